@@ -1,0 +1,122 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// Exit codes shared by every subcommand.
+const (
+	exitOK      = 0
+	exitFailure = 1 // the command ran and the answer is "no" or the work failed
+	exitUsage   = 2 // bad flags, arguments or configuration; nothing was changed
+)
+
+// command is one subcommand. run gets the arguments after the command's name
+// and returns the process exit code.
+type command struct {
+	name    string
+	summary string
+	run     func(ctx context.Context, env *env, args []string) int
+}
+
+// env carries what a subcommand may touch: its output streams. Keeping them
+// here instead of in os.Stdout lets golden tests capture every byte.
+type env struct {
+	stdout io.Writer
+	stderr io.Writer
+}
+
+// commands lists the subcommands in the order "baton help" shows them.
+func commands() []command {
+	return []command{
+	}
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	e := &env{stdout: stdout, stderr: stderr}
+	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" || args[0] == "-help" {
+		if len(args) > 1 {
+			return run(ctx, []string{args[1], "--help"}, stdout, stderr)
+		}
+		printUsage(stdout)
+		if len(args) == 0 {
+			return exitUsage
+		}
+		return exitOK
+	}
+	for _, c := range commands() {
+		if c.name == args[0] {
+			return c.run(ctx, e, args[1:])
+		}
+	}
+	fmt.Fprintf(stderr, "baton: unknown command %q; run 'baton help' for the list\n", args[0])
+	return exitUsage
+}
+
+func printUsage(w io.Writer) {
+	fmt.Fprintln(w, "baton: one leader per named responsibility, fenced work, exactly-once jobs.")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Usage: baton COMMAND [FLAGS] [ARGS]")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Commands:")
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Run 'baton COMMAND --help' for a command's flags.")
+}
+
+// usageError marks an error caused by the caller's input; it maps to exit 2.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+// usagef returns a usage error. The message names the bad flag or argument
+// and what is allowed.
+func usagef(format string, a ...any) error { return &usageError{fmt.Sprintf(format, a...)} }
+
+// fail prints err as one line prefixed by the command name and returns the
+// exit code that fits it: 2 for usage errors, 1 otherwise.
+func (e *env) fail(cmd string, err error) int {
+	fmt.Fprintf(e.stderr, "baton %s: %s\n", cmd, strings.TrimSpace(err.Error()))
+	var u *usageError
+	if errors.As(err, &u) {
+		return exitUsage
+	}
+	return exitFailure
+}
+
+// newFlagSet returns a flag set that reports errors instead of exiting.
+// Parse it with e.parse, which prints help to stdout and a bad flag as one
+// line to stderr.
+func (e *env) newFlagSet(name, synopsis string) *flag.FlagSet {
+	fs := flag.NewFlagSet("baton "+name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {
+		fs.SetOutput(e.stdout)
+		fmt.Fprintf(e.stdout, "Usage: baton %s\n\nFlags:\n", synopsis)
+		fs.PrintDefaults()
+		fs.SetOutput(io.Discard)
+	}
+	return fs
+}
+
+// parse parses args with fs. It returns (done, code): done is true when the
+// caller must return code at once, because help was asked for (exit 0) or a
+// flag is bad (one line on stderr, exit 2).
+func (e *env) parse(fs *flag.FlagSet, args []string) (bool, int) {
+	err := fs.Parse(args)
+	if errors.Is(err, flag.ErrHelp) {
+		return true, exitOK
+	}
+	if err != nil {
+		fmt.Fprintf(e.stderr, "%s: %v (see '%s --help')\n", fs.Name(), err, fs.Name())
+		return true, exitUsage
+	}
+	return false, exitOK
+}
