@@ -33,8 +33,7 @@ type env struct {
 
 // commands lists the subcommands in the order "baton help" shows them.
 func commands() []command {
-	return []command{
-	}
+	return []command{}
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
