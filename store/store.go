@@ -1,0 +1,287 @@
+// Package store defines the shared durable record that baton's election,
+// fencing and run ledger live on, and the contract every backend meets.
+//
+// A Store is small on purpose: compare-and-swap on one versioned record per
+// name, an append-only election log written in the same atomic step as the
+// record change, and a run ledger whose writes can be fenced by the election
+// record. Backends live in their own packages (memstore, sqlite, postgres,
+// etcd) so that a program links only the driver it uses; storetest holds the
+// conformance suite that every backend passes.
+//
+// What a Store guarantees: every method is linearizable with respect to the
+// others on the same store (a read returns the latest acknowledged write),
+// and a Swap or SwapRun either applies completely, log entry included, or not
+// at all. What it does not do: it never reads a clock to decide anything.
+// Store times (Record.Updated, Event.Time) are informational, for people.
+//
+// Optional capabilities are found by type assertion, in the manner of
+// database/sql/driver: a backend that can push change notifications
+// implements Watcher; one that can apply many record swaps in one write
+// implements BatchSwapper.
+package store
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// Sentinel errors. Backends wrap them with %w and detail; callers test with
+// errors.Is.
+var (
+	// ErrConflict is returned by a compare-and-swap whose expected version is
+	// not the current one: somebody else wrote first. Nothing was written.
+	ErrConflict = errors.New("conflict: the record changed since it was read")
+
+	// ErrNotFound is returned when the named record, job or run does not
+	// exist.
+	ErrNotFound = errors.New("not found")
+
+	// ErrUnavailable is returned when the store cannot be reached or cannot
+	// decide (no quorum, connection lost, timed out). Whether a write that
+	// failed this way was applied is unknown; callers re-read before relying
+	// on either outcome.
+	ErrUnavailable = errors.New("store unavailable")
+
+	// ErrSchema is returned when a store's schema was written by an unknown
+	// version of baton, or the file or database is not a baton store. The
+	// store is left untouched.
+	ErrSchema = errors.New("unsupported store schema")
+
+	// ErrInvalid is returned for a request that can never succeed, such as an
+	// empty name or a token that would go backwards. Nothing was written.
+	ErrInvalid = errors.New("invalid request")
+)
+
+// Store is the shared durable record. Implementations must be safe for
+// concurrent use. Every method honours ctx: when ctx ends before the store
+// answers, the method returns an error wrapping both ctx.Err() and
+// ErrUnavailable, and the write may or may not have been applied.
+type Store interface {
+	// Get returns the election record for name, or ErrNotFound if no
+	// process has ever written it.
+	Get(ctx context.Context, name string) (Record, error)
+
+	// Swap writes s.Record if the record's current version is s.Expect
+	// (0: the record must not exist yet) and returns the record as stored,
+	// with its new Version and Updated. If s.Event is not empty, an Event
+	// for the new record is appended to the election log in the same atomic
+	// write. On a version mismatch it returns ErrConflict and writes nothing.
+	// A swap that would lower the token returns ErrInvalid.
+	Swap(ctx context.Context, s Swap) (Record, error)
+
+	// History returns up to limit election log events for name with
+	// sequence numbers greater than after, oldest first. limit <= 0 means
+	// no limit.
+	History(ctx context.Context, name string, after uint64, limit int) ([]Event, error)
+
+	// EnsureJob registers j if no job of that name exists and returns the
+	// stored job either way; Created is set by the store on first
+	// registration and never changes afterwards.
+	EnsureJob(ctx context.Context, j Job) (Job, error)
+
+	// GetRun returns the ledger row of one period of a job, or ErrNotFound.
+	GetRun(ctx context.Context, job, period string) (Run, error)
+
+	// SwapRun writes s.Run if the row's current version is s.Expect (0: the
+	// row must not exist yet), returning the row as stored. If s.Fenced is
+	// true, the write is applied only if s.Run.Token equals the token of
+	// the election record named s.Run.Job, checked in the same atomic step;
+	// otherwise it returns an error wrapping fence.ErrStaleToken and writes
+	// nothing. On a version mismatch it returns ErrConflict.
+	SwapRun(ctx context.Context, s RunSwap) (Run, error)
+
+	// Runs returns up to limit ledger rows of job whose period key is
+	// greater than after (keys sort by time), in period order. limit <= 0
+	// means no limit.
+	Runs(ctx context.Context, job string, after string, limit int) ([]Run, error)
+
+	// Close releases the store's resources. It does not change any record.
+	Close() error
+}
+
+// Record is the election record of one name.
+type Record struct {
+	// Name is the responsibility this record elects a leader for.
+	Name string
+	// Holder is the node id of the current leader; empty when free.
+	Holder string
+	// Incarnation identifies the holder's process instance. A restarted
+	// process has a new incarnation and never inherits the old one's lease.
+	Incarnation string
+	// Token is the fencing token: raised by one on every acquisition, never
+	// on renewal, never lowered.
+	Token uint64
+	// Lease is the lease duration the holder promised to honour. Contenders
+	// wait Lease plus their clock margin on their own clock before taking
+	// over an unchanged record.
+	Lease time.Duration
+	// Transfer, when not empty, asks the holder to stop work and release
+	// the record to the node with that id; AnyNode asks it to release to
+	// whoever comes first. On a free record it names the node that may take
+	// it at once; other nodes wait out the lease first.
+	Transfer string
+	// Version changes on every write; it is what Swap compares.
+	// 0 means "does not exist".
+	Version int64
+	// Updated is the store's time of the last write, for people to read.
+	// No decision may compare it with a local clock.
+	Updated time.Time
+}
+
+// AnyNode as Record.Transfer asks the holder to release to whoever takes the
+// record first: an operator's resign request.
+const AnyNode = "*"
+
+// Free reports whether nobody holds the record.
+func (r Record) Free() bool { return r.Holder == "" }
+
+// Swap is one compare-and-swap of an election record.
+type Swap struct {
+	// Expect is the version the record must have; 0 means it must not exist.
+	Expect int64
+	// Record holds the new values. Its Version and Updated are ignored.
+	Record Record
+	// Event, when not empty, is appended to the election log atomically with
+	// the change. Renewals leave it empty.
+	Event EventKind
+}
+
+// EventKind names a change of holder in the election log.
+type EventKind string
+
+// The election log's event kinds.
+const (
+	// Acquired: a node took a free record.
+	Acquired EventKind = "acquired"
+	// Released: the holder gave the record up (resigned or stepped down).
+	Released EventKind = "released"
+	// TakenOver: a node took a record whose holder stopped renewing for
+	// longer than the lease plus the clock margin.
+	TakenOver EventKind = "taken-over-after-expiry"
+	// Transferred: the holder released the record to a named node.
+	Transferred EventKind = "transferred"
+	// TransferRequested: an operator asked the holder to hand over.
+	TransferRequested EventKind = "transfer-requested"
+)
+
+// Event is one entry of the election log.
+type Event struct {
+	// Seq orders events of one name; it starts at 1 and increases by one.
+	Seq uint64
+	// Name is the election name.
+	Name string
+	// Kind says what happened.
+	Kind EventKind
+	// Holder and Incarnation are the record's holder after the change
+	// (empty after a release).
+	Holder      string
+	Incarnation string
+	// Token is the record's token after the change.
+	Token uint64
+	// Transfer is the record's transfer target after the change.
+	Transfer string
+	// Time is the store's time of the write, for people to read.
+	Time time.Time
+}
+
+// Job is a scheduled job's registration in the store.
+type Job struct {
+	// Name is the job's name; its election record has the same name.
+	Name string
+	// Schedule describes the schedule, for people (e.g. "every 24h").
+	Schedule string
+	// Created is set by the store when the job is first registered. A job's
+	// first period is the first scheduled instant after it.
+	Created time.Time
+}
+
+// RunState is the state of one period in the run ledger.
+type RunState string
+
+// Run states.
+const (
+	// Pending: due (or triggered by hand) and not started.
+	Pending RunState = "pending"
+	// Running: claimed by the leader with Token.
+	Running RunState = "running"
+	// Done: completed under Token. A done row never changes again.
+	Done RunState = "done"
+	// Failed: the command ran and failed under Token.
+	Failed RunState = "failed"
+	// Skipped: not run by policy (outside the catch-up window, or the
+	// catch-up policy said so).
+	Skipped RunState = "skipped"
+)
+
+// Final reports whether a run in this state is finished for good.
+func (s RunState) Final() bool { return s == Done || s == Failed || s == Skipped }
+
+// Run is one row of the run ledger: one period of one job.
+type Run struct {
+	// Job is the job's name.
+	Job string
+	// Period is the stable key of the scheduled instant: its RFC 3339 time
+	// in UTC, the same on every node.
+	Period string
+	// Scheduled is the instant the period came due.
+	Scheduled time.Time
+	// State is the row's state.
+	State RunState
+	// Token is the fencing token of the attempt that claimed or finished it.
+	Token uint64
+	// Holder is the node that claimed it.
+	Holder string
+	// Attempt counts claims; a takeover of a running row adds one.
+	Attempt int
+	// Manual is true for a row written by a manual trigger.
+	Manual bool
+	// Started and Finished are the attempt's local start and end times.
+	Started  time.Time
+	Finished time.Time
+	// ExitCode is the command's exit status (done or failed rows).
+	ExitCode int
+	// Output is the tail of the command's output.
+	Output string
+	// Version changes on every write; 0 means "does not exist".
+	Version int64
+}
+
+// RunSwap is one compare-and-swap of a run ledger row.
+type RunSwap struct {
+	// Expect is the version the row must have; 0 means it must not exist.
+	Expect int64
+	// Run holds the new values. Its Version is ignored.
+	Run Run
+	// Fenced makes the write conditional on Run.Token being the current
+	// token of the election record named Run.Job.
+	Fenced bool
+}
+
+// Watcher is an optional capability: a store that can tell a contender at
+// once that a record changed, instead of waiting for the next poll.
+type Watcher interface {
+	// Watch returns a channel that receives a value soon after the record
+	// of name changes (values may be coalesced; a notification may also
+	// come without a change). The channel is closed when ctx ends or the
+	// watch breaks; callers keep polling as the fallback either way.
+	Watch(ctx context.Context, name string) <-chan struct{}
+}
+
+// BatchSwapper is an optional capability: a store that can apply many swaps
+// as one write, so that a process holding many names renews them all in one
+// round trip per renew period.
+type BatchSwapper interface {
+	// SwapMany applies each swap independently (each one compares its own
+	// version) in one write, and returns one result per swap, in order.
+	// err is non-nil only when the write as a whole failed.
+	SwapMany(ctx context.Context, swaps []Swap) (results []SwapResult, err error)
+}
+
+// SwapResult is the outcome of one swap in a SwapMany.
+type SwapResult struct {
+	// Record is the stored record when Err is nil.
+	Record Record
+	// Err is nil, or wraps ErrConflict or ErrInvalid.
+	Err error
+}

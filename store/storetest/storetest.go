@@ -1,0 +1,500 @@
+// Package storetest is the conformance suite every store backend passes.
+//
+// A backend's test calls Run with a Factory. The suite checks the contract
+// documented in package store: compare-and-swap semantics, the election log
+// written atomically with the record, tokens that never go back, fenced run
+// ledger writes, concurrency between handles, durability across reopening,
+// and the optional Watcher and BatchSwapper capabilities when present.
+package storetest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/batonhq/baton/fence"
+	"github.com/batonhq/baton/store"
+)
+
+// Factory makes a fresh, empty store location for one test and returns a
+// function that opens a new handle on it. Handles opened from the same
+// location see the same data, like separate processes on one database; the
+// suite closes every handle it opens.
+type Factory func(t *testing.T) (open func() store.Store)
+
+// Run runs the conformance suite against the backend made by f.
+func Run(t *testing.T, f Factory) {
+	tests := []struct {
+		name string
+		fn   func(t *testing.T, open func() store.Store)
+	}{
+		{"GetMissing", testGetMissing},
+		{"CreateAndConflict", testCreateAndConflict},
+		{"VersionChangesOnEveryWrite", testVersionChanges},
+		{"TokenNeverGoesBack", testTokenNeverGoesBack},
+		{"InvalidSwaps", testInvalidSwaps},
+		{"HistoryAtomicWithRecord", testHistory},
+		{"ConcurrentAcquireOneWinner", testConcurrentAcquire},
+		{"DurableAcrossReopen", testDurable},
+		{"CancelledContext", testCancelledContext},
+		{"EnsureJob", testEnsureJob},
+		{"RunLedger", testRunLedger},
+		{"FencedRunWrites", testFencedRun},
+		{"RunsOrderAndPaging", testRunsPaging},
+		{"ConcurrentRunClaimOneWinner", testConcurrentRunClaim},
+		{"Watch", testWatch},
+		{"SwapMany", testSwapMany},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			open := f(t)
+			tc.fn(t, func() store.Store {
+				s := open()
+				t.Cleanup(func() { s.Close() })
+				return s
+			})
+		})
+	}
+}
+
+func ctx(t *testing.T) context.Context {
+	c, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	return c
+}
+
+func acquire(name, node string, token uint64) store.Record {
+	return store.Record{Name: name, Holder: node, Incarnation: node + "-1", Token: token, Lease: 3 * time.Second}
+}
+
+func mustSwap(t *testing.T, s store.Store, sw store.Swap) store.Record {
+	t.Helper()
+	rec, err := s.Swap(ctx(t), sw)
+	if err != nil {
+		t.Fatalf("Swap(%+v): %v", sw, err)
+	}
+	return rec
+}
+
+func testGetMissing(t *testing.T, open func() store.Store) {
+	s := open()
+	_, err := s.Get(ctx(t), "nobody")
+	if !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("Get of a missing record: got %v, want ErrNotFound", err)
+	}
+	_, err = s.GetRun(ctx(t), "nojob", "2026-01-01T00:00:00Z")
+	if !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("GetRun of a missing row: got %v, want ErrNotFound", err)
+	}
+	evs, err := s.History(ctx(t), "nobody", 0, 0)
+	if err != nil || len(evs) != 0 {
+		t.Fatalf("History of a missing record: %v, %v; want empty, nil", evs, err)
+	}
+}
+
+func testCreateAndConflict(t *testing.T, open func() store.Store) {
+	s := open()
+	rec := mustSwap(t, s, store.Swap{Record: acquire("a", "n1", 1), Event: store.Acquired})
+	if rec.Version == 0 || rec.Holder != "n1" || rec.Token != 1 || rec.Lease != 3*time.Second || rec.Updated.IsZero() {
+		t.Fatalf("created record = %+v", rec)
+	}
+	got, err := s.Get(ctx(t), "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != rec && !(got.Version == rec.Version && got.Holder == rec.Holder && got.Token == rec.Token && got.Updated.Equal(rec.Updated)) {
+		t.Fatalf("Get = %+v, Swap returned %+v", got, rec)
+	}
+	_, err = s.Swap(ctx(t), store.Swap{Record: acquire("a", "n2", 1), Event: store.Acquired})
+	if !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("second create: got %v, want ErrConflict", err)
+	}
+	_, err = s.Swap(ctx(t), store.Swap{Expect: rec.Version + 1000, Record: acquire("a", "n2", 2), Event: store.TakenOver})
+	if !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("swap at a wrong version: got %v, want ErrConflict", err)
+	}
+	got, _ = s.Get(ctx(t), "a")
+	if got.Holder != "n1" || got.Token != 1 || got.Version != rec.Version {
+		t.Fatalf("a failed swap changed the record: %+v", got)
+	}
+	evs, _ := s.History(ctx(t), "a", 0, 0)
+	if len(evs) != 1 {
+		t.Fatalf("failed swaps wrote log events: %+v", evs)
+	}
+}
+
+func testVersionChanges(t *testing.T, open func() store.Store) {
+	s := open()
+	rec := mustSwap(t, s, store.Swap{Record: acquire("v", "n1", 1), Event: store.Acquired})
+	seen := map[int64]bool{rec.Version: true}
+	for i := 0; i < 5; i++ {
+		next := mustSwap(t, s, store.Swap{Expect: rec.Version, Record: rec})
+		if seen[next.Version] {
+			t.Fatalf("renewal %d reused version %d", i, next.Version)
+		}
+		seen[next.Version] = true
+		rec = next
+	}
+	// A write to another name must not disturb this one's CAS.
+	mustSwap(t, s, store.Swap{Record: acquire("other", "n2", 1), Event: store.Acquired})
+	mustSwap(t, s, store.Swap{Expect: rec.Version, Record: rec})
+}
+
+func testTokenNeverGoesBack(t *testing.T, open func() store.Store) {
+	s := open()
+	rec := mustSwap(t, s, store.Swap{Record: acquire("t", "n1", 5), Event: store.Acquired})
+	_, err := s.Swap(ctx(t), store.Swap{Expect: rec.Version, Record: acquire("t", "n2", 4), Event: store.TakenOver})
+	if !errors.Is(err, store.ErrInvalid) {
+		t.Fatalf("lowering the token: got %v, want ErrInvalid", err)
+	}
+	got, _ := s.Get(ctx(t), "t")
+	if got.Token != 5 || got.Version != rec.Version {
+		t.Fatalf("rejected swap changed the record: %+v", got)
+	}
+}
+
+func testInvalidSwaps(t *testing.T, open func() store.Store) {
+	s := open()
+	_, err := s.Swap(ctx(t), store.Swap{Record: store.Record{Token: 1}})
+	if !errors.Is(err, store.ErrInvalid) {
+		t.Fatalf("empty name: got %v, want ErrInvalid", err)
+	}
+	_, err = s.SwapRun(ctx(t), store.RunSwap{Run: store.Run{Job: "j", State: store.Pending}})
+	if !errors.Is(err, store.ErrInvalid) {
+		t.Fatalf("run without a period: got %v, want ErrInvalid", err)
+	}
+	_, err = s.EnsureJob(ctx(t), store.Job{})
+	if !errors.Is(err, store.ErrInvalid) {
+		t.Fatalf("job without a name: got %v, want ErrInvalid", err)
+	}
+}
+
+func testHistory(t *testing.T, open func() store.Store) {
+	s := open()
+	r1 := mustSwap(t, s, store.Swap{Record: acquire("h", "n1", 1), Event: store.Acquired})
+	r1 = mustSwap(t, s, store.Swap{Expect: r1.Version, Record: r1}) // renewal: no event
+	free := store.Record{Name: "h", Token: 1, Lease: r1.Lease}
+	r2 := mustSwap(t, s, store.Swap{Expect: r1.Version, Record: free, Event: store.Released})
+	r3 := mustSwap(t, s, store.Swap{Expect: r2.Version, Record: acquire("h", "n2", 2), Event: store.Acquired})
+	mustSwap(t, s, store.Swap{Record: acquire("h2", "n9", 1), Event: store.Acquired})
+
+	evs, err := s.History(ctx(t), "h", 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []struct {
+		kind   store.EventKind
+		holder string
+		token  uint64
+	}{{store.Acquired, "n1", 1}, {store.Released, "", 1}, {store.Acquired, "n2", 2}}
+	if len(evs) != len(want) {
+		t.Fatalf("History = %+v, want %d events", evs, len(want))
+	}
+	for i, w := range want {
+		ev := evs[i]
+		if ev.Seq != uint64(i+1) || ev.Name != "h" || ev.Kind != w.kind || ev.Holder != w.holder || ev.Token != w.token || ev.Time.IsZero() {
+			t.Errorf("event %d = %+v, want seq %d %+v", i, ev, i+1, w)
+		}
+	}
+	if evs[2].Incarnation != r3.Incarnation {
+		t.Errorf("event incarnation %q, record %q", evs[2].Incarnation, r3.Incarnation)
+	}
+	page, _ := s.History(ctx(t), "h", 1, 1)
+	if len(page) != 1 || page[0].Seq != 2 {
+		t.Fatalf("History(after 1, limit 1) = %+v", page)
+	}
+}
+
+func testConcurrentAcquire(t *testing.T, open func() store.Store) {
+	const n = 8
+	handles := make([]store.Store, n)
+	for i := range handles {
+		handles[i] = open()
+	}
+	base := mustSwap(t, handles[0], store.Swap{Record: store.Record{Name: "c", Token: 0, Lease: time.Second}})
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	for i := range handles {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, errs[i] = handles[i].Swap(context.Background(), store.Swap{
+				Expect: base.Version, Record: acquire("c", fmt.Sprintf("n%d", i), 1), Event: store.Acquired})
+		}()
+	}
+	wg.Wait()
+	wins := 0
+	for i, err := range errs {
+		switch {
+		case err == nil:
+			wins++
+		case errors.Is(err, store.ErrConflict):
+		default:
+			t.Errorf("handle %d: unexpected error %v", i, err)
+		}
+	}
+	if wins != 1 {
+		t.Fatalf("%d handles won the same compare-and-swap, want exactly 1", wins)
+	}
+	evs, _ := handles[0].History(ctx(t), "c", 0, 0)
+	if len(evs) != 1 {
+		t.Fatalf("History has %d events after one winning swap", len(evs))
+	}
+}
+
+func testDurable(t *testing.T, open func() store.Store) {
+	s1 := open()
+	rec := mustSwap(t, s1, store.Swap{Record: acquire("d", "n1", 7), Event: store.Acquired})
+	if _, err := s1.EnsureJob(ctx(t), store.Job{Name: "d", Schedule: "every 1h"}); err != nil {
+		t.Fatal(err)
+	}
+	s1.Close()
+	s2 := open()
+	got, err := s2.Get(ctx(t), "d")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Token != 7 || got.Version != rec.Version || got.Holder != "n1" {
+		t.Fatalf("after reopen: %+v, want token 7 version %d", got, rec.Version)
+	}
+	if _, err := s2.Swap(ctx(t), store.Swap{Expect: got.Version, Record: acquire("d", "n2", 6)}); !errors.Is(err, store.ErrInvalid) {
+		t.Fatalf("token went back after reopen: %v", err)
+	}
+	evs, _ := s2.History(ctx(t), "d", 0, 0)
+	if len(evs) != 1 {
+		t.Fatalf("History after reopen: %+v", evs)
+	}
+}
+
+func testCancelledContext(t *testing.T, open func() store.Store) {
+	s := open()
+	c, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := s.Get(c, "x"); !errors.Is(err, store.ErrUnavailable) {
+		t.Fatalf("Get with a cancelled context: got %v, want ErrUnavailable", err)
+	}
+	if _, err := s.Swap(c, store.Swap{Record: acquire("x", "n1", 1)}); !errors.Is(err, store.ErrUnavailable) {
+		t.Fatalf("Swap with a cancelled context: got %v, want ErrUnavailable", err)
+	}
+}
+
+func testEnsureJob(t *testing.T, open func() store.Store) {
+	s := open()
+	j1, err := s.EnsureJob(ctx(t), store.Job{Name: "billing", Schedule: "every 24h"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j1.Created.IsZero() || j1.Schedule != "every 24h" {
+		t.Fatalf("EnsureJob = %+v", j1)
+	}
+	j2, err := open().EnsureJob(ctx(t), store.Job{Name: "billing", Schedule: "every 1h"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !j2.Created.Equal(j1.Created) || j2.Schedule != "every 24h" {
+		t.Fatalf("second EnsureJob = %+v, want the first registration %+v", j2, j1)
+	}
+}
+
+const p1 = "2026-11-29T00:00:00Z"
+
+func testRunLedger(t *testing.T, open func() store.Store) {
+	s := open()
+	sched := time.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC)
+	r, err := s.SwapRun(ctx(t), store.RunSwap{Run: store.Run{Job: "j", Period: p1, Scheduled: sched, State: store.Pending, Manual: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Version == 0 {
+		t.Fatalf("pending row has no version: %+v", r)
+	}
+	if _, err := s.SwapRun(ctx(t), store.RunSwap{Run: store.Run{Job: "j", Period: p1, State: store.Pending}}); !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("second create of a row: got %v, want ErrConflict", err)
+	}
+	claim := r
+	claim.State, claim.Token, claim.Holder, claim.Attempt = store.Running, 1, "n1", 1
+	claim.Started = sched.Add(2 * time.Second)
+	c, err := s.SwapRun(ctx(t), store.RunSwap{Expect: r.Version, Run: claim})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := c
+	done.State, done.Finished, done.ExitCode, done.Output = store.Done, sched.Add(5*time.Second), 0, "ok\n"
+	d, err := s.SwapRun(ctx(t), store.RunSwap{Expect: c.Version, Run: done})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.GetRun(ctx(t), "j", p1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Version != d.Version || got.State != store.Done || got.Token != 1 || got.Holder != "n1" || got.Attempt != 1 ||
+		!got.Manual || got.Output != "ok\n" || !got.Scheduled.Equal(sched) || !got.Started.Equal(claim.Started) || !got.Finished.Equal(done.Finished) {
+		t.Fatalf("GetRun = %+v, want %+v", got, d)
+	}
+	again := got
+	again.State = store.Running
+	if _, err := s.SwapRun(ctx(t), store.RunSwap{Expect: got.Version, Run: again}); !errors.Is(err, store.ErrInvalid) {
+		t.Fatalf("rewriting a done row: got %v, want ErrInvalid", err)
+	}
+}
+
+func testFencedRun(t *testing.T, open func() store.Store) {
+	s := open()
+	rec := mustSwap(t, s, store.Swap{Record: acquire("job", "n1", 1), Event: store.Acquired})
+	pending, err := s.SwapRun(ctx(t), store.RunSwap{Run: store.Run{Job: "job", Period: p1, State: store.Pending}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	claim := pending
+	claim.State, claim.Token, claim.Holder, claim.Attempt = store.Running, 1, "n1", 1
+	old, err := s.SwapRun(ctx(t), store.RunSwap{Expect: pending.Version, Run: claim, Fenced: true})
+	if err != nil {
+		t.Fatalf("fenced claim with the current token: %v", err)
+	}
+	// n2 takes over the election; n1's completion must be rejected.
+	mustSwap(t, s, store.Swap{Expect: rec.Version, Record: acquire("job", "n2", 2), Event: store.TakenOver})
+	stale := old
+	stale.State = store.Done
+	if _, err := s.SwapRun(ctx(t), store.RunSwap{Expect: old.Version, Run: stale, Fenced: true}); !errors.Is(err, fence.ErrStaleToken) {
+		t.Fatalf("fenced completion with a deposed token: got %v, want fence.ErrStaleToken", err)
+	}
+	got, _ := s.GetRun(ctx(t), "job", p1)
+	if got.State != store.Running || got.Version != old.Version {
+		t.Fatalf("a rejected fenced write changed the row: %+v", got)
+	}
+	take := got
+	take.Token, take.Holder, take.Attempt = 2, "n2", 2
+	tk, err := s.SwapRun(ctx(t), store.RunSwap{Expect: got.Version, Run: take, Fenced: true})
+	if err != nil {
+		t.Fatalf("takeover of the running row by the new leader: %v", err)
+	}
+	fin := tk
+	fin.State = store.Done
+	if _, err := s.SwapRun(ctx(t), store.RunSwap{Expect: tk.Version, Run: fin, Fenced: true}); err != nil {
+		t.Fatalf("fenced completion by the new leader: %v", err)
+	}
+}
+
+func testRunsPaging(t *testing.T, open func() store.Store) {
+	s := open()
+	periods := []string{"2026-11-29T03:00:00Z", "2026-11-29T01:00:00Z", "2026-11-29T02:00:00Z"}
+	for _, p := range periods {
+		if _, err := s.SwapRun(ctx(t), store.RunSwap{Run: store.Run{Job: "p", Period: p, State: store.Pending}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.SwapRun(ctx(t), store.RunSwap{Run: store.Run{Job: "other", Period: p1, State: store.Pending}}); err != nil {
+		t.Fatal(err)
+	}
+	all, err := s.Runs(ctx(t), "p", "", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all) != 3 || all[0].Period != "2026-11-29T01:00:00Z" || all[2].Period != "2026-11-29T03:00:00Z" {
+		t.Fatalf("Runs = %+v", all)
+	}
+	page, _ := s.Runs(ctx(t), "p", "2026-11-29T01:00:00Z", 1)
+	if len(page) != 1 || page[0].Period != "2026-11-29T02:00:00Z" {
+		t.Fatalf("Runs(after 01:00, limit 1) = %+v", page)
+	}
+}
+
+func testConcurrentRunClaim(t *testing.T, open func() store.Store) {
+	s := open()
+	pending, err := s.SwapRun(ctx(t), store.RunSwap{Run: store.Run{Job: "rc", Period: p1, State: store.Pending}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 6
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	for i := 0; i < n; i++ {
+		h := open()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := pending
+			r.State, r.Holder, r.Attempt = store.Running, fmt.Sprintf("n%d", i), 1
+			_, errs[i] = h.SwapRun(context.Background(), store.RunSwap{Expect: pending.Version, Run: r})
+		}()
+	}
+	wg.Wait()
+	wins := 0
+	for _, err := range errs {
+		if err == nil {
+			wins++
+		} else if !errors.Is(err, store.ErrConflict) {
+			t.Errorf("unexpected error %v", err)
+		}
+	}
+	if wins != 1 {
+		t.Fatalf("%d claims of one row succeeded, want 1", wins)
+	}
+}
+
+func testWatch(t *testing.T, open func() store.Store) {
+	s := open()
+	w, ok := s.(store.Watcher)
+	if !ok {
+		t.Skip("backend does not implement store.Watcher (optional)")
+	}
+	c, cancel := context.WithCancel(ctx(t))
+	defer cancel()
+	ch := w.Watch(c, "w")
+	// Give a backend whose watch starts asynchronously a moment; the
+	// suite retries the write until a notification arrives.
+	deadline := time.After(10 * time.Second)
+	rec := mustSwap(t, open(), store.Swap{Record: acquire("w", "n1", 1), Event: store.Acquired})
+	tick := time.NewTicker(200 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case _, open := <-ch:
+			if !open {
+				t.Fatal("watch channel closed before ctx ended")
+			}
+			cancel()
+			for range ch {
+			}
+			return
+		case <-tick.C:
+			rec = mustSwap(t, s, store.Swap{Expect: rec.Version, Record: rec})
+		case <-deadline:
+			t.Fatal("no watch notification within 10s of a change")
+		}
+	}
+}
+
+func testSwapMany(t *testing.T, open func() store.Store) {
+	s := open()
+	b, ok := s.(store.BatchSwapper)
+	if !ok {
+		t.Skip("backend does not implement store.BatchSwapper (optional)")
+	}
+	a := mustSwap(t, s, store.Swap{Record: acquire("m1", "n1", 1), Event: store.Acquired})
+	res, err := b.SwapMany(ctx(t), []store.Swap{
+		{Expect: a.Version, Record: a},
+		{Expect: 12345, Record: acquire("m2", "n1", 1)},
+		{Record: acquire("m3", "n1", 1), Event: store.Acquired},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res) != 3 || res[0].Err != nil || !errors.Is(res[1].Err, store.ErrConflict) || res[2].Err != nil {
+		t.Fatalf("SwapMany results = %+v", res)
+	}
+	if res[0].Record.Version == a.Version {
+		t.Fatal("renewal in a batch kept the old version")
+	}
+	if _, err := s.Get(ctx(t), "m2"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("a conflicting swap in a batch was applied: %v", err)
+	}
+	evs, _ := s.History(ctx(t), "m3", 0, 0)
+	if len(evs) != 1 {
+		t.Fatalf("batched acquisition wrote %d log events", len(evs))
+	}
+}
