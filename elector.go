@@ -1,0 +1,336 @@
+package baton
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/batonhq/baton/internal/core"
+	"github.com/batonhq/baton/store"
+)
+
+// Elector campaigns for one named responsibility on one Store. The protocol
+// itself lives in a deterministic state machine; the Elector is the thin
+// runtime that drives it with its Clock and its Store: one goroutine while
+// it campaigns or leads, one store request in flight at a time.
+//
+// An Elector holds at most one Term at a time. It is safe for concurrent
+// use.
+type Elector struct {
+	st   store.Store
+	name string
+	cfg  config
+	m    *core.Machine // touched only by the loop goroutine
+
+	mu       sync.Mutex
+	pending  []core.Event
+	running  bool
+	stopped  chan struct{} // closed when the running loop exits
+	wake     chan struct{}
+	campaign chan *Term // the waiting Campaign call, if any
+	term     *Term      // the current or last term
+}
+
+// New returns an Elector for name on st. Options are validated; an invalid
+// one is an error naming the field, never silently replaced by a default.
+func New(st store.Store, name string, opts ...Option) (*Elector, error) {
+	if st == nil {
+		return nil, errors.New("baton: store must not be nil")
+	}
+	if name == "" {
+		return nil, errors.New("baton: election name must not be empty")
+	}
+	cfg, err := newConfig(opts)
+	if err != nil {
+		return nil, err
+	}
+	cfg.logger = cfg.logger.With("election", name, "node", cfg.node)
+	return &Elector{
+		st:   st,
+		name: name,
+		cfg:  cfg,
+		m: core.New(core.Config{
+			Name: name, Node: cfg.node, Incarnation: cfg.incarnation,
+			Lease: cfg.lease, Renew: cfg.renew, Margin: cfg.margin,
+			Poll: cfg.poll, Retry: cfg.retry,
+		}),
+		wake: make(chan struct{}, 1),
+	}, nil
+}
+
+// Name returns the election name.
+func (e *Elector) Name() string { return e.name }
+
+// Node returns this node's id.
+func (e *Elector) Node() string { return e.cfg.node }
+
+// Campaign blocks until this node is elected and returns its Term, or until
+// ctx ends, in which case it stops campaigning (releasing the record if an
+// acquisition was under way) and returns ctx's error. ctx bounds only the
+// wait: the Term lives until it is lost or resigned.
+//
+// It returns ErrCampaigning if this Elector is already campaigning or holds
+// a Term that has not ended.
+func (e *Elector) Campaign(ctx context.Context) (*Term, error) {
+	e.mu.Lock()
+	if e.campaign != nil || (e.term != nil && e.term.Err() == nil) {
+		e.mu.Unlock()
+		return nil, ErrCampaigning
+	}
+	won := make(chan *Term, 1)
+	e.campaign = won
+	e.postLocked(core.Start{})
+	e.mu.Unlock()
+
+	select {
+	case t, ok := <-won:
+		if !ok {
+			return nil, ErrClosed
+		}
+		return t, nil
+	case <-ctx.Done():
+		e.mu.Lock()
+		if e.campaign == won {
+			e.campaign = nil
+		}
+		e.postLocked(core.Resign{})
+		e.mu.Unlock()
+		return nil, ctx.Err()
+	}
+}
+
+// Leader returns the election record as the store holds it now: the holder
+// (empty when free) and its token. The holder may have died without the
+// record showing it yet; only its lease running out tells.
+func (e *Elector) Leader(ctx context.Context) (store.Record, error) {
+	return e.st.Get(ctx, e.name)
+}
+
+// Run campaigns, calls fn with the term's context while this node leads,
+// and campaigns again whenever leadership is lost, until ctx ends. fn's
+// context is cancelled the moment leadership is lost or may be lost, and
+// when ctx ends. When fn returns while still leading, Run resigns and
+// returns fn's result; when ctx ends, Run resigns and returns ctx's error.
+func (e *Elector) Run(ctx context.Context, fn func(ctx context.Context, t *Term) error) error {
+	for {
+		t, err := e.Campaign(ctx)
+		if err != nil {
+			return err
+		}
+		work, cancel := context.WithCancelCause(t.Context())
+		stop := context.AfterFunc(ctx, func() { cancel(context.Cause(ctx)) })
+		ferr := fn(work, t)
+		stop()
+		cancel(nil)
+		lost := t.Err() != nil
+		rctx, rcancel := context.WithTimeout(context.Background(), e.cfg.lease)
+		rerr := t.Resign(rctx)
+		rcancel()
+		switch {
+		case ctx.Err() != nil:
+			return ctx.Err()
+		case lost:
+			e.cfg.logger.Info("leadership lost; campaigning again", "cause", context.Cause(t.Context()))
+			continue
+		case ferr != nil:
+			return ferr
+		default:
+			return rerr
+		}
+	}
+}
+
+// Close stops campaigning, resigns a term this Elector holds, and waits
+// until its goroutine has finished the release or ctx ends. The Elector may
+// campaign again afterwards.
+func (e *Elector) Close(ctx context.Context) error {
+	e.mu.Lock()
+	if !e.running {
+		e.mu.Unlock()
+		return nil
+	}
+	if e.campaign != nil {
+		close(e.campaign) // the waiting Campaign returns an error
+		e.campaign = nil
+	}
+	e.postLocked(core.Resign{})
+	stopped := e.stopped
+	e.mu.Unlock()
+	select {
+	case <-stopped:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// post queues an event for the loop and starts the loop if needed.
+func (e *Elector) post(ev core.Event) {
+	e.mu.Lock()
+	e.postLocked(ev)
+	e.mu.Unlock()
+}
+
+func (e *Elector) postLocked(ev core.Event) {
+	e.pending = append(e.pending, ev)
+	if !e.running {
+		e.running = true
+		e.stopped = make(chan struct{})
+		go e.loop(e.stopped)
+	}
+	select {
+	case e.wake <- struct{}{}:
+	default:
+	}
+}
+
+// loop drives the machine until it is idle with nothing queued.
+func (e *Elector) loop(stopped chan struct{}) {
+	defer close(stopped)
+	replies := make(chan core.Event, 1)
+	wctx, cancelWatch := context.WithCancel(context.Background())
+	defer cancelWatch()
+	var changes <-chan struct{}
+	if w, ok := e.st.(store.Watcher); ok {
+		changes = w.Watch(wctx, e.name)
+	}
+	var timer Timer
+	var fire <-chan time.Time
+	var at time.Time
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
+	idle := false
+	for {
+		e.mu.Lock()
+		evs := e.pending
+		e.pending = nil
+		if len(evs) == 0 && idle {
+			e.running = false
+			e.mu.Unlock()
+			return
+		}
+		e.mu.Unlock()
+		if len(evs) > 0 {
+			for _, ev := range evs {
+				idle = e.step(ev, replies)
+			}
+			continue
+		}
+		if next := e.m.Next(); !next.Equal(at) {
+			if timer != nil {
+				timer.Stop()
+				timer, fire = nil, nil
+			}
+			at = next
+			if !next.IsZero() {
+				timer = e.cfg.clock.NewTimer(max(next.Sub(e.cfg.clock.Now()), 0))
+				fire = timer.C()
+			}
+		}
+		select {
+		case <-e.wake:
+		case r := <-replies:
+			idle = e.step(r, replies)
+		case <-fire:
+			timer, fire, at = nil, nil, time.Time{}
+			idle = e.step(core.Tick{}, replies)
+		case _, ok := <-changes:
+			if !ok {
+				changes = nil // the watch broke: polling goes on
+				continue
+			}
+			idle = e.step(core.Changed{}, replies)
+		}
+	}
+}
+
+// step feeds one event to the machine and executes its actions. It reports
+// whether the machine ended idle.
+func (e *Elector) step(ev core.Event, replies chan<- core.Event) (idle bool) {
+	now := e.cfg.clock.Now()
+	for _, a := range e.m.Step(now, ev) {
+		switch a := a.(type) {
+		case core.Get:
+			go func() {
+				ctx, cancel := context.WithTimeout(context.Background(), e.callTimeout())
+				defer cancel()
+				rec, err := e.st.Get(ctx, a.Name)
+				replies <- core.GetReply{Record: rec, Err: err}
+			}()
+		case core.Swap:
+			go func() {
+				ctx, cancel := context.WithTimeout(context.Background(), e.callTimeout())
+				defer cancel()
+				rec, err := e.st.Swap(ctx, a.Swap)
+				if err != nil && !errors.Is(err, store.ErrConflict) {
+					e.cfg.logger.Warn("store write failed", "err", err)
+				}
+				replies <- core.SwapReply{Record: rec, Err: err}
+			}()
+		case core.Elected:
+			e.elected(a)
+		case core.Extended:
+			e.mu.Lock()
+			t := e.term
+			e.mu.Unlock()
+			t.extend(a.Deadline)
+		case core.Lost:
+			e.mu.Lock()
+			t := e.term
+			e.mu.Unlock()
+			if t != nil {
+				t.end(a.Cause)
+				e.cfg.logger.Info("leadership ended", "token", t.token, "cause", a.Cause)
+			}
+		case core.Released:
+			e.mu.Lock()
+			t := e.term
+			e.mu.Unlock()
+			if t != nil {
+				t.markReleased(a.Err)
+			}
+		case core.Idle:
+			idle = true
+		}
+	}
+	return idle
+}
+
+// callTimeout bounds one store call, so a hung call never holds the one
+// request slot for longer than a renew interval.
+func (e *Elector) callTimeout() time.Duration { return e.cfg.renew }
+
+func (e *Elector) elected(a core.Elected) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	t := &Term{
+		e:        e,
+		name:     e.name,
+		node:     e.cfg.node,
+		token:    a.Token,
+		ctx:      ctx,
+		cancel:   cancel,
+		deadline: a.Deadline,
+		released: make(chan struct{}),
+	}
+	e.mu.Lock()
+	e.term = t
+	won := e.campaign
+	e.campaign = nil
+	e.mu.Unlock()
+	e.cfg.logger.Info("elected", "token", a.Token, "deadline_in", a.Deadline.Sub(e.cfg.clock.Now()))
+	if won != nil {
+		won <- t
+	}
+}
+
+func (e *Elector) String() string {
+	return fmt.Sprintf("baton.Elector(%s on %s)", e.name, e.cfg.node)
+}
+
+var _ slog.LogValuer = (*Term)(nil)

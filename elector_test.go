@@ -1,0 +1,417 @@
+package baton_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/store/memstore"
+)
+
+const (
+	lease  = 3 * time.Second
+	renew  = time.Second
+	margin = 200 * time.Millisecond
+	poll   = 100 * time.Millisecond
+)
+
+func newElector(t *testing.T, st store.Store, node string, opts ...baton.Option) *baton.Elector {
+	t.Helper()
+	opts = append([]baton.Option{baton.WithNode(node), baton.WithLease(lease), baton.WithRenew(renew),
+		baton.WithClockMargin(margin), baton.WithPoll(poll)}, opts...)
+	e, err := baton.New(st, "billing", opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Inside a synctest bubble every goroutine must end before the test
+	// does; Close waits for the elector's.
+	t.Cleanup(func() { e.Close(context.Background()) })
+	return e
+}
+
+// campaign starts e.Campaign in a goroutine and returns a channel with its
+// result and the virtual time it returned.
+func campaign(ctx context.Context, e *baton.Elector) <-chan won {
+	ch := make(chan won, 1)
+	go func() {
+		t, err := e.Campaign(ctx)
+		ch <- won{t, err, time.Now()}
+	}()
+	return ch
+}
+
+type won struct {
+	term *baton.Term
+	err  error
+	at   time.Time
+}
+
+func mustCampaign(t *testing.T, e *baton.Elector) *baton.Term {
+	t.Helper()
+	term, err := e.Campaign(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return term
+}
+
+func TestCampaignOnFreeRecord(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st := memstore.New()
+		e := newElector(t, st, "a")
+		start := time.Now()
+		term := mustCampaign(t, e)
+		if term.Token() != 1 || !term.Valid() || term.Node() != "a" || term.Name() != "billing" {
+			t.Fatalf("term: token %d valid %v node %s", term.Token(), term.Valid(), term.Node())
+		}
+		if got := term.Deadline().Sub(start); got != lease {
+			t.Fatalf("deadline %v after the acquisition was sent, want %v", got, lease)
+		}
+		time.Sleep(10 * lease) // renewals keep it
+		if !term.Valid() || term.Err() != nil {
+			t.Fatalf("term lapsed while the store was healthy: %v", term.Err())
+		}
+		rec, _ := e.Leader(t.Context())
+		if rec.Holder != "a" || rec.Token != 1 {
+			t.Fatalf("record %+v", rec)
+		}
+		if _, err := e.Campaign(t.Context()); !errors.Is(err, baton.ErrCampaigning) {
+			t.Fatalf("second Campaign while leading: %v", err)
+		}
+		if err := term.Resign(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// The leader's store calls fail: it steps down exactly at the start of its
+// last successful renewal plus the lease, and a contender takes over only
+// after it saw the record unchanged for lease + 2e, never earlier.
+func TestTakeoverAfterLeasePlusTwoMargins(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st := memstore.New()
+		a := newElector(t, st.Client("a"), "a")
+		b := newElector(t, st.Client("b"), "b")
+		ta := mustCampaign(t, a)
+		bc := campaign(t.Context(), b)
+		time.Sleep(5 * time.Second) // b watches a renewing
+		synctest.Wait()
+		select {
+		case w := <-bc:
+			t.Fatalf("b elected while a renews: %+v", w)
+		default:
+		}
+		// a renews at whole seconds; cut it off just after a renewal.
+		time.Sleep(10 * time.Millisecond)
+		lastRenewal := time.Now().Truncate(time.Second)
+		st.SetUnreachable("a", true)
+
+		<-ta.Done()
+		if got := time.Since(lastRenewal); got != lease {
+			t.Fatalf("a stepped down %v after its last renewal started, want exactly %v", got, lease)
+		}
+		if !errors.Is(ta.Err(), baton.ErrLeaseExpired) || ta.Valid() {
+			t.Fatalf("a after its deadline: err %v valid %v", ta.Err(), ta.Valid())
+		}
+		w := <-bc
+		if w.err != nil {
+			t.Fatal(w.err)
+		}
+		// b first saw a's last version when it read at or after lastRenewal.
+		wait := w.at.Sub(lastRenewal)
+		if wait < lease+2*margin || wait > lease+2*margin+poll {
+			t.Fatalf("b took over %v after a's last write, want within [%v, %v]", wait, lease+2*margin, lease+2*margin+poll)
+		}
+		if w.term.Token() != ta.Token()+1 {
+			t.Fatalf("token %d after %d", w.term.Token(), ta.Token())
+		}
+		evs, _ := st.History(t.Context(), "billing", 0, 0)
+		if last := evs[len(evs)-1]; last.Kind != store.TakenOver || last.Holder != "b" || last.Token != 2 {
+			t.Fatalf("last event %+v", last)
+		}
+		w.term.Resign(t.Context())
+	})
+}
+
+// Valid reads the clock at every call: a process that wakes past its
+// deadline sees false before any timer fires.
+func TestValidReadsTheClock(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		clk := &jumpClock{}
+		st := memstore.New()
+		e := newElector(t, st.Client("a"), "a", baton.WithClock(clk))
+		term := mustCampaign(t, e)
+		st.SetUnreachable("a", true)
+		if !term.Valid() {
+			t.Fatal("fresh term not valid")
+		}
+		clk.jump(lease) // as if the process slept through its deadline
+		if term.Valid() {
+			t.Fatal("Valid() true past the deadline")
+		}
+		if term.Err() != nil {
+			t.Fatal("the timer fired although no time passed for it")
+		}
+	})
+}
+
+// jumpClock is the real (synctest) clock plus an offset that can jump
+// forward without firing timers, like a process resumed after a pause.
+type jumpClock struct {
+	mu  sync.Mutex
+	off time.Duration
+}
+
+func (c *jumpClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return time.Now().Add(c.off)
+}
+func (c *jumpClock) NewTimer(d time.Duration) baton.Timer { return baton.RealClock{}.NewTimer(d) }
+func (c *jumpClock) jump(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.off += d
+}
+
+// Another writer changes the record: the leader's next renewal conflicts
+// and the term ends at once, not at the deadline.
+func TestConflictEndsLeadershipAtOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st := memstore.New()
+		e := newElector(t, st, "a")
+		term := mustCampaign(t, e)
+		rec, _ := st.Get(t.Context(), "billing")
+		rec.Holder, rec.Incarnation, rec.Token = "intruder", "x", rec.Token+1
+		if _, err := st.Swap(t.Context(), store.Swap{Expect: rec.Version, Record: rec, Event: store.TakenOver}); err != nil {
+			t.Fatal(err)
+		}
+		changed := time.Now()
+		<-term.Done()
+		if !errors.Is(term.Err(), baton.ErrDeposed) {
+			t.Fatalf("cause %v", term.Err())
+		}
+		if got := time.Since(changed); got > renew {
+			t.Fatalf("deposed leader noticed after %v, want by its next renewal (%v)", got, renew)
+		}
+		got, _ := st.Get(t.Context(), "billing")
+		if got.Holder != "intruder" {
+			t.Fatalf("the deposed leader overwrote the record: %+v", got)
+		}
+	})
+}
+
+// observer records whether the releasing leader's context was already
+// cancelled when its release reached the store.
+type observer struct {
+	store.Store
+	mu         sync.Mutex
+	term       *baton.Term
+	releasedOK bool
+	released   bool
+}
+
+func (o *observer) Swap(ctx context.Context, s store.Swap) (store.Record, error) {
+	if s.Event == store.Released {
+		o.mu.Lock()
+		o.released = true
+		o.releasedOK = o.term != nil && o.term.Err() != nil
+		o.mu.Unlock()
+	}
+	return o.Store.Swap(ctx, s)
+}
+
+func TestResignStopsWorkThenReleasesForImmediateHandover(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st := memstore.New()
+		obs := &observer{Store: st.Client("a")}
+		a := newElector(t, obs, "a")
+		b := newElector(t, st.Client("b"), "b")
+		ta := mustCampaign(t, a)
+		obs.mu.Lock()
+		obs.term = ta
+		obs.mu.Unlock()
+		bc := campaign(t.Context(), b)
+		time.Sleep(2 * time.Second)
+		resigned := time.Now()
+		if err := ta.Resign(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		if !errors.Is(ta.Err(), baton.ErrResigned) {
+			t.Fatalf("cause %v", ta.Err())
+		}
+		obs.mu.Lock()
+		if !obs.released || !obs.releasedOK {
+			t.Fatalf("release written %v; context cancelled before it: %v", obs.released, obs.releasedOK)
+		}
+		obs.mu.Unlock()
+		w := <-bc
+		if w.err != nil {
+			t.Fatal(w.err)
+		}
+		if d := w.at.Sub(resigned); d > poll {
+			t.Fatalf("handover after a release took %v, want at most one poll (%v)", d, poll)
+		}
+		if w.term.Token() != 2 {
+			t.Fatalf("token %d", w.term.Token())
+		}
+	})
+}
+
+func TestTransfer(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st := memstore.New()
+		a := newElector(t, st, "a")
+		b := newElector(t, st, "b")
+		c := newElector(t, st, "c")
+		ta := mustCampaign(t, a)
+		cc := campaign(t.Context(), c)
+		bc := campaign(t.Context(), b)
+		time.Sleep(time.Second)
+
+		err := baton.Transfer(t.Context(), st, "billing", "b", ta.Token()+1)
+		if !errors.Is(err, baton.ErrStaleToken) {
+			t.Fatalf("transfer with a wrong token: %v", err)
+		}
+		if ta.Err() != nil {
+			t.Fatal("a refused transfer ended the term")
+		}
+		if err := baton.Transfer(t.Context(), st, "billing", "b", ta.Token()); err != nil {
+			t.Fatal(err)
+		}
+		asked := time.Now()
+		w := <-bc
+		if w.err != nil {
+			t.Fatal(w.err)
+		}
+		if d := w.at.Sub(asked); d > renew+poll {
+			t.Fatalf("transfer took %v", d)
+		}
+		if !errors.Is(ta.Err(), baton.ErrDeposed) || w.term.Token() != 2 {
+			t.Fatalf("a: %v; b token %d", ta.Err(), w.term.Token())
+		}
+		select {
+		case w := <-cc:
+			t.Fatalf("c was elected instead of the transfer target: %+v", w)
+		default:
+		}
+		evs, _ := st.History(t.Context(), "billing", 0, 0)
+		var kinds []store.EventKind
+		for _, ev := range evs {
+			kinds = append(kinds, ev.Kind)
+		}
+		want := []store.EventKind{store.Acquired, store.TransferRequested, store.Transferred, store.Transferred}
+		if len(kinds) != len(want) {
+			t.Fatalf("history %v, want %v", kinds, want)
+		}
+		for i := range want {
+			if kinds[i] != want[i] {
+				t.Fatalf("history %v, want %v", kinds, want)
+			}
+		}
+		w.term.Resign(t.Context())
+	})
+}
+
+// A restarted process is a new incarnation: it waits out its previous
+// incarnation's lease like any other contender and gets a new token.
+func TestRestartNeverInherits(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st := memstore.New()
+		old := newElector(t, st.Client("old"), "a")
+		told := mustCampaign(t, old)
+		st.SetUnreachable("old", true) // the process died
+		died := time.Now()
+		again := newElector(t, st.Client("new"), "a")
+		tnew := mustCampaign(t, again)
+		if d := time.Since(died); d < lease+2*margin {
+			t.Fatalf("the restarted process led after %v, before its old lease could end", d)
+		}
+		if tnew.Token() != told.Token()+1 {
+			t.Fatalf("token %d after %d", tnew.Token(), told.Token())
+		}
+	})
+}
+
+func TestCampaignCancelled(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st := memstore.New()
+		a := newElector(t, st, "a")
+		b := newElector(t, st, "b")
+		ta := mustCampaign(t, a)
+		ctx, cancel := context.WithTimeout(t.Context(), time.Second)
+		defer cancel()
+		if _, err := b.Campaign(ctx); !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("Campaign after its ctx ended: %v", err)
+		}
+		ta.Resign(t.Context())
+		tb := mustCampaign(t, b) // campaigning again works
+		if tb.Token() != 2 {
+			t.Fatalf("token %d", tb.Token())
+		}
+	})
+}
+
+func TestRunRecampaignsAfterLoss(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st := memstore.New()
+		e := newElector(t, st.Client("a"), "a")
+		ctx, cancel := context.WithCancel(t.Context())
+		var tokens []uint64
+		done := make(chan error, 1)
+		go func() {
+			done <- e.Run(ctx, func(ctx context.Context, term *baton.Term) error {
+				tokens = append(tokens, term.Token())
+				if len(tokens) == 1 {
+					st.SetUnreachable("a", true)
+					<-ctx.Done()
+					st.SetUnreachable("a", false)
+					return ctx.Err()
+				}
+				cancel()
+				<-ctx.Done()
+				return nil
+			})
+		}()
+		if err := <-done; !errors.Is(err, context.Canceled) {
+			t.Fatalf("Run: %v", err)
+		}
+		if len(tokens) != 2 || tokens[1] <= tokens[0] {
+			t.Fatalf("tokens %v", tokens)
+		}
+	})
+}
+
+func TestOptionsValidated(t *testing.T) {
+	st := memstore.New()
+	for _, tc := range []struct {
+		name string
+		opt  baton.Option
+	}{
+		{"zero lease", baton.WithLease(0)},
+		{"renew not below lease", baton.WithRenew(DefaultLeaseForTest)},
+		{"negative margin", baton.WithClockMargin(-time.Second)},
+		{"zero poll", baton.WithPoll(0)},
+		{"zero retry", baton.WithRetry(0)},
+		{"nil clock", baton.WithClock(nil)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := baton.New(st, "x", tc.opt); err == nil {
+				t.Fatal("accepted")
+			}
+		})
+	}
+	if _, err := baton.New(st, ""); err == nil {
+		t.Fatal("empty name accepted")
+	}
+	if _, err := baton.New(nil, "x"); err == nil {
+		t.Fatal("nil store accepted")
+	}
+}
+
+const DefaultLeaseForTest = baton.DefaultLease

@@ -1,0 +1,40 @@
+package baton
+
+import (
+	"errors"
+
+	"github.com/batonhq/baton/fence"
+	"github.com/batonhq/baton/internal/core"
+)
+
+// Errors returned by the Elector and Term, and the causes a Term reports
+// when it ends. Test with errors.Is.
+var (
+	// ErrLeaseExpired is a Term's cause when renewals failed (the store was
+	// unreachable or slow) until the lease deadline passed; the leader
+	// stepped down by itself.
+	ErrLeaseExpired = core.ErrLeaseExpired
+
+	// ErrDeposed is a Term's cause when the election record was changed by
+	// another writer: another node took it over, or an operator asked for a
+	// transfer or resignation.
+	ErrDeposed = core.ErrDeposed
+
+	// ErrResigned is a Term's cause after Resign.
+	ErrResigned = core.ErrResigned
+
+	// ErrCampaigning is returned by Campaign and Run when this Elector is
+	// already campaigning or leading: one Elector holds at most one Term.
+	ErrCampaigning = errors.New("baton: this elector is already campaigning or leading")
+
+	// ErrClosed is returned by a Campaign that Close interrupted.
+	ErrClosed = errors.New("baton: elector closed")
+
+	// ErrStaleToken is returned by an operator request or a fenced write
+	// whose token is no longer the current one. It is fence.ErrStaleToken.
+	ErrStaleToken = fence.ErrStaleToken
+
+	// ErrNotLeader is returned by Transfer and RequestResign when the record
+	// has no holder to hand over from.
+	ErrNotLeader = errors.New("baton: nobody holds the election")
+)

@@ -1,0 +1,556 @@
+// Package core is baton's election protocol as a deterministic state
+// machine, in the manner of etcd/raft: it is fed the current monotonic time
+// and an event (a store reply, a timer firing, a resign request) and answers
+// with actions (a store request to send, a leadership change to announce).
+// It never reads a clock, starts a goroutine or touches a store, so the
+// runtime in package baton, the drill and the simulator all drive the very
+// same logic: real time in production, virtual time in tests.
+//
+// The protocol, on any linearizable compare-and-swap store:
+//   - A leader renews every Renew with a swap on the record's version. A
+//     renewal sent at local time s that succeeds makes the leadership valid
+//     until s + Lease. When renewals fail, the leader keeps trying and steps
+//     down by itself at that deadline. A conflict (someone else wrote the
+//     record) ends the leadership at once.
+//   - A contender takes over a held record only after it saw the record at
+//     the same version for Lease + 2*Margin on its own clock, with a swap
+//     on that version that raises the token by one. Margin is the clock
+//     uncertainty e: the 2e keeps the old leader's own deadline strictly
+//     before the takeover.
+//   - A free record is taken at once; a record released towards a named
+//     node is taken at once by that node and by others only after the lease.
+//   - A token is fixed when a term is won; the machine never adopts a token
+//     it reads later.
+package core
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/batonhq/baton/store"
+)
+
+// Config is the machine's fixed configuration. The runtime validates it.
+type Config struct {
+	Name        string        // election name
+	Node        string        // this node's id
+	Incarnation string        // this process instance; new on every restart
+	Lease       time.Duration // how long a successful renewal keeps leadership valid
+	Renew       time.Duration // time between renewals (< Lease)
+	Margin      time.Duration // clock uncertainty e; takeover waits Lease + 2*Margin
+	Poll        time.Duration // how often a contender re-reads the record
+	Retry       time.Duration // how soon a failed leader renewal is retried
+}
+
+// Reasons a term ends, carried by Lost.
+var (
+	// ErrLeaseExpired: renewals failed until the lease deadline passed.
+	ErrLeaseExpired = errors.New("lease expired: renewals failed until the deadline")
+	// ErrDeposed: the record changed under the leader (another node took it,
+	// or an operator asked for a handover).
+	ErrDeposed = errors.New("deposed: the election record was changed by another writer")
+	// ErrResigned: the leader resigned.
+	ErrResigned = errors.New("resigned")
+)
+
+// Event is an input to Step.
+type Event interface{ event() }
+
+// Start asks an idle machine to campaign.
+type Start struct{}
+
+// Tick says a timer fired; the machine checks what is due.
+type Tick struct{}
+
+// Changed says the store notified a change of the record (a hint).
+type Changed struct{}
+
+// Resign with Token 0 asks a contender to stop campaigning (and a leader to
+// resign). Resign with a token asks the leader to resign only if it still
+// leads under that token, so a late request never ends a newer term.
+type Resign struct{ Token uint64 }
+
+// GetReply answers a Get action.
+type GetReply struct {
+	Record store.Record
+	Err    error
+}
+
+// SwapReply answers a Swap action.
+type SwapReply struct {
+	Record store.Record
+	Err    error
+}
+
+func (Start) event()     {}
+func (Tick) event()      {}
+func (Changed) event()   {}
+func (Resign) event()    {}
+func (GetReply) event()  {}
+func (SwapReply) event() {}
+
+// Action is an output of Step. The runtime executes actions in order.
+type Action interface{ action() }
+
+// Get asks the runtime to read the record and feed back a GetReply.
+type Get struct{ Name string }
+
+// Swap asks the runtime to perform a compare-and-swap and feed back a
+// SwapReply.
+type Swap struct{ Swap store.Swap }
+
+// Elected announces a new term.
+type Elected struct {
+	Token    uint64
+	Deadline time.Time
+	Record   store.Record
+}
+
+// Extended announces that a renewal moved the term's deadline.
+type Extended struct{ Deadline time.Time }
+
+// Lost announces the end of the term. The runtime must stop the term's
+// work when it executes this action; actions that follow (a release) are
+// only ever emitted after it.
+type Lost struct{ Cause error }
+
+// Released says the machine's release of the record was written (or given
+// up) and the machine is idle.
+type Released struct{ Err error }
+
+// Idle says the machine has nothing in flight and nothing to do until the
+// next Start: the runtime may stop driving it.
+type Idle struct{}
+
+func (Get) action()      {}
+func (Swap) action()     {}
+func (Elected) action()  {}
+func (Extended) action() {}
+func (Lost) action()     {}
+func (Released) action() {}
+func (Idle) action()     {}
+
+type phase int
+
+const (
+	idle       phase = iota // not campaigning
+	contending              // watching the record, waiting to acquire
+	leading                 // holding the record
+	releasing               // lost or resigned; writing holder=free
+)
+
+type op int
+
+const (
+	opNone op = iota
+	opRead
+	opAcquire
+	opRenew
+	opRelease
+)
+
+func (p phase) String() string {
+	return [...]string{"idle", "contending", "leading", "releasing"}[p]
+}
+
+// Machine is the election state machine for one name on one node. It is not
+// safe for concurrent use; one runtime goroutine drives it.
+type Machine struct {
+	cfg   Config
+	phase phase
+
+	inflight op        // the one store request in flight
+	sentAt   time.Time // when it was sent
+
+	// Contender's observation: the record as last read and the local time
+	// its current version was first seen.
+	seen    store.Record
+	seenAt  time.Time
+	hasSeen bool
+	readAt  time.Time // next read due (zero: none scheduled)
+
+	// Leader's state.
+	rec      store.Record // the record as last written by us
+	token    uint64
+	deadline time.Time
+	renewAt  time.Time
+	recheck  bool // the last renewal's outcome is unknown: read before renewing
+	again    bool // Start arrived while releasing: campaign once released
+}
+
+// New returns an idle machine.
+func New(cfg Config) *Machine { return &Machine{cfg: cfg} }
+
+// Leading reports whether the machine holds a term.
+func (m *Machine) Leading() bool { return m.phase == leading }
+
+// Token returns the current term's token (0 when not leading).
+func (m *Machine) Token() uint64 {
+	if m.phase != leading {
+		return 0
+	}
+	return m.token
+}
+
+// Deadline returns the current term's deadline (zero when not leading).
+func (m *Machine) Deadline() time.Time {
+	if m.phase != leading {
+		return time.Time{}
+	}
+	return m.deadline
+}
+
+// Phase names the machine's phase, for logs and traces.
+func (m *Machine) Phase() string { return m.phase.String() }
+
+// Next returns when the machine wants the next Tick; zero means no timer.
+func (m *Machine) Next() time.Time {
+	switch m.phase {
+	case contending:
+		if m.inflight != opNone {
+			return time.Time{}
+		}
+		return m.readAt
+	case leading:
+		if m.inflight != opNone {
+			return m.deadline
+		}
+		return earliest(m.deadline, m.renewAt)
+	case releasing:
+		if m.inflight != opNone {
+			return time.Time{}
+		}
+		return m.readAt
+	}
+	return time.Time{}
+}
+
+func earliest(a, b time.Time) time.Time {
+	if a.IsZero() || (!b.IsZero() && b.Before(a)) {
+		return b
+	}
+	return a
+}
+
+// Step feeds one event at local monotonic time now and returns the actions
+// to execute, in order.
+func (m *Machine) Step(now time.Time, ev Event) []Action {
+	var acts []Action
+	switch ev := ev.(type) {
+	case Start:
+		acts = m.start(now)
+	case Tick:
+		acts = m.tick(now)
+	case Changed:
+		if m.phase == contending && m.inflight == opNone {
+			acts = m.read(now)
+		}
+	case Resign:
+		acts = m.resign(now, ev.Token)
+	case GetReply:
+		acts = m.getReply(now, ev)
+	case SwapReply:
+		acts = m.swapReply(now, ev)
+	default:
+		panic(fmt.Sprintf("core: unknown event %T", ev))
+	}
+	if m.phase == idle && m.inflight == opNone {
+		acts = append(acts, Idle{})
+	}
+	return acts
+}
+
+func (m *Machine) start(now time.Time) []Action {
+	if m.phase == releasing {
+		m.again = true
+		return nil
+	}
+	if m.phase != idle {
+		return nil
+	}
+	m.phase = contending
+	m.hasSeen = false
+	if m.inflight != opNone {
+		// A late reply of the previous campaign is still out; it will be
+		// handled as a contender's and the read follows it.
+		m.readAt = now
+		return nil
+	}
+	return m.read(now)
+}
+
+func (m *Machine) read(now time.Time) []Action {
+	m.inflight, m.sentAt, m.readAt = opRead, now, time.Time{}
+	return []Action{Get{Name: m.cfg.Name}}
+}
+
+func (m *Machine) send(now time.Time, o op, sw store.Swap) []Action {
+	m.inflight, m.sentAt, m.readAt = o, now, time.Time{}
+	return []Action{Swap{Swap: sw}}
+}
+
+func (m *Machine) tick(now time.Time) []Action {
+	switch m.phase {
+	case contending, releasing:
+		if m.inflight == opNone && !m.readAt.IsZero() && !now.Before(m.readAt) {
+			if m.phase == contending && m.hasSeen && m.expired(now) {
+				return m.acquire(now, m.seen)
+			}
+			return m.read(now)
+		}
+	case leading:
+		if !now.Before(m.deadline) {
+			return m.lose(now, ErrLeaseExpired)
+		}
+		if m.inflight == opNone && !now.Before(m.renewAt) {
+			if m.recheck {
+				return m.read(now)
+			}
+			return m.send(now, opRenew, store.Swap{Expect: m.rec.Version, Record: m.rec})
+		}
+	}
+	return nil
+}
+
+// expired reports whether the observed record stayed at one version for
+// its lease plus twice the clock margin, measured on this node's clock.
+func (m *Machine) expired(now time.Time) bool {
+	return !now.Before(m.seenAt.Add(m.seen.Lease + 2*m.cfg.Margin))
+}
+
+// mine reports whether r is held by this process instance.
+func (m *Machine) mine(r store.Record) bool {
+	return r.Holder == m.cfg.Node && r.Incarnation == m.cfg.Incarnation
+}
+
+func (m *Machine) resign(now time.Time, token uint64) []Action {
+	if token != 0 && (m.phase != leading || token != m.token) {
+		return nil
+	}
+	switch m.phase {
+	case releasing:
+		m.again = false
+	case contending:
+		m.phase = idle // an acquisition still in flight is released if it wins
+		return nil
+	case leading:
+		return m.lose(now, ErrResigned)
+	}
+	return nil
+}
+
+// lose ends the term: Lost first, so the runtime stops the work, then the
+// release when the record is known to be ours at a known version.
+func (m *Machine) lose(now time.Time, cause error) []Action {
+	acts := []Action{Lost{Cause: cause}}
+	m.phase = releasing
+	if cause == ErrLeaseExpired {
+		// Nobody heard from the store for a whole lease: others may already
+		// be taking over. Try one release (it fails harmlessly if the
+		// record moved on) only if nothing is in flight.
+		m.recheck = true
+	}
+	if m.inflight == opNone {
+		if m.recheck {
+			acts = append(acts, m.read(now)...)
+		} else {
+			acts = append(acts, m.release(now, m.rec)...)
+		}
+	}
+	return acts
+}
+
+func (m *Machine) release(now time.Time, cur store.Record) []Action {
+	free := store.Record{Name: cur.Name, Token: cur.Token, Lease: cur.Lease}
+	kind := store.Released
+	if cur.Transfer != "" && cur.Transfer != store.AnyNode {
+		free.Transfer, kind = cur.Transfer, store.Transferred
+	}
+	return m.send(now, opRelease, store.Swap{Expect: cur.Version, Record: free, Event: kind})
+}
+
+func (m *Machine) finishRelease(now time.Time, err error) []Action {
+	m.phase, m.recheck = idle, false
+	acts := []Action{Released{Err: err}}
+	if m.again {
+		m.again = false
+		acts = append(acts, m.start(now)...)
+	}
+	return acts
+}
+
+func (m *Machine) acquire(now time.Time, cur store.Record) []Action {
+	next := store.Record{
+		Name:        m.cfg.Name,
+		Holder:      m.cfg.Node,
+		Incarnation: m.cfg.Incarnation,
+		Token:       cur.Token + 1,
+		Lease:       m.cfg.Lease,
+	}
+	kind := store.Acquired
+	switch {
+	case cur.Version == 0:
+	case cur.Free() && cur.Transfer == m.cfg.Node:
+		kind = store.Transferred
+	case !cur.Free() && !m.mine(cur):
+		kind = store.TakenOver
+	}
+	return m.send(now, opAcquire, store.Swap{Expect: cur.Version, Record: next, Event: kind})
+}
+
+func (m *Machine) getReply(now time.Time, r GetReply) []Action {
+	if m.inflight != opRead {
+		return nil // not ours to answer
+	}
+	m.inflight = opNone
+	switch m.phase {
+	case contending:
+		return m.contenderRead(now, r)
+	case leading:
+		// Re-check after a renewal of unknown outcome.
+		switch {
+		case r.Err != nil:
+			m.renewAt = now.Add(m.cfg.Retry)
+			return nil
+		case m.mine(r.Record) && r.Record.Token == m.token && r.Record.Transfer == "":
+			m.rec, m.recheck = r.Record, false
+			return m.send(now, opRenew, store.Swap{Expect: m.rec.Version, Record: m.rec})
+		default:
+			return m.lose(now, ErrDeposed)
+		}
+	case releasing:
+		switch {
+		case r.Err != nil && !errors.Is(r.Err, store.ErrNotFound):
+			if !now.Before(m.deadline.Add(m.rec.Lease)) {
+				return m.finishRelease(now, r.Err) // give up; the lease frees it
+			}
+			m.readAt = now.Add(m.cfg.Retry)
+			return nil
+		case r.Err == nil && m.mine(r.Record) && r.Record.Token == m.token:
+			m.recheck = false
+			return m.release(now, r.Record)
+		default:
+			return m.finishRelease(now, nil) // not ours any more: nothing to release
+		}
+	}
+	return nil
+}
+
+func (m *Machine) contenderRead(now time.Time, r GetReply) []Action {
+	switch {
+	case errors.Is(r.Err, store.ErrNotFound):
+		return m.acquire(now, store.Record{})
+	case r.Err != nil:
+		m.readAt = now.Add(m.cfg.Poll)
+		return nil
+	}
+	rec := r.Record
+	if !m.hasSeen || rec.Version != m.seen.Version {
+		m.seen, m.seenAt, m.hasSeen = rec, now, true
+	}
+	switch {
+	case m.mine(rec):
+		// Ours from an earlier term of this instance, which has ended: take
+		// it again under a new token, never the old one.
+		return m.acquire(now, rec)
+	case rec.Free() && (rec.Transfer == "" || rec.Transfer == store.AnyNode || rec.Transfer == m.cfg.Node):
+		return m.acquire(now, rec)
+	case m.expired(now):
+		return m.acquire(now, rec)
+	}
+	m.readAt = earliest(now.Add(m.cfg.Poll), m.seenAt.Add(m.seen.Lease+2*m.cfg.Margin))
+	return nil
+}
+
+func (m *Machine) swapReply(now time.Time, r SwapReply) []Action {
+	o := m.inflight
+	if o == opNone || o == opRead {
+		return nil
+	}
+	m.inflight = opNone
+	switch o {
+	case opAcquire:
+		return m.acquireReply(now, r)
+	case opRenew:
+		return m.renewReply(now, r)
+	case opRelease:
+		switch {
+		case r.Err == nil:
+			return m.finishRelease(now, nil)
+		case errors.Is(r.Err, store.ErrConflict):
+			return m.read(now) // see whose it is now
+		default:
+			if !now.Before(m.deadline.Add(m.rec.Lease)) {
+				return m.finishRelease(now, r.Err)
+			}
+			m.recheck = true
+			m.readAt = now.Add(m.cfg.Retry)
+			return nil
+		}
+	}
+	return nil
+}
+
+func (m *Machine) acquireReply(now time.Time, r SwapReply) []Action {
+	if r.Err == nil && m.phase == contending {
+		m.phase, m.rec, m.token = leading, r.Record, r.Record.Token
+		m.deadline = m.sentAt.Add(m.cfg.Lease)
+		m.renewAt = m.sentAt.Add(m.cfg.Renew)
+		m.recheck = false
+		if !now.Before(m.deadline) {
+			// The reply came after the lease it bought: the term is born
+			// dead. Announce nothing; release it.
+			m.phase = releasing
+			return m.release(now, m.rec)
+		}
+		return []Action{Elected{Token: m.token, Deadline: m.deadline, Record: m.rec}}
+	}
+	if r.Err == nil {
+		// Won after the campaign was stopped: give it back at once.
+		m.phase, m.rec, m.token, m.deadline = releasing, r.Record, r.Record.Token, m.sentAt.Add(m.cfg.Lease)
+		return m.release(now, r.Record)
+	}
+	if m.phase != contending {
+		return nil
+	}
+	if errors.Is(r.Err, store.ErrConflict) {
+		return m.read(now)
+	}
+	m.readAt = now.Add(m.cfg.Poll)
+	return nil
+}
+
+func (m *Machine) renewReply(now time.Time, r SwapReply) []Action {
+	if m.phase != leading {
+		// The term ended while the renewal was out. If it went through the
+		// record is ours at a new version: release that.
+		if m.phase == releasing {
+			if r.Err == nil {
+				return m.release(now, r.Record)
+			}
+			return m.read(now)
+		}
+		return nil
+	}
+	switch {
+	case r.Err == nil:
+		m.rec = r.Record
+		m.deadline = m.sentAt.Add(m.cfg.Lease)
+		m.renewAt = m.sentAt.Add(m.cfg.Renew)
+		if !now.Before(m.deadline) {
+			return m.lose(now, ErrLeaseExpired)
+		}
+		return []Action{Extended{Deadline: m.deadline}}
+	case errors.Is(r.Err, store.ErrConflict):
+		m.recheck = true
+		return m.lose(now, ErrDeposed)
+	default:
+		// Outcome unknown: read before the next attempt, which adopts the
+		// record's version if the renewal went through. The deadline stays
+		// where the last confirmed renewal put it.
+		m.recheck = true
+		m.renewAt = now.Add(m.cfg.Retry)
+		return nil
+	}
+}

@@ -1,0 +1,127 @@
+package baton
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/batonhq/baton/internal/core"
+)
+
+// Term is one leadership of one node: from winning the election record to
+// losing or resigning it. Its token is fixed when it is won and is the
+// fencing token every piece of its work must carry.
+//
+// A Term that has ended never becomes valid again; a new Campaign makes a new
+// Term with a higher token.
+type Term struct {
+	e      *Elector
+	name   string
+	node   string
+	token  uint64
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+
+	mu         sync.Mutex
+	deadline   time.Time
+	ended      bool
+	released   chan struct{}
+	releaseErr error
+}
+
+// Token returns the fencing token of this term: greater than that of every
+// earlier term of the same name, on any node.
+func (t *Term) Token() uint64 { return t.token }
+
+// Name returns the election name.
+func (t *Term) Name() string { return t.name }
+
+// Node returns the id of the node holding this term.
+func (t *Term) Node() string { return t.node }
+
+// Context returns a context that is cancelled the moment leadership is lost
+// or may be lost: the lease deadline passed without a successful renewal,
+// another writer changed the record, or the term was resigned.
+// context.Cause tells which (ErrLeaseExpired, ErrDeposed, ErrResigned).
+func (t *Term) Context() context.Context { return t.ctx }
+
+// Done is Context().Done().
+func (t *Term) Done() <-chan struct{} { return t.ctx.Done() }
+
+// Err returns nil while the term lasts and the cause once it has ended.
+func (t *Term) Err() error {
+	if t.ctx.Err() == nil {
+		return nil
+	}
+	return context.Cause(t.ctx)
+}
+
+// Valid reports whether the term has not ended and its deadline has not
+// passed. It reads the clock at every call, so a process that wakes from a
+// pause past its deadline sees false before any timer has fired.
+//
+// Valid is not a license to act: the process can pause right after it
+// returns true. Work that must not happen twice carries Token to a resource
+// that checks it (see package fence).
+func (t *Term) Valid() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return !t.ended && t.e.cfg.clock.Now().Before(t.deadline)
+}
+
+// Deadline returns the local monotonic time until which the term is valid
+// unless renewed.
+func (t *Term) Deadline() time.Time {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.deadline
+}
+
+// Resign ends the term: its context is cancelled first, so the work stops,
+// and then the record is released so that another node can take it at once
+// instead of waiting for the lease. It waits until the release is written or
+// ctx ends. Resigning a term that has already ended waits for its release
+// to finish and returns nil.
+func (t *Term) Resign(ctx context.Context) error {
+	t.e.post(core.Resign{Token: t.token})
+	select {
+	case <-t.released:
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		return t.releaseErr
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// LogValue makes a Term print as its name, node and token in slog records.
+func (t *Term) LogValue() slog.Value {
+	return slog.GroupValue(slog.String("name", t.name), slog.String("node", t.node), slog.Uint64("token", t.token))
+}
+
+func (t *Term) extend(d time.Time) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if !t.ended {
+		t.deadline = d
+	}
+}
+
+func (t *Term) end(cause error) {
+	t.mu.Lock()
+	t.ended = true
+	t.mu.Unlock()
+	t.cancel(cause)
+}
+
+func (t *Term) markReleased(err error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	select {
+	case <-t.released:
+	default:
+		t.releaseErr = err
+		close(t.released)
+	}
+}
