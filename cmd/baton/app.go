@@ -35,6 +35,7 @@ type env struct {
 func commands() []command {
 	return []command{
 		{name: "model", summary: "the lesson's round model: run, measure, cost, scan", run: runModel},
+		{name: "calc", summary: "the glossary's arithmetic: quorum, activation", run: runCalc},
 	}
 }
 

@@ -61,7 +61,7 @@ func TestHelpListsCommands(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("baton help: exit %d", code)
 	}
-	for _, name := range []string{"model"} {
+	for _, name := range []string{"model", "calc"} {
 		if !strings.Contains(out, "  "+name+" ") {
 			t.Errorf("baton help does not list %q:\n%s", name, out)
 		}
