@@ -10,10 +10,11 @@
 // happens: batches started, missed, started twice or late, work rejected by
 // fencing, rounds with two leaders or none, and the handover.
 //
-// The port is exact: for every parameter set, Run returns the numbers the
-// lesson's own model returns (the package's tests compare them on a few
-// thousand generated parameter sets), and MeasureBlock and CostBlock print
-// the lesson's two output blocks byte for byte.
+// The port is exact: Run returns the numbers the lesson's own model returns,
+// for valid parameters and for the invalid ones the lesson's model accepts
+// (the tests compare the two on a few thousand generated parameter sets), and
+// MeasureBlock and CostBlock print the lesson's two output blocks byte for
+// byte.
 //
 // The model shows the lesson's point and no more: a returning leader keeps
 // believing it leads until it next reads the record, so election alone does

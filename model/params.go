@@ -12,8 +12,8 @@ const (
 	MaxRounds = 1_000_000
 )
 
-// ErrInvalidParams is matched (with errors.Is) by every error Validate
-// returns; the error itself is a *FieldError naming the offending field.
+// ErrInvalidParams is matched (with errors.Is) by every error this package
+// returns: each is a *FieldError naming the offending field.
 var ErrInvalidParams = errors.New("invalid model parameters")
 
 // FieldError reports one parameter outside its allowed range. Field is the
@@ -24,6 +24,7 @@ type FieldError struct {
 	Want  string // what is allowed, e.g. "an integer from 2 to 1000"
 }
 
+// Error says which field is wrong, its value and what is allowed.
 func (e *FieldError) Error() string {
 	return fmt.Sprintf("%s is %s; want %s", e.Field, e.Got, e.Want)
 }

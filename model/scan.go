@@ -2,9 +2,9 @@ package model
 
 // ScanPoint is one run of a lease scan.
 type ScanPoint struct {
-	Lease  int
-	Outage int
-	Result Result
+	Lease  int    // the run's lease
+	Outage int    // the run's outage
+	Result Result // the run's measures
 }
 
 // Scan runs p once for every pair of a lease from leases and an outage from
