@@ -33,7 +33,10 @@ type env struct {
 
 // commands lists the subcommands in the order "baton help" shows them.
 func commands() []command {
-	return []command{}
+	return []command{
+		{name: "model", summary: "the lesson's round model: run, measure, cost, scan", run: runModel},
+		{name: "calc", summary: "the glossary's arithmetic: quorum, activation", run: runCalc},
+	}
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {

@@ -1,0 +1,69 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
+
+// runBaton runs the CLI with args and returns its exit code and output.
+func runBaton(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code = run(context.Background(), args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+// checkGolden compares got with testdata/name, or rewrites it with -update.
+func checkGolden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != string(want) {
+		t.Errorf("output differs from %s:\n got:\n%s\nwant:\n%s", path, got, want)
+	}
+}
+
+// checkUsageError asserts exit 2 with exactly one line on stderr that
+// contains every one of wants.
+func checkUsageError(t *testing.T, args []string, wants ...string) {
+	t.Helper()
+	code, _, stderr := runBaton(t, args...)
+	if code != exitUsage {
+		t.Errorf("baton %s: exit %d, want %d (stderr %q)", strings.Join(args, " "), code, exitUsage, stderr)
+	}
+	if strings.Count(stderr, "\n") != 1 || !strings.HasSuffix(stderr, "\n") {
+		t.Errorf("baton %s: stderr is not exactly one line: %q", strings.Join(args, " "), stderr)
+	}
+	for _, w := range wants {
+		if !strings.Contains(stderr, w) {
+			t.Errorf("baton %s: stderr %q does not contain %q", strings.Join(args, " "), stderr, w)
+		}
+	}
+}
+
+func TestHelpListsCommands(t *testing.T) {
+	code, out, _ := runBaton(t, "help")
+	if code != exitOK {
+		t.Fatalf("baton help: exit %d", code)
+	}
+	for _, name := range []string{"model", "calc"} {
+		if !strings.Contains(out, "  "+name+" ") {
+			t.Errorf("baton help does not list %q:\n%s", name, out)
+		}
+	}
+}
