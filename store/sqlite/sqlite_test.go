@@ -467,7 +467,7 @@ func TestMultiProcessCounter(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts processes")
 	}
-	const procs, attempts = 4, 150
+	const procs, attempts = 4, 100
 	path := filepath.Join(t.TempDir(), "baton.db")
 	s := open(t, path)
 	if _, err := s.Swap(ctx(t), store.Swap{Record: store.Record{Name: "counter", Token: 0}}); err != nil {
