@@ -572,3 +572,31 @@ func TestReopenDurability(t *testing.T) {
 		t.Fatalf("first write after reopen got version %d, last before was %d (%v)", next.Version, run.Version, err)
 	}
 }
+
+// TestWatchOtherHandle: a write through another handle (another process,
+// as far as SQLite knows) reaches a watch; Close ends the watch.
+func TestWatchOtherHandle(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "baton.db")
+	watcher := open(t, path, sqlite.WithWatchInterval(5*time.Millisecond))
+	writer := open(t, path)
+	chA := watcher.Watch(ctx(t), "a")
+	chB := watcher.Watch(ctx(t), "b")
+	if _, err := writer.Swap(ctx(t), store.Swap{Record: store.Record{Name: "a", Holder: "n1", Incarnation: "i1", Token: 1}, Event: store.Acquired}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case _, ok := <-chA:
+		if !ok {
+			t.Fatal("watch closed instead of notifying")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no notification within 10s of a write by another handle")
+	}
+	watcher.Close()
+	for range chA { // drains a pending notification; ends when closed
+	}
+	// The poller notifies only watches whose record changed.
+	if _, ok := <-chB; ok {
+		t.Fatal("the watch of b was notified of a write to a")
+	}
+}
