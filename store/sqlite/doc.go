@@ -1,0 +1,65 @@
+// Package sqlite is baton's embedded default store: a store.Store on one
+// SQLite file, through the pure-Go driver modernc.org/sqlite (no cgo).
+//
+// # What it guarantees
+//
+// Several processes on one host may open the same file, each with its own
+// Store (or several). Every read-check-write (Swap, SwapMany, SwapRun,
+// EnsureJob) runs in a BEGIN IMMEDIATE transaction, which takes the file's
+// write lock before the first read, so compare-and-swap is linearizable
+// across all of them: of two swaps expecting the same version, exactly one
+// wins. A reader never waits for a writer (WAL journal mode) and sees every
+// write acknowledged before it started.
+//
+// Durability: the file runs in WAL mode with synchronous=FULL, so a write is
+// on stable storage (the WAL is fsynced) before Swap returns. A fencing
+// token that was handed out therefore survives a power loss; with
+// synchronous=NORMAL the last acknowledged writes could roll back after one,
+// and a new leader could be handed the same token twice. FULL costs one
+// fsync per write, which a lease renewal every few seconds affords.
+//
+// A connection that finds the file locked waits up to the busy timeout
+// (WithBusyTimeout, DefaultBusyTimeout) and then fails with an error
+// wrapping store.ErrUnavailable. Every call with a ctx that has ended fails
+// with an error wrapping both store.ErrUnavailable and ctx.Err().
+//
+// # Schema and foreign files
+//
+// Open creates the tables on first use (baton_meta, baton_election,
+// baton_election_log, baton_jobs, baton_runs) and records SchemaVersion in
+// baton_meta. It refuses, with store.ErrSchema and without writing a byte,
+// a file that is not an SQLite database and a file whose schema version it
+// does not know; the error names the file, both versions and the fix. An
+// SQLite database that holds other tables but no baton tables is accepted:
+// baton's tables are created beside the others and the file is switched to
+// WAL mode.
+//
+// Versions come from one store-wide counter in baton_meta, so a version is
+// never reused, even across names or after a record is recreated. Times are
+// stored as integer Unix nanoseconds and read back in UTC; the zero
+// time.Time is stored as NULL. Tokens are uint64 in Go and signed 64-bit
+// integers in SQLite: tokens up to MaxToken (2^63-1) round-trip, a larger
+// one is refused with store.ErrInvalid.
+//
+// # Watch
+//
+// SQLite has no notification between processes. Store implements
+// store.Watcher honestly but with a fast poll: one goroutine per Store
+// reads PRAGMA data_version (which changes only when another connection
+// commits) every 50ms by default, and reads the watched records only when
+// it changed. Store also implements store.BatchSwapper: SwapMany applies
+// all swaps in one IMMEDIATE transaction, one fsync for all.
+//
+// # What it does not do
+//
+// It serves one host. Do not put the file on a network file system (NFS,
+// SMB/CIFS, most FUSE and cloud-drive mounts): SQLite's locking relies on
+// POSIX advisory locks and, in WAL mode, on shared memory, and those are
+// broken or absent there, so two hosts could both win the same
+// compare-and-swap and elect two leaders with the same token. For
+// leadership across hosts use the postgres or etcd store.
+//
+// Like every store, it decides who holds a lease; it cannot stop a paused
+// former leader from acting late. Fenced run writes (store.RunSwap.Fenced)
+// and the fence package do that.
+package sqlite

@@ -1,0 +1,173 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/batonhq/baton/store"
+)
+
+// getRecord reads the election record of name; a missing record is the zero
+// Record (Version 0) and found false.
+func getRecord(ctx context.Context, q queryRower, name string) (rec store.Record, found bool, err error) {
+	var token, lease int64
+	err = q.QueryRowContext(ctx,
+		`SELECT holder, incarnation, token, lease_ns, transfer, version, updated_ns
+		   FROM baton_election WHERE name = ?`, name).
+		Scan(&rec.Holder, &rec.Incarnation, &token, &lease, &rec.Transfer, &rec.Version, nsScanner{&rec.Updated})
+	if errors.Is(err, sql.ErrNoRows) {
+		return store.Record{}, false, nil
+	}
+	if err != nil {
+		return store.Record{}, false, err
+	}
+	rec.Name = name
+	rec.Token = uint64(token)
+	rec.Lease = time.Duration(lease)
+	return rec, true, nil
+}
+
+// Get implements store.Store.
+func (s *Store) Get(ctx context.Context, name string) (store.Record, error) {
+	const op = "get"
+	if err := s.enter(ctx, op); err != nil {
+		return store.Record{}, err
+	}
+	rec, found, err := getRecord(ctx, s.db, name)
+	if err != nil {
+		return store.Record{}, s.fail(ctx, op, err)
+	}
+	if !found {
+		return store.Record{}, fmt.Errorf("sqlite: election %q: %w", name, store.ErrNotFound)
+	}
+	return rec, nil
+}
+
+// Swap implements store.Store. The record is read, compared and written
+// under the file's write lock (BEGIN IMMEDIATE), so a swap is atomic with
+// respect to every other connection to the file, in any process.
+func (s *Store) Swap(ctx context.Context, sw store.Swap) (store.Record, error) {
+	var rec store.Record
+	err := s.write(ctx, "swap", func(tx *sql.Tx) error {
+		var err error
+		rec, err = s.swapTx(ctx, tx, sw)
+		return err
+	})
+	if err != nil {
+		return store.Record{}, err
+	}
+	return rec, nil
+}
+
+// SwapMany implements store.BatchSwapper: all swaps are applied in one
+// write transaction, in order, each compared with the record as left by the
+// swaps before it. A swap refused by the contract (conflict, invalid) is
+// reported in its result and does not stop the others.
+func (s *Store) SwapMany(ctx context.Context, swaps []store.Swap) ([]store.SwapResult, error) {
+	res := make([]store.SwapResult, len(swaps))
+	err := s.write(ctx, "swap many", func(tx *sql.Tx) error {
+		for i, sw := range swaps {
+			rec, err := s.swapTx(ctx, tx, sw)
+			if err != nil && !decided(err) {
+				return err
+			}
+			res[i] = store.SwapResult{Record: rec, Err: err}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// swapTx applies one swap inside tx. An error that wraps a contract
+// sentinel means the swap was refused and nothing of it was written; any
+// other error is a database failure that must abort tx.
+func (s *Store) swapTx(ctx context.Context, tx *sql.Tx, sw store.Swap) (store.Record, error) {
+	cur, _, err := getRecord(ctx, tx, sw.Record.Name)
+	if err != nil {
+		return store.Record{}, err
+	}
+	if err := store.CheckSwap(cur, sw); err != nil {
+		return store.Record{}, err
+	}
+	if err := checkToken(fmt.Sprintf("election %q", sw.Record.Name), sw.Record.Token); err != nil {
+		return store.Record{}, err
+	}
+	v, err := nextVersion(ctx, tx)
+	if err != nil {
+		return store.Record{}, err
+	}
+	rec := sw.Record
+	rec.Version = v
+	rec.Updated = s.now()
+	_, err = tx.ExecContext(ctx,
+		`INSERT INTO baton_election (name, holder, incarnation, token, lease_ns, transfer, version, updated_ns)
+		 VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+		 ON CONFLICT (name) DO UPDATE SET
+		   holder = excluded.holder, incarnation = excluded.incarnation, token = excluded.token,
+		   lease_ns = excluded.lease_ns, transfer = excluded.transfer, version = excluded.version,
+		   updated_ns = excluded.updated_ns`,
+		rec.Name, rec.Holder, rec.Incarnation, int64(rec.Token), int64(rec.Lease), rec.Transfer, rec.Version, rec.Updated.UnixNano())
+	if err != nil {
+		return store.Record{}, err
+	}
+	if sw.Event == "" {
+		return rec, nil
+	}
+	var last int64
+	if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(seq), 0) FROM baton_election_log WHERE name = ?`, rec.Name).Scan(&last); err != nil {
+		return store.Record{}, err
+	}
+	ev := store.NextEvent(uint64(last)+1, rec, sw.Event)
+	_, err = tx.ExecContext(ctx,
+		`INSERT INTO baton_election_log (name, seq, kind, holder, incarnation, token, transfer, time_ns)
+		 VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+		ev.Name, int64(ev.Seq), string(ev.Kind), ev.Holder, ev.Incarnation, int64(ev.Token), ev.Transfer, ev.Time.UnixNano())
+	if err != nil {
+		return store.Record{}, err
+	}
+	return rec, nil
+}
+
+// History implements store.Store.
+func (s *Store) History(ctx context.Context, name string, after uint64, limit int) ([]store.Event, error) {
+	const op = "history"
+	if err := s.enter(ctx, op); err != nil {
+		return nil, err
+	}
+	if after >= math.MaxInt64 {
+		return nil, nil // sequence numbers are stored as signed 64-bit
+	}
+	if limit <= 0 {
+		limit = -1 // SQLite: no limit
+	}
+	rows, err := s.db.QueryContext(ctx,
+		`SELECT seq, kind, holder, incarnation, token, transfer, time_ns
+		   FROM baton_election_log WHERE name = ? AND seq > ? ORDER BY seq LIMIT ?`,
+		name, int64(after), limit)
+	if err != nil {
+		return nil, s.fail(ctx, op, err)
+	}
+	defer rows.Close()
+	var out []store.Event
+	for rows.Next() {
+		var seq, token int64
+		var kind string
+		ev := store.Event{Name: name}
+		if err := rows.Scan(&seq, &kind, &ev.Holder, &ev.Incarnation, &token, &ev.Transfer, nsScanner{&ev.Time}); err != nil {
+			return nil, s.fail(ctx, op, err)
+		}
+		ev.Seq, ev.Kind, ev.Token = uint64(seq), store.EventKind(kind), uint64(token)
+		out = append(out, ev)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, s.fail(ctx, op, err)
+	}
+	return out, nil
+}

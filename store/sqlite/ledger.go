@@ -1,0 +1,178 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/batonhq/baton/store"
+)
+
+// EnsureJob implements store.Store.
+func (s *Store) EnsureJob(ctx context.Context, j store.Job) (store.Job, error) {
+	if j.Name == "" {
+		return store.Job{}, fmt.Errorf("sqlite: %w: empty job name", store.ErrInvalid)
+	}
+	var got store.Job
+	err := s.write(ctx, "ensure job", func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx,
+			`INSERT INTO baton_jobs (name, schedule, created_ns) VALUES (?, ?, ?) ON CONFLICT (name) DO NOTHING`,
+			j.Name, j.Schedule, s.now().UnixNano())
+		if err != nil {
+			return err
+		}
+		got.Name = j.Name
+		return tx.QueryRowContext(ctx, `SELECT schedule, created_ns FROM baton_jobs WHERE name = ?`, j.Name).
+			Scan(&got.Schedule, nsScanner{&got.Created})
+	})
+	if err != nil {
+		return store.Job{}, err
+	}
+	return got, nil
+}
+
+const runCols = `scheduled_ns, state, token, holder, attempt, manual, started_ns, finished_ns, exit_code, output, version`
+
+// getRun reads one ledger row; a missing row is the zero Run (Version 0)
+// and found false.
+func getRun(ctx context.Context, q queryRower, job, period string) (r store.Run, found bool, err error) {
+	r, err = scanRun(q.QueryRowContext(ctx, `SELECT `+runCols+` FROM baton_runs WHERE job = ? AND period = ?`, job, period))
+	if errors.Is(err, sql.ErrNoRows) {
+		return store.Run{}, false, nil
+	}
+	if err != nil {
+		return store.Run{}, false, err
+	}
+	r.Job, r.Period = job, period
+	return r, true, nil
+}
+
+func scanRun(row interface{ Scan(...any) error }) (store.Run, error) {
+	var r store.Run
+	var state string
+	var token int64
+	err := row.Scan(nsScanner{&r.Scheduled}, &state, &token, &r.Holder, &r.Attempt, &r.Manual,
+		nsScanner{&r.Started}, nsScanner{&r.Finished}, &r.ExitCode, &r.Output, &r.Version)
+	r.State, r.Token = store.RunState(state), uint64(token)
+	return r, err
+}
+
+// GetRun implements store.Store.
+func (s *Store) GetRun(ctx context.Context, job, period string) (store.Run, error) {
+	const op = "get run"
+	if err := s.enter(ctx, op); err != nil {
+		return store.Run{}, err
+	}
+	r, found, err := getRun(ctx, s.db, job, period)
+	if err != nil {
+		return store.Run{}, s.fail(ctx, op, err)
+	}
+	if !found {
+		return store.Run{}, fmt.Errorf("sqlite: run %s/%s: %w", job, period, store.ErrNotFound)
+	}
+	return r, nil
+}
+
+// SwapRun implements store.Store. The row, and for a fenced swap the
+// election token, are read, checked and written under the file's write lock
+// (BEGIN IMMEDIATE).
+func (s *Store) SwapRun(ctx context.Context, sw store.RunSwap) (store.Run, error) {
+	var out store.Run
+	err := s.write(ctx, "swap run", func(tx *sql.Tx) error {
+		r := sw.Run
+		cur, _, err := getRun(ctx, tx, r.Job, r.Period)
+		if err != nil {
+			return err
+		}
+		var electionToken uint64
+		if sw.Fenced {
+			rec, _, err := getRecord(ctx, tx, r.Job)
+			if err != nil {
+				return err
+			}
+			electionToken = rec.Token
+		}
+		if err := store.CheckRunSwap(cur, sw, electionToken); err != nil {
+			return err
+		}
+		if err := checkRun(r); err != nil {
+			return err
+		}
+		if r.Version, err = nextVersion(ctx, tx); err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx,
+			`INSERT INTO baton_runs (job, period, `+runCols+`)
+			 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+			 ON CONFLICT (job, period) DO UPDATE SET
+			   scheduled_ns = excluded.scheduled_ns, state = excluded.state, token = excluded.token,
+			   holder = excluded.holder, attempt = excluded.attempt, manual = excluded.manual,
+			   started_ns = excluded.started_ns, finished_ns = excluded.finished_ns,
+			   exit_code = excluded.exit_code, output = excluded.output, version = excluded.version`,
+			r.Job, r.Period, nsOf(r.Scheduled), string(r.State), int64(r.Token), r.Holder, r.Attempt, r.Manual,
+			nsOf(r.Started), nsOf(r.Finished), r.ExitCode, r.Output, r.Version)
+		if err != nil {
+			return err
+		}
+		// Return the row as a later GetRun reads it: times in UTC,
+		// without a monotonic clock reading.
+		r.Scheduled, r.Started, r.Finished = timeOf(nsOf(r.Scheduled)), timeOf(nsOf(r.Started)), timeOf(nsOf(r.Finished))
+		out = r
+		return nil
+	})
+	if err != nil {
+		return store.Run{}, err
+	}
+	return out, nil
+}
+
+// checkRun refuses values the file cannot hold.
+func checkRun(r store.Run) error {
+	if err := checkToken(fmt.Sprintf("run %s/%s", r.Job, r.Period), r.Token); err != nil {
+		return err
+	}
+	if err := checkTime("Scheduled", r.Scheduled); err != nil {
+		return err
+	}
+	if err := checkTime("Started", r.Started); err != nil {
+		return err
+	}
+	return checkTime("Finished", r.Finished)
+}
+
+// Runs implements store.Store.
+func (s *Store) Runs(ctx context.Context, job, after string, limit int) ([]store.Run, error) {
+	const op = "runs"
+	if err := s.enter(ctx, op); err != nil {
+		return nil, err
+	}
+	if limit <= 0 {
+		limit = -1 // SQLite: no limit
+	}
+	rows, err := s.db.QueryContext(ctx,
+		`SELECT period, `+runCols+` FROM baton_runs WHERE job = ? AND period > ? ORDER BY period LIMIT ?`,
+		job, after, limit)
+	if err != nil {
+		return nil, s.fail(ctx, op, err)
+	}
+	defer rows.Close()
+	var out []store.Run
+	for rows.Next() {
+		var period string
+		r, err := scanRun(scanFunc(func(dest ...any) error { return rows.Scan(append([]any{&period}, dest...)...) }))
+		if err != nil {
+			return nil, s.fail(ctx, op, err)
+		}
+		r.Job, r.Period = job, period
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, s.fail(ctx, op, err)
+	}
+	return out, nil
+}
+
+type scanFunc func(dest ...any) error
+
+func (f scanFunc) Scan(dest ...any) error { return f(dest...) }

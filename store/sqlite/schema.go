@@ -1,0 +1,141 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/batonhq/baton/store"
+)
+
+// SchemaVersion is the version of the baton tables this package reads and
+// writes. It is stored in the baton_meta table under the key
+// schema_version.
+const SchemaVersion = 1
+
+// schema creates the baton tables. Every statement is idempotent, so
+// processes racing to create a new file converge.
+//
+// baton_meta holds schema_version and last_version, the store-wide version
+// counter that every write raises (see nextVersion).
+var schema = []string{
+	`CREATE TABLE IF NOT EXISTS baton_meta (
+		key   TEXT PRIMARY KEY,
+		value INTEGER NOT NULL
+	) STRICT`,
+	`CREATE TABLE IF NOT EXISTS baton_election (
+		name        TEXT PRIMARY KEY,
+		holder      TEXT NOT NULL,
+		incarnation TEXT NOT NULL,
+		token       INTEGER NOT NULL CHECK (token >= 0),
+		lease_ns    INTEGER NOT NULL,
+		transfer    TEXT NOT NULL,
+		version     INTEGER NOT NULL,
+		updated_ns  INTEGER NOT NULL
+	) STRICT`,
+	`CREATE TABLE IF NOT EXISTS baton_election_log (
+		name        TEXT NOT NULL,
+		seq         INTEGER NOT NULL,
+		kind        TEXT NOT NULL,
+		holder      TEXT NOT NULL,
+		incarnation TEXT NOT NULL,
+		token       INTEGER NOT NULL,
+		transfer    TEXT NOT NULL,
+		time_ns     INTEGER NOT NULL,
+		PRIMARY KEY (name, seq)
+	) STRICT, WITHOUT ROWID`,
+	`CREATE TABLE IF NOT EXISTS baton_jobs (
+		name       TEXT PRIMARY KEY,
+		schedule   TEXT NOT NULL,
+		created_ns INTEGER NOT NULL
+	) STRICT`,
+	`CREATE TABLE IF NOT EXISTS baton_runs (
+		job          TEXT NOT NULL,
+		period       TEXT NOT NULL,
+		scheduled_ns INTEGER,
+		state        TEXT NOT NULL,
+		token        INTEGER NOT NULL CHECK (token >= 0),
+		holder       TEXT NOT NULL,
+		attempt      INTEGER NOT NULL,
+		manual       INTEGER NOT NULL,
+		started_ns   INTEGER,
+		finished_ns  INTEGER,
+		exit_code    INTEGER NOT NULL,
+		output       TEXT NOT NULL,
+		version      INTEGER NOT NULL,
+		PRIMARY KEY (job, period)
+	) STRICT`,
+	fmt.Sprintf(`INSERT INTO baton_meta (key, value) VALUES ('schema_version', %d), ('last_version', 0)
+		ON CONFLICT (key) DO NOTHING`, SchemaVersion),
+}
+
+// queryRower is what *sql.DB, *sql.Conn and *sql.Tx have in common.
+type queryRower interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// schemaVersion reads the baton schema version of the file; found is false
+// when the file has no baton_meta table (a new or foreign database).
+func schemaVersion(ctx context.Context, q queryRower) (version int64, found bool, err error) {
+	var n int
+	err = q.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'baton_meta'`).Scan(&n)
+	if err != nil || n == 0 {
+		return 0, false, err
+	}
+	err = q.QueryRowContext(ctx, `SELECT value FROM baton_meta WHERE key = 'schema_version'`).Scan(&version)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, true, nil
+	}
+	return version, true, err
+}
+
+// checkVersion refuses a schema version this package does not know.
+func (s *Store) checkVersion(version int64, found bool) error {
+	switch {
+	case !found || version == SchemaVersion:
+		return nil
+	case version > SchemaVersion:
+		return fmt.Errorf("sqlite: %w: %s has baton schema version %d, this baton supports version %d: open it with a newer baton", store.ErrSchema, s.path, version, SchemaVersion)
+	default:
+		return fmt.Errorf("sqlite: %w: %s has a baton_meta table with unknown schema version %d (this baton supports version %d): it was not written by baton", store.ErrSchema, s.path, version, SchemaVersion)
+	}
+}
+
+// init checks the file's schema version, switches the file to WAL and
+// creates the baton tables if they are missing. Nothing is written to a
+// file whose version is refused: the version is read before the journal
+// mode is changed, and read again under the write lock before the tables
+// are created.
+func (s *Store) init(ctx context.Context) error {
+	const op = "open"
+	version, found, err := schemaVersion(ctx, s.db)
+	if err != nil {
+		return s.fail(ctx, op, err)
+	}
+	if err := s.checkVersion(version, found); err != nil {
+		return err
+	}
+	var mode string
+	if err := s.db.QueryRowContext(ctx, `PRAGMA journal_mode = WAL`).Scan(&mode); err != nil {
+		return s.fail(ctx, op, err)
+	}
+	if mode != "wal" {
+		return fmt.Errorf("sqlite: open %s: %w: cannot switch to the WAL journal mode (SQLite kept %q); is the file on a network file system?", s.path, store.ErrUnavailable, mode)
+	}
+	return s.write(ctx, op, func(tx *sql.Tx) error {
+		version, found, err := schemaVersion(ctx, tx)
+		if err != nil {
+			return err
+		}
+		if err := s.checkVersion(version, found); err != nil {
+			return err
+		}
+		for _, stmt := range schema {
+			if _, err := tx.ExecContext(ctx, stmt); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}

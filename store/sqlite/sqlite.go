@@ -1,0 +1,344 @@
+package sqlite
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	driver "modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/batonhq/baton/fence"
+	"github.com/batonhq/baton/store"
+)
+
+var (
+	_ store.Store        = (*Store)(nil)
+	_ store.Watcher      = (*Store)(nil)
+	_ store.BatchSwapper = (*Store)(nil)
+)
+
+// MaxToken is the largest fencing token the sqlite store can hold: SQLite
+// integers are signed 64-bit. A swap carrying a larger token fails with
+// store.ErrInvalid.
+const MaxToken = math.MaxInt64
+
+// Defaults of the options.
+const (
+	// DefaultBusyTimeout is how long a call waits for another connection's
+	// write lock before it fails with store.ErrUnavailable.
+	DefaultBusyTimeout = 5 * time.Second
+	// DefaultWatchInterval is how often a watch polls the file for commits.
+	DefaultWatchInterval = 50 * time.Millisecond
+)
+
+// Store is a store.Store on one SQLite file. It is safe for concurrent use;
+// several Stores, in one process or in several, may share the same file.
+type Store struct {
+	db   *sql.DB
+	path string
+	cfg  config
+
+	closed    atomic.Bool
+	closeOnce sync.Once
+	done      chan struct{} // closed by Close: stops the watch poller
+	pollers   sync.WaitGroup
+	hub       hub
+}
+
+type config struct {
+	now           func() time.Time
+	busyTimeout   time.Duration
+	watchInterval time.Duration
+}
+
+// Option configures Open.
+type Option func(*config) error
+
+// WithTime sets the function the store reads its informational store time
+// (Record.Updated, Event.Time, Job.Created) from. The default is time.Now.
+func WithTime(now func() time.Time) Option {
+	return func(c *config) error {
+		if now == nil {
+			return fmt.Errorf("%w: sqlite.WithTime: now must not be nil", store.ErrInvalid)
+		}
+		c.now = now
+		return nil
+	}
+}
+
+// WithBusyTimeout sets how long a call waits for another connection's lock
+// on the file (SQLite's busy_timeout) before it fails with
+// store.ErrUnavailable. The default is DefaultBusyTimeout. It must be at
+// least one millisecond.
+func WithBusyTimeout(d time.Duration) Option {
+	return func(c *config) error {
+		if d < time.Millisecond {
+			return fmt.Errorf("%w: sqlite.WithBusyTimeout: busy timeout %v is below 1ms", store.ErrInvalid, d)
+		}
+		c.busyTimeout = d
+		return nil
+	}
+}
+
+// WithWatchInterval sets how often Watch polls the file for commits made by
+// other connections. The default is DefaultWatchInterval. It must be
+// positive.
+func WithWatchInterval(d time.Duration) Option {
+	return func(c *config) error {
+		if d <= 0 {
+			return fmt.Errorf("%w: sqlite.WithWatchInterval: interval %v is not positive", store.ErrInvalid, d)
+		}
+		c.watchInterval = d
+		return nil
+	}
+}
+
+// sqliteHeader starts every SQLite database file.
+var sqliteHeader = []byte("SQLite format 3\x00")
+
+// Open opens the store in the SQLite file at path, creating the file and the
+// baton tables if they do not exist yet. path is a file system path, not a
+// DSN. The file must be on a local file system (see the package doc).
+//
+// Open refuses, with an error wrapping store.ErrSchema and without writing
+// to the file, a file that is not an SQLite database and one whose baton
+// schema version is not the one this package supports. A SQLite database
+// with other tables and no baton tables is accepted: baton's tables, all
+// named baton_*, are created beside the others.
+//
+// ctx bounds the time Open takes; it is not retained.
+func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
+	if path == "" {
+		return nil, fmt.Errorf("sqlite: %w: empty path; give the store's file name, such as baton.db", store.ErrInvalid)
+	}
+	cfg := config{now: time.Now, busyTimeout: DefaultBusyTimeout, watchInterval: DefaultWatchInterval}
+	for _, o := range opts {
+		if err := o(&cfg); err != nil {
+			return nil, err
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: open %s: %w: %w", path, store.ErrUnavailable, err)
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
+	}
+	if err := sniff(abs); err != nil {
+		return nil, err
+	}
+	db, err := sql.Open("sqlite", dsn(abs, cfg))
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: open %s: %w", abs, err)
+	}
+	s := &Store{db: db, path: abs, cfg: cfg, done: make(chan struct{})}
+	s.hub.subs = map[*sub]struct{}{}
+	if err := s.init(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// dsn builds the driver's data source name: a file: URI (so that any file
+// name works, '?' included) with the connection settings every pooled
+// connection applies when it opens.
+func dsn(abs string, cfg config) string {
+	p := filepath.ToSlash(abs)
+	p = strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(p)
+	if !strings.HasPrefix(p, "/") {
+		p = "/" + p // Windows: file:/C:/dir/baton.db
+	}
+	ms := cfg.busyTimeout.Milliseconds()
+	return "file:" + p +
+		"?_busy_timeout=" + strconv.FormatInt(ms, 10) +
+		"&_synchronous=FULL" +
+		"&_txlock=immediate"
+}
+
+// sniff refuses a non-empty file that does not start with the SQLite header,
+// before SQLite itself ever opens it.
+func sniff(path string) error {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("sqlite: open %s: %w: %w", path, store.ErrUnavailable, err)
+	}
+	defer f.Close()
+	head := make([]byte, len(sqliteHeader))
+	n, err := io.ReadFull(f, head)
+	if n == 0 && (err == io.EOF || err == nil) {
+		return nil // an empty file is an empty database
+	}
+	if err != nil && err != io.ErrUnexpectedEOF {
+		return fmt.Errorf("sqlite: read %s: %w: %w", path, store.ErrUnavailable, err)
+	}
+	if !bytes.Equal(head[:n], sqliteHeader) || n < len(sqliteHeader) {
+		return fmt.Errorf("sqlite: %w: %s is not an SQLite database; baton left it untouched", store.ErrSchema, path)
+	}
+	return nil
+}
+
+// Close closes the store's connections and ends its watches. It does not
+// change any record. Calls after Close fail with store.ErrUnavailable.
+func (s *Store) Close() error {
+	var err error
+	s.closeOnce.Do(func() {
+		s.hub.mu.Lock() // orders the flag with Watch starting a poller
+		s.closed.Store(true)
+		s.hub.mu.Unlock()
+		close(s.done)
+		s.pollers.Wait()
+		s.hub.closeAll()
+		err = s.db.Close()
+	})
+	return err
+}
+
+// enter fails a call that cannot start: a closed store or a finished ctx.
+func (s *Store) enter(ctx context.Context, op string) error {
+	if s.closed.Load() {
+		return fmt.Errorf("sqlite: %s: %w: the store is closed", op, store.ErrUnavailable)
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("sqlite: %s: %w: %w", op, store.ErrUnavailable, err)
+	}
+	return nil
+}
+
+// fail classifies an error from the database: a finished ctx, a closed
+// store, a lock held beyond the busy timeout and any other failure to reach
+// a decision wrap store.ErrUnavailable; a file that is not a database or is
+// corrupt wraps store.ErrSchema. The driver's error stays in the chain.
+func (s *Store) fail(ctx context.Context, op string, err error) error {
+	if ctxErr := ctx.Err(); ctxErr != nil {
+		return fmt.Errorf("sqlite: %s: %w: %w", op, store.ErrUnavailable, ctxErr)
+	}
+	if s.closed.Load() {
+		return fmt.Errorf("sqlite: %s: %w: the store is closed", op, store.ErrUnavailable)
+	}
+	return classify(s.path, op, s.cfg.busyTimeout, err)
+}
+
+func classify(path, op string, busy time.Duration, err error) error {
+	var se *driver.Error
+	if errors.As(err, &se) {
+		switch se.Code() & 0xff {
+		case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
+			return fmt.Errorf("sqlite: %s: %w: %s is locked by another connection (busy timeout %v): %w", op, store.ErrUnavailable, path, busy, err)
+		case sqlite3.SQLITE_NOTADB, sqlite3.SQLITE_CORRUPT:
+			return fmt.Errorf("sqlite: %s: %w: %s is not a usable SQLite database: %w", op, store.ErrSchema, path, err)
+		}
+	}
+	return fmt.Errorf("sqlite: %s: %w: %s: %w", op, store.ErrUnavailable, path, err)
+}
+
+// decided reports whether err is a decision of the contract (conflict,
+// invalid request, stale token, not found) rather than a database failure.
+func decided(err error) bool {
+	return errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrInvalid) ||
+		errors.Is(err, store.ErrNotFound) || errors.Is(err, fence.ErrStaleToken) ||
+		errors.Is(err, store.ErrSchema)
+}
+
+// write runs fn in one BEGIN IMMEDIATE transaction: the write lock on the
+// file is taken before fn reads anything, so a read-check-write in fn cannot
+// interleave with another connection's, in this process or another. If fn
+// returns an error the transaction is rolled back and nothing is written.
+func (s *Store) write(ctx context.Context, op string, fn func(tx *sql.Tx) error) error {
+	if err := s.enter(ctx, op); err != nil {
+		return err
+	}
+	tx, err := s.db.BeginTx(ctx, nil) // BEGIN IMMEDIATE: the DSN sets _txlock=immediate
+	if err != nil {
+		return s.fail(ctx, op, err)
+	}
+	if err := fn(tx); err != nil {
+		tx.Rollback()
+		if decided(err) {
+			return err
+		}
+		return s.fail(ctx, op, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return s.fail(ctx, op, err)
+	}
+	return nil
+}
+
+// nextVersion takes the next value of the store-wide version counter. A
+// version is never reused, across names and tables.
+func nextVersion(ctx context.Context, tx *sql.Tx) (int64, error) {
+	var v int64
+	err := tx.QueryRowContext(ctx, `UPDATE baton_meta SET value = value + 1 WHERE key = 'last_version' RETURNING value`).Scan(&v)
+	return v, err
+}
+
+// Time conversion: times are stored as integer Unix nanoseconds, UTC; the
+// zero time.Time is stored as NULL.
+
+var (
+	minTime = time.Unix(0, math.MinInt64)
+	maxTime = time.Unix(0, math.MaxInt64)
+)
+
+func checkTime(field string, t time.Time) error {
+	if !t.IsZero() && (t.Before(minTime) || t.After(maxTime)) {
+		return fmt.Errorf("%w: %s %v is outside the years 1678-2262 the sqlite store can hold", store.ErrInvalid, field, t)
+	}
+	return nil
+}
+
+func nsOf(t time.Time) sql.NullInt64 {
+	if t.IsZero() {
+		return sql.NullInt64{}
+	}
+	return sql.NullInt64{Int64: t.UnixNano(), Valid: true}
+}
+
+func timeOf(ns sql.NullInt64) time.Time {
+	if !ns.Valid {
+		return time.Time{}
+	}
+	return time.Unix(0, ns.Int64).UTC()
+}
+
+// nsScanner scans a nullable integer of Unix nanoseconds into a time.Time.
+type nsScanner struct{ t *time.Time }
+
+func (n nsScanner) Scan(v any) error {
+	var ns sql.NullInt64
+	if err := ns.Scan(v); err != nil {
+		return err
+	}
+	*n.t = timeOf(ns)
+	return nil
+}
+
+// now returns the store time, truncated to what a round trip through the
+// file preserves, so that a returned record equals the stored one.
+func (s *Store) now() time.Time {
+	return time.Unix(0, s.cfg.now().UnixNano()).UTC()
+}
+
+func checkToken(what string, token uint64) error {
+	if token > MaxToken {
+		return fmt.Errorf("%w: %s token %d is above %d, the largest the sqlite store can hold", store.ErrInvalid, what, token, uint64(MaxToken))
+	}
+	return nil
+}
