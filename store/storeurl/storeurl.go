@@ -1,0 +1,55 @@
+// Package storeurl opens a store from a URL, for programs that let their
+// operators choose the backend: the baton command, the drill, a service's
+// configuration file. It links every backend; a program that uses one
+// backend can import that backend's package alone instead.
+//
+// The forms:
+//
+//	sqlite:PATH                  an SQLite file on this host (the default: sqlite:baton.db)
+//	mem:                         an in-process store, gone when the process ends (tests)
+package storeurl
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/store/memstore"
+	"github.com/batonhq/baton/store/sqlite"
+)
+
+// Default is the store URL used when none is given.
+const Default = "sqlite:baton.db"
+
+// ErrURL is wrapped by every error about the form of a store URL, as
+// opposed to a store that could not be reached or read.
+var ErrURL = errors.New("bad store URL")
+
+const forms = "use sqlite:PATH, or mem: for a throwaway in-process store"
+
+// Open opens the store named by rawURL.
+func Open(ctx context.Context, rawURL string) (store.Store, error) {
+	scheme, rest, ok := strings.Cut(rawURL, ":")
+	if !ok || scheme == "" {
+		return nil, fmt.Errorf("%w %q: no scheme; %s", ErrURL, rawURL, forms)
+	}
+	switch strings.ToLower(scheme) {
+	case "mem":
+		if rest != "" {
+			return nil, fmt.Errorf("%w %q: mem: takes nothing after the colon", ErrURL, rawURL)
+		}
+		return memstore.New(), nil
+	case "sqlite", "sqlite3", "file":
+		if strings.HasPrefix(rest, "//") {
+			return nil, fmt.Errorf("%w %q: write sqlite:PATH (e.g. sqlite:/var/lib/baton.db), not sqlite://", ErrURL, rawURL)
+		}
+		if rest == "" {
+			return nil, fmt.Errorf("%w %q: no file path after sqlite:", ErrURL, rawURL)
+		}
+		return sqlite.Open(ctx, rest)
+	default:
+		return nil, fmt.Errorf("%w %q: unknown scheme %q; %s", ErrURL, rawURL, scheme, forms)
+	}
+}
