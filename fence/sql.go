@@ -121,7 +121,9 @@ func CreateTable(ctx context.Context, db Execer, d Dialect) error {
 //
 // Tokens are stored as signed 64-bit integers; a token above math.MaxInt64
 // returns an error wrapping ErrInvalidToken. Token 0 and an empty name are
-// refused too. The table must exist (see CreateTable).
+// refused too. The table must exist (see CreateTable). If ctx ends while
+// CheckTx waits for a lock or runs, it returns an error wrapping ctx's
+// error, and the caller rolls tx back as for any other error.
 //
 // Concurrency. The statement is a single upsert,
 //
@@ -134,7 +136,10 @@ func CreateTable(ctx context.Context, db Execer, d Dialect) error {
 // With PostgreSQL, READ COMMITTED (the default) is enough: the upsert locks
 // the name's row and evaluates its WHERE against the latest committed token,
 // so a concurrent transaction with another token for the same name waits for
-// tx to end and then sees its outcome. At REPEATABLE READ or SERIALIZABLE,
+// tx to end and then sees its outcome (the same holds for two transactions
+// that insert a name not stored yet: the second waits on the primary key).
+// The row lock is held until tx ends, so fenced transactions of one name
+// run one at a time from their CheckTx on. At REPEATABLE READ or SERIALIZABLE,
 // such a transaction fails with a serialization error instead, and the caller
 // retries it.
 //
