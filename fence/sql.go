@@ -122,8 +122,9 @@ func CreateTable(ctx context.Context, db Execer, d Dialect) error {
 // Tokens are stored as signed 64-bit integers; a token above math.MaxInt64
 // returns an error wrapping ErrInvalidToken. Token 0 and an empty name are
 // refused too. The table must exist (see CreateTable). If ctx ends while
-// CheckTx waits for a lock or runs, it returns an error wrapping ctx's
-// error, and the caller rolls tx back as for any other error.
+// CheckTx waits for a lock or runs, the driver abandons the statement and
+// CheckTx returns an error (whether it wraps ctx's error depends on the
+// driver); the caller rolls tx back as for any other error.
 //
 // Concurrency. The statement is a single upsert,
 //
