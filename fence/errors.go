@@ -6,3 +6,13 @@ import "errors"
 // highest token the resource has already accepted for the same name. Nothing
 // of the rejected work is applied.
 var ErrStaleToken = errors.New("stale fencing token: a newer leader has already written")
+
+// ErrInvalidToken is returned for a fencing token that can never be accepted:
+// zero (no election hands it out), not a decimal number, or too large for
+// the resource to store. Nothing was checked, raised or applied.
+var ErrInvalidToken = errors.New("invalid fencing token")
+
+// ErrNoFence is returned when work carries no fence at all: an empty name, or
+// a missing header or environment variable. Nothing was checked, raised or
+// applied.
+var ErrNoFence = errors.New("no fencing name or token supplied")

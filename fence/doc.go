@@ -1,0 +1,62 @@
+// Package fence is the resource side of baton: it decides whose work is
+// accepted, where an election only decides who believes it is the leader.
+//
+// Every term an election grants carries a fencing token, raised by one on
+// every change of leader and never lowered. The leader sends its token with
+// every piece of work. The protected resource keeps the highest token it has
+// accepted per name and accepts work only if its token is at least that
+// high, raising the highest to it, atomically with the work. Work with a
+// lower token comes from a deposed leader: it gets an error wrapping
+// ErrStaleToken, and nothing of it is applied.
+//
+// # Why election alone is not enough
+//
+// An election cannot stop a leader that is paused. A process can check that
+// its term is valid, then stop (a long garbage-collection pause, SIGSTOP, a
+// frozen virtual machine, a slow disk) past the end of its lease while
+// another node is elected, and then wake up and act, believing it still
+// leads. No lease, clock margin or Valid() check closes that gap, because the
+// pause can fall between the check and the act. Only the resource can refuse
+// the late work, and only if it can tell the old leader from the new one:
+// that is the token. Election alone keeps two nodes from holding a valid
+// lease at the same time; it cannot keep a node from acting on a lease that
+// has since run out. Fencing does.
+//
+// # The forms
+//
+//   - Guard, for a resource that is a Go process: Do runs a function only
+//     for a current token, under a lock per name.
+//   - CheckTx, for a SQL database (SQLite, PostgreSQL): one upsert in the
+//     caller's own transaction, so that the check commits or rolls back
+//     with the work.
+//   - Middleware and SetHeaders, for an HTTP service: the token travels in
+//     the Baton-Token request header and a Guard checks it.
+//   - Env and FromEnv, for a command started by `baton run`: the name and
+//     token travel in environment variables, and the command passes them on
+//     to the resources it writes.
+//
+// # What it guarantees
+//
+// For one name and one fenced resource: once work with token t has been
+// applied, no work with a token below t is applied afterwards; work with
+// equal tokens is accepted repeatedly (a leader does many writes in one
+// term). The check and the work are atomic, so work that passed the check is
+// never overtaken in between by a newer leader's work.
+//
+// # What it does not guarantee
+//
+//   - Atomicity reaches only as far as the check's own lock or transaction.
+//     A Guard fences only what runs inside its Do (or behind its
+//     Middleware) in this process; CheckTx fences only what commits in the
+//     same transaction. Work done elsewhere, or before the check, is not
+//     fenced: Guard.Check alone, followed by a separate effect, leaves a gap.
+//   - A Guard keeps its highest tokens in memory; after a restart it accepts
+//     any token until it sees a new one. CheckTx keeps them in the database.
+//   - Tokens are not authenticated. A forged high token shuts out the real
+//     leader until the election reaches it.
+//   - Fencing does not make work exactly-once. A leader deposed after its
+//     work was applied but before it recorded that fact leaves the new
+//     leader to find out; baton's run ledger does that.
+//   - Separate resources are fenced separately; a fence does not make work
+//     across two resources atomic.
+package fence

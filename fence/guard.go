@@ -1,0 +1,117 @@
+package fence
+
+import (
+	"fmt"
+	"sync"
+	"sync/atomic"
+)
+
+// Guard fences a resource that lives in this Go process: it keeps the
+// highest token it has accepted per name and runs work only for a token at
+// least that high.
+//
+// A Guard is safe for concurrent use. The zero Guard is ready to use;
+// NewGuard exists for symmetry with the other constructors. A Guard must not
+// be copied after first use. It keeps one small entry per name it has seen
+// and never forgets one, which suits the handful of names an election serves.
+//
+// The highest tokens live in memory only: a restarted process starts again
+// from zero and accepts any token. A resource that must stay fenced across
+// restarts keeps its highest token durably, in the same transaction as its
+// data (see CheckTx).
+type Guard struct {
+	mu    sync.Mutex
+	names map[string]*slot
+}
+
+// slot is the state of one name. mu serialises the check with the work of Do;
+// highest is written only with mu held and read without it by Highest.
+type slot struct {
+	mu      sync.Mutex
+	highest atomic.Uint64
+}
+
+// NewGuard returns an empty Guard: every name starts with highest 0, so the
+// first token presented for a name is accepted.
+func NewGuard() *Guard {
+	return &Guard{}
+}
+
+// slot returns the state of name, creating it on first use.
+func (g *Guard) slot(name string) *slot {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	s := g.names[name]
+	if s == nil {
+		if g.names == nil {
+			g.names = make(map[string]*slot)
+		}
+		s = &slot{}
+		g.names[name] = s
+	}
+	return s
+}
+
+// Do runs fn only if token is at least the highest token accepted for name,
+// and raises the highest to token if fn returns nil.
+//
+// The check, fn and the raise happen under a lock held per name, so no other
+// Do or Check on the same name runs in between: the check and fn's effect are
+// atomic with respect to every other caller of this Guard. Do calls on
+// different names run in parallel.
+//
+// If token is stale, Do returns an error wrapping ErrStaleToken that names
+// the name, the token and the highest, and fn is not called. If fn returns an
+// error, Do returns it unchanged and the highest is not raised: fn must then
+// have applied nothing, as with a rolled-back transaction. If fn panics, the
+// lock is released, the highest is not raised, and the panic continues.
+// Raising only on success means that a failed attempt by a new leader does
+// not yet shut out the old one: the old leader's work is still accepted until
+// the new leader's first work is applied, and never after it, exactly as if
+// the new leader had not started yet.
+//
+// fn runs while the lock for name is held; it must not call Do or Check on
+// the same Guard and name, or it deadlocks.
+func (g *Guard) Do(name string, token uint64, fn func() error) error {
+	if err := validate(name, token); err != nil {
+		return err
+	}
+	s := g.slot(name)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if h := s.highest.Load(); token < h {
+		return staleError(name, token, h)
+	}
+	if err := fn(); err != nil {
+		return err
+	}
+	s.highest.Store(token)
+	return nil
+}
+
+// Check accepts token for name if it is at least the highest accepted so
+// far, and raises the highest to token; otherwise it returns an error
+// wrapping ErrStaleToken and changes nothing. It is Do with no work: use it
+// when the effect cannot go inside Do, knowing that then nothing stops a
+// newer token from being accepted between the Check and the effect.
+func (g *Guard) Check(name string, token uint64) error {
+	return g.Do(name, token, func() error { return nil })
+}
+
+// Highest returns the highest token accepted for name, or 0 if none has
+// been. It does not wait for a Do in progress on name; it returns the value
+// from before that Do.
+func (g *Guard) Highest(name string) uint64 {
+	g.mu.Lock()
+	s := g.names[name]
+	g.mu.Unlock()
+	if s == nil {
+		return 0
+	}
+	return s.highest.Load()
+}
+
+// staleError is the error for a token below the highest accepted.
+func staleError(name string, token, highest uint64) error {
+	return fmt.Errorf("%w: name %q, token %d, highest %d", ErrStaleToken, name, token, highest)
+}

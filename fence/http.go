@@ -1,0 +1,80 @@
+package fence
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+)
+
+// The request headers that carry a fence, as set by SetHeaders and read by
+// Middleware. The token is in decimal.
+const (
+	HeaderName  = "Baton-Name"
+	HeaderToken = "Baton-Token"
+)
+
+// SetHeaders sets the fence headers of req to name and token, replacing any
+// that were there.
+func SetHeaders(req *http.Request, name string, token uint64) {
+	req.Header.Set(HeaderName, name)
+	req.Header.Set(HeaderToken, strconv.FormatUint(token, 10))
+}
+
+// Middleware fences an HTTP service with g. For each request it reads the
+// name and token from the HeaderName and HeaderToken headers and serves the
+// request with next only if the token is current for the name, as Guard.Do
+// does: next runs under g's lock for that name, and g's highest token for
+// the name is raised when next returns (whatever status it wrote; a
+// handler that panics raises nothing).
+//
+// A request with a stale token gets 409 Conflict and a one-line body naming
+// the name, the token and the highest; next is not called. A request with a
+// missing or empty name, or a missing, malformed or zero token, gets 400 Bad
+// Request; next is not called.
+//
+// What it does not guarantee: the check and next's effect are atomic only
+// with respect to other requests served through the same Guard in this
+// process. Another replica of the service, another Guard, or a path to the
+// same data that bypasses this middleware is not fenced by it, and the
+// highest tokens are lost when the process restarts. When the effect is a
+// write to a database, fence it in the database instead (CheckTx), in the
+// same transaction as the write. The headers are not authenticated: a client
+// that sends a token higher than any election has issued shuts out the real
+// leader until the election catches up.
+//
+// Requests for one name are served one at a time, including the time next
+// takes; requests for different names are served in parallel.
+func Middleware(g *Guard, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		name, token, err := fromHeaders(r.Header)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		err = g.Do(name, token, func() error {
+			next.ServeHTTP(w, r)
+			return nil
+		})
+		switch {
+		case err == nil:
+		case errors.Is(err, ErrStaleToken):
+			http.Error(w, err.Error(), http.StatusConflict)
+		default:
+			http.Error(w, err.Error(), http.StatusBadRequest)
+		}
+	})
+}
+
+// fromHeaders reads a fence from request headers.
+func fromHeaders(h http.Header) (string, uint64, error) {
+	name := h.Get(HeaderName)
+	if name == "" {
+		return "", 0, fmt.Errorf("%w: header %s is missing or empty", ErrNoFence, HeaderName)
+	}
+	token, err := parseToken("header "+HeaderToken, h.Get(HeaderToken))
+	if err != nil {
+		return "", 0, err
+	}
+	return name, token, nil
+}

@@ -1,0 +1,187 @@
+package fence
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"math"
+	"regexp"
+)
+
+// DefaultTable is the name of the table that CheckTx and CreateTable use
+// unless a Dialect says otherwise.
+const DefaultTable = "baton_fence"
+
+// Dialect tells CheckTx and CreateTable how to speak to one kind of SQL
+// database. Use SQLite or Postgres, optionally with another table name from
+// WithTable. The zero Dialect is not usable.
+type Dialect struct {
+	name    string
+	table   string
+	upsert  string // insert or raise the token; affects 1 row if accepted, 0 if stale
+	highest string // read the stored token of a name
+	create  string // create the table if it does not exist
+}
+
+// The supported dialects, using DefaultTable.
+var (
+	// SQLite uses ? placeholders and an INTEGER token column. It needs
+	// SQLite 3.24 or later (upsert).
+	SQLite = newDialect("sqlite", DefaultTable)
+	// Postgres uses $1 placeholders and a BIGINT token column. It needs
+	// PostgreSQL 9.5 or later (ON CONFLICT).
+	Postgres = newDialect("postgres", DefaultTable)
+)
+
+func newDialect(name, table string) Dialect {
+	p1, p2 := "?", "?"
+	tokenType, tableOpts := "INTEGER", " WITHOUT ROWID"
+	if name == "postgres" {
+		p1, p2 = "$1", "$2"
+		tokenType, tableOpts = "BIGINT", ""
+	}
+	return Dialect{
+		name:  name,
+		table: table,
+		upsert: "INSERT INTO " + table + " (name, token) VALUES (" + p1 + ", " + p2 + ")" +
+			" ON CONFLICT (name) DO UPDATE SET token = excluded.token" +
+			" WHERE " + table + ".token <= excluded.token",
+		highest: "SELECT token FROM " + table + " WHERE name = " + p1,
+		create: "CREATE TABLE IF NOT EXISTS " + table +
+			" (name TEXT PRIMARY KEY, token " + tokenType + " NOT NULL)" + tableOpts,
+	}
+}
+
+// identifier is what WithTable accepts as a table name: a plain SQL
+// identifier that needs no quoting in either dialect.
+var identifier = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,62}$`)
+
+// WithTable returns d using table instead of DefaultTable. The name must be
+// a plain identifier (letters, digits and underscores, not starting with a
+// digit, at most 63 characters); it is put into statements unquoted, so it
+// is folded to lower case by PostgreSQL. To use another schema, set the
+// search path of the connection.
+func (d Dialect) WithTable(table string) (Dialect, error) {
+	if err := d.check(); err != nil {
+		return Dialect{}, err
+	}
+	if !identifier.MatchString(table) {
+		return Dialect{}, fmt.Errorf("fence: Dialect.WithTable: table %q is not a plain SQL identifier", table)
+	}
+	return newDialect(d.name, table), nil
+}
+
+// String returns the dialect's name and table, such as "sqlite:baton_fence".
+func (d Dialect) String() string {
+	if d.name == "" {
+		return "<zero Dialect>"
+	}
+	return d.name + ":" + d.table
+}
+
+func (d Dialect) check() error {
+	if d.name == "" {
+		return errors.New("fence: zero Dialect: use fence.SQLite or fence.Postgres")
+	}
+	return nil
+}
+
+// Execer is what CreateTable needs: *sql.DB, *sql.Conn and *sql.Tx all
+// implement it.
+type Execer interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}
+
+// CreateTable creates d's fence table if it does not exist yet: one row per
+// name, holding the highest token accepted for it. It never changes an
+// existing table.
+func CreateTable(ctx context.Context, db Execer, d Dialect) error {
+	if err := d.check(); err != nil {
+		return err
+	}
+	if _, err := db.ExecContext(ctx, d.create); err != nil {
+		return fmt.Errorf("fence: create table %s: %w", d.table, err)
+	}
+	return nil
+}
+
+// CheckTx fences the caller's transaction tx: it accepts token for name if
+// it is at least the highest token stored for name, and raises the stored
+// token to it, as a write in tx. The check becomes durable, and the work
+// fenced, only when the caller commits tx, together with the rest of the
+// work done in tx.
+//
+// If token is stale, CheckTx returns an error wrapping ErrStaleToken that
+// names the name, the token and the highest stored. On that error and on
+// every other error the caller must roll tx back and commit nothing of the
+// work: that is what keeps a stale leader's work from being applied. Call
+// CheckTx before the work in tx, so that a stale leader does no work at all,
+// though calling it anywhere before the commit is equally safe.
+//
+// Tokens are stored as signed 64-bit integers; a token above math.MaxInt64
+// returns an error wrapping ErrInvalidToken. Token 0 and an empty name are
+// refused too. The table must exist (see CreateTable). If ctx ends while
+// CheckTx waits for a lock or runs, the driver abandons the statement and
+// CheckTx returns an error (whether it wraps ctx's error depends on the
+// driver); the caller rolls tx back as for any other error.
+//
+// Concurrency. The statement is a single upsert,
+//
+//	INSERT INTO baton_fence (name, token) VALUES (?, ?)
+//	ON CONFLICT (name) DO UPDATE SET token = excluded.token
+//	WHERE baton_fence.token <= excluded.token
+//
+// which affects one row if the token is accepted and none if it is stale.
+//
+// With PostgreSQL, READ COMMITTED (the default) is enough: the upsert locks
+// the name's row and evaluates its WHERE against the latest committed token,
+// so a concurrent transaction with another token for the same name waits for
+// tx to end and then sees its outcome (the same holds for two transactions
+// that insert a name not stored yet: the second waits on the primary key).
+// The row lock is held until tx ends, so fenced transactions of one name
+// run one at a time from their CheckTx on. At REPEATABLE READ or SERIALIZABLE,
+// such a transaction fails with a serialization error instead, and the caller
+// retries it.
+//
+// With SQLite, only one transaction writes at a time, so the check is atomic
+// with the work. Open the database with the modernc.org/sqlite DSN parameter
+// _txlock=immediate, so that every transaction takes the write lock at BEGIN
+// (BEGIN IMMEDIATE), and set a busy timeout (for example
+// _pragma=busy_timeout(5000)). With the default deferred transactions, a
+// transaction that has read before calling CheckTx can fail with
+// SQLITE_BUSY when another connection writes first.
+func CheckTx(ctx context.Context, tx *sql.Tx, d Dialect, name string, token uint64) error {
+	if err := d.check(); err != nil {
+		return err
+	}
+	if tx == nil {
+		return errors.New("fence: CheckTx: nil transaction")
+	}
+	if err := validate(name, token); err != nil {
+		return err
+	}
+	if token > math.MaxInt64 {
+		return fmt.Errorf("%w: token %d for %q is above %d, the largest a SQL BIGINT holds", ErrInvalidToken, token, name, int64(math.MaxInt64))
+	}
+	res, err := tx.ExecContext(ctx, d.upsert, name, int64(token))
+	if err != nil {
+		return fmt.Errorf("fence: check %q at token %d: %w", name, token, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return fmt.Errorf("fence: check %q at token %d: rows affected: %w", name, token, err)
+	}
+	switch n {
+	case 1:
+		return nil
+	case 0:
+		var highest int64
+		if err := tx.QueryRowContext(ctx, d.highest, name).Scan(&highest); err != nil {
+			return fmt.Errorf("%w: name %q, token %d (reading the highest: %v)", ErrStaleToken, name, token, err)
+		}
+		return staleError(name, token, uint64(highest))
+	default:
+		return fmt.Errorf("fence: check %q at token %d: %d rows affected, want 0 or 1: is name the primary key of %s?", name, token, n, d.table)
+	}
+}
