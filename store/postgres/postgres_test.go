@@ -3,6 +3,7 @@ package postgres_test
 import (
 	"context"
 	"errors"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -17,13 +18,13 @@ import (
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
 
-func testCtx(t *testing.T) context.Context {
+func testCtx(t testing.TB) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	t.Cleanup(cancel)
 	return ctx
 }
 
-func open(t *testing.T, url string) *postgres.Store {
+func open(t testing.TB, url string) *postgres.Store {
 	t.Helper()
 	s, err := postgres.Open(testCtx(t), url)
 	if err != nil {
@@ -42,9 +43,22 @@ func TestConformance(t *testing.T) {
 // The suite again, in a schema named by the URL.
 func TestConformanceOtherSchema(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) func() store.Store {
-		url := pgtest.Start(t) + "&schema=elections"
+		url := withParam(t, pgtest.Start(t), "schema", "elections")
 		return func() store.Store { return open(t, url) }
 	})
+}
+
+// withParam returns rawURL with the query parameter key set to value.
+func withParam(t testing.TB, rawURL, key, value string) string {
+	t.Helper()
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	q.Set(key, value)
+	u.RawQuery = q.Encode()
+	return u.String()
 }
 
 func acquire(name, node string, token uint64) store.Record {
@@ -122,13 +136,13 @@ func TestSchemaVersionRefused(t *testing.T) {
 func TestForeignSchemaRefused(t *testing.T) {
 	url := pgtest.Start(t)
 	superExec(t, url, `CREATE SCHEMA app; CREATE TABLE app.invoices (id int)`)
-	_, err := postgres.Open(testCtx(t), url+"&schema=app")
+	_, err := postgres.Open(testCtx(t), withParam(t, url, "schema", "app"))
 	if !errors.Is(err, store.ErrSchema) {
 		t.Fatalf("Open on a schema of other tables = %v, want ErrSchema", err)
 	}
 	// An existing empty schema is fine.
 	superExec(t, url, `CREATE SCHEMA empty`)
-	open(t, url+"&schema=empty").Close()
+	open(t, withParam(t, url, "schema", "empty")).Close()
 }
 
 func TestConcurrentFirstOpen(t *testing.T) {
@@ -187,7 +201,7 @@ func TestRunFieldsRoundTrip(t *testing.T) {
 func TestTerminatedSession(t *testing.T) {
 	srv := pgtest.Shared(t)
 	url := pgtest.Start(t)
-	s := open(t, url+"&pool_max_conns=1&application_name=baton_terminate_test")
+	s := open(t, withParam(t, withParam(t, url, "pool_max_conns", "1"), "application_name", "baton_terminate_test"))
 	defer s.Close()
 	rec, err := s.Swap(testCtx(t), store.Swap{Record: acquire("k", "n1", 1), Event: store.Acquired})
 	if err != nil {
