@@ -267,15 +267,14 @@ func (s *Store) Get(ctx context.Context, name string) (store.Record, error) {
 	return rec, nil
 }
 
-// precheck applies the rules of store.CheckSwap that depend only on the
-// request (the ones that depend on the current record are applied by the
-// swap function in the database and reported by swapResult), and the
-// limits of the column types.
+// precheck refuses what must not reach the database: an empty name (with
+// store.CheckSwap's error, which checks the name before anything else) and
+// a token that does not fit in a bigint. The other rules of CheckSwap
+// depend on the current record: the swap function applies them in the
+// database and swapResult reports them with CheckSwap itself.
 func precheck(sw store.Swap) error {
-	// A current record at the expected version with token 0 passes the
-	// version and token rules, so only the request's own rules can fail.
-	if err := store.CheckSwap(store.Record{Version: sw.Expect}, sw); err != nil {
-		return err
+	if sw.Record.Name == "" {
+		return store.CheckSwap(store.Record{}, sw)
 	}
 	if sw.Record.Token > math.MaxInt64 {
 		return fmt.Errorf("%w: token %d of %q does not fit in a bigint", store.ErrInvalid, sw.Record.Token, sw.Record.Name)

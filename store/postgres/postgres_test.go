@@ -402,3 +402,41 @@ func TestWatchAfterClose(t *testing.T) {
 		t.Fatalf("Get on a closed store: %v, want ErrUnavailable", err)
 	}
 }
+
+// The database applies store.CheckSwap's rules in the same order: a version
+// mismatch is a conflict before anything else.
+func TestSwapErrorsMatchCheckSwap(t *testing.T) {
+	s := open(t, pgtest.Start(t))
+	defer s.Close()
+	ctx := testCtx(t)
+	rec, err := s.Swap(ctx, store.Swap{Record: acquire("e", "n1", 2), Event: store.Acquired})
+	if err != nil {
+		t.Fatal(err)
+	}
+	freeWithInc := store.Record{Name: "e", Incarnation: "x", Token: 2}
+	for _, tc := range []struct {
+		name string
+		sw   store.Swap
+	}{
+		{"free with incarnation", store.Swap{Expect: rec.Version, Record: freeWithInc}},
+		{"free with incarnation, wrong version", store.Swap{Expect: rec.Version + 1, Record: freeWithInc}},
+		{"new free with incarnation", store.Swap{Record: store.Record{Name: "new", Incarnation: "x"}}},
+		{"new, expected to exist", store.Swap{Expect: 5, Record: acquire("new", "n1", 1)}},
+		{"token back", store.Swap{Expect: rec.Version, Record: acquire("e", "n2", 1)}},
+		{"token back, wrong version", store.Swap{Expect: rec.Version + 1, Record: acquire("e", "n2", 1)}},
+		{"empty name", store.Swap{Record: store.Record{}}},
+	} {
+		cur, _ := s.Get(ctx, tc.sw.Record.Name)
+		want := store.CheckSwap(cur, tc.sw)
+		_, err := s.Swap(ctx, tc.sw)
+		if want == nil || err == nil || err.Error() != want.Error() {
+			t.Errorf("%s: got %v, want %v", tc.name, err, want)
+		}
+	}
+	if got, _ := s.Get(ctx, "e"); got.Version != rec.Version {
+		t.Fatalf("refused swaps changed the record: %+v", got)
+	}
+	if _, err := s.Get(ctx, "new"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("a refused create wrote a record: %v", err)
+	}
+}

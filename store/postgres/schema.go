@@ -38,7 +38,8 @@ const SchemaVersion = 1
 //
 // swap() is the whole of a record compare-and-swap, so that a renewal is
 // one statement and one round trip: it locks the record, applies the write
-// only if the version matches and the token does not go back, appends the
+// only if the version matches, the token does not go back and a free record
+// has no incarnation (the rules of store.CheckSwap), appends the
 // log event and notifies, and returns whether it applied together with the
 // record it compared against (or the new one). The Go side builds the
 // refusal error from that record with store.CheckSwap.
@@ -99,7 +100,11 @@ func ddl(q, channel string) []string {
 			rec ` + q + `.election%ROWTYPE;
 		BEGIN
 			SELECT * INTO cur FROM ` + q + `.election e WHERE e.name = p_name FOR UPDATE;
-			IF NOT FOUND THEN
+			IF p_holder = '' AND p_incarnation <> '' THEN
+				-- A free record with an incarnation: refused, reported
+				-- by store.CheckSwap after its version and token rules.
+				NULL;
+			ELSIF NOT FOUND THEN
 				IF p_expect = 0 THEN
 					INSERT INTO ` + q + `.election AS e
 						(name, holder, incarnation, token, lease_ns, transfer, version, updated)
