@@ -155,12 +155,21 @@ func Open(ctx context.Context, rawURL string, opts ...Option) (*Store, error) {
 func parseURL(rawURL string) (connURL, schema string, err error) {
 	u, err := url.Parse(rawURL)
 	if err != nil {
-		return "", "", fmt.Errorf("store URL: %w", err)
+		// url.Error quotes the whole URL, password included: keep only
+		// the reason.
+		var uerr *url.Error
+		if errors.As(err, &uerr) {
+			err = uerr.Err
+		}
+		return "", "", fmt.Errorf("store URL cannot be parsed: %w", err)
 	}
 	if u.Scheme != "postgres" && u.Scheme != "postgresql" {
 		return "", "", fmt.Errorf("store URL %q: scheme must be postgres or postgresql", u.Redacted())
 	}
-	params := u.Query()
+	params, err := url.ParseQuery(u.RawQuery)
+	if err != nil {
+		return "", "", fmt.Errorf("store URL parameters cannot be parsed: %w", err)
+	}
 	schema = DefaultSchema
 	if params.Has("schema") {
 		schema = params.Get("schema")

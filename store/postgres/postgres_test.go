@@ -73,10 +73,15 @@ func TestOpenRejectsBadURLs(t *testing.T) {
 		"postgres://u@127.0.0.1:1/db?schema=",
 		"postgres://u@127.0.0.1:1/db?schema=a&schema=b",
 		"postgres://u@127.0.0.1:1/db?schema=" + strings.Repeat("x", 58),
+		"postgres://u:secret@127.0.0.1:1/db?schema=%zz",
+		"postgres://u:secret@127.0.0.1:port/db",
 	} {
 		_, err := postgres.Open(context.Background(), url)
 		if !errors.Is(err, store.ErrInvalid) {
 			t.Errorf("Open(%q) = %v, want ErrInvalid", url, err)
+		}
+		if err != nil && strings.Contains(err.Error(), "secret") {
+			t.Errorf("Open(%q) error shows the password: %v", url, err)
 		}
 	}
 }
