@@ -354,6 +354,9 @@ func (s *Store) unavailable(ctx, cctx context.Context, op string, err error) err
 	switch {
 	case ctx.Err() != nil:
 		return fmt.Errorf("etcd %s: %w: %w", op, store.ErrUnavailable, ctx.Err())
+	case cctx.Err() != nil && errors.Is(err, cctx.Err()):
+		return fmt.Errorf("etcd %s: %w: no answer within the request timeout %v: %w",
+			op, store.ErrUnavailable, s.cfg.requestTimeout, cctx.Err())
 	case cctx.Err() != nil:
 		return fmt.Errorf("etcd %s: %w: no answer within the request timeout %v (%w): %v",
 			op, store.ErrUnavailable, s.cfg.requestTimeout, cctx.Err(), err)
