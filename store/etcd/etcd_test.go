@@ -42,6 +42,9 @@ func TestMain(m *testing.M) {
 	if shared.c != nil {
 		shared.c.Close()
 	}
+	if benchShared.c != nil {
+		benchShared.c.Close()
+	}
 	os.Exit(code)
 }
 
