@@ -11,7 +11,9 @@
 // reads the first request of every connection to learn which member is
 // calling (rafthttp sends the caller's peer URLs in the X-PeerURLs header).
 // Partition cuts the connections between two groups of members and refuses
-// new ones until Heal. Client traffic does not go through the proxies: a
+// new ones until Heal; during a partition it also refuses connections whose
+// caller is unknown (probes, version checks), because HTTP keep-alive could
+// reuse them for raft messages. Client traffic does not go through the proxies: a
 // client connected to a member on the minority side reaches that member and
 // sees it lose its leader.
 //
@@ -318,15 +320,22 @@ func (c *Cluster) Heal() {
 	c.mu.Unlock()
 }
 
-// blocked reports whether traffic between members a and b is cut. An
-// unknown caller (-1) is never blocked.
+// blocked reports whether traffic from member a to member b is cut.
+//
+// An unknown caller (a == -1) is blocked whenever b is in a partition
+// group: its connection's first request did not name the caller (a
+// prober's GET /raft/probing, a GET /version), and Go's HTTP keep-alive
+// may later reuse that connection for raft messages, since rafthttp's
+// prober shares the pipeline's transport. Letting such connections through
+// leaked raft traffic across the partition.
 func (c *Cluster) blocked(a, b int) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if a < 0 || b < 0 {
-		return false
+	gb := c.groups[b]
+	if a < 0 {
+		return gb != 0
 	}
-	ga, gb := c.groups[a], c.groups[b]
+	ga := c.groups[a]
 	return ga != 0 && gb != 0 && ga != gb
 }
 

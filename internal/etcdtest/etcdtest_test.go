@@ -97,6 +97,14 @@ func TestPartition(t *testing.T) {
 	if err := put(majCli, "p", "majority"); err != nil {
 		t.Fatalf("write through the majority: %v", err)
 	}
+	// A linearizable read through the isolated member must fail too: if
+	// it returned the majority's write, raft traffic leaked through a
+	// proxy.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	if resp, err := isoCli.Get(clientv3.WithRequireLeader(ctx), "p"); err == nil {
+		t.Fatalf("a linearizable read through the isolated member succeeded: %v", resp.Kvs)
+	}
 	c.Heal()
 	if err := c.WaitLeader(10 * time.Second); err != nil {
 		t.Fatal(err)
