@@ -113,3 +113,29 @@ func TestPartition(t *testing.T) {
 		t.Fatalf("after heal the isolated member reads %q, want majority", got)
 	}
 }
+
+// TestBlocked pins the proxies' rule, including unknown callers, which the
+// 5-member partition test in store/etcd showed can carry raft traffic.
+func TestBlocked(t *testing.T) {
+	c := &Cluster{groups: make([]int, 4)}
+	if c.blocked(-1, 0) || c.blocked(0, 1) {
+		t.Fatal("blocked without a partition")
+	}
+	c.Partition([]int{0, 1}, []int{2})
+	tests := []struct {
+		from, to int
+		want     bool
+	}{
+		{0, 1, false}, {0, 2, true}, {2, 1, true}, {3, 0, false}, {2, 3, false},
+		{-1, 0, true}, {-1, 2, true}, {-1, 3, false},
+	}
+	for _, tc := range tests {
+		if got := c.blocked(tc.from, tc.to); got != tc.want {
+			t.Errorf("blocked(%d, %d) = %v, want %v", tc.from, tc.to, got, tc.want)
+		}
+	}
+	c.Heal()
+	if c.blocked(-1, 0) || c.blocked(0, 2) {
+		t.Fatal("blocked after Heal")
+	}
+}
