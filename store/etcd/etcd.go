@@ -128,6 +128,9 @@ func Open(ctx context.Context, endpoints []string, opts ...Option) (*Store, erro
 	s, err := newStore(ctx, cli, true, cfg)
 	if err != nil {
 		cli.Close()
+		if errors.Is(err, store.ErrUnavailable) {
+			err = fmt.Errorf("%w (is a member listening at %s?)", err, strings.Join(endpoints, ","))
+		}
 		return nil, err
 	}
 	return s, nil

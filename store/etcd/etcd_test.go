@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"strings"
 	"sync"
@@ -296,4 +297,25 @@ func TestFencedRunSurvivesRenewals(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestOpenUnreachable checks that Open against an address where no member
+// listens fails with ErrUnavailable within the request timeout, even when
+// ctx has no deadline.
+func TestOpenUnreachable(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close() // nothing listens there now
+	start := time.Now()
+	_, err = etcd.Open(context.Background(), []string{addr}, etcd.WithRequestTimeout(time.Second), etcd.WithDialTimeout(time.Second))
+	if !errors.Is(err, store.ErrUnavailable) {
+		t.Fatalf("Open(%s): %v, want ErrUnavailable", addr, err)
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Fatalf("Open of an unreachable endpoint took %v", took)
+	}
+	t.Log(err)
 }

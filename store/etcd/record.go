@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -386,6 +387,9 @@ func (s *Store) swapRound(ctx context.Context, ready []prepared, idx []int, res 
 // History implements store.Store: a linearizable range read over the
 // name's log keys after the given sequence number.
 func (s *Store) History(ctx context.Context, name string, after uint64, limit int) ([]store.Event, error) {
+	if after == math.MaxUint64 {
+		return nil, nil
+	}
 	dir := s.keys.logDir(name)
 	opts := []clientv3.OpOption{clientv3.WithRange(clientv3.GetPrefixRangeEnd(dir))}
 	if limit > 0 {
