@@ -1,0 +1,50 @@
+// Package etcd is the store.Store backend on an etcd v3 cluster: the store
+// for baton deployments that must survive the loss of a machine.
+//
+// # What it guarantees
+//
+// Every write is a single etcd transaction that compares revisions, so a
+// swap is applied completely (record and election log entry together) or
+// not at all, and reads are linearizable (etcd's default). etcd commits a
+// write only when a Raft majority of its members has it. The consequence
+// for baton is the one the design relies on: on the minority side of a
+// network partition, or when most members are down, no write commits. A
+// baton leader there cannot renew; it keeps trying until its lease deadline
+// and then steps down by itself, and no contender there can take over.
+// Until a majority is reachable again nobody leads on that side and no job
+// runs: degraded mode, by design. Errors from such a cluster (no leader,
+// request timeouts, unreachable members, deadlines) are returned as
+// store.ErrUnavailable, never as store.ErrConflict, so a caller never
+// mistakes "cannot decide" for "somebody else won".
+//
+// Record.Version is the etcd ModRevision of the record's key: it changes on
+// every write and is never reused. Record.Updated and the other store times
+// are the writing client's clock, for people only.
+//
+// # What it does not guarantee
+//
+// etcd does not stop a paused process. A leader frozen (GC, SIGSTOP) after
+// its Valid() check can wake past its deadline and act; only fencing stops
+// that work (fenced SwapRun, or the resource's own token check). The store
+// also does not bound a call by the lease: each call is bounded by its ctx
+// and by the request timeout (WithRequestTimeout, default 5s), whichever
+// ends first; a caller that must not outlive a deadline passes it in ctx.
+// A write that fails with ErrUnavailable may still have been applied (as in
+// any consensus store); callers re-read before relying on either outcome.
+//
+// # Layout
+//
+// All keys live under a prefix (default "/baton/"); names are path-escaped
+// so that a name containing "/" cannot reach into another name's keys:
+//
+//	<prefix>schema                    schema version ("1")
+//	<prefix>e/<name>                  election record (JSON)
+//	<prefix>l/<name>/<seq, 20 digits> election log event (JSON)
+//	<prefix>j/<job>                   job registration (JSON)
+//	<prefix>r/<job>/<period>          run ledger row (JSON)
+//
+// The election record's value carries the sequence number of its last log
+// event, so the transaction that changes the record also writes the next
+// log key; the revision compare on the record guarantees no two writers use
+// the same sequence number.
+package etcd

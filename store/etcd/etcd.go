@@ -1,0 +1,401 @@
+package etcd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
+	"google.golang.org/grpc/codes"
+
+	"github.com/batonhq/baton/store"
+)
+
+// SchemaVersion is the layout version this package writes and reads.
+const SchemaVersion = 1
+
+// Defaults of the options.
+const (
+	DefaultPrefix         = "/baton/"
+	DefaultDialTimeout    = 5 * time.Second
+	DefaultRequestTimeout = 5 * time.Second
+)
+
+// Store is a store.Store on an etcd cluster. It is safe for concurrent use.
+// Open, OpenURL or FromClient make one.
+type Store struct {
+	cli     *clientv3.Client
+	owned   bool // Close closes cli
+	cfg     config
+	keys    keys
+	nowFunc func() time.Time
+
+	mu    sync.Mutex
+	cache map[string]cached // last record seen per name, see cached
+}
+
+// cached is what a Swap needs of the record it replaces: a key's content at
+// one ModRevision never changes, so a record seen at version v is still
+// exactly that record for any transaction that compares ModRevision == v.
+type cached struct {
+	rec    store.Record
+	logSeq uint64
+}
+
+var (
+	_ store.Store        = (*Store)(nil)
+	_ store.Watcher      = (*Store)(nil)
+	_ store.BatchSwapper = (*Store)(nil)
+)
+
+// Option configures a Store. Invalid values make Open fail with an error
+// naming the option; nothing is clamped silently.
+type Option func(*config)
+
+type config struct {
+	prefix         string
+	dialTimeout    time.Duration
+	requestTimeout time.Duration
+}
+
+func defaultConfig() config {
+	return config{prefix: DefaultPrefix, dialTimeout: DefaultDialTimeout, requestTimeout: DefaultRequestTimeout}
+}
+
+// WithPrefix sets the key prefix under which the store keeps all its keys
+// (default "/baton/"). Stores with different prefixes on one cluster are
+// independent. It must not be empty.
+func WithPrefix(prefix string) Option { return func(c *config) { c.prefix = prefix } }
+
+// WithDialTimeout sets how long Open waits for a first connection (default
+// 5s). It must be positive. FromClient ignores it: the client is already
+// configured.
+func WithDialTimeout(d time.Duration) Option { return func(c *config) { c.dialTimeout = d } }
+
+// WithRequestTimeout bounds every call (default 5s), whichever of it and
+// the call's ctx ends first, so that a call to a cluster without quorum
+// returns store.ErrUnavailable instead of hanging. It must be positive.
+func WithRequestTimeout(d time.Duration) Option {
+	return func(c *config) { c.requestTimeout = d }
+}
+
+func (c config) validate() error {
+	switch {
+	case c.prefix == "":
+		return errors.New("etcd: WithPrefix: the prefix is empty; use a key prefix such as \"/baton/\"")
+	case c.dialTimeout <= 0:
+		return fmt.Errorf("etcd: WithDialTimeout: %v is not positive; use a duration such as 5s", c.dialTimeout)
+	case c.requestTimeout <= 0:
+		return fmt.Errorf("etcd: WithRequestTimeout: %v is not positive; use a duration such as 5s", c.requestTimeout)
+	}
+	return nil
+}
+
+// Open connects to the etcd cluster at endpoints (host:port each, any
+// members of one cluster), checks or writes the schema version under the
+// prefix, and returns the store. ctx bounds the schema check. The store
+// owns the client; Close closes it. For TLS or authentication, configure a
+// clientv3.Client yourself and use FromClient.
+func Open(ctx context.Context, endpoints []string, opts ...Option) (*Store, error) {
+	cfg := defaultConfig()
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	if err := validateEndpoints(endpoints); err != nil {
+		return nil, err
+	}
+	cli, err := clientv3.New(clientv3.Config{
+		Endpoints:            endpoints,
+		DialTimeout:          cfg.dialTimeout,
+		DialKeepAliveTime:    10 * time.Second,
+		DialKeepAliveTimeout: 3 * time.Second,
+		Logger:               zap.NewNop(),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("etcd: connecting to %s: %w: %w", strings.Join(endpoints, ","), store.ErrUnavailable, err)
+	}
+	s, err := newStore(ctx, cli, true, cfg)
+	if err != nil {
+		cli.Close()
+		if errors.Is(err, store.ErrUnavailable) {
+			err = fmt.Errorf("%w (is a member listening at %s?)", err, strings.Join(endpoints, ","))
+		}
+		return nil, err
+	}
+	return s, nil
+}
+
+// FromClient returns a store on an existing client, after checking or
+// writing the schema version under the prefix. Close does not close cli.
+func FromClient(ctx context.Context, cli *clientv3.Client, opts ...Option) (*Store, error) {
+	cfg := defaultConfig()
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	if cli == nil {
+		return nil, errors.New("etcd: FromClient: nil client")
+	}
+	return newStore(ctx, cli, false, cfg)
+}
+
+// OpenURL opens the store named by a URL of the form
+//
+//	etcd://host:port[,host:port...][?prefix=/baton/&dial-timeout=5s&request-timeout=5s]
+//
+// Query parameters override the defaults and are overridden by opts.
+func OpenURL(ctx context.Context, rawURL string, opts ...Option) (*Store, error) {
+	endpoints, urlOpts, err := ParseURL(rawURL)
+	if err != nil {
+		return nil, err
+	}
+	return Open(ctx, endpoints, append(urlOpts, opts...)...)
+}
+
+// ParseURL splits an etcd:// store URL (see OpenURL) into endpoints and
+// options, validating both.
+func ParseURL(rawURL string) (endpoints []string, opts []Option, err error) {
+	const scheme = "etcd://"
+	const usage = "use etcd://host:port[,host:port...][?prefix=/baton/&dial-timeout=5s&request-timeout=5s]"
+	if !strings.HasPrefix(rawURL, scheme) {
+		return nil, nil, fmt.Errorf("etcd: store URL %q does not start with %s; %s", rawURL, scheme, usage)
+	}
+	rest := strings.TrimPrefix(rawURL, scheme)
+	hosts, query, _ := strings.Cut(rest, "?")
+	hosts = strings.TrimSuffix(hosts, "/")
+	if strings.Contains(hosts, "/") {
+		return nil, nil, fmt.Errorf("etcd: store URL %q has a path; the key prefix goes in ?prefix=; %s", rawURL, usage)
+	}
+	if hosts == "" {
+		return nil, nil, fmt.Errorf("etcd: store URL %q names no endpoint; %s", rawURL, usage)
+	}
+	endpoints = strings.Split(hosts, ",")
+	if err := validateEndpoints(endpoints); err != nil {
+		return nil, nil, err
+	}
+	q, err := url.ParseQuery(query)
+	if err != nil {
+		return nil, nil, fmt.Errorf("etcd: store URL %q: bad query: %v; %s", rawURL, err, usage)
+	}
+	for k, vs := range q {
+		v := vs[len(vs)-1]
+		switch k {
+		case "prefix":
+			opts = append(opts, WithPrefix(v))
+		case "dial-timeout", "request-timeout":
+			d, err := time.ParseDuration(v)
+			if err != nil {
+				return nil, nil, fmt.Errorf("etcd: store URL %q: %s=%q is not a duration; use e.g. %s=5s", rawURL, k, v, k)
+			}
+			if k == "dial-timeout" {
+				opts = append(opts, WithDialTimeout(d))
+			} else {
+				opts = append(opts, WithRequestTimeout(d))
+			}
+		default:
+			return nil, nil, fmt.Errorf("etcd: store URL %q: unknown parameter %q; the parameters are prefix, dial-timeout and request-timeout", rawURL, k)
+		}
+	}
+	return endpoints, opts, nil
+}
+
+func validateEndpoints(endpoints []string) error {
+	if len(endpoints) == 0 {
+		return errors.New("etcd: no endpoint given; name at least one member as host:port, e.g. 127.0.0.1:2379")
+	}
+	for _, ep := range endpoints {
+		host, port, err := net.SplitHostPort(ep)
+		if err != nil || host == "" {
+			return fmt.Errorf("etcd: endpoint %q is not host:port; name a member like 127.0.0.1:2379", ep)
+		}
+		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+			return fmt.Errorf("etcd: endpoint %q has an invalid port; use a port between 1 and 65535", ep)
+		}
+	}
+	return nil
+}
+
+func newStore(ctx context.Context, cli *clientv3.Client, owned bool, cfg config) (*Store, error) {
+	s := &Store{
+		cli:     cli,
+		owned:   owned,
+		cfg:     cfg,
+		keys:    keys{prefix: cfg.prefix},
+		nowFunc: time.Now,
+		cache:   map[string]cached{},
+	}
+	if err := s.checkSchema(ctx); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// checkSchema writes the schema version if the prefix has none and fails
+// with store.ErrSchema if it holds another one. It never rewrites it.
+func (s *Store) checkSchema(ctx context.Context) error {
+	want := strconv.Itoa(SchemaVersion)
+	k := s.keys.schema()
+	resp, err := s.txn(ctx, "schema check",
+		[]clientv3.Cmp{clientv3.Compare(clientv3.CreateRevision(k), "=", 0)},
+		[]clientv3.Op{clientv3.OpPut(k, want)},
+		[]clientv3.Op{clientv3.OpGet(k)})
+	if err != nil {
+		return err
+	}
+	if resp.Succeeded {
+		return nil
+	}
+	kvs := resp.Responses[0].GetResponseRange().Kvs
+	if len(kvs) == 1 && string(kvs[0].Value) == want {
+		return nil
+	}
+	found := "?"
+	if len(kvs) == 1 {
+		found = string(kvs[0].Value)
+	}
+	return fmt.Errorf("%w: etcd key %q holds schema version %q, this baton supports version %d; upgrade baton, or use another prefix (WithPrefix, ?prefix=)",
+		store.ErrSchema, k, found, SchemaVersion)
+}
+
+// Client returns the underlying etcd client.
+func (s *Store) Client() *clientv3.Client { return s.cli }
+
+// Prefix returns the key prefix the store uses.
+func (s *Store) Prefix() string { return s.cfg.prefix }
+
+// Close releases the store. It closes the client if Open or OpenURL made
+// it. Watch channels close.
+func (s *Store) Close() error {
+	if !s.owned {
+		return nil
+	}
+	if err := s.cli.Close(); err != nil && !errors.Is(err, context.Canceled) {
+		return fmt.Errorf("etcd: close: %w", err)
+	}
+	return nil
+}
+
+func (s *Store) now() time.Time { return s.nowFunc().UTC().Round(0) }
+
+// callCtx derives a call's context: bounded by the request timeout, and
+// asking the member to refuse at once when it has no leader (instead of
+// queueing a request that cannot commit).
+func (s *Store) callCtx(ctx context.Context) (context.Context, context.CancelFunc) {
+	c, cancel := context.WithTimeout(ctx, s.cfg.requestTimeout)
+	return clientv3.WithRequireLeader(c), cancel
+}
+
+// txn runs one transaction within a call context. A member without a
+// leader refuses a transaction before applying anything, so that refusal
+// is retried (on the next endpoint, by the client's round robin) until the
+// call's deadline; any other failure is returned at once.
+func (s *Store) txn(ctx context.Context, op string, cmps []clientv3.Cmp, then, els []clientv3.Op) (*clientv3.TxnResponse, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, s.unavailable(ctx, ctx, op, err)
+	}
+	cctx, cancel := s.callCtx(ctx)
+	defer cancel()
+	for {
+		resp, err := s.cli.Txn(cctx).If(cmps...).Then(then...).Else(els...).Commit()
+		if err == nil {
+			return resp, nil
+		}
+		if !errors.Is(err, rpctypes.ErrNoLeader) || len(s.cli.Endpoints()) < 2 {
+			return nil, s.classify(ctx, cctx, op, err)
+		}
+		t := time.NewTimer(50 * time.Millisecond)
+		select {
+		case <-t.C:
+		case <-cctx.Done():
+			t.Stop()
+			return nil, s.classify(ctx, cctx, op, err)
+		}
+	}
+}
+
+// get runs one read within a call context. The client retries reads that
+// a member refuses for want of a leader on its own.
+func (s *Store) get(ctx context.Context, op, key string, opts ...clientv3.OpOption) (*clientv3.GetResponse, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, s.unavailable(ctx, ctx, op, err)
+	}
+	cctx, cancel := s.callCtx(ctx)
+	defer cancel()
+	resp, err := s.cli.Get(cctx, key, opts...)
+	if err != nil {
+		return nil, s.classify(ctx, cctx, op, err)
+	}
+	return resp, nil
+}
+
+// classify turns an etcd client error into a store error: requests that
+// etcd rejects as malformed (too large, too many operations) are
+// store.ErrInvalid; everything else (no leader, timeouts, unreachable
+// members, deadlines, a closed client) is store.ErrUnavailable.
+func (s *Store) classify(ctx, cctx context.Context, op string, err error) error {
+	var ee rpctypes.EtcdError
+	if errors.As(err, &ee) && ee.Code() == codes.InvalidArgument {
+		return fmt.Errorf("etcd %s: %w: %w", op, store.ErrInvalid, err)
+	}
+	return s.unavailable(ctx, cctx, op, err)
+}
+
+func (s *Store) unavailable(ctx, cctx context.Context, op string, err error) error {
+	switch {
+	case ctx.Err() != nil:
+		return fmt.Errorf("etcd %s: %w: %w", op, store.ErrUnavailable, ctx.Err())
+	case cctx.Err() != nil && errors.Is(err, cctx.Err()):
+		return fmt.Errorf("etcd %s: %w: no answer within the request timeout %v: %w",
+			op, store.ErrUnavailable, s.cfg.requestTimeout, cctx.Err())
+	case cctx.Err() != nil:
+		return fmt.Errorf("etcd %s: %w: no answer within the request timeout %v (%w): %v",
+			op, store.ErrUnavailable, s.cfg.requestTimeout, cctx.Err(), err)
+	}
+	return fmt.Errorf("etcd %s: %w: %w", op, store.ErrUnavailable, err)
+}
+
+func (s *Store) remember(name string, c cached) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if old, ok := s.cache[name]; ok && old.rec.Version > c.rec.Version {
+		return
+	}
+	s.cache[name] = c
+}
+
+// cachedAt returns the record of name at version v if this handle has seen
+// it.
+func (s *Store) cachedAt(name string, v int64) (cached, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, ok := s.cache[name]
+	return c, ok && c.rec.Version == v
+}
+
+// keys builds the store's etcd keys.
+type keys struct{ prefix string }
+
+func (k keys) schema() string            { return k.prefix + "schema" }
+func (k keys) record(name string) string { return k.prefix + "e/" + url.PathEscape(name) }
+func (k keys) logDir(name string) string { return k.prefix + "l/" + url.PathEscape(name) + "/" }
+func (k keys) log(name string, seq uint64) string {
+	return fmt.Sprintf("%s%020d", k.logDir(name), seq)
+}
+func (k keys) job(name string) string   { return k.prefix + "j/" + url.PathEscape(name) }
+func (k keys) runDir(job string) string { return k.prefix + "r/" + url.PathEscape(job) + "/" }
+func (k keys) run(job, period string) string {
+	return k.runDir(job) + period
+}

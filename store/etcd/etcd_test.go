@@ -1,0 +1,321 @@
+package etcd_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/batonhq/baton/internal/etcdtest"
+	"github.com/batonhq/baton/internal/testenv"
+	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/store/etcd"
+	"github.com/batonhq/baton/store/storetest"
+)
+
+// The conformance suite shares one single-member cluster, started by the
+// first test that needs it and stopped by TestMain.
+var shared struct {
+	once sync.Once
+	c    *etcdtest.Cluster
+	err  error
+}
+
+func sharedCluster(t *testing.T) *etcdtest.Cluster {
+	t.Helper()
+	shared.once.Do(func() { shared.c, shared.err = etcdtest.Start(1) })
+	if shared.err != nil {
+		testenv.Require(t, "etcd", shared.err.Error())
+	}
+	return shared.c
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if shared.c != nil {
+		shared.c.Close()
+	}
+	if benchShared.c != nil {
+		benchShared.c.Close()
+	}
+	os.Exit(code)
+}
+
+var prefixSeq atomic.Int64
+
+// freshPrefix returns a key prefix no other test uses.
+func freshPrefix(t *testing.T) string {
+	return fmt.Sprintf("/test/%d-%s/", prefixSeq.Add(1), strings.ReplaceAll(t.Name(), "/", "_"))
+}
+
+func openStore(t testing.TB, endpoints []string, opts ...etcd.Option) *etcd.Store {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	s, err := etcd.Open(ctx, endpoints, opts...)
+	if err != nil {
+		t.Fatalf("Open(%v): %v", endpoints, err)
+	}
+	return s
+}
+
+func TestConformance(t *testing.T) {
+	c := sharedCluster(t)
+	storetest.Run(t, func(t *testing.T) func() store.Store {
+		prefix := freshPrefix(t)
+		return func() store.Store { return openStore(t, c.Endpoints(), etcd.WithPrefix(prefix)) }
+	})
+}
+
+func TestParseURL(t *testing.T) {
+	tests := []struct {
+		url       string
+		endpoints []string
+		err       string // substring of the error; "" for success
+	}{
+		{"etcd://127.0.0.1:2379", []string{"127.0.0.1:2379"}, ""},
+		{"etcd://a:1,b:2,c:3/", []string{"a:1", "b:2", "c:3"}, ""},
+		{"etcd://a:1?prefix=/x/&dial-timeout=2s&request-timeout=1s", []string{"a:1"}, ""},
+		{"postgres://a:1", nil, "does not start with etcd://"},
+		{"etcd://", nil, "names no endpoint"},
+		{"etcd://a", nil, "not host:port"},
+		{"etcd://a:1,", nil, "not host:port"},
+		{"etcd://:1", nil, "not host:port"},
+		{"etcd://a:0", nil, "invalid port"},
+		{"etcd://a:x", nil, "invalid port"},
+		{"etcd://a:1/baton", nil, "has a path"},
+		{"etcd://a:1?dial-timeout=soon", nil, "not a duration"},
+		{"etcd://a:1?pefix=/x/", nil, "unknown parameter \"pefix\""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.url, func(t *testing.T) {
+			eps, _, err := etcd.ParseURL(tc.url)
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("ParseURL(%q) error = %v, want one containing %q", tc.url, err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.Join(eps, ",") != strings.Join(tc.endpoints, ",") {
+				t.Fatalf("endpoints = %v, want %v", eps, tc.endpoints)
+			}
+		})
+	}
+}
+
+func TestOpenValidatesOptions(t *testing.T) {
+	ctx := context.Background()
+	tests := []struct {
+		name string
+		eps  []string
+		opt  etcd.Option
+		want string
+	}{
+		{"no endpoints", nil, etcd.WithPrefix("/x/"), "no endpoint"},
+		{"empty prefix", []string{"a:1"}, etcd.WithPrefix(""), "WithPrefix"},
+		{"zero dial timeout", []string{"a:1"}, etcd.WithDialTimeout(0), "WithDialTimeout"},
+		{"negative request timeout", []string{"a:1"}, etcd.WithRequestTimeout(-time.Second), "WithRequestTimeout"},
+		{"bad URL", nil, nil, "not host:port"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var err error
+			if tc.opt == nil {
+				_, err = etcd.OpenURL(ctx, "etcd://nohost")
+			} else {
+				_, err = etcd.Open(ctx, tc.eps, tc.opt)
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error = %v, want one naming %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestOpenURL(t *testing.T) {
+	c := sharedCluster(t)
+	prefix := freshPrefix(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	s, err := etcd.OpenURL(ctx, "etcd://"+c.Endpoint(0)+"?prefix="+prefix+"&request-timeout=3s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if s.Prefix() != prefix {
+		t.Fatalf("Prefix() = %q, want %q", s.Prefix(), prefix)
+	}
+	if _, err := s.Swap(ctx, store.Swap{Record: store.Record{Name: "u", Holder: "n1", Token: 1}, Event: store.Acquired}); err != nil {
+		t.Fatal(err)
+	}
+	// The keys are where the package doc says.
+	resp, err := s.Client().Get(ctx, prefix, clientv3.WithPrefix())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for _, kv := range resp.Kvs {
+		keys = append(keys, strings.TrimPrefix(string(kv.Key), prefix))
+	}
+	want := "e/u l/u/00000000000000000001 schema"
+	if strings.Join(keys, " ") != want {
+		t.Fatalf("keys = %v, want %s", keys, want)
+	}
+}
+
+func TestUnknownSchema(t *testing.T) {
+	c := sharedCluster(t)
+	prefix := freshPrefix(t)
+	s := openStore(t, c.Endpoints(), etcd.WithPrefix(prefix))
+	defer s.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := s.Client().Put(ctx, prefix+"schema", "99"); err != nil {
+		t.Fatal(err)
+	}
+	_, err := etcd.Open(ctx, c.Endpoints(), etcd.WithPrefix(prefix))
+	if !errors.Is(err, store.ErrSchema) || !strings.Contains(err.Error(), `"99"`) || !strings.Contains(err.Error(), "version 1") {
+		t.Fatalf("Open on schema 99: %v, want ErrSchema naming both versions", err)
+	}
+	resp, err := s.Client().Get(ctx, prefix+"schema")
+	if err != nil || len(resp.Kvs) != 1 || string(resp.Kvs[0].Value) != "99" {
+		t.Fatalf("the schema key was rewritten: %v %v", resp, err)
+	}
+}
+
+// TestNamesWithSlashes checks that a name cannot reach into another name's
+// keys.
+func TestNamesWithSlashes(t *testing.T) {
+	c := sharedCluster(t)
+	s := openStore(t, c.Endpoints(), etcd.WithPrefix(freshPrefix(t)))
+	defer s.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for _, name := range []string{"a", "a/b"} {
+		if _, err := s.Swap(ctx, store.Swap{Record: store.Record{Name: name, Holder: "n", Token: 1}, Event: store.Acquired}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.SwapRun(ctx, store.RunSwap{Run: store.Run{Job: name, Period: "p", State: store.Pending}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	evs, err := s.History(ctx, "a", 0, 0)
+	if err != nil || len(evs) != 1 {
+		t.Fatalf("History(a) = %+v, %v; want one event", evs, err)
+	}
+	runs, err := s.Runs(ctx, "a", "", 0)
+	if err != nil || len(runs) != 1 {
+		t.Fatalf("Runs(a) = %+v, %v; want one run", runs, err)
+	}
+}
+
+// TestSwapWithoutCache checks the path where a handle has not seen the
+// version it is asked to replace: it reads first, and the log sequence
+// continues.
+func TestSwapWithoutCache(t *testing.T) {
+	c := sharedCluster(t)
+	prefix := freshPrefix(t)
+	a := openStore(t, c.Endpoints(), etcd.WithPrefix(prefix))
+	defer a.Close()
+	b := openStore(t, c.Endpoints(), etcd.WithPrefix(prefix))
+	defer b.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	r1, err := a.Swap(ctx, store.Swap{Record: store.Record{Name: "x", Holder: "n1", Token: 1}, Event: store.Acquired})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r2, err := b.Swap(ctx, store.Swap{Expect: r1.Version, Record: store.Record{Name: "x", Holder: "n2", Token: 2}, Event: store.TakenOver})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// a's memory is stale now; its swap on r2 must still work, and one on
+	// r1 must conflict.
+	if _, err := a.Swap(ctx, store.Swap{Expect: r1.Version, Record: r1}); !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("swap on a stale version: %v, want ErrConflict", err)
+	}
+	if _, err := a.Swap(ctx, store.Swap{Expect: r2.Version, Record: store.Record{Name: "x", Token: 2}, Event: store.Released}); err != nil {
+		t.Fatal(err)
+	}
+	evs, _ := a.History(ctx, "x", 0, 0)
+	if len(evs) != 3 || evs[2].Seq != 3 || evs[2].Kind != store.Released {
+		t.Fatalf("History = %+v, want 3 events ending in released", evs)
+	}
+}
+
+// TestFencedRunSurvivesRenewals checks that renewals of the election record
+// between a fenced SwapRun's read and its write do not make it fail.
+func TestFencedRunSurvivesRenewals(t *testing.T) {
+	c := sharedCluster(t)
+	prefix := freshPrefix(t)
+	s := openStore(t, c.Endpoints(), etcd.WithPrefix(prefix))
+	defer s.Close()
+	renewer := openStore(t, c.Endpoints(), etcd.WithPrefix(prefix))
+	defer renewer.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	rec, err := s.Swap(ctx, store.Swap{Record: store.Record{Name: "f", Holder: "n1", Token: 1}, Event: store.Acquired})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		r := rec
+		for {
+			select {
+			case <-stop:
+				done <- nil
+				return
+			default:
+			}
+			var err error
+			if r, err = renewer.Swap(ctx, store.Swap{Expect: r.Version, Record: r}); err != nil {
+				done <- err
+				return
+			}
+		}
+	}()
+	for i := 0; i < 20; i++ {
+		_, err := s.SwapRun(ctx, store.RunSwap{Run: store.Run{Job: "f", Period: fmt.Sprintf("p%02d", i), State: store.Running, Token: 1}, Fenced: true})
+		if err != nil && !errors.Is(err, store.ErrUnavailable) {
+			t.Fatalf("fenced SwapRun %d under renewals: %v", i, err)
+		}
+	}
+	close(stop)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestOpenUnreachable checks that Open against an address where no member
+// listens fails with ErrUnavailable within the request timeout, even when
+// ctx has no deadline.
+func TestOpenUnreachable(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close() // nothing listens there now
+	start := time.Now()
+	_, err = etcd.Open(context.Background(), []string{addr}, etcd.WithRequestTimeout(time.Second), etcd.WithDialTimeout(time.Second))
+	if !errors.Is(err, store.ErrUnavailable) {
+		t.Fatalf("Open(%s): %v, want ErrUnavailable", addr, err)
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Fatalf("Open of an unreachable endpoint took %v", took)
+	}
+	t.Log(err)
+}

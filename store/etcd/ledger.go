@@ -1,0 +1,193 @@
+package etcd
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"go.etcd.io/etcd/api/v3/mvccpb"
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/batonhq/baton/store"
+)
+
+// jobValue is the stored form of a job; Name comes from the key.
+type jobValue struct {
+	Schedule string    `json:"schedule,omitempty"`
+	Created  time.Time `json:"created"`
+}
+
+// runValue is the stored form of a run ledger row; Job and Period come from
+// the key, Version from its ModRevision.
+type runValue struct {
+	Scheduled time.Time      `json:"scheduled"`
+	State     store.RunState `json:"state"`
+	Token     uint64         `json:"token"`
+	Holder    string         `json:"holder,omitempty"`
+	Attempt   int            `json:"attempt"`
+	Manual    bool           `json:"manual,omitempty"`
+	Started   time.Time      `json:"started"`
+	Finished  time.Time      `json:"finished"`
+	ExitCode  int            `json:"exit_code"`
+	Output    string         `json:"output,omitempty"`
+}
+
+func encodeRun(r store.Run) string {
+	b, _ := json.Marshal(runValue{
+		Scheduled: r.Scheduled, State: r.State, Token: r.Token, Holder: r.Holder, Attempt: r.Attempt,
+		Manual: r.Manual, Started: r.Started, Finished: r.Finished, ExitCode: r.ExitCode, Output: r.Output,
+	})
+	return string(b)
+}
+
+// decodeRun returns the row held by kv, or a row with Version 0 if kv is
+// nil (the row does not exist).
+func decodeRun(job, period string, kv *mvccpb.KeyValue) (store.Run, error) {
+	if kv == nil {
+		return store.Run{Job: job, Period: period}, nil
+	}
+	var v runValue
+	if err := json.Unmarshal(kv.Value, &v); err != nil {
+		return store.Run{}, fmt.Errorf("%w: etcd key %q does not hold a baton run: %v", store.ErrSchema, kv.Key, err)
+	}
+	return store.Run{
+		Job: job, Period: period, Scheduled: v.Scheduled, State: v.State, Token: v.Token, Holder: v.Holder,
+		Attempt: v.Attempt, Manual: v.Manual, Started: v.Started, Finished: v.Finished, ExitCode: v.ExitCode,
+		Output: v.Output, Version: kv.ModRevision,
+	}, nil
+}
+
+// EnsureJob implements store.Store: one transaction that creates the job if
+// its key does not exist and reads it otherwise.
+func (s *Store) EnsureJob(ctx context.Context, j store.Job) (store.Job, error) {
+	if j.Name == "" {
+		return store.Job{}, fmt.Errorf("%w: empty job name", store.ErrInvalid)
+	}
+	j.Created = s.now()
+	b, _ := json.Marshal(jobValue{Schedule: j.Schedule, Created: j.Created})
+	k := s.keys.job(j.Name)
+	resp, err := s.txn(ctx, "ensure job "+j.Name,
+		[]clientv3.Cmp{clientv3.Compare(clientv3.CreateRevision(k), "=", 0)},
+		[]clientv3.Op{clientv3.OpPut(k, string(b))},
+		[]clientv3.Op{clientv3.OpGet(k)})
+	if err != nil {
+		return store.Job{}, err
+	}
+	if resp.Succeeded {
+		return j, nil
+	}
+	kv := rangeKV(resp, 0)
+	var v jobValue
+	if kv == nil {
+		return store.Job{}, fmt.Errorf("etcd ensure job %s: %w: job vanished during the call", j.Name, store.ErrUnavailable)
+	}
+	if err := json.Unmarshal(kv.Value, &v); err != nil {
+		return store.Job{}, fmt.Errorf("%w: etcd key %q does not hold a baton job: %v", store.ErrSchema, kv.Key, err)
+	}
+	return store.Job{Name: j.Name, Schedule: v.Schedule, Created: v.Created}, nil
+}
+
+// GetRun implements store.Store with a linearizable read.
+func (s *Store) GetRun(ctx context.Context, job, period string) (store.Run, error) {
+	resp, err := s.get(ctx, "get run "+job+"/"+period, s.keys.run(job, period))
+	if err != nil {
+		return store.Run{}, err
+	}
+	r, err := decodeRun(job, period, firstKV(resp))
+	if err != nil {
+		return store.Run{}, err
+	}
+	if r.Version == 0 {
+		return store.Run{}, fmt.Errorf("run %s/%s: %w", job, period, store.ErrNotFound)
+	}
+	return r, nil
+}
+
+// fenceRetries is how many times a fenced SwapRun is sent again when only
+// the election record changed under it (a renewal, most likely).
+const fenceRetries = 3
+
+// SwapRun implements store.Store. It reads the row (and, when fenced, the
+// election record) in one linearizable read, checks them with
+// store.CheckRunSwap, then writes the row in a transaction that compares
+// the row's ModRevision with sw.Expect and, when fenced, the record's
+// ModRevision with the one just read: a record unchanged since the check
+// still carries the token that was checked. If only the record changed (a
+// renewal), the check is repeated with the values the transaction read,
+// up to three times.
+func (s *Store) SwapRun(ctx context.Context, sw store.RunSwap) (store.Run, error) {
+	r := sw.Run
+	if r.Job == "" || r.Period == "" {
+		return store.Run{}, store.CheckRunSwap(store.Run{}, sw, 0)
+	}
+	op := "swap run " + r.Job + "/" + r.Period
+	runKey, recKey := s.keys.run(r.Job, r.Period), s.keys.record(r.Job)
+	reads := []clientv3.Op{clientv3.OpGet(runKey)}
+	if sw.Fenced {
+		reads = append(reads, clientv3.OpGet(recKey))
+	}
+	resp, err := s.txn(ctx, op, nil, reads, nil)
+	if err != nil {
+		return store.Run{}, err
+	}
+	for attempt := 0; ; attempt++ {
+		cur, err := decodeRun(r.Job, r.Period, rangeKV(resp, 0))
+		if err != nil {
+			return store.Run{}, err
+		}
+		var rec cached
+		if sw.Fenced {
+			if rec, err = decodeRecord(r.Job, rangeKV(resp, 1)); err != nil {
+				return store.Run{}, err
+			}
+		}
+		if err := store.CheckRunSwap(cur, sw, rec.rec.Token); err != nil {
+			return store.Run{}, err
+		}
+		if attempt == fenceRetries {
+			return store.Run{}, fmt.Errorf("etcd %s: %w: the election record of %q changed %d times during the write; try again",
+				op, store.ErrUnavailable, r.Job, fenceRetries)
+		}
+		cmps := []clientv3.Cmp{clientv3.Compare(clientv3.ModRevision(runKey), "=", sw.Expect)}
+		if sw.Fenced {
+			cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(recKey), "=", rec.rec.Version))
+		}
+		resp, err = s.txn(ctx, op, cmps, []clientv3.Op{clientv3.OpPut(runKey, encodeRun(r))}, reads)
+		if err != nil {
+			return store.Run{}, err
+		}
+		if resp.Succeeded {
+			r.Version = resp.Header.Revision
+			return r, nil
+		}
+		// resp holds the row and record as they are now: check again.
+	}
+}
+
+// Runs implements store.Store: a linearizable range read over the job's
+// rows after the given period key.
+func (s *Store) Runs(ctx context.Context, job string, after string, limit int) ([]store.Run, error) {
+	dir := s.keys.runDir(job)
+	from := dir
+	if after != "" {
+		from = dir + after + "\x00" // the smallest key greater than after
+	}
+	opts := []clientv3.OpOption{clientv3.WithRange(clientv3.GetPrefixRangeEnd(dir))}
+	if limit > 0 {
+		opts = append(opts, clientv3.WithLimit(int64(limit)))
+	}
+	resp, err := s.get(ctx, "runs "+job, from, opts...)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]store.Run, 0, len(resp.Kvs))
+	for _, kv := range resp.Kvs {
+		r, err := decodeRun(job, string(kv.Key[len(dir):]), kv)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}

@@ -1,0 +1,445 @@
+package etcd
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.etcd.io/etcd/api/v3/mvccpb"
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/batonhq/baton/store"
+)
+
+// recordValue is the stored form of an election record. Name and Version
+// come from the key and its ModRevision.
+type recordValue struct {
+	Holder      string        `json:"holder,omitempty"`
+	Incarnation string        `json:"incarnation,omitempty"`
+	Token       uint64        `json:"token"`
+	Lease       time.Duration `json:"lease"`
+	Transfer    string        `json:"transfer,omitempty"`
+	Updated     time.Time     `json:"updated"`
+	// LogSeq is the sequence number of the record's last log event.
+	LogSeq uint64 `json:"log_seq"`
+}
+
+// eventValue is the stored form of a log event. Seq and Name come from the
+// key.
+type eventValue struct {
+	Kind        store.EventKind `json:"kind"`
+	Holder      string          `json:"holder,omitempty"`
+	Incarnation string          `json:"incarnation,omitempty"`
+	Token       uint64          `json:"token"`
+	Transfer    string          `json:"transfer,omitempty"`
+	Time        time.Time       `json:"time"`
+}
+
+func encodeRecord(r store.Record, logSeq uint64) string {
+	b, _ := json.Marshal(recordValue{
+		Holder: r.Holder, Incarnation: r.Incarnation, Token: r.Token, Lease: r.Lease,
+		Transfer: r.Transfer, Updated: r.Updated, LogSeq: logSeq,
+	})
+	return string(b)
+}
+
+// decodeRecord returns the record of name held by kv (nil: the record does
+// not exist, Version 0).
+func decodeRecord(name string, kv *mvccpb.KeyValue) (cached, error) {
+	if kv == nil {
+		return cached{rec: store.Record{Name: name}}, nil
+	}
+	var v recordValue
+	if err := json.Unmarshal(kv.Value, &v); err != nil {
+		return cached{}, fmt.Errorf("%w: etcd key %q does not hold a baton election record: %v", store.ErrSchema, kv.Key, err)
+	}
+	return cached{
+		rec: store.Record{
+			Name: name, Holder: v.Holder, Incarnation: v.Incarnation, Token: v.Token, Lease: v.Lease,
+			Transfer: v.Transfer, Version: kv.ModRevision, Updated: v.Updated,
+		},
+		logSeq: v.LogSeq,
+	}, nil
+}
+
+func encodeEvent(ev store.Event) string {
+	b, _ := json.Marshal(eventValue{
+		Kind: ev.Kind, Holder: ev.Holder, Incarnation: ev.Incarnation, Token: ev.Token,
+		Transfer: ev.Transfer, Time: ev.Time,
+	})
+	return string(b)
+}
+
+func firstKV(r *clientv3.GetResponse) *mvccpb.KeyValue {
+	if len(r.Kvs) == 0 {
+		return nil
+	}
+	return r.Kvs[0]
+}
+
+func rangeKV(r *clientv3.TxnResponse, i int) *mvccpb.KeyValue {
+	kvs := r.Responses[i].GetResponseRange().Kvs
+	if len(kvs) == 0 {
+		return nil
+	}
+	return kvs[0]
+}
+
+// Get implements store.Store with a linearizable read.
+func (s *Store) Get(ctx context.Context, name string) (store.Record, error) {
+	c, err := s.read(ctx, name)
+	if err != nil {
+		return store.Record{}, err
+	}
+	if c.rec.Version == 0 {
+		return store.Record{}, fmt.Errorf("election %q: %w", name, store.ErrNotFound)
+	}
+	return c.rec, nil
+}
+
+// read returns the current record of name (Version 0 if it does not exist)
+// and remembers it.
+func (s *Store) read(ctx context.Context, name string) (cached, error) {
+	resp, err := s.get(ctx, "get "+name, s.keys.record(name))
+	if err != nil {
+		return cached{}, err
+	}
+	c, err := decodeRecord(name, firstKV(resp))
+	if err != nil {
+		return cached{}, err
+	}
+	if c.rec.Version != 0 {
+		s.remember(name, c)
+	}
+	return c, nil
+}
+
+// current returns the record that sw replaces, if sw.Expect is right: from
+// this handle's memory of the record at that version when it has one, else
+// by a linearizable read.
+func (s *Store) current(ctx context.Context, sw store.Swap) (cached, error) {
+	if sw.Expect == 0 {
+		// A record that does not exist has no log yet: records are never
+		// deleted. The transaction checks that it does not exist.
+		return cached{rec: store.Record{Name: sw.Record.Name}}, nil
+	}
+	if c, ok := s.cachedAt(sw.Record.Name, sw.Expect); ok {
+		return c, nil
+	}
+	return s.read(ctx, sw.Record.Name)
+}
+
+// prepared is one swap ready to be sent: its compare, its writes, and the
+// record it stores.
+type prepared struct {
+	sw     store.Swap
+	rec    store.Record // Version set once applied
+	logSeq uint64
+	cmp    clientv3.Cmp
+	ops    []clientv3.Op
+}
+
+func (s *Store) prepare(cur cached, sw store.Swap, now time.Time) prepared {
+	name := sw.Record.Name
+	rec := sw.Record
+	rec.Version, rec.Updated = 0, now
+	seq := cur.logSeq
+	ops := make([]clientv3.Op, 0, 2)
+	if sw.Event != "" {
+		seq++
+	}
+	ops = append(ops, clientv3.OpPut(s.keys.record(name), encodeRecord(rec, seq)))
+	if sw.Event != "" {
+		ops = append(ops, clientv3.OpPut(s.keys.log(name, seq), encodeEvent(store.NextEvent(seq, rec, sw.Event))))
+	}
+	return prepared{
+		sw: sw, rec: rec, logSeq: seq, ops: ops,
+		cmp: clientv3.Compare(clientv3.ModRevision(s.keys.record(name)), "=", sw.Expect),
+	}
+}
+
+// Swap implements store.Store: one transaction that compares the record's
+// ModRevision with sw.Expect and writes the record and, with an event, the
+// next log entry. In steady state (the handle read or wrote the record at
+// sw.Expect) that is one round trip; otherwise a read comes first.
+func (s *Store) Swap(ctx context.Context, sw store.Swap) (store.Record, error) {
+	if sw.Record.Name == "" {
+		return store.Record{}, store.CheckSwap(store.Record{}, sw)
+	}
+	cur, err := s.current(ctx, sw)
+	if err != nil {
+		return store.Record{}, err
+	}
+	if err := store.CheckSwap(cur.rec, sw); err != nil {
+		return store.Record{}, err
+	}
+	p := s.prepare(cur, sw, s.now())
+	name := sw.Record.Name
+	resp, err := s.txn(ctx, "swap "+name, []clientv3.Cmp{p.cmp}, p.ops, []clientv3.Op{clientv3.OpGet(s.keys.record(name))})
+	if err != nil {
+		return store.Record{}, err
+	}
+	if !resp.Succeeded {
+		return store.Record{}, s.conflict(name, sw, rangeKV(resp, 0))
+	}
+	p.rec.Version = resp.Header.Revision
+	s.remember(name, cached{rec: p.rec, logSeq: p.logSeq})
+	return p.rec, nil
+}
+
+// conflict builds the error of a swap whose compare failed, from the record
+// read in the same transaction.
+func (s *Store) conflict(name string, sw store.Swap, kv *mvccpb.KeyValue) error {
+	cur, err := decodeRecord(name, kv)
+	if err != nil {
+		return err
+	}
+	if cur.rec.Version != 0 {
+		s.remember(name, cur)
+	}
+	if err := store.CheckSwap(cur.rec, sw); err != nil {
+		return err
+	}
+	// Unreachable: the compare failed, so the versions differ.
+	return fmt.Errorf("%w: %q changed during the swap", store.ErrConflict, name)
+}
+
+// maxBatch is how many swaps go into one transaction: etcd allows 128
+// operations per transaction branch by default, and a swap with an event
+// writes two keys.
+const maxBatch = 64
+
+// SwapMany implements store.BatchSwapper. etcd transactions are
+// all-or-nothing, while each swap of a batch must succeed or fail on its
+// own, so SwapMany sends one transaction comparing every swap's version;
+// when it fails, the records read in its else branch show which swaps
+// conflict, those get ErrConflict, and the rest are sent again (each round
+// removes at least one swap). In steady state (renewals of records this
+// handle wrote) that is one round trip for up to 64 swaps; larger batches
+// are sent in chunks of 64. Swaps that fail validation (ErrInvalid) are not
+// sent. A name that appears more than once is swapped after the batch, in
+// order, as by Swap. If a transaction fails as a whole (ErrUnavailable),
+// SwapMany returns that error: earlier chunks may have been applied.
+func (s *Store) SwapMany(ctx context.Context, swaps []store.Swap) ([]store.SwapResult, error) {
+	res := make([]store.SwapResult, len(swaps))
+	seen := map[string]bool{}
+	var batch, later []int
+	for i, sw := range swaps {
+		switch {
+		case sw.Record.Name == "":
+			res[i].Err = store.CheckSwap(store.Record{}, sw)
+		case seen[sw.Record.Name]:
+			later = append(later, i)
+		default:
+			seen[sw.Record.Name] = true
+			batch = append(batch, i)
+		}
+	}
+	if err := s.readMissing(ctx, swaps, batch); err != nil {
+		return nil, err
+	}
+	now := s.now()
+	var ready []prepared
+	var idx []int
+	for _, i := range batch {
+		cur, ok := s.cachedAt(swaps[i].Record.Name, swaps[i].Expect)
+		if !ok {
+			// The read found another version (or no record): conflict.
+			cur = s.latest(swaps[i].Record.Name)
+		}
+		if err := store.CheckSwap(cur.rec, swaps[i]); err != nil {
+			res[i].Err = err
+			continue
+		}
+		ready = append(ready, s.prepare(cur, swaps[i], now))
+		idx = append(idx, i)
+	}
+	for len(ready) > 0 {
+		n := min(len(ready), maxBatch)
+		left, leftIdx, err := s.swapRound(ctx, ready[:n], idx[:n], res)
+		if err != nil {
+			return nil, err
+		}
+		ready = append(left, ready[n:]...)
+		idx = append(leftIdx, idx[n:]...)
+	}
+	for _, i := range later {
+		rec, err := s.Swap(ctx, swaps[i])
+		if err != nil && !isPerSwap(err) {
+			return nil, err
+		}
+		res[i] = store.SwapResult{Record: rec, Err: err}
+	}
+	return res, nil
+}
+
+// isPerSwap reports whether err is the outcome of one swap rather than a
+// failure of the write as a whole.
+func isPerSwap(err error) bool {
+	return errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrInvalid)
+}
+
+// latest returns this handle's memory of name, or an absent record.
+func (s *Store) latest(name string) cached {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if c, ok := s.cache[name]; ok {
+		return c
+	}
+	return cached{rec: store.Record{Name: name}}
+}
+
+// readMissing reads, in one read-only transaction per chunk, the records of
+// the swaps in batch whose expected version this handle has not seen.
+func (s *Store) readMissing(ctx context.Context, swaps []store.Swap, batch []int) error {
+	var names []string
+	for _, i := range batch {
+		sw := swaps[i]
+		if sw.Expect == 0 {
+			continue
+		}
+		if _, ok := s.cachedAt(sw.Record.Name, sw.Expect); !ok {
+			names = append(names, sw.Record.Name)
+		}
+	}
+	for len(names) > 0 {
+		n := min(len(names), 2*maxBatch)
+		ops := make([]clientv3.Op, n)
+		for j, name := range names[:n] {
+			ops[j] = clientv3.OpGet(s.keys.record(name))
+		}
+		resp, err := s.txn(ctx, "batch read", nil, ops, nil)
+		if err != nil {
+			return err
+		}
+		for j, name := range names[:n] {
+			c, err := decodeRecord(name, rangeKV(resp, j))
+			if err != nil {
+				return err
+			}
+			if c.rec.Version != 0 {
+				s.remember(name, c)
+			} else {
+				s.forget(name)
+			}
+		}
+		names = names[n:]
+	}
+	return nil
+}
+
+func (s *Store) forget(name string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.cache, name)
+}
+
+// swapRound sends one transaction for ready (at most maxBatch swaps) and
+// records the results; it returns the swaps to send again.
+func (s *Store) swapRound(ctx context.Context, ready []prepared, idx []int, res []store.SwapResult) ([]prepared, []int, error) {
+	cmps := make([]clientv3.Cmp, len(ready))
+	var then []clientv3.Op
+	els := make([]clientv3.Op, len(ready))
+	for j, p := range ready {
+		cmps[j] = p.cmp
+		then = append(then, p.ops...)
+		els[j] = clientv3.OpGet(s.keys.record(p.sw.Record.Name))
+	}
+	resp, err := s.txn(ctx, fmt.Sprintf("swap %d records", len(ready)), cmps, then, els)
+	if err != nil {
+		return nil, nil, err
+	}
+	if resp.Succeeded {
+		for j, p := range ready {
+			p.rec.Version = resp.Header.Revision
+			s.remember(p.sw.Record.Name, cached{rec: p.rec, logSeq: p.logSeq})
+			res[idx[j]] = store.SwapResult{Record: p.rec}
+		}
+		return nil, nil, nil
+	}
+	var left []prepared
+	var leftIdx []int
+	for j, p := range ready {
+		kv := rangeKV(resp, j)
+		var v int64
+		if kv != nil {
+			v = kv.ModRevision
+		}
+		if v == p.sw.Expect {
+			left = append(left, p)
+			leftIdx = append(leftIdx, idx[j])
+			continue
+		}
+		res[idx[j]].Err = s.conflict(p.sw.Record.Name, p.sw, kv)
+	}
+	if len(left) == len(ready) {
+		// Cannot happen: a failed compare shows in the else branch.
+		return nil, nil, fmt.Errorf("etcd swap: %w: batch compare failed with no conflicting record", store.ErrUnavailable)
+	}
+	return left, leftIdx, nil
+}
+
+// History implements store.Store: a linearizable range read over the
+// name's log keys after the given sequence number.
+func (s *Store) History(ctx context.Context, name string, after uint64, limit int) ([]store.Event, error) {
+	if after == math.MaxUint64 {
+		return nil, nil
+	}
+	dir := s.keys.logDir(name)
+	opts := []clientv3.OpOption{clientv3.WithRange(clientv3.GetPrefixRangeEnd(dir))}
+	if limit > 0 {
+		opts = append(opts, clientv3.WithLimit(int64(limit)))
+	}
+	resp, err := s.get(ctx, "history "+name, s.keys.log(name, after+1), opts...)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]store.Event, 0, len(resp.Kvs))
+	for _, kv := range resp.Kvs {
+		seq, err := strconv.ParseUint(strings.TrimPrefix(string(kv.Key), dir), 10, 64)
+		var v eventValue
+		if err == nil {
+			err = json.Unmarshal(kv.Value, &v)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%w: etcd key %q does not hold a baton log event: %v", store.ErrSchema, kv.Key, err)
+		}
+		out = append(out, store.Event{
+			Seq: seq, Name: name, Kind: v.Kind, Holder: v.Holder, Incarnation: v.Incarnation,
+			Token: v.Token, Transfer: v.Transfer, Time: v.Time,
+		})
+	}
+	return out, nil
+}
+
+// Watch implements store.Watcher with an etcd watch on the record's key.
+// The watch requires a leader: a member that loses its quorum ends it (after
+// a few election timeouts), and the channel closes, so a contender on the
+// minority side falls back to polling, which fails with ErrUnavailable. The
+// channel also closes when ctx ends or the store is closed.
+func (s *Store) Watch(ctx context.Context, name string) <-chan struct{} {
+	out := make(chan struct{}, 1)
+	wctx, cancel := context.WithCancel(clientv3.WithRequireLeader(ctx))
+	wch := s.cli.Watch(wctx, s.keys.record(name))
+	go func() {
+		defer close(out)
+		defer cancel()
+		for resp := range wch {
+			if resp.Canceled || resp.Err() != nil {
+				return
+			}
+			if len(resp.Events) > 0 {
+				select {
+				case out <- struct{}{}:
+				default: // coalesced with the pending notification
+				}
+			}
+		}
+	}()
+	return out
+}
