@@ -7,6 +7,7 @@
 //
 //	sqlite:PATH                  an SQLite file on this host (the default: sqlite:baton.db)
 //	postgres://USER@HOST/DB      PostgreSQL (also postgresql://); ?schema=NAME (default baton)
+//	etcd://HOST:PORT[,HOST:PORT]  an etcd cluster; ?prefix=/baton/ (the default)
 //	mem:                         an in-process store, gone when the process ends (tests)
 package storeurl
 
@@ -17,6 +18,7 @@ import (
 	"strings"
 
 	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/store/etcd"
 	"github.com/batonhq/baton/store/memstore"
 	"github.com/batonhq/baton/store/postgres"
 	"github.com/batonhq/baton/store/sqlite"
@@ -29,7 +31,7 @@ const Default = "sqlite:baton.db"
 // opposed to a store that could not be reached or read.
 var ErrURL = errors.New("bad store URL")
 
-const forms = "use sqlite:PATH, postgres://USER@HOST/DB, or mem: for a throwaway in-process store"
+const forms = "use sqlite:PATH, postgres://USER@HOST/DB, etcd://HOST:PORT[,HOST:PORT], or mem: for a throwaway in-process store"
 
 // Open opens the store named by rawURL.
 func Open(ctx context.Context, rawURL string) (store.Store, error) {
@@ -51,6 +53,8 @@ func Open(ctx context.Context, rawURL string) (store.Store, error) {
 			return nil, fmt.Errorf("%w %q: no file path after sqlite:", ErrURL, rawURL)
 		}
 		return sqlite.Open(ctx, rest)
+	case "etcd":
+		return etcd.OpenURL(ctx, rawURL)
 	case "postgres", "postgresql":
 		return postgres.Open(ctx, rawURL)
 	default:
