@@ -291,3 +291,33 @@ func TestProcessesPausedLeaderIsFenced(t *testing.T) {
 		last = token
 	}
 }
+
+// Tokens keep rising across process restarts and store reopening: the
+// token lives in the durable record, never in a process.
+func TestTokensSurviveStoreReopen(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "baton.db")
+	var last uint64
+	for i := 0; i < 3; i++ {
+		st, err := sqlite.Open(t.Context(), path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e, err := baton.New(st, "billing", baton.WithNode("a"), baton.WithLease(procLease), baton.WithRenew(procRenew))
+		if err != nil {
+			t.Fatal(err)
+		}
+		term, err := e.Campaign(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if term.Token() <= last {
+			t.Fatalf("reopen %d: token %d after %d", i, term.Token(), last)
+		}
+		last = term.Token()
+		if err := term.Resign(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		e.Close(t.Context())
+		st.Close()
+	}
+}
