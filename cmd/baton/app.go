@@ -50,6 +50,12 @@ func commands() []command {
 		{name: "model", summary: "the lesson's round model: run, measure, cost, scan", run: runModel},
 		{name: "calc", summary: "the glossary's arithmetic: quorum, activation", run: runCalc},
 		{name: "run", summary: "run a command on the leader only: once per period, or as a singleton", run: runRun},
+		{name: "status", summary: "who leads a name, its token and lease; a job's open periods", run: runStatus},
+		{name: "history", summary: "the election log of a name", run: runHistory},
+		{name: "runs", summary: "the run ledger of a job, with each run's delay", run: runRuns},
+		{name: "trigger", summary: "ask for a run of a job now (durable: needs no leader)", run: runTrigger},
+		{name: "resign", summary: "ask the leader of a name to resign (guarded by its token)", run: runResign},
+		{name: "transfer", summary: "ask the leader of a name to hand over to a node (guarded by its token)", run: runTransfer},
 	}
 }
 
