@@ -80,6 +80,7 @@ const (
 	Claim
 )
 
+// String returns "skip" or "claim".
 func (s Step) String() string {
 	switch s {
 	case Skip:
@@ -92,7 +93,9 @@ func (s Step) String() string {
 
 // Action is one step of a plan.
 type Action struct {
-	Step   Step
+	// Step is what to do with the period.
+	Step Step
+	// Period is the period it is done to.
 	Period Period
 	// Prev is the period's ledger row as read (Version 0: no row yet).
 	Prev store.Run

@@ -67,10 +67,13 @@ func WithCallTimeout(d time.Duration) Option { return func(r *Runner) { r.callTi
 // WithLogger sets the logger (default: discard).
 func WithLogger(l *slog.Logger) Option { return func(r *Runner) { r.logger = l } }
 
-// Defaults.
+// Defaults of a Runner's options.
 const (
-	DefaultPoll        = time.Second
-	DefaultRetry       = 500 * time.Millisecond
+	// DefaultPoll is how often a Runner re-reads the ledger at most.
+	DefaultPoll = time.Second
+	// DefaultRetry is the wait after a failed store call.
+	DefaultRetry = 500 * time.Millisecond
+	// DefaultCallTimeout bounds one store call.
 	DefaultCallTimeout = 5 * time.Second
 )
 
@@ -194,7 +197,8 @@ func (r *Runner) Run(ctx context.Context, t Term) error {
 			return context.Cause(ctx)
 		case err != nil:
 			log.Warn("ledger write failed; planning again", "err", err)
-			if errors.Is(err, store.ErrUnavailable) && !r.sleep(ctx, r.retry) {
+			// A conflict means the row moved on: plan again at once.
+			if !errors.Is(err, store.ErrConflict) && !r.sleep(ctx, r.retry) {
 				return context.Cause(ctx)
 			}
 			continue
