@@ -45,7 +45,9 @@
 // effect is fenced: the resource it writes to checks the token (passed to
 // the Executor, and as BATON_TOKEN to commands run by "baton run") and
 // refuses the older one. Only fenced effects are exactly-once. An unfenced
-// effect is at-least-once per period, and at most once per term.
+// effect is at-least-once per period. A run its executor stopped early
+// (ErrInterrupted, e.g. a command stopped because the lease was about to
+// expire) is also started again, possibly under the same token.
 //
 // A failed run (non-zero exit) is final: it is not retried by itself. An
 // operator re-runs it with a manual trigger of its period key.

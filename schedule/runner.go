@@ -27,12 +27,20 @@ type Term interface {
 
 var _ Term = (*baton.Term)(nil)
 
+// ErrInterrupted, wrapped in an Executor's error, says the effect was
+// stopped before it finished and must run again: the period is not
+// recorded as failed.
+var ErrInterrupted = errors.New("run interrupted before it finished")
+
 // Executor runs the effect of one period under the fencing token. ctx is
 // cancelled when the term ends (or the Runner's caller cancels); an
 // executor that was cut short by ctx must return a non-nil error, and the
-// Runner then leaves the row running for the next leader to take over.
-// Otherwise it returns the effect's exit status (0: success) and the tail
-// of its output, both recorded in the ledger.
+// Runner then leaves the row running for the next leader to take over. An
+// executor that stopped its effect early for its own reason (such as a
+// lease about to expire) returns an error wrapping ErrInterrupted: the row
+// is left running too, and claimed again (by this leader if its term
+// lasts). Otherwise it returns the effect's exit status (0: success) and
+// the tail of its output, both recorded in the ledger.
 type Executor func(ctx context.Context, p Period, token uint64) (exitCode int, output string, err error)
 
 // Job is what a Runner runs: a name (also the election name whose token
@@ -250,6 +258,11 @@ func (r *Runner) runClaimed(ctx context.Context, t Term, p Period, row store.Run
 	code, out, execErr := r.exec(ctx, p, t.Token())
 	if execErr != nil && ctx.Err() != nil {
 		log.Info("period interrupted by the end of the term; the next leader runs it again", "err", execErr)
+		return
+	}
+	if errors.Is(execErr, ErrInterrupted) {
+		log.Info("period interrupted; it will be claimed again", "err", execErr)
+		r.sleep(ctx, r.retry)
 		return
 	}
 	sw := Complete(row, code, out, execErr, r.clock.Now())

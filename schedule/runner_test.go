@@ -418,3 +418,29 @@ func TestFailedRunRerunByTrigger(t *testing.T) {
 		}
 	})
 }
+
+// An executor that stops its effect early (ErrInterrupted) does not fail
+// the period: it is claimed again, here by the same leader.
+func TestInterruptedRunIsClaimedAgain(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ms := memstore.New()
+		var mu sync.Mutex
+		calls := 0
+		exec := func(ctx context.Context, p schedule.Period, token uint64) (int, string, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			calls++
+			if calls == 1 {
+				return -1, "", fmt.Errorf("%w: lease about to expire", schedule.ErrInterrupted)
+			}
+			return 0, "", nil
+		}
+		a := newNode(t, ms, "a", schedule.Job{Name: "billing", Schedule: every(t, 10*time.Second)}, exec).start()
+		time.Sleep(12 * time.Second)
+		a.stop()
+		r, err := ms.GetRun(context.Background(), "billing", "2000-01-01T00:00:10Z")
+		if err != nil || r.State != store.Done || r.Attempt != 2 || r.Token != 1 {
+			t.Fatalf("row %+v %v", r, err)
+		}
+	})
+}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"os/exec"
 	"strconv"
@@ -223,7 +224,13 @@ func (r *runner) periodExec(t *baton.Term) schedule.Executor {
 		ctx, cancel := stopBefore(ctx, t, r.cfg.grace)
 		defer cancel(nil)
 		env := append(r.env(t), "BATON_PERIOD="+p.Key)
-		return runCommand(ctx, r.cfg.argv, env, r.stdout, r.stderr, r.cfg.grace)
+		code, out, err := runCommand(ctx, r.cfg.argv, env, r.stdout, r.stderr, r.cfg.grace)
+		if errors.Is(err, errInterrupted) {
+			// Stopped by baton (the term ended or its lease is about to):
+			// not a failure of the period, which runs again.
+			err = fmt.Errorf("%w: %w", schedule.ErrInterrupted, err)
+		}
+		return code, out, err
 	}
 }
 
