@@ -77,6 +77,20 @@ func (s *recStore) SwapRun(ctx context.Context, sw store.RunSwap) (store.Run, er
 	return r, err
 }
 
+// unknown returns the completions whose outcome their sender could not
+// know: the store was unavailable, so they may have been applied.
+func (s *recStore) unknown() []store.Run {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []store.Run
+	for _, c := range s.completions {
+		if errors.Is(c.err, store.ErrUnavailable) {
+			out = append(out, c.run)
+		}
+	}
+	return out
+}
+
 func (s *recStore) accepted() []store.Run {
 	s.mu.Lock()
 	defer s.mu.Unlock()
