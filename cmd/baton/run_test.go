@@ -195,3 +195,50 @@ func TestRunSingleton(t *testing.T) {
 		t.Errorf("lease not released: %+v", rec)
 	}
 }
+
+// Two baton run on one store: only the leader runs the periods; stopping
+// it hands over at once, with the next token, and no period runs twice.
+func TestRunHandover(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs real processes for a few seconds")
+	}
+	e1, out1, errb1, ms := shared()
+	e2 := &env{stdout: &syncBuffer{}, stderr: &syncBuffer{}, open: e1.open}
+	args := func(node string) []string {
+		return []string{"run", "--store", "mem:", "--node", node, "--lease", "3s", "--grace", "1s",
+			"--every", "1s", "billing", "--", "sh", "-c", `echo "$BATON_PERIOD $BATON_TOKEN $BATON_NODE"`}
+	}
+	ctx1, cancel1 := context.WithCancel(context.Background())
+	ctx2, cancel2 := context.WithCancel(context.Background())
+	done1, done2 := make(chan int), make(chan int)
+	go func() { done1 <- e1.run(ctx1, args("n1")) }()
+	time.Sleep(300 * time.Millisecond) // n1 leads
+	go func() { done2 <- e2.run(ctx2, args("n2")) }()
+	time.Sleep(2 * time.Second)
+	cancel1()
+	if code := <-done1; code != exitOK {
+		t.Fatalf("n1: exit %d\n%s", code, errb1.String())
+	}
+	stopped := time.Now()
+	time.Sleep(2 * time.Second)
+	cancel2()
+	if code := <-done2; code != exitOK {
+		t.Fatalf("n2: exit %d\n%s", code, e2.stderr.(*syncBuffer).String())
+	}
+	out2 := e2.stdout.(*syncBuffer).String()
+	if !strings.Contains(out1.String(), " 1 n1\n") || !strings.Contains(out2, " 2 n2\n") || strings.Contains(out2, " n1\n") {
+		t.Fatalf("n1:\n%s\nn2:\n%s", out1.String(), out2)
+	}
+	rs, _ := ms.Runs(context.Background(), "billing", "", 0)
+	for _, r := range rs {
+		if r.State != store.Done || r.Attempt != 1 {
+			t.Errorf("row %+v", r)
+		}
+		if r.Token == 2 && r.Started.Sub(stopped) > 1100*time.Millisecond && r.Scheduled.Before(stopped) {
+			t.Errorf("n2 took %v to take over", r.Started.Sub(stopped))
+		}
+	}
+	if len(rs) < 3 {
+		t.Errorf("ledger %+v", rs)
+	}
+}
