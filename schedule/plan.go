@@ -119,8 +119,13 @@ type Input struct {
 	Policy Policy
 	// Token is the current term's fencing token.
 	Token uint64
-	// Rows are the job's ledger rows (all of them, in any order).
+	// Rows are the job's ledger rows, in any order: all of them, or those
+	// after Floor.
 	Rows []store.Run
+	// Floor, when set, is the scheduled instant of a non-manual row such
+	// that every row up to it is final; Rows may then leave those rows
+	// out. Scheduled instants not after Floor are not considered.
+	Floor time.Time
 	// Limit caps the scheduled instants without a row considered in one
 	// plan (<= 0: DefaultLimit), so that a long leaderless stretch of a
 	// short interval is worked through in bounded steps.
@@ -145,8 +150,8 @@ type Plan struct {
 
 // Decide returns what the leader holding in.Token does next. It is pure.
 //
-// Due periods are: the scheduled instants after Created and not after Now
-// that have no final row, and every row that is pending or running under an
+// Due periods are: the scheduled instants after Created (and Floor) and
+// not after Now that have no final row, and every row that is pending or running under an
 // older token (a leader deposed or crashed mid-run) or under in.Token itself
 // (a claim whose reply was lost: a runner plans only when it has nothing in
 // flight), whose Scheduled is not after Now. A row running under a newer
@@ -164,6 +169,9 @@ func Decide(in Input) Plan {
 	}
 	rows := make(map[string]store.Run, len(in.Rows))
 	from := in.Created
+	if in.Floor.After(from) {
+		from = in.Floor
+	}
 	var plan Plan
 	for _, r := range in.Rows {
 		rows[r.Period] = r
@@ -223,6 +231,17 @@ func Decide(in Input) Plan {
 		}
 		return 0
 	})
+	if plan.More {
+		// Rows after the batch wait for the next plan, behind the
+		// scheduled instants left out: oldest first, always.
+		last := Key(current)
+		for i, c := range cands {
+			if c.p.Key > last {
+				cands = cands[:i]
+				break
+			}
+		}
+	}
 
 	newest := "" // the newest scheduled candidate
 	for _, c := range cands {

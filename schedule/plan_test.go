@@ -47,6 +47,7 @@ func TestDecide(t *testing.T) {
 		token  uint64
 		rows   []store.Run
 		limit  int
+		floor  time.Time
 		want   string
 	}{
 		{name: "all, nothing run yet", want: "claim 00:00, claim 00:10, claim 00:20, claim 00:30"},
@@ -106,6 +107,11 @@ func TestDecide(t *testing.T) {
 		{name: "limit: latest skips the whole batch when more are due", limit: 2,
 			policy: schedule.Policy{CatchUp: schedule.CatchUpLatest},
 			want:   "skip 00:00, skip 00:10"},
+		{name: "limit: rows after the batch wait behind the instants left out", limit: 2,
+			rows: []store.Run{manual(row("j", k(25), store.Pending, 0, 3))},
+			want: "claim 00:00, claim 00:10"},
+		{name: "floor: instants up to it are final", floor: base.Add(10 * time.Minute),
+			want: "claim 00:20, claim 00:30"},
 		{name: "limit counts only open instants", limit: 2,
 			rows: []store.Run{row("j", k(0), store.Done, 1, 5), row("j", k(10), store.Done, 1, 6)},
 			want: "claim 00:20, claim 00:30"},
@@ -113,7 +119,7 @@ func TestDecide(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			in := schedule.Input{Now: now, Created: created, Schedule: every10m, Policy: tt.policy,
-				Token: tt.token, Rows: tt.rows, Limit: tt.limit}
+				Token: tt.token, Rows: tt.rows, Limit: tt.limit, Floor: tt.floor}
 			if !tt.now.IsZero() {
 				in.Now = tt.now
 			}

@@ -66,6 +66,13 @@ func WithClock(c baton.Clock) Option { return func(r *Runner) { r.clock = c } }
 // triggers when no period is due sooner (default DefaultPoll).
 func WithPoll(d time.Duration) Option { return func(r *Runner) { r.poll = d } }
 
+// WithRescan sets how often the Runner reads the whole ledger (default
+// DefaultRescan). In between it reads only the rows after the newest
+// scheduled period before which every row is final, so a manual trigger of
+// a period older than that (a re-run of a failed period) is seen within
+// this interval; other triggers are seen at the next poll.
+func WithRescan(d time.Duration) Option { return func(r *Runner) { r.rescan = d } }
+
 // WithRetry sets the wait after a failed store call (default DefaultRetry).
 func WithRetry(d time.Duration) Option { return func(r *Runner) { r.retry = d } }
 
@@ -79,6 +86,8 @@ func WithLogger(l *slog.Logger) Option { return func(r *Runner) { r.logger = l }
 const (
 	// DefaultPoll is how often a Runner re-reads the ledger at most.
 	DefaultPoll = time.Second
+	// DefaultRescan is how often a Runner reads the whole ledger.
+	DefaultRescan = time.Minute
 	// DefaultRetry is the wait after a failed store call.
 	DefaultRetry = 500 * time.Millisecond
 	// DefaultCallTimeout bounds one store call.
@@ -98,6 +107,7 @@ type Runner struct {
 	exec        Executor
 	clock       baton.Clock
 	poll        time.Duration
+	rescan      time.Duration
 	retry       time.Duration
 	callTimeout time.Duration
 	logger      *slog.Logger
@@ -107,7 +117,7 @@ type Runner struct {
 // is an error naming the field.
 func New(st store.Store, job Job, exec Executor, opts ...Option) (*Runner, error) {
 	r := &Runner{st: st, job: job, exec: exec, clock: baton.RealClock{},
-		poll: DefaultPoll, retry: DefaultRetry, callTimeout: DefaultCallTimeout}
+		poll: DefaultPoll, rescan: DefaultRescan, retry: DefaultRetry, callTimeout: DefaultCallTimeout}
 	for _, o := range opts {
 		o(r)
 	}
@@ -122,6 +132,8 @@ func New(st store.Store, job Job, exec Executor, opts ...Option) (*Runner, error
 		return nil, errors.New("schedule: clock must not be nil")
 	case r.poll <= 0:
 		return nil, fmt.Errorf("schedule: poll interval must be positive, got %v", r.poll)
+	case r.rescan <= 0:
+		return nil, fmt.Errorf("schedule: rescan interval must be positive, got %v", r.rescan)
 	case r.retry <= 0:
 		return nil, fmt.Errorf("schedule: retry interval must be positive, got %v", r.retry)
 	case r.callTimeout <= 0:
@@ -178,12 +190,23 @@ func (r *Runner) Run(ctx context.Context, t Term) error {
 		}
 	}
 
+	// cursor is the key of a non-manual row such that every row up to it
+	// is final: the rows after it are all the planner needs, but for
+	// manual triggers written below it, which a full read every rescan
+	// finds.
+	var cursor string
+	var lastFull time.Time
 	for {
 		if ctx.Err() != nil {
 			return context.Cause(ctx)
 		}
+		full := cursor == "" || r.clock.Now().Sub(lastFull) >= r.rescan
+		after := cursor
+		if full {
+			after = ""
+		}
 		cctx, ccancel := context.WithTimeout(ctx, r.callTimeout)
-		rows, err := r.st.Runs(cctx, r.job.Name, "", 0)
+		rows, err := r.st.Runs(cctx, r.job.Name, after, 0)
 		ccancel()
 		if err != nil {
 			log.Warn("reading the ledger failed", "err", err)
@@ -192,9 +215,19 @@ func (r *Runner) Run(ctx context.Context, t Term) error {
 			}
 			continue
 		}
+		if full {
+			cursor, lastFull = "", r.clock.Now()
+		}
+		if c := finalPrefix(rows); c != "" {
+			cursor = c
+		}
+		var floor time.Time
+		if cursor != "" {
+			floor, _ = ParseKey(cursor)
+		}
 		now := r.clock.Now()
 		plan := Decide(Input{Now: now, Created: job.Created, Schedule: r.job.Schedule,
-			Policy: r.job.Policy, Token: t.Token(), Rows: rows})
+			Policy: r.job.Policy, Token: t.Token(), Rows: rows, Floor: floor})
 		wait, err := r.apply(ctx, t, plan, log)
 		switch {
 		case errors.Is(err, fence.ErrStaleToken):
@@ -310,4 +343,19 @@ func (r *Runner) sleep(ctx context.Context, d time.Duration) bool {
 	case <-ctx.Done():
 		return false
 	}
+}
+
+// finalPrefix returns the key of the last non-manual row of the longest
+// prefix of rows (in period order) whose rows are all final, or "".
+func finalPrefix(rows []store.Run) string {
+	c := ""
+	for _, r := range rows {
+		if !r.State.Final() {
+			break
+		}
+		if !r.Manual {
+			c = r.Period
+		}
+	}
+	return c
 }

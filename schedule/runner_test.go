@@ -397,7 +397,8 @@ func TestManualTriggerWithoutLeader(t *testing.T) {
 	})
 }
 
-// A failed run is final until an operator re-triggers its period.
+// A failed run is final until an operator re-triggers its period; the
+// re-run is seen within the rescan interval.
 func TestFailedRunRerunByTrigger(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ms := memstore.New()
@@ -424,7 +425,9 @@ func TestFailedRunRerunByTrigger(t *testing.T) {
 		if _, err := schedule.Trigger(context.Background(), ms, "billing", r.Period); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(time.Second)
+		// The period is older than the newest finished one: the leader
+		// sees the trigger at its next full read of the ledger.
+		time.Sleep(schedule.DefaultRescan)
 		a.stop()
 		r, _ = ms.GetRun(context.Background(), "billing", "2000-01-01T00:00:10Z")
 		if r.State != store.Done || r.Attempt != 2 || !r.Manual {
@@ -456,5 +459,26 @@ func TestInterruptedRunIsClaimedAgain(t *testing.T) {
 		if err != nil || r.State != store.Done || r.Attempt != 2 || r.Token != 1 {
 			t.Fatalf("row %+v %v", r, err)
 		}
+	})
+}
+
+// A manual trigger for now is seen at the next poll while a leader runs a
+// schedule, between two scheduled periods.
+func TestManualTriggerWhileLeading(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ms := memstore.New()
+		fx := &effects{}
+		a := newNode(t, ms, "a", schedule.Job{Name: "billing", Schedule: every(t, 10*time.Second)}, quick(fx, "a")).start()
+		time.Sleep(25 * time.Second) // 00:00:10 and 00:00:20 done
+		key := schedule.Key(time.Now())
+		if _, err := schedule.Trigger(context.Background(), ms, "billing", key); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(2 * poll)
+		r, err := ms.GetRun(context.Background(), "billing", key)
+		if err != nil || r.State != store.Done || !r.Manual || schedule.Delay(r) > 2*poll {
+			t.Fatalf("manual row %+v %v", r, err)
+		}
+		a.stop()
 	})
 }
