@@ -50,5 +50,6 @@
 // expire) is also started again, possibly under the same token.
 //
 // A failed run (non-zero exit) is final: it is not retried by itself. An
-// operator re-runs it with a manual trigger of its period key.
+// operator re-runs it with a manual trigger of its period key, which the
+// leader sees within its rescan interval (WithRescan).
 package schedule
