@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/batonhq/baton/store"
 )
 
 // Exit codes shared by every subcommand.
@@ -29,6 +31,17 @@ type command struct {
 type env struct {
 	stdout io.Writer
 	stderr io.Writer
+	// open opens a store URL; nil means openStore. Tests share one
+	// in-memory store between commands through it.
+	open func(ctx context.Context, url string) (store.Store, error)
+}
+
+// openStore opens url with e.open, or openStore when it is nil.
+func (e *env) openStore(ctx context.Context, url string) (store.Store, error) {
+	if e.open != nil {
+		return e.open(ctx, url)
+	}
+	return openStore(ctx, url)
 }
 
 // commands lists the subcommands in the order "baton help" shows them.
@@ -36,14 +49,25 @@ func commands() []command {
 	return []command{
 		{name: "model", summary: "the lesson's round model: run, measure, cost, scan", run: runModel},
 		{name: "calc", summary: "the glossary's arithmetic: quorum, activation", run: runCalc},
+		{name: "run", summary: "run a command on the leader only: once per period, or as a singleton", run: runRun},
+		{name: "status", summary: "who leads a name, its token and lease; a job's open periods", run: runStatus},
+		{name: "history", summary: "the election log of a name", run: runHistory},
+		{name: "runs", summary: "the run ledger of a job, with each run's delay", run: runRuns},
+		{name: "trigger", summary: "ask for a run of a job now (durable: needs no leader)", run: runTrigger},
+		{name: "resign", summary: "ask the leader of a name to resign (guarded by its token)", run: runResign},
+		{name: "transfer", summary: "ask the leader of a name to hand over to a node (guarded by its token)", run: runTransfer},
 	}
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	e := &env{stdout: stdout, stderr: stderr}
+	return (&env{stdout: stdout, stderr: stderr}).run(ctx, args)
+}
+
+func (e *env) run(ctx context.Context, args []string) int {
+	stdout, stderr := e.stdout, e.stderr
 	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" || args[0] == "-help" {
 		if len(args) > 1 {
-			return run(ctx, []string{args[1], "--help"}, stdout, stderr)
+			return e.run(ctx, []string{args[1], "--help"})
 		}
 		printUsage(stdout)
 		if len(args) == 0 {

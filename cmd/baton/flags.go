@@ -65,3 +65,33 @@ func asUsage(err error) error {
 	}
 	return err
 }
+
+// parseMixed parses args with fs, allowing flags after positional
+// arguments too (as in "resign billing --token 7"), and returns the
+// positional arguments. done and code are as for env.parse.
+func (e *env) parseMixed(fs *flag.FlagSet, args []string) (pos []string, done bool, code int) {
+	for {
+		if done, code := e.parse(fs, args); done {
+			return nil, true, code
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return pos, false, exitOK
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+}
+
+// oneName returns the single NAME positional argument of cmd.
+func oneName(pos []string, what string) (string, error) {
+	switch {
+	case len(pos) == 0:
+		return "", usagef("missing %s", what)
+	case len(pos) > 1:
+		return "", usagef("unexpected argument %q; want one %s", pos[1], what)
+	case pos[0] == "":
+		return "", usagef("%s must not be empty", what)
+	}
+	return pos[0], nil
+}

@@ -1,0 +1,70 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"text/tabwriter"
+)
+
+func runHistory(ctx context.Context, e *env, args []string) int {
+	fs := e.newFlagSet("history", "history [--store URL] [--json] NAME\n\nPrints the election log of NAME, oldest first: every acquisition, release,\ntakeover, transfer and transfer request, with the token after it. TIME is\nthe store's time of the write, for people to read.")
+	storeURL := fs.String("store", storeFromEnv(), storeUsage)
+	asJSON := fs.Bool("json", false, "print JSON")
+	pos, done, code := e.parseMixed(fs, args)
+	if done {
+		return code
+	}
+	name, err := oneName(pos, "NAME")
+	if err != nil {
+		return e.fail("history", err)
+	}
+	st, err := e.openStore(ctx, *storeURL)
+	if err != nil {
+		return e.fail("history", err)
+	}
+	defer st.Close()
+	evs, err := st.History(ctx, name, 0, 0)
+	if err != nil {
+		return e.fail("history", err)
+	}
+	if *asJSON {
+		type eventView struct {
+			Seq         uint64 `json:"seq"`
+			Time        string `json:"time"`
+			Kind        string `json:"kind"`
+			Holder      string `json:"holder,omitempty"`
+			Incarnation string `json:"incarnation,omitempty"`
+			Token       uint64 `json:"token"`
+			Transfer    string `json:"transfer,omitempty"`
+		}
+		views := make([]eventView, 0, len(evs))
+		for _, ev := range evs {
+			views = append(views, eventView{ev.Seq, ev.Time.UTC().Format(timeLayout), string(ev.Kind), ev.Holder, ev.Incarnation, ev.Token, ev.Transfer})
+		}
+		if err := printJSON(e.stdout, views); err != nil {
+			return e.fail("history", err)
+		}
+		return exitOK
+	}
+	if len(evs) == 0 {
+		fmt.Fprintf(e.stdout, "no election history for %s\n", name)
+		return exitOK
+	}
+	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "SEQ\tTIME\tKIND\tHOLDER\tTOKEN\tTRANSFER")
+	for _, ev := range evs {
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%s\n", ev.Seq, ev.Time.UTC().Format(timeLayout), ev.Kind, orDash(ev.Holder), ev.Token, orDash(ev.Transfer))
+	}
+	tw.Flush()
+	return exitOK
+}
+
+// timeLayout prints store times: RFC 3339 in UTC with milliseconds.
+const timeLayout = "2006-01-02T15:04:05.000Z07:00"
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

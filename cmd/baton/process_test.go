@@ -1,0 +1,133 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/store/memstore"
+)
+
+// TestMain lets the test binary act as baton itself: with BATON_TEST_MAIN
+// set it runs main, so the tests below start real baton processes.
+func TestMain(m *testing.M) {
+	if os.Getenv("BATON_TEST_MAIN") == "1" {
+		main()
+		return
+	}
+	os.Exit(m.Run())
+}
+
+// startBaton starts a real baton process with args.
+func startBaton(t *testing.T, args ...string) (*exec.Cmd, *syncBuffer, *syncBuffer) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], args...)
+	// GORACE: a race-enabled binary otherwise sleeps a second at exit.
+	cmd.Env = append(os.Environ(), "BATON_TEST_MAIN=1", "GORACE=atexit_sleep_ms=0")
+	out, errb := &syncBuffer{}, &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = out, errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	return cmd, out, errb
+}
+
+// A real baton process runs a scheduled command and, on SIGTERM, stops and
+// exits 0 after releasing the lease.
+func TestProcessRunScheduled(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts real processes")
+	}
+	cmd, out, errb := startBaton(t, "run", "--store", "mem:", "--lease", "3s", "--grace", "1s", "--every", "1s",
+		"billing", "--", "sh", "-c", `echo "period=$BATON_PERIOD token=$BATON_TOKEN"`)
+	time.Sleep(2500 * time.Millisecond)
+	cmd.Process.Signal(syscall.SIGTERM)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("baton: %v\nstderr:\n%s", err, errb.String())
+	}
+	if n := strings.Count(out.String(), "token=1\n"); n < 2 {
+		t.Errorf("%d runs:\n%s", n, out.String())
+	}
+	if !strings.Contains(errb.String(), "leadership released") {
+		t.Errorf("stderr:\n%s", errb.String())
+	}
+}
+
+// SIGINT to baton stops a singleton command with SIGTERM to its process
+// group (a grandchild too) and exits 0.
+func TestProcessSingletonStops(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts real processes")
+	}
+	cmd, out, errb := startBaton(t, "run", "--store", "mem:", "--lease", "3s", "--grace", "1s", "svc", "--",
+		"sh", "-c", `sh -c 'trap "echo grandchild got TERM; exit 0" TERM; echo grandchild up; while :; do sleep 0.05; done' & trap 'echo got TERM; wait; exit 0' TERM; wait`)
+	deadline := time.Now().Add(5 * time.Second)
+	for !strings.Contains(out.String(), "grandchild up") && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	began := time.Now()
+	cmd.Process.Signal(os.Interrupt)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("baton: %v\nstderr:\n%s", err, errb.String())
+	}
+	if took := time.Since(began); took > 900*time.Millisecond {
+		t.Errorf("stopping took %v (grace 1s: SIGKILL was needed?)", took)
+	}
+	for _, want := range []string{"got TERM", "grandchild got TERM"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("stdout lacks %q:\n%s", want, out.String())
+		}
+	}
+}
+
+// A bad invocation of the real binary: one line, exit 2.
+func TestProcessBadInput(t *testing.T) {
+	cmd := exec.Command(os.Args[0], "run", "--store", "mem:", "--cron", "nope", "j", "--", "true")
+	cmd.Env = append(os.Environ(), "BATON_TEST_MAIN=1")
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	err := cmd.Run()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != exitUsage || strings.Count(errb.String(), "\n") != 1 {
+		t.Fatalf("err %v stderr %q", err, errb.String())
+	}
+}
+
+// stopBefore ends the command's context grace before the term's deadline
+// when renewals fail, before the term itself ends.
+func TestStopBeforeDeadline(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ms := memstore.New()
+		e, err := baton.New(ms.Client("a"), "svc", baton.WithNode("a"), baton.WithLease(3*time.Second), baton.WithRenew(time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer e.Close(context.Background())
+		term, err := e.Campaign(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := stopBefore(context.Background(), term, 500*time.Millisecond)
+		defer cancel(nil)
+		time.Sleep(10 * time.Second) // renewals keep it going
+		if ctx.Err() != nil {
+			t.Fatalf("stopped while renewals succeed: %v", context.Cause(ctx))
+		}
+		ms.SetUnreachable("a", true)
+		<-ctx.Done()
+		if left := time.Until(term.Deadline()); left != 500*time.Millisecond || term.Err() != nil {
+			t.Fatalf("stopped %v before the deadline (term err %v), want 500ms", left, term.Err())
+		}
+		if context.Cause(ctx) != errLeaseEnding {
+			t.Fatalf("cause %v", context.Cause(ctx))
+		}
+		<-term.Done()
+	})
+}

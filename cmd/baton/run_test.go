@@ -1,0 +1,244 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/store/memstore"
+)
+
+// syncBuffer is a bytes.Buffer safe for a command writing while the test
+// reads.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// shared returns an env whose every store URL opens the same in-memory
+// store, and that store.
+func shared() (*env, *syncBuffer, *syncBuffer, *memstore.Store) {
+	ms := memstore.New()
+	out, errb := &syncBuffer{}, &syncBuffer{}
+	e := &env{stdout: out, stderr: errb, open: func(ctx context.Context, url string) (store.Store, error) {
+		if _, err := openStore(ctx, url); err != nil {
+			return nil, err
+		}
+		return ms.Client(""), nil // a client: Close leaves the store open
+	}}
+	return e, out, errb, ms
+}
+
+// untouched fails if anything was written to ms for job.
+func untouched(t *testing.T, ms *memstore.Store, job string) {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := ms.Get(ctx, job); err == nil {
+		t.Errorf("an election record for %s was written", job)
+	}
+	if rs, _ := ms.Runs(ctx, job, "", 0); len(rs) != 0 {
+		t.Errorf("ledger rows were written: %+v", rs)
+	}
+}
+
+func TestRunBadInput(t *testing.T) {
+	tests := []struct {
+		name  string
+		args  []string
+		wants []string
+	}{
+		{"unparsable cron", []string{"--cron", "61 * * * *", "j", "--", "true"}, []string{"--cron", "61"}},
+		{"cron @every", []string{"--cron", "@every 1h", "j", "--", "true"}, []string{"@every"}},
+		{"unparsable duration", []string{"--every", "10q", "j", "--", "true"}, []string{"-every", "10q"}},
+		{"interval below a second", []string{"--every", "500ms", "j", "--", "true"}, []string{"--every", "whole number of seconds"}},
+		{"offset not below interval", []string{"--every", "10s", "--offset", "10s", "j", "--", "true"}, []string{"offset"}},
+		{"offset without every", []string{"--offset", "1s", "j", "--", "true"}, []string{"--offset needs --every"}},
+		{"unknown time zone", []string{"--cron", "0 2 * * *", "--tz", "Mars/Olympus", "j", "--", "true"}, []string{"--tz", "Mars/Olympus"}},
+		{"tz without cron", []string{"--tz", "UTC", "j", "--", "true"}, []string{"--tz needs --cron"}},
+		{"every and cron", []string{"--every", "1m", "--cron", "* * * * *", "j", "--", "true"}, []string{"exclude"}},
+		{"bad catch-up", []string{"--every", "1m", "--catch-up", "some", "j", "--", "true"}, []string{"--catch-up", "all, latest or none"}},
+		{"catch-up without schedule", []string{"--catch-up", "latest", "j", "--", "true"}, []string{"need a schedule"}},
+		{"negative window", []string{"--every", "1m", "--catch-up-window", "-1s", "j", "--", "true"}, []string{"--catch-up-window"}},
+		{"missing job", []string{"--every", "1m"}, []string{"missing JOB"}},
+		{"missing --", []string{"--every", "1m", "j", "true"}, []string{"missing COMMAND", "--"}},
+		{"nothing after --", []string{"--every", "1m", "j", "--"}, []string{"missing COMMAND"}},
+		{"flag after job", []string{"j", "--every", "1m", "--", "true"}, []string{"flags go before JOB"}},
+		{"command not found", []string{"--every", "1m", "j", "--", "no-such-command-baton-test"}, []string{"no-such-command-baton-test", "not found"}},
+		{"grace not below lease minus renew", []string{"--lease", "15s", "--grace", "10s", "j", "--", "true"}, []string{"--grace", "lease minus the renew interval", "15s - 5s = 10s"}},
+		{"renew not below lease", []string{"--lease", "3s", "--renew", "3s", "j", "--", "true"}, []string{"--renew"}},
+		{"bad lease", []string{"--lease", "0s", "j", "--", "true"}, []string{"--lease"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e, _, errb, ms := shared()
+			args := append([]string{"run", "--store", "mem:"}, tt.args...)
+			code := e.run(context.Background(), args)
+			checkOneLine(t, args, code, errb.String(), tt.wants...)
+			untouched(t, ms, "j")
+		})
+	}
+}
+
+func TestRunBadStore(t *testing.T) {
+	for _, url := range []string{"nowhere", "mem:extra", "sqlite:/nonexistent/dir/baton.db", "ftp://x", ":x"} {
+		args := []string{"run", "--store", url, "j", "--", "true"}
+		code, _, stderr := runBaton(t, args...)
+		checkOneLine(t, args, code, stderr, url)
+	}
+	t.Setenv("BATON_STORE", "bogus")
+	code, _, stderr := runBaton(t, "run", "j", "--", "true")
+	checkOneLine(t, []string{"run"}, code, stderr, "bogus")
+}
+
+// checkOneLine asserts exit 2 with exactly one line on stderr containing
+// every one of wants.
+func checkOneLine(t *testing.T, args []string, code int, stderr string, wants ...string) {
+	t.Helper()
+	if code != exitUsage {
+		t.Errorf("baton %s: exit %d, want %d (stderr %q)", strings.Join(args, " "), code, exitUsage, stderr)
+	}
+	if strings.Count(stderr, "\n") != 1 || !strings.HasSuffix(stderr, "\n") {
+		t.Errorf("baton %s: stderr is not exactly one line: %q", strings.Join(args, " "), stderr)
+	}
+	for _, w := range wants {
+		if !strings.Contains(stderr, w) {
+			t.Errorf("baton %s: stderr %q does not contain %q", strings.Join(args, " "), stderr, w)
+		}
+	}
+}
+
+// A real command, once per one-second period, on the leader: each period
+// done once, its environment and output in the ledger. SIGINT (the
+// context) stops baton with exit 0 and releases the lease.
+func TestRunScheduledCommand(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs real processes for a few seconds")
+	}
+	e, out, errb, ms := shared()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int)
+	go func() {
+		done <- e.run(ctx, []string{"run", "--store", "mem:", "--node", "n1", "--lease", "3s", "--grace", "1s",
+			"--every", "1s", "billing", "--", "sh", "-c", `echo "period=$BATON_PERIOD token=$BATON_TOKEN node=$BATON_NODE name=$BATON_NAME"`})
+	}()
+	time.Sleep(2500 * time.Millisecond)
+	cancel()
+	if code := <-done; code != exitOK {
+		t.Fatalf("exit %d, stderr:\n%s", code, errb.String())
+	}
+	rs, _ := ms.Runs(context.Background(), "billing", "", 0)
+	if len(rs) < 2 {
+		t.Fatalf("ledger %+v\nstderr:\n%s", rs, errb.String())
+	}
+	for _, r := range rs {
+		want := "period=" + r.Period + " token=1 node=n1 name=billing\n"
+		if r.State != store.Done || r.Output != want || r.Holder != "n1" {
+			t.Errorf("row %+v, want done with output %q", r, want)
+		}
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("stdout lacks %q", want)
+		}
+	}
+	rec, _ := ms.Get(context.Background(), "billing")
+	if !rec.Free() {
+		t.Errorf("lease not released: %+v", rec)
+	}
+}
+
+// Without a schedule the command runs as a singleton; stopping baton
+// stops it with SIGTERM at once and releases the lease; a command that
+// exits is restarted.
+func TestRunSingleton(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs real processes")
+	}
+	e, out, errb, ms := shared()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int)
+	go func() {
+		done <- e.run(ctx, []string{"run", "--store", "mem:", "--lease", "3s", "--grace", "1s", "svc", "--",
+			"sh", "-c", `echo "up token=$BATON_TOKEN period=$BATON_PERIOD."; trap 'echo got TERM; exit 0' TERM; sleep 0.3; exit 3`})
+	}()
+	time.Sleep(1800 * time.Millisecond) // exits at 0.3s, restarted after 1s
+	began := time.Now()
+	cancel()
+	if code := <-done; code != exitOK {
+		t.Fatalf("exit %d, stderr:\n%s", code, errb.String())
+	}
+	if took := time.Since(began); took > time.Second {
+		t.Errorf("stopping took %v", took)
+	}
+	if n := strings.Count(out.String(), "up token=1 period=."); n != 2 {
+		t.Errorf("started %d times, want 2:\n%s", n, out.String())
+	}
+	if !strings.Contains(errb.String(), "exit=3") {
+		t.Errorf("restart not logged:\n%s", errb.String())
+	}
+	rec, _ := ms.Get(context.Background(), "svc")
+	if !rec.Free() {
+		t.Errorf("lease not released: %+v", rec)
+	}
+}
+
+// Two baton run on one store: only the leader runs the periods; stopping
+// it hands over at once, with the next token, and no period runs twice.
+func TestRunHandover(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs real processes for a few seconds")
+	}
+	e1, out1, errb1, ms := shared()
+	e2 := &env{stdout: &syncBuffer{}, stderr: &syncBuffer{}, open: e1.open}
+	args := func(node string) []string {
+		return []string{"run", "--store", "mem:", "--node", node, "--lease", "3s", "--grace", "1s",
+			"--every", "1s", "billing", "--", "sh", "-c", `echo "$BATON_PERIOD $BATON_TOKEN $BATON_NODE"`}
+	}
+	ctx1, cancel1 := context.WithCancel(context.Background())
+	ctx2, cancel2 := context.WithCancel(context.Background())
+	done1, done2 := make(chan int), make(chan int)
+	go func() { done1 <- e1.run(ctx1, args("n1")) }()
+	time.Sleep(300 * time.Millisecond) // n1 leads
+	go func() { done2 <- e2.run(ctx2, args("n2")) }()
+	time.Sleep(2 * time.Second)
+	cancel1()
+	if code := <-done1; code != exitOK {
+		t.Fatalf("n1: exit %d\n%s", code, errb1.String())
+	}
+	stopped := time.Now()
+	time.Sleep(2 * time.Second)
+	cancel2()
+	if code := <-done2; code != exitOK {
+		t.Fatalf("n2: exit %d\n%s", code, e2.stderr.(*syncBuffer).String())
+	}
+	out2 := e2.stdout.(*syncBuffer).String()
+	if !strings.Contains(out1.String(), " 1 n1\n") || !strings.Contains(out2, " 2 n2\n") || strings.Contains(out2, " n1\n") {
+		t.Fatalf("n1:\n%s\nn2:\n%s", out1.String(), out2)
+	}
+	rs, _ := ms.Runs(context.Background(), "billing", "", 0)
+	for _, r := range rs {
+		if r.State != store.Done || r.Attempt != 1 {
+			t.Errorf("row %+v", r)
+		}
+		if r.Token == 2 && r.Started.Sub(stopped) > 1100*time.Millisecond && r.Scheduled.Before(stopped) {
+			t.Errorf("n2 took %v to take over", r.Started.Sub(stopped))
+		}
+	}
+	if len(rs) < 3 {
+		t.Errorf("ledger %+v", rs)
+	}
+}
