@@ -78,7 +78,7 @@ func runRun(ctx context.Context, e *env, args []string) int {
 	fs.StringVar(&tz, "tz", "UTC", "with --cron: the IANA time zone the expression is read in")
 	fs.StringVar(&catchUp, "catch-up", "all", "which periods missed while nobody led to run: all (oldest first), latest, none")
 	fs.DurationVar(&window, "catch-up-window", 0, "skip periods more than this late (0: no limit); manual triggers are never skipped")
-	fs.DurationVar(&c.grace, "grace", 5*time.Second, "time between SIGTERM and SIGKILL when stopping COMMAND; shorter than lease minus renew")
+	fs.DurationVar(&c.grace, "grace", 5*time.Second, "time between SIGTERM and SIGKILL when stopping COMMAND; shorter than lease minus renew (default 5s, or half of lease minus renew when that is shorter)")
 	if done, code := e.parse(fs, args); done {
 		return code
 	}
@@ -114,6 +114,9 @@ func runRun(ctx context.Context, e *env, args []string) int {
 		}
 		if c.margin < 0 {
 			return usagef("invalid --clock-margin %v; want 0 or more", c.margin)
+		}
+		if !set["grace"] {
+			c.grace = min(c.grace, (c.lease-c.renew)/2)
 		}
 		if c.grace <= 0 || c.grace >= c.lease-c.renew {
 			return usagef("invalid --grace %v; want a positive duration shorter than the lease minus the renew interval (%v - %v = %v), so that COMMAND is stopped before the lease could expire",

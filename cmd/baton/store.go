@@ -2,46 +2,35 @@ package main
 
 import (
 	"context"
+	"errors"
 	"os"
-	"strings"
 
 	"github.com/batonhq/baton/store"
-	"github.com/batonhq/baton/store/memstore"
+	"github.com/batonhq/baton/store/storeurl"
 )
 
-// defaultStore is the store URL used when neither --store nor BATON_STORE
-// is given.
-const defaultStore = "sqlite:baton.db"
-
-// storeSchemes lists the schemes openStore knows, for error messages.
-const storeSchemes = "mem:"
-
-// storeFromEnv returns BATON_STORE, or defaultStore when it is unset or
-// empty: the default of every --store flag.
+// storeFromEnv returns BATON_STORE, or the default store URL when it is
+// unset or empty: the default of every --store flag.
 func storeFromEnv() string {
 	if s := os.Getenv("BATON_STORE"); s != "" {
 		return s
 	}
-	return defaultStore
+	return storeurl.Default
 }
 
 // storeUsage is the --store flag's help text.
-const storeUsage = "store URL: " + storeSchemes + " (in-process, for tests); also from $BATON_STORE"
+const storeUsage = "store URL: sqlite:PATH (one host), postgres://USER@HOST/DB, etcd://HOST:PORT[,HOST:PORT], or mem: (in-process, for tests); also from $BATON_STORE"
 
-// openStore opens the store named by url. A malformed URL or a scheme this
-// build does not have is a usage error; so is a store that cannot be
-// opened, since nothing was written.
+// openStore opens the store named by url. A malformed URL, and a store that
+// cannot be opened or read (nothing was written), are usage errors: the fix
+// is in the caller's hands.
 func openStore(ctx context.Context, url string) (store.Store, error) {
-	scheme, rest, ok := strings.Cut(url, ":")
-	if !ok || scheme == "" || strings.ContainsAny(scheme, "/\\ ") {
-		return nil, usagef("store URL %q: want SCHEME:ADDRESS, such as mem:", url)
+	st, err := storeurl.Open(ctx, url)
+	switch {
+	case errors.Is(err, storeurl.ErrURL):
+		return nil, usagef("%v", err)
+	case err != nil:
+		return nil, usagef("cannot open store %s: %v", url, err)
 	}
-	switch scheme {
-	case "mem":
-		if rest != "" {
-			return nil, usagef("store URL %q: mem: takes no address (it is one process's memory)", url)
-		}
-		return memstore.New(), nil
-	}
-	return nil, usagef("store URL %q: scheme %q is not available in this build; available: %s", url, scheme, storeSchemes)
+	return st, nil
 }
