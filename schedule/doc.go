@@ -1,0 +1,52 @@
+// Package schedule runs scheduled jobs under baton's election: persistent
+// triggers, a run ledger keyed by (job, period), catch-up of periods missed
+// while nobody led, and at most one committed run per period.
+//
+// A job has a Schedule (Every: an interval aligned to the Unix epoch; Cron:
+// a cron expression in a time zone). Each scheduled instant is a Period
+// whose key is the instant in UTC to the second (KeyLayout), the same on
+// every node. A job's first period is the first instant after the job was
+// first registered in the store (store.Job.Created): a new job never
+// catches up on the past. A manual trigger is a pending ledger row written
+// by anybody (see Trigger); it is durable, so it is not lost while nobody
+// leads.
+//
+// The package has two layers, like the election:
+//   - Decide is pure: given the wall time, the job, the catch-up policy, the
+//     leader's token and the ledger rows, it says which periods to skip and
+//     which to claim, in order. It reads no clock and touches no store, so
+//     the drill and tests drive it on virtual time.
+//   - Runner is the thin runtime: while a term lasts it reads the ledger,
+//     applies Decide's plan with fenced store.SwapRun writes, checks
+//     Term.Valid right before starting an effect, runs the Executor under a
+//     context that ends with the term, and records the outcome with a
+//     fenced write.
+//
+// # What it guarantees
+//
+// Every ledger write of a Runner is fenced: the store applies it only if
+// the row's token is the election's current token, in the same atomic
+// step. A done row never changes again. Hence at most one done row per
+// period, ever, and a completion by a leader that was deposed is refused
+// with fence.ErrStaleToken.
+//
+// Every period that comes due is run, skipped by the catch-up policy (the
+// skipped row says why) or still due: periods that came due while nobody
+// led are run by the next leader. A running row left by a deposed or
+// crashed leader (an older token) is taken over: claimed again with a new
+// token, the attempt counter raised, and run again.
+//
+// # What it does not guarantee
+//
+// A period's effect may START twice: a leader can be deposed, or pause,
+// after it claimed a period and while its effect runs; the next leader then
+// runs the period again, under a higher token. Exactly one of the two
+// completions is recorded, but the effect itself happened twice unless the
+// effect is fenced: the resource it writes to checks the token (passed to
+// the Executor, and as BATON_TOKEN to commands run by "baton run") and
+// refuses the older one. Only fenced effects are exactly-once. An unfenced
+// effect is at-least-once per period, and at most once per term.
+//
+// A failed run (non-zero exit) is final: it is not retried by itself. An
+// operator re-runs it with a manual trigger of its period key.
+package schedule

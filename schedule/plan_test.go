@@ -1,0 +1,173 @@
+package schedule_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/batonhq/baton/schedule"
+	"github.com/batonhq/baton/store"
+)
+
+// planString renders a plan as "claim 00:10 skip 00:20 ..." with keys
+// shortened to the time of day.
+func planString(p schedule.Plan) string {
+	var b []string
+	for _, a := range p.Actions {
+		k := a.Period.Key[11:16]
+		if a.Period.Manual {
+			k += "(m)"
+		}
+		b = append(b, fmt.Sprintf("%s %s", a.Step, k))
+	}
+	return strings.Join(b, ", ")
+}
+
+func row(job, key string, state store.RunState, token uint64, version int64) store.Run {
+	at, err := schedule.ParseKey(key)
+	if err != nil {
+		panic(err)
+	}
+	return store.Run{Job: job, Period: key, Scheduled: at, State: state, Token: token, Version: version, Attempt: 1}
+}
+
+func TestDecide(t *testing.T) {
+	every10m, _ := schedule.Every(10*time.Minute, 0)
+	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	created := base.Add(-time.Minute) // registered at 23:59
+	now := base.Add(35 * time.Minute) // 00:35: 00:00 .. 00:30 are due
+	k := func(min int) string { return schedule.Key(base.Add(time.Duration(min) * time.Minute)) }
+	manual := func(r store.Run) store.Run { r.Manual = true; return r }
+
+	tests := []struct {
+		name   string
+		policy schedule.Policy
+		now    time.Time
+		token  uint64
+		rows   []store.Run
+		limit  int
+		want   string
+	}{
+		{name: "all, nothing run yet", want: "claim 00:00, claim 00:10, claim 00:20, claim 00:30"},
+		{name: "latest", policy: schedule.Policy{CatchUp: schedule.CatchUpLatest},
+			want: "skip 00:00, skip 00:10, skip 00:20, claim 00:30"},
+		{name: "none", policy: schedule.Policy{CatchUp: schedule.CatchUpNone},
+			want: "skip 00:00, skip 00:10, skip 00:20, claim 00:30"},
+		{name: "window 20m", policy: schedule.Policy{Window: 20 * time.Minute},
+			want: "skip 00:00, skip 00:10, claim 00:20, claim 00:30"},
+		{name: "window exact bound is in", policy: schedule.Policy{Window: 25 * time.Minute},
+			want: "skip 00:00, claim 00:10, claim 00:20, claim 00:30"},
+		{name: "latest within window", policy: schedule.Policy{CatchUp: schedule.CatchUpLatest, Window: time.Minute},
+			want: "skip 00:00, skip 00:10, skip 00:20, skip 00:30"},
+		{name: "done rows are final", rows: []store.Run{
+			row("j", k(0), store.Done, 1, 5), row("j", k(10), store.Skipped, 1, 6)},
+			want: "claim 00:20, claim 00:30"},
+		{name: "failed is final too", rows: []store.Run{row("j", k(0), store.Failed, 1, 5)},
+			want: "claim 00:10, claim 00:20, claim 00:30"},
+		{name: "running under an older token is taken over", token: 3,
+			rows: []store.Run{row("j", k(0), store.Done, 1, 5), row("j", k(10), store.Running, 2, 6)},
+			want: "claim 00:10, claim 00:20, claim 00:30"},
+		{name: "running under this token: a claim whose reply was lost", token: 3,
+			rows: []store.Run{row("j", k(0), store.Done, 1, 5), row("j", k(10), store.Running, 3, 6)},
+			want: "claim 00:10, claim 00:20, claim 00:30"},
+		{name: "running under a newer token is left alone", token: 3,
+			rows: []store.Run{row("j", k(0), store.Done, 1, 5), row("j", k(10), store.Running, 4, 6)},
+			want: "claim 00:20, claim 00:30"},
+		{name: "latest: the interrupted current period runs, older interrupted skipped",
+			policy: schedule.Policy{CatchUp: schedule.CatchUpLatest}, token: 5,
+			rows: []store.Run{row("j", k(0), store.Running, 1, 5), row("j", k(10), store.Done, 2, 6),
+				row("j", k(20), store.Done, 2, 7), row("j", k(30), store.Running, 2, 8)},
+			want: "skip 00:00, claim 00:30"},
+		{name: "latest runs the newest due even if a newer one is done",
+			policy: schedule.Policy{CatchUp: schedule.CatchUpLatest}, token: 5,
+			rows: []store.Run{row("j", k(0), store.Done, 1, 5), row("j", k(10), store.Done, 1, 6),
+				row("j", k(20), store.Running, 2, 7), row("j", k(30), store.Done, 5, 8)},
+			want: "claim 00:20"},
+		{name: "none skips all but the current one",
+			policy: schedule.Policy{CatchUp: schedule.CatchUpNone}, token: 5,
+			rows: []store.Run{row("j", k(0), store.Done, 1, 5), row("j", k(10), store.Done, 1, 6),
+				row("j", k(20), store.Running, 2, 7), row("j", k(30), store.Done, 5, 8)},
+			want: "skip 00:20"},
+		{name: "manual triggers always run, in key order, never skipped by policy",
+			policy: schedule.Policy{CatchUp: schedule.CatchUpNone, Window: time.Minute},
+			rows: []store.Run{manual(row("j", "2025-06-01T12:00:00Z", store.Pending, 0, 3)),
+				manual(row("j", k(15), store.Pending, 0, 4))},
+			want: "claim 12:00(m), skip 00:00, skip 00:10, claim 00:15(m), skip 00:20, skip 00:30"},
+		{name: "a manual trigger on a scheduled instant is that period",
+			policy: schedule.Policy{CatchUp: schedule.CatchUpNone},
+			rows:   []store.Run{manual(row("j", k(10), store.Pending, 0, 3))},
+			want:   "skip 00:00, claim 00:10(m), skip 00:20, claim 00:30"},
+		{name: "a manual trigger in the future waits",
+			rows: []store.Run{manual(row("j", k(50), store.Pending, 0, 3))},
+			want: "claim 00:00, claim 00:10, claim 00:20, claim 00:30"},
+		{name: "nothing before the job was created", now: base.Add(5 * time.Minute),
+			want: "claim 00:00"},
+		{name: "limit: latest skips the whole batch when more are due", limit: 2,
+			policy: schedule.Policy{CatchUp: schedule.CatchUpLatest},
+			want:   "skip 00:00, skip 00:10"},
+		{name: "limit counts only open instants", limit: 2,
+			rows: []store.Run{row("j", k(0), store.Done, 1, 5), row("j", k(10), store.Done, 1, 6)},
+			want: "claim 00:20, claim 00:30"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			in := schedule.Input{Now: now, Created: created, Schedule: every10m, Policy: tt.policy,
+				Token: tt.token, Rows: tt.rows, Limit: tt.limit}
+			if !tt.now.IsZero() {
+				in.Now = tt.now
+			}
+			if in.Token == 0 {
+				in.Token = 1
+			}
+			p := schedule.Decide(in)
+			if got := planString(p); got != tt.want {
+				t.Errorf("plan\n got: %s\nwant: %s", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestDecideWake(t *testing.T) {
+	every10m, _ := schedule.Every(10*time.Minute, 0)
+	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	in := schedule.Input{Now: base.Add(35 * time.Minute), Created: base.Add(34 * time.Minute), Schedule: every10m, Token: 1}
+	if p := schedule.Decide(in); len(p.Actions) != 0 || !p.Wake.Equal(base.Add(40*time.Minute)) {
+		t.Fatalf("plan %s wake %v", planString(p), p.Wake)
+	}
+	r := row("j", schedule.Key(base.Add(37*time.Minute)), store.Pending, 0, 1)
+	r.Manual = true
+	in.Rows = []store.Run{r}
+	if p := schedule.Decide(in); !p.Wake.Equal(base.Add(37 * time.Minute)) {
+		t.Fatalf("wake %v, want the future manual trigger", p.Wake)
+	}
+	in.Schedule = nil // manual triggers only
+	if p := schedule.Decide(in); len(p.Actions) != 0 || !p.Wake.Equal(base.Add(37*time.Minute)) {
+		t.Fatalf("manual-only plan %s wake %v", planString(p), p.Wake)
+	}
+}
+
+func TestActionRows(t *testing.T) {
+	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	prev := store.Run{Job: "j", Period: schedule.Key(at), Scheduled: at, State: store.Running, Token: 2, Attempt: 1, Version: 9}
+	a := schedule.Action{Step: schedule.Claim, Period: schedule.Period{Key: prev.Period, Scheduled: at}, Prev: prev}
+	now := at.Add(90 * time.Second)
+	sw := a.Swap("j", 3, "b", now)
+	if !sw.Fenced || sw.Expect != 9 || sw.Run.State != store.Running || sw.Run.Token != 3 || sw.Run.Holder != "b" ||
+		sw.Run.Attempt != 2 || !sw.Run.Started.Equal(now) || schedule.Delay(sw.Run) != 90*time.Second {
+		t.Fatalf("claim swap %+v", sw)
+	}
+	claimed := sw.Run
+	claimed.Version = 10
+	done := schedule.Complete(claimed, 0, "ok\n", nil, now.Add(time.Second))
+	if !done.Fenced || done.Expect != 10 || done.Run.State != store.Done || done.Run.Output != "ok\n" {
+		t.Fatalf("done swap %+v", done)
+	}
+	failed := schedule.Complete(claimed, 0, "half", fmt.Errorf("boom"), now)
+	if failed.Run.State != store.Failed || failed.Run.ExitCode != -1 || failed.Run.Output != "half\nboom" {
+		t.Fatalf("failed swap %+v", failed)
+	}
+	if schedule.Complete(claimed, 3, "", nil, now).Run.State != store.Failed {
+		t.Fatal("exit 3 is not failed")
+	}
+}

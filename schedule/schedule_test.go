@@ -1,0 +1,125 @@
+package schedule_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/batonhq/baton/schedule"
+)
+
+func mustTime(t *testing.T, s string) time.Time {
+	t.Helper()
+	v, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+func TestEveryIsAlignedToTheEpoch(t *testing.T) {
+	tests := []struct {
+		d, off time.Duration
+		after  string
+		want   string
+	}{
+		{24 * time.Hour, 0, "2026-03-04T10:11:12Z", "2026-03-05T00:00:00Z"},
+		{24 * time.Hour, 0, "2026-03-05T00:00:00Z", "2026-03-06T00:00:00Z"}, // strictly after
+		{24 * time.Hour, 2 * time.Hour, "2026-03-04T10:11:12Z", "2026-03-05T02:00:00Z"},
+		{24 * time.Hour, 2 * time.Hour, "2026-03-04T01:59:59Z", "2026-03-04T02:00:00Z"},
+		{10 * time.Second, 0, "2026-03-04T10:11:12.5Z", "2026-03-04T10:11:20Z"},
+		{10 * time.Second, 0, "1969-12-31T23:59:55Z", "1970-01-01T00:00:00Z"},
+		{10 * time.Second, 0, "1969-12-31T23:59:50Z", "1970-01-01T00:00:00Z"},
+		{10 * time.Second, 0, "1969-12-31T23:59:49.5Z", "1969-12-31T23:59:50Z"},
+		{time.Hour, 0, "2026-03-04T10:11:12+05:30", "2026-03-04T05:00:00Z"},
+	}
+	for _, tt := range tests {
+		s, err := schedule.Every(tt.d, tt.off)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := schedule.Key(s.Next(mustTime(t, tt.after))); got != tt.want {
+			t.Errorf("%v.Next(%s) = %s, want %s", s, tt.after, got, tt.want)
+		}
+	}
+}
+
+func TestEveryValidates(t *testing.T) {
+	for _, tt := range []struct{ d, off time.Duration }{
+		{0, 0}, {-time.Second, 0}, {500 * time.Millisecond, 0}, {1500 * time.Millisecond, 0},
+		{time.Minute, time.Minute}, {time.Minute, -time.Second}, {time.Minute, 500 * time.Millisecond},
+	} {
+		if _, err := schedule.Every(tt.d, tt.off); err == nil {
+			t.Errorf("Every(%v, %v) accepted", tt.d, tt.off)
+		}
+	}
+}
+
+func TestCronInTimeZone(t *testing.T) {
+	paris, err := time.LoadLocation("Europe/Paris")
+	if err != nil {
+		t.Skip("no time zone database:", err)
+	}
+	s, err := schedule.Cron("30 2 * * *", paris)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 02:30 in Paris is 01:30 UTC in winter, 00:30 UTC in summer; on
+	// 2026-03-29 the clocks skip from 02:00 to 03:00, so there is no 02:30.
+	got, _ := schedule.Due(s, mustTime(t, "2026-03-27T12:00:00Z"), mustTime(t, "2026-03-31T12:00:00Z"), 0)
+	var keys []string
+	for _, g := range got {
+		keys = append(keys, schedule.Key(g))
+	}
+	want := "2026-03-28T01:30:00Z 2026-03-30T00:30:00Z 2026-03-31T00:30:00Z"
+	if strings.Join(keys, " ") != want {
+		t.Errorf("due %v, want %s", keys, want)
+	}
+	d, err := schedule.Cron("@daily", time.UTC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := schedule.Key(d.Next(mustTime(t, "2026-03-27T12:00:00Z"))); got != "2026-03-28T00:00:00Z" {
+		t.Errorf("@daily next %s", got)
+	}
+}
+
+func TestCronRefuses(t *testing.T) {
+	for _, expr := range []string{"", "* * *", "61 * * * *", "@every 1h", "TZ=UTC * * * * *", "CRON_TZ=UTC 0 * * * *", "0 0 * * * *"} {
+		if _, err := schedule.Cron(expr, time.UTC); err == nil {
+			t.Errorf("Cron(%q) accepted", expr)
+		}
+	}
+	if _, err := schedule.Cron("* * * * *", nil); err == nil {
+		t.Error("Cron without a location accepted")
+	}
+}
+
+func TestKeys(t *testing.T) {
+	at := mustTime(t, "2026-03-04T10:11:12.75+01:00")
+	if got := schedule.Key(at); got != "2026-03-04T09:11:12Z" {
+		t.Fatalf("Key = %s", got)
+	}
+	back, err := schedule.ParseKey("2026-03-04T09:11:12Z")
+	if err != nil || !back.Equal(at.Truncate(time.Second)) {
+		t.Fatalf("ParseKey: %v %v", back, err)
+	}
+	for _, bad := range []string{"", "2026-03-04", "2026-03-04T09:11:12+01:00", "2026-03-04T09:11:12.5Z", "2026-3-4T09:11:12Z"} {
+		if _, err := schedule.ParseKey(bad); err == nil {
+			t.Errorf("ParseKey(%q) accepted", bad)
+		}
+	}
+}
+
+func TestDueLimit(t *testing.T) {
+	s, _ := schedule.Every(time.Second, 0)
+	from := mustTime(t, "2026-01-01T00:00:00Z")
+	got, more := schedule.Due(s, from, from.Add(10*time.Second), 3)
+	if len(got) != 3 || !more || schedule.Key(got[0]) != "2026-01-01T00:00:01Z" {
+		t.Fatalf("Due: %v more %v", got, more)
+	}
+	got, more = schedule.Due(s, from, from.Add(10*time.Second), 0)
+	if len(got) != 10 || more {
+		t.Fatalf("Due without limit: %d more %v", len(got), more)
+	}
+}
