@@ -6,6 +6,7 @@
 // The forms:
 //
 //	sqlite:PATH                  an SQLite file on this host (the default: sqlite:baton.db)
+//	postgres://USER@HOST/DB      PostgreSQL (also postgresql://); ?schema=NAME (default baton)
 //	mem:                         an in-process store, gone when the process ends (tests)
 package storeurl
 
@@ -17,6 +18,7 @@ import (
 
 	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/store/memstore"
+	"github.com/batonhq/baton/store/postgres"
 	"github.com/batonhq/baton/store/sqlite"
 )
 
@@ -27,7 +29,7 @@ const Default = "sqlite:baton.db"
 // opposed to a store that could not be reached or read.
 var ErrURL = errors.New("bad store URL")
 
-const forms = "use sqlite:PATH, or mem: for a throwaway in-process store"
+const forms = "use sqlite:PATH, postgres://USER@HOST/DB, or mem: for a throwaway in-process store"
 
 // Open opens the store named by rawURL.
 func Open(ctx context.Context, rawURL string) (store.Store, error) {
@@ -49,6 +51,8 @@ func Open(ctx context.Context, rawURL string) (store.Store, error) {
 			return nil, fmt.Errorf("%w %q: no file path after sqlite:", ErrURL, rawURL)
 		}
 		return sqlite.Open(ctx, rest)
+	case "postgres", "postgresql":
+		return postgres.Open(ctx, rawURL)
 	default:
 		return nil, fmt.Errorf("%w %q: unknown scheme %q; %s", ErrURL, rawURL, scheme, forms)
 	}

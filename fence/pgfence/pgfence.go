@@ -1,0 +1,108 @@
+// Package pgfence is the fencing check for work written to PostgreSQL with
+// pgx: it accepts the work of a term only while no newer term has written,
+// atomically with the work, inside the caller's own transaction.
+//
+// The resource keeps the highest token it has accepted per name in a table
+// (DefaultTable, created by CreateTable). Check raises that token to the
+// caller's, or refuses with an error wrapping fence.ErrStaleToken when a
+// higher one was accepted before; the caller then rolls back, so nothing
+// of the stale work lands. Because Check's upsert locks the name's row
+// until the transaction ends, a concurrent transaction with a lower token
+// waits and is refused once the higher one commits (or accepted if it
+// rolls back).
+//
+//	tx, err := pool.Begin(ctx)
+//	...
+//	defer tx.Rollback(ctx)
+//	if err := pgfence.Check(ctx, tx, "billing", term.Token()); err != nil {
+//		return err // errors.Is(err, fence.ErrStaleToken): a newer leader wrote
+//	}
+//	_, err = tx.Exec(ctx, `INSERT INTO invoice ...`)
+//	...
+//	return tx.Commit(ctx)
+//
+// The table is not created by Check: schema changes belong to the
+// application's migrations (CreateTable is one idempotent statement), and
+// creating it inside the caller's transaction would take catalog locks and
+// need the CREATE privilege on every hot path. Check on a missing table
+// fails with an error naming CreateTable. Names are resolved through the
+// connection's search_path; to keep the table in another schema, set it.
+// It is the table that package fence's Postgres dialect uses, so both
+// helpers can guard the same resource.
+//
+// Under REPEATABLE READ or SERIALIZABLE, a concurrent raise of the same
+// name makes Check fail with a serialization failure (SQLSTATE 40001)
+// instead: roll back and retry the whole transaction as usual.
+package pgfence
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/batonhq/baton/fence"
+)
+
+// DefaultTable is the name of the table that holds the highest accepted
+// token per name.
+const DefaultTable = "baton_fence"
+
+const (
+	createSQL = `CREATE TABLE IF NOT EXISTS ` + DefaultTable + ` (name TEXT PRIMARY KEY, token BIGINT NOT NULL)`
+	upsertSQL = `INSERT INTO ` + DefaultTable + ` (name, token) VALUES ($1, $2)
+		ON CONFLICT (name) DO UPDATE SET token = excluded.token
+		WHERE ` + DefaultTable + `.token <= excluded.token`
+	highestSQL = `SELECT token FROM ` + DefaultTable + ` WHERE name = $1`
+)
+
+// Execer runs a statement: *pgx.Conn, *pgxpool.Pool and pgx.Tx are
+// Execers.
+type Execer interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+}
+
+// CreateTable creates DefaultTable if it does not exist. Run it once, with
+// the application's migrations or at start-up.
+func CreateTable(ctx context.Context, db Execer) error {
+	if _, err := db.Exec(ctx, createSQL); err != nil {
+		return fmt.Errorf("pgfence: create table %s: %w", DefaultTable, err)
+	}
+	return nil
+}
+
+// Check accepts the work of tx under token for name iff token is at least
+// the highest token accepted for name, and raises the stored token to it;
+// the raise commits or rolls back with tx. When a higher token was
+// accepted before, Check returns an error wrapping fence.ErrStaleToken and
+// the caller must roll tx back. Any other error (a missing table, a lost
+// connection, a serialization failure) also leaves tx unusable: roll back.
+// An empty name or a token above math.MaxInt64 is refused without touching
+// the database.
+func Check(ctx context.Context, tx pgx.Tx, name string, token uint64) error {
+	if name == "" {
+		return errors.New("pgfence: Check: empty name")
+	}
+	if token > math.MaxInt64 {
+		return fmt.Errorf("pgfence: Check: token %d of %q does not fit in a BIGINT", token, name)
+	}
+	tag, err := tx.Exec(ctx, upsertSQL, name, int64(token))
+	if err != nil {
+		var pgErr *pgconn.PgError
+		if errors.As(err, &pgErr) && pgErr.Code == "42P01" {
+			return fmt.Errorf("pgfence: Check: table %s is missing; create it with pgfence.CreateTable: %w", DefaultTable, err)
+		}
+		return fmt.Errorf("pgfence: Check %q at token %d: %w", name, token, err)
+	}
+	if tag.RowsAffected() == 1 {
+		return nil
+	}
+	var highest int64
+	if err := tx.QueryRow(ctx, highestSQL, name).Scan(&highest); err != nil {
+		return fmt.Errorf("%w: %q refused token %d (reading the highest token: %v)", fence.ErrStaleToken, name, token, err)
+	}
+	return fmt.Errorf("%w: %q has accepted token %d, work carries token %d", fence.ErrStaleToken, name, highest, token)
+}

@@ -1,0 +1,25 @@
+package testenv
+
+import "testing"
+
+func TestRequired(t *testing.T) {
+	tests := []struct {
+		env, component string
+		want           bool
+	}{
+		{"", "etcd", false},
+		{"etcd", "etcd", true},
+		{"postgres,etcd", "etcd", true},
+		{"postgres, ETCD ", "etcd", true},
+		{"postgres", "etcd", false},
+		{"etcdx", "etcd", false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.env+"/"+tc.component, func(t *testing.T) {
+			t.Setenv(RequireVar, tc.env)
+			if got := Required(tc.component); got != tc.want {
+				t.Fatalf("Required(%q) with %s=%q = %v, want %v", tc.component, RequireVar, tc.env, got, tc.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,57 @@
+// Package postgres is a store.Store on PostgreSQL: the election record, the
+// election log and the run ledger of baton in a schema of one database.
+//
+// Open it with a URL:
+//
+//	s, err := postgres.Open(ctx, "postgres://baton@db.example:5432/app?schema=baton")
+//
+// The schema (default "baton") is created on first use, in a transaction
+// under an advisory lock so that processes opening a new store at the same
+// time do not race, and its version is recorded; a schema written by
+// another version is refused with store.ErrSchema and left untouched.
+//
+// # What it guarantees
+//
+// Every method is linearizable, as package store requires, because every
+// read and write goes to one primary server and every compare-and-swap
+// takes the row lock of the record it changes (READ COMMITTED with SELECT
+// ... FOR UPDATE re-reads the newest committed row). A record swap is one
+// statement and one round trip: a PL/pgSQL function created with the
+// schema compares the version, refuses a token that would go back, writes
+// the record, appends the election log event and sends a notification, all
+// in one transaction. A fenced run write takes a share lock on the job's
+// election record in the same transaction, so that no takeover can commit
+// between the token check and the write. Versions come from a sequence and
+// are never reused. Store times (Record.Updated, Event.Time, Job.Created)
+// are the server's clock_timestamp(), for people only; run times keep
+// microseconds (PostgreSQL's precision) and a zero time reads back as zero.
+//
+// Errors from the server that mean it cannot be reached or cannot decide
+// now (a lost or refused connection, an ended ctx, a server shutting down
+// or starting, a terminated session, a serialization failure, a read-only
+// standby) wrap store.ErrUnavailable: whether a write that failed this way
+// was applied is unknown. A closed Store's calls fail the same way.
+//
+// The store implements store.Watcher with LISTEN/NOTIFY on one dedicated
+// connection per Store, and store.BatchSwapper with one pipelined batch
+// that the server runs as one transaction.
+//
+// # What it does not guarantee: replicas and failover
+//
+// The guarantees hold for one primary. PostgreSQL replication is
+// asynchronous by default: a standby promoted after the primary failed may
+// lack the newest commits, such as the record swap that made a node leader
+// or raised its token. After such a failover the store has gone back in
+// time: a second node can win the same record while the first still
+// believes it leads (two leaders), and the same token can be issued twice,
+// so that fencing can no longer tell them apart. Do not fail over to an
+// asynchronous replica. Run a single primary, or make every commit wait
+// for a standby: synchronous_commit = on (or remote_apply) with
+// synchronous_standby_names naming the standbys, ideally as a quorum
+// (ANY n (...)), and promote only a standby that acknowledged. A
+// connection to a read-only standby fails with store.ErrUnavailable.
+//
+// Like every store, this one only decides who believes it leads. Election
+// without fencing cannot stop a leader that pauses after checking its term
+// and acts later; see package fence and fence/pgfence.
+package postgres
