@@ -34,6 +34,7 @@ type env struct {
 // commands lists the subcommands in the order "baton help" shows them.
 func commands() []command {
 	return []command{
+		{"drill", "the lesson's experiment on the real implementation, with faults", runDrill},
 		{name: "model", summary: "the lesson's round model: run, measure, cost, scan", run: runModel},
 		{name: "calc", summary: "the glossary's arithmetic: quorum, activation", run: runCalc},
 	}
