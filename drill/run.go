@@ -1,16 +1,16 @@
 package drill
 
 import (
-	"container/heap"
 	"context"
 	"database/sql"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
-	"github.com/batonhq/baton/fence"
-	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/internal/vcluster"
+	"github.com/batonhq/baton/schedule"
 	"github.com/batonhq/baton/store/memstore"
 	"github.com/batonhq/baton/store/sqlite"
 )
@@ -60,28 +60,35 @@ func Run(ctx context.Context, p Params, col Column, cfg Config) (Result, error) 
 		defer os.RemoveAll(d)
 		dir = d
 	}
-	e := &engine{
-		p: p, col: col, ctx: ctx,
-		end:          time.Duration(p.Rounds+1) * p.Round,
-		leaderlessR:  map[int]bool{},
-		twoLeaderR:   map[int]bool{},
-		landings:     map[int]int{},
-		firstLanding: map[int]time.Duration{},
-		faultStart:   time.Duration(p.Start) * p.Round,
+	vc := vcluster.Config{
+		Nodes: p.Nodes, Lease: time.Duration(p.Lease) * p.Round, Renew: time.Duration(p.Renew) * p.Round,
+		Margin: p.Margin, Poll: p.poll(), Latency: p.Latency, Day: p.Round,
+		Fence: col != Plain, Persistent: col == FencingTrigger, Idempotent: col == FencingTrigger,
+		InvoiceLines: p.InvoiceLines, End: time.Duration(p.Rounds+1) * p.Round,
 	}
+	var due triggers
+	for _, r := range p.Triggers {
+		t := time.Duration(r) * p.Round
+		vc.Triggers = append(vc.Triggers, t)
+		due = append(due, vc.Wall(t))
+	}
+	slices.SortFunc(due, time.Time.Compare)
+	vc.Schedule = due
+	vc.Clock = vcluster.NewClock(p.Round)
+	storeTime := vc.Clock.Now
 	name := fmt.Sprintf("%s-%s", p.Fault, col)
 	switch cfg.Store {
 	case "", "sqlite":
 		path := filepath.Join(dir, name+".baton.db")
 		os.Remove(path)
-		st, err := sqlite.Open(ctx, path, sqlite.WithTime(func() time.Time { return e.wall(e.now) }))
+		st, err := sqlite.Open(ctx, path, sqlite.WithTime(storeTime))
 		if err != nil {
 			return Result{}, err
 		}
 		defer st.Close()
-		e.st = st
+		vc.Store = st
 	case "mem":
-		e.st = memstore.New(memstore.WithTime(func() time.Time { return e.wall(e.now) }))
+		vc.Store = memstore.New(memstore.WithTime(storeTime))
 	default:
 		return Result{}, fmt.Errorf("drill store %q: want sqlite or mem", cfg.Store)
 	}
@@ -90,59 +97,53 @@ func Run(ctx context.Context, p Params, col Column, cfg Config) (Result, error) 
 		return Result{}, err
 	}
 	defer res.Close()
-	e.res = res
-
-	var at triggers
-	for _, r := range p.Triggers {
-		at = append(at, e.wall(time.Duration(r)*p.Round))
-	}
-	sortTimes(at)
-	e.sched = at
-	if _, err := e.st.EnsureJob(ctx, store.Job{Name: job, Schedule: "drill"}); err != nil {
+	vc.Resource = res
+	vc.Faults = faultEvents(p)
+	out, err := vcluster.Run(ctx, vc)
+	if err != nil {
 		return Result{}, err
 	}
-	for i := 0; i < p.Nodes; i++ {
-		n := &node{idx: i, id: fmt.Sprintf("node-%d", i), up: true, rate: 1}
-		e.newMachine(n)
-		e.nodes = append(e.nodes, n)
-	}
-	if p.Outage > 0 {
-		e.push(event{at: e.faultStart, kind: evFaultBegin})
-		e.push(event{at: time.Duration(p.Start+p.Outage) * p.Round, kind: evFaultEnd})
-	}
-	for _, r := range p.Triggers {
-		e.push(event{at: time.Duration(r) * p.Round, kind: evTrigger, r: r})
-	}
-	for _, n := range e.nodes {
-		e.step(n, startEvent)
-	}
-	for e.q.Len() > 0 && e.err == nil {
-		ev := heap.Pop(&e.q).(event)
-		if ev.at > e.end {
-			break
-		}
-		e.now = ev.at
-		e.dispatch(ev)
-		e.observe()
-		if err := ctx.Err(); err != nil {
-			return Result{}, err
-		}
-	}
-	if e.err != nil {
-		return Result{}, e.err
-	}
-	e.now = e.end
-	e.account(e.lastAt, e.end, e.leaders)
-	return e.result(ctx)
+	return result(ctx, p, vc, out, res)
 }
 
-func sortTimes(t []time.Time) {
-	for i := 1; i < len(t); i++ {
-		for j := i; j > 0 && t[j].Before(t[j-1]); j-- {
-			t[j], t[j-1] = t[j-1], t[j]
+// faultEvents turns the drill's fault into begin and end events on node 0.
+func faultEvents(p Params) []vcluster.Fault {
+	if p.Outage == 0 {
+		return nil
+	}
+	begin, end := time.Duration(p.Start)*p.Round, time.Duration(p.Start+p.Outage)*p.Round
+	pair := func(b, e vcluster.FaultKind) []vcluster.Fault {
+		return []vcluster.Fault{{At: begin, Kind: b}, {At: end, Kind: e}}
+	}
+	switch p.Fault {
+	case Unreachable:
+		return pair(vcluster.Cut, vcluster.Reconnect)
+	case Pause:
+		return pair(vcluster.Freeze, vcluster.Thaw)
+	case PauseBeforeEffect:
+		return pair(vcluster.ArmFreeze, vcluster.Disarm)
+	case Crash:
+		return pair(vcluster.Crash, vcluster.Restart)
+	case Drift:
+		return []vcluster.Fault{{At: begin, Kind: vcluster.SetRate, Rate: 1 + p.DriftRate}, {At: end, Kind: vcluster.SetRate, Rate: 1}}
+	}
+	return nil
+}
+
+// triggers is the drill's schedule: the batch of round r is due at the
+// start of business day r.
+type triggers []time.Time
+
+func (t triggers) Next(after time.Time) time.Time {
+	for _, x := range t {
+		if x.After(after) {
+			return x
 		}
 	}
+	return time.Time{}
 }
+
+func (t triggers) String() string { return fmt.Sprintf("%d drill batches", len(t)) }
 
 func openInvoices(ctx context.Context, path string) (*sql.DB, error) {
 	os.Remove(path)
@@ -151,57 +152,56 @@ func openInvoices(ctx context.Context, path string) (*sql.DB, error) {
 		return nil, err
 	}
 	db.SetMaxOpenConns(1)
-	if err := fence.CreateTable(ctx, db, fence.SQLite); err != nil {
-		db.Close()
-		return nil, err
-	}
-	if _, err := db.ExecContext(ctx, `CREATE TABLE invoices (day INTEGER NOT NULL, line INTEGER NOT NULL, token INTEGER NOT NULL, node TEXT NOT NULL)`); err != nil {
+	if err := vcluster.CreateResource(ctx, db); err != nil {
 		db.Close()
 		return nil, err
 	}
 	return db, nil
 }
 
-func (e *engine) result(ctx context.Context) (Result, error) {
+func result(ctx context.Context, p Params, vc vcluster.Config, out vcluster.Outcome, res *sql.DB) (Result, error) {
 	var r Result
-	for _, t := range e.p.Triggers {
-		n := e.landings[t]
+	keys := make([]string, len(p.Triggers))
+	for i, t := range p.Triggers {
+		keys[i] = schedule.Key(vc.Wall(time.Duration(t) * p.Round))
+		n := out.Landings[keys[i]]
 		if n == 0 {
 			r.Missed++
 			continue
 		}
 		r.Started++
 		r.DoubleStarts += n - 1
-		r.DelayedRounds += int((e.firstLanding[t] - time.Duration(t)*e.p.Round) / e.p.Round)
+		r.DelayedRounds += int((out.FirstLanding[keys[i]] - time.Duration(t)*p.Round) / p.Round)
 	}
-	r.Rejected = e.rejected
-	r.TwoLeaderRounds, r.LeaderlessRounds = len(e.twoLeaderR), len(e.leaderlessR)
-	r.LeaderlessSeconds, r.TwoLeaderSeconds = e.leaderlessS.Seconds(), e.twoLeaderS.Seconds()
-	if len(e.elections) > 0 {
-		r.Handovers = len(e.elections) - 1
-	}
-	for _, el := range e.elections[min(1, len(e.elections)):] {
-		if el.at >= e.faultStart {
-			d := el.at - e.faultStart
-			r.HandoverSeconds = d.Seconds()
-			r.HandoverRounds = int((d + e.p.Round - 1) / e.p.Round)
-			break
+	r.Rejected = out.Rejected
+	r.TwoLeaderRounds, r.LeaderlessRounds = len(out.TwoLeaderDays), len(out.LeaderlessDays)
+	r.LeaderlessSeconds, r.TwoLeaderSeconds = out.Leaderless.Seconds(), out.TwoLeaders.Seconds()
+	faultStart := time.Duration(p.Start) * p.Round
+	if len(out.Elections) > 0 {
+		r.Handovers = len(out.Elections) - 1
+		for _, el := range out.Elections[1:] {
+			if el.At >= faultStart {
+				d := el.At - faultStart
+				r.HandoverSeconds = d.Seconds()
+				r.HandoverRounds = int((d + p.Round - 1) / p.Round)
+				break
+			}
 		}
 	}
 	var total, distinct int
-	if err := e.res.QueryRowContext(ctx, `SELECT COUNT(*) FROM invoices`).Scan(&total); err != nil {
+	if err := res.QueryRowContext(ctx, `SELECT COUNT(*) FROM invoices`).Scan(&total); err != nil {
 		return r, err
 	}
-	if err := e.res.QueryRowContext(ctx, `SELECT COUNT(*) FROM (SELECT DISTINCT day, line FROM invoices)`).Scan(&distinct); err != nil {
+	if err := res.QueryRowContext(ctx, `SELECT COUNT(*) FROM (SELECT DISTINCT period, line FROM invoices)`).Scan(&distinct); err != nil {
 		return r, err
 	}
 	r.DuplicateLines = total - distinct
-	for _, t := range e.p.Triggers {
+	for _, k := range keys {
 		var have int
-		if err := e.res.QueryRowContext(ctx, `SELECT COUNT(DISTINCT line) FROM invoices WHERE day = ?`, t).Scan(&have); err != nil {
+		if err := res.QueryRowContext(ctx, `SELECT COUNT(DISTINCT line) FROM invoices WHERE period = ?`, k).Scan(&have); err != nil {
 			return r, err
 		}
-		r.MissingLines += e.p.InvoiceLines - have
+		r.MissingLines += p.InvoiceLines - have
 	}
 	return r, nil
 }
