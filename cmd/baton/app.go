@@ -35,6 +35,7 @@ type env struct {
 func commands() []command {
 	return []command{
 		{"drill", "the lesson's experiment on the real implementation, with faults", runDrill},
+		{"sim", "seeded random fault schedules on a virtual cluster, every run checked", runSim},
 		{name: "model", summary: "the lesson's round model: run, measure, cost, scan", run: runModel},
 		{name: "calc", summary: "the glossary's arithmetic: quorum, activation", run: runCalc},
 	}

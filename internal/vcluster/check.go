@@ -12,7 +12,8 @@ import (
 //     node holds a term that is valid by its own clock (frozen nodes
 //     included: Valid() reads the clock when they wake);
 //   - the election log's tokens increase by acquisition and never repeat;
-//   - no fenced write lands with a token lower than one already accepted;
+//   - no write lands with a token lower than one already landed (the fence's
+//     promise; without fencing it is what a stale leader breaks);
 //   - at most one completion per period is committed, and with
 //     idempotent batches at most one batch of rows lands per period.
 
