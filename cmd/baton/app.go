@@ -47,6 +47,8 @@ func (e *env) openStore(ctx context.Context, url string) (store.Store, error) {
 // commands lists the subcommands in the order "baton help" shows them.
 func commands() []command {
 	return []command{
+		{"drill", "the lesson's experiment on the real implementation, with faults", runDrill},
+		{"sim", "seeded random fault schedules on a virtual cluster, every run checked", runSim},
 		{name: "model", summary: "the lesson's round model: run, measure, cost, scan", run: runModel},
 		{name: "calc", summary: "the glossary's arithmetic: quorum, activation", run: runCalc},
 		{name: "run", summary: "run a command on the leader only: once per period, or as a singleton", run: runRun},

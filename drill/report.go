@@ -1,0 +1,118 @@
+package drill
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/batonhq/baton/model"
+)
+
+// Report is one fault's drill: its parameters and the three columns.
+type Report struct {
+	Fault   Fault             `json:"fault"`
+	Params  Params            `json:"params"`
+	Columns map[Column]Result `json:"columns"`
+	// Model is the lesson's round model for the same parameters, per
+	// column, for comparison.
+	Model map[Column]model.Result `json:"model"`
+}
+
+// RunAll runs every column of p and the lesson's model beside them.
+func RunAll(ctx context.Context, p Params, cfg Config) (Report, error) {
+	rep := Report{Fault: p.Fault, Params: p, Columns: map[Column]Result{}, Model: map[Column]model.Result{}}
+	for _, c := range Columns {
+		r, err := Run(ctx, p, c, cfg)
+		if err != nil {
+			return rep, fmt.Errorf("drill %s, column %s: %w", p.Fault, c, err)
+		}
+		rep.Columns[c] = r
+		mp := model.Params{Nodes: p.Nodes, Lease: p.Lease, Renewal: p.Renew, Outage: p.Outage,
+			Start: p.Start, Triggers: p.Triggers, Rounds: p.Rounds,
+			Fencing: c != Plain, PersistentTrigger: c == FencingTrigger}
+		rep.Model[c] = model.Run(mp)
+	}
+	return rep, nil
+}
+
+var faultText = map[Fault]string{
+	Unreachable:       "cannot reach the store",
+	Pause:             "is frozen (like SIGSTOP)",
+	PauseBeforeEffect: "is frozen between its Valid() check and its write",
+	Crash:             "is killed and restarts after the outage",
+	Drift:             "has a clock running fast",
+}
+
+// Table renders the report laid out like the lesson's table: the real
+// measure with the lesson's model for the same parameters in parentheses,
+// then measured times and the invoice lines counted from the data.
+func (r Report) Table() string {
+	p := r.Params
+	var b strings.Builder
+	trig := make([]string, len(p.Triggers))
+	for i, t := range p.Triggers {
+		trig[i] = strconv.Itoa(t)
+	}
+	what := faultText[p.Fault]
+	if p.Fault == Drift {
+		what = fmt.Sprintf("has a clock running %.0f%% fast", p.DriftRate*100)
+	}
+	fmt.Fprintf(&b, "%d nodes, %d rounds of %v, lease %d rounds, renewal every %d, clock margin %v; the first leader %s in rounds %d-%d. End-of-day batch (%d invoice lines) due at rounds %s.\n\n",
+		p.Nodes, p.Rounds, p.Round, p.Lease, p.Renew, p.Margin, what, p.Start, p.Start+p.Outage-1, p.InvoiceLines, strings.Join(trig, ", "))
+	fmt.Fprintf(&b, "%-28s", "measure (lesson's model)")
+	for _, c := range Columns {
+		fmt.Fprintf(&b, "%22s", c)
+	}
+	b.WriteString("\n")
+	rows := []struct {
+		label string
+		real  func(Result) int
+		model func(model.Result) int
+	}{
+		{"batches started", func(x Result) int { return x.Started }, func(x model.Result) int { return x.Started }},
+		{"batches missed", func(x Result) int { return x.Missed }, func(x model.Result) int { return x.Missed }},
+		{"delayed start rounds", func(x Result) int { return x.DelayedRounds }, func(x model.Result) int { return x.DelayedRounds }},
+		{"double-started batches", func(x Result) int { return x.DoubleStarts }, func(x model.Result) int { return x.DoubleStarts }},
+		{"rejected by fencing", func(x Result) int { return x.Rejected }, func(x model.Result) int { return x.Rejected }},
+		{"two-leader rounds", func(x Result) int { return x.TwoLeaderRounds }, func(x model.Result) int { return x.TwoLeaderRounds }},
+		{"leaderless rounds", func(x Result) int { return x.LeaderlessRounds }, func(x model.Result) int { return x.LeaderlessRounds }},
+		{"handover rounds", func(x Result) int { return x.HandoverRounds }, func(x model.Result) int { return x.HandoverRounds }},
+	}
+	for _, row := range rows {
+		fmt.Fprintf(&b, "%-28s", row.label)
+		for _, c := range Columns {
+			fmt.Fprintf(&b, "%22s", fmt.Sprintf("%d (%d)", row.real(r.Columns[c]), row.model(r.Model[c])))
+		}
+		b.WriteString("\n")
+	}
+	secs := []struct {
+		label string
+		v     func(Result) float64
+	}{
+		{"handover seconds", func(x Result) float64 { return x.HandoverSeconds }},
+		{"leaderless seconds", func(x Result) float64 { return x.LeaderlessSeconds }},
+		{"two running leaders seconds", func(x Result) float64 { return x.TwoLeaderSeconds }},
+	}
+	for _, row := range secs {
+		fmt.Fprintf(&b, "%-28s", row.label)
+		for _, c := range Columns {
+			fmt.Fprintf(&b, "%22s", strconv.FormatFloat(row.v(r.Columns[c]), 'f', 3, 64))
+		}
+		b.WriteString("\n")
+	}
+	for _, row := range []struct {
+		label string
+		v     func(Result) int
+	}{
+		{"duplicate invoice lines", func(x Result) int { return x.DuplicateLines }},
+		{"missing invoice lines", func(x Result) int { return x.MissingLines }},
+	} {
+		fmt.Fprintf(&b, "%-28s", row.label)
+		for _, c := range Columns {
+			fmt.Fprintf(&b, "%22d", row.v(r.Columns[c]))
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}

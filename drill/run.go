@@ -1,0 +1,207 @@
+package drill
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/batonhq/baton/internal/vcluster"
+	"github.com/batonhq/baton/schedule"
+	"github.com/batonhq/baton/store/memstore"
+	"github.com/batonhq/baton/store/sqlite"
+)
+
+// Result is what one column of a drill measured. The first nine fields are
+// the lesson's measures, counted on the real run; the rest are measured
+// times and the invoice lines counted from the data.
+type Result struct {
+	Started          int `json:"started"`
+	Missed           int `json:"missed"`
+	DelayedRounds    int `json:"delayedRounds"`
+	DoubleStarts     int `json:"doubleStarts"`
+	Rejected         int `json:"rejected"`
+	TwoLeaderRounds  int `json:"twoLeaderRounds"`
+	LeaderlessRounds int `json:"leaderlessRounds"`
+	HandoverRounds   int `json:"handoverRounds"`
+	Handovers        int `json:"handovers"`
+	DuplicateLines   int `json:"duplicateLines"`
+	MissingLines     int `json:"missingLines"`
+
+	HandoverSeconds   float64 `json:"handoverSeconds"`
+	LeaderlessSeconds float64 `json:"leaderlessSeconds"`
+	TwoLeaderSeconds  float64 `json:"twoLeaderSeconds"`
+}
+
+// Config says where a drill keeps its data.
+type Config struct {
+	// Store is "sqlite" (the default: a file in Dir) or "mem".
+	Store string
+	// Dir holds the SQLite files; empty: a temporary directory, removed
+	// afterwards.
+	Dir string
+}
+
+// Run runs the scenario p once for column col on a virtual clock and
+// returns its measures. The same p and col always give the same Result.
+func Run(ctx context.Context, p Params, col Column, cfg Config) (Result, error) {
+	if err := p.Validate(); err != nil {
+		return Result{}, err
+	}
+	dir := cfg.Dir
+	if dir == "" {
+		d, err := os.MkdirTemp("", "baton-drill-")
+		if err != nil {
+			return Result{}, err
+		}
+		defer os.RemoveAll(d)
+		dir = d
+	}
+	vc := vcluster.Config{
+		Nodes: p.Nodes, Lease: time.Duration(p.Lease) * p.Round, Renew: time.Duration(p.Renew) * p.Round,
+		Margin: p.Margin, Poll: p.poll(), Latency: p.Latency, Day: p.Round,
+		Fence: col != Plain, Persistent: col == FencingTrigger, Idempotent: col == FencingTrigger,
+		InvoiceLines: p.InvoiceLines, End: time.Duration(p.Rounds+1) * p.Round,
+	}
+	var due triggers
+	for _, r := range p.Triggers {
+		t := time.Duration(r) * p.Round
+		vc.Triggers = append(vc.Triggers, t)
+		due = append(due, vc.Wall(t))
+	}
+	slices.SortFunc(due, time.Time.Compare)
+	vc.Schedule = due
+	vc.Clock = vcluster.NewClock(p.Round)
+	storeTime := vc.Clock.Now
+	name := fmt.Sprintf("%s-%s", p.Fault, col)
+	switch cfg.Store {
+	case "", "sqlite":
+		path := filepath.Join(dir, name+".baton.db")
+		os.Remove(path)
+		st, err := sqlite.Open(ctx, path, sqlite.WithTime(storeTime))
+		if err != nil {
+			return Result{}, err
+		}
+		defer st.Close()
+		vc.Store = st
+	case "mem":
+		vc.Store = memstore.New(memstore.WithTime(storeTime))
+	default:
+		return Result{}, fmt.Errorf("drill store %q: want sqlite or mem", cfg.Store)
+	}
+	res, err := openInvoices(ctx, filepath.Join(dir, name+".invoices.db"))
+	if err != nil {
+		return Result{}, err
+	}
+	defer res.Close()
+	vc.Resource = res
+	vc.Faults = faultEvents(p)
+	out, err := vcluster.Run(ctx, vc)
+	if err != nil {
+		return Result{}, err
+	}
+	return result(ctx, p, vc, out, res)
+}
+
+// faultEvents turns the drill's fault into begin and end events on node 0.
+func faultEvents(p Params) []vcluster.Fault {
+	if p.Outage == 0 {
+		return nil
+	}
+	begin, end := time.Duration(p.Start)*p.Round, time.Duration(p.Start+p.Outage)*p.Round
+	pair := func(b, e vcluster.FaultKind) []vcluster.Fault {
+		return []vcluster.Fault{{At: begin, Kind: b}, {At: end, Kind: e}}
+	}
+	switch p.Fault {
+	case Unreachable:
+		return pair(vcluster.Cut, vcluster.Reconnect)
+	case Pause:
+		return pair(vcluster.Freeze, vcluster.Thaw)
+	case PauseBeforeEffect:
+		return pair(vcluster.ArmFreeze, vcluster.Disarm)
+	case Crash:
+		return pair(vcluster.Crash, vcluster.Restart)
+	case Drift:
+		return []vcluster.Fault{{At: begin, Kind: vcluster.SetRate, Rate: 1 + p.DriftRate}, {At: end, Kind: vcluster.SetRate, Rate: 1}}
+	}
+	return nil
+}
+
+// triggers is the drill's schedule: the batch of round r is due at the
+// start of business day r.
+type triggers []time.Time
+
+func (t triggers) Next(after time.Time) time.Time {
+	for _, x := range t {
+		if x.After(after) {
+			return x
+		}
+	}
+	return time.Time{}
+}
+
+func (t triggers) String() string { return fmt.Sprintf("%d drill batches", len(t)) }
+
+func openInvoices(ctx context.Context, path string) (*sql.DB, error) {
+	os.Remove(path)
+	db, err := sql.Open("sqlite", "file:"+path+"?_txlock=immediate&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)")
+	if err != nil {
+		return nil, err
+	}
+	db.SetMaxOpenConns(1)
+	if err := vcluster.CreateResource(ctx, db); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+func result(ctx context.Context, p Params, vc vcluster.Config, out vcluster.Outcome, res *sql.DB) (Result, error) {
+	var r Result
+	keys := make([]string, len(p.Triggers))
+	for i, t := range p.Triggers {
+		keys[i] = schedule.Key(vc.Wall(time.Duration(t) * p.Round))
+		n := out.Landings[keys[i]]
+		if n == 0 {
+			r.Missed++
+			continue
+		}
+		r.Started++
+		r.DoubleStarts += n - 1
+		r.DelayedRounds += int((out.FirstLanding[keys[i]] - time.Duration(t)*p.Round) / p.Round)
+	}
+	r.Rejected = out.Rejected
+	r.TwoLeaderRounds, r.LeaderlessRounds = len(out.TwoLeaderDays), len(out.LeaderlessDays)
+	r.LeaderlessSeconds, r.TwoLeaderSeconds = out.Leaderless.Seconds(), out.TwoLeaders.Seconds()
+	faultStart := time.Duration(p.Start) * p.Round
+	if len(out.Elections) > 0 {
+		r.Handovers = len(out.Elections) - 1
+		for _, el := range out.Elections[1:] {
+			if el.At >= faultStart {
+				d := el.At - faultStart
+				r.HandoverSeconds = d.Seconds()
+				r.HandoverRounds = int((d + p.Round - 1) / p.Round)
+				break
+			}
+		}
+	}
+	var total, distinct int
+	if err := res.QueryRowContext(ctx, `SELECT COUNT(*) FROM invoices`).Scan(&total); err != nil {
+		return r, err
+	}
+	if err := res.QueryRowContext(ctx, `SELECT COUNT(*) FROM (SELECT DISTINCT period, line FROM invoices)`).Scan(&distinct); err != nil {
+		return r, err
+	}
+	r.DuplicateLines = total - distinct
+	for _, k := range keys {
+		var have int
+		if err := res.QueryRowContext(ctx, `SELECT COUNT(DISTINCT line) FROM invoices WHERE period = ?`, k).Scan(&have); err != nil {
+			return r, err
+		}
+		r.MissingLines += p.InvoiceLines - have
+	}
+	return r, nil
+}

@@ -1,0 +1,288 @@
+// Package sim tests baton the way FoundationDB and TigerBeetle are tested:
+// the real protocol code, many nodes, virtual time, random faults from a
+// seed, every run checked, every failure replayable from its seed.
+//
+// Each seed draws a fault schedule: partitions between nodes and the store,
+// pauses of any length (also between a Valid() check and a write), crashes
+// and restarts as new incarnations, clock rates within the margin e and
+// beyond it, store outages, slow store replies, and operators' resignations
+// and transfers. The virtual cluster (internal/vcluster) runs the real
+// election machine, scheduler planner, store and fence under it and checks
+// the invariants after every event; at the end it checks liveness: every
+// period due early enough was completed.
+//
+// The same seed gives the same run, event for event: the schedule comes
+// from a seeded generator and the cluster has no goroutines, no map-order
+// dependence and no real clock.
+package sim
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"time"
+
+	_ "modernc.org/sqlite" // the resource's invoice table
+
+	"github.com/batonhq/baton/internal/vcluster"
+	"github.com/batonhq/baton/schedule"
+	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/store/memstore"
+)
+
+// FaultClass is a family of faults a seed may draw.
+type FaultClass string
+
+// The fault classes.
+const (
+	Partition         FaultClass = "partition"           // a node cannot reach the store
+	Pause             FaultClass = "pause"               // a node is frozen
+	PauseBeforeEffect FaultClass = "pause-before-effect" // frozen between Valid() and a write
+	Crash             FaultClass = "crash"               // killed, restarted as a new incarnation
+	Drift             FaultClass = "drift"               // a clock runs fast or slow, within e or beyond
+	StoreOutage       FaultClass = "store-outage"        // nobody can reach the store
+	SlowStore         FaultClass = "slow-store"          // a node's store replies are slow
+	Operator          FaultClass = "operator"            // resignations and transfers
+)
+
+// AllFaults lists every fault class.
+var AllFaults = []FaultClass{Partition, Pause, PauseBeforeEffect, Crash, Drift, StoreOutage, SlowStore, Operator}
+
+// ParseFaults parses a comma list of fault classes ("all" for every one).
+func ParseFaults(s string) ([]FaultClass, error) {
+	if s == "all" {
+		return AllFaults, nil
+	}
+	var out []FaultClass
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		if !slices.Contains(AllFaults, FaultClass(f)) {
+			names := make([]string, len(AllFaults))
+			for i, c := range AllFaults {
+				names[i] = string(c)
+			}
+			return nil, fmt.Errorf("unknown fault %q: want a comma list of %s, or all", f, strings.Join(names, ", "))
+		}
+		out = append(out, FaultClass(f))
+	}
+	return out, nil
+}
+
+// Options configures a simulation. The zero value is not valid; start from
+// DefaultOptions.
+type Options struct {
+	Nodes    int
+	Duration time.Duration // virtual time per seed
+	Faults   []FaultClass
+	Lease    time.Duration
+	Renew    time.Duration
+	Margin   time.Duration // the clock margin e
+	Poll     time.Duration
+	Period   time.Duration // the job's interval (virtual)
+	// NoFence turns fencing off (mutation check: the simulator must then
+	// find a violation).
+	NoFence bool
+	// NoMargin configures the nodes without the 2e margin while the
+	// invariants still assume e (mutation check).
+	NoMargin bool
+	// Trace gets the failover trace of each seed run.
+	Trace io.Writer
+}
+
+// DefaultOptions returns 5 nodes, 60s of virtual time per seed, every
+// fault class, a 3s lease renewed every second, e = 150ms, a period due
+// every second.
+func DefaultOptions() Options {
+	return Options{
+		Nodes: 5, Duration: 60 * time.Second, Faults: AllFaults,
+		Lease: 3 * time.Second, Renew: time.Second, Margin: 150 * time.Millisecond,
+		Poll: 250 * time.Millisecond, Period: time.Second,
+	}
+}
+
+// Validate names the first invalid option.
+func (o Options) Validate() error {
+	switch {
+	case o.Nodes < 1 || o.Nodes > 50:
+		return fmt.Errorf("nodes must be from 1 to 50, got %d", o.Nodes)
+	case o.Duration < 10*o.Lease:
+		return fmt.Errorf("duration must be at least 10 leases (%v), got %v", 10*o.Lease, o.Duration)
+	case o.Renew <= 0 || o.Renew >= o.Lease:
+		return fmt.Errorf("renew must be positive and shorter than the lease")
+	case o.Margin < 0 || o.Poll <= 0 || o.Period < 10*time.Millisecond:
+		return fmt.Errorf("margin must not be negative, poll must be positive, period at least 10ms")
+	}
+	return nil
+}
+
+// Settle is how long after the last fault every period due must be done:
+// a lease plus 2e for a takeover, and two polls.
+func (o Options) Settle() time.Duration { return o.Lease + 2*o.Margin + 2*o.Poll }
+
+// Result is one seed's run.
+type Result struct {
+	Seed      uint64
+	Events    int
+	Checks    int
+	Faults    map[vcluster.FaultKind]int
+	Rejected  int  // stale writes refused by fences
+	Beyond    bool // a clock ran beyond the margin in this seed
+	Periods   int  // periods checked for liveness
+	Violation error
+}
+
+// Run runs one seed.
+func Run(ctx context.Context, o Options, seed uint64) (Result, error) {
+	if err := o.Validate(); err != nil {
+		return Result{}, err
+	}
+	res := Result{Seed: seed}
+	db, err := sql.Open("sqlite", "file::memory:?_txlock=immediate")
+	if err != nil {
+		return res, err
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1) // one connection holds the in-memory database
+	if err := vcluster.CreateResource(ctx, db); err != nil {
+		return res, err
+	}
+	// One business day per period: Every(24h) in wall time.
+	every, _ := schedule.Every(24*time.Hour, 0)
+	clock := vcluster.NewClock(o.Period)
+	st := memstore.New(memstore.WithTime(clock.Now))
+	faults, beyond := draw(o, seed)
+	c := vcluster.Config{
+		Nodes: o.Nodes, Lease: o.Lease, Renew: o.Renew, Margin: o.Margin, Poll: o.Poll,
+		Latency: time.Millisecond, Day: o.Period,
+		Fence: !o.NoFence, Persistent: true, Schedule: every, InvoiceLines: 3,
+		Store: st, Resource: db, Faults: faults, End: o.Duration,
+		Check: true, Trace: o.Trace, Clock: clock,
+	}
+	if o.NoMargin {
+		c.Margin, c.CheckMargin = 0, o.Margin
+	}
+	out, err := vcluster.Run(ctx, c)
+	if err != nil {
+		return res, err
+	}
+	res.Events, res.Checks, res.Faults, res.Rejected, res.Beyond = out.Events, out.Checks, out.FaultsInjected, out.Rejected, beyond
+	res.Violation = out.Violation
+	if res.Violation == nil {
+		res.Violation = liveness(ctx, o, c, st, &res)
+	}
+	return res, nil
+}
+
+// liveness: every period due by Duration - Settle is done. The fault
+// schedule heals everything by then (see draw).
+func liveness(ctx context.Context, o Options, c vcluster.Config, st store.Store, res *Result) error {
+	rows, err := st.Runs(ctx, vcluster.Job, "", 0)
+	if err != nil {
+		return err
+	}
+	done := map[string]bool{}
+	for _, r := range rows {
+		if r.State == store.Done {
+			done[r.Period] = true
+		}
+	}
+	every, _ := schedule.Every(24*time.Hour, 0)
+	limit := c.Wall(o.Duration - o.Settle())
+	for w := every.Next(vcluster.Epoch); !w.After(limit); w = every.Next(w) {
+		res.Periods++
+		if k := schedule.Key(w); !done[k] {
+			return &vcluster.Violation{At: o.Duration.Seconds(), Invariant: fmt.Sprintf(
+				"liveness: period %s (due at %.3fs) was not done %v after the last fault", k, c.Virtual(w).Seconds(), o.Settle())}
+		}
+	}
+	return nil
+}
+
+// draw makes the fault schedule of a seed. Faults begin and end within the
+// first 70% of the run; at 75% everything is healed, so the rest of the run
+// shows liveness.
+func draw(o Options, seed uint64) (faults []vcluster.Fault, beyond bool) {
+	rng := rand.New(rand.NewPCG(seed, 0x62617a6f6e)) // "baton"
+	window := o.Duration * 7 / 10
+	at := func() time.Duration { return 2*o.Lease + time.Duration(rng.Int64N(int64(window-2*o.Lease))) }
+	length := func() time.Duration {
+		// Any length: most short, some longer than several leases.
+		return time.Duration(rng.ExpFloat64() * float64(o.Lease))
+	}
+	node := func() int {
+		if rng.IntN(2) == 0 {
+			return 0 // the first leader, most often still leading
+		}
+		return rng.IntN(o.Nodes)
+	}
+	add := func(f vcluster.Fault) { faults = append(faults, f) }
+	episodes := 1 + rng.IntN(10)
+	for i := 0; i < episodes && len(o.Faults) > 0; i++ {
+		class := o.Faults[rng.IntN(len(o.Faults))]
+		t, d, n := at(), length(), node()
+		switch class {
+		case Partition:
+			add(vcluster.Fault{At: t, Node: n, Kind: vcluster.Cut})
+			add(vcluster.Fault{At: t + d, Node: n, Kind: vcluster.Reconnect})
+		case Pause:
+			add(vcluster.Fault{At: t, Node: n, Kind: vcluster.Freeze})
+			add(vcluster.Fault{At: t + d, Node: n, Kind: vcluster.Thaw})
+		case PauseBeforeEffect:
+			add(vcluster.Fault{At: t, Node: n, Kind: vcluster.ArmFreeze})
+			add(vcluster.Fault{At: t + d + o.Lease, Node: n, Kind: vcluster.Disarm})
+		case Crash:
+			add(vcluster.Fault{At: t, Node: n, Kind: vcluster.Crash})
+			add(vcluster.Fault{At: t + d, Node: n, Kind: vcluster.Restart})
+		case Drift:
+			// Within the margin most of the time, beyond it sometimes.
+			bound := float64(o.Margin) / float64(o.Lease) // rates 1±bound stay within (1+b)/(1-b) < 1+2e/lease for small b
+			dev := rng.Float64() * bound * 0.9
+			if rng.IntN(4) == 0 {
+				dev = bound * (2 + 8*rng.Float64())
+				beyond = true
+			}
+			rate := 1 + dev
+			if rng.IntN(2) == 0 {
+				rate = 1 - min(dev, 0.5)
+			}
+			add(vcluster.Fault{At: t, Node: n, Kind: vcluster.SetRate, Rate: rate})
+			add(vcluster.Fault{At: t + d + o.Lease, Node: n, Kind: vcluster.SetRate, Rate: 1})
+		case StoreOutage:
+			for x := 0; x < o.Nodes; x++ {
+				add(vcluster.Fault{At: t, Node: x, Kind: vcluster.Cut})
+				add(vcluster.Fault{At: t + d, Node: x, Kind: vcluster.Reconnect})
+			}
+		case SlowStore:
+			lat := time.Duration(1+rng.IntN(1000)) * time.Millisecond * time.Duration(1+rng.IntN(3))
+			add(vcluster.Fault{At: t, Node: n, Kind: vcluster.SetLatency, Latency: lat})
+			add(vcluster.Fault{At: t + d, Node: n, Kind: vcluster.SetLatency, Latency: time.Millisecond})
+		case Operator:
+			if rng.IntN(2) == 0 {
+				add(vcluster.Fault{At: t, Node: n, Kind: vcluster.Resign})
+			} else {
+				add(vcluster.Fault{At: t, Node: n, Kind: vcluster.Transfer, To: rng.IntN(o.Nodes)})
+			}
+		}
+	}
+	heal := o.Duration * 3 / 4
+	for i, f := range faults {
+		faults[i].At = min(f.At, heal) // episodes that would outlast the window end at the heal
+	}
+	for x := 0; x < o.Nodes; x++ {
+		for _, k := range []vcluster.FaultKind{vcluster.Reconnect, vcluster.Thaw, vcluster.Disarm, vcluster.Restart} {
+			add(vcluster.Fault{At: heal, Node: x, Kind: k})
+		}
+		add(vcluster.Fault{At: heal, Node: x, Kind: vcluster.SetRate, Rate: 1})
+		add(vcluster.Fault{At: heal, Node: x, Kind: vcluster.SetLatency, Latency: time.Millisecond})
+	}
+	return faults, beyond
+}
+
+// ErrViolation is wrapped by Summary.Err when some seed violated an
+// invariant.
+var ErrViolation = errors.New("invariant violated")
