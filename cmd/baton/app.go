@@ -47,10 +47,6 @@ func (e *env) openStore(ctx context.Context, url string) (store.Store, error) {
 // commands lists the subcommands in the order "baton help" shows them.
 func commands() []command {
 	return []command{
-		{"drill", "the lesson's experiment on the real implementation, with faults", runDrill},
-		{"sim", "seeded random fault schedules on a virtual cluster, every run checked", runSim},
-		{name: "model", summary: "the lesson's round model: run, measure, cost, scan", run: runModel},
-		{name: "calc", summary: "the glossary's arithmetic: quorum, activation", run: runCalc},
 		{name: "run", summary: "run a command on the leader only: once per period, or as a singleton", run: runRun},
 		{name: "status", summary: "who leads a name, its token and lease; a job's open periods", run: runStatus},
 		{name: "history", summary: "the election log of a name", run: runHistory},
@@ -58,6 +54,10 @@ func commands() []command {
 		{name: "trigger", summary: "ask for a run of a job now (durable: needs no leader)", run: runTrigger},
 		{name: "resign", summary: "ask the leader of a name to resign (guarded by its token)", run: runResign},
 		{name: "transfer", summary: "ask the leader of a name to hand over to a node (guarded by its token)", run: runTransfer},
+		{name: "drill", summary: "the lesson's experiment on the real implementation, under faults", run: runDrill},
+		{name: "sim", summary: "seeded random fault schedules on a virtual cluster, every run checked", run: runSim},
+		{name: "model", summary: "the lesson's round model: run, measure, cost, scan", run: runModel},
+		{name: "calc", summary: "the glossary's arithmetic: quorum, activation", run: runCalc},
 	}
 }
 
