@@ -27,8 +27,8 @@ import (
 // real time, so their timing assertions leave room for a busy machine.
 
 const (
-	procLease  = 600 * time.Millisecond
-	procRenew  = 150 * time.Millisecond
+	procLease  = time.Second
+	procRenew  = 250 * time.Millisecond
 	procMargin = 100 * time.Millisecond
 	procPoll   = 50 * time.Millisecond
 )

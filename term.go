@@ -59,15 +59,32 @@ func (t *Term) Err() error {
 
 // Valid reports whether the term has not ended and its deadline has not
 // passed. It reads the clock at every call, so a process that wakes from a
-// pause past its deadline sees false before any timer has fired.
+// pause past its deadline sees false before any timer has fired. Once it
+// has returned false it never returns true again: a deadline it sees pass
+// ends the term.
 //
 // Valid is not a license to act: the process can pause right after it
 // returns true. Work that must not happen twice carries Token to a resource
 // that checks it (see package fence).
 func (t *Term) Valid() bool {
 	t.mu.Lock()
-	defer t.mu.Unlock()
-	return !t.ended && t.e.cfg.clock.Now().Before(t.deadline)
+	if t.ended {
+		t.mu.Unlock()
+		return false
+	}
+	if t.e.cfg.clock.Now().Before(t.deadline) {
+		t.mu.Unlock()
+		return true
+	}
+	// The deadline passed before the elector's timer ended the term. Once
+	// Valid has said false it must never say true again, even if a renewal
+	// that was on its way when the deadline passed succeeds: end the term
+	// here and have the elector release the record.
+	t.ended = true
+	t.mu.Unlock()
+	t.cancel(ErrLeaseExpired)
+	t.e.post(core.Resign{Token: t.token})
+	return false
 }
 
 // Deadline returns the local monotonic time until which the term is valid

@@ -533,14 +533,22 @@ func (m *Machine) renewReply(now time.Time, r SwapReply) []Action {
 		}
 		return nil
 	}
+	if !now.Before(m.deadline) {
+		// The deadline passed before the reply came: the term is over even
+		// if the renewal went through, because Valid() has already said so
+		// to anyone who asked. Leadership never comes back to life.
+		if r.Err == nil {
+			m.rec = r.Record
+		} else {
+			m.recheck = true
+		}
+		return m.lose(now, ErrLeaseExpired)
+	}
 	switch {
 	case r.Err == nil:
 		m.rec = r.Record
 		m.deadline = m.sentAt.Add(m.cfg.Lease)
 		m.renewAt = m.sentAt.Add(m.cfg.Renew)
-		if !now.Before(m.deadline) {
-			return m.lose(now, ErrLeaseExpired)
-		}
 		return []Action{Extended{Deadline: m.deadline}}
 	case errors.Is(r.Err, store.ErrConflict):
 		m.recheck = true
