@@ -12,17 +12,20 @@ import (
 	"time"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/internal/pgtest"
 	"github.com/batonhq/baton/store/memstore"
 )
 
 // TestMain lets the test binary act as baton itself: with BATON_TEST_MAIN
 // set it runs main, so the tests below start real baton processes.
+// Otherwise it runs the tests, and stops the PostgreSQL server that
+// pgtest.Start may have started for them.
 func TestMain(m *testing.M) {
 	if os.Getenv("BATON_TEST_MAIN") == "1" {
 		main()
 		return
 	}
-	os.Exit(m.Run())
+	pgtest.Main(m)
 }
 
 // startBaton starts a real baton process with args.
