@@ -109,7 +109,7 @@ type enode struct {
 	cur   *termRec
 }
 
-// cluster is one test's nodes and what they share.
+// ecluster is one test's etcd cluster, baton nodes and what they share.
 type ecluster struct {
 	t      *testing.T
 	c      *etcdtest.Cluster
