@@ -9,7 +9,7 @@ import (
 )
 
 func runStatus(ctx context.Context, e *env, args []string) int {
-	fs := e.newFlagSet("status", "status [--store URL] [--json] NAME\n\nPrints the election record of NAME (holder, fencing token, lease, the store's\ntime of the last write, a pending transfer request) and, when NAME is a job,\nits periods that are pending or running and its last finished one.\nNAME is required: the store has no list of names.")
+	fs := e.newFlagSet("status", "status [--store URL] [--json] NAME\n\nPrints the election record of NAME (holder, fencing token, lease, the store's\ntime of the last write, a pending transfer request) and, when NAME is a job,\nits periods that are pending or running and its last finished one.\nNAME is required: the store has no list of names.\n\nExit status 1 with \"store unavailable\" when the store cannot decide (an\netcd cluster without a quorum): degraded mode, nobody can lead until it is back.")
 	storeURL := fs.String("store", storeFromEnv(), storeUsage)
 	asJSON := fs.Bool("json", false, "print JSON")
 	pos, done, code := e.parseMixed(fs, args)
@@ -29,11 +29,11 @@ func runStatus(ctx context.Context, e *env, args []string) int {
 	rec, err := st.Get(ctx, name)
 	found := err == nil
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
-		return e.fail("status", err)
+		return e.fail("status", readErr(*storeURL, err))
 	}
 	rows, err := st.Runs(ctx, name, "", 0)
 	if err != nil {
-		return e.fail("status", err)
+		return e.fail("status", readErr(*storeURL, err))
 	}
 	if !found && len(rows) == 0 {
 		return e.fail("status", fmt.Errorf("%s: no election record and no runs in this store", name))
@@ -115,4 +115,12 @@ func runStatus(ctx context.Context, e *env, args []string) int {
 		printRuns(w, []store.Run{*last})
 	}
 	return exitOK
+}
+
+// readErr explains a failed read: an unavailable store is degraded mode.
+func readErr(url string, err error) error {
+	if errors.Is(err, store.ErrUnavailable) {
+		return unavailable(url, err)
+	}
+	return err
 }

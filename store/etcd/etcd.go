@@ -128,7 +128,9 @@ func Open(ctx context.Context, endpoints []string, opts ...Option) (*Store, erro
 	s, err := newStore(ctx, cli, true, cfg)
 	if err != nil {
 		cli.Close()
-		if errors.Is(err, store.ErrUnavailable) {
+		// A member that answered "no leader" is listening; the hint is
+		// for one that did not answer at all.
+		if errors.Is(err, store.ErrUnavailable) && !errors.Is(err, rpctypes.ErrNoLeader) {
 			err = fmt.Errorf("%w (is a member listening at %s?)", err, strings.Join(endpoints, ","))
 		}
 		return nil, err
