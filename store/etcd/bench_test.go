@@ -13,6 +13,7 @@ import (
 	"github.com/batonhq/baton/internal/testenv"
 	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/store/etcd"
+	"github.com/batonhq/baton/store/storetest"
 )
 
 // The benchmarks share one three-member cluster, stopped by TestMain.
@@ -41,21 +42,11 @@ func benchStore(b *testing.B) *etcd.Store {
 	return s
 }
 
-// BenchmarkRenew measures a leader's renewal: one compare-and-swap on the
-// version the handle wrote last (one transaction, one Raft commit).
-func BenchmarkRenew(b *testing.B) {
-	s := benchStore(b)
-	ctx := context.Background()
-	rec, err := s.Swap(ctx, store.Swap{Record: acquire("renew", "n1", 1), Event: store.Acquired})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		if rec, err = s.Swap(ctx, store.Swap{Expect: rec.Version, Record: rec}); err != nil {
-			b.Fatal(err)
-		}
-	}
+func BenchmarkStore(b *testing.B) {
+	storetest.Benchmark(b, func(b *testing.B) store.Store {
+		c := benchCluster(b)
+		return openStore(b, c.Endpoints(), etcd.WithPrefix(fmt.Sprintf("/bench/%d/", benchSeq.Add(1))))
+	})
 }
 
 // BenchmarkRenewParallel measures renewal throughput of many leaders (one
@@ -77,55 +68,6 @@ func BenchmarkRenewParallel(b *testing.B) {
 			}
 		}
 	})
-}
-
-// BenchmarkRenewMany10 measures renewing ten names in one SwapMany.
-func BenchmarkRenewMany10(b *testing.B) {
-	s := benchStore(b)
-	ctx := context.Background()
-	swaps := make([]store.Swap, 10)
-	for i := range swaps {
-		rec, err := s.Swap(ctx, store.Swap{Record: acquire(fmt.Sprintf("m%d", i), "n1", 1), Event: store.Acquired})
-		if err != nil {
-			b.Fatal(err)
-		}
-		swaps[i] = store.Swap{Expect: rec.Version, Record: rec}
-	}
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		res, err := s.SwapMany(ctx, swaps)
-		if err != nil {
-			b.Fatal(err)
-		}
-		for j, r := range res {
-			if r.Err != nil {
-				b.Fatal(r.Err)
-			}
-			swaps[j].Expect = r.Record.Version
-		}
-	}
-}
-
-// BenchmarkAcquire measures a contender's acquisition: a linearizable read
-// of the record, then a compare-and-swap raising the token that writes the
-// record and its log entry in one transaction.
-func BenchmarkAcquire(b *testing.B) {
-	s := benchStore(b)
-	ctx := context.Background()
-	if _, err := s.Swap(ctx, store.Swap{Record: store.Record{Name: "acq", Lease: time.Second}}); err != nil {
-		b.Fatal(err)
-	}
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		cur, err := s.Get(ctx, "acq")
-		if err != nil {
-			b.Fatal(err)
-		}
-		next := acquire("acq", fmt.Sprintf("n%d", i%5), cur.Token+1)
-		if _, err := s.Swap(ctx, store.Swap{Expect: cur.Version, Record: next, Event: store.Acquired}); err != nil {
-			b.Fatal(err)
-		}
-	}
 }
 
 // benchElector returns an Elector for name on a store of its own (its own

@@ -12,71 +12,11 @@ import (
 	"github.com/batonhq/baton/fence/pgfence"
 	"github.com/batonhq/baton/internal/pgtest"
 	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/store/storetest"
 )
 
-// BenchmarkRenew measures a leader's renewal: one compare-and-swap that
-// keeps holder and token and writes no log event.
-func BenchmarkRenew(b *testing.B) {
-	s := open(b, pgtest.Start(b))
-	defer s.Close()
-	ctx := context.Background()
-	rec, err := s.Swap(ctx, store.Swap{Record: acquire("renew", "n1", 1), Event: store.Acquired})
-	if err != nil {
-		b.Fatal(err)
-	}
-
-	for b.Loop() {
-		if rec, err = s.Swap(ctx, store.Swap{Expect: rec.Version, Record: rec}); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
-
-// BenchmarkAcquire measures an acquisition: a swap that raises the token
-// and appends an event to the election log.
-func BenchmarkAcquire(b *testing.B) {
-	s := open(b, pgtest.Start(b))
-	defer s.Close()
-	ctx := context.Background()
-	rec, err := s.Swap(ctx, store.Swap{Record: acquire("acq", "n0", 1), Event: store.Acquired})
-	if err != nil {
-		b.Fatal(err)
-	}
-
-	for i := 0; b.Loop(); i++ {
-		next := acquire("acq", fmt.Sprintf("n%d", i%5), rec.Token+1)
-		if rec, err = s.Swap(ctx, store.Swap{Expect: rec.Version, Record: next, Event: store.TakenOver}); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
-
-// BenchmarkSwapMany10 measures renewing ten names in one batch.
-func BenchmarkSwapMany10(b *testing.B) {
-	s := open(b, pgtest.Start(b))
-	defer s.Close()
-	ctx := context.Background()
-	swaps := make([]store.Swap, 10)
-	for i := range swaps {
-		rec, err := s.Swap(ctx, store.Swap{Record: acquire(fmt.Sprintf("m%d", i), "n1", 1), Event: store.Acquired})
-		if err != nil {
-			b.Fatal(err)
-		}
-		swaps[i] = store.Swap{Expect: rec.Version, Record: rec}
-	}
-
-	for b.Loop() {
-		res, err := s.SwapMany(ctx, swaps)
-		if err != nil {
-			b.Fatal(err)
-		}
-		for i, r := range res {
-			if r.Err != nil {
-				b.Fatal(r.Err)
-			}
-			swaps[i].Expect = r.Record.Version
-		}
-	}
+func BenchmarkStore(b *testing.B) {
+	storetest.Benchmark(b, func(b *testing.B) store.Store { return open(b, pgtest.Start(b)) })
 }
 
 func invoicePool(b *testing.B) *pgxpool.Pool {
