@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"sync"
 	"time"
 
@@ -329,8 +328,8 @@ func (e *Elector) elected(a core.Elected) {
 	}
 }
 
+// String names the election and the node, for logs.
 func (e *Elector) String() string {
 	return fmt.Sprintf("baton.Elector(%s on %s)", e.name, e.cfg.node)
 }
 
-var _ slog.LogValuer = (*Term)(nil)

@@ -112,6 +112,8 @@ func (t *Term) Resign(ctx context.Context) error {
 	}
 }
 
+var _ slog.LogValuer = (*Term)(nil)
+
 // LogValue makes a Term print as its name, node and token in slog records.
 func (t *Term) LogValue() slog.Value {
 	return slog.GroupValue(slog.String("name", t.name), slog.String("node", t.node), slog.Uint64("token", t.token))

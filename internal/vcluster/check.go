@@ -23,6 +23,7 @@ type Violation struct {
 	Invariant string
 }
 
+// Error says when and what failed.
 func (v *Violation) Error() string { return fmt.Sprintf("at %.3fs: %s", v.At, v.Invariant) }
 
 func (e *engine) violate(format string, a ...any) {

@@ -99,6 +99,7 @@ var faultNames = map[FaultKind]string{
 	Resign: "resign", Transfer: "transfer",
 }
 
+// String names the fault kind.
 func (k FaultKind) String() string { return faultNames[k] }
 
 // Fault is one fault event.
