@@ -332,4 +332,3 @@ func (e *Elector) elected(a core.Elected) {
 func (e *Elector) String() string {
 	return fmt.Sprintf("baton.Elector(%s on %s)", e.name, e.cfg.node)
 }
-
