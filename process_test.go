@@ -8,9 +8,11 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -49,10 +51,11 @@ func TestMain(m *testing.M) {
 // its Valid() check and before the write: the case only fencing stops.
 func childMain(node, db, resource string, pause bool) error {
 	ctx := context.Background()
-	st, err := sqlite.Open(ctx, db)
+	sq, err := sqlite.Open(ctx, db)
 	if err != nil {
 		return err
 	}
+	st := &gate{Store: sq}
 	e, err := baton.New(st, "billing", baton.WithNode(node), baton.WithLease(procLease),
 		baton.WithRenew(procRenew), baton.WithClockMargin(procMargin), baton.WithPoll(procPoll))
 	if err != nil {
@@ -78,7 +81,18 @@ func childMain(node, db, resource string, pause bool) error {
 			if pause && !paused && i == 3 {
 				paused = true
 				fmt.Println("pausing", term.Token())
+				// Freeze between store calls: a process frozen inside an
+				// SQLite write transaction would hold the file's write
+				// lock and stall every other process (see store/sqlite).
+				// kill(2) on itself returns before the stop takes hold:
+				// wait for the SIGCONT so that no write starts in between.
+				cont := make(chan os.Signal, 1)
+				signal.Notify(cont, syscall.SIGCONT)
+				st.close()
 				syscall.Kill(os.Getpid(), syscall.SIGSTOP)
+				<-cont
+				signal.Stop(cont)
+				st.open()
 			}
 			err := writeInvoice(ctx, res, node, term.Token())
 			switch {
@@ -91,6 +105,27 @@ func childMain(node, db, resource string, pause bool) error {
 			}
 		}
 	}
+}
+
+// gate lets the child freeze between store calls, never inside one.
+type gate struct {
+	store.Store
+	mu sync.RWMutex
+}
+
+func (g *gate) close() { g.mu.Lock() }
+func (g *gate) open()  { g.mu.Unlock() }
+
+func (g *gate) Get(ctx context.Context, name string) (store.Record, error) {
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	return g.Store.Get(ctx, name)
+}
+
+func (g *gate) Swap(ctx context.Context, s store.Swap) (store.Record, error) {
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	return g.Store.Swap(ctx, s)
 }
 
 func openResource(path string) (*sql.DB, error) {
@@ -122,7 +157,7 @@ func writeInvoice(ctx context.Context, db *sql.DB, node string, token uint64) er
 }
 
 type line struct {
-	node, verb string
+	node, verb, text string
 	token      uint64
 	at         time.Time
 }
@@ -157,7 +192,10 @@ func startChild(t *testing.T, dir, node string, pause bool, lines chan<- line) *
 		sc := bufio.NewScanner(out)
 		for sc.Scan() {
 			f := strings.Fields(sc.Text())
-			l := line{node: node, verb: f[0], at: time.Now()}
+			if len(f) == 0 {
+				continue
+			}
+			l := line{node: node, verb: f[0], text: sc.Text(), at: time.Now()}
 			if len(f) > 1 {
 				l.token, _ = strconv.ParseUint(f[1], 10, 64)
 			}
@@ -179,7 +217,7 @@ func await(t *testing.T, lines <-chan line, node, verb string, timeout time.Dura
 				seen(l)
 			}
 			if l.verb == "error" {
-				t.Fatalf("child %s failed", l.node)
+				t.Fatalf("child %s failed: %s", l.node, l.text)
 			}
 			if l.verb == verb && (node == "" || l.node == node) {
 				return l

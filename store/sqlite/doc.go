@@ -59,6 +59,13 @@
 // compare-and-swap and elect two leaders with the same token. For
 // leadership across hosts use the postgres or etcd store.
 //
+// A process frozen inside a write transaction (SIGSTOP, a debugger) keeps
+// the file's write lock: every other process's writes wait, and fail with
+// store.ErrUnavailable after the busy timeout, until it resumes or dies (a
+// killed process releases the lock at once). Leaders then cannot renew and
+// step down at their deadlines; nobody acts until the lock is free. The
+// postgres and etcd stores hold no lock between calls.
+//
 // Like every store, it decides who holds a lease; it cannot stop a paused
 // former leader from acting late. Fenced run writes (store.RunSwap.Fenced)
 // and the fence package do that.

@@ -102,8 +102,8 @@ func (s *Store) checkVersion(version int64, found bool) error {
 	}
 }
 
-// init checks the file's schema version, switches the file to WAL and
-// creates the baton tables if they are missing. Nothing is written to a
+// init checks the file's schema version and, for a file that is not a
+// baton store yet, switches it to WAL and creates the baton tables. Nothing is written to a
 // file whose version is refused: the version is read before the journal
 // mode is changed, and read again under the write lock before the tables
 // are created.
@@ -117,6 +117,14 @@ func (s *Store) init(ctx context.Context) error {
 		return err
 	}
 	var mode string
+	if err := s.db.QueryRowContext(ctx, `PRAGMA journal_mode`).Scan(&mode); err != nil {
+		return s.fail(ctx, op, err)
+	}
+	if found && mode == "wal" {
+		// A baton store already: opening it takes no lock, so a process
+		// frozen inside a write elsewhere does not stop this one opening.
+		return nil
+	}
 	if err := s.db.QueryRowContext(ctx, `PRAGMA journal_mode = WAL`).Scan(&mode); err != nil {
 		return s.fail(ctx, op, err)
 	}
