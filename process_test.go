@@ -158,8 +158,8 @@ func writeInvoice(ctx context.Context, db *sql.DB, node string, token uint64) er
 
 type line struct {
 	node, verb, text string
-	token      uint64
-	at         time.Time
+	token            uint64
+	at               time.Time
 }
 
 type child struct {
