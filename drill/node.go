@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"strconv"
 	"strings"
 	"sync"
@@ -286,9 +287,11 @@ func (s *termScheduler) pass(ctx context.Context) (again bool, wake time.Time) {
 			<-ctx.Done() // a newer leader exists: act no more in this term
 			return false, time.Time{}
 		case err != nil:
+			n.out.say("retry fence %d %s", token, strings.ReplaceAll(err.Error(), "\n", " "))
 			return false, time.Time{}
 		}
 		s.fenced = true
+		n.out.say("fenced %d", token)
 	}
 	if s.claimed != nil {
 		if s.landed {
@@ -499,12 +502,19 @@ func (g *gate) enter() error {
 
 func (g *gate) leave() { g.mu.RUnlock() }
 
-// stop reports line and stops the process until it gets SIGCONT.
+// stop reports line and stops the process until it gets SIGCONT. The gate
+// stays shut until then: a signal a process sends itself is not delivered
+// at once to every thread, and a store call let in before it lands would
+// stop holding the file's lock.
 func (g *gate) stop(out *lineWriter, line string) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	cont := make(chan os.Signal, 1)
+	signal.Notify(cont, syscall.SIGCONT)
+	defer signal.Stop(cont)
 	out.say("%s", line)
 	syscall.Kill(os.Getpid(), syscall.SIGSTOP)
+	<-cont
 }
 
 // gatedStore passes every call through the gate.

@@ -76,6 +76,7 @@ func runProcs(ctx context.Context, p Params, col Column, cfg Config) (Result, er
 		return Result{}, err
 	}
 	d.stopAll()
+	d.writeEvents()
 	r, err := d.result(ctx, res)
 	if err != nil {
 		return r, err
@@ -404,6 +405,21 @@ func (d *procDrill) stopAll() {
 		cmd.Wait()
 	}
 	d.dead = nil
+}
+
+// writeEvents writes every event, in time order and relative to round 0,
+// to NAME.events in the drill's directory, for a post-mortem with --dir.
+func (d *procDrill) writeEvents() {
+	d.mu.Lock()
+	evs := slices.Clone(d.events)
+	d.mu.Unlock()
+	slices.SortStableFunc(evs, func(a, b procEvent) int { return a.at.Compare(b.at) })
+	var b strings.Builder
+	for _, e := range evs {
+		fmt.Fprintf(&b, "%9.3fs  round %5.2f  %s  %s %s\n", e.at.Sub(d.t0).Seconds(), float64(e.at.Sub(d.t0))/float64(d.p.Round),
+			d.procs[e.node].id, e.verb, strings.Join(e.args, " "))
+	}
+	os.WriteFile(filepath.Join(d.dir, d.name+".events"), []byte(b.String()), 0o644)
 }
 
 // logTail returns the end of the nodes' stderr logs, for an error message.

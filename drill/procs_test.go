@@ -46,7 +46,20 @@ func TestProcsGuarantees(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts 5 processes per run for 15 runs of about 3 seconds each")
 	}
-	cfg := drill.Config{Procs: true, Node: []string{os.Args[0]},
+	// The files stay for a post-mortem when the test fails: the events of
+	// every run (NAME.events) and the SQLite files.
+	dir, err := os.MkdirTemp("", "baton-drill-procs-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("the runs' events and files are in %s", dir)
+			return
+		}
+		os.RemoveAll(dir)
+	})
+	cfg := drill.Config{Procs: true, Node: []string{os.Args[0]}, Dir: dir,
 		NodeEnv: []string{"BATON_DRILL_TEST_NODE=1", "GORACE=atexit_sleep_ms=0"}}
 	if testing.Verbose() {
 		cfg.Progress = os.Stderr
