@@ -33,7 +33,8 @@ the node; they use the same pieces as 'baton run' (Elector, the planner,
 the ledger, fenced writes). With --procs, --round defaults to 200ms and
 --clock-margin to 25ms.
 
-The first leader (node-0) suffers the fault in the outage rounds; a batch of
+The first leader (node-0 on the virtual clock, whichever node won first
+with --procs) suffers the fault in the outage rounds; a batch of
 invoice lines is due at each trigger round. Each fault runs three times:
   plain            election only: a trigger is a moment, writes are not fenced
   fencing          every write carries the term's token; stale ones are refused
@@ -56,7 +57,7 @@ func runDrill(ctx context.Context, e *env, args []string) int {
 	fs := e.newFlagSet(name, name+" [FLAGS]\n\n"+drillAbout)
 	p := drill.DefaultParams()
 	fs.IntVar(&p.Nodes, "nodes", p.Nodes, "number of nodes, 2 to 100")
-	fs.DurationVar(&p.Round, "round", p.Round, "length of one round (virtual time)")
+	fs.DurationVar(&p.Round, "round", p.Round, "length of one round (virtual time; real time with --procs, default 200ms there)")
 	fs.IntVar(&p.Lease, "lease", p.Lease, "lease, in rounds")
 	fs.IntVar(&p.Renew, "renew", p.Renew, "renew interval, in rounds (fewer than the lease)")
 	fs.IntVar(&p.Outage, "outage", p.Outage, "length of the fault, in rounds")
