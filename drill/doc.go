@@ -15,6 +15,26 @@
 // faults at exact instants in a fixed order, so a drill takes a second and
 // the same parameters always give the same numbers.
 //
+// With Config.Procs the same scenario runs on real OS processes and real
+// time ("baton drill --procs"): every node is a process (NodeMain, the
+// hidden "baton drill node") running baton.Elector on one SQLite store file
+// shared by all, the planner and fenced writes into a second SQLite file.
+// The faults are real: the node stops itself with SIGSTOP once no store
+// call of it is in flight (a process stopped inside an SQLite write would
+// keep the file's lock and stall every node, which is SQLite's doing, not
+// the protocol's) and gets SIGCONT after the outage; pause before effect
+// stops it the same way between its Valid() check and its write; a crash is
+// SIGKILL and a new process (a new incarnation); unreachable makes its
+// store calls fail with store.ErrUnavailable; drift runs its Elector's
+// clock fast. The parent delivers momentary triggers to every node's stdin
+// (a stopped node reads its trigger when it resumes, and drops it as its
+// term is no longer valid) or, in the fencing+trigger column, writes a
+// durable pending row with schedule.Trigger. Measures come from the nodes'
+// timestamped reports (elections, deadlines, rejections, stops) and from
+// the rows: two running leaders are overlapping Valid() intervals of nodes
+// that are not stopped. The report has the same shape; the times vary from
+// run to run, the guarantees do not.
+//
 // The three columns show what each layer buys, as in the lesson:
 //   - plain: election alone. A batch that comes due while nobody leads is
 //     lost; a leader that passed its Valid() check and then froze writes

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -43,13 +44,38 @@ type Config struct {
 	// Dir holds the SQLite files; empty: a temporary directory, removed
 	// afterwards.
 	Dir string
+
+	// Procs runs the drill with real OS processes on real time instead of
+	// on a virtual clock: one process per node, all on one SQLite store
+	// file, writing into one SQLite resource file; faults by signals
+	// (SIGSTOP/SIGCONT, SIGKILL and a restart) and by switches sent to the
+	// node (store cut off, clock rate). Params.Latency does not apply: the
+	// store's latency is real. Store must be "" or "sqlite".
+	Procs bool
+	// Node is the command that starts one node process (Procs): a program
+	// that calls NodeMain with the arguments the drill appends, such as
+	// {"/path/to/baton", "drill", "node"}.
+	Node []string
+	// NodeEnv is added to the node processes' environment (Procs).
+	NodeEnv []string
+	// Progress, when set, gets progress reports while a process-mode run
+	// goes (Procs): plain lines, or with Live one line rewritten every
+	// round, for a terminal.
+	Progress io.Writer
+	// Live rewrites one progress line per round (carriage return).
+	Live bool
 }
 
-// Run runs the scenario p once for column col on a virtual clock and
-// returns its measures. The same p and col always give the same Result.
+// Run runs the scenario p once for column col and returns its measures. On
+// a virtual clock (the default) the same p and col always give the same
+// Result; with cfg.Procs it runs real processes on real time, and the
+// measured times vary from run to run while the guarantees do not.
 func Run(ctx context.Context, p Params, col Column, cfg Config) (Result, error) {
 	if err := p.Validate(); err != nil {
 		return Result{}, err
+	}
+	if cfg.Procs {
+		return runProcs(ctx, p, col, cfg)
 	}
 	dir := cfg.Dir
 	if dir == "" {
@@ -188,20 +214,28 @@ func result(ctx context.Context, p Params, vc vcluster.Config, out vcluster.Outc
 			}
 		}
 	}
+	var err error
+	r.DuplicateLines, r.MissingLines, err = countLines(ctx, res, keys, p.InvoiceLines)
+	return r, err
+}
+
+// countLines counts the invoice lines written more than once, and those of
+// the periods keys that are missing, from the rows.
+func countLines(ctx context.Context, res *sql.DB, keys []string, lines int) (duplicate, missing int, err error) {
 	var total, distinct int
 	if err := res.QueryRowContext(ctx, `SELECT COUNT(*) FROM invoices`).Scan(&total); err != nil {
-		return r, err
+		return 0, 0, err
 	}
 	if err := res.QueryRowContext(ctx, `SELECT COUNT(*) FROM (SELECT DISTINCT period, line FROM invoices)`).Scan(&distinct); err != nil {
-		return r, err
+		return 0, 0, err
 	}
-	r.DuplicateLines = total - distinct
+	duplicate = total - distinct
 	for _, k := range keys {
 		var have int
 		if err := res.QueryRowContext(ctx, `SELECT COUNT(DISTINCT line) FROM invoices WHERE period = ?`, k).Scan(&have); err != nil {
-			return r, err
+			return 0, 0, err
 		}
-		r.MissingLines += p.InvoiceLines - have
+		missing += lines - have
 	}
-	return r, nil
+	return duplicate, missing, nil
 }

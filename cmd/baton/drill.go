@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
+	"time"
 
 	"github.com/batonhq/baton/drill"
 )
@@ -14,7 +16,25 @@ machine, the scheduler's planner, a real store and real fenced writes of
 invoice lines into SQLite. Time is virtual, so a run is exact and the same
 flags always give the same numbers.
 
-The first leader (node-0) suffers the fault in the outage rounds; a batch of
+With --procs, the same drill runs on real OS processes and real time: every
+node is a baton process (a hidden 'baton drill node' subcommand) running
+baton.Elector on one SQLite store file and writing fenced invoice lines into
+a second SQLite file. Faults are real: SIGSTOP and SIGCONT (pause; the node
+stops itself once no store call is in flight, as a frozen SQLite write lock
+would stall every node), SIGSTOP right after the Valid() check (pause before
+effect), SIGKILL and a new process (crash), a switch that makes its store
+calls fail (unreachable), a clock running fast (drift). Progress goes to
+stderr: a live line per round on a terminal, plain lines otherwise. Each
+column takes (rounds + 1) x round plus the start of the processes; measured
+times vary from run to run, the guarantees do not. The nodes are not
+'baton run' processes because momentary triggers, the store switch, the
+fast clock and the stop between Valid() and the write need hooks inside
+the node; they use the same pieces as 'baton run' (Elector, the planner,
+the ledger, fenced writes). With --procs, --round defaults to 200ms and
+--clock-margin to 25ms.
+
+The first leader (node-0 on the virtual clock, whichever node won first
+with --procs) suffers the fault in the outage rounds; a batch of
 invoice lines is due at each trigger round. Each fault runs three times:
   plain            election only: a trigger is a moment, writes are not fenced
   fencing          every write carries the term's token; stale ones are refused
@@ -27,10 +47,17 @@ restarts as a new incarnation), drift (clock runs fast), all (each in turn).`
 
 func runDrill(ctx context.Context, e *env, args []string) int {
 	const name = "drill"
+	if len(args) > 0 && args[0] == "node" {
+		// One node of 'baton drill --procs'; not listed in the help.
+		if err := drill.NodeMain(ctx, args[1:], os.Stdin, e.stdout); err != nil {
+			return e.fail("drill node", err)
+		}
+		return exitOK
+	}
 	fs := e.newFlagSet(name, name+" [FLAGS]\n\n"+drillAbout)
 	p := drill.DefaultParams()
 	fs.IntVar(&p.Nodes, "nodes", p.Nodes, "number of nodes, 2 to 100")
-	fs.DurationVar(&p.Round, "round", p.Round, "length of one round (virtual time)")
+	fs.DurationVar(&p.Round, "round", p.Round, "length of one round (virtual time; real time with --procs, default 200ms there)")
 	fs.IntVar(&p.Lease, "lease", p.Lease, "lease, in rounds")
 	fs.IntVar(&p.Renew, "renew", p.Renew, "renew interval, in rounds (fewer than the lease)")
 	fs.IntVar(&p.Outage, "outage", p.Outage, "length of the fault, in rounds")
@@ -45,8 +72,21 @@ func runDrill(ctx context.Context, e *env, args []string) int {
 	storeFlag := fs.String("store", "sqlite", "election store: sqlite (a file in --dir) or mem")
 	dir := fs.String("dir", "", "keep the SQLite files (store and invoices) here instead of a temporary directory")
 	asJSON := fs.Bool("json", false, "print JSON: one object, or an array with --fault all")
+	procs := fs.Bool("procs", false, "run real OS processes on one SQLite file, on real time (see above)")
 	if done, code := e.parse(fs, args); done {
 		return code
+	}
+	set := flagsSet(fs)
+	if *procs {
+		if !set["round"] {
+			p.Round = procsRound
+		}
+		if !set["clock-margin"] {
+			p.Margin = procsMargin
+		}
+		if set["store"] && *storeFlag != "sqlite" {
+			return e.fail(name, usagef("--store %q: --procs runs on an SQLite file", *storeFlag))
+		}
 	}
 	if err := noArgs(fs); err != nil {
 		return e.fail(name, err)
@@ -67,6 +107,13 @@ func runDrill(ctx context.Context, e *env, args []string) int {
 		return e.fail(name, usagef("%v", err))
 	}
 	cfg := drill.Config{Store: *storeFlag, Dir: *dir}
+	if *procs {
+		exe, err := os.Executable()
+		if err != nil {
+			return e.fail(name, fmt.Errorf("finding the baton executable for the node processes: %w", err))
+		}
+		cfg.Procs, cfg.Node, cfg.Progress, cfg.Live = true, []string{exe, "drill", "node"}, e.stderr, isTerminal(e.stderr)
+	}
 	var reports []drill.Report
 	for i, f := range faults {
 		p.Fault = f
@@ -94,4 +141,22 @@ func runDrill(ctx context.Context, e *env, args []string) int {
 		}
 	}
 	return exitOK
+}
+
+// Defaults of --round and --clock-margin with --procs: real processes on a
+// shared machine need rounds long enough for a process to be scheduled, and
+// a margin that covers timer slack.
+const (
+	procsRound  = 200 * time.Millisecond
+	procsMargin = 25 * time.Millisecond
+)
+
+// isTerminal reports whether w is a terminal (a character device).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }

@@ -733,31 +733,57 @@ func (e *engine) writeLines(period, node string, token uint64) (bool, error) {
 		return false, err
 	}
 	defer tx.Rollback()
-	if e.c.Fence {
-		if err := fence.CheckTx(e.ctx, tx, fence.SQLite, Job, token); err != nil {
+	landed, err := WriteBatch(e.ctx, tx, Batch{Period: period, Node: node, Token: token,
+		Lines: e.c.InvoiceLines, Fence: e.c.Fence, Idempotent: e.c.Idempotent})
+	if err != nil {
+		return false, err
+	}
+	return landed, tx.Commit()
+}
+
+// Batch is one batch of invoice lines, as WriteBatch writes it.
+type Batch struct {
+	Period string
+	Node   string
+	Token  uint64
+	Lines  int
+	// Fence checks Token with fence.CheckTx first.
+	Fence bool
+	// Idempotent records the period in the batches table first and adds
+	// nothing if it was already there.
+	Idempotent bool
+}
+
+// WriteBatch writes b's invoice lines in tx, a transaction on a database
+// made by CreateResource, without committing it. It reports false when the
+// period's batch had already landed (Idempotent) and nothing was added; a
+// stale token is an error wrapping fence.ErrStaleToken.
+func WriteBatch(ctx context.Context, tx *sql.Tx, b Batch) (bool, error) {
+	if b.Fence {
+		if err := fence.CheckTx(ctx, tx, fence.SQLite, Job, b.Token); err != nil {
 			return false, err
 		}
 	}
-	if e.c.Idempotent {
-		res, err := tx.ExecContext(e.ctx, `INSERT INTO batches (period, token) VALUES (?, ?) ON CONFLICT (period) DO NOTHING`, period, int64(token))
+	if b.Idempotent {
+		res, err := tx.ExecContext(ctx, `INSERT INTO batches (period, token) VALUES (?, ?) ON CONFLICT (period) DO NOTHING`, b.Period, int64(b.Token))
 		if err != nil {
 			return false, err
 		}
 		if n, _ := res.RowsAffected(); n == 0 {
-			return false, tx.Commit()
+			return false, nil
 		}
 	}
-	stmt, err := tx.PrepareContext(e.ctx, `INSERT INTO invoices (period, line, token, node) VALUES (?, ?, ?, ?)`)
+	stmt, err := tx.PrepareContext(ctx, `INSERT INTO invoices (period, line, token, node) VALUES (?, ?, ?, ?)`)
 	if err != nil {
 		return false, err
 	}
 	defer stmt.Close()
-	for line := 1; line <= e.c.InvoiceLines; line++ {
-		if _, err := stmt.ExecContext(e.ctx, period, line, int64(token), node); err != nil {
+	for line := 1; line <= b.Lines; line++ {
+		if _, err := stmt.ExecContext(ctx, b.Period, line, int64(b.Token), b.Node); err != nil {
 			return false, err
 		}
 	}
-	return true, tx.Commit()
+	return true, nil
 }
 
 func (e *engine) account(from, to time.Duration, count int) {

@@ -1,0 +1,698 @@
+package drill
+
+import (
+	"bufio"
+	"cmp"
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/batonhq/baton/internal/vcluster"
+	"github.com/batonhq/baton/schedule"
+	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/store/sqlite"
+)
+
+// startTimeout bounds how long the node processes may take to start and
+// elect a first leader.
+const startTimeout = 30 * time.Second
+
+// runProcs runs the scenario p once for column col with real OS processes
+// on real time (Config.Procs).
+func runProcs(ctx context.Context, p Params, col Column, cfg Config) (Result, error) {
+	if len(cfg.Node) == 0 {
+		return Result{}, errors.New("drill: Config.Node must name the node command in process mode")
+	}
+	if cfg.Store != "" && cfg.Store != "sqlite" {
+		return Result{}, fmt.Errorf("drill store %q: process mode runs on an SQLite file", cfg.Store)
+	}
+	dir := cfg.Dir
+	if dir == "" {
+		d, err := os.MkdirTemp("", "baton-drill-")
+		if err != nil {
+			return Result{}, err
+		}
+		defer os.RemoveAll(d)
+		dir = d
+	}
+	name := fmt.Sprintf("procs-%s-%s", p.Fault, col)
+	d := &procDrill{p: p, col: col, cfg: cfg, dir: dir, name: name,
+		storePath: filepath.Join(dir, name+".baton.db"), resPath: filepath.Join(dir, name+".invoices.db")}
+	for _, f := range []string{d.storePath, d.resPath} {
+		for _, suffix := range []string{"", "-wal", "-shm"} {
+			os.Remove(f + suffix)
+		}
+	}
+	st, err := sqlite.Open(ctx, d.storePath)
+	if err != nil {
+		return Result{}, err
+	}
+	defer st.Close()
+	d.st = st
+	if _, err := st.EnsureJob(ctx, store.Job{Name: vcluster.Job, Schedule: "drill triggers"}); err != nil {
+		return Result{}, err
+	}
+	res, err := openResourceDB(d.resPath)
+	if err != nil {
+		return Result{}, err
+	}
+	defer res.Close()
+	if err := createResource(ctx, res); err != nil {
+		return Result{}, err
+	}
+	defer d.stopAll()
+	if err := d.run(ctx); err != nil {
+		return Result{}, err
+	}
+	d.stopAll()
+	d.writeEvents()
+	r, err := d.result(ctx, res)
+	if err != nil {
+		return r, err
+	}
+	d.progressDone(r)
+	return r, nil
+}
+
+// procDrill is one column's run in process mode.
+type procDrill struct {
+	p                  Params
+	col                Column
+	cfg                Config
+	dir, name          string
+	storePath, resPath string
+	st                 store.Store
+
+	procs   []*proc
+	dead    []*exec.Cmd // killed, to be waited for
+	readers sync.WaitGroup
+	t0      time.Time // round 0
+	began   time.Time
+
+	mu     sync.Mutex
+	events []procEvent
+	ready  int
+	failed error
+	target int // the faulted node, -1 before the fault
+}
+
+// proc is one node process, across its incarnations.
+type proc struct {
+	idx   int
+	id    string
+	inc   int
+	cmd   *exec.Cmd
+	stdin io.WriteCloser
+	// Under procDrill.mu: the node has stopped itself (pause, or armed
+	// before a write) and whether the fault is over, so that it gets
+	// SIGCONT as soon as both are true.
+	stopped, release bool
+}
+
+// procEvent is one line of a node's report, or something the drill did to
+// a node (killed, continued).
+type procEvent struct {
+	node int
+	at   time.Time
+	verb string
+	args []string
+}
+
+func (e procEvent) token() uint64 {
+	if len(e.args) == 0 {
+		return 0
+	}
+	v, _ := strconv.ParseUint(e.args[0], 10, 64)
+	return v
+}
+
+func (e procEvent) until() time.Time {
+	if len(e.args) < 2 {
+		return time.Time{}
+	}
+	v, _ := strconv.ParseInt(e.args[1], 10, 64)
+	return time.Unix(0, v)
+}
+
+func (d *procDrill) run(ctx context.Context) error {
+	d.target = -1
+	d.began = time.Now()
+	d.progressf("drill --procs: %s, %s: starting %d node processes", d.p.Fault, d.col, d.p.Nodes)
+	for i := 0; i < d.p.Nodes; i++ {
+		d.procs = append(d.procs, &proc{idx: i, id: fmt.Sprintf("node-%d", i)})
+		if err := d.start(d.procs[i]); err != nil {
+			return err
+		}
+	}
+	// Round 0 begins once every node runs and one of them leads.
+	deadline := time.Now().Add(startTimeout)
+	for {
+		d.mu.Lock()
+		ok, failed := d.ready == d.p.Nodes && d.leaderLocked() >= 0, d.failed
+		d.mu.Unlock()
+		if failed != nil {
+			return failed
+		}
+		if ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("drill: the node processes did not start and elect a leader within %v%s", startTimeout, d.logTail())
+		}
+		if !sleepCtx(ctx, 5*time.Millisecond) {
+			return ctx.Err()
+		}
+	}
+	d.t0 = time.Now()
+	for _, pr := range d.procs {
+		d.send(pr, "start %d", d.t0.UnixNano())
+	}
+
+	type action struct {
+		at    time.Duration
+		fault bool
+		do    func() error
+	}
+	var acts []action
+	at := func(r int) time.Duration { return time.Duration(r) * d.p.Round }
+	if d.p.Outage > 0 {
+		acts = append(acts, action{at(d.p.Start), true, d.faultBegin}, action{at(d.p.Start + d.p.Outage), true, d.faultEnd})
+	}
+	for _, r := range d.p.Triggers {
+		acts = append(acts, action{at: at(r), do: func() error { return d.trigger(ctx, r) }})
+	}
+	for r := 1; r <= d.p.Rounds+1; r++ {
+		acts = append(acts, action{at: at(r), do: func() error { d.progressRound(r); return nil }})
+	}
+	slices.SortStableFunc(acts, func(a, b action) int {
+		if c := cmp.Compare(a.at, b.at); c != 0 {
+			return c
+		}
+		if a.fault != b.fault {
+			if a.fault {
+				return -1 // faults take effect first at their instant
+			}
+			return 1
+		}
+		return 0
+	})
+	for _, a := range acts {
+		if !sleepCtx(ctx, time.Until(d.t0.Add(a.at))) {
+			return ctx.Err()
+		}
+		if err := a.do(); err != nil {
+			return err
+		}
+		d.mu.Lock()
+		failed := d.failed
+		d.mu.Unlock()
+		if failed != nil {
+			return failed
+		}
+	}
+	return nil
+}
+
+// start starts a new incarnation of pr.
+func (d *procDrill) start(pr *proc) error {
+	pr.inc++
+	p := d.p
+	args := append(slices.Clone(d.cfg.Node[1:]),
+		"--store", d.storePath, "--resource", d.resPath, "--node", pr.id, "--column", string(d.col),
+		"--lease", (time.Duration(p.Lease) * p.Round).String(), "--renew", (time.Duration(p.Renew) * p.Round).String(),
+		"--clock-margin", p.Margin.String(), "--poll", p.poll().String(), "--round", p.Round.String(),
+		"--invoice-lines", strconv.Itoa(p.InvoiceLines))
+	cmd := exec.Command(d.cfg.Node[0], args...)
+	cmd.Env = append(os.Environ(), d.cfg.NodeEnv...)
+	log, err := os.Create(filepath.Join(d.dir, fmt.Sprintf("%s.%s.%d.log", d.name, pr.id, pr.inc)))
+	if err != nil {
+		return err
+	}
+	cmd.Stderr = log
+	defer log.Close() // the child has its own copy
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return err
+	}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("drill: starting node %s: %w", pr.id, err)
+	}
+	pr.cmd, pr.stdin = cmd, stdin
+	d.mu.Lock()
+	pr.stopped, pr.release = false, false
+	d.mu.Unlock()
+	d.readers.Add(1)
+	go d.read(pr, stdout)
+	return nil
+}
+
+// read parses a node's report lines until its stdout closes.
+func (d *procDrill) read(pr *proc, stdout io.Reader) {
+	defer d.readers.Done()
+	sc := bufio.NewScanner(stdout)
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) < 2 {
+			continue
+		}
+		ns, err := strconv.ParseInt(f[0], 10, 64)
+		if err != nil {
+			continue
+		}
+		ev := procEvent{node: pr.idx, at: time.Unix(0, ns), verb: f[1], args: f[2:]}
+		d.mu.Lock()
+		d.events = append(d.events, ev)
+		switch ev.verb {
+		case "ready":
+			if pr.inc == 1 {
+				d.ready++
+			}
+		case "paused", "freezing":
+			pr.stopped = true
+			if pr.release {
+				d.cont(pr)
+			}
+		case "error":
+			d.failed = fmt.Errorf("drill: node %s: %s", pr.id, strings.Join(ev.args, " "))
+		}
+		d.mu.Unlock()
+	}
+}
+
+// cont resumes a stopped node (SIGCONT). d.mu is held.
+func (d *procDrill) cont(pr *proc) {
+	pr.stopped, pr.release = false, false
+	pr.cmd.Process.Signal(syscall.SIGCONT)
+	d.events = append(d.events, procEvent{node: pr.idx, at: time.Now(), verb: "continued"})
+}
+
+func (d *procDrill) send(pr *proc, format string, a ...any) {
+	fmt.Fprintf(pr.stdin, format+"\n", a...) // a dead node's pipe fails: nothing to tell it
+}
+
+// leaderLocked returns the node that won the newest term, or -1.
+func (d *procDrill) leaderLocked() int {
+	node, best := -1, uint64(0)
+	for _, e := range d.events {
+		if e.verb == "elected" && e.token() > best {
+			node, best = e.node, e.token()
+		}
+	}
+	return node
+}
+
+// faultBegin applies the fault to the node that leads now.
+func (d *procDrill) faultBegin() error {
+	d.mu.Lock()
+	d.target = d.leaderLocked()
+	d.mu.Unlock()
+	pr := d.procs[d.target]
+	switch d.p.Fault {
+	case Unreachable:
+		d.send(pr, "cut")
+	case Pause:
+		d.send(pr, "pause") // it stops itself (SIGSTOP) once no store call is in flight
+	case PauseBeforeEffect:
+		d.send(pr, "arm") // it stops itself after its next Valid() check, before its write
+	case Crash:
+		pr.cmd.Process.Kill()
+		d.mu.Lock()
+		d.events = append(d.events, procEvent{node: pr.idx, at: time.Now(), verb: "killed"})
+		d.mu.Unlock()
+		d.dead = append(d.dead, pr.cmd) // waited for once its report is read
+		pr.stdin.Close()
+		pr.cmd = nil
+	case Drift:
+		d.send(pr, "rate %g", 1+d.p.DriftRate)
+	}
+	return nil
+}
+
+// faultEnd ends the fault.
+func (d *procDrill) faultEnd() error {
+	pr := d.procs[d.target]
+	switch d.p.Fault {
+	case Unreachable:
+		d.send(pr, "reconnect")
+	case Pause, PauseBeforeEffect:
+		if d.p.Fault == PauseBeforeEffect {
+			d.send(pr, "disarm")
+		}
+		d.mu.Lock()
+		pr.release = true
+		if pr.stopped {
+			d.cont(pr)
+		}
+		d.mu.Unlock()
+	case Crash:
+		if err := d.start(pr); err != nil {
+			return err
+		}
+		d.send(pr, "start %d", d.t0.UnixNano())
+	case Drift:
+		d.send(pr, "rate 1")
+	}
+	return nil
+}
+
+// trigger makes round r's batch due: a durable pending row in the
+// fencing+trigger column, a momentary trigger to every node otherwise.
+func (d *procDrill) trigger(ctx context.Context, r int) error {
+	key := schedule.Key(vcluster.Config{Day: d.p.Round}.Wall(time.Duration(r) * d.p.Round))
+	if d.col == FencingTrigger {
+		if _, err := schedule.Trigger(ctx, d.st, vcluster.Job, key); err != nil {
+			return fmt.Errorf("drill: trigger %s: %w", key, err)
+		}
+		for _, pr := range d.procs {
+			d.send(pr, "wake")
+		}
+		return nil
+	}
+	for _, pr := range d.procs {
+		d.send(pr, "trigger %s", key)
+	}
+	return nil
+}
+
+// stopAll kills every node process (stopped ones too) and waits for their
+// reports to be read.
+func (d *procDrill) stopAll() {
+	for _, pr := range d.procs {
+		if pr.cmd != nil {
+			pr.cmd.Process.Kill()
+			pr.stdin.Close()
+			d.dead = append(d.dead, pr.cmd)
+			pr.cmd = nil
+		}
+	}
+	d.readers.Wait()
+	for _, cmd := range d.dead {
+		cmd.Wait()
+	}
+	d.dead = nil
+}
+
+// writeEvents writes every event, in time order and relative to round 0,
+// to NAME.events in the drill's directory, for a post-mortem with --dir.
+func (d *procDrill) writeEvents() {
+	d.mu.Lock()
+	evs := slices.Clone(d.events)
+	d.mu.Unlock()
+	slices.SortStableFunc(evs, func(a, b procEvent) int { return a.at.Compare(b.at) })
+	var b strings.Builder
+	for _, e := range evs {
+		fmt.Fprintf(&b, "%9.3fs  round %5.2f  %s  %s %s\n", e.at.Sub(d.t0).Seconds(), float64(e.at.Sub(d.t0))/float64(d.p.Round),
+			d.procs[e.node].id, e.verb, strings.Join(e.args, " "))
+	}
+	os.WriteFile(filepath.Join(d.dir, d.name+".events"), []byte(b.String()), 0o644)
+}
+
+// logTail returns the end of the nodes' stderr logs, for an error message.
+func (d *procDrill) logTail() string {
+	var b strings.Builder
+	for _, pr := range d.procs {
+		data, err := os.ReadFile(filepath.Join(d.dir, fmt.Sprintf("%s.%s.%d.log", d.name, pr.id, pr.inc)))
+		if err != nil || len(data) == 0 {
+			continue
+		}
+		if len(data) > 2000 {
+			data = data[len(data)-2000:]
+		}
+		fmt.Fprintf(&b, "\n%s:\n%s", pr.id, data)
+	}
+	return b.String()
+}
+
+// span is a stretch of real time.
+type span struct{ from, to time.Time }
+
+// validSpans returns, per node, when it held a term valid by its own clock
+// and was running (not stopped): from its election to its deadline, its
+// loss of the term or its death, whichever came first, minus the time it
+// was stopped.
+func (d *procDrill) validSpans(end time.Time) [][]span {
+	out := make([][]span, len(d.procs))
+	for i := range d.procs {
+		var evs []procEvent
+		for _, e := range d.events {
+			if e.node == i {
+				evs = append(evs, e)
+			}
+		}
+		slices.SortStableFunc(evs, func(a, b procEvent) int { return a.at.Compare(b.at) })
+		var valid, stops []span
+		var cur *span
+		var tok uint64
+		var stoppedAt time.Time
+		closeTerm := func(at time.Time) {
+			if cur != nil {
+				cur.to = minTime(cur.to, at)
+				if cur.to.After(cur.from) {
+					valid = append(valid, *cur)
+				}
+				cur = nil
+			}
+		}
+		for _, e := range evs {
+			switch e.verb {
+			case "elected":
+				closeTerm(e.at)
+				cur, tok = &span{e.at, e.until()}, e.token()
+			case "valid":
+				if cur != nil && e.token() == tok {
+					cur.to = e.until()
+				}
+			case "lost", "killed":
+				closeTerm(e.at)
+			case "paused", "freezing":
+				stoppedAt = e.at
+			case "continued":
+				if !stoppedAt.IsZero() {
+					stops = append(stops, span{stoppedAt, e.at})
+					stoppedAt = time.Time{}
+				}
+			}
+		}
+		closeTerm(end)
+		if !stoppedAt.IsZero() {
+			stops = append(stops, span{stoppedAt, end})
+		}
+		out[i] = subtract(valid, stops)
+	}
+	return out
+}
+
+func subtract(spans, holes []span) []span {
+	for _, h := range holes {
+		var next []span
+		for _, s := range spans {
+			if !h.from.Before(s.to) || !h.to.After(s.from) {
+				next = append(next, s)
+				continue
+			}
+			if s.from.Before(h.from) {
+				next = append(next, span{s.from, h.from})
+			}
+			if h.to.Before(s.to) {
+				next = append(next, span{h.to, s.to})
+			}
+		}
+		spans = next
+	}
+	return spans
+}
+
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}
+
+func (d *procDrill) result(ctx context.Context, res *sql.DB) (Result, error) {
+	p := d.p
+	var r Result
+	rel := func(t time.Time) time.Duration { return t.Sub(d.t0) }
+	end := d.t0.Add(time.Duration(p.Rounds+1) * p.Round)
+
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var elections []procEvent
+	for _, e := range d.events {
+		switch e.verb {
+		case "elected":
+			elections = append(elections, e)
+		case "rejected":
+			r.Rejected++
+		}
+	}
+	slices.SortStableFunc(elections, func(a, b procEvent) int { return a.at.Compare(b.at) })
+	if len(elections) > 0 {
+		r.Handovers = len(elections) - 1
+		faultStart := time.Duration(p.Start) * p.Round
+		for _, el := range elections[1:] {
+			if at := rel(el.at); at >= faultStart {
+				dd := at - faultStart
+				r.HandoverSeconds = dd.Seconds()
+				r.HandoverRounds = int((dd + p.Round - 1) / p.Round)
+				break
+			}
+		}
+	}
+
+	// Running leaders over time, from round 1 on, as the in-process mode
+	// accounts them.
+	type edge struct {
+		at time.Time
+		d  int
+	}
+	var edges []edge
+	for _, spans := range d.validSpans(end) {
+		for _, s := range spans {
+			edges = append(edges, edge{s.from, 1}, edge{s.to, -1})
+		}
+	}
+	slices.SortStableFunc(edges, func(a, b edge) int {
+		if c := a.at.Compare(b.at); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.d, b.d) // an end before a start at the same instant
+	})
+	leaderless, twoLeaders := map[int]bool{}, map[int]bool{}
+	var lessDur, twoDur time.Duration
+	account := func(from, to time.Time, count int) {
+		lo, hi := max(rel(from), p.Round), min(rel(to), rel(end))
+		if hi <= lo || count == 1 {
+			return
+		}
+		days := twoLeaders
+		if count == 0 {
+			days = leaderless
+			lessDur += hi - lo
+		} else {
+			twoDur += hi - lo
+		}
+		for day := int(lo / p.Round); time.Duration(day)*p.Round < hi; day++ {
+			days[day] = true
+		}
+	}
+	count, last := 0, d.t0
+	for _, e := range edges {
+		account(last, e.at, count)
+		count += e.d
+		last = e.at
+	}
+	account(last, end, count)
+	r.LeaderlessRounds, r.TwoLeaderRounds = len(leaderless), len(twoLeaders)
+	r.LeaderlessSeconds, r.TwoLeaderSeconds = lessDur.Seconds(), twoDur.Seconds()
+
+	landings := map[string]int{}
+	first := map[string]time.Time{}
+	rows, err := res.QueryContext(ctx, `SELECT period, COUNT(*), MIN(at) FROM landings GROUP BY period`)
+	if err != nil {
+		return r, err
+	}
+	for rows.Next() {
+		var period string
+		var n int
+		var at int64
+		if err := rows.Scan(&period, &n, &at); err != nil {
+			rows.Close()
+			return r, err
+		}
+		landings[period], first[period] = n, time.Unix(0, at)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return r, err
+	}
+	keys := make([]string, len(p.Triggers))
+	for i, t := range p.Triggers {
+		keys[i] = schedule.Key(vcluster.Config{Day: p.Round}.Wall(time.Duration(t) * p.Round))
+		n := landings[keys[i]]
+		if n == 0 {
+			r.Missed++
+			continue
+		}
+		r.Started++
+		r.DoubleStarts += n - 1
+		r.DelayedRounds += int((rel(first[keys[i]]) - time.Duration(t)*p.Round) / p.Round)
+	}
+	r.DuplicateLines, r.MissingLines, err = countLines(ctx, res, keys, p.InvoiceLines)
+	return r, err
+}
+
+// progressRound reports that round r has begun.
+func (d *procDrill) progressRound(r int) {
+	w := d.cfg.Progress
+	if w == nil || !d.cfg.Live {
+		return
+	}
+	d.mu.Lock()
+	leader := d.leaderLocked()
+	var tok uint64
+	for _, e := range d.events {
+		if e.verb == "elected" && e.node == leader {
+			tok = max(tok, e.token())
+		}
+	}
+	target := d.target
+	d.mu.Unlock()
+	rounds := min(r, d.p.Rounds)
+	const width = 24
+	bar := strings.Repeat("#", rounds*width/d.p.Rounds) + strings.Repeat(".", width-rounds*width/d.p.Rounds)
+	state := ""
+	if target >= 0 && r >= d.p.Start && r < d.p.Start+d.p.Outage {
+		state = fmt.Sprintf("  fault on node-%d", target)
+	}
+	fmt.Fprintf(w, "\r\033[K%-19s %-15s [%s] round %2d/%d  leader node-%d (token %d)%s",
+		d.p.Fault, d.col, bar, rounds, d.p.Rounds, leader, tok, state)
+}
+
+func (d *procDrill) progressf(format string, a ...any) {
+	if d.cfg.Progress != nil && !d.cfg.Live {
+		fmt.Fprintf(d.cfg.Progress, format+"\n", a...)
+	}
+}
+
+func (d *procDrill) progressDone(r Result) {
+	w := d.cfg.Progress
+	if w == nil {
+		return
+	}
+	if d.cfg.Live {
+		io.WriteString(w, "\r\033[K")
+	}
+	fmt.Fprintf(w, "drill --procs: %s, %s: %d rounds in %.1fs; %d handovers, %d batches started, %d missed, %d double-started, %d rejected\n",
+		d.p.Fault, d.col, d.p.Rounds, time.Since(d.began).Seconds(), r.Handovers, r.Started, r.Missed, r.DoubleStarts, r.Rejected)
+}
+
+// sleepCtx waits d; false if ctx ended first.
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}

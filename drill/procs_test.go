@@ -1,0 +1,119 @@
+package drill_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/batonhq/baton/drill"
+)
+
+// TestMain lets the test binary be a node of a process-mode drill: with
+// BATON_DRILL_TEST_NODE set it runs drill.NodeMain on its arguments.
+func TestMain(m *testing.M) {
+	if os.Getenv("BATON_DRILL_TEST_NODE") == "1" {
+		if err := drill.NodeMain(context.Background(), os.Args[1:], os.Stdin, os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, "drill node:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// procsParams is the process-mode scenario of the tests: the lesson's, on
+// rounds of 200ms, cut after round 13 so that the fifteen runs take about
+// 45 seconds. The batch of round 6 comes due at the fault's start, the one
+// of round 12 after it.
+func procsParams(f drill.Fault) drill.Params {
+	p := drill.DefaultParams()
+	p.Fault = f
+	p.Round, p.Margin = 200*time.Millisecond, 25*time.Millisecond
+	p.Rounds, p.Triggers = 13, []int{6, 12}
+	if raceEnabled {
+		// The race detector slows every process several times: fewer lines
+		// keep a batch's write well inside a round.
+		p.InvoiceLines = 500
+	}
+	return p
+}
+
+// The guarantees the drill exists to show, on real processes, real time and
+// real signals: the same assertions as TestDrillGuarantees.
+func TestProcsGuarantees(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts 5 processes per run for 15 runs of about 3 seconds each")
+	}
+	// The files stay for a post-mortem when the test fails: the events of
+	// every run (NAME.events) and the SQLite files.
+	dir, err := os.MkdirTemp("", "baton-drill-procs-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("the runs' events and files are in %s", dir)
+			return
+		}
+		os.RemoveAll(dir)
+	})
+	cfg := drill.Config{Procs: true, Node: []string{os.Args[0]}, Dir: dir,
+		NodeEnv: []string{"BATON_DRILL_TEST_NODE=1", "GORACE=atexit_sleep_ms=0"}}
+	if testing.Verbose() {
+		cfg.Progress = os.Stderr
+	}
+	reps := map[drill.Fault]drill.Report{}
+	for _, f := range drill.Faults {
+		rep, err := drill.RunAll(t.Context(), procsParams(f), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		reps[f] = rep
+		t.Logf("%s\n%s", f, rep.Table())
+	}
+	for f, rep := range reps {
+		p := rep.Params
+		ft := rep.Columns[drill.FencingTrigger]
+		if ft.DoubleStarts != 0 || ft.Missed != 0 || ft.DuplicateLines != 0 || ft.MissingLines != 0 {
+			t.Errorf("%s, fencing+trigger: %+v; want no double start, no miss, no duplicate or missing line", f, ft)
+		}
+		if ft.Started != len(p.Triggers) {
+			t.Errorf("%s, fencing+trigger: %d batches started, want %d", f, ft.Started, len(p.Triggers))
+		}
+		for _, c := range drill.Columns {
+			r := rep.Columns[c]
+			if r.TwoLeaderSeconds != 0 {
+				t.Errorf("%s, %s: two running leaders for %vs", f, c, r.TwoLeaderSeconds)
+			}
+			switch f {
+			case drill.Crash, drill.Unreachable, drill.Pause:
+				// The protocol's bound is lease + 2e + one poll after the
+				// fault's start: the contenders saw the last renewal at
+				// most a poll after it was made, before the fault. Real
+				// processes on a shared machine add their scheduling delay
+				// to the takeover and to the report of it: half a round of
+				// slack (100ms) covers that without hiding a missed bound
+				// by a renewal interval.
+				bound := time.Duration(p.Lease)*p.Round + 2*p.Margin + p.Round/4
+				slack := p.Round / 2
+				if got := time.Duration(r.HandoverSeconds * float64(time.Second)); r.Handovers == 0 || got > bound+slack {
+					t.Errorf("%s, %s: handover %v after the fault (%d handovers), want within lease + 2e + poll = %v (+ %v slack)", f, c, got, r.Handovers, bound, slack)
+				}
+			}
+		}
+	}
+	pbe := reps[drill.PauseBeforeEffect]
+	if plain := pbe.Columns[drill.Plain]; plain.DoubleStarts < 1 || plain.DuplicateLines == 0 {
+		t.Errorf("plain under pause-before-effect: %+v; want the stale leader's batch to land too", plain)
+	}
+	if fenced := pbe.Columns[drill.Fencing]; fenced.Rejected < 1 || fenced.DoubleStarts != 0 || fenced.DuplicateLines != 0 {
+		t.Errorf("fencing under pause-before-effect: %+v; want the stale write rejected", fenced)
+	}
+	for _, f := range []drill.Fault{drill.Unreachable, drill.Pause, drill.Crash} {
+		if r := reps[f].Columns[drill.Plain]; r.Missed < 1 {
+			t.Errorf("plain under %s: %+v; want the batch due while nobody led missed", f, r)
+		}
+	}
+}
