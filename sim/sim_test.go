@@ -76,3 +76,15 @@ func TestParseFaults(t *testing.T) {
 		t.Fatal("unknown fault accepted")
 	}
 }
+
+// BenchmarkSeed measures one seed of the default options on one core.
+func BenchmarkSeed(b *testing.B) {
+	o := sim.DefaultOptions()
+	seed := uint64(0)
+	for b.Loop() {
+		seed++
+		if _, err := sim.Run(b.Context(), o, seed); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
