@@ -43,17 +43,7 @@ func checkGolden(t *testing.T, name, got string) {
 func checkUsageError(t *testing.T, args []string, wants ...string) {
 	t.Helper()
 	code, _, stderr := runBaton(t, args...)
-	if code != exitUsage {
-		t.Errorf("baton %s: exit %d, want %d (stderr %q)", strings.Join(args, " "), code, exitUsage, stderr)
-	}
-	if strings.Count(stderr, "\n") != 1 || !strings.HasSuffix(stderr, "\n") {
-		t.Errorf("baton %s: stderr is not exactly one line: %q", strings.Join(args, " "), stderr)
-	}
-	for _, w := range wants {
-		if !strings.Contains(stderr, w) {
-			t.Errorf("baton %s: stderr %q does not contain %q", strings.Join(args, " "), stderr, w)
-		}
-	}
+	checkOneLine(t, args, code, stderr, wants...)
 }
 
 func TestHelpListsCommands(t *testing.T) {
