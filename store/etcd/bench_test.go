@@ -3,34 +3,18 @@ package etcd_test
 import (
 	"context"
 	"fmt"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/internal/etcdtest"
-	"github.com/batonhq/baton/internal/testenv"
 	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/store/etcd"
 	"github.com/batonhq/baton/store/storetest"
 )
 
-// The benchmarks share one three-member cluster, stopped by TestMain.
-var benchShared struct {
-	once sync.Once
-	c    *etcdtest.Cluster
-	err  error
-}
-
-func benchCluster(b *testing.B) *etcdtest.Cluster {
-	b.Helper()
-	benchShared.once.Do(func() { benchShared.c, benchShared.err = etcdtest.Start(3) })
-	if benchShared.err != nil {
-		testenv.Require(b, "etcd", benchShared.err.Error())
-	}
-	return benchShared.c
-}
+func benchCluster(b *testing.B) *etcdtest.Cluster { return lazyCluster(b, 3) }
 
 var benchSeq atomic.Int64
 

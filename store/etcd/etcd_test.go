@@ -21,30 +21,40 @@ import (
 	"github.com/batonhq/baton/store/storetest"
 )
 
-// The conformance suite shares one single-member cluster, started by the
-// first test that needs it and stopped by TestMain.
-var shared struct {
-	once sync.Once
-	c    *etcdtest.Cluster
-	err  error
+// Tests and benchmarks share lazily started clusters, one per size, stopped
+// by TestMain: the conformance suite a single member, the benchmarks three.
+var clusters struct {
+	mu   sync.Mutex
+	by   map[int]*etcdtest.Cluster
+	errs map[int]error
 }
 
-func sharedCluster(t *testing.T) *etcdtest.Cluster {
-	t.Helper()
-	shared.once.Do(func() { shared.c, shared.err = etcdtest.Start(1) })
-	if shared.err != nil {
-		testenv.Require(t, "etcd", shared.err.Error())
+// lazyCluster returns the shared cluster of n members, starting it on first
+// use.
+func lazyCluster(tb testing.TB, n int) *etcdtest.Cluster {
+	tb.Helper()
+	clusters.mu.Lock()
+	defer clusters.mu.Unlock()
+	if clusters.by == nil {
+		clusters.by, clusters.errs = map[int]*etcdtest.Cluster{}, map[int]error{}
 	}
-	return shared.c
+	if _, tried := clusters.by[n]; !tried && clusters.errs[n] == nil {
+		clusters.by[n], clusters.errs[n] = etcdtest.Start(n)
+	}
+	if err := clusters.errs[n]; err != nil {
+		testenv.Require(tb, "etcd", err.Error())
+	}
+	return clusters.by[n]
 }
+
+func sharedCluster(t *testing.T) *etcdtest.Cluster { return lazyCluster(t, 1) }
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if shared.c != nil {
-		shared.c.Close()
-	}
-	if benchShared.c != nil {
-		benchShared.c.Close()
+	for _, c := range clusters.by {
+		if c != nil {
+			c.Close()
+		}
 	}
 	os.Exit(code)
 }
