@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/batonhq/baton/internal/core"
+	"github.com/batonhq/baton/internal/election"
 	"github.com/batonhq/baton/store"
 )
 
@@ -22,10 +22,10 @@ type Elector struct {
 	st   store.Store
 	name string
 	cfg  config
-	m    *core.Machine // touched only by the loop goroutine
+	m    *election.Machine // touched only by the loop goroutine
 
 	mu       sync.Mutex
-	pending  []core.Event
+	pending  []election.Event
 	running  bool
 	stopped  chan struct{} // closed when the running loop exits
 	wake     chan struct{}
@@ -51,7 +51,7 @@ func New(st store.Store, name string, opts ...Option) (*Elector, error) {
 		st:   st,
 		name: name,
 		cfg:  cfg,
-		m: core.New(core.Config{
+		m: election.New(election.Config{
 			Name: name, Node: cfg.node, Incarnation: cfg.incarnation,
 			Lease: cfg.lease, Renew: cfg.renew, Margin: cfg.margin,
 			Poll: cfg.poll, Retry: cfg.retry,
@@ -81,7 +81,7 @@ func (e *Elector) Campaign(ctx context.Context) (*Term, error) {
 	}
 	won := make(chan *Term, 1)
 	e.campaign = won
-	e.postLocked(core.Start{})
+	e.postLocked(election.Start{})
 	e.mu.Unlock()
 
 	select {
@@ -95,7 +95,7 @@ func (e *Elector) Campaign(ctx context.Context) (*Term, error) {
 		if e.campaign == won {
 			e.campaign = nil
 		}
-		e.postLocked(core.Resign{})
+		e.postLocked(election.Resign{})
 		e.mu.Unlock()
 		return nil, ctx.Err()
 	}
@@ -155,7 +155,7 @@ func (e *Elector) Close(ctx context.Context) error {
 		close(e.campaign) // the waiting Campaign returns an error
 		e.campaign = nil
 	}
-	e.postLocked(core.Resign{})
+	e.postLocked(election.Resign{})
 	stopped := e.stopped
 	e.mu.Unlock()
 	select {
@@ -167,13 +167,13 @@ func (e *Elector) Close(ctx context.Context) error {
 }
 
 // post queues an event for the loop and starts the loop if needed.
-func (e *Elector) post(ev core.Event) {
+func (e *Elector) post(ev election.Event) {
 	e.mu.Lock()
 	e.postLocked(ev)
 	e.mu.Unlock()
 }
 
-func (e *Elector) postLocked(ev core.Event) {
+func (e *Elector) postLocked(ev election.Event) {
 	e.pending = append(e.pending, ev)
 	if !e.running {
 		e.running = true
@@ -189,7 +189,7 @@ func (e *Elector) postLocked(ev core.Event) {
 // loop drives the machine until it is idle with nothing queued.
 func (e *Elector) loop(stopped chan struct{}) {
 	defer close(stopped)
-	replies := make(chan core.Event, 1)
+	replies := make(chan election.Event, 1)
 	wctx, cancelWatch := context.WithCancel(context.Background())
 	defer cancelWatch()
 	var changes <-chan struct{}
@@ -238,31 +238,31 @@ func (e *Elector) loop(stopped chan struct{}) {
 			idle = e.step(r, replies)
 		case <-fire:
 			timer, fire, at = nil, nil, time.Time{}
-			idle = e.step(core.Tick{}, replies)
+			idle = e.step(election.Tick{}, replies)
 		case _, ok := <-changes:
 			if !ok {
 				changes = nil // the watch broke: polling goes on
 				continue
 			}
-			idle = e.step(core.Changed{}, replies)
+			idle = e.step(election.Changed{}, replies)
 		}
 	}
 }
 
 // step feeds one event to the machine and executes its actions. It reports
 // whether the machine ended idle.
-func (e *Elector) step(ev core.Event, replies chan<- core.Event) (idle bool) {
+func (e *Elector) step(ev election.Event, replies chan<- election.Event) (idle bool) {
 	now := e.cfg.clock.Now()
 	for _, a := range e.m.Step(now, ev) {
 		switch a := a.(type) {
-		case core.Get:
+		case election.Get:
 			go func() {
 				ctx, cancel := context.WithTimeout(context.Background(), e.callTimeout())
 				defer cancel()
 				rec, err := e.st.Get(ctx, a.Name)
-				replies <- core.GetReply{Record: rec, Err: err}
+				replies <- election.GetReply{Record: rec, Err: err}
 			}()
-		case core.Swap:
+		case election.Swap:
 			go func() {
 				ctx, cancel := context.WithTimeout(context.Background(), e.callTimeout())
 				defer cancel()
@@ -270,16 +270,16 @@ func (e *Elector) step(ev core.Event, replies chan<- core.Event) (idle bool) {
 				if err != nil && !errors.Is(err, store.ErrConflict) {
 					e.cfg.logger.Warn("store write failed", "err", err)
 				}
-				replies <- core.SwapReply{Record: rec, Err: err}
+				replies <- election.SwapReply{Record: rec, Err: err}
 			}()
-		case core.Elected:
+		case election.Elected:
 			e.elected(a)
-		case core.Extended:
+		case election.Extended:
 			e.mu.Lock()
 			t := e.term
 			e.mu.Unlock()
 			t.extend(a.Deadline)
-		case core.Lost:
+		case election.Lost:
 			e.mu.Lock()
 			t := e.term
 			e.mu.Unlock()
@@ -287,14 +287,14 @@ func (e *Elector) step(ev core.Event, replies chan<- core.Event) (idle bool) {
 				t.end(a.Cause)
 				e.cfg.logger.Info("leadership ended", "token", t.token, "cause", a.Cause)
 			}
-		case core.Released:
+		case election.Released:
 			e.mu.Lock()
 			t := e.term
 			e.mu.Unlock()
 			if t != nil {
 				t.markReleased(a.Err)
 			}
-		case core.Idle:
+		case election.Idle:
 			idle = true
 		}
 	}
@@ -305,7 +305,7 @@ func (e *Elector) step(ev core.Event, replies chan<- core.Event) (idle bool) {
 // request slot for longer than a renew interval.
 func (e *Elector) callTimeout() time.Duration { return e.cfg.renew }
 
-func (e *Elector) elected(a core.Elected) {
+func (e *Elector) elected(a election.Elected) {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	t := &Term{
 		e:        e,

@@ -4,7 +4,7 @@ import (
 	"errors"
 
 	"github.com/batonhq/baton/fence"
-	"github.com/batonhq/baton/internal/core"
+	"github.com/batonhq/baton/internal/election"
 )
 
 // Errors returned by the Elector and Term, and the causes a Term reports
@@ -13,15 +13,15 @@ var (
 	// ErrLeaseExpired is a Term's cause when renewals failed (the store was
 	// unreachable or slow) until the lease deadline passed; the leader
 	// stepped down by itself.
-	ErrLeaseExpired = core.ErrLeaseExpired
+	ErrLeaseExpired = election.ErrLeaseExpired
 
 	// ErrDeposed is a Term's cause when the election record was changed by
 	// another writer: another node took it over, or an operator asked for a
 	// transfer or resignation.
-	ErrDeposed = core.ErrDeposed
+	ErrDeposed = election.ErrDeposed
 
 	// ErrResigned is a Term's cause after Resign.
-	ErrResigned = core.ErrResigned
+	ErrResigned = election.ErrResigned
 
 	// ErrCampaigning is returned by Campaign and Run when this Elector is
 	// already campaigning or leading: one Elector holds at most one Term.

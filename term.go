@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/batonhq/baton/internal/core"
+	"github.com/batonhq/baton/internal/election"
 )
 
 // Term is one leadership of one node: from winning the election record to
@@ -83,7 +83,7 @@ func (t *Term) Valid() bool {
 	t.ended = true
 	t.mu.Unlock()
 	t.cancel(ErrLeaseExpired)
-	t.e.post(core.Resign{Token: t.token})
+	t.e.post(election.Resign{Token: t.token})
 	return false
 }
 
@@ -101,7 +101,7 @@ func (t *Term) Deadline() time.Time {
 // ctx ends. Resigning a term that has already ended waits for its release
 // to finish and returns nil.
 func (t *Term) Resign(ctx context.Context) error {
-	t.e.post(core.Resign{Token: t.token})
+	t.e.post(election.Resign{Token: t.token})
 	select {
 	case <-t.released:
 		t.mu.Lock()

@@ -4,7 +4,7 @@
 // rounds, the first leader unreachable in rounds 6 to 10, an end-of-day
 // batch due at rounds 6, 12, 18 and 24. The drill runs the same scenario on
 // the real implementation: every node runs the election state machine that
-// baton.Elector drives (internal/core), the scheduler's planner
+// baton.Elector drives (internal/election), the scheduler's planner
 // (schedule.Decide) decides what is due, the election record and the run
 // ledger live in a real store (SQLite by default), and every batch writes
 // its invoice lines into a real SQLite table, through the fence

@@ -1,5 +1,5 @@
 // Package vcluster is a virtual cluster: a discrete-event simulation in
-// which every node runs baton's real election state machine (internal/core,
+// which every node runs baton's real election state machine (internal/election,
 // the code baton.Elector drives) and the real scheduler decisions
 // (schedule.Decide), calls a real store, and writes real rows through the
 // real fence into a real SQLite table. Only time is virtual: timers, store
@@ -20,7 +20,7 @@ import (
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/fence"
-	"github.com/batonhq/baton/internal/core"
+	"github.com/batonhq/baton/internal/election"
 	"github.com/batonhq/baton/schedule"
 	"github.com/batonhq/baton/store"
 )
@@ -190,7 +190,7 @@ type event struct {
 	node int
 	inc  int
 	gen  int
-	ev   core.Event
+	ev   election.Event
 	f    Fault
 	at2  time.Duration // trigger instant
 }
@@ -220,7 +220,7 @@ type node struct {
 	idx int
 	id  string
 	inc int
-	m   *core.Machine
+	m   *election.Machine
 
 	up, frozen, cut, armed bool
 	t0, l0                 time.Duration // local clock: l0 + (now-t0)*rate
@@ -304,7 +304,7 @@ func Run(ctx context.Context, c Config) (Outcome, error) {
 		}
 	}
 	for _, n := range e.nodes {
-		e.step(n, core.Start{})
+		e.step(n, election.Start{})
 	}
 	for e.q.Len() > 0 && e.err == nil && e.out.Violation == nil {
 		ev := heap.Pop(&e.q).(event)
@@ -355,7 +355,7 @@ func (e *engine) fail(err error) {
 
 func (e *engine) newMachine(n *node) {
 	n.inc++
-	n.m = core.New(core.Config{
+	n.m = election.New(election.Config{
 		Name: Job, Node: n.id, Incarnation: fmt.Sprintf("%s.%d", n.id, n.inc),
 		Lease: e.c.Lease, Renew: e.c.Renew, Margin: e.c.Margin, Poll: e.c.Poll, Retry: e.c.Poll,
 	})
@@ -374,31 +374,31 @@ func (e *engine) reachable(n *node) error {
 	return nil
 }
 
-func (e *engine) step(n *node, ev core.Event) {
+func (e *engine) step(n *node, ev election.Event) {
 	lost := false
 	for _, a := range n.m.Step(n.local(e.now), ev) {
 		switch a := a.(type) {
-		case core.Get:
-			var r core.GetReply
+		case election.Get:
+			var r election.GetReply
 			if r.Err = e.reachable(n); r.Err == nil {
 				r.Record, r.Err = e.c.Store.Get(e.ctx, a.Name)
 			}
 			e.push(event{at: e.now + n.latency, kind: evReply, node: n.idx, inc: n.inc, ev: r})
-		case core.Swap:
-			var r core.SwapReply
+		case election.Swap:
+			var r election.SwapReply
 			if r.Err = e.reachable(n); r.Err == nil {
 				r.Record, r.Err = e.c.Store.Swap(e.ctx, a.Swap)
 			}
 			e.push(event{at: e.now + n.latency, kind: evReply, node: n.idx, inc: n.inc, ev: r})
-		case core.Elected:
+		case election.Elected:
 			n.term, n.deadline = a.Token, a.Deadline
 			e.out.Elections = append(e.out.Elections, Election{e.now, n.idx, a.Token})
 			e.tracef("%s elected, token %d, valid until its clock reads +%v", n.id, a.Token, a.Deadline.Sub(n.local(e.now)))
 			n.schedGen++
 			e.push(event{at: e.now, kind: evSched, node: n.idx, inc: n.inc, gen: n.schedGen})
-		case core.Extended:
+		case election.Extended:
 			n.deadline = a.Deadline
-		case core.Lost:
+		case election.Lost:
 			e.tracef("%s lost token %d: %v", n.id, n.term, a.Cause)
 			n.term, n.inbox = 0, nil
 			if !n.landed {
@@ -409,7 +409,7 @@ func (e *engine) step(n *node, ev core.Event) {
 	}
 	if lost {
 		// Like baton.Elector.Run: campaign again once the release is done.
-		e.step(n, core.Start{})
+		e.step(n, election.Start{})
 		return
 	}
 	e.armTimer(n)
@@ -444,7 +444,7 @@ func (e *engine) dispatch(ev event) {
 		e.step(n, ev.ev)
 	case evTick:
 		if ev.gen == n.tickGen {
-			e.step(n, core.Tick{})
+			e.step(n, election.Tick{})
 		}
 	case evSched:
 		if ev.gen == n.schedGen {
@@ -508,7 +508,7 @@ func (e *engine) fault(f Fault) {
 		if !n.up {
 			n.up = true
 			e.newMachine(n)
-			e.step(n, core.Start{})
+			e.step(n, election.Start{})
 		}
 	case SetRate:
 		n.l0, n.t0, n.rate = n.local(e.now).Sub(Epoch), e.now, f.Rate
@@ -519,7 +519,7 @@ func (e *engine) fault(f Fault) {
 		n.latency = f.Latency
 	case Resign:
 		if n.up && !n.frozen && n.term != 0 {
-			e.step(n, core.Resign{Token: n.term})
+			e.step(n, election.Resign{Token: n.term})
 		}
 	case Transfer:
 		if rec, err := e.c.Store.Get(e.ctx, Job); err == nil {
@@ -546,7 +546,7 @@ func (e *engine) resume(n *node) {
 		}
 	}
 	if n.up {
-		e.step(n, core.Tick{})
+		e.step(n, election.Tick{})
 		n.schedGen++
 		e.push(event{at: e.now, kind: evSched, node: n.idx, inc: n.inc, gen: n.schedGen})
 	}

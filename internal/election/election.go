@@ -1,4 +1,4 @@
-// Package core is baton's election protocol as a deterministic state
+// Package election is baton's election protocol as a deterministic state
 // machine, in the manner of etcd/raft: it is fed the current monotonic time
 // and an event (a store reply, a timer firing, a resign request) and answers
 // with actions (a store request to send, a leadership change to announce).
@@ -21,7 +21,7 @@
 //     node is taken at once by that node and by others only after the lease.
 //   - A token is fixed when a term is won; the machine never adopts a token
 //     it reads later.
-package core
+package election
 
 import (
 	"errors"
@@ -253,7 +253,7 @@ func (m *Machine) Step(now time.Time, ev Event) []Action {
 	case SwapReply:
 		acts = m.swapReply(now, ev)
 	default:
-		panic(fmt.Sprintf("core: unknown event %T", ev))
+		panic(fmt.Sprintf("election: unknown event %T", ev))
 	}
 	if m.phase == idle && m.inflight == opNone {
 		acts = append(acts, Idle{})

@@ -1,4 +1,4 @@
-package core_test
+package election_test
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 
 	"pgregory.net/rapid"
 
-	"github.com/batonhq/baton/internal/core"
+	"github.com/batonhq/baton/internal/election"
 	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/store/memstore"
 )
@@ -39,9 +39,9 @@ type pnode struct {
 	id      string
 	inc     int
 	rate    float64 // local clock rate
-	m       *core.Machine
-	req     core.Action // sent, not yet applied
-	reply   core.Event  // applied, not yet delivered
+	m       *election.Machine
+	req     election.Action // sent, not yet applied
+	reply   election.Event  // applied, not yet delivered
 	cut     bool
 	paused  bool
 	elected uint64 // token of the term the machine announced
@@ -61,24 +61,24 @@ func (w *world) local(n *pnode) time.Time {
 
 func (w *world) newMachine(n *pnode) {
 	n.inc++
-	n.m = core.New(core.Config{
+	n.m = election.New(election.Config{
 		Name: "job", Node: n.id, Incarnation: fmt.Sprintf("%s.%d", n.id, n.inc),
 		Lease: pLease, Renew: pRenew, Margin: pMargin, Poll: pPoll, Retry: pPoll,
 	})
 	n.req, n.reply, n.elected = nil, nil, 0
 }
 
-func (w *world) step(n *pnode, ev core.Event) {
+func (w *world) step(n *pnode, ev election.Event) {
 	for _, a := range n.m.Step(w.local(n), ev) {
 		switch a := a.(type) {
-		case core.Get, core.Swap:
+		case election.Get, election.Swap:
 			if n.req != nil || n.reply != nil {
 				w.t.Fatalf("%s: a second request while one is in flight", n.id)
 			}
 			n.req = a
-		case core.Elected:
+		case election.Elected:
 			n.elected = a.Token
-		case core.Lost:
+		case election.Lost:
 			n.elected = 0
 		}
 	}
@@ -92,19 +92,19 @@ func (w *world) apply(n *pnode) {
 		err = store.ErrUnavailable
 	}
 	switch a := n.req.(type) {
-	case core.Get:
+	case election.Get:
 		if err != nil {
-			n.reply = core.GetReply{Err: err}
+			n.reply = election.GetReply{Err: err}
 		} else {
 			rec, err := w.st.Get(ctx, a.Name)
-			n.reply = core.GetReply{Record: rec, Err: err}
+			n.reply = election.GetReply{Record: rec, Err: err}
 		}
-	case core.Swap:
+	case election.Swap:
 		if err != nil {
-			n.reply = core.SwapReply{Err: err}
+			n.reply = election.SwapReply{Err: err}
 		} else {
 			rec, err := w.st.Swap(ctx, a.Swap)
-			n.reply = core.SwapReply{Record: rec, Err: err}
+			n.reply = election.SwapReply{Record: rec, Err: err}
 		}
 	}
 	n.req = nil
@@ -160,7 +160,7 @@ func TestProtocolProperties(t *testing.T) {
 			nd := &pnode{id: fmt.Sprintf("n%d", i), rate: rapid.SampledFrom([]float64{1, 1 - d, 1 + d}).Draw(t, "rate")}
 			w.newMachine(nd)
 			w.nodes = append(w.nodes, nd)
-			w.step(nd, core.Start{})
+			w.step(nd, election.Start{})
 		}
 		steps := rapid.IntRange(100, 600).Draw(t, "steps")
 		for i := 0; i < steps; i++ {
@@ -188,15 +188,15 @@ func TestProtocolProperties(t *testing.T) {
 					w.apply(nd)
 					nd.reply = nil
 				}
-				w.step(nd, core.Start{})
+				w.step(nd, election.Start{})
 			case 10: // resign, or campaign again when idle
 				if nd.paused {
 					break
 				}
 				if nd.m.Leading() {
-					w.step(nd, core.Resign{Token: nd.m.Token()})
+					w.step(nd, election.Resign{Token: nd.m.Token()})
 				} else {
-					w.step(nd, core.Start{})
+					w.step(nd, election.Start{})
 				}
 			}
 			w.check()
@@ -219,7 +219,7 @@ func (w *world) progress(n *pnode) {
 		w.step(n, r)
 	}
 	if next := n.m.Next(); !next.IsZero() && !w.local(n).Before(next) {
-		w.step(n, core.Tick{})
+		w.step(n, election.Tick{})
 	}
 }
 
@@ -240,7 +240,7 @@ func TestLeaderEmergesInHealthyCluster(t *testing.T) {
 			nd := &pnode{id: fmt.Sprintf("n%d", i), rate: 1}
 			w.newMachine(nd)
 			w.nodes = append(w.nodes, nd)
-			w.step(nd, core.Start{})
+			w.step(nd, election.Start{})
 		}
 		bound := epoch.Add(pLease + 2*pMargin + pPoll)
 		for w.now.Before(bound.Add(time.Millisecond)) {
