@@ -51,7 +51,27 @@ var (
 	// ErrInvalid is returned for a request that can never succeed, such as an
 	// empty name or a token that would go backwards. Nothing was written.
 	ErrInvalid = errors.New("invalid request")
+
+	// ErrReplaced is returned when the store a caller opened is gone or is
+	// no longer the same store (a deleted or replaced SQLite file, a
+	// restored backup with another identity). It never heals: a leader that
+	// sees it ends its term at once, and nothing it writes afterwards may
+	// count.
+	ErrReplaced = errors.New("store replaced: it is no longer the store that was opened")
+
+	// ErrCorrupt is returned when the store's data cannot be read or
+	// trusted (a corrupt page, a foreign table, keys that are not baton's).
+	// It never heals by retrying: callers end their term and stop, naming
+	// the store and the problem.
+	ErrCorrupt = errors.New("store corrupt or not baton's")
 )
+
+// Permanent reports whether err will not heal by retrying: ErrReplaced,
+// ErrCorrupt and ErrSchema. Transient errors (ErrUnavailable, timeouts,
+// busy) are worth retrying; permanent ones end a term and a process.
+func Permanent(err error) bool {
+	return errors.Is(err, ErrReplaced) || errors.Is(err, ErrCorrupt) || errors.Is(err, ErrSchema)
+}
 
 // Store is the shared durable record. Implementations must be safe for
 // concurrent use. Every method honours ctx: when ctx ends before the store
