@@ -19,9 +19,6 @@ import (
 	"github.com/batonhq/baton/store"
 )
 
-// SchemaVersion is the layout version this package writes and reads.
-const SchemaVersion = 1
-
 // Defaults of the options.
 const (
 	DefaultPrefix         = "/baton/"
@@ -56,9 +53,10 @@ var (
 	_ store.BatchSwapper = (*Store)(nil)
 )
 
-// Option configures a Store. Invalid values make Open fail with an error
-// naming the option; nothing is clamped silently.
-type Option func(*config)
+// Option configures Open. An invalid value makes Open fail with an error
+// that wraps store.ErrInvalid and names the option; nothing is clamped
+// silently.
+type Option func(*config) error
 
 type config struct {
 	prefix         string
@@ -70,33 +68,52 @@ func defaultConfig() config {
 	return config{prefix: DefaultPrefix, dialTimeout: DefaultDialTimeout, requestTimeout: DefaultRequestTimeout}
 }
 
+func (c *config) apply(opts []Option) error {
+	for _, o := range opts {
+		if err := o(c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // WithPrefix sets the key prefix under which the store keeps all its keys
 // (default "/baton/"). Stores with different prefixes on one cluster are
 // independent. It must not be empty.
-func WithPrefix(prefix string) Option { return func(c *config) { c.prefix = prefix } }
+func WithPrefix(prefix string) Option {
+	return func(c *config) error {
+		if prefix == "" {
+			return fmt.Errorf("etcd: WithPrefix: %w: the prefix is empty; use a key prefix such as \"/baton/\"", store.ErrInvalid)
+		}
+		c.prefix = prefix
+		return nil
+	}
+}
 
 // WithDialTimeout sets how long Open waits for a first connection (default
 // 5s). It must be positive. FromClient ignores it: the client is already
 // configured.
-func WithDialTimeout(d time.Duration) Option { return func(c *config) { c.dialTimeout = d } }
+func WithDialTimeout(d time.Duration) Option {
+	return func(c *config) error {
+		if d <= 0 {
+			return fmt.Errorf("etcd: WithDialTimeout: %w: %v is not positive; use a duration such as 5s", store.ErrInvalid, d)
+		}
+		c.dialTimeout = d
+		return nil
+	}
+}
 
 // WithRequestTimeout bounds every call (default 5s), whichever of it and
 // the call's ctx ends first, so that a call to a cluster without quorum
 // returns store.ErrUnavailable instead of hanging. It must be positive.
 func WithRequestTimeout(d time.Duration) Option {
-	return func(c *config) { c.requestTimeout = d }
-}
-
-func (c config) validate() error {
-	switch {
-	case c.prefix == "":
-		return errors.New("etcd: WithPrefix: the prefix is empty; use a key prefix such as \"/baton/\"")
-	case c.dialTimeout <= 0:
-		return fmt.Errorf("etcd: WithDialTimeout: %v is not positive; use a duration such as 5s", c.dialTimeout)
-	case c.requestTimeout <= 0:
-		return fmt.Errorf("etcd: WithRequestTimeout: %v is not positive; use a duration such as 5s", c.requestTimeout)
+	return func(c *config) error {
+		if d <= 0 {
+			return fmt.Errorf("etcd: WithRequestTimeout: %w: %v is not positive; use a duration such as 5s", store.ErrInvalid, d)
+		}
+		c.requestTimeout = d
+		return nil
 	}
-	return nil
 }
 
 // Open connects to the etcd cluster at endpoints (host:port each, any
@@ -106,10 +123,7 @@ func (c config) validate() error {
 // clientv3.Client yourself and use FromClient.
 func Open(ctx context.Context, endpoints []string, opts ...Option) (*Store, error) {
 	cfg := defaultConfig()
-	for _, o := range opts {
-		o(&cfg)
-	}
-	if err := cfg.validate(); err != nil {
+	if err := cfg.apply(opts); err != nil {
 		return nil, err
 	}
 	if err := validateEndpoints(endpoints); err != nil {
@@ -142,10 +156,7 @@ func Open(ctx context.Context, endpoints []string, opts ...Option) (*Store, erro
 // writing the schema version under the prefix. Close does not close cli.
 func FromClient(ctx context.Context, cli *clientv3.Client, opts ...Option) (*Store, error) {
 	cfg := defaultConfig()
-	for _, o := range opts {
-		o(&cfg)
-	}
-	if err := cfg.validate(); err != nil {
+	if err := cfg.apply(opts); err != nil {
 		return nil, err
 	}
 	if cli == nil {
@@ -243,33 +254,6 @@ func newStore(ctx context.Context, cli *clientv3.Client, owned bool, cfg config)
 		return nil, err
 	}
 	return s, nil
-}
-
-// checkSchema writes the schema version if the prefix has none and fails
-// with store.ErrSchema if it holds another one. It never rewrites it.
-func (s *Store) checkSchema(ctx context.Context) error {
-	want := strconv.Itoa(SchemaVersion)
-	k := s.keys.schema()
-	resp, err := s.txn(ctx, "schema check",
-		[]clientv3.Cmp{clientv3.Compare(clientv3.CreateRevision(k), "=", 0)},
-		[]clientv3.Op{clientv3.OpPut(k, want)},
-		[]clientv3.Op{clientv3.OpGet(k)})
-	if err != nil {
-		return err
-	}
-	if resp.Succeeded {
-		return nil
-	}
-	kvs := resp.Responses[0].GetResponseRange().Kvs
-	if len(kvs) == 1 && string(kvs[0].Value) == want {
-		return nil
-	}
-	found := "?"
-	if len(kvs) == 1 {
-		found = string(kvs[0].Value)
-	}
-	return fmt.Errorf("%w: etcd key %q holds schema version %q, this baton supports version %d; upgrade baton, or use another prefix (WithPrefix, ?prefix=)",
-		store.ErrSchema, k, found, SchemaVersion)
 }
 
 // Client returns the underlying etcd client.

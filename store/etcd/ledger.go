@@ -10,6 +10,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/store/storedriver"
 )
 
 // jobValue is the stored form of a job; Name comes from the key.
@@ -110,7 +111,7 @@ const fenceRetries = 3
 
 // SwapRun implements store.Store. It reads the row (and, when fenced, the
 // election record) in one linearizable read, checks them with
-// store.CheckRunSwap, then writes the row in a transaction that compares
+// storedriver.CheckRunSwap, then writes the row in a transaction that compares
 // the row's ModRevision with sw.Expect and, when fenced, the record's
 // ModRevision with the one just read: a record unchanged since the check
 // still carries the token that was checked. If only the record changed (a
@@ -119,7 +120,7 @@ const fenceRetries = 3
 func (s *Store) SwapRun(ctx context.Context, sw store.RunSwap) (store.Run, error) {
 	r := sw.Run
 	if r.Job == "" || r.Period == "" {
-		return store.Run{}, store.CheckRunSwap(store.Run{}, sw, 0)
+		return store.Run{}, storedriver.CheckRunSwap(store.Run{}, sw, 0)
 	}
 	op := "swap run " + r.Job + "/" + r.Period
 	runKey, recKey := s.keys.run(r.Job, r.Period), s.keys.record(r.Job)
@@ -142,7 +143,7 @@ func (s *Store) SwapRun(ctx context.Context, sw store.RunSwap) (store.Run, error
 				return store.Run{}, err
 			}
 		}
-		if err := store.CheckRunSwap(cur, sw, rec.rec.Token); err != nil {
+		if err := storedriver.CheckRunSwap(cur, sw, rec.rec.Token); err != nil {
 			return store.Run{}, err
 		}
 		if attempt == fenceRetries {

@@ -4,11 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"net/url"
 	"regexp"
 	"sync"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -75,10 +73,11 @@ func newStatements(q string) statements {
 	}
 }
 
-// Option configures Open.
-type Option func(*options) error
+// Option configures Open. An invalid value makes Open fail with an error
+// that wraps store.ErrInvalid and names the option.
+type Option func(*config) error
 
-type options struct {
+type config struct {
 	poolConfig []func(*pgxpool.Config)
 }
 
@@ -86,11 +85,11 @@ type options struct {
 // URL before the pool is created (pool sizes, tracers, TLS). Pool settings
 // can also be given as URL parameters such as pool_max_conns.
 func WithPoolConfig(fn func(*pgxpool.Config)) Option {
-	return func(o *options) error {
+	return func(c *config) error {
 		if fn == nil {
-			return errors.New("WithPoolConfig: fn is nil")
+			return fmt.Errorf("postgres: WithPoolConfig: %w: fn is nil; pass a function that adjusts the pool configuration", store.ErrInvalid)
 		}
-		o.poolConfig = append(o.poolConfig, fn)
+		c.poolConfig = append(c.poolConfig, fn)
 		return nil
 	}
 }
@@ -109,10 +108,10 @@ func WithPoolConfig(fn func(*pgxpool.Config)) Option {
 // wrapping store.ErrInvalid. ctx bounds the connection and schema setup
 // only, not the Store's life.
 func Open(ctx context.Context, rawURL string, opts ...Option) (*Store, error) {
-	var o options
+	var o config
 	for _, opt := range opts {
 		if err := opt(&o); err != nil {
-			return nil, fmt.Errorf("postgres: %w: %w", store.ErrInvalid, err)
+			return nil, err
 		}
 	}
 	connURL, schema, err := parseURL(rawURL)
@@ -256,334 +255,4 @@ func (s *Store) fail(ctx context.Context, op string, err error) error {
 	// Everything else the driver returns is about the connection: refused,
 	// reset or closed, a closed pool, timeouts, context errors.
 	return unavailable(op, err)
-}
-
-// Get implements store.Store.
-func (s *Store) Get(ctx context.Context, name string) (store.Record, error) {
-	if err := s.enter(ctx, "get"); err != nil {
-		return store.Record{}, err
-	}
-	rec := store.Record{Name: name}
-	var token, lease int64
-	err := s.pool.QueryRow(ctx, s.sql.get, name).Scan(&rec.Holder, &rec.Incarnation, &token, &lease, &rec.Transfer, &rec.Version, &rec.Updated)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return store.Record{}, fmt.Errorf("election %q: %w", name, store.ErrNotFound)
-	}
-	if err != nil {
-		return store.Record{}, s.fail(ctx, "get", err)
-	}
-	rec.Token, rec.Lease, rec.Updated = uint64(token), time.Duration(lease), rec.Updated.UTC()
-	return rec, nil
-}
-
-// precheck refuses what must not reach the database: an empty name (with
-// store.CheckSwap's error, which checks the name before anything else) and
-// a token that does not fit in a bigint. The other rules of CheckSwap
-// depend on the current record: the swap function applies them in the
-// database and swapResult reports them with CheckSwap itself.
-func precheck(sw store.Swap) error {
-	if sw.Record.Name == "" {
-		return store.CheckSwap(store.Record{}, sw)
-	}
-	if sw.Record.Token > math.MaxInt64 {
-		return fmt.Errorf("%w: token %d of %q does not fit in a bigint", store.ErrInvalid, sw.Record.Token, sw.Record.Name)
-	}
-	return nil
-}
-
-func (s *Store) swapArgs(sw store.Swap) []any {
-	r := sw.Record
-	return []any{r.Name, sw.Expect, r.Holder, r.Incarnation, int64(r.Token), int64(r.Lease), r.Transfer, string(sw.Event)}
-}
-
-// swapResult turns a row of the swap function into the stored record or,
-// when the swap was refused, into store.CheckSwap's error for the record
-// the function compared against.
-func swapResult(row pgx.Row, sw store.Swap) (store.Record, error) {
-	// The compared record's columns are NULL when it does not exist.
-	var (
-		applied               bool
-		holder, inc, transfer *string
-		token, lease          *int64
-		version               int64
-		updated               *time.Time
-	)
-	if err := row.Scan(&applied, &holder, &inc, &token, &lease, &transfer, &version, &updated); err != nil {
-		return store.Record{}, err
-	}
-	rec := store.Record{
-		Name:        sw.Record.Name,
-		Holder:      derefOr(holder, ""),
-		Incarnation: derefOr(inc, ""),
-		Token:       uint64(derefOr(token, 0)),
-		Lease:       time.Duration(derefOr(lease, 0)),
-		Transfer:    derefOr(transfer, ""),
-		Version:     version,
-		Updated:     derefOr(updated, time.Time{}).UTC(),
-	}
-	if applied {
-		return rec, nil
-	}
-	if err := store.CheckSwap(rec, sw); err != nil {
-		return store.Record{}, err
-	}
-	return store.Record{}, fmt.Errorf("postgres: swap of %q refused by the database though store.CheckSwap accepts it against %+v: %w", sw.Record.Name, rec, store.ErrConflict)
-}
-
-func derefOr[T any](p *T, def T) T {
-	if p == nil {
-		return def
-	}
-	return *p
-}
-
-// Swap implements store.Store. It is one statement, one round trip: the
-// schema's swap function compares, writes the record, appends the log
-// event and notifies watchers in one transaction.
-func (s *Store) Swap(ctx context.Context, sw store.Swap) (store.Record, error) {
-	if err := s.enter(ctx, "swap"); err != nil {
-		return store.Record{}, err
-	}
-	if err := precheck(sw); err != nil {
-		return store.Record{}, err
-	}
-	rec, err := swapResult(s.pool.QueryRow(ctx, s.sql.swap, s.swapArgs(sw)...), sw)
-	if err != nil && !errors.Is(err, store.ErrConflict) && !errors.Is(err, store.ErrInvalid) {
-		return store.Record{}, s.fail(ctx, "swap", err)
-	}
-	return rec, err
-}
-
-// SwapMany implements store.BatchSwapper. The swaps are sent as one
-// pipelined batch, which PostgreSQL runs as one implicit transaction: one
-// round trip, and either every swap's outcome stands or, when err is not
-// nil, none was applied (unless err wraps store.ErrUnavailable, in which
-// case the outcome is unknown).
-func (s *Store) SwapMany(ctx context.Context, swaps []store.Swap) ([]store.SwapResult, error) {
-	if err := s.enter(ctx, "swap many"); err != nil {
-		return nil, err
-	}
-	res := make([]store.SwapResult, len(swaps))
-	batch := &pgx.Batch{}
-	var sent []int
-	for i, sw := range swaps {
-		if err := precheck(sw); err != nil {
-			res[i].Err = err
-			continue
-		}
-		batch.Queue(s.sql.swap, s.swapArgs(sw)...)
-		sent = append(sent, i)
-	}
-	if len(sent) == 0 {
-		return res, nil
-	}
-	br := s.pool.SendBatch(ctx, batch)
-	for _, i := range sent {
-		rec, err := swapResult(br.QueryRow(), swaps[i])
-		if err != nil && !errors.Is(err, store.ErrConflict) && !errors.Is(err, store.ErrInvalid) {
-			br.Close()
-			return nil, s.fail(ctx, "swap many", err)
-		}
-		res[i] = store.SwapResult{Record: rec, Err: err}
-	}
-	if err := br.Close(); err != nil {
-		return nil, s.fail(ctx, "swap many", err)
-	}
-	return res, nil
-}
-
-// History implements store.Store.
-func (s *Store) History(ctx context.Context, name string, after uint64, limit int) ([]store.Event, error) {
-	if err := s.enter(ctx, "history"); err != nil {
-		return nil, err
-	}
-	if after >= math.MaxInt64 {
-		return nil, nil
-	}
-	var lim *int
-	if limit > 0 {
-		lim = &limit
-	}
-	rows, err := s.pool.Query(ctx, s.sql.history, name, int64(after), lim)
-	if err != nil {
-		return nil, s.fail(ctx, "history", err)
-	}
-	var out []store.Event
-	for rows.Next() {
-		ev := store.Event{Name: name}
-		var seq, token int64
-		var kind string
-		if err := rows.Scan(&seq, &kind, &ev.Holder, &ev.Incarnation, &token, &ev.Transfer, &ev.Time); err != nil {
-			rows.Close()
-			return nil, s.fail(ctx, "history", err)
-		}
-		ev.Seq, ev.Kind, ev.Token, ev.Time = uint64(seq), store.EventKind(kind), uint64(token), ev.Time.UTC()
-		out = append(out, ev)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, s.fail(ctx, "history", err)
-	}
-	return out, nil
-}
-
-// EnsureJob implements store.Store.
-func (s *Store) EnsureJob(ctx context.Context, j store.Job) (store.Job, error) {
-	if j.Name == "" {
-		return store.Job{}, fmt.Errorf("%w: empty job name", store.ErrInvalid)
-	}
-	if err := s.enter(ctx, "ensure job"); err != nil {
-		return store.Job{}, err
-	}
-	got := store.Job{Name: j.Name}
-	err := s.pool.QueryRow(ctx, s.sql.ensureJob, j.Name, j.Schedule).Scan(&got.Schedule, &got.Created)
-	if errors.Is(err, pgx.ErrNoRows) {
-		// Registered before (perhaps concurrently, committed by now).
-		err = s.pool.QueryRow(ctx, s.sql.getJob, j.Name).Scan(&got.Schedule, &got.Created)
-	}
-	if err != nil {
-		return store.Job{}, s.fail(ctx, "ensure job", err)
-	}
-	got.Created = got.Created.UTC()
-	return got, nil
-}
-
-// scanRun scans the run columns of a row.
-func scanRun(row pgx.Row) (store.Run, error) {
-	var (
-		r                          store.Run
-		state                      string
-		token, attempt, exit       int64
-		scheduled, started, finish *time.Time
-		output                     []byte
-	)
-	err := row.Scan(&r.Job, &r.Period, &scheduled, &state, &token, &r.Holder, &attempt, &r.Manual, &started, &finish, &exit, &output, &r.Version)
-	if err != nil {
-		return store.Run{}, err
-	}
-	r.State, r.Token, r.Attempt, r.ExitCode, r.Output = store.RunState(state), uint64(token), int(attempt), int(exit), string(output)
-	r.Scheduled, r.Started, r.Finished = fromNull(scheduled), fromNull(started), fromNull(finish)
-	return r, nil
-}
-
-// toNull stores the zero time as NULL, so that it reads back as zero.
-// PostgreSQL keeps microseconds: finer digits are dropped.
-func toNull(t time.Time) *time.Time {
-	if t.IsZero() {
-		return nil
-	}
-	return &t
-}
-
-func fromNull(t *time.Time) time.Time {
-	if t == nil {
-		return time.Time{}
-	}
-	return t.UTC()
-}
-
-// GetRun implements store.Store.
-func (s *Store) GetRun(ctx context.Context, job, period string) (store.Run, error) {
-	if err := s.enter(ctx, "get run"); err != nil {
-		return store.Run{}, err
-	}
-	r, err := scanRun(s.pool.QueryRow(ctx, s.sql.getRun, job, period))
-	if errors.Is(err, pgx.ErrNoRows) {
-		return store.Run{}, fmt.Errorf("run %s/%s: %w", job, period, store.ErrNotFound)
-	}
-	if err != nil {
-		return store.Run{}, s.fail(ctx, "get run", err)
-	}
-	return r, nil
-}
-
-// SwapRun implements store.Store. One transaction: a fenced swap first
-// takes a share lock on the job's election record, so that no takeover can
-// commit between the token check and the write; then the row is locked,
-// checked with store.CheckRunSwap, and written.
-func (s *Store) SwapRun(ctx context.Context, sw store.RunSwap) (store.Run, error) {
-	if err := s.enter(ctx, "swap run"); err != nil {
-		return store.Run{}, err
-	}
-	r := sw.Run
-	// Request-only rules first (a current row at the expected version
-	// passes the version rule; the fence is checked in the transaction).
-	if err := store.CheckRunSwap(store.Run{Version: sw.Expect}, store.RunSwap{Expect: sw.Expect, Run: r}, 0); err != nil {
-		return store.Run{}, err
-	}
-	if r.Token > math.MaxInt64 {
-		return store.Run{}, fmt.Errorf("%w: token %d of run %s/%s does not fit in a bigint", store.ErrInvalid, r.Token, r.Job, r.Period)
-	}
-	var out store.Run
-	var refused error
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		var electionToken int64
-		if sw.Fenced {
-			err := tx.QueryRow(ctx, s.sql.electionToken, r.Job).Scan(&electionToken)
-			if err != nil && !errors.Is(err, pgx.ErrNoRows) {
-				return err
-			}
-		}
-		cur, err := scanRun(tx.QueryRow(ctx, s.sql.lockRun, r.Job, r.Period))
-		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
-			return err
-		}
-		if refused = store.CheckRunSwap(cur, sw, uint64(electionToken)); refused != nil {
-			return nil // nothing written; the rollback is harmless
-		}
-		args := []any{r.Job, r.Period, toNull(r.Scheduled), string(r.State), int64(r.Token), r.Holder, int64(r.Attempt),
-			r.Manual, toNull(r.Started), toNull(r.Finished), int64(r.ExitCode), []byte(r.Output)}
-		if cur.Version == 0 {
-			out, err = scanRun(tx.QueryRow(ctx, s.sql.insertRun, args...))
-			if errors.Is(err, pgx.ErrNoRows) {
-				// A concurrent creator committed first; this
-				// statement sees its row.
-				cur, err = scanRun(tx.QueryRow(ctx, s.sql.getRun, r.Job, r.Period))
-				if err != nil {
-					return err
-				}
-				if refused = store.CheckRunSwap(cur, sw, uint64(electionToken)); refused == nil {
-					refused = fmt.Errorf("%w: run %s/%s was created concurrently", store.ErrConflict, r.Job, r.Period)
-				}
-				return nil
-			}
-			return err
-		}
-		out, err = scanRun(tx.QueryRow(ctx, s.sql.updateRun, args...))
-		return err
-	})
-	if err != nil {
-		return store.Run{}, s.fail(ctx, "swap run", err)
-	}
-	if refused != nil {
-		return store.Run{}, refused
-	}
-	return out, nil
-}
-
-// Runs implements store.Store.
-func (s *Store) Runs(ctx context.Context, job, after string, limit int) ([]store.Run, error) {
-	if err := s.enter(ctx, "runs"); err != nil {
-		return nil, err
-	}
-	var lim *int
-	if limit > 0 {
-		lim = &limit
-	}
-	rows, err := s.pool.Query(ctx, s.sql.runs, job, after, lim)
-	if err != nil {
-		return nil, s.fail(ctx, "runs", err)
-	}
-	var out []store.Run
-	for rows.Next() {
-		r, err := scanRun(rows)
-		if err != nil {
-			rows.Close()
-			return nil, s.fail(ctx, "runs", err)
-		}
-		out = append(out, r)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, s.fail(ctx, "runs", err)
-	}
-	return out, nil
 }

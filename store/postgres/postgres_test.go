@@ -13,6 +13,7 @@ import (
 	"github.com/batonhq/baton/internal/pgtest"
 	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/store/postgres"
+	"github.com/batonhq/baton/store/storedriver"
 	"github.com/batonhq/baton/store/storetest"
 )
 
@@ -408,7 +409,7 @@ func TestWatchAfterClose(t *testing.T) {
 	}
 }
 
-// The database applies store.CheckSwap's rules in the same order: a version
+// The database applies storedriver.CheckSwap's rules in the same order: a version
 // mismatch is a conflict before anything else.
 func TestSwapErrorsMatchCheckSwap(t *testing.T) {
 	s := open(t, pgtest.Start(t))
@@ -432,7 +433,7 @@ func TestSwapErrorsMatchCheckSwap(t *testing.T) {
 		{"empty name", store.Swap{Record: store.Record{}}},
 	} {
 		cur, _ := s.Get(ctx, tc.sw.Record.Name)
-		want := store.CheckSwap(cur, tc.sw)
+		want := storedriver.CheckSwap(cur, tc.sw)
 		_, err := s.Swap(ctx, tc.sw)
 		if want == nil || err == nil || err.Error() != want.Error() {
 			t.Errorf("%s: got %v, want %v", tc.name, err, want)

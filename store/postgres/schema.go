@@ -39,10 +39,10 @@ const SchemaVersion = 1
 // swap() is the whole of a record compare-and-swap, so that a renewal is
 // one statement and one round trip: it locks the record, applies the write
 // only if the version matches, the token does not go back and a free record
-// has no incarnation (the rules of store.CheckSwap), appends the
+// has no incarnation (the rules of storedriver.CheckSwap), appends the
 // log event and notifies, and returns whether it applied together with the
 // record it compared against (or the new one). The Go side builds the
-// refusal error from that record with store.CheckSwap.
+// refusal error from that record with storedriver.CheckSwap.
 func ddl(q, channel string) []string {
 	return []string{
 		`CREATE SCHEMA IF NOT EXISTS ` + q,
@@ -102,7 +102,7 @@ func ddl(q, channel string) []string {
 			SELECT * INTO cur FROM ` + q + `.election e WHERE e.name = p_name FOR UPDATE;
 			IF p_holder = '' AND p_incarnation <> '' THEN
 				-- A free record with an incarnation: refused, reported
-				-- by store.CheckSwap after its version and token rules.
+				-- by storedriver.CheckSwap after its version and token rules.
 				NULL;
 			ELSIF NOT FOUND THEN
 				IF p_expect = 0 THEN

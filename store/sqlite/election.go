@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/store/storedriver"
 )
 
 // getRecord reads the election record of name; a missing record is the zero
@@ -93,7 +94,7 @@ func (s *Store) swapTx(ctx context.Context, tx *sql.Tx, sw store.Swap) (store.Re
 	if err != nil {
 		return store.Record{}, err
 	}
-	if err := store.CheckSwap(cur, sw); err != nil {
+	if err := storedriver.CheckSwap(cur, sw); err != nil {
 		return store.Record{}, err
 	}
 	if err := checkToken(fmt.Sprintf("election %q", sw.Record.Name), sw.Record.Token); err != nil {
@@ -124,7 +125,7 @@ func (s *Store) swapTx(ctx context.Context, tx *sql.Tx, sw store.Swap) (store.Re
 	if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(seq), 0) FROM baton_election_log WHERE name = ?`, rec.Name).Scan(&last); err != nil {
 		return store.Record{}, err
 	}
-	ev := store.NextEvent(uint64(last)+1, rec, sw.Event)
+	ev := storedriver.NextEvent(uint64(last)+1, rec, sw.Event)
 	_, err = tx.ExecContext(ctx,
 		`INSERT INTO baton_election_log (name, seq, kind, holder, incarnation, token, transfer, time_ns)
 		 VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,

@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/store/storedriver"
 )
 
 // EnsureJob implements store.Store.
@@ -93,7 +94,7 @@ func (s *Store) SwapRun(ctx context.Context, sw store.RunSwap) (store.Run, error
 			}
 			electionToken = rec.Token
 		}
-		if err := store.CheckRunSwap(cur, sw, electionToken); err != nil {
+		if err := storedriver.CheckRunSwap(cur, sw, electionToken); err != nil {
 			return err
 		}
 		if err := checkRun(r); err != nil {

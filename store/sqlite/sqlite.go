@@ -72,7 +72,7 @@ type Option func(*config) error
 func WithTime(now func() time.Time) Option {
 	return func(c *config) error {
 		if now == nil {
-			return fmt.Errorf("%w: sqlite.WithTime: now must not be nil", store.ErrInvalid)
+			return fmt.Errorf("sqlite: WithTime: %w: now is nil; pass a clock function such as time.Now", store.ErrInvalid)
 		}
 		c.now = now
 		return nil
@@ -86,7 +86,7 @@ func WithTime(now func() time.Time) Option {
 func WithBusyTimeout(d time.Duration) Option {
 	return func(c *config) error {
 		if d < time.Millisecond {
-			return fmt.Errorf("%w: sqlite.WithBusyTimeout: busy timeout %v is below 1ms", store.ErrInvalid, d)
+			return fmt.Errorf("sqlite: WithBusyTimeout: %w: %v is below 1ms; use e.g. 5s", store.ErrInvalid, d)
 		}
 		c.busyTimeout = d
 		return nil
@@ -99,7 +99,7 @@ func WithBusyTimeout(d time.Duration) Option {
 func WithWatchInterval(d time.Duration) Option {
 	return func(c *config) error {
 		if d <= 0 {
-			return fmt.Errorf("%w: sqlite.WithWatchInterval: interval %v is not positive", store.ErrInvalid, d)
+			return fmt.Errorf("sqlite: WithWatchInterval: %w: %v is not positive; use e.g. 50ms", store.ErrInvalid, d)
 		}
 		c.watchInterval = d
 		return nil

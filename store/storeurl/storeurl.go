@@ -44,7 +44,7 @@ func Open(ctx context.Context, rawURL string) (store.Store, error) {
 		if rest != "" {
 			return nil, fmt.Errorf("%w %q: mem: takes nothing after the colon", ErrURL, rawURL)
 		}
-		return memstore.New(), nil
+		return memstore.Open(ctx)
 	case "sqlite", "sqlite3", "file":
 		if strings.HasPrefix(rest, "//") {
 			return nil, fmt.Errorf("%w %q: write sqlite:PATH (e.g. sqlite:/var/lib/baton.db), not sqlite://", ErrURL, rawURL)

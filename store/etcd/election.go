@@ -14,6 +14,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/store/storedriver"
 )
 
 // recordValue is the stored form of an election record. Name and Version
@@ -155,7 +156,7 @@ func (s *Store) prepare(cur cached, sw store.Swap, now time.Time) prepared {
 	}
 	ops = append(ops, clientv3.OpPut(s.keys.record(name), encodeRecord(rec, seq)))
 	if sw.Event != "" {
-		ops = append(ops, clientv3.OpPut(s.keys.log(name, seq), encodeEvent(store.NextEvent(seq, rec, sw.Event))))
+		ops = append(ops, clientv3.OpPut(s.keys.log(name, seq), encodeEvent(storedriver.NextEvent(seq, rec, sw.Event))))
 	}
 	return prepared{
 		sw: sw, rec: rec, logSeq: seq, ops: ops,
@@ -169,13 +170,13 @@ func (s *Store) prepare(cur cached, sw store.Swap, now time.Time) prepared {
 // sw.Expect) that is one round trip; otherwise a read comes first.
 func (s *Store) Swap(ctx context.Context, sw store.Swap) (store.Record, error) {
 	if sw.Record.Name == "" {
-		return store.Record{}, store.CheckSwap(store.Record{}, sw)
+		return store.Record{}, storedriver.CheckSwap(store.Record{}, sw)
 	}
 	cur, err := s.current(ctx, sw)
 	if err != nil {
 		return store.Record{}, err
 	}
-	if err := store.CheckSwap(cur.rec, sw); err != nil {
+	if err := storedriver.CheckSwap(cur.rec, sw); err != nil {
 		return store.Record{}, err
 	}
 	p := s.prepare(cur, sw, s.now())
@@ -202,7 +203,7 @@ func (s *Store) conflict(name string, sw store.Swap, kv *mvccpb.KeyValue) error 
 	if cur.rec.Version != 0 {
 		s.remember(name, cur)
 	}
-	if err := store.CheckSwap(cur.rec, sw); err != nil {
+	if err := storedriver.CheckSwap(cur.rec, sw); err != nil {
 		return err
 	}
 	// Unreachable: the compare failed, so the versions differ.
@@ -232,7 +233,7 @@ func (s *Store) SwapMany(ctx context.Context, swaps []store.Swap) ([]store.SwapR
 	for i, sw := range swaps {
 		switch {
 		case sw.Record.Name == "":
-			res[i].Err = store.CheckSwap(store.Record{}, sw)
+			res[i].Err = storedriver.CheckSwap(store.Record{}, sw)
 		case seen[sw.Record.Name]:
 			later = append(later, i)
 		default:
@@ -252,7 +253,7 @@ func (s *Store) SwapMany(ctx context.Context, swaps []store.Swap) ([]store.SwapR
 			// The read found another version (or no record): conflict.
 			cur = s.latest(swaps[i].Record.Name)
 		}
-		if err := store.CheckSwap(cur.rec, swaps[i]); err != nil {
+		if err := storedriver.CheckSwap(cur.rec, swaps[i]); err != nil {
 			res[i].Err = err
 			continue
 		}
@@ -415,31 +416,4 @@ func (s *Store) History(ctx context.Context, name string, after uint64, limit in
 		})
 	}
 	return out, nil
-}
-
-// Watch implements store.Watcher with an etcd watch on the record's key.
-// The watch requires a leader: a member that loses its quorum ends it (after
-// a few election timeouts), and the channel closes, so a contender on the
-// minority side falls back to polling, which fails with ErrUnavailable. The
-// channel also closes when ctx ends or the store is closed.
-func (s *Store) Watch(ctx context.Context, name string) <-chan struct{} {
-	out := make(chan struct{}, 1)
-	wctx, cancel := context.WithCancel(clientv3.WithRequireLeader(ctx))
-	wch := s.cli.Watch(wctx, s.keys.record(name))
-	go func() {
-		defer close(out)
-		defer cancel()
-		for resp := range wch {
-			if resp.Canceled || resp.Err() != nil {
-				return
-			}
-			if len(resp.Events) > 0 {
-				select {
-				case out <- struct{}{}:
-				default: // coalesced with the pending notification
-				}
-			}
-		}
-	}()
-	return out
 }

@@ -1,0 +1,62 @@
+package memstore
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/batonhq/baton/store"
+)
+
+// SetUnreachable makes every call through Client(node) fail with
+// store.ErrUnavailable while on is true, as if the node were cut off.
+func (s *Store) SetUnreachable(node string, on bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	f := s.faults[node]
+	f.unreachable = on
+	s.faults[node] = f
+}
+
+// SetDelay makes every call through Client(node) wait d before it is
+// served (and d again before its reply is returned), honouring the call's
+// context.
+func (s *Store) SetDelay(node string, d time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	f := s.faults[node]
+	f.delay = d
+	s.faults[node] = f
+}
+
+func (s *Store) enter(ctx context.Context, node string) error {
+	s.mu.Lock()
+	f, closed := s.faults[node], s.closed
+	s.mu.Unlock()
+	if closed {
+		return fmt.Errorf("%w: memstore is closed", store.ErrUnavailable)
+	}
+	if f.delay > 0 {
+		t := time.NewTimer(f.delay)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			return fmt.Errorf("%w: %w", store.ErrUnavailable, ctx.Err())
+		}
+	}
+	if f.unreachable {
+		return fmt.Errorf("%w: node %s cannot reach the store (fault injected)", store.ErrUnavailable, node)
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("%w: %w", store.ErrUnavailable, err)
+	}
+	return nil
+}
+
+// leave applies the reply half of a delay and the unreachable fault to a
+// call that was served: a node cut off while its call was in flight never
+// hears the answer, though the write may have been applied.
+func (s *Store) leave(ctx context.Context, node string) error {
+	return s.enter(ctx, node)
+}

@@ -1,0 +1,25 @@
+// Package storedriver is for authors of store backends, as database/sql/driver
+// is for authors of database drivers: programs that use a store import
+// package store and a backend, never this package.
+//
+// It holds the rules every backend applies inside its write transaction
+// (CheckSwap, CheckRunSwap) and the construction of election log entries
+// (NextEvent), so that all backends refuse the same swaps with the same
+// errors and write the same log. A new backend calls them, runs
+// storetest.Run from its tests, and follows the layout of the shipped
+// backends (memstore, sqlite, postgres, etcd):
+//
+//	doc.go          package doc: guarantees, limits, the URL form
+//	<backend>.go    Store, Open(ctx, target, opts ...Option), the WithX options, Close
+//	election.go     Get, Swap, SwapMany, History (the election record and log)
+//	ledger.go       EnsureJob, GetRun, SwapRun, Runs (the run ledger)
+//	watch.go        Watch (store.Watcher), where the backend can notify
+//	schema.go       creating and checking the backend's tables or keys
+//	<backend>_test.go  storetest.Run and the backend's own fault tests
+//	bench_test.go   storetest.Benchmark
+//
+// Options have one shape in every backend: type Option func(*config) error;
+// an invalid value makes Open fail with an error that wraps store.ErrInvalid
+// and names the option ("sqlite: WithBusyTimeout: ..."). Nothing is clamped
+// silently.
+package storedriver
