@@ -59,8 +59,8 @@ func BenchmarkRenewParallel(b *testing.B) {
 func benchElector(b *testing.B, c *etcdtest.Cluster, prefix, name, node string) (*baton.Elector, *etcd.Store) {
 	b.Helper()
 	st := openStore(b, c.Endpoints(), etcd.WithPrefix(prefix))
-	el, err := baton.New(st, name, baton.WithNode(node), baton.WithLease(eLease), baton.WithRenew(eRenew),
-		baton.WithClockMargin(eMargin), baton.WithPoll(ePoll))
+	el, err := baton.New(st, name, baton.WithNode(node), baton.WithLease(timing.Lease), baton.WithRenew(timing.Renew),
+		baton.WithClockMargin(timing.Margin), baton.WithPoll(timing.Poll))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -166,9 +166,9 @@ func BenchmarkHandoverCrash(b *testing.B) {
 		<-term.Done() // the dead leader's own deadline passed long ago
 		// The takeover, measured from the start of the dead leader's last
 		// successful renewal: never below lease + 2e.
-		since := wonAt.Sub(term.Deadline().Add(-eLease))
-		if since < eSafe {
-			b.Errorf("takeover %v after the last renewal started, below lease + 2e = %v", since, eSafe)
+		since := wonAt.Sub(term.Deadline().Add(-timing.Lease))
+		if since < timing.Safe() {
+			b.Errorf("takeover %v after the last renewal started, below lease + 2e = %v", since, timing.Safe())
 		}
 		sinceRenewal += since
 		term, lst = nt, st

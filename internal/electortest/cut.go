@@ -1,0 +1,102 @@
+package electortest
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+
+	"github.com/batonhq/baton/store"
+)
+
+// Cuttable wraps a store handle so that a test can cut the node off from
+// the store and heal it again, whatever the backend: while cut, every call
+// fails with store.ErrUnavailable without reaching the store, as for a
+// node behind a broken network.
+type Cuttable interface {
+	store.Store
+	// Cut makes every later call fail (on) or pass again (off).
+	Cut(on bool)
+}
+
+// NewCuttable wraps st. The result is a store.Watcher when st is one.
+func NewCuttable(st store.Store) Cuttable {
+	c := &cuttable{inner: st}
+	if w, ok := st.(store.Watcher); ok {
+		return &cuttableWatcher{cuttable: c, w: w}
+	}
+	return c
+}
+
+type cuttable struct {
+	inner store.Store
+	cut   atomic.Bool
+}
+
+type cuttableWatcher struct {
+	*cuttable
+	w store.Watcher
+}
+
+func (c *cuttableWatcher) Watch(ctx context.Context, name string) <-chan struct{} {
+	return c.w.Watch(ctx, name)
+}
+
+func (c *cuttable) Cut(on bool) { c.cut.Store(on) }
+
+func (c *cuttable) check() error {
+	if c.cut.Load() {
+		return fmt.Errorf("%w: cut off from the store by the test", store.ErrUnavailable)
+	}
+	return nil
+}
+
+func (c *cuttable) Get(ctx context.Context, name string) (store.Record, error) {
+	if err := c.check(); err != nil {
+		return store.Record{}, err
+	}
+	return c.inner.Get(ctx, name)
+}
+
+func (c *cuttable) Swap(ctx context.Context, s store.Swap) (store.Record, error) {
+	if err := c.check(); err != nil {
+		return store.Record{}, err
+	}
+	return c.inner.Swap(ctx, s)
+}
+
+func (c *cuttable) History(ctx context.Context, name string, after uint64, limit int) ([]store.Event, error) {
+	if err := c.check(); err != nil {
+		return nil, err
+	}
+	return c.inner.History(ctx, name, after, limit)
+}
+
+func (c *cuttable) EnsureJob(ctx context.Context, j store.Job) (store.Job, error) {
+	if err := c.check(); err != nil {
+		return store.Job{}, err
+	}
+	return c.inner.EnsureJob(ctx, j)
+}
+
+func (c *cuttable) GetRun(ctx context.Context, job, period string) (store.Run, error) {
+	if err := c.check(); err != nil {
+		return store.Run{}, err
+	}
+	return c.inner.GetRun(ctx, job, period)
+}
+
+func (c *cuttable) SwapRun(ctx context.Context, s store.RunSwap) (store.Run, error) {
+	if err := c.check(); err != nil {
+		return store.Run{}, err
+	}
+	return c.inner.SwapRun(ctx, s)
+}
+
+func (c *cuttable) Runs(ctx context.Context, job, after string, limit int) ([]store.Run, error) {
+	if err := c.check(); err != nil {
+		return nil, err
+	}
+	return c.inner.Runs(ctx, job, after, limit)
+}
+
+func (c *cuttable) Close() error { return c.inner.Close() }

@@ -1,0 +1,134 @@
+package electortest
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/batonhq/baton/store"
+)
+
+// Backend is what Run needs of a backend.
+type Backend struct {
+	// Timing is the election timing of the scenarios.
+	Timing Timing
+	// Fresh makes a fresh, empty store location for one scenario and
+	// returns a function that opens a new handle on it for a node (or, with
+	// node "observer", for the test's own reads).
+	Fresh func(t *testing.T) (open func(node string) store.Store)
+	// Resource, when not nil, makes the scenario's protected resource
+	// (default: NewGuarded).
+	Resource func(t *testing.T) Resource
+}
+
+// Run runs the real-time elector scenarios that need no backend-specific
+// fault against b: handovers by resignation, and a leader cut off from the
+// store. Each one ends with Check.
+func Run(t *testing.T, b Backend) {
+	if testing.Short() {
+		t.Skip("real-time elector scenarios take seconds")
+	}
+	tests := []struct {
+		name string
+		fn   func(t *testing.T, c *Cluster, open func(string) store.Store)
+	}{
+		{"ResignHandover", testResignHandover},
+		{"LeaderCutOff", testLeaderCutOff},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			open := b.Fresh(t)
+			var res Resource
+			if b.Resource != nil {
+				res = b.Resource(t)
+			}
+			tc.fn(t, New(t, b.Timing, res), open)
+		})
+	}
+}
+
+// testResignHandover: three nodes run a 1s job; the leader resigns three
+// times. Each time exactly one other node takes over under the next token,
+// and every period is done once.
+func testResignHandover(t *testing.T, c *Cluster, open func(string) store.Store) {
+	c.Runner = true
+	for i := range 3 {
+		id := fmt.Sprintf("n%d", i+1)
+		c.AddNode(id, open(id))
+	}
+	observer := open("observer")
+	defer observer.Close()
+	c.StartAll()
+	leader, tr := c.WaitOneLeader(10 * time.Second)
+	time.Sleep(1500 * time.Millisecond)
+	for range 3 {
+		leader.Resign(tr)
+		prev := tr.Term.Token()
+		leader, tr = c.WaitOneLeader(c.Timing.Safe() + 10*time.Second)
+		t.Logf("after a resignation %s leads with token %d", leader.ID, tr.Term.Token())
+		if tr.Term.Token() != prev+1 {
+			t.Errorf("token %d after a resignation of %d, want %d", tr.Term.Token(), prev, prev+1)
+		}
+		time.Sleep(1200 * time.Millisecond)
+	}
+	c.DoneThrough(observer, time.Now(), 10*time.Second)
+	c.Check(observer)
+}
+
+// testLeaderCutOff: the leader is cut off from the store while two
+// contenders watch it renew and a 1s job runs. It steps down at its
+// deadline (its last successful renewal's start plus the lease); a
+// contender takes over no sooner than lease + 2e after that start (T_safe)
+// and within a poll and some slack more; the periods of the handover are
+// each done once. Healed, the old leader rejoins as a contender.
+func testLeaderCutOff(t *testing.T, c *Cluster, open func(string) store.Store) {
+	c.Runner = true
+	tm := c.Timing
+	link := NewCuttable(open("a"))
+	a := c.AddNode("a", link)
+	b := c.AddNode("b", open("b"))
+	cc := c.AddNode("c", open("c"))
+	observer := open("observer")
+	defer observer.Close()
+
+	c.Start(a)
+	_, first := c.WaitOneLeader(10 * time.Second)
+	if first.Term.Node() != "a" {
+		t.Fatalf("%s leads, want a", first.Term.Node())
+	}
+	c.Start(b)
+	c.Start(cc)
+	time.Sleep(2 * time.Second) // periods run; b and c watch a renew
+
+	link.Cut(true)
+	cut := time.Now()
+	ended := a.WaitEnded(first, tm.Lease+tm.Slack+time.Second)
+	a.CheckSteppedDown(first, ended)
+	leader, next := c.WaitOneLeader(tm.Safe() + 10*time.Second)
+	if leader == a {
+		t.Fatal("a leads again while cut off")
+	}
+	lastRenewal := first.Term.Deadline().Add(-tm.Lease)
+	takeover := next.Won.Sub(lastRenewal)
+	bound := tm.Safe() + 2*tm.Poll + 2*tm.Slack
+	t.Logf("cut at +0; a's last successful renewal started at %v, a stepped down at %v, %s took over at %v with token %d",
+		lastRenewal.Sub(cut).Round(time.Millisecond), ended.Sub(cut).Round(time.Millisecond), leader.ID, next.Won.Sub(cut).Round(time.Millisecond), next.Term.Token())
+	if takeover < tm.Safe()-time.Millisecond || takeover > bound {
+		t.Errorf("takeover %v after a's last renewal started, want within [%v, %v]", takeover, tm.Safe(), bound)
+	}
+	if !first.Term.Deadline().Before(next.Won) {
+		t.Errorf("a's deadline %v is not before the takeover %v", first.Term.Deadline(), next.Won)
+	}
+	if next.Term.Token() <= first.Term.Token() {
+		t.Errorf("token %d after %d", next.Term.Token(), first.Term.Token())
+	}
+	c.DoneThrough(observer, time.Now(), 10*time.Second)
+
+	link.Cut(false)
+	time.Sleep(tm.Safe()) // a reads the record again and contends
+	if l, tr := c.WaitOneLeader(10 * time.Second); tr != next {
+		t.Errorf("after the heal %s leads with token %d, want %s to keep token %d", l.ID, tr.Term.Token(), leader.ID, next.Term.Token())
+	}
+	c.DoneThrough(observer, time.Now(), 10*time.Second)
+	c.Check(observer)
+}
