@@ -298,6 +298,21 @@ type BatchSwapper interface {
 	SwapMany(ctx context.Context, swaps []Swap) (results []SwapResult, err error)
 }
 
+// Identifier is an optional capability: a store with an id made when the
+// store was created (its file, schema or key prefix), never changed
+// afterwards. A handle remembers the id it opened and fails every later
+// write (SQLite: every call) with an error wrapping ErrReplaced when the
+// store it reaches has another id or is gone: a deleted or replaced file, a
+// dropped and recreated schema, a restored backup of another store.
+//
+// A backup of this very store, restored, has this store's id: what the
+// id cannot tell apart, the token floor must (see the README's backup and
+// restore section: baton store floor).
+type Identifier interface {
+	// StoreID returns the id of the store this handle opened.
+	StoreID() string
+}
+
 // SwapResult is the outcome of one swap in a SwapMany.
 type SwapResult struct {
 	// Record is the stored record when Err is nil.

@@ -68,7 +68,13 @@ var schema = []string{
 	) STRICT`,
 	fmt.Sprintf(`INSERT INTO baton_meta (key, value) VALUES ('schema_version', %d), ('last_version', 0)
 		ON CONFLICT (key) DO NOTHING`, SchemaVersion),
+	storeIDStmt,
 }
+
+// storeIDStmt gives a store that has none its id: a random non-zero 64-bit
+// integer (SQLite's random(), from the operating system's entropy).
+const storeIDStmt = `INSERT INTO baton_meta (key, value) VALUES ('` + storeIDKey + `', (SELECT abs(random()) | 1))
+	ON CONFLICT (key) DO NOTHING`
 
 // queryRower is what *sql.DB, *sql.Conn and *sql.Tx have in common.
 type queryRower interface {
@@ -122,8 +128,9 @@ func (s *Store) init(ctx context.Context) error {
 	}
 	if found && mode == "wal" {
 		// A baton store already: opening it takes no lock, so a process
-		// frozen inside a write elsewhere does not stop this one opening.
-		return nil
+		// frozen inside a write elsewhere does not stop this one opening
+		// (unless it has no store id yet: then it is given one).
+		return s.loadStoreID(ctx)
 	}
 	if err := s.db.QueryRowContext(ctx, `PRAGMA journal_mode = WAL`).Scan(&mode); err != nil {
 		return s.fail(ctx, op, err)
@@ -131,7 +138,7 @@ func (s *Store) init(ctx context.Context) error {
 	if mode != "wal" {
 		return fmt.Errorf("sqlite: open %s: %w: cannot switch to the WAL journal mode (SQLite kept %q); is the file on a network file system?", s.path, store.ErrUnavailable, mode)
 	}
-	return s.write(ctx, op, func(tx *sql.Tx) error {
+	if err := s.write(ctx, op, func(tx *sql.Tx) error {
 		version, found, err := schemaVersion(ctx, tx)
 		if err != nil {
 			return err
@@ -145,5 +152,29 @@ func (s *Store) init(ctx context.Context) error {
 			}
 		}
 		return nil
-	})
+	}); err != nil {
+		return err
+	}
+	return s.loadStoreID(ctx)
+}
+
+// loadStoreID reads the store id, writing one first if the store has none.
+func (s *Store) loadStoreID(ctx context.Context) error {
+	id, found, err := readStoreID(ctx, s.db)
+	if err != nil {
+		return s.fail(ctx, "open", err)
+	}
+	if !found {
+		if err := s.write(ctx, "open", func(tx *sql.Tx) error {
+			_, err := tx.ExecContext(ctx, storeIDStmt)
+			return err
+		}); err != nil {
+			return err
+		}
+		if id, _, err = readStoreID(ctx, s.db); err != nil {
+			return s.fail(ctx, "open", err)
+		}
+	}
+	s.id = id
+	return nil
 }

@@ -28,6 +28,7 @@ var (
 	_ store.Store        = (*Store)(nil)
 	_ store.Watcher      = (*Store)(nil)
 	_ store.BatchSwapper = (*Store)(nil)
+	_ store.Identifier   = (*Store)(nil)
 )
 
 // MaxToken is the largest fencing token the sqlite store can hold: SQLite
@@ -50,6 +51,8 @@ type Store struct {
 	db   *sql.DB
 	path string
 	cfg  config
+	file fileID // the file Open opened; see checkFile
+	id   int64  // the store id; see checkStoreID
 
 	closed    atomic.Bool
 	closeOnce sync.Once
@@ -140,11 +143,18 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	if err := sniff(abs); err != nil {
 		return nil, err
 	}
+	if err := createFile(abs); err != nil {
+		return nil, err
+	}
+	file, err := statID(abs)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: open %s: %w: %w", abs, store.ErrUnavailable, err)
+	}
 	db, err := sql.Open("sqlite", dsn(abs, cfg))
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: open %s: %w", abs, err)
 	}
-	s := &Store{db: db, path: abs, cfg: cfg, done: make(chan struct{})}
+	s := &Store{db: db, path: abs, cfg: cfg, file: file, done: make(chan struct{})}
 	s.hub.subs = map[*sub]struct{}{}
 	if err := s.init(ctx); err != nil {
 		db.Close()
@@ -210,7 +220,8 @@ func (s *Store) Close() error {
 	return err
 }
 
-// enter fails a call that cannot start: a closed store or a finished ctx.
+// enter fails a call that cannot start: a closed store, a finished ctx, or
+// a path that no longer names the file Open opened.
 func (s *Store) enter(ctx context.Context, op string) error {
 	if s.closed.Load() {
 		return fmt.Errorf("sqlite: %s: %w: the store is closed", op, store.ErrUnavailable)
@@ -218,7 +229,7 @@ func (s *Store) enter(ctx context.Context, op string) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("sqlite: %s: %w: %w", op, store.ErrUnavailable, err)
 	}
-	return nil
+	return s.checkFile(op)
 }
 
 // fail classifies an error from the database: a finished ctx, a closed
@@ -242,7 +253,7 @@ func classify(path, op string, busy time.Duration, err error) error {
 		case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
 			return fmt.Errorf("sqlite: %s: %w: %s is locked by another connection (busy timeout %v): %w", op, store.ErrUnavailable, path, busy, err)
 		case sqlite3.SQLITE_NOTADB, sqlite3.SQLITE_CORRUPT:
-			return fmt.Errorf("sqlite: %s: %w: %s is not a usable SQLite database: %w", op, store.ErrSchema, path, err)
+			return fmt.Errorf("sqlite: %s: %w: %s is damaged (%w); restore it from a backup (see baton store floor) or move it away", op, store.ErrCorrupt, path, err)
 		}
 	}
 	return fmt.Errorf("sqlite: %s: %w: %s: %w", op, store.ErrUnavailable, path, err)
@@ -253,7 +264,7 @@ func classify(path, op string, busy time.Duration, err error) error {
 func decided(err error) bool {
 	return errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrInvalid) ||
 		errors.Is(err, store.ErrNotFound) || errors.Is(err, fence.ErrStaleToken) ||
-		errors.Is(err, store.ErrSchema)
+		errors.Is(err, store.ErrSchema) || errors.Is(err, store.ErrReplaced)
 }
 
 // write runs fn in one BEGIN IMMEDIATE transaction: the write lock on the
@@ -268,6 +279,15 @@ func (s *Store) write(ctx context.Context, op string, fn func(tx *sql.Tx) error)
 	if err != nil {
 		return s.fail(ctx, op, err)
 	}
+	if s.id != 0 { // 0 while Open creates the store
+		if err := s.checkStoreID(ctx, op, tx); err != nil {
+			tx.Rollback()
+			if decided(err) {
+				return err
+			}
+			return s.fail(ctx, op, err)
+		}
+	}
 	if err := fn(tx); err != nil {
 		tx.Rollback()
 		if decided(err) {
@@ -278,7 +298,9 @@ func (s *Store) write(ctx context.Context, op string, fn func(tx *sql.Tx) error)
 	if err := tx.Commit(); err != nil {
 		return s.fail(ctx, op, err)
 	}
-	return nil
+	// A write committed to a file the path no longer names counts for
+	// nobody: say so now rather than at the next call.
+	return s.checkFile(op)
 }
 
 // nextVersion takes the next value of the store-wide version counter. A

@@ -93,8 +93,8 @@ func assertRefused(t *testing.T, path string, wantInMsg ...string) {
 		s.Close()
 		t.Fatalf("Open(%s) succeeded, want ErrSchema", path)
 	}
-	if !errors.Is(err, store.ErrSchema) {
-		t.Fatalf("Open(%s) = %v, want ErrSchema", path, err)
+	if !errors.Is(err, store.ErrSchema) && !errors.Is(err, store.ErrCorrupt) {
+		t.Fatalf("Open(%s) = %v, want ErrSchema or ErrCorrupt", path, err)
 	}
 	t.Logf("refused: %v", err)
 	for _, w := range wantInMsg {
