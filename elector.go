@@ -29,8 +29,8 @@ type Elector struct {
 	running  bool
 	stopped  chan struct{} // closed when the running loop exits
 	wake     chan struct{}
-	campaign chan *Term // the waiting Campaign call, if any
-	term     *Term      // the current or last term
+	campaign chan campaignResult // the waiting Campaign call, if any
+	term     *Term               // the current or last term
 }
 
 // New returns an Elector for name on st. Options are validated; an invalid
@@ -66,30 +66,38 @@ func (e *Elector) Name() string { return e.name }
 // Node returns this node's id.
 func (e *Elector) Node() string { return e.cfg.node }
 
+// campaignResult is what a waiting Campaign receives.
+type campaignResult struct {
+	term *Term
+	err  error
+}
+
 // Campaign blocks until this node is elected and returns its Term, or until
 // ctx ends, in which case it stops campaigning (releasing the record if an
 // acquisition was under way) and returns ctx's error. ctx bounds only the
 // wait: the Term lives until it is lost or resigned.
 //
 // It returns ErrCampaigning if this Elector is already campaigning or holds
-// a Term that has not ended.
+// a Term that has not ended, and an error wrapping ErrStoreLost and the
+// store's error when the store answered with one that never heals
+// (store.Permanent: the store was replaced, is corrupt, or is not baton's).
 func (e *Elector) Campaign(ctx context.Context) (*Term, error) {
 	e.mu.Lock()
 	if e.campaign != nil || (e.term != nil && e.term.Err() == nil) {
 		e.mu.Unlock()
 		return nil, ErrCampaigning
 	}
-	won := make(chan *Term, 1)
+	won := make(chan campaignResult, 1)
 	e.campaign = won
 	e.postLocked(election.Start{})
 	e.mu.Unlock()
 
 	select {
-	case t, ok := <-won:
+	case r, ok := <-won:
 		if !ok {
 			return nil, ErrClosed
 		}
-		return t, nil
+		return r.term, r.err
 	case <-ctx.Done():
 		e.mu.Lock()
 		if e.campaign == won {
@@ -113,6 +121,9 @@ func (e *Elector) Leader(ctx context.Context) (store.Record, error) {
 // context is cancelled the moment leadership is lost or may be lost, and
 // when ctx ends. When fn returns while still leading, Run resigns and
 // returns fn's result; when ctx ends, Run resigns and returns ctx's error.
+// When the store fails with an error that never heals (the term's cause or
+// Campaign's error wraps ErrStoreLost), Run returns that error at once
+// instead of campaigning again.
 func (e *Elector) Run(ctx context.Context, fn func(ctx context.Context, t *Term) error) error {
 	for {
 		t, err := e.Campaign(ctx)
@@ -131,6 +142,8 @@ func (e *Elector) Run(ctx context.Context, fn func(ctx context.Context, t *Term)
 		switch {
 		case ctx.Err() != nil:
 			return ctx.Err()
+		case errors.Is(t.Err(), ErrStoreLost):
+			return t.Err()
 		case lost:
 			e.cfg.logger.Info("leadership lost; campaigning again", "cause", context.Cause(t.Context()))
 			continue
@@ -267,7 +280,7 @@ func (e *Elector) step(ev election.Event, replies chan<- election.Event) (idle b
 				ctx, cancel := context.WithTimeout(context.Background(), e.callTimeout())
 				defer cancel()
 				rec, err := e.st.Swap(ctx, a.Swap)
-				if err != nil && !errors.Is(err, store.ErrConflict) {
+				if err != nil && !errors.Is(err, store.ErrConflict) && !store.Permanent(err) {
 					e.cfg.logger.Warn("store write failed", "err", err)
 				}
 				replies <- election.SwapReply{Record: rec, Err: err}
@@ -285,8 +298,20 @@ func (e *Elector) step(ev election.Event, replies chan<- election.Event) (idle b
 			e.mu.Unlock()
 			if t != nil {
 				t.end(a.Cause)
-				e.cfg.logger.Info("leadership ended", "token", t.token, "cause", a.Cause)
+				if errors.Is(a.Cause, ErrStoreLost) {
+					e.cfg.logger.Error("leadership ended at once: the store failed for good; not campaigning again", "token", t.token, "cause", a.Cause)
+				} else {
+					e.cfg.logger.Info("leadership ended", "token", t.token, "cause", a.Cause)
+				}
 			}
+		case election.Failed:
+			e.cfg.logger.Error("campaign stopped: the store failed for good", "err", a.Err)
+			e.mu.Lock()
+			if e.campaign != nil {
+				e.campaign <- campaignResult{err: a.Err}
+				e.campaign = nil
+			}
+			e.mu.Unlock()
 		case election.Released:
 			e.mu.Lock()
 			t := e.term
@@ -324,7 +349,7 @@ func (e *Elector) elected(a election.Elected) {
 	e.mu.Unlock()
 	e.cfg.logger.Info("elected", "token", a.Token, "deadline_in", a.Deadline.Sub(e.cfg.clock.Now()))
 	if won != nil {
-		won <- t
+		won <- campaignResult{term: t}
 	}
 }
 

@@ -23,6 +23,16 @@ var (
 	// ErrResigned is a Term's cause after Resign.
 	ErrResigned = election.ErrResigned
 
+	// ErrStoreLost is a Term's cause, and wrapped by Campaign's and Run's
+	// error, when the store answered with an error that never heals
+	// (store.Permanent): the store this node was elected on was deleted or
+	// replaced (store.ErrReplaced), is corrupt (store.ErrCorrupt) or is not
+	// baton's (store.ErrSchema). The term ends at once, without waiting for
+	// the deadline; nothing is released on a store that cannot be trusted,
+	// and the elector does not campaign again by itself. The cause wraps the
+	// store's error, which names the store and the problem.
+	ErrStoreLost = election.ErrStoreLost
+
 	// ErrCampaigning is returned by Campaign and Run when this Elector is
 	// already campaigning or leading: one Elector holds at most one Term.
 	ErrCampaigning = errors.New("baton: this elector is already campaigning or leading")

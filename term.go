@@ -43,7 +43,8 @@ func (t *Term) Node() string { return t.node }
 // Context returns a context that is cancelled the moment leadership is lost
 // or may be lost: the lease deadline passed without a successful renewal,
 // another writer changed the record, or the term was resigned.
-// context.Cause tells which (ErrLeaseExpired, ErrDeposed, ErrResigned).
+// context.Cause tells which (ErrLeaseExpired, ErrDeposed, ErrResigned,
+// ErrStoreLost).
 func (t *Term) Context() context.Context { return t.ctx }
 
 // Done is Context().Done().

@@ -52,7 +52,15 @@ var (
 	ErrDeposed = errors.New("deposed: the election record was changed by another writer")
 	// ErrResigned: the leader resigned.
 	ErrResigned = errors.New("resigned")
+	// ErrStoreLost: the store answered with an error that never heals
+	// (store.Permanent: replaced, corrupt, foreign schema). The term ends at
+	// once, nothing is released on a store that cannot be trusted, and the
+	// machine stops campaigning: the cause wraps the store's error.
+	ErrStoreLost = errors.New("store lost: it is gone, replaced or corrupt")
 )
+
+// lost wraps a permanent store error as a term's cause.
+func lost(err error) error { return fmt.Errorf("%w: %w", ErrStoreLost, err) }
 
 // Event is an input to Step.
 type Event interface{ event() }
@@ -119,6 +127,11 @@ type Lost struct{ Cause error }
 // up) and the machine is idle.
 type Released struct{ Err error }
 
+// Failed says the campaign ended for good: the store answered a contender
+// with a permanent error (store.Permanent). The machine is idle; a new
+// Start tries again.
+type Failed struct{ Err error }
+
 // Idle says the machine has nothing in flight and nothing to do until the
 // next Start: the runtime may stop driving it.
 type Idle struct{}
@@ -130,6 +143,7 @@ func (Extended) action() {}
 func (Lost) action()     {}
 func (Released) action() {}
 func (Idle) action()     {}
+func (Failed) action()   {}
 
 type phase int
 
@@ -361,6 +375,23 @@ func (m *Machine) lose(now time.Time, cause error) []Action {
 	return acts
 }
 
+// loseStore ends the term at once on a permanent store error: Lost with a
+// cause wrapping ErrStoreLost and the store's error, then Released with
+// that error. Nothing is written: a release on a store that is gone or
+// replaced would go to the wrong store, or nowhere. The machine does not
+// campaign again by itself.
+func (m *Machine) loseStore(err error) []Action {
+	m.phase, m.recheck, m.again = idle, false, false
+	cause := lost(err)
+	return []Action{Lost{Cause: cause}, Released{Err: cause}}
+}
+
+// fail ends a campaign on a permanent store error.
+func (m *Machine) fail(err error) []Action {
+	m.phase, m.again = idle, false
+	return []Action{Failed{Err: lost(err)}}
+}
+
 func (m *Machine) release(now time.Time, cur store.Record) []Action {
 	free := store.Record{Name: cur.Name, Token: cur.Token, Lease: cur.Lease}
 	kind := store.Released
@@ -410,6 +441,8 @@ func (m *Machine) getReply(now time.Time, r GetReply) []Action {
 	case leading:
 		// Re-check after a renewal of unknown outcome.
 		switch {
+		case store.Permanent(r.Err):
+			return m.loseStore(r.Err)
 		case r.Err != nil:
 			m.renewAt = now.Add(m.cfg.Retry)
 			return nil
@@ -421,6 +454,9 @@ func (m *Machine) getReply(now time.Time, r GetReply) []Action {
 		}
 	case releasing:
 		switch {
+		case store.Permanent(r.Err):
+			m.again = false
+			return m.finishRelease(now, r.Err)
 		case r.Err != nil && !errors.Is(r.Err, store.ErrNotFound):
 			if !now.Before(m.deadline.Add(m.rec.Lease)) {
 				return m.finishRelease(now, r.Err) // give up; the lease frees it
@@ -441,6 +477,8 @@ func (m *Machine) contenderRead(now time.Time, r GetReply) []Action {
 	switch {
 	case errors.Is(r.Err, store.ErrNotFound):
 		return m.acquire(now, store.Record{})
+	case store.Permanent(r.Err):
+		return m.fail(r.Err)
 	case r.Err != nil:
 		m.readAt = now.Add(m.cfg.Poll)
 		return nil
@@ -480,6 +518,9 @@ func (m *Machine) swapReply(now time.Time, r SwapReply) []Action {
 			return m.finishRelease(now, nil)
 		case errors.Is(r.Err, store.ErrConflict):
 			return m.read(now) // see whose it is now
+		case store.Permanent(r.Err):
+			m.again = false
+			return m.finishRelease(now, r.Err)
 		default:
 			if !now.Before(m.deadline.Add(m.rec.Lease)) {
 				return m.finishRelease(now, r.Err)
@@ -517,6 +558,9 @@ func (m *Machine) acquireReply(now time.Time, r SwapReply) []Action {
 	if errors.Is(r.Err, store.ErrConflict) {
 		return m.read(now)
 	}
+	if store.Permanent(r.Err) {
+		return m.fail(r.Err)
+	}
 	m.readAt = now.Add(m.cfg.Poll)
 	return nil
 }
@@ -525,6 +569,10 @@ func (m *Machine) renewReply(now time.Time, r SwapReply) []Action {
 	if m.phase != leading {
 		// The term ended while the renewal was out. If it went through the
 		// record is ours at a new version: release that.
+		if m.phase == releasing && store.Permanent(r.Err) {
+			m.again = false
+			return m.finishRelease(now, r.Err)
+		}
 		if m.phase == releasing {
 			if r.Err == nil {
 				return m.release(now, r.Record)
@@ -532,6 +580,9 @@ func (m *Machine) renewReply(now time.Time, r SwapReply) []Action {
 			return m.read(now)
 		}
 		return nil
+	}
+	if store.Permanent(r.Err) {
+		return m.loseStore(r.Err)
 	}
 	if !now.Before(m.deadline) {
 		// The deadline passed before the reply came: the term is over even

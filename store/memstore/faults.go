@@ -29,12 +29,27 @@ func (s *Store) SetDelay(node string, d time.Duration) {
 	s.faults[node] = f
 }
 
+// SetError makes every call through Client(node) fail with err (nil
+// clears it), checked before any other fault: for example an error
+// wrapping store.ErrReplaced, as a node sees a store that was deleted or
+// replaced under it.
+func (s *Store) SetError(node string, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	f := s.faults[node]
+	f.err = err
+	s.faults[node] = f
+}
+
 func (s *Store) enter(ctx context.Context, node string) error {
 	s.mu.Lock()
 	f, closed := s.faults[node], s.closed
 	s.mu.Unlock()
 	if closed {
 		return fmt.Errorf("%w: memstore is closed", store.ErrUnavailable)
+	}
+	if f.err != nil {
+		return f.err
 	}
 	if f.delay > 0 {
 		t := time.NewTimer(f.delay)

@@ -26,6 +26,7 @@ type Store struct {
 }
 
 type fault struct {
+	err         error
 	unreachable bool
 	delay       time.Duration
 }

@@ -1,0 +1,84 @@
+package baton_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/store/memstore"
+)
+
+var errGone = fmt.Errorf("test store: %w: the file was deleted", store.ErrReplaced)
+
+// A leader whose store is replaced ends its term at its next renewal, long
+// before its deadline, with a cause that says so; Run returns that error
+// instead of campaigning again, and the log says why.
+func TestStoreReplacedEndsTermAtOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st := memstore.New()
+		var logs bytes.Buffer
+		e := newElector(t, st.Client("a"), "a", baton.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+		var term *baton.Term
+		var replaced time.Time
+		err := e.Run(t.Context(), func(ctx context.Context, tm *baton.Term) error {
+			term = tm
+			time.Sleep(renew / 2)
+			st.SetError("a", errGone)
+			replaced = time.Now()
+			<-ctx.Done()
+			return nil
+		})
+		if !errors.Is(err, baton.ErrStoreLost) || !errors.Is(err, store.ErrReplaced) {
+			t.Fatalf("Run: %v, want ErrStoreLost wrapping store.ErrReplaced", err)
+		}
+		if !errors.Is(term.Err(), baton.ErrStoreLost) || term.Valid() {
+			t.Fatalf("term: cause %v, valid %v", term.Err(), term.Valid())
+		}
+		if got := time.Since(replaced); got > renew {
+			t.Errorf("the term ended %v after the store was replaced, want by the next renewal (%v)", got, renew)
+		}
+		if !strings.Contains(logs.String(), "store failed for good") || !strings.Contains(logs.String(), "deleted") {
+			t.Errorf("the log does not say why the leader stepped down:\n%s", logs.String())
+		}
+		rec, _ := st.Get(context.Background(), "billing")
+		if rec.Free() {
+			t.Errorf("the leader released a record on a store it could not trust")
+		}
+	})
+}
+
+// A contender whose store is corrupt stops campaigning with the store's
+// error; a transient error keeps it trying.
+func TestCampaignStopsOnPermanentError(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st := memstore.New()
+		st.SetError("a", fmt.Errorf("test store: %w: database disk image is malformed", store.ErrCorrupt))
+		e := newElector(t, st.Client("a"), "a")
+		_, err := e.Campaign(t.Context())
+		if !errors.Is(err, baton.ErrStoreLost) || !errors.Is(err, store.ErrCorrupt) {
+			t.Fatalf("Campaign: %v, want ErrStoreLost wrapping store.ErrCorrupt", err)
+		}
+
+		st.SetError("a", nil)
+		st.SetUnreachable("a", true)
+		res := campaign(t.Context(), e)
+		time.Sleep(10 * poll)
+		select {
+		case r := <-res:
+			t.Fatalf("Campaign returned on a transient error: %v", r.err)
+		default:
+		}
+		st.SetUnreachable("a", false)
+		if r := <-res; r.err != nil {
+			t.Fatalf("Campaign after the store came back: %v", r.err)
+		}
+	})
+}
