@@ -57,7 +57,7 @@ func decodeRecord(name string, kv *mvccpb.KeyValue) (cached, error) {
 	}
 	var v recordValue
 	if err := json.Unmarshal(kv.Value, &v); err != nil {
-		return cached{}, fmt.Errorf("%w: etcd key %q does not hold a baton election record: %v", store.ErrSchema, kv.Key, err)
+		return cached{}, fmt.Errorf("%w: etcd key %q does not hold a baton election record: %v", store.ErrCorrupt, kv.Key, err)
 	}
 	return cached{
 		rec: store.Record{
@@ -408,7 +408,7 @@ func (s *Store) History(ctx context.Context, name string, after uint64, limit in
 			err = json.Unmarshal(kv.Value, &v)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("%w: etcd key %q does not hold a baton log event: %v", store.ErrSchema, kv.Key, err)
+			return nil, fmt.Errorf("%w: etcd key %q does not hold a baton log event: %v", store.ErrCorrupt, kv.Key, err)
 		}
 		out = append(out, store.Event{
 			Seq: seq, Name: name, Kind: v.Kind, Holder: v.Holder, Incarnation: v.Incarnation,

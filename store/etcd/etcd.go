@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -35,6 +36,11 @@ type Store struct {
 	keys    keys
 	nowFunc func() time.Time
 
+	// The store's identity, set by checkSchema: the cluster's id and the
+	// revision that created the schema key. See checkIdentity.
+	clusterID uint64
+	schemaRev int64
+
 	mu    sync.Mutex
 	cache map[string]cached // last record seen per name, see cached
 }
@@ -51,6 +57,7 @@ var (
 	_ store.Store        = (*Store)(nil)
 	_ store.Watcher      = (*Store)(nil)
 	_ store.BatchSwapper = (*Store)(nil)
+	_ store.Identifier   = (*Store)(nil)
 )
 
 // Option configures Open. An invalid value makes Open fail with an error
@@ -79,11 +86,17 @@ func (c *config) apply(opts []Option) error {
 
 // WithPrefix sets the key prefix under which the store keeps all its keys
 // (default "/baton/"). Stores with different prefixes on one cluster are
-// independent. It must not be empty.
+// independent. It must end with "/" (without it, "/baton" would also own
+// the keys of "/baton2/"). Open refuses a prefix inside another baton
+// store's (such as "/baton/r/x/" beside a store at "/baton/") and one that
+// holds keys that are not a baton store's.
 func WithPrefix(prefix string) Option {
 	return func(c *config) error {
 		if prefix == "" {
 			return fmt.Errorf("etcd: WithPrefix: %w: the prefix is empty; use a key prefix such as \"/baton/\"", store.ErrInvalid)
+		}
+		if !strings.HasSuffix(prefix, "/") {
+			return fmt.Errorf("etcd: WithPrefix: %w: %q does not end with \"/\"; use %q", store.ErrInvalid, prefix, prefix+"/")
 		}
 		c.prefix = prefix
 		return nil
@@ -204,7 +217,10 @@ func ParseURL(rawURL string) (endpoints []string, opts []Option, err error) {
 		return nil, nil, fmt.Errorf("etcd: store URL %q: bad query: %v; %s", rawURL, err, usage)
 	}
 	for k, vs := range q {
-		v := vs[len(vs)-1]
+		if len(vs) > 1 {
+			return nil, nil, fmt.Errorf("etcd: store URL %q: parameter %s is given %d times; give it once", rawURL, k, len(vs))
+		}
+		v := vs[0]
 		switch k {
 		case "prefix":
 			opts = append(opts, WithPrefix(v))
@@ -294,9 +310,18 @@ func (s *Store) txn(ctx context.Context, op string, cmps []clientv3.Cmp, then, e
 	}
 	cctx, cancel := s.callCtx(ctx)
 	defer cancel()
+	if s.schemaRev != 0 {
+		// Every write also compares the store's identity; the else branch
+		// reads the schema key to tell a replaced store from a conflict.
+		cmps = append(slices.Clip(cmps), clientv3.Compare(clientv3.CreateRevision(s.keys.schema()), "=", s.schemaRev))
+		els = append(slices.Clip(els), clientv3.OpGet(s.keys.schema()))
+	}
 	for {
 		resp, err := s.cli.Txn(cctx).If(cmps...).Then(then...).Else(els...).Commit()
 		if err == nil {
+			if err := s.checkIdentity(op, resp.Header, resp); err != nil {
+				return nil, err
+			}
 			return resp, nil
 		}
 		if !errors.Is(err, rpctypes.ErrNoLeader) || len(s.cli.Endpoints()) < 2 {
@@ -323,6 +348,9 @@ func (s *Store) get(ctx context.Context, op, key string, opts ...clientv3.OpOpti
 	resp, err := s.cli.Get(cctx, key, opts...)
 	if err != nil {
 		return nil, s.classify(ctx, cctx, op, err)
+	}
+	if err := s.checkIdentity(op, resp.Header, nil); err != nil {
+		return nil, err
 	}
 	return resp, nil
 }

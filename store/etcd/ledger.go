@@ -50,7 +50,7 @@ func decodeRun(job, period string, kv *mvccpb.KeyValue) (store.Run, error) {
 	}
 	var v runValue
 	if err := json.Unmarshal(kv.Value, &v); err != nil {
-		return store.Run{}, fmt.Errorf("%w: etcd key %q does not hold a baton run: %v", store.ErrSchema, kv.Key, err)
+		return store.Run{}, fmt.Errorf("%w: etcd key %q does not hold a baton run: %v", store.ErrCorrupt, kv.Key, err)
 	}
 	return store.Run{
 		Job: job, Period: period, Scheduled: v.Scheduled, State: v.State, Token: v.Token, Holder: v.Holder,
@@ -84,7 +84,7 @@ func (s *Store) EnsureJob(ctx context.Context, j store.Job) (store.Job, error) {
 		return store.Job{}, fmt.Errorf("etcd ensure job %s: %w: job vanished during the call", j.Name, store.ErrUnavailable)
 	}
 	if err := json.Unmarshal(kv.Value, &v); err != nil {
-		return store.Job{}, fmt.Errorf("%w: etcd key %q does not hold a baton job: %v", store.ErrSchema, kv.Key, err)
+		return store.Job{}, fmt.Errorf("%w: etcd key %q does not hold a baton job: %v", store.ErrCorrupt, kv.Key, err)
 	}
 	return store.Job{Name: j.Name, Schedule: v.Schedule, Created: v.Created}, nil
 }

@@ -54,7 +54,7 @@ func (s *Store) swapArgs(sw store.Swap) []any {
 // swapResult turns a row of the swap function into the stored record or,
 // when the swap was refused, into storedriver.CheckSwap's error for the record
 // the function compared against.
-func swapResult(row pgx.Row, sw store.Swap) (store.Record, error) {
+func (s *Store) swapResult(row pgx.Row, sw store.Swap) (store.Record, error) {
 	// The compared record's columns are NULL when it does not exist.
 	var (
 		applied               bool
@@ -62,9 +62,13 @@ func swapResult(row pgx.Row, sw store.Swap) (store.Record, error) {
 		token, lease          *int64
 		version               int64
 		updated               *time.Time
+		id                    *string
 	)
-	if err := row.Scan(&applied, &holder, &inc, &token, &lease, &transfer, &version, &updated); err != nil {
+	if err := row.Scan(&applied, &holder, &inc, &token, &lease, &transfer, &version, &updated, &id); err != nil {
 		return store.Record{}, err
+	}
+	if derefOr(id, "") != s.id {
+		return store.Record{}, s.replaced("swap", derefOr(id, "(none)"))
 	}
 	rec := store.Record{
 		Name:        sw.Record.Name,
@@ -102,8 +106,8 @@ func (s *Store) Swap(ctx context.Context, sw store.Swap) (store.Record, error) {
 	if err := precheck(sw); err != nil {
 		return store.Record{}, err
 	}
-	rec, err := swapResult(s.pool.QueryRow(ctx, s.sql.swap, s.swapArgs(sw)...), sw)
-	if err != nil && !errors.Is(err, store.ErrConflict) && !errors.Is(err, store.ErrInvalid) {
+	rec, err := s.swapResult(s.pool.QueryRow(ctx, s.sql.swap, s.swapArgs(sw)...), sw)
+	if err != nil && !errors.Is(err, store.ErrConflict) && !errors.Is(err, store.ErrInvalid) && !errors.Is(err, store.ErrReplaced) {
 		return store.Record{}, s.fail(ctx, "swap", err)
 	}
 	return rec, err
@@ -134,7 +138,11 @@ func (s *Store) SwapMany(ctx context.Context, swaps []store.Swap) ([]store.SwapR
 	}
 	br := s.pool.SendBatch(ctx, batch)
 	for _, i := range sent {
-		rec, err := swapResult(br.QueryRow(), swaps[i])
+		rec, err := s.swapResult(br.QueryRow(), swaps[i])
+		if errors.Is(err, store.ErrReplaced) {
+			br.Close()
+			return nil, err
+		}
 		if err != nil && !errors.Is(err, store.ErrConflict) && !errors.Is(err, store.ErrInvalid) {
 			br.Close()
 			return nil, s.fail(ctx, "swap many", err)

@@ -103,6 +103,14 @@ func (s *Store) SwapRun(ctx context.Context, sw store.RunSwap) (store.Run, error
 	var out store.Run
 	var refused error
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		var id string
+		if err := tx.QueryRow(ctx, storeIDQuery(s.q)).Scan(&id); err != nil && !errors.Is(err, pgx.ErrNoRows) {
+			return err
+		}
+		if id != s.id {
+			refused = s.replaced("swap run", id)
+			return nil
+		}
 		var electionToken int64
 		if sw.Fenced {
 			err := tx.QueryRow(ctx, s.sql.electionToken, r.Job).Scan(&electionToken)

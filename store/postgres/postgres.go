@@ -19,6 +19,7 @@ var (
 	_ store.Store        = (*Store)(nil)
 	_ store.Watcher      = (*Store)(nil)
 	_ store.BatchSwapper = (*Store)(nil)
+	_ store.Identifier   = (*Store)(nil)
 )
 
 // DefaultSchema is the schema that holds baton's tables when the URL has no
@@ -36,6 +37,7 @@ type Store struct {
 	pool    *pgxpool.Pool
 	schema  string // plain identifier
 	q       string // schema, quoted for SQL
+	id      string // the store id, read by Open
 	channel string // LISTEN/NOTIFY channel: schema + "_baton"
 
 	sql statements
@@ -53,8 +55,9 @@ type statements struct {
 func newStatements(q string) statements {
 	const runCols = `job, period, scheduled, state, token, holder, attempt, manual, started, finished, exit_code, output, version`
 	return statements{
-		get:     `SELECT holder, incarnation, token, lease_ns, transfer, version, updated FROM ` + q + `.election WHERE name = $1`,
-		swap:    `SELECT o_applied, o_holder, o_incarnation, o_token, o_lease_ns, o_transfer, o_version, o_updated FROM ` + q + `.swap($1, $2, $3, $4, $5, $6, $7, $8)`,
+		get: `SELECT holder, incarnation, token, lease_ns, transfer, version, updated FROM ` + q + `.election WHERE name = $1`,
+		swap: `SELECT o_applied, o_holder, o_incarnation, o_token, o_lease_ns, o_transfer, o_version, o_updated, (` + storeIDQuery(q) + `)
+			FROM ` + q + `.swap($1, $2, $3, $4, $5, $6, $7, $8)`,
 		history: `SELECT seq, kind, holder, incarnation, token, transfer, time FROM ` + q + `.election_log WHERE name = $1 AND seq > $2 ORDER BY seq LIMIT $3`,
 		ensureJob: `INSERT INTO ` + q + `.jobs (name, schedule, created) VALUES ($1, $2, clock_timestamp())
 			ON CONFLICT (name) DO NOTHING RETURNING schedule, created`,
@@ -147,6 +150,10 @@ func Open(ctx context.Context, rawURL string, opts ...Option) (*Store, error) {
 		}
 		return nil, s.fail(ctx, "open", err)
 	}
+	if err := pool.QueryRow(ctx, storeIDQuery(q)).Scan(&s.id); err != nil {
+		pool.Close()
+		return nil, s.fail(ctx, "open", err)
+	}
 	return s, nil
 }
 
@@ -169,11 +176,16 @@ func parseURL(rawURL string) (connURL, schema string, err error) {
 	if err != nil {
 		return "", "", fmt.Errorf("store URL parameters cannot be parsed: %w", err)
 	}
+	for k, vs := range params {
+		if len(vs) > 1 {
+			return "", "", fmt.Errorf("store URL: parameter %s is given %d times; give it once", k, len(vs))
+		}
+	}
 	schema = DefaultSchema
 	if params.Has("schema") {
 		schema = params.Get("schema")
-		if len(params["schema"]) > 1 || !schemaName.MatchString(schema) {
-			return "", "", fmt.Errorf("store URL: parameter schema=%q must appear once and be a lower-case identifier of at most 57 characters ([a-z_][a-z0-9_]*)", schema)
+		if !schemaName.MatchString(schema) {
+			return "", "", fmt.Errorf("store URL: parameter schema=%q must be a lower-case identifier of at most 57 characters ([a-z_][a-z0-9_]*)", schema)
 		}
 		params.Del("schema")
 		u.RawQuery = params.Encode()
@@ -248,7 +260,12 @@ func (s *Store) fail(ctx context.Context, op string, err error) error {
 		case code[:2] == "22": // data exception
 			return fmt.Errorf("postgres: %s: %w: %w", op, store.ErrInvalid, err)
 		case code == "3F000", code == "42P01", code == "42883": // no schema, table, function
-			return fmt.Errorf("postgres: %s: %w: the baton schema %q is missing or damaged: %w", op, store.ErrSchema, s.schema, err)
+			if s.id == "" { // while opening
+				return fmt.Errorf("postgres: %s: %w: the baton schema %q is missing or damaged: %w", op, store.ErrSchema, s.schema, err)
+			}
+			return fmt.Errorf("postgres: %s: %w: the baton schema %q this process opened is gone (dropped?): %w", op, store.ErrReplaced, s.schema, err)
+		case code == "XX001", code == "XX002": // data or index corrupted
+			return fmt.Errorf("postgres: %s: %w: schema %q: %w", op, store.ErrCorrupt, s.schema, err)
 		}
 		return fmt.Errorf("postgres: %s: %w", op, err)
 	}

@@ -24,7 +24,8 @@ const SchemaVersion = 1
 // quoted identifier), with notifications on channel.
 //
 // Tables:
-//   - meta: key/value; key 'schema_version' holds SchemaVersion.
+//   - meta: key/value; key 'schema_version' holds SchemaVersion, key
+//     'store_id' the store's id, a random UUID made when it was created.
 //   - election: one row per name (store.Record); lease in nanoseconds.
 //   - election_log: (name, seq) → store.Event; seq = previous max + 1,
 //     written by swap() while it holds the record's row lock.
@@ -147,6 +148,7 @@ func ddl(q, channel string) []string {
 		END
 		$fn$`,
 		`INSERT INTO ` + q + `.meta (key, value) VALUES ('schema_version', '` + strconv.Itoa(SchemaVersion) + `')`,
+		storeIDStmt(q),
 	}
 }
 
@@ -193,7 +195,8 @@ func setup(ctx context.Context, pool *pgxpool.Pool, schema, q, channel string) e
 				return fmt.Errorf("%w: postgres schema %q is at version %s, this baton supports version %d; use a baton release that supports version %s, or another schema (?schema=...)",
 					store.ErrSchema, schema, v, SchemaVersion, v)
 			}
-			return nil
+			_, err = tx.Exec(ctx, storeIDStmt(q)) // a store made before store ids gets one
+			return err
 		case schemaExists && relations > 0:
 			return fmt.Errorf("%w: postgres schema %q holds %d relations but no baton meta table; it is not a baton store: point the URL's schema parameter at another schema", store.ErrSchema, schema, relations)
 		}
@@ -205,6 +208,25 @@ func setup(ctx context.Context, pool *pgxpool.Pool, schema, q, channel string) e
 		return nil
 	})
 }
+
+// storeIDStmt gives the store in schema q an id if it has none.
+func storeIDStmt(q string) string {
+	return `INSERT INTO ` + q + `.meta (key, value) VALUES ('store_id', gen_random_uuid()::text) ON CONFLICT (key) DO NOTHING`
+}
+
+// storeIDQuery reads the store's id.
+func storeIDQuery(q string) string { return `SELECT value FROM ` + q + `.meta WHERE key = 'store_id'` }
+
+// replaced is the error of a handle whose store has another id than the one
+// it opened: the schema was dropped and created afresh, or a backup of
+// another store was restored into it.
+func (s *Store) replaced(op, found string) error {
+	return fmt.Errorf("postgres: %s: %w: schema %q now holds store %s, not the store %s this process opened (dropped and recreated, or restored)",
+		op, store.ErrReplaced, s.schema, found, s.id)
+}
+
+// StoreID implements store.Identifier.
+func (s *Store) StoreID() string { return s.id }
 
 func firstLine(s string) string {
 	s, _, _ = strings.Cut(s, "\n")

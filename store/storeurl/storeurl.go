@@ -33,24 +33,35 @@ var ErrURL = errors.New("bad store URL")
 
 const forms = "use sqlite:PATH, postgres://USER@HOST/DB, etcd://HOST:PORT[,HOST:PORT], or mem: for a throwaway in-process store"
 
-// Open opens the store named by rawURL.
+// Open opens the store named by rawURL. No error it returns quotes a
+// password: the URL is quoted redacted (see Redact), and the passwords are
+// scrubbed from the backend's own messages.
 func Open(ctx context.Context, rawURL string) (store.Store, error) {
+	st, err := open(ctx, rawURL)
+	if err != nil {
+		return nil, scrub(err, rawURL)
+	}
+	return st, nil
+}
+
+func open(ctx context.Context, rawURL string) (store.Store, error) {
+	shown := Redact(rawURL)
 	scheme, rest, ok := strings.Cut(rawURL, ":")
 	if !ok || scheme == "" {
-		return nil, fmt.Errorf("%w %q: no scheme; %s", ErrURL, rawURL, forms)
+		return nil, fmt.Errorf("%w %q: no scheme; %s", ErrURL, shown, forms)
 	}
 	switch strings.ToLower(scheme) {
 	case "mem":
 		if rest != "" {
-			return nil, fmt.Errorf("%w %q: mem: takes nothing after the colon", ErrURL, rawURL)
+			return nil, fmt.Errorf("%w %q: mem: takes nothing after the colon", ErrURL, shown)
 		}
 		return memstore.Open(ctx)
 	case "sqlite", "sqlite3", "file":
 		if strings.HasPrefix(rest, "//") {
-			return nil, fmt.Errorf("%w %q: write sqlite:PATH (e.g. sqlite:/var/lib/baton.db), not sqlite://", ErrURL, rawURL)
+			return nil, fmt.Errorf("%w %q: write sqlite:PATH (e.g. sqlite:/var/lib/baton.db), not sqlite://", ErrURL, shown)
 		}
 		if rest == "" {
-			return nil, fmt.Errorf("%w %q: no file path after sqlite:", ErrURL, rawURL)
+			return nil, fmt.Errorf("%w %q: no file path after sqlite:", ErrURL, shown)
 		}
 		return sqlite.Open(ctx, rest)
 	case "etcd":
@@ -58,6 +69,6 @@ func Open(ctx context.Context, rawURL string) (store.Store, error) {
 	case "postgres", "postgresql":
 		return postgres.Open(ctx, rawURL)
 	default:
-		return nil, fmt.Errorf("%w %q: unknown scheme %q; %s", ErrURL, rawURL, scheme, forms)
+		return nil, fmt.Errorf("%w %q: unknown scheme %q; %s", ErrURL, shown, scheme, forms)
 	}
 }

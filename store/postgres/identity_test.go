@@ -1,0 +1,48 @@
+package postgres_test
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/batonhq/baton/internal/pgtest"
+	"github.com/batonhq/baton/store"
+)
+
+// A store whose schema is dropped, or dropped and created afresh by
+// another process, answers the next write of a handle that opened it with
+// ErrReplaced.
+func TestStoreReplaced(t *testing.T) {
+	for _, how := range []string{"dropped", "recreated"} {
+		t.Run(how, func(t *testing.T) {
+			u := pgtest.Start(t)
+			s := open(t, u)
+			defer s.Close()
+			ctx := testCtx(t)
+			rec, err := s.Swap(ctx, store.Swap{Record: acquire("billing", "n1", 1), Event: store.Acquired})
+			if err != nil {
+				t.Fatal(err)
+			}
+			id := s.StoreID()
+			superExec(t, u, `DROP SCHEMA baton CASCADE`)
+			if how == "recreated" {
+				other := open(t, u)
+				defer other.Close()
+				if other.StoreID() == id || id == "" {
+					t.Fatalf("a recreated store has the id %q of the one it replaced", id)
+				}
+				if _, err := other.Swap(ctx, store.Swap{Record: acquire("billing", "n2", 1), Event: store.Acquired}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			_, err = s.Swap(ctx, store.Swap{Expect: rec.Version, Record: rec})
+			if !errors.Is(err, store.ErrReplaced) || !store.Permanent(err) {
+				t.Fatalf("renewal after the store was %s: %v, want ErrReplaced", how, err)
+			}
+			t.Logf("%s: %v", how, err)
+			_, err = s.SwapRun(ctx, store.RunSwap{Run: store.Run{Job: "billing", Period: "p", State: store.Running, Token: 1}, Fenced: true})
+			if !errors.Is(err, store.ErrReplaced) {
+				t.Fatalf("fenced ledger write after the store was %s: %v, want ErrReplaced", how, err)
+			}
+		})
+	}
+}
