@@ -6,9 +6,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/store/storeurl"
 )
 
 // Exit codes shared by every subcommand.
@@ -34,10 +36,19 @@ type env struct {
 	// open opens a store URL; nil means openStore. Tests share one
 	// in-memory store between commands through it.
 	open func(ctx context.Context, url string) (store.Store, error)
+	// secrets are the passwords of the store URLs this command opened,
+	// scrubbed from every error it prints.
+	secrets []string
 }
 
 // openStore opens url with e.open, or openStore when it is nil.
 func (e *env) openStore(ctx context.Context, url string) (store.Store, error) {
+	if resolved, err := resolveStoreURL(url); err == nil {
+		e.secrets = append(e.secrets, storeurl.Secrets(resolved)...)
+	}
+	if pw := os.Getenv("PGPASSWORD"); pw != "" {
+		e.secrets = append(e.secrets, pw)
+	}
 	if e.open != nil {
 		return e.open(ctx, url)
 	}
@@ -111,12 +122,24 @@ func usagef(format string, a ...any) error { return &usageError{fmt.Sprintf(form
 // fail prints err as one line prefixed by the command name and returns the
 // exit code that fits it: 2 for usage errors, 1 otherwise.
 func (e *env) fail(cmd string, err error) int {
-	fmt.Fprintf(e.stderr, "baton %s: %s\n", cmd, strings.TrimSpace(err.Error()))
+	fmt.Fprintf(e.stderr, "baton %s: %s\n", cmd, oneLine(storeurl.Scrub(err.Error(), e.secrets...)))
 	var u *usageError
 	if errors.As(err, &u) {
 		return exitUsage
 	}
 	return exitFailure
+}
+
+// oneLine joins the lines of a multi-line message (a driver's error may
+// list every address it tried) with "; ".
+func oneLine(msg string) string {
+	var parts []string
+	for _, l := range strings.Split(msg, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			parts = append(parts, l)
+		}
+	}
+	return strings.Join(parts, "; ")
 }
 
 // newFlagSet returns a flag set that reports errors instead of exiting.

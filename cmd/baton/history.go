@@ -8,7 +8,7 @@ import (
 
 func runHistory(ctx context.Context, e *env, args []string) int {
 	fs := e.newFlagSet("history", "history [--store URL] [--json] NAME\n\nPrints the election log of NAME, oldest first: every acquisition, release,\ntakeover, transfer and transfer request, with the token after it. TIME is\nthe store's time of the write, for people to read.")
-	storeURL := fs.String("store", storeFromEnv(), storeUsage)
+	storeURL := storeFlag(fs)
 	asJSON := fs.Bool("json", false, "print JSON")
 	pos, done, code := e.parseMixed(fs, args)
 	if done {

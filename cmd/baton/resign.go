@@ -26,7 +26,7 @@ func handover(ctx context.Context, e *env, cmd string, args []string) int {
 	}
 	synopsis += "\n\nThe request is refused (exit 1) if the leader no longer holds token T: a\nnewer term began since you looked. Without --token the current token is read\nfirst, and the command says so. Flags may also follow NAME."
 	fs := e.newFlagSet(cmd, synopsis)
-	storeURL := fs.String("store", storeFromEnv(), storeUsage)
+	storeURL := storeFlag(fs)
 	token := fs.Uint64("token", 0, "the fencing token the leader is expected to hold (default: read the current one)")
 	var to string
 	if cmd == "transfer" {

@@ -67,7 +67,7 @@ func runRun(ctx context.Context, e *env, args []string) int {
 		renew             time.Duration
 		renewSet, hasCron bool
 	)
-	fs.StringVar(&c.storeURL, "store", storeFromEnv(), storeUsage)
+	storeFlagVar(fs, &c.storeURL)
 	fs.StringVar(&c.node, "node", "", "this node's id (default: host name and process id)")
 	fs.DurationVar(&c.lease, "lease", baton.DefaultLease, "lease duration")
 	fs.DurationVar(&renew, "renew", 0, "renew interval, shorter than the lease (default: a third of the lease)")

@@ -7,7 +7,7 @@ import (
 
 func runRuns(ctx context.Context, e *env, args []string) int {
 	fs := e.newFlagSet("runs", "runs [--store URL] [--json] [--limit N] JOB\n\nPrints the run ledger of JOB, one row per period, oldest first: state, attempt,\nfencing token, holder, whether it was triggered by hand, DELAY (how late the\nrun started after its scheduled instant) and exit status.")
-	storeURL := fs.String("store", storeFromEnv(), storeUsage)
+	storeURL := storeFlag(fs)
 	asJSON := fs.Bool("json", false, "print JSON, with start and finish times and the output tail")
 	limit := fs.Int("limit", 0, "print only the last N rows (0: all)")
 	pos, done, code := e.parseMixed(fs, args)

@@ -12,7 +12,7 @@ import (
 
 func runStatus(ctx context.Context, e *env, args []string) int {
 	fs := e.newFlagSet("status", "status [--store URL] [--json] NAME\n\nPrints the election record of NAME (holder, fencing token, lease, the store's\ntime of the last write, a pending transfer request) and, when NAME is a job,\nits periods that are pending or running and its last finished one.\nNAME is required: the store has no list of names.\n\nWith --observe D, status watches the record for D on this process's own clock\nand reports when it last saw a renewal and the lease remaining as seen from\nhere: no store or wall clock is compared. A contender decides the same way.\n\nExit status 1 with \"store unavailable\" when the store cannot decide (an\netcd cluster without a quorum): degraded mode, nobody can lead until it is back.")
-	storeURL := fs.String("store", storeFromEnv(), storeUsage)
+	storeURL := storeFlag(fs)
 	asJSON := fs.Bool("json", false, "print JSON")
 	observeFor := fs.Duration("observe", 0, "watch the record for this long and report the lease remaining as seen by this process (0: do not watch)")
 	pos, done, code := e.parseMixed(fs, args)

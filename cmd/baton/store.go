@@ -1,8 +1,10 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"strings"
@@ -11,24 +13,89 @@ import (
 	"github.com/batonhq/baton/store/storeurl"
 )
 
-// storeFromEnv returns BATON_STORE, or the default store URL when it is
-// unset or empty: the default of every --store flag.
-func storeFromEnv() string {
-	if s := os.Getenv("BATON_STORE"); s != "" {
-		return s
-	}
-	return storeurl.Default
+// storeUsage is the --store flag's help text.
+const storeUsage = "store `URL`: sqlite:PATH (one host), postgres://USER@HOST/DB, etcd://HOST:PORT[,HOST:PORT], or mem: (in-process, for tests); " +
+	"default $BATON_STORE, else sqlite:baton.db. Keep a password out of it: PostgreSQL reads $PGPASSWORD and ~/.pgpass, or use --store-file"
+
+// storeFileUsage is the --store-file flag's help text.
+const storeFileUsage = "read the store URL from the first line of `PATH` (make it readable by baton's user only), so that a password never appears " +
+	"on the command line or in ps; also $BATON_STORE_FILE"
+
+// storeFlag registers --store and --store-file on fs and returns where the
+// store URL lands: empty when neither is given, meaning the environment's
+// ($BATON_STORE_FILE, $BATON_STORE) or the default, resolved by
+// env.openStore. The default shown by --help never contains a URL, so that
+// a password in the environment never reaches the help text.
+func storeFlag(fs *flag.FlagSet) *string {
+	p := new(string)
+	storeFlagVar(fs, p)
+	return p
 }
 
-// storeUsage is the --store flag's help text.
-const storeUsage = "store URL: sqlite:PATH (one host), postgres://USER@HOST/DB, etcd://HOST:PORT[,HOST:PORT], or mem: (in-process, for tests); also from $BATON_STORE"
+// storeFlagVar is storeFlag with the URL stored in p.
+func storeFlagVar(fs *flag.FlagSet, p *string) {
+	fs.StringVar(p, "store", "", storeUsage)
+	fs.Func("store-file", storeFileUsage, func(path string) error {
+		u, err := readStoreFile(path)
+		if err != nil {
+			return err
+		}
+		*p = u
+		return nil
+	})
+}
 
-// openStore opens the store named by url. A malformed URL, and a store that
-// cannot be opened or read (nothing was written), are usage errors: the fix
-// is in the caller's hands. An etcd cluster that answers but cannot decide
-// (no quorum) is not: it fails with the degraded-mode message of
-// unavailable (exit 1).
+// readStoreFile returns the first non-empty line of the file at path,
+// trimmed: the store URL.
+func readStoreFile(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", fmt.Errorf("cannot read the store URL: %w", err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if line := strings.TrimSpace(sc.Text()); line != "" {
+			return line, nil
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return "", fmt.Errorf("cannot read the store URL from %s: %w", path, err)
+	}
+	return "", fmt.Errorf("%s holds no store URL; write one on its first line, e.g. postgres://baton:PASSWORD@db.internal/baton", path)
+}
+
+// resolveStoreURL returns url, or when it is empty the store URL of the
+// environment: the first line of $BATON_STORE_FILE, else $BATON_STORE,
+// else the default.
+func resolveStoreURL(url string) (string, error) {
+	if url != "" {
+		return url, nil
+	}
+	if path := os.Getenv("BATON_STORE_FILE"); path != "" {
+		u, err := readStoreFile(path)
+		if err != nil {
+			return "", usagef("$BATON_STORE_FILE: %v", err)
+		}
+		return u, nil
+	}
+	if s := os.Getenv("BATON_STORE"); s != "" {
+		return s, nil
+	}
+	return storeurl.Default, nil
+}
+
+// openStore opens the store named by url (see resolveStoreURL). A
+// malformed URL, and a store that cannot be opened or read (nothing was
+// written), are usage errors: the fix is in the caller's hands. An etcd
+// cluster that answers but cannot decide (no quorum) is not: it fails with
+// the degraded-mode message of unavailable (exit 1). No error names the
+// URL with its password.
 func openStore(ctx context.Context, url string) (store.Store, error) {
+	url, err := resolveStoreURL(url)
+	if err != nil {
+		return nil, err
+	}
 	st, err := storeurl.Open(ctx, url)
 	switch {
 	case errors.Is(err, storeurl.ErrURL):
@@ -36,7 +103,7 @@ func openStore(ctx context.Context, url string) (store.Store, error) {
 	case errors.Is(err, store.ErrUnavailable) && isEtcd(url):
 		return nil, unavailable(url, err)
 	case err != nil:
-		return nil, usagef("cannot open store %s: %v", url, err)
+		return nil, usagef("cannot open store %s: %v", storeurl.Redact(url), err)
 	}
 	return st, nil
 }
@@ -49,9 +116,12 @@ func isEtcd(url string) bool { return strings.HasPrefix(strings.ToLower(url), "e
 // write can commit, so no leader can renew or take over and nobody acts
 // until the store is back. The result wraps err.
 func unavailable(url string, err error) error {
+	if url == "" {
+		url, _ = resolveStoreURL(url)
+	}
 	hint := ""
 	if isEtcd(url) {
 		hint = " (no quorum?)"
 	}
-	return fmt.Errorf("store unavailable: %s: %w%s: nobody can lead until it is back (degraded mode)", url, err, hint)
+	return fmt.Errorf("store unavailable: %s: %w%s: nobody can lead until it is back (degraded mode)", storeurl.Redact(url), err, hint)
 }

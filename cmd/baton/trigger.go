@@ -11,7 +11,7 @@ import (
 
 func runTrigger(ctx context.Context, e *env, args []string) int {
 	fs := e.newFlagSet("trigger", "trigger [--store URL] [--period KEY] JOB\n\nWrites a pending run of JOB to the ledger; the leader of JOB runs it (at once\nfor a key in the past, else when its time comes). It needs no leader: the\nrow waits in the store until one exists. Triggering a failed or skipped\nperiod runs it again (the leader sees such a re-run within a minute); a done\nperiod is refused (exit 1).")
-	storeURL := fs.String("store", storeFromEnv(), storeUsage)
+	storeURL := storeFlag(fs)
 	period := fs.String("period", "", "the period key, e.g. 2026-01-02T15:04:05Z (default: now, to the second, in UTC)")
 	pos, done, code := e.parseMixed(fs, args)
 	if done {

@@ -1,0 +1,129 @@
+package main
+
+import (
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/batonhq/baton/internal/pgtest"
+)
+
+// secret is the password of every store URL in these tests.
+const secret = "S3cretPassw0rd"
+
+// checkNoSecret fails t if any output contains the password.
+func checkNoSecret(t *testing.T, what string, outputs ...string) {
+	t.Helper()
+	for _, o := range outputs {
+		if strings.Contains(o, secret) {
+			t.Errorf("%s printed the password:\n%s", what, o)
+		}
+	}
+}
+
+// No output of baton contains a store password: errors opening a store
+// (unreachable, misspelt scheme, bad parameters), help texts with the URL in
+// the environment, and a real run against PostgreSQL with status, history
+// and runs afterwards, in text and JSON.
+func TestNoPasswordInOutput(t *testing.T) {
+	for _, args := range [][]string{
+		{"status", "--store", "postgres://baton:" + secret + "@127.0.0.1:1/db?connect_timeout=2", "eod"},
+		{"status", "--store", "postgress://u:" + secret + "@127.0.0.1:1/db", "eod"},
+		{"status", "--store", "postgres://u:" + secret + "@127.0.0.1:1/db?schema=a&schema=b", "eod"},
+		{"status", "--store", "postgres://u:" + secret + "@127.0.0.1:port/db", "eod"},
+		{"history", "--store", "postgres://u@127.0.0.1:1/db?password=" + secret + "&connect_timeout=2", "eod"},
+		{"runs", "--store", "etcd://u:" + secret + "@127.0.0.1:1", "eod"},
+		{"trigger", "--store", "postgres://u:" + secret + "@[::1/db", "eod"},
+	} {
+		code, out, errb := runBaton(t, args...)
+		if code == exitOK {
+			t.Errorf("baton %s: exit 0", strings.Join(args, " "))
+		}
+		checkNoSecret(t, "baton "+strings.Join(args, " "), out, errb)
+		t.Logf("baton %s: %s", args[0], strings.TrimSpace(errb))
+	}
+	t.Setenv("BATON_STORE", "postgres://baton:"+secret+"@127.0.0.1:1/db")
+	for _, cmd := range []string{"run", "status", "history", "runs", "trigger", "resign", "transfer"} {
+		_, out, errb := runBaton(t, cmd, "--help")
+		checkNoSecret(t, "baton "+cmd+" --help", out, errb)
+	}
+	code, out, errb := runBaton(t, "status", "eod")
+	if code == exitOK {
+		t.Error("status with an unreachable store in $BATON_STORE: exit 0")
+	}
+	checkNoSecret(t, "baton status with $BATON_STORE", out, errb)
+}
+
+// The same against a real server, the password given in the URL, through
+// --store-file and through $BATON_STORE_FILE.
+func TestNoPasswordInOutputPostgres(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts real processes")
+	}
+	u, err := url.Parse(pgtest.Start(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.User = url.UserPassword(u.User.Username(), secret) // the test server trusts local connections
+	storeURL := u.String()
+	file := filepath.Join(t.TempDir(), "store-url")
+	if err := os.WriteFile(file, []byte(storeURL+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	cmd, out, errb := startBaton(t, "run", "--store-file", file, "--node", "n1", "--lease", "3s", "--every", "1s",
+		"billing", "--", "sh", "-c", `echo "period=$BATON_PERIOD token=$BATON_TOKEN"`)
+	time.Sleep(2500 * time.Millisecond)
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("baton run: %v\nstderr:\n%s", err, errb.String())
+	}
+	if !strings.Contains(out.String(), "token=1") {
+		t.Errorf("baton run --store-file ran nothing:\nstdout:\n%s\nstderr:\n%s", out, errb)
+	}
+	checkNoSecret(t, "baton run", out.String(), errb.String())
+
+	for _, args := range [][]string{
+		{"status", "--store", storeURL, "billing"},
+		{"status", "--store", storeURL, "--json", "billing"},
+		{"history", "--store-file", file, "billing"},
+		{"history", "--store-file", file, "--json", "billing"},
+		{"runs", "--store", storeURL, "billing"},
+		{"runs", "--store", storeURL, "--json", "billing"},
+		{"status", "--store", storeURL + "&schema=x&schema=y", "billing"},
+		{"status", "--store", strings.Replace(storeURL, "postgres", "postgress", 1), "billing"},
+	} {
+		code, out, errb := runBaton(t, args...)
+		checkNoSecret(t, "baton "+strings.Join(args, " "), out, errb)
+		if code == exitOK && args[0] == "history" && !strings.Contains(out, "acquired") {
+			t.Errorf("baton %s printed no acquisition:\n%s", strings.Join(args, " "), out)
+		}
+	}
+	t.Setenv("BATON_STORE_FILE", file)
+	code, sout, serr := runBaton(t, "runs", "billing")
+	if code != exitOK || !strings.Contains(sout, "done") {
+		t.Errorf("runs with $BATON_STORE_FILE: exit %d\n%s%s", code, sout, serr)
+	}
+	checkNoSecret(t, "baton runs with $BATON_STORE_FILE", sout, serr)
+}
+
+// --store-file refuses a missing or empty file with one line.
+func TestStoreFileErrors(t *testing.T) {
+	empty := filepath.Join(t.TempDir(), "empty")
+	os.WriteFile(empty, nil, 0o600)
+	for _, args := range [][]string{
+		{"status", "--store-file", filepath.Join(t.TempDir(), "missing"), "x"},
+		{"status", "--store-file", empty, "x"},
+	} {
+		code, _, errb := runBaton(t, args...)
+		if code != exitUsage || strings.Count(strings.TrimSpace(errb), "\n") != 0 {
+			t.Errorf("baton %s: exit %d, stderr %q; want exit 2 and one line", strings.Join(args, " "), code, errb)
+		}
+	}
+}
