@@ -42,6 +42,9 @@ func New(st store.Store, name string, opts ...Option) (*Elector, error) {
 	if name == "" {
 		return nil, errors.New("baton: election name must not be empty")
 	}
+	if err := store.CheckName(name); err != nil {
+		return nil, fmt.Errorf("baton: election name: %w", err)
+	}
 	cfg, err := newConfig(opts)
 	if err != nil {
 		return nil, err

@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"os"
 	"time"
+
+	"github.com/batonhq/baton/store"
 )
 
 // Defaults. The lease bounds how long a dead leader blocks the work
@@ -25,6 +27,41 @@ const (
 	// store cannot notify it (it is capped at a fifth of the lease).
 	DefaultPoll = time.Second
 )
+
+// Bounds on the timing options. A lease shorter than MinLease flaps on any
+// real machine (a scheduling hiccup outlasts it); intervals shorter than
+// MinInterval would spin on the store.
+const (
+	// MinLease is the shortest lease New accepts.
+	MinLease = 50 * time.Millisecond
+	// MinInterval is the shortest renew, poll and retry interval New
+	// accepts.
+	MinInterval = time.Millisecond
+)
+
+// OptionError is the error of an invalid option. Option is named as baton
+// run's flag is (lease, renew, clock-margin, poll, retry, node), so that a
+// command can say which flag to fix.
+type OptionError struct {
+	Option string // the option's name
+	Got    string // the value given
+	Want   string // what is allowed
+}
+
+func (e *OptionError) Error() string {
+	return fmt.Sprintf("baton: invalid %s %s; want %s", e.Option, e.Got, e.Want)
+}
+
+func optErr(option string, got any, want string, a ...any) error {
+	return &OptionError{Option: option, Got: fmt.Sprint(got), Want: fmt.Sprintf(want, a...)}
+}
+
+// CheckOptions validates opts as New does, without a store: a command can
+// refuse bad flags before it opens anything. The error is an *OptionError.
+func CheckOptions(opts ...Option) error {
+	_, err := newConfig(opts)
+	return err
+}
 
 // Option configures an Elector.
 type Option func(*config)
@@ -52,27 +89,30 @@ func WithNode(id string) Option { return func(c *config) { c.node = id } }
 // incarnation and never inherits the old one's lease.
 func WithIncarnation(id string) Option { return func(c *config) { c.incarnation = id } }
 
-// WithLease sets the lease duration (default DefaultLease).
+// WithLease sets the lease duration (default DefaultLease, at least
+// MinLease).
 func WithLease(d time.Duration) Option { return func(c *config) { c.lease = d } }
 
-// WithRenew sets the renew interval, which must be shorter than the lease
-// (default a third of the lease).
+// WithRenew sets the renew interval, at least MinInterval and at most half
+// the lease (default a third of the lease).
 func WithRenew(d time.Duration) Option {
 	return func(c *config) { c.renew, c.renewSet = d, true }
 }
 
-// WithClockMargin sets the clock uncertainty e (default DefaultMargin). A
-// contender takes over only after the record stayed unchanged for
-// lease + 2e on its own clock.
+// WithClockMargin sets the clock uncertainty e (default DefaultMargin),
+// less than the lease. A contender takes over only after the record
+// stayed unchanged for lease + 2e on its own clock.
 func WithClockMargin(e time.Duration) Option { return func(c *config) { c.margin = e } }
 
 // WithPoll sets how often a contender re-reads the record (default
-// DefaultPoll, at most a fifth of the lease). Stores that notify changes
+// DefaultPoll, at most a fifth of the lease; when set, between MinInterval
+// and half the lease). Stores that notify changes
 // (store.Watcher) wake contenders sooner.
 func WithPoll(d time.Duration) Option { return func(c *config) { c.poll, c.pollSet = d, true } }
 
 // WithRetry sets how soon a failed renewal is retried (default the poll
-// interval, at most a tenth of the lease).
+// interval, at most a tenth of the lease; when set, between MinInterval and
+// half the lease).
 func WithRetry(d time.Duration) Option { return func(c *config) { c.retry, c.retrySet = d, true } }
 
 // WithClock sets the clock (default RealClock).
@@ -87,32 +127,37 @@ func newConfig(opts []Option) (config, error) {
 	for _, o := range opts {
 		o(&c)
 	}
-	if c.lease <= 0 {
-		return c, fmt.Errorf("baton: lease must be positive, got %v", c.lease)
+	if c.lease < MinLease {
+		return c, optErr("lease", c.lease, "at least %v (a shorter lease flaps: any pause outlasts it)", MinLease)
 	}
 	if !c.renewSet {
 		c.renew = c.lease / 3
 	}
-	if c.renew <= 0 || c.renew >= c.lease {
-		return c, fmt.Errorf("baton: renew interval must be positive and shorter than the lease (%v), got %v", c.lease, c.renew)
+	if c.renew < MinInterval || c.renew > c.lease/2 {
+		return c, optErr("renew", c.renew, "between %v and half the lease (%v), so that a failed renewal is retried before the lease runs out", MinInterval, c.lease/2)
 	}
-	if c.margin < 0 {
-		return c, fmt.Errorf("baton: clock margin must not be negative, got %v", c.margin)
+	if c.margin < 0 || c.margin >= c.lease {
+		return c, optErr("clock-margin", c.margin, "0 or more and less than the lease (%v)", c.lease)
 	}
 	if !c.pollSet {
 		c.poll = min(DefaultPoll, c.lease/5)
 	}
-	if c.poll <= 0 {
-		return c, fmt.Errorf("baton: poll interval must be positive, got %v", c.poll)
+	if c.poll < MinInterval || c.poll > c.lease/2 {
+		return c, optErr("poll", c.poll, "between %v and half the lease (%v)", MinInterval, c.lease/2)
 	}
 	if !c.retrySet {
-		c.retry = min(c.poll, c.lease/10)
+		c.retry = max(min(c.poll, c.lease/10), MinInterval)
 	}
-	if c.retry <= 0 {
-		return c, fmt.Errorf("baton: retry interval must be positive, got %v", c.retry)
+	if c.retry < MinInterval || c.retry > c.lease/2 {
+		return c, optErr("retry", c.retry, "between %v and half the lease (%v)", MinInterval, c.lease/2)
 	}
 	if c.clock == nil {
-		return c, fmt.Errorf("baton: clock must not be nil")
+		return c, optErr("clock", "nil", "a Clock (RealClock{} by default)")
+	}
+	if c.node != "" {
+		if err := store.CheckName(c.node); err != nil {
+			return c, optErr("node", fmt.Sprintf("%q", c.node), "printable characters only")
+		}
 	}
 	if c.node == "" {
 		host, err := os.Hostname()

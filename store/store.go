@@ -23,7 +23,10 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Sentinel errors. Backends wrap them with %w and detail; callers test with
@@ -71,6 +74,31 @@ var (
 // busy) are worth retrying; permanent ones end a term and a process.
 func Permanent(err error) bool {
 	return errors.Is(err, ErrReplaced) || errors.Is(err, ErrCorrupt) || errors.Is(err, ErrSchema)
+}
+
+// MaxNameLen is the longest election or job name, in bytes.
+const MaxNameLen = 200
+
+// CheckName returns an error wrapping ErrInvalid unless name can be an
+// election or job name: not empty, at most MaxNameLen bytes of valid UTF-8,
+// printable characters only (no control characters, no newlines), so that
+// every output prints it as given. Every backend refuses writes of other
+// names.
+func CheckName(name string) error {
+	switch {
+	case name == "":
+		return fmt.Errorf("%w: empty name", ErrInvalid)
+	case len(name) > MaxNameLen:
+		return fmt.Errorf("%w: name of %d bytes; at most %d", ErrInvalid, len(name), MaxNameLen)
+	case !utf8.ValidString(name):
+		return fmt.Errorf("%w: name %q is not valid UTF-8", ErrInvalid, name)
+	}
+	for _, r := range name {
+		if !unicode.IsPrint(r) {
+			return fmt.Errorf("%w: name %q contains the unprintable character %U; use printable characters only", ErrInvalid, name, r)
+		}
+	}
+	return nil
 }
 
 // Store is the shared durable record. Implementations must be safe for

@@ -7,7 +7,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/model"
+	"github.com/batonhq/baton/store"
 )
 
 // intList is a flag.Value holding a comma-separated list of integers such as
@@ -63,6 +65,10 @@ func asUsage(err error) error {
 	if errors.As(err, &fe) {
 		return usagef("invalid --%s %s; want %s", fe.Field, fe.Got, fe.Want)
 	}
+	var oe *baton.OptionError
+	if errors.As(err, &oe) {
+		return usagef("invalid --%s %s; want %s", oe.Option, oe.Got, oe.Want)
+	}
 	return err
 }
 
@@ -93,5 +99,17 @@ func oneName(pos []string, what string) (string, error) {
 	case pos[0] == "":
 		return "", usagef("%s must not be empty", what)
 	}
+	if err := checkName(what, pos[0]); err != nil {
+		return "", err
+	}
 	return pos[0], nil
+}
+
+// checkName returns a usage error unless name is a valid election or job
+// name (printable characters only; see store.CheckName).
+func checkName(what, name string) error {
+	if err := store.CheckName(name); err != nil {
+		return usagef("invalid %s: %v", what, err)
+	}
+	return nil
 }

@@ -115,6 +115,14 @@ func runRun(ctx context.Context, e *env, args []string) int {
 		if c.margin < 0 {
 			return usagef("invalid --clock-margin %v; want 0 or more", c.margin)
 		}
+		// The library's bounds (minimum lease and intervals, margin below
+		// the lease, a printable job name), reported as flags.
+		if err := baton.CheckOptions(baton.WithLease(c.lease), baton.WithRenew(c.renew), baton.WithClockMargin(c.margin)); err != nil {
+			return asUsage(err)
+		}
+		if err := checkName("JOB", c.job.Name); err != nil {
+			return err
+		}
 		if !set["grace"] {
 			c.grace = min(c.grace, (c.lease-c.renew)/2)
 		}

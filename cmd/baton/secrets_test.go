@@ -127,3 +127,28 @@ func TestStoreFileErrors(t *testing.T) {
 		}
 	}
 }
+
+// Timing flags outside the library's bounds and job names with control
+// characters are refused with one line naming the flag or the argument.
+func TestRunBounds(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--renew", "1ns"}, "--renew"},
+		{[]string{"--lease", "10ms"}, "--lease"},
+		{[]string{"--clock-margin", "10s", "--lease", "1s"}, "--clock-margin"},
+	} {
+		args := append(append([]string{"run", "--store", "mem:"}, tc.args...), "j", "--", "true")
+		code, _, errb := runBaton(t, args...)
+		checkOneLine(t, args, code, errb, tc.want)
+	}
+	for _, name := range []string{"bad\nname", "bell\a", "esc\x1b[31m"} {
+		args := []string{"run", "--store", "mem:", "--every", "1s", name, "--", "true"}
+		code, _, errb := runBaton(t, args...)
+		checkOneLine(t, args, code, errb, "invalid JOB")
+		args = []string{"status", "--store", "mem:", name}
+		code, _, errb = runBaton(t, args...)
+		checkOneLine(t, args, code, errb, "unprintable")
+	}
+}

@@ -15,6 +15,9 @@ func CheckSwap(cur store.Record, s store.Swap) error {
 	if s.Record.Name == "" {
 		return fmt.Errorf("%w: empty record name", store.ErrInvalid)
 	}
+	if err := store.CheckName(s.Record.Name); err != nil {
+		return fmt.Errorf("election record: %w", err)
+	}
 	if cur.Version != s.Expect {
 		return fmt.Errorf("%w: %q is at version %d, expected %d", store.ErrConflict, s.Record.Name, cur.Version, s.Expect)
 	}
@@ -35,6 +38,9 @@ func CheckRunSwap(cur store.Run, s store.RunSwap, electionToken uint64) error {
 	r := s.Run
 	if r.Job == "" || r.Period == "" {
 		return fmt.Errorf("%w: a run needs a job and a period", store.ErrInvalid)
+	}
+	if err := store.CheckName(r.Job); err != nil {
+		return fmt.Errorf("run of job: %w", err)
 	}
 	if cur.Version != s.Expect {
 		return fmt.Errorf("%w: run %s/%s is at version %d, expected %d", store.ErrConflict, r.Job, r.Period, cur.Version, s.Expect)
