@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton/internal/pgtest"
+	"github.com/batonhq/baton/internal/sqlitetest"
 )
 
 // secret is the password of every store URL in these tests.
@@ -151,4 +152,24 @@ func TestRunBounds(t *testing.T) {
 		code, _, errb = runBaton(t, args...)
 		checkOneLine(t, args, code, errb, "unprintable")
 	}
+}
+
+// baton run on a store with a corrupt ledger page exits 1 at once with one
+// line naming the store and the problem, and runs nothing.
+func TestRunCorruptStore(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "baton.db")
+	sqlitetest.CorruptLedger(t, path, "billing")
+	marker := filepath.Join(dir, "ran")
+	start := time.Now()
+	args := []string{"run", "--store", "sqlite:" + path, "--every", "1s", "billing", "--", "touch", marker}
+	code, _, errb := runBaton(t, args...)
+	took := time.Since(start)
+	if code != exitFailure || strings.Count(strings.TrimSpace(errb), "\n") != 0 || !strings.Contains(errb, path) || !strings.Contains(errb, "corrupt") {
+		t.Fatalf("baton %s: exit %d, stderr %q; want exit 1 and one line naming the store and the problem", strings.Join(args, " "), code, errb)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Error("the command ran on a corrupt store")
+	}
+	t.Logf("exit %d after %v: %s", code, took.Round(time.Millisecond), strings.TrimSpace(errb))
 }

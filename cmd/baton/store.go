@@ -89,8 +89,9 @@ func resolveStoreURL(url string) (string, error) {
 // malformed URL, and a store that cannot be opened or read (nothing was
 // written), are usage errors: the fix is in the caller's hands. An etcd
 // cluster that answers but cannot decide (no quorum) is not: it fails with
-// the degraded-mode message of unavailable (exit 1). No error names the
-// URL with its password.
+// the degraded-mode message of unavailable (exit 1), and neither is a
+// damaged store (store.ErrCorrupt: exit 1). No error names the URL with its
+// password.
 func openStore(ctx context.Context, url string) (store.Store, error) {
 	url, err := resolveStoreURL(url)
 	if err != nil {
@@ -102,6 +103,9 @@ func openStore(ctx context.Context, url string) (store.Store, error) {
 		return nil, usagef("%v", err)
 	case errors.Is(err, store.ErrUnavailable) && isEtcd(url):
 		return nil, unavailable(url, err)
+	case errors.Is(err, store.ErrCorrupt), errors.Is(err, store.ErrReplaced):
+		// Not the caller's input: the store is damaged (exit 1).
+		return nil, fmt.Errorf("store %s is unusable: %w", storeurl.Redact(url), err)
 	case err != nil:
 		return nil, usagef("cannot open store %s: %v", storeurl.Redact(url), err)
 	}

@@ -1,15 +1,14 @@
 package sqlite_test
 
 import (
-	"bytes"
 	"database/sql"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/batonhq/baton/internal/sqlitetest"
 	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/store/sqlite"
 )
@@ -108,56 +107,15 @@ func TestFileModes(t *testing.T) {
 	}
 }
 
-// A corrupt page in the ledger is ErrCorrupt, a permanent error naming the
-// file, not ErrUnavailable.
+// A store with a corrupt page in the ledger is refused at Open with
+// ErrCorrupt, a permanent error naming the file on one line, not
+// ErrUnavailable.
 func TestCorruptPage(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "baton.db")
-	s := open(t, path)
-	corruptLedger(t, s, path)
-	s = open(t, path)
-	_, err := s.Runs(ctx(t), "billing", "", 0)
-	if !errors.Is(err, store.ErrCorrupt) || !store.Permanent(err) || !strings.Contains(err.Error(), path) {
-		t.Fatalf("Runs on a corrupt ledger: %v, want ErrCorrupt naming %s", err, path)
+	sqlitetest.CorruptLedger(t, path, "billing")
+	_, err := sqlite.Open(ctx(t), path)
+	if !errors.Is(err, store.ErrCorrupt) || !store.Permanent(err) || !strings.Contains(err.Error(), path) || strings.Contains(err.Error(), "\n") {
+		t.Fatalf("Open of a corrupt store: %v, want ErrCorrupt naming %s on one line", err, path)
 	}
 	t.Logf("%v", err)
-}
-
-// corruptLedger fills the ledger of job billing with enough rows to span
-// many pages, closes s, and overwrites the file's last pages (ledger rows
-// only: the tables' root pages come first) with garbage.
-func corruptLedger(t *testing.T, s *sqlite.Store, path string) {
-	t.Helper()
-	out := strings.Repeat("x", 2000)
-	for i := range 200 {
-		r := store.Run{Job: "billing", Period: fmt.Sprintf("2026-01-01T00:%02d:%02dZ", i/60, i%60), State: store.Done, Token: 1, Output: out}
-		if _, err := s.SwapRun(ctx(t), store.RunSwap{Run: r}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(path + "-wal"); err == nil {
-		t.Fatalf("the WAL survived Close: the corruption would not reach the ledger")
-	}
-	f, err := os.OpenFile(path, os.O_RDWR, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		t.Fatal(err)
-	}
-	const page = 4096
-	pages := fi.Size() / page
-	if pages < 40 {
-		t.Fatalf("the store has %d pages; want the ledger to span many", pages)
-	}
-	garbage := bytes.Repeat([]byte{0xA5}, page)
-	for p := pages / 2; p < pages; p++ {
-		if _, err := f.WriteAt(garbage, p*page); err != nil {
-			t.Fatal(err)
-		}
-	}
 }

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/batonhq/baton/store"
 )
@@ -126,6 +127,11 @@ func (s *Store) init(ctx context.Context) error {
 	if err := s.db.QueryRowContext(ctx, `PRAGMA journal_mode`).Scan(&mode); err != nil {
 		return s.fail(ctx, op, err)
 	}
+	if found {
+		if err := s.quickCheck(ctx); err != nil {
+			return err
+		}
+	}
 	if found && mode == "wal" {
 		// A baton store already: opening it takes no lock, so a process
 		// frozen inside a write elsewhere does not stop this one opening
@@ -156,6 +162,22 @@ func (s *Store) init(ctx context.Context) error {
 		return err
 	}
 	return s.loadStoreID(ctx)
+}
+
+// quickCheck runs SQLite's quick_check on an existing store, so that a
+// damaged file is refused at Open with store.ErrCorrupt rather than found
+// page by page later (a leader elected on it would renew and run nothing).
+// It reads every page once: milliseconds for a store of a few megabytes.
+func (s *Store) quickCheck(ctx context.Context) error {
+	var res string
+	if err := s.db.QueryRowContext(ctx, `PRAGMA quick_check(1)`).Scan(&res); err != nil {
+		return s.fail(ctx, "open", err)
+	}
+	if res != "ok" {
+		res = strings.Join(strings.Fields(strings.ReplaceAll(res, "***", "")), " ")
+		return fmt.Errorf("sqlite: open: %w: %s is damaged (quick_check: %s); restore it from a backup (see baton store floor) or move it away", store.ErrCorrupt, s.path, res)
+	}
+	return nil
 }
 
 // loadStoreID reads the store id, writing one first if the store has none.
