@@ -82,3 +82,34 @@ func TestCampaignStopsOnPermanentError(t *testing.T) {
 		}
 	})
 }
+
+// After a restore, the token floor makes the next term's token higher than
+// any the lost store handed out; it never lowers a token.
+func TestRaiseTokenFloor(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st := memstore.New() // the restored store: it never saw tokens above 0
+		rec, err := baton.RaiseTokenFloor(t.Context(), st, "billing", 41)
+		if err != nil || rec.Token != 41 || !rec.Free() {
+			t.Fatalf("RaiseTokenFloor: %+v, %v", rec, err)
+		}
+		term := mustCampaign(t, newElector(t, st, "a"))
+		if term.Token() != 42 {
+			t.Fatalf("token after the floor 41: %d, want 42", term.Token())
+		}
+		// A lower floor changes nothing; a floor under a leader deposes it.
+		if rec, err := baton.RaiseTokenFloor(t.Context(), st, "billing", 10); err != nil || rec.Token != 42 {
+			t.Fatalf("lower floor: %+v, %v", rec, err)
+		}
+		if _, err := baton.RaiseTokenFloor(t.Context(), st, "billing", 100); err != nil {
+			t.Fatal(err)
+		}
+		<-term.Done()
+		if !errors.Is(term.Err(), baton.ErrDeposed) {
+			t.Fatalf("leader under a raised floor: %v, want ErrDeposed", term.Err())
+		}
+		evs, _ := st.History(t.Context(), "billing", 0, 0)
+		if len(evs) == 0 || evs[0].Kind != store.FloorRaised {
+			t.Fatalf("history %+v, want the floor first", evs)
+		}
+	})
+}

@@ -211,6 +211,10 @@ const (
 	Transferred EventKind = "transferred"
 	// TransferRequested: an operator asked the holder to hand over.
 	TransferRequested EventKind = "transfer-requested"
+	// FloorRaised: an operator raised the token (baton store floor), after
+	// a restore, so that the next term's token is above any handed out
+	// before.
+	FloorRaised EventKind = "token-floor-raised"
 )
 
 // Event is one entry of the election log.

@@ -65,6 +65,7 @@ func commands() []command {
 		{name: "trigger", summary: "ask for a run of a job now (durable: needs no leader)", run: runTrigger},
 		{name: "resign", summary: "ask the leader of a name to resign (guarded by its token)", run: runResign},
 		{name: "transfer", summary: "ask the leader of a name to hand over to a node (guarded by its token)", run: runTransfer},
+		{name: "store", summary: "operations on the store: floor raises a name's token after a restore", run: runStoreCmd},
 		{name: "drill", summary: "the lesson's experiment on the real implementation, under faults", run: runDrill},
 		{name: "sim", summary: "seeded random fault schedules on a virtual cluster, every run checked", run: runSim},
 		{name: "model", summary: "the lesson's round model: run, measure, cost, scan", run: runModel},

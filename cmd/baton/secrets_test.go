@@ -173,3 +173,31 @@ func TestRunCorruptStore(t *testing.T) {
 	}
 	t.Logf("exit %d after %v: %s", code, took.Round(time.Millisecond), strings.TrimSpace(errb))
 }
+
+// baton store floor raises a name's token and never lowers it.
+func TestStoreFloor(t *testing.T) {
+	url := "sqlite:" + filepath.Join(t.TempDir(), "baton.db")
+	code, out, errb := runBaton(t, "store", "floor", "--store", url, "billing", "41")
+	if code != exitOK || !strings.Contains(out, "next leader gets token 42") {
+		t.Fatalf("store floor: exit %d\n%s%s", code, out, errb)
+	}
+	code, out, _ = runBaton(t, "store", "floor", "--store", url, "billing", "7")
+	if code != exitOK || !strings.Contains(out, "nothing written") {
+		t.Fatalf("lower floor: exit %d\n%s", code, out)
+	}
+	code, out, _ = runBaton(t, "history", "--store", url, "billing")
+	if code != exitOK || !strings.Contains(out, "token-floor-raised") {
+		t.Fatalf("history after a floor: exit %d\n%s", code, out)
+	}
+	for _, args := range [][]string{
+		{"store", "--store", url},
+		{"store", "wipe", "--store", url},
+		{"store", "floor", "--store", url, "billing"},
+		{"store", "floor", "--store", url, "billing", "0"},
+		{"store", "floor", "--store", url, "billing", "-3"},
+		{"store", "floor", "--store", url, "bad\nname", "3"},
+	} {
+		code, _, errb := runBaton(t, args...)
+		checkOneLine(t, args, code, errb)
+	}
+}

@@ -1,0 +1,62 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	"github.com/batonhq/baton"
+)
+
+// runStoreCmd implements 'baton store': operations on the store itself.
+func runStoreCmd(ctx context.Context, e *env, args []string) int {
+	const synopsis = "store floor [--store URL] NAME TOKEN\n\n" +
+		"floor raises the fencing token of NAME to TOKEN, so that its next leader gets\n" +
+		"a token above TOKEN. Run it after restoring a store from a backup, or after a\n" +
+		"store was lost and created afresh, for every name, with TOKEN the highest token\n" +
+		"the old store handed out (from baton history before the loss, a fenced\n" +
+		"resource's last accepted token, or BATON_TOKEN in the leader's logs). A token\n" +
+		"is never lowered. A leader holding NAME meanwhile is deposed at its next\n" +
+		"renewal: stop the nodes of NAME first if a takeover matters.\n\n" +
+		"Flags may also follow the arguments."
+	fs := e.newFlagSet("store", synopsis)
+	storeURL := storeFlag(fs)
+	pos, done, code := e.parseMixed(fs, args)
+	if done {
+		return code
+	}
+	if len(pos) == 0 || pos[0] != "floor" {
+		got := "nothing"
+		if len(pos) > 0 {
+			got = strconv.Quote(pos[0])
+		}
+		return e.fail("store", usagef("unknown store operation %s; want: baton store floor NAME TOKEN", got))
+	}
+	if len(pos) != 3 {
+		return e.fail("store", usagef("want: baton store floor NAME TOKEN"))
+	}
+	name := pos[1]
+	if err := checkName("NAME", name); err != nil {
+		return e.fail("store", err)
+	}
+	floor, err := strconv.ParseUint(pos[2], 10, 64)
+	if err != nil || floor == 0 {
+		return e.fail("store", usagef("invalid TOKEN %q; want a positive integer", pos[2]))
+	}
+	st, err := e.openStore(ctx, *storeURL)
+	if err != nil {
+		return e.fail("store", err)
+	}
+	defer st.Close()
+	before, _ := st.Get(ctx, name)
+	rec, err := baton.RaiseTokenFloor(ctx, st, name, floor)
+	if err != nil {
+		return e.fail("store", err)
+	}
+	if before.Version != 0 && before.Token >= floor {
+		fmt.Fprintf(e.stdout, "%s is at token %d already, not below %d: nothing written\n", name, rec.Token, floor)
+		return exitOK
+	}
+	fmt.Fprintf(e.stdout, "%s: token floor raised to %d; its next leader gets token %d\n", name, rec.Token, rec.Token+1)
+	return exitOK
+}
