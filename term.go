@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/batonhq/baton/fence"
 	"github.com/batonhq/baton/internal/election"
 )
 
@@ -111,6 +112,15 @@ func (t *Term) Resign(ctx context.Context) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// SignedToken returns the term's token and its signature under k (see
+// fence.Key): what a leader sends to a resource that authenticates tokens
+// (fence.NewSignedGuard, fence.SetSignedHeaders, fence.CheckSignedTx,
+// pgfence.CheckSigned). baton run hands the signature to its command as
+// BATON_TOKEN_SIG.
+func (t *Term) SignedToken(k *fence.Key) (token uint64, sig string) {
+	return t.token, k.Sign(t.name, t.token)
 }
 
 var _ slog.LogValuer = (*Term)(nil)

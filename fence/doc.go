@@ -35,6 +35,28 @@
 //     token travel in environment variables, and the command passes them on
 //     to the resources it writes.
 //
+// # Authenticated tokens
+//
+// A resource given a Key (NewSignedGuard, Dialect.WithKey,
+// pgfence.CheckSigned) accepts only tokens that carry the key's signature,
+// an HMAC-SHA256 of the name and the token: baton run hands it to its
+// command as BATON_TOKEN_SIG next to BATON_TOKEN (--fence-key-file), and a
+// program holding a baton.Term gets it from Term.SignedToken. A token
+// without a valid signature is refused with ErrBadSignature (403 Forbidden
+// over HTTP) and does not move the fence. Token 0 is refused everywhere.
+//
+// Recovering a resource that already accepted a forged token (its highest
+// is above any token the election has issued, so the real leader's work is
+// refused as stale): first give the resource a key, so that it cannot
+// happen again; then either raise the election above the forged token,
+// with `baton store floor NAME FORGED` (the next leader gets FORGED+1),
+// when the forged token is below the largest the store holds, or put the
+// resource's highest back to the election's current token (baton status
+// NAME shows it): for CheckTx and pgfence, UPDATE baton_fence SET token =
+// CURRENT WHERE name = 'NAME', with the leader stopped; for a Guard,
+// restart the process. Work the forger did under the forged token is the
+// forger's; the fence cannot tell it apart afterwards.
+//
 // # What it guarantees
 //
 // For one name and one fenced resource: once work with token t has been
@@ -52,8 +74,10 @@
 //     fenced: Guard.Check alone, followed by a separate effect, leaves a gap.
 //   - A Guard keeps its highest tokens in memory; after a restart it accepts
 //     any token until it sees a new one. CheckTx keeps them in the database.
-//   - Tokens are not authenticated. A forged high token shuts out the real
-//     leader until the election reaches it.
+//   - Without a Key, tokens are not authenticated: anyone who can reach the
+//     resource can send a forged high token (Baton-Token:
+//     18446744073709551615) and shut out the real leader for good. Give the
+//     resource a Key (see below).
 //   - Fencing does not make work exactly-once. A leader deposed after its
 //     work was applied but before it recorded that fact leaves the new
 //     leader to find out; baton's run ledger does that.

@@ -18,6 +18,9 @@ const (
 	EnvPeriod = "BATON_PERIOD"
 	// EnvNode holds the id of the node that runs the command.
 	EnvNode = "BATON_NODE"
+	// EnvTokenSig holds the token's signature (see Key) when baton run
+	// was given a fence key; empty otherwise.
+	EnvTokenSig = "BATON_TOKEN_SIG"
 )
 
 // Env returns the environment entries, as "KEY=value", that hand a fence to
@@ -54,3 +57,8 @@ func FromEnv() (name string, token uint64, err error) {
 	}
 	return name, token, nil
 }
+
+// SigFromEnv returns the token signature handed to this process by baton
+// run (EnvTokenSig), empty when baton run has no fence key. Pass it on
+// with the token (SetSignedHeaders, CheckSignedTx, pgfence.CheckSigned).
+func SigFromEnv() string { return os.Getenv(EnvTokenSig) }

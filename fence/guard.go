@@ -1,6 +1,7 @@
 package fence
 
 import (
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -22,6 +23,7 @@ import (
 type Guard struct {
 	mu    sync.Mutex
 	names map[string]*slot
+	key   *Key // nil: tokens are not authenticated
 }
 
 // slot is the state of one name. mu serialises the check with the work of Do;
@@ -35,6 +37,17 @@ type slot struct {
 // first token presented for a name is accepted.
 func NewGuard() *Guard {
 	return &Guard{}
+}
+
+// NewSignedGuard returns an empty Guard that accepts only signed tokens:
+// DoSigned and CheckSigned with a signature made by k (see Key), and
+// Middleware with the HeaderSig header. Do and Check, which carry no
+// signature, are refused with ErrBadSignature.
+func NewSignedGuard(k *Key) (*Guard, error) {
+	if k == nil {
+		return nil, errors.New("fence: NewSignedGuard: nil key")
+	}
+	return &Guard{key: k}, nil
 }
 
 // slot returns the state of name, creating it on first use.
@@ -73,7 +86,18 @@ func (g *Guard) slot(name string) *slot {
 // fn runs while the lock for name is held; it must not call Do or Check on
 // the same Guard and name, or it deadlocks.
 func (g *Guard) Do(name string, token uint64, fn func() error) error {
+	return g.DoSigned(name, token, "", fn)
+}
+
+// DoSigned is Do for a token that carries the signature sig (see Key). A
+// Guard made by NewSignedGuard runs fn only if sig is valid, and otherwise
+// returns an error wrapping ErrBadSignature and changes nothing, whatever
+// the token; a Guard without a key ignores sig.
+func (g *Guard) DoSigned(name string, token uint64, sig string, fn func() error) error {
 	if err := validate(name, token); err != nil {
+		return err
+	}
+	if err := verify(g.key, name, token, sig); err != nil {
 		return err
 	}
 	s := g.slot(name)
@@ -96,6 +120,11 @@ func (g *Guard) Do(name string, token uint64, fn func() error) error {
 // newer token from being accepted between the Check and the effect.
 func (g *Guard) Check(name string, token uint64) error {
 	return g.Do(name, token, func() error { return nil })
+}
+
+// CheckSigned is Check for a signed token (see DoSigned).
+func (g *Guard) CheckSigned(name string, token uint64, sig string) error {
+	return g.DoSigned(name, token, sig, func() error { return nil })
 }
 
 // Highest returns the highest token accepted for name, or 0 if none has

@@ -12,6 +12,9 @@ import (
 const (
 	HeaderName  = "Baton-Name"
 	HeaderToken = "Baton-Token"
+	// HeaderSig carries the token's signature (see Key), for a service
+	// whose Guard holds a key.
+	HeaderSig = "Baton-Token-Sig"
 )
 
 // SetHeaders sets the fence headers of req to name and token, replacing any
@@ -19,6 +22,14 @@ const (
 func SetHeaders(req *http.Request, name string, token uint64) {
 	req.Header.Set(HeaderName, name)
 	req.Header.Set(HeaderToken, strconv.FormatUint(token, 10))
+}
+
+// SetSignedHeaders sets the fence headers of req to name, token and the
+// token's signature sig (from baton.Term.SignedToken, or BATON_TOKEN_SIG in
+// a command started by baton run with a fence key).
+func SetSignedHeaders(req *http.Request, name string, token uint64, sig string) {
+	SetHeaders(req, name, token)
+	req.Header.Set(HeaderSig, sig)
 }
 
 // Middleware fences an HTTP service with g. For each request it reads the
@@ -29,7 +40,10 @@ func SetHeaders(req *http.Request, name string, token uint64) {
 // handler that panics raises nothing).
 //
 // A request with a stale token gets 409 Conflict and a one-line body naming
-// the name, the token and the highest; next is not called. A request with a
+// the name, the token and the highest; next is not called. When g holds a
+// key (NewSignedGuard), a request whose HeaderSig is missing or not the
+// key's signature of its name and token gets 403 Forbidden, next is not
+// called and the highest token is not raised, whatever the token. A request with a
 // missing or empty name, or a missing, malformed or zero token, gets 400 Bad
 // Request; next is not called.
 //
@@ -39,9 +53,10 @@ func SetHeaders(req *http.Request, name string, token uint64) {
 // same data that bypasses this middleware is not fenced by it, and the
 // highest tokens are lost when the process restarts. When the effect is a
 // write to a database, fence it in the database instead (CheckTx), in the
-// same transaction as the write. The headers are not authenticated: a client
-// that sends a token higher than any election has issued shuts out the real
-// leader until the election catches up.
+// same transaction as the write. Without a key the headers are not
+// authenticated: a client that sends a token higher than any election has
+// issued shuts out the real leader until the election catches up; give the
+// Guard a key to refuse such tokens.
 //
 // Requests for one name are served one at a time, including the time next
 // takes; requests for different names are served in parallel.
@@ -52,7 +67,7 @@ func Middleware(g *Guard, next http.Handler) http.Handler {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
-		err = g.Do(name, token, func() error {
+		err = g.DoSigned(name, token, r.Header.Get(HeaderSig), func() error {
 			next.ServeHTTP(w, r)
 			return nil
 		})
@@ -60,6 +75,8 @@ func Middleware(g *Guard, next http.Handler) http.Handler {
 		case err == nil:
 		case errors.Is(err, ErrStaleToken):
 			http.Error(w, err.Error(), http.StatusConflict)
+		case errors.Is(err, ErrBadSignature):
+			http.Error(w, err.Error(), http.StatusForbidden)
 		default:
 			http.Error(w, err.Error(), http.StatusBadRequest)
 		}

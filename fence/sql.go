@@ -17,6 +17,7 @@ const DefaultTable = "baton_fence"
 // database. Use SQLite or Postgres, optionally with another table name from
 // WithTable. The zero Dialect is not usable.
 type Dialect struct {
+	key     *Key // nil: tokens are not authenticated
 	name    string
 	table   string
 	upsert  string // insert or raise the token; affects 1 row if accepted, 0 if stale
@@ -69,7 +70,23 @@ func (d Dialect) WithTable(table string) (Dialect, error) {
 	if !identifier.MatchString(table) {
 		return Dialect{}, fmt.Errorf("fence: Dialect.WithTable: table %q is not a plain SQL identifier", table)
 	}
-	return newDialect(d.name, table), nil
+	nd := newDialect(d.name, table)
+	nd.key = d.key
+	return nd, nil
+}
+
+// WithKey returns d requiring signed tokens: CheckSignedTx accepts only a
+// token whose signature k made, and CheckTx, which carries none, is
+// refused with ErrBadSignature.
+func (d Dialect) WithKey(k *Key) (Dialect, error) {
+	if err := d.check(); err != nil {
+		return Dialect{}, err
+	}
+	if k == nil {
+		return Dialect{}, errors.New("fence: Dialect.WithKey: nil key")
+	}
+	d.key = k
+	return d, nil
 }
 
 // String returns the dialect's name and table, such as "sqlite:baton_fence".
@@ -152,6 +169,14 @@ func CreateTable(ctx context.Context, db Execer, d Dialect) error {
 // transaction that has read before calling CheckTx can fail with
 // SQLITE_BUSY when another connection writes first.
 func CheckTx(ctx context.Context, tx *sql.Tx, d Dialect, name string, token uint64) error {
+	return CheckSignedTx(ctx, tx, d, name, token, "")
+}
+
+// CheckSignedTx is CheckTx for a token that carries the signature sig (see
+// Key). With a Dialect that holds a key (WithKey) it refuses, before
+// touching the database, a token whose signature is missing or invalid,
+// with an error wrapping ErrBadSignature; without a key it ignores sig.
+func CheckSignedTx(ctx context.Context, tx *sql.Tx, d Dialect, name string, token uint64, sig string) error {
 	if err := d.check(); err != nil {
 		return err
 	}
@@ -159,6 +184,9 @@ func CheckTx(ctx context.Context, tx *sql.Tx, d Dialect, name string, token uint
 		return errors.New("fence: CheckTx: nil transaction")
 	}
 	if err := validate(name, token); err != nil {
+		return err
+	}
+	if err := verify(d.key, name, token, sig); err != nil {
 		return err
 	}
 	if token > math.MaxInt64 {

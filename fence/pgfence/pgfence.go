@@ -80,14 +80,37 @@ func CreateTable(ctx context.Context, db Execer) error {
 // accepted before, Check returns an error wrapping fence.ErrStaleToken and
 // the caller must roll tx back. Any other error (a missing table, a lost
 // connection, a serialization failure) also leaves tx unusable: roll back.
-// An empty name or a token above math.MaxInt64 is refused without touching
-// the database.
+// An empty name, token 0 and a token above math.MaxInt64 are refused
+// without touching the database.
 func Check(ctx context.Context, tx pgx.Tx, name string, token uint64) error {
+	return check(ctx, tx, nil, name, token, "")
+}
+
+// CheckSigned is Check for a resource that holds a key: it refuses, before
+// touching the database, a token whose signature sig is missing or not
+// made by k, with an error wrapping fence.ErrBadSignature, so that a forged
+// token never raises the stored one.
+func CheckSigned(ctx context.Context, tx pgx.Tx, k *fence.Key, name string, token uint64, sig string) error {
+	if k == nil {
+		return errors.New("pgfence: CheckSigned: nil key")
+	}
+	return check(ctx, tx, k, name, token, sig)
+}
+
+func check(ctx context.Context, tx pgx.Tx, k *fence.Key, name string, token uint64, sig string) error {
 	if name == "" {
-		return errors.New("pgfence: Check: empty name")
+		return fmt.Errorf("pgfence: Check: %w: empty name", fence.ErrNoFence)
+	}
+	if token == 0 {
+		return fmt.Errorf("pgfence: Check: %w: token 0 for %q (election tokens start at 1)", fence.ErrInvalidToken, name)
+	}
+	if k != nil {
+		if err := k.Verify(name, token, sig); err != nil {
+			return fmt.Errorf("pgfence: Check: %w", err)
+		}
 	}
 	if token > math.MaxInt64 {
-		return fmt.Errorf("pgfence: Check: token %d of %q does not fit in a BIGINT", token, name)
+		return fmt.Errorf("pgfence: Check: %w: token %d of %q does not fit in a BIGINT", fence.ErrInvalidToken, token, name)
 	}
 	tag, err := tx.Exec(ctx, upsertSQL, name, int64(token))
 	if err != nil {

@@ -1,0 +1,101 @@
+package fence
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+)
+
+// ErrBadSignature is returned when a resource that holds a Key is sent a
+// token without a signature, or with one that the key did not make: a
+// forged or altered token. Nothing was checked, raised or applied.
+var ErrBadSignature = errors.New("fencing token signature missing or invalid")
+
+// MinKeyLen is the shortest key NewKey accepts, in bytes.
+const MinKeyLen = 16
+
+// Key authenticates fencing tokens. The election side (baton run, or a
+// program holding a baton.Term) signs each token with it; a resource given
+// the same key accepts only tokens whose signature is valid, so that a
+// client that is not a leader cannot send a forged high token and shut out
+// the real leader (see the package doc).
+//
+// A signature is the HMAC-SHA256, under the key, of the name and the token,
+// in lower-case hexadecimal. It proves that whoever holds the key issued
+// (name, token); it does not prove that the token is current: the fence
+// still compares tokens.
+type Key struct{ secret []byte }
+
+// NewKey returns a key with secret, which must have at least MinKeyLen
+// bytes (32 random bytes are the usual choice: head -c 32 /dev/urandom |
+// xxd -p -c 64).
+func NewKey(secret []byte) (*Key, error) {
+	if len(secret) < MinKeyLen {
+		return nil, fmt.Errorf("fence: NewKey: %w: a key of %d bytes; use at least %d random bytes", ErrInvalidToken, len(secret), MinKeyLen)
+	}
+	return &Key{secret: append([]byte(nil), secret...)}, nil
+}
+
+// ParseKey returns the key written in hexadecimal in s (surrounding white
+// space ignored), as in a key file.
+func ParseKey(s string) (*Key, error) {
+	b, err := hex.DecodeString(strings.TrimSpace(s))
+	if err != nil {
+		return nil, fmt.Errorf("fence: ParseKey: the key is not hexadecimal; write %d or more random bytes in hex (e.g. head -c 32 /dev/urandom | xxd -p -c 64)", MinKeyLen)
+	}
+	return NewKey(b)
+}
+
+// ReadKeyFile returns the key in the file at path (hexadecimal, see
+// ParseKey). Keep the file readable by its owner only.
+func ReadKeyFile(path string) (*Key, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("fence: reading the key: %w", err)
+	}
+	k, err := ParseKey(string(b))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return k, nil
+}
+
+// Sign returns the signature of token for name.
+func (k *Key) Sign(name string, token uint64) string {
+	m := hmac.New(sha256.New, k.secret)
+	var n [8]byte
+	binary.BigEndian.PutUint64(n[:], uint64(len(name)))
+	m.Write(n[:])
+	m.Write([]byte(name))
+	binary.BigEndian.PutUint64(n[:], token)
+	m.Write(n[:])
+	return hex.EncodeToString(m.Sum(nil))
+}
+
+// Verify returns nil if sig is the signature of token for name, and an
+// error wrapping ErrBadSignature otherwise. The comparison takes the same
+// time whatever the signature.
+func (k *Key) Verify(name string, token uint64, sig string) error {
+	if sig == "" {
+		return fmt.Errorf("%w: token %d for %q carries no signature", ErrBadSignature, token, name)
+	}
+	want := k.Sign(name, token)
+	if !hmac.Equal([]byte(want), []byte(strings.ToLower(sig))) {
+		return fmt.Errorf("%w: token %d for %q is not signed by this resource's key", ErrBadSignature, token, name)
+	}
+	return nil
+}
+
+// verify checks sig with k when k is set; a resource without a key accepts
+// any token, signed or not.
+func verify(k *Key, name string, token uint64, sig string) error {
+	if k == nil {
+		return nil
+	}
+	return k.Verify(name, token, sig)
+}
