@@ -54,6 +54,7 @@ type runConfig struct {
 	grace    time.Duration
 	job      schedule.Job
 	argv     []string
+	key      *fenceKeyFlag // signs BATON_TOKEN (fencekey.go)
 }
 
 func runRun(ctx context.Context, e *env, args []string) int {
@@ -68,6 +69,7 @@ func runRun(ctx context.Context, e *env, args []string) int {
 		renewSet, hasCron bool
 	)
 	storeFlagVar(fs, &c.storeURL)
+	c.key = registerFenceKey(fs)
 	fs.StringVar(&c.node, "node", "", "this node's id (default: host name and process id)")
 	fs.DurationVar(&c.lease, "lease", baton.DefaultLease, "lease duration")
 	fs.DurationVar(&renew, "renew", 0, "renew interval, shorter than the lease (default: a third of the lease)")
@@ -121,6 +123,9 @@ func runRun(ctx context.Context, e *env, args []string) int {
 			return asUsage(err)
 		}
 		if err := checkName("JOB", c.job.Name); err != nil {
+			return err
+		}
+		if err := c.key.load(); err != nil {
 			return err
 		}
 		if !set["grace"] {
@@ -226,7 +231,8 @@ type runner struct {
 }
 
 func (r *runner) env(t *baton.Term) []string {
-	return []string{"BATON_NAME=" + r.cfg.job.Name, "BATON_TOKEN=" + strconv.FormatUint(t.Token(), 10), "BATON_NODE=" + t.Node()}
+	return append([]string{"BATON_NAME=" + r.cfg.job.Name, "BATON_TOKEN=" + strconv.FormatUint(t.Token(), 10), "BATON_NODE=" + t.Node()},
+		r.cfg.key.env(r.cfg.job.Name, t.Token())...)
 }
 
 // periodExec returns the executor of scheduled runs under t.
