@@ -345,6 +345,25 @@ type Identifier interface {
 	StoreID() string
 }
 
+// TimeSource is an optional capability: a store that can read a clock of
+// its own, on the server, which every node reads alike. It is the
+// reference a wall-clock guard compares a node's clock with before the
+// ledger trusts it (a leader whose clock runs ten minutes ahead must not
+// claim or skip ten minutes of future periods).
+//
+// PostgreSQL implements it (clock_timestamp() on the server); the in-memory
+// store too, with its store time (virtual in the simulator). SQLite (the
+// store is on this very host, so its clock is the node's) and etcd (no
+// server time in its API) do not: a guard there needs another reference.
+//
+// The time includes the round trip: it was read at some instant between
+// the call and its return. Callers bound the difference with the call's
+// duration measured on their monotonic clock.
+type TimeSource interface {
+	// StoreTime returns the store's current time.
+	StoreTime(ctx context.Context) (time.Time, error)
+}
+
 // SwapResult is the outcome of one swap in a SwapMany.
 type SwapResult struct {
 	// Record is the stored record when Err is nil.

@@ -35,6 +35,7 @@ var (
 	_ store.Store        = (*Store)(nil)
 	_ store.Watcher      = (*Store)(nil)
 	_ store.BatchSwapper = (*Store)(nil)
+	_ store.TimeSource   = (*Store)(nil)
 )
 
 // Option configures Open. Like every backend's options, an invalid value

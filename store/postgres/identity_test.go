@@ -3,6 +3,7 @@ package postgres_test
 import (
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/batonhq/baton/internal/pgtest"
 	"github.com/batonhq/baton/store"
@@ -45,4 +46,21 @@ func TestStoreReplaced(t *testing.T) {
 			}
 		})
 	}
+}
+
+// The server's clock is the reference a wall-clock guard can trust.
+func TestStoreTime(t *testing.T) {
+	s := open(t, pgtest.Start(t))
+	defer s.Close()
+	before := time.Now()
+	got, err := s.StoreTime(testCtx(t))
+	after := time.Now()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Same host: the server's clock is this process's, within the call.
+	if got.Before(before.Add(-time.Second)) || got.After(after.Add(time.Second)) {
+		t.Fatalf("StoreTime %v, local clock between %v and %v", got, before, after)
+	}
+	var _ store.TimeSource = s
 }

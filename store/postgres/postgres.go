@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"regexp"
 	"sync"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -20,6 +21,7 @@ var (
 	_ store.Watcher      = (*Store)(nil)
 	_ store.BatchSwapper = (*Store)(nil)
 	_ store.Identifier   = (*Store)(nil)
+	_ store.TimeSource   = (*Store)(nil)
 )
 
 // DefaultSchema is the schema that holds baton's tables when the URL has no
@@ -272,4 +274,16 @@ func (s *Store) fail(ctx context.Context, op string, err error) error {
 	// Everything else the driver returns is about the connection: refused,
 	// reset or closed, a closed pool, timeouts, context errors.
 	return unavailable(op, err)
+}
+
+// StoreTime implements store.TimeSource: the server's clock_timestamp().
+func (s *Store) StoreTime(ctx context.Context) (time.Time, error) {
+	if err := s.enter(ctx, "store time"); err != nil {
+		return time.Time{}, err
+	}
+	var t time.Time
+	if err := s.pool.QueryRow(ctx, `SELECT clock_timestamp()`).Scan(&t); err != nil {
+		return time.Time{}, s.fail(ctx, "store time", err)
+	}
+	return t.UTC(), nil
 }
