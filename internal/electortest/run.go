@@ -1,10 +1,12 @@
 package electortest
 
 import (
+	"errors"
 	"fmt"
 	"testing"
 	"time"
 
+	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/store"
 )
 
@@ -12,13 +14,22 @@ import (
 type Backend struct {
 	// Timing is the election timing of the scenarios.
 	Timing Timing
-	// Fresh makes a fresh, empty store location for one scenario and
-	// returns a function that opens a new handle on it for a node (or, with
-	// node "observer", for the test's own reads).
-	Fresh func(t *testing.T) (open func(node string) store.Store)
+	// Fresh makes a fresh, empty store location for one scenario.
+	Fresh func(t *testing.T) Location
 	// Resource, when not nil, makes the scenario's protected resource
 	// (default: NewGuarded).
 	Resource func(t *testing.T) Resource
+}
+
+// Location is one scenario's store.
+type Location struct {
+	// Open opens a new handle on the store for a node (or, with node
+	// "observer", for the test's own reads).
+	Open func(node string) store.Store
+	// Replace, when not nil, deletes the store (its file, schema or keys)
+	// and creates a new one in its place, as another process would; it
+	// adds the StoreReplaced scenario.
+	Replace func()
 }
 
 // Run runs the real-time elector scenarios that need no backend-specific
@@ -37,14 +48,21 @@ func Run(t *testing.T, b Backend) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			open := b.Fresh(t)
+			loc := b.Fresh(t)
 			var res Resource
 			if b.Resource != nil {
 				res = b.Resource(t)
 			}
-			tc.fn(t, New(t, b.Timing, res), open)
+			tc.fn(t, New(t, b.Timing, res), loc.Open)
 		})
 	}
+	t.Run("StoreReplaced", func(t *testing.T) {
+		loc := b.Fresh(t)
+		if loc.Replace == nil {
+			t.Skip("the backend gives no way to replace its store")
+		}
+		testStoreReplaced(t, New(t, b.Timing, nil), loc)
+	})
 }
 
 // testResignHandover: three nodes run a 1s job; the leader resigns three
@@ -131,4 +149,45 @@ func testLeaderCutOff(t *testing.T, c *Cluster, open func(string) store.Store) {
 	}
 	c.DoneThrough(observer, time.Now(), 10*time.Second)
 	c.Check(observer)
+}
+
+// testStoreReplaced: the store is deleted and created afresh under a
+// leader and a contender. Both find out at their next store call: the
+// leader's term ends within a renew interval (and slack), long before its
+// deadline, with ErrStoreLost wrapping store.ErrReplaced; Elector.Run
+// returns that error on both nodes instead of campaigning again.
+func testStoreReplaced(t *testing.T, c *Cluster, loc Location) {
+	tm := c.Timing
+	a := c.AddNode("a", loc.Open("a"))
+	b := c.AddNode("b", loc.Open("b"))
+	c.Start(a)
+	_, first := c.WaitOneLeader(10 * time.Second)
+	c.Start(b)
+	time.Sleep(2 * tm.Renew)
+	loc.Replace()
+	replaced := time.Now()
+	ended := a.WaitEnded(first, tm.Renew+tm.Slack+time.Second)
+	if !errors.Is(first.Term.Err(), baton.ErrStoreLost) || !errors.Is(first.Term.Err(), store.ErrReplaced) {
+		t.Fatalf("the leader's term ended with %v, want ErrStoreLost wrapping store.ErrReplaced", first.Term.Err())
+	}
+	if took := ended.Sub(replaced); took > tm.Renew+tm.Slack {
+		t.Errorf("the leader stepped down %v after the store was replaced, want within a renew interval (%v) and slack", took, tm.Renew)
+	}
+	if !ended.Before(first.Term.Deadline()) {
+		t.Errorf("the leader stepped down at its deadline, not at its next renewal")
+	}
+	t.Logf("leader %s stepped down %v after the store was replaced: %v", a.ID, ended.Sub(replaced).Round(time.Millisecond), first.Term.Err())
+	for _, n := range []*Node{a, b} {
+		select {
+		case <-n.done:
+		case <-time.After(tm.Lease + 5*time.Second):
+			t.Errorf("%s still campaigns on a replaced store", n.ID)
+		}
+		if len(n.Terms()) > 0 && n != a {
+			t.Errorf("%s won a term on the replaced store", n.ID)
+		}
+	}
+	if ls := c.Leaders(); len(ls) > 0 {
+		t.Errorf("%d nodes lead on a replaced store", len(ls))
+	}
 }

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	clientv3 "go.etcd.io/etcd/client/v3"
+
 	"github.com/batonhq/baton/internal/electortest"
 	"github.com/batonhq/baton/internal/etcdtest"
 	"github.com/batonhq/baton/store"
@@ -34,11 +36,25 @@ var timing = electortest.Timing{
 func TestElector(t *testing.T) {
 	electortest.Run(t, electortest.Backend{
 		Timing: timing,
-		Fresh: func(t *testing.T) func(string) store.Store {
+		Fresh: func(t *testing.T) electortest.Location {
 			c := sharedCluster(t)
 			prefix := freshPrefix(t)
-			return func(string) store.Store {
+			open := func(string) store.Store {
 				return openStore(t, c.Endpoints(), etcd.WithPrefix(prefix), etcd.WithRequestTimeout(reqTimeout))
+			}
+			return electortest.Location{
+				Open: open,
+				// The prefix's keys deleted, and a store created afresh there.
+				Replace: func() {
+					st := open("replacer").(*etcd.Store)
+					ctx, cancel := context.WithTimeout(context.Background(), reqTimeout)
+					defer cancel()
+					if _, err := st.Client().Delete(ctx, prefix, clientv3.WithPrefix()); err != nil {
+						t.Fatal(err)
+					}
+					st.Close()
+					open("replacer").Close()
+				},
 			}
 		},
 	})

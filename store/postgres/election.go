@@ -48,7 +48,7 @@ func precheck(sw store.Swap) error {
 
 func (s *Store) swapArgs(sw store.Swap) []any {
 	r := sw.Record
-	return []any{r.Name, sw.Expect, r.Holder, r.Incarnation, int64(r.Token), int64(r.Lease), r.Transfer, string(sw.Event)}
+	return []any{r.Name, sw.Expect, r.Holder, r.Incarnation, int64(r.Token), int64(r.Lease), r.Transfer, string(sw.Event), s.id}
 }
 
 // swapResult turns a row of the swap function into the stored record or,
@@ -62,13 +62,15 @@ func (s *Store) swapResult(row pgx.Row, sw store.Swap) (store.Record, error) {
 		token, lease          *int64
 		version               int64
 		updated               *time.Time
-		id                    *string
 	)
-	if err := row.Scan(&applied, &holder, &inc, &token, &lease, &transfer, &version, &updated, &id); err != nil {
-		return store.Record{}, err
+	err := row.Scan(&applied, &holder, &inc, &token, &lease, &transfer, &version, &updated)
+	if errors.Is(err, pgx.ErrNoRows) {
+		// No row: the schema holds another store id, and nothing was
+		// written (see the swap statement).
+		return store.Record{}, s.replaced("swap", "another id")
 	}
-	if derefOr(id, "") != s.id {
-		return store.Record{}, s.replaced("swap", derefOr(id, "(none)"))
+	if err != nil {
+		return store.Record{}, err
 	}
 	rec := store.Record{
 		Name:        sw.Record.Name,

@@ -48,9 +48,16 @@ const linesPerPeriod = 3
 func TestElector(t *testing.T) {
 	electortest.Run(t, electortest.Backend{
 		Timing: timing,
-		Fresh: func(t *testing.T) func(string) store.Store {
+		Fresh: func(t *testing.T) electortest.Location {
 			u := pgtest.Start(t)
-			return func(node string) store.Store { return open(t, withParam(t, u, "application_name", "baton_node_"+node)) }
+			return electortest.Location{
+				Open: func(node string) store.Store { return open(t, withParam(t, u, "application_name", "baton_node_"+node)) },
+				// The schema dropped and created afresh by another process.
+				Replace: func() {
+					superExec(t, u, `DROP SCHEMA baton CASCADE`)
+					open(t, u).Close()
+				},
+			}
 		},
 	})
 }

@@ -40,6 +40,20 @@ func TestStoreReplaced(t *testing.T) {
 				t.Fatalf("renewal after the store was %s: %v, want ErrReplaced", how, err)
 			}
 			t.Logf("%s: %v", how, err)
+			if how == "recreated" {
+				// The stale handle's swap wrote nothing to the new store.
+				other := open(t, u)
+				defer other.Close()
+				if got, _ := other.Get(ctx, "billing"); got.Holder != "n2" || got.Version != 0 && got.Token != 1 {
+					t.Errorf("the new store's record after a stale swap: %+v", got)
+				}
+				if _, err := s.Swap(ctx, store.Swap{Record: acquire("other", "n1", 1), Event: store.Acquired}); !errors.Is(err, store.ErrReplaced) {
+					t.Errorf("a stale handle's first acquisition: %v, want ErrReplaced", err)
+				}
+				if _, err := other.Get(ctx, "other"); !errors.Is(err, store.ErrNotFound) {
+					t.Errorf("a stale handle's acquisition reached the new store: %v", err)
+				}
+			}
 			_, err = s.SwapRun(ctx, store.RunSwap{Run: store.Run{Job: "billing", Period: "p", State: store.Running, Token: 1}, Fenced: true})
 			if !errors.Is(err, store.ErrReplaced) {
 				t.Fatalf("fenced ledger write after the store was %s: %v, want ErrReplaced", how, err)

@@ -108,7 +108,7 @@ func (s *Store) SwapRun(ctx context.Context, sw store.RunSwap) (store.Run, error
 			return err
 		}
 		if id != s.id {
-			refused = s.replaced("swap run", id)
+			refused = s.replaced("swap run", "id "+id)
 			return nil
 		}
 		var electionToken int64

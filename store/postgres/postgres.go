@@ -58,8 +58,12 @@ func newStatements(q string) statements {
 	const runCols = `job, period, scheduled, state, token, holder, attempt, manual, started, finished, exit_code, output, version`
 	return statements{
 		get: `SELECT holder, incarnation, token, lease_ns, transfer, version, updated FROM ` + q + `.election WHERE name = $1`,
-		swap: `SELECT o_applied, o_holder, o_incarnation, o_token, o_lease_ns, o_transfer, o_version, o_updated, (` + storeIDQuery(q) + `)
-			FROM ` + q + `.swap($1, $2, $3, $4, $5, $6, $7, $8)`,
+		// The swap runs only in the store this handle opened: the function
+		// is called once per row of m (LATERAL, and its first argument
+		// depends on m), and m has a row only when the store id is $9.
+		swap: `SELECT s.o_applied, s.o_holder, s.o_incarnation, s.o_token, s.o_lease_ns, s.o_transfer, s.o_version, s.o_updated
+			FROM (SELECT value FROM ` + q + `.meta WHERE key = 'store_id' AND value = $9) m
+			CROSS JOIN LATERAL ` + q + `.swap($1 || left(m.value, 0), $2, $3, $4, $5, $6, $7, $8) s`,
 		history: `SELECT seq, kind, holder, incarnation, token, transfer, time FROM ` + q + `.election_log WHERE name = $1 AND seq > $2 ORDER BY seq LIMIT $3`,
 		ensureJob: `INSERT INTO ` + q + `.jobs (name, schedule, created) VALUES ($1, $2, clock_timestamp())
 			ON CONFLICT (name) DO NOTHING RETURNING schedule, created`,

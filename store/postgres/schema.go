@@ -221,7 +221,7 @@ func storeIDQuery(q string) string { return `SELECT value FROM ` + q + `.meta WH
 // it opened: the schema was dropped and created afresh, or a backup of
 // another store was restored into it.
 func (s *Store) replaced(op, found string) error {
-	return fmt.Errorf("postgres: %s: %w: schema %q now holds store %s, not the store %s this process opened (dropped and recreated, or restored)",
+	return fmt.Errorf("postgres: %s: %w: schema %q now holds a store with %s, not the store %s this process opened (dropped and recreated, or restored); nothing was written",
 		op, store.ErrReplaced, s.schema, found, s.id)
 }
 
