@@ -43,6 +43,17 @@
 //	<prefix>j/<job>                   job registration (JSON)
 //	<prefix>r/<job>/<period>          run ledger row (JSON)
 //
+// A prefix must end with "/". Open refuses a prefix that lies inside
+// another baton store's (a schema key at an ancestor, such as
+// "/baton/schema" for "/baton/r/x/") and one that holds keys but no schema
+// key (keys that are not a baton store's). The store's identity is the
+// cluster id and the revision that created its schema key: every write
+// compares that revision in its transaction and every reply's cluster id
+// is checked, so a handle on a prefix that was deleted or recreated, or on
+// a cluster restored from a snapshot, fails with store.ErrReplaced and
+// writes nothing. Values that do not decode are store.ErrCorrupt. A
+// repeated URL parameter is refused.
+//
 // The election record's value carries the sequence number of its last log
 // event, so the transaction that changes the record also writes the next
 // log key; the revision compare on the record guarantees no two writers use

@@ -51,6 +51,16 @@
 // (ANY n (...)), and promote only a standby that acknowledged. A
 // connection to a read-only standby fails with store.ErrUnavailable.
 //
+// Every store has an id (meta.store_id, a random UUID made with the
+// schema). A swap runs only if the schema still holds the id its handle
+// opened, in the same statement; a dropped schema, or one dropped and
+// created afresh, fails with store.ErrReplaced and receives no write.
+// Data the server reports corrupt (XX001, XX002) is store.ErrCorrupt. The
+// store implements store.TimeSource with the server's clock_timestamp().
+// No error quotes the URL's password; keep it off the command line with
+// $PGPASSWORD or ~/.pgpass (read by pgx when the URL has none). A
+// repeated URL parameter is refused.
+//
 // Like every store, this one only decides who believes it leads. Election
 // without fencing cannot stop a leader that pauses after checking its term
 // and acts later; see package fence and fence/pgfence.

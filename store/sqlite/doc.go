@@ -41,6 +41,19 @@
 // integers in SQLite: tokens up to MaxToken (2^63-1) round-trip, a larger
 // one is refused with store.ErrInvalid.
 //
+// # Identity, damage and file modes
+//
+// Every store has an id (baton_meta.store_id, random, made at creation;
+// StoreID). Every call checks that the path still names the file Open
+// opened (device and inode), and every write that the file still holds the
+// same store id: a store deleted, moved, replaced or overwritten while open
+// fails with store.ErrReplaced, so a leader on it steps down at its next
+// renewal instead of leading alone on an unlinked file. Open runs SQLite's
+// quick_check on an existing store and refuses a damaged one with
+// store.ErrCorrupt; a corrupt page found later is store.ErrCorrupt too. A
+// new store file is created mode 0600, and SQLite gives its -wal and -shm
+// files the same mode.
+//
 // # Watch
 //
 // SQLite has no notification between processes. Store implements

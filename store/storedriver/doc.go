@@ -14,9 +14,19 @@
 //	election.go     Get, Swap, SwapMany, History (the election record and log)
 //	ledger.go       EnsureJob, GetRun, SwapRun, Runs (the run ledger)
 //	watch.go        Watch (store.Watcher), where the backend can notify
-//	schema.go       creating and checking the backend's tables or keys
+//	schema.go       creating and checking the backend's tables or keys, and the
+//	                store's identity (store.Identifier, store.ErrReplaced)
 //	<backend>_test.go  storetest.Run and the backend's own fault tests
+//	replaced_test.go   the store deleted or replaced under a handle
 //	bench_test.go   storetest.Benchmark
+//
+// A backend's errors keep the contract of package store: decisions
+// (ErrConflict, ErrInvalid, ErrNotFound, fence.ErrStaleToken) as such,
+// anything that may heal as ErrUnavailable, and what never heals as
+// ErrReplaced (the store is gone or is another one), ErrCorrupt (damaged
+// data, values that are not baton's) or ErrSchema (not a baton store, an
+// unknown version): store.Permanent tells electors and runners to stop.
+// Errors never quote a password.
 //
 // Options have one shape in every backend: type Option func(*config) error;
 // an invalid value makes Open fail with an error that wraps store.ErrInvalid
