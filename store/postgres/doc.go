@@ -51,8 +51,8 @@
 // (ANY n (...)), and promote only a standby that acknowledged. A
 // connection to a read-only standby fails with store.ErrUnavailable.
 //
-// Every store has an id (meta.store_id, a random UUID made with the
-// schema). A swap runs only if the schema still holds the id its handle
+// It needs PostgreSQL 13 or later (gen_random_uuid). Every store has an id
+// (meta.store_id, a random UUID made with the schema). A swap runs only if the schema still holds the id its handle
 // opened, in the same statement; a dropped schema, or one dropped and
 // created afresh, fails with store.ErrReplaced and receives no write.
 // Data the server reports corrupt (XX001, XX002) is store.ErrCorrupt. The
