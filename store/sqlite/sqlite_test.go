@@ -365,7 +365,9 @@ func TestConcurrentRenewals(t *testing.T) {
 	errs := make(chan error, handles)
 	var wg sync.WaitGroup
 	for h := 0; h < handles; h++ {
-		s := open(t, path)
+		// The subject is atomicity, not lock waits: a loaded CI machine
+		// under -race must not turn a long wait into a failure.
+		s := open(t, path, sqlite.WithBusyTimeout(time.Minute))
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
