@@ -19,6 +19,7 @@ import (
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/fence"
+	"github.com/batonhq/baton/internal/scheduler"
 	"github.com/batonhq/baton/internal/vcluster"
 	"github.com/batonhq/baton/schedule"
 	"github.com/batonhq/baton/store"
@@ -31,9 +32,11 @@ import (
 // re-execute their own binary. It is not a stable API.
 //
 // The node campaigns with a baton.Elector on the SQLite store shared by all
-// nodes and, while it leads, runs the drill's batches with the scheduler's
-// planner (schedule.Decide) and fenced writes (fence.CheckTx) into the
-// shared resource file, as the in-process drill's nodes do. It reads
+// nodes and, while it leads, raises the resource's fence (unless plain) and
+// runs the drill's batches with a schedule.Runner, the runtime users run,
+// whose executor writes the batch with fenced writes (fence.CheckTx) into
+// the shared resource file. Its clock is the business calendar the virtual
+// cluster uses (vcluster.Calendar), on real time. It reads
 // commands from stdin, one a line (start ORIGIN, trigger KEY, wake, cut,
 // reconnect, pause, arm, disarm, rate R), and reports on stdout, one line
 // per event: the time in Unix nanoseconds, a verb (ready, elected, valid,
@@ -72,7 +75,6 @@ func NodeMain(ctx context.Context, args []string, stdin io.Reader, stdout io.Wri
 	n.poll = pol
 	n.out = &lineWriter{w: stdout}
 	n.clock = newDriftClock()
-	n.wake = make(chan struct{}, 1)
 	n.started = make(chan struct{})
 
 	st, err := sqlite.Open(ctx, storePath, sqlite.WithTime(n.business))
@@ -88,6 +90,17 @@ func NodeMain(ctx context.Context, args []string, stdin io.Reader, stdout io.Wri
 	defer n.res.Close()
 	el, err := baton.New(n.st, vcluster.Job, baton.WithNode(n.id), baton.WithLease(lease), baton.WithRenew(renew),
 		baton.WithClockMargin(margin), baton.WithPoll(pol), baton.WithRetry(pol), baton.WithClock(n.clock))
+	if err != nil {
+		return err
+	}
+
+	cal := vcluster.Calendar{Day: n.round}
+	drillOnly := scheduler.RunnerHooks.Configure(func(c *scheduler.Config) {
+		c.Momentary, c.Unfenced = n.col != FencingTrigger, n.col == Plain
+	}).(schedule.Option)
+	n.runner, err = schedule.New(n.st, schedule.Job{Name: vcluster.Job}, n.execute, schedule.WithClock(businessClock{n}),
+		schedule.WithPoll(cal.Business(pol)), schedule.WithRetry(cal.Business(pol)), schedule.WithRescan(cal.Business(10*pol)),
+		schedule.WithCallTimeout(lease), drillOnly)
 	if err != nil {
 		return err
 	}
@@ -123,23 +136,27 @@ type procNode struct {
 	origin  atomic.Int64 // Unix nanoseconds of round 0, once started
 	started chan struct{}
 	armed   atomic.Bool
-	wake    chan struct{}
 
-	mu    sync.Mutex
-	term  *baton.Term
-	inbox []string // momentary triggers not yet claimed
+	runner *schedule.Runner
+
+	mu   sync.Mutex
+	term *baton.Term
 }
 
 // business maps real time to the business calendar, 24h per round from the
-// origin, like vcluster.Config.Wall.
+// origin: the calendar of the virtual cluster, on real time.
 func (n *procNode) business() time.Time {
-	return businessAt(time.Unix(0, n.origin.Load()), time.Now(), n.round)
+	return vcluster.Calendar{Day: n.round}.Wall(time.Since(time.Unix(0, n.origin.Load())))
 }
 
-func businessAt(origin, now time.Time, round time.Duration) time.Time {
-	d := now.Sub(origin)
-	days, frac := d/round, d%round
-	return vcluster.Epoch.Add(days*24*time.Hour + time.Duration(float64(frac)/float64(round)*float64(24*time.Hour)))
+// businessClock is the Runner's clock: business wall time, and timers of
+// business durations.
+type businessClock struct{ n *procNode }
+
+func (c businessClock) Now() time.Time { return c.n.business() }
+
+func (c businessClock) NewTimer(d time.Duration) baton.Timer {
+	return baton.RealClock{}.NewTimer(vcluster.Calendar{Day: c.n.round}.Elapsed(d))
 }
 
 // commands reads the parent's commands until stdin ends.
@@ -161,12 +178,13 @@ func (n *procNode) commands(stdin io.Reader) {
 			// A momentary trigger reaches a node only while it leads.
 			n.mu.Lock()
 			if n.term != nil && n.term.Valid() && len(f) == 2 {
-				n.inbox = append(n.inbox, f[1])
-				n.poke()
+				if at, err := schedule.ParseKey(f[1]); err == nil {
+					scheduler.RunnerHooks.Trigger(n.runner, scheduler.Trigger{Key: f[1], Scheduled: at})
+				}
 			}
 			n.mu.Unlock()
 		case "wake":
-			n.poke()
+			n.runner.Wake()
 		case "cut":
 			n.gate.cut.Store(true)
 		case "reconnect":
@@ -187,23 +205,16 @@ func (n *procNode) commands(stdin io.Reader) {
 	}
 }
 
-func (n *procNode) poke() {
-	select {
-	case n.wake <- struct{}{}:
-	default:
-	}
-}
-
 // lead runs while this node holds t: it reports the term's validity, raises
 // the fence and runs the scheduler until the term ends.
 func (n *procNode) lead(ctx context.Context, t *baton.Term) error {
 	n.out.say("elected %d %d", t.Token(), n.clock.realAt(t.Deadline()).UnixNano())
 	n.mu.Lock()
-	n.term, n.inbox = t, nil
+	n.term = t
 	n.mu.Unlock()
 	defer func() {
 		n.mu.Lock()
-		n.term, n.inbox = nil, nil
+		n.term = nil
 		n.mu.Unlock()
 		n.out.say("lost %d", t.Token())
 	}()
@@ -213,9 +224,26 @@ func (n *procNode) lead(ctx context.Context, t *baton.Term) error {
 	case <-ctx.Done():
 		return context.Cause(ctx)
 	}
-	s := &termScheduler{n: n, t: t}
-	s.run(ctx)
-	return context.Cause(ctx)
+	if n.col != Plain {
+		// A new leader fences the old one before it acts.
+		for {
+			err := n.raiseFence(ctx, t.Token())
+			if err == nil {
+				n.out.say("fenced %d", t.Token())
+				break
+			}
+			if errors.Is(err, fence.ErrStaleToken) {
+				n.out.say("rejected fence %d", t.Token())
+				<-ctx.Done() // a newer leader exists: act no more in this term
+				return context.Cause(ctx)
+			}
+			n.out.say("retry fence %d %s", t.Token(), strings.ReplaceAll(err.Error(), "\n", " "))
+			if !sleepCtx(ctx, n.poll) {
+				return context.Cause(ctx)
+			}
+		}
+	}
+	return n.runner.Run(ctx, t)
 }
 
 // watchDeadline reports every change of the term's deadline, in real time:
@@ -238,192 +266,29 @@ func (n *procNode) watchDeadline(ctx context.Context, t *baton.Term) {
 	}
 }
 
-// termScheduler is one term's scheduler, the real-time counterpart of the
-// in-process drill's (vcluster): momentary triggers first, then a pass of
-// the planner, which also takes over a running row of a deposed leader.
-type termScheduler struct {
-	n       *procNode
-	t       *baton.Term
-	fenced  bool
-	claimed *store.Run
-	landed  bool
-}
-
-func (s *termScheduler) run(ctx context.Context) {
-	n := s.n
-	for ctx.Err() == nil {
-		next := n.poll
-		if again, wake := s.pass(ctx); again {
-			next = 0
-		} else if !wake.IsZero() {
-			next = min(next, max(time.Until(wake), 0))
-		}
-		if next == 0 {
-			continue
-		}
-		tm := time.NewTimer(next)
-		select {
-		case <-ctx.Done():
-		case <-n.wake:
-		case <-tm.C:
-		}
-		tm.Stop()
-	}
-}
-
-// pass is one pass of the scheduler. again asks for another pass at once;
-// wake is when a period comes due, if known.
-func (s *termScheduler) pass(ctx context.Context) (again bool, wake time.Time) {
-	n, t := s.n, s.t
-	if !t.Valid() {
-		return false, time.Time{}
-	}
-	token := t.Token()
-	if n.col != Plain && !s.fenced {
-		// A new leader fences the old one before it acts.
-		switch err := n.raiseFence(ctx, token); {
-		case errors.Is(err, fence.ErrStaleToken):
-			n.out.say("rejected fence %d", token)
-			<-ctx.Done() // a newer leader exists: act no more in this term
-			return false, time.Time{}
-		case err != nil:
-			n.out.say("retry fence %d %s", token, strings.ReplaceAll(err.Error(), "\n", " "))
-			return false, time.Time{}
-		}
-		s.fenced = true
-		n.out.say("fenced %d", token)
-	}
-	if s.claimed != nil {
-		if s.landed {
-			return s.complete(ctx), time.Time{}
-		}
-		return false, time.Time{}
-	}
-	fenced := n.col != Plain
-	if n.col != FencingTrigger {
-		n.mu.Lock()
-		var key string
-		if len(n.inbox) > 0 {
-			key = n.inbox[0]
-		}
-		n.mu.Unlock()
-		if key != "" {
-			at, err := schedule.ParseKey(key)
-			if err != nil {
-				n.dropInbox()
-				return true, time.Time{}
-			}
-			run := store.Run{Job: vcluster.Job, Period: key, Scheduled: at, State: store.Running,
-				Token: token, Holder: n.id, Attempt: 1, Started: n.business()}
-			run, err = n.st.SwapRun(ctx, store.RunSwap{Run: run, Fenced: fenced})
-			switch {
-			case err == nil:
-				n.dropInbox()
-				s.claimed = &run
-				n.out.say("claimed %s %d", run.Period, token)
-				return s.effect(ctx), time.Time{}
-			case errors.Is(err, store.ErrConflict):
-				n.dropInbox() // it has a row: the planner decides
-			case errors.Is(err, fence.ErrStaleToken):
-				n.out.say("rejected claim %d", token)
-				n.dropInbox()
-				return false, time.Time{}
-			default:
-				return false, time.Time{} // unreachable: try again at the next pass
-			}
-		}
-	}
-	rows, err := n.st.Runs(ctx, vcluster.Job, "", 0)
-	if err != nil {
-		return false, time.Time{}
-	}
-	now := n.business()
-	plan := schedule.Decide(schedule.Input{Now: now, Created: vcluster.Epoch, Token: token, Rows: rows})
-	for _, a := range plan.Actions {
-		sw := a.Swap(vcluster.Job, token, n.id, now)
-		sw.Fenced = fenced
-		r, err := n.st.SwapRun(ctx, sw)
-		if errors.Is(err, fence.ErrStaleToken) {
-			n.out.say("rejected %s %d", a.Step, token)
-		}
-		if err != nil {
-			return false, time.Time{}
-		}
-		if a.Step == schedule.Claim {
-			s.claimed = &r
-			n.out.say("claimed %s %d", r.Period, token)
-			return s.effect(ctx), time.Time{}
-		}
-	}
-	if !plan.Wake.IsZero() {
-		wake = time.Unix(0, n.origin.Load()).Add(time.Duration(float64(plan.Wake.Sub(vcluster.Epoch)) / float64(24*time.Hour) * float64(n.round)))
-	}
-	return false, wake
-}
-
-func (n *procNode) dropInbox() {
-	n.mu.Lock()
-	if len(n.inbox) > 0 {
-		n.inbox = n.inbox[1:]
-	}
-	n.mu.Unlock()
-}
-
-// effect checks Valid() and writes; an armed node stops itself in between
-// (SIGSTOP), and writes when the parent lets it go on (SIGCONT).
-func (s *termScheduler) effect(ctx context.Context) bool {
-	n := s.n
-	if !s.t.Valid() {
-		s.claimed = nil
-		return false
-	}
+// execute is the node's schedule.Executor: the batch. An armed node stops
+// itself here (SIGSTOP), after the Runner's Valid() check and before the
+// write, and writes when the parent lets it go on (SIGCONT).
+func (n *procNode) execute(ctx context.Context, p schedule.Period, token uint64) (int, string, error) {
+	n.out.say("claimed %s %d", p.Key, token)
 	if n.armed.Load() {
-		n.gate.stop(n.out, fmt.Sprintf("freezing %s %d", s.claimed.Period, s.claimed.Token))
+		n.gate.stop(n.out, fmt.Sprintf("freezing %s %d", p.Key, token))
 	}
 	// The write was under way when the node froze: the end of the term
 	// while it was stopped does not call it back.
-	return s.write(context.WithoutCancel(ctx))
-}
-
-// write is the batch: the period's invoice lines in one transaction,
-// through the fence unless plain, then the ledger completion.
-func (s *termScheduler) write(ctx context.Context) bool {
-	n, run := s.n, s.claimed
-	landed, err := n.writeBatch(ctx, run.Period, run.Token)
+	landed, err := n.writeBatch(context.WithoutCancel(ctx), p.Key, token)
 	switch {
 	case errors.Is(err, fence.ErrStaleToken):
-		n.out.say("rejected write %d", run.Token)
-		s.claimed = nil
-		return false
+		n.out.say("rejected write %d", token)
+		return 0, "", err
 	case err != nil:
 		n.out.say("error write %v", strings.ReplaceAll(err.Error(), "\n", " "))
-		s.claimed = nil
-		return false
+		return 0, "", err
 	}
 	if landed {
-		n.out.say("wrote %s %d", run.Period, run.Token)
+		n.out.say("wrote %s %d", p.Key, token)
 	}
-	s.landed = true
-	return s.complete(ctx)
-}
-
-func (s *termScheduler) complete(ctx context.Context) bool {
-	n := s.n
-	sw := schedule.Complete(*s.claimed, 0, "", nil, n.business())
-	sw.Fenced = n.col != Plain
-	_, err := n.st.SwapRun(ctx, sw)
-	switch {
-	case err == nil:
-		s.claimed, s.landed = nil, false
-		return true // plan again at once: more periods may be due
-	case errors.Is(err, store.ErrConflict), errors.Is(err, store.ErrInvalid):
-		s.claimed, s.landed = nil, false // finished by another attempt
-	case errors.Is(err, fence.ErrStaleToken):
-		n.out.say("rejected complete %d", sw.Run.Token)
-		s.claimed, s.landed = nil, false
-	}
-	// Unavailable: the next pass retries the completion, not the batch.
-	return false
+	return 0, "", nil
 }
 
 func (n *procNode) raiseFence(ctx context.Context, token uint64) error {

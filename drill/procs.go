@@ -373,7 +373,7 @@ func (d *procDrill) faultEnd() error {
 // trigger makes round r's batch due: a durable pending row in the
 // fencing+trigger column, a momentary trigger to every node otherwise.
 func (d *procDrill) trigger(ctx context.Context, r int) error {
-	key := schedule.Key(vcluster.Config{Day: d.p.Round}.Wall(time.Duration(r) * d.p.Round))
+	key := schedule.Key(vcluster.Calendar{Day: d.p.Round}.Wall(time.Duration(r) * d.p.Round))
 	if d.col == FencingTrigger {
 		if _, err := schedule.Trigger(ctx, d.st, vcluster.Job, key); err != nil {
 			return fmt.Errorf("drill: trigger %s: %w", key, err)

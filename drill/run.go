@@ -123,7 +123,7 @@ func Run(ctx context.Context, p Params, col Column, cfg Config) (Result, error) 
 		return Result{}, err
 	}
 	defer res.Close()
-	vc.Resource = res
+	vc.Resource = vcluster.SQLResource{DB: res}
 	vc.Faults = faultEvents(p)
 	out, err := vcluster.Run(ctx, vc)
 	if err != nil {

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton"
-	"github.com/batonhq/baton/fence"
+	"github.com/batonhq/baton/internal/scheduler"
 	"github.com/batonhq/baton/store"
 )
 
@@ -30,7 +30,7 @@ var _ Term = (*baton.Term)(nil)
 // ErrInterrupted, wrapped in an Executor's error, says the effect was
 // stopped before it finished and must run again: the period is not
 // recorded as failed.
-var ErrInterrupted = errors.New("run interrupted before it finished")
+var ErrInterrupted = scheduler.ErrInterrupted
 
 // Executor runs the effect of one period under the fencing token. ctx is
 // cancelled when the term ends (or the Runner's caller cancels); an
@@ -39,8 +39,10 @@ var ErrInterrupted = errors.New("run interrupted before it finished")
 // executor that stopped its effect early for its own reason (such as a
 // lease about to expire) returns an error wrapping ErrInterrupted: the row
 // is left running too, and claimed again (by this leader if its term
-// lasts). Otherwise it returns the effect's exit status (0: success) and
-// the tail of its output, both recorded in the ledger.
+// lasts). An error wrapping fence.ErrStaleToken says a newer leader exists:
+// nothing is recorded and the Runner acts no more in this term. Otherwise
+// it returns the effect's exit status (0: success) and the tail of its
+// output, both recorded in the ledger.
 type Executor func(ctx context.Context, p Period, token uint64) (exitCode int, output string, err error)
 
 // Job is what a Runner runs: a name (also the election name whose token
@@ -64,17 +66,17 @@ func WithClock(c baton.Clock) Option { return func(r *Runner) { r.clock = c } }
 
 // WithPoll sets how often the Runner re-reads the ledger for manual
 // triggers when no period is due sooner (default DefaultPoll).
-func WithPoll(d time.Duration) Option { return func(r *Runner) { r.poll = d } }
+func WithPoll(d time.Duration) Option { return func(r *Runner) { r.cfg.Poll = d } }
 
 // WithRescan sets how often the Runner reads the whole ledger (default
 // DefaultRescan). In between it reads only the rows after the newest
 // scheduled period before which every row is final, so a manual trigger of
 // a period older than that (a re-run of a failed period) is seen within
 // this interval; other triggers are seen at the next poll.
-func WithRescan(d time.Duration) Option { return func(r *Runner) { r.rescan = d } }
+func WithRescan(d time.Duration) Option { return func(r *Runner) { r.cfg.Rescan = d } }
 
 // WithRetry sets the wait after a failed store call (default DefaultRetry).
-func WithRetry(d time.Duration) Option { return func(r *Runner) { r.retry = d } }
+func WithRetry(d time.Duration) Option { return func(r *Runner) { r.cfg.Retry = d } }
 
 // WithCallTimeout bounds each store call (default DefaultCallTimeout).
 func WithCallTimeout(d time.Duration) Option { return func(r *Runner) { r.callTimeout = d } }
@@ -94,10 +96,13 @@ const (
 	DefaultCallTimeout = 5 * time.Second
 )
 
-// Runner runs a job's due periods while a term lasts. It is the thin
-// runtime around Decide: it reads the ledger, asks Decide what to do,
-// writes skips and claims with fenced swaps, runs claimed periods one at a
-// time and records their outcome with a fenced swap.
+// Runner runs a job's due periods while a term lasts. The work loop itself
+// (read the ledger, plan, skip and claim with fenced writes, check Valid,
+// run, record the outcome, re-plan, take over a deposed leader's running
+// row, retry a completion with a read-back) is a deterministic state
+// machine; the Runner is its thin runtime: the clock, the store, the
+// executor in a goroutine. The simulator and the drill drive the very same
+// machine.
 //
 // One Runner runs at most one term at a time; a term must be run by at most
 // one Runner.
@@ -106,18 +111,18 @@ type Runner struct {
 	job         Job
 	exec        Executor
 	clock       baton.Clock
-	poll        time.Duration
-	rescan      time.Duration
-	retry       time.Duration
+	cfg         scheduler.Config
 	callTimeout time.Duration
 	logger      *slog.Logger
+	wake        chan scheduler.Trigger
 }
 
 // New returns a Runner for job on st. Options are validated; an invalid one
 // is an error naming the field.
 func New(st store.Store, job Job, exec Executor, opts ...Option) (*Runner, error) {
-	r := &Runner{st: st, job: job, exec: exec, clock: baton.RealClock{},
-		poll: DefaultPoll, rescan: DefaultRescan, retry: DefaultRetry, callTimeout: DefaultCallTimeout}
+	r := &Runner{st: st, job: job, exec: exec, clock: baton.RealClock{}, callTimeout: DefaultCallTimeout,
+		cfg:  scheduler.Config{Job: job.Name, Poll: DefaultPoll, Rescan: DefaultRescan, Retry: DefaultRetry},
+		wake: make(chan scheduler.Trigger, 16)}
 	for _, o := range opts {
 		o(r)
 	}
@@ -130,18 +135,22 @@ func New(st store.Store, job Job, exec Executor, opts ...Option) (*Runner, error
 		return nil, errors.New("schedule: executor must not be nil")
 	case r.clock == nil:
 		return nil, errors.New("schedule: clock must not be nil")
-	case r.poll <= 0:
-		return nil, fmt.Errorf("schedule: poll interval must be positive, got %v", r.poll)
-	case r.rescan <= 0:
-		return nil, fmt.Errorf("schedule: rescan interval must be positive, got %v", r.rescan)
-	case r.retry <= 0:
-		return nil, fmt.Errorf("schedule: retry interval must be positive, got %v", r.retry)
+	case r.cfg.Poll <= 0:
+		return nil, fmt.Errorf("schedule: poll interval must be positive, got %v", r.cfg.Poll)
+	case r.cfg.Rescan <= 0:
+		return nil, fmt.Errorf("schedule: rescan interval must be positive, got %v", r.cfg.Rescan)
+	case r.cfg.Retry <= 0:
+		return nil, fmt.Errorf("schedule: retry interval must be positive, got %v", r.cfg.Retry)
 	case r.callTimeout <= 0:
 		return nil, fmt.Errorf("schedule: call timeout must be positive, got %v", r.callTimeout)
 	}
 	if err := job.Policy.Validate(); err != nil {
 		return nil, fmt.Errorf("schedule: %w", err)
 	}
+	if job.Schedule != nil {
+		r.cfg.Schedule = job.Schedule
+	}
+	r.cfg.Policy = scheduler.Policy{CatchUp: string(job.Policy.CatchUp), Window: job.Policy.Window}
 	if r.logger == nil {
 		r.logger = slog.New(slog.DiscardHandler)
 	}
@@ -160,202 +169,177 @@ func (r *Runner) Register(ctx context.Context) (store.Job, error) {
 	return r.st.EnsureJob(ctx, store.Job{Name: r.job.Name, Schedule: desc})
 }
 
+// Wake asks the Runner to read the ledger now rather than at its next poll,
+// for a caller that has just written a manual trigger (Trigger). It never
+// blocks; it does nothing while no term runs.
+func (r *Runner) Wake() { r.trigger(scheduler.Trigger{}) }
+
+func init() {
+	// The drill reaches the Runner's machine through these (see
+	// scheduler.RunnerHooks); users cannot.
+	scheduler.RunnerHooks.Configure = func(mod func(*scheduler.Config)) any {
+		return Option(func(r *Runner) { mod(&r.cfg) })
+	}
+	scheduler.RunnerHooks.Trigger = func(runner any, t scheduler.Trigger) { runner.(*Runner).trigger(t) }
+}
+
+func (r *Runner) trigger(t scheduler.Trigger) {
+	select {
+	case r.wake <- t:
+	default:
+	}
+}
+
 // Run works through the job's due periods while t lasts. It returns when t
 // ends, with the term's cause (context.Cause of t.Context()), or when ctx
-// ends, with ctx's error. It never returns nil.
+// ends, with ctx's error, or with a store error that will never heal
+// (store.Permanent: the store was replaced, is corrupt or has a foreign
+// schema). It never returns nil.
 //
 // Before starting an effect it checks t.Valid(); the effect runs under a
 // context that ends with the term. A write refused with
 // fence.ErrStaleToken means a newer leader exists: Run writes nothing more
-// and waits for t to end.
+// and waits for t to end. Run returns only once the effect it started has
+// returned.
 func (r *Runner) Run(ctx context.Context, t Term) error {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	stop := context.AfterFunc(t.Context(), func() { cancel(context.Cause(t.Context())) })
 	defer stop()
-	log := r.logger.With("token", t.Token(), "node", t.Node())
-
-	var job store.Job
-	for {
-		cctx, ccancel := context.WithTimeout(ctx, r.callTimeout)
-		var err error
-		job, err = r.Register(cctx)
-		ccancel()
-		if err == nil {
-			break
-		}
-		log.Warn("registering the job failed", "err", err)
-		if !r.sleep(ctx, r.retry) {
-			return context.Cause(ctx)
-		}
+	d := &drive{r: r, t: t, ctx: ctx, m: scheduler.New(r.cfg),
+		log: r.logger.With("token", t.Token(), "node", t.Node())}
+	for len(r.wake) > 0 { // triggers of an earlier term are not this one's
+		<-r.wake
 	}
+	return d.run()
+}
 
-	// cursor is the key of a non-manual row such that every row up to it
-	// is final: the rows after it are all the planner needs, but for
-	// manual triggers written below it, which a full read every rescan
-	// finds.
-	var cursor string
-	var lastFull time.Time
-	for {
-		if ctx.Err() != nil {
-			return context.Cause(ctx)
+// drive is one term's run of the machine.
+type drive struct {
+	r      *Runner
+	t      Term
+	ctx    context.Context
+	m      *scheduler.Machine
+	log    *slog.Logger
+	effect chan scheduler.EffectDone // the running effect's result; nil: none
+	err    error                     // a Fail action's error
+}
+
+func (d *drive) run() error {
+	d.feed(scheduler.Start{Token: d.t.Token(), Node: d.t.Node()})
+	for d.err == nil {
+		var timer <-chan time.Time
+		var tm baton.Timer
+		if next := d.m.Next(); !next.IsZero() {
+			tm = d.r.clock.NewTimer(max(next.Sub(d.r.clock.Now()), 0))
+			timer = tm.C()
 		}
-		full := cursor == "" || r.clock.Now().Sub(lastFull) >= r.rescan
-		after := cursor
-		if full {
-			after = ""
-		}
-		cctx, ccancel := context.WithTimeout(ctx, r.callTimeout)
-		rows, err := r.st.Runs(cctx, r.job.Name, after, 0)
-		ccancel()
-		if err != nil {
-			log.Warn("reading the ledger failed", "err", err)
-			if !r.sleep(ctx, r.retry) {
-				return context.Cause(ctx)
+		stopTimer := func() {
+			if tm != nil {
+				tm.Stop()
 			}
-			continue
 		}
-		if full {
-			cursor, lastFull = "", r.clock.Now()
-		}
-		if c := finalPrefix(rows); c != "" {
-			cursor = c
-		}
-		var floor time.Time
-		if cursor != "" {
-			floor, _ = ParseKey(cursor)
-		}
-		now := r.clock.Now()
-		plan := Decide(Input{Now: now, Created: job.Created, Schedule: r.job.Schedule,
-			Policy: r.job.Policy, Token: t.Token(), Rows: rows, Floor: floor})
-		wait, err := r.apply(ctx, t, plan, log)
-		switch {
-		case errors.Is(err, fence.ErrStaleToken):
-			log.Info("a newer leader exists; waiting for the term to end", "err", err)
-			<-ctx.Done()
-			return context.Cause(ctx)
-		case err != nil && ctx.Err() != nil:
-			return context.Cause(ctx)
-		case err != nil:
-			log.Warn("ledger write failed; planning again", "err", err)
-			// A conflict means the row moved on: plan again at once.
-			if !errors.Is(err, store.ErrConflict) && !r.sleep(ctx, r.retry) {
-				return context.Cause(ctx)
+		select {
+		case <-d.ctx.Done():
+			stopTimer()
+			d.feed(scheduler.End{})
+			if d.effect != nil {
+				done := <-d.effect // the effect returns once ctx ends
+				d.effect = nil
+				d.feed(done)
 			}
-			continue
-		case !wait:
-			continue // a period ran: plan again at once
+			return context.Cause(d.ctx)
+		case done := <-d.effect:
+			d.effect = nil
+			d.feed(done)
+		case <-timer:
+			d.feed(scheduler.Tick{})
+		case tr := <-d.r.wake:
+			d.feed(tr)
 		}
-		d := r.poll
-		if !plan.Wake.IsZero() {
-			d = min(d, max(plan.Wake.Sub(r.clock.Now()), 0))
-		}
-		if !r.sleep(ctx, d) {
-			return context.Cause(ctx)
+		stopTimer()
+	}
+	if d.effect != nil {
+		<-d.effect
+	}
+	return d.err
+}
+
+// feed steps the machine with ev and executes its actions, feeding back
+// their answers, until the machine waits for a timer, the effect or the
+// end of the term.
+func (d *drive) feed(ev scheduler.Event) {
+	queue := []scheduler.Event{ev}
+	for len(queue) > 0 && d.err == nil {
+		ev, queue = queue[0], queue[1:]
+		for _, a := range d.m.Step(d.r.clock.Now(), ev) {
+			if reply := d.do(a); reply != nil {
+				queue = append(queue, reply)
+			}
 		}
 	}
 }
 
-// apply applies plan's actions in order up to and including the first
-// claim. wait is true when nothing ran, so the caller may sleep.
-func (r *Runner) apply(ctx context.Context, t Term, plan Plan, log *slog.Logger) (wait bool, err error) {
-	for _, a := range plan.Actions {
-		sw := a.Swap(r.job.Name, t.Token(), t.Node(), r.clock.Now())
-		cctx, ccancel := context.WithTimeout(ctx, r.callTimeout)
-		row, err := r.st.SwapRun(cctx, sw)
-		ccancel()
-		if err != nil {
-			return false, fmt.Errorf("%s %s: %w", a.Step, a.Period.Key, err)
-		}
-		if a.Step == Skip {
-			log.Info("period skipped", "period", a.Period.Key, "reason", a.Reason)
-			continue
-		}
-		r.runClaimed(ctx, t, a.Period, row, log)
-		return false, nil
+// do executes one action and returns its answer, if it has one now.
+func (d *drive) do(a scheduler.Action) scheduler.Event {
+	r := d.r
+	call := func(f func(ctx context.Context)) {
+		ctx, cancel := context.WithTimeout(d.ctx, r.callTimeout)
+		defer cancel()
+		f(ctx)
 	}
-	return true, nil
-}
-
-// runClaimed runs one claimed period and records its outcome.
-func (r *Runner) runClaimed(ctx context.Context, t Term, p Period, row store.Run, log *slog.Logger) {
-	log = log.With("period", p.Key, "attempt", row.Attempt)
-	if !t.Valid() {
-		// The term may already be over: start nothing. The row stays
-		// running; the next leader takes it over.
-		log.Info("term no longer valid after the claim; not starting")
-		<-ctx.Done()
-		return
-	}
-	log.Info("period started", "delay", Delay(row))
-	code, out, execErr := r.exec(ctx, p, t.Token())
-	if execErr != nil && ctx.Err() != nil {
-		log.Info("period interrupted by the end of the term; the next leader runs it again", "err", execErr)
-		return
-	}
-	if errors.Is(execErr, ErrInterrupted) {
-		log.Info("period interrupted; it will be claimed again", "err", execErr)
-		r.sleep(ctx, r.retry)
-		return
-	}
-	sw := Complete(row, code, out, execErr, r.clock.Now())
-	for {
-		// Recording the outcome must not be cut short by the term ending
+	switch a := a.(type) {
+	case scheduler.Register:
+		var ev scheduler.Registered
+		call(func(ctx context.Context) { ev.Job, ev.Err = r.Register(ctx) })
+		return ev
+	case scheduler.ReadRuns:
+		var ev scheduler.RunsRead
+		call(func(ctx context.Context) { ev.Rows, ev.Err = r.st.Runs(ctx, r.job.Name, a.After, 0) })
+		return ev
+	case scheduler.SwapRun:
+		// Recording an outcome must not be cut short by the term ending
 		// now: the fence decides whether it still counts.
-		cctx, ccancel := context.WithTimeout(context.WithoutCancel(ctx), r.callTimeout)
-		_, err := r.st.SwapRun(cctx, sw)
-		if errors.Is(err, store.ErrUnavailable) {
-			// The write may have been applied: read it back.
-			if got, gerr := r.st.GetRun(cctx, r.job.Name, p.Key); gerr == nil && got.Version != sw.Expect {
-				if got.State == sw.Run.State && got.Token == sw.Run.Token {
-					err = nil
-				} else {
-					err = fmt.Errorf("%w: the row changed under us", store.ErrConflict)
-				}
-			}
+		ctx := d.ctx
+		if a.Kind == scheduler.KindComplete {
+			ctx = context.WithoutCancel(ctx)
 		}
-		ccancel()
-		switch {
-		case err == nil:
-			log.Info("period finished", "state", sw.Run.State, "exit", code)
-			return
-		case !errors.Is(err, store.ErrUnavailable):
-			log.Warn("recording the outcome was refused; it does not count", "err", err)
-			return
-		case ctx.Err() != nil:
-			log.Warn("recording the outcome failed and the term ended; the next leader runs the period again", "err", err)
-			return
+		cctx, cancel := context.WithTimeout(ctx, r.callTimeout)
+		defer cancel()
+		var ev scheduler.Swapped
+		ev.Run, ev.Err = r.st.SwapRun(cctx, a.Swap)
+		return ev
+	case scheduler.GetRun:
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(d.ctx), r.callTimeout)
+		defer cancel()
+		var ev scheduler.ReadBack
+		ev.Run, ev.Err = r.st.GetRun(cctx, r.job.Name, a.Period)
+		return ev
+	case scheduler.StartEffect:
+		if a.RequireValid && !d.t.Valid() {
+			return scheduler.EffectDone{NotStarted: true}
 		}
-		log.Warn("recording the outcome failed; retrying", "err", err)
-		if !r.sleep(ctx, r.retry) {
-			return
+		d.log.Info("period started", "period", a.Period.Key, "attempt", a.Run.Attempt, "delay", Delay(a.Run))
+		done := make(chan scheduler.EffectDone, 1)
+		d.effect = done
+		go func(p Period, token uint64) {
+			code, out, err := r.exec(d.ctx, p, token)
+			done <- scheduler.EffectDone{ExitCode: code, Output: out, Err: err}
+		}(Period(a.Period), a.Run.Token)
+	case scheduler.Halt:
+		d.log.Info("acting no more in this term; waiting for it to end", "cause", a.Cause)
+	case scheduler.Fail:
+		d.log.Error("work stopped: the store failed for good", "err", a.Err)
+		d.err = a.Err
+	case scheduler.Note:
+		attrs := []any{}
+		if a.Period != "" {
+			attrs = append(attrs, "period", a.Period)
 		}
+		if a.Err != nil {
+			attrs = append(attrs, "err", a.Err)
+		}
+		d.log.Log(d.ctx, a.Level, a.Msg, attrs...)
 	}
-}
-
-// sleep waits d on the clock; false if ctx ended first.
-func (r *Runner) sleep(ctx context.Context, d time.Duration) bool {
-	tm := r.clock.NewTimer(d)
-	defer tm.Stop()
-	select {
-	case <-tm.C():
-		return true
-	case <-ctx.Done():
-		return false
-	}
-}
-
-// finalPrefix returns the key of the last non-manual row of the longest
-// prefix of rows (in period order) whose rows are all final, or "".
-func finalPrefix(rows []store.Run) string {
-	c := ""
-	for _, r := range rows {
-		if !r.State.Final() {
-			break
-		}
-		if !r.Manual {
-			c = r.Period
-		}
-	}
-	return c
+	return nil
 }

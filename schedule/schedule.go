@@ -7,14 +7,16 @@ import (
 	"time"
 
 	"github.com/robfig/cron/v3"
+
+	"github.com/batonhq/baton/internal/scheduler"
 )
 
 // KeyLayout is the layout of a period key: the scheduled instant in UTC,
 // to the second. Keys of one job sort in time order.
-const KeyLayout = "2006-01-02T15:04:05Z"
+const KeyLayout = scheduler.KeyLayout
 
 // Key returns the period key of the instant t.
-func Key(t time.Time) string { return t.UTC().Truncate(time.Second).Format(KeyLayout) }
+func Key(t time.Time) string { return scheduler.Key(t) }
 
 // ParseKey parses a period key, rejecting anything that is not exactly in
 // KeyLayout (so that one instant never has two keys).

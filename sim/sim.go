@@ -18,7 +18,6 @@ package sim
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"io"
@@ -26,8 +25,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-
-	_ "modernc.org/sqlite" // the resource's invoice table
 
 	"github.com/batonhq/baton/internal/vcluster"
 	"github.com/batonhq/baton/schedule"
@@ -42,7 +39,7 @@ type FaultClass string
 const (
 	Partition         FaultClass = "partition"           // a node cannot reach the store
 	Pause             FaultClass = "pause"               // a node is frozen
-	PauseBeforeEffect FaultClass = "pause-before-effect" // frozen between Valid() and a write
+	PauseBeforeEffect FaultClass = "pause-before-effect" // frozen just before or just after the Valid() check before an effect
 	Crash             FaultClass = "crash"               // killed, restarted as a new incarnation
 	Drift             FaultClass = "drift"               // a clock runs fast or slow, within e or beyond
 	StoreOutage       FaultClass = "store-outage"        // nobody can reach the store
@@ -90,6 +87,12 @@ type Options struct {
 	// NoMargin configures the nodes without the 2e margin while the
 	// invariants still assume e (mutation check).
 	NoMargin bool
+	// NoValidCheck makes the scheduler machine start effects without
+	// checking Valid() first (mutation check).
+	NoValidCheck bool
+	// UnfencedLedger makes the scheduler machine write the ledger without
+	// the token check (mutation check).
+	UnfencedLedger bool
 	// Trace gets the failover trace of each seed run.
 	Trace io.Writer
 }
@@ -142,27 +145,19 @@ func Run(ctx context.Context, o Options, seed uint64) (Result, error) {
 		return Result{}, err
 	}
 	res := Result{Seed: seed}
-	db, err := sql.Open("sqlite", "file::memory:?_txlock=immediate")
-	if err != nil {
-		return res, err
-	}
-	defer db.Close()
-	db.SetMaxOpenConns(1) // one connection holds the in-memory database
-	if err := vcluster.CreateResource(ctx, db); err != nil {
-		return res, err
-	}
 	// One business day per period: Every(24h) in wall time.
 	every, _ := schedule.Every(24*time.Hour, 0)
 	clock := vcluster.NewClock(o.Period)
 	st := memstore.New(memstore.WithTime(clock.Now))
-	faults, beyond := draw(o, seed)
+	faults, latency, beyond := draw(o, seed)
 	c := vcluster.Config{
-		Nodes: o.Nodes, Lease: o.Lease, Renew: o.Renew, Margin: o.Margin, Poll: o.Poll,
-		Latency: time.Millisecond, Day: o.Period,
+		Nodes: o.Nodes, Lease: o.Lease, Renew: o.Renew, Margin: o.Margin, Poll: o.Poll, WorkPoll: o.Period,
+		Latency: latency, WorkLatency: true, Day: o.Period,
 		Fence: !o.NoFence, Persistent: true, Schedule: every, InvoiceLines: 3,
-		Store: st, Resource: db, Faults: faults, End: o.Duration,
+		Store: st, Resource: vcluster.NewMemResource(), Faults: faults, End: o.Duration,
 		Check: true, Trace: o.Trace, Clock: clock,
 	}
+	c.Mutate = vcluster.Mutation{NoValidCheck: o.NoValidCheck, UnfencedLedger: o.UnfencedLedger}
 	if o.NoMargin {
 		c.Margin, c.CheckMargin = 0, o.Margin
 	}
@@ -206,8 +201,10 @@ func liveness(ctx context.Context, o Options, c vcluster.Config, st store.Store,
 // draw makes the fault schedule of a seed. Faults begin and end within the
 // first 70% of the run; at 75% everything is healed, so the rest of the run
 // shows liveness.
-func draw(o Options, seed uint64) (faults []vcluster.Fault, beyond bool) {
+func draw(o Options, seed uint64) (faults []vcluster.Fault, latency time.Duration, beyond bool) {
 	rng := rand.New(rand.NewPCG(seed, 0x62617a6f6e)) // "baton"
+	// The store's one-way latency: a local store to a distant one.
+	latency = time.Duration(1+rng.IntN(50)) * time.Millisecond
 	window := o.Duration * 7 / 10
 	at := func() time.Duration { return 2*o.Lease + time.Duration(rng.Int64N(int64(window-2*o.Lease))) }
 	length := func() time.Duration {
@@ -233,7 +230,14 @@ func draw(o Options, seed uint64) (faults []vcluster.Fault, beyond bool) {
 			add(vcluster.Fault{At: t, Node: n, Kind: vcluster.Freeze})
 			add(vcluster.Fault{At: t + d, Node: n, Kind: vcluster.Thaw})
 		case PauseBeforeEffect:
-			add(vcluster.Fault{At: t, Node: n, Kind: vcluster.ArmFreeze})
+			// Frozen after the Valid() check (only fencing stops the
+			// write that follows) or just before it (the check must
+			// stop the effect).
+			arm := vcluster.ArmFreeze
+			if rng.IntN(2) == 0 {
+				arm = vcluster.ArmPause
+			}
+			add(vcluster.Fault{At: t, Node: n, Kind: arm})
 			add(vcluster.Fault{At: t + d + o.Lease, Node: n, Kind: vcluster.Disarm})
 		case Crash:
 			add(vcluster.Fault{At: t, Node: n, Kind: vcluster.Crash})
@@ -260,7 +264,7 @@ func draw(o Options, seed uint64) (faults []vcluster.Fault, beyond bool) {
 		case SlowStore:
 			lat := time.Duration(1+rng.IntN(1000)) * time.Millisecond * time.Duration(1+rng.IntN(3))
 			add(vcluster.Fault{At: t, Node: n, Kind: vcluster.SetLatency, Latency: lat})
-			add(vcluster.Fault{At: t + d, Node: n, Kind: vcluster.SetLatency, Latency: time.Millisecond})
+			add(vcluster.Fault{At: t + d, Node: n, Kind: vcluster.SetLatency, Latency: latency})
 		case Operator:
 			if rng.IntN(2) == 0 {
 				add(vcluster.Fault{At: t, Node: n, Kind: vcluster.Resign})
@@ -278,9 +282,9 @@ func draw(o Options, seed uint64) (faults []vcluster.Fault, beyond bool) {
 			add(vcluster.Fault{At: heal, Node: x, Kind: k})
 		}
 		add(vcluster.Fault{At: heal, Node: x, Kind: vcluster.SetRate, Rate: 1})
-		add(vcluster.Fault{At: heal, Node: x, Kind: vcluster.SetLatency, Latency: time.Millisecond})
+		add(vcluster.Fault{At: heal, Node: x, Kind: vcluster.SetLatency, Latency: latency})
 	}
-	return faults, beyond
+	return faults, latency, beyond
 }
 
 // ErrViolation is wrapped by Summary.Err when some seed violated an

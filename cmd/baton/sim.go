@@ -30,7 +30,7 @@ func runSim(ctx context.Context, e *env, args []string) int {
 	first := fs.Uint64("seed", 1, "first seed (with --seeds 1: the one seed to replay)")
 	trace := fs.Bool("trace", false, "print the failover trace of the run (use with one seed)")
 	faults := fs.String("faults", "all", "comma list of fault classes, or all")
-	mutate := fs.String("mutate", "", "turn a protection off to show the checker bites: no-fence or no-margin")
+	mutate := fs.String("mutate", "", "turn a protection off to show the checker bites: no-fence, no-margin, no-valid-check or unfenced-ledger")
 	fs.IntVar(&o.Nodes, "nodes", o.Nodes, "nodes per run")
 	fs.DurationVar(&o.Duration, "duration", o.Duration, "virtual time per seed")
 	fs.DurationVar(&o.Lease, "lease", o.Lease, "lease")
@@ -53,8 +53,12 @@ func runSim(ctx context.Context, e *env, args []string) int {
 		o.NoFence = true
 	case "no-margin":
 		o.NoMargin = true
+	case "no-valid-check":
+		o.NoValidCheck = true
+	case "unfenced-ledger":
+		o.UnfencedLedger = true
 	default:
-		return e.fail(name, usagef("--mutate %q: want no-fence or no-margin", *mutate))
+		return e.fail(name, usagef("--mutate %q: want no-fence, no-margin, no-valid-check or unfenced-ledger", *mutate))
 	}
 	if *seeds < 1 {
 		return e.fail(name, usagef("--seeds must be at least 1, got %d", *seeds))

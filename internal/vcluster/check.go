@@ -14,8 +14,14 @@ import (
 //   - the election log's tokens increase by acquisition and never repeat;
 //   - no write lands with a token lower than one already landed (the fence's
 //     promise; without fencing it is what a stale leader breaks);
+//   - every ledger write that commits carries the election's current
+//     token (the ledger's fence; checked when fencing);
+//   - no effect starts on a node whose term is not valid by its own clock;
 //   - at most one completion per period is committed, and with
 //     idempotent batches at most one batch of rows lands per period.
+//
+// The last three are checked where the write or the effect happens
+// (work.go), the others here.
 
 // Violation is a failed invariant.
 type Violation struct {
@@ -37,16 +43,27 @@ func (e *engine) violate(format string, a ...any) {
 func (e *engine) check() {
 	e.out.Checks++
 	if e.ratesWithinMargin() {
-		var who []string
+		valid := func(n *node) bool { return n.up && n.term != 0 && n.local(e.now).Before(n.deadline) }
+		count := 0
 		for _, n := range e.nodes {
-			if n.up && n.term != 0 && n.local(e.now).Before(n.deadline) {
-				who = append(who, fmt.Sprintf("%s (token %d)", n.id, n.term))
+			if valid(n) {
+				count++
 			}
 		}
-		if len(who) > 1 {
+		if count > 1 {
+			var who []string
+			for _, n := range e.nodes {
+				if valid(n) {
+					who = append(who, fmt.Sprintf("%s (token %d)", n.id, n.term))
+				}
+			}
 			e.violate("two valid leaders with clocks within the margin: %s", strings.Join(who, ", "))
 		}
 	}
+	if !e.logDirty {
+		return // the election log has not changed since the last check
+	}
+	e.logDirty = false
 	evs, err := e.c.Store.History(e.ctx, Job, e.lastLogSeq, 0)
 	if err != nil {
 		e.fail(err)
@@ -62,18 +79,6 @@ func (e *engine) check() {
 			e.violate("election log: %s changed the token from %d to %d", ev.Kind, e.lastLogToken, ev.Token)
 		}
 		e.lastLogToken = ev.Token
-	}
-	for p, n := range e.completions {
-		if n > 1 {
-			e.violate("period %s completed %d times", p, n)
-		}
-	}
-	if e.c.Idempotent && e.c.Fence {
-		for p, n := range e.out.Landings {
-			if n > 1 {
-				e.violate("period %s: its batch landed %d times", p, n)
-			}
-		}
 	}
 }
 

@@ -1,4 +1,4 @@
-package schedule_test
+package scheduler_test
 
 import (
 	"fmt"
@@ -6,15 +6,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/batonhq/baton/internal/scheduler"
 	"github.com/batonhq/baton/schedule"
 	"github.com/batonhq/baton/store"
 )
 
 // planString renders a plan as "claim 00:10 skip 00:20 ..." with keys
 // shortened to the time of day.
-func planString(p schedule.Plan) string {
+func planString(p scheduler.Plan) string {
 	var b []string
-	for _, a := range p.Actions {
+	for _, a := range p.Moves {
 		k := a.Period.Key[11:16]
 		if a.Period.Manual {
 			k += "(m)"
@@ -42,7 +43,7 @@ func TestDecide(t *testing.T) {
 
 	tests := []struct {
 		name   string
-		policy schedule.Policy
+		policy scheduler.Policy
 		now    time.Time
 		token  uint64
 		rows   []store.Run
@@ -51,15 +52,15 @@ func TestDecide(t *testing.T) {
 		want   string
 	}{
 		{name: "all, nothing run yet", want: "claim 00:00, claim 00:10, claim 00:20, claim 00:30"},
-		{name: "latest", policy: schedule.Policy{CatchUp: schedule.CatchUpLatest},
+		{name: "latest", policy: scheduler.Policy{CatchUp: scheduler.CatchUpLatest},
 			want: "skip 00:00, skip 00:10, skip 00:20, claim 00:30"},
-		{name: "none", policy: schedule.Policy{CatchUp: schedule.CatchUpNone},
+		{name: "none", policy: scheduler.Policy{CatchUp: scheduler.CatchUpNone},
 			want: "skip 00:00, skip 00:10, skip 00:20, claim 00:30"},
-		{name: "window 20m", policy: schedule.Policy{Window: 20 * time.Minute},
+		{name: "window 20m", policy: scheduler.Policy{Window: 20 * time.Minute},
 			want: "skip 00:00, skip 00:10, claim 00:20, claim 00:30"},
-		{name: "window exact bound is in", policy: schedule.Policy{Window: 25 * time.Minute},
+		{name: "window exact bound is in", policy: scheduler.Policy{Window: 25 * time.Minute},
 			want: "skip 00:00, claim 00:10, claim 00:20, claim 00:30"},
-		{name: "latest within window", policy: schedule.Policy{CatchUp: schedule.CatchUpLatest, Window: time.Minute},
+		{name: "latest within window", policy: scheduler.Policy{CatchUp: scheduler.CatchUpLatest, Window: time.Minute},
 			want: "skip 00:00, skip 00:10, skip 00:20, skip 00:30"},
 		{name: "done rows are final", rows: []store.Run{
 			row("j", k(0), store.Done, 1, 5), row("j", k(10), store.Skipped, 1, 6)},
@@ -76,27 +77,27 @@ func TestDecide(t *testing.T) {
 			rows: []store.Run{row("j", k(0), store.Done, 1, 5), row("j", k(10), store.Running, 4, 6)},
 			want: "claim 00:20, claim 00:30"},
 		{name: "latest: the interrupted current period runs, older interrupted skipped",
-			policy: schedule.Policy{CatchUp: schedule.CatchUpLatest}, token: 5,
+			policy: scheduler.Policy{CatchUp: scheduler.CatchUpLatest}, token: 5,
 			rows: []store.Run{row("j", k(0), store.Running, 1, 5), row("j", k(10), store.Done, 2, 6),
 				row("j", k(20), store.Done, 2, 7), row("j", k(30), store.Running, 2, 8)},
 			want: "skip 00:00, claim 00:30"},
 		{name: "latest runs the newest due even if a newer one is done",
-			policy: schedule.Policy{CatchUp: schedule.CatchUpLatest}, token: 5,
+			policy: scheduler.Policy{CatchUp: scheduler.CatchUpLatest}, token: 5,
 			rows: []store.Run{row("j", k(0), store.Done, 1, 5), row("j", k(10), store.Done, 1, 6),
 				row("j", k(20), store.Running, 2, 7), row("j", k(30), store.Done, 5, 8)},
 			want: "claim 00:20"},
 		{name: "none skips all but the current one",
-			policy: schedule.Policy{CatchUp: schedule.CatchUpNone}, token: 5,
+			policy: scheduler.Policy{CatchUp: scheduler.CatchUpNone}, token: 5,
 			rows: []store.Run{row("j", k(0), store.Done, 1, 5), row("j", k(10), store.Done, 1, 6),
 				row("j", k(20), store.Running, 2, 7), row("j", k(30), store.Done, 5, 8)},
 			want: "skip 00:20"},
 		{name: "manual triggers always run, in key order, never skipped by policy",
-			policy: schedule.Policy{CatchUp: schedule.CatchUpNone, Window: time.Minute},
+			policy: scheduler.Policy{CatchUp: scheduler.CatchUpNone, Window: time.Minute},
 			rows: []store.Run{manual(row("j", "2025-06-01T12:00:00Z", store.Pending, 0, 3)),
 				manual(row("j", k(15), store.Pending, 0, 4))},
 			want: "claim 12:00(m), skip 00:00, skip 00:10, claim 00:15(m), skip 00:20, skip 00:30"},
 		{name: "a manual trigger on a scheduled instant is that period",
-			policy: schedule.Policy{CatchUp: schedule.CatchUpNone},
+			policy: scheduler.Policy{CatchUp: scheduler.CatchUpNone},
 			rows:   []store.Run{manual(row("j", k(10), store.Pending, 0, 3))},
 			want:   "skip 00:00, claim 00:10(m), skip 00:20, claim 00:30"},
 		{name: "a manual trigger in the future waits",
@@ -105,7 +106,7 @@ func TestDecide(t *testing.T) {
 		{name: "nothing before the job was created", now: base.Add(5 * time.Minute),
 			want: "claim 00:00"},
 		{name: "limit: latest skips the whole batch when more are due", limit: 2,
-			policy: schedule.Policy{CatchUp: schedule.CatchUpLatest},
+			policy: scheduler.Policy{CatchUp: scheduler.CatchUpLatest},
 			want:   "skip 00:00, skip 00:10"},
 		{name: "limit: rows after the batch wait behind the instants left out", limit: 2,
 			rows: []store.Run{manual(row("j", k(25), store.Pending, 0, 3))},
@@ -118,7 +119,7 @@ func TestDecide(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			in := schedule.Input{Now: now, Created: created, Schedule: every10m, Policy: tt.policy,
+			in := scheduler.Input{Now: now, Created: created, Schedule: every10m, Policy: tt.policy,
 				Token: tt.token, Rows: tt.rows, Limit: tt.limit, Floor: tt.floor}
 			if !tt.now.IsZero() {
 				in.Now = tt.now
@@ -126,7 +127,7 @@ func TestDecide(t *testing.T) {
 			if in.Token == 0 {
 				in.Token = 1
 			}
-			p := schedule.Decide(in)
+			p := scheduler.Decide(in)
 			if got := planString(p); got != tt.want {
 				t.Errorf("plan\n got: %s\nwant: %s", got, tt.want)
 			}
@@ -137,18 +138,18 @@ func TestDecide(t *testing.T) {
 func TestDecideWake(t *testing.T) {
 	every10m, _ := schedule.Every(10*time.Minute, 0)
 	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	in := schedule.Input{Now: base.Add(35 * time.Minute), Created: base.Add(34 * time.Minute), Schedule: every10m, Token: 1}
-	if p := schedule.Decide(in); len(p.Actions) != 0 || !p.Wake.Equal(base.Add(40*time.Minute)) {
+	in := scheduler.Input{Now: base.Add(35 * time.Minute), Created: base.Add(34 * time.Minute), Schedule: every10m, Token: 1}
+	if p := scheduler.Decide(in); len(p.Moves) != 0 || !p.Wake.Equal(base.Add(40*time.Minute)) {
 		t.Fatalf("plan %s wake %v", planString(p), p.Wake)
 	}
 	r := row("j", schedule.Key(base.Add(37*time.Minute)), store.Pending, 0, 1)
 	r.Manual = true
 	in.Rows = []store.Run{r}
-	if p := schedule.Decide(in); !p.Wake.Equal(base.Add(37 * time.Minute)) {
+	if p := scheduler.Decide(in); !p.Wake.Equal(base.Add(37 * time.Minute)) {
 		t.Fatalf("wake %v, want the future manual trigger", p.Wake)
 	}
 	in.Schedule = nil // manual triggers only
-	if p := schedule.Decide(in); len(p.Actions) != 0 || !p.Wake.Equal(base.Add(37*time.Minute)) {
+	if p := scheduler.Decide(in); len(p.Moves) != 0 || !p.Wake.Equal(base.Add(37*time.Minute)) {
 		t.Fatalf("manual-only plan %s wake %v", planString(p), p.Wake)
 	}
 }
@@ -156,7 +157,7 @@ func TestDecideWake(t *testing.T) {
 func TestActionRows(t *testing.T) {
 	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	prev := store.Run{Job: "j", Period: schedule.Key(at), Scheduled: at, State: store.Running, Token: 2, Attempt: 1, Version: 9}
-	a := schedule.Action{Step: schedule.Claim, Period: schedule.Period{Key: prev.Period, Scheduled: at}, Prev: prev}
+	a := scheduler.Move{Step: scheduler.Claim, Period: scheduler.Period{Key: prev.Period, Scheduled: at}, Prev: prev}
 	now := at.Add(90 * time.Second)
 	sw := a.Swap("j", 3, "b", now)
 	if !sw.Fenced || sw.Expect != 9 || sw.Run.State != store.Running || sw.Run.Token != 3 || sw.Run.Holder != "b" ||
@@ -165,15 +166,15 @@ func TestActionRows(t *testing.T) {
 	}
 	claimed := sw.Run
 	claimed.Version = 10
-	done := schedule.Complete(claimed, 0, "ok\n", nil, now.Add(time.Second))
+	done := scheduler.Complete(claimed, 0, "ok\n", nil, now.Add(time.Second))
 	if !done.Fenced || done.Expect != 10 || done.Run.State != store.Done || done.Run.Output != "ok\n" {
 		t.Fatalf("done swap %+v", done)
 	}
-	failed := schedule.Complete(claimed, 0, "half", fmt.Errorf("boom"), now)
+	failed := scheduler.Complete(claimed, 0, "half", fmt.Errorf("boom"), now)
 	if failed.Run.State != store.Failed || failed.Run.ExitCode != -1 || failed.Run.Output != "half\nboom" {
 		t.Fatalf("failed swap %+v", failed)
 	}
-	if schedule.Complete(claimed, 3, "", nil, now).Run.State != store.Failed {
+	if scheduler.Complete(claimed, 3, "", nil, now).Run.State != store.Failed {
 		t.Fatal("exit 3 is not failed")
 	}
 }

@@ -1,9 +1,10 @@
-package schedule_test
+package scheduler_test
 
 import (
 	"fmt"
 	"time"
 
+	"github.com/batonhq/baton/internal/scheduler"
 	"github.com/batonhq/baton/schedule"
 	"github.com/batonhq/baton/store"
 )
@@ -11,22 +12,22 @@ import (
 // A daily job at 02:00 UTC whose leader was gone for three days: with the
 // catch-up policy "latest" and a window of two days, the new leader skips
 // the older periods, visibly, and runs the newest one.
-func ExampleDecide() {
+func Example_decide() {
 	daily, _ := schedule.Every(24*time.Hour, 2*time.Hour)
 	created := time.Date(2026, 5, 1, 9, 30, 0, 0, time.UTC)
 	ledger := []store.Run{{
 		Job: "billing", Period: "2026-05-02T02:00:00Z", State: store.Done, Token: 1,
 		Scheduled: time.Date(2026, 5, 2, 2, 0, 0, 0, time.UTC), Version: 7,
 	}}
-	plan := schedule.Decide(schedule.Input{
+	plan := scheduler.Decide(scheduler.Input{
 		Now:      time.Date(2026, 5, 5, 8, 0, 0, 0, time.UTC),
 		Created:  created,
 		Schedule: daily,
-		Policy:   schedule.Policy{CatchUp: schedule.CatchUpLatest, Window: 48 * time.Hour},
+		Policy:   scheduler.Policy{CatchUp: scheduler.CatchUpLatest, Window: 48 * time.Hour},
 		Token:    2,
 		Rows:     ledger,
 	})
-	for _, a := range plan.Actions {
+	for _, a := range plan.Moves {
 		if a.Reason != "" {
 			fmt.Println(a.Step, a.Period.Key, a.Reason)
 		} else {

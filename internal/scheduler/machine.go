@@ -1,0 +1,607 @@
+package scheduler
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/batonhq/baton/fence"
+	"github.com/batonhq/baton/store"
+)
+
+// ErrInterrupted, wrapped in an effect's error, says the effect was stopped
+// before it finished and must run again: the period is not recorded as
+// failed (schedule.ErrInterrupted).
+var ErrInterrupted = errors.New("run interrupted before it finished")
+
+// Config is the machine's fixed configuration. The runtime validates it.
+// Durations are in the time base of the now the runtime passes to Step.
+type Config struct {
+	Job      string   // the job's name and the name of its election
+	Schedule Schedule // nil: manual triggers only
+	Policy   Policy
+	Poll     time.Duration // how often the ledger is read when nothing is due sooner
+	Rescan   time.Duration // how often the whole ledger is read
+	Retry    time.Duration // the wait after a failed store call
+	Limit    int           // Input.Limit
+
+	// Momentary makes triggers moments instead of ledger rows: a Trigger
+	// event reaches only the node leading when it happens, which claims the
+	// period at once (the drill's plain and fencing columns; schedule.Runner
+	// never sets it).
+	Momentary bool
+	// Unfenced writes the ledger without the token check: the drill's plain
+	// column, and the simulator's unfenced-ledger mutation.
+	Unfenced bool
+	// NoValidCheck starts effects without asking the runtime to check
+	// Term.Valid first: the simulator's no-valid-check mutation, which it
+	// must catch. Never set outside the simulator.
+	NoValidCheck bool
+}
+
+// Event is an input to Step.
+type Event interface{ event() }
+
+// Start says a term began: the machine works for Token as Node until End.
+type Start struct {
+	Token uint64
+	Node  string
+}
+
+// End says the term ended: the machine starts nothing more. An effect
+// still running may report EffectDone; its outcome is then recorded once,
+// without retries, and the fence decides whether it counts.
+type End struct{}
+
+// Tick says the timer the machine asked for (Next) fired.
+type Tick struct{}
+
+// Trigger says a trigger was seen. With Config.Momentary it is the period
+// to run (Key and Scheduled); otherwise it only asks for an early look at
+// the ledger (a durable trigger was written).
+type Trigger struct {
+	Key       string
+	Scheduled time.Time
+}
+
+// Registered answers Register.
+type Registered struct {
+	Job store.Job
+	Err error
+}
+
+// RunsRead answers ReadRuns.
+type RunsRead struct {
+	Rows []store.Run
+	Err  error
+}
+
+// Swapped answers SwapRun.
+type Swapped struct {
+	Run store.Run
+	Err error
+}
+
+// ReadBack answers GetRun.
+type ReadBack struct {
+	Run store.Run
+	Err error
+}
+
+// EffectDone answers StartEffect: the effect's exit status, output and
+// error. NotStarted says the runtime did not start it because the term was
+// no longer valid (StartEffect.RequireValid).
+type EffectDone struct {
+	ExitCode   int
+	Output     string
+	Err        error
+	NotStarted bool
+}
+
+func (Start) event()      {}
+func (End) event()        {}
+func (Tick) event()       {}
+func (Trigger) event()    {}
+func (Registered) event() {}
+func (RunsRead) event()   {}
+func (Swapped) event()    {}
+func (ReadBack) event()   {}
+func (EffectDone) event() {}
+
+// Action is an output of Step. The runtime executes actions in order and
+// feeds back the answer the action names. At most one action that wants
+// an answer is outstanding at a time.
+type Action interface{ action() }
+
+// Register asks for store.EnsureJob of the job; answer Registered.
+type Register struct{}
+
+// ReadRuns asks for the job's ledger rows after After ("" : all of them);
+// answer RunsRead.
+type ReadRuns struct{ After string }
+
+// Kind says what a ledger write is for.
+type Kind int
+
+// Kinds of ledger writes.
+const (
+	KindSkip     Kind = iota + 1 // a period skipped by the catch-up policy
+	KindClaim                    // a period claimed by the plan
+	KindTrigger                  // a momentary trigger claimed
+	KindComplete                 // a run's outcome recorded
+)
+
+// String names the kind.
+func (k Kind) String() string {
+	return [...]string{"?", "skip", "claim", "claim trigger", "complete"}[k]
+}
+
+// SwapRun asks for store.SwapRun(Swap); answer Swapped. A KindComplete
+// write must not be cut short by the end of the term.
+type SwapRun struct {
+	Kind Kind
+	Swap store.RunSwap
+}
+
+// GetRun asks to read back a row whose write had an unknown outcome;
+// answer ReadBack.
+type GetRun struct{ Period string }
+
+// StartEffect asks the runtime to run the claimed period's effect under
+// Run.Token; answer EffectDone. With RequireValid the runtime checks the
+// term's Valid() atomically with starting it and answers NotStarted when it
+// is not valid.
+type StartEffect struct {
+	Period       Period
+	Run          store.Run
+	RequireValid bool
+}
+
+// Halt says the machine acts no more in this term (a newer leader exists,
+// or the term is no longer valid); the runtime waits for the term to end.
+type Halt struct{ Cause error }
+
+// Fail says a store error that will never heal (store.Permanent) ended the
+// machine's work; the runtime stops and returns Err.
+type Fail struct{ Err error }
+
+// Note is something worth a log line.
+type Note struct {
+	Level  slog.Level
+	Msg    string
+	Period string
+	Err    error
+}
+
+func (Register) action()    {}
+func (ReadRuns) action()    {}
+func (SwapRun) action()     {}
+func (GetRun) action()      {}
+func (StartEffect) action() {}
+func (Halt) action()        {}
+func (Fail) action()        {}
+func (Note) action()        {}
+
+// ErrNotValid is Halt's cause when a claimed effect was not started
+// because the term was no longer valid.
+var ErrNotValid = errors.New("term no longer valid after the claim; not starting")
+
+type phase int
+
+const (
+	idle    phase = iota // no term
+	working              // in a term
+	halted               // in a term, acting no more
+	ended                // the term ended; an effect may still report
+	failed               // a permanent error
+)
+
+type op int
+
+const (
+	opNone op = iota
+	opRegister
+	opRead
+	opSwap
+	opGetRun
+	opEffect
+)
+
+type timerJob int
+
+const (
+	timerNone timerJob = iota
+	timerPass
+	timerRegister
+	timerComplete
+)
+
+// Machine is the scheduler's per-term work loop for one job on one node.
+// It is not safe for concurrent use; one runtime goroutine drives it.
+type Machine struct {
+	cfg   Config
+	phase phase
+	token uint64
+	node  string
+
+	registered bool
+	created    time.Time
+
+	op       op
+	kind     Kind // of the write in flight
+	readFull bool // the read in flight is a full one
+	cursor   string
+	lastFull time.Time
+	hasFull  bool
+
+	moves []Move // the rest of the current plan
+	wake  time.Time
+	inbox []Trigger
+
+	claimed  store.Run
+	period   Period
+	complete store.RunSwap // the outcome being recorded
+
+	next  time.Time
+	timer timerJob
+	dirty bool // a trigger arrived while busy: plan again when free
+}
+
+// New returns a machine with no term.
+func New(cfg Config) *Machine { return &Machine{cfg: cfg} }
+
+// Config returns the machine's configuration.
+func (m *Machine) Config() Config { return m.cfg }
+
+// Working reports whether the machine is in a term and still acting.
+func (m *Machine) Working() bool { return m.phase == working }
+
+// Busy reports whether an answer is outstanding (a store call or an
+// effect).
+func (m *Machine) Busy() bool { return m.op != opNone }
+
+// Next returns when the machine wants a Tick; zero means no timer.
+func (m *Machine) Next() time.Time {
+	if m.phase != working || m.op != opNone {
+		return time.Time{}
+	}
+	return m.next
+}
+
+// Step feeds one event at wall time now and returns the actions to
+// execute, in order.
+func (m *Machine) Step(now time.Time, ev Event) []Action {
+	switch ev := ev.(type) {
+	case Start:
+		return m.start(now, ev)
+	case End:
+		if m.phase != idle && m.phase != failed {
+			m.phase = ended
+		}
+		m.moves, m.inbox, m.timer, m.next = nil, nil, timerNone, time.Time{}
+		if m.op != opEffect && m.op != opSwap {
+			m.op = opNone
+		}
+		return nil
+	case Tick:
+		return m.tick(now)
+	case Trigger:
+		return m.trigger(now, ev)
+	case Registered:
+		return m.registeredReply(now, ev)
+	case RunsRead:
+		return m.runsRead(now, ev)
+	case Swapped:
+		return m.swapped(now, ev)
+	case ReadBack:
+		return m.readBack(now, ev)
+	case EffectDone:
+		return m.effectDone(now, ev)
+	}
+	panic(fmt.Sprintf("scheduler: unknown event %T", ev))
+}
+
+func (m *Machine) start(now time.Time, ev Start) []Action {
+	m.phase, m.token, m.node = working, ev.Token, ev.Node
+	m.op, m.moves, m.inbox, m.dirty = opNone, nil, nil, false
+	m.cursor, m.hasFull, m.timer, m.next = "", false, timerNone, time.Time{}
+	if !m.registered {
+		m.op = opRegister
+		return []Action{Register{}}
+	}
+	return m.pass(now)
+}
+
+// pass is one pass of the work loop: a momentary trigger first, else a
+// read of the ledger that the planner decides from.
+func (m *Machine) pass(now time.Time) []Action {
+	m.dirty, m.timer, m.next = false, timerNone, time.Time{}
+	if m.cfg.Momentary && len(m.inbox) > 0 {
+		t := m.inbox[0]
+		run := store.Run{Job: m.cfg.Job, Period: t.Key, Scheduled: t.Scheduled, State: store.Running,
+			Token: m.token, Holder: m.node, Attempt: 1, Started: now}
+		m.period = Period{Key: t.Key, Scheduled: t.Scheduled}
+		return m.swap(KindTrigger, store.RunSwap{Run: run, Fenced: true})
+	}
+	full := m.cursor == "" || !m.hasFull || now.Sub(m.lastFull) >= m.cfg.Rescan
+	after := m.cursor
+	if full {
+		after = ""
+	}
+	m.op, m.readFull = opRead, full
+	return []Action{ReadRuns{After: after}}
+}
+
+func (m *Machine) swap(k Kind, sw store.RunSwap) []Action {
+	if m.cfg.Unfenced {
+		sw.Fenced = false
+	}
+	m.op, m.kind = opSwap, k
+	return []Action{SwapRun{Kind: k, Swap: sw}}
+}
+
+func (m *Machine) after(now time.Time, d time.Duration, j timerJob) {
+	m.next, m.timer = now.Add(d), j
+}
+
+// wait plans the next pass: after Poll, or when a period comes due.
+func (m *Machine) wait(now time.Time) []Action {
+	if m.dirty {
+		return m.pass(now)
+	}
+	m.after(now, m.cfg.Poll, timerPass)
+	if !m.wake.IsZero() && m.wake.Before(m.next) {
+		m.next = m.wake
+		if m.next.Before(now) {
+			m.next = now
+		}
+	}
+	return nil
+}
+
+func (m *Machine) tick(now time.Time) []Action {
+	if m.phase != working || m.op != opNone || m.timer == timerNone || now.Before(m.next) {
+		return nil
+	}
+	j := m.timer
+	m.timer, m.next = timerNone, time.Time{}
+	switch j {
+	case timerRegister:
+		m.op = opRegister
+		return []Action{Register{}}
+	case timerComplete:
+		return m.swap(KindComplete, m.complete)
+	}
+	return m.pass(now)
+}
+
+func (m *Machine) trigger(now time.Time, t Trigger) []Action {
+	if m.phase != working {
+		return nil
+	}
+	if m.cfg.Momentary {
+		m.inbox = append(m.inbox, t)
+	}
+	if m.op == opNone && m.timer == timerPass {
+		return m.pass(now)
+	}
+	m.dirty = true
+	return nil
+}
+
+// failure handles a failed store call of a read or a plan's write: a
+// permanent error fails the machine, anything else is retried after Retry
+// by j.
+func (m *Machine) failure(now time.Time, what string, err error, j timerJob) []Action {
+	if store.Permanent(err) {
+		m.phase = failed
+		return []Action{Fail{Err: fmt.Errorf("%s: %w", what, err)}}
+	}
+	m.after(now, m.cfg.Retry, j)
+	return []Action{Note{Level: slog.LevelWarn, Msg: what + " failed; retrying", Err: err}}
+}
+
+func (m *Machine) registeredReply(now time.Time, r Registered) []Action {
+	if m.op != opRegister {
+		return nil
+	}
+	m.op = opNone
+	if m.phase != working {
+		return nil
+	}
+	if r.Err != nil {
+		return m.failure(now, "registering the job", r.Err, timerRegister)
+	}
+	m.registered, m.created = true, r.Job.Created
+	return m.pass(now)
+}
+
+func (m *Machine) runsRead(now time.Time, r RunsRead) []Action {
+	if m.op != opRead {
+		return nil
+	}
+	m.op = opNone
+	if m.phase != working {
+		return nil
+	}
+	if r.Err != nil {
+		return m.failure(now, "reading the ledger", r.Err, timerPass)
+	}
+	if m.readFull {
+		m.cursor, m.lastFull, m.hasFull = "", now, true
+	}
+	if c := finalPrefix(r.Rows); c != "" {
+		m.cursor = c
+	}
+	var floor time.Time
+	if m.cursor != "" {
+		floor, _ = time.Parse(KeyLayout, m.cursor)
+	}
+	plan := Decide(Input{Now: now, Created: m.created, Schedule: m.cfg.Schedule, Policy: m.cfg.Policy,
+		Token: m.token, Rows: r.Rows, Floor: floor, Limit: m.cfg.Limit})
+	m.moves, m.wake = plan.Moves, plan.Wake
+	return m.apply(now)
+}
+
+// apply writes the plan's next move; after a claim the effect runs.
+func (m *Machine) apply(now time.Time) []Action {
+	if len(m.moves) == 0 {
+		return m.wait(now)
+	}
+	mv := m.moves[0]
+	m.moves = m.moves[1:]
+	m.period = mv.Period
+	k := KindClaim
+	if mv.Step == Skip {
+		k = KindSkip
+	}
+	return m.swap(k, mv.Swap(m.cfg.Job, m.token, m.node, now))
+}
+
+func (m *Machine) halt(cause error) []Action {
+	m.phase, m.moves, m.timer, m.next = halted, nil, timerNone, time.Time{}
+	return []Action{Halt{Cause: cause}}
+}
+
+func (m *Machine) swapped(now time.Time, r Swapped) []Action {
+	if m.op != opSwap {
+		return nil
+	}
+	m.op = opNone
+	k := m.kind
+	if m.phase == ended {
+		if k == KindComplete {
+			return m.completed(r.Err, m.period.Key)
+		}
+		return nil
+	}
+	if m.phase != working {
+		return nil
+	}
+	if k == KindComplete {
+		return m.completeReply(now, r)
+	}
+	err := r.Err
+	switch {
+	case err == nil:
+		if k == KindTrigger {
+			m.inbox = m.inbox[1:]
+		}
+		if k == KindSkip {
+			acts := []Action{Note{Level: slog.LevelInfo, Msg: "period skipped: " + r.Run.Output, Period: r.Run.Period}}
+			return append(acts, m.apply(now)...)
+		}
+		m.claimed = r.Run
+		m.op = opEffect
+		return []Action{StartEffect{Period: m.period, Run: r.Run, RequireValid: !m.cfg.NoValidCheck}}
+	case errors.Is(err, fence.ErrStaleToken):
+		if k == KindTrigger {
+			m.inbox = m.inbox[1:]
+		}
+		return m.halt(err)
+	case store.Permanent(err):
+		m.phase = failed
+		return []Action{Fail{Err: fmt.Errorf("%s %s: %w", k, m.period.Key, err)}}
+	case errors.Is(err, store.ErrConflict):
+		// The row moved on: plan again at once (a triggered period that
+		// has a row is the planner's).
+		if k == KindTrigger {
+			m.inbox = m.inbox[1:]
+		}
+		return append([]Action{Note{Level: slog.LevelInfo, Msg: k.String() + " conflicted; planning again", Period: m.period.Key, Err: err}}, m.pass(now)...)
+	}
+	return m.failure(now, k.String()+" "+m.period.Key, err, timerPass)
+}
+
+func (m *Machine) effectDone(now time.Time, r EffectDone) []Action {
+	if m.op != opEffect {
+		return nil
+	}
+	m.op = opNone
+	key := m.period.Key
+	if m.phase == ended {
+		// The term ended while the effect ran: an effect cut short stays
+		// running for the next leader; a finished one is recorded once.
+		if r.NotStarted || r.Err != nil {
+			return []Action{Note{Level: slog.LevelInfo, Msg: "period interrupted by the end of the term; the next leader runs it again", Period: key, Err: r.Err}}
+		}
+		m.complete = m.completion(r, now)
+		m.op, m.kind = opSwap, KindComplete
+		return []Action{SwapRun{Kind: KindComplete, Swap: m.complete}}
+	}
+	if m.phase != working {
+		return nil
+	}
+	switch {
+	case r.NotStarted:
+		// The term may already be over: start nothing. The row stays
+		// running; the next leader takes it over.
+		return m.halt(ErrNotValid)
+	case errors.Is(r.Err, fence.ErrStaleToken):
+		return m.halt(r.Err)
+	case errors.Is(r.Err, ErrInterrupted):
+		m.after(now, m.cfg.Retry, timerPass)
+		return []Action{Note{Level: slog.LevelInfo, Msg: "period interrupted; it will be claimed again", Period: key, Err: r.Err}}
+	}
+	m.complete = m.completion(r, now)
+	return m.swap(KindComplete, m.complete)
+}
+
+func (m *Machine) completion(r EffectDone, now time.Time) store.RunSwap {
+	sw := Complete(m.claimed, r.ExitCode, r.Output, r.Err, now)
+	if m.cfg.Unfenced {
+		sw.Fenced = false
+	}
+	return sw
+}
+
+// completed is the end of recording an outcome: err nil means it counts.
+func (m *Machine) completed(err error, key string) []Action {
+	if err != nil {
+		return []Action{Note{Level: slog.LevelWarn, Msg: "recording the outcome was refused; it does not count", Period: key, Err: err}}
+	}
+	return []Action{Note{Level: slog.LevelInfo, Msg: "period finished: " + string(m.complete.Run.State), Period: key}}
+}
+
+func (m *Machine) completeReply(now time.Time, r Swapped) []Action {
+	err := r.Err
+	switch {
+	case err == nil, errors.Is(err, store.ErrConflict), errors.Is(err, store.ErrInvalid):
+		return append(m.completed(err, m.period.Key), m.pass(now)...)
+	case errors.Is(err, fence.ErrStaleToken):
+		return append(m.completed(err, m.period.Key), m.halt(err)...)
+	case store.Permanent(err):
+		m.phase = failed
+		return []Action{Fail{Err: fmt.Errorf("recording %s: %w", m.period.Key, err)}}
+	}
+	// Unknown outcome: the write may have been applied. Read it back.
+	m.op = opGetRun
+	return []Action{Note{Level: slog.LevelWarn, Msg: "recording the outcome failed; reading it back", Period: m.period.Key, Err: err},
+		GetRun{Period: m.period.Key}}
+}
+
+func (m *Machine) readBack(now time.Time, r ReadBack) []Action {
+	if m.op != opGetRun {
+		return nil
+	}
+	m.op = opNone
+	if m.phase != working {
+		return nil
+	}
+	sw := m.complete
+	if r.Err == nil && r.Run.Version != sw.Expect {
+		var err error
+		if r.Run.State != sw.Run.State || r.Run.Token != sw.Run.Token {
+			err = fmt.Errorf("%w: the row changed under us", store.ErrConflict)
+		}
+		return append(m.completed(err, sw.Run.Period), m.pass(now)...)
+	}
+	if r.Err != nil && store.Permanent(r.Err) {
+		m.phase = failed
+		return []Action{Fail{Err: fmt.Errorf("reading back %s: %w", sw.Run.Period, r.Err)}}
+	}
+	// Not applied, or still unknown: write it again after Retry.
+	m.after(now, m.cfg.Retry, timerComplete)
+	return nil
+}

@@ -1,0 +1,310 @@
+package scheduler
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/batonhq/baton/store"
+)
+
+// KeyLayout is the layout of a period key: the scheduled instant in UTC,
+// to the second. Keys of one job sort in time order. schedule.KeyLayout
+// is this constant.
+const KeyLayout = "2006-01-02T15:04:05Z"
+
+// Key returns the period key of the instant t (schedule.Key).
+func Key(t time.Time) string { return t.UTC().Truncate(time.Second).Format(KeyLayout) }
+
+// Schedule yields a job's scheduled instants: schedule.Schedule without
+// its String method.
+type Schedule interface {
+	// Next returns the first scheduled instant strictly after t, or zero.
+	Next(t time.Time) time.Time
+}
+
+// Catch-up policies (schedule.CatchUp's values).
+const (
+	CatchUpAll    = "all"
+	CatchUpLatest = "latest"
+	CatchUpNone   = "none"
+)
+
+// Policy is a job's catch-up policy (schedule.Policy, validated there).
+type Policy struct {
+	// CatchUp is CatchUpAll, CatchUpLatest or CatchUpNone; "" means all.
+	CatchUp string
+	// Window, when positive, skips scheduled periods more than Window late.
+	Window time.Duration
+}
+
+// Period is one scheduled instant of a job, or one manual trigger
+// (schedule.Period has the same fields).
+type Period struct {
+	Key       string
+	Scheduled time.Time
+	Manual    bool
+}
+
+// Step is what a plan does with one period.
+type Step int
+
+// Steps.
+const (
+	// Skip marks the period skipped in the ledger, with the reason.
+	Skip Step = iota + 1
+	// Claim marks the period running under the leader's token; the leader
+	// then runs it and records the outcome.
+	Claim
+)
+
+// String returns "skip" or "claim".
+func (s Step) String() string {
+	switch s {
+	case Skip:
+		return "skip"
+	case Claim:
+		return "claim"
+	}
+	return fmt.Sprintf("Step(%d)", int(s))
+}
+
+// Move is one step of a plan.
+type Move struct {
+	// Step is what to do with the period.
+	Step Step
+	// Period is the period it is done to.
+	Period Period
+	// Prev is the period's ledger row as read (Version 0: no row yet).
+	Prev store.Run
+	// Reason says why a period is skipped; it is stored as the skipped
+	// row's Output.
+	Reason string
+}
+
+// Input is what the planner decides from. It is plain data: the planner
+// reads no clock and no store.
+type Input struct {
+	// Now is the current wall time.
+	Now time.Time
+	// Created is when the job was first registered (store.Job.Created):
+	// the first scheduled period is the first instant after it.
+	Created time.Time
+	// Schedule yields the scheduled instants; nil for a job that only runs
+	// manual triggers.
+	Schedule Schedule
+	// Policy is the catch-up policy.
+	Policy Policy
+	// Token is the current term's fencing token.
+	Token uint64
+	// Rows are the job's ledger rows, in any order: all of them, or those
+	// after Floor.
+	Rows []store.Run
+	// Floor, when set, is the scheduled instant of a non-manual row such
+	// that every row up to it is final; Rows may then leave those rows
+	// out. Scheduled instants not after Floor are not considered.
+	Floor time.Time
+	// Limit caps the scheduled instants without a row considered in one
+	// plan (<= 0: DefaultLimit), so that a long leaderless stretch of a
+	// short interval is worked through in bounded steps.
+	Limit int
+}
+
+// DefaultLimit is Input.Limit's default.
+const DefaultLimit = 100
+
+// Plan is the planner's answer.
+type Plan struct {
+	// Moves are in period order. The machine applies them in order and
+	// stops after the first Claim: running it takes time, so it plans
+	// again afterwards.
+	Moves []Move
+	// Wake is the next instant after Now at which a period comes due
+	// (zero: none known). The machine plans again then at the latest.
+	Wake time.Time
+	// More is true when scheduled instants were left out because of Limit.
+	More bool
+}
+
+// Decide returns what the leader holding in.Token does next. It is pure.
+//
+// Due periods are: the scheduled instants after Created (and Floor) and
+// not after Now that have no final row, and every row that is pending or
+// running under an older token (a leader deposed or crashed mid-run) or
+// under in.Token itself (a claim whose reply was lost: the machine plans
+// only when it has nothing in flight), whose Scheduled is not after Now. A
+// row running under a newer token belongs to a newer leader and is left
+// alone. Scheduled instants are enumerated from the newest non-manual row
+// on (or from Created): the machine writes scheduled rows in period order,
+// so every older instant has a row.
+//
+// Manual periods are always claimed. Scheduled ones are skipped when they
+// are later than Policy.Window, or when the catch-up policy says so;
+// otherwise claimed.
+func Decide(in Input) Plan {
+	limit := in.Limit
+	if limit <= 0 {
+		limit = DefaultLimit
+	}
+	rows := make(map[string]store.Run, len(in.Rows))
+	from := in.Created
+	if in.Floor.After(from) {
+		from = in.Floor
+	}
+	var plan Plan
+	for _, r := range in.Rows {
+		rows[r.Period] = r
+		if !r.Manual && r.Scheduled.After(from) {
+			from = r.Scheduled
+		}
+	}
+	open := func(r store.Run) bool { // due unless final or a newer leader's
+		return !r.State.Final() && !(r.State == store.Running && r.Token > in.Token)
+	}
+
+	type cand struct {
+		p    Period
+		prev store.Run
+	}
+	var cands []cand
+	seen := map[string]bool{}
+	var current time.Time // the newest scheduled instant not after Now
+	if in.Schedule != nil {
+		n := 0
+		for t := in.Schedule.Next(from); !t.IsZero() && !t.After(in.Now); t = in.Schedule.Next(t) {
+			key := Key(t)
+			r, ok := rows[key]
+			if ok && !open(r) {
+				current = t
+				continue
+			}
+			if n == limit {
+				plan.More = true
+				break
+			}
+			n++
+			current = t
+			cands = append(cands, cand{Period{Key: key, Scheduled: t, Manual: r.Manual}, r})
+			seen[key] = true
+		}
+		plan.Wake = in.Schedule.Next(in.Now)
+	}
+	for _, r := range in.Rows {
+		if seen[r.Period] || !open(r) {
+			continue
+		}
+		if r.Scheduled.After(in.Now) {
+			if r.Manual && (plan.Wake.IsZero() || r.Scheduled.Before(plan.Wake)) {
+				plan.Wake = r.Scheduled
+			}
+			continue
+		}
+		cands = append(cands, cand{Period{Key: r.Period, Scheduled: r.Scheduled.UTC(), Manual: r.Manual}, r})
+	}
+	slices.SortFunc(cands, func(a, b cand) int {
+		if a.p.Key < b.p.Key {
+			return -1
+		}
+		if a.p.Key > b.p.Key {
+			return 1
+		}
+		return 0
+	})
+	if plan.More {
+		// Rows after the batch wait for the next plan, behind the
+		// scheduled instants left out: oldest first, always.
+		last := Key(current)
+		for i, c := range cands {
+			if c.p.Key > last {
+				cands = cands[:i]
+				break
+			}
+		}
+	}
+
+	newest := "" // the newest scheduled candidate
+	for _, c := range cands {
+		if !c.p.Manual {
+			newest = c.p.Key
+		}
+	}
+	policy := in.Policy.CatchUp
+	if policy == "" {
+		policy = CatchUpAll
+	}
+	for _, c := range cands {
+		a := Move{Step: Claim, Period: c.p, Prev: c.prev}
+		if !c.p.Manual {
+			late := in.Now.Sub(c.p.Scheduled)
+			switch {
+			case in.Policy.Window > 0 && late > in.Policy.Window:
+				a.Step, a.Reason = Skip, fmt.Sprintf("skipped: %v late, outside the catch-up window of %v", late, in.Policy.Window)
+			case policy == CatchUpLatest && (plan.More || c.p.Key != newest):
+				a.Step, a.Reason = Skip, "skipped: catch-up policy latest, a newer period is due"
+			case policy == CatchUpNone && (plan.More || !c.p.Scheduled.Equal(current)):
+				a.Step, a.Reason = Skip, "skipped: catch-up policy none, not the current period"
+			}
+		}
+		plan.Moves = append(plan.Moves, a)
+	}
+	return plan
+}
+
+// Swap returns the fenced ledger write that applies m: a Claim makes the
+// row running under token and node with Attempt one more than before and
+// Started = now; a Skip makes it skipped with Finished = now and the reason
+// as Output.
+func (m Move) Swap(job string, token uint64, node string, now time.Time) store.RunSwap {
+	r := store.Run{
+		Job: job, Period: m.Period.Key, Scheduled: m.Period.Scheduled,
+		Token: token, Holder: node, Attempt: m.Prev.Attempt, Manual: m.Period.Manual,
+	}
+	switch m.Step {
+	case Claim:
+		r.State = store.Running
+		r.Attempt++
+		r.Started = now
+	case Skip:
+		r.State = store.Skipped
+		r.Finished = now
+		r.Output = m.Reason
+	}
+	return store.RunSwap{Expect: m.Prev.Version, Run: r, Fenced: true}
+}
+
+// Complete returns the fenced ledger write that records the outcome of the
+// claimed row: done when err is nil and exitCode is 0, failed otherwise
+// (err's text is appended to the output; exit code -1 if err is set and
+// exitCode is 0).
+func Complete(claimed store.Run, exitCode int, output string, err error, now time.Time) store.RunSwap {
+	r := claimed
+	r.State, r.ExitCode, r.Output, r.Finished = store.Done, exitCode, output, now
+	if err != nil || exitCode != 0 {
+		r.State = store.Failed
+	}
+	if err != nil {
+		if exitCode == 0 {
+			r.ExitCode = -1
+		}
+		if r.Output != "" && r.Output[len(r.Output)-1] != '\n' {
+			r.Output += "\n"
+		}
+		r.Output += err.Error()
+	}
+	return store.RunSwap{Expect: claimed.Version, Run: r, Fenced: true}
+}
+
+// finalPrefix returns the key of the last non-manual row of the longest
+// prefix of rows (in period order) whose rows are all final, or "".
+func finalPrefix(rows []store.Run) string {
+	c := ""
+	for _, r := range rows {
+		if !r.State.Final() {
+			break
+		}
+		if !r.Manual {
+			c = r.Period
+		}
+	}
+	return c
+}

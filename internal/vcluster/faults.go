@@ -1,0 +1,133 @@
+package vcluster
+
+import (
+	"time"
+
+	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/internal/election"
+)
+
+// FaultKind is one kind of fault event: the one fault vocabulary of the
+// simulator and both drill modes.
+type FaultKind int
+
+// Fault kinds.
+const (
+	Cut        FaultKind = iota + 1 // the node's store calls fail
+	Reconnect                       // they succeed again
+	Freeze                          // no code of the node runs (SIGSTOP, a GC pause)
+	Thaw                            // it runs again
+	ArmFreeze                       // freeze when the next effect starts, after its Valid() check
+	Disarm                          // no longer; thaws a node frozen that way
+	Crash                           // the process dies
+	Restart                         // a new incarnation starts
+	SetRate                         // the node's clock runs at Rate
+	SetLatency                      // the node's store calls take Latency each way
+	Resign                          // the node resigns if it leads
+	Transfer                        // an operator transfers the lead to node To
+	ArmPause                        // freeze when the next effect is about to start, before its Valid() check
+)
+
+var faultNames = map[FaultKind]string{
+	Cut: "cut", Reconnect: "reconnect", Freeze: "freeze", Thaw: "thaw", ArmFreeze: "arm-freeze-before-write",
+	Disarm: "disarm", Crash: "crash", Restart: "restart", SetRate: "set-rate", SetLatency: "set-latency",
+	Resign: "resign", Transfer: "transfer", ArmPause: "arm-freeze-before-check",
+}
+
+// String names the fault kind.
+func (k FaultKind) String() string { return faultNames[k] }
+
+// Fault is one fault event.
+type Fault struct {
+	At      time.Duration
+	Node    int
+	Kind    FaultKind
+	Rate    float64       // SetRate
+	Latency time.Duration // SetLatency
+	To      int           // Transfer
+}
+
+func (e *engine) fault(f Fault) {
+	n := e.nodes[f.Node]
+	e.out.FaultsInjected[f.Kind]++
+	e.tracef("fault: %s %v", n.id, f.Kind)
+	switch f.Kind {
+	case Cut:
+		n.cut = true
+	case Reconnect:
+		n.cut = false
+	case Freeze:
+		if n.up {
+			n.frozen = true
+		}
+	case Thaw:
+		if n.frozen && !n.frozenByEffect {
+			e.resume(n)
+		}
+	case ArmFreeze:
+		n.armed = true
+	case ArmPause:
+		n.armedBeforeCheck = true
+	case Disarm:
+		n.armed, n.armedBeforeCheck = false, false
+		if n.frozen && n.frozenByEffect {
+			e.resume(n)
+		}
+	case Crash:
+		if n.up {
+			n.up, n.frozen, n.frozenByEffect, n.mailbox = false, false, false, nil
+			n.term, n.pending = 0, nil
+		}
+	case Restart:
+		if !n.up {
+			n.up = true
+			e.newMachine(n)
+			e.step(n, election.Start{})
+		}
+	case SetRate:
+		n.l0, n.t0, n.rate = n.local(e.now).Sub(Epoch), e.now, f.Rate
+		if n.up && !n.frozen {
+			e.armTimer(n)
+		}
+	case SetLatency:
+		n.latency = f.Latency
+	case Resign:
+		if n.up && !n.frozen && n.term != 0 {
+			e.step(n, election.Resign{Token: n.term})
+		}
+	case Transfer:
+		if rec, err := e.c.Store.Get(e.ctx, Job); err == nil {
+			err := baton.Transfer(e.ctx, e.c.Store, Job, e.nodes[f.To].id, rec.Token)
+			e.tracef("operator: transfer to %s at token %d: %v", e.nodes[f.To].id, rec.Token, err)
+			e.logDirty = true
+		}
+	}
+}
+
+// resume thaws a frozen node. An effect it was about to start happens
+// first: it passed its Valid() check before it froze. Then everything that
+// arrived while it was frozen, then its timers.
+func (e *engine) resume(n *node) {
+	n.frozen, n.frozenByEffect = false, false
+	if a := n.pending; a != nil {
+		n.pending = nil
+		if n.pendingChecked {
+			e.runEffect(n, *a)
+		} else {
+			e.startEffect(n, *a)
+		}
+	}
+	mail := n.mailbox
+	n.mailbox = nil
+	for _, ev := range mail {
+		if ev.kind == evReply || ev.kind == evWorkReply || ev.kind == evNodeTrigger {
+			e.dispatch(ev)
+		}
+	}
+	if n.up {
+		e.step(n, election.Tick{})
+		if n.sm != nil {
+			e.armWork(n)
+		}
+	}
+}

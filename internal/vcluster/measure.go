@@ -1,0 +1,60 @@
+package vcluster
+
+import "time"
+
+// Election is one term won.
+type Election struct {
+	At    time.Duration
+	Node  int
+	Token uint64
+}
+
+// Outcome is what a run measured.
+type Outcome struct {
+	Elections    []Election
+	Landings     map[string]int           // period key -> batches whose rows landed
+	FirstLanding map[string]time.Duration // period key -> when rows first landed
+	Rejected     int                      // writes refused by a fence
+	// Leaderless and TwoLeaders are the virtual time with no valid running
+	// leader and with two or more, from Day on; the day sets say which days
+	// had any of it.
+	Leaderless, TwoLeaders        time.Duration
+	LeaderlessDays, TwoLeaderDays map[int]bool
+	Events, Checks                int
+	FaultsInjected                map[FaultKind]int
+	// Violation is the first invariant that failed (Check only).
+	Violation error
+}
+
+func (e *engine) account(from, to time.Duration, count int) {
+	lo, hi := max(from, e.c.Day), to
+	if hi <= lo || count == 1 {
+		return
+	}
+	for d := int(lo / e.c.Day); time.Duration(d)*e.c.Day < hi; d++ {
+		if count == 0 {
+			e.out.LeaderlessDays[d] = true
+		} else {
+			e.out.TwoLeaderDays[d] = true
+		}
+	}
+	if count == 0 {
+		e.out.Leaderless += hi - lo
+	} else {
+		e.out.TwoLeaders += hi - lo
+	}
+}
+
+// observe counts the valid running leaders after every event.
+func (e *engine) observe() {
+	count := 0
+	for _, n := range e.nodes {
+		if e.valid(n) {
+			count++
+		}
+	}
+	if count != e.leaders {
+		e.account(e.lastAt, e.now, e.leaders)
+		e.leaders, e.lastAt = count, e.now
+	}
+}

@@ -1,0 +1,229 @@
+package vcluster
+
+import (
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/batonhq/baton/fence"
+	"github.com/batonhq/baton/internal/scheduler"
+	"github.com/batonhq/baton/store"
+)
+
+// This file is a node's runtime for the scheduler machine, the virtual-time
+// counterpart of schedule.Runner: store calls are applied when sent and
+// answered after the node's latency, the effect is the batch of invoice
+// lines written through the resource, and an armed node freezes between
+// its Valid() check and the batch.
+
+// startWork begins the work of n's new term: a new leader first raises the
+// resource's fence (when fencing), so that the old leader's late writes are
+// refused from now on, then its scheduler machine starts.
+func (e *engine) startWork(n *node) {
+	if !e.valid(n) {
+		return
+	}
+	if e.c.Fence && n.fenced < n.term {
+		switch err := e.c.Resource.Raise(e.ctx, Job, n.term); {
+		case errors.Is(err, fence.ErrStaleToken):
+			e.out.Rejected++
+			e.tracef("%s token %d: raising the fence was refused; a newer leader exists", n.id, n.term)
+			return
+		case err != nil:
+			e.fail(err)
+			return
+		}
+		n.fenced = n.term
+	}
+	e.stepWork(n, scheduler.Start{Token: n.term, Node: n.id})
+}
+
+// endWork tells n's scheduler machine that the term ended.
+func (e *engine) endWork(n *node) {
+	n.termGen++
+	e.stepWork(n, scheduler.End{})
+}
+
+// stepWork feeds the scheduler machine and executes its actions.
+func (e *engine) stepWork(n *node, ev scheduler.Event) {
+	wall := e.cal.Wall(e.now)
+	for _, a := range n.sm.Step(wall, ev) {
+		e.doWork(n, a)
+	}
+	e.armWork(n)
+}
+
+func (e *engine) armWork(n *node) {
+	n.workGen++
+	if next := n.sm.Next(); !next.IsZero() {
+		e.push(event{at: max(e.cal.Virtual(next), e.now), kind: evWorkTick, node: int32(n.idx), inc: int32(n.inc), gen: int32(n.workGen)})
+	}
+}
+
+// send sends a store call of n's scheduler machine. Without WorkLatency
+// it is applied now and answered in a later event at the same instant;
+// with it, the request travels the node's latency before the store applies
+// it (a write may so land after its sender was deposed: what the ledger's
+// fence is for), and the answer travels it back.
+func (e *engine) send(n *node, a scheduler.Action) {
+	gen := int32(n.termGen)
+	if err := e.reachable(n); err != nil {
+		e.reply(n, gen, failed(a, err), n.latency)
+		return
+	}
+	if !e.c.WorkLatency {
+		e.reply(n, gen, e.call(n, a), 0)
+		return
+	}
+	e.push(event{at: e.now + n.latency, kind: evWorkCall, node: int32(n.idx), inc: int32(n.inc), gen: gen, ev: a})
+}
+
+// arrive applies a call that reached the store: whatever became of its
+// sender meanwhile (frozen, crashed), the store applies it.
+func (e *engine) arrive(ev event) {
+	n := e.nodes[ev.node]
+	r := e.call(n, ev.ev.(scheduler.Action))
+	e.push(event{at: e.now + n.latency, kind: evWorkReply, node: ev.node, inc: ev.inc, gen: ev.gen, ev: r})
+}
+
+func (e *engine) reply(n *node, gen int32, ev scheduler.Event, latency time.Duration) {
+	if !e.c.WorkLatency {
+		latency = 0
+	}
+	e.push(event{at: e.now + latency, kind: evWorkReply, node: int32(n.idx), inc: int32(n.inc), gen: gen, ev: ev})
+}
+
+// failed is the answer to a call that could not be sent.
+func failed(a scheduler.Action, err error) scheduler.Event {
+	switch a.(type) {
+	case scheduler.Register:
+		return scheduler.Registered{Err: err}
+	case scheduler.ReadRuns:
+		return scheduler.RunsRead{Err: err}
+	case scheduler.SwapRun:
+		return scheduler.Swapped{Err: err}
+	}
+	return scheduler.ReadBack{Err: err}
+}
+
+// call applies a store call of n's scheduler machine and returns its answer.
+func (e *engine) call(n *node, a scheduler.Action) scheduler.Event {
+	switch a := a.(type) {
+	case scheduler.Register:
+		var r scheduler.Registered
+		r.Job, r.Err = e.c.Store.EnsureJob(e.ctx, store.Job{Name: Job, Schedule: "virtual"})
+		return r
+	case scheduler.ReadRuns:
+		var r scheduler.RunsRead
+		r.Rows, r.Err = e.c.Store.Runs(e.ctx, Job, a.After, 0)
+		return r
+	case scheduler.SwapRun:
+		var r scheduler.Swapped
+		r.Run, r.Err = e.c.Store.SwapRun(e.ctx, a.Swap)
+		e.ledgerWrite(n, a, r)
+		return r
+	case scheduler.GetRun:
+		var r scheduler.ReadBack
+		r.Run, r.Err = e.c.Store.GetRun(e.ctx, Job, a.Period)
+		return r
+	}
+	panic("vcluster: not a store call")
+}
+
+func (e *engine) doWork(n *node, a scheduler.Action) {
+	switch a := a.(type) {
+	case scheduler.Register, scheduler.ReadRuns, scheduler.SwapRun, scheduler.GetRun:
+		e.send(n, a)
+	case scheduler.StartEffect:
+		if n.armedBeforeCheck {
+			n.frozen, n.frozenByEffect, n.pending, n.pendingChecked = true, true, &a, false
+			e.tracef("%s froze before its Valid() check for %s", n.id, a.Period.Key)
+			return
+		}
+		e.startEffect(n, a)
+	case scheduler.Halt:
+		e.tracef("%s token %d acts no more in this term: %v", n.id, n.term, a.Cause)
+	case scheduler.Fail:
+		e.fail(a.Err)
+	case scheduler.Note:
+		if e.c.Trace != nil && a.Level >= slog.LevelWarn {
+			e.tracef("%s %s %s: %v", n.id, a.Msg, a.Period, a.Err)
+		}
+	}
+}
+
+// startEffect checks Valid() if asked to and starts the effect; an armed
+// node freezes in between.
+func (e *engine) startEffect(n *node, a scheduler.StartEffect) {
+	if a.RequireValid && !e.valid(n) {
+		e.stepWork(n, scheduler.EffectDone{NotStarted: true})
+		return
+	}
+	if e.c.Check && !e.valid(n) {
+		e.violate("%s started the effect of %s with token %d while its term was not valid on its own clock", n.id, a.Period.Key, a.Run.Token)
+	}
+	if n.armed {
+		n.frozen, n.frozenByEffect, n.pending, n.pendingChecked = true, true, &a, true
+		e.tracef("%s froze after its Valid() check, before writing %s", n.id, a.Period.Key)
+		return
+	}
+	e.runEffect(n, a)
+}
+
+// ledgerWrite accounts for a ledger write that was applied or refused.
+func (e *engine) ledgerWrite(n *node, a scheduler.SwapRun, r scheduler.Swapped) {
+	sw := a.Swap.Run
+	switch {
+	case errors.Is(r.Err, fence.ErrStaleToken):
+		e.out.Rejected++
+		e.tracef("%s %s of %s with token %d refused by the ledger's fence", n.id, a.Kind, sw.Period, sw.Token)
+		return
+	case r.Err != nil:
+		return
+	}
+	e.tracef("%s %s %s with token %d (attempt %d)", n.id, a.Kind, sw.Period, sw.Token, sw.Attempt)
+	if a.Kind == scheduler.KindComplete {
+		e.completions[sw.Period]++
+		if e.c.Check && e.completions[sw.Period] > 1 {
+			e.violate("period %s completed %d times", sw.Period, e.completions[sw.Period])
+		}
+	}
+	if e.c.Check && e.c.Fence {
+		if rec, err := e.c.Store.Get(e.ctx, Job); err == nil && rec.Token != sw.Token {
+			e.violate("ledger write (%s of %s) by %s with token %d committed while the election's token is %d", a.Kind, sw.Period, n.id, sw.Token, rec.Token)
+		}
+	}
+}
+
+// runEffect is the batch: the period's invoice lines in one transaction,
+// through the fence when fencing.
+func (e *engine) runEffect(n *node, a scheduler.StartEffect) {
+	period, token := a.Period.Key, a.Run.Token
+	landed, err := e.c.Resource.Write(e.ctx, Batch{Period: period, Node: n.id, Token: token,
+		Lines: e.c.InvoiceLines, Fence: e.c.Fence, Idempotent: e.c.Idempotent})
+	switch {
+	case errors.Is(err, fence.ErrStaleToken):
+		e.out.Rejected++
+		e.tracef("%s write of %s with token %d rejected by the fence", n.id, period, token)
+		e.stepWork(n, scheduler.EffectDone{Err: err})
+		return
+	case err != nil:
+		e.fail(err)
+		return
+	}
+	if landed {
+		e.out.Landings[period]++
+		if _, ok := e.out.FirstLanding[period]; !ok {
+			e.out.FirstLanding[period] = e.now
+		}
+		if e.c.Check && token < e.acceptedTokens {
+			e.violate("write of %s with token %d landed after one with token %d", period, token, e.acceptedTokens)
+		}
+		if e.c.Check && e.c.Idempotent && e.c.Fence && e.out.Landings[period] > 1 {
+			e.violate("period %s: its batch landed %d times", period, e.out.Landings[period])
+		}
+		e.acceptedTokens = max(e.acceptedTokens, token)
+		e.tracef("%s wrote %d lines of %s with token %d", n.id, e.c.InvoiceLines, period, token)
+	}
+	e.stepWork(n, scheduler.EffectDone{})
+}
