@@ -39,7 +39,7 @@ type FaultClass string
 const (
 	Partition         FaultClass = "partition"           // a node cannot reach the store
 	Pause             FaultClass = "pause"               // a node is frozen
-	PauseBeforeEffect FaultClass = "pause-before-effect" // frozen just before or just after the Valid() check before an effect
+	PauseBeforeEffect FaultClass = "pause-before-effect" // frozen just before or after the Valid() check before an effect, or with a ledger call in flight
 	Crash             FaultClass = "crash"               // killed, restarted as a new incarnation
 	Drift             FaultClass = "drift"               // a clock runs fast or slow, within e or beyond
 	StoreOutage       FaultClass = "store-outage"        // nobody can reach the store
@@ -204,7 +204,7 @@ func liveness(ctx context.Context, o Options, c vcluster.Config, st store.Store,
 func draw(o Options, seed uint64) (faults []vcluster.Fault, latency time.Duration, beyond bool) {
 	rng := rand.New(rand.NewPCG(seed, 0x62617a6f6e)) // "baton"
 	// The store's one-way latency: a local store to a distant one.
-	latency = time.Duration(1+rng.IntN(50)) * time.Millisecond
+	latency = time.Duration(1+rng.IntN(100)) * time.Millisecond
 	window := o.Duration * 7 / 10
 	at := func() time.Duration { return 2*o.Lease + time.Duration(rng.Int64N(int64(window-2*o.Lease))) }
 	length := func() time.Duration {
@@ -231,12 +231,11 @@ func draw(o Options, seed uint64) (faults []vcluster.Fault, latency time.Duratio
 			add(vcluster.Fault{At: t + d, Node: n, Kind: vcluster.Thaw})
 		case PauseBeforeEffect:
 			// Frozen after the Valid() check (only fencing stops the
-			// write that follows) or just before it (the check must
-			// stop the effect).
-			arm := vcluster.ArmFreeze
-			if rng.IntN(2) == 0 {
-				arm = vcluster.ArmPause
-			}
+			// write that follows), just before it (the check must stop
+			// the effect), or with a ledger call in flight (its answer
+			// leads to writes under the old token: the ledger's fence
+			// stops them).
+			arm := []vcluster.FaultKind{vcluster.ArmFreeze, vcluster.ArmPause, vcluster.ArmPauseInFlight}[rng.IntN(3)]
 			add(vcluster.Fault{At: t, Node: n, Kind: arm})
 			add(vcluster.Fault{At: t + d + o.Lease, Node: n, Kind: vcluster.Disarm})
 		case Crash:

@@ -13,25 +13,27 @@ type FaultKind int
 
 // Fault kinds.
 const (
-	Cut        FaultKind = iota + 1 // the node's store calls fail
-	Reconnect                       // they succeed again
-	Freeze                          // no code of the node runs (SIGSTOP, a GC pause)
-	Thaw                            // it runs again
-	ArmFreeze                       // freeze when the next effect starts, after its Valid() check
-	Disarm                          // no longer; thaws a node frozen that way
-	Crash                           // the process dies
-	Restart                         // a new incarnation starts
-	SetRate                         // the node's clock runs at Rate
-	SetLatency                      // the node's store calls take Latency each way
-	Resign                          // the node resigns if it leads
-	Transfer                        // an operator transfers the lead to node To
-	ArmPause                        // freeze when the next effect is about to start, before its Valid() check
+	Cut              FaultKind = iota + 1 // the node's store calls fail
+	Reconnect                             // they succeed again
+	Freeze                                // no code of the node runs (SIGSTOP, a GC pause)
+	Thaw                                  // it runs again
+	ArmFreeze                             // freeze when the next effect starts, after its Valid() check
+	Disarm                                // no longer; thaws a node frozen that way
+	Crash                                 // the process dies
+	Restart                               // a new incarnation starts
+	SetRate                               // the node's clock runs at Rate
+	SetLatency                            // the node's store calls take Latency each way
+	Resign                                // the node resigns if it leads
+	Transfer                              // an operator transfers the lead to node To
+	ArmPause                              // freeze when the next effect is about to start, before its Valid() check
+	ArmPauseInFlight                      // freeze right after sending the next ledger call
 )
 
 var faultNames = map[FaultKind]string{
 	Cut: "cut", Reconnect: "reconnect", Freeze: "freeze", Thaw: "thaw", ArmFreeze: "arm-freeze-before-write",
 	Disarm: "disarm", Crash: "crash", Restart: "restart", SetRate: "set-rate", SetLatency: "set-latency",
 	Resign: "resign", Transfer: "transfer", ArmPause: "arm-freeze-before-check",
+	ArmPauseInFlight: "arm-freeze-in-flight",
 }
 
 // String names the fault kind.
@@ -68,8 +70,10 @@ func (e *engine) fault(f Fault) {
 		n.armed = true
 	case ArmPause:
 		n.armedBeforeCheck = true
+	case ArmPauseInFlight:
+		n.armedInFlight = true
 	case Disarm:
-		n.armed, n.armedBeforeCheck = false, false
+		n.armed, n.armedBeforeCheck, n.armedInFlight = false, false, false
 		if n.frozen && n.frozenByEffect {
 			e.resume(n)
 		}

@@ -32,6 +32,7 @@ type node struct {
 	fenced   uint64
 
 	armedBeforeCheck bool
+	armedInFlight    bool
 	pending          *scheduler.StartEffect // frozen before the effect
 	pendingChecked   bool                   // after its Valid() check
 	frozenByEffect   bool

@@ -76,6 +76,10 @@ func (e *engine) send(n *node, a scheduler.Action) {
 		return
 	}
 	e.push(event{at: e.now + n.latency, kind: evWorkCall, node: int32(n.idx), inc: int32(n.inc), gen: gen, ev: a})
+	if n.armedInFlight {
+		n.frozen, n.frozenByEffect = true, true
+		e.tracef("%s froze with a ledger call in flight", n.id)
+	}
 }
 
 // arrive applies a call that reached the store: whatever became of its
