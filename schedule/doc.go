@@ -12,15 +12,22 @@
 // leads.
 //
 // The package has two layers, like the election:
-//   - Decide is pure: given the wall time, the job, the catch-up policy, the
-//     leader's token and the ledger rows, it says which periods to skip and
-//     which to claim, in order. It reads no clock and touches no store, so
-//     the drill and tests drive it on virtual time.
-//   - Runner is the thin runtime: while a term lasts it reads the ledger,
-//     applies Decide's plan with fenced store.SwapRun writes, checks
-//     Term.Valid right before starting an effect, runs the Executor under a
-//     context that ends with the term, and records the outcome with a
-//     fenced write.
+//   - The work loop of a leader's term is a deterministic state machine
+//     inside baton (internal/scheduler): read the ledger, decide which
+//     periods to skip and which to claim (catch-up policy), claim with
+//     fenced store.SwapRun writes, have Term.Valid checked right before an
+//     effect starts, record the outcome with a fenced write, plan again,
+//     take over a deposed leader's running row, retry a completion whose
+//     outcome is unknown after reading it back. It reads no clock and
+//     touches no store.
+//   - Runner is its thin runtime: the clock, the store, the Executor in a
+//     goroutine under a context that ends with the term.
+//
+// One machine, three runtimes: Runner drives it for "baton run", for
+// library users and in every node process of "baton drill --procs"; the
+// virtual cluster drives it on virtual time for "baton sim" and the
+// in-process "baton drill". So the simulator's seeds and the drill's
+// tables are evidence about the code that ships.
 //
 // # What it guarantees
 //

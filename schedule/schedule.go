@@ -13,7 +13,7 @@ import (
 
 // KeyLayout is the layout of a period key: the scheduled instant in UTC,
 // to the second. Keys of one job sort in time order.
-const KeyLayout = scheduler.KeyLayout
+const KeyLayout = scheduler.KeyLayout // "2006-01-02T15:04:05Z"
 
 // Key returns the period key of the instant t.
 func Key(t time.Time) string { return scheduler.Key(t) }
