@@ -7,9 +7,12 @@
 // and restarts as new incarnations, clock rates within the margin e and
 // beyond it, store outages, slow store replies, and operators' resignations
 // and transfers. The virtual cluster (internal/vcluster) runs the real
-// election machine, scheduler planner, store and fence under it and checks
-// the invariants after every event; at the end it checks liveness: every
-// period due early enough was completed.
+// election machine (what baton.Elector drives), the real scheduler machine
+// (what schedule.Runner drives), a real store and the real fence under it
+// and checks the invariants after every event; at the end it checks
+// liveness: every period due early enough was completed. The store's
+// latency is drawn per seed (1-100ms); the scheduler's calls travel it both
+// ways, so a write can land after its sender was deposed.
 //
 // The same seed gives the same run, event for event: the schedule comes
 // from a seeded generator and the cluster has no goroutines, no map-order

@@ -8,20 +8,28 @@ import (
 	"github.com/batonhq/baton/sim"
 )
 
-const simAbout = `Runs the real election machine, scheduler planner, store and fence on a
-virtual cluster under a random fault schedule per seed, and checks after
-every event that at most one node holds a valid term (while clocks stay
-within the margin), that election tokens only increase, that no write lands
-with a token lower than one already landed, that no period completes twice,
-and at the end that every period due early enough was done.
+const simAbout = `Runs the real election machine, the real scheduler machine (the work loop
+schedule.Runner drives in production), store and fence on a virtual cluster
+under a random fault schedule per seed, and checks after every event that at
+most one node holds a valid term (while clocks stay within the margin), that
+election tokens only increase, that no write lands with a token lower than
+one already landed, that every ledger write carries the current token, that
+no effect starts on a term that is not valid, that no period completes
+twice, and at the end that every period due early enough was done.
 
 The same seed gives the same run, event for event. On a violation it prints
 the seed and the invariant and exits 1; --seed S --trace replays that seed
 with its failover trace.
 
-Fault classes: partition, pause, pause-before-effect, crash, drift (within
+Fault classes: partition, pause, pause-before-effect (just before or after
+the Valid() check, or with a ledger call in flight), crash, drift (within
 the margin and beyond it), store-outage, slow-store, operator (resignations
-and transfers), or all.`
+and transfers), or all.
+
+Mutations (--mutate) turn a protection off; each must be caught:
+no-fence (no fencing at all), no-margin (takeover without the 2e wait),
+no-valid-check (effects start without the Valid() check), unfenced-ledger
+(ledger writes without the token check).`
 
 func runSim(ctx context.Context, e *env, args []string) int {
 	const name = "sim"
