@@ -482,3 +482,78 @@ func TestManualTriggerWhileLeading(t *testing.T) {
 		a.stop()
 	})
 }
+
+// replacedStore's ledger reads fail as if the store had been replaced
+// (store.Permanent): retrying never helps.
+type replacedStore struct{ store.Store }
+
+func (replacedStore) Runs(context.Context, string, string, int) ([]store.Run, error) {
+	return nil, fmt.Errorf("ledger: %w", store.ErrReplaced)
+}
+
+// A store error that never heals ends Run with that cause instead of a
+// retry loop, while the term still holds.
+func TestPermanentStoreErrorEndsRun(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ms := memstore.New()
+		fx := &effects{}
+		e, err := baton.New(ms, "billing", baton.WithNode("a"), baton.WithLease(lease), baton.WithRenew(renew),
+			baton.WithClockMargin(margin), baton.WithPoll(poll))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer e.Close(context.Background())
+		r, err := schedule.New(replacedStore{ms}, schedule.Job{Name: "billing", Schedule: every(t, 10*time.Second)},
+			quick(fx, "a"), schedule.WithPoll(poll), schedule.WithRetry(poll))
+		if err != nil {
+			t.Fatal(err)
+		}
+		term, err := e.Campaign(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = r.Run(context.Background(), term)
+		if !errors.Is(err, store.ErrReplaced) || !term.Valid() {
+			t.Fatalf("Run returned %v (term valid: %v), want store.ErrReplaced while the term holds", err, term.Valid())
+		}
+	})
+}
+
+// Wake makes the leader read the ledger at once: a manual trigger written
+// in this process runs before the next poll.
+func TestWakeReadsTheLedgerAtOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ms := memstore.New()
+		fx := &effects{}
+		st := &recStore{Store: ms.Client("a")}
+		e, err := baton.New(st, "billing", baton.WithNode("a"), baton.WithLease(lease), baton.WithRenew(renew),
+			baton.WithClockMargin(margin), baton.WithPoll(poll))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer e.Close(context.Background())
+		r, err := schedule.New(st, schedule.Job{Name: "billing"}, quick(fx, "a"), schedule.WithPoll(time.Hour))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			e.Run(ctx, func(ctx context.Context, t *baton.Term) error { return r.Run(ctx, t) })
+		}()
+		time.Sleep(time.Second)
+		key := schedule.Key(time.Now())
+		if _, err := schedule.Trigger(context.Background(), ms, "billing", key); err != nil {
+			t.Fatal(err)
+		}
+		r.Wake()
+		time.Sleep(time.Millisecond)
+		synctest.Wait()
+		if got, err := ms.GetRun(context.Background(), "billing", key); err != nil || got.State != store.Done {
+			t.Errorf("manual row %+v %v: not run at once after Wake", got, err)
+		}
+		cancel()
+		<-done
+	})
+}
