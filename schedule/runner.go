@@ -242,15 +242,15 @@ func (d *drive) run() error {
 		select {
 		case <-d.ctx.Done():
 			stopTimer()
-			d.feed(scheduler.End{})
-			if d.effect != nil {
-				done := <-d.effect // the effect returns once ctx ends
-				d.effect = nil
-				d.feed(done)
-			}
-			return context.Cause(d.ctx)
+			return d.end(nil)
 		case done := <-d.effect:
 			d.effect = nil
+			if d.ctx.Err() != nil {
+				// The term ended as the effect returned: an effect cut
+				// short by the end of the term is not a failed run.
+				stopTimer()
+				return d.end(&done)
+			}
 			d.feed(done)
 		case <-timer:
 			d.feed(scheduler.Tick{})
@@ -263,6 +263,21 @@ func (d *drive) run() error {
 		<-d.effect
 	}
 	return d.err
+}
+
+// end tells the machine the term ended, lets a running effect return and
+// reports it (done: already returned), and returns the term's cause.
+func (d *drive) end(done *scheduler.EffectDone) error {
+	d.feed(scheduler.End{})
+	if done == nil && d.effect != nil {
+		ev := <-d.effect // the effect returns once ctx ends
+		done = &ev
+	}
+	d.effect = nil
+	if done != nil {
+		d.feed(*done)
+	}
+	return context.Cause(d.ctx)
 }
 
 // feed steps the machine with ev and executes its actions, feeding back
