@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"cmp"
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"io"
@@ -186,8 +185,8 @@ func (d *procDrill) run(ctx context.Context) error {
 	}
 	var acts []action
 	at := func(r int) time.Duration { return time.Duration(r) * d.p.Round }
-	if d.p.Outage > 0 {
-		acts = append(acts, action{at(d.p.Start), true, d.faultBegin}, action{at(d.p.Start + d.p.Outage), true, d.faultEnd})
+	for _, f := range faultEvents(d.p) { // the in-process drill's fault events
+		acts = append(acts, action{f.At, true, func() error { return d.fault(f) }})
 	}
 	for _, r := range d.p.Triggers {
 		acts = append(acts, action{at: at(r), do: func() error { return d.trigger(ctx, r) }})
@@ -316,41 +315,28 @@ func (d *procDrill) leaderLocked() int {
 	return node
 }
 
-// faultBegin applies the fault to the node that leads now.
-func (d *procDrill) faultBegin() error {
+// fault applies one of the drill's fault events (the same events the
+// in-process drill injects into the virtual cluster) to the node that led
+// when the first of them came: in process mode the first leader is
+// whichever node won, not always node-0.
+func (d *procDrill) fault(f vcluster.Fault) error {
 	d.mu.Lock()
-	d.target = d.leaderLocked()
+	if d.target < 0 {
+		d.target = d.leaderLocked()
+	}
 	d.mu.Unlock()
 	pr := d.procs[d.target]
-	switch d.p.Fault {
-	case Unreachable:
+	switch f.Kind {
+	case vcluster.Cut:
 		d.send(pr, "cut")
-	case Pause:
-		d.send(pr, "pause") // it stops itself (SIGSTOP) once no store call is in flight
-	case PauseBeforeEffect:
-		d.send(pr, "arm") // it stops itself after its next Valid() check, before its write
-	case Crash:
-		pr.cmd.Process.Kill()
-		d.mu.Lock()
-		d.events = append(d.events, procEvent{node: pr.idx, at: time.Now(), verb: "killed"})
-		d.mu.Unlock()
-		d.dead = append(d.dead, pr.cmd) // waited for once its report is read
-		pr.stdin.Close()
-		pr.cmd = nil
-	case Drift:
-		d.send(pr, "rate %g", 1+d.p.DriftRate)
-	}
-	return nil
-}
-
-// faultEnd ends the fault.
-func (d *procDrill) faultEnd() error {
-	pr := d.procs[d.target]
-	switch d.p.Fault {
-	case Unreachable:
+	case vcluster.Reconnect:
 		d.send(pr, "reconnect")
-	case Pause, PauseBeforeEffect:
-		if d.p.Fault == PauseBeforeEffect {
+	case vcluster.Freeze:
+		d.send(pr, "pause") // it stops itself (SIGSTOP) once no store call is in flight
+	case vcluster.ArmFreeze:
+		d.send(pr, "arm") // it stops itself after its next Valid() check, before its write
+	case vcluster.Thaw, vcluster.Disarm:
+		if f.Kind == vcluster.Disarm {
 			d.send(pr, "disarm")
 		}
 		d.mu.Lock()
@@ -359,13 +345,23 @@ func (d *procDrill) faultEnd() error {
 			d.cont(pr)
 		}
 		d.mu.Unlock()
-	case Crash:
+	case vcluster.Crash:
+		pr.cmd.Process.Kill()
+		d.mu.Lock()
+		d.events = append(d.events, procEvent{node: pr.idx, at: time.Now(), verb: "killed"})
+		d.mu.Unlock()
+		d.dead = append(d.dead, pr.cmd) // waited for once its report is read
+		pr.stdin.Close()
+		pr.cmd = nil
+	case vcluster.Restart:
 		if err := d.start(pr); err != nil {
 			return err
 		}
 		d.send(pr, "start %d", d.t0.UnixNano())
-	case Drift:
-		d.send(pr, "rate 1")
+	case vcluster.SetRate:
+		d.send(pr, "rate %g", f.Rate)
+	default:
+		return fmt.Errorf("drill: fault %v has no process-mode form", f.Kind)
 	}
 	return nil
 }
@@ -436,205 +432,6 @@ func (d *procDrill) logTail() string {
 		fmt.Fprintf(&b, "\n%s:\n%s", pr.id, data)
 	}
 	return b.String()
-}
-
-// span is a stretch of real time.
-type span struct{ from, to time.Time }
-
-// validSpans returns, per node, when it held a term valid by its own clock
-// and was running (not stopped): from its election to its deadline, its
-// loss of the term or its death, whichever came first, minus the time it
-// was stopped.
-func (d *procDrill) validSpans(end time.Time) [][]span {
-	out := make([][]span, len(d.procs))
-	for i := range d.procs {
-		var evs []procEvent
-		for _, e := range d.events {
-			if e.node == i {
-				evs = append(evs, e)
-			}
-		}
-		slices.SortStableFunc(evs, func(a, b procEvent) int { return a.at.Compare(b.at) })
-		var valid, stops []span
-		var cur *span
-		var tok uint64
-		var stoppedAt time.Time
-		closeTerm := func(at time.Time) {
-			if cur != nil {
-				cur.to = minTime(cur.to, at)
-				if cur.to.After(cur.from) {
-					valid = append(valid, *cur)
-				}
-				cur = nil
-			}
-		}
-		for _, e := range evs {
-			switch e.verb {
-			case "elected":
-				closeTerm(e.at)
-				cur, tok = &span{e.at, e.until()}, e.token()
-			case "valid":
-				if cur != nil && e.token() == tok {
-					cur.to = e.until()
-				}
-			case "lost", "killed":
-				closeTerm(e.at)
-			case "paused", "freezing":
-				stoppedAt = e.at
-			case "continued":
-				if !stoppedAt.IsZero() {
-					stops = append(stops, span{stoppedAt, e.at})
-					stoppedAt = time.Time{}
-				}
-			}
-		}
-		closeTerm(end)
-		if !stoppedAt.IsZero() {
-			stops = append(stops, span{stoppedAt, end})
-		}
-		out[i] = subtract(valid, stops)
-	}
-	return out
-}
-
-func subtract(spans, holes []span) []span {
-	for _, h := range holes {
-		var next []span
-		for _, s := range spans {
-			if !h.from.Before(s.to) || !h.to.After(s.from) {
-				next = append(next, s)
-				continue
-			}
-			if s.from.Before(h.from) {
-				next = append(next, span{s.from, h.from})
-			}
-			if h.to.Before(s.to) {
-				next = append(next, span{h.to, s.to})
-			}
-		}
-		spans = next
-	}
-	return spans
-}
-
-func minTime(a, b time.Time) time.Time {
-	if b.Before(a) {
-		return b
-	}
-	return a
-}
-
-func (d *procDrill) result(ctx context.Context, res *sql.DB) (Result, error) {
-	p := d.p
-	var r Result
-	rel := func(t time.Time) time.Duration { return t.Sub(d.t0) }
-	end := d.t0.Add(time.Duration(p.Rounds+1) * p.Round)
-
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	var elections []procEvent
-	for _, e := range d.events {
-		switch e.verb {
-		case "elected":
-			elections = append(elections, e)
-		case "rejected":
-			r.Rejected++
-		}
-	}
-	slices.SortStableFunc(elections, func(a, b procEvent) int { return a.at.Compare(b.at) })
-	if len(elections) > 0 {
-		r.Handovers = len(elections) - 1
-		faultStart := time.Duration(p.Start) * p.Round
-		for _, el := range elections[1:] {
-			if at := rel(el.at); at >= faultStart {
-				dd := at - faultStart
-				r.HandoverSeconds = dd.Seconds()
-				r.HandoverRounds = int((dd + p.Round - 1) / p.Round)
-				break
-			}
-		}
-	}
-
-	// Running leaders over time, from round 1 on, as the in-process mode
-	// accounts them.
-	type edge struct {
-		at time.Time
-		d  int
-	}
-	var edges []edge
-	for _, spans := range d.validSpans(end) {
-		for _, s := range spans {
-			edges = append(edges, edge{s.from, 1}, edge{s.to, -1})
-		}
-	}
-	slices.SortStableFunc(edges, func(a, b edge) int {
-		if c := a.at.Compare(b.at); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.d, b.d) // an end before a start at the same instant
-	})
-	leaderless, twoLeaders := map[int]bool{}, map[int]bool{}
-	var lessDur, twoDur time.Duration
-	account := func(from, to time.Time, count int) {
-		lo, hi := max(rel(from), p.Round), min(rel(to), rel(end))
-		if hi <= lo || count == 1 {
-			return
-		}
-		days := twoLeaders
-		if count == 0 {
-			days = leaderless
-			lessDur += hi - lo
-		} else {
-			twoDur += hi - lo
-		}
-		for day := int(lo / p.Round); time.Duration(day)*p.Round < hi; day++ {
-			days[day] = true
-		}
-	}
-	count, last := 0, d.t0
-	for _, e := range edges {
-		account(last, e.at, count)
-		count += e.d
-		last = e.at
-	}
-	account(last, end, count)
-	r.LeaderlessRounds, r.TwoLeaderRounds = len(leaderless), len(twoLeaders)
-	r.LeaderlessSeconds, r.TwoLeaderSeconds = lessDur.Seconds(), twoDur.Seconds()
-
-	landings := map[string]int{}
-	first := map[string]time.Time{}
-	rows, err := res.QueryContext(ctx, `SELECT period, COUNT(*), MIN(at) FROM landings GROUP BY period`)
-	if err != nil {
-		return r, err
-	}
-	for rows.Next() {
-		var period string
-		var n int
-		var at int64
-		if err := rows.Scan(&period, &n, &at); err != nil {
-			rows.Close()
-			return r, err
-		}
-		landings[period], first[period] = n, time.Unix(0, at)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return r, err
-	}
-	keys := make([]string, len(p.Triggers))
-	for i, t := range p.Triggers {
-		keys[i] = schedule.Key(vcluster.Config{Day: p.Round}.Wall(time.Duration(t) * p.Round))
-		n := landings[keys[i]]
-		if n == 0 {
-			r.Missed++
-			continue
-		}
-		r.Started++
-		r.DoubleStarts += n - 1
-		r.DelayedRounds += int((rel(first[keys[i]]) - time.Duration(t)*p.Round) / p.Round)
-	}
-	r.DuplicateLines, r.MissingLines, err = countLines(ctx, res, keys, p.InvoiceLines)
-	return r, err
 }
 
 // progressRound reports that round r has begun.
