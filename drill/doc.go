@@ -4,8 +4,9 @@
 // rounds, the first leader unreachable in rounds 6 to 10, an end-of-day
 // batch due at rounds 6, 12, 18 and 24. The drill runs the same scenario on
 // the real implementation: every node runs the election state machine that
-// baton.Elector drives (internal/election), the scheduler's planner
-// (schedule.Decide) decides what is due, the election record and the run
+// baton.Elector drives (internal/election) and the scheduler's work loop
+// that schedule.Runner drives (internal/scheduler: plan, claim, check
+// Valid(), run, record, take over), the election record and the run
 // ledger live in a real store (SQLite by default), and every batch writes
 // its invoice lines into a real SQLite table, through the fence
 // (fence.CheckTx) in the columns that fence. Duplicates and gaps are counted
@@ -17,8 +18,11 @@
 //
 // With Config.Procs the same scenario runs on real OS processes and real
 // time ("baton drill --procs"): every node is a process (NodeMain, the
-// hidden "baton drill node") running baton.Elector on one SQLite store file
-// shared by all, the planner and fenced writes into a second SQLite file.
+// hidden "baton drill node") running baton.Elector and schedule.Runner (the
+// runtimes "baton run" uses) on one SQLite store file shared by all, with
+// an executor whose batch writes fenced lines into a second SQLite file.
+// Both modes inject the same fault events (vcluster.Fault) and use the
+// same business calendar (vcluster.Calendar).
 // The faults are real: the node stops itself with SIGSTOP once no store
 // call of it is in flight (a process stopped inside an SQLite write would
 // keep the file's lock and stall every node, which is SQLite's doing, not

@@ -12,7 +12,8 @@ import (
 )
 
 const drillAbout = `Runs the lesson's experiment on baton's real code: the election state
-machine, the scheduler's planner, a real store and real fenced writes of
+machine and the scheduler's work loop ('baton run' runs the same), a real
+store and real fenced writes of
 invoice lines into SQLite. Time is virtual, so a run is exact and the same
 flags always give the same numbers.
 
@@ -29,8 +30,8 @@ column takes (rounds + 1) x round plus the start of the processes; measured
 times vary from run to run, the guarantees do not. The nodes are not
 'baton run' processes because momentary triggers, the store switch, the
 fast clock and the stop between Valid() and the write need hooks inside
-the node; they use the same pieces as 'baton run' (Elector, the planner,
-the ledger, fenced writes). With --procs, --round defaults to 200ms and
+the node; they run the same pieces as 'baton run' (baton.Elector and
+schedule.Runner, the ledger, fenced writes). With --procs, --round defaults to 200ms and
 --clock-margin to 25ms.
 
 The first leader (node-0 on the virtual clock, whichever node won first
