@@ -13,9 +13,8 @@ import (
 
 const drillAbout = `Runs the lesson's experiment on baton's real code: the election state
 machine and the scheduler's work loop ('baton run' runs the same), a real
-store and real fenced writes of
-invoice lines into SQLite. Time is virtual, so a run is exact and the same
-flags always give the same numbers.
+store and real fenced writes of invoice lines into SQLite. Time is virtual,
+so a run is exact and the same flags always give the same numbers.
 
 With --procs, the same drill runs on real OS processes and real time: every
 node is a baton process (a hidden 'baton drill node' subcommand) running
