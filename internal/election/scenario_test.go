@@ -52,18 +52,11 @@ func (x *harness) dur(s string) time.Duration {
 }
 
 func (x *harness) err(s string) error {
-	switch s {
-	case "":
-		return nil
-	case "notfound":
-		return store.ErrNotFound
-	case "unavailable":
-		return store.ErrUnavailable
-	case "conflict":
-		return store.ErrConflict
+	err, ok := scenario.Err(s)
+	if !ok {
+		x.t.Fatalf("unknown error %q", s)
 	}
-	x.t.Fatalf("unknown error %q", s)
-	return nil
+	return err
 }
 
 func (x *harness) step(s scenario.Step) string {

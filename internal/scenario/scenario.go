@@ -13,12 +13,16 @@
 package scenario
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/batonhq/baton/fence"
+	"github.com/batonhq/baton/store"
 )
 
 var update = flag.Bool("update", false, "rewrite the scenario files' expected outputs")
@@ -109,4 +113,29 @@ func parse(l string) Step {
 		s.Args = append(s.Args, Arg{k, v})
 	}
 	return s
+}
+
+// Err returns the store error a scenario names: notfound, unavailable,
+// conflict, invalid, stale (fence.ErrStaleToken), replaced, or boom (an
+// error of no kind); "" is nil. ok is false for any other name.
+func Err(name string) (err error, ok bool) {
+	switch name {
+	case "":
+		return nil, true
+	case "notfound":
+		return store.ErrNotFound, true
+	case "unavailable":
+		return store.ErrUnavailable, true
+	case "conflict":
+		return store.ErrConflict, true
+	case "invalid":
+		return store.ErrInvalid, true
+	case "stale":
+		return fence.ErrStaleToken, true
+	case "replaced":
+		return store.ErrReplaced, true
+	case "boom":
+		return errors.New("boom"), true
+	}
+	return nil, false
 }

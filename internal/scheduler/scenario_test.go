@@ -1,14 +1,12 @@
 package scheduler_test
 
 import (
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/batonhq/baton/fence"
 	"github.com/batonhq/baton/internal/scenario"
 	"github.com/batonhq/baton/internal/scheduler"
 	"github.com/batonhq/baton/store"
@@ -75,26 +73,14 @@ func fmtKey(k string) string {
 }
 
 func (x *harness) err(s string) error {
-	switch s {
-	case "":
-		return nil
-	case "unavailable":
-		return store.ErrUnavailable
-	case "conflict":
-		return store.ErrConflict
-	case "invalid":
-		return store.ErrInvalid
-	case "stale":
-		return fence.ErrStaleToken
-	case "replaced":
-		return store.ErrReplaced
-	case "interrupted":
+	if s == "interrupted" {
 		return scheduler.ErrInterrupted
-	case "boom":
-		return errors.New("boom")
 	}
-	x.t.Fatalf("unknown error %q", s)
-	return nil
+	err, ok := scenario.Err(s)
+	if !ok {
+		x.t.Fatalf("unknown error %q", s)
+	}
+	return err
 }
 
 // row parses D+HH:MM/STATE/TOKEN/vVERSION[/manual].
