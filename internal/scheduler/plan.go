@@ -146,14 +146,36 @@ func Decide(in Input) Plan {
 	if limit <= 0 {
 		limit = DefaultLimit
 	}
-	rows := make(map[string]store.Run, len(in.Rows))
+	// Rows by key: a map for many rows, a scan for the few a cursor read
+	// returns (the simulator plans thousands of times a second).
+	var byKey map[string]int
+	if len(in.Rows) > 16 {
+		byKey = make(map[string]int, len(in.Rows))
+		for i, r := range in.Rows {
+			byKey[r.Period] = i
+		}
+	}
+	find := func(key string) int {
+		if byKey != nil {
+			if i, ok := byKey[key]; ok {
+				return i
+			}
+			return -1
+		}
+		for i := range in.Rows {
+			if in.Rows[i].Period == key {
+				return i
+			}
+		}
+		return -1
+	}
+	seen := make([]bool, len(in.Rows)) // rows already candidates as scheduled instants
 	from := in.Created
 	if in.Floor.After(from) {
 		from = in.Floor
 	}
 	var plan Plan
 	for _, r := range in.Rows {
-		rows[r.Period] = r
 		if !r.Manual && r.Scheduled.After(from) {
 			from = r.Scheduled
 		}
@@ -167,14 +189,17 @@ func Decide(in Input) Plan {
 		prev store.Run
 	}
 	var cands []cand
-	seen := map[string]bool{}
 	var current time.Time // the newest scheduled instant not after Now
 	if in.Schedule != nil {
 		n := 0
 		for t := in.Schedule.Next(from); !t.IsZero() && !t.After(in.Now); t = in.Schedule.Next(t) {
 			key := Key(t)
-			r, ok := rows[key]
-			if ok && !open(r) {
+			var r store.Run
+			i := find(key)
+			if i >= 0 {
+				r = in.Rows[i]
+			}
+			if i >= 0 && !open(r) {
 				current = t
 				continue
 			}
@@ -185,12 +210,14 @@ func Decide(in Input) Plan {
 			n++
 			current = t
 			cands = append(cands, cand{Period{Key: key, Scheduled: t, Manual: r.Manual}, r})
-			seen[key] = true
+			if i >= 0 {
+				seen[i] = true
+			}
 		}
 		plan.Wake = in.Schedule.Next(in.Now)
 	}
-	for _, r := range in.Rows {
-		if seen[r.Period] || !open(r) {
+	for i, r := range in.Rows {
+		if seen[i] || !open(r) {
 			continue
 		}
 		if r.Scheduled.After(in.Now) {
