@@ -33,10 +33,17 @@
 // The simulator's mutations turn protections off on purpose (NoValidCheck,
 // Unfenced) to show that its checker notices.
 //
-// Room for what comes next: a retry of a failed period is a new Attempt of
-// the same row, claimed by the plan once its backoff has passed (a Decide
-// rule over the row's Attempt and Finished, plus Wake); pruning old final
-// rows is one more kind of fenced ledger write issued while idle, after the
-// cursor, in batches; a wall-clock guard is an event (the trusted reference
-// agrees or not) that gates the plan's Claim and Skip moves.
+// Room for what comes next, without a second loop:
+//   - Retries of a failed period (Retries, RetryBackoff): a Decide rule
+//     that treats a failed row with attempts left as due once Finished +
+//     backoff has passed (and as Wake until then), so the claim is the
+//     ordinary Move.Swap with Attempt + 1; finalPrefix must then not count
+//     such a row as final, or the cursor would hide it until the rescan.
+//   - Retention: pruning old final rows below the cursor is one more Kind
+//     of fenced ledger write, issued in batches while the machine would
+//     otherwise wait (after a plan with no moves), answered like SwapRun.
+//   - A wall-clock guard: an event saying whether the wall clock agrees
+//     with a trusted reference; while it does not, the machine plans no
+//     Claim or Skip moves (it only completes what runs and reads again at
+//     the poll), because those are the writes a wrong wall clock spoils.
 package scheduler
