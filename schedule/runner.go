@@ -81,6 +81,20 @@ func WithRetry(d time.Duration) Option { return func(r *Runner) { r.cfg.Retry = 
 // WithCallTimeout bounds each store call (default DefaultCallTimeout).
 func WithCallTimeout(d time.Duration) Option { return func(r *Runner) { r.callTimeout = d } }
 
+// WithClockGuard turns the wall-clock guard on: before each pass that may
+// claim or skip periods the Runner reads ref, and while its own wall clock
+// (WithClock) differs from ref by more than tolerance it claims and skips
+// nothing, logs why once, and asks again at every poll; it resumes when
+// the clocks agree. A run in progress still records its outcome. Lease
+// safety never depends on a wall clock; the ledger does, because a period
+// is a calendar instant: a leader whose clock runs ten minutes ahead would
+// otherwise run ten minutes of future periods at once, or skip them.
+// The guard is off by default; ClockReference picks a reference for a
+// store, which is what baton run uses.
+func WithClockGuard(ref Reference, tolerance time.Duration) Option {
+	return func(r *Runner) { r.ref, r.cfg.ClockTolerance = ref, tolerance }
+}
+
 // WithLogger sets the logger (default: discard).
 func WithLogger(l *slog.Logger) Option { return func(r *Runner) { r.logger = l } }
 
@@ -115,6 +129,7 @@ type Runner struct {
 	callTimeout time.Duration
 	logger      *slog.Logger
 	wake        chan scheduler.Trigger
+	ref         Reference
 }
 
 // New returns a Runner for job on st. Options are validated; an invalid one
@@ -143,6 +158,10 @@ func New(st store.Store, job Job, exec Executor, opts ...Option) (*Runner, error
 		return nil, fmt.Errorf("schedule: retry interval must be positive, got %v", r.cfg.Retry)
 	case r.callTimeout <= 0:
 		return nil, fmt.Errorf("schedule: call timeout must be positive, got %v", r.callTimeout)
+	case r.cfg.ClockTolerance != 0 && r.ref == nil:
+		return nil, errors.New("schedule: WithClockGuard: the reference clock must not be nil")
+	case r.ref != nil && r.cfg.ClockTolerance < MinClockTolerance:
+		return nil, fmt.Errorf("schedule: WithClockGuard: tolerance %v is below %v; use e.g. %v", r.cfg.ClockTolerance, MinClockTolerance, DefaultClockTolerance)
 	}
 	if err := job.Policy.Validate(); err != nil {
 		return nil, fmt.Errorf("schedule: %w", err)
@@ -323,6 +342,10 @@ func (d *drive) do(a scheduler.Action) scheduler.Event {
 		defer cancel()
 		var ev scheduler.Swapped
 		ev.Run, ev.Err = r.st.SwapRun(cctx, a.Swap)
+		return ev
+	case scheduler.CheckClock:
+		var ev scheduler.ClockRead
+		call(func(ctx context.Context) { ev.Reference, ev.Err = r.ref.Now(ctx) })
 		return ev
 	case scheduler.GetRun:
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(d.ctx), r.callTimeout)

@@ -38,6 +38,14 @@ type Config struct {
 	// Term.Valid first: the simulator's no-valid-check mutation, which it
 	// must catch. Never set outside the simulator.
 	NoValidCheck bool
+
+	// ClockTolerance, when positive, turns the wall-clock guard on: before
+	// every pass that may claim or skip periods the machine asks for a
+	// reference time (CheckClock), and while the wall time it is given
+	// differs from the reference by more than ClockTolerance it claims and
+	// skips nothing (it still records the outcome of a run in progress,
+	// and asks again at the next poll).
+	ClockTolerance time.Duration
 }
 
 // Event is an input to Step.
@@ -89,6 +97,15 @@ type ReadBack struct {
 	Err error
 }
 
+// ClockRead answers CheckClock: a reference wall time the runtime trusts
+// more than its own clock (a database server's clock, or the wall clock
+// as it stood at start carried forward by the monotonic clock), read at
+// about the instant of the Step it is fed to.
+type ClockRead struct {
+	Reference time.Time
+	Err       error
+}
+
 // EffectDone answers StartEffect: the effect's exit status, output and
 // error. NotStarted says the runtime did not start it because the term was
 // no longer valid (StartEffect.RequireValid).
@@ -108,6 +125,7 @@ func (RunsRead) event()   {}
 func (Swapped) event()    {}
 func (ReadBack) event()   {}
 func (EffectDone) event() {}
+func (ClockRead) event()  {}
 
 // Action is an output of Step. The runtime executes actions in order and
 // feeds back the answer the action names. At most one action that wants
@@ -143,6 +161,10 @@ type SwapRun struct {
 	Kind Kind
 	Swap store.RunSwap
 }
+
+// CheckClock asks for a reference wall time (Config.ClockTolerance);
+// answer ClockRead.
+type CheckClock struct{}
 
 // GetRun asks to read back a row whose write had an unknown outcome;
 // answer ReadBack.
@@ -182,6 +204,7 @@ func (StartEffect) action() {}
 func (Halt) action()        {}
 func (Fail) action()        {}
 func (Note) action()        {}
+func (CheckClock) action()  {}
 
 // ErrNotValid is Halt's cause when a claimed effect was not started
 // because the term was no longer valid.
@@ -206,6 +229,7 @@ const (
 	opSwap
 	opGetRun
 	opEffect
+	opClock
 )
 
 type timerJob int
@@ -246,6 +270,9 @@ type Machine struct {
 	next  time.Time
 	timer timerJob
 	dirty bool // a trigger arrived while busy: plan again when free
+
+	setAt  time.Time // the wall time the timer was set at
+	skewed bool      // the last clock check found the wall clock off the reference
 }
 
 // New returns a machine with no term.
@@ -298,6 +325,8 @@ func (m *Machine) Step(now time.Time, ev Event) []Action {
 		return m.readBack(now, ev)
 	case EffectDone:
 		return m.effectDone(now, ev)
+	case ClockRead:
+		return m.clockRead(now, ev)
 	}
 	panic(fmt.Sprintf("scheduler: unknown event %T", ev))
 }
@@ -306,6 +335,7 @@ func (m *Machine) start(now time.Time, ev Start) []Action {
 	m.phase, m.token, m.node = working, ev.Token, ev.Node
 	m.op, m.moves, m.inbox, m.dirty = opNone, nil, nil, false
 	m.cursor, m.hasFull, m.timer, m.next = "", false, timerNone, time.Time{}
+	m.skewed = false
 	if !m.registered {
 		m.op = opRegister
 		return []Action{Register{}}
@@ -313,10 +343,62 @@ func (m *Machine) start(now time.Time, ev Start) []Action {
 	return m.pass(now)
 }
 
-// pass is one pass of the work loop: a momentary trigger first, else a
-// read of the ledger that the planner decides from.
+// pass is one pass of the work loop: with the clock guard on, a check of
+// the wall clock first; then a momentary trigger, else a read of the
+// ledger that the planner decides from.
 func (m *Machine) pass(now time.Time) []Action {
 	m.dirty, m.timer, m.next = false, timerNone, time.Time{}
+	if m.cfg.ClockTolerance > 0 {
+		m.op = opClock
+		return []Action{CheckClock{}}
+	}
+	return m.plan(now)
+}
+
+// clockRead is the guard's decision: plan when the wall clock agrees with
+// the reference, otherwise wait for the next poll. Only the wall readings
+// are compared (a time with a monotonic reading would compare those).
+func (m *Machine) clockRead(now time.Time, r ClockRead) []Action {
+	if m.op != opClock {
+		return nil
+	}
+	m.op = opNone
+	if m.phase != working {
+		return nil
+	}
+	if r.Err != nil {
+		return m.failure(now, "reading the reference clock", r.Err, timerPass)
+	}
+	skew := now.Round(0).Sub(r.Reference.Round(0))
+	if skew.Abs() > m.cfg.ClockTolerance {
+		var acts []Action
+		if !m.skewed {
+			m.skewed = true
+			acts = append(acts, Note{Level: slog.LevelWarn, Msg: fmt.Sprintf(
+				"the wall clock is %v %s the reference clock (tolerance %v): claiming and skipping no period until they agree",
+				skew.Abs(), aheadBehind(skew), m.cfg.ClockTolerance)})
+		}
+		m.after(now, m.cfg.Poll, timerPass)
+		return acts
+	}
+	var acts []Action
+	if m.skewed {
+		m.skewed = false
+		acts = append(acts, Note{Level: slog.LevelInfo, Msg: fmt.Sprintf(
+			"the wall clock agrees with the reference clock again (off by %v); resuming", skew)})
+	}
+	return append(acts, m.plan(now)...)
+}
+
+func aheadBehind(skew time.Duration) string {
+	if skew > 0 {
+		return "ahead of"
+	}
+	return "behind"
+}
+
+// plan is a pass once the clock is trusted.
+func (m *Machine) plan(now time.Time) []Action {
 	if m.cfg.Momentary && len(m.inbox) > 0 {
 		t := m.inbox[0]
 		run := store.Run{Job: m.cfg.Job, Period: t.Key, Scheduled: t.Scheduled, State: store.Running,
@@ -342,7 +424,7 @@ func (m *Machine) swap(k Kind, sw store.RunSwap) []Action {
 }
 
 func (m *Machine) after(now time.Time, d time.Duration, j timerJob) {
-	m.next, m.timer = now.Add(d), j
+	m.next, m.timer, m.setAt = now.Add(d), j, now
 }
 
 // wait plans the next pass: after Poll, or when a period comes due.
@@ -361,7 +443,11 @@ func (m *Machine) wait(now time.Time) []Action {
 }
 
 func (m *Machine) tick(now time.Time) []Action {
-	if m.phase != working || m.op != opNone || m.timer == timerNone || now.Before(m.next) {
+	// A wall clock stepped back since the timer was set (a clock the guard
+	// waited for, now corrected) would put the timer off by the step: the
+	// runtime's timer ran its real duration, so it fires now.
+	early := now.Before(m.next) && !now.Before(m.setAt)
+	if m.phase != working || m.op != opNone || m.timer == timerNone || early {
 		return nil
 	}
 	j := m.timer

@@ -1,0 +1,136 @@
+package schedule_test
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/schedule"
+	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/store/memstore"
+)
+
+// skewedClock is the real (here: the bubble's) clock plus an offset that
+// the test moves, as a wrong wall clock and its later correction.
+type skewedClock struct{ off atomic.Int64 }
+
+func (c *skewedClock) Now() time.Time                       { return time.Now().Add(time.Duration(c.off.Load())) }
+func (c *skewedClock) NewTimer(d time.Duration) baton.Timer { return baton.RealClock{}.NewTimer(d) }
+
+// syncBuffer is a log destination safe for the Runner's goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// A leader whose wall clock runs ten minutes ahead of the store's claims
+// and skips nothing, whatever the catch-up policy, says why, and resumes
+// when its clock agrees again: then it runs the periods due by the
+// reference, not by its own clock.
+func TestClockGuardWaitsForAgreement(t *testing.T) {
+	for _, catchUp := range []schedule.CatchUp{schedule.CatchUpAll, schedule.CatchUpLatest} {
+		t.Run(string(catchUp), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				ms := memstore.New(memstore.WithTime(time.Now)) // the reference: the store's clock
+				clock := &skewedClock{}
+				clock.off.Store(int64(10 * time.Minute))
+				fx := &effects{}
+				logs := &syncBuffer{}
+				job := schedule.Job{Name: "billing", Schedule: every(t, time.Second), Policy: schedule.Policy{CatchUp: catchUp}}
+				st := ms.Client("a")
+				e, err := baton.New(st, job.Name, baton.WithNode("a"), baton.WithLease(lease), baton.WithRenew(renew),
+					baton.WithClockMargin(margin), baton.WithPoll(poll))
+				if err != nil {
+					t.Fatal(err)
+				}
+				r, err := schedule.New(st, job, quick(fx, "a"), schedule.WithClock(clock), schedule.WithPoll(poll),
+					schedule.WithClockGuard(schedule.ClockReference(st), schedule.DefaultClockTolerance),
+					schedule.WithLogger(slog.New(slog.NewTextHandler(logs, nil))))
+				if err != nil {
+					t.Fatal(err)
+				}
+				ctx, cancel := context.WithCancel(context.Background())
+				done := make(chan struct{})
+				go func() {
+					defer close(done)
+					e.Run(ctx, func(ctx context.Context, t *baton.Term) error { return r.Run(ctx, t) })
+				}()
+
+				time.Sleep(30 * time.Second)
+				if rs := rows(t, ms, job.Name); len(rs) != 0 {
+					t.Fatalf("with the clock 10 minutes ahead the ledger has %d rows, the first %s", len(rs), states(rs[:1]))
+				}
+				if !strings.Contains(logs.String(), "the wall clock is 10m0s ahead of the reference clock") {
+					t.Fatalf("no log line says why the leader waits:\n%s", logs.String())
+				}
+
+				clock.off.Store(0) // the clock is corrected
+				time.Sleep(5 * time.Second)
+				cancel()
+				<-done
+				e.Close(context.Background())
+
+				now := time.Now()
+				rs := rows(t, ms, job.Name)
+				if len(rs) == 0 {
+					t.Fatalf("the leader did not resume once the clocks agreed:\n%s", logs.String())
+				}
+				for _, row := range rs {
+					if row.Scheduled.After(now) {
+						t.Errorf("period %s is ahead of the reference clock %v", row.Period, now)
+					}
+					if row.State != store.Done && row.State != store.Skipped {
+						t.Errorf("row %s is %s", row.Period, row.State)
+					}
+				}
+				if !strings.Contains(logs.String(), "agrees with the reference clock again") {
+					t.Errorf("no log line says the leader resumed:\n%s", logs.String())
+				}
+			})
+		})
+	}
+}
+
+// A step detector agrees with the clock it was made on, and not with one
+// stepped after.
+func TestStepReference(t *testing.T) {
+	ref := schedule.StepReference()
+	got, err := ref.Now(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(got.Round(0)); d.Abs() > time.Second {
+		t.Fatalf("step reference is %v off the clock it was made on", d)
+	}
+}
+
+func TestClockGuardOptions(t *testing.T) {
+	st := memstore.New()
+	job := schedule.Job{Name: "j"}
+	exec := func(context.Context, schedule.Period, uint64) (int, string, error) { return 0, "", nil }
+	if _, err := schedule.New(st, job, exec, schedule.WithClockGuard(nil, time.Second)); err == nil || !strings.Contains(err.Error(), "WithClockGuard") {
+		t.Errorf("nil reference: %v", err)
+	}
+	if _, err := schedule.New(st, job, exec, schedule.WithClockGuard(schedule.StepReference(), time.Nanosecond)); err == nil || !strings.Contains(err.Error(), "tolerance") {
+		t.Errorf("1ns tolerance: %v", err)
+	}
+}
