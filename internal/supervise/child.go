@@ -1,0 +1,195 @@
+package supervise
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"runtime"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Arg is the hidden subcommand under which a program re-executed by Run
+// acts as the supervisor: its main calls Main with the arguments after it.
+const Arg = "__baton-supervise"
+
+// File descriptors of the supervisor's pipes to its parent.
+const (
+	controlFD = 3 // read: end-of-file asks for a stop (or means the parent died)
+	eventsFD  = 4 // write: one event a line (see reporter)
+)
+
+// settle is how often the supervisor looks whether the command's process
+// group is empty while it stops it.
+const settle = 20 * time.Millisecond
+
+// Main is the supervisor: "Arg GRACE -- COMMAND [ARGS...]", started by Run
+// with its control and event pipes as file descriptors 3 and 4. It returns
+// the process exit code, 0 once the command's status has been reported.
+// It never writes to its standard output or error: they belong to the
+// command.
+func Main(args []string) int {
+	// The command's parent-death signal fires when the thread that started
+	// it exits; this thread lives as long as the process.
+	runtime.LockOSThread()
+	syscall.CloseOnExec(controlFD)
+	syscall.CloseOnExec(eventsFD)
+	ctl := os.NewFile(controlFD, "control")
+	rep := reporter{os.NewFile(eventsFD, "events")}
+
+	if len(args) < 3 || args[1] != "--" {
+		rep.send("error", fmt.Sprintf("usage: %s GRACE -- COMMAND [ARGS...]", Arg))
+		return 2
+	}
+	grace, err := time.ParseDuration(args[0])
+	if err != nil || grace <= 0 {
+		rep.send("error", fmt.Sprintf("invalid grace %q", args[0]))
+		return 2
+	}
+	argv := args[2:]
+
+	// Before the command exists: a stop request must never be missed.
+	sigs := make(chan os.Signal, 16)
+	// SIGPIPE is caught (not ignored, which the command would inherit) so
+	// that a write to a dead parent's pipe is an error, not a death.
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGCHLD, syscall.SIGPIPE)
+	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+		rep.send("error", "cannot become a child subreaper: "+err.Error())
+		return 1
+	}
+	stopReq := make(chan string, 1)
+	go func() {
+		io.Copy(io.Discard, ctl) // returns when the parent closes it or dies
+		stopReq <- "asked"
+	}()
+
+	path, err := exec.LookPath(argv[0])
+	if err != nil {
+		rep.send("error", err.Error())
+		return 1
+	}
+	pid, err := syscall.ForkExec(path, argv, &syscall.ProcAttr{
+		Env:   os.Environ(),
+		Files: []uintptr{0, 1, 2},
+		Sys:   &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL},
+	})
+	if err != nil {
+		rep.send("error", fmt.Sprintf("cannot start %s: %v", argv[0], err))
+		return 1
+	}
+	rep.send("pid", fmt.Sprint(pid))
+	pgid := pid
+
+	var (
+		status   *syscall.WaitStatus // the first process's, once it exited
+		stopping bool
+		killAt   <-chan time.Time
+		tick     *time.Ticker
+		giveUp   <-chan time.Time
+	)
+	tickC := func() <-chan time.Time {
+		if tick == nil {
+			return nil
+		}
+		return tick.C
+	}
+	reap := func() {
+		for {
+			var ws syscall.WaitStatus
+			p, err := syscall.Wait4(-1, &ws, syscall.WNOHANG, nil)
+			if p <= 0 || err != nil {
+				return
+			}
+			if p == pid {
+				status = &ws
+			}
+		}
+	}
+	stop := func(why string) {
+		if stopping {
+			return
+		}
+		stopping = true
+		if groupAlive(pgid) {
+			syscall.Kill(-pgid, syscall.SIGTERM)
+			rep.send("signal", "SIGTERM "+why)
+		}
+		killAt = time.After(grace)
+		if tick == nil {
+			tick = time.NewTicker(settle)
+		}
+	}
+	for {
+		select {
+		case why := <-stopReq:
+			stop(why)
+		case s := <-sigs:
+			switch s {
+			case syscall.SIGCHLD:
+			case syscall.SIGPIPE:
+			default:
+				stop("got-" + unix.SignalName(s.(syscall.Signal)))
+			}
+		case <-killAt:
+			killAt = nil
+			reap()
+			if groupAlive(pgid) {
+				syscall.Kill(-pgid, syscall.SIGKILL)
+				rep.send("signal", "SIGKILL grace")
+				giveUp = time.After(time.Second)
+			}
+		case <-tickC():
+		case <-giveUp:
+			// Only processes that cannot die are left (uninterruptible
+			// sleep); stop waiting for them.
+			rep.send("error", fmt.Sprintf("process group %d still has processes 1s after SIGKILL", pgid))
+			status = orKilled(status)
+			goto done
+		}
+		reap()
+		if status != nil {
+			if !groupAlive(pgid) {
+				break
+			}
+			// The first process is gone, others of its group are not: a
+			// finished run leaves nothing behind.
+			stop("leftover")
+		}
+	}
+done:
+	code, sig := 0, 0
+	switch {
+	case status.Signaled():
+		sig = int(status.Signal())
+	default:
+		code = status.ExitStatus()
+	}
+	rep.send("exit", fmt.Sprintf("%d %d", code, sig))
+	return 0
+}
+
+// orKilled returns ws, or a status of death by SIGKILL if it is nil.
+func orKilled(ws *syscall.WaitStatus) *syscall.WaitStatus {
+	if ws != nil {
+		return ws
+	}
+	k := syscall.WaitStatus(syscall.SIGKILL)
+	return &k
+}
+
+// groupAlive reports whether the process group pgid has a process left.
+func groupAlive(pgid int) bool {
+	err := syscall.Kill(-pgid, 0)
+	return err == nil || err == syscall.EPERM
+}
+
+// reporter writes events to the parent, one a line: "KIND TEXT". A dead
+// parent's pipe fails with EPIPE; the supervisor goes on stopping the
+// command all the same.
+type reporter struct{ w io.Writer }
+
+func (r reporter) send(kind, text string) { fmt.Fprintf(r.w, "%s %s\n", kind, text) }

@@ -1,0 +1,196 @@
+package supervise
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestMain lets the test binary act as the supervisor (Run re-executes it
+// with Arg), and as a parent that runs a command and is then killed.
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == Arg {
+		os.Exit(Main(os.Args[2:]))
+	}
+	if os.Getenv("SUPERVISE_TEST_PARENT") == "1" {
+		// Print the command's process group, then wait to be killed.
+		_, err := Run(context.Background(), Config{
+			Argv: []string{"sh", "-c", "echo $$; sleep 300 & sleep 300"}, Env: os.Environ(),
+			Stdout: os.Stdout, Grace: time.Second,
+		})
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	os.Exit(m.Run())
+}
+
+// syncBuffer is a bytes.Buffer safe for concurrent writes and reads.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func TestStatus(t *testing.T) {
+	tests := []struct {
+		script string
+		want   Status
+		code   int
+	}{
+		{"exit 0", Status{}, 0},
+		{"exit 3", Status{Code: 3}, 3},
+		{"kill -KILL $$", Status{Signal: syscall.SIGKILL}, 137},
+		{"kill -TERM $$", Status{Signal: syscall.SIGTERM}, 143},
+		// A background child left behind is stopped; the status is the
+		// first process's.
+		{"sleep 300 & exit 4", Status{Code: 4}, 4},
+	}
+	for _, tt := range tests {
+		t.Run(tt.script, func(t *testing.T) {
+			var out syncBuffer
+			got, err := Run(context.Background(), Config{Argv: []string{"sh", "-c", tt.script}, Env: os.Environ(), Grace: time.Second,
+				Logger: slog.New(slog.NewTextHandler(&out, nil))})
+			if err != nil || got != tt.want || got.ExitCode() != tt.code {
+				t.Fatalf("Run: %v (exit code %d), %v; want %v (exit code %d)\nlog:\n%s", got, got.ExitCode(), err, tt.want, tt.code, out.String())
+			}
+		})
+	}
+}
+
+func TestCommandNotFound(t *testing.T) {
+	_, err := Run(context.Background(), Config{Argv: []string{"no-such-command-supervise-test"}, Env: os.Environ(), Grace: time.Second})
+	if err == nil || !strings.Contains(err.Error(), "no-such-command-supervise-test") || errors.Is(err, ErrStopped) {
+		t.Fatalf("err %v", err)
+	}
+}
+
+// firstLine waits for the first line written to b and returns it.
+func firstLine(t *testing.T, b *syncBuffer) string {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if s, _, ok := strings.Cut(b.String(), "\n"); ok {
+			return s
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatal("no output")
+	return ""
+}
+
+// waitGone waits up to d for the process group to be empty.
+func waitGone(t *testing.T, pgid int, d time.Duration) time.Duration {
+	t.Helper()
+	began := time.Now()
+	for groupAlive(pgid) {
+		if time.Since(began) > d {
+			syscall.Kill(-pgid, syscall.SIGKILL)
+			t.Fatalf("process group %d still alive %v later", pgid, d)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return time.Since(began)
+}
+
+// Ending the context stops the whole group: the shell and its background
+// child, which ignore nothing and die at the SIGTERM.
+func TestStopByContext(t *testing.T) {
+	var out, logs syncBuffer
+	ctx, cancel := context.WithCancelCause(context.Background())
+	cause := errors.New("leadership lost")
+	done := make(chan error, 1)
+	var st Status
+	go func() {
+		var err error
+		st, err = Run(ctx, Config{Argv: []string{"sh", "-c", "echo $$; sleep 300 & sleep 300"}, Env: os.Environ(),
+			Stdout: &out, Grace: 5 * time.Second, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+		done <- err
+	}()
+	pgid, err := strconv.Atoi(firstLine(t, &out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cancel(cause)
+	err = <-done
+	if !errors.Is(err, ErrStopped) || !errors.Is(err, cause) || st.Signal != syscall.SIGTERM {
+		t.Fatalf("Run: %v, %v", st, err)
+	}
+	if groupAlive(pgid) {
+		t.Fatalf("process group %d alive after Run returned", pgid)
+	}
+	if !strings.Contains(logs.String(), "signal=SIGTERM pgid="+strconv.Itoa(pgid)) || strings.Contains(logs.String(), "SIGKILL") {
+		t.Errorf("log:\n%s", logs.String())
+	}
+}
+
+// A command that ignores SIGTERM gets SIGKILL after the grace period.
+func TestStopEscalates(t *testing.T) {
+	var out, logs syncBuffer
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := Run(ctx, Config{Argv: []string{"sh", "-c", "trap '' TERM; echo $$; while :; do sleep 0.05; done"}, Env: os.Environ(),
+			Stdout: &out, Grace: 300 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+		done <- err
+	}()
+	pgid, _ := strconv.Atoi(firstLine(t, &out))
+	cancel()
+	if err := <-done; !errors.Is(err, ErrStopped) {
+		t.Fatal(err)
+	}
+	if groupAlive(pgid) {
+		t.Fatalf("process group %d alive", pgid)
+	}
+	if !strings.Contains(logs.String(), "signal=SIGKILL") {
+		t.Errorf("log:\n%s", logs.String())
+	}
+}
+
+// The program that ran Run is killed with SIGKILL: the supervisor stops
+// the whole group within the grace period (1s) and a second.
+func TestParentKilled(t *testing.T) {
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), "SUPERVISE_TEST_PARENT=1")
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		cmd.Process.Kill()
+		t.Fatal(err)
+	}
+	pgid, _ := strconv.Atoi(strings.TrimSpace(line))
+	if !groupAlive(pgid) {
+		t.Fatalf("group %d not running", pgid)
+	}
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	took := waitGone(t, pgid, 2*time.Second)
+	t.Logf("process group gone %v after the parent's SIGKILL", took)
+}
