@@ -70,6 +70,7 @@ func commands() []command {
 		{name: "sim", summary: "seeded random fault schedules on a virtual cluster, every run checked", run: runSim},
 		{name: "model", summary: "the lesson's round model: run, measure, cost, scan", run: runModel},
 		{name: "calc", summary: "the glossary's arithmetic: quorum, activation", run: runCalc},
+		{name: "version", summary: "baton's module version and the Go version it was built with", run: runVersion},
 	}
 }
 
@@ -79,6 +80,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 func (e *env) run(ctx context.Context, args []string) int {
 	stdout, stderr := e.stdout, e.stderr
+	if len(args) > 0 && (args[0] == "--version" || args[0] == "-version") {
+		return e.run(ctx, append([]string{"version"}, args[1:]...))
+	}
 	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" || args[0] == "-help" {
 		if len(args) > 1 {
 			return e.run(ctx, []string{args[1], "--help"})
@@ -109,6 +113,13 @@ func printUsage(w io.Writer) {
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Run 'baton COMMAND --help' for a command's flags.")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Exit status, for every command and store:")
+	fmt.Fprintln(w, "  0   success")
+	fmt.Fprintln(w, "  1   runtime failure: store unreachable, no quorum, a refused request, ...")
+	fmt.Fprintln(w, "  2   usage error: bad flags, arguments, store URL or store; nothing was changed")
+	fmt.Fprintln(w, "  'baton run --once' exits with its command's status, 75 when leadership was")
+	fmt.Fprintln(w, "  not obtained within --wait, 76 when it was lost while the command ran.")
 }
 
 // usageError marks an error caused by the caller's input; it maps to exit 2.

@@ -2,15 +2,8 @@ package main
 
 import (
 	"bytes"
-	"context"
-	"errors"
-	"fmt"
 	"io"
-	"os"
-	"os/exec"
 	"sync"
-	"syscall"
-	"time"
 )
 
 // tailSize is how much of a command's output the ledger keeps.
@@ -46,8 +39,8 @@ func (t *tail) String() string {
 	return string(b)
 }
 
-// lockedWriter serialises writes to w, shared by commands' stdout and
-// stderr copies and baton's own log lines.
+// lockedWriter serialises writes to w. baton's log lines and the lines of
+// its commands' output share one mutex, so a line is never cut by another.
 type lockedWriter struct {
 	mu *sync.Mutex
 	w  io.Writer
@@ -59,54 +52,45 @@ func (l lockedWriter) Write(p []byte) (int, error) {
 	return l.w.Write(p)
 }
 
-// errInterrupted is the cause given to a command stopped by baton.
-var errInterrupted = errors.New("stopped by baton")
+// maxLine is the longest line a lineWriter holds back; a longer one is
+// written in pieces of this size, each ended by a newline.
+const maxLine = 64 << 10
 
-// runCommand runs argv in its own process group with the inherited
-// environment plus env, copying its output to stdout and stderr and
-// keeping the tail. When ctx ends it sends SIGTERM to the process group and
-// SIGKILL grace later; it then returns a non-nil error wrapping
-// context.Cause(ctx). Otherwise it returns the exit status (-1 for a
-// death by signal) and a nil error, or an error if the command could not
-// be started.
-func runCommand(ctx context.Context, argv, env []string, stdout, stderr io.Writer, grace time.Duration) (code int, out string, err error) {
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Env = append(os.Environ(), env...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	tl := &tail{}
-	cmd.Stdout = io.MultiWriter(stdout, tl)
-	cmd.Stderr = io.MultiWriter(stderr, tl)
-	// A background child still holding the pipes must not keep Wait.
-	cmd.WaitDelay = grace
-	if err := cmd.Start(); err != nil {
-		return -1, "", err
-	}
-	waited := make(chan error, 1)
-	go func() { waited <- cmd.Wait() }()
-	var werr error
-	stopped := false
-	select {
-	case werr = <-waited:
-	case <-ctx.Done():
-		stopped = true
-		pgid := cmd.Process.Pid
-		syscall.Kill(-pgid, syscall.SIGTERM)
-		t := time.NewTimer(grace)
-		select {
-		case werr = <-waited:
-		case <-t.C:
-			syscall.Kill(-pgid, syscall.SIGKILL)
-			werr = <-waited
+// lineWriter passes whole lines to a lockedWriter: a command's output is
+// written line by line, never interleaved mid-line with baton's log or
+// with the command's other stream. Flush writes a last unterminated line,
+// ending it with a newline.
+type lineWriter struct {
+	mu  sync.Mutex
+	out lockedWriter
+	buf []byte
+}
+
+func (l *lineWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.buf = append(l.buf, p...)
+	if i := bytes.LastIndexByte(l.buf, '\n'); i >= 0 {
+		if _, err := l.out.Write(l.buf[:i+1]); err != nil {
+			return 0, err
 		}
-		t.Stop()
+		l.buf = append(l.buf[:0], l.buf[i+1:]...)
 	}
-	code = cmd.ProcessState.ExitCode()
-	if stopped {
-		return code, tl.String(), fmt.Errorf("%w: %w", errInterrupted, context.Cause(ctx))
+	for len(l.buf) >= maxLine {
+		if _, err := l.out.Write(append(l.buf[:maxLine:maxLine], '\n')); err != nil {
+			return 0, err
+		}
+		l.buf = append(l.buf[:0], l.buf[maxLine:]...)
 	}
-	var ee *exec.ExitError
-	if werr != nil && !errors.As(werr, &ee) && !errors.Is(werr, exec.ErrWaitDelay) {
-		return code, tl.String(), werr
+	return len(p), nil
+}
+
+// Flush writes what is left of an unterminated last line, with a newline.
+func (l *lineWriter) Flush() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.buf) > 0 {
+		l.out.Write(append(l.buf, '\n'))
+		l.buf = l.buf[:0]
 	}
-	return code, tl.String(), nil
 }

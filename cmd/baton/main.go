@@ -9,10 +9,18 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/batonhq/baton/internal/supervise"
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	if len(os.Args) > 1 && os.Args[1] == supervise.Arg {
+		// 'baton run' re-executes itself as its command's supervisor.
+		os.Exit(supervise.Main(os.Args[2:]))
+	}
+	// A closed terminal (SIGHUP) and SIGQUIT stop baton like SIGTERM: its
+	// command is stopped and its lease released, never left behind.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/internal/pgtest"
+	"github.com/batonhq/baton/internal/supervise"
 	"github.com/batonhq/baton/store/memstore"
 )
 
@@ -21,6 +22,9 @@ import (
 // Otherwise it runs the tests, and stops the PostgreSQL server that
 // pgtest.Start may have started for them.
 func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == supervise.Arg {
+		os.Exit(supervise.Main(os.Args[2:]))
+	}
 	if os.Getenv("BATON_TEST_MAIN") == "1" {
 		main()
 		return

@@ -2,16 +2,22 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"os/exec"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/internal/supervise"
 	"github.com/batonhq/baton/schedule"
+	"github.com/batonhq/baton/store"
 )
 
 // Backoff of a supervised singleton that keeps exiting.
@@ -22,27 +28,63 @@ const (
 
 const runSynopsis = `run [FLAGS] JOB -- COMMAND [ARGS...]
 
-Runs COMMAND on the node that leads JOB, nowhere else.
+Runs COMMAND on the node that leads JOB, nowhere else. Three modes:
 
-With --every or --cron, COMMAND runs once per period while this node
-leads; every period is recorded in the run ledger (see 'baton runs') and
-at most one run per period is recorded as done. Periods missed while nobody
-led are caught up by the next leader (--catch-up, --catch-up-window).
+  --every D or --cron EXPR   scheduled: COMMAND runs once per period while
+      this node leads; every period is recorded in the run ledger (see
+      'baton runs') and at most one run per period is recorded as done.
+      Periods missed while nobody led are caught up by the next leader
+      (--catch-up, --catch-up-window). --timeout stops a run that takes
+      too long and records it failed.
+  --once   a lock, as flock or 'etcdctl lock': campaign (at most --wait),
+      run COMMAND once while leading, release, and exit with COMMAND's
+      status. Two --once runs of one job run COMMAND one after the other,
+      unless the second gives up (--wait).
+  neither  a supervised singleton: COMMAND is started when this node
+      becomes leader and restarted with backoff when it exits
+      (--restart), stopped when leadership is lost.
 
-Without a schedule, COMMAND runs as a supervised singleton: started when
-this node becomes leader, restarted with backoff if it exits, stopped when
-leadership is lost.
-
-COMMAND is stopped (SIGTERM to its process group, SIGKILL --grace later)
-when leadership is lost, and at the latest --grace before the lease could
-expire without a renewal. SIGINT or SIGTERM to baton stops COMMAND, releases
-the lease so that another node takes over at once, and exits 0.
+COMMAND runs in its own process group under a small supervisor process,
+and never outlives baton: whatever ends baton (a signal, SIGKILL, the OOM
+killer), the group gets SIGTERM, and SIGKILL --grace later. COMMAND is
+also stopped when leadership is lost, and at the latest --grace before the
+lease could expire without a renewal. SIGINT, SIGTERM, SIGHUP and SIGQUIT
+to baton stop COMMAND, release the lease so that another node takes over
+at once, and exit. Every signal sent to COMMAND is logged.
 
 COMMAND gets BATON_NAME, BATON_TOKEN (the fencing token), BATON_NODE and,
 for a scheduled run, BATON_PERIOD, on top of baton's environment. A
 resource that checks BATON_TOKEN refuses a deposed leader's late work:
 without that check a period's effect can happen twice if a leader is
-deposed mid-run (the ledger still records one done run).`
+deposed mid-run (the ledger still records one done run).
+
+Logs go to standard error, COMMAND's output to baton's, line by line.
+
+Exit status:
+  0    stopped by a signal after releasing the lease (singleton,
+       scheduled); COMMAND exited 0 (--once, --restart never|on-failure)
+  1    runtime failure: the store failed for good, COMMAND could not start
+  2    usage error: bad flags, arguments, store URL; nothing was changed
+  N    --once, or a singleton that is not restarted: COMMAND's status
+       (128+S when signal S killed it)
+  75   --once: leadership not obtained within --wait (EX_TEMPFAIL); the
+       message names the holder and its token
+  76   --once: leadership lost while COMMAND ran; COMMAND was stopped`
+
+// Exit codes of 'baton run --once' beyond COMMAND's own.
+const (
+	exitNotLeader = 75 // EX_TEMPFAIL: leadership not obtained within --wait
+	exitLost      = 76 // leadership lost while COMMAND ran
+)
+
+// restartPolicy says when a singleton's command is started again.
+type restartPolicy string
+
+const (
+	restartAlways    restartPolicy = "always"
+	restartOnFailure restartPolicy = "on-failure"
+	restartNever     restartPolicy = "never"
+)
 
 // runConfig is the validated configuration of 'baton run'.
 type runConfig struct {
@@ -55,6 +97,11 @@ type runConfig struct {
 	job      schedule.Job
 	argv     []string
 	key      *fenceKeyFlag // signs BATON_TOKEN (fencekey.go)
+	once     bool
+	wait     time.Duration // --once: < 0 waits as long as it takes
+	restart  restartPolicy
+	timeout  time.Duration // scheduled runs; 0: none
+	logs     logConfig
 }
 
 func runRun(ctx context.Context, e *env, args []string) int {
@@ -66,6 +113,7 @@ func runRun(ctx context.Context, e *env, args []string) int {
 		catchUp           string
 		window            time.Duration
 		renew             time.Duration
+		restart           string
 		renewSet, hasCron bool
 	)
 	storeFlagVar(fs, &c.storeURL)
@@ -80,7 +128,12 @@ func runRun(ctx context.Context, e *env, args []string) int {
 	fs.StringVar(&tz, "tz", "UTC", "with --cron: the IANA time zone the expression is read in")
 	fs.StringVar(&catchUp, "catch-up", "all", "which periods missed while nobody led to run: all (oldest first), latest, none")
 	fs.DurationVar(&window, "catch-up-window", 0, "skip periods more than this late (0: no limit); manual triggers are never skipped")
+	fs.DurationVar(&c.timeout, "timeout", 0, "with --every or --cron: stop a run still going after this long and record it failed (reason \"timeout\"); 0: no limit")
+	fs.BoolVar(&c.once, "once", false, "run COMMAND once while leading, release, and exit with its status (see Exit status)")
+	fs.DurationVar(&c.wait, "wait", -1, "with --once: give up after waiting this long for leadership, exit 75 (0: do not wait; default: wait as long as it takes)")
+	fs.StringVar(&restart, "restart", string(restartAlways), "singleton: when to start COMMAND again after it exits: always (default: a singleton is a service that must run somewhere, and restarting here needs no failover), on-failure (a non-zero status), never; when not restarted, baton releases the lease and exits with COMMAND's status")
 	fs.DurationVar(&c.grace, "grace", 5*time.Second, "time between SIGTERM and SIGKILL when stopping COMMAND; shorter than lease minus renew (default 5s, or half of lease minus renew when that is shorter)")
+	c.logs.flags(fs)
 	if done, code := e.parse(fs, args); done {
 		return code
 	}
@@ -102,6 +155,9 @@ func runRun(ctx context.Context, e *env, args []string) int {
 		c.job.Name, c.argv = rest[0], rest[2:]
 		if c.job.Name == "" {
 			return usagef("JOB must not be empty")
+		}
+		if err := c.logs.check(); err != nil {
+			return err
 		}
 
 		if c.lease <= 0 {
@@ -172,6 +228,27 @@ func runRun(ctx context.Context, e *env, args []string) int {
 		}
 		c.job.Policy = schedule.Policy{CatchUp: cu, Window: window}
 
+		switch {
+		case c.timeout < 0:
+			return usagef("invalid --timeout %v; want 0 (no limit) or more", c.timeout)
+		case set["timeout"] && c.job.Schedule == nil:
+			return usagef("--timeout needs a schedule (--every or --cron)")
+		case c.once && c.job.Schedule != nil:
+			return usagef("--once excludes --every and --cron: a scheduled job already runs once per period")
+		case set["wait"] && !c.once:
+			return usagef("--wait needs --once")
+		case set["wait"] && c.wait < 0:
+			return usagef("invalid --wait %v; want 0 (do not wait) or more", c.wait)
+		case set["restart"] && (c.once || c.job.Schedule != nil):
+			return usagef("--restart is for a singleton (no --once, --every or --cron)")
+		}
+		switch p := restartPolicy(restart); p {
+		case restartAlways, restartOnFailure, restartNever:
+			c.restart = p
+		default:
+			return usagef("invalid --restart %q; want always, on-failure or never", restart)
+		}
+
 		if _, err := exec.LookPath(c.argv[0]); err != nil {
 			return usagef("command %q not found: %v", c.argv[0], errors.Unwrap(err))
 		}
@@ -188,9 +265,14 @@ func runRun(ctx context.Context, e *env, args []string) int {
 	defer st.Close()
 
 	var outMu sync.Mutex
-	stdout, stderr := lockedWriter{&outMu, e.stdout}, lockedWriter{&outMu, e.stderr}
-	logger := slog.New(slog.NewTextHandler(stderr, nil)).With("cmd", "baton run")
-	opts := []baton.Option{baton.WithLease(c.lease), baton.WithRenew(c.renew), baton.WithClockMargin(c.margin), baton.WithLogger(logger)}
+	stderr := lockedWriter{&outMu, e.stderr}
+	logger := c.logs.logger(stderr)
+	inc, err := incarnation()
+	if err != nil {
+		return e.fail("run", err)
+	}
+	opts := []baton.Option{baton.WithLease(c.lease), baton.WithRenew(c.renew), baton.WithClockMargin(c.margin),
+		baton.WithLogger(logger), baton.WithIncarnation(inc)}
 	if c.node != "" {
 		opts = append(opts, baton.WithNode(c.node))
 	}
@@ -198,14 +280,24 @@ func runRun(ctx context.Context, e *env, args []string) int {
 	if err != nil {
 		return e.fail("run", usagef("%v", err))
 	}
-	r := &runner{cfg: c, el: el, stdout: stdout, stderr: stderr, logger: logger}
+	r := &runner{cfg: c, el: el, inc: inc, stdout: lockedWriter{&outMu, e.stdout}, stderr: stderr, logger: logger}
 	if c.job.Schedule != nil {
 		// Validate the Runner's configuration before campaigning.
 		if _, err := schedule.New(st, c.job, r.periodExec(nil)); err != nil {
 			return e.fail("run", usagef("%v", err))
 		}
 	}
+	r.logStart()
+	if c.once {
+		return r.once(ctx, e)
+	}
+
+	octx, stopObserving := context.WithCancel(ctx)
+	defer stopObserving()
+	go r.observe(octx, r.poll(), nil)
 	err = el.Run(ctx, func(ctx context.Context, t *baton.Term) error {
+		r.leading.Store(true)
+		defer r.leading.Store(false)
 		if c.job.Schedule == nil {
 			return r.supervise(ctx, t)
 		}
@@ -215,61 +307,198 @@ func runRun(ctx context.Context, e *env, args []string) int {
 		}
 		return sr.Run(ctx, t)
 	})
-	if ctx.Err() != nil {
+	stopObserving()
+	var ex *exitedError
+	switch {
+	case ctx.Err() != nil:
 		logger.Info("stopped; leadership released")
 		return exitOK
+	case errors.As(err, &ex):
+		logger.Info("command exited; not restarting; leadership released", "status", ex.status.String(), "restart", string(c.restart))
+		return ex.status.ExitCode()
 	}
 	return e.fail("run", err)
+}
+
+// incarnation returns a new random incarnation id, so that this process
+// can tell its own election record from another process's.
+func incarnation() (string, error) {
+	var b [8]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("making an incarnation id: %w", err)
+	}
+	return hex.EncodeToString(b[:]), nil
 }
 
 // runner holds what the term callbacks of 'baton run' need.
 type runner struct {
 	cfg            runConfig
 	el             *baton.Elector
+	inc            string // this process's incarnation
 	stdout, stderr lockedWriter
 	logger         *slog.Logger
+	leading        atomic.Bool
+}
+
+// logStart logs the one line that says what this process is: where its
+// store is, who it is, what it runs and with which lease.
+func (r *runner) logStart() {
+	mode := "singleton"
+	switch {
+	case r.cfg.once:
+		mode = "once"
+	case r.cfg.job.Schedule != nil:
+		mode = "scheduled"
+	}
+	attrs := []any{"version", moduleVersion(), "store", describeStore(r.cfg.storeURL), "node", r.el.Node(), "job", r.cfg.job.Name, "mode", mode}
+	switch {
+	case r.cfg.job.Schedule != nil:
+		attrs = append(attrs, "schedule", r.cfg.job.Schedule.String(), "catch_up", string(r.cfg.job.Policy.CatchUp))
+		if r.cfg.timeout > 0 {
+			attrs = append(attrs, "timeout", r.cfg.timeout)
+		}
+	case r.cfg.once:
+		if r.cfg.wait >= 0 {
+			attrs = append(attrs, "wait", r.cfg.wait)
+		}
+	default:
+		attrs = append(attrs, "restart", string(r.cfg.restart))
+	}
+	attrs = append(attrs, "lease", r.cfg.lease, "renew", r.cfg.renew, "clock_margin", r.cfg.margin, "grace", r.cfg.grace, "command", r.cfg.argv)
+	r.logger.Info("baton run starting", attrs...)
+}
+
+// poll is how often a waiting node reads the election record to log its
+// holder: the Elector's default poll, at most a fifth of the lease.
+func (r *runner) poll() time.Duration { return min(baton.DefaultPoll, r.cfg.lease/5) }
+
+// observe logs the election record's holder and token whenever they
+// change while this node does not lead, until ctx ends. foreign, when not
+// nil, is called with the first record held by another process.
+func (r *runner) observe(ctx context.Context, every time.Duration, foreign func(store.Record)) {
+	var last store.Record
+	seen := false
+	tk := time.NewTicker(every)
+	defer tk.Stop()
+	for {
+		if r.leading.Load() {
+			seen = false // log again once leadership is lost
+		} else if rec, err := r.el.Leader(ctx); err == nil {
+			mine := rec.Holder == r.el.Node() && rec.Incarnation == r.inc
+			if !mine && (!seen || rec.Holder != last.Holder || rec.Incarnation != last.Incarnation || rec.Token != last.Token) {
+				seen, last = true, rec
+				if rec.Holder == "" {
+					r.logger.Info("waiting for leadership", "holder", "(none)", "token", rec.Token)
+				} else {
+					r.logger.Info("waiting for leadership", "holder", rec.Holder, "token", rec.Token, "lease", rec.Lease)
+					if foreign != nil {
+						foreign(rec)
+					}
+				}
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tk.C:
+		}
+	}
 }
 
 func (r *runner) env(t *baton.Term) []string {
-	return append([]string{"BATON_NAME=" + r.cfg.job.Name, "BATON_TOKEN=" + strconv.FormatUint(t.Token(), 10), "BATON_NODE=" + t.Node()},
-		r.cfg.key.env(r.cfg.job.Name, t.Token())...)
+	env := append(os.Environ(), "BATON_NAME="+r.cfg.job.Name, "BATON_NODE="+r.el.Node())
+	if t != nil {
+		env = append(env, "BATON_TOKEN="+strconv.FormatUint(t.Token(), 10))
+		env = append(env, r.cfg.key.env(r.cfg.job.Name, t.Token())...)
+	}
+	return env
 }
+
+// command runs the command under a supervisor (package supervise) with
+// env, its output copied line by line, and returns its status, the tail
+// of its output and supervise.Run's error.
+func (r *runner) command(ctx context.Context, env []string) (supervise.Status, string, error) {
+	tl := &tail{}
+	out, errw := &lineWriter{out: r.stdout}, &lineWriter{out: r.stderr}
+	st, err := supervise.Run(ctx, supervise.Config{
+		Argv: r.cfg.argv, Env: env,
+		Stdout: multi{out, tl}, Stderr: multi{errw, tl},
+		Grace: r.cfg.grace, Logger: r.logger,
+	})
+	out.Flush()
+	errw.Flush()
+	return st, tl.String(), err
+}
+
+// multi writes to a lineWriter and a tail.
+type multi struct {
+	l *lineWriter
+	t *tail
+}
+
+func (m multi) Write(p []byte) (int, error) {
+	m.t.Write(p)
+	return m.l.Write(p)
+}
+
+// errTimeout is the cause when a scheduled run is stopped by --timeout.
+var errTimeout = errors.New("timeout")
 
 // periodExec returns the executor of scheduled runs under t.
 func (r *runner) periodExec(t *baton.Term) schedule.Executor {
 	return func(ctx context.Context, p schedule.Period, token uint64) (int, string, error) {
 		ctx, cancel := stopBefore(ctx, t, r.cfg.grace)
 		defer cancel(nil)
-		env := append(r.env(t), "BATON_PERIOD="+p.Key)
-		code, out, err := runCommand(ctx, r.cfg.argv, env, r.stdout, r.stderr, r.cfg.grace)
-		if errors.Is(err, errInterrupted) {
+		if r.cfg.timeout > 0 {
+			var stop context.CancelFunc
+			ctx, stop = context.WithTimeoutCause(ctx, r.cfg.timeout, errTimeout)
+			defer stop()
+		}
+		st, out, err := r.command(ctx, append(r.env(t), "BATON_PERIOD="+p.Key))
+		switch {
+		case errors.Is(err, supervise.ErrStopped) && errors.Is(context.Cause(ctx), errTimeout):
+			// A failure of the period, recorded with its reason.
+			r.logger.Warn("run timed out; recorded failed", "period", p.Key, "timeout", r.cfg.timeout)
+			err = fmt.Errorf("timeout: stopped after --timeout %v (%s)", r.cfg.timeout, st)
+		case errors.Is(err, supervise.ErrStopped):
 			// Stopped by baton (the term ended or its lease is about to):
 			// not a failure of the period, which runs again.
 			err = fmt.Errorf("%w: %w", schedule.ErrInterrupted, err)
 		}
-		return code, out, err
+		return st.ExitCode(), out, err
 	}
 }
 
+// exitedError ends a singleton's term when its command exited and is not
+// to be restarted (--restart never or on-failure).
+type exitedError struct{ status supervise.Status }
+
+func (e *exitedError) Error() string { return "command " + e.status.String() }
+
 // supervise runs the command as a singleton while t lasts, restarting it
-// with capped exponential backoff when it exits.
+// with capped exponential backoff when it exits, as --restart says.
 func (r *runner) supervise(ctx context.Context, t *baton.Term) error {
 	backoff := restartMin
 	for {
 		cctx, cancel := stopBefore(ctx, t, r.cfg.grace)
 		began := time.Now()
-		code, _, err := runCommand(cctx, r.cfg.argv, r.env(t), r.stdout, r.stderr, r.cfg.grace)
+		st, _, err := r.command(cctx, r.env(t))
 		cancel(nil)
 		if ctx.Err() != nil {
 			return context.Cause(ctx)
 		}
-		if err != nil && !errors.Is(err, errInterrupted) {
+		failed := err != nil || st.ExitCode() != 0
+		if err != nil && !errors.Is(err, supervise.ErrStopped) {
 			r.logger.Warn("command could not start", "err", err)
+			st = supervise.Status{Code: 127}
+		}
+		if r.cfg.restart == restartNever || (r.cfg.restart == restartOnFailure && !failed) {
+			return &exitedError{st}
 		}
 		if time.Since(began) > restartMax {
 			backoff = restartMin // it ran for a while: start again quickly
 		}
-		r.logger.Info("command exited; restarting", "exit", code, "in", backoff)
+		r.logger.Info("command exited; restarting", "status", st.String(), "in", backoff)
 		tm := time.NewTimer(backoff)
 		select {
 		case <-tm.C:
@@ -280,6 +509,90 @@ func (r *runner) supervise(ctx context.Context, t *baton.Term) error {
 		backoff = min(2*backoff, restartMax)
 	}
 }
+
+// once is 'baton run --once': campaign within --wait, run the command once
+// while leading, release, and return the exit code.
+func (r *runner) once(ctx context.Context, e *env) int {
+	cctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	var holder atomic.Pointer[store.Record]
+	giveUp := func(rec store.Record) {
+		holder.Store(&rec)
+		cancel(errNotObtained)
+	}
+	every := r.poll()
+	switch {
+	case r.cfg.wait == 0:
+		// Do not wait: give up as soon as another process holds it, also
+		// when it won a race with this one.
+		every = min(every, 50*time.Millisecond)
+		go r.observe(cctx, every, giveUp)
+	case r.cfg.wait > 0:
+		tctx, stop := context.WithTimeoutCause(cctx, r.cfg.wait, errNotObtained)
+		defer stop()
+		cctx = tctx
+		go r.observe(cctx, every, nil)
+	default:
+		go r.observe(cctx, every, nil)
+	}
+	t, err := r.el.Campaign(cctx)
+	if err != nil {
+		if ctx.Err() != nil {
+			r.logger.Info("stopped while waiting for leadership; the command did not run")
+			return exitFailure
+		}
+		if !errors.Is(context.Cause(cctx), errNotObtained) {
+			return e.fail("run", err)
+		}
+		rec := holder.Load()
+		if rec == nil {
+			got, err := r.el.Leader(ctx)
+			if err != nil {
+				return e.fail("run", fmt.Errorf("leadership of %s not obtained within --wait %v, and the store cannot say who holds it: %w", r.cfg.job.Name, r.cfg.wait, err))
+			}
+			rec = &got
+		}
+		who := "nobody holds it now (it was released meanwhile); try again"
+		if rec.Holder != "" {
+			who = fmt.Sprintf("held by %s (token %d)", rec.Holder, rec.Token)
+		}
+		fmt.Fprintf(r.stderr, "baton run: %s: leadership not obtained within --wait %v: %s\n", r.cfg.job.Name, r.cfg.wait, who)
+		return exitNotLeader
+	}
+	cancel(nil)
+	r.leading.Store(true)
+
+	work, stopWork := context.WithCancelCause(t.Context())
+	unhook := context.AfterFunc(ctx, func() { stopWork(context.Cause(ctx)) })
+	wctx, stopBeforeDeadline := stopBefore(work, t, r.cfg.grace)
+	st, _, err := r.command(wctx, r.env(t))
+	stopBeforeDeadline(nil)
+	unhook()
+	stopWork(nil)
+	lost := t.Err() != nil || errors.Is(context.Cause(wctx), errLeaseEnding)
+	rctx, rcancel := context.WithTimeout(context.Background(), r.cfg.lease)
+	rerr := t.Resign(rctx)
+	rcancel()
+	switch {
+	case err != nil && !errors.Is(err, supervise.ErrStopped):
+		return e.fail("run", err)
+	case ctx.Err() != nil:
+		r.logger.Info("stopped; leadership released", "status", st.String())
+		return st.ExitCode()
+	case lost:
+		r.logger.Error("leadership lost while the command ran; it was stopped", "status", st.String(), "cause", context.Cause(wctx))
+		fmt.Fprintf(r.stderr, "baton run: %s: leadership lost while the command ran; it was stopped (%s)\n", r.cfg.job.Name, st)
+		return exitLost
+	}
+	if rerr != nil {
+		r.logger.Warn("releasing the lease failed; the next node takes over when it expires", "err", rerr)
+	}
+	r.logger.Info("command exited; leadership released", "status", st.String())
+	return st.ExitCode()
+}
+
+// errNotObtained is the cause when --once gives up waiting for leadership.
+var errNotObtained = errors.New("leadership not obtained within --wait")
 
 // errLeaseEnding is the cause when a command is stopped because the lease
 // could expire within the grace period without a renewal.

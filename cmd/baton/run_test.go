@@ -187,7 +187,7 @@ func TestRunSingleton(t *testing.T) {
 	if n := strings.Count(out.String(), "up token=1 period=."); n != 2 {
 		t.Errorf("started %d times, want 2:\n%s", n, out.String())
 	}
-	if !strings.Contains(errb.String(), "exit=3") {
+	if !strings.Contains(errb.String(), `status="exit 3"`) {
 		t.Errorf("restart not logged:\n%s", errb.String())
 	}
 	rec, _ := ms.Get(context.Background(), "svc")

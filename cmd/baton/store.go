@@ -86,12 +86,14 @@ func resolveStoreURL(url string) (string, error) {
 }
 
 // openStore opens the store named by url (see resolveStoreURL). A
-// malformed URL, and a store that cannot be opened or read (nothing was
-// written), are usage errors: the fix is in the caller's hands. An etcd
-// cluster that answers but cannot decide (no quorum) is not: it fails with
-// the degraded-mode message of unavailable (exit 1), and neither is a
-// damaged store (store.ErrCorrupt: exit 1). No error names the URL with its
-// password.
+// malformed URL, an SQLite file that cannot be opened (a missing
+// directory, no permission), and a store that is not a baton store
+// (nothing was written) are usage errors (exit 2): the fix is in the
+// caller's hands. A networked store that cannot be reached, whatever its
+// backend (a PostgreSQL server that is down, an etcd cluster without
+// quorum), is a runtime failure (exit 1) with the degraded-mode message of
+// unavailable, and so is a damaged store (store.ErrCorrupt). No error
+// names the URL with its password.
 func openStore(ctx context.Context, url string) (store.Store, error) {
 	url, err := resolveStoreURL(url)
 	if err != nil {
@@ -101,7 +103,7 @@ func openStore(ctx context.Context, url string) (store.Store, error) {
 	switch {
 	case errors.Is(err, storeurl.ErrURL):
 		return nil, usagef("%v", err)
-	case errors.Is(err, store.ErrUnavailable) && isEtcd(url):
+	case errors.Is(err, store.ErrUnavailable) && isNetworked(url):
 		return nil, unavailable(url, err)
 	case errors.Is(err, store.ErrCorrupt), errors.Is(err, store.ErrReplaced):
 		// Not the caller's input: the store is damaged (exit 1).
@@ -110,6 +112,13 @@ func openStore(ctx context.Context, url string) (store.Store, error) {
 		return nil, usagef("cannot open store %s: %v", storeurl.Redact(url), err)
 	}
 	return st, nil
+}
+
+// isNetworked reports whether url names a store reached over the network
+// (PostgreSQL, etcd), whose unavailability may pass by itself.
+func isNetworked(url string) bool {
+	scheme, _, _ := strings.Cut(strings.ToLower(url), ":")
+	return scheme == "etcd" || scheme == "postgres" || scheme == "postgresql"
 }
 
 // isEtcd reports whether url names an etcd cluster, whose unavailability

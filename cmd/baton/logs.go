@@ -1,0 +1,62 @@
+package main
+
+import (
+	"flag"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"strings"
+
+	"github.com/batonhq/baton/store/storeurl"
+)
+
+// logConfig is the --log-format and --log-level of a long-running command.
+type logConfig struct {
+	format string
+	level  string
+	lvl    slog.Level
+}
+
+func (c *logConfig) flags(fs *flag.FlagSet) {
+	fs.StringVar(&c.format, "log-format", "text", "log line format on standard error: text (key=value) or json (one object a line)")
+	fs.StringVar(&c.level, "log-level", "info", "least severe level logged: debug, info, warn or error")
+}
+
+// check validates the flags.
+func (c *logConfig) check() error {
+	if c.format != "text" && c.format != "json" {
+		return usagef("invalid --log-format %q; want text or json", c.format)
+	}
+	if err := c.lvl.UnmarshalText([]byte(c.level)); err != nil || strings.ContainsAny(c.level, "+-") {
+		return usagef("invalid --log-level %q; want debug, info, warn or error", c.level)
+	}
+	return nil
+}
+
+// logger returns the logger the flags describe, writing to w.
+func (c *logConfig) logger(w io.Writer) *slog.Logger {
+	opts := &slog.HandlerOptions{Level: c.lvl}
+	if c.format == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
+}
+
+// describeStore returns the store URL for a log line: url resolved as
+// openStore does (the environment, the default), an SQLite path made
+// absolute (a relative default is a trap when two processes run from two
+// directories), and a password replaced by storeurl.Redacted.
+func describeStore(url string) string {
+	url, err := resolveStoreURL(url)
+	if err != nil {
+		return "(unreadable store URL)"
+	}
+	scheme, rest, ok := strings.Cut(url, ":")
+	switch strings.ToLower(scheme) {
+	case "sqlite", "sqlite3", "file":
+		if abs, err := filepath.Abs(rest); ok && err == nil {
+			return scheme + ":" + abs
+		}
+	}
+	return storeurl.Redact(url)
+}
