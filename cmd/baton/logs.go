@@ -37,6 +37,14 @@ func (c *logConfig) check() error {
 func (c *logConfig) logger(w io.Writer) *slog.Logger {
 	opts := &slog.HandlerOptions{Level: c.lvl}
 	if c.format == "json" {
+		// Durations as "1.5s", as in the text format and the flags, not
+		// as nanoseconds.
+		opts.ReplaceAttr = func(_ []string, a slog.Attr) slog.Attr {
+			if a.Value.Kind() == slog.KindDuration {
+				a.Value = slog.StringValue(a.Value.Duration().String())
+			}
+			return a
+		}
 		return slog.New(slog.NewJSONHandler(w, opts))
 	}
 	return slog.New(slog.NewTextHandler(w, opts))

@@ -166,14 +166,18 @@ func Run(ctx context.Context, cfg Config) (Status, error) {
 			switch ev.kind {
 			case "pid":
 				pgid, _ = strconv.Atoi(ev.text)
-				log.Debug("command started", "pid", pgid, "pgid", pgid, "argv", cfg.Argv)
+				log.Info("command started", "pid", pgid, "pgid", pgid)
 			case "signal":
 				sig, why, _ := strings.Cut(ev.text, " ")
 				text, ok := reasons[why]
 				if !ok {
 					text = "the supervisor got " + strings.TrimPrefix(why, "got-")
 				}
-				log.Warn("signal sent to the command's process group", "signal", sig, "pgid", pgid, "why", text)
+				level := slog.LevelInfo
+				if sig == "SIGKILL" {
+					level = slog.LevelWarn
+				}
+				log.Log(context.Background(), level, "signal sent to the command's process group", "signal", sig, "pgid", pgid, "why", text)
 			case "exit":
 				var s Status
 				var sig int

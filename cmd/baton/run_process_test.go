@@ -1,0 +1,253 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/batonhq/baton/store"
+)
+
+// The real-process tests of 'baton run' as a supervisor. They use real
+// time, a lease of 2s and a grace of 1s, and run in parallel.
+
+// pgidRE finds the process group of a started command in baton's log.
+var pgidRE = regexp.MustCompile(`msg="command started" pid=\d+ pgid=(\d+)`)
+
+// waitFor polls cond every 10ms until it holds or d passes.
+func waitFor(d time.Duration, cond func() bool) bool {
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return true
+}
+
+// commandGroup waits for the n-th (from 1) command started by a baton
+// whose log is errb, and returns its process group.
+func commandGroup(t *testing.T, errb *syncBuffer, n int) int {
+	t.Helper()
+	var pgid int
+	if !waitFor(10*time.Second, func() bool {
+		m := pgidRE.FindAllStringSubmatch(errb.String(), -1)
+		if len(m) < n {
+			return false
+		}
+		pgid, _ = strconv.Atoi(m[n-1][1])
+		return true
+	}) {
+		t.Fatalf("no command started; log:\n%s", errb.String())
+	}
+	return pgid
+}
+
+// groupAlive reports whether a process of group pgid is alive.
+func groupAlive(pgid int) bool {
+	err := syscall.Kill(-pgid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
+}
+
+func killGroup(pgid int) { syscall.Kill(-pgid, syscall.SIGKILL) }
+
+// The acceptance test of the supervisor: two singleton nodes on one SQLite
+// file run sh -c 'sleep 300 & sleep 300'. The first baton dies (SIGKILL,
+// or SIGHUP as from a closed terminal); within grace + 1s no process of
+// its command's group is left, and the second node's command is the only
+// one running. After SIGHUP the lease was released and the second node
+// takes over at once.
+func TestProcessRunNoOrphan(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts real processes")
+	}
+	for _, sig := range []syscall.Signal{syscall.SIGKILL, syscall.SIGHUP} {
+		t.Run(sig.String(), func(t *testing.T) {
+			t.Parallel()
+			db := "sqlite:" + filepath.Join(t.TempDir(), "b.db")
+			args := func(node string) []string {
+				return []string{"run", "--store", db, "--node", node, "--lease", "2s", "--grace", "1s", "--clock-margin", "100ms",
+					"orph", "--", "sh", "-c", "sleep 300 & sleep 300"}
+			}
+			a, _, errA := startBaton(t, args("A")...)
+			groupA := commandGroup(t, errA, 1)
+			t.Cleanup(func() { killGroup(groupA) })
+			_, _, errB := startBaton(t, args("B")...)
+			if !waitFor(5*time.Second, func() bool { return strings.Contains(errB.String(), "waiting for leadership") }) {
+				t.Fatalf("B does not wait:\n%s", errB.String())
+			}
+			if !groupAlive(groupA) {
+				t.Fatalf("A's command is not running")
+			}
+
+			a.Process.Signal(sig)
+			killed := time.Now()
+			waitErr := make(chan error, 1)
+			go func() { waitErr <- a.Wait() }()
+			if !waitFor(2*time.Second, func() bool { return !groupAlive(groupA) }) {
+				t.Fatalf("A's process group %d still alive 2s (grace + 1s) after %v; A's log:\n%s", groupA, sig, errA.String())
+			}
+			gone := time.Since(killed)
+			groupB := commandGroup(t, errB, 1)
+			t.Cleanup(func() { killGroup(groupB) })
+			tookOver := time.Since(killed)
+			if !groupAlive(groupB) || groupAlive(groupA) {
+				t.Fatalf("after the takeover: A's group alive %v, B's %v", groupAlive(groupA), groupAlive(groupB))
+			}
+			t.Logf("%v: A's group gone after %v, B's command started after %v", sig, gone.Round(time.Millisecond), tookOver.Round(time.Millisecond))
+			err := <-waitErr
+			switch sig {
+			case syscall.SIGHUP:
+				if err != nil {
+					t.Errorf("A after SIGHUP: %v, want exit 0; log:\n%s", err, errA.String())
+				}
+				// Released: taken at once, not after lease + 2e = 2.2s.
+				if tookOver > time.Second {
+					t.Errorf("B took over %v after A's SIGHUP; want at once", tookOver)
+				}
+				for _, want := range []string{"signal=SIGTERM pgid=" + strconv.Itoa(groupA), "leadership released"} {
+					if !strings.Contains(errA.String(), want) {
+						t.Errorf("A's log lacks %q:\n%s", want, errA.String())
+					}
+				}
+			case syscall.SIGKILL:
+				if tookOver < 2*time.Second {
+					t.Errorf("B took over %v after A's SIGKILL, before lease + 2e", tookOver)
+				}
+			}
+		})
+	}
+}
+
+// exitCode runs a real baton with args and returns its exit code, stderr
+// and how long it took.
+func exitCode(t *testing.T, args ...string) (int, string, time.Duration) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), "BATON_TEST_MAIN=1", "GORACE=atexit_sleep_ms=0")
+	var out, errb syncBuffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	began := time.Now()
+	err := cmd.Run()
+	took := time.Since(began)
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return 0, errb.String(), took
+	case errors.As(err, &ee):
+		return ee.ExitCode(), errb.String(), took
+	}
+	t.Fatal(err)
+	return 0, "", 0
+}
+
+// --once: the command's status; 75 at once or after --wait when another
+// node holds the job, naming it; two started together run it once.
+func TestProcessRunOnce(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts real processes")
+	}
+	db := "sqlite:" + filepath.Join(t.TempDir(), "b.db")
+	t.Run("status", func(t *testing.T) {
+		for script, want := range map[string]int{"exit 3": 3, "exit 0": 0, "kill -TERM $$": 143} {
+			if code, stderr, _ := exitCode(t, "run", "--once", "--store", db, "J", "--", "sh", "-c", script); code != want {
+				t.Errorf("--once sh -c %q: exit %d, want %d; stderr:\n%s", script, code, want, stderr)
+			}
+		}
+	})
+	t.Run("held", func(t *testing.T) {
+		_, _, errb := startBaton(t, "run", "--store", db, "--node", "holder", "--lease", "2s", "H", "--", "sleep", "300")
+		t.Cleanup(func() { killGroup(commandGroup(t, errb, 1)) })
+		commandGroup(t, errb, 1)
+		code, stderr, took := exitCode(t, "run", "--once", "--wait", "0", "--store", db, "H", "--", "echo", "ran")
+		line := "baton run: H: leadership not obtained within --wait 0s: held by holder (token 1)\n"
+		if code != exitNotLeader || !strings.HasSuffix(stderr, line) || took > time.Second {
+			t.Errorf("--wait 0: exit %d after %v, want %d at once; stderr:\n%s", code, took, exitNotLeader, stderr)
+		}
+		code, stderr, took = exitCode(t, "run", "--once", "--wait", "2s", "--store", db, "H", "--", "echo", "ran")
+		if code != exitNotLeader || !strings.Contains(stderr, "held by holder (token 1)") || took < 2*time.Second || took > 3500*time.Millisecond {
+			t.Errorf("--wait 2s: exit %d after %v, want %d after about 2s; stderr:\n%s", code, took, exitNotLeader, stderr)
+		}
+		t.Logf("--wait 2s gave up after %v", took.Round(time.Millisecond))
+	})
+	t.Run("together", func(t *testing.T) {
+		marks := t.TempDir()
+		codes := make(chan int, 2)
+		for i := range 2 {
+			go func() {
+				code, _, _ := exitCode(t, "run", "--once", "--wait", "0", "--store", db, "T", "--",
+					"sh", "-c", "touch "+filepath.Join(marks, strconv.Itoa(i))+"; sleep 0.5")
+				codes <- code
+			}()
+		}
+		got := []int{<-codes, <-codes}
+		ran, _ := os.ReadDir(marks)
+		if len(ran) != 1 || got[0]+got[1] != exitNotLeader {
+			t.Errorf("two --once --wait 0 together: exits %v, the command ran %d times; want 0 and 75, once", got, len(ran))
+		}
+	})
+}
+
+// A scheduled run that hangs past --timeout is stopped and recorded
+// failed, with the reason; --log-format json lines parse as JSON.
+func TestRunTimeout(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs real processes")
+	}
+	e, _, errb, ms := shared()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int)
+	go func() {
+		done <- e.run(ctx, []string{"run", "--store", "mem:", "--lease", "3s", "--grace", "500ms", "--every", "1s", "--timeout", "1s",
+			"--log-format", "json", "hang", "--", "sleep", "300"})
+	}()
+	var failed []store.Run
+	waitFor(10*time.Second, func() bool {
+		rs, _ := ms.Runs(context.Background(), "hang", "", 0)
+		failed = failed[:0]
+		for _, r := range rs {
+			if r.State == store.Failed {
+				failed = append(failed, r)
+			}
+		}
+		return len(failed) > 0
+	})
+	cancel()
+	if code := <-done; code != exitOK {
+		t.Fatalf("exit %d", code)
+	}
+	if len(failed) == 0 || !strings.Contains(failed[0].Output, "timeout") || failed[0].ExitCode != 128+int(syscall.SIGTERM) {
+		t.Fatalf("failed rows %+v; log:\n%s", failed, errb.String())
+	}
+	if d := failed[0].Finished.Sub(failed[0].Started); d < time.Second || d > 2*time.Second {
+		t.Errorf("the run lasted %v, want about --timeout 1s", d)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(errb.String()), "\n") {
+		var v map[string]any
+		if err := json.Unmarshal([]byte(line), &v); err != nil || v["msg"] == nil {
+			t.Errorf("not a JSON log line: %q (%v)", line, err)
+		}
+	}
+	if !strings.Contains(errb.String(), `"msg":"run timed out; recorded failed"`) {
+		t.Errorf("log:\n%s", errb.String())
+	}
+}
+
+func TestVersion(t *testing.T) {
+	for _, args := range [][]string{{"version"}, {"--version"}} {
+		code, out, _ := runBaton(t, args...)
+		if code != exitOK || !regexp.MustCompile(`^baton \S+.* go1\.\d+`).MatchString(out) {
+			t.Errorf("baton %s: exit %d, %q", args[0], code, out)
+		}
+	}
+}
