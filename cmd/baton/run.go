@@ -487,12 +487,16 @@ func (r *runner) supervise(ctx context.Context, t *baton.Term) error {
 		if ctx.Err() != nil {
 			return context.Cause(ctx)
 		}
-		failed := err != nil || st.ExitCode() != 0
-		if err != nil && !errors.Is(err, supervise.ErrStopped) {
+		// Stopped by baton (the lease about to expire): not the command's
+		// own exit, so --restart does not apply; it runs again if the term
+		// lasts.
+		byBaton := errors.Is(err, supervise.ErrStopped)
+		if err != nil && !byBaton {
 			r.logger.Warn("command could not start", "err", err)
 			st = supervise.Status{Code: 127}
 		}
-		if r.cfg.restart == restartNever || (r.cfg.restart == restartOnFailure && !failed) {
+		failed := err != nil || st.ExitCode() != 0
+		if !byBaton && (r.cfg.restart == restartNever || (r.cfg.restart == restartOnFailure && !failed)) {
 			return &exitedError{st}
 		}
 		if time.Since(began) > restartMax {

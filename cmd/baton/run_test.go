@@ -3,11 +3,13 @@ package main
 import (
 	"bytes"
 	"context"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/store/memstore"
 )
@@ -83,6 +85,15 @@ func TestRunBadInput(t *testing.T) {
 		{"grace not below lease minus renew", []string{"--lease", "15s", "--grace", "10s", "j", "--", "true"}, []string{"--grace", "lease minus the renew interval", "15s - 5s = 10s"}},
 		{"renew not below lease", []string{"--lease", "3s", "--renew", "3s", "j", "--", "true"}, []string{"--renew"}},
 		{"bad lease", []string{"--lease", "0s", "j", "--", "true"}, []string{"--lease"}},
+		{"once with a schedule", []string{"--once", "--every", "1m", "j", "--", "true"}, []string{"--once excludes"}},
+		{"wait without once", []string{"--wait", "1s", "j", "--", "true"}, []string{"--wait needs --once"}},
+		{"negative wait", []string{"--once", "--wait", "-1s", "j", "--", "true"}, []string{"--wait", "-1s"}},
+		{"bad restart", []string{"--restart", "sometimes", "j", "--", "true"}, []string{"--restart", "always, on-failure or never"}},
+		{"restart with a schedule", []string{"--restart", "never", "--every", "1m", "j", "--", "true"}, []string{"--restart is for a singleton"}},
+		{"timeout without a schedule", []string{"--timeout", "1s", "j", "--", "true"}, []string{"--timeout needs a schedule"}},
+		{"negative timeout", []string{"--every", "1m", "--timeout", "-1s", "j", "--", "true"}, []string{"--timeout"}},
+		{"bad log format", []string{"--log-format", "xml", "j", "--", "true"}, []string{"--log-format", "text or json"}},
+		{"bad log level", []string{"--log-level", "loud", "j", "--", "true"}, []string{"--log-level", "debug, info, warn or error"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -240,5 +251,83 @@ func TestRunHandover(t *testing.T) {
 	}
 	if len(rs) < 3 {
 		t.Errorf("ledger %+v", rs)
+	}
+}
+
+// --restart never and on-failure: baton releases the lease and exits with
+// the command's status when it is not restarted.
+func TestRunRestartPolicy(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs real processes")
+	}
+	tests := []struct {
+		policy, script string
+		want, starts   int
+	}{
+		{"never", "exit 3", 3, 1},
+		{"on-failure", "exit 0", 0, 1},
+		{"on-failure", `test -e "$F" && exit 0; touch "$F"; exit 5`, 0, 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.policy+" "+tt.script, func(t *testing.T) {
+			e, out, errb, ms := shared()
+			t.Setenv("F", filepath.Join(t.TempDir(), "ran"))
+			code := e.run(context.Background(), []string{"run", "--store", "mem:", "--lease", "3s", "--grace", "1s", "--restart", tt.policy, "svc", "--",
+				"sh", "-c", "echo start; " + tt.script})
+			if code != tt.want || strings.Count(out.String(), "start\n") != tt.starts {
+				t.Fatalf("exit %d, want %d; stdout %q; log:\n%s", code, tt.want, out.String(), errb.String())
+			}
+			if rec, _ := ms.Get(context.Background(), "svc"); !rec.Free() {
+				t.Errorf("lease not released: %+v", rec)
+			}
+		})
+	}
+}
+
+// --once: a leader deposed while its command runs stops the command and
+// exits 76.
+func TestRunOnceLost(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs real processes")
+	}
+	e, out, errb, ms := shared()
+	done := make(chan int)
+	go func() {
+		done <- e.run(context.Background(), []string{"run", "--once", "--store", "mem:", "--lease", "3s", "--renew", "200ms", "--grace", "1s", "J", "--",
+			"sh", "-c", "echo up; sleep 300"})
+	}()
+	if !waitFor(10*time.Second, func() bool { return strings.Contains(out.String(), "up\n") }) {
+		t.Fatalf("not started:\n%s", errb.String())
+	}
+	if err := baton.RequestResign(context.Background(), ms, "J", 1); err != nil {
+		t.Fatal(err)
+	}
+	code := <-done
+	if code != exitLost || !strings.Contains(errb.String(), "baton run: J: leadership lost while the command ran; it was stopped (killed by SIGTERM)\n") {
+		t.Fatalf("exit %d, want %d; log:\n%s", code, exitLost, errb.String())
+	}
+}
+
+// A command's lines are never cut by baton's log lines or by its other
+// stream: lineWriter holds a partial line back until its end comes.
+func TestLineWriter(t *testing.T) {
+	var mu sync.Mutex
+	var b bytes.Buffer
+	out := &lineWriter{out: lockedWriter{&mu, &b}}
+	log := lockedWriter{&mu, &b}
+	out.Write([]byte("first li"))
+	log.Write([]byte("LOG\n"))
+	out.Write([]byte("ne\nsecond"))
+	log.Write([]byte("LOG\n"))
+	out.Flush()
+	if got, want := b.String(), "LOG\nfirst line\nLOG\nsecond\n"; got != want {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+	b.Reset()
+	long := strings.Repeat("x", maxLine+10)
+	out.Write([]byte(long))
+	out.Flush()
+	if got := b.String(); got != long[:maxLine]+"\n"+long[maxLine:]+"\n" {
+		t.Fatalf("a long line: %d bytes written", len(got))
 	}
 }
