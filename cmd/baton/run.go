@@ -130,7 +130,8 @@ func runRun(ctx context.Context, e *env, args []string) int {
 	fs.DurationVar(&window, "catch-up-window", 0, "skip periods more than this late (0: no limit); manual triggers are never skipped")
 	fs.DurationVar(&c.timeout, "timeout", 0, "with --every or --cron: stop a run still going after this long and record it failed (reason \"timeout\"); 0: no limit")
 	fs.BoolVar(&c.once, "once", false, "run COMMAND once while leading, release, and exit with its status (see Exit status)")
-	fs.DurationVar(&c.wait, "wait", -1, "with --once: give up after waiting this long for leadership, exit 75 (0: do not wait; default: wait as long as it takes)")
+	c.wait = -1
+	fs.Var(waitFlag{&c.wait}, "wait", "with --once: give up after waiting this long for leadership, exit 75 (0: do not wait; default: wait as long as it takes)")
 	fs.StringVar(&restart, "restart", string(restartAlways), "singleton: when to start COMMAND again after it exits: always (default: a singleton is a service that must run somewhere, and restarting here needs no failover), on-failure (a non-zero status), never; when not restarted, baton releases the lease and exits with COMMAND's status")
 	fs.DurationVar(&c.grace, "grace", 5*time.Second, "time between SIGTERM and SIGKILL when stopping COMMAND; shorter than lease minus renew (default 5s, or half of lease minus renew when that is shorter)")
 	c.logs.flags(fs)
@@ -593,6 +594,26 @@ func (r *runner) once(ctx context.Context, e *env) int {
 	}
 	r.logger.Info("command exited; leadership released", "status", st.String())
 	return st.ExitCode()
+}
+
+// waitFlag is --wait: a duration, negative (the default, shown as
+// nothing) for no limit.
+type waitFlag struct{ d *time.Duration }
+
+func (w waitFlag) String() string {
+	if w.d == nil || *w.d < 0 {
+		return ""
+	}
+	return w.d.String()
+}
+
+func (w waitFlag) Set(s string) error {
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return errors.New("parse error")
+	}
+	*w.d = d
+	return nil
 }
 
 // errNotObtained is the cause when --once gives up waiting for leadership.
