@@ -23,6 +23,9 @@ func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == Arg {
 		os.Exit(Main(os.Args[2:]))
 	}
+	// The supervisors that the tests start are this binary: built with
+	// -race, each would sleep a second at exit.
+	os.Setenv("GORACE", "atexit_sleep_ms=0")
 	if os.Getenv("SUPERVISE_TEST_PARENT") == "1" {
 		// Print the command's process group, then wait to be killed.
 		_, err := Run(context.Background(), Config{
