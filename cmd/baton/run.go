@@ -63,7 +63,8 @@ Logs go to standard error, COMMAND's output to baton's, line by line.
 Exit status:
   0    stopped by a signal after releasing the lease (singleton,
        scheduled); COMMAND exited 0 (--once, --restart never|on-failure)
-  1    runtime failure: the store failed for good, COMMAND could not start
+  1    runtime failure: the store failed for good, COMMAND could not
+       start; --once stopped by a signal before COMMAND ran
   2    usage error: bad flags, arguments, store URL; nothing was changed
   N    --once, or a singleton that is not restarted: COMMAND's status
        (128+S when signal S killed it)
