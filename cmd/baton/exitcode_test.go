@@ -1,0 +1,28 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+// One convention for every backend: a store that cannot be reached is a
+// runtime failure (exit 1), a bad URL or path a usage error (exit 2); the
+// message is one line and never shows a password.
+func TestStoreExitCodes(t *testing.T) {
+	tests := []struct {
+		url  string
+		want int
+	}{
+		{"postgres://baton:s3cret@127.0.0.1:1/db?connect_timeout=2", exitFailure},
+		{"etcd://127.0.0.1:1?dial-timeout=300ms&request-timeout=300ms", exitFailure},
+		{"sqlite:/nonexistent/dir/baton.db", exitUsage},
+	}
+	for _, tt := range tests {
+		for _, args := range [][]string{{"status", "--store", tt.url, "j"}, {"run", "--store", tt.url, "j", "--", "true"}} {
+			code, _, stderr := runBaton(t, args...)
+			if code != tt.want || strings.Count(stderr, "\n") != 1 || strings.Contains(stderr, "s3cret") {
+				t.Errorf("baton %s: exit %d, want %d; stderr %q", strings.Join(args, " "), code, tt.want, stderr)
+			}
+		}
+	}
+}
