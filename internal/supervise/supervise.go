@@ -201,6 +201,9 @@ func Run(ctx context.Context, cfg Config) (Status, error) {
 		}
 		return Status{}, fmt.Errorf("supervise: the supervisor failed without a report: %v", werr)
 	}
+	if failure != "" {
+		log.Warn("the supervisor reports a problem", "err", failure)
+	}
 	if stopped {
 		return *status, fmt.Errorf("%w (%s): %w", ErrStopped, status, context.Cause(ctx))
 	}
