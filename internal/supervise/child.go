@@ -1,12 +1,15 @@
 package supervise
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"os/signal"
 	"runtime"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -109,13 +112,16 @@ func Main(args []string) int {
 			}
 		}
 	}
+	termed := map[int]bool{} // children sent SIGTERM
 	stop := func(why string) {
 		if stopping {
 			return
 		}
 		stopping = true
-		if groupAlive(pgid) {
-			syscall.Kill(-pgid, syscall.SIGTERM)
+		for _, c := range children() {
+			termed[c] = true
+		}
+		if signalAll(pgid, syscall.SIGTERM) {
 			rep.send("signal", "SIGTERM "+why)
 		}
 		killAt = time.After(grace)
@@ -137,8 +143,7 @@ func Main(args []string) int {
 		case <-killAt:
 			killAt = nil
 			reap()
-			if groupAlive(pgid) {
-				syscall.Kill(-pgid, syscall.SIGKILL)
+			if signalAll(pgid, syscall.SIGKILL) {
 				rep.send("signal", "SIGKILL grace")
 				giveUp = time.After(time.Second)
 			}
@@ -151,12 +156,27 @@ func Main(args []string) int {
 			goto done
 		}
 		reap()
+		if stopping && giveUp == nil {
+			// A process of the tree whose parent died since the SIGTERM
+			// is an orphan of this one now: it gets its SIGTERM too.
+			fresh := false
+			for _, c := range children() {
+				if g, _ := syscall.Getpgid(c); g != pgid && !termed[c] {
+					termed[c] = true
+					syscall.Kill(c, syscall.SIGTERM)
+					fresh = true
+				}
+			}
+			if fresh {
+				rep.send("signal", "SIGTERM orphan")
+			}
+		}
 		if status != nil {
-			if !groupAlive(pgid) {
+			if !groupAlive(pgid) && len(children()) == 0 {
 				break
 			}
-			// The first process is gone, others of its group are not: a
-			// finished run leaves nothing behind.
+			// The first process is gone, others of its group or its
+			// orphans are not: a finished run leaves nothing behind.
 			stop("leftover")
 		}
 	}
@@ -179,6 +199,57 @@ func orKilled(ws *syscall.WaitStatus) *syscall.WaitStatus {
 	}
 	k := syscall.WaitStatus(syscall.SIGKILL)
 	return &k
+}
+
+// signalAll sends sig to the process group pgid and to every child of
+// this process: a child subreaper, it is the parent of every orphan of the
+// command's tree, also of one that left the group (setsid: a daemon). It
+// reports whether there was anything to signal. A child's pid cannot be
+// reused before this process reaps it, so signalling it by pid is safe.
+func signalAll(pgid int, sig syscall.Signal) bool {
+	sent := false
+	if groupAlive(pgid) {
+		syscall.Kill(-pgid, sig)
+		sent = true
+	}
+	for _, pid := range children() {
+		syscall.Kill(pid, sig)
+		sent = true
+	}
+	return sent
+}
+
+// children returns the ids of the processes whose parent is this one,
+// zombies included, from /proc.
+func children() []int {
+	self := os.Getpid()
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	var out []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue // gone meanwhile
+		}
+		// pid (comm) state ppid ...: comm may hold spaces and parentheses.
+		i := bytes.LastIndexByte(b, ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(string(b[i+1:]))
+		if len(f) > 1 {
+			if ppid, _ := strconv.Atoi(f[1]); ppid == self {
+				out = append(out, pid)
+			}
+		}
+	}
+	return out
 }
 
 // groupAlive reports whether the process group pgid has a process left.

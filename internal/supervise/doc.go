@@ -19,19 +19,24 @@
 //     reaped by it;
 //   - on a stop request (the pipe closed by the parent or by its death,
 //     SIGTERM, SIGINT, SIGHUP or SIGQUIT), sends SIGTERM to the whole group
-//     and SIGKILL grace later if any process of the group is left;
-//   - also stops what is left of the group when the command's first
-//     process exits by itself, so that no background child of a finished
-//     run lives on;
+//     and to its own children, and SIGKILL grace later to whatever is
+//     left; being the subreaper, its children include every orphan of the
+//     command's tree, also one that left the group (setsid, a daemon that
+//     double-forks), and an orphan that appears during the stop gets its
+//     SIGTERM then;
+//   - also stops what is left of the group, and its orphans, when the
+//     command's first process exits by itself, so that no background child
+//     of a finished run lives on;
 //   - reports every signal it sends and the command's exit status on an
 //     event pipe, which Run turns into log lines and a Status.
 //
 // Hence, when the parent dies, the group is gone within the grace period
 // plus the time it takes to notice (a pipe read, microseconds).
 //
-// What it does not cover: a process of the command that leaves the group
-// (setsid, setpgid: a daemon) is no longer the group's and is not stopped;
-// and a SIGKILL of the supervisor itself (only the command's first process
-// then gets its parent-death SIGKILL; Run sends SIGKILL to the group when
-// it sees the supervisor die without a report). Linux only.
+// What it does not cover: a process that left the group while its parent
+// lives on outside the command's tree, or that was handed to another
+// service (systemd-run, a container runtime); and a SIGKILL of the
+// supervisor itself (only the command's first process then gets its
+// parent-death SIGKILL; Run sends SIGKILL to the group when it sees the
+// supervisor die without a report). Linux only.
 package supervise

@@ -215,6 +215,7 @@ var reasons = map[string]string{
 	"asked":    "baton asked to stop it",
 	"leftover": "its first process exited; stopping what it left in its group",
 	"grace":    "still running after the grace period",
+	"orphan":   "a process of the command outside its group, orphaned since the stop began",
 }
 
 // event is one line of the supervisor's report.

@@ -197,3 +197,40 @@ func TestParentKilled(t *testing.T) {
 	took := waitGone(t, pgid, 2*time.Second)
 	t.Logf("process group gone %v after the parent's SIGKILL", took)
 }
+
+// A process that left the command's group (setsid, as a daemon does) is
+// an orphan of the supervisor once its parent is gone, and is stopped too:
+// when the command is stopped, and when its first process exits by itself.
+func TestEscapedProcess(t *testing.T) {
+	for _, tt := range []struct {
+		name, tail string
+		stop       bool
+	}{{"stopped", "sleep 300", true}, {"exited", "sleep 0.2", false}} {
+		t.Run(tt.name, func(t *testing.T) {
+			var out syncBuffer
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			done := make(chan error, 1)
+			go func() {
+				_, err := Run(ctx, Config{Argv: []string{"sh", "-c", `setsid sh -c 'echo $$; exec sleep 300' & ` + tt.tail}, Env: os.Environ(),
+					Stdout: &out, Grace: 2 * time.Second})
+				done <- err
+			}()
+			escaped, err := strconv.Atoi(firstLine(t, &out))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if pgid, _ := syscall.Getpgid(escaped); pgid != escaped {
+				t.Fatalf("process %d did not leave the group (pgid %d)", escaped, pgid)
+			}
+			if tt.stop {
+				cancel()
+			}
+			err = <-done
+			if alive := syscall.Kill(escaped, 0) == nil; alive {
+				syscall.Kill(escaped, syscall.SIGKILL)
+				t.Fatalf("process %d that left the group survives (Run: %v)", escaped, err)
+			}
+		})
+	}
+}
