@@ -56,7 +56,9 @@
 // (ErrInterrupted, e.g. a command stopped because the lease was about to
 // expire) is also started again, possibly under the same token.
 //
-// A failed run (non-zero exit) is final: it is not retried by itself. An
-// operator re-runs it with a manual trigger of its period key, which the
-// leader sees within its rescan interval (WithRescan).
+// A failed run (non-zero exit) is retried Policy.Retries times,
+// Policy.RetryBackoff apart, each attempt counted in the row's Attempt;
+// then it is final. An operator re-runs a final failure with a manual
+// trigger of its period key, which the leader sees within its rescan
+// interval (WithRescan).
 package schedule

@@ -42,6 +42,15 @@ type Policy struct {
 	// more than Window late when the leader gets to it. Manual triggers
 	// are never skipped.
 	Window time.Duration
+	// Retries is how many times a failed run (non-zero exit, an error, a
+	// timeout) is run again: a failed row whose Attempt is at most Retries
+	// is claimed again, Attempt one more, RetryBackoff after it finished.
+	// 0: a failed run is final. A retry that the catch-up policy or window
+	// would skip by then is not run; the row stays failed.
+	Retries int
+	// RetryBackoff is the wait between a failed attempt and the next; it
+	// must be positive when Retries is.
+	RetryBackoff time.Duration
 }
 
 // Validate reports a policy that can never be applied.
@@ -53,6 +62,12 @@ func (p Policy) Validate() error {
 	}
 	if p.Window < 0 {
 		return fmt.Errorf("catch-up window must not be negative, got %v", p.Window)
+	}
+	if p.Retries < 0 {
+		return fmt.Errorf("retries must not be negative, got %d", p.Retries)
+	}
+	if p.Retries > 0 && p.RetryBackoff <= 0 {
+		return fmt.Errorf("retry backoff must be positive with retries, got %v", p.RetryBackoff)
 	}
 	return nil
 }

@@ -169,7 +169,8 @@ func New(st store.Store, job Job, exec Executor, opts ...Option) (*Runner, error
 	if job.Schedule != nil {
 		r.cfg.Schedule = job.Schedule
 	}
-	r.cfg.Policy = scheduler.Policy{CatchUp: string(job.Policy.CatchUp), Window: job.Policy.Window}
+	r.cfg.Policy = scheduler.Policy{CatchUp: string(job.Policy.CatchUp), Window: job.Policy.Window,
+		Retries: job.Policy.Retries, RetryBackoff: job.Policy.RetryBackoff}
 	if r.logger == nil {
 		r.logger = slog.New(slog.DiscardHandler)
 	}

@@ -33,12 +33,13 @@
 // The simulator's mutations turn protections off on purpose (NoValidCheck,
 // Unfenced) to show that its checker notices.
 //
+// Retries of a failed period (Policy.Retries, RetryBackoff) are a Decide
+// rule: a failed row with attempts left is due once Finished + backoff has
+// passed (and is Wake until then), so the claim is the ordinary Move.Swap
+// with Attempt + 1; finalPrefix does not count such a row as final, or the
+// cursor would hide it until the rescan.
+//
 // Room for what comes next, without a second loop:
-//   - Retries of a failed period (Retries, RetryBackoff): a Decide rule
-//     that treats a failed row with attempts left as due once Finished +
-//     backoff has passed (and as Wake until then), so the claim is the
-//     ordinary Move.Swap with Attempt + 1; finalPrefix must then not count
-//     such a row as final, or the cursor would hide it until the rescan.
 //   - Retention: pruning old final rows below the cursor is one more Kind
 //     of fenced ledger write, issued in batches while the machine would
 //     otherwise wait (after a plan with no moves), answered like SwapRun.

@@ -36,6 +36,28 @@ type Policy struct {
 	CatchUp string
 	// Window, when positive, skips scheduled periods more than Window late.
 	Window time.Duration
+	// Retries is how many times a failed period is claimed again: a failed
+	// row whose Attempt is at most Retries is due again RetryBackoff after
+	// it finished (schedule.Policy.Retries).
+	Retries int
+	// RetryBackoff is the wait between a failed attempt and the next.
+	RetryBackoff time.Duration
+}
+
+// retryAt returns when the failed row r is due again, and false if it is
+// not to be retried.
+func (p Policy) retryAt(r store.Run) (time.Time, bool) {
+	if r.State != store.Failed || r.Attempt > p.Retries {
+		return time.Time{}, false
+	}
+	return r.Finished.Add(p.RetryBackoff), true
+}
+
+// final reports whether r is finished for good: a final state, and not a
+// failure with retries left.
+func (p Policy) final(r store.Run) bool {
+	_, retry := p.retryAt(r)
+	return r.State.Final() && !retry
 }
 
 // Period is one scheduled instant of a job, or one manual trigger
@@ -138,6 +160,12 @@ type Plan struct {
 // on (or from Created): the machine writes scheduled rows in period order,
 // so every older instant has a row.
 //
+// A failed row with retries left (Attempt <= Policy.Retries) is due again
+// once Policy.RetryBackoff has passed since it Finished, and claimed like a
+// taken-over row (Attempt one more); until then it only brings Wake
+// forward. A retry the catch-up policy or window would skip now is not
+// claimed and stays failed, as it was recorded.
+//
 // Manual periods are always claimed. Scheduled ones are skipped when they
 // are later than Policy.Window, or when the catch-up policy says so;
 // otherwise claimed.
@@ -181,7 +209,20 @@ func Decide(in Input) Plan {
 		}
 	}
 	open := func(r store.Run) bool { // due unless final or a newer leader's
-		return !r.State.Final() && !(r.State == store.Running && r.Token > in.Token)
+		return !in.Policy.final(r) && !(r.State == store.Running && r.Token > in.Token)
+	}
+	// A failed row with retries left is due at its retry time; until then
+	// it only sets the wake-up.
+	var retryWake time.Time
+	waiting := func(r store.Run) bool {
+		at, retry := in.Policy.retryAt(r)
+		if !retry || !at.After(in.Now) {
+			return false
+		}
+		if retryWake.IsZero() || at.Before(retryWake) {
+			retryWake = at
+		}
+		return true
 	}
 
 	type cand struct {
@@ -199,7 +240,7 @@ func Decide(in Input) Plan {
 			if i >= 0 {
 				r = in.Rows[i]
 			}
-			if i >= 0 && !open(r) {
+			if i >= 0 && (!open(r) || waiting(r)) {
 				current = t
 				continue
 			}
@@ -217,7 +258,7 @@ func Decide(in Input) Plan {
 		plan.Wake = in.Schedule.Next(in.Now)
 	}
 	for i, r := range in.Rows {
-		if seen[i] || !open(r) {
+		if seen[i] || !open(r) || waiting(r) {
 			continue
 		}
 		if r.Scheduled.After(in.Now) {
@@ -263,6 +304,15 @@ func Decide(in Input) Plan {
 		a := Move{Step: Claim, Period: c.p, Prev: c.prev}
 		if !c.p.Manual {
 			late := in.Now.Sub(c.p.Scheduled)
+			if c.prev.State == store.Failed {
+				// A retry: no longer worth it if the policy would skip the
+				// period now, but its failure stays recorded as it is.
+				if (in.Policy.Window > 0 && late > in.Policy.Window) ||
+					(policy == CatchUpLatest && (plan.More || c.p.Key != newest)) ||
+					(policy == CatchUpNone && (plan.More || !c.p.Scheduled.Equal(current))) {
+					continue
+				}
+			}
 			switch {
 			case in.Policy.Window > 0 && late > in.Policy.Window:
 				a.Step, a.Reason = Skip, fmt.Sprintf("skipped: %v late, outside the catch-up window of %v", late, in.Policy.Window)
@@ -273,6 +323,9 @@ func Decide(in Input) Plan {
 			}
 		}
 		plan.Moves = append(plan.Moves, a)
+	}
+	if !retryWake.IsZero() && (plan.Wake.IsZero() || retryWake.Before(plan.Wake)) {
+		plan.Wake = retryWake
 	}
 	return plan
 }
@@ -322,11 +375,12 @@ func Complete(claimed store.Run, exitCode int, output string, err error, now tim
 }
 
 // finalPrefix returns the key of the last non-manual row of the longest
-// prefix of rows (in period order) whose rows are all final, or "".
-func finalPrefix(rows []store.Run) string {
+// prefix of rows (in period order) whose rows are all final for good (p
+// retries no failure among them), or "".
+func finalPrefix(rows []store.Run, p Policy) string {
 	c := ""
 	for _, r := range rows {
-		if !r.State.Final() {
+		if !p.final(r) {
 			break
 		}
 		if !r.Manual {
