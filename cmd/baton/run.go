@@ -35,7 +35,8 @@ Runs COMMAND on the node that leads JOB, nowhere else. Three modes:
       'baton runs') and at most one run per period is recorded as done.
       Periods missed while nobody led are caught up by the next leader
       (--catch-up, --catch-up-window). --timeout stops a run that takes
-      too long and records it failed.
+      too long and records it failed; --retries runs a failed period
+      again, --retry-backoff apart, each attempt counted in the ledger.
   --once   a lock, as flock or 'etcdctl lock': campaign (at most --wait),
       run COMMAND once while leading, release, and exit with COMMAND's
       status. Two --once runs of one job run COMMAND one after the other,
@@ -115,6 +116,8 @@ func runRun(ctx context.Context, e *env, args []string) int {
 		window            time.Duration
 		renew             time.Duration
 		restart           string
+		retries           int
+		retryBackoff      time.Duration
 		renewSet, hasCron bool
 	)
 	storeFlagVar(fs, &c.storeURL)
@@ -130,6 +133,8 @@ func runRun(ctx context.Context, e *env, args []string) int {
 	fs.StringVar(&catchUp, "catch-up", "all", "which periods missed while nobody led to run: all (oldest first), latest, none")
 	fs.DurationVar(&window, "catch-up-window", 0, "skip periods more than this late (0: no limit); manual triggers are never skipped")
 	fs.DurationVar(&c.timeout, "timeout", 0, "with --every or --cron: stop a run still going after this long and record it failed (reason \"timeout\"); 0: no limit")
+	fs.IntVar(&retries, "retries", 0, "with --every or --cron: run a failed period (non-zero exit, timeout) again up to N times; each attempt is counted in the ledger ('baton runs')")
+	fs.DurationVar(&retryBackoff, "retry-backoff", 10*time.Second, "with --retries: the wait between a failed attempt and the next")
 	fs.BoolVar(&c.once, "once", false, "run COMMAND once while leading, release, and exit with its status (see Exit status)")
 	c.wait = -1
 	fs.Var(waitFlag{&c.wait}, "wait", "with --once: give up after waiting this long for leadership, exit 75 (0: do not wait; default: wait as long as it takes)")
@@ -228,13 +233,21 @@ func runRun(ctx context.Context, e *env, args []string) int {
 		if c.job.Schedule == nil && (set["catch-up"] || set["catch-up-window"]) {
 			return usagef("--catch-up and --catch-up-window need a schedule (--every or --cron)")
 		}
-		c.job.Policy = schedule.Policy{CatchUp: cu, Window: window}
+		c.job.Policy = schedule.Policy{CatchUp: cu, Window: window, Retries: retries, RetryBackoff: retryBackoff}
 
 		switch {
 		case c.timeout < 0:
 			return usagef("invalid --timeout %v; want 0 (no limit) or more", c.timeout)
 		case set["timeout"] && c.job.Schedule == nil:
 			return usagef("--timeout needs a schedule (--every or --cron)")
+		case retries < 0:
+			return usagef("invalid --retries %d; want 0 (no retry) or more", retries)
+		case set["retries"] && c.job.Schedule == nil:
+			return usagef("--retries needs a schedule (--every or --cron); a singleton restarts by --restart")
+		case set["retry-backoff"] && !set["retries"]:
+			return usagef("--retry-backoff needs --retries")
+		case retryBackoff <= 0:
+			return usagef("invalid --retry-backoff %v; want a positive duration", retryBackoff)
 		case c.once && c.job.Schedule != nil:
 			return usagef("--once excludes --every and --cron: a scheduled job already runs once per period")
 		case set["wait"] && !c.once:
@@ -358,6 +371,9 @@ func (r *runner) logStart() {
 		attrs = append(attrs, "schedule", r.cfg.job.Schedule.String(), "catch_up", string(r.cfg.job.Policy.CatchUp))
 		if r.cfg.timeout > 0 {
 			attrs = append(attrs, "timeout", r.cfg.timeout)
+		}
+		if p := r.cfg.job.Policy; p.Retries > 0 {
+			attrs = append(attrs, "retries", p.Retries, "retry_backoff", p.RetryBackoff)
 		}
 	case r.cfg.once:
 		if r.cfg.wait >= 0 {

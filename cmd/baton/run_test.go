@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/schedule"
 	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/store/memstore"
 )
@@ -91,6 +92,10 @@ func TestRunBadInput(t *testing.T) {
 		{"bad restart", []string{"--restart", "sometimes", "j", "--", "true"}, []string{"--restart", "always, on-failure or never"}},
 		{"restart with a schedule", []string{"--restart", "never", "--every", "1m", "j", "--", "true"}, []string{"--restart is for a singleton"}},
 		{"timeout without a schedule", []string{"--timeout", "1s", "j", "--", "true"}, []string{"--timeout needs a schedule"}},
+		{"negative retries", []string{"--every", "1m", "--retries", "-1", "j", "--", "true"}, []string{"--retries", "-1"}},
+		{"retries without a schedule", []string{"--retries", "2", "j", "--", "true"}, []string{"--retries needs a schedule"}},
+		{"retry backoff without retries", []string{"--every", "1m", "--retry-backoff", "1s", "j", "--", "true"}, []string{"--retry-backoff needs --retries"}},
+		{"zero retry backoff", []string{"--every", "1m", "--retries", "1", "--retry-backoff", "0s", "j", "--", "true"}, []string{"--retry-backoff", "positive"}},
 		{"negative timeout", []string{"--every", "1m", "--timeout", "-1s", "j", "--", "true"}, []string{"--timeout"}},
 		{"bad log format", []string{"--log-format", "xml", "j", "--", "true"}, []string{"--log-format", "text or json"}},
 		{"bad log level", []string{"--log-level", "loud", "j", "--", "true"}, []string{"--log-level", "debug, info, warn or error"}},
@@ -329,5 +334,39 @@ func TestLineWriter(t *testing.T) {
 	out.Flush()
 	if got := b.String(); got != long[:maxLine]+"\n"+long[maxLine:]+"\n" {
 		t.Fatalf("a long line: %d bytes written", len(got))
+	}
+}
+
+// --retries 2: a command that fails twice then succeeds ends with one done
+// row whose attempts are counted, the attempts --retry-backoff apart.
+func TestRunRetries(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs real processes")
+	}
+	e, _, errb, ms := shared()
+	t.Setenv("F", filepath.Join(t.TempDir(), "count"))
+	// A manual trigger: a period due now, whatever the hour.
+	key := schedule.Key(time.Now())
+	if _, err := schedule.Trigger(context.Background(), ms, "flaky", key); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int)
+	go func() {
+		done <- e.run(ctx, []string{"run", "--store", "mem:", "--lease", "3s", "--grace", "500ms", "--every", "1h",
+			"--retries", "2", "--retry-backoff", "300ms", "flaky", "--",
+			"sh", "-c", `n=$(($(cat "$F" 2>/dev/null || echo 0) + 1)); echo $n > "$F"; echo "attempt $n"; [ $n -ge 3 ]`})
+	}()
+	var r store.Run
+	waitFor(10*time.Second, func() bool {
+		r, _ = ms.GetRun(context.Background(), "flaky", key)
+		return r.State == store.Done
+	})
+	cancel()
+	if code := <-done; code != exitOK {
+		t.Fatalf("exit %d", code)
+	}
+	if r.State != store.Done || r.Attempt != 3 || r.Output != "attempt 3\n" {
+		t.Fatalf("row %+v; log:\n%s", r, errb.String())
 	}
 }
