@@ -15,10 +15,10 @@ import (
 // The scenarios in testdata/*.txt drive the machine step by step. Times are
 // written D+HH:MM: day D after 2026-01-01, at HH:MM UTC. Steps:
 //
-//	config every=24h catchup=latest window=48h poll=1h rescan=6h retry=10m momentary unfenced novalid
+//	config every=24h catchup=latest window=48h poll=1h rescan=6h retry=10m retries=2 backoff=30m momentary unfenced novalid
 //	start token=2 node=n1 | end | tick | trigger [key=D+HH:MM]   (any step takes at=D+HH:MM)
 //	registered created=D+HH:MM | registered err=E
-//	rows r=D+HH:MM/STATE/TOKEN/vVERSION[/manual] ... | rows err=E
+//	rows r=D+HH:MM/STATE/TOKEN/vVERSION[/manual][/aATTEMPT][/fD+HH:MM] ... | rows err=E
 //	swapped | swapped err=E          (ok: the row written, its version one more)
 //	readback r=D+HH:MM/STATE/TOKEN/vVERSION | readback err=E
 //	effect [exit=N] [err=E] | effect notstarted
@@ -83,7 +83,7 @@ func (x *harness) err(s string) error {
 	return err
 }
 
-// row parses D+HH:MM/STATE/TOKEN/vVERSION[/manual].
+// row parses D+HH:MM/STATE/TOKEN/vVERSION[/manual][/aATTEMPT][/fFINISHED].
 func (x *harness) row(s string) store.Run {
 	f := strings.Split(s, "/")
 	if len(f) < 4 {
@@ -93,8 +93,17 @@ func (x *harness) row(s string) store.Run {
 	tok, _ := strconv.ParseUint(f[2], 10, 64)
 	v, _ := strconv.ParseInt(strings.TrimPrefix(f[3], "v"), 10, 64)
 	r := store.Run{Job: "billing", Period: key(at), Scheduled: at, State: store.RunState(f[1]), Token: tok, Version: v, Attempt: 1}
-	if len(f) > 4 && f[4] == "manual" {
-		r.Manual = true
+	for _, o := range f[4:] {
+		switch {
+		case o == "manual":
+			r.Manual = true
+		case strings.HasPrefix(o, "a"):
+			r.Attempt, _ = strconv.Atoi(o[1:])
+		case strings.HasPrefix(o, "f"):
+			r.Finished = x.time(o[1:])
+		default:
+			x.t.Fatalf("row %q: unknown field %q", s, o)
+		}
 	}
 	return r
 }
@@ -122,6 +131,10 @@ func (x *harness) step(s scenario.Step) string {
 				x.cfg.Rescan = d
 			case "retry":
 				x.cfg.Retry = d
+			case "retries":
+				x.cfg.Policy.Retries, _ = strconv.Atoi(a.Val)
+			case "backoff":
+				x.cfg.Policy.RetryBackoff = d
 			case "momentary":
 				x.cfg.Momentary = true
 			case "unfenced":
