@@ -103,7 +103,10 @@ type runConfig struct {
 	wait     time.Duration // --once: < 0 waits as long as it takes
 	restart  restartPolicy
 	timeout  time.Duration // scheduled runs; 0: none
-	logs     logConfig
+	// clockTolerance is the wall-clock guard's tolerance for scheduled
+	// runs; 0 turns the guard off.
+	clockTolerance time.Duration
+	logs           logConfig
 }
 
 func runRun(ctx context.Context, e *env, args []string) int {
@@ -133,6 +136,7 @@ func runRun(ctx context.Context, e *env, args []string) int {
 	fs.StringVar(&catchUp, "catch-up", "all", "which periods missed while nobody led to run: all (oldest first), latest, none")
 	fs.DurationVar(&window, "catch-up-window", 0, "skip periods more than this late (0: no limit); manual triggers are never skipped")
 	fs.DurationVar(&c.timeout, "timeout", 0, "with --every or --cron: stop a run still going after this long and record it failed (reason \"timeout\"); 0: no limit")
+	fs.DurationVar(&c.clockTolerance, "clock-tolerance", schedule.DefaultClockTolerance, "with --every or --cron: claim and skip no period while this node's wall clock differs from the reference (PostgreSQL's server clock; elsewhere the wall clock at start carried forward by the monotonic clock) by more than this; 0 turns the guard off")
 	fs.IntVar(&retries, "retries", 0, "with --every or --cron: run a failed period (non-zero exit, timeout) again up to N times; each attempt is counted in the ledger ('baton runs')")
 	fs.DurationVar(&retryBackoff, "retry-backoff", 10*time.Second, "with --retries: the wait between a failed attempt and the next")
 	fs.BoolVar(&c.once, "once", false, "run COMMAND once while leading, release, and exit with its status (see Exit status)")
@@ -240,6 +244,8 @@ func runRun(ctx context.Context, e *env, args []string) int {
 			return usagef("invalid --timeout %v; want 0 (no limit) or more", c.timeout)
 		case set["timeout"] && c.job.Schedule == nil:
 			return usagef("--timeout needs a schedule (--every or --cron)")
+		case c.clockTolerance != 0 && c.clockTolerance < schedule.MinClockTolerance:
+			return usagef("invalid --clock-tolerance %v; want 0 (no guard) or at least %v", c.clockTolerance, schedule.MinClockTolerance)
 		case retries < 0:
 			return usagef("invalid --retries %d; want 0 (no retry) or more", retries)
 		case set["retries"] && c.job.Schedule == nil:
@@ -302,6 +308,12 @@ func runRun(ctx context.Context, e *env, args []string) int {
 			return e.fail("run", usagef("%v", err))
 		}
 	}
+	var guard []schedule.Option
+	if c.clockTolerance > 0 {
+		// One reference for the process: a step detector's base is the
+		// wall clock when baton started.
+		guard = append(guard, schedule.WithClockGuard(schedule.ClockReference(st), c.clockTolerance))
+	}
 	r.logStart()
 	if c.once {
 		return r.once(ctx, e)
@@ -316,7 +328,7 @@ func runRun(ctx context.Context, e *env, args []string) int {
 		if c.job.Schedule == nil {
 			return r.supervise(ctx, t)
 		}
-		sr, err := schedule.New(st, c.job, r.periodExec(t), schedule.WithLogger(logger))
+		sr, err := schedule.New(st, c.job, r.periodExec(t), append(guard, schedule.WithLogger(logger))...)
 		if err != nil {
 			return err
 		}
