@@ -94,6 +94,8 @@ func (e *Elector) Campaign(ctx context.Context) (*Term, error) {
 	e.campaign = won
 	e.postLocked(election.Start{})
 	e.mu.Unlock()
+	stop := e.candidate()
+	defer stop()
 
 	select {
 	case r, ok := <-won:

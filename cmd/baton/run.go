@@ -12,6 +12,7 @@ import (
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/schedule"
+	"github.com/batonhq/baton/store"
 )
 
 // Backoff of a supervised singleton that keeps exiting.
@@ -42,7 +43,16 @@ COMMAND gets BATON_NAME, BATON_TOKEN (the fencing token), BATON_NODE and,
 for a scheduled run, BATON_PERIOD, on top of baton's environment. A
 resource that checks BATON_TOKEN refuses a deposed leader's late work:
 without that check a period's effect can happen twice if a leader is
-deposed mid-run (the ledger still records one done run).`
+deposed mid-run (the ledger still records one done run).
+
+A job has one schedule and catch-up policy, stored when it first runs.
+A node started with another one refuses (exit 2) and names both, unless
+--reschedule replaces the stored one: the change is recorded in the
+election log ('baton history'), and the leader still running the old
+schedule loses its lease at its next renewal; a node with the old schedule
+stops with an error when it would lead again.
+
+` + cronRuleHelp
 
 // runConfig is the validated configuration of 'baton run'.
 type runConfig struct {
@@ -80,6 +90,7 @@ func runRun(ctx context.Context, e *env, args []string) int {
 	fs.StringVar(&tz, "tz", "UTC", "with --cron: the IANA time zone the expression is read in")
 	fs.StringVar(&catchUp, "catch-up", "all", "which periods missed while nobody led to run: all (oldest first), latest, none")
 	fs.DurationVar(&window, "catch-up-window", 0, "skip periods more than this late (0: no limit); manual triggers are never skipped")
+	reschedule := fs.Bool("reschedule", false, "replace the job's stored schedule and catch-up policy with this node's (recorded in the election log)")
 	fs.DurationVar(&c.grace, "grace", 5*time.Second, "time between SIGTERM and SIGKILL when stopping COMMAND; shorter than lease minus renew (default 5s, or half of lease minus renew when that is shorter)")
 	if done, code := e.parse(fs, args); done {
 		return code
@@ -204,10 +215,23 @@ func runRun(ctx context.Context, e *env, args []string) int {
 		if _, err := schedule.New(st, c.job, r.periodExec(nil)); err != nil {
 			return e.fail("run", usagef("%v", err))
 		}
+		if err := register(ctx, st, c.job, *reschedule); err != nil {
+			return e.fail("run", err)
+		}
 	}
-	err = el.Run(ctx, func(ctx context.Context, t *baton.Term) error {
+	runCtx, stopRun := context.WithCancelCause(ctx)
+	defer stopRun(nil)
+	if c.job.Schedule != nil {
+		go watchSchedule(runCtx, st, c.job, c.lease, stopRun)
+	}
+	err = el.Run(runCtx, func(ctx context.Context, t *baton.Term) error {
 		if c.job.Schedule == nil {
 			return r.supervise(ctx, t)
+		}
+		// Another node may have rescheduled the job since this one
+		// started: never run the old schedule.
+		if err := register(ctx, st, c.job, false); err != nil {
+			return err
 		}
 		sr, err := schedule.New(st, c.job, r.periodExec(t), schedule.WithLogger(logger))
 		if err != nil {
@@ -215,6 +239,9 @@ func runRun(ctx context.Context, e *env, args []string) int {
 		}
 		return sr.Run(ctx, t)
 	})
+	if cause := context.Cause(runCtx); errors.Is(cause, schedule.ErrScheduleMismatch) {
+		return e.fail("run", usagef("%v", cause))
+	}
 	if ctx.Err() != nil {
 		logger.Info("stopped; leadership released")
 		return exitOK
@@ -310,4 +337,41 @@ func stopBefore(ctx context.Context, t *baton.Term, grace time.Duration) (contex
 		}
 	}()
 	return ctx, cancel
+}
+
+// register registers job with its schedule and catch-up policy, or checks
+// that the stored ones are the same (schedule.Register). A mismatch is a
+// usage error naming both.
+func register(ctx context.Context, st store.Store, job schedule.Job, reschedule bool) error {
+	_, err := schedule.Register(ctx, st, job, reschedule)
+	if errors.Is(err, schedule.ErrScheduleMismatch) {
+		return usagef("%v", err)
+	}
+	return err
+}
+
+// watchSchedule reads the job's stored schedule every interval and stops
+// the node (stop, with the mismatch as the cause) once another node has
+// rescheduled it: a node never leads, nor waits to lead, with an old
+// schedule. Failed reads are ignored: the next one decides.
+func watchSchedule(ctx context.Context, st store.Store, job schedule.Job, every time.Duration, stop context.CancelCauseFunc) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		cctx, cancel := context.WithTimeout(ctx, every)
+		j, err := st.GetJob(cctx, job.Name) // a read: Register would write
+		if err == nil && j.Schedule != job.Spec() {
+			_, err = schedule.Register(cctx, st, job, false)
+		}
+		cancel()
+		if errors.Is(err, schedule.ErrScheduleMismatch) {
+			stop(err)
+			return
+		}
+	}
 }
