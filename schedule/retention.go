@@ -69,20 +69,15 @@ func ParseAge(s string) (time.Duration, error) {
 	return d, nil
 }
 
-// Before returns the period key below which rows are past the retention
-// at wall time now, given the job's newest rows, newest first (at least
-// r.Rows+1 of them when the ledger has that many), or "" if none is.
-func (r Retention) Before(now time.Time, newest []store.Run) string {
-	bound := ""
+// Prune returns the store request that deletes job's finished rows past r
+// at wall time now, in states, at most limit rows: rows older than r.Age
+// (a period key below now - r.Age) or not among the r.Rows newest.
+func (r Retention) Prune(job string, now time.Time, states []store.RunState, limit int) store.Prune {
+	p := store.Prune{Job: job, States: states, Limit: limit, Keep: r.Rows}
 	if r.Age > 0 {
-		bound = Key(now.Add(-r.Age))
+		p.Before = Key(now.Add(-r.Age))
 	}
-	if r.Rows > 0 && len(newest) > r.Rows {
-		if k := newest[r.Rows-1].Period; k > bound {
-			bound = k
-		}
-	}
-	return bound
+	return p
 }
 
 // PruneBatch is the number of rows one prune write deletes at most.
@@ -96,12 +91,7 @@ const PruneBatch = 500
 // a failed row may be re-triggered meanwhile (PruneRuns deletes a row only
 // in a state it was asked to). It returns the number of rows deleted.
 func Prune(ctx context.Context, st store.Store, job string, r Retention, now time.Time, failed bool) (int, error) {
-	newest, err := st.RecentRuns(ctx, job, "", r.Rows+1)
-	if err != nil {
-		return 0, err
-	}
-	before := r.Before(now, newest)
-	if before == "" {
+	if r.Age <= 0 && r.Rows <= 0 {
 		return 0, nil
 	}
 	states := []store.RunState{store.Done, store.Skipped}
@@ -110,7 +100,7 @@ func Prune(ctx context.Context, st store.Store, job string, r Retention, now tim
 	}
 	total := 0
 	for {
-		n, err := st.PruneRuns(ctx, store.Prune{Job: job, Before: before, States: states, Limit: PruneBatch})
+		n, err := st.PruneRuns(ctx, r.Prune(job, now, states, PruneBatch))
 		total += n
 		if err != nil || n < PruneBatch {
 			return total, err

@@ -11,25 +11,21 @@ import (
 	"github.com/batonhq/baton/store/memstore"
 )
 
-func TestRetentionBefore(t *testing.T) {
+func TestRetentionPrune(t *testing.T) {
 	now := mustTime(t, "2026-03-31T00:00:00Z")
-	var newest []store.Run // newest first, one a day
-	for i := 0; i < 40; i++ {
-		newest = append(newest, store.Run{Period: schedule.Key(now.Add(-time.Duration(i) * 24 * time.Hour))})
-	}
 	for _, tc := range []struct {
-		r    schedule.Retention
-		want string
+		r      schedule.Retention
+		before string
+		keep   int
 	}{
-		{schedule.Retention{}, ""},
-		{schedule.Retention{Age: 30 * 24 * time.Hour}, "2026-03-01T00:00:00Z"},
-		{schedule.Retention{Rows: 10}, "2026-03-22T00:00:00Z"},
-		{schedule.Retention{Age: 30 * 24 * time.Hour, Rows: 10}, "2026-03-22T00:00:00Z"},
-		{schedule.Retention{Age: 24 * time.Hour, Rows: 10}, "2026-03-30T00:00:00Z"},
-		{schedule.Retention{Rows: 100}, ""},
+		{schedule.Retention{}, "", 0},
+		{schedule.Retention{Age: 30 * 24 * time.Hour}, "2026-03-01T00:00:00Z", 0},
+		{schedule.Retention{Rows: 10}, "", 10},
+		{schedule.Retention{Age: 24 * time.Hour, Rows: 10}, "2026-03-30T00:00:00Z", 10},
 	} {
-		if got := tc.r.Before(now, newest); got != tc.want {
-			t.Errorf("%v.Before = %q, want %q", tc.r, got, tc.want)
+		p := tc.r.Prune("j", now, []store.RunState{store.Done}, 5)
+		if p.Before != tc.before || p.Keep != tc.keep || p.Job != "j" || p.Limit != 5 {
+			t.Errorf("%v.Prune = %+v", tc.r, p)
 		}
 	}
 	if s := schedule.DefaultRetention.String(); s != "30d or 10000 rows" {

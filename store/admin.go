@@ -6,9 +6,13 @@ import "time"
 type Prune struct {
 	// Job is the job's name.
 	Job string
-	// Before bounds the rows deleted: only rows whose period key is less
-	// than Before.
+	// Before and Keep bound the rows deleted: a row may go if its period
+	// key is less than Before ("": no such bound), or, when Keep is
+	// positive, if at least Keep newer rows of the job exist (it is not
+	// among the Keep newest). A retention of an age and a number of rows
+	// is one Prune: Before from the age, Keep the number.
 	Before string
+	Keep   int
 	// States are the states of the rows to delete; rows in other states
 	// are kept. Only final states (Done, Skipped, Failed) are allowed.
 	States []RunState
@@ -63,7 +67,7 @@ func (c Candidate) Stale() bool { return c.Age > StaleAfter*c.Every }
 // Valid reports whether p names a job, a positive limit and final states
 // only, as PruneRuns requires (it returns ErrInvalid otherwise).
 func (p Prune) Valid() bool {
-	if p.Job == "" || p.Limit < 1 || len(p.States) == 0 {
+	if p.Job == "" || p.Limit < 1 || len(p.States) == 0 || p.Keep < 0 {
 		return false
 	}
 	for _, s := range p.States {

@@ -152,9 +152,11 @@ type Store interface {
 	// no limit. Its cost grows with limit, not with the ledger's size.
 	RecentRuns(ctx context.Context, job string, before string, limit int) ([]Run, error)
 
-	// PruneRuns deletes up to p.Limit ledger rows of p.Job whose period key
-	// is less than p.Before and whose state is one of p.States, oldest
-	// first, and returns how many it deleted. It never deletes the job's
+	// PruneRuns deletes up to p.Limit ledger rows of p.Job that are past
+	// p's bounds (a key below p.Before, or not among the p.Keep newest rows)
+	// and whose state is one of p.States, oldest first, and returns how
+	// many it deleted. Its cost grows with p.Limit and p.Keep, not with the
+	// ledger's size. It never deletes the job's
 	// newest row that is not Manual: that row is where a leader's planning
 	// resumes, so deleting it would make old periods due again. If
 	// p.Fenced is true, it deletes only if p.Token equals the token of the

@@ -258,10 +258,25 @@ func (s *Store) PruneRuns(ctx context.Context, p store.Prune) (int, error) {
 			return 0, err
 		}
 	}
+	keepKey := ""
+	if p.Keep > 0 {
+		resp, err := s.get(ctx, op, dir, clientv3.WithRange(clientv3.GetPrefixRangeEnd(dir)), clientv3.WithKeysOnly(),
+			clientv3.WithSort(clientv3.SortByKey, clientv3.SortDescend), clientv3.WithLimit(int64(p.Keep)))
+		if err != nil {
+			return 0, err
+		}
+		if len(resp.Kvs) == p.Keep {
+			keepKey = string(resp.Kvs[p.Keep-1].Key[len(dir):])
+		}
+	}
+	before := storedriver.PruneBound(p, keepKey)
+	if before == "" {
+		return 0, nil
+	}
 	n := 0
 	from := dir
 	for n < p.Limit {
-		resp, err := s.get(ctx, op, from, clientv3.WithRange(dir+p.Before), clientv3.WithLimit(pruneBatch))
+		resp, err := s.get(ctx, op, from, clientv3.WithRange(dir+before), clientv3.WithLimit(pruneBatch))
 		if err != nil {
 			return n, err
 		}

@@ -181,10 +181,15 @@ func (s *Store) pruneLocked(p store.Prune) (int, error) {
 			break
 		}
 	}
+	keepKey := ""
+	if p.Keep > 0 && len(ks) >= p.Keep {
+		keepKey = ks[len(ks)-p.Keep]
+	}
+	before := storedriver.PruneBound(p, keepKey)
 	n := 0
 	kept := ks[:0]
 	for i, k := range ks {
-		if k >= p.Before || n == p.Limit {
+		if k >= before || n == p.Limit {
 			kept = append(kept, ks[i:]...)
 			break
 		}

@@ -252,11 +252,19 @@ func (s *Store) PruneRuns(ctx context.Context, p store.Prune) (int, error) {
 				return nil
 			}
 		}
+		keepKey := ""
+		if p.Keep > 0 {
+			err := tx.QueryRow(ctx, `SELECT period FROM `+s.q+`.runs WHERE job = $1 ORDER BY period DESC LIMIT 1 OFFSET $2`, p.Job, p.Keep-1).Scan(&keepKey)
+			if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+				return err
+			}
+		}
+		before := storedriver.PruneBound(p, keepKey)
 		tag, err := tx.Exec(ctx, `DELETE FROM `+s.q+`.runs WHERE job = $1 AND period IN (
 			SELECT period FROM `+s.q+`.runs
 			 WHERE job = $1 AND period < $2 AND state = ANY($3)
 			   AND period <> coalesce((SELECT max(period) FROM `+s.q+`.runs WHERE job = $1 AND NOT manual), '')
-			 ORDER BY period LIMIT $4 FOR UPDATE)`, p.Job, p.Before, states, p.Limit)
+			 ORDER BY period LIMIT $4 FOR UPDATE)`, p.Job, before, states, p.Limit)
 		n = tag.RowsAffected()
 		return err
 	})

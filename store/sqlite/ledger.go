@@ -232,11 +232,19 @@ func (s *Store) PruneRuns(ctx context.Context, p store.Prune) (int, error) {
 		if err := storedriver.CheckPrune(p, token); err != nil {
 			return err
 		}
+		keepKey := ""
+		if p.Keep > 0 {
+			err := tx.QueryRowContext(ctx, `SELECT period FROM baton_runs WHERE job = ? ORDER BY period DESC LIMIT 1 OFFSET ?`, p.Job, p.Keep-1).Scan(&keepKey)
+			if err != nil && !errors.Is(err, sql.ErrNoRows) {
+				return err
+			}
+		}
+		before := storedriver.PruneBound(p, keepKey)
 		states := make([]any, 0, len(p.States))
 		for _, st := range p.States {
 			states = append(states, string(st))
 		}
-		args := append([]any{p.Job, p.Before, p.Job}, states...)
+		args := append([]any{p.Job, before, p.Job}, states...)
 		args = append(args, p.Limit)
 		res, err := tx.ExecContext(ctx,
 			`DELETE FROM baton_runs WHERE job = ?1 AND period IN (

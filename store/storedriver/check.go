@@ -77,7 +77,7 @@ func NextEvent(seq uint64, rec store.Record, kind store.EventKind) store.Event {
 // same atomic step as the delete.
 func CheckPrune(p store.Prune, electionToken uint64) error {
 	if !p.Valid() {
-		return fmt.Errorf("%w: prune of %q: want a job name, a limit of at least 1 and final states only, got limit %d and states %v", store.ErrInvalid, p.Job, p.Limit, p.States)
+		return fmt.Errorf("%w: prune of %q: want a job name, a limit of at least 1, final states only and a keep of 0 or more, got limit %d, states %v, keep %d", store.ErrInvalid, p.Job, p.Limit, p.States, p.Keep)
 	}
 	if p.Fenced && p.Token != electionToken {
 		return fmt.Errorf("%w: prune of %s carries token %d, the election of %q is at token %d", fence.ErrStaleToken, p.Job, p.Token, p.Job, electionToken)
@@ -107,4 +107,14 @@ func CheckJobUpdate(u store.JobUpdate, cur store.Job, found bool) error {
 		return fmt.Errorf("%w: job %q has schedule %q, not %q", store.ErrConflict, u.Name, cur.Schedule, u.Expect)
 	}
 	return nil
+}
+
+// PruneBound returns the period key below which PruneRuns may delete rows:
+// the greater of p.Before and keepKey, the key of the job's p.Keep-th
+// newest row ("" when p.Keep is 0 or the job has fewer rows).
+func PruneBound(p store.Prune, keepKey string) string {
+	if keepKey > p.Before {
+		return keepKey
+	}
+	return p.Before
 }

@@ -101,9 +101,26 @@ func testPruneRuns(t *testing.T, open func() store.Store) {
 	if got := periods(rest); got != "p01 p04 p07 p09 " {
 		t.Fatalf("after pruning done and skipped rows: %s", got)
 	}
+	// Keep: only rows beyond the Keep newest may go (p01 p04 p07 p09 are
+	// left; with Keep 2, p01 and p04 are past it, and only failed rows
+	// are asked for).
+	n, err = s.PruneRuns(ctx(t), store.Prune{Job: "job", States: []store.RunState{store.Failed}, Limit: 100, Keep: 2})
+	if err != nil || n != 2 {
+		t.Fatalf("prune keeping 2 rows: %d, %v; want 2", n, err)
+	}
+	rest, _ = s.Runs(ctx(t), "job", "", 0)
+	if got := periods(rest); got != "p07 p09 " {
+		t.Fatalf("after pruning beyond the 2 newest: %s", got)
+	}
+	if n, err := s.PruneRuns(ctx(t), store.Prune{Job: "job", States: []store.RunState{store.Failed}, Limit: 100, Keep: 5}); err != nil || n != 0 {
+		t.Fatalf("prune keeping more rows than there are: %d, %v", n, err)
+	}
+	if _, err := s.PruneRuns(ctx(t), store.Prune{Job: "job", States: []store.RunState{store.Failed}, Limit: 100, Keep: -1}); !errors.Is(err, store.ErrInvalid) {
+		t.Errorf("prune with a negative keep: %v, want ErrInvalid", err)
+	}
 	n, err = s.PruneRuns(ctx(t), store.Prune{Job: "job", Before: "p99", States: []store.RunState{store.Failed}, Limit: 100})
-	if err != nil || n != 3 {
-		t.Fatalf("prune of failed rows: %d, %v; want 3", n, err)
+	if err != nil || n != 1 {
+		t.Fatalf("prune of failed rows: %d, %v; want 1", n, err)
 	}
 	rest, _ = s.Runs(ctx(t), "job", "", 0)
 	if got := periods(rest); got != "p09 " {
