@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/batonhq/baton/internal/scheduler"
 	"github.com/batonhq/baton/store"
 )
 
@@ -71,17 +72,30 @@ func ParseAge(s string) (time.Duration, error) {
 
 // Prune returns the store request that deletes job's finished rows past r
 // at wall time now, in states, at most limit rows: rows older than r.Age
-// (a period key below now - r.Age) or not among the r.Rows newest.
+// (a period key below now - r.Age) or not among the r.Rows newest. The
+// leader's machine builds its prunes with the same rule.
 func (r Retention) Prune(job string, now time.Time, states []store.RunState, limit int) store.Prune {
-	p := store.Prune{Job: job, States: states, Limit: limit, Keep: r.Rows}
-	if r.Age > 0 {
-		p.Before = Key(now.Add(-r.Age))
-	}
-	return p
+	return scheduler.Retention(r).Prune(job, now, states, limit)
 }
 
 // PruneBatch is the number of rows one prune write deletes at most.
 const PruneBatch = 500
+
+// DefaultPruneEvery is how often a Runner with a retention (WithRetention)
+// starts a prune round.
+const DefaultPruneEvery = 10 * time.Minute
+
+// WithRetention makes the Runner's leader prune the ledger: done and
+// skipped rows past r are deleted in fenced writes of at most PruneBatch
+// rows, a round every DefaultPruneEvery, while no period is due (due
+// periods always come first). Failed rows are kept. The default is no
+// retention: the ledger keeps every row.
+func WithRetention(r Retention) Option {
+	return func(rn *Runner) {
+		rn.cfg.Retention = scheduler.Retention(r)
+		rn.cfg.PruneEvery, rn.cfg.PruneBatch = DefaultPruneEvery, PruneBatch
+	}
+}
 
 // Prune deletes the finished rows of job past retention r at wall time now,
 // in writes of at most PruneBatch rows: done and skipped rows, and failed

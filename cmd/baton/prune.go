@@ -22,7 +22,7 @@ deletes only rows that no leader changes again. It writes in batches of %d
 rows. The leader of a job started with 'baton run' prunes by itself with the
 same rule (--keep, --keep-rows there).`, schedule.DefaultRetention, schedule.PruneBatch))
 	storeURL := storeFlag(fs)
-	keep := fs.String("keep", schedule.FormatAge(schedule.DefaultRetention.Age), "delete rows older than this: days (30d) or a duration (72h)")
+	keep := fs.String("keep", schedule.FormatAge(schedule.DefaultRetention.Age), "delete rows older than this: days (30d) or a duration (72h); 0: no bound by age")
 	keepRows := fs.Int("keep-rows", schedule.DefaultRetention.Rows, "delete rows beyond the newest N (0: no bound by count)")
 	failed := fs.Bool("failed", false, "delete failed rows past the retention too")
 	asJSON := fs.Bool("json", false, "print JSON")
@@ -32,10 +32,10 @@ same rule (--keep, --keep-rows there).`, schedule.DefaultRetention, schedule.Pru
 	}
 	job, err := oneName(pos, "JOB")
 	var r schedule.Retention
-	if err == nil {
+	if err == nil && *keep != "0" {
 		r.Age, err = schedule.ParseAge(*keep)
 		if err != nil {
-			err = usagef("invalid --keep: %v", err)
+			err = usagef("invalid --keep: %v; or 0 for no bound by age", err)
 		}
 	}
 	if err == nil && *keepRows < 0 {

@@ -45,6 +45,11 @@ resource that checks BATON_TOKEN refuses a deposed leader's late work:
 without that check a period's effect can happen twice if a leader is
 deposed mid-run (the ledger still records one done run).
 
+The leader prunes the ledger in small fenced batches while no period is due:
+done and skipped runs older than --keep or beyond the newest --keep-rows
+(default 30 days or 10,000 rows, whichever comes first); failed runs stay
+until they are re-run or pruned by hand ('baton prune --failed').
+
 A job has one schedule and catch-up policy, stored when it first runs.
 A node started with another one refuses (exit 2) and names both, unless
 --reschedule replaces the stored one: the change is recorded in the
@@ -65,6 +70,7 @@ type runConfig struct {
 	job      schedule.Job
 	argv     []string
 	key      *fenceKeyFlag // signs BATON_TOKEN (fencekey.go)
+	keep     schedule.Retention
 }
 
 func runRun(ctx context.Context, e *env, args []string) int {
@@ -91,6 +97,8 @@ func runRun(ctx context.Context, e *env, args []string) int {
 	fs.StringVar(&catchUp, "catch-up", "all", "which periods missed while nobody led to run: all (oldest first), latest, none")
 	fs.DurationVar(&window, "catch-up-window", 0, "skip periods more than this late (0: no limit); manual triggers are never skipped")
 	reschedule := fs.Bool("reschedule", false, "replace the job's stored schedule and catch-up policy with this node's (recorded in the election log)")
+	keep := fs.String("keep", schedule.FormatAge(schedule.DefaultRetention.Age), "the leader prunes done and skipped runs older than this: days (30d) or a duration (72h); 0: no bound by age")
+	fs.IntVar(&c.keep.Rows, "keep-rows", schedule.DefaultRetention.Rows, "the leader prunes done and skipped runs beyond the newest N; 0: no bound by count")
 	fs.DurationVar(&c.grace, "grace", 5*time.Second, "time between SIGTERM and SIGKILL when stopping COMMAND; shorter than lease minus renew (default 5s, or half of lease minus renew when that is shorter)")
 	if done, code := e.parse(fs, args); done {
 		return code
@@ -182,6 +190,19 @@ func runRun(ctx context.Context, e *env, args []string) int {
 			return usagef("--catch-up and --catch-up-window need a schedule (--every or --cron)")
 		}
 		c.job.Policy = schedule.Policy{CatchUp: cu, Window: window}
+		if *keep != "0" {
+			age, err := schedule.ParseAge(*keep)
+			if err != nil {
+				return usagef("invalid --keep: %v; or 0 for no bound by age", err)
+			}
+			c.keep.Age = age
+		}
+		if c.keep.Rows < 0 {
+			return usagef("invalid --keep-rows %d; want 0 (no bound by count) or more", c.keep.Rows)
+		}
+		if c.job.Schedule == nil && (set["keep"] || set["keep-rows"]) {
+			return usagef("--keep and --keep-rows need a schedule (--every or --cron): a singleton has no ledger")
+		}
 
 		if _, err := exec.LookPath(c.argv[0]); err != nil {
 			return usagef("command %q not found: %v", c.argv[0], errors.Unwrap(err))
@@ -212,7 +233,7 @@ func runRun(ctx context.Context, e *env, args []string) int {
 	r := &runner{cfg: c, el: el, stdout: stdout, stderr: stderr, logger: logger}
 	if c.job.Schedule != nil {
 		// Validate the Runner's configuration before campaigning.
-		if _, err := schedule.New(st, c.job, r.periodExec(nil)); err != nil {
+		if _, err := schedule.New(st, c.job, r.periodExec(nil), schedule.WithRetention(c.keep)); err != nil {
 			return e.fail("run", usagef("%v", err))
 		}
 		if err := register(ctx, st, c.job, *reschedule); err != nil {
@@ -233,7 +254,7 @@ func runRun(ctx context.Context, e *env, args []string) int {
 		if err := register(ctx, st, c.job, false); err != nil {
 			return err
 		}
-		sr, err := schedule.New(st, c.job, r.periodExec(t), schedule.WithLogger(logger))
+		sr, err := schedule.New(st, c.job, r.periodExec(t), schedule.WithLogger(logger), schedule.WithRetention(c.keep))
 		if err != nil {
 			return err
 		}

@@ -307,3 +307,21 @@ func waitFor(t *testing.T, cond func() bool) {
 	}
 	t.Fatal("condition not met within 20s")
 }
+
+func TestRunKeepFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args  []string
+		wants []string
+	}{
+		{[]string{"--every", "1m", "--keep", "x", "j", "--", "true"}, []string{"--keep"}},
+		{[]string{"--every", "1m", "--keep", "-3d", "j", "--", "true"}, []string{"--keep"}},
+		{[]string{"--every", "1m", "--keep-rows", "-1", "j", "--", "true"}, []string{"--keep-rows"}},
+		{[]string{"--keep", "7d", "j", "--", "true"}, []string{"--keep", "need a schedule"}},
+	} {
+		e, _, errb, ms := shared()
+		args := append([]string{"run", "--store", "mem:"}, tc.args...)
+		code := e.run(context.Background(), args)
+		checkOneLine(t, args, code, errb.String(), tc.wants...)
+		untouched(t, ms, "j")
+	}
+}

@@ -33,15 +33,19 @@
 // The simulator's mutations turn protections off on purpose (NoValidCheck,
 // Unfenced) to show that its checker notices.
 //
+// Retention (retention.go) is part of the loop: with Config.Retention on,
+// a machine that would otherwise wait (a plan with no moves) and whose
+// round is due deletes one batch of done and skipped rows past the
+// retention with a fenced store.PruneRuns, and goes on batch by batch, a
+// pass between two batches, until one comes back short; a stale token
+// halts it like any other fenced write.
+//
 // Room for what comes next, without a second loop:
 //   - Retries of a failed period (Retries, RetryBackoff): a Decide rule
 //     that treats a failed row with attempts left as due once Finished +
 //     backoff has passed (and as Wake until then), so the claim is the
 //     ordinary Move.Swap with Attempt + 1; finalPrefix must then not count
 //     such a row as final, or the cursor would hide it until the rescan.
-//   - Retention: pruning old final rows below the cursor is one more Kind
-//     of fenced ledger write, issued in batches while the machine would
-//     otherwise wait (after a plan with no moves), answered like SwapRun.
 //   - A wall-clock guard: an event saying whether the wall clock agrees
 //     with a trusted reference; while it does not, the machine plans no
 //     Claim or Skip moves (it only completes what runs and reads again at
