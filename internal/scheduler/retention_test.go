@@ -2,10 +2,12 @@ package scheduler_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
 
+	"github.com/batonhq/baton/fence"
 	"github.com/batonhq/baton/internal/scheduler"
 	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/store/memstore"
@@ -18,8 +20,9 @@ func (everySecond) Next(t time.Time) time.Time { return t.Truncate(time.Second).
 
 // drive runs the machine for one leader on virtual time against a memstore
 // until the wall time reaches end, executing every action at once (effects
-// succeed at once), and calls check after every action.
-func drive(t *testing.T, st store.Store, cfg scheduler.Config, start, end time.Time, check func(now time.Time)) {
+// succeed at once), and calls check after every action. A Halt ends it and
+// is returned; a Fail fails the test.
+func drive(t *testing.T, st store.Store, cfg scheduler.Config, start, end time.Time, check func(now time.Time)) (halted error) {
 	t.Helper()
 	ctx := context.Background()
 	m := scheduler.New(cfg)
@@ -49,7 +52,9 @@ func drive(t *testing.T, st store.Store, cfg scheduler.Config, start, end time.T
 				case scheduler.Prune:
 					n, err := st.PruneRuns(ctx, a.Prune)
 					reply = scheduler.Pruned{N: n, Err: err}
-				case scheduler.Halt, scheduler.Fail:
+				case scheduler.Halt:
+					return a.Cause
+				case scheduler.Fail:
 					t.Fatalf("%T %+v", a, a)
 				}
 				if reply != nil {
@@ -60,7 +65,7 @@ func drive(t *testing.T, st store.Store, cfg scheduler.Config, start, end time.T
 		check(now)
 		next := m.Next()
 		if next.IsZero() || !next.Before(end) {
-			return
+			return nil
 		}
 		now = next
 		queue = append(queue, scheduler.Tick{})
@@ -109,4 +114,45 @@ func TestRetentionFortyDaysEverySecond(t *testing.T) {
 		}
 	}
 	t.Log(fmt.Sprintf("%d days every second (%d periods): at most %d rows at a day's start, %d at the end", days, days*86400, maxRows, len(rs)))
+}
+
+// Pruning happens when nothing is due, in batches, down to the retention;
+// a prune under a stale token deletes nothing and halts the machine like
+// any other fenced write.
+func TestPruneBatchesAndFence(t *testing.T) {
+	ctx := context.Background()
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	ms := memstore.New(memstore.WithTime(func() time.Time { return start }))
+	rec, err := ms.Swap(ctx, store.Swap{Record: store.Record{Name: "tick", Holder: "a", Incarnation: "a1", Token: 1, Lease: time.Minute}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 1234; i++ { // old rows, from before the job's registration
+		at := start.Add(-time.Duration(1234-i) * time.Hour)
+		if _, err := ms.SwapRun(ctx, store.RunSwap{Run: store.Run{Job: "tick", Period: scheduler.Key(at), Scheduled: at, State: store.Done, Token: 1}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg := scheduler.Config{Job: "tick", Schedule: everySecond{}, Poll: time.Minute, Rescan: time.Hour, Retry: time.Second,
+		Retention: scheduler.Retention{Rows: 100}, PruneEvery: 10 * time.Minute, PruneBatch: 500}
+	if err := drive(t, ms, cfg, start, start.Add(5*time.Second), func(time.Time) {}); err != nil {
+		t.Fatal(err)
+	}
+	rs, _ := ms.Runs(ctx, "tick", "", 0)
+	if len(rs) != 100+5 && len(rs) != 100+4 {
+		t.Fatalf("%d rows after the first round, want the 100 newest plus the new periods", len(rs))
+	}
+	// A newer leader took the record: the next round's prune is refused.
+	rec.Token = 2
+	if _, err := ms.Swap(ctx, store.Swap{Expect: rec.Version, Record: rec}); err != nil {
+		t.Fatal(err)
+	}
+	cfg.Schedule = nil // nothing due: the machine only prunes
+	halted := drive(t, ms, cfg, start.Add(time.Hour), start.Add(2*time.Hour), func(time.Time) {})
+	if !errors.Is(halted, fence.ErrStaleToken) {
+		t.Fatalf("a prune under a stale token: %v, want a halt with fence.ErrStaleToken", halted)
+	}
+	if after, _ := ms.Runs(ctx, "tick", "", 0); len(after) != len(rs) {
+		t.Fatalf("a refused prune deleted rows: %d, then %d", len(rs), len(after))
+	}
 }
