@@ -19,8 +19,9 @@ const CandidateEvery = 5
 // and deletes it when the wait ends (won, cancelled or closed), all on its
 // own goroutine: the election machine never sees it, a failed write only
 // leaves the row stale, and ending it does not wait for the deletion (a
-// new leader starts its work without waiting for that write). It returns a
-// function that ends it.
+// new leader starts its work without waiting for that write; Run and
+// Close wait for it before they return). It returns a function that ends
+// it.
 //
 // The row is for people and operator checks only: the election itself
 // never reads it, so a missing or stale row changes nothing about who may
@@ -36,7 +37,9 @@ func (e *Elector) candidate() (stop func()) {
 			e.cfg.logger.Debug("candidate row not written", "gone", c.Gone, "err", err)
 		}
 	}
+	e.cands.Add(1)
 	go func() {
+		defer e.cands.Done()
 		for {
 			write(c)
 			t := e.cfg.clock.NewTimer(every)
