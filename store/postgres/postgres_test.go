@@ -513,3 +513,56 @@ func TestOpenReadOnlyCreatesNothing(t *testing.T) {
 		t.Fatalf("relations in schema baton after read-only opens: %d, %v; want 1", n, err)
 	}
 }
+
+// A role with nothing but USAGE on the schema and SELECT on its tables
+// reads a store opened read-only: status, runs and history work without
+// any write privilege.
+func TestReadOnlyRole(t *testing.T) {
+	u := pgtest.Start(t)
+	s := open(t, u)
+	if _, err := s.Swap(testCtx(t), store.Swap{Record: acquire("a", "n1", 1), Event: store.Acquired}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.EnsureJob(testCtx(t), store.Job{Name: "a", Schedule: "every 10s"}); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	role := "baton_reader_" + strings.ReplaceAll(strings.ToLower(t.Name()), "/", "_")
+	superExec(t, u, `CREATE ROLE `+role+` LOGIN`)
+	superExec(t, u, `GRANT USAGE ON SCHEMA baton TO `+role)
+	superExec(t, u, `GRANT SELECT ON ALL TABLES IN SCHEMA baton TO `+role)
+	t.Cleanup(func() {
+		superExec(t, u, `REVOKE ALL ON ALL TABLES IN SCHEMA baton FROM `+role)
+		superExec(t, u, `REVOKE ALL ON SCHEMA baton FROM `+role)
+		superExec(t, u, `DROP ROLE `+role)
+	})
+	pu, err := url.Parse(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pu.User = url.User(role)
+	ro, err := postgres.Open(testCtx(t), pu.String(), postgres.WithReadOnly())
+	if err != nil {
+		t.Fatalf("read-only open as %s: %v", role, err)
+	}
+	defer ro.Close()
+	if rec, err := ro.Get(testCtx(t), "a"); err != nil || rec.Token != 1 {
+		t.Fatalf("Get: %+v, %v", rec, err)
+	}
+	if evs, err := ro.History(testCtx(t), "a", 0, 0); err != nil || len(evs) != 1 {
+		t.Fatalf("History: %v, %v", evs, err)
+	}
+	if _, err := ro.RecentRuns(testCtx(t), "a", "", 10); err != nil {
+		t.Fatalf("RecentRuns: %v", err)
+	}
+	if _, err := ro.Candidates(testCtx(t), "a"); err != nil {
+		t.Fatalf("Candidates: %v", err)
+	}
+	if j, err := ro.GetJob(testCtx(t), "a"); err != nil || j.Schedule != "every 10s" {
+		t.Fatalf("GetJob: %+v, %v", j, err)
+	}
+	// A write through the read-only store is refused before it is sent.
+	if _, err := ro.EnsureJob(testCtx(t), store.Job{Name: "b", Schedule: "x"}); !errors.Is(err, store.ErrInvalid) {
+		t.Errorf("a write through a read-only store: %v, want ErrInvalid", err)
+	}
+}
