@@ -124,3 +124,21 @@ func TestRegister(t *testing.T) {
 		t.Fatalf("after a reschedule: %+v", j)
 	}
 }
+
+// A job registered by an older baton (its schedule alone) is the same job
+// for a node with that schedule and the default policy.
+func TestRegisterOlderDescription(t *testing.T) {
+	ctx := context.Background()
+	ms := memstore.New()
+	ten, _ := schedule.Every(10*time.Second, 0)
+	if _, err := ms.EnsureJob(ctx, store.Job{Name: "billing", Schedule: ten.String()}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := schedule.Register(ctx, ms, schedule.Job{Name: "billing", Schedule: ten}, false); err != nil {
+		t.Fatalf("Register over an older description of the same schedule: %v", err)
+	}
+	latest := schedule.Job{Name: "billing", Schedule: ten, Policy: schedule.Policy{CatchUp: schedule.CatchUpLatest}}
+	if _, err := schedule.Register(ctx, ms, latest, false); !errors.Is(err, schedule.ErrScheduleMismatch) {
+		t.Fatalf("Register with another policy over an older description: %v", err)
+	}
+}

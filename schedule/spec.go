@@ -118,7 +118,7 @@ func Register(ctx context.Context, st store.Store, job Job, reschedule bool) (st
 	want := job.Spec()
 	for {
 		got, err := st.EnsureJob(ctx, store.Job{Name: job.Name, Schedule: want})
-		if err != nil || got.Schedule == want {
+		if err != nil || SameSpec(got.Schedule, want) {
 			return got, err
 		}
 		if !reschedule {
@@ -138,3 +138,13 @@ type mismatch struct{ msg string }
 
 func (m mismatch) Error() string        { return m.msg }
 func (m mismatch) Is(target error) bool { return target == ErrScheduleMismatch }
+
+// SameSpec reports whether the stored description stored and want describe
+// the same schedule and policy. An older baton stored the schedule alone,
+// which reads as catch-up all (see ParseSpec).
+func SameSpec(stored, want string) bool {
+	if stored != ManualOnly && !strings.Contains(stored, "; catch-up ") {
+		stored += "; catch-up " + string(CatchUpAll)
+	}
+	return stored == want
+}

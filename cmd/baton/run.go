@@ -386,7 +386,7 @@ func watchSchedule(ctx context.Context, st store.Store, job schedule.Job, every 
 		}
 		cctx, cancel := context.WithTimeout(ctx, every)
 		j, err := st.GetJob(cctx, job.Name) // a read: Register would write
-		if err == nil && j.Schedule != job.Spec() {
+		if err == nil && !schedule.SameSpec(j.Schedule, job.Spec()) {
 			_, err = schedule.Register(cctx, st, job, false)
 		}
 		cancel()
