@@ -31,6 +31,8 @@ type Elector struct {
 	wake     chan struct{}
 	campaign chan campaignResult // the waiting Campaign call, if any
 	term     *Term               // the current or last term
+
+	cands sync.WaitGroup // candidate-row goroutines (candidate.go)
 }
 
 // New returns an Elector for name on st. Options are validated; an invalid
@@ -94,6 +96,8 @@ func (e *Elector) Campaign(ctx context.Context) (*Term, error) {
 	e.campaign = won
 	e.postLocked(election.Start{})
 	e.mu.Unlock()
+	stop := e.candidate()
+	defer stop()
 
 	select {
 	case r, ok := <-won:
@@ -128,6 +132,7 @@ func (e *Elector) Leader(ctx context.Context) (store.Record, error) {
 // Campaign's error wraps ErrStoreLost), Run returns that error at once
 // instead of campaigning again.
 func (e *Elector) Run(ctx context.Context, fn func(ctx context.Context, t *Term) error) error {
+	defer e.cands.Wait() // a withdrawn candidate row is deleted before Run returns
 	for {
 		t, err := e.Campaign(ctx)
 		if err != nil {
@@ -174,12 +179,16 @@ func (e *Elector) Close(ctx context.Context) error {
 	e.postLocked(election.Resign{})
 	stopped := e.stopped
 	e.mu.Unlock()
-	select {
-	case <-stopped:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
+	cands := make(chan struct{})
+	go func() { e.cands.Wait(); close(cands) }()
+	for _, c := range []<-chan struct{}{stopped, cands} {
+		select {
+		case <-c:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
+	return nil
 }
 
 // post queues an event for the loop and starts the loop if needed.

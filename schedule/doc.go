@@ -3,13 +3,18 @@
 // while nobody led, and at most one committed run per period.
 //
 // A job has a Schedule (Every: an interval aligned to the Unix epoch; Cron:
-// a cron expression in a time zone). Each scheduled instant is a Period
+// a cron expression in a time zone, which follows cron's rule across
+// daylight saving changes: see Cron). Each scheduled instant is a Period
 // whose key is the instant in UTC to the second (KeyLayout), the same on
 // every node. A job's first period is the first instant after the job was
 // first registered in the store (store.Job.Created): a new job never
-// catches up on the past. A manual trigger is a pending ledger row written
-// by anybody (see Trigger); it is durable, so it is not lost while nobody
-// leads.
+// catches up on the past. A job has one schedule and catch-up policy,
+// stored at registration (Describe, Register): a node with another one is
+// refused unless it reschedules. A manual trigger is a pending ledger row
+// written by anybody (see Trigger) under a key of its own (ManualKey) that
+// never collides with a scheduled period; it is durable, so it is not lost
+// while nobody leads. With a Retention (WithRetention) the leader prunes
+// old done and skipped rows in fenced batches.
 //
 // The package has two layers, like the election:
 //   - The work loop of a leader's term is a deterministic state machine

@@ -162,6 +162,8 @@ func New(st store.Store, job Job, exec Executor, opts ...Option) (*Runner, error
 		return nil, errors.New("schedule: WithClockGuard: the reference clock must not be nil")
 	case r.ref != nil && r.cfg.ClockTolerance < MinClockTolerance:
 		return nil, fmt.Errorf("schedule: WithClockGuard: tolerance %v is below %v; use e.g. %v", r.cfg.ClockTolerance, MinClockTolerance, DefaultClockTolerance)
+	case r.cfg.Retention.Age < 0 || r.cfg.Retention.Rows < 0:
+		return nil, fmt.Errorf("schedule: retention must not be negative, got %v and %d rows", r.cfg.Retention.Age, r.cfg.Retention.Rows)
 	}
 	if err := job.Policy.Validate(); err != nil {
 		return nil, fmt.Errorf("schedule: %w", err)
@@ -182,11 +184,7 @@ func New(st store.Store, job Job, exec Executor, opts ...Option) (*Runner, error
 // and returns it as stored; its Created fixes the first period. Run calls
 // it; callers may call it earlier to fail fast.
 func (r *Runner) Register(ctx context.Context) (store.Job, error) {
-	desc := "manual triggers only"
-	if r.job.Schedule != nil {
-		desc = r.job.Schedule.String()
-	}
-	return r.st.EnsureJob(ctx, store.Job{Name: r.job.Name, Schedule: desc})
+	return r.st.EnsureJob(ctx, store.Job{Name: r.job.Name, Schedule: r.job.Spec()})
 }
 
 // Wake asks the Runner to read the ledger now rather than at its next poll,
@@ -347,6 +345,10 @@ func (d *drive) do(a scheduler.Action) scheduler.Event {
 	case scheduler.CheckClock:
 		var ev scheduler.ClockRead
 		call(func(ctx context.Context) { ev.Reference, ev.Err = r.ref.Now(ctx) })
+		return ev
+	case scheduler.Prune:
+		var ev scheduler.Pruned
+		call(func(ctx context.Context) { ev.N, ev.Err = r.st.PruneRuns(ctx, a.Prune) })
 		return ev
 	case scheduler.GetRun:
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(d.ctx), r.callTimeout)

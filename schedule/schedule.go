@@ -1,31 +1,61 @@
 package schedule
 
 import (
-	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
-
-	"github.com/robfig/cron/v3"
 
 	"github.com/batonhq/baton/internal/scheduler"
 )
 
-// KeyLayout is the layout of a period key: the scheduled instant in UTC,
-// to the second. Keys of one job sort in time order.
+// KeyLayout is the layout of a scheduled period's key: the scheduled
+// instant in UTC, to the second. Keys of one job sort in time order.
 const KeyLayout = scheduler.KeyLayout // "2006-01-02T15:04:05Z"
 
-// Key returns the period key of the instant t.
+// manualSep separates a manual key's second from its fraction. It sorts
+// after every byte of a KeyLayout key, so a manual key sorts after the
+// scheduled key of the same second and before the next second's.
+const manualSep = "~manual."
+
+// Key returns the period key of the scheduled instant t.
 func Key(t time.Time) string { return scheduler.Key(t) }
 
-// ParseKey parses a period key, rejecting anything that is not exactly in
-// KeyLayout (so that one instant never has two keys).
+// ManualKey returns the key of a manual trigger at t: the scheduled key of
+// t's second followed by "~manual." and the microseconds, such as
+// 2026-01-02T15:04:05Z~manual.250000. A scheduled period's key never has
+// that suffix, so a manual run can never collide with a scheduled period;
+// keys still sort in time order, scheduled and manual ones together.
+// Microseconds are what every store keeps of a time.
+func ManualKey(t time.Time) string {
+	t = t.UTC().Truncate(time.Microsecond)
+	return Key(t) + fmt.Sprintf("%s%06d", manualSep, t.Nanosecond()/1000)
+}
+
+// IsManualKey reports whether key has the form of ManualKey.
+func IsManualKey(key string) bool {
+	_, err := ParseKey(key)
+	return err == nil && strings.Contains(key, manualSep)
+}
+
+// ParseKey parses a period key: a scheduled one (KeyLayout) or a manual
+// one (ManualKey), rejecting anything that is not exactly in one of those
+// forms (so that one instant never has two keys of one kind). It returns
+// the instant the key stands for, in UTC.
 func ParseKey(key string) (time.Time, error) {
-	t, err := time.Parse(KeyLayout, key)
-	if err != nil || t.Format(KeyLayout) != key {
-		return time.Time{}, fmt.Errorf("period key %q: want an RFC 3339 time in UTC to the second, such as 2026-01-02T15:04:05Z", key)
+	sec, frac, manual := strings.Cut(key, manualSep)
+	t, err := time.Parse(KeyLayout, sec)
+	if err != nil || t.Format(KeyLayout) != sec {
+		return time.Time{}, fmt.Errorf("period key %q: want an RFC 3339 time in UTC to the second, such as 2026-01-02T15:04:05Z, or a manual key such as 2026-01-02T15:04:05Z~manual.250000", key)
 	}
-	return t, nil
+	if !manual {
+		return t, nil
+	}
+	us, err := strconv.Atoi(frac)
+	if err != nil || len(frac) != 6 || frac[0] == '+' || frac[0] == '-' {
+		return time.Time{}, fmt.Errorf("manual period key %q: want six digits of microseconds after %q, such as 2026-01-02T15:04:05Z~manual.250000", key, manualSep)
+	}
+	return t.Add(time.Duration(us) * time.Microsecond), nil
 }
 
 // Schedule yields a job's scheduled instants. Implementations are pure:
@@ -71,58 +101,6 @@ func (s interval) String() string {
 		return "every " + s.d.String()
 	}
 	return fmt.Sprintf("every %v offset %v", s.d, s.off)
-}
-
-// cronParser accepts the standard five fields (minute hour day-of-month
-// month day-of-week) and the descriptors @yearly, @annually, @monthly,
-// @weekly, @daily, @midnight and @hourly.
-var cronParser = cron.NewParser(cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow | cron.Descriptor)
-
-// Cron returns the schedule of a cron expression evaluated in loc: the five
-// standard fields or one of the descriptors @yearly, @annually, @monthly,
-// @weekly, @daily, @midnight, @hourly. "@every" is refused (its instants
-// depend on when a process starts, so nodes would disagree on the periods;
-// use Every), and so is a "TZ=" or "CRON_TZ=" prefix (pass loc instead).
-// Around a daylight saving change the instants are those of
-// github.com/robfig/cron/v3: an hour skipped by the change has no instant.
-func Cron(expr string, loc *time.Location) (Schedule, error) {
-	if loc == nil {
-		return nil, errors.New("cron schedule needs a time zone")
-	}
-	e := strings.TrimSpace(expr)
-	switch {
-	case strings.HasPrefix(e, "@every"):
-		return nil, fmt.Errorf("cron expression %q: @every is not allowed; use an interval schedule, whose periods are aligned", expr)
-	case strings.HasPrefix(e, "TZ=") || strings.HasPrefix(e, "CRON_TZ="):
-		return nil, fmt.Errorf("cron expression %q: give the time zone separately, not as a prefix", expr)
-	}
-	s, err := cronParser.Parse(e)
-	if err != nil {
-		return nil, fmt.Errorf("cron expression %q: %w", expr, err)
-	}
-	spec, ok := s.(*cron.SpecSchedule)
-	if !ok {
-		return nil, fmt.Errorf("cron expression %q: unsupported form", expr)
-	}
-	spec.Location = loc
-	return cronSchedule{spec: spec, expr: e}, nil
-}
-
-type cronSchedule struct {
-	spec *cron.SpecSchedule
-	expr string
-}
-
-func (s cronSchedule) Next(t time.Time) time.Time {
-	n := s.spec.Next(t)
-	if n.IsZero() {
-		return n
-	}
-	return n.UTC()
-}
-
-func (s cronSchedule) String() string {
-	return fmt.Sprintf("cron %q in %s", s.expr, s.spec.Location)
 }
 
 // Due returns the scheduled instants in (from, to], oldest first, at most

@@ -65,13 +65,14 @@ func TestCronInTimeZone(t *testing.T) {
 		t.Fatal(err)
 	}
 	// 02:30 in Paris is 01:30 UTC in winter, 00:30 UTC in summer; on
-	// 2026-03-29 the clocks skip from 02:00 to 03:00, so there is no 02:30.
+	// 2026-03-29 the clocks skip from 02:00 to 03:00, so there is no 02:30:
+	// it runs once, at 03:00 CEST, 01:00 UTC (cron's rule).
 	got, _ := schedule.Due(s, mustTime(t, "2026-03-27T12:00:00Z"), mustTime(t, "2026-03-31T12:00:00Z"), 0)
 	var keys []string
 	for _, g := range got {
 		keys = append(keys, schedule.Key(g))
 	}
-	want := "2026-03-28T01:30:00Z 2026-03-30T00:30:00Z 2026-03-31T00:30:00Z"
+	want := "2026-03-28T01:30:00Z 2026-03-29T01:00:00Z 2026-03-30T00:30:00Z 2026-03-31T00:30:00Z"
 	if strings.Join(keys, " ") != want {
 		t.Errorf("due %v, want %s", keys, want)
 	}
@@ -121,5 +122,63 @@ func TestDueLimit(t *testing.T) {
 	got, more = schedule.Due(s, from, from.Add(10*time.Second), 0)
 	if len(got) != 10 || more {
 		t.Fatalf("Due without limit: %d more %v", len(got), more)
+	}
+}
+
+func TestManualKeys(t *testing.T) {
+	at := mustTime(t, "2026-03-04T10:11:12.3456789Z")
+	k := schedule.ManualKey(at)
+	if k != "2026-03-04T10:11:12Z~manual.345678" || !schedule.IsManualKey(k) || schedule.IsManualKey(schedule.Key(at)) {
+		t.Fatalf("ManualKey = %q", k)
+	}
+	back, err := schedule.ParseKey(k)
+	if err != nil || !back.Equal(at.Truncate(time.Microsecond)) {
+		t.Fatalf("ParseKey(%q) = %v, %v", k, back, err)
+	}
+	// Manual keys sort among scheduled ones by time, after the scheduled
+	// key of their second, and never equal one.
+	keys := []string{schedule.Key(at), k, schedule.Key(at.Add(time.Second)), schedule.ManualKey(at.Add(-time.Second))}
+	if !(keys[3] < keys[0] && keys[0] < keys[1] && keys[1] < keys[2]) {
+		t.Errorf("keys do not sort in time order: %v", keys)
+	}
+	for _, bad := range []string{k + "0", "2026-03-04T10:11:12Z~manual.", "2026-03-04T10:11:12Z~manual.-12345", "2026-03-04T10:11:12Z~manual.abcdef", "2026-03-04T10:11:12Z~other.123456"} {
+		if _, err := schedule.ParseKey(bad); err == nil {
+			t.Errorf("ParseKey(%q) accepted", bad)
+		}
+	}
+}
+
+func TestSpecRoundTrip(t *testing.T) {
+	paris, err := time.LoadLocation("Europe/Paris")
+	if err != nil {
+		t.Skip(err)
+	}
+	every, _ := schedule.Every(10*time.Second, 3*time.Second)
+	cron, _ := schedule.Cron("30 2 * * 1-5", paris)
+	for _, tc := range []struct {
+		s schedule.Schedule
+		p schedule.Policy
+	}{
+		{every, schedule.Policy{}},
+		{cron, schedule.Policy{CatchUp: schedule.CatchUpLatest, Window: time.Hour}},
+		{nil, schedule.Policy{}},
+	} {
+		d := schedule.Describe(tc.s, tc.p)
+		s, p, err := schedule.ParseSpec(d)
+		if err != nil {
+			t.Fatalf("ParseSpec(%q): %v", d, err)
+		}
+		if schedule.Describe(s, p) != d {
+			t.Errorf("ParseSpec(%q) reads back as %q", d, schedule.Describe(s, p))
+		}
+	}
+	// What an older baton stored: the schedule alone.
+	if s, p, err := schedule.ParseSpec("every 24h0m0s"); err != nil || s == nil || p.CatchUp != schedule.CatchUpAll {
+		t.Errorf("old description: %v %+v %v", s, p, err)
+	}
+	for _, bad := range []string{"", "every", "every 10q", "cron 30 2 * * * in UTC", `cron "30 2 * * *" in Mars/Olympus`, "every 10s; catch-up some"} {
+		if _, _, err := schedule.ParseSpec(bad); err == nil {
+			t.Errorf("ParseSpec(%q) accepted", bad)
+		}
 	}
 }

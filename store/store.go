@@ -128,6 +128,9 @@ type Store interface {
 	// registration and never changes afterwards.
 	EnsureJob(ctx context.Context, j Job) (Job, error)
 
+	// GetJob returns the job registered under name, or ErrNotFound.
+	GetJob(ctx context.Context, name string) (Job, error)
+
 	// GetRun returns the ledger row of one period of a job, or ErrNotFound.
 	GetRun(ctx context.Context, job, period string) (Run, error)
 
@@ -143,6 +146,47 @@ type Store interface {
 	// greater than after (keys sort by time), in period order. limit <= 0
 	// means no limit.
 	Runs(ctx context.Context, job string, after string, limit int) ([]Run, error)
+
+	// RecentRuns returns up to limit ledger rows of job whose period key is
+	// less than before ("" means no bound), newest first. limit <= 0 means
+	// no limit. Its cost grows with limit, not with the ledger's size.
+	RecentRuns(ctx context.Context, job string, before string, limit int) ([]Run, error)
+
+	// PruneRuns deletes up to p.Limit ledger rows of p.Job that are past
+	// p's bounds (a key below p.Before, or not among the p.Keep newest rows)
+	// and whose state is one of p.States, oldest first, and returns how
+	// many it deleted. Its cost grows with p.Limit and p.Keep, not with the
+	// ledger's size. It never deletes the job's
+	// newest row that is not Manual: that row is where a leader's planning
+	// resumes, so deleting it would make old periods due again. If
+	// p.Fenced is true, it deletes only if p.Token equals the token of the
+	// election record named p.Job, checked in the same atomic step;
+	// otherwise it returns an error wrapping fence.ErrStaleToken and
+	// deletes nothing.
+	PruneRuns(ctx context.Context, p Prune) (int, error)
+
+	// UpdateJob replaces the schedule of job u.Name if it is u.Expect,
+	// and returns the job as stored (Created does not change). If the
+	// election record of that name exists, in the same atomic write it
+	// appends a Rescheduled event (Detail "FROM -> TO") to the election log
+	// and changes the record's Version (none of its values), so that a
+	// leader still running the old schedule loses its next renewal. A
+	// missing job is ErrNotFound; another schedule than u.Expect is
+	// ErrConflict, and nothing is written.
+	UpdateJob(ctx context.Context, u JobUpdate) (Job, error)
+
+	// Heartbeat records that c.Node campaigns for c.Name: it creates or
+	// refreshes the candidate row of (c.Name, c.Node) with Seen set to the
+	// store's time, keeping Since unless the incarnation changed. With
+	// c.Gone it deletes the row instead (the node stopped campaigning or
+	// won). Candidate rows are for people and operator checks; the
+	// election never reads them.
+	Heartbeat(ctx context.Context, c Candidate) error
+
+	// Candidates returns the candidate rows of name, by node id, with Age
+	// measured by the store's clock at the read. Rows are returned however
+	// old; Candidate.Stale says which ones to ignore.
+	Candidates(ctx context.Context, name string) ([]Candidate, error)
 
 	// Close releases the store's resources. It does not change any record.
 	Close() error
@@ -215,6 +259,10 @@ const (
 	// a restore, so that the next term's token is above any handed out
 	// before.
 	FloorRaised EventKind = "token-floor-raised"
+	// Rescheduled: the job of this name got another schedule
+	// (Store.UpdateJob); Detail says from what to what. The record's
+	// holder and token are unchanged.
+	Rescheduled EventKind = "rescheduled"
 )
 
 // Event is one entry of the election log.
@@ -235,6 +283,9 @@ type Event struct {
 	Transfer string
 	// Time is the store's time of the write, for people to read.
 	Time time.Time
+	// Detail is more about the change, for people; empty for the
+	// election's own events. A Rescheduled event has "FROM -> TO".
+	Detail string
 }
 
 // Job is a scheduled job's registration in the store.

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/batonhq/baton/internal/inspect"
 	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/store/memstore"
 )
@@ -60,7 +61,7 @@ func TestAdminCommands(t *testing.T) {
 		t.Errorf("runs:\n%s", r)
 	}
 	r := do("runs", "--json", "billing")
-	var views []runView
+	var views []inspect.Run
 	if err := json.Unmarshal([]byte(r.stdout), &views); err != nil || len(views) != 1 || views[0].DelaySeconds != 90 || views[0].Output != "ok\n" {
 		t.Errorf("runs --json: %v\n%s", err, r)
 	}
@@ -72,6 +73,22 @@ func TestAdminCommands(t *testing.T) {
 	}
 	if rec, _ := ms.Get(context.Background(), "billing"); rec.Transfer != "" {
 		t.Errorf("a refused request wrote %+v", rec)
+	}
+	r = do("transfer", "--to", "ghost", "billing")
+	if r.code != exitFailure || strings.Count(r.stderr, "\n") != 2 || !strings.Contains(r.stderr, "ghost is not campaigning") {
+		t.Errorf("transfer to a node that does not campaign:\n%s", r)
+	}
+	if rec, _ := ms.Get(context.Background(), "billing"); rec.Transfer != "" {
+		t.Errorf("a refused transfer wrote %+v", rec)
+	}
+	for _, n := range []string{"c", "d"} {
+		if err := ms.Heartbeat(context.Background(), store.Candidate{Name: "billing", Node: n, Incarnation: n + "1", Every: time.Minute}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r = do("transfer", "--to", "ghost", "billing")
+	if r.code != exitFailure || !strings.Contains(r.stderr, "nodes waiting to take over: c, d") {
+		t.Errorf("transfer to a node that does not campaign:\n%s", r)
 	}
 	r = do("transfer", "--to", "c", "billing")
 	if r.code != 0 || !strings.Contains(r.stderr, "no --token given; using the current token 2") || !strings.Contains(r.stdout, "hand over to c") {

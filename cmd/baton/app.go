@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/store/storeurl"
@@ -39,33 +40,77 @@ type env struct {
 	// secrets are the passwords of the store URLs this command opened,
 	// scrubbed from every error it prints.
 	secrets []string
+	// now is the wall clock the read commands judge "overdue" by; nil
+	// means time.Now. Golden tests fix it.
+	now func() time.Time
+}
+
+// wallNow returns e.now(), or time.Now() when it is nil.
+func (e *env) wallNow() time.Time {
+	if e.now != nil {
+		return e.now()
+	}
+	return time.Now()
 }
 
 // openStore opens url with e.open, or openStore when it is nil.
 func (e *env) openStore(ctx context.Context, url string) (store.Store, error) {
-	if resolved, err := resolveStoreURL(url); err == nil {
-		e.secrets = append(e.secrets, storeurl.Secrets(resolved)...)
-	}
-	if pw := os.Getenv("PGPASSWORD"); pw != "" {
-		e.secrets = append(e.secrets, pw)
-	}
+	e.keepSecrets(url)
 	if e.open != nil {
 		return e.open(ctx, url)
 	}
 	return openStore(ctx, url)
 }
 
+// keepSecrets notes the passwords of the store url will resolve to, so
+// that no error this command prints shows them.
+func (e *env) keepSecrets(url string) {
+	if resolved, err := resolveStoreURL(url); err == nil {
+		e.secrets = append(e.secrets, storeurl.Secrets(resolved)...)
+	}
+	if pw := os.Getenv("PGPASSWORD"); pw != "" {
+		e.secrets = append(e.secrets, pw)
+	}
+}
+
+// openReader opens url read-only for the read commands: nothing is
+// created or written (see openReadStore). Tests' e.open serves it too.
+func (e *env) openReader(ctx context.Context, url string) (store.Store, error) {
+	e.keepSecrets(url)
+	if e.open != nil {
+		return e.open(ctx, url)
+	}
+	return openReadStore(ctx, url)
+}
+
+// openExisting opens url for a command that writes to a store that must
+// already exist (trigger, resign, transfer, prune): it is first checked
+// read-only, so that a mistyped path is an error and not a new store.
+func (e *env) openExisting(ctx context.Context, url string) (store.Store, error) {
+	if e.open == nil {
+		e.keepSecrets(url)
+		ro, err := openReadStore(ctx, url)
+		if err != nil {
+			return nil, err
+		}
+		ro.Close()
+	}
+	return e.openStore(ctx, url)
+}
+
 // commands lists the subcommands in the order "baton help" shows them.
 func commands() []command {
 	return []command{
 		{name: "run", summary: "run a command on the leader only: once per period, or as a singleton", run: runRun},
-		{name: "status", summary: "who leads a name, its token and lease; a job's open periods", run: runStatus},
+		{name: "status", summary: "who leads a name, who waits, its token and lease; a job's schedule and open periods", run: runStatus},
 		{name: "history", summary: "the election log of a name", run: runHistory},
-		{name: "runs", summary: "the run ledger of a job, with each run's delay", run: runRuns},
+		{name: "runs", summary: "the run ledger of a job, newest first, with each run's delay", run: runRuns},
+		{name: "next", summary: "the next instants of a schedule or of a registered job", run: runNext},
 		{name: "trigger", summary: "ask for a run of a job now (durable: needs no leader)", run: runTrigger},
 		{name: "resign", summary: "ask the leader of a name to resign (guarded by its token)", run: runResign},
-		{name: "transfer", summary: "ask the leader of a name to hand over to a node (guarded by its token)", run: runTransfer},
+		{name: "transfer", summary: "ask the leader of a name to hand over to a waiting node (guarded by its token)", run: runTransfer},
 		{name: "store", summary: "operations on the store: floor raises a name's token after a restore", run: runStoreCmd},
+		{name: "prune", summary: "delete old finished runs of a job from the ledger", run: runPrune},
 		{name: "drill", summary: "the lesson's experiment on the real implementation, under faults", run: runDrill},
 		{name: "sim", summary: "seeded random fault schedules on a virtual cluster, every run checked", run: runSim},
 		{name: "model", summary: "the lesson's round model: run, measure, cost, scan", run: runModel},

@@ -29,6 +29,7 @@ func calcQuorum(_ context.Context, e *env, args []string) int {
 	votes := fs.Int("votes", 0, "valid votes the candidate received, 0 to --members")
 	term := fs.Int64("term", 0, "term the candidate asks for, 0 or more")
 	lastTerm := fs.Int64("last-term", 0, "highest term accepted so far, 0 or more")
+	asJSON := fs.Bool("json", false, "print JSON")
 	if done, code := e.parse(fs, args); done {
 		return code
 	}
@@ -43,6 +44,12 @@ func calcQuorum(_ context.Context, e *env, args []string) int {
 		q, err := model.Quorum(*members)
 		if err != nil {
 			return e.fail(name, asUsage(err))
+		}
+		if *asJSON {
+			return e.printCalc(name, struct {
+				Members int `json:"members"`
+				Quorum  int `json:"quorum"`
+			}{*members, q}, exitOK)
 		}
 		fmt.Fprintf(e.stdout, "members  %d\nquorum   %d (majority: floor(%d/2)+1)\n", *members, q, *members)
 		return exitOK
@@ -60,6 +67,17 @@ func calcQuorum(_ context.Context, e *env, args []string) int {
 	if v.Elected {
 		verdict, code = "elected", exitOK
 	}
+	if *asJSON {
+		return e.printCalc(name, struct {
+			Members  int    `json:"members"`
+			Quorum   int    `json:"quorum"`
+			Votes    int    `json:"votes"`
+			Term     int64  `json:"term"`
+			LastTerm int64  `json:"last_term"`
+			Elected  bool   `json:"elected"`
+			Reason   string `json:"reason"`
+		}{*members, v.Quorum, *votes, *term, *lastTerm, v.Elected, v.Reason}, code)
+	}
 	fmt.Fprintf(e.stdout, "members  %d\nquorum   %d (majority: floor(%d/2)+1)\nvotes    %d\nterm     %d (last accepted %d)\nverdict  %s: %s\n",
 		*members, v.Quorum, *members, *votes, *term, *lastTerm, verdict, v.Reason)
 	return code
@@ -76,6 +94,7 @@ func calcActivation(_ context.Context, e *env, args []string) int {
 	lease := fs.Duration("lease", 0, "lease of the old leader (required)")
 	epsilon := fs.Duration("epsilon", 0, "clock uncertainty between nodes (required)")
 	ready := fs.Duration("ready", 0, "time from the old leader's last renewal to the end of the election")
+	asJSON := fs.Bool("json", false, "print JSON (durations in seconds)")
 	if done, code := e.parse(fs, args); done {
 		return code
 	}
@@ -92,6 +111,15 @@ func calcActivation(_ context.Context, e *env, args []string) int {
 	if err != nil {
 		return e.fail(name, asUsage(err))
 	}
+	if *asJSON {
+		return e.printCalc(name, struct {
+			LeaseSeconds   float64 `json:"lease_seconds"`
+			EpsilonSeconds float64 `json:"epsilon_seconds"`
+			ReadySeconds   float64 `json:"ready_seconds"`
+			TSafeSeconds   float64 `json:"t_safe_seconds"`
+			WaitSeconds    float64 `json:"wait_seconds"`
+		}{lease.Seconds(), epsilon.Seconds(), ready.Seconds(), safe.Seconds(), wait.Seconds()}, exitOK)
+	}
 	fmt.Fprintf(e.stdout, "T_safe  %-8s (lease %s + 2 x epsilon %s)\n", safe, *lease, *epsilon)
 	if wait > 0 {
 		fmt.Fprintf(e.stdout, "wait    %-8s (T_safe %s - ready %s)\n", wait, safe, *ready)
@@ -99,4 +127,12 @@ func calcActivation(_ context.Context, e *env, args []string) int {
 		fmt.Fprintf(e.stdout, "wait    %-8s (ready %s is at or after T_safe %s)\n", wait, *ready, safe)
 	}
 	return exitOK
+}
+
+// printCalc prints v as JSON and returns code.
+func (e *env) printCalc(name string, v any, code int) int {
+	if err := printJSON(e.stdout, v); err != nil {
+		return e.fail(name, err)
+	}
+	return code
 }

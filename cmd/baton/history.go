@@ -3,11 +3,17 @@ package main
 import (
 	"context"
 	"fmt"
-	"text/tabwriter"
 )
 
 func runHistory(ctx context.Context, e *env, args []string) int {
-	fs := e.newFlagSet("history", "history [--store URL] [--json] NAME\n\nPrints the election log of NAME, oldest first: every acquisition, release,\ntakeover, transfer and transfer request, with the token after it. TIME is\nthe store's time of the write, for people to read.")
+	fs := e.newFlagSet("history", `history [--store URL] [--json] NAME
+
+Prints the election log of NAME, oldest first: every acquisition, release,
+takeover, transfer and transfer request, with the token after it, and every
+change of the job's schedule (rescheduled, DETAIL: from -> to). TIME is the
+store's time of the write, for people to read.
+
+The store is opened read-only: nothing is created or written.`)
 	storeURL := storeFlag(fs)
 	asJSON := fs.Bool("json", false, "print JSON")
 	pos, done, code := e.parseMixed(fs, args)
@@ -18,14 +24,14 @@ func runHistory(ctx context.Context, e *env, args []string) int {
 	if err != nil {
 		return e.fail("history", err)
 	}
-	st, err := e.openStore(ctx, *storeURL)
+	st, err := e.openReader(ctx, *storeURL)
 	if err != nil {
 		return e.fail("history", err)
 	}
 	defer st.Close()
 	evs, err := st.History(ctx, name, 0, 0)
 	if err != nil {
-		return e.fail("history", err)
+		return e.fail("history", readErr(*storeURL, err))
 	}
 	if *asJSON {
 		type eventView struct {
@@ -36,10 +42,11 @@ func runHistory(ctx context.Context, e *env, args []string) int {
 			Incarnation string `json:"incarnation,omitempty"`
 			Token       uint64 `json:"token"`
 			Transfer    string `json:"transfer,omitempty"`
+			Detail      string `json:"detail,omitempty"`
 		}
 		views := make([]eventView, 0, len(evs))
 		for _, ev := range evs {
-			views = append(views, eventView{ev.Seq, ev.Time.UTC().Format(timeLayout), string(ev.Kind), ev.Holder, ev.Incarnation, ev.Token, ev.Transfer})
+			views = append(views, eventView{ev.Seq, ev.Time.UTC().Format(timeLayout), string(ev.Kind), ev.Holder, ev.Incarnation, ev.Token, ev.Transfer, ev.Detail})
 		}
 		if err := printJSON(e.stdout, views); err != nil {
 			return e.fail("history", err)
@@ -50,12 +57,7 @@ func runHistory(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintf(e.stdout, "no election history for %s\n", name)
 		return exitOK
 	}
-	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "SEQ\tTIME\tKIND\tHOLDER\tTOKEN\tTRANSFER")
-	for _, ev := range evs {
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%s\n", ev.Seq, ev.Time.UTC().Format(timeLayout), ev.Kind, orDash(ev.Holder), ev.Token, orDash(ev.Transfer))
-	}
-	tw.Flush()
+	printHistory(e.stdout, evs)
 	return exitOK
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/store"
@@ -20,14 +21,15 @@ func runTransfer(ctx context.Context, e *env, args []string) int {
 // handover implements 'baton resign' and 'baton transfer': a request to
 // the leader, guarded by the token the operator expects it to hold.
 func handover(ctx context.Context, e *env, cmd string, args []string) int {
-	synopsis := "resign [--store URL] [--token T] NAME\n\nAsks the leader of NAME to stop its work and release the lease, so that any\ncampaigning node takes over at once."
+	synopsis := "resign [--store URL] [--token T] [--json] NAME\n\nAsks the leader of NAME to stop its work and release the lease, so that any\ncampaigning node takes over at once."
 	if cmd == "transfer" {
-		synopsis = "transfer [--store URL] --to NODE [--token T] NAME\n\nAsks the leader of NAME to stop its work and hand the lease to NODE, which\ntakes it at once if it is campaigning."
+		synopsis = "transfer [--store URL] --to NODE [--token T] [--json] NAME\n\nAsks the leader of NAME to stop its work and hand the lease to NODE, which\ntakes it at once. NODE must be campaigning for NAME (see the waiting nodes in\n'baton status'): a transfer to any other node is refused (exit 1) with the\nlist of those that are, and the leader keeps leading."
 	}
 	synopsis += "\n\nThe request is refused (exit 1) if the leader no longer holds token T: a\nnewer term began since you looked. Without --token the current token is read\nfirst, and the command says so. Flags may also follow NAME."
 	fs := e.newFlagSet(cmd, synopsis)
 	storeURL := storeFlag(fs)
 	token := fs.Uint64("token", 0, "the fencing token the leader is expected to hold (default: read the current one)")
+	asJSON := fs.Bool("json", false, "print JSON")
 	var to string
 	if cmd == "transfer" {
 		fs.StringVar(&to, "to", "", "the node to hand over to (required)")
@@ -43,7 +45,7 @@ func handover(ctx context.Context, e *env, cmd string, args []string) int {
 	if err != nil {
 		return e.fail(cmd, err)
 	}
-	st, err := e.openStore(ctx, *storeURL)
+	st, err := e.openExisting(ctx, *storeURL)
 	if err != nil {
 		return e.fail(cmd, err)
 	}
@@ -65,6 +67,9 @@ func handover(ctx context.Context, e *env, cmd string, args []string) int {
 		fmt.Fprintf(e.stderr, "baton %s: no --token given; using the current token %d of %q (held by %s)\n", cmd, tok, name, rec.Holder)
 	}
 	if cmd == "transfer" {
+		if err := campaigning(ctx, st, name, to); err != nil {
+			return e.fail(cmd, err)
+		}
 		err = baton.Transfer(ctx, st, name, to, tok)
 	} else {
 		err = baton.RequestResign(ctx, st, name, tok)
@@ -75,10 +80,53 @@ func handover(ctx context.Context, e *env, cmd string, args []string) int {
 	if err != nil {
 		return e.fail(cmd, err)
 	}
+	if *asJSON {
+		v := struct {
+			Name   string `json:"name"`
+			Action string `json:"action"`
+			Token  uint64 `json:"token"`
+			To     string `json:"to,omitempty"`
+		}{name, cmd, tok, to}
+		if err := printJSON(e.stdout, v); err != nil {
+			return e.fail(cmd, err)
+		}
+		return exitOK
+	}
 	if cmd == "transfer" {
 		fmt.Fprintf(e.stdout, "asked the leader of %s (token %d) to hand over to %s\n", name, tok, to)
 	} else {
 		fmt.Fprintf(e.stdout, "asked the leader of %s (token %d) to resign\n", name, tok)
 	}
 	return exitOK
+}
+
+// campaigning returns nil if node is campaigning for name (a fresh
+// candidate row that is not the holder's), else an error listing the nodes
+// that are.
+func campaigning(ctx context.Context, st store.Store, name, node string) error {
+	rec, err := st.Get(ctx, name)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return err
+	}
+	if rec.Holder == node {
+		return fmt.Errorf("refused: %s already leads %s", node, name)
+	}
+	cands, err := st.Candidates(ctx, name)
+	if err != nil {
+		return err
+	}
+	var waiting []string
+	for _, c := range cands {
+		if c.Stale() || c.Node == rec.Holder {
+			continue
+		}
+		if c.Node == node {
+			return nil
+		}
+		waiting = append(waiting, c.Node)
+	}
+	if len(waiting) == 0 {
+		return fmt.Errorf("refused: %s is not campaigning for %s, and no node is waiting to take over; the leader keeps leading", node, name)
+	}
+	return fmt.Errorf("refused: %s is not campaigning for %s; nodes waiting to take over: %s", node, name, strings.Join(waiting, ", "))
 }

@@ -59,6 +59,20 @@ resource that checks BATON_TOKEN refuses a deposed leader's late work:
 without that check a period's effect can happen twice if a leader is
 deposed mid-run (the ledger still records one done run).
 
+The leader prunes the ledger in small fenced batches while no period is due:
+done and skipped runs older than --keep or beyond the newest --keep-rows
+(default 30 days or 10,000 rows, whichever comes first); failed runs stay
+until they are re-run or pruned by hand ('baton prune --failed').
+
+A job has one schedule and catch-up policy, stored when it first runs.
+A node started with another one refuses (exit 2) and names both, unless
+--reschedule replaces the stored one: the change is recorded in the
+election log ('baton history'), and the leader still running the old
+schedule loses its lease at its next renewal; a node with the old schedule
+stops with an error when it would lead again.
+
+` + cronRuleHelp + `
+
 Logs go to standard error, COMMAND's output to baton's, line by line.
 
 Exit status:
@@ -106,6 +120,7 @@ type runConfig struct {
 	// clockTolerance is the wall-clock guard's tolerance for scheduled
 	// runs; 0 turns the guard off.
 	clockTolerance time.Duration
+	keep           schedule.Retention
 	logs           logConfig
 }
 
@@ -143,6 +158,9 @@ func runRun(ctx context.Context, e *env, args []string) int {
 	c.wait = -1
 	fs.Var(waitFlag{&c.wait}, "wait", "with --once: give up after waiting this long for leadership, exit 75 (0: do not wait; default: wait as long as it takes)")
 	fs.StringVar(&restart, "restart", string(restartAlways), "singleton: when to start COMMAND again after it exits: always (default: a singleton is a service that must run somewhere, and restarting here needs no failover), on-failure (a non-zero status), never; when not restarted, baton releases the lease and exits with COMMAND's status")
+	reschedule := fs.Bool("reschedule", false, "replace the job's stored schedule and catch-up policy with this node's (recorded in the election log)")
+	keep := fs.String("keep", schedule.FormatAge(schedule.DefaultRetention.Age), "the leader prunes done and skipped runs older than this: days (30d) or a duration (72h); 0: no bound by age")
+	fs.IntVar(&c.keep.Rows, "keep-rows", schedule.DefaultRetention.Rows, "the leader prunes done and skipped runs beyond the newest N; 0: no bound by count")
 	fs.DurationVar(&c.grace, "grace", 5*time.Second, "time between SIGTERM and SIGKILL when stopping COMMAND; shorter than lease minus renew (default 5s, or half of lease minus renew when that is shorter)")
 	c.logs.flags(fs)
 	if done, code := e.parse(fs, args); done {
@@ -238,6 +256,19 @@ func runRun(ctx context.Context, e *env, args []string) int {
 			return usagef("--catch-up and --catch-up-window need a schedule (--every or --cron)")
 		}
 		c.job.Policy = schedule.Policy{CatchUp: cu, Window: window, Retries: retries, RetryBackoff: retryBackoff}
+		if *keep != "0" {
+			age, err := schedule.ParseAge(*keep)
+			if err != nil {
+				return usagef("invalid --keep: %v; or 0 for no bound by age", err)
+			}
+			c.keep.Age = age
+		}
+		if c.keep.Rows < 0 {
+			return usagef("invalid --keep-rows %d; want 0 (no bound by count) or more", c.keep.Rows)
+		}
+		if c.job.Schedule == nil && (set["keep"] || set["keep-rows"]) {
+			return usagef("--keep and --keep-rows need a schedule (--every or --cron): a singleton has no ledger")
+		}
 
 		switch {
 		case c.timeout < 0:
@@ -304,8 +335,11 @@ func runRun(ctx context.Context, e *env, args []string) int {
 	r := &runner{cfg: c, el: el, inc: inc, stdout: lockedWriter{&outMu, e.stdout}, stderr: stderr, logger: logger}
 	if c.job.Schedule != nil {
 		// Validate the Runner's configuration before campaigning.
-		if _, err := schedule.New(st, c.job, r.periodExec(nil)); err != nil {
+		if _, err := schedule.New(st, c.job, r.periodExec(nil), schedule.WithRetention(c.keep)); err != nil {
 			return e.fail("run", usagef("%v", err))
+		}
+		if err := register(ctx, st, c.job, *reschedule); err != nil {
+			return e.fail("run", err)
 		}
 	}
 	var guard []schedule.Option
@@ -319,22 +353,35 @@ func runRun(ctx context.Context, e *env, args []string) int {
 		return r.once(ctx, e)
 	}
 
-	octx, stopObserving := context.WithCancel(ctx)
+	runCtx, stopRun := context.WithCancelCause(ctx)
+	defer stopRun(nil)
+	if c.job.Schedule != nil {
+		go watchSchedule(runCtx, st, c.job, c.lease, stopRun)
+	}
+	octx, stopObserving := context.WithCancel(runCtx)
 	defer stopObserving()
 	go r.observe(octx, r.poll(), nil)
-	err = el.Run(ctx, func(ctx context.Context, t *baton.Term) error {
+	err = el.Run(runCtx, func(ctx context.Context, t *baton.Term) error {
 		r.leading.Store(true)
 		defer r.leading.Store(false)
 		if c.job.Schedule == nil {
 			return r.supervise(ctx, t)
 		}
-		sr, err := schedule.New(st, c.job, r.periodExec(t), append(guard, schedule.WithLogger(logger))...)
+		// Another node may have rescheduled the job since this one
+		// started: never run the old schedule.
+		if err := register(ctx, st, c.job, false); err != nil {
+			return err
+		}
+		sr, err := schedule.New(st, c.job, r.periodExec(t), append(guard, schedule.WithLogger(logger), schedule.WithRetention(c.keep))...)
 		if err != nil {
 			return err
 		}
 		return sr.Run(ctx, t)
 	})
 	stopObserving()
+	if cause := context.Cause(runCtx); errors.Is(cause, schedule.ErrScheduleMismatch) {
+		return e.fail("run", usagef("%v", cause))
+	}
 	var ex *exitedError
 	switch {
 	case ctx.Err() != nil:
@@ -677,4 +724,41 @@ func stopBefore(ctx context.Context, t *baton.Term, grace time.Duration) (contex
 		}
 	}()
 	return ctx, cancel
+}
+
+// register registers job with its schedule and catch-up policy, or checks
+// that the stored ones are the same (schedule.Register). A mismatch is a
+// usage error naming both.
+func register(ctx context.Context, st store.Store, job schedule.Job, reschedule bool) error {
+	_, err := schedule.Register(ctx, st, job, reschedule)
+	if errors.Is(err, schedule.ErrScheduleMismatch) {
+		return usagef("%v", err)
+	}
+	return err
+}
+
+// watchSchedule reads the job's stored schedule every interval and stops
+// the node (stop, with the mismatch as the cause) once another node has
+// rescheduled it: a node never leads, nor waits to lead, with an old
+// schedule. Failed reads are ignored: the next one decides.
+func watchSchedule(ctx context.Context, st store.Store, job schedule.Job, every time.Duration, stop context.CancelCauseFunc) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		cctx, cancel := context.WithTimeout(ctx, every)
+		j, err := st.GetJob(cctx, job.Name) // a read: Register would write
+		if err == nil && !schedule.SameSpec(j.Schedule, job.Spec()) {
+			_, err = schedule.Register(cctx, st, job, false)
+		}
+		cancel()
+		if errors.Is(err, schedule.ErrScheduleMismatch) {
+			stop(err)
+			return
+		}
+	}
 }

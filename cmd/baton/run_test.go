@@ -370,3 +370,83 @@ func TestRunRetries(t *testing.T) {
 		t.Fatalf("row %+v; log:\n%s", r, errb.String())
 	}
 }
+
+// Two nodes of one job with different schedules: the second refuses with
+// one line naming both (exit 2) and writes nothing; with --reschedule it
+// starts, the first loses its lease at its next renewal, history shows the
+// change, and the first stops with the same complaint when it would lead
+// again.
+func TestRunRefusesAnotherSchedule(t *testing.T) {
+	e, out, errb, ms := shared()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	a := make(chan int, 1)
+	go func() {
+		a <- e.run(ctx, []string{"run", "--store", "mem:", "--node", "a", "--lease", "2s", "--every", "10s", "billing", "--", "true"})
+	}()
+	mustWaitFor(t, func() bool { rec, err := ms.Get(ctx, "billing"); return err == nil && rec.Holder == "a" })
+
+	e2, _, errb2, _ := shared()
+	e2.open = e.open
+	args := []string{"run", "--store", "mem:", "--node", "b", "--lease", "2s", "--cron", "@hourly", "billing", "--", "true"}
+	code := e2.run(ctx, args)
+	checkOneLine(t, args, code, errb2.String(), `registered with schedule "every 10s; catch-up all"`, `this node has "cron \"@hourly\" in UTC; catch-up all"`, "--reschedule")
+	if j, _ := ms.GetJob(ctx, "billing"); j.Schedule != "every 10s; catch-up all" {
+		t.Fatalf("job after a refused start: %+v", j)
+	}
+
+	bctx, bcancel := context.WithCancel(ctx)
+	b := make(chan int, 1)
+	go func() {
+		b <- e2.run(bctx, []string{"run", "--store", "mem:", "--node", "b", "--lease", "2s", "--reschedule", "--cron", "@hourly", "billing", "--", "true"})
+	}()
+	// a loses its lease at its next renewal and, leading again or not,
+	// never runs the old schedule: it stops with the complaint.
+	select {
+	case code := <-a:
+		if code != exitUsage || !strings.Contains(errb.String(), `registered with schedule "cron \"@hourly\" in UTC; catch-up all"`) {
+			t.Errorf("a after the reschedule: exit %d, stderr %q", code, errb.String())
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatalf("a still runs after the reschedule; stderr %q", errb.String())
+	}
+	mustWaitFor(t, func() bool { rec, err := ms.Get(ctx, "billing"); return err == nil && rec.Holder == "b" })
+	bcancel()
+	<-b
+
+	o := len(out.String())
+	if code := e.run(ctx, []string{"history", "--store", "mem:", "billing"}); code != 0 {
+		t.Fatalf("history: exit %d", code)
+	}
+	h := out.String()[o:]
+	if !strings.Contains(h, "rescheduled") || !strings.Contains(h, `every 10s; catch-up all -> cron "@hourly" in UTC; catch-up all`) {
+		t.Errorf("history does not show the change:\n%s", h)
+	}
+}
+
+// waitFor polls cond every 10ms for up to 20s of real time.
+// mustWaitFor is waitFor that fails the test after 20s.
+func mustWaitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	if !waitFor(20*time.Second, cond) {
+		t.Fatal("condition not met within 20s")
+	}
+}
+
+func TestRunKeepFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args  []string
+		wants []string
+	}{
+		{[]string{"--every", "1m", "--keep", "x", "j", "--", "true"}, []string{"--keep"}},
+		{[]string{"--every", "1m", "--keep", "-3d", "j", "--", "true"}, []string{"--keep"}},
+		{[]string{"--every", "1m", "--keep-rows", "-1", "j", "--", "true"}, []string{"--keep-rows"}},
+		{[]string{"--keep", "7d", "j", "--", "true"}, []string{"--keep", "need a schedule"}},
+	} {
+		e, _, errb, ms := shared()
+		args := append([]string{"run", "--store", "mem:"}, tc.args...)
+		code := e.run(context.Background(), args)
+		checkOneLine(t, args, code, errb.String(), tc.wants...)
+		untouched(t, ms, "j")
+	}
+}

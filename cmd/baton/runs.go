@@ -3,41 +3,62 @@ package main
 import (
 	"context"
 	"fmt"
+
+	"github.com/batonhq/baton/internal/inspect"
 )
 
+// defaultRunsLimit is how many rows 'baton runs' prints without --limit.
+const defaultRunsLimit = 20
+
 func runRuns(ctx context.Context, e *env, args []string) int {
-	fs := e.newFlagSet("runs", "runs [--store URL] [--json] [--limit N] JOB\n\nPrints the run ledger of JOB, one row per period, oldest first: state, attempt,\nfencing token, holder, whether it was triggered by hand, DELAY (how late the\nrun started after its scheduled instant) and exit status.")
+	fs := e.newFlagSet("runs", fmt.Sprintf(`runs [--store URL] [--json] [--limit N | --all] [--before KEY] JOB
+
+Prints the run ledger of JOB, newest period first, %d rows unless --limit or
+--all says otherwise: state, attempt, fencing token, holder, whether it was
+triggered by hand, DELAY (how late the run started after its scheduled
+instant) and exit status. --before KEY pages back: it shows the rows older
+than the period KEY (the last one printed).
+
+The store is opened read-only: nothing is created or written. Rows pruned by
+retention (see 'baton run --keep' and 'baton prune') are gone.`, defaultRunsLimit))
 	storeURL := storeFlag(fs)
-	asJSON := fs.Bool("json", false, "print JSON, with start and finish times and the output tail")
-	limit := fs.Int("limit", 0, "print only the last N rows (0: all)")
+	asJSON := fs.Bool("json", false, "print JSON, with start and finish times and the output tail (durations in seconds)")
+	limit := fs.Int("limit", defaultRunsLimit, "print at most N rows, the newest")
+	all := fs.Bool("all", false, "print every row (the whole ledger)")
+	before := fs.String("before", "", "print only rows whose period key sorts before KEY (paging back)")
 	pos, done, code := e.parseMixed(fs, args)
 	if done {
 		return code
 	}
 	job, err := oneName(pos, "JOB")
-	if err == nil && *limit < 0 {
-		err = usagef("invalid --limit %d; want 0 or more", *limit)
+	switch {
+	case err != nil:
+	case *limit < 1:
+		err = usagef("invalid --limit %d; want 1 or more (or --all)", *limit)
+	case *all && flagsSet(fs)["limit"]:
+		err = usagef("--limit and --all exclude each other; give one")
 	}
 	if err != nil {
 		return e.fail("runs", err)
 	}
-	st, err := e.openStore(ctx, *storeURL)
+	st, err := e.openReader(ctx, *storeURL)
 	if err != nil {
 		return e.fail("runs", err)
 	}
 	defer st.Close()
-	rows, err := st.Runs(ctx, job, "", 0)
-	if err != nil {
-		return e.fail("runs", err)
+	n := *limit
+	if *all {
+		n = 0
 	}
-	if *limit > 0 && len(rows) > *limit {
-		rows = rows[len(rows)-*limit:]
+	rows, err := st.RecentRuns(ctx, job, *before, n)
+	if err != nil {
+		return e.fail("runs", readErr(*storeURL, err))
+	}
+	views := make([]inspect.Run, 0, len(rows))
+	for _, r := range rows {
+		views = append(views, inspect.ViewRun(r))
 	}
 	if *asJSON {
-		views := make([]runView, 0, len(rows))
-		for _, r := range rows {
-			views = append(views, viewRun(r))
-		}
 		if err := printJSON(e.stdout, views); err != nil {
 			return e.fail("runs", err)
 		}
@@ -47,6 +68,9 @@ func runRuns(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintf(e.stdout, "no runs of %s\n", job)
 		return exitOK
 	}
-	printRuns(e.stdout, rows)
+	printRuns(e.stdout, views)
+	if !*all && len(rows) == n {
+		fmt.Fprintf(e.stdout, "(the newest %d; older: --before %s, or --all)\n", n, rows[len(rows)-1].Period)
+	}
 	return exitOK
 }

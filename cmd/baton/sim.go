@@ -45,6 +45,7 @@ func runSim(ctx context.Context, e *env, args []string) int {
 	fs.DurationVar(&o.Lease, "lease", o.Lease, "lease")
 	fs.DurationVar(&o.Renew, "renew", o.Renew, "renew interval")
 	fs.DurationVar(&o.Margin, "clock-margin", o.Margin, "clock uncertainty e")
+	asJSON := fs.Bool("json", false, "print the summary as JSON (durations in seconds); not with --trace")
 	if done, code := e.parse(fs, args); done {
 		return code
 	}
@@ -72,6 +73,9 @@ func runSim(ctx context.Context, e *env, args []string) int {
 	if *seeds < 1 {
 		return e.fail(name, usagef("--seeds must be at least 1, got %d", *seeds))
 	}
+	if *trace && *asJSON {
+		return e.fail(name, usagef("--trace prints text; leave out --json"))
+	}
 	if *trace && *seeds != 1 {
 		return e.fail(name, usagef("--trace replays one seed: add --seeds 1"))
 	}
@@ -98,6 +102,15 @@ func runSim(ctx context.Context, e *env, args []string) int {
 	if err != nil {
 		return e.fail(name, err)
 	}
+	if *asJSON {
+		if err := printJSON(e.stdout, simJSON(s, *mutate)); err != nil {
+			return e.fail(name, err)
+		}
+		if len(s.Violations) > 0 {
+			return exitFailure
+		}
+		return exitOK
+	}
 	fmt.Fprint(e.stdout, s)
 	for _, v := range s.Violations {
 		fmt.Fprintf(e.stdout, "seed %d: VIOLATION %v (replay: baton sim --seeds 1 --seed %d --trace%s)\n", v.Seed, v.Violation, v.Seed, mutateFlag(*mutate))
@@ -113,4 +126,42 @@ func mutateFlag(m string) string {
 		return ""
 	}
 	return " --mutate " + m
+}
+
+// simSummary is sim --json.
+type simSummary struct {
+	Seeds            int            `json:"seeds"`
+	SimulatedSeconds float64        `json:"simulated_seconds"`
+	Events           int            `json:"events"`
+	Checks           int            `json:"invariant_checks"`
+	Periods          int            `json:"periods_checked"`
+	Rejected         int            `json:"stale_writes_rejected"`
+	Beyond           int            `json:"seeds_beyond_margin"`
+	Faults           map[string]int `json:"faults"`
+	Violations       []simViolation `json:"violations"`
+	ElapsedSeconds   float64        `json:"elapsed_seconds"`
+	SeedsPerSecond   float64        `json:"seeds_per_second"`
+}
+
+type simViolation struct {
+	Seed      uint64 `json:"seed"`
+	Violation string `json:"violation"`
+	Replay    string `json:"replay"`
+}
+
+func simJSON(s sim.Summary, mutate string) simSummary {
+	out := simSummary{Seeds: s.Seeds, SimulatedSeconds: s.Simulated.Seconds(), Events: s.Events, Checks: s.Checks,
+		Periods: s.Periods, Rejected: s.Rejected, Beyond: s.Beyond, Faults: map[string]int{}, Violations: []simViolation{},
+		ElapsedSeconds: s.Elapsed.Seconds()}
+	if s.Elapsed > 0 {
+		out.SeedsPerSecond = float64(s.Seeds) / s.Elapsed.Seconds()
+	}
+	for k, v := range s.Faults {
+		out.Faults[fmt.Sprint(k)] = v
+	}
+	for _, v := range s.Violations {
+		out.Violations = append(out.Violations, simViolation{v.Seed, fmt.Sprint(v.Violation),
+			fmt.Sprintf("baton sim --seeds 1 --seed %d --trace%s", v.Seed, mutateFlag(mutate))})
+	}
+	return out
 }

@@ -7,134 +7,93 @@ import (
 	"strings"
 	"time"
 
+	"github.com/batonhq/baton/internal/inspect"
 	"github.com/batonhq/baton/store"
 )
 
+const statusSynopsis = `status [--store URL] [--json] [--observe D] NAME
+
+Prints what the store knows of NAME: the election record (holder, fencing
+token, lease, the store's time of the last write, a pending transfer
+request), the nodes waiting to take over (node id, since when, last seen),
+and, when NAME is a job, its schedule and catch-up policy, the next due
+period, the periods pending or running and the last finished run.
+NAME is required: the store has no list of names.
+
+The store is opened read-only: nothing is created or written, a read-only
+file or database role works, and a missing store is "no baton store at
+PATH" (exit 1). Status reads a bounded number of the newest ledger rows
+(50), whatever the ledger's size.
+
+With --observe D, status watches the record for D on this process's own clock
+and reports when it last saw a renewal and the lease remaining as seen from
+here: no store or wall clock is compared. A contender decides the same way.
+
+Exit status 1 with "store unavailable" when the store cannot decide (an
+etcd cluster without a quorum): degraded mode, nobody can lead until it is back.`
+
 func runStatus(ctx context.Context, e *env, args []string) int {
-	fs := e.newFlagSet("status", "status [--store URL] [--json] NAME\n\nPrints the election record of NAME (holder, fencing token, lease, the store's\ntime of the last write, a pending transfer request) and, when NAME is a job,\nits periods that are pending or running and its last finished one.\nNAME is required: the store has no list of names.\n\nWith --observe D, status watches the record for D on this process's own clock\nand reports when it last saw a renewal and the lease remaining as seen from\nhere: no store or wall clock is compared. A contender decides the same way.\n\nExit status 1 with \"store unavailable\" when the store cannot decide (an\netcd cluster without a quorum): degraded mode, nobody can lead until it is back.")
+	fs := e.newFlagSet("status", statusSynopsis)
 	storeURL := storeFlag(fs)
-	asJSON := fs.Bool("json", false, "print JSON")
+	asJSON := fs.Bool("json", false, "print JSON (times RFC 3339, durations in seconds)")
 	observeFor := fs.Duration("observe", 0, "watch the record for this long and report the lease remaining as seen by this process (0: do not watch)")
 	pos, done, code := e.parseMixed(fs, args)
 	if done {
 		return code
 	}
 	name, err := oneName(pos, "NAME (the store has no list of names)")
+	if err == nil && *observeFor < 0 {
+		err = usagef("invalid --observe %v; want 0 or a positive duration", *observeFor)
+	}
 	if err != nil {
 		return e.fail("status", err)
 	}
-	st, err := e.openStore(ctx, *storeURL)
+	st, err := e.openReader(ctx, *storeURL)
 	if err != nil {
 		return e.fail("status", err)
 	}
 	defer st.Close()
 
-	if *observeFor < 0 {
-		return e.fail("status", usagef("invalid --observe %v; want 0 or a positive duration", *observeFor))
-	}
-	rec, err := st.Get(ctx, name)
-	found := err == nil
-	if err != nil && !errors.Is(err, store.ErrNotFound) {
-		return e.fail("status", readErr(*storeURL, err))
-	}
-	var seen observation
-	if found && *observeFor > 0 {
-		if rec, seen, err = observe(ctx, st, rec, *observeFor); err != nil {
-			return e.fail("status", readErr(*storeURL, err))
-		}
-	}
-	rows, err := st.Runs(ctx, name, "", 0)
+	v, err := inspect.Read(ctx, st, name, e.wallNow(), inspect.Options{})
 	if err != nil {
 		return e.fail("status", readErr(*storeURL, err))
 	}
-	if !found && len(rows) == 0 {
-		return e.fail("status", fmt.Errorf("%s: no election record and no runs in this store", name))
-	}
-	var open []store.Run
-	var last *store.Run
-	for i, r := range rows {
-		if r.State.Final() {
-			last = &rows[i]
-		} else {
-			open = append(open, r)
+	var seen observation
+	if v.Election != nil && *observeFor > 0 {
+		rec, o, err := observe(ctx, st, name, *observeFor)
+		if err != nil {
+			return e.fail("status", readErr(*storeURL, err))
 		}
+		seen = o
+		v.Election.Holder, v.Election.Incarnation, v.Election.Token = rec.Holder, rec.Incarnation, rec.Token
+		v.Election.Transfer, v.Election.Version, v.Election.Updated = rec.Transfer, rec.Version, rec.Updated.UTC()
 	}
-
 	if *asJSON {
-		type statusView struct {
-			Name        string    `json:"name"`
-			Holder      string    `json:"holder,omitempty"`
-			Incarnation string    `json:"incarnation,omitempty"`
-			Token       uint64    `json:"token"`
-			Lease       string    `json:"lease,omitempty"`
-			Updated     string    `json:"updated,omitempty"`
-			Transfer    string    `json:"transfer,omitempty"`
-			Observed    string    `json:"observed,omitempty"`
-			Remaining   string    `json:"lease_remaining_at_most,omitempty"`
-			Open        []runView `json:"open_runs"`
-			Last        *runView  `json:"last_run,omitempty"`
+		out := statusJSON{View: v}
+		if seen.watched > 0 && v.Election != nil && v.Election.Holder != "" {
+			out.Observed = &observedJSON{WatchedSeconds: seen.watched.Seconds(), RenewalSeen: seen.changed,
+				SinceChangeSeconds: seen.since.Seconds(), RemainingSeconds: seen.remaining(v.Election.Lease).Seconds()}
 		}
-		v := statusView{Name: name, Open: []runView{}}
-		if found {
-			v.Holder, v.Incarnation, v.Token, v.Transfer = rec.Holder, rec.Incarnation, rec.Token, rec.Transfer
-			v.Lease, v.Updated = rec.Lease.String(), rec.Updated.UTC().Format(timeLayout)
-			if seen.watched > 0 && !rec.Free() {
-				v.Observed, v.Remaining = seen.watched.String(), seen.remaining(rec.Lease).String()
-			}
-		}
-		for _, r := range open {
-			v.Open = append(v.Open, viewRun(r))
-		}
-		if last != nil {
-			lv := viewRun(*last)
-			v.Last = &lv
-		}
-		if err := printJSON(e.stdout, v); err != nil {
+		if err := printJSON(e.stdout, out); err != nil {
 			return e.fail("status", err)
 		}
 		return exitOK
 	}
-
-	w := e.stdout
-	fmt.Fprintf(w, "name:      %s\n", name)
-	if found {
-		holder := "(free)"
-		if !rec.Free() {
-			holder = fmt.Sprintf("%s (incarnation %s)", rec.Holder, rec.Incarnation)
-		}
-		fmt.Fprintf(w, "holder:    %s\n", holder)
-		fmt.Fprintf(w, "token:     %d\n", rec.Token)
-		fmt.Fprintf(w, "lease:     %v\n", rec.Lease)
-		fmt.Fprintf(w, "written:   %s (store time, informational)\n", rec.Updated.UTC().Format(timeLayout))
-		if seen.watched > 0 && !rec.Free() {
-			fmt.Fprintf(w, "observed:  %s\n", seen.describe(rec.Lease))
-		}
-		switch rec.Transfer {
-		case "":
-			fmt.Fprintf(w, "transfer:  none requested\n")
-		case store.AnyNode:
-			fmt.Fprintf(w, "transfer:  resignation requested\n")
-		default:
-			fmt.Fprintf(w, "transfer:  to %s\n", rec.Transfer)
-		}
-	} else {
-		fmt.Fprintf(w, "holder:    (no election record yet)\n")
-	}
-	if len(rows) == 0 {
-		return exitOK
-	}
-	fmt.Fprintln(w)
-	if len(open) == 0 {
-		fmt.Fprintln(w, "no period pending or running")
-	} else {
-		fmt.Fprintln(w, "pending or running:")
-		printRuns(w, open)
-	}
-	if last != nil {
-		fmt.Fprintln(w, "\nlast finished:")
-		printRuns(w, []store.Run{*last})
-	}
+	printStatus(e.stdout, v, seen)
 	return exitOK
+}
+
+// statusJSON is status --json: the view, plus what --observe saw.
+type statusJSON struct {
+	inspect.View
+	Observed *observedJSON `json:"observed,omitempty"`
+}
+
+type observedJSON struct {
+	WatchedSeconds     float64 `json:"watched_seconds"`
+	RenewalSeen        bool    `json:"renewal_seen"`
+	SinceChangeSeconds float64 `json:"since_last_change_seconds"`
+	RemainingSeconds   float64 `json:"lease_remaining_at_most_seconds"`
 }
 
 // readErr explains a failed read: an unavailable store is degraded mode.
@@ -155,7 +114,11 @@ type observation struct {
 // observe polls the record for d and returns the last record read and
 // what was seen: the time since the version last changed, measured on this
 // process's monotonic clock, like a contender does.
-func observe(ctx context.Context, st store.Store, rec store.Record, d time.Duration) (store.Record, observation, error) {
+func observe(ctx context.Context, st store.Store, name string, d time.Duration) (store.Record, observation, error) {
+	rec, err := st.Get(ctx, name)
+	if err != nil {
+		return rec, observation{}, err
+	}
 	start := time.Now()
 	last := start
 	var o observation

@@ -121,6 +121,31 @@ func isNetworked(url string) bool {
 	return scheme == "etcd" || scheme == "postgres" || scheme == "postgresql"
 }
 
+// openReadStore opens url read-only (storeurl.OpenReadOnly): it never
+// creates or changes a file, a table or a key. A store that does not exist
+// is "no baton store at ABSOLUTE PATH" (exit 1); one that cannot be read
+// or is not a baton store is a usage error, as for openStore.
+func openReadStore(ctx context.Context, url string) (store.Store, error) {
+	url, err := resolveStoreURL(url)
+	if err != nil {
+		return nil, err
+	}
+	st, err := storeurl.OpenReadOnly(ctx, url)
+	switch {
+	case errors.Is(err, storeurl.ErrURL):
+		return nil, usagef("%v", err)
+	case errors.Is(err, store.ErrNotFound):
+		return nil, err
+	case errors.Is(err, store.ErrUnavailable) && isNetworked(url):
+		return nil, unavailable(url, err)
+	case errors.Is(err, store.ErrCorrupt), errors.Is(err, store.ErrReplaced):
+		return nil, fmt.Errorf("store %s is unusable: %w", storeurl.Redact(url), err)
+	case err != nil:
+		return nil, usagef("cannot open store %s: %v", storeurl.Redact(url), err)
+	}
+	return st, nil
+}
+
 // isEtcd reports whether url names an etcd cluster, whose unavailability
 // is usually a lost quorum.
 func isEtcd(url string) bool { return strings.HasPrefix(strings.ToLower(url), "etcd:") }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -10,9 +11,21 @@ import (
 )
 
 func runTrigger(ctx context.Context, e *env, args []string) int {
-	fs := e.newFlagSet("trigger", "trigger [--store URL] [--period KEY] JOB\n\nWrites a pending run of JOB to the ledger; the leader of JOB runs it (at once\nfor a key in the past, else when its time comes). It needs no leader: the\nrow waits in the store until one exists. Triggering a failed or skipped\nperiod runs it again (the leader sees such a re-run within a minute); a done\nperiod is refused (exit 1).")
+	fs := e.newFlagSet("trigger", `trigger [--store URL] [--period KEY] [--json] JOB
+
+Writes a pending run of JOB to the ledger; the leader of JOB runs it (at once
+for a key in the past, else when its time comes). It needs no leader: the
+row waits in the store until one exists, and the store must exist already.
+
+Without --period the run gets a manual key, the current time to the
+microsecond followed by "~manual" (2026-01-02T15:04:05Z~manual.250000): it
+never collides with a scheduled period, and sorts among them by time. With
+--period KEY it re-runs that period: a failed or skipped period runs again
+(the leader sees such a re-run within a minute); a done period is refused
+(exit 1); a pending or running one is left as it is.`)
 	storeURL := storeFlag(fs)
-	period := fs.String("period", "", "the period key, e.g. 2026-01-02T15:04:05Z (default: now, to the second, in UTC)")
+	period := fs.String("period", "", "the period key to run (again), e.g. 2026-01-02T15:04:05Z (default: a new manual key, now)")
+	asJSON := fs.Bool("json", false, "print JSON")
 	pos, done, code := e.parseMixed(fs, args)
 	if done {
 		return code
@@ -23,23 +36,43 @@ func runTrigger(ctx context.Context, e *env, args []string) int {
 	}
 	key := *period
 	if key == "" {
-		key = schedule.Key(time.Now())
+		key = schedule.ManualKey(time.Now())
 	} else if _, err := schedule.ParseKey(key); err != nil {
 		return e.fail("trigger", usagef("invalid --period: %v", err))
 	}
-	st, err := e.openStore(ctx, *storeURL)
+	st, err := e.openExisting(ctx, *storeURL)
 	if err != nil {
 		return e.fail("trigger", err)
 	}
 	defer st.Close()
+	prev, err := st.GetRun(ctx, job, key)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return e.fail("trigger", readErr(*storeURL, err))
+	}
 	r, err := schedule.Trigger(ctx, st, job, key)
 	if err != nil {
-		return e.fail("trigger", err)
+		return e.fail("trigger", readErr(*storeURL, err))
 	}
-	switch r.State {
-	case store.Pending:
+	// Trigger leaves a pending or running row as it is: a new version is
+	// this call's write.
+	written := r.Version != prev.Version
+	if *asJSON {
+		v := struct {
+			Job     string `json:"job"`
+			Period  string `json:"period"`
+			State   string `json:"state"`
+			Token   uint64 `json:"token"`
+			Attempt int    `json:"attempt"`
+			Written bool   `json:"written"`
+		}{job, key, string(r.State), r.Token, r.Attempt, written}
+		if err := printJSON(e.stdout, v); err != nil {
+			return e.fail("trigger", err)
+		}
+		return exitOK
+	}
+	if written {
 		fmt.Fprintf(e.stdout, "%s %s: pending; the leader of %s runs it\n", job, key, job)
-	default:
+	} else {
 		fmt.Fprintf(e.stdout, "%s %s: already %s (token %d, attempt %d); nothing written\n", job, key, r.State, r.Token, r.Attempt)
 	}
 	return exitOK

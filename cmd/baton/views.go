@@ -4,69 +4,131 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 	"time"
 
-	"github.com/batonhq/baton/schedule"
+	"github.com/batonhq/baton/internal/inspect"
 	"github.com/batonhq/baton/store"
 )
 
-// runView is a ledger row as 'baton runs' and 'baton status' print it.
-type runView struct {
-	Job       string     `json:"job"`
-	Period    string     `json:"period"`
-	Scheduled time.Time  `json:"scheduled"`
-	State     string     `json:"state"`
-	Token     uint64     `json:"token"`
-	Holder    string     `json:"holder,omitempty"`
-	Attempt   int        `json:"attempt"`
-	Manual    bool       `json:"manual"`
-	Started   *time.Time `json:"started,omitempty"`
-	Finished  *time.Time `json:"finished,omitempty"`
-	// Delay is Started - Scheduled: how late the run started.
-	Delay        string  `json:"delay,omitempty"`
-	DelaySeconds float64 `json:"delay_seconds"`
-	ExitCode     int     `json:"exit_code"`
-	Output       string  `json:"output,omitempty"`
+// The human output of the read commands. Golden files under testdata/ hold
+// it byte for byte (go test ./cmd/baton -run Golden -update rewrites them).
+
+// printStatus prints what 'baton status' shows of v, and what --observe
+// saw (seen.watched == 0: nothing).
+func printStatus(w io.Writer, v inspect.View, seen observation) {
+	fmt.Fprintf(w, "name:      %s\n", v.Name)
+	if el := v.Election; el != nil {
+		holder := "(free)"
+		if el.Holder != "" {
+			holder = fmt.Sprintf("%s (incarnation %s)", el.Holder, el.Incarnation)
+		}
+		fmt.Fprintf(w, "holder:    %s\n", holder)
+		fmt.Fprintf(w, "token:     %d\n", el.Token)
+		fmt.Fprintf(w, "lease:     %v\n", el.Lease)
+		fmt.Fprintf(w, "written:   %s (store time, informational)\n", el.Updated.Format(timeLayout))
+		if seen.watched > 0 && el.Holder != "" {
+			fmt.Fprintf(w, "observed:  %s\n", seen.describe(el.Lease))
+		}
+		switch el.Transfer {
+		case "":
+			fmt.Fprintf(w, "transfer:  none requested\n")
+		case store.AnyNode:
+			fmt.Fprintf(w, "transfer:  resignation requested\n")
+		default:
+			fmt.Fprintf(w, "transfer:  to %s\n", el.Transfer)
+		}
+	} else {
+		fmt.Fprintf(w, "holder:    (no election record yet)\n")
+	}
+	if len(v.Candidates) == 0 {
+		fmt.Fprintf(w, "waiting:   no other node is campaigning\n")
+	}
+	for i, c := range v.Candidates {
+		label := "waiting:  "
+		if i > 0 {
+			label = "          "
+		}
+		fmt.Fprintf(w, "%s %s since %s, last seen %v ago\n", label, c.Node, c.Since.Format(timeLayout), c.Age.Round(time.Millisecond))
+	}
+	if j := v.Job; j != nil {
+		fmt.Fprintln(w)
+		if j.ScheduleError != "" {
+			fmt.Fprintf(w, "schedule:  %s (this baton cannot read it: %s)\n", j.Schedule, j.ScheduleError)
+		} else {
+			sched, _, _ := cutSpec(j.Schedule)
+			fmt.Fprintf(w, "schedule:  %s\n", sched)
+			if j.CatchUp != "" {
+				window := "no window"
+				if j.WindowSeconds > 0 {
+					window = "window " + time.Duration(j.WindowSeconds*float64(time.Second)).String()
+				}
+				fmt.Fprintf(w, "catch-up:  %s, %s\n", j.CatchUp, window)
+			}
+		}
+		if d := j.NextDue; d != nil {
+			note := ""
+			if d.Overdue {
+				note = fmt.Sprintf(" (due %v ago and not started: the leader is busy or catching up, or nobody leads)", d.Late.Round(time.Second))
+			}
+			fmt.Fprintf(w, "next due:  %s%s\n", d.Period, note)
+		}
+		fmt.Fprintf(w, "since:     %s (registered)\n", j.Registered.Format(timeLayout))
+	}
+	if v.Rows == 0 {
+		if v.Job != nil {
+			fmt.Fprintln(w, "\nno runs yet")
+		}
+		return
+	}
+	fmt.Fprintln(w)
+	if len(v.Open) == 0 {
+		fmt.Fprintln(w, "no period pending or running")
+	} else {
+		fmt.Fprintln(w, "pending or running:")
+		printRuns(w, v.Open)
+	}
+	if v.Last != nil {
+		fmt.Fprintln(w, "\nlast finished:")
+		printRuns(w, []inspect.Run{*v.Last})
+	}
+	if v.More {
+		fmt.Fprintf(w, "\n(read the newest %d ledger rows; 'baton runs --all %s' lists every one)\n", v.Rows, v.Name)
+	}
 }
 
-func viewRun(r store.Run) runView {
-	v := runView{Job: r.Job, Period: r.Period, Scheduled: r.Scheduled.UTC(), State: string(r.State), Token: r.Token,
-		Holder: r.Holder, Attempt: r.Attempt, Manual: r.Manual, ExitCode: r.ExitCode, Output: r.Output}
-	if !r.Started.IsZero() {
-		s := r.Started.UTC()
-		v.Started = &s
-		d := schedule.Delay(r)
-		v.Delay, v.DelaySeconds = d.String(), d.Seconds()
-	}
-	if !r.Finished.IsZero() {
-		f := r.Finished.UTC()
-		v.Finished = &f
-	}
-	return v
+// cutSpec splits a job description into its schedule and policy parts.
+func cutSpec(desc string) (sched, policy string, ok bool) {
+	return strings.Cut(desc, "; catch-up ")
 }
 
 // printRuns prints rows as a table.
-func printRuns(w io.Writer, rows []store.Run) {
+func printRuns(w io.Writer, rows []inspect.Run) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "PERIOD\tSTATE\tATTEMPT\tTOKEN\tHOLDER\tMANUAL\tDELAY\tEXIT")
 	for _, r := range rows {
-		v := viewRun(r)
 		delay, exit, manual := "-", "-", ""
-		if v.Delay != "" {
-			delay = v.Delay
+		if r.Started != nil {
+			delay = r.Delay.String()
 		}
-		if r.State == store.Done || r.State == store.Failed {
+		if r.State == string(store.Done) || r.State == string(store.Failed) {
 			exit = fmt.Sprint(r.ExitCode)
 		}
 		if r.Manual {
 			manual = "yes"
 		}
-		holder := r.Holder
-		if holder == "" {
-			holder = "-"
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\n", r.Period, r.State, r.Attempt, r.Token, holder, manual, delay, exit)
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\n", r.Period, r.State, r.Attempt, r.Token, orDash(r.Holder), manual, delay, exit)
+	}
+	tw.Flush()
+}
+
+// printHistory prints election log events as a table.
+func printHistory(w io.Writer, evs []store.Event) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "SEQ\tTIME\tKIND\tHOLDER\tTOKEN\tTRANSFER\tDETAIL")
+	for _, ev := range evs {
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%s\t%s\n", ev.Seq, ev.Time.UTC().Format(timeLayout), ev.Kind, orDash(ev.Holder), ev.Token, orDash(ev.Transfer), orDash(ev.Detail))
 	}
 	tw.Flush()
 }

@@ -100,3 +100,45 @@ func (c *cuttable) Runs(ctx context.Context, job, after string, limit int) ([]st
 }
 
 func (c *cuttable) Close() error { return c.inner.Close() }
+
+func (c *cuttable) GetJob(ctx context.Context, name string) (store.Job, error) {
+	if err := c.check(); err != nil {
+		return store.Job{}, err
+	}
+	return c.inner.GetJob(ctx, name)
+}
+
+func (c *cuttable) RecentRuns(ctx context.Context, job, before string, limit int) ([]store.Run, error) {
+	if err := c.check(); err != nil {
+		return nil, err
+	}
+	return c.inner.RecentRuns(ctx, job, before, limit)
+}
+
+func (c *cuttable) PruneRuns(ctx context.Context, p store.Prune) (int, error) {
+	if err := c.check(); err != nil {
+		return 0, err
+	}
+	return c.inner.PruneRuns(ctx, p)
+}
+
+func (c *cuttable) UpdateJob(ctx context.Context, u store.JobUpdate) (store.Job, error) {
+	if err := c.check(); err != nil {
+		return store.Job{}, err
+	}
+	return c.inner.UpdateJob(ctx, u)
+}
+
+func (c *cuttable) Heartbeat(ctx context.Context, cand store.Candidate) error {
+	if err := c.check(); err != nil {
+		return err
+	}
+	return c.inner.Heartbeat(ctx, cand)
+}
+
+func (c *cuttable) Candidates(ctx context.Context, name string) ([]store.Candidate, error) {
+	if err := c.check(); err != nil {
+		return nil, err
+	}
+	return c.inner.Candidates(ctx, name)
+}

@@ -39,12 +39,16 @@
 // with Attempt + 1; finalPrefix does not count such a row as final, or the
 // cursor would hide it until the rescan.
 //
-// Room for what comes next, without a second loop:
-//   - Retention: pruning old final rows below the cursor is one more Kind
-//     of fenced ledger write, issued in batches while the machine would
-//     otherwise wait (after a plan with no moves), answered like SwapRun.
-//   - A wall-clock guard: an event saying whether the wall clock agrees
-//     with a trusted reference; while it does not, the machine plans no
-//     Claim or Skip moves (it only completes what runs and reads again at
-//     the poll), because those are the writes a wrong wall clock spoils.
+// Retention (retention.go) is part of the loop: with Config.Retention on,
+// a machine that would otherwise wait (a plan with no moves) and whose
+// round is due deletes one batch of done and skipped rows past the
+// retention with a fenced store.PruneRuns, and goes on batch by batch, a
+// pass between two batches, until one comes back short; a stale token
+// halts it like any other fenced write.
+//
+// The wall-clock guard (Config.ClockTolerance): before a pass that may
+// claim or skip, the machine asks for a reference time (CheckClock); while
+// its wall clock differs from the reference by more than the tolerance it
+// plans no Claim or Skip moves and prunes nothing (it only completes what
+// runs) and asks again at the poll.
 package scheduler

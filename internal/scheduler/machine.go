@@ -34,6 +34,13 @@ type Config struct {
 	// Unfenced writes the ledger without the token check: the drill's plain
 	// column, and the simulator's unfenced-ledger mutation.
 	Unfenced bool
+	// Retention, when on, prunes the ledger's done and skipped rows past
+	// it in fenced batches of PruneBatch rows, a round every PruneEvery,
+	// while the machine would otherwise wait (see retention.go).
+	Retention  Retention
+	PruneEvery time.Duration
+	PruneBatch int
+
 	// NoValidCheck starts effects without asking the runtime to check
 	// Term.Valid first: the simulator's no-valid-check mutation, which it
 	// must catch. Never set outside the simulator.
@@ -230,6 +237,7 @@ const (
 	opGetRun
 	opEffect
 	opClock
+	opPrune // a prune of the ledger
 )
 
 type timerJob int
@@ -271,8 +279,11 @@ type Machine struct {
 	timer timerJob
 	dirty bool // a trigger arrived while busy: plan again when free
 
-	setAt  time.Time // the wall time the timer was set at
-	skewed bool      // the last clock check found the wall clock off the reference
+	setAt     time.Time // the wall time the timer was set at
+	skewed    bool      // the last clock check found the wall clock off the reference
+	nextPrune time.Time // when the next prune round may start
+	pruning   bool      // a round is under way (its last batch was full)
+	pruned    int       // rows deleted so far in the round
 }
 
 // New returns a machine with no term.
@@ -327,6 +338,8 @@ func (m *Machine) Step(now time.Time, ev Event) []Action {
 		return m.effectDone(now, ev)
 	case ClockRead:
 		return m.clockRead(now, ev)
+	case Pruned:
+		return m.prunedReply(now, ev)
 	}
 	panic(fmt.Sprintf("scheduler: unknown event %T", ev))
 }
@@ -427,10 +440,14 @@ func (m *Machine) after(now time.Time, d time.Duration, j timerJob) {
 	m.next, m.timer, m.setAt = now.Add(d), j, now
 }
 
-// wait plans the next pass: after Poll, or when a period comes due.
+// wait plans the next pass: after Poll, or when a period comes due. A
+// prune round that is due goes first.
 func (m *Machine) wait(now time.Time) []Action {
 	if m.dirty {
 		return m.pass(now)
+	}
+	if m.pruneDue(now) {
+		return m.prune(now)
 	}
 	m.after(now, m.cfg.Poll, timerPass)
 	if !m.wake.IsZero() && m.wake.Before(m.next) {

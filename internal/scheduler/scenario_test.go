@@ -16,12 +16,14 @@ import (
 // written D+HH:MM: day D after 2026-01-01, at HH:MM UTC. Steps:
 //
 //	config every=24h catchup=latest window=48h poll=1h rescan=6h retry=10m retries=2 backoff=30m momentary unfenced novalid
+//	       keep=720h keeprows=100 pruneevery=10m batch=500
 //	start token=2 node=n1 | end | tick | trigger [key=D+HH:MM]   (any step takes at=D+HH:MM)
 //	registered created=D+HH:MM | registered err=E
 //	rows r=D+HH:MM/STATE/TOKEN/vVERSION[/manual][/aATTEMPT][/fD+HH:MM] ... | rows err=E
 //	swapped | swapped err=E          (ok: the row written, its version one more)
 //	readback r=D+HH:MM/STATE/TOKEN/vVERSION | readback err=E
 //	effect [exit=N] [err=E] | effect notstarted
+//	pruned n=N | pruned err=E
 //
 // E is unavailable, conflict, invalid, stale, replaced, interrupted or boom.
 // The output lists the actions, one a line, then the timer the machine
@@ -141,6 +143,14 @@ func (x *harness) step(s scenario.Step) string {
 				x.cfg.Unfenced = true
 			case "novalid":
 				x.cfg.NoValidCheck = true
+			case "keep":
+				x.cfg.Retention.Age = d
+			case "keeprows":
+				x.cfg.Retention.Rows, _ = strconv.Atoi(a.Val)
+			case "pruneevery":
+				x.cfg.PruneEvery = d
+			case "batch":
+				x.cfg.PruneBatch, _ = strconv.Atoi(a.Val)
 			default:
 				x.t.Fatalf("config %s: unknown setting", a.Key)
 			}
@@ -188,6 +198,12 @@ func (x *harness) step(s scenario.Step) string {
 		r := scheduler.ReadBack{Err: x.err(errArg)}
 		if v, ok := s.Get("r"); ok {
 			r.Run = x.row(v)
+		}
+		ev = r
+	case "pruned":
+		r := scheduler.Pruned{Err: x.err(errArg)}
+		if n, ok := s.Get("n"); ok {
+			r.N, _ = strconv.Atoi(n)
 		}
 		ev = r
 	case "effect":
@@ -243,6 +259,13 @@ func (x *harness) action(a scheduler.Action) string {
 		s := fmt.Sprintf("start effect %s token=%d attempt=%d", fmtKey(a.Period.Key), a.Run.Token, a.Run.Attempt)
 		if a.RequireValid {
 			s += " if valid"
+		}
+		return s
+	case scheduler.Prune:
+		p := a.Prune
+		s := fmt.Sprintf("prune %v below=%s keep=%d limit=%d token=%d", p.States, fmtKey(p.Before), p.Keep, p.Limit, p.Token)
+		if !p.Fenced {
+			s += " UNFENCED"
 		}
 		return s
 	case scheduler.Halt:

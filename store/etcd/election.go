@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -39,6 +41,7 @@ type eventValue struct {
 	Token       uint64          `json:"token"`
 	Transfer    string          `json:"transfer,omitempty"`
 	Time        time.Time       `json:"time"`
+	Detail      string          `json:"detail,omitempty"`
 }
 
 func encodeRecord(r store.Record, logSeq uint64) string {
@@ -71,7 +74,7 @@ func decodeRecord(name string, kv *mvccpb.KeyValue) (cached, error) {
 func encodeEvent(ev store.Event) string {
 	b, _ := json.Marshal(eventValue{
 		Kind: ev.Kind, Holder: ev.Holder, Incarnation: ev.Incarnation, Token: ev.Token,
-		Transfer: ev.Transfer, Time: ev.Time,
+		Transfer: ev.Transfer, Time: ev.Time, Detail: ev.Detail,
 	})
 	return string(b)
 }
@@ -412,8 +415,95 @@ func (s *Store) History(ctx context.Context, name string, after uint64, limit in
 		}
 		out = append(out, store.Event{
 			Seq: seq, Name: name, Kind: v.Kind, Holder: v.Holder, Incarnation: v.Incarnation,
-			Token: v.Token, Transfer: v.Transfer, Time: v.Time,
+			Token: v.Token, Transfer: v.Transfer, Time: v.Time, Detail: v.Detail,
 		})
 	}
 	return out, nil
+}
+
+func (k keys) candDir(name string) string { return k.prefix + "c/" + url.PathEscape(name) + "/" }
+func (k keys) cand(name, node string) string {
+	return k.candDir(name) + url.PathEscape(node)
+}
+
+// candValue is the stored form of a candidate row. Times are the writing
+// client's: etcd has no clock of its own to offer.
+type candValue struct {
+	Incarnation string        `json:"incarnation"`
+	Every       time.Duration `json:"every"`
+	Since       time.Time     `json:"since"`
+	Seen        time.Time     `json:"seen"`
+}
+
+// Heartbeat implements store.Store. Since and Seen are this client's
+// clock, so the Age that Candidates reports compares two machines' clocks
+// when the reader is not the writer: it is for people and operator
+// checks, which the election never relies on.
+func (s *Store) Heartbeat(ctx context.Context, c store.Candidate) error {
+	if c.Name == "" || c.Node == "" {
+		return fmt.Errorf("%w: a candidate needs a name and a node", store.ErrInvalid)
+	}
+	k := s.keys.cand(c.Name, c.Node)
+	op := "heartbeat " + c.Name
+	if c.Gone {
+		_, err := s.txn(ctx, op, nil, []clientv3.Op{clientv3.OpDelete(k)}, nil)
+		return err
+	}
+	now := s.now()
+	v := candValue{Incarnation: c.Incarnation, Every: c.Every, Since: now, Seen: now}
+	resp, err := s.get(ctx, op, k)
+	if err != nil {
+		return err
+	}
+	if kv := firstKV(resp); kv != nil {
+		var old candValue
+		if json.Unmarshal(kv.Value, &old) == nil && old.Incarnation == c.Incarnation {
+			v.Since = old.Since
+		}
+	}
+	b, _ := json.Marshal(v)
+	_, err = s.txn(ctx, op, nil, []clientv3.Op{clientv3.OpPut(k, string(b))}, nil)
+	return err
+}
+
+// Candidates implements store.Store. Age is this client's clock minus the
+// writer's (see Heartbeat).
+func (s *Store) Candidates(ctx context.Context, name string) ([]store.Candidate, error) {
+	dir := s.keys.candDir(name)
+	resp, err := s.get(ctx, "candidates "+name, dir, clientv3.WithPrefix())
+	if err != nil {
+		return nil, err
+	}
+	now := s.now()
+	out := make([]store.Candidate, 0, len(resp.Kvs))
+	for _, kv := range resp.Kvs {
+		c, err := decodeCand(name, dir, kv)
+		if err != nil {
+			return nil, err
+		}
+		c.Age = now.Sub(c.Seen)
+		out = append(out, c)
+	}
+	slices.SortFunc(out, func(a, b store.Candidate) int {
+		switch {
+		case a.Node < b.Node:
+			return -1
+		case a.Node > b.Node:
+			return 1
+		}
+		return 0
+	})
+	return out, nil
+}
+
+func decodeCand(name, dir string, kv *mvccpb.KeyValue) (store.Candidate, error) {
+	var v candValue
+	node, err := url.PathUnescape(string(kv.Key[len(dir):]))
+	if err == nil {
+		err = json.Unmarshal(kv.Value, &v)
+	}
+	if err != nil {
+		return store.Candidate{}, fmt.Errorf("%w: etcd key %q does not hold a baton candidate: %v", store.ErrSchema, kv.Key, err)
+	}
+	return store.Candidate{Name: name, Node: node, Incarnation: v.Incarnation, Every: v.Every, Since: v.Since, Seen: v.Seen}, nil
 }

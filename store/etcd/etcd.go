@@ -69,6 +69,7 @@ type config struct {
 	prefix         string
 	dialTimeout    time.Duration
 	requestTimeout time.Duration
+	readOnly       bool
 }
 
 func defaultConfig() config {
@@ -266,7 +267,11 @@ func newStore(ctx context.Context, cli *clientv3.Client, owned bool, cfg config)
 		nowFunc: time.Now,
 		cache:   map[string]cached{},
 	}
-	if err := s.checkSchema(ctx); err != nil {
+	check := s.checkSchema
+	if cfg.readOnly {
+		check = s.readSchema
+	}
+	if err := check(ctx); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -307,6 +312,9 @@ func (s *Store) callCtx(ctx context.Context) (context.Context, context.CancelFun
 func (s *Store) txn(ctx context.Context, op string, cmps []clientv3.Cmp, then, els []clientv3.Op) (*clientv3.TxnResponse, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, s.unavailable(ctx, ctx, op, err)
+	}
+	if err := s.writable(op, then, els); err != nil {
+		return nil, err
 	}
 	cctx, cancel := s.callCtx(ctx)
 	defer cancel()
@@ -412,4 +420,29 @@ func (k keys) job(name string) string   { return k.prefix + "j/" + url.PathEscap
 func (k keys) runDir(job string) string { return k.prefix + "r/" + url.PathEscape(job) + "/" }
 func (k keys) run(job, period string) string {
 	return k.runDir(job) + period
+}
+
+// WithReadOnly makes the store read-only, as the read commands (status,
+// runs, history, next) open it: Open neither writes the schema version
+// nor accepts a prefix without one (an error wrapping store.ErrNotFound:
+// no baton store there), and every write fails with store.ErrInvalid
+// before it is sent. A user whose etcd role grants only reads works.
+func WithReadOnly() Option {
+	return func(c *config) error {
+		c.readOnly = true
+		return nil
+	}
+}
+
+// writable refuses a transaction that writes on a read-only store.
+func (s *Store) writable(op string, then, els []clientv3.Op) error {
+	if !s.cfg.readOnly {
+		return nil
+	}
+	for _, o := range slices.Concat(then, els) {
+		if !o.IsGet() {
+			return fmt.Errorf("etcd %s: %w: the store was opened read-only", op, store.ErrInvalid)
+		}
+	}
+	return nil
 }

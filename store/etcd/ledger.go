@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	"go.etcd.io/etcd/api/v3/mvccpb"
@@ -191,4 +192,210 @@ func (s *Store) Runs(ctx context.Context, job string, after string, limit int) (
 		out = append(out, r)
 	}
 	return out, nil
+}
+
+// RecentRuns implements store.Store. etcd sorts a descending range on the
+// server by reading all of it, so the cost is that of the job's ledger,
+// which retention bounds (see PruneRuns).
+func (s *Store) RecentRuns(ctx context.Context, job, before string, limit int) ([]store.Run, error) {
+	dir := s.keys.runDir(job)
+	end := clientv3.GetPrefixRangeEnd(dir)
+	if before != "" {
+		end = dir + before
+	}
+	opts := []clientv3.OpOption{clientv3.WithRange(end), clientv3.WithSort(clientv3.SortByKey, clientv3.SortDescend)}
+	if limit > 0 {
+		opts = append(opts, clientv3.WithLimit(int64(limit)))
+	}
+	resp, err := s.get(ctx, "recent runs "+job, dir, opts...)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]store.Run, 0, len(resp.Kvs))
+	for _, kv := range resp.Kvs {
+		r, err := decodeRun(job, string(kv.Key[len(dir):]), kv)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// pruneBatch is the most rows one prune transaction deletes: etcd limits
+// the operations of a transaction (128 by default).
+const pruneBatch = 64
+
+// PruneRuns implements store.Store: transactions of at most pruneBatch
+// deletes, each of which compares every row's ModRevision (a row that
+// changed since it was read is not deleted by mistake) and, for a fenced
+// prune, the election record's ModRevision with the one whose token was
+// checked.
+func (s *Store) PruneRuns(ctx context.Context, p store.Prune) (int, error) {
+	if err := storedriver.CheckPrune(p, p.Token); err != nil {
+		return 0, err
+	}
+	op := "prune runs " + p.Job
+	dir, recKey := s.keys.runDir(p.Job), s.keys.record(p.Job)
+	// The newest scheduled row stays.
+	keep := ""
+	recent, err := s.RecentRuns(ctx, p.Job, "", 0)
+	if err != nil {
+		return 0, err
+	}
+	for _, r := range recent {
+		if !r.Manual {
+			keep = r.Period
+			break
+		}
+	}
+	var rec cached
+	if p.Fenced {
+		if rec, err = s.read(ctx, p.Job); err != nil {
+			return 0, err
+		}
+		if err := storedriver.CheckPrune(p, rec.rec.Token); err != nil {
+			return 0, err
+		}
+	}
+	keepKey := ""
+	if p.Keep > 0 {
+		resp, err := s.get(ctx, op, dir, clientv3.WithRange(clientv3.GetPrefixRangeEnd(dir)), clientv3.WithKeysOnly(),
+			clientv3.WithSort(clientv3.SortByKey, clientv3.SortDescend), clientv3.WithLimit(int64(p.Keep)))
+		if err != nil {
+			return 0, err
+		}
+		if len(resp.Kvs) == p.Keep {
+			keepKey = string(resp.Kvs[p.Keep-1].Key[len(dir):])
+		}
+	}
+	before := storedriver.PruneBound(p, keepKey)
+	if before == "" {
+		return 0, nil
+	}
+	n := 0
+	from := dir
+	for n < p.Limit {
+		resp, err := s.get(ctx, op, from, clientv3.WithRange(dir+before), clientv3.WithLimit(pruneBatch))
+		if err != nil {
+			return n, err
+		}
+		var cmps []clientv3.Cmp
+		var dels []clientv3.Op
+		for _, kv := range resp.Kvs {
+			r, err := decodeRun(p.Job, string(kv.Key[len(dir):]), kv)
+			if err != nil {
+				return n, err
+			}
+			if r.Period == keep || !slices.Contains(p.States, r.State) || n+len(dels) == p.Limit {
+				continue
+			}
+			cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(string(kv.Key)), "=", kv.ModRevision))
+			dels = append(dels, clientv3.OpDelete(string(kv.Key)))
+		}
+		if len(dels) > 0 {
+			if p.Fenced {
+				cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(recKey), "=", rec.rec.Version))
+			}
+			tr, err := s.txn(ctx, op, cmps, dels, nil)
+			if err != nil {
+				return n, err
+			}
+			if !tr.Succeeded {
+				// A row or the record changed: stop here; the next
+				// prune starts again from what is stored then.
+				if p.Fenced {
+					if now, err := s.read(ctx, p.Job); err == nil {
+						if err := storedriver.CheckPrune(p, now.rec.Token); err != nil {
+							return n, err
+						}
+					}
+				}
+				return n, nil
+			}
+			n += len(dels)
+		}
+		if len(resp.Kvs) < pruneBatch {
+			break
+		}
+		from = string(resp.Kvs[len(resp.Kvs)-1].Key) + "\x00"
+	}
+	return n, nil
+}
+
+// UpdateJob implements store.Store: one transaction that compares the
+// job's and the record's ModRevisions with those read, and writes the job,
+// the record (same values, the next log sequence number) and the event.
+func (s *Store) UpdateJob(ctx context.Context, u store.JobUpdate) (store.Job, error) {
+	if err := storedriver.CheckJobUpdate(u, store.Job{Schedule: u.Expect}, true); err != nil {
+		return store.Job{}, err
+	}
+	op := "update job " + u.Name
+	jobKey, recKey := s.keys.job(u.Name), s.keys.record(u.Name)
+	for attempt := 0; attempt < fenceRetries; attempt++ {
+		resp, err := s.txn(ctx, op, nil, []clientv3.Op{clientv3.OpGet(jobKey), clientv3.OpGet(recKey)}, nil)
+		if err != nil {
+			return store.Job{}, err
+		}
+		jkv := rangeKV(resp, 0)
+		var cur store.Job
+		if jkv != nil {
+			var v jobValue
+			if err := json.Unmarshal(jkv.Value, &v); err != nil {
+				return store.Job{}, fmt.Errorf("%w: etcd key %q does not hold a baton job: %v", store.ErrSchema, jkv.Key, err)
+			}
+			cur = store.Job{Name: u.Name, Schedule: v.Schedule, Created: v.Created}
+		}
+		if err := storedriver.CheckJobUpdate(u, cur, jkv != nil); err != nil {
+			return store.Job{}, err
+		}
+		rec, err := decodeRecord(u.Name, rangeKV(resp, 1))
+		if err != nil {
+			return store.Job{}, err
+		}
+		cur.Schedule = u.Schedule
+		b, _ := json.Marshal(jobValue{Schedule: cur.Schedule, Created: cur.Created})
+		cmps := []clientv3.Cmp{
+			clientv3.Compare(clientv3.ModRevision(jobKey), "=", jkv.ModRevision),
+			clientv3.Compare(clientv3.ModRevision(recKey), "=", rec.rec.Version),
+		}
+		ops := []clientv3.Op{clientv3.OpPut(jobKey, string(b))}
+		var next store.Record
+		if rec.rec.Version != 0 {
+			next = rec.rec
+			next.Updated = s.now()
+			seq := rec.logSeq + 1
+			ev := storedriver.RescheduledEvent(seq, next, u, next.Updated)
+			ops = append(ops, clientv3.OpPut(recKey, encodeRecord(next, seq)), clientv3.OpPut(s.keys.log(u.Name, seq), encodeEvent(ev)))
+		}
+		tr, err := s.txn(ctx, op, cmps, ops, nil)
+		if err != nil {
+			return store.Job{}, err
+		}
+		if tr.Succeeded {
+			if rec.rec.Version != 0 {
+				next.Version = tr.Header.Revision
+				s.remember(u.Name, cached{rec: next, logSeq: rec.logSeq + 1})
+			}
+			return cur, nil
+		}
+	}
+	return store.Job{}, fmt.Errorf("etcd %s: %w: the job or its election record changed %d times during the write; try again", op, store.ErrUnavailable, fenceRetries)
+}
+
+// GetJob implements store.Store with a linearizable read.
+func (s *Store) GetJob(ctx context.Context, name string) (store.Job, error) {
+	resp, err := s.get(ctx, "get job "+name, s.keys.job(name))
+	if err != nil {
+		return store.Job{}, err
+	}
+	kv := firstKV(resp)
+	if kv == nil {
+		return store.Job{}, fmt.Errorf("job %q: %w", name, store.ErrNotFound)
+	}
+	var v jobValue
+	if err := json.Unmarshal(kv.Value, &v); err != nil {
+		return store.Job{}, fmt.Errorf("%w: etcd key %q does not hold a baton job: %v", store.ErrSchema, kv.Key, err)
+	}
+	return store.Job{Name: name, Schedule: v.Schedule, Created: v.Created}, nil
 }

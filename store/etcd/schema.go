@@ -112,3 +112,21 @@ func (s *Store) checkIdentity(op string, h *etcdserverpb.ResponseHeader, txn *cl
 // StoreID implements store.Identifier: the cluster's id and the revision
 // that created the store's schema key.
 func (s *Store) StoreID() string { return fmt.Sprintf("%x-%d", s.clusterID, s.schemaRev) }
+
+// readSchema checks the schema version without writing it.
+func (s *Store) readSchema(ctx context.Context) error {
+	k := s.keys.schema()
+	resp, err := s.get(ctx, "schema check", k)
+	if err != nil {
+		return err
+	}
+	kv := firstKV(resp)
+	switch {
+	case kv == nil:
+		return store.NoStore(fmt.Sprintf("etcd prefix %q (no key %q)", s.cfg.prefix, k))
+	case string(kv.Value) != strconv.Itoa(SchemaVersion):
+		return fmt.Errorf("%w: etcd key %q holds schema version %q, this baton supports version %d", store.ErrSchema, k, kv.Value, SchemaVersion)
+	}
+	s.clusterID, s.schemaRev = resp.Header.ClusterId, kv.CreateRevision
+	return nil
+}

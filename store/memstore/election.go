@@ -3,6 +3,7 @@ package memstore
 import (
 	"context"
 	"fmt"
+	"sort"
 
 	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/store/storedriver"
@@ -43,12 +44,7 @@ func (s *Store) swapLocked(sw store.Swap) (store.Record, error) {
 		log := s.logs[rec.Name]
 		s.logs[rec.Name] = append(log, storedriver.NextEvent(uint64(len(log))+1, rec, sw.Event))
 	}
-	for _, ch := range s.watches[rec.Name] {
-		select {
-		case ch <- struct{}{}:
-		default:
-		}
-	}
+	s.notifyLocked(rec.Name)
 	return rec, nil
 }
 func (c *client) Get(ctx context.Context, name string) (store.Record, error) {
@@ -108,5 +104,60 @@ func (c *client) History(ctx context.Context, name string, after uint64, limit i
 		}
 	}
 	c.s.mu.Unlock()
+	return out, c.s.leave(ctx, c.node)
+}
+
+// candKey identifies a candidate row.
+type candKey struct{ name, node string }
+
+// Heartbeat implements store.Store.
+func (s *Store) Heartbeat(ctx context.Context, c store.Candidate) error {
+	return s.Client("").Heartbeat(ctx, c)
+}
+
+// Candidates implements store.Store.
+func (s *Store) Candidates(ctx context.Context, name string) ([]store.Candidate, error) {
+	return s.Client("").Candidates(ctx, name)
+}
+
+func (c *client) Heartbeat(ctx context.Context, cand store.Candidate) error {
+	if cand.Name == "" || cand.Node == "" {
+		return fmt.Errorf("%w: a candidate needs a name and a node", store.ErrInvalid)
+	}
+	if err := c.s.enter(ctx, c.node); err != nil {
+		return err
+	}
+	c.s.mu.Lock()
+	k := candKey{cand.Name, cand.Node}
+	if cand.Gone {
+		delete(c.s.cands, k)
+	} else {
+		now := c.s.now()
+		cur, ok := c.s.cands[k]
+		if !ok || cur.Incarnation != cand.Incarnation {
+			cur = store.Candidate{Name: cand.Name, Node: cand.Node, Incarnation: cand.Incarnation, Since: now}
+		}
+		cur.Every, cur.Seen = cand.Every, now
+		c.s.cands[k] = cur
+	}
+	c.s.mu.Unlock()
+	return c.s.leave(ctx, c.node)
+}
+
+func (c *client) Candidates(ctx context.Context, name string) ([]store.Candidate, error) {
+	if err := c.s.enter(ctx, c.node); err != nil {
+		return nil, err
+	}
+	c.s.mu.Lock()
+	now := c.s.now()
+	var out []store.Candidate
+	for k, cand := range c.s.cands {
+		if k.name == name {
+			cand.Age = now.Sub(cand.Seen)
+			out = append(out, cand)
+		}
+	}
+	c.s.mu.Unlock()
+	sort.Slice(out, func(i, j int) bool { return out[i].Node < out[j].Node })
 	return out, c.s.leave(ctx, c.node)
 }

@@ -3,7 +3,7 @@ package memstore
 import (
 	"context"
 	"fmt"
-	"sort"
+	"slices"
 
 	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/store/storedriver"
@@ -86,8 +86,23 @@ func (s *Store) swapRunLocked(sw store.RunSwap) (store.Run, error) {
 	if s.runs[r.Job] == nil {
 		s.runs[r.Job] = map[string]store.Run{}
 	}
+	if cur.Version == 0 {
+		s.addKey(r.Job, r.Period)
+	}
 	s.runs[r.Job][r.Period] = r
 	return r, nil
+}
+
+// addKey inserts a new period key into job's ordered keys; s.mu must be
+// held. Keys mostly arrive in order, so this is usually an append.
+func (s *Store) addKey(job, period string) {
+	ks := s.keys[job]
+	if n := len(ks); n == 0 || ks[n-1] < period {
+		s.keys[job] = append(ks, period)
+		return
+	}
+	i, _ := slices.BinarySearch(ks, period)
+	s.keys[job] = slices.Insert(ks, i, period)
 }
 
 func (c *client) Runs(ctx context.Context, job, after string, limit int) ([]store.Run, error) {
@@ -95,16 +110,147 @@ func (c *client) Runs(ctx context.Context, job, after string, limit int) ([]stor
 		return nil, err
 	}
 	c.s.mu.Lock()
+	ks := c.s.keys[job]
+	i, found := slices.BinarySearch(ks, after)
+	if found {
+		i++
+	}
 	var out []store.Run
-	for p, r := range c.s.runs[job] {
-		if p > after {
-			out = append(out, r)
+	for ; i < len(ks) && (limit <= 0 || len(out) < limit); i++ {
+		out = append(out, c.s.runs[job][ks[i]])
+	}
+	c.s.mu.Unlock()
+	return out, c.s.leave(ctx, c.node)
+}
+
+// RecentRuns implements store.Store.
+func (s *Store) RecentRuns(ctx context.Context, job, before string, limit int) ([]store.Run, error) {
+	return s.Client("").RecentRuns(ctx, job, before, limit)
+}
+
+// PruneRuns implements store.Store.
+func (s *Store) PruneRuns(ctx context.Context, p store.Prune) (int, error) {
+	return s.Client("").PruneRuns(ctx, p)
+}
+
+// UpdateJob implements store.Store.
+func (s *Store) UpdateJob(ctx context.Context, u store.JobUpdate) (store.Job, error) {
+	return s.Client("").UpdateJob(ctx, u)
+}
+
+func (c *client) RecentRuns(ctx context.Context, job, before string, limit int) ([]store.Run, error) {
+	if err := c.s.enter(ctx, c.node); err != nil {
+		return nil, err
+	}
+	c.s.mu.Lock()
+	ks := c.s.keys[job]
+	i := len(ks)
+	if before != "" {
+		i, _ = slices.BinarySearch(ks, before) // the first key not below before
+	}
+	var out []store.Run
+	for i--; i >= 0 && (limit <= 0 || len(out) < limit); i-- {
+		out = append(out, c.s.runs[job][ks[i]])
+	}
+	c.s.mu.Unlock()
+	return out, c.s.leave(ctx, c.node)
+}
+
+func (c *client) PruneRuns(ctx context.Context, p store.Prune) (int, error) {
+	if err := c.s.enter(ctx, c.node); err != nil {
+		return 0, err
+	}
+	c.s.mu.Lock()
+	n, err := c.s.pruneLocked(p)
+	c.s.mu.Unlock()
+	if lerr := c.s.leave(ctx, c.node); lerr != nil {
+		return 0, lerr
+	}
+	return n, err
+}
+
+func (s *Store) pruneLocked(p store.Prune) (int, error) {
+	if err := storedriver.CheckPrune(p, s.records[p.Job].Token); err != nil {
+		return 0, err
+	}
+	ks := s.keys[p.Job]
+	newest := "" // the newest scheduled row is kept
+	for i := len(ks) - 1; i >= 0; i-- {
+		if !s.runs[p.Job][ks[i]].Manual {
+			newest = ks[i]
+			break
+		}
+	}
+	keepKey := ""
+	if p.Keep > 0 && len(ks) >= p.Keep {
+		keepKey = ks[len(ks)-p.Keep]
+	}
+	before := storedriver.PruneBound(p, keepKey)
+	n := 0
+	kept := ks[:0]
+	for i, k := range ks {
+		if k >= before || n == p.Limit {
+			kept = append(kept, ks[i:]...)
+			break
+		}
+		if r := s.runs[p.Job][k]; k != newest && slices.Contains(p.States, r.State) {
+			delete(s.runs[p.Job], k)
+			n++
+			continue
+		}
+		kept = append(kept, k)
+	}
+	s.keys[p.Job] = kept
+	return n, nil
+}
+
+func (c *client) UpdateJob(ctx context.Context, u store.JobUpdate) (store.Job, error) {
+	if err := c.s.enter(ctx, c.node); err != nil {
+		return store.Job{}, err
+	}
+	c.s.mu.Lock()
+	cur, ok := c.s.jobs[u.Name]
+	err := storedriver.CheckJobUpdate(u, cur, ok)
+	if err == nil {
+		cur.Schedule = u.Schedule
+		c.s.jobs[u.Name] = cur
+		if rec, ok := c.s.records[u.Name]; ok {
+			c.s.version++
+			rec.Version = c.s.version
+			rec.Updated = c.s.now()
+			c.s.records[u.Name] = rec
+			log := c.s.logs[u.Name]
+			c.s.logs[u.Name] = append(log, storedriver.RescheduledEvent(uint64(len(log))+1, rec, u, rec.Updated))
+			c.s.notifyLocked(u.Name)
 		}
 	}
 	c.s.mu.Unlock()
-	sort.Slice(out, func(i, j int) bool { return out[i].Period < out[j].Period })
-	if limit > 0 && len(out) > limit {
-		out = out[:limit]
+	if lerr := c.s.leave(ctx, c.node); lerr != nil {
+		return store.Job{}, lerr
 	}
-	return out, c.s.leave(ctx, c.node)
+	if err != nil {
+		return store.Job{}, err
+	}
+	return cur, nil
+}
+
+// GetJob implements store.Store.
+func (s *Store) GetJob(ctx context.Context, name string) (store.Job, error) {
+	return s.Client("").GetJob(ctx, name)
+}
+
+func (c *client) GetJob(ctx context.Context, name string) (store.Job, error) {
+	if err := c.s.enter(ctx, c.node); err != nil {
+		return store.Job{}, err
+	}
+	c.s.mu.Lock()
+	j, ok := c.s.jobs[name]
+	c.s.mu.Unlock()
+	if err := c.s.leave(ctx, c.node); err != nil {
+		return store.Job{}, err
+	}
+	if !ok {
+		return store.Job{}, fmt.Errorf("job %q: %w", name, store.ErrNotFound)
+	}
+	return j, nil
 }

@@ -20,7 +20,9 @@ type Store struct {
 	logs    map[string][]store.Event
 	jobs    map[string]store.Job
 	runs    map[string]map[string]store.Run
+	keys    map[string][]string // per job, the period keys of runs in order
 	watches map[string][]chan struct{}
+	cands   map[candKey]store.Candidate
 	faults  map[string]fault
 	closed  bool
 }
@@ -75,7 +77,9 @@ func Open(ctx context.Context, opts ...Option) (*Store, error) {
 		logs:    map[string][]store.Event{},
 		jobs:    map[string]store.Job{},
 		runs:    map[string]map[string]store.Run{},
+		keys:    map[string][]string{},
 		watches: map[string][]chan struct{}{},
+		cands:   map[candKey]store.Candidate{},
 		faults:  map[string]fault{},
 	}, nil
 }

@@ -30,3 +30,13 @@ func (c *client) Watch(ctx context.Context, name string) <-chan struct{} {
 	}()
 	return ch
 }
+
+// notifyLocked wakes the watches of name; s.mu must be held.
+func (s *Store) notifyLocked(name string) {
+	for _, ch := range s.watches[name] {
+		select {
+		case ch <- struct{}{}:
+		default:
+		}
+	}
+}

@@ -105,6 +105,9 @@ func (s *Store) Swap(ctx context.Context, sw store.Swap) (store.Record, error) {
 	if err := s.enter(ctx, "swap"); err != nil {
 		return store.Record{}, err
 	}
+	if err := s.writable("swap"); err != nil {
+		return store.Record{}, err
+	}
 	if err := precheck(sw); err != nil {
 		return store.Record{}, err
 	}
@@ -122,6 +125,9 @@ func (s *Store) Swap(ctx context.Context, sw store.Swap) (store.Record, error) {
 // case the outcome is unknown).
 func (s *Store) SwapMany(ctx context.Context, swaps []store.Swap) ([]store.SwapResult, error) {
 	if err := s.enter(ctx, "swap many"); err != nil {
+		return nil, err
+	}
+	if err := s.writable("swap many"); err != nil {
 		return nil, err
 	}
 	res := make([]store.SwapResult, len(swaps))
@@ -178,7 +184,7 @@ func (s *Store) History(ctx context.Context, name string, after uint64, limit in
 		ev := store.Event{Name: name}
 		var seq, token int64
 		var kind string
-		if err := rows.Scan(&seq, &kind, &ev.Holder, &ev.Incarnation, &token, &ev.Transfer, &ev.Time); err != nil {
+		if err := rows.Scan(&seq, &kind, &ev.Holder, &ev.Incarnation, &token, &ev.Transfer, &ev.Time, &ev.Detail); err != nil {
 			rows.Close()
 			return nil, s.fail(ctx, "history", err)
 		}
@@ -187,6 +193,74 @@ func (s *Store) History(ctx context.Context, name string, after uint64, limit in
 	}
 	if err := rows.Err(); err != nil {
 		return nil, s.fail(ctx, "history", err)
+	}
+	return out, nil
+}
+
+// Heartbeat implements store.Store. Since and Seen are the server's time.
+func (s *Store) Heartbeat(ctx context.Context, c store.Candidate) error {
+	if c.Name == "" || c.Node == "" {
+		return fmt.Errorf("%w: a candidate needs a name and a node", store.ErrInvalid)
+	}
+	if err := s.enter(ctx, "heartbeat"); err != nil {
+		return err
+	}
+	if err := s.writable("heartbeat"); err != nil {
+		return err
+	}
+	var refused error
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		var err error
+		if refused, err = s.sameStore(ctx, tx, "heartbeat"); refused != nil || err != nil {
+			return err
+		}
+		if c.Gone {
+			_, err = tx.Exec(ctx, `DELETE FROM `+s.q+`.candidates WHERE name = $1 AND node = $2`, c.Name, c.Node)
+			return err
+		}
+		_, err = tx.Exec(ctx, `INSERT INTO `+s.q+`.candidates AS c (name, node, incarnation, every_ns, since, seen)
+			VALUES ($1, $2, $3, $4, clock_timestamp(), clock_timestamp())
+			ON CONFLICT (name, node) DO UPDATE SET
+			  since = CASE WHEN c.incarnation = excluded.incarnation THEN c.since ELSE excluded.since END,
+			  incarnation = excluded.incarnation, every_ns = excluded.every_ns, seen = excluded.seen`,
+			c.Name, c.Node, c.Incarnation, int64(c.Every))
+		return err
+	})
+	if err != nil {
+		return s.fail(ctx, "heartbeat", err)
+	}
+	return refused
+}
+
+// Candidates implements store.Store. Age is measured on the server's
+// clock, the one Seen was written with.
+func (s *Store) Candidates(ctx context.Context, name string) ([]store.Candidate, error) {
+	if err := s.enter(ctx, "candidates"); err != nil {
+		return nil, err
+	}
+	if s.version == 1 {
+		return nil, nil // a version 1 schema, read-only: no candidates table
+	}
+	rows, err := s.pool.Query(ctx, `SELECT node, incarnation, every_ns, since, seen,
+		  (extract(epoch FROM clock_timestamp() - seen) * 1000000)::bigint
+		FROM `+s.q+`.candidates WHERE name = $1 ORDER BY node`, name)
+	if err != nil {
+		return nil, s.fail(ctx, "candidates", err)
+	}
+	var out []store.Candidate
+	for rows.Next() {
+		c := store.Candidate{Name: name}
+		var every, ageUS int64
+		if err := rows.Scan(&c.Node, &c.Incarnation, &every, &c.Since, &c.Seen, &ageUS); err != nil {
+			rows.Close()
+			return nil, s.fail(ctx, "candidates", err)
+		}
+		c.Every, c.Since, c.Seen = time.Duration(every), c.Since.UTC(), c.Seen.UTC()
+		c.Age = time.Duration(min(ageUS, math.MaxInt64/1000)) * time.Microsecond
+		out = append(out, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, s.fail(ctx, "candidates", err)
 	}
 	return out, nil
 }

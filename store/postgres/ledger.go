@@ -21,6 +21,9 @@ func (s *Store) EnsureJob(ctx context.Context, j store.Job) (store.Job, error) {
 	if err := s.enter(ctx, "ensure job"); err != nil {
 		return store.Job{}, err
 	}
+	if err := s.writable("ensure job"); err != nil {
+		return store.Job{}, err
+	}
 	got := store.Job{Name: j.Name}
 	err := s.pool.QueryRow(ctx, s.sql.ensureJob, j.Name, j.Schedule).Scan(&got.Schedule, &got.Created)
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -89,6 +92,9 @@ func (s *Store) GetRun(ctx context.Context, job, period string) (store.Run, erro
 // checked with storedriver.CheckRunSwap, and written.
 func (s *Store) SwapRun(ctx context.Context, sw store.RunSwap) (store.Run, error) {
 	if err := s.enter(ctx, "swap run"); err != nil {
+		return store.Run{}, err
+	}
+	if err := s.writable("swap run"); err != nil {
 		return store.Run{}, err
 	}
 	r := sw.Run
@@ -181,4 +187,170 @@ func (s *Store) Runs(ctx context.Context, job, after string, limit int) ([]store
 		return nil, s.fail(ctx, "runs", err)
 	}
 	return out, nil
+}
+
+// RecentRuns implements store.Store: a backward walk of the (job, period)
+// primary key, whose cost grows with limit, not with the ledger.
+func (s *Store) RecentRuns(ctx context.Context, job, before string, limit int) ([]store.Run, error) {
+	if err := s.enter(ctx, "recent runs"); err != nil {
+		return nil, err
+	}
+	var lim *int
+	if limit > 0 {
+		lim = &limit
+	}
+	rows, err := s.pool.Query(ctx, `SELECT job, period, scheduled, state, token, holder, attempt, manual, started, finished, exit_code, output, version
+		FROM `+s.q+`.runs WHERE job = $1 AND ($2 = '' OR period < $2) ORDER BY period DESC LIMIT $3`, job, before, lim)
+	if err != nil {
+		return nil, s.fail(ctx, "recent runs", err)
+	}
+	var out []store.Run
+	for rows.Next() {
+		r, err := scanRun(rows)
+		if err != nil {
+			rows.Close()
+			return nil, s.fail(ctx, "recent runs", err)
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, s.fail(ctx, "recent runs", err)
+	}
+	return out, nil
+}
+
+// PruneRuns implements store.Store. One transaction: a fenced prune first
+// takes a share lock on the job's election record, as SwapRun does.
+func (s *Store) PruneRuns(ctx context.Context, p store.Prune) (int, error) {
+	if err := s.enter(ctx, "prune runs"); err != nil {
+		return 0, err
+	}
+	if err := s.writable("prune runs"); err != nil {
+		return 0, err
+	}
+	if err := storedriver.CheckPrune(p, p.Token); err != nil {
+		return 0, err
+	}
+	states := make([]string, len(p.States))
+	for i, st := range p.States {
+		states[i] = string(st)
+	}
+	var n int64
+	var refused error
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		var err error
+		if refused, err = s.sameStore(ctx, tx, "prune runs"); refused != nil || err != nil {
+			return err
+		}
+		if p.Fenced {
+			var token int64
+			err := tx.QueryRow(ctx, s.sql.electionToken, p.Job).Scan(&token)
+			if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+				return err
+			}
+			if refused = storedriver.CheckPrune(p, uint64(token)); refused != nil {
+				return nil
+			}
+		}
+		keepKey := ""
+		if p.Keep > 0 {
+			err := tx.QueryRow(ctx, `SELECT period FROM `+s.q+`.runs WHERE job = $1 ORDER BY period DESC LIMIT 1 OFFSET $2`, p.Job, p.Keep-1).Scan(&keepKey)
+			if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+				return err
+			}
+		}
+		before := storedriver.PruneBound(p, keepKey)
+		tag, err := tx.Exec(ctx, `DELETE FROM `+s.q+`.runs WHERE job = $1 AND period IN (
+			SELECT period FROM `+s.q+`.runs
+			 WHERE job = $1 AND period < $2 AND state = ANY($3)
+			   AND period <> coalesce((SELECT max(period) FROM `+s.q+`.runs WHERE job = $1 AND NOT manual), '')
+			 ORDER BY period LIMIT $4 FOR UPDATE)`, p.Job, before, states, p.Limit)
+		n = tag.RowsAffected()
+		return err
+	})
+	if err != nil {
+		return 0, s.fail(ctx, "prune runs", err)
+	}
+	if refused != nil {
+		return 0, refused
+	}
+	return int(n), nil
+}
+
+// UpdateJob implements store.Store: one transaction that locks the job and
+// the election record, changes both and appends the event, and notifies
+// the record's watchers.
+func (s *Store) UpdateJob(ctx context.Context, u store.JobUpdate) (store.Job, error) {
+	if err := s.enter(ctx, "update job"); err != nil {
+		return store.Job{}, err
+	}
+	if err := s.writable("update job"); err != nil {
+		return store.Job{}, err
+	}
+	var out store.Job
+	var refused error
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		var err error
+		if refused, err = s.sameStore(ctx, tx, "update job"); refused != nil || err != nil {
+			return err
+		}
+		cur := store.Job{Name: u.Name}
+		err = tx.QueryRow(ctx, `SELECT schedule, created FROM `+s.q+`.jobs WHERE name = $1 FOR UPDATE`, u.Name).Scan(&cur.Schedule, &cur.Created)
+		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+			return err
+		}
+		if refused = storedriver.CheckJobUpdate(u, cur, err == nil); refused != nil {
+			return nil
+		}
+		if _, err := tx.Exec(ctx, `UPDATE `+s.q+`.jobs SET schedule = $2 WHERE name = $1`, u.Name, u.Schedule); err != nil {
+			return err
+		}
+		cur.Schedule, cur.Created = u.Schedule, cur.Created.UTC()
+		out = cur
+		tag, err := tx.Exec(ctx, `WITH rec AS (
+			UPDATE `+s.q+`.election SET version = nextval('`+s.q+`.version_seq'), updated = clock_timestamp()
+			 WHERE name = $1 RETURNING name, holder, incarnation, token, transfer, updated)
+			INSERT INTO `+s.q+`.election_log (name, seq, kind, holder, incarnation, token, transfer, time, detail)
+			SELECT rec.name, coalesce((SELECT max(seq) FROM `+s.q+`.election_log WHERE name = $1), 0) + 1, $2,
+			       rec.holder, rec.incarnation, rec.token, rec.transfer, rec.updated, $3
+			  FROM rec`, u.Name, string(store.Rescheduled), u.Expect+" -> "+u.Schedule)
+		if err != nil || tag.RowsAffected() == 0 {
+			return err
+		}
+		_, err = tx.Exec(ctx, `SELECT pg_notify($1, $2)`, s.channel, notifyPayload(u.Name))
+		return err
+	})
+	if err != nil {
+		return store.Job{}, s.fail(ctx, "update job", err)
+	}
+	if refused != nil {
+		return store.Job{}, refused
+	}
+	return out, nil
+}
+
+// notifyPayload is what the swap function sends for name: the name, or
+// an empty payload (wake every watcher) for a name too long for it.
+func notifyPayload(name string) string {
+	if len(name) < 7900 {
+		return name
+	}
+	return ""
+}
+
+// GetJob implements store.Store.
+func (s *Store) GetJob(ctx context.Context, name string) (store.Job, error) {
+	if err := s.enter(ctx, "get job"); err != nil {
+		return store.Job{}, err
+	}
+	j := store.Job{Name: name}
+	err := s.pool.QueryRow(ctx, s.sql.getJob, name).Scan(&j.Schedule, &j.Created)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return store.Job{}, fmt.Errorf("job %q: %w", name, store.ErrNotFound)
+	}
+	if err != nil {
+		return store.Job{}, s.fail(ctx, "get job", err)
+	}
+	j.Created = j.Created.UTC()
+	return j, nil
 }

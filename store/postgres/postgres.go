@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/url"
 	"regexp"
+	"strconv"
 	"sync"
 	"time"
 
@@ -44,6 +45,9 @@ type Store struct {
 
 	sql statements
 
+	version  int  // schema version: SchemaVersion, or 1 read-only
+	readOnly bool // opened WithReadOnly: every write is refused
+
 	mu      sync.Mutex
 	closed  bool
 	watcher *listener // the running listener, nil when none
@@ -54,7 +58,11 @@ type statements struct {
 	get, swap, history, ensureJob, getJob, getRun, lockRun, insertRun, updateRun, runs, electionToken string
 }
 
-func newStatements(q string) statements {
+func newStatements(q string, schemaVersion int) statements {
+	detail := "detail"
+	if schemaVersion < 2 {
+		detail = "''" // a version 1 schema, read-only: no details
+	}
 	const runCols = `job, period, scheduled, state, token, holder, attempt, manual, started, finished, exit_code, output, version`
 	return statements{
 		get: `SELECT holder, incarnation, token, lease_ns, transfer, version, updated FROM ` + q + `.election WHERE name = $1`,
@@ -64,7 +72,7 @@ func newStatements(q string) statements {
 		swap: `SELECT s.o_applied, s.o_holder, s.o_incarnation, s.o_token, s.o_lease_ns, s.o_transfer, s.o_version, s.o_updated
 			FROM (SELECT value FROM ` + q + `.meta WHERE key = 'store_id' AND value = $9) m
 			CROSS JOIN LATERAL ` + q + `.swap($1 || left(m.value, 0), $2, $3, $4, $5, $6, $7, $8) s`,
-		history: `SELECT seq, kind, holder, incarnation, token, transfer, time FROM ` + q + `.election_log WHERE name = $1 AND seq > $2 ORDER BY seq LIMIT $3`,
+		history: `SELECT seq, kind, holder, incarnation, token, transfer, time, ` + detail + ` FROM ` + q + `.election_log WHERE name = $1 AND seq > $2 ORDER BY seq LIMIT $3`,
 		ensureJob: `INSERT INTO ` + q + `.jobs (name, schedule, created) VALUES ($1, $2, clock_timestamp())
 			ON CONFLICT (name) DO NOTHING RETURNING schedule, created`,
 		getJob:        `SELECT schedule, created FROM ` + q + `.jobs WHERE name = $1`,
@@ -88,6 +96,23 @@ type Option func(*config) error
 
 type config struct {
 	poolConfig []func(*pgxpool.Config)
+	readOnly   bool
+}
+
+// WithReadOnly opens the store for reading only, as the read commands
+// (status, runs, history, next) do: every session is read-only
+// (default_transaction_read_only), no schema, table or function is created
+// and nothing is written, so a role with nothing but USAGE on the schema
+// and SELECT on its tables works. A schema that does not exist is an error
+// wrapping store.ErrNotFound ("no baton store at ..."); one that is not a
+// baton store (no meta table, an unknown version) one wrapping
+// store.ErrSchema. A version 1 schema is read as it is. Write methods fail
+// with store.ErrInvalid.
+func WithReadOnly() Option {
+	return func(c *config) error {
+		c.readOnly = true
+		return nil
+	}
 }
 
 // WithPoolConfig lets fn adjust the pgxpool configuration parsed from the
@@ -123,6 +148,9 @@ func Open(ctx context.Context, rawURL string, opts ...Option) (*Store, error) {
 			return nil, err
 		}
 	}
+	if o.readOnly {
+		return openReadOnly(ctx, rawURL, o)
+	}
 	connURL, schema, err := parseURL(rawURL)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: %w: %w", store.ErrInvalid, err)
@@ -147,7 +175,7 @@ func Open(ctx context.Context, rawURL string, opts ...Option) (*Store, error) {
 		schema:  schema,
 		q:       q,
 		channel: schema + "_baton",
-		sql:     newStatements(q),
+		sql:     newStatements(q, SchemaVersion),
 	}
 	if err := setup(ctx, pool, schema, q, s.channel); err != nil {
 		pool.Close()
@@ -255,6 +283,8 @@ func (s *Store) fail(ctx context.Context, op string, err error) error {
 	if errors.As(err, &pgErr) {
 		code := pgErr.Code
 		switch {
+		case code == "25006" && s.readOnly: // read-only transaction: ours
+			return fmt.Errorf("postgres: %s: %w: the store was opened read-only: %w", op, store.ErrInvalid, err)
 		case code[:2] == "08", // connection exception
 			code[:2] == "53",                 // insufficient resources (too many connections, ...)
 			code[:2] == "57",                 // operator intervention: admin/crash shutdown, cannot connect now, query canceled
@@ -290,4 +320,62 @@ func (s *Store) StoreTime(ctx context.Context) (time.Time, error) {
 		return time.Time{}, s.fail(ctx, "store time", err)
 	}
 	return t.UTC(), nil
+}
+
+// openReadOnly is Open with WithReadOnly.
+func openReadOnly(ctx context.Context, rawURL string, o config) (*Store, error) {
+	connURL, schema, err := parseURL(rawURL)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: %w: %w", store.ErrInvalid, err)
+	}
+	cfg, err := pgxpool.ParseConfig(connURL)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: %w: %w", store.ErrInvalid, err)
+	}
+	for _, fn := range o.poolConfig {
+		fn(cfg)
+	}
+	cfg.ConnConfig.RuntimeParams["default_transaction_read_only"] = "on"
+	if err := ctx.Err(); err != nil {
+		return nil, unavailable("open", err)
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: %w: %w", store.ErrInvalid, err)
+	}
+	q := pgx.Identifier{schema}.Sanitize()
+	s := &Store{pool: pool, schema: schema, q: q, channel: schema + "_baton", readOnly: true}
+	var exists, meta bool
+	err = pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1), to_regclass($2) IS NOT NULL`,
+		schema, q+".meta").Scan(&exists, &meta)
+	var v string
+	if err == nil && meta {
+		err = pool.QueryRow(ctx, `SELECT value FROM `+q+`.meta WHERE key = 'schema_version'`).Scan(&v)
+		if errors.Is(err, pgx.ErrNoRows) {
+			err, v = nil, ""
+		}
+	}
+	switch {
+	case err != nil:
+		err = s.fail(ctx, "open", err)
+	case !exists:
+		err = store.NoStore(fmt.Sprintf("schema %q of the database (it has no such schema)", schema))
+	case !meta || (v != "1" && v != strconv.Itoa(SchemaVersion)):
+		err = fmt.Errorf("postgres: %w: schema %q is not a baton store this baton reads (schema version %q; this baton supports 1 and %d)", store.ErrSchema, schema, v, SchemaVersion)
+	}
+	if err != nil {
+		pool.Close()
+		return nil, err
+	}
+	s.version, _ = strconv.Atoi(v)
+	s.sql = newStatements(q, s.version)
+	return s, nil
+}
+
+// writable refuses a write on a store opened read-only.
+func (s *Store) writable(op string) error {
+	if s.readOnly {
+		return fmt.Errorf("postgres: %s: %w: the store was opened read-only", op, store.ErrInvalid)
+	}
+	return nil
 }

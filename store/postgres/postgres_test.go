@@ -125,12 +125,12 @@ func TestSchemaVersionRefused(t *testing.T) {
 		t.Fatalf("Open of a version 99 schema = %v, want ErrSchema", err)
 	}
 	msg := err.Error()
-	if strings.Contains(msg, "\n") || !strings.Contains(msg, "99") || !strings.Contains(msg, "version 1") {
-		t.Errorf("error message %q should be one line naming versions 99 and 1", msg)
+	if strings.Contains(msg, "\n") || !strings.Contains(msg, "99") || !strings.Contains(msg, "version 2") {
+		t.Errorf("error message %q should be one line naming versions 99 and 2", msg)
 	}
 
 	// Nothing was rewritten.
-	superExec(t, url, `UPDATE baton.meta SET value = '1' WHERE key = 'schema_version'`)
+	superExec(t, url, `UPDATE baton.meta SET value = '2' WHERE key = 'schema_version'`)
 	s = open(t, url)
 	defer s.Close()
 	got, err := s.Get(testCtx(t), "a")
@@ -444,5 +444,125 @@ func TestSwapErrorsMatchCheckSwap(t *testing.T) {
 	}
 	if _, err := s.Get(ctx, "new"); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("a refused create wrote a record: %v", err)
+	}
+}
+
+// A version 1 schema (no event details, no candidates) is read as it is by
+// a read-only opener and upgraded in place by a writer.
+func TestSchemaVersion1(t *testing.T) {
+	url := pgtest.Start(t)
+	s := open(t, url)
+	if _, err := s.Swap(testCtx(t), store.Swap{Record: acquire("a", "n1", 1), Event: store.Acquired}); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	superExec(t, url, `ALTER TABLE baton.election_log DROP COLUMN detail`)
+	superExec(t, url, `DROP TABLE baton.candidates`)
+	superExec(t, url, `UPDATE baton.meta SET value = '1' WHERE key = 'schema_version'`)
+
+	ro, err := postgres.Open(testCtx(t), url, postgres.WithReadOnly())
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs, err := ro.History(testCtx(t), "a", 0, 0)
+	if err != nil || len(evs) != 1 {
+		t.Fatalf("read-only History of a version 1 store: %v, %v", evs, err)
+	}
+	if cs, err := ro.Candidates(testCtx(t), "a"); err != nil || len(cs) != 0 {
+		t.Fatalf("read-only Candidates of a version 1 store: %v, %v", cs, err)
+	}
+	if err := ro.Heartbeat(testCtx(t), store.Candidate{Name: "a", Node: "x"}); !errors.Is(err, store.ErrInvalid) {
+		t.Errorf("a write on a read-only store: %v, want ErrInvalid", err)
+	}
+	if _, err := ro.Swap(testCtx(t), store.Swap{Record: acquire("b", "n1", 1), Event: store.Acquired}); !errors.Is(err, store.ErrInvalid) {
+		t.Errorf("a swap on a read-only store: %v, want ErrInvalid", err)
+	}
+	ro.Close()
+
+	s = open(t, url)
+	defer s.Close()
+	if err := s.Heartbeat(testCtx(t), store.Candidate{Name: "a", Node: "x", Incarnation: "x1", Every: time.Second}); err != nil {
+		t.Fatalf("Heartbeat after the upgrade: %v", err)
+	}
+	evs, err = s.History(testCtx(t), "a", 0, 0)
+	if err != nil || len(evs) != 1 || evs[0].Detail != "" {
+		t.Fatalf("History after the upgrade: %v, %v", evs, err)
+	}
+}
+
+// A read-only opener creates nothing: a database without the schema is
+// "no baton store", and stays without it.
+func TestOpenReadOnlyCreatesNothing(t *testing.T) {
+	url := pgtest.Start(t)
+	_, err := postgres.Open(testCtx(t), url, postgres.WithReadOnly())
+	if !errors.Is(err, store.ErrNotFound) || !strings.Contains(err.Error(), "no baton store") {
+		t.Fatalf("OpenReadOnly of an empty database: %v, want ErrNotFound", err)
+	}
+	superExec(t, url, `CREATE SCHEMA baton`)
+	superExec(t, url, `CREATE TABLE baton.other (x int)`)
+	if _, err := postgres.Open(testCtx(t), url, postgres.WithReadOnly()); !errors.Is(err, store.ErrSchema) {
+		t.Fatalf("OpenReadOnly of a foreign schema: %v, want ErrSchema", err)
+	}
+	c, err := pgx.Connect(testCtx(t), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(testCtx(t))
+	var n int
+	if err := c.QueryRow(testCtx(t), `SELECT count(*) FROM pg_class c JOIN pg_namespace s ON s.oid = c.relnamespace WHERE s.nspname = 'baton'`).Scan(&n); err != nil || n != 1 {
+		t.Fatalf("relations in schema baton after read-only opens: %d, %v; want 1", n, err)
+	}
+}
+
+// A role with nothing but USAGE on the schema and SELECT on its tables
+// reads a store opened read-only: status, runs and history work without
+// any write privilege.
+func TestReadOnlyRole(t *testing.T) {
+	u := pgtest.Start(t)
+	s := open(t, u)
+	if _, err := s.Swap(testCtx(t), store.Swap{Record: acquire("a", "n1", 1), Event: store.Acquired}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.EnsureJob(testCtx(t), store.Job{Name: "a", Schedule: "every 10s"}); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	role := "baton_reader_" + strings.ReplaceAll(strings.ToLower(t.Name()), "/", "_")
+	superExec(t, u, `CREATE ROLE `+role+` LOGIN`)
+	superExec(t, u, `GRANT USAGE ON SCHEMA baton TO `+role)
+	superExec(t, u, `GRANT SELECT ON ALL TABLES IN SCHEMA baton TO `+role)
+	t.Cleanup(func() {
+		superExec(t, u, `REVOKE ALL ON ALL TABLES IN SCHEMA baton FROM `+role)
+		superExec(t, u, `REVOKE ALL ON SCHEMA baton FROM `+role)
+		superExec(t, u, `DROP ROLE `+role)
+	})
+	pu, err := url.Parse(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pu.User = url.User(role)
+	ro, err := postgres.Open(testCtx(t), pu.String(), postgres.WithReadOnly())
+	if err != nil {
+		t.Fatalf("read-only open as %s: %v", role, err)
+	}
+	defer ro.Close()
+	if rec, err := ro.Get(testCtx(t), "a"); err != nil || rec.Token != 1 {
+		t.Fatalf("Get: %+v, %v", rec, err)
+	}
+	if evs, err := ro.History(testCtx(t), "a", 0, 0); err != nil || len(evs) != 1 {
+		t.Fatalf("History: %v, %v", evs, err)
+	}
+	if _, err := ro.RecentRuns(testCtx(t), "a", "", 10); err != nil {
+		t.Fatalf("RecentRuns: %v", err)
+	}
+	if _, err := ro.Candidates(testCtx(t), "a"); err != nil {
+		t.Fatalf("Candidates: %v", err)
+	}
+	if j, err := ro.GetJob(testCtx(t), "a"); err != nil || j.Schedule != "every 10s" {
+		t.Fatalf("GetJob: %+v, %v", j, err)
+	}
+	// A write through the read-only store is refused before it is sent.
+	if _, err := ro.EnsureJob(testCtx(t), store.Job{Name: "b", Schedule: "x"}); !errors.Is(err, store.ErrInvalid) {
+		t.Errorf("a write through a read-only store: %v, want ErrInvalid", err)
 	}
 }

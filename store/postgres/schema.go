@@ -17,8 +17,10 @@ import (
 // SchemaVersion is the version of the tables this package reads and
 // writes. It is recorded in the schema's meta table when the tables are
 // created; a store whose recorded version differs is refused with
-// store.ErrSchema and left untouched.
-const SchemaVersion = 1
+// store.ErrSchema and left untouched. Version 2 added the election log's
+// detail column and the candidates table; a version 1 schema is upgraded in
+// place when a writer opens it, and read as it is by a read-only opener.
+const SchemaVersion = 2
 
 // ddl returns the statements that create schema version 1 in schema q (a
 // quoted identifier), with notifications on channel.
@@ -69,7 +71,9 @@ func ddl(q, channel string) []string {
 			token       bigint NOT NULL,
 			transfer    text NOT NULL,
 			time        timestamptz NOT NULL,
+			detail      text NOT NULL DEFAULT '',
 			PRIMARY KEY (name, seq))`,
+		candidatesTable(q),
 		`CREATE TABLE ` + q + `.jobs (
 			name     text COLLATE "C" PRIMARY KEY,
 			schedule text NOT NULL,
@@ -152,6 +156,27 @@ func ddl(q, channel string) []string {
 	}
 }
 
+// candidatesTable holds the nodes campaigning for a name (Heartbeat).
+func candidatesTable(q string) string {
+	return `CREATE TABLE ` + q + `.candidates (
+			name        text COLLATE "C" NOT NULL,
+			node        text COLLATE "C" NOT NULL,
+			incarnation text NOT NULL,
+			every_ns    bigint NOT NULL,
+			since       timestamptz NOT NULL,
+			seen        timestamptz NOT NULL,
+			PRIMARY KEY (name, node))`
+}
+
+// upgrade1 turns a version 1 schema into a version 2 one.
+func upgrade1(q string) []string {
+	return []string{
+		`ALTER TABLE ` + q + `.election_log ADD COLUMN detail text NOT NULL DEFAULT ''`,
+		candidatesTable(q),
+		`UPDATE ` + q + `.meta SET value = '2' WHERE key = 'schema_version'`,
+	}
+}
+
 // lockKey is the advisory lock key that serialises schema creation in one
 // schema across processes.
 func lockKey(schema string) int64 {
@@ -190,6 +215,14 @@ func setup(ctx context.Context, pool *pgxpool.Pool, schema, q, channel string) e
 			}
 			if err != nil {
 				return err
+			}
+			if v == "1" {
+				for _, stmt := range upgrade1(q) {
+					if _, err := tx.Exec(ctx, stmt); err != nil {
+						return fmt.Errorf("upgrade schema %q from version 1: %w (in %s)", schema, err, firstLine(stmt))
+					}
+				}
+				v = strconv.Itoa(SchemaVersion)
 			}
 			if v != strconv.Itoa(SchemaVersion) {
 				return fmt.Errorf("%w: postgres schema %q is at version %s, this baton supports version %d; use a baton release that supports version %s, or another schema (?schema=...)",
@@ -231,4 +264,18 @@ func (s *Store) StoreID() string { return s.id }
 func firstLine(s string) string {
 	s, _, _ = strings.Cut(s, "\n")
 	return s
+}
+
+// sameStore returns refused (an error wrapping store.ErrReplaced) when the
+// schema no longer holds the store this handle opened, nil otherwise; err
+// is a failure to read the id. Writes call it first in their transaction.
+func (s *Store) sameStore(ctx context.Context, tx pgx.Tx, op string) (refused, err error) {
+	var id string
+	if err := tx.QueryRow(ctx, storeIDQuery(s.q)).Scan(&id); err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		return nil, err
+	}
+	if id != s.id {
+		return s.replaced(op, "id "+id), nil
+	}
+	return nil, nil
 }

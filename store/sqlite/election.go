@@ -149,7 +149,7 @@ func (s *Store) History(ctx context.Context, name string, after uint64, limit in
 		limit = -1 // SQLite: no limit
 	}
 	rows, err := s.db.QueryContext(ctx,
-		`SELECT seq, kind, holder, incarnation, token, transfer, time_ns
+		`SELECT seq, kind, holder, incarnation, token, transfer, time_ns, `+s.detailCol()+`
 		   FROM baton_election_log WHERE name = ? AND seq > ? ORDER BY seq LIMIT ?`,
 		name, int64(after), limit)
 	if err != nil {
@@ -161,11 +161,65 @@ func (s *Store) History(ctx context.Context, name string, after uint64, limit in
 		var seq, token int64
 		var kind string
 		ev := store.Event{Name: name}
-		if err := rows.Scan(&seq, &kind, &ev.Holder, &ev.Incarnation, &token, &ev.Transfer, nsScanner{&ev.Time}); err != nil {
+		if err := rows.Scan(&seq, &kind, &ev.Holder, &ev.Incarnation, &token, &ev.Transfer, nsScanner{&ev.Time}, &ev.Detail); err != nil {
 			return nil, s.fail(ctx, op, err)
 		}
 		ev.Seq, ev.Kind, ev.Token = uint64(seq), store.EventKind(kind), uint64(token)
 		out = append(out, ev)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, s.fail(ctx, op, err)
+	}
+	return out, nil
+}
+
+// Heartbeat implements store.Store.
+func (s *Store) Heartbeat(ctx context.Context, c store.Candidate) error {
+	if c.Name == "" || c.Node == "" {
+		return errors.Join(store.ErrInvalid, errors.New("sqlite: a candidate needs a name and a node"))
+	}
+	return s.write(ctx, "heartbeat", func(tx *sql.Tx) error {
+		if c.Gone {
+			_, err := tx.ExecContext(ctx, `DELETE FROM baton_candidates WHERE name = ? AND node = ?`, c.Name, c.Node)
+			return err
+		}
+		now := s.now().UnixNano()
+		_, err := tx.ExecContext(ctx,
+			`INSERT INTO baton_candidates (name, node, incarnation, every_ns, since_ns, seen_ns) VALUES (?, ?, ?, ?, ?, ?)
+			 ON CONFLICT (name, node) DO UPDATE SET
+			   since_ns = CASE WHEN incarnation = excluded.incarnation THEN since_ns ELSE excluded.since_ns END,
+			   incarnation = excluded.incarnation, every_ns = excluded.every_ns, seen_ns = excluded.seen_ns`,
+			c.Name, c.Node, c.Incarnation, int64(c.Every), now, now)
+		return err
+	})
+}
+
+// Candidates implements store.Store. Age is measured on this host's clock,
+// the one the rows were written with (SQLite serves one host).
+func (s *Store) Candidates(ctx context.Context, name string) ([]store.Candidate, error) {
+	const op = "candidates"
+	if err := s.enter(ctx, op); err != nil {
+		return nil, err
+	}
+	if s.schema < 2 {
+		return nil, nil // a version 1 store, read-only: no candidates table
+	}
+	rows, err := s.db.QueryContext(ctx,
+		`SELECT node, incarnation, every_ns, since_ns, seen_ns FROM baton_candidates WHERE name = ? ORDER BY node`, name)
+	if err != nil {
+		return nil, s.fail(ctx, op, err)
+	}
+	defer rows.Close()
+	now := s.now()
+	var out []store.Candidate
+	for rows.Next() {
+		c := store.Candidate{Name: name}
+		var every int64
+		if err := rows.Scan(&c.Node, &c.Incarnation, &every, nsScanner{&c.Since}, nsScanner{&c.Seen}); err != nil {
+			return nil, s.fail(ctx, op, err)
+		}
+		c.Every, c.Age = time.Duration(every), now.Sub(c.Seen)
+		out = append(out, c)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, s.fail(ctx, op, err)

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/store/storedriver"
@@ -177,3 +178,172 @@ func (s *Store) Runs(ctx context.Context, job, after string, limit int) ([]store
 type scanFunc func(dest ...any) error
 
 func (f scanFunc) Scan(dest ...any) error { return f(dest...) }
+
+// RecentRuns implements store.Store. It walks the (job, period) primary
+// key backwards: its cost grows with limit, not with the ledger.
+func (s *Store) RecentRuns(ctx context.Context, job, before string, limit int) ([]store.Run, error) {
+	const op = "recent runs"
+	if err := s.enter(ctx, op); err != nil {
+		return nil, err
+	}
+	if limit <= 0 {
+		limit = -1 // SQLite: no limit
+	}
+	q := `SELECT period, ` + runCols + ` FROM baton_runs WHERE job = ? ORDER BY period DESC LIMIT ?`
+	args := []any{job, limit}
+	if before != "" {
+		q = `SELECT period, ` + runCols + ` FROM baton_runs WHERE job = ? AND period < ? ORDER BY period DESC LIMIT ?`
+		args = []any{job, before, limit}
+	}
+	rows, err := s.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, s.fail(ctx, op, err)
+	}
+	defer rows.Close()
+	var out []store.Run
+	for rows.Next() {
+		var period string
+		r, err := scanRun(scanFunc(func(dest ...any) error { return rows.Scan(append([]any{&period}, dest...)...) }))
+		if err != nil {
+			return nil, s.fail(ctx, op, err)
+		}
+		r.Job, r.Period = job, period
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, s.fail(ctx, op, err)
+	}
+	return out, nil
+}
+
+// PruneRuns implements store.Store: one write transaction that deletes at
+// most p.Limit rows.
+func (s *Store) PruneRuns(ctx context.Context, p store.Prune) (int, error) {
+	n := 0
+	err := s.write(ctx, "prune runs", func(tx *sql.Tx) error {
+		var token uint64
+		if p.Fenced {
+			rec, _, err := getRecord(ctx, tx, p.Job)
+			if err != nil {
+				return err
+			}
+			token = rec.Token
+		}
+		if err := storedriver.CheckPrune(p, token); err != nil {
+			return err
+		}
+		keepKey := ""
+		if p.Keep > 0 {
+			err := tx.QueryRowContext(ctx, `SELECT period FROM baton_runs WHERE job = ? ORDER BY period DESC LIMIT 1 OFFSET ?`, p.Job, p.Keep-1).Scan(&keepKey)
+			if err != nil && !errors.Is(err, sql.ErrNoRows) {
+				return err
+			}
+		}
+		before := storedriver.PruneBound(p, keepKey)
+		states := make([]any, 0, len(p.States))
+		for _, st := range p.States {
+			states = append(states, string(st))
+		}
+		args := append([]any{p.Job, before, p.Job}, states...)
+		args = append(args, p.Limit)
+		res, err := tx.ExecContext(ctx,
+			`DELETE FROM baton_runs WHERE job = ?1 AND period IN (
+			   SELECT period FROM baton_runs
+			    WHERE job = ?1 AND period < ?2
+			      AND period <> coalesce((SELECT max(period) FROM baton_runs WHERE job = ?3 AND manual = 0), '')
+			      AND state IN (`+placeholders(len(states), 4)+`)
+			    ORDER BY period LIMIT ?`+itoa(4+len(states))+`)`, args...)
+		if err != nil {
+			return err
+		}
+		m, err := res.RowsAffected()
+		n = int(m)
+		return err
+	})
+	if err != nil {
+		return 0, err
+	}
+	return n, nil
+}
+
+// placeholders returns n numbered parameters from ?first, comma-separated.
+func placeholders(n, first int) string {
+	p := make([]string, n)
+	for i := range p {
+		p[i] = "?" + itoa(first+i)
+	}
+	return strings.Join(p, ", ")
+}
+
+func itoa(i int) string {
+	const digits = "0123456789"
+	if i < 10 {
+		return digits[i : i+1]
+	}
+	return itoa(i/10) + digits[i%10:i%10+1]
+}
+
+// UpdateJob implements store.Store.
+func (s *Store) UpdateJob(ctx context.Context, u store.JobUpdate) (store.Job, error) {
+	var out store.Job
+	err := s.write(ctx, "update job", func(tx *sql.Tx) error {
+		cur := store.Job{Name: u.Name}
+		err := tx.QueryRowContext(ctx, `SELECT schedule, created_ns FROM baton_jobs WHERE name = ?`, u.Name).
+			Scan(&cur.Schedule, nsScanner{&cur.Created})
+		found := err == nil
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return err
+		}
+		if err := storedriver.CheckJobUpdate(u, cur, found); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE baton_jobs SET schedule = ? WHERE name = ?`, u.Schedule, u.Name); err != nil {
+			return err
+		}
+		cur.Schedule = u.Schedule
+		out = cur
+		rec, found, err := getRecord(ctx, tx, u.Name)
+		if err != nil || !found {
+			return err
+		}
+		if rec.Version, err = nextVersion(ctx, tx); err != nil {
+			return err
+		}
+		rec.Updated = s.now()
+		if _, err := tx.ExecContext(ctx, `UPDATE baton_election SET version = ?, updated_ns = ? WHERE name = ?`,
+			rec.Version, rec.Updated.UnixNano(), rec.Name); err != nil {
+			return err
+		}
+		var last int64
+		if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(seq), 0) FROM baton_election_log WHERE name = ?`, rec.Name).Scan(&last); err != nil {
+			return err
+		}
+		ev := storedriver.RescheduledEvent(uint64(last)+1, rec, u, rec.Updated)
+		_, err = tx.ExecContext(ctx,
+			`INSERT INTO baton_election_log (name, seq, kind, holder, incarnation, token, transfer, time_ns, detail)
+			 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			ev.Name, int64(ev.Seq), string(ev.Kind), ev.Holder, ev.Incarnation, int64(ev.Token), ev.Transfer, ev.Time.UnixNano(), ev.Detail)
+		return err
+	})
+	if err != nil {
+		return store.Job{}, err
+	}
+	return out, nil
+}
+
+// GetJob implements store.Store.
+func (s *Store) GetJob(ctx context.Context, name string) (store.Job, error) {
+	const op = "get job"
+	if err := s.enter(ctx, op); err != nil {
+		return store.Job{}, err
+	}
+	j := store.Job{Name: name}
+	err := s.db.QueryRowContext(ctx, `SELECT schedule, created_ns FROM baton_jobs WHERE name = ?`, name).Scan(&j.Schedule, nsScanner{&j.Created})
+	if errors.Is(err, sql.ErrNoRows) {
+		return store.Job{}, fmt.Errorf("job %q: %w", name, store.ErrNotFound)
+	}
+	if err != nil {
+		return store.Job{}, s.fail(ctx, op, err)
+	}
+	return j, nil
+}

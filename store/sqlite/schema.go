@@ -16,8 +16,10 @@ import (
 
 // SchemaVersion is the version of the baton tables this package reads and
 // writes. It is stored in the baton_meta table under the key
-// schema_version.
-const SchemaVersion = 1
+// schema_version. Version 2 added the election log's detail column and
+// the baton_candidates table; a version 1 store is upgraded in place when a
+// writer opens it, and read as it is by a read-only opener.
+const SchemaVersion = 2
 
 // schema creates the baton tables. Every statement is idempotent, so
 // processes racing to create a new file converge.
@@ -48,8 +50,10 @@ var schema = []string{
 		token       INTEGER NOT NULL,
 		transfer    TEXT NOT NULL,
 		time_ns     INTEGER NOT NULL,
+		detail      TEXT NOT NULL DEFAULT '',
 		PRIMARY KEY (name, seq)
 	) STRICT, WITHOUT ROWID`,
+	candidatesTable,
 	`CREATE TABLE IF NOT EXISTS baton_jobs (
 		name       TEXT PRIMARY KEY,
 		schedule   TEXT NOT NULL,
@@ -81,6 +85,26 @@ var schema = []string{
 const storeIDStmt = `INSERT INTO baton_meta (key, value) VALUES ('` + storeIDKey + `', (SELECT abs(random()) | 1))
 	ON CONFLICT (key) DO NOTHING`
 
+// candidatesTable holds the nodes campaigning for a name (Heartbeat).
+const candidatesTable = `CREATE TABLE IF NOT EXISTS baton_candidates (
+		name        TEXT NOT NULL,
+		node        TEXT NOT NULL,
+		incarnation TEXT NOT NULL,
+		every_ns    INTEGER NOT NULL,
+		since_ns    INTEGER NOT NULL,
+		seen_ns     INTEGER NOT NULL,
+		PRIMARY KEY (name, node)
+	) STRICT, WITHOUT ROWID`
+
+// upgrade1 turns a version 1 store into a version 2 one; it runs under
+// the write lock after the version was read again.
+var upgrade1 = []string{
+	`ALTER TABLE baton_election_log ADD COLUMN detail TEXT NOT NULL DEFAULT ''`,
+	candidatesTable,
+	`UPDATE baton_meta SET value = 2 WHERE key = 'schema_version'`,
+	storeIDStmt,
+}
+
 // queryRower is what *sql.DB, *sql.Conn and *sql.Tx have in common.
 type queryRower interface {
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
@@ -104,7 +128,7 @@ func schemaVersion(ctx context.Context, q queryRower) (version int64, found bool
 // checkVersion refuses a schema version this package does not know.
 func (s *Store) checkVersion(version int64, found bool) error {
 	switch {
-	case !found || version == SchemaVersion:
+	case !found || version == SchemaVersion || version == 1:
 		return nil
 	case version > SchemaVersion:
 		return fmt.Errorf("sqlite: %w: %s has baton schema version %d, this baton supports version %d: open it with a newer baton", store.ErrSchema, s.path, version, SchemaVersion)
@@ -136,7 +160,7 @@ func (s *Store) init(ctx context.Context) error {
 			return err
 		}
 	}
-	if found && mode == "wal" {
+	if found && mode == "wal" && version == SchemaVersion {
 		// A baton store already: opening it takes no lock, so a process
 		// frozen inside a write elsewhere does not stop this one opening
 		// (unless it has no store id yet: then it is given one).
@@ -156,7 +180,11 @@ func (s *Store) init(ctx context.Context) error {
 		if err := s.checkVersion(version, found); err != nil {
 			return err
 		}
-		for _, stmt := range schema {
+		stmts := schema
+		if found && version == 1 {
+			stmts = upgrade1
+		}
+		for _, stmt := range stmts {
 			if _, err := tx.ExecContext(ctx, stmt); err != nil {
 				return err
 			}
@@ -290,4 +318,13 @@ func createFile(path string) error {
 		return fmt.Errorf("sqlite: create %s: %w: %w", path, store.ErrUnavailable, err)
 	}
 	return f.Close()
+}
+
+// detailCol is the election log's detail column, or an empty string for a
+// version 1 store (read-only) that has none.
+func (s *Store) detailCol() string {
+	if s.schema < 2 {
+		return "''"
+	}
+	return "detail"
 }

@@ -53,6 +53,11 @@ type Store struct {
 	cfg  config
 	file fileID // the file Open opened; see checkFile
 	id   int64  // the store id; see checkStoreID
+	// schema is the store's schema version: SchemaVersion, or 1 for a
+	// version 1 store opened read-only (it has no candidates and no
+	// event details).
+	schema   int64
+	readOnly bool
 
 	closed    atomic.Bool
 	closeOnce sync.Once
@@ -65,6 +70,31 @@ type config struct {
 	now           func() time.Time
 	busyTimeout   time.Duration
 	watchInterval time.Duration
+	readOnly      bool
+}
+
+// WithReadOnly opens the baton store in the SQLite file for reading only, as the read commands (status, runs, history, next) do. It never
+// creates a file, a table or an index, never changes the journal mode and
+// never writes a byte of the database file; every write method returns an
+// error wrapping store.ErrInvalid. A version 1 store is read as it is.
+//
+// A missing file is an error wrapping store.ErrNotFound ("no baton store
+// at ABSOLUTE PATH"); a file that is not a baton store (not SQLite, or
+// SQLite without baton's tables) one wrapping store.ErrSchema, and the
+// file is left as it was.
+//
+// A store that a process has open (its -wal file exists) is read through
+// SQLite's read-only mode, which shares that process's -shm index and
+// sees every committed write; a read-only -shm is handled by SQLite itself
+// (a private in-memory index). A store nobody has open is read as an
+// immutable file, so that no -wal or -shm file is created beside it: a
+// writer that opens it during such a read may not be seen by that read.
+// A read-only file (chmod 0444) works either way.
+func WithReadOnly() Option {
+	return func(c *config) error {
+		c.readOnly = true
+		return nil
+	}
 }
 
 // Option configures Open.
@@ -136,6 +166,9 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("sqlite: open %s: %w: %w", path, store.ErrUnavailable, err)
 	}
+	if cfg.readOnly {
+		return openReadOnly(ctx, path, cfg)
+	}
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
@@ -154,7 +187,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: open %s: %w", abs, err)
 	}
-	s := &Store{db: db, path: abs, cfg: cfg, file: file, done: make(chan struct{})}
+	s := &Store{db: db, path: abs, cfg: cfg, file: file, done: make(chan struct{}), schema: SchemaVersion}
 	s.hub.subs = map[*sub]struct{}{}
 	if err := s.init(ctx); err != nil {
 		db.Close()
@@ -275,6 +308,9 @@ func (s *Store) write(ctx context.Context, op string, fn func(tx *sql.Tx) error)
 	if err := s.enter(ctx, op); err != nil {
 		return err
 	}
+	if s.readOnly {
+		return fmt.Errorf("sqlite: %s: %w: %s was opened read-only", op, store.ErrInvalid, s.path)
+	}
 	tx, err := s.db.BeginTx(ctx, nil) // BEGIN IMMEDIATE: the DSN sets _txlock=immediate
 	if err != nil {
 		return s.fail(ctx, op, err)
@@ -363,4 +399,60 @@ func checkToken(what string, token uint64) error {
 		return fmt.Errorf("%w: %s token %d is above %d, the largest the sqlite store can hold", store.ErrInvalid, what, token, uint64(MaxToken))
 	}
 	return nil
+}
+
+// openReadOnly is Open with WithReadOnly.
+func openReadOnly(ctx context.Context, path string, cfg config) (*Store, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
+	}
+	fi, err := os.Stat(abs)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, store.NoStore(abs)
+	case err != nil:
+		return nil, fmt.Errorf("sqlite: open %s: %w: %w", abs, store.ErrUnavailable, err)
+	case fi.IsDir():
+		return nil, fmt.Errorf("sqlite: %w: %s is a directory, not a baton store", store.ErrSchema, abs)
+	case fi.Size() == 0:
+		return nil, fmt.Errorf("sqlite: %w: %s is an empty file, not a baton store; baton left it untouched", store.ErrSchema, abs)
+	}
+	if err := sniff(abs); err != nil {
+		return nil, err
+	}
+	params := "&mode=ro"
+	if _, err := os.Stat(abs + "-wal"); errors.Is(err, fs.ErrNotExist) {
+		params += "&immutable=1"
+	}
+	file, err := statID(abs)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: open %s: %w: %w", abs, store.ErrUnavailable, err)
+	}
+	db, err := sql.Open("sqlite", dsn(abs, cfg)+params)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: open %s: %w", abs, err)
+	}
+	s := &Store{db: db, path: abs, cfg: cfg, file: file, done: make(chan struct{}), readOnly: true}
+	s.hub.subs = map[*sub]struct{}{}
+	version, found, err := schemaVersion(ctx, db)
+	if err == nil && !found {
+		err = fmt.Errorf("sqlite: %w: %s is an SQLite database without baton's tables, not a baton store; baton left it untouched", store.ErrSchema, abs)
+	} else if err == nil {
+		err = s.checkVersion(version, found)
+	} else {
+		err = s.fail(ctx, "open", err)
+	}
+	if err == nil {
+		s.id, _, err = readStoreID(ctx, db) // 0: an older store without one
+		if err != nil {
+			err = s.fail(ctx, "open", err)
+		}
+	}
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	s.schema = version
+	return s, nil
 }

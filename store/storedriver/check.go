@@ -2,6 +2,7 @@ package storedriver
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/batonhq/baton/fence"
 	"github.com/batonhq/baton/store"
@@ -67,4 +68,53 @@ func NextEvent(seq uint64, rec store.Record, kind store.EventKind) store.Event {
 		Transfer:    rec.Transfer,
 		Time:        rec.Updated,
 	}
+}
+
+// CheckPrune returns the error store.Store.PruneRuns gives for p before touching
+// anything: store.ErrInvalid for a request that can never succeed, and for a
+// fenced one whose token is not electionToken, an error wrapping
+// fence.ErrStaleToken. Backends call it with the token they read in the
+// same atomic step as the delete.
+func CheckPrune(p store.Prune, electionToken uint64) error {
+	if !p.Valid() {
+		return fmt.Errorf("%w: prune of %q: want a job name, a limit of at least 1, final states only and a keep of 0 or more, got limit %d, states %v, keep %d", store.ErrInvalid, p.Job, p.Limit, p.States, p.Keep)
+	}
+	if p.Fenced && p.Token != electionToken {
+		return fmt.Errorf("%w: prune of %s carries token %d, the election of %q is at token %d", fence.ErrStaleToken, p.Job, p.Token, p.Job, electionToken)
+	}
+	return nil
+}
+
+// RescheduledEvent returns the election log event store.Store.UpdateJob appends to the
+// log of rec's name: the record as it is, Kind store.Rescheduled, Detail
+// "FROM -> TO".
+func RescheduledEvent(seq uint64, rec store.Record, u store.JobUpdate, at time.Time) store.Event {
+	ev := NextEvent(seq, rec, store.Rescheduled)
+	ev.Time = at
+	ev.Detail = u.Expect + " -> " + u.Schedule
+	return ev
+}
+
+// CheckJobUpdate returns the error store.Store.UpdateJob gives when the job's current
+// schedule is cur (found false: no such job), nil when the update applies.
+func CheckJobUpdate(u store.JobUpdate, cur store.Job, found bool) error {
+	switch {
+	case u.Name == "" || u.Schedule == "":
+		return fmt.Errorf("%w: job update needs a name and a schedule", store.ErrInvalid)
+	case !found:
+		return fmt.Errorf("job %q: %w", u.Name, store.ErrNotFound)
+	case cur.Schedule != u.Expect:
+		return fmt.Errorf("%w: job %q has schedule %q, not %q", store.ErrConflict, u.Name, cur.Schedule, u.Expect)
+	}
+	return nil
+}
+
+// PruneBound returns the period key below which PruneRuns may delete rows:
+// the greater of p.Before and keepKey, the key of the job's p.Keep-th
+// newest row ("" when p.Keep is 0 or the job has fewer rows).
+func PruneBound(p store.Prune, keepKey string) string {
+	if keepKey > p.Before {
+		return keepKey
+	}
+	return p.Before
 }

@@ -47,6 +47,10 @@ func Run(t *testing.T, f Factory) {
 		{"ConcurrentRunClaimOneWinner", testConcurrentRunClaim},
 		{"Watch", testWatch},
 		{"SwapMany", testSwapMany},
+		{"RecentRuns", testRecentRuns},
+		{"PruneRuns", testPruneRuns},
+		{"UpdateJob", testUpdateJob},
+		{"Candidates", testCandidates},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -296,6 +300,13 @@ func testEnsureJob(t *testing.T, open func() store.Store) {
 	}
 	if !j2.Created.Equal(j1.Created) || j2.Schedule != "every 24h" {
 		t.Fatalf("second EnsureJob = %+v, want the first registration %+v", j2, j1)
+	}
+	if _, err := s.GetJob(ctx(t), "other"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("GetJob of a missing job: %v, want ErrNotFound", err)
+	}
+	j3, err := open().GetJob(ctx(t), "billing")
+	if err != nil || j3.Name != "billing" || !j3.Created.Equal(j1.Created) || j3.Schedule != "every 24h" {
+		t.Fatalf("GetJob = %+v, %v; want %+v", j3, err, j1)
 	}
 }
 

@@ -33,18 +33,34 @@ var ErrURL = errors.New("bad store URL")
 
 const forms = "use sqlite:PATH, postgres://USER@HOST/DB, etcd://HOST:PORT[,HOST:PORT], or mem: for a throwaway in-process store"
 
-// Open opens the store named by rawURL. No error it returns quotes a
-// password: the URL is quoted redacted (see Redact), and the passwords are
-// scrubbed from the backend's own messages.
+// Open opens the store named by rawURL, creating it (a file, a schema, a
+// schema version key) if it does not exist yet. No error it returns quotes
+// a password: the URL is quoted redacted (see Redact), and the passwords
+// are scrubbed from the backend's own messages.
 func Open(ctx context.Context, rawURL string) (store.Store, error) {
-	st, err := open(ctx, rawURL)
+	st, err := open(ctx, rawURL, false)
 	if err != nil {
 		return nil, scrub(err, rawURL)
 	}
 	return st, nil
 }
 
-func open(ctx context.Context, rawURL string) (store.Store, error) {
+// OpenReadOnly opens the store named by rawURL for reading only: it never
+// creates a file, a table or a key and never writes (the backends'
+// WithReadOnly). A store that does not exist is an error wrapping
+// store.ErrNotFound ("no baton store at ..."); a file or database that is
+// not a baton store one wrapping store.ErrSchema, and it is left as it
+// was. mem: opens an empty in-process store. Errors quote no password, as
+// for Open.
+func OpenReadOnly(ctx context.Context, rawURL string) (store.Store, error) {
+	st, err := open(ctx, rawURL, true)
+	if err != nil {
+		return nil, scrub(err, rawURL)
+	}
+	return st, nil
+}
+
+func open(ctx context.Context, rawURL string, readOnly bool) (store.Store, error) {
 	shown := Redact(rawURL)
 	scheme, rest, ok := strings.Cut(rawURL, ":")
 	if !ok || scheme == "" {
@@ -63,10 +79,19 @@ func open(ctx context.Context, rawURL string) (store.Store, error) {
 		if rest == "" {
 			return nil, fmt.Errorf("%w %q: no file path after sqlite:", ErrURL, shown)
 		}
+		if readOnly {
+			return sqlite.Open(ctx, rest, sqlite.WithReadOnly())
+		}
 		return sqlite.Open(ctx, rest)
 	case "etcd":
+		if readOnly {
+			return etcd.OpenURL(ctx, rawURL, etcd.WithReadOnly())
+		}
 		return etcd.OpenURL(ctx, rawURL)
 	case "postgres", "postgresql":
+		if readOnly {
+			return postgres.Open(ctx, rawURL, postgres.WithReadOnly())
+		}
 		return postgres.Open(ctx, rawURL)
 	default:
 		return nil, fmt.Errorf("%w %q: unknown scheme %q; %s", ErrURL, shown, scheme, forms)

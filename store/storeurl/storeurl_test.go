@@ -43,3 +43,32 @@ func TestNotAStoreIsRefusedAndUntouched(t *testing.T) {
 		t.Fatal("the file was modified")
 	}
 }
+
+func TestOpenReadOnly(t *testing.T) {
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "missing.db")
+	_, err := storeurl.OpenReadOnly(t.Context(), "sqlite:"+missing)
+	if !errors.Is(err, store.ErrNotFound) || err.Error() != "no baton store at "+missing {
+		t.Fatalf("OpenReadOnly of a missing file: %v", err)
+	}
+	if _, err := os.Stat(missing); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("a read-only open created %s", missing)
+	}
+	if _, err := storeurl.OpenReadOnly(t.Context(), "baton.db"); !errors.Is(err, storeurl.ErrURL) {
+		t.Errorf("OpenReadOnly of a bad URL: %v", err)
+	}
+	path := filepath.Join(dir, "a.db")
+	w, err := storeurl.Open(t.Context(), "sqlite:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	r, err := storeurl.OpenReadOnly(t.Context(), "sqlite:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if _, err := r.EnsureJob(t.Context(), store.Job{Name: "j", Schedule: "every 1s"}); !errors.Is(err, store.ErrInvalid) {
+		t.Errorf("a write through a read-only store: %v, want ErrInvalid", err)
+	}
+}

@@ -1,0 +1,126 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"text/tabwriter"
+	"time"
+
+	"github.com/batonhq/baton/schedule"
+	"github.com/batonhq/baton/store"
+)
+
+const nextSynopsis = `next [--every D [--offset D] | --cron EXPR [--tz ZONE] | [--store URL] JOB] [--from T] [--count N] [--json]
+
+Prints the next N instants of a schedule after --from (default: now), as
+systemd-analyze calendar does: the period key (the UTC instant) and the local
+time in the schedule's zone. Give the schedule with flags, or name a
+registered JOB to read its schedule from the store (opened read-only).
+
+` + cronRuleHelp
+
+// nextDefaultCount is how many instants 'baton next' prints by default.
+const nextDefaultCount = 5
+
+func runNext(ctx context.Context, e *env, args []string) int {
+	fs := e.newFlagSet("next", nextSynopsis)
+	var sf scheduleFlags
+	sf.register(fs)
+	storeURL := storeFlag(fs)
+	from := fs.String("from", "", "print the instants after this time, RFC 3339 (default: now)")
+	count := fs.Int("count", nextDefaultCount, "how many instants to print, 1 to 1000")
+	asJSON := fs.Bool("json", false, "print JSON")
+	pos, done, code := e.parseMixed(fs, args)
+	if done {
+		return code
+	}
+	set := flagsSet(fs)
+	s, desc, err := func() (schedule.Schedule, string, error) {
+		if *count < 1 || *count > 1000 {
+			return nil, "", usagef("invalid --count %d; want 1 to 1000", *count)
+		}
+		s, err := sf.parse(set)
+		if err != nil {
+			return nil, "", err
+		}
+		switch {
+		case s != nil && len(pos) > 0:
+			return nil, "", usagef("give a schedule (--every or --cron) or a JOB, not both")
+		case s != nil:
+			return s, s.String(), nil
+		case len(pos) == 0:
+			return nil, "", usagef("missing schedule: give --every D, --cron EXPR, or the name of a registered JOB")
+		}
+		job, err := oneName(pos, "JOB")
+		if err != nil {
+			return nil, "", err
+		}
+		st, err := e.openReader(ctx, *storeURL)
+		if err != nil {
+			return nil, "", err
+		}
+		defer st.Close()
+		j, err := st.GetJob(ctx, job)
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, "", fmt.Errorf("no job %q in this store; it is registered when 'baton run' first starts it", job)
+		}
+		if err != nil {
+			return nil, "", readErr(*storeURL, err)
+		}
+		s, _, err = schedule.ParseSpec(j.Schedule)
+		if err != nil {
+			return nil, "", err
+		}
+		if s == nil {
+			return nil, "", fmt.Errorf("job %s has no schedule: it runs only when triggered", job)
+		}
+		return s, j.Schedule, nil
+	}()
+	if err != nil {
+		return e.fail("next", err)
+	}
+	at := time.Now().UTC()
+	if *from != "" {
+		if at, err = time.Parse(time.RFC3339, *from); err != nil {
+			return e.fail("next", usagef("invalid --from %q; want an RFC 3339 time such as 2026-03-27T00:00:00Z", *from))
+		}
+	}
+	loc := schedule.Location(s)
+	type instant struct {
+		Period string `json:"period"`
+		Time   string `json:"time"`
+		Local  string `json:"local"`
+	}
+	var out []instant
+	for t := s.Next(at); !t.IsZero() && len(out) < *count; t = s.Next(t) {
+		out = append(out, instant{schedule.Key(t), t.UTC().Format(time.RFC3339), t.In(loc).Format(time.RFC3339)})
+	}
+	if *asJSON {
+		v := struct {
+			Schedule string    `json:"schedule"`
+			From     string    `json:"from"`
+			Instants []instant `json:"instants"`
+		}{desc, at.Format(time.RFC3339Nano), out}
+		if v.Instants == nil {
+			v.Instants = []instant{}
+		}
+		if err := printJSON(e.stdout, v); err != nil {
+			return e.fail("next", err)
+		}
+		return exitOK
+	}
+	fmt.Fprintf(e.stdout, "schedule:  %s\nfrom:      %s\n", desc, at.Format(time.RFC3339Nano))
+	if len(out) == 0 {
+		fmt.Fprintln(e.stdout, "no instant after that (the expression matches no date within five years)")
+		return exitOK
+	}
+	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "\tPERIOD\tLOCAL (%s)\n", loc)
+	for i, in := range out {
+		t, _ := time.Parse(time.RFC3339, in.Time)
+		fmt.Fprintf(tw, "%d\t%s\t%s\n", i+1, in.Period, t.In(loc).Format("Mon 2006-01-02 15:04:05 MST"))
+	}
+	tw.Flush()
+	return exitOK
+}

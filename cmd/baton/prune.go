@@ -1,0 +1,76 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/batonhq/baton/schedule"
+)
+
+func runPrune(ctx context.Context, e *env, args []string) int {
+	fs := e.newFlagSet("prune", fmt.Sprintf(`prune [--store URL] [--keep AGE] [--keep-rows N] [--failed] [--json] JOB
+
+Deletes the finished rows of JOB's run ledger that are past the retention:
+older than --keep, or beyond the newest --keep-rows rows (default: %s).
+Done and skipped rows only; failed rows are kept until they are re-run or
+--failed is given. Pending and running rows, and the newest scheduled row
+(where the leader's planning resumes), are never deleted.
+
+An operator's command: it is not fenced and needs no leader, since it
+deletes only rows that no leader changes again. It writes in batches of %d
+rows. The leader of a job started with 'baton run' prunes by itself with the
+same rule (--keep, --keep-rows there).`, schedule.DefaultRetention, schedule.PruneBatch))
+	storeURL := storeFlag(fs)
+	keep := fs.String("keep", schedule.FormatAge(schedule.DefaultRetention.Age), "delete rows older than this: days (30d) or a duration (72h); 0: no bound by age")
+	keepRows := fs.Int("keep-rows", schedule.DefaultRetention.Rows, "delete rows beyond the newest N (0: no bound by count)")
+	failed := fs.Bool("failed", false, "delete failed rows past the retention too")
+	asJSON := fs.Bool("json", false, "print JSON")
+	pos, done, code := e.parseMixed(fs, args)
+	if done {
+		return code
+	}
+	job, err := oneName(pos, "JOB")
+	var r schedule.Retention
+	if err == nil && *keep != "0" {
+		r.Age, err = schedule.ParseAge(*keep)
+		if err != nil {
+			err = usagef("invalid --keep: %v; or 0 for no bound by age", err)
+		}
+	}
+	if err == nil && *keepRows < 0 {
+		err = usagef("invalid --keep-rows %d; want 0 (no bound) or more", *keepRows)
+	}
+	if err != nil {
+		return e.fail("prune", err)
+	}
+	r.Rows = *keepRows
+	st, err := e.openExisting(ctx, *storeURL)
+	if err != nil {
+		return e.fail("prune", err)
+	}
+	defer st.Close()
+	n, err := schedule.Prune(ctx, st, job, r, time.Now(), *failed)
+	if err != nil {
+		return e.fail("prune", readErr(*storeURL, fmt.Errorf("after deleting %d rows: %w", n, err)))
+	}
+	if *asJSON {
+		v := struct {
+			Job            string  `json:"job"`
+			Deleted        int     `json:"deleted"`
+			KeepSeconds    float64 `json:"keep_seconds"`
+			KeepRows       int     `json:"keep_rows"`
+			FailedIncluded bool    `json:"failed_included"`
+		}{job, n, r.Age.Seconds(), r.Rows, *failed}
+		if err := printJSON(e.stdout, v); err != nil {
+			return e.fail("prune", err)
+		}
+		return exitOK
+	}
+	what := "done and skipped"
+	if *failed {
+		what = "done, skipped and failed"
+	}
+	fmt.Fprintf(e.stdout, "%s: deleted %d %s rows past the retention (%s)\n", job, n, what, r)
+	return exitOK
+}
