@@ -424,7 +424,6 @@ func TestRunRefusesAnotherSchedule(t *testing.T) {
 	}
 }
 
-// waitFor polls cond every 10ms for up to 20s of real time.
 // mustWaitFor is waitFor that fails the test after 20s.
 func mustWaitFor(t *testing.T, cond func() bool) {
 	t.Helper()
