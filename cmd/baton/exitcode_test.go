@@ -6,22 +6,28 @@ import (
 )
 
 // One convention for every backend: a store that cannot be reached is a
-// runtime failure (exit 1), a bad URL or path a usage error (exit 2); the
-// message is one line and never shows a password.
+// runtime failure (exit 1), a bad URL or path a usage error (exit 2), but
+// for a read command, which never creates a store: there a missing store
+// is "no baton store at PATH" (exit 1). The message is one line and never
+// shows a password.
 func TestStoreExitCodes(t *testing.T) {
 	tests := []struct {
-		url  string
-		want int
+		url               string
+		wantRead, wantRun int
 	}{
-		{"postgres://baton:s3cret@127.0.0.1:1/db?connect_timeout=2", exitFailure},
-		{"etcd://127.0.0.1:1?dial-timeout=300ms&request-timeout=300ms", exitFailure},
-		{"sqlite:/nonexistent/dir/baton.db", exitUsage},
+		{"postgres://baton:s3cret@127.0.0.1:1/db?connect_timeout=2", exitFailure, exitFailure},
+		{"etcd://127.0.0.1:1?dial-timeout=300ms&request-timeout=300ms", exitFailure, exitFailure},
+		{"sqlite:/nonexistent/dir/baton.db", exitFailure, exitUsage},
 	}
 	for _, tt := range tests {
 		for _, args := range [][]string{{"status", "--store", tt.url, "j"}, {"run", "--store", tt.url, "j", "--", "true"}} {
+			want := tt.wantRun
+			if args[0] == "status" {
+				want = tt.wantRead
+			}
 			code, _, stderr := runBaton(t, args...)
-			if code != tt.want || strings.Count(stderr, "\n") != 1 || strings.Contains(stderr, "s3cret") {
-				t.Errorf("baton %s: exit %d, want %d; stderr %q", strings.Join(args, " "), code, tt.want, stderr)
+			if code != want || strings.Count(stderr, "\n") != 1 || strings.Contains(stderr, "s3cret") {
+				t.Errorf("baton %s: exit %d, want %d; stderr %q", strings.Join(args, " "), code, want, stderr)
 			}
 		}
 	}
