@@ -278,7 +278,11 @@ func (e *Elector) loop(stopped chan struct{}) {
 // whether the machine ended idle.
 func (e *Elector) step(ev election.Event, replies chan<- election.Event) (idle bool) {
 	now := e.cfg.clock.Now()
-	for _, a := range e.m.Step(now, ev) {
+	acts := e.m.Step(now, ev)
+	if e.cfg.metrics != nil {
+		e.cfg.metrics.step(e.name, e.cfg.lease, e.m, now, ev, acts)
+	}
+	for _, a := range acts {
 		switch a := a.(type) {
 		case election.Get:
 			go func() {

@@ -76,6 +76,7 @@ type config struct {
 	retry       time.Duration
 	clock       Clock
 	logger      *slog.Logger
+	metrics     *Metrics
 
 	renewSet, pollSet, retrySet bool
 }

@@ -1,0 +1,172 @@
+package baton_test
+
+import (
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+
+	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/store/memstore"
+)
+
+func newMetrics(t *testing.T) (*baton.Metrics, *prometheus.Registry) {
+	t.Helper()
+	reg := prometheus.NewRegistry()
+	m, err := baton.NewMetrics(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m, reg
+}
+
+// gather returns the value of metric family fam for the label pairs given
+// as "k=v" (a counter, a gauge, or a histogram's sample count).
+func gather(t *testing.T, reg *prometheus.Registry, fam string, labels ...string) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != fam {
+			continue
+		}
+	next:
+		for _, m := range mf.GetMetric() {
+			for _, l := range labels {
+				k, v, _ := strings.Cut(l, "=")
+				if !hasLabel(m, k, v) {
+					continue next
+				}
+			}
+			switch {
+			case m.Gauge != nil:
+				return m.Gauge.GetValue()
+			case m.Counter != nil:
+				return m.Counter.GetValue()
+			case m.Histogram != nil:
+				return float64(m.Histogram.GetSampleCount())
+			}
+		}
+	}
+	return 0
+}
+
+func hasLabel(m *dto.Metric, k, v string) bool {
+	for _, l := range m.GetLabel() {
+		if l.GetName() == k && l.GetValue() == v {
+			return true
+		}
+	}
+	return false
+}
+
+func TestMetricsFollowLeadership(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st := memstore.New()
+		ma, rega := newMetrics(t)
+		mb, regb := newMetrics(t)
+		a := newElector(t, st.Client("a"), "a", baton.WithMetrics(ma))
+		b := newElector(t, st.Client("b"), "b", baton.WithMetrics(mb))
+
+		if err := ma.Ready("billing", time.Now()); err == nil {
+			t.Fatal("Ready before campaigning: want an error")
+		}
+		term := mustCampaign(t, a)
+		wonB := campaign(t.Context(), b)
+		time.Sleep(5 * renew)
+		synctest.Wait()
+
+		if got := gather(t, rega, "baton_leader", "name=billing"); got != 1 {
+			t.Fatalf("leader a: baton_leader %v, want 1", got)
+		}
+		if got := gather(t, rega, "baton_token", "name=billing"); got != float64(term.Token()) {
+			t.Fatalf("leader a: baton_token %v, want %d", got, term.Token())
+		}
+		if got := gather(t, regb, "baton_leader", "name=billing"); got != 0 {
+			t.Fatalf("follower b: baton_leader %v, want 0", got)
+		}
+		if n := gather(t, rega, "baton_renewal_duration_seconds", "name=billing"); n < 4 {
+			t.Fatalf("renewal latency samples %v after 5 renew intervals, want at least 4", n)
+		}
+		if n := gather(t, rega, "baton_lease_remaining_seconds", "name=billing"); n < 4 {
+			t.Fatalf("lease remaining samples %v, want at least 4", n)
+		}
+		for _, m := range []*baton.Metrics{ma, mb} {
+			if err := m.Ready("billing", time.Now()); err != nil {
+				t.Fatalf("Ready while leading or campaigning: %v", err)
+			}
+		}
+
+		// The store stops answering a: its lease expires and b takes over.
+		st.SetUnreachable("a", true)
+		w := <-wonB
+		if w.err != nil {
+			t.Fatal(w.err)
+		}
+		synctest.Wait()
+		if got := gather(t, rega, "baton_transitions_total", "name=billing", "cause=lease-expired"); got != 1 {
+			t.Fatalf("a: lease-expired transitions %v, want 1", got)
+		}
+		if got := gather(t, rega, "baton_leader", "name=billing"); got != 0 {
+			t.Fatalf("a after losing: baton_leader %v, want 0", got)
+		}
+		if got := gather(t, regb, "baton_token", "name=billing"); got != float64(w.term.Token()) || w.term.Token() != term.Token()+1 {
+			t.Fatalf("b: baton_token %v, term token %d, want %d", got, w.term.Token(), term.Token()+1)
+		}
+		if got := gather(t, rega, "baton_store_errors_total", "name=billing"); got == 0 {
+			t.Fatal("a: no store errors counted while unreachable")
+		}
+
+		// a campaigns again against a store that keeps failing: not ready
+		// once the failures have lasted a lease.
+		wonA := campaign(t.Context(), a)
+		time.Sleep(2 * lease)
+		synctest.Wait()
+		if err := ma.Ready("billing", time.Now()); err == nil || !strings.Contains(err.Error(), "store has been failing") {
+			t.Fatalf("Ready with a failing store: %v", err)
+		}
+		st.SetUnreachable("a", false)
+		time.Sleep(2 * poll)
+		synctest.Wait()
+		if err := ma.Ready("billing", time.Now()); err != nil {
+			t.Fatalf("Ready after the store came back: %v", err)
+		}
+		if err := w.term.Resign(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		if got := <-wonA; got.err != nil {
+			t.Fatal(got.err)
+		}
+		if got := gather(t, regb, "baton_transitions_total", "name=billing", "cause=resigned"); got != 1 {
+			t.Fatalf("b: resigned transitions %v, want 1", got)
+		}
+	})
+}
+
+func TestMetricsJobsAndFence(t *testing.T) {
+	m, reg := newMetrics(t)
+	m.PeriodState("billing", "done")
+	m.RunStarted("billing", 1500*time.Millisecond)
+	m.RunSucceeded("billing", time.Unix(1700000000, 0))
+	m.FenceRejected("billing")
+	if got := gather(t, reg, "baton_fence_rejections_total", "name=billing"); got != 1 {
+		t.Fatalf("fence rejections %v, want 1", got)
+	}
+	if got := gather(t, reg, "baton_job_last_success_timestamp_seconds", "job=billing"); got != 1700000000 {
+		t.Fatalf("last success %v", got)
+	}
+	if got := gather(t, reg, "baton_job_periods_total", "job=billing", "state=done"); got != 1 {
+		t.Fatalf("done periods %v", got)
+	}
+	if got := gather(t, reg, "baton_job_start_delay_seconds", "job=billing"); got != 1 {
+		t.Fatalf("start delay samples %v", got)
+	}
+	if _, err := baton.NewMetrics(reg); err == nil {
+		t.Fatal("a second Metrics on one registry: want an error")
+	}
+}
