@@ -163,6 +163,7 @@ func runRun(ctx context.Context, e *env, args []string) int {
 	fs.IntVar(&c.keep.Rows, "keep-rows", schedule.DefaultRetention.Rows, "the leader prunes done and skipped runs beyond the newest N; 0: no bound by count")
 	fs.DurationVar(&c.grace, "grace", 5*time.Second, "time between SIGTERM and SIGKILL when stopping COMMAND; shorter than lease minus renew (default 5s, or half of lease minus renew when that is shorter)")
 	c.logs.flags(fs)
+	metricsAddr := addMetricsFlag(fs)
 	if done, code := e.parse(fs, args); done {
 		return code
 	}
@@ -328,6 +329,12 @@ func runRun(ctx context.Context, e *env, args []string) int {
 	if c.node != "" {
 		opts = append(opts, baton.WithNode(c.node))
 	}
+	ops, err := startMetrics(*metricsAddr, c.job.Name, logger)
+	if err != nil {
+		return e.fail("run", err)
+	}
+	defer ops.close()
+	opts = append(opts, ops.electorOptions()...)
 	el, err := baton.New(st, c.job.Name, opts...)
 	if err != nil {
 		return e.fail("run", usagef("%v", err))
