@@ -1,0 +1,16 @@
+package memstore_test
+
+import (
+	"testing"
+
+	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/store/memstore"
+	"github.com/batonhq/baton/store/storetest"
+)
+
+func TestLister(t *testing.T) {
+	storetest.RunLister(t, func(t *testing.T) func() store.Store {
+		s := memstore.New()
+		return func() store.Store { return s.Client("") }
+	})
+}
