@@ -103,6 +103,7 @@ func commands() []command {
 	return []command{
 		{name: "run", summary: "run a command on the leader only: once per period, or as a singleton", run: runRun},
 		{name: "status", summary: "who leads a name, who waits, its token and lease; a job's schedule and open periods", run: runStatus},
+		{name: "serve", summary: "a live status page and JSON API over every name in a store", run: runServe},
 		{name: "history", summary: "the election log of a name", run: runHistory},
 		{name: "runs", summary: "the run ledger of a job, newest first, with each run's delay", run: runRuns},
 		{name: "next", summary: "the next instants of a schedule or of a registered job", run: runNext},

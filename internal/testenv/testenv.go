@@ -1,5 +1,6 @@
 // Package testenv decides what a test does when something it needs from the
-// environment (a PostgreSQL server, an etcd member) is missing.
+// environment (a PostgreSQL server, an etcd member, a Chromium browser) is
+// missing.
 //
 // Locally such a test skips with a message naming what is missing. In CI the
 // variable BATON_REQUIRE lists the components that must be present (a comma
@@ -8,7 +9,9 @@
 package testenv
 
 import (
+	"fmt"
 	"os"
+	"os/exec"
 	"strings"
 	"testing"
 )
@@ -36,4 +39,30 @@ func Required(component string) bool {
 		}
 	}
 	return false
+}
+
+// ChromiumVar names the environment variable that points to a Chromium
+// binary when it is not on PATH under a usual name.
+const ChromiumVar = "BATON_CHROMIUM"
+
+// Chromium returns the path of a Chromium (or Chrome) binary for browser
+// tests: $BATON_CHROMIUM, else the first of chromium, chromium-browser,
+// google-chrome on PATH. Without one it ends the test through Require with
+// the component "chromium": a skip locally, a failure when BATON_REQUIRE
+// lists chromium (CI installs Debian's chromium package).
+func Chromium(t testing.TB) string {
+	t.Helper()
+	if p := os.Getenv(ChromiumVar); p != "" {
+		if _, err := exec.LookPath(p); err != nil {
+			Require(t, "chromium", fmt.Sprintf("%s=%s: %v", ChromiumVar, p, err))
+		}
+		return p
+	}
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	Require(t, "chromium", "no chromium, chromium-browser or google-chrome on PATH (apt-get install chromium)")
+	return ""
 }

@@ -1,0 +1,268 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"image/png"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/internal/browsertest"
+	"github.com/batonhq/baton/schedule"
+	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/store/memstore"
+)
+
+// servedStore starts 'baton serve's handler over a fresh in-memory store
+// and returns the store and the server's URL.
+func servedStore(t *testing.T, adminToken string, refresh time.Duration) (*memstore.Store, string) {
+	t.Helper()
+	st := memstore.New()
+	s, err := newServer(st, "mem:", nil, refresh, adminToken)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(s.routes())
+	t.Cleanup(hs.Close)
+	return st, hs.URL
+}
+
+// elect makes node campaign for name on st with a short real-time lease
+// and returns its term.
+func elect(t *testing.T, st *memstore.Store, name, node string) (*baton.Elector, <-chan *baton.Term) {
+	t.Helper()
+	el, err := baton.New(st.Client(node), name, baton.WithNode(node), baton.WithLease(2*time.Second),
+		baton.WithPoll(50*time.Millisecond), baton.WithClockMargin(10*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { el.Close(context.Background()) })
+	ch := make(chan *baton.Term, 1)
+	go func() {
+		term, err := el.Campaign(context.Background())
+		if err == nil {
+			ch <- term
+		}
+		close(ch)
+	}()
+	return el, ch
+}
+
+// The status page in headless Chromium shows the holder, the token, the
+// ledger and the election timeline; after a handover it shows the new
+// holder without a reload; an admin action without the token is refused.
+func TestServePageInBrowser(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a browser")
+	}
+	ctx := browsertest.New(t, 60*time.Second)
+	st, url := servedStore(t, "s3cret", 200*time.Millisecond)
+
+	_, wonA := elect(t, st, "billing", "node-a")
+	termA := <-wonA
+	_, wonB := elect(t, st, "billing", "node-b")
+	// A ledger with a done and a manual pending row.
+	p := schedule.Key(time.Now().Add(-time.Minute))
+	if _, err := st.SwapRun(t.Context(), store.RunSwap{Run: store.Run{Job: "billing", Period: p, Scheduled: time.Now().Add(-time.Minute),
+		State: store.Done, Token: termA.Token(), Holder: "node-a", Attempt: 1, Started: time.Now().Add(-50 * time.Second),
+		Finished: time.Now().Add(-49 * time.Second)}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := schedule.Trigger(t.Context(), st, "billing", schedule.Key(time.Now())); err != nil {
+		t.Fatal(err)
+	}
+
+	const job = `section.job[data-name="billing"] `
+	if err := chromedp.Do(ctx, chromedp.Navigate(url), chromedp.WaitVisible(job+`dd.holder`)); err != nil {
+		t.Fatal(err)
+	}
+	holder, token, ledger := text(t, ctx, job+`dd.holder`), text(t, ctx, job+`dd.token`), text(t, ctx, job+`table.ledger`)
+	rows := eval[int](t, ctx, `document.querySelectorAll('`+job+`svg.timeline g.row').length`)
+	eval[bool](t, ctx, `window.notReloaded = true`) // a marker that a reload would wipe
+	if holder != "node-a" || token != "1" || rows != 1 || !strings.Contains(ledger, "done") || !strings.Contains(ledger, "pending") {
+		t.Fatalf("page shows holder %q token %q, %d timeline rows, ledger:\n%s", holder, token, rows, ledger)
+	}
+	shot := browsertest.Screenshot(t, ctx, "serve.png")
+	if img, err := png.Decode(bytes.NewReader(shot)); err != nil || img.Bounds().Dx() < 800 {
+		t.Fatalf("screenshot: %v", err)
+	}
+
+	// Handover: node-a resigns, node-b takes over; the page follows.
+	if err := termA.Resign(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	termB := <-wonB
+	if termB == nil || termB.Token() != 2 {
+		t.Fatalf("node-b did not take over: %v", termB)
+	}
+	if err := chromedp.Do(ctx, chromedp.WaitVisible(job+`dd.holder[data-holder="node-b"]`)); err != nil {
+		t.Fatal(err)
+	}
+	token = text(t, ctx, job+`dd.token`)
+	rows = eval[int](t, ctx, `document.querySelectorAll('`+job+`svg.timeline g.row').length`)
+	notReloaded := eval[bool](t, ctx, `window.notReloaded === true`)
+	if token != "2" || rows != 2 || !notReloaded {
+		t.Fatalf("after the handover: token %q, %d timeline rows, not reloaded %v", token, rows, notReloaded)
+	}
+	browsertest.Screenshot(t, ctx, "serve-handover.png")
+
+	// An action from the page without the admin token is refused.
+	status := eval[int](t, ctx, `fetch("/api/jobs/billing/resign", {method: "POST"}).then(r => r.status)`, chromedp.EvalAwaitPromise)
+	if status != http.StatusForbidden {
+		t.Fatalf("POST resign without the admin token from the page: %d, want 403", status)
+	}
+	if rec, _ := st.Get(t.Context(), "billing"); rec.Transfer != "" {
+		t.Fatalf("a refused action wrote the record: %+v", rec)
+	}
+}
+
+// The JSON API: the list and one job, and the actions' guard.
+func TestServeAPI(t *testing.T) {
+	st, url := servedStore(t, "s3cret", time.Second)
+	_, won := elect(t, st, "billing", "node-a")
+	term := <-won
+
+	var list []jobSummary
+	getJSON(t, url+"/api/jobs", http.StatusOK, &list)
+	if len(list) != 1 || list[0].Name != "billing" || list[0].Holder != "node-a" || list[0].Token != term.Token() {
+		t.Fatalf("GET /api/jobs: %+v", list)
+	}
+	var d jobDetail
+	getJSON(t, url+"/api/jobs/billing", http.StatusOK, &d)
+	if len(d.History) != 1 || d.History[0].Kind != string(store.Acquired) || d.Runs == nil {
+		t.Fatalf("GET /api/jobs/billing: %+v", d)
+	}
+	getJSON(t, url+"/api/jobs/nope", http.StatusNotFound, nil)
+
+	post := func(path, token string) int {
+		req, _ := http.NewRequest(http.MethodPost, url+path, nil)
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	for _, tc := range []struct {
+		path, token string
+		want        int
+	}{
+		{"/api/jobs/billing/resign", "", http.StatusForbidden},
+		{"/api/jobs/billing/resign", "wrong", http.StatusForbidden},
+		{"/api/jobs/billing/transfer?to=x", "s3cret-but-longer", http.StatusForbidden},
+		{"/api/jobs/billing/trigger", "", http.StatusForbidden},
+		{"/api/jobs/billing/transfer", "s3cret", http.StatusBadRequest},
+		{"/api/jobs/billing/resign?token=99", "s3cret", http.StatusConflict},
+		{"/api/jobs/billing/trigger?period=2026-01-02T03:04:05Z", "s3cret", http.StatusOK},
+		{"/api/jobs/billing/resign", "s3cret", http.StatusOK},
+	} {
+		if got := post(tc.path, tc.token); got != tc.want {
+			t.Errorf("POST %s with token %q: %d, want %d", tc.path, tc.token, got, tc.want)
+		}
+	}
+	select {
+	case <-term.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("the leader did not resign after the admin's request")
+	}
+	if r, err := st.GetRun(t.Context(), "billing", "2026-01-02T03:04:05Z"); err != nil || r.State != store.Pending || !r.Manual {
+		t.Fatalf("triggered row: %+v, %v", r, err)
+	}
+
+	// Without --admin-token every action is refused.
+	_, url2 := servedStore(t, "", time.Second)
+	if got := post("/api/jobs/billing/resign", ""); got != http.StatusForbidden {
+		t.Fatalf("sanity: %d", got)
+	}
+	req, _ := http.NewRequest(http.MethodPost, url2+"/api/jobs/billing/trigger", nil)
+	req.Header.Set("Authorization", "Bearer ")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("action on a server without an admin token: %d, want 403", resp.StatusCode)
+	}
+}
+
+// text returns the text of the first element matching sel.
+func text(t *testing.T, ctx context.Context, sel string) string {
+	t.Helper()
+	s, err := chromedp.Run(ctx, chromedp.Text(sel))
+	if err != nil {
+		t.Fatalf("text of %s: %v", sel, err)
+	}
+	return s
+}
+
+// eval evaluates a JavaScript expression in the page.
+func eval[T any](t *testing.T, ctx context.Context, expr string, opts ...chromedp.EvaluateOption) T {
+	t.Helper()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr, opts...))
+	if err != nil {
+		t.Fatalf("evaluating %s: %v", expr, err)
+	}
+	return v
+}
+
+func getJSON(t *testing.T, url string, want int, v any) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != want {
+		t.Fatalf("GET %s: %d, want %d", url, resp.StatusCode, want)
+	}
+	if v != nil {
+		if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// serve refuses a non-loopback address unless --allow-remote is given, and
+// never prints a store password.
+func TestServeListenAndRedaction(t *testing.T) {
+	for _, tc := range []struct {
+		addr  string
+		allow bool
+		ok    bool
+	}{
+		{"127.0.0.1:0", false, true},
+		{"[::1]:0", false, true},
+		{"localhost:0", false, true},
+		{"0.0.0.0:7070", false, false},
+		{":7070", false, false},
+		{"192.0.2.1:7070", false, false},
+		{"example.com:7070", false, false},
+		{"0.0.0.0:7070", true, true},
+		{"nope", false, false},
+	} {
+		if err := checkListen(tc.addr, tc.allow); (err == nil) != tc.ok {
+			t.Errorf("checkListen(%q, allow %v) = %v", tc.addr, tc.allow, err)
+		}
+	}
+	var out, errb strings.Builder
+	code := run(t.Context(), []string{"serve", "--store", "mem:", "--listen", "0.0.0.0:0"}, &out, &errb)
+	if code != exitUsage || !strings.Contains(errb.String(), "--allow-remote") || strings.Count(errb.String(), "\n") != 1 {
+		t.Fatalf("serve on 0.0.0.0: exit %d, stderr %q", code, errb.String())
+	}
+	for _, u := range []string{"postgres://u:SECRET@db/baton", "postgres://u@db/baton?password=SECRET&sslmode=disable", "etcd://h:1"} {
+		if got := redactURL(u); strings.Contains(got, "SECRET") {
+			t.Errorf("redactURL(%q) = %q", u, got)
+		}
+	}
+}
