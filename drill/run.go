@@ -71,17 +71,24 @@ type Config struct {
 // Result; with cfg.Procs it runs real processes on real time, and the
 // measured times vary from run to run while the guarantees do not.
 func Run(ctx context.Context, p Params, col Column, cfg Config) (Result, error) {
+	r, _, err := run(ctx, p, col, cfg)
+	return r, err
+}
+
+// run is Run, and returns the column's timeline too (nil with cfg.Procs).
+func run(ctx context.Context, p Params, col Column, cfg Config) (Result, []Event, error) {
 	if err := p.Validate(); err != nil {
-		return Result{}, err
+		return Result{}, nil, err
 	}
 	if cfg.Procs {
-		return runProcs(ctx, p, col, cfg)
+		r, err := runProcs(ctx, p, col, cfg)
+		return r, nil, err
 	}
 	dir := cfg.Dir
 	if dir == "" {
 		d, err := os.MkdirTemp("", "baton-drill-")
 		if err != nil {
-			return Result{}, err
+			return Result{}, nil, err
 		}
 		defer os.RemoveAll(d)
 		dir = d
@@ -91,6 +98,7 @@ func Run(ctx context.Context, p Params, col Column, cfg Config) (Result, error) 
 		Margin: p.Margin, Poll: p.poll(), Latency: p.Latency, Day: p.Round,
 		Fence: col != Plain, Persistent: col == FencingTrigger, Idempotent: col == FencingTrigger,
 		InvoiceLines: p.InvoiceLines, End: time.Duration(p.Rounds+1) * p.Round,
+		Timeline: true,
 	}
 	var due triggers
 	for _, r := range p.Triggers {
@@ -109,27 +117,28 @@ func Run(ctx context.Context, p Params, col Column, cfg Config) (Result, error) 
 		os.Remove(path)
 		st, err := sqlite.Open(ctx, path, sqlite.WithTime(storeTime))
 		if err != nil {
-			return Result{}, err
+			return Result{}, nil, err
 		}
 		defer st.Close()
 		vc.Store = st
 	case "mem":
 		vc.Store = memstore.New(memstore.WithTime(storeTime))
 	default:
-		return Result{}, fmt.Errorf("drill store %q: want sqlite or mem", cfg.Store)
+		return Result{}, nil, fmt.Errorf("drill store %q: want sqlite or mem", cfg.Store)
 	}
 	res, err := openInvoices(ctx, filepath.Join(dir, name+".invoices.db"))
 	if err != nil {
-		return Result{}, err
+		return Result{}, nil, err
 	}
 	defer res.Close()
 	vc.Resource = vcluster.SQLResource{DB: res}
 	vc.Faults = faultEvents(p)
 	out, err := vcluster.Run(ctx, vc)
 	if err != nil {
-		return Result{}, err
+		return Result{}, nil, err
 	}
-	return result(ctx, p, vc, out, res)
+	r, err := result(ctx, p, vc, out, res)
+	return r, timelineOf(out.Timeline), err
 }
 
 // faultEvents turns the drill's fault into begin and end events on node 0.

@@ -73,6 +73,7 @@ func runDrill(ctx context.Context, e *env, args []string) int {
 	dir := fs.String("dir", "", "keep the SQLite files (store and invoices) here instead of a temporary directory")
 	asJSON := fs.Bool("json", false, "print JSON: one object, or an array with --fault all")
 	procs := fs.Bool("procs", false, "run real OS processes on one SQLite file, on real time (see above)")
+	htmlFile := fs.String("html", "", "also write the report as one self-contained HTML page to this file: the tables beside a timeline per column (virtual clock only)")
 	if done, code := e.parse(fs, args); done {
 		return code
 	}
@@ -90,6 +91,9 @@ func runDrill(ctx context.Context, e *env, args []string) int {
 	}
 	if err := noArgs(fs); err != nil {
 		return e.fail(name, err)
+	}
+	if *htmlFile != "" && *procs {
+		return e.fail(name, usagef("--html draws the virtual-clock drill's timelines; drop --procs"))
 	}
 	faults := drill.Faults
 	if *faultFlag != "all" {
@@ -126,8 +130,18 @@ func runDrill(ctx context.Context, e *env, args []string) int {
 			if i > 0 {
 				fmt.Fprintln(e.stdout)
 			}
+			fmt.Fprintf(e.stdout, "%s: what each column lost and doubled\n%s\n", f, rep.Verdicts())
+			if i == 0 {
+				fmt.Fprintf(e.stdout, "%s\n\n", drill.Legend)
+			}
 			io.WriteString(e.stdout, rep.Table())
 		}
+	}
+	if *htmlFile != "" {
+		if err := writeDrillHTML(*htmlFile, reports); err != nil {
+			return e.fail(name, err)
+		}
+		fmt.Fprintf(e.stderr, "baton drill: wrote %s\n", *htmlFile)
 	}
 	if *asJSON {
 		enc := json.NewEncoder(e.stdout)
@@ -159,4 +173,17 @@ func isTerminal(w io.Writer) bool {
 	}
 	fi, err := f.Stat()
 	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// writeDrillHTML writes the drill's HTML report to path.
+func writeDrillHTML(path string, reports []drill.Report) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return usagef("--html: %v", err)
+	}
+	if err := drill.WriteHTML(f, reports); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }

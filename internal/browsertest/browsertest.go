@@ -89,3 +89,19 @@ func Screenshot(t *testing.T, ctx context.Context, name string) []byte {
 	}
 	return png
 }
+
+// ScreenshotElement captures the first element matching the CSS selector
+// sel as PNG, like Screenshot.
+func ScreenshotElement(t *testing.T, ctx context.Context, sel, name string) []byte {
+	t.Helper()
+	png, err := chromedp.Run(ctx, chromedp.Screenshot(sel))
+	if err != nil {
+		t.Fatalf("screenshot of %s: %v", sel, err)
+	}
+	if dir := os.Getenv(ScreenshotDirVar); dir != "" {
+		if err := os.WriteFile(filepath.Join(dir, name), png, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return png
+}

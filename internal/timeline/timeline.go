@@ -88,7 +88,7 @@ svg.timeline .trigger { fill: #222; }
 svg.timeline .accepted { fill: #2e9b4f; stroke: #fff; stroke-width: 1; }
 svg.timeline .refused { stroke: #c9453d; stroke-width: 2.5; fill: none; }
 svg.timeline .lost { stroke: #c9453d; stroke-width: 2; fill: #fff; }
-svg.timeline .doubled { fill: #c9453d; }
+svg.timeline .doubled { fill: #c9453d; stroke: #fff; stroke-width: 1; }
 svg.timeline .event { fill: #fff; stroke: #222; stroke-width: 1.2; }
 `
 

@@ -53,6 +53,7 @@ func (e *engine) fault(f Fault) {
 	n := e.nodes[f.Node]
 	e.out.FaultsInjected[f.Kind]++
 	e.tracef("fault: %s %v", n.id, f.Kind)
+	e.note(n, Happening{Kind: FaultBegan, Fault: f.Kind.String()})
 	switch f.Kind {
 	case Cut:
 		n.cut = true

@@ -24,6 +24,8 @@ type Outcome struct {
 	FaultsInjected                map[FaultKind]int
 	// Violation is the first invariant that failed (Check only).
 	Violation error
+	// Timeline is what each node did and suffered, in order (Config.Timeline only).
+	Timeline []Happening
 }
 
 func (e *engine) account(from, to time.Duration, count int) {

@@ -94,12 +94,14 @@ func (e *engine) step(n *node, ev election.Event) {
 			n.term, n.deadline = a.Token, a.Deadline
 			e.out.Elections = append(e.out.Elections, Election{e.now, n.idx, a.Token})
 			e.tracef("%s elected, token %d, valid until its clock reads +%v", n.id, a.Token, a.Deadline.Sub(n.local(e.now)))
+			e.note(n, Happening{Kind: Elected, Token: a.Token})
 			n.termGen++
 			e.push(event{at: e.now, kind: evTermStart, node: int32(n.idx), inc: int32(n.inc), gen: int32(n.termGen)})
 		case election.Extended:
 			n.deadline = a.Deadline
 		case election.Lost:
 			e.tracef("%s lost token %d: %v", n.id, n.term, a.Cause)
+			e.note(n, Happening{Kind: Lost, Token: n.term, Cause: a.Cause.Error()})
 			n.term = 0
 			e.endWork(n)
 			lost = true

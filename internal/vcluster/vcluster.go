@@ -83,6 +83,8 @@ type Config struct {
 	Trace io.Writer
 	// Clock, when set, follows the run's virtual time.
 	Clock *Clock
+	// Timeline makes the run record Outcome.Timeline.
+	Timeline bool
 }
 
 // Mutation is a protection turned off on purpose.

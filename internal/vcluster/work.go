@@ -2,6 +2,7 @@ package vcluster
 
 import (
 	"errors"
+	"fmt"
 	"log/slog"
 	"time"
 
@@ -28,6 +29,7 @@ func (e *engine) startWork(n *node) {
 		case errors.Is(err, fence.ErrStaleToken):
 			e.out.Rejected++
 			e.tracef("%s token %d: raising the fence was refused; a newer leader exists", n.id, n.term)
+			e.note(n, Happening{Kind: Refused, Token: n.term, Cause: "raising the fence"})
 			return
 		case err != nil:
 			e.fail(err)
@@ -169,6 +171,7 @@ func (e *engine) startEffect(n *node, a scheduler.StartEffect) {
 	if n.armed {
 		n.frozen, n.frozenByEffect, n.pending, n.pendingChecked = true, true, &a, true
 		e.tracef("%s froze after its Valid() check, before writing %s", n.id, a.Period.Key)
+		e.note(n, Happening{Kind: FrozeBefore, Token: a.Run.Token, Period: a.Period.Key})
 		return
 	}
 	e.runEffect(n, a)
@@ -181,11 +184,15 @@ func (e *engine) ledgerWrite(n *node, a scheduler.SwapRun, r scheduler.Swapped) 
 	case errors.Is(r.Err, fence.ErrStaleToken):
 		e.out.Rejected++
 		e.tracef("%s %s of %s with token %d refused by the ledger's fence", n.id, a.Kind, sw.Period, sw.Token)
+		e.note(n, Happening{Kind: Refused, Token: sw.Token, Period: sw.Period, Cause: fmt.Sprintf("%s in the ledger", a.Kind)})
 		return
 	case r.Err != nil:
 		return
 	}
 	e.tracef("%s %s %s with token %d (attempt %d)", n.id, a.Kind, sw.Period, sw.Token, sw.Attempt)
+	if a.Kind == scheduler.KindClaim {
+		e.note(n, Happening{Kind: Claimed, Token: sw.Token, Period: sw.Period})
+	}
 	if a.Kind == scheduler.KindComplete {
 		e.completions[sw.Period]++
 		if e.c.Check && e.completions[sw.Period] > 1 {
@@ -209,6 +216,7 @@ func (e *engine) runEffect(n *node, a scheduler.StartEffect) {
 	case errors.Is(err, fence.ErrStaleToken):
 		e.out.Rejected++
 		e.tracef("%s write of %s with token %d rejected by the fence", n.id, period, token)
+		e.note(n, Happening{Kind: Refused, Token: token, Period: period, Cause: "writing the invoice lines"})
 		e.stepWork(n, scheduler.EffectDone{Err: err})
 		return
 	case err != nil:
@@ -228,6 +236,7 @@ func (e *engine) runEffect(n *node, a scheduler.StartEffect) {
 		}
 		e.acceptedTokens = max(e.acceptedTokens, token)
 		e.tracef("%s wrote %d lines of %s with token %d", n.id, e.c.InvoiceLines, period, token)
+		e.note(n, Happening{Kind: Wrote, Token: token, Period: period})
 	}
 	e.stepWork(n, scheduler.EffectDone{})
 }
