@@ -176,6 +176,7 @@ func modelScan(_ context.Context, e *env, args []string) int {
 	fs.Var(&leases, "leases", "comma-separated leases, each 1 or more")
 	fs.Var(&outages, "outages", "comma-separated outages, each 0 or more")
 	asCSV := fs.Bool("csv", false, "print CSV with a header row and every measure")
+	svgFile := fs.String("svg", "", "also plot the scan to this SVG file: a panel per measure, the lease on the x axis, a line per outage")
 	if done, code := e.parse(fs, args); done {
 		return code
 	}
@@ -185,6 +186,11 @@ func modelScan(_ context.Context, e *env, args []string) int {
 	points, err := model.Scan(p, leases, outages)
 	if err != nil {
 		return e.fail(name, asUsage(err))
+	}
+	if *svgFile != "" {
+		if err := writeScanSVG(*svgFile, p, points, leases, outages); err != nil {
+			return e.fail(name, err)
+		}
 	}
 	if !*asCSV {
 		io.WriteString(e.stdout, model.ScanTable(points, leases, outages))
