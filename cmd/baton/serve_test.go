@@ -89,7 +89,7 @@ func TestServePageInBrowser(t *testing.T) {
 	if holder != "node-a" || token != "1" || rows != 1 || !strings.Contains(ledger, "done") || !strings.Contains(ledger, "pending") {
 		t.Fatalf("page shows holder %q token %q, %d timeline rows, ledger:\n%s", holder, token, rows, ledger)
 	}
-	shot := browsertest.Screenshot(t, ctx, "serve.png")
+	shot := browsertest.Screenshot(t, ctx, "")
 	if img, err := png.Decode(bytes.NewReader(shot)); err != nil || img.Bounds().Dx() < 800 {
 		t.Fatalf("screenshot: %v", err)
 	}
@@ -111,7 +111,17 @@ func TestServePageInBrowser(t *testing.T) {
 	if token != "2" || rows != 2 || !notReloaded {
 		t.Fatalf("after the handover: token %q, %d timeline rows, not reloaded %v", token, rows, notReloaded)
 	}
-	browsertest.Screenshot(t, ctx, "serve-handover.png")
+	// node-b runs a period under its token; once its renewals have drawn
+	// its bar, the page is the README's picture.
+	if _, err := st.SwapRun(t.Context(), store.RunSwap{Run: store.Run{Job: "billing", Period: schedule.Key(time.Now()), Scheduled: time.Now(),
+		State: store.Done, Token: termB.Token(), Holder: "node-b", Attempt: 1, Started: time.Now().Add(120 * time.Millisecond),
+		Finished: time.Now().Add(900 * time.Millisecond)}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`document.querySelector('`+job+`g.row[data-row="node-b"] rect.bar.held')?.width.baseVal.value > 150`)); err != nil {
+		t.Fatalf("node-b's term never grew on the timeline: %v", err)
+	}
+	browsertest.Screenshot(t, ctx, "serve.png")
 
 	// An action from the page without the admin token is refused.
 	status := eval[int](t, ctx, `fetch("/api/jobs/billing/resign", {method: "POST"}).then(r => r.status)`, chromedp.EvalAwaitPromise)

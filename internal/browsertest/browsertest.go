@@ -74,20 +74,25 @@ func New(t *testing.T, timeout time.Duration) context.Context {
 }
 
 // Screenshot captures the page (the whole document) as PNG. When
-// BATON_SCREENSHOTS names a directory, it also writes the image there as
-// name.
+// BATON_SCREENSHOTS names a directory and name is not empty, it also writes
+// the image there as name.
 func Screenshot(t *testing.T, ctx context.Context, name string) []byte {
 	t.Helper()
 	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
 	if err != nil {
 		t.Fatalf("screenshot: %v", err)
 	}
-	if dir := os.Getenv(ScreenshotDirVar); dir != "" {
+	save(t, name, png)
+	return png
+}
+
+func save(t *testing.T, name string, png []byte) {
+	t.Helper()
+	if dir := os.Getenv(ScreenshotDirVar); dir != "" && name != "" {
 		if err := os.WriteFile(filepath.Join(dir, name), png, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
-	return png
 }
 
 // ScreenshotElement captures the first element matching the CSS selector
@@ -98,10 +103,6 @@ func ScreenshotElement(t *testing.T, ctx context.Context, sel, name string) []by
 	if err != nil {
 		t.Fatalf("screenshot of %s: %v", sel, err)
 	}
-	if dir := os.Getenv(ScreenshotDirVar); dir != "" {
-		if err := os.WriteFile(filepath.Join(dir, name), png, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	save(t, name, png)
 	return png
 }
