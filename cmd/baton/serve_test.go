@@ -113,9 +113,10 @@ func TestServePageInBrowser(t *testing.T) {
 	}
 	// node-b runs a period under its token; once its renewals have drawn
 	// its bar, the page is the README's picture.
-	if _, err := st.SwapRun(t.Context(), store.RunSwap{Run: store.Run{Job: "billing", Period: schedule.Key(time.Now()), Scheduled: time.Now(),
-		State: store.Done, Token: termB.Token(), Holder: "node-b", Attempt: 1, Started: time.Now().Add(120 * time.Millisecond),
-		Finished: time.Now().Add(900 * time.Millisecond)}}); err != nil {
+	due := time.Now().Add(-30 * time.Second) // a period of its own: the manual trigger has the current second
+	if _, err := st.SwapRun(t.Context(), store.RunSwap{Run: store.Run{Job: "billing", Period: schedule.Key(due), Scheduled: due,
+		State: store.Done, Token: termB.Token(), Holder: "node-b", Attempt: 1, Started: due.Add(120 * time.Millisecond),
+		Finished: due.Add(900 * time.Millisecond)}}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`document.querySelector('`+job+`g.row[data-row="node-b"] rect.bar.held')?.width.baseVal.value > 150`)); err != nil {
