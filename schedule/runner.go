@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/fence"
 	"github.com/batonhq/baton/internal/scheduler"
 	"github.com/batonhq/baton/store"
 )
@@ -128,6 +129,7 @@ type Runner struct {
 	cfg         scheduler.Config
 	callTimeout time.Duration
 	logger      *slog.Logger
+	obs         Observer
 	wake        chan scheduler.Trigger
 	ref         Reference
 }
@@ -137,7 +139,7 @@ type Runner struct {
 func New(st store.Store, job Job, exec Executor, opts ...Option) (*Runner, error) {
 	r := &Runner{st: st, job: job, exec: exec, clock: baton.RealClock{}, callTimeout: DefaultCallTimeout,
 		cfg:  scheduler.Config{Job: job.Name, Poll: DefaultPoll, Rescan: DefaultRescan, Retry: DefaultRetry},
-		wake: make(chan scheduler.Trigger, 16)}
+		wake: make(chan scheduler.Trigger, 16), obs: nobody{}}
 	for _, o := range opts {
 		o(r)
 	}
@@ -148,6 +150,8 @@ func New(st store.Store, job Job, exec Executor, opts ...Option) (*Runner, error
 		return nil, errors.New("schedule: job name must not be empty")
 	case exec == nil:
 		return nil, errors.New("schedule: executor must not be nil")
+	case r.obs == nil:
+		return nil, errors.New("schedule: WithObserver: the observer must not be nil")
 	case r.clock == nil:
 		return nil, errors.New("schedule: clock must not be nil")
 	case r.cfg.Poll <= 0:
@@ -341,6 +345,7 @@ func (d *drive) do(a scheduler.Action) scheduler.Event {
 		defer cancel()
 		var ev scheduler.Swapped
 		ev.Run, ev.Err = r.st.SwapRun(cctx, a.Swap)
+		r.observe(a.Swap.Run, ev.Err)
 		return ev
 	case scheduler.CheckClock:
 		var ev scheduler.ClockRead
@@ -361,6 +366,7 @@ func (d *drive) do(a scheduler.Action) scheduler.Event {
 			return scheduler.EffectDone{NotStarted: true}
 		}
 		d.log.Info("period started", "period", a.Period.Key, "attempt", a.Run.Attempt, "delay", Delay(a.Run))
+		r.obs.RunStarted(r.job.Name, Delay(a.Run))
 		done := make(chan scheduler.EffectDone, 1)
 		d.effect = done
 		go func(p Period, token uint64) {
@@ -383,4 +389,17 @@ func (d *drive) do(a scheduler.Action) scheduler.Event {
 		d.log.Log(d.ctx, a.Level, a.Msg, attrs...)
 	}
 	return nil
+}
+
+// observe reports a ledger write of run to the Observer.
+func (r *Runner) observe(run store.Run, err error) {
+	switch {
+	case errors.Is(err, fence.ErrStaleToken):
+		r.obs.FenceRejected(r.job.Name)
+	case err == nil:
+		r.obs.PeriodState(r.job.Name, run.State)
+		if run.State == store.Done {
+			r.obs.RunSucceeded(r.job.Name, run.Finished)
+		}
+	}
 }

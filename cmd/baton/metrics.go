@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/schedule"
 )
 
 const metricsAddrUsage = `serve /metrics (Prometheus), /healthz and /readyz on this address, e.g. 127.0.0.1:9090 (empty: off).
@@ -76,6 +77,16 @@ func startMetrics(addr, name string, logger *slog.Logger) (*opsServer, error) {
 	}()
 	logger.Info("serving metrics", "addr", ln.Addr().String())
 	return s, nil
+}
+
+var _ schedule.Observer = (*baton.Metrics)(nil)
+
+// runnerOptions returns the options that make a job Runner report to s.
+func (s *opsServer) runnerOptions() []schedule.Option {
+	if s == nil {
+		return nil
+	}
+	return []schedule.Option{schedule.WithObserver(s.metrics)}
 }
 
 // electorOptions returns the options that make an Elector report to s.

@@ -379,7 +379,7 @@ func runRun(ctx context.Context, e *env, args []string) int {
 		if err := register(ctx, st, c.job, false); err != nil {
 			return err
 		}
-		sr, err := schedule.New(st, c.job, r.periodExec(t), append(guard, schedule.WithLogger(logger), schedule.WithRetention(c.keep))...)
+		sr, err := schedule.New(st, c.job, r.periodExec(t), append(append(guard, ops.runnerOptions()...), schedule.WithLogger(logger), schedule.WithRetention(c.keep))...)
 		if err != nil {
 			return err
 		}
