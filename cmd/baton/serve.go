@@ -12,7 +12,6 @@ import (
 	"io/fs"
 	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"slices"
 	"strconv"
@@ -24,12 +23,13 @@ import (
 	"github.com/batonhq/baton/internal/timeline"
 	"github.com/batonhq/baton/schedule"
 	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/store/storeurl"
 )
 
 //go:embed web
 var webFS embed.FS
 
-const serveSynopsis = `serve [--store URL] [--listen ADDR] [--admin-token T] [--allow-remote] [NAME...]
+const serveSynopsis = `serve [--store URL] [--listen ADDR] [--admin-token-file PATH] [--allow-remote] [NAME...]
 
 Serves a live status page and a JSON API over every name in a store: who
 holds it, with which token, the lease left as seen from this server's clock,
@@ -48,21 +48,36 @@ names to show, or name what to show on a store that cannot list.
   POST /api/jobs/NAME/transfer    ?to=NODE&token=T
 
 Reading needs nothing. The POST actions answer 403 unless serve was started
-with --admin-token (or $BATON_ADMIN_TOKEN) and the request carries it in the
-header "Authorization: Bearer TOKEN". serve listens on loopback only unless
---allow-remote is given: the page shows node names and the ledger to anyone
-who can connect, and the admin token travels in clear HTTP (put TLS in front).`
+with --admin-token, --admin-token-file or $BATON_ADMIN_TOKEN and the request
+carries it in the header "Authorization: Bearer TOKEN". serve listens on
+loopback only unless --allow-remote is given: the page shows node names and
+the ledger to anyone who can connect, and the admin token travels in clear
+HTTP (put TLS in front).`
 
 func runServe(ctx context.Context, e *env, args []string) int {
 	fs := e.newFlagSet("serve", serveSynopsis)
 	storeURL := storeFlag(fs)
 	listen := fs.String("listen", "127.0.0.1:7070", "address to serve on (HOST:PORT; port 0 picks a free one)")
-	adminToken := fs.String("admin-token", os.Getenv("BATON_ADMIN_TOKEN"), "enable the POST actions for requests that carry this token (also $BATON_ADMIN_TOKEN, which keeps it out of the process list)")
+	adminToken := fs.String("admin-token", "", "enable the POST actions for requests that carry this `TOKEN` (visible in ps: prefer --admin-token-file or $BATON_ADMIN_TOKEN)")
+	fs.Func("admin-token-file", "read the admin token from the first line of `PATH`", func(path string) error {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return fmt.Errorf("cannot read the admin token: %w", err)
+		}
+		line, _, _ := strings.Cut(string(b), "\n")
+		if *adminToken = strings.TrimSpace(line); *adminToken == "" {
+			return fmt.Errorf("%s holds no admin token on its first line", path)
+		}
+		return nil
+	})
 	allowRemote := fs.Bool("allow-remote", false, "allow a --listen address that is not loopback")
 	refresh := fs.Duration("refresh", time.Second, "how often the page refreshes itself")
 	pos, done, code := e.parseMixed(fs, args)
 	if done {
 		return code
+	}
+	if *adminToken == "" {
+		*adminToken = os.Getenv("BATON_ADMIN_TOKEN")
 	}
 	if *refresh < 100*time.Millisecond {
 		return e.fail("serve", usagef("invalid --refresh %v; want 100ms or more", *refresh))
@@ -78,7 +93,11 @@ func runServe(ctx context.Context, e *env, args []string) int {
 	if _, ok := st.(store.Lister); !ok && len(pos) == 0 {
 		return e.fail("serve", usagef("this store cannot list its names; name the jobs to show: baton serve --store ... NAME..."))
 	}
-	s, err := newServer(st, redactURL(*storeURL), pos, *refresh, *adminToken)
+	label, err := resolveStoreURL(*storeURL)
+	if err != nil {
+		return e.fail("serve", err)
+	}
+	s, err := newServer(st, storeurl.Redact(label), pos, *refresh, *adminToken)
 	if err != nil {
 		return e.fail("serve", err)
 	}
@@ -122,20 +141,6 @@ func checkListen(addr string, allowRemote bool) error {
 		host = "every interface"
 	}
 	return usagef("refusing --listen %q: %s is not a loopback address and the page shows holders and ledgers to anyone who connects; pass --allow-remote to serve it anyway (behind TLS if you use --admin-token)", addr, host)
-}
-
-// redactURL returns url with any password replaced, for display.
-func redactURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		scheme, _, _ := strings.Cut(raw, ":")
-		return scheme + ":(unparsable URL, not shown)"
-	}
-	if q := u.Query(); q.Has("password") {
-		q.Set("password", "xxxxx")
-		u.RawQuery = q.Encode()
-	}
-	return u.Redacted()
 }
 
 // server is the state of 'baton serve'.

@@ -244,9 +244,8 @@ func getJSON(t *testing.T, url string, want int, v any) {
 	}
 }
 
-// serve refuses a non-loopback address unless --allow-remote is given, and
-// never prints a store password.
-func TestServeListenAndRedaction(t *testing.T) {
+// serve refuses a non-loopback address unless --allow-remote is given.
+func TestServeListen(t *testing.T) {
 	for _, tc := range []struct {
 		addr  string
 		allow bool
@@ -270,10 +269,5 @@ func TestServeListenAndRedaction(t *testing.T) {
 	code := run(t.Context(), []string{"serve", "--store", "mem:", "--listen", "0.0.0.0:0"}, &out, &errb)
 	if code != exitUsage || !strings.Contains(errb.String(), "--allow-remote") || strings.Count(errb.String(), "\n") != 1 {
 		t.Fatalf("serve on 0.0.0.0: exit %d, stderr %q", code, errb.String())
-	}
-	for _, u := range []string{"postgres://u:SECRET@db/baton", "postgres://u@db/baton?password=SECRET&sslmode=disable", "etcd://h:1"} {
-		if got := redactURL(u); strings.Contains(got, "SECRET") {
-			t.Errorf("redactURL(%q) = %q", u, got)
-		}
 	}
 }
