@@ -175,7 +175,7 @@ func historyChart(d jobDetail) template.HTML {
 	}
 	for i, e := range d.History {
 		switch {
-		case holdsRecord(e.Kind):
+		case holdsRecord(e.Kind) && e.Holder != "":
 			closeTerm(e.Time)
 			if !freeSince.IsZero() {
 				bands = append(bands, timeline.Span{From: sec(freeSince), To: sec(e.Time), Title: fmt.Sprintf("nobody held %s for %v",
@@ -186,7 +186,9 @@ func historyChart(d jobDetail) template.HTML {
 			r := row(e.Holder)
 			r.Marks = append(r.Marks, timeline.Mark{At: sec(e.Time), Shape: "diamond", Class: "event",
 				Title: fmt.Sprintf("%s: %s, token %d, at %s", e.Kind, e.Holder, e.Token, e.Time.Format(time.TimeOnly))})
-		case e.Kind == string(store.Released):
+		case e.Kind == string(store.Released) || (holdsRecord(e.Kind) && e.Holder == ""):
+			// A release, or a hand-over written as a release towards the
+			// target (transferred with no holder yet).
 			var who string
 			if open >= 0 {
 				who = d.History[open].Holder
@@ -196,7 +198,7 @@ func historyChart(d jobDetail) template.HTML {
 			if who != "" {
 				r := row(who)
 				r.Marks = append(r.Marks, timeline.Mark{At: sec(e.Time), Shape: "circle", Class: "lost",
-					Title: fmt.Sprintf("released by %s at %s (token %d)", who, e.Time.Format(time.TimeOnly), e.Token)})
+					Title: fmt.Sprintf("%s by %s at %s (token %d)", e.Kind, who, e.Time.Format(time.TimeOnly), e.Token)})
 			}
 		case e.Kind == string(store.TransferRequested) && open >= 0:
 			r := row(d.History[open].Holder)
