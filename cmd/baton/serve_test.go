@@ -7,6 +7,7 @@ import (
 	"image/png"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -265,9 +266,18 @@ func TestServeListen(t *testing.T) {
 			t.Errorf("checkListen(%q, allow %v) = %v", tc.addr, tc.allow, err)
 		}
 	}
-	var out, errb strings.Builder
-	code := run(t.Context(), []string{"serve", "--store", "mem:", "--listen", "0.0.0.0:0"}, &out, &errb)
-	if code != exitUsage || !strings.Contains(errb.String(), "--allow-remote") || strings.Count(errb.String(), "\n") != 1 {
-		t.Fatalf("serve on 0.0.0.0: exit %d, stderr %q", code, errb.String())
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--listen", "0.0.0.0:0"}, "--allow-remote"},
+		{[]string{"--admin-token-file", filepath.Join(t.TempDir(), "missing")}, "cannot read the admin token"},
+		{[]string{"--refresh", "1ms"}, "--refresh"},
+	} {
+		var out, errb strings.Builder
+		code := run(t.Context(), append([]string{"serve", "--store", "mem:"}, tc.args...), &out, &errb)
+		if code != exitUsage || !strings.Contains(errb.String(), tc.want) || strings.Count(errb.String(), "\n") != 1 {
+			t.Errorf("serve %q: exit %d, stderr %q", tc.args, code, errb.String())
+		}
 	}
 }
