@@ -23,7 +23,7 @@ import (
 //	baton_leader                          1 while this process holds a term, else 0
 //	baton_token                           the fencing token of the term it holds, 0 when not leading
 //	baton_transitions_total{cause}        terms won (cause "elected") and ended ("lease-expired",
-//	                                      "deposed", "resigned", "stopped")
+//	                                      "deposed", "resigned", "store-lost", "stopped")
 //	baton_renewal_duration_seconds        latency of each renewal write, sent to answered (histogram)
 //	baton_lease_remaining_seconds         lease time the term had left when a renewal succeeded,
 //	                                      before the renewal moved the deadline (histogram)
@@ -79,7 +79,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		token: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "baton_token",
 			Help: "The fencing token of the term this process holds, 0 when it does not lead."}, name),
 		transitions: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "baton_transitions_total",
-			Help: "Leadership transitions of this process by cause: elected, lease-expired, deposed, resigned, stopped."}, []string{"name", "cause"}),
+			Help: "Leadership transitions of this process by cause: elected, lease-expired, deposed, resigned, store-lost, stopped."}, []string{"name", "cause"}),
 		renewal: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "baton_renewal_duration_seconds",
 			Help:    "Latency of the leader's renewal writes, from sending to the store's answer.",
 			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 15)}, name),
@@ -240,6 +240,8 @@ func causeLabel(err error) string {
 		return "deposed"
 	case errors.Is(err, election.ErrResigned):
 		return "resigned"
+	case errors.Is(err, election.ErrStoreLost):
+		return "store-lost"
 	default:
 		return "stopped"
 	}
