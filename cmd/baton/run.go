@@ -379,7 +379,8 @@ func runRun(ctx context.Context, e *env, args []string) int {
 		if err := register(ctx, st, c.job, false); err != nil {
 			return err
 		}
-		sr, err := schedule.New(st, c.job, r.periodExec(t), append(append(guard, ops.runnerOptions()...), schedule.WithLogger(logger), schedule.WithRetention(c.keep))...)
+		sopts := append([]schedule.Option{schedule.WithLogger(logger), schedule.WithRetention(c.keep)}, guard...)
+		sr, err := schedule.New(st, c.job, r.periodExec(t), append(sopts, ops.runnerOptions()...)...)
 		if err != nil {
 			return err
 		}
