@@ -69,6 +69,18 @@ func TestServePageInBrowser(t *testing.T) {
 	_, wonA := elect(t, st, "billing", "node-a")
 	termA := <-wonA
 	_, wonB := elect(t, st, "billing", "node-b")
+	// billing is a job registered with its schedule, as 'baton run' does.
+	every, err := schedule.Every(time.Hour, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg, err := schedule.New(st, schedule.Job{Name: "billing", Schedule: every}, func(context.Context, schedule.Period, uint64) (int, string, error) { return 0, "", nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := reg.Register(t.Context()); err != nil {
+		t.Fatal(err)
+	}
 	// A ledger with a done and a manual pending row.
 	p := schedule.Key(time.Now().Add(-time.Minute))
 	if _, err := st.SwapRun(t.Context(), store.RunSwap{Run: store.Run{Job: "billing", Period: p, Scheduled: time.Now().Add(-time.Minute),
@@ -85,10 +97,17 @@ func TestServePageInBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	holder, token, ledger := text(t, ctx, job+`dd.holder`), text(t, ctx, job+`dd.token`), text(t, ctx, job+`table.ledger`)
+	if sched, next := text(t, ctx, job+`dd.schedule`), text(t, ctx, job+`dd.next`); !strings.Contains(sched, "1h") || next == "-" {
+		t.Errorf("page shows schedule %q, next due %q", sched, next)
+	}
 	rows := eval[int](t, ctx, `document.querySelectorAll('`+job+`svg.timeline g.row').length`)
 	eval[bool](t, ctx, `window.notReloaded = true`) // a marker that a reload would wipe
 	if holder != "node-a" || token != "1" || rows != 1 || !strings.Contains(ledger, "done") || !strings.Contains(ledger, "pending") {
 		t.Fatalf("page shows holder %q token %q, %d timeline rows, ledger:\n%s", holder, token, rows, ledger)
+	}
+	// node-b waits: a candidate, shown once the page has refreshed.
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`document.querySelector('`+job+`dd.candidates')?.textContent.includes("node-b")`)); err != nil {
+		t.Fatalf("node-b never shown as a candidate: %v", err)
 	}
 	shot := browsertest.Screenshot(t, ctx, "")
 	if img, err := png.Decode(bytes.NewReader(shot)); err != nil || img.Bounds().Dx() < 800 {
