@@ -37,7 +37,7 @@ func runSim(ctx context.Context, e *env, args []string) int {
 	o := sim.DefaultOptions()
 	seeds := fs.Int("seeds", 1000, "number of seeds to run")
 	first := fs.Uint64("seed", 1, "first seed (with --seeds 1: the one seed to replay)")
-	trace := fs.Bool("trace", false, "print the failover trace of the run (use with one seed)")
+	trace := fs.Bool("trace", false, "print the trace of one seed (--seed S --trace replays seed S)")
 	faults := fs.String("faults", "all", "comma list of fault classes, or all")
 	mutate := fs.String("mutate", "", "turn a protection off to show the checker bites: no-fence, no-margin, no-valid-check or unfenced-ledger")
 	fs.IntVar(&o.Nodes, "nodes", o.Nodes, "nodes per run")
@@ -76,8 +76,11 @@ func runSim(ctx context.Context, e *env, args []string) int {
 	if *trace && *asJSON {
 		return e.fail(name, usagef("--trace prints text; leave out --json"))
 	}
+	if *trace && !flagsSet(fs)["seeds"] {
+		*seeds = 1 // --seed S --trace replays seed S
+	}
 	if *trace && *seeds != 1 {
-		return e.fail(name, usagef("--trace replays one seed: add --seeds 1"))
+		return e.fail(name, usagef("--trace replays one seed: leave out --seeds or give --seeds 1"))
 	}
 	if err := o.Validate(); err != nil {
 		return e.fail(name, usagef("%v", err))
