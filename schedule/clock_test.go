@@ -1,11 +1,10 @@
 package schedule_test
 
 import (
-	"bytes"
 	"context"
+	"github.com/batonhq/baton/internal/testutil"
 	"log/slog"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -24,23 +23,8 @@ type skewedClock struct{ off atomic.Int64 }
 func (c *skewedClock) Now() time.Time                       { return time.Now().Add(time.Duration(c.off.Load())) }
 func (c *skewedClock) NewTimer(d time.Duration) baton.Timer { return baton.RealClock{}.NewTimer(d) }
 
-// syncBuffer is a log destination safe for the Runner's goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+// syncBuffer is a log destination safe for concurrent writers.
+type syncBuffer = testutil.Buffer
 
 // A leader whose wall clock runs ten minutes ahead of the store's claims
 // and skips nothing, whatever the catch-up policy, says why, and resumes

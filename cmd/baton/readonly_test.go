@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/sha256"
 	"database/sql"
 	"os"
 	"path/filepath"
@@ -12,39 +11,10 @@ import (
 
 	_ "modernc.org/sqlite"
 
+	"github.com/batonhq/baton/internal/testutil"
 	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/store/sqlite"
 )
-
-// dirSums returns the sha256 of every file in dir, by name.
-func dirSums(t *testing.T, dir string) map[string][32]byte {
-	t.Helper()
-	out := map[string][32]byte{}
-	es, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range es {
-		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		out[e.Name()] = sha256.Sum256(b)
-	}
-	return out
-}
-
-func sameSums(t *testing.T, what string, a, b map[string][32]byte) {
-	t.Helper()
-	if len(a) != len(b) {
-		t.Errorf("%s: %d files before, %d after", what, len(a), len(b))
-	}
-	for k, v := range a {
-		if b[k] != v {
-			t.Errorf("%s: %s changed", what, k)
-		}
-	}
-}
 
 // The read commands never create or change a file: a missing store is
 // "no baton store at ABSOLUTE PATH" (exit 1), a foreign SQLite database is
@@ -61,7 +31,7 @@ func TestReadCommandsNeverWrite(t *testing.T) {
 			t.Errorf("%v on a missing store: exit %d, stdout %q, stderr %q; want exit 1 and %q", args, code, out, errOut, want)
 		}
 	}
-	if sums := dirSums(t, dir); len(sums) != 0 {
+	if sums := testutil.Files(t, dir); len(sums) != 0 {
 		t.Fatalf("files created by read commands: %v", sums)
 	}
 
@@ -73,14 +43,14 @@ func TestReadCommandsNeverWrite(t *testing.T) {
 		t.Fatal(err)
 	}
 	db.Close()
-	before := dirSums(t, dir)
+	before := testutil.Files(t, dir)
 	for _, args := range reads {
 		code, _, errOut := runBaton(t, append(args, "--store", "sqlite:app.db")...)
 		if code == exitOK || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, "not a baton store") {
 			t.Errorf("%v on a foreign database: exit %d, stderr %q", args, code, errOut)
 		}
 	}
-	sameSums(t, "foreign database after read commands", before, dirSums(t, dir))
+	testutil.SameFiles(t, "foreign database after read commands", before, testutil.Files(t, dir))
 
 	// A real store, closed, made read-only: status reads it and nothing
 	// changes, not even a -wal or -shm file appears.
@@ -96,7 +66,7 @@ func TestReadCommandsNeverWrite(t *testing.T) {
 	if err := os.Chmod(path, 0o444); err != nil {
 		t.Fatal(err)
 	}
-	before = dirSums(t, dir)
+	before = testutil.Files(t, dir)
 	code, out, errOut := runBaton(t, "status", "--store", "sqlite:"+path, "billing")
 	if code != exitOK || !strings.Contains(out, "holder:    a (incarnation a-1)") {
 		t.Errorf("status on a 0444 store: exit %d\n%s%s", code, out, errOut)
@@ -106,5 +76,5 @@ func TestReadCommandsNeverWrite(t *testing.T) {
 			t.Errorf("%v on a 0444 store: exit %d\n%s%s", args, code, out, errOut)
 		}
 	}
-	sameSums(t, "read-only store after read commands", before, dirSums(t, dir))
+	testutil.SameFiles(t, "read-only store after read commands", before, testutil.Files(t, dir))
 }

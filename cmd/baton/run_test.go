@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"github.com/batonhq/baton/internal/testutil"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -17,22 +18,8 @@ import (
 
 // syncBuffer is a bytes.Buffer safe for a command writing while the test
 // reads.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+// syncBuffer is a log destination safe for concurrent writers.
+type syncBuffer = testutil.Buffer
 
 // shared returns an env whose every store URL opens the same in-memory
 // store, and that store.

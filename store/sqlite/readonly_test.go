@@ -1,58 +1,18 @@
 package sqlite_test
 
 import (
-	"crypto/sha256"
 	"database/sql"
 	"errors"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/batonhq/baton/internal/testutil"
 	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/store/sqlite"
 )
-
-// snapshot returns the names and sha256 of every file in dir.
-func snapshot(t *testing.T, dir string) map[string][32]byte {
-	t.Helper()
-	out := map[string][32]byte{}
-	es, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range es {
-		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		out[e.Name()] = sha256.Sum256(b)
-	}
-	return out
-}
-
-func sameFiles(t *testing.T, what string, before, after map[string][32]byte) {
-	t.Helper()
-	if len(before) != len(after) {
-		t.Errorf("%s: files %v, before %v", what, keys(after), keys(before))
-	}
-	for k, v := range before {
-		if after[k] != v {
-			t.Errorf("%s: %s changed", what, k)
-		}
-	}
-}
-
-func keys(m map[string][32]byte) []string {
-	var out []string
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
-}
 
 func TestOpenReadOnlyMissing(t *testing.T) {
 	dir := t.TempDir()
@@ -61,9 +21,7 @@ func TestOpenReadOnlyMissing(t *testing.T) {
 	if !errors.Is(err, store.ErrNotFound) || err.Error() != "no baton store at "+path {
 		t.Fatalf("OpenReadOnly of a missing file: %v", err)
 	}
-	if len(snapshot(t, dir)) != 0 {
-		t.Fatalf("files created: %v", keys(snapshot(t, dir)))
-	}
+	testutil.SameFiles(t, "OpenReadOnly of a missing file", nil, testutil.Files(t, dir))
 }
 
 func TestOpenReadOnlyRefusesForeignFiles(t *testing.T) {
@@ -83,14 +41,14 @@ func TestOpenReadOnlyRefusesForeignFiles(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "empty.db"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	before := snapshot(t, dir)
+	before := testutil.Files(t, dir)
 	for _, name := range []string{"app.db", "notes.txt", "empty.db"} {
 		_, err := sqlite.Open(ctx(t), filepath.Join(dir, name), sqlite.WithReadOnly())
 		if !errors.Is(err, store.ErrSchema) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("OpenReadOnly(%s) = %v, want one line wrapping ErrSchema", name, err)
 		}
 	}
-	sameFiles(t, "after read-only opens of foreign files", before, snapshot(t, dir))
+	testutil.SameFiles(t, "after read-only opens of foreign files", before, testutil.Files(t, dir))
 }
 
 func TestOpenReadOnlyStore(t *testing.T) {
@@ -126,7 +84,7 @@ func TestOpenReadOnlyStore(t *testing.T) {
 	if err := os.Chmod(path, 0o444); err != nil {
 		t.Fatal(err)
 	}
-	before := snapshot(t, dir)
+	before := testutil.Files(t, dir)
 	ro, err = sqlite.Open(ctx(t), path, sqlite.WithReadOnly())
 	if err != nil {
 		t.Fatalf("OpenReadOnly of a 0444 store: %v", err)
@@ -138,7 +96,7 @@ func TestOpenReadOnlyStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	ro.Close()
-	sameFiles(t, "after reading a closed 0444 store", before, snapshot(t, dir))
+	testutil.SameFiles(t, "after reading a closed 0444 store", before, testutil.Files(t, dir))
 }
 
 // A version 1 store is read as it is by a read-only opener and upgraded in
