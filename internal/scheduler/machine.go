@@ -372,11 +372,7 @@ func (m *Machine) pass(now time.Time) []Action {
 // the reference, otherwise wait for the next poll. Only the wall readings
 // are compared (a time with a monotonic reading would compare those).
 func (m *Machine) clockRead(now time.Time, r ClockRead) []Action {
-	if m.op != opClock {
-		return nil
-	}
-	m.op = opNone
-	if m.phase != working {
+	if !m.answered(opClock) {
 		return nil
 	}
 	if r.Err != nil {
@@ -505,12 +501,18 @@ func (m *Machine) failure(now time.Time, what string, err error, j timerJob) []A
 	return []Action{Note{Level: slog.LevelWarn, Msg: what + " failed; retrying", Err: err}}
 }
 
-func (m *Machine) registeredReply(now time.Time, r Registered) []Action {
-	if m.op != opRegister {
-		return nil
+// answered takes the answer to the call in flight: false when it answers
+// no call of this machine's, or when the term no longer works.
+func (m *Machine) answered(want op) bool {
+	if m.op != want {
+		return false
 	}
 	m.op = opNone
-	if m.phase != working {
+	return m.phase == working
+}
+
+func (m *Machine) registeredReply(now time.Time, r Registered) []Action {
+	if !m.answered(opRegister) {
 		return nil
 	}
 	if r.Err != nil {
@@ -521,11 +523,7 @@ func (m *Machine) registeredReply(now time.Time, r Registered) []Action {
 }
 
 func (m *Machine) runsRead(now time.Time, r RunsRead) []Action {
-	if m.op != opRead {
-		return nil
-	}
-	m.op = opNone
-	if m.phase != working {
+	if !m.answered(opRead) {
 		return nil
 	}
 	if r.Err != nil {
@@ -685,11 +683,7 @@ func (m *Machine) completeReply(now time.Time, r Swapped) []Action {
 }
 
 func (m *Machine) readBack(now time.Time, r ReadBack) []Action {
-	if m.op != opGetRun {
-		return nil
-	}
-	m.op = opNone
-	if m.phase != working {
+	if !m.answered(opGetRun) {
 		return nil
 	}
 	sw := m.complete

@@ -69,11 +69,7 @@ func (m *Machine) prune(now time.Time) []Action {
 }
 
 func (m *Machine) prunedReply(now time.Time, r Pruned) []Action {
-	if m.op != opPrune {
-		return nil
-	}
-	m.op = opNone
-	if m.phase != working {
+	if !m.answered(opPrune) {
 		return nil
 	}
 	switch {
