@@ -197,7 +197,7 @@ func runRun(ctx context.Context, e *env, args []string) int {
 		}
 		// The library's bounds (minimum lease and intervals, margin below
 		// the lease, a printable job name), reported as flags.
-		if err := baton.CheckOptions(baton.WithLease(c.lease), baton.WithRenew(c.renew), baton.WithClockMargin(c.margin)); err != nil {
+		if err := baton.CheckOptions(baton.WithLease(c.lease), baton.WithRenew(c.renew), baton.WithClockMargin(c.margin), baton.WithNode(c.node)); err != nil {
 			return asUsage(err)
 		}
 		if err := checkName("JOB", c.job.Name); err != nil {

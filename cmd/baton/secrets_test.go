@@ -139,6 +139,7 @@ func TestRunBounds(t *testing.T) {
 		{[]string{"--renew", "1ns"}, "--renew"},
 		{[]string{"--lease", "10ms"}, "--lease"},
 		{[]string{"--clock-margin", "10s", "--lease", "1s"}, "--clock-margin"},
+		{[]string{"--node", "bell\a"}, "invalid --node"},
 	} {
 		args := append(append([]string{"run", "--store", "mem:"}, tc.args...), "j", "--", "true")
 		code, _, errb := runBaton(t, args...)
