@@ -153,7 +153,7 @@ func runRun(ctx context.Context, e *env, args []string) int {
 	reschedule := fs.Bool("reschedule", false, "replace the job's stored schedule and catch-up policy with this node's (recorded in the election log)")
 	keep := fs.String("keep", schedule.FormatAge(schedule.DefaultRetention.Age), "the leader prunes done and skipped runs older than this: days (30d) or a duration (72h); 0: no bound by age")
 	fs.IntVar(&c.keep.Rows, "keep-rows", schedule.DefaultRetention.Rows, "the leader prunes done and skipped runs beyond the newest N; 0: no bound by count")
-	fs.DurationVar(&c.grace, "grace", 5*time.Second, "time between SIGTERM and SIGKILL when stopping COMMAND; shorter than lease minus renew (default 5s, or half of lease minus renew when that is shorter)")
+	fs.DurationVar(&c.grace, "grace", 5*time.Second, "time between SIGTERM and SIGKILL when stopping COMMAND; shorter than lease minus renew (when not given: 5s, or half of lease minus renew if that is shorter)")
 	c.logs.flags(fs)
 	metricsAddr := addMetricsFlag(fs)
 	if done, code := e.parse(fs, args); done {

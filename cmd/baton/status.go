@@ -18,7 +18,7 @@ token, lease, the store's time of the last write, a pending transfer
 request), the nodes waiting to take over (node id, since when, last seen),
 and, when NAME is a job, its schedule and catch-up policy, the next due
 period, the periods pending or running and the last finished run.
-NAME is required: the store has no list of names.
+NAME is required ('baton serve' shows every name in a store).
 
 The store is opened read-only: nothing is created or written, a read-only
 file or database role works, and a missing store is "no baton store at
@@ -41,7 +41,7 @@ func runStatus(ctx context.Context, e *env, args []string) int {
 	if done {
 		return code
 	}
-	name, err := oneName(pos, "NAME (the store has no list of names)")
+	name, err := oneName(pos, "NAME")
 	if err == nil && *observeFor < 0 {
 		err = usagef("invalid --observe %v; want 0 or a positive duration", *observeFor)
 	}
