@@ -22,8 +22,9 @@ func Transfer(ctx context.Context, st store.Store, name, to string, expectToken 
 }
 
 // RequestResign asks the leader of name to resign, guarded by the token the
-// operator expects it to hold like Transfer. Any campaigning node may then
-// take the record at once.
+// operator expects it to hold like Transfer. Any other campaigning node may
+// then take the record at once; the resigned leader, if it campaigns again,
+// leaves it to the others for two poll intervals first.
 func RequestResign(ctx context.Context, st store.Store, name string, expectToken uint64) error {
 	return request(ctx, st, name, store.AnyNode, expectToken)
 }

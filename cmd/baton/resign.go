@@ -21,7 +21,7 @@ func runTransfer(ctx context.Context, e *env, args []string) int {
 // handover implements 'baton resign' and 'baton transfer': a request to
 // the leader, guarded by the token the operator expects it to hold.
 func handover(ctx context.Context, e *env, cmd string, args []string) int {
-	synopsis := "resign [--store URL] [--token T] [--json] NAME\n\nAsks the leader of NAME to stop its work and release the lease, so that any\ncampaigning node takes over at once."
+	synopsis := "resign [--store URL] [--token T] [--json] NAME\n\nAsks the leader of NAME to stop its work and release the lease, so that another\ncampaigning node takes over at once: the resigned node, if it campaigns again\n(as 'baton run' does), leaves the record to the others for two polls first.\nTo pick the next leader, use 'baton transfer --to NODE'."
 	if cmd == "transfer" {
 		synopsis = "transfer [--store URL] --to NODE [--token T] [--json] NAME\n\nAsks the leader of NAME to stop its work and hand the lease to NODE, which\ntakes it at once. NODE must be campaigning for NAME (see the waiting nodes in\n'baton status'): a transfer to any other node is refused (exit 1) with the\nlist of those that are, and the leader keeps leading."
 	}

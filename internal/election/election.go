@@ -191,6 +191,13 @@ type Machine struct {
 	renewAt  time.Time
 	recheck  bool // the last renewal's outcome is unknown: read before renewing
 	again    bool // Start arrived while releasing: campaign once released
+
+	// Released on an operator's resign request (store.AnyNode): the free
+	// record at yieldToken is left to the other nodes until yieldUntil, so
+	// that the resigned node, campaigning again at once, does not simply
+	// win it back.
+	yieldToken uint64
+	yieldUntil time.Time
 }
 
 // New returns an idle machine.
@@ -398,6 +405,10 @@ func (m *Machine) release(now time.Time, cur store.Record) []Action {
 	if cur.Transfer != "" && cur.Transfer != store.AnyNode {
 		free.Transfer, kind = cur.Transfer, store.Transferred
 	}
+	if cur.Transfer == store.AnyNode {
+		// Two polls: a waiting node reads the free record within one.
+		m.yieldToken, m.yieldUntil = cur.Token, now.Add(2*m.cfg.Poll)
+	}
 	return m.send(now, opRelease, store.Swap{Expect: cur.Version, Record: free, Event: kind})
 }
 
@@ -492,6 +503,9 @@ func (m *Machine) contenderRead(now time.Time, r GetReply) []Action {
 		// Ours from an earlier term of this instance, which has ended: take
 		// it again under a new token, never the old one.
 		return m.acquire(now, rec)
+	case rec.Free() && rec.Token == m.yieldToken && now.Before(m.yieldUntil):
+		m.readAt = m.yieldUntil // resigned on request: the others go first
+		return nil
 	case rec.Free() && (rec.Transfer == "" || rec.Transfer == store.AnyNode || rec.Transfer == m.cfg.Node):
 		return m.acquire(now, rec)
 	case m.expired(now):
