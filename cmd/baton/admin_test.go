@@ -106,6 +106,9 @@ func TestAdminCommands(t *testing.T) {
 	if r := do("status", "--json", "billing"); r.code != 0 || !strings.Contains(r.stdout, `"transfer": "*"`) {
 		t.Errorf("status --json:\n%s", r)
 	}
+	if r := do("history", "billing"); r.code != 0 || !strings.Contains(r.stdout, "any (resign)") {
+		t.Errorf("history shows the resign request as a transfer to %q, not any (resign):\n%s", store.AnyNode, r)
+	}
 
 	// Manual triggers.
 	if r := do("trigger", "--period", "2026-01-02T00:00:00Z", "billing"); r.code != 0 || !strings.Contains(r.stdout, "pending") {

@@ -128,7 +128,11 @@ func printHistory(w io.Writer, evs []store.Event) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "SEQ\tTIME\tKIND\tHOLDER\tTOKEN\tTRANSFER\tDETAIL")
 	for _, ev := range evs {
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%s\t%s\n", ev.Seq, ev.Time.UTC().Format(timeLayout), ev.Kind, orDash(ev.Holder), ev.Token, orDash(ev.Transfer), orDash(ev.Detail))
+		transfer := orDash(ev.Transfer)
+		if ev.Transfer == store.AnyNode {
+			transfer = "any (resign)" // 'baton resign': whoever takes it first
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%s\t%s\n", ev.Seq, ev.Time.UTC().Format(timeLayout), ev.Kind, orDash(ev.Holder), ev.Token, transfer, orDash(ev.Detail))
 	}
 	tw.Flush()
 }
