@@ -189,15 +189,24 @@ func (e *env) fail(cmd string, err error) int {
 }
 
 // oneLine joins the lines of a multi-line message (a driver's error may
-// list every address it tried) with "; ".
+// list every address it tried) with "; ", or with a space after a line
+// that ends in a colon (the list's heading).
 func oneLine(msg string) string {
-	var parts []string
+	var b strings.Builder
 	for _, l := range strings.Split(msg, "\n") {
-		if l = strings.TrimSpace(l); l != "" {
-			parts = append(parts, l)
+		if l = strings.TrimSpace(l); l == "" {
+			continue
 		}
+		if b.Len() > 0 {
+			if strings.HasSuffix(b.String(), ":") {
+				b.WriteString(" ")
+			} else {
+				b.WriteString("; ")
+			}
+		}
+		b.WriteString(l)
 	}
-	return strings.Join(parts, "; ")
+	return b.String()
 }
 
 // newFlagSet returns a flag set that reports errors instead of exiting.

@@ -109,3 +109,13 @@ func TestRunStoreDeleted(t *testing.T) {
 	}
 	t.Logf("periods run: %d by n1 before the deletion, %d by n2 on the fresh store", n1, n2)
 }
+
+// A driver's multi-line error (pgx lists every address it tried under a
+// heading ending in a colon) becomes one readable line.
+func TestOneLine(t *testing.T) {
+	in := "failed to connect to `user=alice database=db`:\n\t127.0.0.1:1 (127.0.0.1): dial error\n\t127.0.0.1:1 (127.0.0.1): refused\n"
+	want := "failed to connect to `user=alice database=db`: 127.0.0.1:1 (127.0.0.1): dial error; 127.0.0.1:1 (127.0.0.1): refused"
+	if got := oneLine(in); got != want {
+		t.Errorf("oneLine:\n got %q\nwant %q", got, want)
+	}
+}
