@@ -1,6 +1,7 @@
 package drill_test
 
 import (
+	"encoding/json"
 	"testing"
 
 	"github.com/batonhq/baton/drill"
@@ -59,6 +60,24 @@ func TestParamsValidate(t *testing.T) {
 		mut(&p)
 		if err := p.Validate(); err == nil {
 			t.Errorf("%s: accepted", name)
+		}
+	}
+}
+
+// --json gives durations in seconds, as every baton command does, not Go
+// duration strings.
+func TestParamsJSONSeconds(t *testing.T) {
+	b, err := json.Marshal(drill.DefaultParams())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got map[string]any
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"roundSeconds", "clockMarginSeconds", "pollSeconds", "latencySeconds"} {
+		if _, ok := got[k].(float64); !ok {
+			t.Errorf("%s = %#v in %s; want a number of seconds", k, got[k], b)
 		}
 	}
 }

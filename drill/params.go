@@ -135,14 +135,15 @@ func (p Params) poll() time.Duration {
 	return p.Round / 4
 }
 
-// MarshalJSON writes durations as Go duration strings ("100ms").
+// MarshalJSON writes durations in seconds, as every --json output does
+// ("roundSeconds": 0.1).
 func (p Params) MarshalJSON() ([]byte, error) {
 	type plain Params
 	return json.Marshal(struct {
 		plain
-		Round   string `json:"round"`
-		Margin  string `json:"clockMargin"`
-		Poll    string `json:"poll"`
-		Latency string `json:"latency"`
-	}{plain(p), p.Round.String(), p.Margin.String(), p.poll().String(), p.Latency.String()})
+		Round   float64 `json:"roundSeconds"`
+		Margin  float64 `json:"clockMarginSeconds"`
+		Poll    float64 `json:"pollSeconds"`
+		Latency float64 `json:"latencySeconds"`
+	}{plain(p), p.Round.Seconds(), p.Margin.Seconds(), p.poll().Seconds(), p.Latency.Seconds()})
 }
