@@ -172,7 +172,7 @@ func Read(ctx context.Context, st store.Store, name string, now time.Time, opts 
 			continue
 		}
 		v.Candidates = append(v.Candidates, Candidate{Node: c.Node, Incarnation: c.Incarnation, Since: c.Since.UTC(),
-			LastSeen: c.Seen.UTC(), AgeSeconds: c.Age.Seconds(), Age: c.Age})
+			LastSeen: c.Seen.UTC(), AgeSeconds: c.Age.Round(time.Millisecond).Seconds(), Age: c.Age})
 	}
 	rows, err := st.RecentRuns(ctx, name, "", opts.Rows+1)
 	if err != nil {
