@@ -109,7 +109,7 @@ func campaigning(ctx context.Context, st store.Store, name, node string) error {
 		return err
 	}
 	if rec.Holder == node {
-		return fmt.Errorf("refused: %s already leads %s", node, name)
+		return fmt.Errorf("%w: %s already leads %s", errNotWaiting, node, name)
 	}
 	cands, err := st.Candidates(ctx, name)
 	if err != nil {
@@ -126,7 +126,10 @@ func campaigning(ctx context.Context, st store.Store, name, node string) error {
 		waiting = append(waiting, c.Node)
 	}
 	if len(waiting) == 0 {
-		return fmt.Errorf("refused: %s is not campaigning for %s, and no node is waiting to take over; the leader keeps leading", node, name)
+		return fmt.Errorf("%w: %s is not campaigning for %s, and no node is waiting to take over; the leader keeps leading", errNotWaiting, node, name)
 	}
-	return fmt.Errorf("refused: %s is not campaigning for %s; nodes waiting to take over: %s", node, name, strings.Join(waiting, ", "))
+	return fmt.Errorf("%w: %s is not campaigning for %s; nodes waiting to take over: %s", errNotWaiting, node, name, strings.Join(waiting, ", "))
 }
+
+// errNotWaiting: a transfer's target does not campaign for the name.
+var errNotWaiting = errors.New("refused")

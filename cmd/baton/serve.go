@@ -332,7 +332,7 @@ func (s *server) handleJob(w http.ResponseWriter, r *http.Request) {
 // SHA-256, so its length does not leak either).
 func (s *server) authorized(r *http.Request) (bool, string) {
 	if !s.admin {
-		return false, "actions are disabled: start baton serve with --admin-token (or $BATON_ADMIN_TOKEN)"
+		return false, "actions are disabled: start baton serve with --admin-token-file PATH (or $BATON_ADMIN_TOKEN)"
 	}
 	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 	h := sha256.Sum256([]byte(got))
@@ -389,6 +389,15 @@ func (s *server) handleAction(w http.ResponseWriter, r *http.Request) {
 		}
 		var err error
 		if action == "transfer" {
+			// As 'baton transfer': a target that does not campaign would
+			// leave the name leaderless until the lease runs out.
+			if err := campaigning(ctx, s.st, name, to); errors.Is(err, errNotWaiting) {
+				jsonError(w, http.StatusConflict, err.Error())
+				return
+			} else if err != nil {
+				jsonError(w, http.StatusServiceUnavailable, err.Error())
+				return
+			}
 			err = baton.Transfer(ctx, s.st, name, to, tok)
 		} else {
 			err = baton.RequestResign(ctx, s.st, name, tok)

@@ -194,6 +194,7 @@ func TestServeAPI(t *testing.T) {
 		{"/api/jobs/billing/trigger", "", http.StatusForbidden},
 		{"/api/jobs/billing/transfer", "s3cret", http.StatusBadRequest},
 		{"/api/jobs/billing/resign?token=99", "s3cret", http.StatusConflict},
+		{"/api/jobs/billing/transfer?to=ghost", "s3cret", http.StatusConflict}, // not campaigning
 		{"/api/jobs/billing/trigger?period=2026-01-02T03:04:05Z", "s3cret", http.StatusOK},
 		{"/api/jobs/billing/resign", "s3cret", http.StatusOK},
 	} {
