@@ -48,6 +48,7 @@ type OptionError struct {
 	Want   string // what is allowed
 }
 
+// Error says which option is invalid, the value given and what is allowed.
 func (e *OptionError) Error() string {
 	return fmt.Sprintf("baton: invalid %s %s; want %s", e.Option, e.Got, e.Want)
 }
