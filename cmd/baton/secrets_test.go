@@ -201,4 +201,7 @@ func TestStoreFloor(t *testing.T) {
 		code, _, errb := runBaton(t, args...)
 		checkOneLine(t, args, code, errb)
 	}
+	args := []string{"store", "--store", url}
+	code, _, errb = runBaton(t, args...)
+	checkOneLine(t, args, code, errb, "missing the operation")
 }

@@ -25,15 +25,13 @@ func runStoreCmd(ctx context.Context, e *env, args []string) int {
 	if done {
 		return code
 	}
-	if len(pos) == 0 || pos[0] != "floor" {
-		got := "nothing"
-		if len(pos) > 0 {
-			got = strconv.Quote(pos[0])
-		}
-		return e.fail("store", usagef("unknown store operation %s; want: baton store floor NAME TOKEN", got))
-	}
-	if len(pos) != 3 {
-		return e.fail("store", usagef("want: baton store floor NAME TOKEN"))
+	switch {
+	case len(pos) == 0:
+		return e.fail("store", usagef("missing the operation; want: baton store floor NAME TOKEN"))
+	case pos[0] != "floor":
+		return e.fail("store", usagef("unknown store operation %q; want: baton store floor NAME TOKEN", pos[0]))
+	case len(pos) != 3:
+		return e.fail("store", usagef("floor takes NAME and TOKEN, got %d argument(s); want: baton store floor NAME TOKEN", len(pos)-1))
 	}
 	name := pos[1]
 	if err := checkName("NAME", name); err != nil {
