@@ -135,6 +135,7 @@ func TestAdminBadInput(t *testing.T) {
 		{"history"},
 		{"runs"},
 		{"runs", "--limit", "-1", "j"},
+		{"runs", "--before", "bogus", "j"},
 		{"trigger"},
 		{"trigger", "--period", "tomorrow", "j"},
 		{"trigger", "--period", "2026-01-02T00:00:00+01:00", "j"},

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/batonhq/baton/internal/inspect"
+	"github.com/batonhq/baton/schedule"
 )
 
 // defaultRunsLimit is how many rows 'baton runs' prints without --limit.
@@ -37,6 +38,10 @@ retention (see 'baton run --keep' and 'baton prune') are gone.`, defaultRunsLimi
 		err = usagef("invalid --limit %d; want 1 or more (or --all)", *limit)
 	case *all && flagsSet(fs)["limit"]:
 		err = usagef("--limit and --all exclude each other; give one")
+	case *before != "":
+		if _, perr := schedule.ParseKey(*before); perr != nil {
+			err = usagef("invalid --before: %v", perr)
+		}
 	}
 	if err != nil {
 		return e.fail("runs", err)
@@ -70,7 +75,11 @@ retention (see 'baton run --keep' and 'baton prune') are gone.`, defaultRunsLimi
 	}
 	printRuns(e.stdout, views)
 	if !*all && len(rows) == n {
-		fmt.Fprintf(e.stdout, "(the newest %d; older: --before %s, or --all)\n", n, rows[len(rows)-1].Period)
+		newest := fmt.Sprintf("the newest %d", n)
+		if *before != "" {
+			newest += " before " + *before
+		}
+		fmt.Fprintf(e.stdout, "(%s; older: --before %s, or --all)\n", newest, rows[len(rows)-1].Period)
 	}
 	return exitOK
 }
