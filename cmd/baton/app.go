@@ -180,7 +180,10 @@ func usagef(format string, a ...any) error { return &usageError{fmt.Sprintf(form
 // fail prints err as one line prefixed by the command name and returns the
 // exit code that fits it: 2 for usage errors, 1 otherwise.
 func (e *env) fail(cmd string, err error) int {
-	fmt.Fprintf(e.stderr, "baton %s: %s\n", cmd, oneLine(storeurl.Scrub(err.Error(), e.secrets...)))
+	// The library's errors start with "baton: "; after "baton CMD: " that
+	// would be said twice.
+	msg := strings.TrimPrefix(err.Error(), "baton: ")
+	fmt.Fprintf(e.stderr, "baton %s: %s\n", cmd, oneLine(storeurl.Scrub(msg, e.secrets...)))
 	var u *usageError
 	if errors.As(err, &u) {
 		return exitUsage

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -117,5 +118,14 @@ func TestOneLine(t *testing.T) {
 	want := "failed to connect to `user=alice database=db`: 127.0.0.1:1 (127.0.0.1): dial error; 127.0.0.1:1 (127.0.0.1): refused"
 	if got := oneLine(in); got != want {
 		t.Errorf("oneLine:\n got %q\nwant %q", got, want)
+	}
+}
+
+// A library error ("baton: ...") is not prefixed with "baton" twice.
+func TestFailPrefixOnce(t *testing.T) {
+	e, _, errb, _ := shared()
+	e.fail("resign", errors.New("baton: nobody holds the election"))
+	if got, want := errb.String(), "baton resign: nobody holds the election\n"; got != want {
+		t.Errorf("got %q, want %q", got, want)
 	}
 }
