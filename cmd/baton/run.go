@@ -148,7 +148,7 @@ func runRun(ctx context.Context, e *env, args []string) int {
 	fs.DurationVar(&retryBackoff, "retry-backoff", 10*time.Second, "with --retries: the wait between a failed attempt and the next")
 	fs.BoolVar(&c.once, "once", false, "run COMMAND once while leading, release, and exit with its status (see Exit status)")
 	c.wait = -1
-	fs.Var(waitFlag{&c.wait}, "wait", "with --once: give up after waiting this long for leadership, exit 75 (0: do not wait; default: wait as long as it takes)")
+	fs.Var(waitFlag{&c.wait}, "wait", "with --once: give up after waiting `duration` for leadership, exit 75 (0: do not wait; default: wait as long as it takes)")
 	fs.StringVar(&restart, "restart", string(restartAlways), "singleton: when to start COMMAND again after it exits: always (default: a singleton is a service that must run somewhere, and restarting here needs no failover), on-failure (a non-zero status), never; when not restarted, baton releases the lease and exits with COMMAND's status")
 	reschedule := fs.Bool("reschedule", false, "replace the job's stored schedule and catch-up policy with this node's (recorded in the election log)")
 	keep := fs.String("keep", schedule.FormatAge(schedule.DefaultRetention.Age), "the leader prunes done and skipped runs older than this: days (30d) or a duration (72h); 0: no bound by age")
