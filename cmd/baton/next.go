@@ -110,7 +110,7 @@ func runNext(ctx context.Context, e *env, args []string) int {
 		}
 		return exitOK
 	}
-	fmt.Fprintf(e.stdout, "schedule:  %s\nfrom:      %s\n", desc, at.Format(time.RFC3339Nano))
+	fmt.Fprintf(e.stdout, "schedule:  %s\nfrom:      %s\n", desc, at.Truncate(time.Millisecond).Format(time.RFC3339Nano))
 	if len(out) == 0 {
 		fmt.Fprintln(e.stdout, "no instant after that (the expression matches no date within five years)")
 		return exitOK
