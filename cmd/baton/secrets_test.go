@@ -204,4 +204,11 @@ func TestStoreFloor(t *testing.T) {
 	args := []string{"store", "--store", url}
 	code, _, errb = runBaton(t, args...)
 	checkOneLine(t, args, code, errb, "missing the operation")
+	file := filepath.Join(t.TempDir(), "store")
+	if err := os.WriteFile(file, []byte(url+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	args = []string{"status", "--store", url, "--store-file", file, "billing"}
+	code, _, errb = runBaton(t, args...)
+	checkOneLine(t, args, code, errb, "--store and --store-file exclude each other")
 }

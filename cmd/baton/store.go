@@ -34,13 +34,25 @@ func storeFlag(fs *flag.FlagSet) *string {
 
 // storeFlagVar is storeFlag with the URL stored in p.
 func storeFlagVar(fs *flag.FlagSet, p *string) {
-	fs.StringVar(p, "store", "", storeUsage)
+	// Both given would leave one silently ignored.
+	var byURL, byFile bool
+	both := errors.New("--store and --store-file exclude each other; give one")
+	fs.Func("store", storeUsage, func(url string) error {
+		if byFile {
+			return both
+		}
+		*p, byURL = url, true
+		return nil
+	})
 	fs.Func("store-file", storeFileUsage, func(path string) error {
+		if byURL {
+			return both
+		}
 		u, err := readStoreFile(path)
 		if err != nil {
 			return err
 		}
-		*p = u
+		*p, byFile = u, true
 		return nil
 	})
 }
