@@ -56,6 +56,11 @@ never collides with a scheduled period, and sorts among them by time. With
 	// Trigger leaves a pending or running row as it is: a new version is
 	// this call's write.
 	written := r.Version != prev.Version
+	if _, err := st.GetJob(ctx, job); errors.Is(err, store.ErrNotFound) && written {
+		// Kept (a trigger may precede the job's first start), but a typo
+		// or a singleton's name would wait forever unnoticed.
+		fmt.Fprintf(e.stderr, "baton trigger: warning: no scheduled job %q in this store yet; the run waits until a 'baton run' of %s with --every or --cron starts (a singleton never runs triggers)\n", job, job)
+	}
 	if *asJSON {
 		v := struct {
 			Job     string `json:"job"`
