@@ -5,14 +5,27 @@
 // Each seed draws a fault schedule: partitions between nodes and the store,
 // pauses of any length (also between a Valid() check and a write), crashes
 // and restarts as new incarnations, clock rates within the margin e and
-// beyond it, store outages, slow store replies, and operators' resignations
-// and transfers. The virtual cluster (internal/vcluster) runs the real
-// election machine (what baton.Elector drives), the real scheduler machine
-// (what schedule.Runner drives), a real store and the real fence under it
-// and checks the invariants after every event; at the end it checks
-// liveness: every period due early enough was completed. The store's
-// latency is drawn per seed (1-100ms); the scheduler's calls travel it both
-// ways, so a write can land after its sender was deposed.
+// beyond it, store outages, slow store replies, operators' resignations
+// and transfers, and a leader stopping at the worst moment ("skew"). The
+// virtual cluster (internal/vcluster) runs the real election machine (what
+// baton.Elector drives), the real scheduler machine (what schedule.Runner
+// drives), a real store and the real fence under it and checks the
+// invariants after every event; at the end it checks liveness: every
+// period due early enough was completed. The store's latency is drawn per
+// seed (1-100ms); the scheduler's calls travel it both ways, so a write can
+// land after its sender was deposed.
+//
+// The store's round trips lengthen every takeover (a contender starts
+// counting when its read's reply arrives, and reads and swaps once more
+// before it leads), so they act as extra margin: a takeover without the 2e
+// wait overlaps the old term only when the old leader's clock runs slow,
+// the contender's fast, and the store answers fast. A random drift on one
+// node rarely lines these up; the skew fault does: the stopping node's
+// clock slow, every other fast, the ratio close to the largest the margin
+// covers, a store answering within milliseconds. Its other variant freezes
+// the node with a ledger call in flight until about when a successor takes
+// over, the successor's store slow: the stale answer leads to ledger writes
+// that only the ledger's token check refuses.
 //
 // The same seed gives the same run, event for event: the schedule comes
 // from a seeded generator and the cluster has no goroutines, no map-order
@@ -24,6 +37,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -48,10 +62,11 @@ const (
 	StoreOutage       FaultClass = "store-outage"        // nobody can reach the store
 	SlowStore         FaultClass = "slow-store"          // a node's store replies are slow
 	Operator          FaultClass = "operator"            // resignations and transfers
+	Skew              FaultClass = "skew"                // clocks within e at their worst: one slow, the others fast, then it is cut off or frozen
 )
 
 // AllFaults lists every fault class.
-var AllFaults = []FaultClass{Partition, Pause, PauseBeforeEffect, Crash, Drift, StoreOutage, SlowStore, Operator}
+var AllFaults = []FaultClass{Partition, Pause, PauseBeforeEffect, Crash, Drift, StoreOutage, SlowStore, Operator, Skew}
 
 // ParseFaults parses a comma list of fault classes ("all" for every one).
 func ParseFaults(s string) ([]FaultClass, error) {
@@ -277,6 +292,51 @@ func draw(o Options, seed uint64) (faults []vcluster.Fault, latency time.Duratio
 				add(vcluster.Fault{At: t, Node: n, Kind: vcluster.Resign})
 			} else {
 				add(vcluster.Fault{At: t, Node: n, Kind: vcluster.Transfer, To: rng.IntN(o.Nodes)})
+			}
+		case Skew:
+			// A leader stops at the worst moment. Node n's clock runs slow
+			// and every other fast, their ratio close to the largest the
+			// margin covers; then n stops renewing. If n leads, its term
+			// stays valid by its slow clock until its last renewal's send
+			// time + lease, while a fast contender counts lease + 2e from
+			// when it read that renewal: a takeover that waits only the
+			// lease lands inside n's term unless store round trips make up
+			// for the margin, so the store answers within a few
+			// milliseconds while n is cut off or frozen. Or n freezes at
+			// its next ledger call (within a period), the call in flight,
+			// and wakes about when a contender takes over, the others'
+			// store replies slow: the call's answer leads to ledger writes
+			// under the old token, which only the ledger's fence refuses
+			// while the successor holds the term but has not written yet.
+			ratio := 1 + 2*float64(o.Margin)/float64(o.Lease)*(0.6+0.35*rng.Float64())
+			slow, fast := 1/math.Sqrt(ratio), math.Sqrt(ratio)
+			stop := t + time.Duration(rng.Int64N(int64(o.Renew)))
+			end := stop + o.Lease + 2*o.Margin + d
+			lat, inFlight := time.Duration(1+rng.IntN(5))*time.Millisecond, false
+			switch rng.IntN(3) {
+			case 0:
+				add(vcluster.Fault{At: stop, Node: n, Kind: vcluster.Cut})
+				add(vcluster.Fault{At: end, Node: n, Kind: vcluster.Reconnect})
+			case 1:
+				add(vcluster.Fault{At: stop, Node: n, Kind: vcluster.Freeze})
+				add(vcluster.Fault{At: end, Node: n, Kind: vcluster.Thaw})
+			default:
+				end = stop + o.Lease + 2*o.Margin + time.Duration(rng.Int64N(int64(o.Renew)))
+				lat, inFlight = time.Duration(100+rng.IntN(200))*time.Millisecond, true
+				add(vcluster.Fault{At: stop, Node: n, Kind: vcluster.ArmPauseInFlight})
+				add(vcluster.Fault{At: end, Node: n, Kind: vcluster.Disarm})
+			}
+			for x := 0; x < o.Nodes; x++ {
+				rate := fast
+				if x == n {
+					rate = slow
+				}
+				add(vcluster.Fault{At: t, Node: x, Kind: vcluster.SetRate, Rate: rate})
+				add(vcluster.Fault{At: end, Node: x, Kind: vcluster.SetRate, Rate: 1})
+				if x != n || !inFlight {
+					add(vcluster.Fault{At: t, Node: x, Kind: vcluster.SetLatency, Latency: lat})
+					add(vcluster.Fault{At: end, Node: x, Kind: vcluster.SetLatency, Latency: latency})
+				}
 			}
 		}
 	}

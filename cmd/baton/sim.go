@@ -24,7 +24,9 @@ with its failover trace.
 Fault classes: partition, pause, pause-before-effect (just before or after
 the Valid() check, or with a ledger call in flight), crash, drift (within
 the margin and beyond it), store-outage, slow-store, operator (resignations
-and transfers), or all.
+and transfers), skew (a leader stops at the worst moment: its clock slow and
+the others' fast at the edge of the margin with a fast store, or frozen with
+a ledger call in flight until a successor takes over), or all.
 
 Mutations (--mutate) turn a protection off; each must be caught:
 no-fence (no fencing at all), no-margin (takeover without the 2e wait),
