@@ -152,9 +152,15 @@ func (s *Store) Runs(ctx context.Context, job, after string, limit int) ([]store
 	if limit <= 0 {
 		limit = -1 // SQLite: no limit
 	}
-	rows, err := s.db.QueryContext(ctx,
+	return s.queryRuns(ctx, op, job,
 		`SELECT period, `+runCols+` FROM baton_runs WHERE job = ? AND period > ? ORDER BY period LIMIT ?`,
 		job, after, limit)
+}
+
+// queryRuns runs q, which selects period and runCols of job's rows, and
+// scans its rows.
+func (s *Store) queryRuns(ctx context.Context, op, job, q string, args ...any) ([]store.Run, error) {
+	rows, err := s.db.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, s.fail(ctx, op, err)
 	}
@@ -195,25 +201,7 @@ func (s *Store) RecentRuns(ctx context.Context, job, before string, limit int) (
 		q = `SELECT period, ` + runCols + ` FROM baton_runs WHERE job = ? AND period < ? ORDER BY period DESC LIMIT ?`
 		args = []any{job, before, limit}
 	}
-	rows, err := s.db.QueryContext(ctx, q, args...)
-	if err != nil {
-		return nil, s.fail(ctx, op, err)
-	}
-	defer rows.Close()
-	var out []store.Run
-	for rows.Next() {
-		var period string
-		r, err := scanRun(scanFunc(func(dest ...any) error { return rows.Scan(append([]any{&period}, dest...)...) }))
-		if err != nil {
-			return nil, s.fail(ctx, op, err)
-		}
-		r.Job, r.Period = job, period
-		out = append(out, r)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, s.fail(ctx, op, err)
-	}
-	return out, nil
+	return s.queryRuns(ctx, op, job, q, args...)
 }
 
 // PruneRuns implements store.Store: one write transaction that deletes at
