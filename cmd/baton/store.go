@@ -112,18 +112,25 @@ func openStore(ctx context.Context, url string) (store.Store, error) {
 		return nil, err
 	}
 	st, err := storeurl.Open(ctx, url)
-	switch {
-	case errors.Is(err, storeurl.ErrURL):
-		return nil, usagef("%v", err)
-	case errors.Is(err, store.ErrUnavailable) && isNetworked(url):
-		return nil, unavailable(url, err)
-	case errors.Is(err, store.ErrCorrupt), errors.Is(err, store.ErrReplaced):
-		// Not the caller's input: the store is damaged (exit 1).
-		return nil, fmt.Errorf("store %s is unusable: %w", storeurl.Redact(url), err)
-	case err != nil:
-		return nil, usagef("cannot open store %s: %v", storeurl.Redact(url), err)
+	if err != nil {
+		return nil, openError(url, err)
 	}
 	return st, nil
+}
+
+// openError classifies a failure to open the store at url, as openStore
+// documents.
+func openError(url string, err error) error {
+	switch {
+	case errors.Is(err, storeurl.ErrURL):
+		return usagef("%v", err)
+	case errors.Is(err, store.ErrUnavailable) && isNetworked(url):
+		return unavailable(url, err)
+	case errors.Is(err, store.ErrCorrupt), errors.Is(err, store.ErrReplaced):
+		// Not the caller's input: the store is damaged (exit 1).
+		return fmt.Errorf("store %s is unusable: %w", storeurl.Redact(url), err)
+	}
+	return usagef("cannot open store %s: %v", storeurl.Redact(url), err)
 }
 
 // isNetworked reports whether url names a store reached over the network
@@ -144,16 +151,10 @@ func openReadStore(ctx context.Context, url string) (store.Store, error) {
 	}
 	st, err := storeurl.OpenReadOnly(ctx, url)
 	switch {
-	case errors.Is(err, storeurl.ErrURL):
-		return nil, usagef("%v", err)
 	case errors.Is(err, store.ErrNotFound):
 		return nil, err
-	case errors.Is(err, store.ErrUnavailable) && isNetworked(url):
-		return nil, unavailable(url, err)
-	case errors.Is(err, store.ErrCorrupt), errors.Is(err, store.ErrReplaced):
-		return nil, fmt.Errorf("store %s is unusable: %w", storeurl.Redact(url), err)
 	case err != nil:
-		return nil, usagef("cannot open store %s: %v", storeurl.Redact(url), err)
+		return nil, openError(url, err)
 	}
 	return st, nil
 }
