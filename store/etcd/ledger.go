@@ -183,15 +183,7 @@ func (s *Store) Runs(ctx context.Context, job string, after string, limit int) (
 	if err != nil {
 		return nil, err
 	}
-	out := make([]store.Run, 0, len(resp.Kvs))
-	for _, kv := range resp.Kvs {
-		r, err := decodeRun(job, string(kv.Key[len(dir):]), kv)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, r)
-	}
-	return out, nil
+	return decodeRuns(job, dir, resp.Kvs)
 }
 
 // RecentRuns implements store.Store. etcd sorts a descending range on the
@@ -211,8 +203,13 @@ func (s *Store) RecentRuns(ctx context.Context, job, before string, limit int) (
 	if err != nil {
 		return nil, err
 	}
-	out := make([]store.Run, 0, len(resp.Kvs))
-	for _, kv := range resp.Kvs {
+	return decodeRuns(job, dir, resp.Kvs)
+}
+
+// decodeRuns decodes the ledger rows kvs of job, whose keys are under dir.
+func decodeRuns(job, dir string, kvs []*mvccpb.KeyValue) ([]store.Run, error) {
+	out := make([]store.Run, 0, len(kvs))
+	for _, kv := range kvs {
 		r, err := decodeRun(job, string(kv.Key[len(dir):]), kv)
 		if err != nil {
 			return nil, err
