@@ -44,8 +44,8 @@ func New(st store.Store, name string, opts ...Option) (*Elector, error) {
 	if name == "" {
 		return nil, errors.New("baton: election name must not be empty")
 	}
-	if err := store.CheckName(name); err != nil {
-		return nil, fmt.Errorf("baton: election name: %w", err)
+	if err := checkName(name); err != nil {
+		return nil, err
 	}
 	cfg, err := newConfig(opts)
 	if err != nil {
@@ -63,6 +63,17 @@ func New(st store.Store, name string, opts ...Option) (*Elector, error) {
 		}),
 		wake: make(chan struct{}, 1),
 	}, nil
+}
+
+// checkName refuses a name that cannot be an election's.
+func checkName(name string) error {
+	if err := store.CheckName(name); err != nil {
+		return fmt.Errorf("baton: election name: %w", err)
+	}
+	if store.IsSession(name) {
+		return fmt.Errorf("baton: election name %q: names beginning with %q are session records; choose another name", name, store.SessionPrefix)
+	}
+	return nil
 }
 
 // Name returns the election name.

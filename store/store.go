@@ -24,6 +24,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -208,6 +209,14 @@ type Record struct {
 	// wait Lease plus their clock margin on their own clock before taking
 	// over an unchanged record.
 	Lease time.Duration
+	// Session, when not empty, says the record is held through a session:
+	// it names the session record (see SessionPrefix) that the holder
+	// renews once for all the names it holds. The holder's liveness is
+	// then that record's, not this one's: the holder never renews this
+	// record, and a contender waits for the session record, not this one,
+	// to stay unchanged for its lease plus the clock margin. Empty: the
+	// holder renews this record itself.
+	Session string
 	// Transfer, when not empty, asks the holder to stop work and release
 	// the record to the node with that id; AnyNode asks it to release to
 	// whoever comes first. On a free record it names the node that may take
@@ -220,6 +229,18 @@ type Record struct {
 	// No decision may compare it with a local clock.
 	Updated time.Time
 }
+
+// SessionPrefix begins the name of every session record: the record a
+// process renews once per renew interval for all the names it holds through
+// it (Record.Session). A session record's Holder and Incarnation are the
+// process's, its Lease the lease it promised, its Token 0. A free session
+// record is a dead session: it never becomes held again (every backend
+// refuses that swap), so that a name pointing at a dead or missing session
+// may be taken at once. Election names must not begin with it.
+const SessionPrefix = "@session/"
+
+// IsSession reports whether name is a session record's name.
+func IsSession(name string) bool { return strings.HasPrefix(name, SessionPrefix) }
 
 // AnyNode as Record.Transfer asks the holder to release to whoever takes the
 // record first: an operator's resign request.
@@ -379,6 +400,26 @@ type BatchSwapper interface {
 	// version) in one write, and returns one result per swap, in order.
 	// err is non-nil only when the write as a whole failed.
 	SwapMany(ctx context.Context, swaps []Swap) (results []SwapResult, err error)
+}
+
+// BatchGetter is an optional capability: a store that can read many
+// election records in one round trip, so that a process holding or
+// contending for many names reads them in a few calls instead of one call
+// per name.
+type BatchGetter interface {
+	// GetMany returns one result per name, in order: the record, or an
+	// error wrapping ErrNotFound for a name without one. err is non-nil
+	// only when the read as a whole failed. Every result reflects one
+	// linearizable read of its own record (the batch is not a snapshot).
+	GetMany(ctx context.Context, names []string) (results []GetResult, err error)
+}
+
+// GetResult is the outcome of one read in a GetMany.
+type GetResult struct {
+	// Record is the stored record when Err is nil.
+	Record Record
+	// Err is nil or wraps ErrNotFound.
+	Err error
 }
 
 // Identifier is an optional capability: a store with an id made when the

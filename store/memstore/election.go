@@ -24,6 +24,11 @@ func (s *Store) SwapMany(ctx context.Context, swaps []store.Swap) ([]store.SwapR
 	return s.Client("").(store.BatchSwapper).SwapMany(ctx, swaps)
 }
 
+// GetMany implements store.BatchGetter.
+func (s *Store) GetMany(ctx context.Context, names []string) ([]store.GetResult, error) {
+	return s.Client("").(store.BatchGetter).GetMany(ctx, names)
+}
+
 // History implements store.Store.
 func (s *Store) History(ctx context.Context, name string, after uint64, limit int) ([]store.Event, error) {
 	return s.Client("").History(ctx, name, after, limit)
@@ -84,6 +89,27 @@ func (c *client) SwapMany(ctx context.Context, swaps []store.Swap) ([]store.Swap
 	res := make([]store.SwapResult, len(swaps))
 	for i, sw := range swaps {
 		res[i].Record, res[i].Err = c.s.swapLocked(sw)
+	}
+	c.s.mu.Unlock()
+	if err := c.s.leave(ctx, c.node); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+func (c *client) GetMany(ctx context.Context, names []string) ([]store.GetResult, error) {
+	if err := c.s.enter(ctx, c.node); err != nil {
+		return nil, err
+	}
+	c.s.mu.Lock()
+	res := make([]store.GetResult, len(names))
+	for i, n := range names {
+		rec, ok := c.s.records[n]
+		if !ok {
+			res[i].Err = fmt.Errorf("election %q: %w", n, store.ErrNotFound)
+			continue
+		}
+		res[i].Record = rec
 	}
 	c.s.mu.Unlock()
 	if err := c.s.leave(ctx, c.node); err != nil {

@@ -17,7 +17,7 @@ func (s *Store) Names(ctx context.Context) ([]string, error) {
 	return s.Client("").(store.Lister).Names(ctx)
 }
 
-// Names implements store.Lister.
+// Names implements store.Lister; session records are not names.
 func (c *client) Names(ctx context.Context) ([]string, error) {
 	if err := c.s.enter(ctx, c.node); err != nil {
 		return nil, err
@@ -25,7 +25,9 @@ func (c *client) Names(ctx context.Context) ([]string, error) {
 	c.s.mu.Lock()
 	var names []string
 	for n := range c.s.records {
-		names = append(names, n)
+		if !store.IsSession(n) {
+			names = append(names, n)
+		}
 	}
 	for n := range c.s.jobs {
 		names = append(names, n)

@@ -25,6 +25,12 @@ func CheckSwap(cur store.Record, s store.Swap) error {
 	if s.Record.Token < cur.Token {
 		return fmt.Errorf("%w: token of %q would go back from %d to %d", store.ErrInvalid, s.Record.Name, cur.Token, s.Record.Token)
 	}
+	if store.IsSession(s.Record.Name) && cur.Version != 0 && cur.Free() && !s.Record.Free() {
+		return fmt.Errorf("%w: session %q is dead and is never held again", store.ErrInvalid, s.Record.Name)
+	}
+	if s.Record.Session != "" && (s.Record.Free() || !store.IsSession(s.Record.Session)) {
+		return fmt.Errorf("%w: record %q names session %q but is not held through one", store.ErrInvalid, s.Record.Name, s.Record.Session)
+	}
 	if s.Record.Holder == "" && s.Record.Incarnation != "" {
 		return fmt.Errorf("%w: a free record of %q has an incarnation", store.ErrInvalid, s.Record.Name)
 	}

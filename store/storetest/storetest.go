@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -51,6 +52,9 @@ func Run(t *testing.T, f Factory) {
 		{"PruneRuns", testPruneRuns},
 		{"UpdateJob", testUpdateJob},
 		{"Candidates", testCandidates},
+		{"Sessions", testSessions},
+		{"GetMany", testGetMany},
+		{"ManyNames", testManyNames},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -513,5 +517,135 @@ func testSwapMany(t *testing.T, open func() store.Store) {
 	evs, _ := s.History(ctx(t), "m3", 0, 0)
 	if len(evs) != 1 {
 		t.Fatalf("batched acquisition wrote %d log events", len(evs))
+	}
+}
+
+// session returns a session record of node, and a name record held
+// through it.
+func session(node string) store.Record {
+	return store.Record{Name: store.SessionPrefix + node + "/i1/1", Holder: node, Incarnation: "i1", Lease: 3 * time.Second}
+}
+
+func heldThrough(name string, sess store.Record, token uint64) store.Record {
+	return store.Record{Name: name, Holder: sess.Holder, Incarnation: sess.Incarnation, Session: sess.Name, Token: token, Lease: sess.Lease}
+}
+
+func testSessions(t *testing.T, open func() store.Store) {
+	s := open()
+	sess := mustSwap(t, s, store.Swap{Record: session("n1")})
+	held := mustSwap(t, s, store.Swap{Record: heldThrough("tenant-1", sess, 1), Event: store.Acquired})
+	got, err := s.Get(ctx(t), "tenant-1")
+	if err != nil || got.Session != sess.Name || got.Holder != "n1" || got.Token != 1 {
+		t.Fatalf("Get of a record held through a session = %+v, %v", got, err)
+	}
+	// A renewal of the session leaves the name's record alone.
+	renewed := mustSwap(t, s, store.Swap{Expect: sess.Version, Record: sess})
+	if got, _ := s.Get(ctx(t), "tenant-1"); got.Version != held.Version {
+		t.Fatalf("renewing the session changed the name's record: version %d -> %d", held.Version, got.Version)
+	}
+	// A contender ends the dead session with a free record; it is never
+	// held again, and the name is taken with a higher token.
+	dead := mustSwap(t, s, store.Swap{Expect: renewed.Version, Record: store.Record{Name: sess.Name, Lease: sess.Lease}})
+	if _, err := s.Swap(ctx(t), store.Swap{Expect: dead.Version, Record: sess}); !errors.Is(err, store.ErrInvalid) {
+		t.Fatalf("a dead session was held again: %v", err)
+	}
+	other := mustSwap(t, s, store.Swap{Record: session("n2")})
+	mustSwap(t, s, store.Swap{Expect: held.Version, Record: heldThrough("tenant-1", other, 2), Event: store.TakenOver})
+	// A free record naming a session, and a session that is not one, are refused.
+	for _, bad := range []store.Record{
+		{Name: "tenant-2", Session: other.Name},
+		{Name: "tenant-2", Holder: "n2", Incarnation: "i1", Session: "tenant-1"},
+	} {
+		if _, err := s.Swap(ctx(t), store.Swap{Record: bad}); !errors.Is(err, store.ErrInvalid) {
+			t.Fatalf("Swap(%+v) = %v, want ErrInvalid", bad, err)
+		}
+	}
+	if l, ok := s.(store.Lister); ok {
+		names, err := l.Names(ctx(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(names, []string{"tenant-1"}) {
+			t.Fatalf("Names() = %q, want only the election name (no session records)", names)
+		}
+	}
+}
+
+func testGetMany(t *testing.T, open func() store.Store) {
+	s := open()
+	g, ok := s.(store.BatchGetter)
+	if !ok {
+		t.Skip("backend does not implement store.BatchGetter (optional)")
+	}
+	a := mustSwap(t, s, store.Swap{Record: acquire("g1", "n1", 1), Event: store.Acquired})
+	b := mustSwap(t, s, store.Swap{Record: acquire("g3", "n2", 4), Event: store.Acquired})
+	res, err := g.GetMany(ctx(t), []string{"g3", "g2", "g1", "g3"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res) != 4 || res[0].Err != nil || res[0].Record.Version != b.Version || res[0].Record.Token != 4 ||
+		!errors.Is(res[1].Err, store.ErrNotFound) ||
+		res[2].Err != nil || res[2].Record.Version != a.Version || res[2].Record.Holder != "n1" ||
+		res[3].Err != nil || res[3].Record.Version != b.Version {
+		t.Fatalf("GetMany results = %+v", res)
+	}
+	if res, err := g.GetMany(ctx(t), nil); err != nil || len(res) != 0 {
+		t.Fatalf("GetMany(nil) = %v, %v", res, err)
+	}
+}
+
+// testManyNames acquires, renews through a session and reads back a
+// thousand names in batches: what a process holding many names does every
+// renew interval and at a bulk takeover.
+func testManyNames(t *testing.T, open func() store.Store) {
+	s := open()
+	b, okb := s.(store.BatchSwapper)
+	g, okg := s.(store.BatchGetter)
+	if !okb || !okg {
+		t.Skip("backend does not implement store.BatchSwapper and store.BatchGetter (optional)")
+	}
+	sess := mustSwap(t, s, store.Swap{Record: session("n1")})
+	const n = 1000
+	names := make([]string, n)
+	swaps := make([]store.Swap, n)
+	for i := range names {
+		names[i] = fmt.Sprintf("shard-%04d", i)
+		swaps[i] = store.Swap{Record: heldThrough(names[i], sess, 1), Event: store.Acquired}
+	}
+	res, err := b.SwapMany(ctx(t), swaps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range res {
+		if r.Err != nil {
+			t.Fatalf("swap %d of %d: %v", i, n, r.Err)
+		}
+	}
+	got, err := g.GetMany(ctx(t), names)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range got {
+		if r.Err != nil || r.Record.Session != sess.Name || r.Record.Version != res[i].Record.Version {
+			t.Fatalf("GetMany result %d = %+v, want %+v", i, r, res[i].Record)
+		}
+	}
+	// A takeover batch: every name at its version, token + 1.
+	other := mustSwap(t, s, store.Swap{Record: session("n2")})
+	for i := range swaps {
+		swaps[i] = store.Swap{Expect: got[i].Record.Version, Record: heldThrough(names[i], other, 2), Event: store.TakenOver}
+	}
+	swaps[7].Expect++ // one stale expectation: only it fails
+	res, err = b.SwapMany(ctx(t), swaps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range res {
+		if (i == 7) != (r.Err != nil) || (i == 7 && !errors.Is(r.Err, store.ErrConflict)) {
+			t.Fatalf("takeover swap %d: %v", i, r.Err)
+		}
+	}
+	if evs, _ := s.History(ctx(t), names[n-1], 0, 0); len(evs) != 2 || evs[1].Kind != store.TakenOver || evs[1].Token != 2 {
+		t.Fatalf("log of %s after a batched takeover = %+v", names[n-1], evs)
 	}
 }
