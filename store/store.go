@@ -392,6 +392,22 @@ type Watcher interface {
 	Watch(ctx context.Context, name string) <-chan struct{}
 }
 
+// ChangeWatcher is an optional capability: a store that reports which
+// election records changed, so that a process watching many names (a
+// group holding or contending for thousands) follows one feed whose cost
+// grows with the number of changes, not with the number of names.
+type ChangeWatcher interface {
+	// WatchChanges returns a channel that receives, in batches, the names
+	// of election records (session records included) soon after they were
+	// written. A name may come more than once and a batch may name a
+	// record that did not change, but while the channel is open no change
+	// made after the call is left out: a store that can no longer tell
+	// (a missed notification, a reconnect, a compacted history) closes
+	// the channel instead, and the caller re-reads what it follows and may
+	// watch again. The channel is closed when ctx ends.
+	WatchChanges(ctx context.Context) <-chan []string
+}
+
 // BatchSwapper is an optional capability: a store that can apply many swaps
 // as one write, so that a process holding many names renews them all in one
 // round trip per renew period.

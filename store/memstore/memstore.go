@@ -22,6 +22,7 @@ type Store struct {
 	runs    map[string]map[string]store.Run
 	keys    map[string][]string // per job, the period keys of runs in order
 	watches map[string][]chan struct{}
+	feeds   map[*feed]struct{}
 	cands   map[candKey]store.Candidate
 	faults  map[string]fault
 	closed  bool
@@ -79,6 +80,7 @@ func Open(ctx context.Context, opts ...Option) (*Store, error) {
 		runs:    map[string]map[string]store.Run{},
 		keys:    map[string][]string{},
 		watches: map[string][]chan struct{}{},
+		feeds:   map[*feed]struct{}{},
 		cands:   map[candKey]store.Candidate{},
 		faults:  map[string]fault{},
 	}, nil

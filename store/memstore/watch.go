@@ -31,8 +31,60 @@ func (c *client) Watch(ctx context.Context, name string) <-chan struct{} {
 	return ch
 }
 
+// WatchChanges implements store.ChangeWatcher.
+func (s *Store) WatchChanges(ctx context.Context) <-chan []string {
+	return s.Client("").(store.ChangeWatcher).WatchChanges(ctx)
+}
+
+// feed is one WatchChanges subscriber: the names changed since its last
+// batch, and a signal that there are some.
+type feed struct {
+	pending []string
+	signal  chan struct{}
+}
+
+func (c *client) WatchChanges(ctx context.Context) <-chan []string {
+	out := make(chan []string)
+	f := &feed{signal: make(chan struct{}, 1)}
+	c.s.mu.Lock()
+	c.s.feeds[f] = struct{}{}
+	c.s.mu.Unlock()
+	go func() {
+		defer close(out)
+		defer func() {
+			c.s.mu.Lock()
+			delete(c.s.feeds, f)
+			c.s.mu.Unlock()
+		}()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-f.signal:
+			}
+			c.s.mu.Lock()
+			batch := f.pending
+			f.pending = nil
+			c.s.mu.Unlock()
+			select {
+			case out <- batch:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return out
+}
+
 // notifyLocked wakes the watches of name; s.mu must be held.
 func (s *Store) notifyLocked(name string) {
+	for f := range s.feeds {
+		f.pending = append(f.pending, name)
+		select {
+		case f.signal <- struct{}{}:
+		default:
+		}
+	}
 	for _, ch := range s.watches[name] {
 		select {
 		case ch <- struct{}{}:

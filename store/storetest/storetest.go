@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 	"testing"
@@ -55,6 +56,7 @@ func Run(t *testing.T, f Factory) {
 		{"Sessions", testSessions},
 		{"GetMany", testGetMany},
 		{"ManyNames", testManyNames},
+		{"WatchChanges", testWatchChanges},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -647,5 +649,50 @@ func testManyNames(t *testing.T, open func() store.Store) {
 	}
 	if evs, _ := s.History(ctx(t), names[n-1], 0, 0); len(evs) != 2 || evs[1].Kind != store.TakenOver || evs[1].Token != 2 {
 		t.Fatalf("log of %s after a batched takeover = %+v", names[n-1], evs)
+	}
+}
+
+func testWatchChanges(t *testing.T, open func() store.Store) {
+	s := open()
+	w, ok := s.(store.ChangeWatcher)
+	if !ok {
+		t.Skip("backend does not implement store.ChangeWatcher (optional)")
+	}
+	c, cancel := context.WithCancel(ctx(t))
+	defer cancel()
+	mustSwap(t, s, store.Swap{Record: acquire("quiet", "n1", 1), Event: store.Acquired})
+	ch := w.WatchChanges(c)
+	// Changes through another handle, one alone and a batch of them: every
+	// name comes, the unchanged one need not.
+	other := open()
+	mustSwap(t, other, store.Swap{Record: acquire("c1", "n2", 1), Event: store.Acquired})
+	want := map[string]bool{"c1": true}
+	if b, ok := other.(store.BatchSwapper); ok {
+		var swaps []store.Swap
+		for i := range 50 {
+			name := fmt.Sprintf("c-batch-%02d", i)
+			want[name] = true
+			swaps = append(swaps, store.Swap{Record: acquire(name, "n2", 1), Event: store.Acquired})
+		}
+		if _, err := b.SwapMany(ctx(t), swaps); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deadline := time.After(10 * time.Second)
+	for len(want) > 0 {
+		select {
+		case batch, open := <-ch:
+			if !open {
+				t.Fatalf("change feed closed before ctx ended; still missing %d names", len(want))
+			}
+			for _, n := range batch {
+				delete(want, n)
+			}
+		case <-deadline:
+			t.Fatalf("change feed did not name %d changed records within 10s, e.g. %v", len(want), slices.Collect(maps.Keys(want))[:1])
+		}
+	}
+	cancel()
+	for range ch {
 	}
 }
