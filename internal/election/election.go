@@ -41,6 +41,18 @@ type Config struct {
 	Margin      time.Duration // clock uncertainty e; takeover waits Lease + 2*Margin
 	Poll        time.Duration // how often a contender re-reads the record
 	Retry       time.Duration // how soon a failed leader renewal is retried
+	// Check is how often a contender waiting for another process's session
+	// (Await) re-reads its record anyway, to see a release that no change
+	// notification reported; 0 means Poll. A Group also re-reads each name
+	// it holds this often (Check events).
+	Check time.Duration
+}
+
+// sessionView is a Group's own session as its names' machines see it.
+type sessionView struct {
+	name     string    // the session record's name
+	alive    bool      // the session is held and valid
+	deadline time.Time // until when, on the local clock
 }
 
 // Reasons a term ends, carried by Lost.
@@ -65,38 +77,58 @@ func lost(err error) error { return fmt.Errorf("%w: %w", ErrStoreLost, err) }
 // Event is an input to Step.
 type Event interface{ event() }
 
-// Start asks an idle machine to campaign.
-type Start struct{}
+// Start asks an idle machine to campaign. Name says for which name when
+// the event goes to a Group; a Machine ignores it.
+type Start struct{ Name string }
 
 // Tick says a timer fired; the machine checks what is due.
 type Tick struct{}
 
-// Changed says the store notified a change of the record (a hint).
-type Changed struct{}
+// Changed says the store notified a change of the record (a hint). Name
+// says which record when the event goes to a Group.
+type Changed struct{ Name string }
+
+// Check asks a leader that holds its name through a session to re-read its
+// record: the holder never writes it, so this is how it learns of a
+// transfer request or another change made by an operator. A Group sends it
+// for every held name once per Config.Check.
+type Check struct{}
+
+// SessionEnded tells a contender that the session Session is dead: a
+// record held through it may be taken at once (Await).
+type SessionEnded struct{ Session string }
 
 // Resign with Token 0 asks a contender to stop campaigning (and a leader to
 // resign). Resign with a token asks the leader to resign only if it still
-// leads under that token, so a late request never ends a newer term.
-type Resign struct{ Token uint64 }
+// leads under that token, so a late request never ends a newer term. Name
+// says which name when the event goes to a Group ("" there: every name).
+type Resign struct {
+	Name  string
+	Token uint64
+}
 
-// GetReply answers a Get action.
+// GetReply answers a Get action. Name is the Get's.
 type GetReply struct {
+	Name   string
 	Record store.Record
 	Err    error
 }
 
-// SwapReply answers a Swap action.
+// SwapReply answers a Swap action. Name is the swapped record's.
 type SwapReply struct {
+	Name   string
 	Record store.Record
 	Err    error
 }
 
-func (Start) event()     {}
-func (Tick) event()      {}
-func (Changed) event()   {}
-func (Resign) event()    {}
-func (GetReply) event()  {}
-func (SwapReply) event() {}
+func (Start) event()        {}
+func (Tick) event()         {}
+func (Changed) event()      {}
+func (Resign) event()       {}
+func (Check) event()        {}
+func (SessionEnded) event() {}
+func (GetReply) event()     {}
+func (SwapReply) event()    {}
 
 // Action is an output of Step. The runtime executes actions in order.
 type Action interface{ action() }
@@ -108,29 +140,52 @@ type Get struct{ Name string }
 // SwapReply.
 type Swap struct{ Swap store.Swap }
 
-// Elected announces a new term.
+// Elected announces a new term of Name.
 type Elected struct {
+	Name     string
 	Token    uint64
 	Deadline time.Time
 	Record   store.Record
 }
 
-// Extended announces that a renewal moved the term's deadline.
-type Extended struct{ Deadline time.Time }
+// Extended announces that a renewal moved the term's deadline. From a
+// Group, Name "" means every term held through the group's session.
+type Extended struct {
+	Name     string
+	Deadline time.Time
+}
 
-// Lost announces the end of the term. The runtime must stop the term's
-// work when it executes this action; actions that follow (a release) are
-// only ever emitted after it.
-type Lost struct{ Cause error }
+// Lost announces the end of the term of Name. The runtime must stop the
+// term's work when it executes this action; actions that follow (a
+// release) are only ever emitted after it.
+type Lost struct {
+	Name  string
+	Cause error
+}
 
-// Released says the machine's release of the record was written (or given
-// up) and the machine is idle.
-type Released struct{ Err error }
+// Released says the machine's release of the record of Name was written
+// (or given up, or not needed) and the machine is idle.
+type Released struct {
+	Name string
+	Err  error
+}
 
-// Failed says the campaign ended for good: the store answered a contender
-// with a permanent error (store.Permanent). The machine is idle; a new
-// Start tries again.
-type Failed struct{ Err error }
+// Failed says the campaign for Name ended for good: the store answered a
+// contender with a permanent error (store.Permanent). The machine is idle;
+// a new Start tries again.
+type Failed struct {
+	Name string
+	Err  error
+}
+
+// Await says the record of Name is held through another process's session
+// Session: the contender waits until it hears that the session ended
+// (SessionEnded), because the session record, not this one, tells whether
+// the holder is alive. A Group watches the session for it.
+type Await struct {
+	Name    string
+	Session string
+}
 
 // Idle says the machine has nothing in flight and nothing to do until the
 // next Start: the runtime may stop driving it.
@@ -144,6 +199,7 @@ func (Lost) action()     {}
 func (Released) action() {}
 func (Idle) action()     {}
 func (Failed) action()   {}
+func (Await) action()    {}
 
 type phase int
 
@@ -198,6 +254,12 @@ type Machine struct {
 	// win it back.
 	yieldToken uint64
 	yieldUntil time.Time
+
+	// sess is the Group's session when the name is held through it; nil
+	// for a machine that renews its own record.
+	sess     *sessionView
+	awaiting string // another process's session the contender waits on
+	waitOwn  bool   // the contender waits for sess to be alive to acquire
 }
 
 // New returns an idle machine.
@@ -215,9 +277,13 @@ func (m *Machine) Token() uint64 {
 }
 
 // Deadline returns the current term's deadline (zero when not leading).
+// A name held through a session has the session's.
 func (m *Machine) Deadline() time.Time {
 	if m.phase != leading {
 		return time.Time{}
+	}
+	if m.sess != nil {
+		return m.sess.deadline
 	}
 	return m.deadline
 }
@@ -234,6 +300,9 @@ func (m *Machine) Next() time.Time {
 		}
 		return m.readAt
 	case leading:
+		if m.sess != nil {
+			return time.Time{} // the session's machine keeps the deadline
+		}
 		if m.inflight != opNone {
 			return m.deadline
 		}
@@ -264,8 +333,21 @@ func (m *Machine) Step(now time.Time, ev Event) []Action {
 	case Tick:
 		acts = m.tick(now)
 	case Changed:
-		if m.phase == contending && m.inflight == opNone {
+		if m.phase == contending && m.inflight == opNone && !m.waitOwn {
 			acts = m.read(now)
+		}
+	case Check:
+		if m.phase == leading && m.sess != nil && m.inflight == opNone {
+			acts = m.read(now)
+		}
+	case SessionEnded:
+		if m.phase == contending && m.inflight == opNone && m.awaiting == ev.Session {
+			m.awaiting = ""
+			if m.hasSeen && m.seen.Session == ev.Session {
+				acts = m.acquire(now, m.seen)
+			} else {
+				acts = m.read(now)
+			}
 		}
 	case Resign:
 		acts = m.resign(now, ev.Token)
@@ -291,7 +373,7 @@ func (m *Machine) start(now time.Time) []Action {
 		return nil
 	}
 	m.phase = contending
-	m.hasSeen = false
+	m.hasSeen, m.awaiting, m.waitOwn = false, "", false
 	if m.inflight != opNone {
 		// A late reply of the previous campaign is still out; it will be
 		// handled as a contender's and the read follows it.
@@ -315,12 +397,15 @@ func (m *Machine) tick(now time.Time) []Action {
 	switch m.phase {
 	case contending, releasing:
 		if m.inflight == opNone && !m.readAt.IsZero() && !now.Before(m.readAt) {
-			if m.phase == contending && m.hasSeen && m.expired(now) {
+			if m.phase == contending && m.hasSeen && m.seen.Session == "" && m.expired(now) {
 				return m.acquire(now, m.seen)
 			}
 			return m.read(now)
 		}
 	case leading:
+		if m.sess != nil {
+			return nil // the session's machine renews and keeps the deadline
+		}
 		if !now.Before(m.deadline) {
 			return m.lose(now, ErrLeaseExpired)
 		}
@@ -338,6 +423,22 @@ func (m *Machine) tick(now time.Time) []Action {
 // its lease plus twice the clock margin, measured on this node's clock.
 func (m *Machine) expired(now time.Time) bool {
 	return !now.Before(m.seenAt.Add(m.seen.Lease + 2*m.cfg.Margin))
+}
+
+// giveUp reports whether a release that keeps failing may be given up:
+// a lease after the term's deadline, when the record frees itself. A name
+// held through a live session never frees itself, so its release is tried
+// until it is written or the session ends (sessionLost).
+func (m *Machine) giveUp(now time.Time) bool {
+	return m.sess == nil && !now.Before(m.deadline.Add(m.rec.Lease))
+}
+
+// check is how often a contender that awaits a session re-reads the record.
+func (m *Machine) check() time.Duration {
+	if m.cfg.Check > 0 {
+		return m.cfg.Check
+	}
+	return m.cfg.Poll
 }
 
 // mine reports whether r is held by this process instance.
@@ -364,7 +465,7 @@ func (m *Machine) resign(now time.Time, token uint64) []Action {
 // lose ends the term: Lost first, so the runtime stops the work, then the
 // release when the record is known to be ours at a known version.
 func (m *Machine) lose(now time.Time, cause error) []Action {
-	acts := []Action{Lost{Cause: cause}}
+	acts := []Action{Lost{Name: m.cfg.Name, Cause: cause}}
 	m.phase = releasing
 	if cause == ErrLeaseExpired {
 		// Nobody heard from the store for a whole lease: others may already
@@ -390,13 +491,13 @@ func (m *Machine) lose(now time.Time, cause error) []Action {
 func (m *Machine) loseStore(err error) []Action {
 	m.phase, m.recheck, m.again = idle, false, false
 	cause := lost(err)
-	return []Action{Lost{Cause: cause}, Released{Err: cause}}
+	return []Action{Lost{Name: m.cfg.Name, Cause: cause}, Released{Name: m.cfg.Name, Err: cause}}
 }
 
 // fail ends a campaign on a permanent store error.
 func (m *Machine) fail(err error) []Action {
 	m.phase, m.again = idle, false
-	return []Action{Failed{Err: lost(err)}}
+	return []Action{Failed{Name: m.cfg.Name, Err: lost(err)}}
 }
 
 func (m *Machine) release(now time.Time, cur store.Record) []Action {
@@ -409,12 +510,15 @@ func (m *Machine) release(now time.Time, cur store.Record) []Action {
 		// Two polls: a waiting node reads the free record within one.
 		m.yieldToken, m.yieldUntil = cur.Token, now.Add(2*m.cfg.Poll)
 	}
+	if store.IsSession(m.cfg.Name) {
+		kind = "" // session records keep no election log
+	}
 	return m.send(now, opRelease, store.Swap{Expect: cur.Version, Record: free, Event: kind})
 }
 
 func (m *Machine) finishRelease(now time.Time, err error) []Action {
 	m.phase, m.recheck = idle, false
-	acts := []Action{Released{Err: err}}
+	acts := []Action{Released{Name: m.cfg.Name, Err: err}}
 	if m.again {
 		m.again = false
 		acts = append(acts, m.start(now)...)
@@ -430,6 +534,15 @@ func (m *Machine) acquire(now time.Time, cur store.Record) []Action {
 		Token:       cur.Token + 1,
 		Lease:       m.cfg.Lease,
 	}
+	if m.sess != nil {
+		if !m.sess.alive {
+			// Nothing to hold it through yet: the Group wakes the
+			// machine when its session is alive again.
+			m.waitOwn, m.readAt = true, time.Time{}
+			return nil
+		}
+		next.Session = m.sess.name
+	}
 	kind := store.Acquired
 	switch {
 	case cur.Version == 0:
@@ -437,6 +550,9 @@ func (m *Machine) acquire(now time.Time, cur store.Record) []Action {
 		kind = store.Transferred
 	case !cur.Free() && !m.mine(cur):
 		kind = store.TakenOver
+	}
+	if store.IsSession(m.cfg.Name) {
+		kind = "" // session records keep no election log
 	}
 	return m.send(now, opAcquire, store.Swap{Expect: cur.Version, Record: next, Event: kind})
 }
@@ -450,6 +566,9 @@ func (m *Machine) getReply(now time.Time, r GetReply) []Action {
 	case contending:
 		return m.contenderRead(now, r)
 	case leading:
+		if m.sess != nil {
+			return m.checkReply(now, r)
+		}
 		// Re-check after a renewal of unknown outcome.
 		switch {
 		case store.Permanent(r.Err):
@@ -469,7 +588,7 @@ func (m *Machine) getReply(now time.Time, r GetReply) []Action {
 			m.again = false
 			return m.finishRelease(now, r.Err)
 		case r.Err != nil && !errors.Is(r.Err, store.ErrNotFound):
-			if !now.Before(m.deadline.Add(m.rec.Lease)) {
+			if m.giveUp(now) {
 				return m.finishRelease(now, r.Err) // give up; the lease frees it
 			}
 			m.readAt = now.Add(m.cfg.Retry)
@@ -480,6 +599,52 @@ func (m *Machine) getReply(now time.Time, r GetReply) []Action {
 		default:
 			return m.finishRelease(now, nil) // not ours any more: nothing to release
 		}
+	}
+	return nil
+}
+
+// checkReply handles a leader's re-read of a record it holds through a
+// session. The holder never writes that record, so any other version means
+// somebody else did: an operator's transfer or resign request, a
+// reschedule, a raised token floor, or a new holder after the session was
+// given up for dead. The term ends; the release follows if it is still
+// ours.
+func (m *Machine) checkReply(now time.Time, r GetReply) []Action {
+	switch {
+	case store.Permanent(r.Err):
+		return m.loseStore(r.Err)
+	case r.Err != nil:
+		return nil // the next Check reads again
+	case r.Record.Version == m.rec.Version:
+		return nil
+	case m.mine(r.Record) && r.Record.Token == m.token && r.Record.Session == m.rec.Session:
+		m.rec = r.Record
+		return m.lose(now, ErrDeposed)
+	default:
+		m.recheck = true // not ours: the read in lose finds nothing to release
+		return m.lose(now, ErrDeposed)
+	}
+}
+
+// sessionLost ends a term held through the Group's session when that
+// session ends: Lost, then Released at once, without a write. The records
+// point at the session, so whoever finds it dead may take them; the Group
+// gives the session record up (or others do after the lease).
+func (m *Machine) sessionLost(cause error) []Action {
+	switch m.phase {
+	case leading, releasing:
+		acts := []Action{}
+		if m.phase == leading {
+			acts = append(acts, Lost{Name: m.cfg.Name, Cause: cause})
+		}
+		m.phase, m.recheck = idle, false
+		acts = append(acts, Released{Name: m.cfg.Name})
+		if m.again {
+			m.again = false
+			// Wait for the next session like any contender.
+			m.phase, m.hasSeen, m.awaiting, m.waitOwn = contending, false, "", true
+		}
+		return acts
 	}
 	return nil
 }
@@ -508,6 +673,13 @@ func (m *Machine) contenderRead(now time.Time, r GetReply) []Action {
 		return nil
 	case rec.Free() && (rec.Transfer == "" || rec.Transfer == store.AnyNode || rec.Transfer == m.cfg.Node):
 		return m.acquire(now, rec)
+	case rec.Session != "" && !rec.Free():
+		// Held through another process's session: the session record, not
+		// this one, says whether the holder lives. Wait to hear that it
+		// ended; re-read now and then for a release.
+		m.awaiting = rec.Session
+		m.readAt = now.Add(m.check())
+		return []Action{Await{Name: m.cfg.Name, Session: rec.Session}}
 	case m.expired(now):
 		return m.acquire(now, rec)
 	}
@@ -536,7 +708,7 @@ func (m *Machine) swapReply(now time.Time, r SwapReply) []Action {
 			m.again = false
 			return m.finishRelease(now, r.Err)
 		default:
-			if !now.Before(m.deadline.Add(m.rec.Lease)) {
+			if m.giveUp(now) {
 				return m.finishRelease(now, r.Err)
 			}
 			m.recheck = true
@@ -553,17 +725,29 @@ func (m *Machine) acquireReply(now time.Time, r SwapReply) []Action {
 		m.deadline = m.sentAt.Add(m.cfg.Lease)
 		m.renewAt = m.sentAt.Add(m.cfg.Renew)
 		m.recheck = false
+		if m.sess != nil {
+			// Valid as long as the session it was taken through; if
+			// that session ended while the swap was out, the term is
+			// born dead.
+			m.deadline = m.sess.deadline
+			if !m.sess.alive || m.sess.name != r.Record.Session {
+				m.deadline = now
+			}
+		}
 		if !now.Before(m.deadline) {
 			// The reply came after the lease it bought: the term is born
 			// dead. Announce nothing; release it.
 			m.phase = releasing
 			return m.release(now, m.rec)
 		}
-		return []Action{Elected{Token: m.token, Deadline: m.deadline, Record: m.rec}}
+		return []Action{Elected{Name: m.cfg.Name, Token: m.token, Deadline: m.deadline, Record: m.rec}}
 	}
 	if r.Err == nil {
 		// Won after the campaign was stopped: give it back at once.
 		m.phase, m.rec, m.token, m.deadline = releasing, r.Record, r.Record.Token, m.sentAt.Add(m.cfg.Lease)
+		if m.sess != nil {
+			m.deadline = m.sess.deadline
+		}
 		return m.release(now, r.Record)
 	}
 	if m.phase != contending {
@@ -614,7 +798,7 @@ func (m *Machine) renewReply(now time.Time, r SwapReply) []Action {
 		m.rec = r.Record
 		m.deadline = m.sentAt.Add(m.cfg.Lease)
 		m.renewAt = m.sentAt.Add(m.cfg.Renew)
-		return []Action{Extended{Deadline: m.deadline}}
+		return []Action{Extended{Name: m.cfg.Name, Deadline: m.deadline}}
 	case errors.Is(r.Err, store.ErrConflict):
 		m.recheck = true
 		return m.lose(now, ErrDeposed)

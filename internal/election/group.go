@@ -1,0 +1,496 @@
+package election
+
+import (
+	"container/heap"
+	"fmt"
+	"time"
+
+	"github.com/batonhq/baton/store"
+)
+
+// Group is the election protocol for many names on one node, as one
+// deterministic machine: one Machine per name, the observers of other
+// processes' sessions that its contenders await, and, in session mode, the
+// node's own session.
+//
+// In session mode (NewGroup with sessions true) the names are held through
+// one session record that the Group renews once per Renew, whatever the
+// number of names: a renewal is one store write, not one per name. The
+// session is itself a Machine on the record SessionName(node, incarnation,
+// seq), so its renewals, deadline and stepping down are the protocol's own.
+// A name's term is valid exactly as long as the session: taken through a
+// session that is alive, it shares the session's deadline, and it ends when
+// the session ends. Tokens stay per name and rise on every acquisition.
+//
+// A contender that finds a name held through another process's session
+// awaits that session (one observer per session, however many names wait
+// on it): when the session record stayed unchanged for its lease plus
+// twice the margin on this node's clock, the observer writes it free, and
+// every waiting name is taken with a swap on the version it read. A dead
+// session is never held again, so the holder's deadline has passed before
+// any of its names is taken: the same argument as a single name's takeover,
+// made once per session instead of once per name.
+//
+// Without sessions, a Group holds each name by renewing its own record: the
+// protocol of a single Elector, which is a Group of one name.
+type Group struct {
+	cfg      Config
+	sessions bool
+
+	names  map[string]*Machine
+	phases map[string]phase     // each name's phase after its last step
+	count  [4]int               // names per phase
+	due    map[string]time.Time // the timer each name has in timers
+	timers timerHeap
+
+	// Session mode.
+	view    sessionView
+	seq     int
+	sm      *Machine            // own session, nil when none
+	waitOwn map[string]struct{} // names waiting for the session to acquire
+
+	// Contenders waiting on other processes' sessions.
+	obs     map[string]*observer
+	waiters map[string]map[string]struct{} // session -> names
+	awaitOf map[string]string              // name -> session it awaits
+	dead    map[string]struct{}            // sessions known to be dead
+
+	// Re-reads of held names (session mode).
+	order   []string // names in the order they were won
+	next    int      // index into order of the next name to check
+	checkAt time.Time
+
+	out int // store requests sent and not answered
+}
+
+// NewGroup returns an idle Group. cfg.Name is ignored; cfg.Check is how
+// often each held name is re-read in session mode (0: Lease).
+func NewGroup(cfg Config, sessions bool) *Group {
+	if sessions && cfg.Check <= 0 {
+		cfg.Check = cfg.Lease
+	}
+	g := &Group{
+		cfg: cfg, sessions: sessions,
+		names: map[string]*Machine{}, phases: map[string]phase{}, due: map[string]time.Time{},
+		waitOwn: map[string]struct{}{}, obs: map[string]*observer{},
+		waiters: map[string]map[string]struct{}{}, awaitOf: map[string]string{},
+		dead: map[string]struct{}{},
+	}
+	return g
+}
+
+// SessionName is the name of the session record of seq-th session of the
+// process instance (node, incarnation).
+func SessionName(node, incarnation string, seq int) string {
+	return fmt.Sprintf("%s%s/%s/%d", store.SessionPrefix, node, incarnation, seq)
+}
+
+// Machine returns the machine of name, or nil before its first Start.
+func (g *Group) Machine(name string) *Machine { return g.names[name] }
+
+// Session returns the name of the group's session record and whether that
+// session is alive ("" without one).
+func (g *Group) Session() (name string, alive bool) {
+	if g.sm == nil {
+		return "", false
+	}
+	return g.view.name, g.view.alive
+}
+
+// SessionDeadline returns the deadline of the group's session (zero when
+// it is not alive): the deadline of every term held through it.
+func (g *Group) SessionDeadline() time.Time {
+	if !g.view.alive {
+		return time.Time{}
+	}
+	return g.view.deadline
+}
+
+// Counts returns how many names are contending, leading and releasing.
+func (g *Group) Counts() (contending, leading, releasing int) {
+	return g.count[contending], g.count[leading], g.count[releasing]
+}
+
+// Next returns when the group wants the next Tick; zero means no timer.
+func (g *Group) Next() time.Time {
+	var at time.Time
+	for len(g.timers) > 0 {
+		top := g.timers[0]
+		if d, ok := g.due[top.name]; ok && d.Equal(top.at) {
+			at = top.at
+			break
+		}
+		heap.Pop(&g.timers) // stale
+	}
+	if g.sm != nil {
+		at = earliest(at, g.sm.Next())
+	}
+	for _, o := range g.obs {
+		at = earliest(at, o.next())
+	}
+	if g.sessions && g.count[leading] > 0 {
+		at = earliest(at, g.checkAt)
+	}
+	return at
+}
+
+// Step feeds one event at local monotonic time now and returns the actions
+// to execute, in order. Events and actions carry the name they are about;
+// a GetReply or SwapReply must carry the name of the Get or Swap it
+// answers.
+func (g *Group) Step(now time.Time, ev Event) []Action {
+	var acts []Action
+	switch ev := ev.(type) {
+	case Start:
+		acts = g.start(now, ev.Name)
+	case Resign:
+		acts = g.resign(now, ev)
+	case Tick:
+		acts = g.tick(now)
+	case Changed:
+		switch {
+		case g.sm != nil && ev.Name == g.sm.cfg.Name:
+		case g.obs[ev.Name] != nil:
+			acts = g.obs[ev.Name].changed(now)
+			acts = g.afterObserver(now, ev.Name, acts)
+		case g.names[ev.Name] != nil:
+			acts = g.stepName(now, ev.Name, Changed{})
+		}
+	case GetReply:
+		g.out--
+		acts = g.reply(now, ev.Name, ev)
+	case SwapReply:
+		g.out--
+		acts = g.reply(now, ev.Name, ev)
+	default:
+		panic(fmt.Sprintf("election: event %T is not for a Group", ev))
+	}
+	g.maybeEndSession(now, &acts)
+	for _, a := range acts {
+		switch a.(type) {
+		case Get, Swap:
+			g.out++
+		}
+	}
+	if g.out == 0 && g.sm == nil && len(g.obs) == 0 && g.count[contending]+g.count[leading]+g.count[releasing] == 0 {
+		acts = append(acts, Idle{})
+	}
+	return acts
+}
+
+func (g *Group) start(now time.Time, name string) []Action {
+	m := g.names[name]
+	if m == nil {
+		cfg := g.cfg
+		cfg.Name = name
+		m = New(cfg)
+		if g.sessions {
+			m.sess = &g.view
+		}
+		g.names[name] = m
+		g.phases[name] = idle
+	}
+	var acts []Action
+	if g.sessions && g.sm == nil {
+		acts = g.startSession(now)
+	}
+	return append(acts, g.stepName(now, name, Start{})...)
+}
+
+func (g *Group) startSession(now time.Time) []Action {
+	g.seq++
+	cfg := g.cfg
+	cfg.Name = SessionName(g.cfg.Node, g.cfg.Incarnation, g.seq)
+	g.sm = New(cfg)
+	g.view = sessionView{name: cfg.Name}
+	return g.stepSession(now, Start{})
+}
+
+func (g *Group) resign(now time.Time, ev Resign) []Action {
+	if ev.Name != "" {
+		if g.names[ev.Name] == nil {
+			return nil
+		}
+		return g.stepName(now, ev.Name, Resign{Token: ev.Token})
+	}
+	// Every name. Through a session, the terms end together and the
+	// session record is given up: one write frees every name.
+	var acts []Action
+	for name, m := range g.names {
+		if g.sessions && m.phase == leading {
+			acts = append(acts, m.sessionLost(ErrResigned)...)
+			g.track(now, name, m)
+			continue
+		}
+		acts = append(acts, g.stepName(now, name, Resign{})...)
+	}
+	return acts
+}
+
+func (g *Group) tick(now time.Time) []Action {
+	var acts []Action
+	for len(g.timers) > 0 && !now.Before(g.timers[0].at) {
+		t := heap.Pop(&g.timers).(timer)
+		if d, ok := g.due[t.name]; !ok || !d.Equal(t.at) {
+			continue
+		}
+		delete(g.due, t.name)
+		acts = append(acts, g.stepName(now, t.name, Tick{})...)
+	}
+	if g.sm != nil {
+		acts = append(acts, g.stepSession(now, Tick{})...)
+	}
+	for s, o := range g.obs {
+		if at := o.next(); !at.IsZero() && !now.Before(at) {
+			acts = append(acts, g.afterObserver(now, s, o.tick(now, g.cfg))...)
+		}
+	}
+	if g.sessions && g.count[leading] > 0 && !g.checkAt.IsZero() && !now.Before(g.checkAt) {
+		acts = append(acts, g.check(now)...)
+	}
+	return acts
+}
+
+// check re-reads the next share of the held names, so that each is read
+// about once per Check: the holder never writes them, so this is how it
+// sees an operator's change that no notification reported.
+func (g *Group) check(now time.Time) []Action {
+	every := g.cfg.Check
+	if every <= 0 {
+		every = g.cfg.Lease
+	}
+	g.checkAt = now.Add(g.cfg.Renew)
+	n := (g.count[leading]*int(g.cfg.Renew) + int(every) - 1) / int(every)
+	if len(g.order) > 2*g.count[leading]+64 {
+		kept, seen := g.order[:0], map[string]bool{}
+		for _, name := range g.order {
+			if g.names[name].phase == leading && !seen[name] {
+				kept, seen[name] = append(kept, name), true
+			}
+		}
+		g.order, g.next = kept, 0
+	}
+	var acts []Action
+	for i := 0; i < len(g.order) && n > 0; i++ {
+		if g.next >= len(g.order) {
+			g.next = 0
+		}
+		name := g.order[g.next]
+		g.next++
+		if g.names[name].phase == leading {
+			acts = append(acts, g.stepName(now, name, Check{})...)
+			n--
+		}
+	}
+	return acts
+}
+
+func (g *Group) reply(now time.Time, name string, ev Event) []Action {
+	if g.sm != nil && name == g.sm.cfg.Name {
+		return g.stepSession(now, ev)
+	}
+	if o := g.obs[name]; o != nil {
+		var acts []Action
+		switch r := ev.(type) {
+		case GetReply:
+			acts = o.getReply(now, g.cfg, r)
+		case SwapReply:
+			acts = o.swapReply(now, g.cfg, r)
+		}
+		return g.afterObserver(now, name, acts)
+	}
+	if g.names[name] != nil {
+		return g.stepName(now, name, ev)
+	}
+	return nil // a late reply for a session or observer that is gone
+}
+
+// stepName steps the machine of name and handles what it asks of the
+// group.
+func (g *Group) stepName(now time.Time, name string, ev Event) []Action {
+	m := g.names[name]
+	acts := g.filter(now, name, m.Step(now, ev))
+	g.track(now, name, m)
+	return acts
+}
+
+// filter keeps a name machine's actions for the runtime, handling Await
+// and dropping the machine's own Idle.
+func (g *Group) filter(now time.Time, name string, in []Action) []Action {
+	out := in[:0:0]
+	for _, a := range in {
+		switch a := a.(type) {
+		case Idle:
+		case Await:
+			out = append(out, g.await(now, name, a.Session)...)
+		case Elected:
+			if g.sessions {
+				g.order = append(g.order, name)
+				if g.checkAt.IsZero() {
+					g.checkAt = now.Add(g.cfg.Renew)
+				}
+			}
+			out = append(out, a)
+		default:
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// await registers name as waiting on session s, or, if s is known dead,
+// tells the machine at once.
+func (g *Group) await(now time.Time, name, s string) []Action {
+	if _, ok := g.dead[s]; ok {
+		m := g.names[name]
+		return g.filter(now, name, m.Step(now, SessionEnded{Session: s}))
+	}
+	if g.waiters[s] == nil {
+		g.waiters[s] = map[string]struct{}{}
+	}
+	g.waiters[s][name] = struct{}{}
+	g.awaitOf[name] = s
+	if g.obs[s] == nil {
+		o := &observer{name: s}
+		g.obs[s] = o
+		return o.read(now)
+	}
+	return nil
+}
+
+// afterObserver handles an observer's step: when its session is dead, the
+// names that wait on it are told, and the observer goes.
+func (g *Group) afterObserver(now time.Time, s string, acts []Action) []Action {
+	o := g.obs[s]
+	if o == nil || !o.dead {
+		return acts
+	}
+	if len(g.dead) > 4096 {
+		clear(g.dead) // a cache: forgetting only costs a read
+	}
+	g.dead[s] = struct{}{}
+	delete(g.obs, s)
+	waiting := g.waiters[s]
+	delete(g.waiters, s)
+	for name := range waiting {
+		if g.awaitOf[name] == s {
+			acts = append(acts, g.stepName(now, name, SessionEnded{Session: s})...)
+		}
+	}
+	return acts
+}
+
+// track records name's phase, timer and awaited session after a step.
+func (g *Group) track(now time.Time, name string, m *Machine) {
+	if p := g.phases[name]; p != m.phase {
+		g.count[p]--
+		g.count[m.phase]++
+		g.phases[name] = m.phase
+	}
+	at := m.Next()
+	if d, ok := g.due[name]; !ok || !d.Equal(at) {
+		if at.IsZero() {
+			delete(g.due, name)
+		} else {
+			g.due[name] = at
+			heap.Push(&g.timers, timer{at: at, name: name})
+		}
+	}
+	if m.waitOwn {
+		g.waitOwn[name] = struct{}{}
+	}
+	if s, ok := g.awaitOf[name]; ok && (m.awaiting != s || m.phase != contending) {
+		delete(g.awaitOf, name)
+		if w := g.waiters[s]; w != nil {
+			delete(w, name)
+			if len(w) == 0 {
+				delete(g.waiters, s)
+				if o := g.obs[s]; o != nil && o.inflight == opNone {
+					delete(g.obs, s) // nobody waits; a late reply is dropped
+				}
+			}
+		}
+	}
+}
+
+// stepSession steps the group's own session and turns its announcements
+// into the names' terms.
+func (g *Group) stepSession(now time.Time, ev Event) []Action {
+	var out []Action
+	for _, a := range g.sm.Step(now, ev) {
+		switch a := a.(type) {
+		case Get, Swap:
+			out = append(out, a)
+		case Elected:
+			g.view.alive, g.view.deadline = true, a.Deadline
+			for name := range g.waitOwn {
+				delete(g.waitOwn, name)
+				m := g.names[name]
+				if m.phase == contending && m.waitOwn {
+					m.waitOwn = false
+					out = append(out, g.stepName(now, name, Changed{})...)
+				}
+			}
+			if g.count[contending]+g.count[leading]+g.count[releasing] == 0 {
+				// Every name stopped while the session was being made.
+				out = append(out, g.stepSession(now, Resign{})...)
+			}
+		case Extended:
+			g.view.deadline = a.Deadline
+			out = append(out, Extended{Deadline: a.Deadline})
+		case Lost:
+			g.view.alive = false
+			for name, m := range g.names {
+				if m.phase == leading || (m.phase == releasing && m.sess != nil) {
+					out = append(out, m.sessionLost(a.Cause)...)
+					g.track(now, name, m)
+				}
+			}
+		case Failed:
+			// The store failed for good while the session was being made:
+			// every campaign ends.
+			g.sm = nil
+			for name, m := range g.names {
+				if m.phase == contending {
+					m.phase, m.waitOwn = idle, false
+					out = append(out, Failed{Name: name, Err: a.Err})
+					g.track(now, name, m)
+				}
+			}
+			clear(g.waitOwn)
+		case Released:
+			g.sm = nil
+			g.view = sessionView{}
+			if g.count[contending]+g.count[leading]+g.count[releasing] > 0 {
+				out = append(out, g.startSession(now)...)
+			}
+		}
+	}
+	return out
+}
+
+// maybeEndSession gives the session up when no name needs it any more.
+func (g *Group) maybeEndSession(now time.Time, acts *[]Action) {
+	if !g.sessions || g.sm == nil || !g.view.alive || g.count[contending]+g.count[leading]+g.count[releasing] > 0 {
+		return
+	}
+	*acts = append(*acts, g.stepSession(now, Resign{})...)
+}
+
+type timer struct {
+	at   time.Time
+	name string
+}
+
+type timerHeap []timer
+
+func (h timerHeap) Len() int           { return len(h) }
+func (h timerHeap) Less(i, j int) bool { return h[i].at.Before(h[j].at) }
+func (h timerHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *timerHeap) Push(x any)        { *h = append(*h, x.(timer)) }
+func (h *timerHeap) Pop() any {
+	old := *h
+	t := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return t
+}

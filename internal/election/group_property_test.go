@@ -1,0 +1,290 @@
+package election_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"pgregory.net/rapid"
+
+	"github.com/batonhq/baton/internal/election"
+	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/store/memstore"
+)
+
+// The group property test drives several nodes, each a Group campaigning
+// for the same few names, on one memstore. Most nodes hold their names
+// through a session; some renew each name's own record (an Elector), so
+// that the two kinds of holder contend for the same names. Requests are
+// applied and answered at separate moments, in any order among a node's
+// requests; nodes freeze, are cut off, crash and restart as new
+// incarnations (their requests still landing), resign one name or all of
+// them, and an operator asks holders to hand over. After every step:
+//   - no name has two nodes whose own clocks say they hold a valid term;
+//   - each name's election log has strictly increasing tokens and agrees
+//     with its record;
+//   - no swap is one the store refuses (a dead session held again, a
+//     token going back).
+
+var gNames = []string{"a", "b", "c"}
+
+type gnode struct {
+	id       string
+	inc      int
+	rate     float64
+	sessions bool
+	g        *election.Group
+	reqs     []election.Action // sent, not yet applied
+	replies  []election.Event  // applied, not yet delivered
+	cut      bool
+	paused   bool
+}
+
+type gworld struct {
+	t     *rapid.T
+	st    *memstore.Store
+	now   time.Time
+	epoch time.Time
+	nodes []*gnode
+}
+
+func (w *gworld) local(n *gnode) time.Time {
+	return w.epoch.Add(time.Duration(float64(w.now.Sub(w.epoch)) * n.rate))
+}
+
+func (w *gworld) restart(n *gnode) {
+	n.inc++
+	n.g = election.NewGroup(election.Config{
+		Node: n.id, Incarnation: fmt.Sprintf("%s.%d", n.id, n.inc),
+		Lease: pLease, Renew: pRenew, Margin: pMargin, Poll: pPoll, Retry: pPoll,
+	}, n.sessions)
+	n.replies = nil
+}
+
+func (w *gworld) step(n *gnode, ev election.Event) {
+	for _, a := range n.g.Step(w.local(n), ev) {
+		switch a.(type) {
+		case election.Get, election.Swap:
+			n.reqs = append(n.reqs, a)
+		}
+	}
+}
+
+// apply executes n's i-th request against the store; its reply waits.
+func (w *gworld) apply(n *gnode, i int, deliver bool) {
+	ctx := context.Background()
+	req := n.reqs[i]
+	n.reqs = append(n.reqs[:i:i], n.reqs[i+1:]...)
+	var err error
+	if n.cut {
+		err = store.ErrUnavailable
+	}
+	var reply election.Event
+	switch a := req.(type) {
+	case election.Get:
+		r := election.GetReply{Name: a.Name, Err: err}
+		if err == nil {
+			r.Record, r.Err = w.st.Get(ctx, a.Name)
+		}
+		reply = r
+	case election.Swap:
+		r := election.SwapReply{Name: a.Swap.Record.Name, Err: err}
+		if err == nil {
+			r.Record, r.Err = w.st.Swap(ctx, a.Swap)
+			if errors.Is(r.Err, store.ErrInvalid) {
+				w.t.Fatalf("%s sent a swap the store refuses: %v", n.id, r.Err)
+			}
+		}
+		reply = r
+	}
+	if deliver {
+		n.replies = append(n.replies, reply)
+	}
+}
+
+func (w *gworld) progress(n *gnode) {
+	if n.paused {
+		return
+	}
+	for len(n.reqs) > 0 {
+		w.apply(n, 0, true)
+	}
+	for len(n.replies) > 0 {
+		r := n.replies[0]
+		n.replies = n.replies[1:]
+		w.step(n, r)
+	}
+	if next := n.g.Next(); !next.IsZero() && !w.local(n).Before(next) {
+		w.step(n, election.Tick{})
+	}
+}
+
+func (w *gworld) check() {
+	ctx := context.Background()
+	for _, name := range gNames {
+		var who []string
+		for _, n := range w.nodes {
+			m := n.g.Machine(name)
+			if m != nil && m.Leading() && w.local(n).Before(m.Deadline()) {
+				who = append(who, fmt.Sprintf("%s(token %d)", n.id, m.Token()))
+			}
+		}
+		if len(who) > 1 {
+			w.t.Fatalf("at %v %q has two valid holders: %v", w.now.Sub(w.epoch), name, who)
+		}
+		evs, err := w.st.History(ctx, name, 0, 0)
+		if err != nil {
+			w.t.Fatal(err)
+		}
+		var last uint64
+		for _, ev := range evs {
+			if ev.Kind != store.Released && ev.Kind != store.TransferRequested && ev.Token <= last {
+				w.t.Fatalf("log tokens of %q do not increase: %+v", name, evs)
+			}
+			last = ev.Token
+		}
+		rec, err := w.st.Get(ctx, name)
+		if errors.Is(err, store.ErrNotFound) {
+			continue
+		}
+		if e := evs[len(evs)-1]; e.Holder != rec.Holder || e.Token != rec.Token || e.Incarnation != rec.Incarnation {
+			w.t.Fatalf("last event %+v of %q disagrees with record %+v", e, name, rec)
+		}
+	}
+}
+
+func TestGroupProperties(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		epoch := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+		w := &gworld{t: t, epoch: epoch, now: epoch}
+		w.st = memstore.New(memstore.WithTime(func() time.Time { return w.now }))
+		n := rapid.IntRange(2, 4).Draw(t, "nodes")
+		d := float64(pMargin) / float64(pLease) / 2
+		for i := 0; i < n; i++ {
+			nd := &gnode{
+				id:       fmt.Sprintf("n%d", i),
+				rate:     rapid.SampledFrom([]float64{1, 1 - d, 1 + d}).Draw(t, "rate"),
+				sessions: i == 0 || rapid.IntRange(0, 3).Draw(t, "inline") != 0,
+			}
+			w.restart(nd)
+			w.nodes = append(w.nodes, nd)
+			for _, name := range gNames {
+				w.step(nd, election.Start{Name: name})
+			}
+		}
+		steps := rapid.IntRange(100, 500).Draw(t, "steps")
+		for i := 0; i < steps; i++ {
+			nd := w.nodes[rapid.IntRange(0, n-1).Draw(t, "node")]
+			name := rapid.SampledFrom(gNames).Draw(t, "name")
+			switch rapid.IntRange(0, 14).Draw(t, "op") {
+			default: // time passes; every running node does what is due
+				w.now = w.now.Add(rapid.SampledFrom(ticks).Draw(t, "dt"))
+				for _, x := range w.nodes {
+					w.progress(x)
+				}
+			case 6:
+				nd.paused = !nd.paused
+			case 7:
+				nd.cut = !nd.cut
+			case 8: // one request lands out of order; its reply waits or is lost
+				if len(nd.reqs) > 0 {
+					w.apply(nd, rapid.IntRange(0, len(nd.reqs)-1).Draw(t, "req"), rapid.IntRange(0, 4).Draw(t, "lost") != 0)
+				}
+			case 9: // crash and restart; requests in flight may still land
+				for len(nd.reqs) > 0 {
+					if rapid.Bool().Draw(t, "lands") {
+						w.apply(nd, 0, false)
+					} else {
+						nd.reqs = nd.reqs[1:]
+					}
+				}
+				w.restart(nd)
+				nd.paused = false
+				for _, name := range gNames {
+					w.step(nd, election.Start{Name: name})
+				}
+			case 10: // resign one name, or campaign for it again
+				if nd.paused {
+					break
+				}
+				if m := nd.g.Machine(name); m != nil && m.Leading() {
+					w.step(nd, election.Resign{Name: name, Token: m.Token()})
+				} else {
+					w.step(nd, election.Start{Name: name})
+				}
+			case 11: // resign everything, then campaign again later
+				if !nd.paused {
+					w.step(nd, election.Resign{})
+				}
+			case 12: // an operator asks the holder of name to hand over
+				rec, err := w.st.Get(context.Background(), name)
+				if err == nil && !rec.Free() && rec.Transfer == "" {
+					rec.Transfer = store.AnyNode
+					w.st.Swap(context.Background(), store.Swap{Expect: rec.Version, Record: rec, Event: store.TransferRequested})
+				}
+			case 13: // a change notification, true or not
+				if !nd.paused {
+					w.step(nd, election.Changed{Name: name})
+				}
+			}
+			w.check()
+		}
+	})
+}
+
+// In a healthy cluster every name is held within lease + 2e + a few polls
+// of the start, whatever dead sessions hold them at first: an observer
+// ends each dead session once, and its names follow.
+func TestGroupTakesOverDeadSessions(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		epoch := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+		w := &gworld{t: t, epoch: epoch, now: epoch}
+		w.st = memstore.New(memstore.WithTime(func() time.Time { return w.now }))
+		ctx := context.Background()
+		// A crashed process held every name through its session.
+		dead := store.Record{Name: election.SessionName("gone", "x", 1), Holder: "gone", Incarnation: "x", Lease: pLease}
+		if _, err := w.st.Swap(ctx, store.Swap{Record: dead}); err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range gNames {
+			rec := store.Record{Name: name, Holder: "gone", Incarnation: "x", Session: dead.Name, Token: 5, Lease: pLease}
+			if _, err := w.st.Swap(ctx, store.Swap{Record: rec, Event: store.Acquired}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		n := rapid.IntRange(1, 3).Draw(t, "nodes")
+		for i := 0; i < n; i++ {
+			nd := &gnode{id: fmt.Sprintf("n%d", i), rate: 1, sessions: rapid.Bool().Draw(t, "sessions")}
+			w.restart(nd)
+			w.nodes = append(w.nodes, nd)
+			for _, name := range gNames {
+				w.step(nd, election.Start{Name: name})
+			}
+		}
+		bound := epoch.Add(pLease + 2*pMargin + 3*pPoll)
+		for w.now.Before(bound) {
+			for _, nd := range w.nodes {
+				for len(nd.reqs) > 0 || len(nd.replies) > 0 {
+					w.progress(nd)
+				}
+				w.progress(nd)
+			}
+			w.check()
+			w.now = w.now.Add(10 * time.Millisecond)
+		}
+		for _, name := range gNames {
+			held := 0
+			for _, nd := range w.nodes {
+				if m := nd.g.Machine(name); m.Leading() {
+					held++
+				}
+			}
+			rec, _ := w.st.Get(ctx, name)
+			if held != 1 || rec.Token != 6 {
+				t.Fatalf("%q: %d holders, record %+v, %v after start", name, held, rec, bound.Sub(epoch))
+			}
+		}
+	})
+}

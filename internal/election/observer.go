@@ -1,0 +1,112 @@
+package election
+
+import (
+	"errors"
+	"time"
+
+	"github.com/batonhq/baton/store"
+)
+
+// observer follows another process's session record for the contenders
+// that await it. It reads the record every Poll; a free or missing record
+// is a dead session. When the record stayed at one version for its lease
+// plus twice the clock margin on this node's clock, the session's holder
+// has passed its own deadline (the same argument as a takeover of a name),
+// and the observer writes the record free: the session is dead, and every
+// name held through it may be taken, each with its own swap and a new
+// token. A session renewed in the meantime makes that write conflict, and
+// the wait starts again.
+type observer struct {
+	name     string
+	inflight op // opRead or opRelease (the write that ends the session)
+	seen     store.Record
+	seenAt   time.Time
+	hasSeen  bool
+	readAt   time.Time
+	dead     bool
+	killed   bool // this observer wrote it dead (it expired); else found dead
+}
+
+func (o *observer) next() time.Time {
+	if o.inflight != opNone || o.dead {
+		return time.Time{}
+	}
+	return o.readAt
+}
+
+func (o *observer) read(now time.Time) []Action {
+	o.inflight, o.readAt = opRead, time.Time{}
+	return []Action{Get{Name: o.name}}
+}
+
+func (o *observer) expired(now time.Time, cfg Config) bool {
+	return o.hasSeen && !now.Before(o.seenAt.Add(o.seen.Lease+2*cfg.Margin))
+}
+
+func (o *observer) end(now time.Time) []Action {
+	o.inflight, o.readAt = opRelease, time.Time{}
+	free := store.Record{Name: o.name, Token: o.seen.Token, Lease: o.seen.Lease}
+	return []Action{Swap{Swap: store.Swap{Expect: o.seen.Version, Record: free}}}
+}
+
+func (o *observer) tick(now time.Time, cfg Config) []Action {
+	if o.inflight != opNone || o.dead || o.readAt.IsZero() || now.Before(o.readAt) {
+		return nil
+	}
+	if o.expired(now, cfg) {
+		return o.end(now)
+	}
+	return o.read(now)
+}
+
+// changed is a change notification of the session record: read it now.
+func (o *observer) changed(now time.Time) []Action {
+	if o.inflight != opNone || o.dead {
+		return nil
+	}
+	return o.read(now)
+}
+
+func (o *observer) getReply(now time.Time, cfg Config, r GetReply) []Action {
+	if o.inflight != opRead {
+		return nil
+	}
+	o.inflight = opNone
+	switch {
+	case errors.Is(r.Err, store.ErrNotFound):
+		o.dead = true
+		return nil
+	case r.Err != nil:
+		o.readAt = now.Add(cfg.Poll)
+		return nil
+	case r.Record.Free():
+		o.dead = true
+		return nil
+	}
+	if !o.hasSeen || r.Record.Version != o.seen.Version {
+		o.seen, o.seenAt, o.hasSeen = r.Record, now, true
+	}
+	if o.expired(now, cfg) {
+		return o.end(now)
+	}
+	o.readAt = earliest(now.Add(cfg.Poll), o.seenAt.Add(o.seen.Lease+2*cfg.Margin))
+	return nil
+}
+
+func (o *observer) swapReply(now time.Time, cfg Config, r SwapReply) []Action {
+	if o.inflight != opRelease {
+		return nil
+	}
+	o.inflight = opNone
+	switch {
+	case r.Err == nil:
+		o.dead, o.killed = true, true
+		return nil
+	case errors.Is(r.Err, store.ErrConflict):
+		return o.read(now) // renewed, or ended by someone else
+	default:
+		// Outcome unknown: read before deciding again.
+		o.readAt = now.Add(cfg.Retry)
+		return nil
+	}
+}
