@@ -22,13 +22,9 @@ type Elector struct {
 	st   store.Store
 	name string
 	cfg  config
-	m    *election.Machine // touched only by the loop goroutine
+	d    *driver // runs the election machine
 
 	mu       sync.Mutex
-	pending  []election.Event
-	running  bool
-	stopped  chan struct{} // closed when the running loop exits
-	wake     chan struct{}
 	campaign chan campaignResult // the waiting Campaign call, if any
 	term     *Term               // the current or last term
 
@@ -52,17 +48,11 @@ func New(st store.Store, name string, opts ...Option) (*Elector, error) {
 		return nil, err
 	}
 	cfg.logger = cfg.logger.With("election", name, "node", cfg.node)
-	return &Elector{
-		st:   st,
-		name: name,
-		cfg:  cfg,
-		m: election.New(election.Config{
-			Name: name, Node: cfg.node, Incarnation: cfg.incarnation,
-			Lease: cfg.lease, Renew: cfg.renew, Margin: cfg.margin,
-			Poll: cfg.poll, Retry: cfg.retry,
-		}),
-		wake: make(chan struct{}, 1),
-	}, nil
+	e := &Elector{st: st, name: name, cfg: cfg}
+	e.d = newDriver(st, cfg, election.NewGroup(cfg.machine(), false))
+	e.d.announce = e.announce
+	e.d.watch = e.watch
+	return e, nil
 }
 
 // checkName refuses a name that cannot be an election's.
@@ -105,7 +95,7 @@ func (e *Elector) Campaign(ctx context.Context) (*Term, error) {
 	}
 	won := make(chan campaignResult, 1)
 	e.campaign = won
-	e.postLocked(election.Start{})
+	e.postLocked(election.Start{Name: e.name})
 	e.mu.Unlock()
 	stop := e.candidate()
 	defer stop()
@@ -121,7 +111,7 @@ func (e *Elector) Campaign(ctx context.Context) (*Term, error) {
 		if e.campaign == won {
 			e.campaign = nil
 		}
-		e.postLocked(election.Resign{})
+		e.postLocked(election.Resign{Name: e.name})
 		e.mu.Unlock()
 		return nil, ctx.Err()
 	}
@@ -179,17 +169,19 @@ func (e *Elector) Run(ctx context.Context, fn func(ctx context.Context, t *Term)
 // campaign again afterwards.
 func (e *Elector) Close(ctx context.Context) error {
 	e.mu.Lock()
-	if !e.running {
-		e.mu.Unlock()
-		return nil
-	}
 	if e.campaign != nil {
 		close(e.campaign) // the waiting Campaign returns an error
 		e.campaign = nil
 	}
-	e.postLocked(election.Resign{})
-	stopped := e.stopped
 	e.mu.Unlock()
+	stopped := e.d.done()
+	select {
+	case <-stopped:
+		return nil
+	default:
+	}
+	e.post(election.Resign{Name: e.name})
+	stopped = e.d.done()
 	cands := make(chan struct{})
 	go func() { e.cands.Wait(); close(cands) }()
 	for _, c := range []<-chan struct{}{stopped, cands} {
@@ -202,116 +194,40 @@ func (e *Elector) Close(ctx context.Context) error {
 	return nil
 }
 
-// post queues an event for the loop and starts the loop if needed.
-func (e *Elector) post(ev election.Event) {
-	e.mu.Lock()
-	e.postLocked(ev)
-	e.mu.Unlock()
-}
+// post queues an event for the election loop.
+func (e *Elector) post(ev election.Event) { e.d.post(ev) }
 
-func (e *Elector) postLocked(ev election.Event) {
-	e.pending = append(e.pending, ev)
-	if !e.running {
-		e.running = true
-		e.stopped = make(chan struct{})
-		go e.loop(e.stopped)
-	}
-	select {
-	case e.wake <- struct{}{}:
-	default:
-	}
-}
+func (e *Elector) postLocked(ev election.Event) { e.d.post(ev) }
 
-// loop drives the machine until it is idle with nothing queued.
-func (e *Elector) loop(stopped chan struct{}) {
-	defer close(stopped)
-	replies := make(chan election.Event, 1)
-	wctx, cancelWatch := context.WithCancel(context.Background())
-	defer cancelWatch()
-	var changes <-chan struct{}
-	if w, ok := e.st.(store.Watcher); ok {
-		changes = w.Watch(wctx, e.name)
+// watch turns the store's notifications about this name, if it has them,
+// into the driver's change notifications.
+func (e *Elector) watch(ctx context.Context) <-chan []string {
+	w, ok := e.st.(store.Watcher)
+	if !ok {
+		return nil
 	}
-	var timer Timer
-	var fire <-chan time.Time
-	var at time.Time
-	defer func() {
-		if timer != nil {
-			timer.Stop()
+	in := w.Watch(ctx, e.name)
+	out := make(chan []string)
+	go func() {
+		defer close(out)
+		for range in {
+			select {
+			case out <- []string{e.name}:
+			case <-ctx.Done():
+				return
+			}
 		}
 	}()
-	idle := false
-	for {
-		e.mu.Lock()
-		evs := e.pending
-		e.pending = nil
-		if len(evs) == 0 && idle {
-			e.running = false
-			e.mu.Unlock()
-			return
-		}
-		e.mu.Unlock()
-		if len(evs) > 0 {
-			for _, ev := range evs {
-				idle = e.step(ev, replies)
-			}
-			continue
-		}
-		if next := e.m.Next(); !next.Equal(at) {
-			if timer != nil {
-				timer.Stop()
-				timer, fire = nil, nil
-			}
-			at = next
-			if !next.IsZero() {
-				timer = e.cfg.clock.NewTimer(max(next.Sub(e.cfg.clock.Now()), 0))
-				fire = timer.C()
-			}
-		}
-		select {
-		case <-e.wake:
-		case r := <-replies:
-			idle = e.step(r, replies)
-		case <-fire:
-			timer, fire, at = nil, nil, time.Time{}
-			idle = e.step(election.Tick{}, replies)
-		case _, ok := <-changes:
-			if !ok {
-				changes = nil // the watch broke: polling goes on
-				continue
-			}
-			idle = e.step(election.Changed{}, replies)
-		}
-	}
+	return out
 }
 
-// step feeds one event to the machine and executes its actions. It reports
-// whether the machine ended idle.
-func (e *Elector) step(ev election.Event, replies chan<- election.Event) (idle bool) {
-	now := e.cfg.clock.Now()
-	acts := e.m.Step(now, ev)
+// announce executes the machine's announcements about this Elector's term.
+func (e *Elector) announce(now time.Time, ev election.Event, acts []election.Action) {
 	if e.cfg.metrics != nil {
-		e.cfg.metrics.step(e.name, e.cfg.lease, e.m, now, ev, acts)
+		e.cfg.metrics.step(e.name, e.cfg.lease, e.d.g.Machine(e.name), now, ev, acts)
 	}
 	for _, a := range acts {
 		switch a := a.(type) {
-		case election.Get:
-			go func() {
-				ctx, cancel := context.WithTimeout(context.Background(), e.callTimeout())
-				defer cancel()
-				rec, err := e.st.Get(ctx, a.Name)
-				replies <- election.GetReply{Record: rec, Err: err}
-			}()
-		case election.Swap:
-			go func() {
-				ctx, cancel := context.WithTimeout(context.Background(), e.callTimeout())
-				defer cancel()
-				rec, err := e.st.Swap(ctx, a.Swap)
-				if err != nil && !errors.Is(err, store.ErrConflict) && !store.Permanent(err) {
-					e.cfg.logger.Warn("store write failed", "err", err)
-				}
-				replies <- election.SwapReply{Record: rec, Err: err}
-			}()
 		case election.Elected:
 			e.elected(a)
 		case election.Extended:
@@ -346,11 +262,8 @@ func (e *Elector) step(ev election.Event, replies chan<- election.Event) (idle b
 			if t != nil {
 				t.markReleased(a.Err)
 			}
-		case election.Idle:
-			idle = true
 		}
 	}
-	return idle
 }
 
 // callTimeout bounds one store call, so a hung call never holds the one
@@ -360,7 +273,7 @@ func (e *Elector) callTimeout() time.Duration { return e.cfg.renew }
 func (e *Elector) elected(a election.Elected) {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	t := &Term{
-		e:        e,
+		d:        e.d,
 		name:     e.name,
 		node:     e.cfg.node,
 		token:    a.Token,

@@ -8,6 +8,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/batonhq/baton/internal/election"
 	"github.com/batonhq/baton/store"
 )
 
@@ -80,6 +81,15 @@ type config struct {
 	metrics     *Metrics
 
 	renewSet, pollSet, retrySet bool
+}
+
+// machine returns the election machine's configuration.
+func (c config) machine() election.Config {
+	return election.Config{
+		Node: c.node, Incarnation: c.incarnation,
+		Lease: c.lease, Renew: c.renew, Margin: c.margin,
+		Poll: c.poll, Retry: c.retry,
+	}
 }
 
 // WithNode sets this node's id, the name operators see and transfer to

@@ -17,7 +17,7 @@ import (
 // A Term that has ended never becomes valid again; a new Campaign makes a new
 // Term with a higher token.
 type Term struct {
-	e      *Elector
+	d      *driver
 	name   string
 	node   string
 	token  uint64
@@ -74,7 +74,7 @@ func (t *Term) Valid() bool {
 		t.mu.Unlock()
 		return false
 	}
-	if t.e.cfg.clock.Now().Before(t.deadline) {
+	if t.d.cfg.clock.Now().Before(t.deadline) {
 		t.mu.Unlock()
 		return true
 	}
@@ -85,7 +85,7 @@ func (t *Term) Valid() bool {
 	t.ended = true
 	t.mu.Unlock()
 	t.cancel(ErrLeaseExpired)
-	t.e.post(election.Resign{Token: t.token})
+	t.d.post(election.Resign{Name: t.name, Token: t.token})
 	return false
 }
 
@@ -103,7 +103,7 @@ func (t *Term) Deadline() time.Time {
 // ctx ends. Resigning a term that has already ended waits for its release
 // to finish and returns nil.
 func (t *Term) Resign(ctx context.Context) error {
-	t.e.post(election.Resign{Token: t.token})
+	t.d.post(election.Resign{Name: t.name, Token: t.token})
 	select {
 	case <-t.released:
 		t.mu.Lock()

@@ -1,0 +1,274 @@
+package baton
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/batonhq/baton/internal/election"
+	"github.com/batonhq/baton/store"
+)
+
+// maxBatch is the most reads or swaps sent to the store in one batched
+// call (store.BatchGetter, store.BatchSwapper); larger sets go as several
+// calls, at most maxInflightBatches at a time.
+const (
+	maxBatch           = 1000
+	maxInflightBatches = 4
+)
+
+// driver is the thin runtime of an election.Group: it feeds the machine its
+// Clock's time, the Store's replies, timer ticks and change notifications,
+// and executes the machine's actions. Store requests go out concurrently,
+// the reads of one step as batched reads and its swaps as batched swaps
+// when the store can do that, so a group holding many names makes a few
+// calls per step, not one per name. One goroutine runs while the machine
+// has anything in flight or to do.
+type driver struct {
+	st  store.Store
+	cfg config
+	g   *election.Group // touched only by the loop goroutine
+
+	// announce executes the machine's announcements (Elected, Extended,
+	// Lost, Released, Failed) on the loop goroutine.
+	announce func(now time.Time, ev election.Event, acts []election.Action)
+	// watch follows change notifications for the loop: a per-name watch
+	// for an Elector, the store's change feed for a Group.
+	watch func(ctx context.Context) <-chan []string
+
+	mu      sync.Mutex
+	pending []election.Event
+	running bool
+	stopped chan struct{} // closed when the running loop exits
+	wake    chan struct{}
+	slots   chan struct{} // batched calls in flight
+}
+
+func newDriver(st store.Store, cfg config, g *election.Group) *driver {
+	return &driver{st: st, cfg: cfg, g: g, wake: make(chan struct{}, 1), slots: make(chan struct{}, maxInflightBatches)}
+}
+
+// post queues an event for the loop and starts the loop if needed.
+func (d *driver) post(ev election.Event) {
+	d.mu.Lock()
+	d.postLocked(ev)
+	d.mu.Unlock()
+}
+
+func (d *driver) postLocked(ev election.Event) {
+	d.pending = append(d.pending, ev)
+	if !d.running {
+		d.running = true
+		d.stopped = make(chan struct{})
+		go d.loop(d.stopped)
+	}
+	select {
+	case d.wake <- struct{}{}:
+	default:
+	}
+}
+
+// done returns a channel closed when the loop is not running (nil if it
+// never ran).
+func (d *driver) done() <-chan struct{} {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if !d.running {
+		c := make(chan struct{})
+		close(c)
+		return c
+	}
+	return d.stopped
+}
+
+// loop drives the machine until it is idle with nothing queued.
+func (d *driver) loop(stopped chan struct{}) {
+	defer close(stopped)
+	replies := make(chan []election.Event, 2*maxInflightBatches)
+	wctx, cancelWatch := context.WithCancel(context.Background())
+	defer cancelWatch()
+	var changes <-chan []string
+	var rewatch <-chan time.Time
+	if d.watch != nil {
+		changes = d.watch(wctx)
+	}
+	var timer Timer
+	var fire <-chan time.Time
+	var at time.Time
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
+	idle := false
+	for {
+		d.mu.Lock()
+		evs := d.pending
+		d.pending = nil
+		if len(evs) == 0 && idle {
+			d.running = false
+			d.mu.Unlock()
+			return
+		}
+		d.mu.Unlock()
+		if len(evs) > 0 {
+			idle = d.step(evs, replies)
+			continue
+		}
+		if next := d.g.Next(); !next.Equal(at) {
+			if timer != nil {
+				timer.Stop()
+				timer, fire = nil, nil
+			}
+			at = next
+			if !next.IsZero() {
+				timer = d.cfg.clock.NewTimer(max(next.Sub(d.cfg.clock.Now()), 0))
+				fire = timer.C()
+			}
+		}
+		select {
+		case <-d.wake:
+		case r := <-replies:
+			idle = d.step(r, replies)
+		case <-fire:
+			timer, fire, at = nil, nil, time.Time{}
+			idle = d.step([]election.Event{election.Tick{}}, replies)
+		case names, ok := <-changes:
+			if !ok {
+				// The feed broke: polling goes on, and the feed is
+				// tried again after a while.
+				changes = nil
+				rt := d.cfg.clock.NewTimer(d.cfg.lease)
+				rewatch = rt.C()
+				continue
+			}
+			evs := make([]election.Event, len(names))
+			for i, n := range names {
+				evs[i] = election.Changed{Name: n}
+			}
+			idle = d.step(evs, replies)
+		case <-rewatch:
+			rewatch = nil
+			changes = d.watch(wctx)
+		}
+	}
+}
+
+// step feeds events to the machine, executes its announcements at once
+// and sends its store requests, batched. It reports whether the machine
+// ended idle.
+func (d *driver) step(evs []election.Event, replies chan<- []election.Event) (idle bool) {
+	var gets []string
+	var swaps []store.Swap
+	for _, ev := range evs {
+		now := d.cfg.clock.Now()
+		acts := d.g.Step(now, ev)
+		idle = false
+		for _, a := range acts {
+			switch a := a.(type) {
+			case election.Get:
+				gets = append(gets, a.Name)
+			case election.Swap:
+				swaps = append(swaps, a.Swap)
+			case election.Idle:
+				idle = true
+			}
+		}
+		d.announce(now, ev, acts)
+	}
+	d.sendGets(gets, replies)
+	d.sendSwaps(swaps, replies)
+	return idle
+}
+
+// callTimeout bounds one store call, so a hung call never holds a request
+// for longer than a renew interval.
+func (d *driver) callTimeout() time.Duration { return d.cfg.renew }
+
+func (d *driver) sendGets(names []string, replies chan<- []election.Event) {
+	bg, batched := d.st.(store.BatchGetter)
+	if len(names) == 1 || !batched {
+		for _, name := range names {
+			go func() {
+				ctx, cancel := context.WithTimeout(context.Background(), d.callTimeout())
+				defer cancel()
+				rec, err := d.st.Get(ctx, name)
+				replies <- []election.Event{election.GetReply{Name: name, Record: rec, Err: err}}
+			}()
+		}
+		return
+	}
+	for chunk := range chunks(names) {
+		go func() {
+			d.slots <- struct{}{}
+			defer func() { <-d.slots }()
+			ctx, cancel := context.WithTimeout(context.Background(), d.callTimeout())
+			defer cancel()
+			res, err := bg.GetMany(ctx, chunk)
+			evs := make([]election.Event, len(chunk))
+			for i, name := range chunk {
+				r := election.GetReply{Name: name, Err: err}
+				if err == nil {
+					r.Record, r.Err = res[i].Record, res[i].Err
+				}
+				evs[i] = r
+			}
+			replies <- evs
+		}()
+	}
+}
+
+func (d *driver) sendSwaps(swaps []store.Swap, replies chan<- []election.Event) {
+	bs, batched := d.st.(store.BatchSwapper)
+	if len(swaps) == 1 || !batched {
+		for _, sw := range swaps {
+			go func() {
+				ctx, cancel := context.WithTimeout(context.Background(), d.callTimeout())
+				defer cancel()
+				rec, err := d.st.Swap(ctx, sw)
+				d.logSwapErr(err)
+				replies <- []election.Event{election.SwapReply{Name: sw.Record.Name, Record: rec, Err: err}}
+			}()
+		}
+		return
+	}
+	for chunk := range chunks(swaps) {
+		go func() {
+			d.slots <- struct{}{}
+			defer func() { <-d.slots }()
+			ctx, cancel := context.WithTimeout(context.Background(), d.callTimeout())
+			defer cancel()
+			res, err := bs.SwapMany(ctx, chunk)
+			d.logSwapErr(err)
+			evs := make([]election.Event, len(chunk))
+			for i, sw := range chunk {
+				r := election.SwapReply{Name: sw.Record.Name, Err: err}
+				if err == nil {
+					r.Record, r.Err = res[i].Record, res[i].Err
+				}
+				evs[i] = r
+			}
+			replies <- evs
+		}()
+	}
+}
+
+func (d *driver) logSwapErr(err error) {
+	if err != nil && !errors.Is(err, store.ErrConflict) && !store.Permanent(err) {
+		d.cfg.logger.Warn("store write failed", "err", err)
+	}
+}
+
+// chunks yields s in pieces of at most maxBatch.
+func chunks[T any](s []T) func(yield func([]T) bool) {
+	return func(yield func([]T) bool) {
+		for len(s) > 0 {
+			n := min(len(s), maxBatch)
+			if !yield(s[:n:n]) {
+				return
+			}
+			s = s[n:]
+		}
+	}
+}
