@@ -336,6 +336,9 @@ func (m *Machine) Step(now time.Time, ev Event) []Action {
 		if m.phase == contending && m.inflight == opNone && !m.waitOwn {
 			acts = m.read(now)
 		}
+		if m.phase == leading && m.sess != nil && m.inflight == opNone {
+			acts = m.read(now) // as a Check: somebody else wrote the record
+		}
 	case Check:
 		if m.phase == leading && m.sess != nil && m.inflight == opNone {
 			acts = m.read(now)

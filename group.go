@@ -1,0 +1,329 @@
+package baton
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/batonhq/baton/internal/election"
+	"github.com/batonhq/baton/store"
+)
+
+// Group holds many names from one process: sharded singular work, such as
+// one billing job per seller partition or one controller per tenant. Its
+// names share one renewal: the Group renews a single session record per
+// renew interval, whatever the number of names it holds, and every name it
+// holds points at that session. Tokens stay per name: each name's Term has
+// its own token, raised on every acquisition, for its own fenced work.
+//
+// A name's term is valid as long as the session is: all of a Group's terms
+// share one deadline, are extended together and, when the session is lost
+// (renewals failed until the deadline, or the store was replaced), end
+// together. Another process takes a name only after it saw the holder's
+// session record unchanged for the lease plus twice the clock margin on its
+// own clock, as for a single name; when a process holding many names dies,
+// the others end its session once and take its names in batches.
+//
+// A Group writes no candidate rows (store.Heartbeat): with thousands of
+// names they would cost a write per name. A Group is safe for concurrent
+// use.
+type Group struct {
+	st  store.Store
+	cfg config
+	d   *driver
+
+	mu     sync.Mutex
+	closed bool
+	terms  map[string]*Term // the current or last term of each name
+	wants  map[string]*want // names campaigned for
+	stats  GroupStats
+}
+
+// want is why the Group campaigns for a name.
+type want struct {
+	hold    bool        // Hold: campaign again whenever a term ends
+	onTerm  func(*Term) // Hold's handler
+	waiters []chan campaignResult
+}
+
+// GroupStats counts what a Group holds and has held.
+type GroupStats struct {
+	// Held is the number of names held now; Campaigning the number
+	// campaigned for and not held.
+	Held, Campaigning int
+	// Elected counts the terms won since NewGroup; Lost the terms that
+	// ended other than by a resign (lease expired, deposed, store lost).
+	Elected, Lost uint64
+	// Session is the name of the session record the names are held
+	// through ("" while there is none).
+	Session string
+}
+
+// NewGroup returns a Group on st. It takes the options of New; the lease,
+// renew interval and margin apply to the session and so to every name.
+func NewGroup(st store.Store, opts ...Option) (*Group, error) {
+	if st == nil {
+		return nil, errors.New("baton: store must not be nil")
+	}
+	cfg, err := newConfig(opts)
+	if err != nil {
+		return nil, err
+	}
+	if s := election.SessionName(cfg.node, cfg.incarnation, 1<<30); len(s) > store.MaxNameLen {
+		return nil, fmt.Errorf("baton: node id and incarnation make a session record name of %d bytes, over %d; use shorter ones (WithNode, WithIncarnation)", len(s), store.MaxNameLen)
+	}
+	cfg.logger = cfg.logger.With("node", cfg.node)
+	g := &Group{st: st, cfg: cfg, terms: map[string]*Term{}, wants: map[string]*want{}}
+	g.d = newDriver(st, cfg, election.NewGroup(cfg.machine(), true))
+	g.d.announce = g.announce
+	if w, ok := st.(store.ChangeWatcher); ok {
+		g.d.watch = w.WatchChanges
+	}
+	return g, nil
+}
+
+// Node returns this node's id.
+func (g *Group) Node() string { return g.cfg.node }
+
+// Campaign blocks until this node holds name and returns its Term, or until
+// ctx ends, in which case it stops campaigning for name and returns ctx's
+// error. The Term lives until it is lost or resigned; Campaign does not
+// campaign again after that (Hold does). It returns ErrCampaigning if the
+// Group already campaigns for name or holds it, and ErrClosed after Close.
+func (g *Group) Campaign(ctx context.Context, name string) (*Term, error) {
+	if err := checkName(name); err != nil {
+		return nil, err
+	}
+	won := make(chan campaignResult, 1)
+	g.mu.Lock()
+	if g.closed {
+		g.mu.Unlock()
+		return nil, ErrClosed
+	}
+	if g.wants[name] != nil || g.holding(name) {
+		g.mu.Unlock()
+		return nil, ErrCampaigning
+	}
+	g.wants[name] = &want{waiters: []chan campaignResult{won}}
+	g.d.post(election.Start{Name: name})
+	g.mu.Unlock()
+	select {
+	case r, ok := <-won:
+		if !ok {
+			return nil, ErrClosed
+		}
+		return r.term, r.err
+	case <-ctx.Done():
+		g.mu.Lock()
+		if w := g.wants[name]; w != nil && !w.hold {
+			delete(g.wants, name)
+			g.d.post(election.Resign{Name: name})
+		}
+		g.mu.Unlock()
+		return nil, ctx.Err()
+	}
+}
+
+// Hold campaigns for every name in names, and again for a name whenever its
+// term ends, until ctx ends or Close; then it resigns the terms it holds.
+// It returns at once. onTerm, if not nil, is called with each Term won, on
+// the Group's own goroutine: it must not block (start the term's work on a
+// goroutine of its own, and stop it when the Term's Context ends). Hold
+// returns an error for an invalid name (and campaigns for none of them),
+// ErrCampaigning for a name the Group already campaigns for, and ErrClosed
+// after Close.
+func (g *Group) Hold(ctx context.Context, names []string, onTerm func(*Term)) error {
+	for _, name := range names {
+		if err := checkName(name); err != nil {
+			return err
+		}
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed {
+		return ErrClosed
+	}
+	seen := make(map[string]bool, len(names))
+	for _, name := range names {
+		if g.wants[name] != nil || g.holding(name) || seen[name] {
+			return fmt.Errorf("%w: %q", ErrCampaigning, name)
+		}
+		seen[name] = true
+	}
+	mine := make([]*want, len(names))
+	for i, name := range names {
+		mine[i] = &want{hold: true, onTerm: onTerm}
+		g.wants[name] = mine[i]
+		g.d.post(election.Start{Name: name})
+	}
+	context.AfterFunc(ctx, func() {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		for i, name := range names {
+			if g.wants[name] == mine[i] {
+				delete(g.wants, name)
+				g.d.post(election.Resign{Name: name})
+			}
+		}
+	})
+	return nil
+}
+
+// holding reports whether name has a term that has not ended; g.mu held.
+func (g *Group) holding(name string) bool {
+	t := g.terms[name]
+	return t != nil && t.Err() == nil
+}
+
+// Term returns the term of name if this node holds it now, else nil.
+func (g *Group) Term(name string) *Term {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.holding(name) {
+		return g.terms[name]
+	}
+	return nil
+}
+
+// Stats returns what the Group holds now and has held.
+func (g *Group) Stats() GroupStats {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	s := g.stats
+	s.Held = 0
+	for _, t := range g.terms {
+		if t.Err() == nil {
+			s.Held++
+		}
+	}
+	s.Campaigning = max(len(g.wants)-s.Held, 0)
+	return s
+}
+
+// Close stops campaigning for every name, ends every term and gives the
+// session up, which frees every name at once for the other nodes (one
+// write, not one per name). It waits until that write is done or ctx ends.
+// A closed Group cannot campaign again.
+func (g *Group) Close(ctx context.Context) error {
+	g.mu.Lock()
+	g.closed = true
+	for name, w := range g.wants {
+		for _, c := range w.waiters {
+			close(c)
+		}
+		delete(g.wants, name)
+	}
+	g.mu.Unlock()
+	select {
+	case <-g.d.done():
+		return nil
+	default:
+	}
+	g.d.post(election.Resign{})
+	select {
+	case <-g.d.done():
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// announce executes the machine's announcements on the loop goroutine.
+func (g *Group) announce(now time.Time, ev election.Event, acts []election.Action) {
+	var lost int
+	var cause error
+	for _, a := range acts {
+		switch a := a.(type) {
+		case election.Elected:
+			g.elected(a)
+		case election.Extended:
+			g.mu.Lock()
+			for _, t := range g.terms {
+				t.extend(a.Deadline)
+			}
+			g.mu.Unlock()
+		case election.Lost:
+			g.mu.Lock()
+			t := g.terms[a.Name]
+			if t != nil {
+				t.end(a.Cause)
+				if !errors.Is(a.Cause, ErrResigned) {
+					g.stats.Lost++
+				}
+			}
+			g.mu.Unlock()
+			lost, cause = lost+1, a.Cause
+			g.cfg.logger.Debug("term ended", "election", a.Name, "cause", a.Cause)
+		case election.Released:
+			g.released(a)
+		case election.Failed:
+			g.cfg.logger.Error("campaign stopped: the store failed for good", "election", a.Name, "err", a.Err)
+			g.mu.Lock()
+			if w := g.wants[a.Name]; w != nil {
+				for _, c := range w.waiters {
+					c <- campaignResult{err: a.Err}
+				}
+				delete(g.wants, a.Name)
+			}
+			g.mu.Unlock()
+		}
+	}
+	if lost > 0 && !errors.Is(cause, ErrResigned) {
+		g.cfg.logger.Info("terms ended", "count", lost, "cause", cause)
+	}
+}
+
+func (g *Group) elected(a election.Elected) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	t := &Term{
+		d:        g.d,
+		name:     a.Name,
+		node:     g.cfg.node,
+		token:    a.Token,
+		ctx:      ctx,
+		cancel:   cancel,
+		deadline: a.Deadline,
+		released: make(chan struct{}),
+	}
+	g.mu.Lock()
+	g.terms[a.Name] = t
+	g.stats.Elected++
+	w := g.wants[a.Name]
+	var onTerm func(*Term)
+	if w != nil {
+		for _, c := range w.waiters {
+			c <- campaignResult{term: t}
+		}
+		w.waiters = nil
+		if w.hold {
+			onTerm = w.onTerm
+		} else {
+			delete(g.wants, a.Name) // a Campaign is answered once
+		}
+	}
+	g.mu.Unlock()
+	if w == nil {
+		// Won after the campaign was stopped: the machine releases it.
+		g.d.post(election.Resign{Name: a.Name, Token: a.Token})
+	}
+	if onTerm != nil {
+		onTerm(t)
+	}
+}
+
+func (g *Group) released(a election.Released) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if t := g.terms[a.Name]; t != nil && t.Err() != nil {
+		t.markReleased(a.Err)
+		delete(g.terms, a.Name)
+	}
+	if w := g.wants[a.Name]; w != nil && w.hold && !g.closed && !errors.Is(a.Err, ErrStoreLost) {
+		g.d.post(election.Start{Name: a.Name}) // Hold: campaign again
+	}
+}
+
+// String names the node, for logs.
+func (g *Group) String() string { return fmt.Sprintf("baton.Group(on %s)", g.cfg.node) }

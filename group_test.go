@@ -1,0 +1,286 @@
+package baton_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/store/memstore"
+)
+
+// countingStore is a memstore handle that counts the election writes that
+// reach it and can be cut off (every call fails as unavailable).
+type countingStore struct {
+	*memstore.Store
+	writes  atomic.Int64 // write calls (Swap, SwapMany)
+	records atomic.Int64 // records written
+	cut     atomic.Bool
+}
+
+func (c *countingStore) down() error {
+	if c.cut.Load() {
+		return store.ErrUnavailable
+	}
+	return nil
+}
+
+func (c *countingStore) Get(ctx context.Context, name string) (store.Record, error) {
+	if err := c.down(); err != nil {
+		return store.Record{}, err
+	}
+	return c.Store.Get(ctx, name)
+}
+
+func (c *countingStore) GetMany(ctx context.Context, names []string) ([]store.GetResult, error) {
+	if err := c.down(); err != nil {
+		return nil, err
+	}
+	return c.Store.GetMany(ctx, names)
+}
+
+func (c *countingStore) Swap(ctx context.Context, s store.Swap) (store.Record, error) {
+	if err := c.down(); err != nil {
+		return store.Record{}, err
+	}
+	c.writes.Add(1)
+	c.records.Add(1)
+	return c.Store.Swap(ctx, s)
+}
+
+func (c *countingStore) SwapMany(ctx context.Context, s []store.Swap) ([]store.SwapResult, error) {
+	if err := c.down(); err != nil {
+		return nil, err
+	}
+	c.writes.Add(1)
+	c.records.Add(int64(len(s)))
+	return c.Store.SwapMany(ctx, s)
+}
+
+func newGroup(t *testing.T, st store.Store, node string) *baton.Group {
+	t.Helper()
+	g, err := baton.NewGroup(st, baton.WithNode(node), baton.WithLease(lease), baton.WithRenew(renew),
+		baton.WithClockMargin(margin), baton.WithPoll(poll))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { g.Close(context.Background()) })
+	return g
+}
+
+func shardNames(n int) []string {
+	names := make([]string, n)
+	for i := range names {
+		names[i] = fmt.Sprintf("shard-%04d", i)
+	}
+	return names
+}
+
+// waitHeld lets virtual time pass in steps of poll until g holds n names,
+// and returns how long that took; it fails after limit.
+func waitHeld(t *testing.T, g *baton.Group, n int, limit time.Duration) time.Duration {
+	t.Helper()
+	start := time.Now()
+	for g.Stats().Held < n {
+		if time.Since(start) > limit {
+			t.Fatalf("%v holds %d of %d names after %v", g, g.Stats().Held, n, limit)
+		}
+		time.Sleep(poll / 10)
+	}
+	return time.Since(start)
+}
+
+func TestGroupRenewsOnceWhateverTheNumberOfNames(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st := &countingStore{Store: memstore.New()}
+		g := newGroup(t, st, "a")
+		names := shardNames(2000)
+		if err := g.Hold(t.Context(), names, nil); err != nil {
+			t.Fatal(err)
+		}
+		waitHeld(t, g, len(names), lease)
+		st.writes.Store(0)
+		st.records.Store(0)
+		time.Sleep(10 * renew)
+		synctest.Wait()
+		// Ten renew intervals: the session is renewed ten times and no
+		// name record is written; the held names' re-reads are reads.
+		if w, r := st.writes.Load(), st.records.Load(); w > 11 || r > 11 {
+			t.Fatalf("10 renew intervals with %d names held: %d writes of %d records, want about 10", len(names), w, r)
+		}
+		if s := g.Stats(); s.Held != len(names) || s.Lost != 0 || s.Elected != uint64(len(names)) {
+			t.Fatalf("stats %+v", s)
+		}
+	})
+}
+
+func TestGroupBulkTakeoverAfterLeasePlusTwoMargins(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		mem := memstore.New()
+		sa := &countingStore{Store: mem}
+		a := newGroup(t, sa, "a")
+		b := newGroup(t, &countingStore{Store: mem}, "b")
+		names := shardNames(1000)
+		if err := a.Hold(t.Context(), names, nil); err != nil {
+			t.Fatal(err)
+		}
+		waitHeld(t, a, len(names), lease)
+		if err := b.Hold(t.Context(), names, nil); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(2 * renew)
+		if h := b.Stats().Held; h != 0 {
+			t.Fatalf("b took %d names from a live holder", h)
+		}
+		// a is cut off from the store: its last renewal was at most one
+		// renew interval ago.
+		sa.cut.Store(true)
+		cutAt := time.Now()
+		took := time.Duration(0)
+		for b.Stats().Held < len(names) {
+			for _, name := range names[:50] {
+				ta, tb := a.Term(name), b.Term(name)
+				if ta != nil && tb != nil && ta.Valid() && tb.Valid() {
+					t.Fatalf("%s: two valid terms (a token %d, b token %d)", name, ta.Token(), tb.Token())
+				}
+			}
+			time.Sleep(poll / 4)
+			if took = time.Since(cutAt); took > lease+2*margin+5*poll {
+				t.Fatalf("b holds %d of %d names %v after a was cut off", b.Stats().Held, len(names), took)
+			}
+		}
+		if took < lease-renew {
+			t.Fatalf("b took over %v after the cut, before a's lease could have run out", took)
+		}
+		if a.Stats().Held != 0 {
+			t.Fatalf("a still holds %d names after its session expired", a.Stats().Held)
+		}
+		rec, err := mem.Get(t.Context(), names[0])
+		if err != nil || rec.Holder != "b" || rec.Token != 2 {
+			t.Fatalf("record after takeover = %+v, %v", rec, err)
+		}
+		evs, _ := mem.History(t.Context(), names[0], 0, 0)
+		if len(evs) != 2 || evs[1].Kind != store.TakenOver {
+			t.Fatalf("log after takeover = %+v", evs)
+		}
+	})
+}
+
+func TestGroupCloseHandsEveryNameOverAtOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		mem := memstore.New()
+		a := newGroup(t, mem, "a")
+		b := newGroup(t, mem, "b")
+		names := shardNames(500)
+		if err := a.Hold(t.Context(), names, nil); err != nil {
+			t.Fatal(err)
+		}
+		waitHeld(t, a, len(names), lease)
+		if err := b.Hold(t.Context(), names, nil); err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait()
+		start := time.Now()
+		if err := a.Close(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		// One write gave the session up; b's change feed says so and b
+		// takes every name without waiting for a lease.
+		if took := waitHeld(t, b, len(names), lease); took+time.Since(start) > 2*poll {
+			t.Fatalf("b took %v to hold the names a gave up", took)
+		}
+	})
+}
+
+func TestGroupAndElectorContendForOneName(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		mem := memstore.New()
+		sa := &countingStore{Store: mem}
+		g := newGroup(t, sa, "a")
+		if err := g.Hold(t.Context(), []string{"billing"}, nil); err != nil {
+			t.Fatal(err)
+		}
+		waitHeld(t, g, 1, lease)
+		e := newElector(t, mem, "b")
+		ch := campaign(t.Context(), e)
+		time.Sleep(2 * renew)
+		select {
+		case w := <-ch:
+			t.Fatalf("elector won %v while the group's session lives", w)
+		default:
+		}
+		sa.cut.Store(true)
+		cutAt := time.Now()
+		w := <-ch
+		if w.err != nil {
+			t.Fatal(w.err)
+		}
+		if took := w.at.Sub(cutAt); took > lease+2*margin+2*poll {
+			t.Fatalf("elector took over %v after the group was cut off", took)
+		}
+		if gt := g.Term("billing"); gt != nil && gt.Valid() {
+			t.Fatal("the group's term is still valid after the elector took over")
+		}
+	})
+}
+
+func TestGroupHonoursTransferRequests(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		mem := memstore.New()
+		a := newGroup(t, mem, "a")
+		names := shardNames(20)
+		var stopped atomic.Int64
+		if err := a.Hold(t.Context(), names, func(tm *baton.Term) {
+			go func() { <-tm.Done(); stopped.Add(1) }()
+		}); err != nil {
+			t.Fatal(err)
+		}
+		waitHeld(t, a, len(names), lease)
+		tok := a.Term(names[3]).Token()
+		e3, err := baton.New(mem, names[3], baton.WithNode("b"), baton.WithLease(lease), baton.WithRenew(renew), baton.WithClockMargin(margin), baton.WithPoll(poll))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { e3.Close(context.Background()) })
+		ch3 := campaign(t.Context(), e3)
+		synctest.Wait()
+		start := time.Now()
+		if err := baton.Transfer(t.Context(), mem, names[3], "b", tok); err != nil {
+			t.Fatal(err)
+		}
+		w := <-ch3
+		if w.err != nil || w.term.Token() != tok+1 {
+			t.Fatalf("transfer target's campaign = %+v", w)
+		}
+		if took := w.at.Sub(start); took > 2*poll {
+			t.Fatalf("handover took %v", took)
+		}
+		if stopped.Load() != 1 {
+			t.Fatalf("%d terms of a stopped, want the transferred one", stopped.Load())
+		}
+	})
+}
+
+func TestGroupRefusesBadNames(t *testing.T) {
+	g, err := baton.NewGroup(memstore.New(), baton.WithNode("a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close(context.Background())
+	for _, name := range []string{"", store.SessionPrefix + "x", "a\nb"} {
+		if err := g.Hold(context.Background(), []string{"ok", name}, nil); err == nil {
+			t.Errorf("Hold(%q) = nil", name)
+		}
+	}
+	if err := g.Hold(context.Background(), []string{"x", "x"}, nil); !errors.Is(err, baton.ErrCampaigning) {
+		t.Errorf("Hold of a name twice = %v", err)
+	}
+	if s := g.Stats(); s.Campaigning != 0 {
+		t.Errorf("refused Holds left %d names campaigning", s.Campaigning)
+	}
+}
