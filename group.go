@@ -57,8 +57,12 @@ type GroupStats struct {
 	// ended other than by a resign (lease expired, deposed, store lost).
 	Elected, Lost uint64
 	// Session is the name of the session record the names are held
-	// through ("" while there is none).
-	Session string
+	// through ("" while there is none), and Deadline the local time until
+	// which it, and so every term held through it, is valid unless renewed
+	// (zero while there is none). The session's last successful renewal
+	// was sent at Deadline minus the lease.
+	Session  string
+	Deadline time.Time
 }
 
 // NewGroup returns a Group on st. It takes the options of New; the lease,
@@ -199,6 +203,9 @@ func (g *Group) Stats() GroupStats {
 		}
 	}
 	s.Campaigning = max(len(g.wants)-s.Held, 0)
+	if s.Held == 0 {
+		s.Deadline = time.Time{}
+	}
 	return s
 }
 
@@ -243,6 +250,7 @@ func (g *Group) announce(now time.Time, ev election.Event, acts []election.Actio
 			for _, t := range g.terms {
 				t.extend(a.Deadline)
 			}
+			g.stats.Deadline = a.Deadline
 			g.mu.Unlock()
 		case election.Lost:
 			g.mu.Lock()
@@ -270,6 +278,14 @@ func (g *Group) announce(now time.Time, ev election.Event, acts []election.Actio
 			g.mu.Unlock()
 		}
 	}
+	if sess, alive := g.d.g.Session(); alive != (g.stats.Session != "") || (alive && sess != g.stats.Session) {
+		g.mu.Lock()
+		g.stats.Session = ""
+		if alive {
+			g.stats.Session = sess
+		}
+		g.mu.Unlock()
+	}
 	if lost > 0 && !errors.Is(cause, ErrResigned) {
 		g.cfg.logger.Info("terms ended", "count", lost, "cause", cause)
 	}
@@ -290,6 +306,7 @@ func (g *Group) elected(a election.Elected) {
 	g.mu.Lock()
 	g.terms[a.Name] = t
 	g.stats.Elected++
+	g.stats.Deadline = a.Deadline
 	w := g.wants[a.Name]
 	var onTerm func(*Term)
 	if w != nil {
