@@ -302,6 +302,7 @@ func (g *Group) elected(a election.Elected) {
 		cancel:   cancel,
 		deadline: a.Deadline,
 		released: make(chan struct{}),
+		session:  true,
 	}
 	g.mu.Lock()
 	g.terms[a.Name] = t

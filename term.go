@@ -23,6 +23,8 @@ type Term struct {
 	token  uint64
 	ctx    context.Context
 	cancel context.CancelCauseFunc
+	// session: held through a Group's session, whose deadline it shares.
+	session bool
 
 	mu         sync.Mutex
 	deadline   time.Time
@@ -85,7 +87,14 @@ func (t *Term) Valid() bool {
 	t.ended = true
 	t.mu.Unlock()
 	t.cancel(ErrLeaseExpired)
-	t.d.post(election.Resign{Name: t.name, Token: t.token})
+	if t.session {
+		// Every term of the session passed the same deadline: the
+		// session's machine ends them together at its deadline (a late
+		// renewal cannot extend it), so nothing is released one by one.
+		t.d.post(election.Tick{})
+	} else {
+		t.d.post(election.Resign{Name: t.name, Token: t.token})
+	}
 	return false
 }
 

@@ -113,10 +113,20 @@ type observation struct {
 
 // observe polls the record for d and returns the last record read and
 // what was seen: the time since the version last changed, measured on this
-// process's monotonic clock, like a contender does.
+// process's monotonic clock, like a contender does. A name held through a
+// session is alive as long as its session: observe watches the session
+// record instead.
 func observe(ctx context.Context, st store.Store, name string, d time.Duration) (store.Record, observation, error) {
 	rec, err := st.Get(ctx, name)
 	if err != nil {
+		return rec, observation{}, err
+	}
+	watched := rec.Name
+	if rec.Session != "" {
+		watched = rec.Session
+	}
+	first, err := st.Get(ctx, watched)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return rec, observation{}, err
 	}
 	start := time.Now()
@@ -130,14 +140,21 @@ func observe(ctx context.Context, st store.Store, name string, d time.Duration) 
 			return rec, o, ctx.Err()
 		case <-tick.C:
 		}
-		cur, err := st.Get(ctx, rec.Name)
-		if err != nil {
+		cur, err := st.Get(ctx, watched)
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
 			return rec, o, err
 		}
-		if cur.Version != rec.Version {
+		if cur.Version != first.Version {
 			o.changed, last = true, time.Now()
 		}
-		rec = cur
+		first = cur
+	}
+	if watched != rec.Name {
+		if rec, err = st.Get(ctx, name); err != nil {
+			return rec, o, err
+		}
+	} else {
+		rec = first
 	}
 	o.watched, o.since = time.Since(start), time.Since(last)
 	return rec, o, nil

@@ -27,6 +27,9 @@ func printStatus(w io.Writer, v inspect.View, seen observation) {
 		fmt.Fprintf(w, "holder:    %s\n", holder)
 		fmt.Fprintf(w, "token:     %d\n", el.Token)
 		fmt.Fprintf(w, "lease:     %v\n", el.Lease)
+		if el.Session != "" {
+			fmt.Fprintf(w, "session:   %s (the holder renews it for all its names)\n", el.Session)
+		}
 		fmt.Fprintf(w, "written:   %s (store time, informational)\n", el.Updated.Format(timeLayout))
 		if seen.watched > 0 && el.Holder != "" {
 			fmt.Fprintf(w, "observed:  %s\n", seen.describe(el.Lease))

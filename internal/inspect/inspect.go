@@ -54,13 +54,16 @@ type View struct {
 
 // Election is an election record.
 type Election struct {
-	Holder       string    `json:"holder,omitempty"`
-	Incarnation  string    `json:"incarnation,omitempty"`
-	Token        uint64    `json:"token"`
-	LeaseSeconds float64   `json:"lease_seconds"`
-	Transfer     string    `json:"transfer,omitempty"`
-	Version      int64     `json:"version"`
-	Updated      time.Time `json:"updated"`
+	Holder       string  `json:"holder,omitempty"`
+	Incarnation  string  `json:"incarnation,omitempty"`
+	Token        uint64  `json:"token"`
+	LeaseSeconds float64 `json:"lease_seconds"`
+	Transfer     string  `json:"transfer,omitempty"`
+	// Session is the session record the holder renews for this name and
+	// its others (empty: the holder renews this record itself).
+	Session string    `json:"session,omitempty"`
+	Version int64     `json:"version"`
+	Updated time.Time `json:"updated"`
 	// Lease is LeaseSeconds as a duration, for Go callers.
 	Lease time.Duration `json:"-"`
 }
@@ -159,7 +162,8 @@ func Read(ctx context.Context, st store.Store, name string, now time.Time, opts 
 	switch {
 	case err == nil:
 		v.Election = &Election{Holder: rec.Holder, Incarnation: rec.Incarnation, Token: rec.Token,
-			LeaseSeconds: rec.Lease.Seconds(), Lease: rec.Lease, Transfer: rec.Transfer, Version: rec.Version, Updated: rec.Updated.UTC()}
+			LeaseSeconds: rec.Lease.Seconds(), Lease: rec.Lease, Transfer: rec.Transfer, Session: rec.Session,
+			Version: rec.Version, Updated: rec.Updated.UTC()}
 	case !errors.Is(err, store.ErrNotFound):
 		return v, err
 	}
