@@ -641,7 +641,11 @@ func (m *Machine) sessionLost(cause error) []Action {
 			acts = append(acts, Lost{Name: m.cfg.Name, Cause: cause})
 		}
 		m.phase, m.recheck = idle, false
-		acts = append(acts, Released{Name: m.cfg.Name})
+		var err error
+		if errors.Is(cause, ErrStoreLost) {
+			err = cause // as loseStore: the runtime does not campaign again
+		}
+		acts = append(acts, Released{Name: m.cfg.Name, Err: err})
 		if m.again {
 			m.again = false
 			// Wait for the next session like any contender.
