@@ -12,6 +12,11 @@
 //	defer term.Resign(context.Background())
 //	err := invoices.Write(term.Context(), term.Token(), lines) // fenced by the token
 //
+// A Group holds many names from one process (NewGroup, Group.Hold): its
+// names share one session record, renewed with one store write per renew
+// interval whatever their number, while each name keeps its own Term and
+// token.
+//
 // # What it guarantees
 //
 // With clocks whose rates differ by less than the clock margin e, at most
