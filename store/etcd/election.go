@@ -3,7 +3,6 @@ package etcd
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"net/url"
@@ -26,8 +25,10 @@ type recordValue struct {
 	Incarnation string        `json:"incarnation,omitempty"`
 	Token       uint64        `json:"token"`
 	Lease       time.Duration `json:"lease"`
-	Transfer    string        `json:"transfer,omitempty"`
-	Updated     time.Time     `json:"updated"`
+	// Session is Record.Session (schema version 2).
+	Session  string    `json:"session,omitempty"`
+	Transfer string    `json:"transfer,omitempty"`
+	Updated  time.Time `json:"updated"`
 	// LogSeq is the sequence number of the record's last log event.
 	LogSeq uint64 `json:"log_seq"`
 }
@@ -47,7 +48,7 @@ type eventValue struct {
 func encodeRecord(r store.Record, logSeq uint64) string {
 	b, _ := json.Marshal(recordValue{
 		Holder: r.Holder, Incarnation: r.Incarnation, Token: r.Token, Lease: r.Lease,
-		Transfer: r.Transfer, Updated: r.Updated, LogSeq: logSeq,
+		Session: r.Session, Transfer: r.Transfer, Updated: r.Updated, LogSeq: logSeq,
 	})
 	return string(b)
 }
@@ -65,7 +66,7 @@ func decodeRecord(name string, kv *mvccpb.KeyValue) (cached, error) {
 	return cached{
 		rec: store.Record{
 			Name: name, Holder: v.Holder, Incarnation: v.Incarnation, Token: v.Token, Lease: v.Lease,
-			Transfer: v.Transfer, Version: kv.ModRevision, Updated: v.Updated,
+			Session: v.Session, Transfer: v.Transfer, Version: kv.ModRevision, Updated: v.Updated,
 		},
 		logSeq: v.LogSeq,
 	}, nil
@@ -142,6 +143,8 @@ func (s *Store) current(ctx context.Context, sw store.Swap) (cached, error) {
 // record it stores.
 type prepared struct {
 	sw     store.Swap
+	idx    int          // the swap's index in a SwapMany batch
+	key    string       // the record's key
 	rec    store.Record // Version set once applied
 	logSeq uint64
 	cmp    clientv3.Cmp
@@ -162,7 +165,7 @@ func (s *Store) prepare(cur cached, sw store.Swap, now time.Time) prepared {
 		ops = append(ops, clientv3.OpPut(s.keys.log(name, seq), encodeEvent(storedriver.NextEvent(seq, rec, sw.Event))))
 	}
 	return prepared{
-		sw: sw, rec: rec, logSeq: seq, ops: ops,
+		sw: sw, key: s.keys.record(name), rec: rec, logSeq: seq, ops: ops,
 		cmp: clientv3.Compare(clientv3.ModRevision(s.keys.record(name)), "=", sw.Expect),
 	}
 }
@@ -211,181 +214,6 @@ func (s *Store) conflict(name string, sw store.Swap, kv *mvccpb.KeyValue) error 
 	}
 	// Unreachable: the compare failed, so the versions differ.
 	return fmt.Errorf("%w: %q changed during the swap", store.ErrConflict, name)
-}
-
-// maxBatch is how many swaps go into one transaction: etcd allows 128
-// operations per transaction branch by default, and a swap with an event
-// writes two keys.
-const maxBatch = 64
-
-// SwapMany implements store.BatchSwapper. etcd transactions are
-// all-or-nothing, while each swap of a batch must succeed or fail on its
-// own, so SwapMany sends one transaction comparing every swap's version;
-// when it fails, the records read in its else branch show which swaps
-// conflict, those get ErrConflict, and the rest are sent again (each round
-// removes at least one swap). In steady state (renewals of records this
-// handle wrote) that is one round trip for up to 64 swaps; larger batches
-// are sent in chunks of 64. Swaps that fail validation (ErrInvalid) are not
-// sent. A name that appears more than once is swapped after the batch, in
-// order, as by Swap. If a transaction fails as a whole (ErrUnavailable),
-// SwapMany returns that error: earlier chunks may have been applied.
-func (s *Store) SwapMany(ctx context.Context, swaps []store.Swap) ([]store.SwapResult, error) {
-	res := make([]store.SwapResult, len(swaps))
-	seen := map[string]bool{}
-	var batch, later []int
-	for i, sw := range swaps {
-		switch {
-		case sw.Record.Name == "":
-			res[i].Err = storedriver.CheckSwap(store.Record{}, sw)
-		case seen[sw.Record.Name]:
-			later = append(later, i)
-		default:
-			seen[sw.Record.Name] = true
-			batch = append(batch, i)
-		}
-	}
-	if err := s.readMissing(ctx, swaps, batch); err != nil {
-		return nil, err
-	}
-	now := s.now()
-	var ready []prepared
-	var idx []int
-	for _, i := range batch {
-		cur, ok := s.cachedAt(swaps[i].Record.Name, swaps[i].Expect)
-		if !ok {
-			// The read found another version (or no record): conflict.
-			cur = s.latest(swaps[i].Record.Name)
-		}
-		if err := storedriver.CheckSwap(cur.rec, swaps[i]); err != nil {
-			res[i].Err = err
-			continue
-		}
-		ready = append(ready, s.prepare(cur, swaps[i], now))
-		idx = append(idx, i)
-	}
-	for len(ready) > 0 {
-		n := min(len(ready), maxBatch)
-		left, leftIdx, err := s.swapRound(ctx, ready[:n], idx[:n], res)
-		if err != nil {
-			return nil, err
-		}
-		ready = append(left, ready[n:]...)
-		idx = append(leftIdx, idx[n:]...)
-	}
-	for _, i := range later {
-		rec, err := s.Swap(ctx, swaps[i])
-		if err != nil && !isPerSwap(err) {
-			return nil, err
-		}
-		res[i] = store.SwapResult{Record: rec, Err: err}
-	}
-	return res, nil
-}
-
-// isPerSwap reports whether err is the outcome of one swap rather than a
-// failure of the write as a whole.
-func isPerSwap(err error) bool {
-	return errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrInvalid)
-}
-
-// latest returns this handle's memory of name, or an absent record.
-func (s *Store) latest(name string) cached {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if c, ok := s.cache[name]; ok {
-		return c
-	}
-	return cached{rec: store.Record{Name: name}}
-}
-
-// readMissing reads, in one read-only transaction per chunk, the records of
-// the swaps in batch whose expected version this handle has not seen.
-func (s *Store) readMissing(ctx context.Context, swaps []store.Swap, batch []int) error {
-	var names []string
-	for _, i := range batch {
-		sw := swaps[i]
-		if sw.Expect == 0 {
-			continue
-		}
-		if _, ok := s.cachedAt(sw.Record.Name, sw.Expect); !ok {
-			names = append(names, sw.Record.Name)
-		}
-	}
-	for len(names) > 0 {
-		n := min(len(names), 2*maxBatch)
-		ops := make([]clientv3.Op, n)
-		for j, name := range names[:n] {
-			ops[j] = clientv3.OpGet(s.keys.record(name))
-		}
-		resp, err := s.txn(ctx, "batch read", nil, ops, nil)
-		if err != nil {
-			return err
-		}
-		for j, name := range names[:n] {
-			c, err := decodeRecord(name, rangeKV(resp, j))
-			if err != nil {
-				return err
-			}
-			if c.rec.Version != 0 {
-				s.remember(name, c)
-			} else {
-				s.forget(name)
-			}
-		}
-		names = names[n:]
-	}
-	return nil
-}
-
-func (s *Store) forget(name string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	delete(s.cache, name)
-}
-
-// swapRound sends one transaction for ready (at most maxBatch swaps) and
-// records the results; it returns the swaps to send again.
-func (s *Store) swapRound(ctx context.Context, ready []prepared, idx []int, res []store.SwapResult) ([]prepared, []int, error) {
-	cmps := make([]clientv3.Cmp, len(ready))
-	var then []clientv3.Op
-	els := make([]clientv3.Op, len(ready))
-	for j, p := range ready {
-		cmps[j] = p.cmp
-		then = append(then, p.ops...)
-		els[j] = clientv3.OpGet(s.keys.record(p.sw.Record.Name))
-	}
-	resp, err := s.txn(ctx, fmt.Sprintf("swap %d records", len(ready)), cmps, then, els)
-	if err != nil {
-		return nil, nil, err
-	}
-	if resp.Succeeded {
-		for j, p := range ready {
-			p.rec.Version = resp.Header.Revision
-			s.remember(p.sw.Record.Name, cached{rec: p.rec, logSeq: p.logSeq})
-			res[idx[j]] = store.SwapResult{Record: p.rec}
-		}
-		return nil, nil, nil
-	}
-	var left []prepared
-	var leftIdx []int
-	for j, p := range ready {
-		kv := rangeKV(resp, j)
-		var v int64
-		if kv != nil {
-			v = kv.ModRevision
-		}
-		if v == p.sw.Expect {
-			left = append(left, p)
-			leftIdx = append(leftIdx, idx[j])
-			continue
-		}
-		res[idx[j]].Err = s.conflict(p.sw.Record.Name, p.sw, kv)
-	}
-	if len(left) == len(ready) {
-		// Cannot happen: a failed compare shows in the else branch.
-		return nil, nil, fmt.Errorf("etcd swap: %w: batch compare failed with no conflicting record", store.ErrUnavailable)
-	}
-	return left, leftIdx, nil
 }
 
 // History implements store.Store: a linearizable range read over the

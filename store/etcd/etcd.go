@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
@@ -43,6 +44,13 @@ type Store struct {
 
 	mu    sync.Mutex
 	cache map[string]cached // last record seen per name, see cached
+
+	// shrink halves the transaction budgets of the batched calls this many
+	// times: raised when the cluster refuses a transaction as too large
+	// (see txnOps).
+	shrink atomic.Int32
+
+	feed hub // the handle's one watch on the election records
 }
 
 // cached is what a Swap needs of the record it replaces: a key's content at
@@ -54,10 +62,12 @@ type cached struct {
 }
 
 var (
-	_ store.Store        = (*Store)(nil)
-	_ store.Watcher      = (*Store)(nil)
-	_ store.BatchSwapper = (*Store)(nil)
-	_ store.Identifier   = (*Store)(nil)
+	_ store.Store         = (*Store)(nil)
+	_ store.Watcher       = (*Store)(nil)
+	_ store.BatchSwapper  = (*Store)(nil)
+	_ store.BatchGetter   = (*Store)(nil)
+	_ store.ChangeWatcher = (*Store)(nil)
+	_ store.Identifier    = (*Store)(nil)
 )
 
 // Option configures Open. An invalid value makes Open fail with an error

@@ -15,7 +15,8 @@ import (
 var _ store.Lister = (*Store)(nil)
 
 // Names implements store.Lister: it reads the keys (not the values) of the
-// election records and the job registrations.
+// election records and the job registrations. Session records
+// (store.IsSession) are not names: they are left out.
 func (s *Store) Names(ctx context.Context) ([]string, error) {
 	var names []string
 	for _, dir := range []string{s.keys.prefix + "e/", s.keys.prefix + "j/"} {
@@ -28,7 +29,9 @@ func (s *Store) Names(ctx context.Context) ([]string, error) {
 			if err != nil {
 				return nil, fmt.Errorf("etcd: key %q: %w: %v", kv.Key, store.ErrCorrupt, err)
 			}
-			names = append(names, n)
+			if !store.IsSession(n) {
+				names = append(names, n)
+			}
 		}
 	}
 	slices.Sort(names)

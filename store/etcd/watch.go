@@ -2,31 +2,237 @@ package etcd
 
 import (
 	"context"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
-// Watch implements store.Watcher with an etcd watch on the record's key.
-// The watch requires a leader: a member that loses its quorum ends it (after
-// a few election timeouts), and the channel closes, so a contender on the
-// minority side falls back to polling, which fails with ErrUnavailable. The
-// channel also closes when ctx ends or the store is closed.
-func (s *Store) Watch(ctx context.Context, name string) <-chan struct{} {
-	out := make(chan struct{}, 1)
-	wctx, cancel := context.WithCancel(clientv3.WithRequireLeader(ctx))
-	wch := s.cli.Watch(wctx, s.keys.record(name))
-	go func() {
-		defer close(out)
-		defer cancel()
-		for resp := range wch {
-			if resp.Canceled || resp.Err() != nil {
-				return
+// A Store handle follows its election records with at most one etcd watch,
+// on the records' key prefix, however many callers watch: every
+// WatchChanges feed and every per-name Watch rides on it. The watch starts
+// with the first watcher and ends with the last; per event it costs a map
+// look-up of the name's watchers and one entry per feed, whatever the
+// number of records stored or watched. 100,000 per-name etcd watches would
+// be 100,000 watchers on the members and 100,000 goroutines here.
+//
+// The watch requires a leader: a member that loses its quorum ends it
+// (after a few election timeouts). When the watch ends for any reason (no
+// leader, a compacted revision, a closed client), every channel riding on
+// it closes, and the next watcher starts a new one.
+
+// hub is the handle's one watch; its zero value has none running.
+type hub struct {
+	mu  sync.Mutex
+	cur *watch // nil: no watch running
+}
+
+// watch is one etcd watch on the records' prefix and its subscribers.
+// Its fields are guarded by the hub's mu.
+type watch struct {
+	cancel context.CancelFunc
+	ready  chan struct{} // closed when the member confirmed the watch
+	done   chan struct{} // closed when the watch ended
+	ended  bool
+	users  int
+	feeds  map[*feed]struct{}
+	names  map[string]map[chan struct{}]struct{}
+}
+
+// feed is one WatchChanges subscriber: the names changed since its last
+// batch, and a signal that there are some.
+type feed struct {
+	pending map[string]struct{}
+	signal  chan struct{}
+}
+
+// join returns the running watch, starting one if there is none, with
+// one more user; s.feed.mu must be held.
+func (s *Store) join() *watch {
+	h := &s.feed
+	if w := h.cur; w != nil {
+		w.users++
+		return w
+	}
+	ctx, cancel := context.WithCancel(clientv3.WithRequireLeader(context.Background()))
+	w := &watch{
+		cancel: cancel,
+		ready:  make(chan struct{}),
+		done:   make(chan struct{}),
+		users:  1,
+		feeds:  map[*feed]struct{}{},
+		names:  map[string]map[chan struct{}]struct{}{},
+	}
+	h.cur = w
+	dir := s.keys.prefix + "e/"
+	wch := s.cli.Watch(ctx, dir, clientv3.WithPrefix(), clientv3.WithCreatedNotify())
+	go s.follow(w, dir, wch)
+	return w
+}
+
+// leave drops one user of w, ending the watch with the last; s.feed.mu
+// must be held.
+func (s *Store) leave(w *watch) {
+	w.users--
+	if w.users == 0 && !w.ended {
+		w.ended = true
+		if s.feed.cur == w {
+			s.feed.cur = nil
+		}
+		w.cancel()
+	}
+}
+
+// follow dispatches the events of w's etcd watch until it ends, then
+// closes every channel riding on it.
+func (s *Store) follow(w *watch, dir string, wch clientv3.WatchChan) {
+	h := &s.feed
+	created := false
+	for resp := range wch {
+		if resp.Canceled || resp.Err() != nil {
+			break
+		}
+		if resp.Created && !created {
+			created = true
+			close(w.ready)
+		}
+		if len(resp.Events) == 0 {
+			continue
+		}
+		h.mu.Lock()
+		for _, ev := range resp.Events {
+			name, err := url.PathUnescape(strings.TrimPrefix(string(ev.Kv.Key), dir))
+			if err != nil {
+				continue // not a record's key; nothing follows it
 			}
-			if len(resp.Events) > 0 {
+			for f := range w.feeds {
+				f.pending[name] = struct{}{}
 				select {
-				case out <- struct{}{}:
+				case f.signal <- struct{}{}:
+				default:
+				}
+			}
+			for ch := range w.names[name] {
+				select {
+				case ch <- struct{}{}:
 				default: // coalesced with the pending notification
 				}
+			}
+		}
+		h.mu.Unlock()
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.cur == w {
+		h.cur = nil
+	}
+	w.ended = true
+	w.cancel()
+	for _, chs := range w.names {
+		for ch := range chs {
+			close(ch)
+		}
+	}
+	w.names = nil
+	close(w.done)
+}
+
+// Watch implements store.Watcher on the handle's one watch of the
+// election records (see hub). The channel closes when ctx ends, the store
+// is closed, or the watch ends (a member without a leader ends it after a
+// few election timeouts, so that a contender on the minority side falls
+// back to polling, which fails with ErrUnavailable). It returns at once;
+// notifications start when the member has set the watch up.
+func (s *Store) Watch(ctx context.Context, name string) <-chan struct{} {
+	ch := make(chan struct{}, 1)
+	s.feed.mu.Lock()
+	defer s.feed.mu.Unlock()
+	w := s.join()
+	chs := w.names[name]
+	if chs == nil {
+		chs = map[chan struct{}]struct{}{}
+		w.names[name] = chs
+	}
+	chs[ch] = struct{}{}
+	context.AfterFunc(ctx, func() {
+		s.feed.mu.Lock()
+		defer s.feed.mu.Unlock()
+		if w.names != nil { // else follow closed ch when the watch ended
+			delete(w.names[name], ch)
+			if len(w.names[name]) == 0 {
+				delete(w.names, name)
+			}
+			close(ch)
+		}
+		s.leave(w)
+	})
+	return ch
+}
+
+// WatchChanges implements store.ChangeWatcher on the handle's one watch of
+// the election records (see hub): every election record written after
+// WatchChanges returns is named in a batch, session records included. It
+// returns when the member has confirmed the watch (at most the request
+// timeout; a channel that is closed already means it could not). The
+// channel closes when ctx ends, the store is closed, or the watch ends:
+// no leader, or a revision the watch needed was compacted (a feed far
+// behind). The caller then re-reads what it follows and watches again.
+func (s *Store) WatchChanges(ctx context.Context) <-chan []string {
+	out := make(chan []string)
+	f := &feed{pending: map[string]struct{}{}, signal: make(chan struct{}, 1)}
+	s.feed.mu.Lock()
+	w := s.join()
+	w.feeds[f] = struct{}{}
+	s.feed.mu.Unlock()
+	quit := func() {
+		s.feed.mu.Lock()
+		delete(w.feeds, f)
+		s.leave(w)
+		s.feed.mu.Unlock()
+	}
+	// A watch the member has confirmed reports every write after its
+	// start; events after this point reach f, which is subscribed already.
+	t := time.NewTimer(s.cfg.requestTimeout)
+	defer t.Stop()
+	select {
+	case <-w.ready:
+	case <-w.done:
+	case <-ctx.Done():
+	case <-t.C:
+	}
+	select {
+	case <-w.ready:
+	default:
+		quit()
+		close(out)
+		return out
+	}
+	go func() {
+		defer close(out)
+		defer quit()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-w.done:
+				return
+			case <-f.signal:
+			}
+			s.feed.mu.Lock()
+			batch := make([]string, 0, len(f.pending))
+			for n := range f.pending {
+				batch = append(batch, n)
+			}
+			clear(f.pending)
+			s.feed.mu.Unlock()
+			select {
+			case out <- batch:
+			case <-ctx.Done():
+				return
+			case <-w.done:
+				return
 			}
 		}
 	}()

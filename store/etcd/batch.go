@@ -1,0 +1,349 @@
+package etcd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/store/storedriver"
+)
+
+// The limits of one etcd transaction. A member refuses a transaction with
+// more than --max-txn-ops operations in its compare list or in either
+// branch (default 128: embed.DefaultMaxTxnOps) and a request larger than
+// --max-request-bytes (default 1.5 MiB), and applies nothing of it. The
+// batched calls (GetMany, SwapMany) cut their work into transactions
+// within these defaults: txnOps operations per list (one of them the
+// store's identity compare) and txnBytes of keys and values (below the
+// 1.5 MiB with room for the request's framing). A cluster configured with
+// lower limits refuses such a transaction; the call then halves both
+// budgets for the rest of the handle's life and sends the refused chunk
+// again in halves, so that it works there too, a little slower.
+const (
+	txnOps   = 128
+	txnBytes = 1 << 20
+)
+
+// batchInFlight is how many transactions of one GetMany or SwapMany are in
+// flight at once. The chunks of a batch touch disjoint keys and each swap
+// is independent, so their order does not matter; sending them together
+// lets the leader put them in one Raft proposal round instead of waiting a
+// commit per chunk. See BenchmarkSwapMany for the figures behind it.
+var batchInFlight = 8
+
+// opsBudget and bytesBudget return the handle's current limits of one
+// transaction (see txnOps).
+func (s *Store) opsBudget() int   { return txnOps >> s.shrink.Load() }
+func (s *Store) bytesBudget() int { return txnBytes >> s.shrink.Load() }
+
+// tooLarge reports whether the cluster refused a transaction for its size
+// or its number of operations.
+func tooLarge(err error) bool {
+	if errors.Is(err, rpctypes.ErrTooManyOps) || errors.Is(err, rpctypes.ErrRequestTooLarge) {
+		return true
+	}
+	var ee rpctypes.EtcdError
+	if errors.As(err, &ee) {
+		return false
+	}
+	st, ok := status.FromError(errors.Unwrap(err))
+	return ok && st.Code() == codes.ResourceExhausted
+}
+
+// chunk is a run [lo, hi) of a batch's items that goes into one
+// transaction.
+type chunk struct{ lo, hi int }
+
+// chunks cuts n items into runs within the handle's budgets: item i
+// needs ops(i) operations in the transaction's largest list and about
+// bytes(i) bytes of request. One item always gets a chunk of its own,
+// even above the budgets: the cluster then refuses it and says why.
+func (s *Store) chunks(n int, ops, bytes func(i int) int) []chunk {
+	maxOps, maxBytes := s.opsBudget()-1, s.bytesBudget() // -1: the identity compare
+	var out []chunk
+	lo, o, b := 0, 0, 0
+	for i := range n {
+		oi, bi := ops(i), bytes(i)
+		if i > lo && (o+oi > maxOps || b+bi > maxBytes) {
+			out = append(out, chunk{lo, i})
+			lo, o, b = i, 0, 0
+		}
+		o, b = o+oi, b+bi
+	}
+	if lo < n {
+		out = append(out, chunk{lo, n})
+	}
+	return out
+}
+
+// inParallel runs f on every chunk, at most batchInFlight at once, and
+// returns the first error (the others are cancelled). A chunk the cluster
+// refuses as too large is split in halves and sent again, and the
+// handle's budgets halve (down to one item per transaction).
+func (s *Store) inParallel(ctx context.Context, cs []chunk, f func(ctx context.Context, c chunk) error) error {
+	if len(cs) == 1 {
+		return s.splitting(ctx, cs[0], f)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		wg    sync.WaitGroup
+		once  sync.Once
+		first error
+		sem   = make(chan struct{}, batchInFlight)
+	)
+	for _, c := range cs {
+		sem <- struct{}{}
+		if ctx.Err() != nil {
+			break
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			if err := s.splitting(ctx, c, f); err != nil {
+				once.Do(func() { first = err; cancel() })
+			}
+		}()
+	}
+	wg.Wait()
+	if first == nil && ctx.Err() != nil {
+		// Cancelled before every chunk was sent: by the caller's ctx.
+		return s.unavailable(ctx, ctx, "batch", ctx.Err())
+	}
+	return first
+}
+
+func (s *Store) splitting(ctx context.Context, c chunk, f func(ctx context.Context, c chunk) error) error {
+	err := f(ctx, c)
+	if err == nil || c.hi-c.lo < 2 || !tooLarge(err) {
+		return err
+	}
+	if n := s.shrink.Load(); n < 7 {
+		s.shrink.CompareAndSwap(n, n+1)
+	}
+	mid := (c.lo + c.hi) / 2
+	if err := s.splitting(ctx, chunk{c.lo, mid}, f); err != nil {
+		return err
+	}
+	return s.splitting(ctx, chunk{mid, c.hi}, f)
+}
+
+// GetMany implements store.BatchGetter: one read-only transaction of gets
+// per chunk of names (about 127 names), chunks in parallel. Each
+// transaction is a linearizable read of its records, so every result is
+// too; the batch as a whole is not one snapshot. The records read are
+// remembered, so that a SwapMany on them (a bulk takeover) needs no read
+// of its own.
+func (s *Store) GetMany(ctx context.Context, names []string) ([]store.GetResult, error) {
+	res := make([]store.GetResult, len(names))
+	if len(names) == 0 {
+		return res, nil
+	}
+	err := s.inParallel(ctx, s.chunks(len(names), one, func(i int) int { return 2*len(names[i]) + 16 }),
+		func(ctx context.Context, c chunk) error {
+			ops := make([]clientv3.Op, 0, c.hi-c.lo)
+			for _, name := range names[c.lo:c.hi] {
+				ops = append(ops, clientv3.OpGet(s.keys.record(name)))
+			}
+			resp, err := s.txn(ctx, fmt.Sprintf("get %d records", len(ops)), nil, ops, nil)
+			if err != nil {
+				return err
+			}
+			for j, name := range names[c.lo:c.hi] {
+				cur, err := decodeRecord(name, rangeKV(resp, j))
+				if err != nil {
+					return err
+				}
+				if cur.rec.Version == 0 {
+					res[c.lo+j].Err = fmt.Errorf("election %q: %w", name, store.ErrNotFound)
+					s.forget(name)
+					continue
+				}
+				s.remember(name, cur)
+				res[c.lo+j].Record = cur.rec
+			}
+			return nil
+		})
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+func one(int) int { return 1 }
+
+// SwapMany implements store.BatchSwapper. etcd transactions are
+// all-or-nothing, while each swap of a batch must succeed or fail on its
+// own, so SwapMany sends one transaction per chunk comparing every swap's
+// version; when one fails, the records read in its else branch show which
+// swaps conflict, those get ErrConflict, and the rest are sent again (each
+// round removes at least one swap). A chunk holds up to 63 swaps with a
+// log event or 127 without (see txnOps), and up to batchInFlight chunks
+// are in flight at once: a batch of 1,000 takeovers is 16 transactions,
+// eight at a time. In steady state (swaps of records this handle read or
+// wrote, as after GetMany) there is no other round trip; records the
+// handle has not seen at the expected version are read first, in chunks
+// as GetMany reads. Swaps that fail validation (ErrInvalid) are not sent.
+// A name that appears more than once is swapped after the batch, in order,
+// as by Swap. If a transaction fails as a whole (ErrUnavailable), SwapMany
+// returns that error: other chunks may have been applied.
+func (s *Store) SwapMany(ctx context.Context, swaps []store.Swap) ([]store.SwapResult, error) {
+	res := make([]store.SwapResult, len(swaps))
+	seen := make(map[string]bool, len(swaps))
+	var batch, later []int
+	for i, sw := range swaps {
+		switch {
+		case sw.Record.Name == "":
+			res[i].Err = storedriver.CheckSwap(store.Record{}, sw)
+		case seen[sw.Record.Name]:
+			later = append(later, i)
+		default:
+			seen[sw.Record.Name] = true
+			batch = append(batch, i)
+		}
+	}
+	if err := s.readMissing(ctx, swaps, batch); err != nil {
+		return nil, err
+	}
+	now := s.now()
+	var ready []prepared
+	for _, i := range batch {
+		cur, ok := s.cachedAt(swaps[i].Record.Name, swaps[i].Expect)
+		if !ok {
+			// The read found another version (or no record): conflict.
+			cur = s.latest(swaps[i].Record.Name)
+		}
+		if err := storedriver.CheckSwap(cur.rec, swaps[i]); err != nil {
+			res[i].Err = err
+			continue
+		}
+		p := s.prepare(cur, swaps[i], now)
+		p.idx = i
+		ready = append(ready, p)
+	}
+	cs := s.chunks(len(ready), func(i int) int { return len(ready[i].ops) }, func(i int) int { return ready[i].size() })
+	err := s.inParallel(ctx, cs, func(ctx context.Context, c chunk) error {
+		left := ready[c.lo:c.hi:c.hi]
+		for len(left) > 0 {
+			var err error
+			if left, err = s.swapRound(ctx, left, res); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, i := range later {
+		rec, err := s.Swap(ctx, swaps[i])
+		if err != nil && !isPerSwap(err) {
+			return nil, err
+		}
+		res[i] = store.SwapResult{Record: rec, Err: err}
+	}
+	return res, nil
+}
+
+// size is about how many bytes p adds to a transaction request: its
+// compare, its writes and its else-branch read.
+func (p prepared) size() int {
+	n := 2*len(p.key) + 32
+	for _, o := range p.ops {
+		n += len(o.KeyBytes()) + len(o.ValueBytes()) + 16
+	}
+	return n
+}
+
+// isPerSwap reports whether err is the outcome of one swap rather than a
+// failure of the write as a whole.
+func isPerSwap(err error) bool {
+	return errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrInvalid)
+}
+
+// latest returns this handle's memory of name, or an absent record.
+func (s *Store) latest(name string) cached {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if c, ok := s.cache[name]; ok {
+		return c
+	}
+	return cached{rec: store.Record{Name: name}}
+}
+
+// readMissing reads, as GetMany does, the records of the swaps in batch
+// whose expected version this handle has not seen.
+func (s *Store) readMissing(ctx context.Context, swaps []store.Swap, batch []int) error {
+	var names []string
+	for _, i := range batch {
+		sw := swaps[i]
+		if sw.Expect == 0 {
+			continue
+		}
+		if _, ok := s.cachedAt(sw.Record.Name, sw.Expect); !ok {
+			names = append(names, sw.Record.Name)
+		}
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	_, err := s.GetMany(ctx, names)
+	return err
+}
+
+func (s *Store) forget(name string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.cache, name)
+}
+
+// swapRound sends one transaction for ready (one chunk) and records the
+// results; it returns the swaps to send again.
+func (s *Store) swapRound(ctx context.Context, ready []prepared, res []store.SwapResult) ([]prepared, error) {
+	cmps := make([]clientv3.Cmp, len(ready))
+	var then []clientv3.Op
+	els := make([]clientv3.Op, len(ready))
+	for j, p := range ready {
+		cmps[j] = p.cmp
+		then = append(then, p.ops...)
+		els[j] = clientv3.OpGet(p.key)
+	}
+	resp, err := s.txn(ctx, fmt.Sprintf("swap %d records", len(ready)), cmps, then, els)
+	if err != nil {
+		return nil, err
+	}
+	if resp.Succeeded {
+		for _, p := range ready {
+			p.rec.Version = resp.Header.Revision
+			s.remember(p.sw.Record.Name, cached{rec: p.rec, logSeq: p.logSeq})
+			res[p.idx] = store.SwapResult{Record: p.rec}
+		}
+		return nil, nil
+	}
+	var left []prepared
+	for j, p := range ready {
+		kv := rangeKV(resp, j)
+		var v int64
+		if kv != nil {
+			v = kv.ModRevision
+		}
+		if v == p.sw.Expect {
+			left = append(left, p)
+			continue
+		}
+		res[p.idx].Err = s.conflict(p.sw.Record.Name, p.sw, kv)
+	}
+	if len(left) == len(ready) {
+		// Cannot happen: a failed compare shows in the else branch.
+		return nil, fmt.Errorf("etcd swap: %w: batch compare failed with no conflicting record", store.ErrUnavailable)
+	}
+	return left, nil
+}
