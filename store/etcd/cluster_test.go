@@ -82,6 +82,7 @@ func TestQuorumLoss(t *testing.T) {
 	wctx, wcancel := context.WithCancel(context.Background())
 	defer wcancel()
 	watch := s.Watch(wctx, "q")
+	feed := s.WatchChanges(wctx)
 
 	c.Stop(1)
 	c.Stop(2)
@@ -107,6 +108,12 @@ func TestQuorumLoss(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("the watch did not end within 10s of the quorum loss")
+	}
+	// The change feed rides on the same etcd watch: it ends with it.
+	select {
+	case <-drain(feed):
+	case <-time.After(10 * time.Second):
+		t.Fatal("the change feed did not end within 10s of the quorum loss")
 	}
 
 	for _, i := range []int{1, 2} {
@@ -138,7 +145,7 @@ func TestQuorumLoss(t *testing.T) {
 }
 
 // drain returns a channel that closes when ch closes, discarding values.
-func drain(ch <-chan struct{}) <-chan struct{} {
+func drain[T any](ch <-chan T) <-chan struct{} {
 	out := make(chan struct{})
 	go func() {
 		for range ch {

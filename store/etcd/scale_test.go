@@ -1,0 +1,315 @@
+package etcd_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.etcd.io/etcd/server/v3/embed"
+	"go.uber.org/zap"
+
+	"github.com/batonhq/baton/internal/testenv"
+	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/store/etcd"
+)
+
+// putRaw writes keys under prefix as they are, bypassing the store.
+func putRaw(t *testing.T, cli *clientv3.Client, prefix string, kvs ...string) {
+	t.Helper()
+	ctx := bg(t, 10*time.Second)
+	for i := 0; i < len(kvs); i += 2 {
+		if _, err := cli.Put(ctx, prefix+kvs[i], kvs[i+1]); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// version1Store writes, key by key, a store as a baton of schema version 1
+// left it: one election record with its log, a job and a run.
+func version1Store(t *testing.T, cli *clientv3.Client, prefix string) {
+	putRaw(t, cli, prefix,
+		"schema", "1",
+		"e/billing", `{"holder":"n1","incarnation":"i1","token":3,"lease":15000000000,"updated":"2026-01-02T03:04:05Z","log_seq":1}`,
+		"l/billing/00000000000000000001", `{"kind":"acquired","holder":"n1","incarnation":"i1","token":3,"time":"2026-01-02T03:04:05Z"}`,
+		"j/billing", `{"schedule":"every 24h","created":"2026-01-01T00:00:00Z"}`,
+		"r/billing/2026-01-02T00:00:00Z", `{"scheduled":"2026-01-02T00:00:00Z","state":"done","token":3,"holder":"n1","attempt":1,"started":"2026-01-02T00:00:01Z","finished":"2026-01-02T00:00:02Z","exit_code":0}`,
+	)
+}
+
+func schemaKey(t *testing.T, cli *clientv3.Client, prefix string) (value string, createRev int64) {
+	t.Helper()
+	resp, err := cli.Get(bg(t, 10*time.Second), prefix+"schema")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.Kvs) == 0 {
+		return "", 0
+	}
+	return string(resp.Kvs[0].Value), resp.Kvs[0].CreateRevision
+}
+
+// TestUpgradeFromVersion1 opens a store written by schema version 1: a
+// read-only open reads it as it is; a writable open upgrades it in place,
+// keeping records, log, jobs and runs, and a handle opened before the
+// upgrade (as an older baton's would be) can no longer write.
+func TestUpgradeFromVersion1(t *testing.T) {
+	c := sharedCluster(t)
+	prefix := freshPrefix(t)
+	raw := openStore(t, c.Endpoints(), etcd.WithPrefix("/raw-"+prefix[1:]))
+	defer raw.Close()
+	cli := raw.Client()
+	version1Store(t, cli, prefix)
+	_, oldRev := schemaKey(t, cli, prefix)
+	ctx := bg(t, 20*time.Second)
+
+	ro := openStore(t, c.Endpoints(), etcd.WithPrefix(prefix), etcd.WithReadOnly())
+	defer ro.Close()
+	if rec, err := ro.Get(ctx, "billing"); err != nil || rec.Holder != "n1" || rec.Token != 3 || rec.Session != "" {
+		t.Fatalf("read-only Get of a version 1 record = %+v, %v", rec, err)
+	}
+	if v, rev := schemaKey(t, cli, prefix); v != "1" || rev != oldRev {
+		t.Fatalf("a read-only open changed the schema key: %q at %d", v, rev)
+	}
+
+	s := openStore(t, c.Endpoints(), etcd.WithPrefix(prefix))
+	defer s.Close()
+	v, newRev := schemaKey(t, cli, prefix)
+	if v != strconv.Itoa(etcd.SchemaVersion) || newRev == oldRev {
+		t.Fatalf("after a writable open the schema key is %q created at %d (was created at %d), want %d created afresh", v, newRev, oldRev, etcd.SchemaVersion)
+	}
+	// A handle of the older baton compares the schema key's old create
+	// revision in every write: its takeover is not applied.
+	old, err := cli.Txn(ctx).If(clientv3.Compare(clientv3.CreateRevision(prefix+"schema"), "=", oldRev)).
+		Then(clientv3.OpPut(prefix+"e/billing", `{"holder":"old","incarnation":"i9","token":4,"lease":15000000000,"log_seq":1}`)).Commit()
+	if err != nil || old.Succeeded {
+		t.Fatalf("a write of a handle opened before the upgrade: succeeded %v, %v", old != nil && old.Succeeded, err)
+	}
+	if _, err := etcd.Open(ctx, c.Endpoints(), etcd.WithPrefix(prefix)); err != nil {
+		t.Fatalf("a second open of the upgraded store: %v", err)
+	}
+
+	rec, err := s.Get(ctx, "billing")
+	if err != nil || rec.Holder != "n1" || rec.Incarnation != "i1" || rec.Token != 3 || rec.Lease != 15*time.Second {
+		t.Fatalf("record after the upgrade = %+v, %v", rec, err)
+	}
+	if job, err := s.GetJob(ctx, "billing"); err != nil || job.Schedule != "every 24h" {
+		t.Fatalf("job after the upgrade = %+v, %v", job, err)
+	}
+	if runs, err := s.Runs(ctx, "billing", "", 0); err != nil || len(runs) != 1 || runs[0].State != store.Done {
+		t.Fatalf("runs after the upgrade = %+v, %v", runs, err)
+	}
+	// It runs: a takeover through a session continues the log.
+	sess, err := s.Swap(ctx, store.Swap{Record: store.Record{Name: store.SessionPrefix + "n2/i1/1", Holder: "n2", Incarnation: "i1", Lease: 15 * time.Second}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Swap(ctx, store.Swap{Expect: rec.Version, Event: store.TakenOver,
+		Record: store.Record{Name: "billing", Holder: "n2", Incarnation: "i1", Session: sess.Name, Token: 4, Lease: 15 * time.Second}}); err != nil {
+		t.Fatal(err)
+	}
+	evs, err := s.History(ctx, "billing", 0, 0)
+	if err != nil || len(evs) != 2 || evs[0].Kind != store.Acquired || evs[1].Seq != 2 || evs[1].Token != 4 {
+		t.Fatalf("History after the upgrade = %+v, %v", evs, err)
+	}
+	if got, err := ro.Get(ctx, "billing"); err != nil || got.Session != sess.Name {
+		t.Fatalf("the read-only handle opened before the upgrade reads %+v, %v", got, err)
+	}
+}
+
+// TestUpgradeInterrupted: a process that died between the upgrade's two
+// transactions left the marker and no schema key; the next open finishes
+// the upgrade, and a read-only open asks to retry meanwhile.
+func TestUpgradeInterrupted(t *testing.T) {
+	c := sharedCluster(t)
+	prefix := freshPrefix(t)
+	raw := openStore(t, c.Endpoints(), etcd.WithPrefix("/raw-"+prefix[1:]))
+	defer raw.Close()
+	cli := raw.Client()
+	version1Store(t, cli, prefix)
+	ctx := bg(t, 20*time.Second)
+	if _, err := cli.Delete(ctx, prefix+"schema"); err != nil {
+		t.Fatal(err)
+	}
+	putRaw(t, cli, prefix, "schema-upgrade", "2")
+
+	if _, err := etcd.Open(ctx, c.Endpoints(), etcd.WithPrefix(prefix), etcd.WithReadOnly()); !errors.Is(err, store.ErrUnavailable) {
+		t.Fatalf("read-only open during an upgrade: %v, want ErrUnavailable", err)
+	}
+	s := openStore(t, c.Endpoints(), etcd.WithPrefix(prefix))
+	defer s.Close()
+	if v, _ := schemaKey(t, cli, prefix); v != strconv.Itoa(etcd.SchemaVersion) {
+		t.Fatalf("schema key after the upgrade was finished: %q", v)
+	}
+	if resp, err := cli.Get(ctx, prefix+"schema-upgrade"); err != nil || len(resp.Kvs) != 0 {
+		t.Fatalf("the upgrade marker is left: %v %v", resp, err)
+	}
+	if rec, err := s.Get(ctx, "billing"); err != nil || rec.Token != 3 {
+		t.Fatalf("record after the upgrade = %+v, %v", rec, err)
+	}
+}
+
+// watchers returns the number of watchers the process's embedded members
+// have (the members' own gauge; every member in this process adds to it).
+func watchers(t *testing.T) int {
+	t.Helper()
+	mfs, err := prometheus.DefaultGatherer.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == "etcd_debugging_mvcc_watcher_total" {
+			return int(mf.GetMetric()[0].GetGauge().GetValue())
+		}
+	}
+	t.Fatal("the members report no etcd_debugging_mvcc_watcher_total")
+	return 0
+}
+
+// TestOneWatchPerHandle watches 1,000 names and follows two change feeds
+// through one handle: the member has one watcher more, not 1,002; every
+// channel gets its notification; when the callers are done the watcher is
+// gone.
+func TestOneWatchPerHandle(t *testing.T) {
+	c := sharedCluster(t)
+	s := openStore(t, c.Endpoints(), etcd.WithPrefix(freshPrefix(t)))
+	defer s.Close()
+	ctx := bg(t, 20*time.Second)
+	before := watchers(t)
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	const n = 1000
+	chs := make([]<-chan struct{}, n)
+	for i := range chs {
+		chs[i] = s.Watch(wctx, fmt.Sprintf("w%04d", i))
+	}
+	feeds := []<-chan []string{s.WatchChanges(wctx), s.WatchChanges(wctx)}
+	if got := watchers(t) - before; got > 1 {
+		t.Fatalf("%d watches and 2 feeds on one handle made %d etcd watchers, want 1", n, got)
+	}
+	swaps := make([]store.Swap, n)
+	for i := range swaps {
+		swaps[i] = store.Swap{Record: acquire(fmt.Sprintf("w%04d", i), "n1", 1), Event: store.Acquired}
+	}
+	if _, err := s.SwapMany(ctx, swaps); err != nil {
+		t.Fatal(err)
+	}
+	for i, ch := range chs {
+		select {
+		case _, ok := <-ch:
+			if !ok {
+				t.Fatalf("watch of w%04d closed", i)
+			}
+		case <-ctx.Done():
+			t.Fatalf("no notification on the watch of w%04d", i)
+		}
+	}
+	for i, f := range feeds {
+		seen := map[string]bool{}
+		for len(seen) < n {
+			select {
+			case batch, ok := <-f:
+				if !ok {
+					t.Fatalf("feed %d closed", i)
+				}
+				for _, name := range batch {
+					seen[name] = true
+				}
+			case <-ctx.Done():
+				t.Fatalf("feed %d named %d of %d changed records", i, len(seen), n)
+			}
+		}
+	}
+	cancel()
+	for _, ch := range chs {
+		<-drain(ch)
+	}
+	for _, f := range feeds {
+		<-drain(f)
+	}
+	eventually(t, "the watcher ends", 10*time.Second, func(context.Context) error {
+		if w := watchers(t); w > before {
+			return fmt.Errorf("%d watchers, %d before", w, before)
+		}
+		return nil
+	})
+}
+
+// TestLowTxnLimits runs batches on a member that allows 16 operations per
+// transaction (etcd's default is 128): the calls cut their transactions
+// smaller and every swap and read is done.
+func TestLowTxnLimits(t *testing.T) {
+	ep := startMember(t, func(cfg *embed.Config) { cfg.MaxTxnOps = 16 })
+	s := openStore(t, []string{ep}, etcd.WithPrefix("/low/"))
+	defer s.Close()
+	ctx := bg(t, 30*time.Second)
+	const n = 300
+	names := make([]string, n)
+	swaps := make([]store.Swap, n)
+	for i := range swaps {
+		names[i] = fmt.Sprintf("low-%03d", i)
+		swaps[i] = store.Swap{Record: acquire(names[i], "n1", 1), Event: store.Acquired}
+	}
+	res, err := s.SwapMany(ctx, swaps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range res {
+		if r.Err != nil {
+			t.Fatalf("swap %d: %v", i, r.Err)
+		}
+	}
+	fresh := openStore(t, []string{ep}, etcd.WithPrefix("/low/"))
+	defer fresh.Close()
+	got, err := fresh.GetMany(ctx, names)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range got {
+		if r.Err != nil || r.Record.Version != res[i].Record.Version {
+			t.Fatalf("GetMany %d = %+v", i, r)
+		}
+	}
+}
+
+// startMember starts a single etcd member configured by set, for the
+// test, and returns its client endpoint.
+func startMember(t *testing.T, set func(*embed.Config)) string {
+	t.Helper()
+	port := func() url.URL {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		return url.URL{Scheme: "http", Host: l.Addr().String()}
+	}
+	client, peer := port(), port()
+	cfg := embed.NewConfig()
+	cfg.Name = "low"
+	cfg.Dir = t.TempDir()
+	cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{client}, []url.URL{client}
+	cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{peer}, []url.URL{peer}
+	cfg.InitialCluster = "low=" + peer.String()
+	cfg.LogLevel = "error"
+	cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(zap.NewNop())
+	cfg.UnsafeNoFsync = true
+	set(cfg)
+	e, err := embed.StartEtcd(cfg)
+	if err != nil {
+		testenv.Require(t, "etcd", err.Error())
+	}
+	t.Cleanup(e.Close)
+	select {
+	case <-e.Server.ReadyNotify():
+	case <-time.After(30 * time.Second):
+		t.Fatal("the member did not become ready within 30s")
+	}
+	return client.Host
+}
