@@ -37,11 +37,13 @@
 // All keys live under a prefix (default "/baton/"); names are path-escaped
 // so that a name containing "/" cannot reach into another name's keys:
 //
-//	<prefix>schema                    schema version ("1")
-//	<prefix>e/<name>                  election record (JSON)
+//	<prefix>schema                    schema version ("2")
+//	<prefix>schema-upgrade            only between the two steps of an upgrade from "1"
+//	<prefix>e/<name>                  election record (JSON), session records included
 //	<prefix>l/<name>/<seq, 20 digits> election log event (JSON)
 //	<prefix>j/<job>                   job registration (JSON)
 //	<prefix>r/<job>/<period>          run ledger row (JSON)
+//	<prefix>c/<name>/<node>           candidate row (JSON)
 //
 // A prefix must end with "/". Open refuses a prefix that lies inside
 // another baton store's (a schema key at an ancestor, such as
@@ -58,4 +60,34 @@
 // event, so the transaction that changes the record also writes the next
 // log key; the revision compare on the record guarantees no two writers use
 // the same sequence number.
+//
+// # Schema versions
+//
+// Version 2 added the session a record is held through (store.Record.Session)
+// to the record's value. A writable Open of a version 1 store upgrades it in
+// place (no record is rewritten) and gives its schema key a new create
+// revision, so that processes of an older baton that opened it before fail
+// their next write with store.ErrReplaced and stop, and an older baton's
+// Open refuses the store: an older baton would read a name held through a
+// live session as a record nobody renews and take it over. Upgrade every
+// process of a deployment together. A read-only Open reads a version 1
+// store as it is.
+//
+// # Many names
+//
+// GetMany and SwapMany cut their work into transactions within etcd's
+// default limits (128 operations per transaction list, 1.5 MiB per
+// request), up to 63 swaps with a log event or 127 without per
+// transaction, and send up to eight at once; a cluster configured with
+// lower limits makes them send smaller ones. GetMany of many names whose
+// keys lie together reads their key range instead. A session's renewal is
+// one transaction on the session record, whatever the number of names held
+// through it.
+//
+// A Store handle follows the election records with one etcd watch on
+// their key prefix, started by the first watcher and ended with the last:
+// every WatchChanges feed and every per-name Watch of the handle rides on
+// it, so a process following 100,000 names costs the cluster one watcher,
+// and each write costs the handle a look-up of its name, whatever the
+// number of records stored or watched.
 package etcd

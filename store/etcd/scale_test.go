@@ -267,6 +267,7 @@ func TestLowTxnLimits(t *testing.T) {
 	}
 	fresh := openStore(t, []string{ep}, etcd.WithPrefix("/low/"))
 	defer fresh.Close()
+	defer etcd.SetRangeMinNames(etcd.SetRangeMinNames(1 << 30)) // gets in transactions
 	got, err := fresh.GetMany(ctx, names)
 	if err != nil {
 		t.Fatal(err)
@@ -312,4 +313,43 @@ func startMember(t *testing.T, set func(*embed.Config)) string {
 		t.Fatal("the member did not become ready within 30s")
 	}
 	return client.Host
+}
+
+// TestGetManyPaths reads many names whose keys lie together (a range read)
+// and names spread among many other records (gets in transactions), with
+// a missing name and a repeated one each time: both ways give what Get
+// gives.
+func TestGetManyPaths(t *testing.T) {
+	c := sharedCluster(t)
+	s := openStore(t, c.Endpoints(), etcd.WithPrefix(freshPrefix(t)))
+	defer s.Close()
+	ctx := bg(t, 30*time.Second)
+	var swaps []store.Swap
+	for i := range 900 {
+		swaps = append(swaps, store.Swap{Record: acquire(fmt.Sprintf("p-%03d", i), "n1", uint64(i)), Event: store.Acquired})
+	}
+	if _, err := s.SwapMany(ctx, swaps); err != nil {
+		t.Fatal(err)
+	}
+	for _, every := range []int{2, 3} { // 2: dense enough for a range read; 3: not
+		t.Run(fmt.Sprintf("every-%d", every), func(t *testing.T) {
+			var names []string
+			for i := 0; i < 900; i += every {
+				names = append(names, fmt.Sprintf("p-%03d", i))
+			}
+			names = append(names, "p-0000", names[5]) // missing (sorts inside the range), repeated
+			fresh := openStore(t, c.Endpoints(), etcd.WithPrefix(s.Prefix()))
+			defer fresh.Close()
+			got, err := fresh.GetMany(ctx, names)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, name := range names {
+				want, werr := s.Get(ctx, name)
+				if (werr == nil) != (got[i].Err == nil) || !errors.Is(got[i].Err, store.ErrNotFound) && got[i].Err != nil || want != got[i].Record {
+					t.Fatalf("GetMany %s = %+v, %v; Get = %+v, %v", name, got[i].Record, got[i].Err, want, werr)
+				}
+			}
+		})
+	}
 }
