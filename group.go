@@ -41,6 +41,10 @@ type Group struct {
 	stats  GroupStats
 }
 
+// checkWithFeed is how many leases pass between two re-reads of a held or
+// awaited name when the store has a change feed (without one: one lease).
+const checkWithFeed = 4
+
 // want is why the Group campaigns for a name.
 type want struct {
 	hold    bool        // Hold: campaign again whenever a term ends
@@ -80,9 +84,16 @@ func NewGroup(st store.Store, opts ...Option) (*Group, error) {
 	}
 	cfg.logger = cfg.logger.With("node", cfg.node)
 	g := &Group{st: st, cfg: cfg, terms: map[string]*Term{}, wants: map[string]*want{}}
-	g.d = newDriver(st, cfg, election.NewGroup(cfg.machine(), true))
+	mc := cfg.machine()
+	w, feed := st.(store.ChangeWatcher)
+	if feed {
+		// The feed reports every change; the re-reads that stand in for
+		// a missed one can be rare.
+		mc.Check = checkWithFeed * cfg.lease
+	}
+	g.d = newDriver(st, cfg, election.NewGroup(mc, true))
 	g.d.announce = g.announce
-	if w, ok := st.(store.ChangeWatcher); ok {
+	if feed {
 		g.d.watch = w.WatchChanges
 	}
 	return g, nil

@@ -37,10 +37,8 @@ type Group struct {
 	cfg      Config
 	sessions bool
 
-	names  map[string]*Machine
-	phases map[string]phase     // each name's phase after its last step
-	count  [4]int               // names per phase
-	due    map[string]time.Time // the timer each name has in timers
+	names  map[string]*entry
+	count  [4]int // names per phase
 	timers timerHeap
 
 	// Session mode.
@@ -52,7 +50,6 @@ type Group struct {
 	// Contenders waiting on other processes' sessions.
 	obs     map[string]*observer
 	waiters map[string]map[string]struct{} // session -> names
-	awaitOf map[string]string              // name -> session it awaits
 	dead    map[string]struct{}            // sessions known to be dead
 
 	// Re-reads of held names (session mode).
@@ -63,6 +60,14 @@ type Group struct {
 	out int // store requests sent and not answered
 }
 
+// entry is one name's machine and what the group keeps about it.
+type entry struct {
+	m     *Machine
+	phase phase     // the machine's phase after its last step
+	due   time.Time // the timer it has in timers (zero: none)
+	await string    // the session it awaits ("" none)
+}
+
 // NewGroup returns an idle Group. cfg.Name is ignored; cfg.Check is how
 // often each held name is re-read in session mode (0: Lease).
 func NewGroup(cfg Config, sessions bool) *Group {
@@ -71,10 +76,8 @@ func NewGroup(cfg Config, sessions bool) *Group {
 	}
 	g := &Group{
 		cfg: cfg, sessions: sessions,
-		names: map[string]*Machine{}, phases: map[string]phase{}, due: map[string]time.Time{},
-		waitOwn: map[string]struct{}{}, obs: map[string]*observer{},
-		waiters: map[string]map[string]struct{}{}, awaitOf: map[string]string{},
-		dead: map[string]struct{}{},
+		names: map[string]*entry{}, waitOwn: map[string]struct{}{}, obs: map[string]*observer{},
+		waiters: map[string]map[string]struct{}{}, dead: map[string]struct{}{},
 	}
 	return g
 }
@@ -86,7 +89,12 @@ func SessionName(node, incarnation string, seq int) string {
 }
 
 // Machine returns the machine of name, or nil before its first Start.
-func (g *Group) Machine(name string) *Machine { return g.names[name] }
+func (g *Group) Machine(name string) *Machine {
+	if e := g.names[name]; e != nil {
+		return e.m
+	}
+	return nil
+}
 
 // Session returns the name of the group's session record and whether that
 // session is alive ("" without one).
@@ -116,7 +124,7 @@ func (g *Group) Next() time.Time {
 	var at time.Time
 	for len(g.timers) > 0 {
 		top := g.timers[0]
-		if d, ok := g.due[top.name]; ok && d.Equal(top.at) {
+		if e := g.names[top.name]; e != nil && e.due.Equal(top.at) {
 			at = top.at
 			break
 		}
@@ -179,16 +187,15 @@ func (g *Group) Step(now time.Time, ev Event) []Action {
 }
 
 func (g *Group) start(now time.Time, name string) []Action {
-	m := g.names[name]
-	if m == nil {
+	if g.names[name] == nil {
 		cfg := g.cfg
 		cfg.Name = name
-		m = New(cfg)
+		m := New(cfg)
 		if g.sessions {
 			m.sess = &g.view
 		}
-		g.names[name] = m
-		g.phases[name] = idle
+		g.names[name] = &entry{m: m, phase: idle}
+		g.count[idle]++
 	}
 	var acts []Action
 	if g.sessions && g.sm == nil {
@@ -216,10 +223,10 @@ func (g *Group) resign(now time.Time, ev Resign) []Action {
 	// Every name. Through a session, the terms end together and the
 	// session record is given up: one write frees every name.
 	var acts []Action
-	for name, m := range g.names {
-		if g.sessions && m.phase == leading {
-			acts = append(acts, m.sessionLost(ErrResigned)...)
-			g.track(now, name, m)
+	for name, e := range g.names {
+		if g.sessions && e.m.phase == leading {
+			acts = append(acts, e.m.sessionLost(ErrResigned)...)
+			g.track(now, name, e)
 			continue
 		}
 		acts = append(acts, g.stepName(now, name, Resign{})...)
@@ -231,10 +238,11 @@ func (g *Group) tick(now time.Time) []Action {
 	var acts []Action
 	for len(g.timers) > 0 && !now.Before(g.timers[0].at) {
 		t := heap.Pop(&g.timers).(timer)
-		if d, ok := g.due[t.name]; !ok || !d.Equal(t.at) {
+		e := g.names[t.name]
+		if e == nil || !e.due.Equal(t.at) {
 			continue
 		}
-		delete(g.due, t.name)
+		e.due = time.Time{}
 		acts = append(acts, g.stepName(now, t.name, Tick{})...)
 	}
 	if g.sm != nil {
@@ -264,7 +272,7 @@ func (g *Group) check(now time.Time) []Action {
 	if len(g.order) > 2*g.count[leading]+64 {
 		kept, seen := g.order[:0], map[string]bool{}
 		for _, name := range g.order {
-			if g.names[name].phase == leading && !seen[name] {
+			if g.names[name].m.phase == leading && !seen[name] {
 				kept, seen[name] = append(kept, name), true
 			}
 		}
@@ -277,7 +285,7 @@ func (g *Group) check(now time.Time) []Action {
 		}
 		name := g.order[g.next]
 		g.next++
-		if g.names[name].phase == leading {
+		if g.names[name].m.phase == leading {
 			acts = append(acts, g.stepName(now, name, Check{})...)
 			n--
 		}
@@ -308,9 +316,9 @@ func (g *Group) reply(now time.Time, name string, ev Event) []Action {
 // stepName steps the machine of name and handles what it asks of the
 // group.
 func (g *Group) stepName(now time.Time, name string, ev Event) []Action {
-	m := g.names[name]
-	acts := g.filter(now, name, m.Step(now, ev))
-	g.track(now, name, m)
+	e := g.names[name]
+	acts := g.filter(now, name, e.m.Step(now, ev))
+	g.track(now, name, e)
 	return acts
 }
 
@@ -342,14 +350,13 @@ func (g *Group) filter(now time.Time, name string, in []Action) []Action {
 // tells the machine at once.
 func (g *Group) await(now time.Time, name, s string) []Action {
 	if _, ok := g.dead[s]; ok {
-		m := g.names[name]
-		return g.filter(now, name, m.Step(now, SessionEnded{Session: s}))
+		return g.filter(now, name, g.names[name].m.Step(now, SessionEnded{Session: s}))
 	}
 	if g.waiters[s] == nil {
 		g.waiters[s] = map[string]struct{}{}
 	}
 	g.waiters[s][name] = struct{}{}
-	g.awaitOf[name] = s
+	g.names[name].await = s
 	if g.obs[s] == nil {
 		o := &observer{name: s}
 		g.obs[s] = o
@@ -373,7 +380,7 @@ func (g *Group) afterObserver(now time.Time, s string, acts []Action) []Action {
 	waiting := g.waiters[s]
 	delete(g.waiters, s)
 	for name := range waiting {
-		if g.awaitOf[name] == s {
+		if g.names[name].await == s {
 			acts = append(acts, g.stepName(now, name, SessionEnded{Session: s})...)
 		}
 	}
@@ -381,26 +388,24 @@ func (g *Group) afterObserver(now time.Time, s string, acts []Action) []Action {
 }
 
 // track records name's phase, timer and awaited session after a step.
-func (g *Group) track(now time.Time, name string, m *Machine) {
-	if p := g.phases[name]; p != m.phase {
-		g.count[p]--
+func (g *Group) track(now time.Time, name string, e *entry) {
+	m := e.m
+	if e.phase != m.phase {
+		g.count[e.phase]--
 		g.count[m.phase]++
-		g.phases[name] = m.phase
+		e.phase = m.phase
 	}
-	at := m.Next()
-	if d, ok := g.due[name]; !ok || !d.Equal(at) {
-		if at.IsZero() {
-			delete(g.due, name)
-		} else {
-			g.due[name] = at
+	if at := m.Next(); !e.due.Equal(at) {
+		e.due = at
+		if !at.IsZero() {
 			heap.Push(&g.timers, timer{at: at, name: name})
 		}
 	}
 	if m.waitOwn {
 		g.waitOwn[name] = struct{}{}
 	}
-	if s, ok := g.awaitOf[name]; ok && (m.awaiting != s || m.phase != contending) {
-		delete(g.awaitOf, name)
+	if s := e.await; s != "" && (m.awaiting != s || m.phase != contending) {
+		e.await = ""
 		if w := g.waiters[s]; w != nil {
 			delete(w, name)
 			if len(w) == 0 {
@@ -425,7 +430,7 @@ func (g *Group) stepSession(now time.Time, ev Event) []Action {
 			g.view.alive, g.view.deadline = true, a.Deadline
 			for name := range g.waitOwn {
 				delete(g.waitOwn, name)
-				m := g.names[name]
+				m := g.names[name].m
 				if m.phase == contending && m.waitOwn {
 					m.waitOwn = false
 					out = append(out, g.stepName(now, name, Changed{})...)
@@ -440,21 +445,21 @@ func (g *Group) stepSession(now time.Time, ev Event) []Action {
 			out = append(out, Extended{Deadline: a.Deadline})
 		case Lost:
 			g.view.alive = false
-			for name, m := range g.names {
-				if m.phase == leading || (m.phase == releasing && m.sess != nil) {
-					out = append(out, m.sessionLost(a.Cause)...)
-					g.track(now, name, m)
+			for name, e := range g.names {
+				if e.m.phase == leading || (e.m.phase == releasing && e.m.sess != nil) {
+					out = append(out, e.m.sessionLost(a.Cause)...)
+					g.track(now, name, e)
 				}
 			}
 		case Failed:
 			// The store failed for good while the session was being made:
 			// every campaign ends.
 			g.sm = nil
-			for name, m := range g.names {
-				if m.phase == contending {
-					m.phase, m.waitOwn = idle, false
+			for name, e := range g.names {
+				if e.m.phase == contending {
+					e.m.phase, e.m.waitOwn = idle, false
 					out = append(out, Failed{Name: name, Err: a.Err})
-					g.track(now, name, m)
+					g.track(now, name, e)
 				}
 			}
 			clear(g.waitOwn)
