@@ -17,7 +17,8 @@
 // client connected to a member on the minority side reaches that member and
 // sees it lose its leader.
 //
-// Nothing here is for production: members write without fsync.
+// Nothing here is for production: members write without fsync, except
+// those of StartDurable (for benchmarks).
 package etcdtest
 
 import (
@@ -60,6 +61,8 @@ type Cluster struct {
 	initial string // initial-cluster flag value
 	members []*member
 
+	fsync bool // members write with fsync (StartDurable)
+
 	mu     sync.Mutex
 	groups []int // partition group per member; 0 = connected to all
 	closed bool
@@ -92,7 +95,14 @@ func StartCluster(t testing.TB, n int) *Cluster {
 // Start starts an n-member cluster (n is 1, 3 or 5) and waits until it has
 // a leader. The caller must Close it. It is StartCluster for TestMain and
 // other places without a testing.TB.
-func Start(n int) (*Cluster, error) {
+func Start(n int) (*Cluster, error) { return start(n, false) }
+
+// StartDurable is Start with members that fsync their writes, as a
+// production cluster does: for benchmarks whose figures must include the
+// cost of durable writes.
+func StartDurable(n int) (*Cluster, error) { return start(n, true) }
+
+func start(n int, fsync bool) (*Cluster, error) {
 	if n != 1 && n != 3 && n != 5 {
 		return nil, fmt.Errorf("etcdtest: a cluster has 1, 3 or 5 members, not %d", n)
 	}
@@ -100,7 +110,7 @@ func Start(n int) (*Cluster, error) {
 	if err != nil {
 		return nil, fmt.Errorf("etcdtest: %w", err)
 	}
-	c := &Cluster{dir: dir, token: "baton-" + filepath.Base(dir), groups: make([]int, n)}
+	c := &Cluster{dir: dir, token: "baton-" + filepath.Base(dir), groups: make([]int, n), fsync: fsync}
 	// Hold every port while choosing, so that no two choices collide; the
 	// member ports are released just before etcd binds them.
 	var held []net.Listener
@@ -177,7 +187,7 @@ func (c *Cluster) config(i int) *embed.Config {
 	cfg.ElectionMs = uint(ElectionTimeout / time.Millisecond)
 	cfg.LogLevel = "error"
 	cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(quietLogger())
-	cfg.UnsafeNoFsync = true
+	cfg.UnsafeNoFsync = !c.fsync
 	cfg.EnableGRPCGateway = false
 	return cfg
 }

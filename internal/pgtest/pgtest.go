@@ -75,6 +75,8 @@ type Server struct {
 
 	external string // BATON_PG_URL, when set
 
+	fsync bool // StartDurableServer: fsync and synchronous commits on
+
 	mu     sync.Mutex
 	cmd    *exec.Cmd
 	exited chan struct{}
@@ -83,12 +85,19 @@ type Server struct {
 // StartServer initialises a new cluster in a temporary directory and starts
 // it. The caller must Close it. The error wraps ErrNotInstalled when the
 // binaries are missing.
-func StartServer() (*Server, error) {
+func StartServer() (*Server, error) { return startServer(false) }
+
+// StartDurableServer is StartServer with fsync, synchronous commits and
+// full page writes on, as a production server runs: for benchmarks whose
+// figures must include the cost of durable commits.
+func StartDurableServer() (*Server, error) { return startServer(true) }
+
+func startServer(fsync bool) (*Server, error) {
 	bindir, err := findBinDir()
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{bindir: bindir}
+	s := &Server{bindir: bindir, fsync: fsync}
 	if os.Geteuid() == 0 {
 		u, err := user.Lookup("postgres")
 		if err != nil {
@@ -209,16 +218,17 @@ func (s *Server) Start() error {
 		return err
 	}
 	defer logf.Close() // the child holds its own descriptor
-	cmd := s.command(filepath.Join(s.bindir, "postgres"),
+	durability := []string{"-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off"}
+	if s.fsync {
+		durability = []string{"-c", "fsync=on", "-c", "synchronous_commit=on", "-c", "full_page_writes=on"}
+	}
+	cmd := s.command(filepath.Join(s.bindir, "postgres"), append([]string{
 		"-D", s.data,
 		"-p", strconv.Itoa(s.port),
 		"-c", "listen_addresses=127.0.0.1",
-		"-c", "unix_socket_directories="+s.dir,
-		"-c", "fsync=off",
-		"-c", "synchronous_commit=off",
-		"-c", "full_page_writes=off",
+		"-c", "unix_socket_directories=" + s.dir,
 		"-c", "max_connections=300",
-	)
+	}, durability...)...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	// If the test binary dies, the postmaster gets an immediate-shutdown
 	// signal instead of running on.
