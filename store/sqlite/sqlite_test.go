@@ -69,6 +69,7 @@ func TestOpenInvalidOptions(t *testing.T) {
 		{"WithBusyTimeout", sqlite.WithBusyTimeout(0)},
 		{"WithWatchInterval", sqlite.WithWatchInterval(-time.Second)},
 		{"WithTime", sqlite.WithTime(nil)},
+		{"WithMaxConns", sqlite.WithMaxConns(1)},
 	} {
 		_, err := sqlite.Open(ctx(t), path, o.opt)
 		if !errors.Is(err, store.ErrInvalid) || !strings.Contains(err.Error(), o.name) {
@@ -600,5 +601,35 @@ func TestWatchOtherHandle(t *testing.T) {
 	// The poller notifies only watches whose record changed.
 	if _, ok := <-chB; ok {
 		t.Fatal("the watch of b was notified of a write to a")
+	}
+}
+
+// TestWritesQueueInProcess: writes of one Store wait for each other in
+// the Store, not in SQLite's busy handler, so that many goroutines
+// writing at once through one Store never hit the busy timeout, however
+// short.
+func TestWritesQueueInProcess(t *testing.T) {
+	s := open(t, filepath.Join(t.TempDir(), "baton.db"), sqlite.WithBusyTimeout(time.Millisecond))
+	const writers, each = 16, 20
+	errs := make(chan error, writers)
+	for w := range writers {
+		go func() {
+			rec := store.Record{Name: fmt.Sprintf("w%d", w), Holder: "n1", Incarnation: "i1", Token: 1}
+			var expect int64
+			for range each {
+				got, err := s.Swap(ctx(t), store.Swap{Expect: expect, Record: rec})
+				if err != nil {
+					errs <- err
+					return
+				}
+				expect = got.Version
+			}
+			errs <- nil
+		}()
+	}
+	for range writers {
+		if err := <-errs; err != nil {
+			t.Fatalf("a write of one Store among %d at once: %v", writers, err)
+		}
 	}
 }

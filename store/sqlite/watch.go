@@ -247,7 +247,7 @@ func (s *Store) poll() {
 		return
 	}
 	defer dataVersion.Close()
-	written, err := conn.PrepareContext(ctx, `SELECT name, version FROM baton_election WHERE version > ?`)
+	written, err := conn.PrepareContext(ctx, writtenSince)
 	if err != nil {
 		broken()
 		return
@@ -286,6 +286,10 @@ func (s *Store) poll() {
 		}
 	}
 }
+
+// writtenSince selects the election records written after a version: a
+// range of the index baton_election_version.
+const writtenSince = `SELECT name, version FROM baton_election WHERE version > ?`
 
 // dispatch reads the names of the election records written after version
 // cursor and hands them to the feeds and to the watches of those names.
