@@ -80,12 +80,8 @@ func (s *Store) GetMany(ctx context.Context, names []string) ([]store.GetResult,
 	found := make(map[string]store.Record, min(len(names), GetManyChunk))
 	for lo := 0; lo < len(names); lo += GetManyChunk {
 		chunk := names[lo:min(lo+GetManyChunk, len(names))]
-		arg, err := json.Marshal(chunk)
-		if err != nil {
-			return nil, fmt.Errorf("sqlite: %s: %w", op, err)
-		}
 		clear(found)
-		if err := s.readMany(ctx, string(arg), found); err != nil {
+		if err := readMany(ctx, s.st.getMany, chunk, found); err != nil {
 			return nil, s.fail(ctx, op, err)
 		}
 		for i, name := range chunk {
@@ -99,9 +95,13 @@ func (s *Store) GetMany(ctx context.Context, names []string) ([]store.GetResult,
 	return res, nil
 }
 
-// readMany reads the records named in the JSON array names into found.
-func (s *Store) readMany(ctx context.Context, names string, found map[string]store.Record) error {
-	rows, err := s.st.getMany.QueryContext(ctx, names)
+// readMany reads the records of names with getMany into found.
+func readMany(ctx context.Context, getMany *sql.Stmt, names []string, found map[string]store.Record) error {
+	arg, err := json.Marshal(names)
+	if err != nil {
+		return err
+	}
+	rows, err := getMany.QueryContext(ctx, string(arg))
 	if err != nil {
 		return err
 	}
@@ -146,21 +146,26 @@ func (s *Store) swapMany(ctx context.Context, op string, swaps []store.Swap) ([]
 		if err := b.lastVersion.QueryRowContext(ctx).Scan(&last); err != nil {
 			return err
 		}
+		cur, err := s.current(ctx, b, swaps)
+		if err != nil {
+			return err
+		}
 		next := last
 		for i, sw := range swaps {
-			rec, err := s.swapTx(ctx, b, sw, next+1)
+			rec, err := s.swapTx(ctx, b, cur[sw.Record.Name], sw, next+1)
 			if err != nil && !decided(err) {
 				return err
 			}
 			if err == nil {
 				next++
+				cur[rec.Name] = rec
 			}
 			res[i] = store.SwapResult{Record: rec, Err: err}
 		}
 		if next == last {
 			return nil
 		}
-		_, err := b.setVersion.ExecContext(ctx, next)
+		_, err = b.setVersion.ExecContext(ctx, next)
 		return err
 	})
 	if err != nil {
@@ -169,15 +174,33 @@ func (s *Store) swapMany(ctx context.Context, op string, swaps []store.Swap) ([]
 	return res, nil
 }
 
-// swapTx applies one swap inside b's transaction, giving the record version
-// v. An error that wraps a contract sentinel means the swap was refused and
-// nothing of it was written; any other error is a database failure that
-// must abort the transaction.
-func (s *Store) swapTx(ctx context.Context, b *bound, sw store.Swap, v int64) (store.Record, error) {
-	cur, _, err := getRecordWith(ctx, b.get, sw.Record.Name)
-	if err != nil {
-		return store.Record{}, err
+// current reads, inside b's transaction, the records the swaps name: one
+// query for one swap, one per GetManyChunk names for more.
+func (s *Store) current(ctx context.Context, b *bound, swaps []store.Swap) (map[string]store.Record, error) {
+	cur := make(map[string]store.Record, len(swaps))
+	if len(swaps) == 1 {
+		rec, _, err := getRecordWith(ctx, b.get, swaps[0].Record.Name)
+		cur[swaps[0].Record.Name] = rec
+		return cur, err
 	}
+	names := make([]string, 0, min(len(swaps), GetManyChunk))
+	for lo := 0; lo < len(swaps); lo += GetManyChunk {
+		names = names[:0]
+		for _, sw := range swaps[lo:min(lo+GetManyChunk, len(swaps))] {
+			names = append(names, sw.Record.Name)
+		}
+		if err := readMany(ctx, b.getMany, names, cur); err != nil {
+			return nil, err
+		}
+	}
+	return cur, nil
+}
+
+// swapTx applies one swap to the record cur inside b's transaction, giving
+// the record version v. An error that wraps a contract sentinel means the
+// swap was refused and nothing of it was written; any other error is a
+// database failure that must abort the transaction.
+func (s *Store) swapTx(ctx context.Context, b *bound, cur store.Record, sw store.Swap, v int64) (store.Record, error) {
 	if err := storedriver.CheckSwap(cur, sw); err != nil {
 		return store.Record{}, err
 	}
@@ -187,7 +210,7 @@ func (s *Store) swapTx(ctx context.Context, b *bound, sw store.Swap, v int64) (s
 	rec := sw.Record
 	rec.Version = v
 	rec.Updated = s.now()
-	_, err = b.upsert.ExecContext(ctx,
+	_, err := b.upsert.ExecContext(ctx,
 		rec.Name, rec.Holder, rec.Incarnation, int64(rec.Token), int64(rec.Lease), rec.Transfer, rec.Version, rec.Updated.UnixNano(), rec.Session)
 	if err != nil {
 		return store.Record{}, err
@@ -195,13 +218,9 @@ func (s *Store) swapTx(ctx context.Context, b *bound, sw store.Swap, v int64) (s
 	if sw.Event == "" {
 		return rec, nil
 	}
-	var last int64
-	if err := b.lastSeq.QueryRowContext(ctx, rec.Name).Scan(&last); err != nil {
-		return store.Record{}, err
-	}
-	ev := storedriver.NextEvent(uint64(last)+1, rec, sw.Event)
+	ev := storedriver.NextEvent(0, rec, sw.Event) // the statement takes the name's next sequence number
 	_, err = b.logEvent.ExecContext(ctx,
-		ev.Name, int64(ev.Seq), string(ev.Kind), ev.Holder, ev.Incarnation, int64(ev.Token), ev.Transfer, ev.Time.UnixNano())
+		ev.Name, string(ev.Kind), ev.Holder, ev.Incarnation, int64(ev.Token), ev.Transfer, ev.Time.UnixNano())
 	if err != nil {
 		return store.Record{}, err
 	}

@@ -530,8 +530,7 @@ type stmts struct {
 	lastVersion *sql.Stmt // the store-wide version counter
 	setVersion  *sql.Stmt
 	upsert      *sql.Stmt // write a record
-	lastSeq     *sql.Stmt // a name's last election log sequence number
-	logEvent    *sql.Stmt // append to the election log
+	logEvent    *sql.Stmt // append to the election log, with the name's next sequence number
 }
 
 // prepare prepares s.st for the store's schema version.
@@ -558,9 +557,8 @@ func (s *Store) prepare(ctx context.Context) error {
 			   holder = excluded.holder, incarnation = excluded.incarnation, token = excluded.token,
 			   lease_ns = excluded.lease_ns, transfer = excluded.transfer, version = excluded.version,
 			   updated_ns = excluded.updated_ns, session = excluded.session`},
-			{&s.st.lastSeq, `SELECT coalesce(max(seq), 0) FROM baton_election_log WHERE name = ?`},
 			{&s.st.logEvent, `INSERT INTO baton_election_log (name, seq, kind, holder, incarnation, token, transfer, time_ns)
-			 VALUES (?, ?, ?, ?, ?, ?, ?, ?)`},
+			 SELECT ?1, coalesce(max(seq), 0) + 1, ?2, ?3, ?4, ?5, ?6, ?7 FROM baton_election_log WHERE name = ?1`},
 		}...)
 	}
 	for _, t := range texts {
@@ -575,7 +573,7 @@ func (s *Store) prepare(ctx context.Context) error {
 
 // close closes the statements that were prepared.
 func (st *stmts) close() {
-	for _, p := range []*sql.Stmt{st.get, st.getMany, st.newest, st.lastVersion, st.setVersion, st.upsert, st.lastSeq, st.logEvent} {
+	for _, p := range []*sql.Stmt{st.get, st.getMany, st.newest, st.lastVersion, st.setVersion, st.upsert, st.logEvent} {
 		if p != nil {
 			p.Close()
 		}
@@ -584,23 +582,23 @@ func (st *stmts) close() {
 
 // bound is the write statements of s.st bound to one transaction.
 type bound struct {
-	get, lastVersion, setVersion, upsert, lastSeq, logEvent *sql.Stmt
+	get, getMany, lastVersion, setVersion, upsert, logEvent *sql.Stmt
 }
 
 // bind binds the write statements to tx, for the length of tx.
 func (s *Store) bind(ctx context.Context, tx *sql.Tx) *bound {
 	return &bound{
 		get:         tx.StmtContext(ctx, s.st.get),
+		getMany:     tx.StmtContext(ctx, s.st.getMany),
 		lastVersion: tx.StmtContext(ctx, s.st.lastVersion),
 		setVersion:  tx.StmtContext(ctx, s.st.setVersion),
 		upsert:      tx.StmtContext(ctx, s.st.upsert),
-		lastSeq:     tx.StmtContext(ctx, s.st.lastSeq),
 		logEvent:    tx.StmtContext(ctx, s.st.logEvent),
 	}
 }
 
 func (b *bound) close() {
-	for _, p := range []*sql.Stmt{b.get, b.lastVersion, b.setVersion, b.upsert, b.lastSeq, b.logEvent} {
+	for _, p := range []*sql.Stmt{b.get, b.getMany, b.lastVersion, b.setVersion, b.upsert, b.logEvent} {
 		p.Close()
 	}
 }

@@ -241,21 +241,14 @@ func (s *Store) poll() {
 		return
 	}
 	defer conn.Close()
-	dataVersion, err := conn.PrepareContext(ctx, `PRAGMA data_version`)
+	p, err := s.newPoller(ctx, conn)
 	if err != nil {
 		broken()
 		return
 	}
-	defer dataVersion.Close()
-	written, err := conn.PrepareContext(ctx, writtenSince)
-	if err != nil {
-		broken()
-		return
-	}
-	defer written.Close()
+	defer p.close()
 	t := time.NewTicker(s.cfg.watchInterval)
 	defer t.Stop()
-	seen := int64(-1)
 	for {
 		h.mu.Lock()
 		if h.empty() {
@@ -263,20 +256,10 @@ func (s *Store) poll() {
 			h.mu.Unlock()
 			return
 		}
-		cursor := h.cursor
 		h.mu.Unlock()
-
-		var dv int64
-		if err := dataVersion.QueryRowContext(ctx).Scan(&dv); err != nil {
+		if err := s.pollOnce(ctx, p); err != nil {
 			broken()
 			return
-		}
-		if dv != seen {
-			seen = dv
-			if err := s.dispatch(ctx, written, cursor); err != nil {
-				broken()
-				return
-			}
 		}
 		select {
 		case <-t.C:
@@ -285,6 +268,49 @@ func (s *Store) poll() {
 			return
 		}
 	}
+}
+
+// poller is the poller's statements, prepared on its own connection, and
+// the data_version it saw last.
+type poller struct {
+	dataVersion, written *sql.Stmt
+	seen                 int64
+}
+
+func (s *Store) newPoller(ctx context.Context, conn *sql.Conn) (*poller, error) {
+	dv, err := conn.PrepareContext(ctx, `PRAGMA data_version`)
+	if err != nil {
+		return nil, err
+	}
+	written, err := conn.PrepareContext(ctx, writtenSince)
+	if err != nil {
+		dv.Close()
+		return nil, err
+	}
+	return &poller{dataVersion: dv, written: written, seen: -1}, nil
+}
+
+func (p *poller) close() {
+	p.dataVersion.Close()
+	p.written.Close()
+}
+
+// pollOnce is one poll: it reads data_version and, when it changed,
+// dispatches the records written since the hub's cursor.
+func (s *Store) pollOnce(ctx context.Context, p *poller) error {
+	h := &s.hub
+	h.mu.Lock()
+	cursor := h.cursor
+	h.mu.Unlock()
+	var dv int64
+	if err := p.dataVersion.QueryRowContext(ctx).Scan(&dv); err != nil {
+		return err
+	}
+	if dv == p.seen {
+		return nil
+	}
+	p.seen = dv
+	return s.dispatch(ctx, p.written, cursor)
 }
 
 // writtenSince selects the election records written after a version: a
