@@ -76,8 +76,11 @@
 // Store implements store.BatchSwapper and store.BatchGetter: SwapMany
 // applies all swaps in one IMMEDIATE transaction, one fsync for all, with
 // statements prepared once per connection; GetMany reads up to
-// GetManyChunk names per query. Session records (store.SessionPrefix) are
-// stored like any record; Names leaves them out.
+// GetManyChunk names per query. A batch holds the file's write lock while
+// it runs (tens of microseconds per swap), so that a caller with very
+// many swaps sends them in batches of a few thousand, letting other
+// writers in between. Session records (store.SessionPrefix) are stored
+// like any record; Names leaves them out.
 //
 // # What it does not do
 //

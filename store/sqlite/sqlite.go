@@ -106,10 +106,13 @@ func WithMaxConns(n int) Option {
 	}
 }
 
-// WithReadOnly opens the baton store in the SQLite file for reading only, as the read commands (status, runs, history, next) do. It never
-// creates a file, a table or an index, never changes the journal mode and
-// never writes a byte of the database file; every write method returns an
-// error wrapping store.ErrInvalid. A version 1 store is read as it is.
+// WithReadOnly opens the baton store in the SQLite file for reading only,
+// as the read commands (status, runs, history, next) do. It never creates a
+// file, a table or an index, never changes the journal mode and never
+// writes a byte of the database file; every write method returns an error
+// wrapping store.ErrInvalid. A store of an older schema version (1 or 2)
+// is read as it is: it holds no sessions (Record.Session is empty), and
+// its change feed reads without the version index.
 //
 // A missing file is an error wrapping store.ErrNotFound ("no baton store
 // at ABSOLUTE PATH"); a file that is not a baton store (not SQLite, or
