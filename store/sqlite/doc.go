@@ -34,7 +34,11 @@
 // baton_election_log, baton_candidates, baton_jobs, baton_runs) and records
 // SchemaVersion in baton_meta. A writer's Open upgrades a store of an older
 // version in place, in one transaction; a read-only Open reads it as it is
-// and writes nothing. It refuses, with store.ErrSchema and without writing a byte,
+// and writes nothing. An older baton refuses to open an upgraded store, but
+// one that had it open before the upgrade does not notice it: it ignores
+// Record.Session and would take over a name held through a live session
+// once the name's own record looked expired. Stop every older baton on a
+// store before a newer one opens it. It refuses, with store.ErrSchema and without writing a byte,
 // a file that is not an SQLite database and a file whose schema version it
 // does not know; the error names the file, both versions and the fix. An
 // SQLite database that holds other tables but no baton tables is accepted:
