@@ -18,7 +18,12 @@
 // and a new leader could be handed the same token twice. FULL costs one
 // fsync per write, which a lease renewal every few seconds affords.
 //
-// A connection that finds the file locked waits up to the busy timeout
+// A Store keeps at most DefaultMaxConns connections to the file
+// (WithMaxConns) and runs its own writes one at a time: SQLite has one
+// writer per file, so N writers of one process would only take turns
+// through the busy handler's sleeps; they queue in the Store instead, and
+// reads go on beside the writer (WAL). A connection that finds the file
+// locked by another process waits up to the busy timeout
 // (WithBusyTimeout, DefaultBusyTimeout) and then fails with an error
 // wrapping store.ErrUnavailable. Every call with a ctx that has ended fails
 // with an error wrapping both store.ErrUnavailable and ctx.Err().
@@ -26,8 +31,14 @@
 // # Schema and foreign files
 //
 // Open creates the tables on first use (baton_meta, baton_election,
-// baton_election_log, baton_jobs, baton_runs) and records SchemaVersion in
-// baton_meta. It refuses, with store.ErrSchema and without writing a byte,
+// baton_election_log, baton_candidates, baton_jobs, baton_runs) and records
+// SchemaVersion in baton_meta. A writer's Open upgrades a store of an older
+// version in place, in one transaction; a read-only Open reads it as it is
+// and writes nothing. An older baton refuses to open an upgraded store, but
+// one that had it open before the upgrade does not notice it: it ignores
+// Record.Session and would take over a name held through a live session
+// once the name's own record looked expired. Stop every older baton on a
+// store before a newer one opens it. It refuses, with store.ErrSchema and without writing a byte,
 // a file that is not an SQLite database and a file whose schema version it
 // does not know; the error names the file, both versions and the fix. An
 // SQLite database that holds other tables but no baton tables is accepted:
@@ -54,14 +65,26 @@
 // new store file is created mode 0600, and SQLite gives its -wal and -shm
 // files the same mode.
 //
-// # Watch
+// # Many names: watches, batches
 //
 // SQLite has no notification between processes. Store implements
-// store.Watcher honestly but with a fast poll: one goroutine per Store
-// reads PRAGMA data_version (which changes only when another connection
-// commits) every 50ms by default, and reads the watched records only when
-// it changed. Store also implements store.BatchSwapper: SwapMany applies
-// all swaps in one IMMEDIATE transaction, one fsync for all.
+// store.ChangeWatcher and store.Watcher honestly but with a fast poll: one
+// goroutine per Store reads PRAGMA data_version (which changes only when
+// another connection commits) every 50ms by default, and when it changed
+// runs one indexed query for the election records written since the last
+// version it saw (every write gives its record the next value of a
+// store-wide counter). A poll costs what the commits wrote, not what the
+// store holds or how many names are watched; every WatchChanges feed and
+// every Watch of the Store ride on that one poll.
+//
+// Store implements store.BatchSwapper and store.BatchGetter: SwapMany
+// applies all swaps in one IMMEDIATE transaction, one fsync for all, with
+// statements prepared once per connection; GetMany reads up to
+// GetManyChunk names per query. A batch holds the file's write lock while
+// it runs (tens of microseconds per swap), so that a caller with very
+// many swaps sends them in batches of a few thousand, letting other
+// writers in between. Session records (store.SessionPrefix) are stored
+// like any record; Names leaves them out.
 //
 // # What it does not do
 //

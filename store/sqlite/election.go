@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -12,23 +13,39 @@ import (
 	"github.com/batonhq/baton/store/storedriver"
 )
 
-// getRecord reads the election record of name; a missing record is the zero
-// Record (Version 0) and found false.
-func getRecord(ctx context.Context, q queryRower, name string) (rec store.Record, found bool, err error) {
+// recordCols are the election record's columns as recordOf scans them,
+// after the name.
+const recordCols = `holder, incarnation, token, lease_ns, transfer, version, updated_ns, `
+
+// recordOf scans one row of name and recordCols, plus the session column.
+func recordOf(row interface{ Scan(...any) error }) (store.Record, error) {
+	var rec store.Record
 	var token, lease int64
-	err = q.QueryRowContext(ctx,
-		`SELECT holder, incarnation, token, lease_ns, transfer, version, updated_ns
-		   FROM baton_election WHERE name = ?`, name).
-		Scan(&rec.Holder, &rec.Incarnation, &token, &lease, &rec.Transfer, &rec.Version, nsScanner{&rec.Updated})
+	err := row.Scan(&rec.Name, &rec.Holder, &rec.Incarnation, &token, &lease, &rec.Transfer, &rec.Version, nsScanner{&rec.Updated}, &rec.Session)
+	rec.Token, rec.Lease = uint64(token), time.Duration(lease)
+	return rec, err
+}
+
+// getRecord reads the election record of name, inside tx or, with a nil
+// tx, on its own; a missing record is the zero Record (Version 0) and found
+// false.
+func (s *Store) getRecord(ctx context.Context, tx *sql.Tx, name string) (rec store.Record, found bool, err error) {
+	st := s.st.get
+	if tx != nil {
+		st = tx.StmtContext(ctx, st)
+		defer st.Close()
+	}
+	return getRecordWith(ctx, st, name)
+}
+
+func getRecordWith(ctx context.Context, get *sql.Stmt, name string) (store.Record, bool, error) {
+	rec, err := recordOf(get.QueryRowContext(ctx, name))
 	if errors.Is(err, sql.ErrNoRows) {
 		return store.Record{}, false, nil
 	}
 	if err != nil {
 		return store.Record{}, false, err
 	}
-	rec.Name = name
-	rec.Token = uint64(token)
-	rec.Lease = time.Duration(lease)
 	return rec, true, nil
 }
 
@@ -38,7 +55,7 @@ func (s *Store) Get(ctx context.Context, name string) (store.Record, error) {
 	if err := s.enter(ctx, op); err != nil {
 		return store.Record{}, err
 	}
-	rec, found, err := getRecord(ctx, s.db, name)
+	rec, found, err := s.getRecord(ctx, nil, name)
 	if err != nil {
 		return store.Record{}, s.fail(ctx, op, err)
 	}
@@ -48,37 +65,108 @@ func (s *Store) Get(ctx context.Context, name string) (store.Record, error) {
 	return rec, nil
 }
 
+// GetManyChunk is how many names GetMany reads with one query.
+const GetManyChunk = 1000
+
+// GetMany implements store.BatchGetter: one query per GetManyChunk names,
+// each a read of its own (the names of one chunk are read in one
+// snapshot, the chunks one after another).
+func (s *Store) GetMany(ctx context.Context, names []string) ([]store.GetResult, error) {
+	const op = "get many"
+	if err := s.enter(ctx, op); err != nil {
+		return nil, err
+	}
+	res := make([]store.GetResult, len(names))
+	found := make(map[string]store.Record, min(len(names), GetManyChunk))
+	for lo := 0; lo < len(names); lo += GetManyChunk {
+		chunk := names[lo:min(lo+GetManyChunk, len(names))]
+		clear(found)
+		if err := readMany(ctx, s.st.getMany, chunk, found); err != nil {
+			return nil, s.fail(ctx, op, err)
+		}
+		for i, name := range chunk {
+			if rec, ok := found[name]; ok {
+				res[lo+i].Record = rec
+			} else {
+				res[lo+i].Err = fmt.Errorf("sqlite: election %q: %w", name, store.ErrNotFound)
+			}
+		}
+	}
+	return res, nil
+}
+
+// readMany reads the records of names with getMany into found.
+func readMany(ctx context.Context, getMany *sql.Stmt, names []string, found map[string]store.Record) error {
+	arg, err := json.Marshal(names)
+	if err != nil {
+		return err
+	}
+	rows, err := getMany.QueryContext(ctx, string(arg))
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		rec, err := recordOf(rows)
+		if err != nil {
+			return err
+		}
+		found[rec.Name] = rec
+	}
+	return rows.Err()
+}
+
 // Swap implements store.Store. The record is read, compared and written
 // under the file's write lock (BEGIN IMMEDIATE), so a swap is atomic with
 // respect to every other connection to the file, in any process.
 func (s *Store) Swap(ctx context.Context, sw store.Swap) (store.Record, error) {
-	var rec store.Record
-	err := s.write(ctx, "swap", func(tx *sql.Tx) error {
-		var err error
-		rec, err = s.swapTx(ctx, tx, sw)
-		return err
-	})
+	res, err := s.swapMany(ctx, "swap", []store.Swap{sw})
 	if err != nil {
 		return store.Record{}, err
 	}
-	return rec, nil
+	return res[0].Record, res[0].Err
 }
 
 // SwapMany implements store.BatchSwapper: all swaps are applied in one
-// write transaction, in order, each compared with the record as left by the
-// swaps before it. A swap refused by the contract (conflict, invalid) is
-// reported in its result and does not stop the others.
+// write transaction (one fsync), in order, each compared with the record as
+// left by the swaps before it. A swap refused by the contract (conflict,
+// invalid) is reported in its result and does not stop the others. Its
+// statements are prepared once per connection, and the store's version
+// counter is read and written once per batch.
 func (s *Store) SwapMany(ctx context.Context, swaps []store.Swap) ([]store.SwapResult, error) {
+	return s.swapMany(ctx, "swap many", swaps)
+}
+
+func (s *Store) swapMany(ctx context.Context, op string, swaps []store.Swap) ([]store.SwapResult, error) {
 	res := make([]store.SwapResult, len(swaps))
-	err := s.write(ctx, "swap many", func(tx *sql.Tx) error {
+	err := s.write(ctx, op, func(tx *sql.Tx) error {
+		b := s.bind(ctx, tx)
+		defer b.close()
+		var last int64
+		if err := b.lastVersion.QueryRowContext(ctx).Scan(&last); err != nil {
+			return err
+		}
+		cur, err := s.current(ctx, b, swaps)
+		if err != nil {
+			return err
+		}
+		next := last
 		for i, sw := range swaps {
-			rec, err := s.swapTx(ctx, tx, sw)
+			rec, err := s.swapTx(ctx, b, cur[sw.Record.Name], sw, next+1)
 			if err != nil && !decided(err) {
 				return err
 			}
+			if err == nil {
+				next++
+				cur[rec.Name] = rec
+			}
 			res[i] = store.SwapResult{Record: rec, Err: err}
 		}
-		return nil
+		if next == last {
+			return nil
+		}
+		_, err = b.setVersion.ExecContext(ctx, next)
+		return err
 	})
 	if err != nil {
 		return nil, err
@@ -86,50 +174,53 @@ func (s *Store) SwapMany(ctx context.Context, swaps []store.Swap) ([]store.SwapR
 	return res, nil
 }
 
-// swapTx applies one swap inside tx. An error that wraps a contract
-// sentinel means the swap was refused and nothing of it was written; any
-// other error is a database failure that must abort tx.
-func (s *Store) swapTx(ctx context.Context, tx *sql.Tx, sw store.Swap) (store.Record, error) {
-	cur, _, err := getRecord(ctx, tx, sw.Record.Name)
-	if err != nil {
-		return store.Record{}, err
+// current reads, inside b's transaction, the records the swaps name: one
+// query for one swap, one per GetManyChunk names for more.
+func (s *Store) current(ctx context.Context, b *bound, swaps []store.Swap) (map[string]store.Record, error) {
+	cur := make(map[string]store.Record, len(swaps))
+	if len(swaps) == 1 {
+		rec, _, err := getRecordWith(ctx, b.get, swaps[0].Record.Name)
+		cur[swaps[0].Record.Name] = rec
+		return cur, err
 	}
+	names := make([]string, 0, min(len(swaps), GetManyChunk))
+	for lo := 0; lo < len(swaps); lo += GetManyChunk {
+		names = names[:0]
+		for _, sw := range swaps[lo:min(lo+GetManyChunk, len(swaps))] {
+			names = append(names, sw.Record.Name)
+		}
+		if err := readMany(ctx, b.getMany, names, cur); err != nil {
+			return nil, err
+		}
+	}
+	return cur, nil
+}
+
+// swapTx applies one swap to the record cur inside b's transaction, giving
+// the record version v. An error that wraps a contract sentinel means the
+// swap was refused and nothing of it was written; any other error is a
+// database failure that must abort the transaction.
+func (s *Store) swapTx(ctx context.Context, b *bound, cur store.Record, sw store.Swap, v int64) (store.Record, error) {
 	if err := storedriver.CheckSwap(cur, sw); err != nil {
 		return store.Record{}, err
 	}
 	if err := checkToken(fmt.Sprintf("election %q", sw.Record.Name), sw.Record.Token); err != nil {
 		return store.Record{}, err
 	}
-	v, err := nextVersion(ctx, tx)
-	if err != nil {
-		return store.Record{}, err
-	}
 	rec := sw.Record
 	rec.Version = v
 	rec.Updated = s.now()
-	_, err = tx.ExecContext(ctx,
-		`INSERT INTO baton_election (name, holder, incarnation, token, lease_ns, transfer, version, updated_ns)
-		 VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-		 ON CONFLICT (name) DO UPDATE SET
-		   holder = excluded.holder, incarnation = excluded.incarnation, token = excluded.token,
-		   lease_ns = excluded.lease_ns, transfer = excluded.transfer, version = excluded.version,
-		   updated_ns = excluded.updated_ns`,
-		rec.Name, rec.Holder, rec.Incarnation, int64(rec.Token), int64(rec.Lease), rec.Transfer, rec.Version, rec.Updated.UnixNano())
+	_, err := b.upsert.ExecContext(ctx,
+		rec.Name, rec.Holder, rec.Incarnation, int64(rec.Token), int64(rec.Lease), rec.Transfer, rec.Version, rec.Updated.UnixNano(), rec.Session)
 	if err != nil {
 		return store.Record{}, err
 	}
 	if sw.Event == "" {
 		return rec, nil
 	}
-	var last int64
-	if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(seq), 0) FROM baton_election_log WHERE name = ?`, rec.Name).Scan(&last); err != nil {
-		return store.Record{}, err
-	}
-	ev := storedriver.NextEvent(uint64(last)+1, rec, sw.Event)
-	_, err = tx.ExecContext(ctx,
-		`INSERT INTO baton_election_log (name, seq, kind, holder, incarnation, token, transfer, time_ns)
-		 VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-		ev.Name, int64(ev.Seq), string(ev.Kind), ev.Holder, ev.Incarnation, int64(ev.Token), ev.Transfer, ev.Time.UnixNano())
+	ev := storedriver.NextEvent(0, rec, sw.Event) // the statement takes the name's next sequence number
+	_, err = b.logEvent.ExecContext(ctx,
+		ev.Name, string(ev.Kind), ev.Holder, ev.Incarnation, int64(ev.Token), ev.Transfer, ev.Time.UnixNano())
 	if err != nil {
 		return store.Record{}, err
 	}

@@ -89,7 +89,7 @@ func (s *Store) SwapRun(ctx context.Context, sw store.RunSwap) (store.Run, error
 		}
 		var electionToken uint64
 		if sw.Fenced {
-			rec, _, err := getRecord(ctx, tx, r.Job)
+			rec, _, err := s.getRecord(ctx, tx, r.Job)
 			if err != nil {
 				return err
 			}
@@ -211,7 +211,7 @@ func (s *Store) PruneRuns(ctx context.Context, p store.Prune) (int, error) {
 	err := s.write(ctx, "prune runs", func(tx *sql.Tx) error {
 		var token uint64
 		if p.Fenced {
-			rec, _, err := getRecord(ctx, tx, p.Job)
+			rec, _, err := s.getRecord(ctx, tx, p.Job)
 			if err != nil {
 				return err
 			}
@@ -290,7 +290,7 @@ func (s *Store) UpdateJob(ctx context.Context, u store.JobUpdate) (store.Job, er
 		}
 		cur.Schedule = u.Schedule
 		out = cur
-		rec, found, err := getRecord(ctx, tx, u.Name)
+		rec, found, err := s.getRecord(ctx, tx, u.Name)
 		if err != nil || !found {
 			return err
 		}

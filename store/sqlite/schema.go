@@ -10,6 +10,10 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
+
+	driver "modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/batonhq/baton/store"
 )
@@ -17,9 +21,12 @@ import (
 // SchemaVersion is the version of the baton tables this package reads and
 // writes. It is stored in the baton_meta table under the key
 // schema_version. Version 2 added the election log's detail column and
-// the baton_candidates table; a version 1 store is upgraded in place when a
-// writer opens it, and read as it is by a read-only opener.
-const SchemaVersion = 2
+// the baton_candidates table; version 3 the election record's session
+// column (store.Record.Session) and the index on its version that the
+// change feed reads (see Store.WatchChanges). An older store is upgraded in
+// place when a writer opens it, and read as it is by a read-only opener. A
+// baton that knows an older version refuses a store of this one.
+const SchemaVersion = 3
 
 // schema creates the baton tables. Every statement is idempotent, so
 // processes racing to create a new file converge.
@@ -39,8 +46,10 @@ var schema = []string{
 		lease_ns    INTEGER NOT NULL,
 		transfer    TEXT NOT NULL,
 		version     INTEGER NOT NULL,
-		updated_ns  INTEGER NOT NULL
+		updated_ns  INTEGER NOT NULL,
+		session     TEXT NOT NULL DEFAULT ''
 	) STRICT`,
+	versionIndex,
 	`CREATE TABLE IF NOT EXISTS baton_election_log (
 		name        TEXT NOT NULL,
 		seq         INTEGER NOT NULL,
@@ -96,13 +105,26 @@ const candidatesTable = `CREATE TABLE IF NOT EXISTS baton_candidates (
 		PRIMARY KEY (name, node)
 	) STRICT, WITHOUT ROWID`
 
-// upgrade1 turns a version 1 store into a version 2 one; it runs under
-// the write lock after the version was read again.
-var upgrade1 = []string{
-	`ALTER TABLE baton_election_log ADD COLUMN detail TEXT NOT NULL DEFAULT ''`,
-	candidatesTable,
-	`UPDATE baton_meta SET value = 2 WHERE key = 'schema_version'`,
-	storeIDStmt,
+// versionIndex orders the election records by version: the store-wide
+// counter every write raises, so the records written since version v are
+// the index entries above v, and the change feed reads only those.
+const versionIndex = `CREATE INDEX IF NOT EXISTS baton_election_version ON baton_election (version)`
+
+// upgrades[v] turns a version v store into a version v+1 one; they run in
+// order, in one transaction under the write lock, after the version was
+// read again.
+var upgrades = map[int64][]string{
+	1: {
+		`ALTER TABLE baton_election_log ADD COLUMN detail TEXT NOT NULL DEFAULT ''`,
+		candidatesTable,
+		`UPDATE baton_meta SET value = 2 WHERE key = 'schema_version'`,
+		storeIDStmt,
+	},
+	2: {
+		`ALTER TABLE baton_election ADD COLUMN session TEXT NOT NULL DEFAULT ''`,
+		versionIndex,
+		`UPDATE baton_meta SET value = 3 WHERE key = 'schema_version'`,
+	},
 }
 
 // queryRower is what *sql.DB, *sql.Conn and *sql.Tx have in common.
@@ -128,7 +150,7 @@ func schemaVersion(ctx context.Context, q queryRower) (version int64, found bool
 // checkVersion refuses a schema version this package does not know.
 func (s *Store) checkVersion(version int64, found bool) error {
 	switch {
-	case !found || version == SchemaVersion || version == 1:
+	case !found || (version >= 1 && version <= SchemaVersion):
 		return nil
 	case version > SchemaVersion:
 		return fmt.Errorf("sqlite: %w: %s has baton schema version %d, this baton supports version %d: open it with a newer baton", store.ErrSchema, s.path, version, SchemaVersion)
@@ -166,7 +188,7 @@ func (s *Store) init(ctx context.Context) error {
 		// (unless it has no store id yet: then it is given one).
 		return s.loadStoreID(ctx)
 	}
-	if err := s.db.QueryRowContext(ctx, `PRAGMA journal_mode = WAL`).Scan(&mode); err != nil {
+	if mode, err = s.switchToWAL(ctx); err != nil {
 		return s.fail(ctx, op, err)
 	}
 	if mode != "wal" {
@@ -181,8 +203,11 @@ func (s *Store) init(ctx context.Context) error {
 			return err
 		}
 		stmts := schema
-		if found && version == 1 {
-			stmts = upgrade1
+		if found {
+			stmts = nil
+			for v := version; v < SchemaVersion; v++ {
+				stmts = append(stmts, upgrades[v]...)
+			}
 		}
 		for _, stmt := range stmts {
 			if _, err := tx.ExecContext(ctx, stmt); err != nil {
@@ -194,6 +219,27 @@ func (s *Store) init(ctx context.Context) error {
 		return err
 	}
 	return s.loadStoreID(ctx)
+}
+
+// switchToWAL sets the WAL journal mode and returns the mode SQLite kept.
+// Another process switching the same new file at once can make SQLite
+// answer busy at once, without waiting in the busy handler: the switch is
+// tried again until the busy timeout has passed.
+func (s *Store) switchToWAL(ctx context.Context) (string, error) {
+	deadline := time.Now().Add(s.cfg.busyTimeout)
+	for wait := time.Millisecond; ; wait = min(2*wait, 50*time.Millisecond) {
+		var mode string
+		err := s.db.QueryRowContext(ctx, `PRAGMA journal_mode = WAL`).Scan(&mode)
+		var se *driver.Error
+		if err == nil || !errors.As(err, &se) || se.Code()&0xff != sqlite3.SQLITE_BUSY || time.Now().Add(wait).After(deadline) {
+			return mode, err
+		}
+		select {
+		case <-time.After(wait):
+		case <-ctx.Done():
+			return "", ctx.Err()
+		}
+	}
 }
 
 // quickCheck runs SQLite's quick_check on an existing store, so that a
@@ -327,4 +373,13 @@ func (s *Store) detailCol() string {
 		return "''"
 	}
 	return "detail"
+}
+
+// sessionCol is the election record's session column, or an empty string
+// for a store older than version 3 (read-only) that has none.
+func (s *Store) sessionCol() string {
+	if s.schema < 3 {
+		return "''"
+	}
+	return "session"
 }

@@ -25,10 +25,12 @@ import (
 )
 
 var (
-	_ store.Store        = (*Store)(nil)
-	_ store.Watcher      = (*Store)(nil)
-	_ store.BatchSwapper = (*Store)(nil)
-	_ store.Identifier   = (*Store)(nil)
+	_ store.Store         = (*Store)(nil)
+	_ store.Watcher       = (*Store)(nil)
+	_ store.BatchSwapper  = (*Store)(nil)
+	_ store.BatchGetter   = (*Store)(nil)
+	_ store.ChangeWatcher = (*Store)(nil)
+	_ store.Identifier    = (*Store)(nil)
 )
 
 // MaxToken is the largest fencing token the sqlite store can hold: SQLite
@@ -43,6 +45,13 @@ const (
 	DefaultBusyTimeout = 5 * time.Second
 	// DefaultWatchInterval is how often a watch polls the file for commits.
 	DefaultWatchInterval = 50 * time.Millisecond
+	// DefaultMaxConns is how many connections to the file a Store keeps
+	// open at most: one for its writes (SQLite has one writer per file,
+	// and a Store runs its writes one at a time), one for the watch
+	// poller while something is watched, and two for reads, which in WAL
+	// mode run beside the writer. More readers than that gain nothing on
+	// a host of a few cores: the driver runs queries on the caller's CPU.
+	DefaultMaxConns = 4
 )
 
 // Store is a store.Store on one SQLite file. It is safe for concurrent use;
@@ -53,11 +62,18 @@ type Store struct {
 	cfg  config
 	file fileID // the file Open opened; see checkFile
 	id   int64  // the store id; see checkStoreID
-	// schema is the store's schema version: SchemaVersion, or 1 for a
-	// version 1 store opened read-only (it has no candidates and no
-	// event details).
+	// schema is the store's schema version: SchemaVersion, or an older
+	// one for an older store opened read-only (version 1 has no
+	// candidates and no event details, versions 1 and 2 no sessions).
 	schema   int64
 	readOnly bool
+	st       stmts // prepared statements; see prepare
+
+	// writing holds one token per write in progress: a Store runs its
+	// writes one at a time, so that its callers queue here, in order and
+	// at no cost, instead of as many connections retrying SQLite's write
+	// lock in the busy handler's sleeps.
+	writing chan struct{}
 
 	closed    atomic.Bool
 	closeOnce sync.Once
@@ -70,13 +86,33 @@ type config struct {
 	now           func() time.Time
 	busyTimeout   time.Duration
 	watchInterval time.Duration
+	maxConns      int
 	readOnly      bool
 }
 
-// WithReadOnly opens the baton store in the SQLite file for reading only, as the read commands (status, runs, history, next) do. It never
-// creates a file, a table or an index, never changes the journal mode and
-// never writes a byte of the database file; every write method returns an
-// error wrapping store.ErrInvalid. A version 1 store is read as it is.
+// WithMaxConns sets how many connections to the file the Store keeps open
+// at most (database/sql's SetMaxOpenConns). The default is
+// DefaultMaxConns. It must be at least 2: one for the watch poller, which
+// keeps its own while something is watched, and one for everything else.
+// Writes use one connection at a time whatever the bound; a larger bound
+// lets more reads run at once.
+func WithMaxConns(n int) Option {
+	return func(c *config) error {
+		if n < 2 {
+			return fmt.Errorf("sqlite: WithMaxConns: %w: %d is below 2 (one connection for the watch poller, one for the rest); use e.g. %d", store.ErrInvalid, n, DefaultMaxConns)
+		}
+		c.maxConns = n
+		return nil
+	}
+}
+
+// WithReadOnly opens the baton store in the SQLite file for reading only,
+// as the read commands (status, runs, history, next) do. It never creates a
+// file, a table or an index, never changes the journal mode and never
+// writes a byte of the database file; every write method returns an error
+// wrapping store.ErrInvalid. A store of an older schema version (1 or 2)
+// is read as it is: it holds no sessions (Record.Session is empty), and
+// its change feed reads without the version index.
 //
 // A missing file is an error wrapping store.ErrNotFound ("no baton store
 // at ABSOLUTE PATH"); a file that is not a baton store (not SQLite, or
@@ -157,7 +193,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	if path == "" {
 		return nil, fmt.Errorf("sqlite: %w: empty path; give the store's file name, such as baton.db", store.ErrInvalid)
 	}
-	cfg := config{now: time.Now, busyTimeout: DefaultBusyTimeout, watchInterval: DefaultWatchInterval}
+	cfg := config{now: time.Now, busyTimeout: DefaultBusyTimeout, watchInterval: DefaultWatchInterval, maxConns: DefaultMaxConns}
 	for _, o := range opts {
 		if err := o(&cfg); err != nil {
 			return nil, err
@@ -187,13 +223,27 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: open %s: %w", abs, err)
 	}
-	s := &Store{db: db, path: abs, cfg: cfg, file: file, done: make(chan struct{}), schema: SchemaVersion}
-	s.hub.subs = map[*sub]struct{}{}
+	s := newStore(db, abs, cfg, file)
+	s.schema = SchemaVersion
 	if err := s.init(ctx); err != nil {
 		db.Close()
 		return nil, err
 	}
+	if err := s.prepare(ctx); err != nil {
+		s.st.close()
+		db.Close()
+		return nil, err
+	}
 	return s, nil
+}
+
+// newStore makes the Store of db, with its connection pool bounded.
+func newStore(db *sql.DB, abs string, cfg config, file fileID) *Store {
+	db.SetMaxOpenConns(cfg.maxConns)
+	db.SetMaxIdleConns(cfg.maxConns) // each new connection runs the DSN's pragmas: keep them
+	s := &Store{db: db, path: abs, cfg: cfg, file: file, done: make(chan struct{}), writing: make(chan struct{}, 1)}
+	s.hub.init()
+	return s
 }
 
 // dsn builds the driver's data source name: a file: URI (so that any file
@@ -248,6 +298,7 @@ func (s *Store) Close() error {
 		close(s.done)
 		s.pollers.Wait()
 		s.hub.closeAll()
+		s.st.close()
 		err = s.db.Close()
 	})
 	return err
@@ -304,6 +355,9 @@ func decided(err error) bool {
 // file is taken before fn reads anything, so a read-check-write in fn cannot
 // interleave with another connection's, in this process or another. If fn
 // returns an error the transaction is rolled back and nothing is written.
+// The Store's own writes wait their turn in s.writing first, so that only
+// one of its connections at a time asks SQLite for the write lock; the busy
+// timeout is left for the writers of other processes.
 func (s *Store) write(ctx context.Context, op string, fn func(tx *sql.Tx) error) error {
 	if err := s.enter(ctx, op); err != nil {
 		return err
@@ -311,6 +365,12 @@ func (s *Store) write(ctx context.Context, op string, fn func(tx *sql.Tx) error)
 	if s.readOnly {
 		return fmt.Errorf("sqlite: %s: %w: %s was opened read-only", op, store.ErrInvalid, s.path)
 	}
+	select {
+	case s.writing <- struct{}{}:
+	case <-ctx.Done():
+		return s.fail(ctx, op, ctx.Err())
+	}
+	defer func() { <-s.writing }()
 	tx, err := s.db.BeginTx(ctx, nil) // BEGIN IMMEDIATE: the DSN sets _txlock=immediate
 	if err != nil {
 		return s.fail(ctx, op, err)
@@ -433,8 +493,8 @@ func openReadOnly(ctx context.Context, path string, cfg config) (*Store, error) 
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: open %s: %w", abs, err)
 	}
-	s := &Store{db: db, path: abs, cfg: cfg, file: file, done: make(chan struct{}), readOnly: true}
-	s.hub.subs = map[*sub]struct{}{}
+	s := newStore(db, abs, cfg, file)
+	s.readOnly = true
 	version, found, err := schemaVersion(ctx, db)
 	if err == nil && !found {
 		err = fmt.Errorf("sqlite: %w: %s is an SQLite database without baton's tables, not a baton store; baton left it untouched", store.ErrSchema, abs)
@@ -449,10 +509,99 @@ func openReadOnly(ctx context.Context, path string, cfg config) (*Store, error) 
 			err = s.fail(ctx, "open", err)
 		}
 	}
+	if err == nil {
+		s.schema = version
+		err = s.prepare(ctx)
+	}
 	if err != nil {
+		s.st.close()
 		db.Close()
 		return nil, err
 	}
-	s.schema = version
 	return s, nil
+}
+
+// stmts are the statements the election record's hot paths run, prepared
+// once per connection (database/sql prepares a *sql.Stmt again on each
+// pooled connection it runs on, once): SQLite then parses and plans them
+// once, not at every call.
+type stmts struct {
+	get     *sql.Stmt // the record of one name
+	getMany *sql.Stmt // the records of the names in a JSON array
+	newest  *sql.Stmt // the newest record version
+	// Writes; nil in a read-only Store.
+	lastVersion *sql.Stmt // the store-wide version counter
+	setVersion  *sql.Stmt
+	upsert      *sql.Stmt // write a record
+	logEvent    *sql.Stmt // append to the election log, with the name's next sequence number
+}
+
+// prepare prepares s.st for the store's schema version.
+func (s *Store) prepare(ctx context.Context) error {
+	sel := `SELECT name, ` + recordCols + s.sessionCol() + ` FROM baton_election `
+	texts := []struct {
+		st   **sql.Stmt
+		text string
+	}{
+		{&s.st.get, sel + `WHERE name = ?`},
+		{&s.st.getMany, sel + `WHERE name IN (SELECT value FROM json_each(?))`},
+		{&s.st.newest, `SELECT coalesce(max(version), 0) FROM baton_election`},
+	}
+	if !s.readOnly {
+		texts = append(texts, []struct {
+			st   **sql.Stmt
+			text string
+		}{
+			{&s.st.lastVersion, `SELECT value FROM baton_meta WHERE key = 'last_version'`},
+			{&s.st.setVersion, `UPDATE baton_meta SET value = ? WHERE key = 'last_version'`},
+			{&s.st.upsert, `INSERT INTO baton_election (name, holder, incarnation, token, lease_ns, transfer, version, updated_ns, session)
+			 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+			 ON CONFLICT (name) DO UPDATE SET
+			   holder = excluded.holder, incarnation = excluded.incarnation, token = excluded.token,
+			   lease_ns = excluded.lease_ns, transfer = excluded.transfer, version = excluded.version,
+			   updated_ns = excluded.updated_ns, session = excluded.session`},
+			{&s.st.logEvent, `INSERT INTO baton_election_log (name, seq, kind, holder, incarnation, token, transfer, time_ns)
+			 SELECT ?1, coalesce(max(seq), 0) + 1, ?2, ?3, ?4, ?5, ?6, ?7 FROM baton_election_log WHERE name = ?1`},
+		}...)
+	}
+	for _, t := range texts {
+		st, err := s.db.PrepareContext(ctx, t.text)
+		if err != nil {
+			return s.fail(ctx, "open", err)
+		}
+		*t.st = st
+	}
+	return nil
+}
+
+// close closes the statements that were prepared.
+func (st *stmts) close() {
+	for _, p := range []*sql.Stmt{st.get, st.getMany, st.newest, st.lastVersion, st.setVersion, st.upsert, st.logEvent} {
+		if p != nil {
+			p.Close()
+		}
+	}
+}
+
+// bound is the write statements of s.st bound to one transaction.
+type bound struct {
+	get, getMany, lastVersion, setVersion, upsert, logEvent *sql.Stmt
+}
+
+// bind binds the write statements to tx, for the length of tx.
+func (s *Store) bind(ctx context.Context, tx *sql.Tx) *bound {
+	return &bound{
+		get:         tx.StmtContext(ctx, s.st.get),
+		getMany:     tx.StmtContext(ctx, s.st.getMany),
+		lastVersion: tx.StmtContext(ctx, s.st.lastVersion),
+		setVersion:  tx.StmtContext(ctx, s.st.setVersion),
+		upsert:      tx.StmtContext(ctx, s.st.upsert),
+		logEvent:    tx.StmtContext(ctx, s.st.logEvent),
+	}
+}
+
+func (b *bound) close() {
+	for _, p := range []*sql.Stmt{b.get, b.getMany, b.lastVersion, b.setVersion, b.upsert, b.logEvent} {
+		p.Close()
+	}
 }

@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -69,6 +70,7 @@ func TestOpenInvalidOptions(t *testing.T) {
 		{"WithBusyTimeout", sqlite.WithBusyTimeout(0)},
 		{"WithWatchInterval", sqlite.WithWatchInterval(-time.Second)},
 		{"WithTime", sqlite.WithTime(nil)},
+		{"WithMaxConns", sqlite.WithMaxConns(1)},
 	} {
 		_, err := sqlite.Open(ctx(t), path, o.opt)
 		if !errors.Is(err, store.ErrInvalid) || !strings.Contains(err.Error(), o.name) {
@@ -600,5 +602,78 @@ func TestWatchOtherHandle(t *testing.T) {
 	// The poller notifies only watches whose record changed.
 	if _, ok := <-chB; ok {
 		t.Fatal("the watch of b was notified of a write to a")
+	}
+}
+
+// TestWritesQueueInProcess: writes of one Store wait for each other in
+// the Store, not in SQLite's busy handler, so that many goroutines
+// writing at once through one Store never hit the busy timeout, however
+// short.
+func TestWritesQueueInProcess(t *testing.T) {
+	s := open(t, filepath.Join(t.TempDir(), "baton.db"), sqlite.WithBusyTimeout(time.Millisecond))
+	const writers, each = 16, 20
+	errs := make(chan error, writers)
+	for w := range writers {
+		go func() {
+			rec := store.Record{Name: fmt.Sprintf("w%d", w), Holder: "n1", Incarnation: "i1", Token: 1}
+			var expect int64
+			for range each {
+				got, err := s.Swap(ctx(t), store.Swap{Expect: expect, Record: rec})
+				if err != nil {
+					errs <- err
+					return
+				}
+				expect = got.Version
+			}
+			errs <- nil
+		}()
+	}
+	for range writers {
+		if err := <-errs; err != nil {
+			t.Fatalf("a write of one Store among %d at once: %v", writers, err)
+		}
+	}
+}
+
+// TestWatchChangesSameHandle: the change feed names records written
+// through its own Store too (a group writes and follows through one
+// handle), including a version change by UpdateJob, and Close ends it.
+func TestWatchChangesSameHandle(t *testing.T) {
+	s := open(t, filepath.Join(t.TempDir(), "baton.db"), sqlite.WithWatchInterval(5*time.Millisecond))
+	feed := s.WatchChanges(ctx(t))
+	rec, err := s.Swap(ctx(t), store.Swap{Record: store.Record{Name: "job", Holder: "n1", Incarnation: "i1", Token: 1}, Event: store.Acquired})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wait := func(name string) {
+		t.Helper()
+		deadline := time.After(10 * time.Second)
+		for {
+			select {
+			case batch, ok := <-feed:
+				if !ok {
+					t.Fatalf("feed closed while waiting for %s", name)
+				}
+				if slices.Contains(batch, name) {
+					return
+				}
+			case <-deadline:
+				t.Fatalf("the feed did not name %s within 10s", name)
+			}
+		}
+	}
+	wait("job")
+	if _, err := s.EnsureJob(ctx(t), store.Job{Name: "job", Schedule: "every 1h"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.UpdateJob(ctx(t), store.JobUpdate{Name: "job", Expect: "every 1h", Schedule: "every 2h"}); err != nil {
+		t.Fatal(err)
+	}
+	wait("job")
+	if got, err := s.Get(ctx(t), "job"); err != nil || got.Version == rec.Version {
+		t.Fatalf("UpdateJob left the record at version %d: %v", got.Version, err)
+	}
+	s.Close()
+	for range feed { // ends when Close closes it
 	}
 }

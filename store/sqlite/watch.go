@@ -7,91 +7,214 @@ import (
 	"time"
 )
 
-// hub holds a Store's watches. One poller goroutine serves all of them
-// while there is at least one.
+// hub holds a Store's watches and change feeds. One poller goroutine
+// serves all of them while there is at least one.
+//
+// The poller follows the election records by version: every write gives
+// the record it writes the next value of the store-wide version counter,
+// under the file's write lock, so the versions committed at any moment are
+// all the versions up to the newest, and the records written since version
+// v are those whose version is above v (baton_election_version indexes
+// them). cursor is the newest version the poller has dispatched; a watch
+// registered under mu is told of every record written after its
+// registration, since those get versions above cursor.
 type hub struct {
 	mu      sync.Mutex
-	subs    map[*sub]struct{}
+	byName  map[string]map[*sub]struct{}
+	feeds   map[*feed]struct{}
 	running bool
+	cursor  int64
 }
+
+func (h *hub) init() {
+	h.byName = map[string]map[*sub]struct{}{}
+	h.feeds = map[*feed]struct{}{}
+}
+
+func (h *hub) empty() bool { return len(h.byName) == 0 && len(h.feeds) == 0 }
 
 // sub is one Watch call.
 type sub struct {
 	name   string
 	ch     chan struct{}
-	last   int64 // record version last seen; written by Watch before registration, then by the poller only
-	closed bool  // guarded by hub.mu
+	stop   func() bool // unregisters the ctx callback
+	closed bool        // guarded by hub.mu
+}
+
+// feed is one WatchChanges call: the names written since its last batch,
+// each once, and a signal that there are some.
+type feed struct {
+	pending []string
+	seen    map[string]struct{}
+	signal  chan struct{}
+	broken  bool // the poll failed: the feed must close
 }
 
 // Watch implements store.Watcher with a fast poll, since SQLite has no
-// notification between processes: one goroutine per Store reads
-// PRAGMA data_version on a dedicated connection every watch interval
-// (DefaultWatchInterval unless WithWatchInterval says otherwise). That
-// number changes only when another connection, in this process or another,
-// commits to the file, so an idle poll is one cheap statement. When it
-// changes, the poller reads the versions of the watched records and
-// notifies the watches whose record changed.
+// notification between processes. It rides on the Store's one change feed
+// poller (see WatchChanges): a watch costs a map entry, not a query.
 //
 // The channel is closed when ctx ends, when the store is closed, or when
 // the poll fails (the watch is broken; callers keep polling anyway).
 func (s *Store) Watch(ctx context.Context, name string) <-chan struct{} {
 	ch := make(chan struct{}, 1)
-	if s.enter(ctx, "watch") != nil {
-		close(ch)
-		return ch
-	}
-	rec, _, err := getRecord(ctx, s.db, name)
-	if err != nil {
-		close(ch)
-		return ch
-	}
-	w := &sub{name: name, ch: ch, last: rec.Version}
+	w := &sub{name: name, ch: ch}
 	h := &s.hub
-	h.mu.Lock()
-	if s.closed.Load() {
-		h.mu.Unlock()
-		close(ch)
-		return ch
-	}
-	h.subs[w] = struct{}{}
-	if !h.running {
-		h.running = true
-		s.pollers.Add(1)
-		go s.poll()
-	}
-	h.mu.Unlock()
-	go func() {
-		select {
-		case <-ctx.Done():
-		case <-s.done:
+	if !s.subscribe(ctx, "watch", func() {
+		m := h.byName[name]
+		if m == nil {
+			m = map[*sub]struct{}{}
+			h.byName[name] = m
 		}
-		h.mu.Lock()
-		h.drop(w)
-		h.mu.Unlock()
-	}()
+		m[w] = struct{}{}
+		w.stop = context.AfterFunc(ctx, func() {
+			h.mu.Lock()
+			defer h.mu.Unlock()
+			h.dropSub(w)
+		})
+	}) {
+		close(ch)
+	}
 	return ch
 }
 
-// drop unregisters w and closes its channel; h.mu must be held.
-func (h *hub) drop(w *sub) {
-	delete(h.subs, w)
-	if !w.closed {
-		w.closed = true
-		close(w.ch)
+// WatchChanges implements store.ChangeWatcher with a fast poll: one
+// goroutine per Store reads PRAGMA data_version on a connection of its own
+// every watch interval (DefaultWatchInterval unless WithWatchInterval says
+// otherwise). That number changes only when another connection, in this
+// process or another, commits to the file, so an idle poll is one cheap
+// statement. When it changed, the poller runs one indexed query for the
+// election records written since the last version it saw, and hands their
+// names to every change feed and to the watches of those names. Its cost
+// per commit grows with the number of records the commit wrote, not with
+// the number of records stored or watched, and one poll serves every feed
+// and watch of the Store.
+//
+// A feed whose reader is slow gets the names written meanwhile in one
+// batch, each once. The channel is closed when ctx ends, when the store is
+// closed, or when the poll fails.
+func (s *Store) WatchChanges(ctx context.Context) <-chan []string {
+	out := make(chan []string)
+	f := &feed{seen: map[string]struct{}{}, signal: make(chan struct{}, 1)}
+	h := &s.hub
+	if !s.subscribe(ctx, "watch changes", func() { h.feeds[f] = struct{}{} }) {
+		close(out)
+		return out
+	}
+	go func() {
+		defer close(out)
+		defer func() {
+			h.mu.Lock()
+			delete(h.feeds, f)
+			h.mu.Unlock()
+		}()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-f.signal:
+			}
+			h.mu.Lock()
+			batch, broken := f.pending, f.broken
+			f.pending = nil
+			clear(f.seen)
+			h.mu.Unlock()
+			if broken {
+				return
+			}
+			if len(batch) == 0 {
+				continue
+			}
+			select {
+			case out <- batch:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return out
+}
+
+// subscribe runs add under the hub's lock, starting the poller if it is
+// not running; it returns false, without calling add, when the store is
+// closed or cannot be read, or ctx has ended.
+func (s *Store) subscribe(ctx context.Context, op string, add func()) bool {
+	if s.enter(ctx, op) != nil {
+		return false
+	}
+	h := &s.hub
+	start, haveStart := int64(0), false
+	for {
+		h.mu.Lock()
+		if s.closed.Load() || ctx.Err() != nil {
+			h.mu.Unlock()
+			return false
+		}
+		if h.running || haveStart {
+			add()
+			if !h.running {
+				// The poller starts at a version read before the
+				// registration: it dispatches every record written after
+				// that read, and so every one written after add.
+				h.running, h.cursor = true, start
+				s.pollers.Add(1)
+				go s.poll()
+			}
+			h.mu.Unlock()
+			return true
+		}
+		h.mu.Unlock()
+		if err := s.st.newest.QueryRowContext(ctx).Scan(&start); err != nil {
+			return false
+		}
+		haveStart = true
 	}
 }
 
-// closeAll ends every watch.
+// dropSub unregisters w and closes its channel; h.mu must be held.
+func (h *hub) dropSub(w *sub) {
+	if w.closed {
+		return
+	}
+	w.closed = true
+	close(w.ch)
+	if w.stop != nil {
+		w.stop()
+	}
+	if m := h.byName[w.name]; m != nil {
+		delete(m, w)
+		if len(m) == 0 {
+			delete(h.byName, w.name)
+		}
+	}
+}
+
+// closeAll ends every watch and feed.
 func (h *hub) closeAll() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	for w := range h.subs {
-		h.drop(w)
+	h.breakAll()
+}
+
+// breakAll ends every watch and feed; h.mu must be held.
+func (h *hub) breakAll() {
+	for _, m := range h.byName {
+		for w := range m {
+			h.dropSub(w)
+		}
+	}
+	for f := range h.feeds {
+		f.broken = true
+		select {
+		case f.signal <- struct{}{}:
+		default:
+		}
+		delete(h.feeds, f)
 	}
 }
 
-// poll serves the hub until no watch is left, the store is closed or a
-// poll fails.
+// poll serves the hub until no watch or feed is left, the store is closed
+// or a poll fails.
 func (s *Store) poll() {
 	defer s.pollers.Done()
 	h := &s.hub
@@ -108,9 +231,7 @@ func (s *Store) poll() {
 		h.mu.Lock()
 		defer h.mu.Unlock()
 		h.running = false
-		for w := range h.subs {
-			h.drop(w)
-		}
+		h.breakAll()
 	}
 	// The connection is the poller's own: data_version counts commits by
 	// other connections only, so it must never write.
@@ -120,29 +241,25 @@ func (s *Store) poll() {
 		return
 	}
 	defer conn.Close()
+	p, err := s.newPoller(ctx, conn)
+	if err != nil {
+		broken()
+		return
+	}
+	defer p.close()
 	t := time.NewTicker(s.cfg.watchInterval)
 	defer t.Stop()
-	seen := int64(-1)
 	for {
 		h.mu.Lock()
-		if len(h.subs) == 0 {
+		if h.empty() {
 			h.running = false
 			h.mu.Unlock()
 			return
 		}
 		h.mu.Unlock()
-
-		var dv int64
-		if err := conn.QueryRowContext(ctx, `PRAGMA data_version`).Scan(&dv); err != nil {
+		if err := s.pollOnce(ctx, p); err != nil {
 			broken()
 			return
-		}
-		if dv != seen {
-			seen = dv
-			if err := s.notify(ctx, conn); err != nil {
-				broken()
-				return
-			}
 		}
 		select {
 		case <-t.C:
@@ -153,33 +270,98 @@ func (s *Store) poll() {
 	}
 }
 
-// notify reads the version of every watched record and signals the watches
-// whose record changed since they last saw it.
-func (s *Store) notify(ctx context.Context, conn *sql.Conn) error {
+// poller is the poller's statements, prepared on its own connection, and
+// the data_version it saw last.
+type poller struct {
+	dataVersion, written *sql.Stmt
+	seen                 int64
+}
+
+func (s *Store) newPoller(ctx context.Context, conn *sql.Conn) (*poller, error) {
+	dv, err := conn.PrepareContext(ctx, `PRAGMA data_version`)
+	if err != nil {
+		return nil, err
+	}
+	written, err := conn.PrepareContext(ctx, writtenSince)
+	if err != nil {
+		dv.Close()
+		return nil, err
+	}
+	return &poller{dataVersion: dv, written: written, seen: -1}, nil
+}
+
+func (p *poller) close() {
+	p.dataVersion.Close()
+	p.written.Close()
+}
+
+// pollOnce is one poll: it reads data_version and, when it changed,
+// dispatches the records written since the hub's cursor.
+func (s *Store) pollOnce(ctx context.Context, p *poller) error {
 	h := &s.hub
 	h.mu.Lock()
-	subs := make([]*sub, 0, len(h.subs))
-	for w := range h.subs {
-		subs = append(subs, w)
-	}
+	cursor := h.cursor
 	h.mu.Unlock()
-	versions := map[string]int64{}
-	for _, w := range subs {
-		if _, ok := versions[w.name]; ok {
-			continue
-		}
-		rec, _, err := getRecord(ctx, conn, w.name)
-		if err != nil {
+	var dv int64
+	if err := p.dataVersion.QueryRowContext(ctx).Scan(&dv); err != nil {
+		return err
+	}
+	if dv == p.seen {
+		return nil
+	}
+	p.seen = dv
+	return s.dispatch(ctx, p.written, cursor)
+}
+
+// writtenSince selects the election records written after a version: a
+// range of the index baton_election_version.
+const writtenSince = `SELECT name, version FROM baton_election WHERE version > ?`
+
+// dispatch reads the names of the election records written after version
+// cursor and hands them to the feeds and to the watches of those names.
+func (s *Store) dispatch(ctx context.Context, written *sql.Stmt, cursor int64) error {
+	rows, err := written.QueryContext(ctx, cursor)
+	if err != nil {
+		return err
+	}
+	var names []string
+	newest := cursor
+	for rows.Next() {
+		var name string
+		var v int64
+		if err := rows.Scan(&name, &v); err != nil {
+			rows.Close()
 			return err
 		}
-		versions[w.name] = rec.Version
+		names = append(names, name)
+		newest = max(newest, v)
 	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	h := &s.hub
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	for _, w := range subs {
-		if v := versions[w.name]; v != w.last {
-			w.last = v
-			if !w.closed {
+	h.cursor = newest
+	for f := range h.feeds {
+		for _, n := range names {
+			if _, dup := f.seen[n]; !dup {
+				f.seen[n] = struct{}{}
+				f.pending = append(f.pending, n)
+			}
+		}
+		select {
+		case f.signal <- struct{}{}:
+		default:
+		}
+	}
+	if len(h.byName) > 0 {
+		for _, n := range names {
+			for w := range h.byName[n] {
 				select {
 				case w.ch <- struct{}{}:
 				default:

@@ -1,0 +1,208 @@
+package sqlite
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/batonhq/baton/store"
+)
+
+// TestChangeFeedReadsByIndex: the poller's query reads a range of the
+// version index, so its cost grows with the records written since the
+// last poll, not with the records stored.
+func TestChangeFeedReadsByIndex(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "baton.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	rows, err := s.db.QueryContext(ctx, `EXPLAIN QUERY PLAN `+writtenSince, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var plan []string
+	for rows.Next() {
+		var id, parent, notused int
+		var detail string
+		if err := rows.Scan(&id, &parent, &notused, &detail); err != nil {
+			t.Fatal(err)
+		}
+		plan = append(plan, detail)
+	}
+	if len(plan) != 1 || !strings.Contains(plan[0], "USING COVERING INDEX baton_election_version (version>?)") &&
+		!strings.Contains(plan[0], "USING INDEX baton_election_version (version>?)") {
+		t.Fatalf("query plan of the change feed = %q, want a search of the version index", plan)
+	}
+}
+
+// TestPoolBound: the pool has the documented bound, or the one asked for.
+func TestPoolBound(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "baton.db")
+	for _, c := range []struct {
+		opts []Option
+		want int
+	}{{nil, DefaultMaxConns}, {[]Option{WithMaxConns(2)}, 2}, {[]Option{WithMaxConns(16)}, 16}} {
+		s, err := Open(ctx, path, c.opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := s.db.Stats().MaxOpenConnections; got != c.want {
+			t.Errorf("MaxOpenConnections = %d, want %d", got, c.want)
+		}
+		s.Close()
+	}
+}
+
+// TestOnePollerForAll: a thousand watches and two feeds on one Store
+// share one poller; a write reaches the feeds and the watches of the
+// names written, and no other watch.
+func TestOnePollerForAll(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	path := filepath.Join(t.TempDir(), "baton.db")
+	s, err := Open(ctx, path, WithWatchInterval(5*time.Millisecond), WithMaxConns(2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	const n = 1000
+	watches := make([]<-chan struct{}, n)
+	for i := range watches {
+		watches[i] = s.Watch(ctx, fmt.Sprintf("w%04d", i))
+	}
+	feeds := []<-chan []string{s.WatchChanges(ctx), s.WatchChanges(ctx)}
+	// With two connections, one is the poller's: were there a poller per
+	// watch holding a connection, the write below could not get one.
+	written := []string{"w0007", "w0500", "w0999"}
+	var swaps []store.Swap
+	for _, name := range written {
+		swaps = append(swaps, store.Swap{Record: store.Record{Name: name, Holder: "n1", Incarnation: "i1", Token: 1}, Event: store.Acquired})
+	}
+	if _, err := s.SwapMany(ctx, swaps); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range feeds {
+		want := map[string]bool{"w0007": true, "w0500": true, "w0999": true}
+		for len(want) > 0 {
+			batch, ok := <-f
+			if !ok {
+				t.Fatal("feed closed")
+			}
+			for _, name := range batch {
+				delete(want, name)
+			}
+		}
+	}
+	for _, i := range []int{7, 500, 999} {
+		if _, ok := <-watches[i]; !ok {
+			t.Fatalf("watch %d closed instead of notifying", i)
+		}
+	}
+	for i, w := range watches {
+		select {
+		case <-w:
+			t.Errorf("watch of w%04d was notified of writes to other names", i)
+		default:
+		}
+	}
+	s.hub.mu.Lock()
+	names, nfeeds := len(s.hub.byName), len(s.hub.feeds)
+	s.hub.mu.Unlock()
+	if names != n || nfeeds != 2 {
+		t.Fatalf("hub holds %d names and %d feeds, want %d and 2", names, nfeeds, n)
+	}
+	// When every watch and feed has ended, the poller stops.
+	cancel()
+	s.pollers.Wait()
+	for _, f := range feeds {
+		for range f {
+		}
+	}
+	s.hub.mu.Lock()
+	defer s.hub.mu.Unlock()
+	if s.hub.running || !s.hub.empty() {
+		t.Fatalf("after every watch ended: running %v, %d names, %d feeds", s.hub.running, len(s.hub.byName), len(s.hub.feeds))
+	}
+}
+
+// BenchmarkChangeFeedPerCommit is the poller's work for one commit that
+// renewed one record, with 10,000 records stored: one poll (data_version
+// and the records written since the last one) handing the name to a
+// change feed and, in the watched=10000 case, to the watch of that name
+// among 10,000 watches. The commit itself is not timed.
+func BenchmarkChangeFeedPerCommit(b *testing.B) {
+	const stored = 10000
+	for _, watched := range []int{0, stored} {
+		b.Run(fmt.Sprintf("stored=%d/watched=%d", stored, watched), func(b *testing.B) {
+			ctx := context.Background()
+			s, err := Open(ctx, filepath.Join(b.TempDir(), "baton.db"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.Close()
+			swaps := make([]store.Swap, stored)
+			for i := range swaps {
+				swaps[i] = store.Swap{Record: store.Record{Name: fmt.Sprintf("name-%05d", i), Holder: "n1", Incarnation: "i1", Token: 1}}
+			}
+			res, err := s.SwapMany(ctx, swaps)
+			if err != nil {
+				b.Fatal(err)
+			}
+			// The hub as WatchChanges and Watch leave it, without the
+			// poller goroutine: the benchmark polls.
+			h := &s.hub
+			f := &feed{seen: map[string]struct{}{}, signal: make(chan struct{}, 1)}
+			h.mu.Lock()
+			h.feeds[f] = struct{}{}
+			for i := range watched {
+				w := &sub{name: res[i].Record.Name, ch: make(chan struct{}, 1)}
+				h.byName[w.name] = map[*sub]struct{}{w: {}}
+			}
+			h.cursor = res[stored-1].Record.Version
+			h.mu.Unlock()
+			conn, err := s.db.Conn(ctx)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer conn.Close()
+			p, err := s.newPoller(ctx, conn)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer p.close()
+			if err := s.pollOnce(ctx, p); err != nil {
+				b.Fatal(err)
+			}
+			rec := res[0].Record
+			for b.Loop() {
+				b.StopTimer()
+				if rec, err = s.Swap(ctx, store.Swap{Expect: rec.Version, Record: rec}); err != nil {
+					b.Fatal(err)
+				}
+				b.StartTimer()
+				if err := s.pollOnce(ctx, p); err != nil {
+					b.Fatal(err)
+				}
+				h.mu.Lock()
+				if len(f.pending) != 1 {
+					b.Fatalf("feed got %q after one commit", f.pending)
+				}
+				f.pending = f.pending[:0]
+				clear(f.seen)
+				h.mu.Unlock()
+				if watched > 0 {
+					for w := range h.byName[rec.Name] {
+						<-w.ch
+					}
+				}
+			}
+		})
+	}
+}
