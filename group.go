@@ -207,12 +207,6 @@ func (g *Group) Stats() GroupStats {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	s := g.stats
-	s.Held = 0
-	for _, t := range g.terms {
-		if t.Err() == nil {
-			s.Held++
-		}
-	}
 	s.Campaigning = max(len(g.wants)-s.Held, 0)
 	if s.Held == 0 {
 		s.Deadline = time.Time{}
@@ -268,6 +262,7 @@ func (g *Group) announce(now time.Time, ev election.Event, acts []election.Actio
 			t := g.terms[a.Name]
 			if t != nil {
 				t.end(a.Cause)
+				g.stats.Held--
 				if !errors.Is(a.Cause, ErrResigned) {
 					g.stats.Lost++
 				}
@@ -318,6 +313,7 @@ func (g *Group) elected(a election.Elected) {
 	g.mu.Lock()
 	g.terms[a.Name] = t
 	g.stats.Elected++
+	g.stats.Held++
 	g.stats.Deadline = a.Deadline
 	w := g.wants[a.Name]
 	var onTerm func(*Term)

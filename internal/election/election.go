@@ -377,6 +377,14 @@ func (m *Machine) start(now time.Time) []Action {
 	}
 	m.phase = contending
 	m.hasSeen, m.awaiting, m.waitOwn = false, "", false
+	if m.sess != nil && !m.sess.alive && m.inflight == opNone {
+		// Nothing can be taken without a session: wait for it quietly
+		// (the Group reads the record once it is alive), so that a
+		// process cut off from the store retries one write, not a read
+		// per name.
+		m.waitOwn = true
+		return nil
+	}
 	if m.inflight != opNone {
 		// A late reply of the previous campaign is still out; it will be
 		// handled as a contender's and the read follows it.
@@ -663,6 +671,10 @@ func (m *Machine) contenderRead(now time.Time, r GetReply) []Action {
 	case store.Permanent(r.Err):
 		return m.fail(r.Err)
 	case r.Err != nil:
+		if m.sess != nil && !m.sess.alive {
+			m.waitOwn = true // as in start: retry when the session is back
+			return nil
+		}
 		m.readAt = now.Add(m.cfg.Poll)
 		return nil
 	}
