@@ -212,6 +212,7 @@ func benchTakeover(ctx context.Context, e *env, b *benchFlags, opts []baton.Opti
 	timeout := time.NewTimer(b.timeout)
 	defer timeout.Stop()
 	var heldAt, lastRenewal time.Time
+	var contendAt time.Time // when this process began to contend
 	contending, killed := false, false
 	renewals, since := 0, 0
 	for lines != nil {
@@ -235,14 +236,14 @@ func benchTakeover(ctx context.Context, e *env, b *benchFlags, opts []baton.Opti
 				if err := g.Hold(ctx, names, onTerm); err != nil {
 					return takeoverReport{}, err
 				}
-				contending = true
+				contending, contendAt = true, time.Now()
 			case l.verb == "renewed":
 				if l.at.After(lastRenewal) {
 					lastRenewal = l.at
 				}
 				renewals++
-				if !contending || killed {
-					continue
+				if !contending || killed || !l.at.After(contendAt) {
+					continue // not a renewal sent since we contend
 				}
 				// Killed right after a renewal, so that no renewal it
 				// sent goes unreported.
