@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -134,7 +135,7 @@ func (e *env) printJSON(v any) error {
 }
 
 // seconds returns d in seconds, rounded to the millisecond.
-func seconds(d time.Duration) float64 { return d.Round(time.Millisecond).Seconds() }
+func seconds(d time.Duration) float64 { return math.Round(d.Seconds()*1000) / 1000 }
 
 // mib formats a byte count in MiB, or "n/a" for 0 (not measured).
 func mib(b int64) string {
