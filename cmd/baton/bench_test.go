@@ -1,0 +1,197 @@
+package main
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/store/memstore"
+	"github.com/batonhq/baton/store/sqlite"
+	"github.com/batonhq/baton/store/storetest"
+)
+
+// Bad invocations of 'baton bench': one line naming the problem, exit 2.
+func TestBenchUsage(t *testing.T) {
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"bench"}, "missing the benchmark"},
+		{[]string{"bench", "nope"}, `unknown benchmark "nope"`},
+		{[]string{"bench", "hold", "--bogus"}, "-bogus"},
+		{[]string{"bench", "hold", "extra"}, `unexpected argument "extra"`},
+		{[]string{"bench", "hold", "--names", "0"}, "--names"},
+		{[]string{"bench", "hold", "--lease", "10ms"}, "--lease"},
+		{[]string{"bench", "hold", "--renew", "10s"}, "--renew"},
+		{[]string{"bench", "hold", "--clock-margin", "20s"}, "--clock-margin"},
+		{[]string{"bench", "hold", "--duration", "0s"}, "--duration"},
+		{[]string{"bench", "hold", "--timeout", "-1s"}, "--timeout"},
+		{[]string{"bench", "hold", "--prefix", "@session/x"}, "--prefix"},
+		{[]string{"bench", "hold", "--prefix", "a\tb"}, "--prefix"},
+		{[]string{"bench", "hold", "--store", "nope:x"}, "nope"},
+		{[]string{"bench", "takeover", "--names", "-3"}, "--names"},
+		{[]string{"bench", "takeover", "--lease", "1s", "--renew", "900ms"}, "--renew"},
+		{[]string{"bench", "takeover", "--store", "sqlite:/nonexistent/dir/b.db"}, "/nonexistent/dir"},
+	}
+	for _, tt := range tests {
+		code, _, stderr := runBaton(t, tt.args...)
+		checkOneLine(t, tt.args, code, stderr, tt.want)
+	}
+	for _, args := range [][]string{{"bench", "--help"}, {"bench", "hold", "--help"}, {"bench", "takeover", "--help"}} {
+		code, out, stderr := runBaton(t, args...)
+		if code != exitOK || stderr != "" || !strings.Contains(out, "Usage: baton bench") {
+			t.Errorf("baton %s: exit %d, stdout %q, stderr %q", strings.Join(args, " "), code, out, stderr)
+		}
+	}
+}
+
+// No output of a bench shows the store's password.
+func TestBenchHidesPassword(t *testing.T) {
+	args := []string{"bench", "hold", "--store", "postgres://baton:s3cret@127.0.0.1:1/db?connect_timeout=2"}
+	code, out, stderr := runBaton(t, args...)
+	if code != exitFailure || strings.Contains(out+stderr, "s3cret") || strings.Count(stderr, "\n") != 1 {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, out, stderr)
+	}
+}
+
+// capabilities are the optional store interfaces, in the order of
+// capabilityChecks.
+var capabilities = []reflect.Type{
+	reflect.TypeFor[store.BatchGetter](),
+	reflect.TypeFor[store.BatchSwapper](),
+	reflect.TypeFor[store.ChangeWatcher](),
+	reflect.TypeFor[store.Watcher](),
+	reflect.TypeFor[store.Lister](),
+	reflect.TypeFor[store.Identifier](),
+	reflect.TypeFor[store.TimeSource](),
+}
+
+// The counting wrapper has exactly the capabilities of its backend, for
+// every combination of them.
+func TestCountStoreCapabilities(t *testing.T) {
+	if len(capabilities) != len(capabilityChecks) {
+		t.Fatalf("%d capabilities tested, %d checked by countStore", len(capabilities), len(capabilityChecks))
+	}
+	for mask := 0; mask < 1<<len(capabilities); mask++ {
+		w := reflect.TypeOf(newCounted(mask, &countingStore{}))
+		for i, c := range capabilities {
+			if got, want := w.Implements(c), mask&(1<<i) != 0; got != want {
+				t.Errorf("mask %#b: wrapper implements %v: %v, want %v (run go generate)", mask, c, got, want)
+			}
+		}
+	}
+	sq, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "c.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sq.Close()
+	for _, st := range []store.Store{memstore.New(), memstore.New().Client("a"), sq} {
+		var n storeCounts
+		w := countStore(st, &n)
+		for _, c := range capabilities {
+			if got, want := reflect.TypeOf(w).Implements(c), reflect.TypeOf(st).Implements(c); got != want {
+				t.Errorf("%T: wrapper implements %v: %v, backend: %v", st, c, got, want)
+			}
+		}
+	}
+}
+
+// The counting wrapper is a store: it passes the conformance suite, and
+// counts what reached the backend.
+func TestCountStoreConformance(t *testing.T) {
+	var n storeCounts
+	storetest.Run(t, func(t *testing.T) func() store.Store {
+		s := memstore.New()
+		return func() store.Store { return countStore(s.Client(""), &n) }
+	})
+	c := n.snapshot()
+	if c.writeCalls == 0 || c.recordsWritten == 0 || c.readCalls == 0 || c.recordsRead == 0 || c.watches == 0 {
+		t.Errorf("counts %+v: a kind of call went uncounted", c)
+	}
+}
+
+// bench hold on an SQLite store: 1,000 names, a lease of 2s, held for 4s
+// of real time (an end-to-end run, as the bench is).
+func TestBenchHoldSQLite(t *testing.T) {
+	if testing.Short() {
+		t.Skip("holds names for 4s of real time")
+	}
+	db := "sqlite:" + filepath.Join(t.TempDir(), "b.db")
+	code, out, stderr := runBaton(t, "bench", "hold", "--store", db, "--names", "1000", "--lease", "2s", "--duration", "4s", "--json")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var fields map[string]any
+	if err := json.Unmarshal([]byte(out), &fields); err != nil {
+		t.Fatalf("%v:\n%s", err, out)
+	}
+	for _, k := range []string{"names", "termsLost", "storeWritesPerSec", "recordsWrittenPerSec", "storeReadsPerSec", "cpuPercent", "rssBytes", "rssPeakBytes", "goroutines", "acquireSeconds"} {
+		if _, ok := fields[k]; !ok {
+			t.Errorf("no %q in %s", k, out)
+		}
+	}
+	var r holdReport
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatal(err)
+	}
+	if r.Names != 1000 || r.Held != 1000 || r.TermsLost != 0 {
+		t.Errorf("names %d, held %d, terms lost %d; want 1000, 1000, 0", r.Names, r.Held, r.TermsLost)
+	}
+	// One session write per renew interval (2s/3), whatever the number of
+	// names: about 6 in 4s. A window of 4s holds one renewal more or less
+	// than 6, a renewal late on a busy machine may fall out of it, and a
+	// failed renewal is retried; 0.5 to 1.5 per interval allows for that
+	// and still fails a holder that writes per name (1,000 per interval)
+	// or stops renewing.
+	if r.WritesPerRenew < 0.5 || r.WritesPerRenew > 1.5 {
+		t.Errorf("%.2f store writes per renew interval (%.2f/s), want about 1", r.WritesPerRenew, r.StoreWritesPerSec)
+	}
+	if r.RecordsWrittenPerSec > 2*r.StoreWritesPerSec {
+		t.Errorf("%.1f records written/s for %.2f writes/s: names are renewed one by one", r.RecordsWrittenPerSec, r.StoreWritesPerSec)
+	}
+	if r.AcquireSeconds <= 0 || r.RSSBytes <= 0 || r.RSSPeakBytes < r.RSSBytes || r.CPUPercent < 0 || r.Goroutines <= 0 || r.DurationSeconds < 4 {
+		t.Errorf("implausible report: %+v", r)
+	}
+}
+
+// The acceptance test of bulk takeover on real processes: a holder of
+// 10,000 names on SQLite is killed with SIGKILL; the other process holds
+// every name within lease + 2e + 5s of the holder's last renewal, none
+// before lease + 2e, and none while the holder's term could still be
+// valid.
+func TestBenchTakeoverProcess(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts real processes")
+	}
+	db := "sqlite:" + filepath.Join(t.TempDir(), "b.db")
+	cmd, out, errb := startBaton(t, "bench", "takeover", "--store", db, "--names", "10000", "--lease", "2s", "--timeout", "60s", "--json")
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("bench takeover: %v\nstdout:\n%s\nstderr:\n%s", err, out, errb)
+		}
+	case <-time.After(3 * time.Minute):
+		cmd.Process.Kill()
+		t.Fatalf("bench takeover did not finish in 3 minutes\nstderr:\n%s", errb)
+	}
+	var r takeoverReport
+	if err := json.Unmarshal([]byte(out.String()), &r); err != nil {
+		t.Fatalf("%v:\n%s", err, out)
+	}
+	t.Logf("%+v", r)
+	if r.Names != 10000 || r.TakenOver != 10000 || r.DoubleHeld != 0 {
+		t.Errorf("names %d, taken over %d, double held %d; want 10000, 10000, 0", r.Names, r.TakenOver, r.DoubleHeld)
+	}
+	if r.FloorSeconds != 3 {
+		t.Errorf("floor %vs, want lease + 2 x 500ms = 3s", r.FloorSeconds)
+	}
+	if r.FirstTakeoverSeconds < r.FloorSeconds || r.LastTakeoverSeconds > r.FloorSeconds+5 {
+		t.Errorf("takeovers %vs to %vs after the last renewal; want within [%v, %v]", r.FirstTakeoverSeconds, r.LastTakeoverSeconds, r.FloorSeconds, r.FloorSeconds+5)
+	}
+}
