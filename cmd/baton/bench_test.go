@@ -36,6 +36,7 @@ func TestBenchUsage(t *testing.T) {
 		{[]string{"bench", "takeover", "--names", "-3"}, "--names"},
 		{[]string{"bench", "takeover", "--lease", "1s", "--renew", "900ms"}, "--renew"},
 		{[]string{"bench", "takeover", "--store", "sqlite:/nonexistent/dir/b.db"}, "/nonexistent/dir"},
+		{[]string{"bench", "takeover", "--store", "mem:"}, "in-process"},
 	}
 	for _, tt := range tests {
 		code, _, stderr := runBaton(t, tt.args...)
