@@ -135,7 +135,10 @@ func (e *env) printJSON(v any) error {
 }
 
 // seconds returns d in seconds, rounded to the millisecond.
-func seconds(d time.Duration) float64 { return math.Round(d.Seconds()*1000) / 1000 }
+func seconds(d time.Duration) float64 { return round3(d.Seconds()) }
+
+// round3 rounds x to three decimals, so that JSON shows no float noise.
+func round3(x float64) float64 { return math.Round(x*1000) / 1000 }
 
 // mib formats a byte count in MiB, or "n/a" for 0 (not measured).
 func mib(b int64) string {

@@ -150,7 +150,7 @@ func benchHold(ctx context.Context, e *env, b *benchFlags, duration time.Duratio
 	c, cpu := counts.snapshot().sub(c0), cpuTime()-cpu0
 	st := g.Stats()
 	rss, peak := memory()
-	per := func(n int64) float64 { return float64(n) / wall.Seconds() }
+	per := func(n int64) float64 { return round3(float64(n) / wall.Seconds()) }
 	renew := b.effectiveRenew()
 	return holdReport{
 		Store:                storeurl.Redact(url),
@@ -163,11 +163,11 @@ func benchHold(ctx context.Context, e *env, b *benchFlags, duration time.Duratio
 		TermsLost:            st.Lost,
 		StoreWrites:          c.writeCalls,
 		StoreWritesPerSec:    per(c.writeCalls),
-		WritesPerRenew:       per(c.writeCalls) * renew.Seconds(),
+		WritesPerRenew:       round3(float64(c.writeCalls) / wall.Seconds() * renew.Seconds()),
 		RecordsWrittenPerSec: per(c.recordsWritten),
 		StoreReadsPerSec:     per(c.readCalls),
 		RecordsReadPerSec:    per(c.recordsRead),
-		CPUPercent:           100 * cpu.Seconds() / wall.Seconds(),
+		CPUPercent:           round3(100 * cpu.Seconds() / wall.Seconds()),
 		RSSBytes:             rss,
 		RSSPeakBytes:         peak,
 		Goroutines:           runtime.NumGoroutine(),
