@@ -117,9 +117,9 @@ func benchHold(ctx context.Context, e *env, b *benchFlags, duration time.Duratio
 	all := make(chan struct{})
 	var once sync.Once
 	began := time.Now()
-	hctx, stop := context.WithCancel(ctx)
-	defer stop()
-	err = g.Hold(hctx, names, func(*baton.Term) {
+	// Held until Close, which frees every name with one write; a Hold
+	// ended by its context would resign them one by one.
+	err = g.Hold(context.Background(), names, func(*baton.Term) {
 		if won.Add(1) == int64(len(names)) {
 			once.Do(func() { close(all) })
 		}

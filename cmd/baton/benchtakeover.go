@@ -236,7 +236,7 @@ func benchTakeover(ctx context.Context, e *env, b *benchFlags, opts []baton.Opti
 				return takeoverReport{}, fmt.Errorf("the holder process failed: %s", l.msg)
 			case l.verb == "held":
 				heldAt = l.at
-				if err := g.Hold(ctx, names, onTerm); err != nil {
+				if err := g.Hold(context.Background(), names, onTerm); err != nil {
 					return takeoverReport{}, err
 				}
 				contending, contendAt = true, time.Now()
@@ -368,7 +368,7 @@ func runBenchHolder(ctx context.Context, e *env, args []string) int {
 		close(gone)
 	}()
 	names := benchNames(b.prefix, b.names)
-	if err := g.Hold(ctx, names, nil); err != nil {
+	if err := g.Hold(context.Background(), names, nil); err != nil {
 		return fail(err)
 	}
 	tick := time.NewTicker(20 * time.Millisecond)
