@@ -236,15 +236,20 @@ func benchTakeover(ctx context.Context, e *env, b *benchFlags, opts []baton.Opti
 				return takeoverReport{}, fmt.Errorf("the holder process failed: %s", l.msg)
 			case l.verb == "held":
 				heldAt = l.at
+				// Held until the deferred Close.
 				if err := g.Hold(context.Background(), names, onTerm); err != nil {
 					return takeoverReport{}, err
 				}
 				contending, contendAt = true, time.Now()
 			case l.verb == "renewed":
+				// The first report is the deadline the session had when
+				// the child held every name; each later one a renewal.
+				if !lastRenewal.IsZero() {
+					renewals++
+				}
 				if l.at.After(lastRenewal) {
 					lastRenewal = l.at
 				}
-				renewals++
 				if !contending || killed || !l.at.After(contendAt) {
 					continue // not a renewal sent since we contend
 				}
