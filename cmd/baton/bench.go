@@ -63,6 +63,7 @@ type benchFlags struct {
 	margin   time.Duration
 	timeout  time.Duration
 	json     bool
+	logs     logConfig
 }
 
 // defaultBenchPrefix begins the benchmark's names.
@@ -77,6 +78,9 @@ func (b *benchFlags) register(fs *flag.FlagSet, defaultNames int) {
 	fs.DurationVar(&b.margin, "clock-margin", baton.DefaultMargin, "clock uncertainty e: a takeover waits lease + 2e")
 	fs.DurationVar(&b.timeout, "timeout", 10*time.Minute, "give up (exit 1) when acquiring the names takes longer than this")
 	fs.BoolVar(&b.json, "json", false, "print one JSON object instead of the table")
+	b.logs.flags(fs)
+	fs.Lookup("log-level").DefValue = "warn"
+	b.logs.level = "warn"
 }
 
 // check validates the flags and returns the Group options they make.
@@ -95,6 +99,9 @@ func (b *benchFlags) check(fs *flag.FlagSet) ([]baton.Option, error) {
 	}
 	if b.timeout <= 0 {
 		return nil, usagef("invalid --timeout %v; want a positive duration", b.timeout)
+	}
+	if err := b.logs.check(); err != nil {
+		return nil, err
 	}
 	opts := []baton.Option{baton.WithLease(b.lease), baton.WithClockMargin(b.margin)}
 	if b.renew != 0 {

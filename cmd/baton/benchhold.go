@@ -102,7 +102,7 @@ func benchHold(ctx context.Context, e *env, b *benchFlags, duration time.Duratio
 	}
 	defer raw.Close()
 	var counts storeCounts
-	g, err := baton.NewGroup(countStore(raw, &counts), opts...)
+	g, err := baton.NewGroup(countStore(raw, &counts), append(opts, baton.WithLogger(b.logs.logger(e.stderr)))...)
 	if err != nil {
 		return holdReport{}, asUsage(err)
 	}

@@ -135,7 +135,7 @@ func benchTakeover(ctx context.Context, e *env, b *benchFlags, opts []baton.Opti
 		return takeoverReport{}, err
 	}
 	defer st.Close()
-	g, err := baton.NewGroup(st, opts...)
+	g, err := baton.NewGroup(st, append(opts, baton.WithLogger(b.logs.logger(e.stderr).With("process", "contender")))...)
 	if err != nil {
 		return takeoverReport{}, asUsage(err)
 	}
@@ -150,7 +150,8 @@ func benchTakeover(ctx context.Context, e *env, b *benchFlags, opts []baton.Opti
 		return takeoverReport{}, fmt.Errorf("cannot find this program to start the holder: %w", err)
 	}
 	args := []string{"bench", benchHolderCmd, "--names", strconv.Itoa(b.names), "--prefix", b.prefix,
-		"--lease", b.lease.String(), "--clock-margin", b.margin.String(), "--timeout", b.timeout.String()}
+		"--lease", b.lease.String(), "--clock-margin", b.margin.String(), "--timeout", b.timeout.String(),
+		"--log-format", b.logs.format, "--log-level", b.logs.level}
 	if b.renew != 0 {
 		args = append(args, "--renew", b.renew.String())
 	}
@@ -163,8 +164,10 @@ func benchTakeover(ctx context.Context, e *env, b *benchFlags, opts []baton.Opti
 	if err != nil {
 		return takeoverReport{}, err
 	}
+	// The child's log lines go to our standard error, and the last ones
+	// into the error if it fails.
 	var stderr tail
-	child.Stderr = &stderr
+	child.Stderr = io.MultiWriter(e.stderr, &stderr)
 	if err := child.Start(); err != nil {
 		return takeoverReport{}, fmt.Errorf("cannot start the holder: %w", err)
 	}
@@ -345,8 +348,12 @@ func runBenchHolder(ctx context.Context, e *env, args []string) int {
 	}
 	report := func(format string, a ...any) { fmt.Fprintf(e.stdout, format+"\n", a...) }
 	fail := func(err error) int {
-		report("error %s", oneLine(storeurl.Scrub(err.Error(), e.secrets...)))
-		return e.fail(name, err)
+		// Said once, by the parent, which reads this line.
+		report("error %s", oneLine(storeurl.Scrub(strings.TrimPrefix(err.Error(), "baton: "), e.secrets...)))
+		if u := (*usageError)(nil); errors.As(err, &u) {
+			return exitUsage
+		}
+		return exitFailure
 	}
 	opts, err := b.check(fs)
 	if err != nil {
@@ -362,7 +369,7 @@ func runBenchHolder(ctx context.Context, e *env, args []string) int {
 		return fail(err)
 	}
 	defer st.Close()
-	g, err := baton.NewGroup(st, opts...)
+	g, err := baton.NewGroup(st, append(opts, baton.WithLogger(b.logs.logger(e.stderr).With("process", "holder")))...)
 	if err != nil {
 		return fail(err)
 	}
