@@ -177,12 +177,17 @@ func benchTakeover(ctx context.Context, e *env, b *benchFlags, opts []baton.Opti
 	}()
 	fmt.Fprintln(stdin, url) // the child's first input line: the store URL
 	defer stdin.Close()      // a child that outlives us sees end-of-file and stops
-	lines := make(chan string)
+	lines, stop := make(chan string), make(chan struct{})
+	defer close(stop)
 	go func() {
 		defer close(lines)
 		sc := bufio.NewScanner(stdout)
 		for sc.Scan() {
-			lines <- sc.Text()
+			select {
+			case lines <- sc.Text():
+			case <-stop:
+				return
+			}
 		}
 	}()
 	childFailed := func() error {
