@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -18,52 +20,149 @@ func (s *Store) Get(ctx context.Context, name string) (store.Record, error) {
 	if err := s.enter(ctx, "get"); err != nil {
 		return store.Record{}, err
 	}
-	rec := store.Record{Name: name}
-	var token, lease int64
-	err := s.pool.QueryRow(ctx, s.sql.get, name).Scan(&rec.Holder, &rec.Incarnation, &token, &lease, &rec.Transfer, &rec.Version, &rec.Updated)
+	rec, err := scanRecord(s.pool.QueryRow(ctx, s.sql.get, name))
 	if errors.Is(err, pgx.ErrNoRows) {
-		return store.Record{}, fmt.Errorf("election %q: %w", name, store.ErrNotFound)
+		return store.Record{}, notFound(name)
 	}
 	if err != nil {
 		return store.Record{}, s.fail(ctx, "get", err)
+	}
+	rec.Name = name
+	return rec, nil
+}
+
+func notFound(name string) error { return fmt.Errorf("election %q: %w", name, store.ErrNotFound) }
+
+// scanRecord reads the record columns of statements.get (and of getMany
+// after the name), in that order.
+func scanRecord(row pgx.Row, first ...any) (store.Record, error) {
+	var rec store.Record
+	var token, lease int64
+	dest := append(first, &rec.Holder, &rec.Incarnation, &token, &lease, &rec.Transfer, &rec.Session, &rec.Version, &rec.Updated)
+	if err := row.Scan(dest...); err != nil {
+		return store.Record{}, err
 	}
 	rec.Token, rec.Lease, rec.Updated = uint64(token), time.Duration(lease), rec.Updated.UTC()
 	return rec, nil
 }
 
-// precheck refuses what must not reach the database: an empty name (with
-// storedriver.CheckSwap's error, which checks the name before anything else) and
-// a token that does not fit in a bigint. The other rules of CheckSwap
-// depend on the current record: the swap function applies them in the
-// database and swapResult reports them with CheckSwap itself.
+// GetMany implements store.BatchGetter: one statement (name = ANY) for the
+// whole batch, which reads every record in one snapshot.
+func (s *Store) GetMany(ctx context.Context, names []string) ([]store.GetResult, error) {
+	const op = "get many"
+	if err := s.enter(ctx, op); err != nil {
+		return nil, err
+	}
+	res := make([]store.GetResult, len(names))
+	if len(names) == 0 {
+		return res, nil
+	}
+	found := make(map[string]store.Record, len(names))
+	rows, err := s.pool.Query(ctx, s.sql.getMany, names)
+	if err != nil {
+		return nil, s.fail(ctx, op, err)
+	}
+	for rows.Next() {
+		var name string
+		rec, err := scanRecord(rows, &name)
+		if err != nil {
+			rows.Close()
+			return nil, s.fail(ctx, op, err)
+		}
+		rec.Name = name
+		found[name] = rec
+	}
+	if err := rows.Err(); err != nil {
+		return nil, s.fail(ctx, op, err)
+	}
+	for i, n := range names {
+		if rec, ok := found[n]; ok {
+			res[i].Record = rec
+		} else {
+			res[i].Err = notFound(n)
+		}
+	}
+	return res, nil
+}
+
+// precheck refuses what must not reach the database: a name that is not
+// one (with storedriver.CheckSwap's error, which checks the name before
+// anything else), a token that does not fit in a bigint, and a NUL byte,
+// which a text value cannot hold (in a batch it would fail every swap of
+// it). The other rules of CheckSwap depend on the current record: the
+// swap function applies them in the database and swapResult reports them
+// with CheckSwap itself.
 func precheck(sw store.Swap) error {
-	if sw.Record.Name == "" {
+	r := sw.Record
+	if err := store.CheckName(r.Name); err != nil {
 		return storedriver.CheckSwap(store.Record{}, sw)
 	}
-	if sw.Record.Token > math.MaxInt64 {
-		return fmt.Errorf("%w: token %d of %q does not fit in a bigint", store.ErrInvalid, sw.Record.Token, sw.Record.Name)
+	if r.Token > math.MaxInt64 {
+		return fmt.Errorf("%w: token %d of %q does not fit in a bigint", store.ErrInvalid, r.Token, r.Name)
+	}
+	for _, v := range []string{r.Holder, r.Incarnation, r.Transfer, r.Session, string(sw.Event)} {
+		if strings.IndexByte(v, 0) >= 0 {
+			return fmt.Errorf("%w: swap of %q: a value contains a NUL byte, which the store cannot hold", store.ErrInvalid, r.Name)
+		}
 	}
 	return nil
 }
 
 func (s *Store) swapArgs(sw store.Swap) []any {
 	r := sw.Record
-	return []any{r.Name, sw.Expect, r.Holder, r.Incarnation, int64(r.Token), int64(r.Lease), r.Transfer, string(sw.Event), s.id}
+	return []any{r.Name, sw.Expect, r.Holder, r.Incarnation, int64(r.Token), int64(r.Lease), r.Transfer, r.Session, string(sw.Event), s.id}
 }
 
-// swapResult turns a row of the swap function into the stored record or,
-// when the swap was refused, into storedriver.CheckSwap's error for the record
-// the function compared against.
-func (s *Store) swapResult(row pgx.Row, sw store.Swap) (store.Record, error) {
+// swapRow is a row of the swap functions: whether the swap applied, and
+// the stored record or the one it was compared against (without its name).
+type swapRow struct {
+	applied bool
+	rec     store.Record
+}
+
+// scanSwapRow reads a row of the swap functions, after the columns first.
+func scanSwapRow(row pgx.Row, first ...any) (swapRow, error) {
 	// The compared record's columns are NULL when it does not exist.
 	var (
-		applied               bool
-		holder, inc, transfer *string
-		token, lease          *int64
-		version               int64
-		updated               *time.Time
+		applied                        bool
+		holder, inc, transfer, session *string
+		token, lease                   *int64
+		version                        int64
+		updated                        *time.Time
 	)
-	err := row.Scan(&applied, &holder, &inc, &token, &lease, &transfer, &version, &updated)
+	if err := row.Scan(append(first, &applied, &holder, &inc, &token, &lease, &transfer, &session, &version, &updated)...); err != nil {
+		return swapRow{}, err
+	}
+	return swapRow{applied: applied, rec: store.Record{
+		Holder:      derefOr(holder, ""),
+		Incarnation: derefOr(inc, ""),
+		Token:       uint64(derefOr(token, 0)),
+		Lease:       time.Duration(derefOr(lease, 0)),
+		Transfer:    derefOr(transfer, ""),
+		Session:     derefOr(session, ""),
+		Version:     version,
+		Updated:     derefOr(updated, time.Time{}).UTC(),
+	}}, nil
+}
+
+// outcome turns a row of the swap functions for sw into the stored record
+// or, when the swap was refused, into storedriver.CheckSwap's error for the
+// record the function compared against.
+func (r swapRow) outcome(sw store.Swap) (store.Record, error) {
+	rec := r.rec
+	rec.Name = sw.Record.Name
+	if r.applied {
+		return rec, nil
+	}
+	if err := storedriver.CheckSwap(rec, sw); err != nil {
+		return store.Record{}, err
+	}
+	return store.Record{}, fmt.Errorf("postgres: swap of %q refused by the database though storedriver.CheckSwap accepts it against %+v: %w", sw.Record.Name, rec, store.ErrConflict)
+}
+
+// swapResult turns the row of the swap statement into the outcome of sw.
+func (s *Store) swapResult(row pgx.Row, sw store.Swap) (store.Record, error) {
+	r, err := scanSwapRow(row)
 	if errors.Is(err, pgx.ErrNoRows) {
 		// No row: the schema holds another store id, and nothing was
 		// written (see the swap statement).
@@ -72,23 +171,7 @@ func (s *Store) swapResult(row pgx.Row, sw store.Swap) (store.Record, error) {
 	if err != nil {
 		return store.Record{}, err
 	}
-	rec := store.Record{
-		Name:        sw.Record.Name,
-		Holder:      derefOr(holder, ""),
-		Incarnation: derefOr(inc, ""),
-		Token:       uint64(derefOr(token, 0)),
-		Lease:       time.Duration(derefOr(lease, 0)),
-		Transfer:    derefOr(transfer, ""),
-		Version:     version,
-		Updated:     derefOr(updated, time.Time{}).UTC(),
-	}
-	if applied {
-		return rec, nil
-	}
-	if err := storedriver.CheckSwap(rec, sw); err != nil {
-		return store.Record{}, err
-	}
-	return store.Record{}, fmt.Errorf("postgres: swap of %q refused by the database though storedriver.CheckSwap accepts it against %+v: %w", sw.Record.Name, rec, store.ErrConflict)
+	return r.outcome(sw)
 }
 
 func derefOr[T any](p *T, def T) T {
@@ -118,47 +201,80 @@ func (s *Store) Swap(ctx context.Context, sw store.Swap) (store.Record, error) {
 	return rec, err
 }
 
-// SwapMany implements store.BatchSwapper. The swaps are sent as one
-// pipelined batch, which PostgreSQL runs as one implicit transaction: one
-// round trip, and either every swap's outcome stands or, when err is not
-// nil, none was applied (unless err wraps store.ErrUnavailable, in which
-// case the outcome is unknown).
+// SwapMany implements store.BatchSwapper. The whole batch is one
+// statement, one round trip and one transaction: the schema's swap_many
+// function applies the swaps one after the other, each independent of the
+// others (a refused swap leaves the others be), appends their log events,
+// and sends one notification for all. Either every swap's outcome stands
+// or, when err is not nil, none was applied (unless err wraps
+// store.ErrUnavailable, in which case the outcome is unknown). The swaps
+// are applied in the byte order of their names (a swap repeated in the
+// batch in its given order), so that batches running at the same time
+// lock records in one order and never deadlock; the results are in the
+// order of swaps. There is no size limit; a batch of some thousands of
+// swaps holds their row locks until it commits, tens of milliseconds.
 func (s *Store) SwapMany(ctx context.Context, swaps []store.Swap) ([]store.SwapResult, error) {
-	if err := s.enter(ctx, "swap many"); err != nil {
+	const op = "swap many"
+	if err := s.enter(ctx, op); err != nil {
 		return nil, err
 	}
-	if err := s.writable("swap many"); err != nil {
+	if err := s.writable(op); err != nil {
 		return nil, err
 	}
 	res := make([]store.SwapResult, len(swaps))
-	batch := &pgx.Batch{}
 	var sent []int
 	for i, sw := range swaps {
 		if err := precheck(sw); err != nil {
 			res[i].Err = err
 			continue
 		}
-		batch.Queue(s.sql.swap, s.swapArgs(sw)...)
 		sent = append(sent, i)
 	}
 	if len(sent) == 0 {
 		return res, nil
 	}
-	br := s.pool.SendBatch(ctx, batch)
-	for _, i := range sent {
-		rec, err := s.swapResult(br.QueryRow(), swaps[i])
-		if errors.Is(err, store.ErrReplaced) {
-			br.Close()
-			return nil, err
-		}
-		if err != nil && !errors.Is(err, store.ErrConflict) && !errors.Is(err, store.ErrInvalid) {
-			br.Close()
-			return nil, s.fail(ctx, "swap many", err)
-		}
-		res[i] = store.SwapResult{Record: rec, Err: err}
+	slices.SortStableFunc(sent, func(a, b int) int { return strings.Compare(swaps[a].Record.Name, swaps[b].Record.Name) })
+	n := len(sent)
+	var (
+		names, holders, incs, transfers, sessions, events = make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+		expects, tokens, leases                           = make([]int64, n), make([]int64, n), make([]int64, n)
+	)
+	for k, i := range sent {
+		sw := swaps[i]
+		r := sw.Record
+		names[k], holders[k], incs[k], transfers[k], sessions[k], events[k] = r.Name, r.Holder, r.Incarnation, r.Transfer, r.Session, string(sw.Event)
+		expects[k], tokens[k], leases[k] = sw.Expect, int64(r.Token), int64(r.Lease)
 	}
-	if err := br.Close(); err != nil {
-		return nil, s.fail(ctx, "swap many", err)
+	rows, err := s.pool.Query(ctx, s.sql.swapMany, s.id, names, expects, holders, incs, tokens, leases, transfers, sessions, events)
+	if err != nil {
+		return nil, s.fail(ctx, op, err)
+	}
+	defer rows.Close()
+	got := 0
+	for rows.Next() {
+		var ord int32
+		r, err := scanSwapRow(rows, &ord)
+		if err != nil {
+			return nil, s.fail(ctx, op, err)
+		}
+		if ord < 1 || int(ord) > n {
+			return nil, fmt.Errorf("postgres: %s: swap_many returned row %d for %d swaps", op, ord, n)
+		}
+		i := sent[ord-1]
+		rec, err := r.outcome(swaps[i])
+		res[i] = store.SwapResult{Record: rec, Err: err}
+		got++
+	}
+	if err := rows.Err(); err != nil {
+		return nil, s.fail(ctx, op, err)
+	}
+	if got == 0 {
+		// No rows: the schema holds another store id, and nothing was
+		// written (see swap_many).
+		return nil, s.replaced(op, "another id")
+	}
+	if got != n {
+		return nil, fmt.Errorf("postgres: %s: swap_many returned %d rows for %d swaps", op, got, n)
 	}
 	return res, nil
 }

@@ -18,19 +18,23 @@ import (
 // writes. It is recorded in the schema's meta table when the tables are
 // created; a store whose recorded version differs is refused with
 // store.ErrSchema and left untouched. Version 2 added the election log's
-// detail column and the candidates table; a version 1 schema is upgraded in
-// place when a writer opens it, and read as it is by a read-only opener.
-const SchemaVersion = 2
+// detail column and the candidates table; version 3 the election record's
+// session column (store.Record.Session) and its change feed (the wxid
+// column, see WatchChanges). An older schema is upgraded in place when a
+// writer opens it, and read as it is by a read-only opener.
+const SchemaVersion = 3
 
-// ddl returns the statements that create schema version 1 in schema q (a
-// quoted identifier), with notifications on channel.
+// ddl returns the statements that create schema version SchemaVersion in
+// schema q (a quoted identifier), with notifications on channel.
 //
 // Tables:
 //   - meta: key/value; key 'schema_version' holds SchemaVersion, key
 //     'store_id' the store's id, a random UUID made when it was created.
-//   - election: one row per name (store.Record); lease in nanoseconds.
+//   - election: one row per name (store.Record); lease in nanoseconds;
+//     wxid is the id of the transaction that wrote the row last, indexed,
+//     which the change feed reads (see WatchChanges).
 //   - election_log: (name, seq) → store.Event; seq = previous max + 1,
-//     written by swap() while it holds the record's row lock.
+//     written by swap_core() while it holds the record's row lock.
 //   - jobs: store.Job.
 //   - runs: (job, period) → store.Run; zero times are NULL, output is bytea
 //     so that any bytes a command printed round-trip.
@@ -39,15 +43,9 @@ const SchemaVersion = 2
 // never reused. Key columns use the "C" collation so that text orders byte
 // by byte, as Go strings do (Runs pages by period key).
 //
-// swap() is the whole of a record compare-and-swap, so that a renewal is
-// one statement and one round trip: it locks the record, applies the write
-// only if the version matches, the token does not go back and a free record
-// has no incarnation (the rules of storedriver.CheckSwap), appends the
-// log event and notifies, and returns whether it applied together with the
-// record it compared against (or the new one). The Go side builds the
-// refusal error from that record with storedriver.CheckSwap.
+// The record functions are described at recordFunctions.
 func ddl(q, channel string) []string {
-	return []string{
+	stmts := []string{
 		`CREATE SCHEMA IF NOT EXISTS ` + q,
 		`CREATE TABLE ` + q + `.meta (
 			key   text COLLATE "C" PRIMARY KEY,
@@ -61,7 +59,10 @@ func ddl(q, channel string) []string {
 			lease_ns    bigint NOT NULL,
 			transfer    text NOT NULL,
 			version     bigint NOT NULL,
-			updated     timestamptz NOT NULL)`,
+			updated     timestamptz NOT NULL,
+			session     text NOT NULL DEFAULT '',
+			wxid        bigint NOT NULL DEFAULT 0)`,
+		wxidIndex(q),
 		`CREATE TABLE ` + q + `.election_log (
 			name        text COLLATE "C" NOT NULL,
 			seq         bigint NOT NULL,
@@ -93,28 +94,80 @@ func ddl(q, channel string) []string {
 			output    bytea NOT NULL,
 			version   bigint NOT NULL,
 			PRIMARY KEY (job, period))`,
-		`CREATE FUNCTION ` + q + `.swap(
+	}
+	stmts = append(stmts, recordFunctions(q, channel)...)
+	return append(stmts,
+		`INSERT INTO `+q+`.meta (key, value) VALUES ('schema_version', '`+strconv.Itoa(SchemaVersion)+`')`,
+		storeIDStmt(q),
+	)
+}
+
+// wxidIndex lets the change feed find the records written since its last
+// read without reading the others.
+func wxidIndex(q string) string {
+	return `CREATE INDEX election_wxid ON ` + q + `.election (wxid)`
+}
+
+// currentXID is the SQL for the id of the writing transaction, as a bigint
+// (a 64-bit xid8 never wraps around).
+const currentXID = `pg_current_xact_id()::text::bigint`
+
+// notifyPayload is the payload of every notification: none. A
+// notification only says that the transaction that sent it changed
+// records; the listener reads which ones (see WatchChanges). PostgreSQL
+// delivers the notifications of one transaction with one channel and
+// payload once, so a transaction that writes many records notifies once.
+const notifyPayload = ""
+
+// recordFunctions returns the statements that create the record functions
+// of schema q:
+//
+// swap_core() is the whole of a record compare-and-swap: it locks the
+// record, applies the write only if the version matches, the token does
+// not go back, a dead session is not held again, a session-held record
+// names a session and is held, and a free record has no incarnation (the
+// rules of storedriver.CheckSwap), appends the log event, and returns
+// whether it applied together with the record it compared against (or the
+// new one). The Go side builds the refusal error from that record with
+// storedriver.CheckSwap. It does not notify.
+//
+// swap_record() is one swap_core() and, if it applied, one notification:
+// a renewal is one statement and one round trip. swap_many() runs
+// swap_core() for each element of its arrays in order, each independent
+// of the others, and notifies once if any applied: a batch is one
+// statement, one transaction and one notification. It returns no rows when
+// the schema holds another store than p_store_id.
+func recordFunctions(q, channel string) []string {
+	// out is the row of the swap functions; swap_core's OUT parameters
+	// are the same.
+	const out = `o_applied boolean, o_holder text, o_incarnation text, o_token bigint,
+			o_lease_ns bigint, o_transfer text, o_session text, o_version bigint, o_updated timestamptz`
+	prefix := `'` + store.SessionPrefix + `'`
+	notify := `PERFORM pg_notify('` + channel + `', '` + notifyPayload + `');`
+	return []string{
+		`CREATE FUNCTION ` + q + `.swap_core(
 			p_name text, p_expect bigint, p_holder text, p_incarnation text,
-			p_token bigint, p_lease_ns bigint, p_transfer text, p_event text)
-		RETURNS TABLE (o_applied boolean, o_holder text, o_incarnation text,
-			o_token bigint, o_lease_ns bigint, o_transfer text, o_version bigint,
-			o_updated timestamptz)
+			p_token bigint, p_lease_ns bigint, p_transfer text, p_session text, p_event text,
+			OUT o_applied boolean, OUT o_holder text, OUT o_incarnation text, OUT o_token bigint,
+			OUT o_lease_ns bigint, OUT o_transfer text, OUT o_session text, OUT o_version bigint,
+			OUT o_updated timestamptz)
 		LANGUAGE plpgsql AS $fn$
 		DECLARE
 			cur ` + q + `.election%ROWTYPE;
 			rec ` + q + `.election%ROWTYPE;
 		BEGIN
 			SELECT * INTO cur FROM ` + q + `.election e WHERE e.name = p_name FOR UPDATE;
-			IF p_holder = '' AND p_incarnation <> '' THEN
-				-- A free record with an incarnation: refused, reported
-				-- by storedriver.CheckSwap after its version and token rules.
+			IF (p_holder = '' AND p_incarnation <> '')
+				OR (p_session <> '' AND (p_holder = '' OR NOT starts_with(p_session, ` + prefix + `))) THEN
+				-- Refused whatever the current record: reported by
+				-- storedriver.CheckSwap after its version and token rules.
 				NULL;
 			ELSIF NOT FOUND THEN
 				IF p_expect = 0 THEN
 					INSERT INTO ` + q + `.election AS e
-						(name, holder, incarnation, token, lease_ns, transfer, version, updated)
-					VALUES (p_name, p_holder, p_incarnation, p_token, p_lease_ns, p_transfer,
-						nextval('` + q + `.version_seq'), clock_timestamp())
+						(name, holder, incarnation, token, lease_ns, transfer, session, version, updated, wxid)
+					VALUES (p_name, p_holder, p_incarnation, p_token, p_lease_ns, p_transfer, p_session,
+						nextval('` + q + `.version_seq'), clock_timestamp(), ` + currentXID + `)
 					ON CONFLICT (name) DO NOTHING
 					RETURNING e.* INTO rec;
 					IF rec.name IS NULL THEN
@@ -123,17 +176,21 @@ func ddl(q, channel string) []string {
 						SELECT * INTO cur FROM ` + q + `.election e WHERE e.name = p_name;
 					END IF;
 				END IF;
-			ELSIF cur.version = p_expect AND cur.token <= p_token THEN
+			ELSIF cur.version = p_expect AND cur.token <= p_token
+				AND NOT (starts_with(p_name, ` + prefix + `) AND cur.holder = '' AND p_holder <> '') THEN
 				UPDATE ` + q + `.election AS e SET
 					holder = p_holder, incarnation = p_incarnation, token = p_token,
-					lease_ns = p_lease_ns, transfer = p_transfer,
-					version = nextval('` + q + `.version_seq'), updated = clock_timestamp()
+					lease_ns = p_lease_ns, transfer = p_transfer, session = p_session,
+					version = nextval('` + q + `.version_seq'), updated = clock_timestamp(),
+					wxid = ` + currentXID + `
 				WHERE e.name = p_name
 				RETURNING e.* INTO rec;
 			END IF;
 			IF rec.name IS NULL THEN
-				RETURN QUERY SELECT false, cur.holder, cur.incarnation, cur.token,
-					cur.lease_ns, cur.transfer, coalesce(cur.version, 0), cur.updated;
+				SELECT false, cur.holder, cur.incarnation, cur.token, cur.lease_ns, cur.transfer,
+					cur.session, coalesce(cur.version, 0), cur.updated
+				INTO o_applied, o_holder, o_incarnation, o_token, o_lease_ns, o_transfer,
+					o_session, o_version, o_updated;
 				RETURN;
 			END IF;
 			IF p_event <> '' THEN
@@ -143,16 +200,53 @@ func ddl(q, channel string) []string {
 					rec.incarnation, rec.token, rec.transfer, rec.updated
 				FROM ` + q + `.election_log l WHERE l.name = p_name;
 			END IF;
-			-- Delivered on commit. A payload must stay under 8000 bytes;
-			-- an empty one wakes every watcher.
-			PERFORM pg_notify('` + channel + `',
-				CASE WHEN octet_length(p_name) < 7900 THEN p_name ELSE '' END);
-			RETURN QUERY SELECT true, rec.holder, rec.incarnation, rec.token,
-				rec.lease_ns, rec.transfer, rec.version, rec.updated;
+			SELECT true, rec.holder, rec.incarnation, rec.token, rec.lease_ns, rec.transfer,
+				rec.session, rec.version, rec.updated
+			INTO o_applied, o_holder, o_incarnation, o_token, o_lease_ns, o_transfer,
+				o_session, o_version, o_updated;
 		END
 		$fn$`,
-		`INSERT INTO ` + q + `.meta (key, value) VALUES ('schema_version', '` + strconv.Itoa(SchemaVersion) + `')`,
-		storeIDStmt(q),
+		`CREATE FUNCTION ` + q + `.swap_record(
+			p_name text, p_expect bigint, p_holder text, p_incarnation text,
+			p_token bigint, p_lease_ns bigint, p_transfer text, p_session text, p_event text)
+		RETURNS TABLE (` + out + `)
+		LANGUAGE plpgsql AS $fn$
+		BEGIN
+			SELECT * INTO o_applied, o_holder, o_incarnation, o_token, o_lease_ns, o_transfer,
+				o_session, o_version, o_updated
+			FROM ` + q + `.swap_core(p_name, p_expect, p_holder, p_incarnation, p_token,
+				p_lease_ns, p_transfer, p_session, p_event);
+			IF o_applied THEN
+				` + notify + `
+			END IF;
+			RETURN NEXT;
+		END
+		$fn$`,
+		`CREATE FUNCTION ` + q + `.swap_many(p_store_id text,
+			p_name text[], p_expect bigint[], p_holder text[], p_incarnation text[],
+			p_token bigint[], p_lease_ns bigint[], p_transfer text[], p_session text[], p_event text[])
+		RETURNS TABLE (o_ord integer, ` + out + `)
+		LANGUAGE plpgsql AS $fn$
+		DECLARE
+			any_applied boolean := false;
+		BEGIN
+			IF NOT EXISTS (SELECT 1 FROM ` + q + `.meta m WHERE m.key = 'store_id' AND m.value = p_store_id) THEN
+				RETURN;
+			END IF;
+			FOR i IN 1 .. coalesce(array_length(p_name, 1), 0) LOOP
+				o_ord := i;
+				SELECT * INTO o_applied, o_holder, o_incarnation, o_token, o_lease_ns, o_transfer,
+					o_session, o_version, o_updated
+				FROM ` + q + `.swap_core(p_name[i], p_expect[i], p_holder[i], p_incarnation[i],
+					p_token[i], p_lease_ns[i], p_transfer[i], p_session[i], p_event[i]);
+				any_applied := any_applied OR o_applied;
+				RETURN NEXT;
+			END LOOP;
+			IF any_applied THEN
+				` + notify + `
+			END IF;
+		END
+		$fn$`,
 	}
 }
 
@@ -175,6 +269,34 @@ func upgrade1(q string) []string {
 		candidatesTable(q),
 		`UPDATE ` + q + `.meta SET value = '2' WHERE key = 'schema_version'`,
 	}
+}
+
+// upgrade2 turns a version 2 schema into a version 3 one: the session
+// column, the change feed's wxid column and index, and the record
+// functions. The version 2 swap function stays, but fails: a process of an
+// older baton still running on this store gets an error wrapping
+// store.ErrReplaced (it maps undefined_function so), ends its terms and
+// writes nothing, since it would not honour sessions.
+func upgrade2(q, channel string) []string {
+	stmts := []string{
+		`ALTER TABLE ` + q + `.election ADD COLUMN session text NOT NULL DEFAULT '',
+			ADD COLUMN wxid bigint NOT NULL DEFAULT 0`,
+		wxidIndex(q),
+		`CREATE OR REPLACE FUNCTION ` + q + `.swap(
+			p_name text, p_expect bigint, p_holder text, p_incarnation text,
+			p_token bigint, p_lease_ns bigint, p_transfer text, p_event text)
+		RETURNS TABLE (o_applied boolean, o_holder text, o_incarnation text,
+			o_token bigint, o_lease_ns bigint, o_transfer text, o_version bigint,
+			o_updated timestamptz)
+		LANGUAGE plpgsql AS $fn$
+		BEGIN
+			RAISE EXCEPTION USING ERRCODE = 'undefined_function',
+				MESSAGE = 'this baton store was upgraded to schema version 3 by a newer baton; this process runs an older one: restart it with the newer release';
+		END
+		$fn$`,
+	}
+	stmts = append(stmts, recordFunctions(q, channel)...)
+	return append(stmts, `UPDATE `+q+`.meta SET value = '3' WHERE key = 'schema_version'`)
 }
 
 // lockKey is the advisory lock key that serialises schema creation in one
@@ -216,13 +338,20 @@ func setup(ctx context.Context, pool *pgxpool.Pool, schema, q, channel string) e
 			if err != nil {
 				return err
 			}
-			if v == "1" {
-				for _, stmt := range upgrade1(q) {
+			for _, up := range []struct {
+				from  string
+				stmts []string
+			}{{"1", upgrade1(q)}, {"2", upgrade2(q, channel)}} {
+				if v != up.from {
+					continue
+				}
+				for _, stmt := range up.stmts {
 					if _, err := tx.Exec(ctx, stmt); err != nil {
-						return fmt.Errorf("upgrade schema %q from version 1: %w (in %s)", schema, err, firstLine(stmt))
+						return fmt.Errorf("upgrade schema %q from version %s: %w (in %s)", schema, v, err, firstLine(stmt))
 					}
 				}
-				v = strconv.Itoa(SchemaVersion)
+				n, _ := strconv.Atoi(v)
+				v = strconv.Itoa(n + 1)
 			}
 			if v != strconv.Itoa(SchemaVersion) {
 				return fmt.Errorf("%w: postgres schema %q is at version %s, this baton supports version %d; use a baton release that supports version %s, or another schema (?schema=...)",
