@@ -46,8 +46,9 @@ func scanRecord(row pgx.Row, first ...any) (store.Record, error) {
 	return rec, nil
 }
 
-// GetMany implements store.BatchGetter: one statement (name = ANY) for the
-// whole batch, which reads every record in one snapshot.
+// GetMany implements store.BatchGetter: one statement for the whole batch,
+// one primary key probe per name, which reads every record in one
+// snapshot.
 func (s *Store) GetMany(ctx context.Context, names []string) ([]store.GetResult, error) {
 	const op = "get many"
 	if err := s.enter(ctx, op); err != nil {
@@ -57,28 +58,30 @@ func (s *Store) GetMany(ctx context.Context, names []string) ([]store.GetResult,
 	if len(names) == 0 {
 		return res, nil
 	}
-	found := make(map[string]store.Record, len(names))
+	found := make([]bool, len(names))
 	rows, err := s.pool.Query(ctx, s.sql.getMany, names)
 	if err != nil {
 		return nil, s.fail(ctx, op, err)
 	}
 	for rows.Next() {
-		var name string
-		rec, err := scanRecord(rows, &name)
+		var ord int64
+		rec, err := scanRecord(rows, &ord)
 		if err != nil {
 			rows.Close()
 			return nil, s.fail(ctx, op, err)
 		}
-		rec.Name = name
-		found[name] = rec
+		if ord < 1 || ord > int64(len(names)) {
+			rows.Close()
+			return nil, fmt.Errorf("postgres: %s: row %d for %d names", op, ord, len(names))
+		}
+		rec.Name = names[ord-1]
+		res[ord-1].Record, found[ord-1] = rec, true
 	}
 	if err := rows.Err(); err != nil {
 		return nil, s.fail(ctx, op, err)
 	}
 	for i, n := range names {
-		if rec, ok := found[n]; ok {
-			res[i].Record = rec
-		} else {
+		if !found[i] {
 			res[i].Err = notFound(n)
 		}
 	}

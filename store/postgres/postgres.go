@@ -72,8 +72,13 @@ func newStatements(q string, schemaVersion int) statements {
 	const out = `s.o_applied, s.o_holder, s.o_incarnation, s.o_token, s.o_lease_ns, s.o_transfer, s.o_session, s.o_version, s.o_updated`
 	const runCols = `job, period, scheduled, state, token, holder, attempt, manual, started, finished, exit_code, output, version`
 	return statements{
-		get:     `SELECT ` + recCols + ` FROM ` + q + `.election WHERE name = $1`,
-		getMany: `SELECT name, ` + recCols + ` FROM ` + q + `.election WHERE name = ANY($1)`,
+		get: `SELECT ` + recCols + ` FROM ` + q + `.election WHERE name = $1`,
+		// One index probe per name (LIMIT 1 keeps the subquery from being
+		// flattened into a join the planner could run as a scan of the
+		// table; name = ANY($1) can, in a generic plan, compare every row
+		// with every name).
+		getMany: `SELECT n.ord, e.* FROM unnest($1::text[]) WITH ORDINALITY n(name, ord)
+			CROSS JOIN LATERAL (SELECT ` + recCols + ` FROM ` + q + `.election e WHERE e.name = n.name LIMIT 1) e`,
 		// The swap runs only in the store this handle opened: the function
 		// is called once per row of m (LATERAL, and its first argument
 		// depends on m), and m has a row only when the store id is $10.
