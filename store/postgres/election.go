@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"slices"
 	"strings"
 	"time"
 
@@ -93,8 +92,8 @@ func (s *Store) GetMany(ctx context.Context, names []string) ([]store.GetResult,
 // anything else), a token that does not fit in a bigint, and a NUL byte,
 // which a text value cannot hold (in a batch it would fail every swap of
 // it). The other rules of CheckSwap depend on the current record: the
-// swap function applies them in the database and swapResult reports them
-// with CheckSwap itself.
+// swap function applies them in the database and swapRow.outcome reports
+// them with CheckSwap itself.
 func precheck(sw store.Swap) error {
 	r := sw.Record
 	if err := store.CheckName(r.Name); err != nil {
@@ -109,11 +108,6 @@ func precheck(sw store.Swap) error {
 		}
 	}
 	return nil
-}
-
-func (s *Store) swapArgs(sw store.Swap) []any {
-	r := sw.Record
-	return []any{r.Name, sw.Expect, r.Holder, r.Incarnation, int64(r.Token), int64(r.Lease), r.Transfer, r.Session, string(sw.Event), s.id}
 }
 
 // swapRow is a row of the swap functions: whether the swap applied, and
@@ -163,20 +157,6 @@ func (r swapRow) outcome(sw store.Swap) (store.Record, error) {
 	return store.Record{}, fmt.Errorf("postgres: swap of %q refused by the database though storedriver.CheckSwap accepts it against %+v: %w", sw.Record.Name, rec, store.ErrConflict)
 }
 
-// swapResult turns the row of the swap statement into the outcome of sw.
-func (s *Store) swapResult(row pgx.Row, sw store.Swap) (store.Record, error) {
-	r, err := scanSwapRow(row)
-	if errors.Is(err, pgx.ErrNoRows) {
-		// No row: the schema holds another store id, and nothing was
-		// written (see the swap statement).
-		return store.Record{}, s.replaced("swap", "another id")
-	}
-	if err != nil {
-		return store.Record{}, err
-	}
-	return r.outcome(sw)
-}
-
 func derefOr[T any](p *T, def T) T {
 	if p == nil {
 		return def
@@ -185,37 +165,38 @@ func derefOr[T any](p *T, def T) T {
 }
 
 // Swap implements store.Store. It is one statement, one round trip: the
-// schema's swap function compares, writes the record, appends the log
-// event and notifies watchers in one transaction.
+// schema's swap_many function, with a batch of one, compares, writes the
+// record, appends the log event and notifies watchers in one transaction.
 func (s *Store) Swap(ctx context.Context, sw store.Swap) (store.Record, error) {
-	if err := s.enter(ctx, "swap"); err != nil {
+	const op = "swap"
+	if err := s.enter(ctx, op); err != nil {
 		return store.Record{}, err
 	}
-	if err := s.writable("swap"); err != nil {
+	if err := s.writable(op); err != nil {
 		return store.Record{}, err
 	}
 	if err := precheck(sw); err != nil {
 		return store.Record{}, err
 	}
-	rec, err := s.swapResult(s.pool.QueryRow(ctx, s.sql.swap, s.swapArgs(sw)...), sw)
-	if err != nil && !errors.Is(err, store.ErrConflict) && !errors.Is(err, store.ErrInvalid) && !errors.Is(err, store.ErrReplaced) {
-		return store.Record{}, s.fail(ctx, "swap", err)
+	res, err := s.swapBatch(ctx, op, []store.Swap{sw})
+	if err != nil {
+		return store.Record{}, err
 	}
-	return rec, err
+	return res[0].Record, res[0].Err
 }
 
 // SwapMany implements store.BatchSwapper. The whole batch is one
 // statement, one round trip and one transaction: the schema's swap_many
-// function applies the swaps one after the other, each independent of the
-// others (a refused swap leaves the others be), appends their log events,
-// and sends one notification for all. Either every swap's outcome stands
-// or, when err is not nil, none was applied (unless err wraps
-// store.ErrUnavailable, in which case the outcome is unknown). The swaps
-// are applied in the byte order of their names (a swap repeated in the
-// batch in its given order), so that batches running at the same time
-// lock records in one order and never deadlock; the results are in the
-// order of swaps. There is no size limit; a batch of some thousands of
-// swaps holds their row locks until it commits, tens of milliseconds.
+// function locks the batch's records in name order (so that batches
+// running at the same time never deadlock), decides each swap
+// independently of the others (a refused swap leaves the others be),
+// writes the records and their log events with one statement each, and
+// sends one notification for all. A name that comes more than once is
+// swapped in the order given, each swap against the record the previous
+// one left. Either every swap's outcome stands or, when err is not nil,
+// none was applied (unless err wraps store.ErrUnavailable, in which case
+// the outcome is unknown). There is no size limit; a batch holds the row
+// locks of its records until it commits.
 func (s *Store) SwapMany(ctx context.Context, swaps []store.Swap) ([]store.SwapResult, error) {
 	const op = "swap many"
 	if err := s.enter(ctx, op); err != nil {
@@ -225,34 +206,55 @@ func (s *Store) SwapMany(ctx context.Context, swaps []store.Swap) ([]store.SwapR
 		return nil, err
 	}
 	res := make([]store.SwapResult, len(swaps))
-	var sent []int
+	var (
+		sent []int
+		sub  []store.Swap
+	)
 	for i, sw := range swaps {
 		if err := precheck(sw); err != nil {
 			res[i].Err = err
 			continue
 		}
 		sent = append(sent, i)
+		sub = append(sub, sw)
 	}
 	if len(sent) == 0 {
 		return res, nil
 	}
-	slices.SortStableFunc(sent, func(a, b int) int { return strings.Compare(swaps[a].Record.Name, swaps[b].Record.Name) })
-	n := len(sent)
+	got, err := s.swapBatch(ctx, op, sub)
+	if err != nil {
+		return nil, err
+	}
+	for k, i := range sent {
+		res[i] = got[k]
+	}
+	return res, nil
+}
+
+// swapBatch applies swaps, which passed precheck, with one call of the
+// schema's swap_many function, and returns their outcomes in order. err is
+// not nil when the call as a whole failed.
+func (s *Store) swapBatch(ctx context.Context, op string, swaps []store.Swap) ([]store.SwapResult, error) {
+	n := len(swaps)
 	var (
 		names, holders, incs, transfers, sessions, events = make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
 		expects, tokens, leases                           = make([]int64, n), make([]int64, n), make([]int64, n)
+		rounds                                            = make([]int32, n)
+		seen                                              = make(map[string]int32, n)
 	)
-	for k, i := range sent {
-		sw := swaps[i]
+	for k, sw := range swaps {
 		r := sw.Record
+		seen[r.Name]++
+		rounds[k] = seen[r.Name] // the k-th swap of a name goes in round k
 		names[k], holders[k], incs[k], transfers[k], sessions[k], events[k] = r.Name, r.Holder, r.Incarnation, r.Transfer, r.Session, string(sw.Event)
 		expects[k], tokens[k], leases[k] = sw.Expect, int64(r.Token), int64(r.Lease)
 	}
-	rows, err := s.pool.Query(ctx, s.sql.swapMany, s.id, names, expects, holders, incs, tokens, leases, transfers, sessions, events)
+	rows, err := s.pool.Query(ctx, s.sql.swapMany, s.id, rounds, names, expects, holders, incs, tokens, leases, transfers, sessions, events)
 	if err != nil {
 		return nil, s.fail(ctx, op, err)
 	}
 	defer rows.Close()
+	res := make([]store.SwapResult, n)
 	got := 0
 	for rows.Next() {
 		var ord int32
@@ -263,9 +265,8 @@ func (s *Store) SwapMany(ctx context.Context, swaps []store.Swap) ([]store.SwapR
 		if ord < 1 || int(ord) > n {
 			return nil, fmt.Errorf("postgres: %s: swap_many returned row %d for %d swaps", op, ord, n)
 		}
-		i := sent[ord-1]
-		rec, err := r.outcome(swaps[i])
-		res[i] = store.SwapResult{Record: rec, Err: err}
+		rec, err := r.outcome(swaps[ord-1])
+		res[ord-1] = store.SwapResult{Record: rec, Err: err}
 		got++
 	}
 	if err := rows.Err(); err != nil {

@@ -50,7 +50,9 @@ func waitFor(t *testing.T, feed <-chan []string, want ...string) {
 func swapInTx(t *testing.T, tx pgx.Tx, expect int64, rec store.Record) {
 	t.Helper()
 	var applied bool
-	err := tx.QueryRow(testCtx(t), `SELECT o_applied FROM baton.swap_record($1, $2, $3, $4, $5, $6, '', '', '')`,
+	err := tx.QueryRow(testCtx(t), `SELECT o_applied FROM baton.swap_many((SELECT value FROM baton.meta WHERE key = 'store_id'),
+		ARRAY[1], ARRAY[$1::text], ARRAY[$2::bigint], ARRAY[$3::text], ARRAY[$4::text], ARRAY[$5::bigint], ARRAY[$6::bigint],
+		ARRAY[''], ARRAY[''], ARRAY[''])`,
 		rec.Name, expect, rec.Holder, rec.Incarnation, int64(rec.Token), int64(rec.Lease)).Scan(&applied)
 	if err != nil || !applied {
 		t.Fatalf("swap of %s in a transaction: %v, %v", rec.Name, applied, err)

@@ -57,7 +57,7 @@ type Store struct {
 
 // statements are the store's SQL, with the schema filled in.
 type statements struct {
-	get, getMany, swap, swapMany, history, ensureJob, getJob, getRun, lockRun, insertRun, updateRun, runs, electionToken string
+	get, getMany, swapMany, history, ensureJob, getJob, getRun, lockRun, insertRun, updateRun, runs, electionToken string
 }
 
 func newStatements(q string, schemaVersion int) statements {
@@ -79,15 +79,9 @@ func newStatements(q string, schemaVersion int) statements {
 		// with every name).
 		getMany: `SELECT n.ord, e.* FROM unnest($1::text[]) WITH ORDINALITY n(name, ord)
 			CROSS JOIN LATERAL (SELECT ` + recCols + ` FROM ` + q + `.election e WHERE e.name = n.name LIMIT 1) e`,
-		// The swap runs only in the store this handle opened: the function
-		// is called once per row of m (LATERAL, and its first argument
-		// depends on m), and m has a row only when the store id is $10.
-		swap: `SELECT ` + out + `
-			FROM (SELECT value FROM ` + q + `.meta WHERE key = 'store_id' AND value = $10) m
-			CROSS JOIN LATERAL ` + q + `.swap_record($1 || left(m.value, 0), $2, $3, $4, $5, $6, $7, $8, $9) s`,
 		// swap_many checks the store id itself.
 		swapMany: `SELECT s.o_ord, ` + out + `
-			FROM ` + q + `.swap_many($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) s`,
+			FROM ` + q + `.swap_many($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) s`,
 		history: `SELECT seq, kind, holder, incarnation, token, transfer, time, ` + detail + ` FROM ` + q + `.election_log WHERE name = $1 AND seq > $2 ORDER BY seq LIMIT $3`,
 		ensureJob: `INSERT INTO ` + q + `.jobs (name, schedule, created) VALUES ($1, $2, clock_timestamp())
 			ON CONFLICT (name) DO NOTHING RETURNING schedule, created`,

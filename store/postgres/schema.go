@@ -119,131 +119,127 @@ const currentXID = `pg_current_xact_id()::text::bigint`
 // payload once, so a transaction that writes many records notifies once.
 const notifyPayload = ""
 
-// recordFunctions returns the statements that create the record functions
-// of schema q:
+// recordFunctions returns the statement that creates the record function
+// of schema q, swap_many(). It applies a batch of record compare-and-swaps
+// (one element of each array per swap; a single Swap is a batch of one) as
+// one statement and one transaction:
 //
-// swap_core() is the whole of a record compare-and-swap: it locks the
-// record, applies the write only if the version matches, the token does
-// not go back, a dead session is not held again, a session-held record
-// names a session and is held, and a free record has no incarnation (the
-// rules of storedriver.CheckSwap), appends the log event, and returns
-// whether it applied together with the record it compared against (or the
-// new one). The Go side builds the refusal error from that record with
-// storedriver.CheckSwap. It does not notify.
-//
-// swap_record() is one swap_core() and, if it applied, one notification:
-// a renewal is one statement and one round trip. swap_many() runs
-// swap_core() for each element of its arrays in order, each independent
-// of the others, and notifies once if any applied: a batch is one
-// statement, one transaction and one notification. It returns no rows when
-// the schema holds another store than p_store_id.
+//   - It returns no rows, and writes nothing, when the schema holds another
+//     store than p_store_id.
+//   - It locks the existing records of the batch in name order, so that
+//     batches running at the same time never deadlock, and decides every
+//     swap against the records as locked: a swap applies only if the
+//     version matches, the token does not go back, a dead session is not
+//     held again, a session-held record names a session and is held, and a
+//     free record has no incarnation (the rules of storedriver.CheckSwap).
+//     The Go side builds a refusal's error from the record it returns with
+//     storedriver.CheckSwap.
+//   - It writes the swaps that apply with one UPDATE and one INSERT, their
+//     log events with one INSERT, and returns, for every swap in order,
+//     whether it applied and the record as it is now (the new one, or the
+//     one it was compared against).
+//   - A name that comes more than once is swapped once per round, in the
+//     order given: the k-th swap of each name (p_round, numbered by the
+//     caller) is decided in round k, after round k-1 was written.
+//   - It notifies once if any swap applied.
+//   - Its plans probe the primary key once per swap (no table scans, hash
+//     or merge joins), so that its cost grows with the batch, not with
+//     the records stored.
 func recordFunctions(q, channel string) []string {
-	// out is the row of the swap functions; swap_core's OUT parameters
-	// are the same.
-	const out = `o_applied boolean, o_holder text, o_incarnation text, o_token bigint,
-			o_lease_ns bigint, o_transfer text, o_session text, o_version bigint, o_updated timestamptz`
 	prefix := `'` + store.SessionPrefix + `'`
-	notify := `PERFORM pg_notify('` + channel + `', '` + notifyPayload + `');`
+	// req is the batch as rows r(round, the named columns, ord), ord
+	// numbering the swaps from 1.
+	req := func(cols ...string) string {
+		args := "p_round, p_name"
+		for _, c := range cols {
+			args += ", p_" + c
+		}
+		return `unnest(` + args + `) WITH ORDINALITY AS r(round, name, ` + strings.Join(append(cols, "ord"), ", ") + `)`
+	}
+	// cur is the current record of r.name, or NULLs.
+	cur := `LEFT JOIN LATERAL (SELECT * FROM ` + q + `.election e WHERE e.name = r.name LIMIT 1) e ON true`
 	return []string{
-		`CREATE FUNCTION ` + q + `.swap_core(
-			p_name text, p_expect bigint, p_holder text, p_incarnation text,
-			p_token bigint, p_lease_ns bigint, p_transfer text, p_session text, p_event text,
-			OUT o_applied boolean, OUT o_holder text, OUT o_incarnation text, OUT o_token bigint,
-			OUT o_lease_ns bigint, OUT o_transfer text, OUT o_session text, OUT o_version bigint,
-			OUT o_updated timestamptz)
-		LANGUAGE plpgsql AS $fn$
-		DECLARE
-			cur ` + q + `.election%ROWTYPE;
-			rec ` + q + `.election%ROWTYPE;
-		BEGIN
-			SELECT * INTO cur FROM ` + q + `.election e WHERE e.name = p_name FOR UPDATE;
-			IF (p_holder = '' AND p_incarnation <> '')
-				OR (p_session <> '' AND (p_holder = '' OR NOT starts_with(p_session, ` + prefix + `))) THEN
-				-- Refused whatever the current record: reported by
-				-- storedriver.CheckSwap after its version and token rules.
-				NULL;
-			ELSIF NOT FOUND THEN
-				IF p_expect = 0 THEN
-					INSERT INTO ` + q + `.election AS e
-						(name, holder, incarnation, token, lease_ns, transfer, session, version, updated, wxid)
-					VALUES (p_name, p_holder, p_incarnation, p_token, p_lease_ns, p_transfer, p_session,
-						nextval('` + q + `.version_seq'), clock_timestamp(), ` + currentXID + `)
-					ON CONFLICT (name) DO NOTHING
-					RETURNING e.* INTO rec;
-					IF rec.name IS NULL THEN
-						-- A concurrent creator committed first: compare
-						-- against its record.
-						SELECT * INTO cur FROM ` + q + `.election e WHERE e.name = p_name;
-					END IF;
-				END IF;
-			ELSIF cur.version = p_expect AND cur.token <= p_token
-				AND NOT (starts_with(p_name, ` + prefix + `) AND cur.holder = '' AND p_holder <> '') THEN
-				UPDATE ` + q + `.election AS e SET
-					holder = p_holder, incarnation = p_incarnation, token = p_token,
-					lease_ns = p_lease_ns, transfer = p_transfer, session = p_session,
-					version = nextval('` + q + `.version_seq'), updated = clock_timestamp(),
-					wxid = ` + currentXID + `
-				WHERE e.name = p_name
-				RETURNING e.* INTO rec;
-			END IF;
-			IF rec.name IS NULL THEN
-				SELECT false, cur.holder, cur.incarnation, cur.token, cur.lease_ns, cur.transfer,
-					cur.session, coalesce(cur.version, 0), cur.updated
-				INTO o_applied, o_holder, o_incarnation, o_token, o_lease_ns, o_transfer,
-					o_session, o_version, o_updated;
-				RETURN;
-			END IF;
-			IF p_event <> '' THEN
-				INSERT INTO ` + q + `.election_log
-					(name, seq, kind, holder, incarnation, token, transfer, time)
-				SELECT p_name, coalesce(max(l.seq), 0) + 1, p_event, rec.holder,
-					rec.incarnation, rec.token, rec.transfer, rec.updated
-				FROM ` + q + `.election_log l WHERE l.name = p_name;
-			END IF;
-			SELECT true, rec.holder, rec.incarnation, rec.token, rec.lease_ns, rec.transfer,
-				rec.session, rec.version, rec.updated
-			INTO o_applied, o_holder, o_incarnation, o_token, o_lease_ns, o_transfer,
-				o_session, o_version, o_updated;
-		END
-		$fn$`,
-		`CREATE FUNCTION ` + q + `.swap_record(
-			p_name text, p_expect bigint, p_holder text, p_incarnation text,
-			p_token bigint, p_lease_ns bigint, p_transfer text, p_session text, p_event text)
-		RETURNS TABLE (` + out + `)
-		LANGUAGE plpgsql AS $fn$
-		BEGIN
-			SELECT * INTO o_applied, o_holder, o_incarnation, o_token, o_lease_ns, o_transfer,
-				o_session, o_version, o_updated
-			FROM ` + q + `.swap_core(p_name, p_expect, p_holder, p_incarnation, p_token,
-				p_lease_ns, p_transfer, p_session, p_event);
-			IF o_applied THEN
-				` + notify + `
-			END IF;
-			RETURN NEXT;
-		END
-		$fn$`,
-		`CREATE FUNCTION ` + q + `.swap_many(p_store_id text,
+		`CREATE FUNCTION ` + q + `.swap_many(p_store_id text, p_round integer[],
 			p_name text[], p_expect bigint[], p_holder text[], p_incarnation text[],
 			p_token bigint[], p_lease_ns bigint[], p_transfer text[], p_session text[], p_event text[])
-		RETURNS TABLE (o_ord integer, ` + out + `)
-		LANGUAGE plpgsql AS $fn$
+		RETURNS TABLE (o_ord integer, o_applied boolean, o_holder text, o_incarnation text, o_token bigint,
+			o_lease_ns bigint, o_transfer text, o_session text, o_version bigint, o_updated timestamptz)
+		LANGUAGE plpgsql
+		-- Every record is reached through its primary key, one probe per
+		-- swap, whatever the batch's and the table's sizes: a plan cached
+		-- for a batch of one must not scan the table for the next batch,
+		-- nor a plan for a small table scan a large one.
+		SET enable_seqscan = off SET enable_hashjoin = off SET enable_mergejoin = off
+		AS $fn$
 		DECLARE
-			any_applied boolean := false;
+			v_ok     boolean[]; -- per swap of this round: it applies
+			v_found  boolean[]; -- per swap of this round: its record existed
+			v_create boolean;   -- this round creates records
+			v_applied boolean;  -- this round applies a swap
+			v_any    boolean := false;
 		BEGIN
 			IF NOT EXISTS (SELECT 1 FROM ` + q + `.meta m WHERE m.key = 'store_id' AND m.value = p_store_id) THEN
 				RETURN;
 			END IF;
-			FOR i IN 1 .. coalesce(array_length(p_name, 1), 0) LOOP
-				o_ord := i;
-				SELECT * INTO o_applied, o_holder, o_incarnation, o_token, o_lease_ns, o_transfer,
-					o_session, o_version, o_updated
-				FROM ` + q + `.swap_core(p_name[i], p_expect[i], p_holder[i], p_incarnation[i],
-					p_token[i], p_lease_ns[i], p_transfer[i], p_session[i], p_event[i]);
-				any_applied := any_applied OR o_applied;
-				RETURN NEXT;
+			FOR v_k IN 1 .. (SELECT coalesce(max(k), 0) FROM unnest(p_round) k) LOOP
+				-- Each statement below sees the records as locked here.
+				PERFORM 1 FROM ` + q + `.election e
+				WHERE e.name = ANY(p_name) ORDER BY e.name FOR UPDATE;
+				SELECT array_agg(ok ORDER BY ord), array_agg(existed ORDER BY ord),
+					coalesce(bool_or(ok AND NOT existed), false), coalesce(bool_or(ok), false)
+				INTO v_ok, v_found, v_create, v_applied
+				FROM (SELECT r.ord, e.name IS NOT NULL AS existed, r.round = v_k
+						AND NOT ((r.holder = '' AND r.incarnation <> '')
+							OR (r.session <> '' AND (r.holder = '' OR NOT starts_with(r.session, ` + prefix + `))))
+						AND CASE WHEN e.name IS NULL THEN r.expect = 0
+							ELSE e.version = r.expect AND e.token <= r.token
+								AND NOT (starts_with(r.name, ` + prefix + `) AND e.holder = '' AND r.holder <> '') END AS ok
+					FROM ` + req("expect", "holder", "incarnation", "token", "session") + `
+					` + cur + `) d;
+				UPDATE ` + q + `.election AS e SET
+					holder = r.holder, incarnation = r.incarnation, token = r.token,
+					lease_ns = r.lease_ns, transfer = r.transfer, session = r.session,
+					version = nextval('` + q + `.version_seq'), updated = clock_timestamp(),
+					wxid = ` + currentXID + `
+				FROM ` + req("holder", "incarnation", "token", "lease_ns", "transfer", "session") + `
+				WHERE e.name = r.name AND v_ok[r.ord] AND v_found[r.ord];
+				IF v_create THEN
+					INSERT INTO ` + q + `.election AS e
+						(name, holder, incarnation, token, lease_ns, transfer, session, version, updated, wxid)
+					SELECT r.name, r.holder, r.incarnation, r.token, r.lease_ns, r.transfer, r.session,
+						nextval('` + q + `.version_seq'), clock_timestamp(), ` + currentXID + `
+					FROM ` + req("holder", "incarnation", "token", "lease_ns", "transfer", "session") + `
+					WHERE v_ok[r.ord] AND NOT v_found[r.ord]
+					ORDER BY r.name
+					-- A concurrent creator committed first: the swap is
+					-- refused, compared against its record.
+					ON CONFLICT (name) DO NOTHING;
+					-- A record that did not exist was created by this
+					-- swap if this transaction wrote it.
+					SELECT array_agg(ok ORDER BY ord), coalesce(bool_or(ok), false) INTO v_ok, v_applied
+					FROM (SELECT r.ord, v_ok[r.ord] AND (v_found[r.ord] OR e.wxid = ` + currentXID + `) AS ok
+						FROM ` + req() + `
+						` + cur + `) d;
+				END IF;
+				INSERT INTO ` + q + `.election_log
+					(name, seq, kind, holder, incarnation, token, transfer, time)
+				SELECT e.name,
+					coalesce((SELECT max(l.seq) FROM ` + q + `.election_log l WHERE l.name = e.name), 0) + 1,
+					r.event, e.holder, e.incarnation, e.token, e.transfer, e.updated
+				FROM ` + req("event") + `
+				JOIN ` + q + `.election e ON e.name = r.name
+				WHERE v_ok[r.ord] AND r.event <> '';
+				v_any := v_any OR v_applied;
+				RETURN QUERY
+				SELECT r.ord::integer, v_ok[r.ord], e.holder, e.incarnation, e.token, e.lease_ns,
+					e.transfer, e.session, coalesce(e.version, 0), e.updated
+				FROM ` + req() + `
+				` + cur + `
+				WHERE r.round = v_k
+				ORDER BY r.ord;
 			END LOOP;
-			IF any_applied THEN
-				` + notify + `
+			IF v_any THEN
+				PERFORM pg_notify('` + channel + `', '` + notifyPayload + `');
 			END IF;
 		END
 		$fn$`,
