@@ -165,8 +165,8 @@ func derefOr[T any](p *T, def T) T {
 }
 
 // Swap implements store.Store. It is one statement, one round trip: the
-// schema's swap_many function, with a batch of one, compares, writes the
-// record, appends the log event and notifies watchers in one transaction.
+// schema's swap_one function compares, writes the record, appends the log
+// event and notifies watchers in one transaction.
 func (s *Store) Swap(ctx context.Context, sw store.Swap) (store.Record, error) {
 	const op = "swap"
 	if err := s.enter(ctx, op); err != nil {
@@ -178,11 +178,18 @@ func (s *Store) Swap(ctx context.Context, sw store.Swap) (store.Record, error) {
 	if err := precheck(sw); err != nil {
 		return store.Record{}, err
 	}
-	res, err := s.swapBatch(ctx, op, []store.Swap{sw})
-	if err != nil {
-		return store.Record{}, err
+	r := sw.Record
+	row, err := scanSwapRow(s.pool.QueryRow(ctx, s.sql.swapOne, s.id, r.Name, sw.Expect, r.Holder, r.Incarnation,
+		int64(r.Token), int64(r.Lease), r.Transfer, r.Session, string(sw.Event)))
+	if errors.Is(err, pgx.ErrNoRows) {
+		// No row: the schema holds another store id, and nothing was
+		// written (see swap_one).
+		return store.Record{}, s.replaced(op, "another id")
 	}
-	return res[0].Record, res[0].Err
+	if err != nil {
+		return store.Record{}, s.fail(ctx, op, err)
+	}
+	return row.outcome(sw)
 }
 
 // SwapMany implements store.BatchSwapper. The whole batch is one

@@ -57,7 +57,7 @@ type Store struct {
 
 // statements are the store's SQL, with the schema filled in.
 type statements struct {
-	get, getMany, swapMany, history, ensureJob, getJob, getRun, lockRun, insertRun, updateRun, runs, electionToken string
+	get, getMany, swapOne, swapMany, history, ensureJob, getJob, getRun, lockRun, insertRun, updateRun, runs, electionToken string
 }
 
 func newStatements(q string, schemaVersion int) statements {
@@ -79,7 +79,9 @@ func newStatements(q string, schemaVersion int) statements {
 		// with every name).
 		getMany: `SELECT n.ord, e.* FROM unnest($1::text[]) WITH ORDINALITY n(name, ord)
 			CROSS JOIN LATERAL (SELECT ` + recCols + ` FROM ` + q + `.election e WHERE e.name = n.name LIMIT 1) e`,
-		// swap_many checks the store id itself.
+		// swap_one and swap_many check the store id themselves.
+		swapOne: `SELECT ` + out + `
+			FROM ` + q + `.swap_one($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) s`,
 		swapMany: `SELECT s.o_ord, ` + out + `
 			FROM ` + q + `.swap_many($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) s`,
 		history: `SELECT seq, kind, holder, incarnation, token, transfer, time, ` + detail + ` FROM ` + q + `.election_log WHERE name = $1 AND seq > $2 ORDER BY seq LIMIT $3`,

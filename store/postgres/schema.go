@@ -119,32 +119,43 @@ const currentXID = `pg_current_xact_id()::text::bigint`
 // payload once, so a transaction that writes many records notifies once.
 const notifyPayload = ""
 
-// recordFunctions returns the statement that creates the record function
-// of schema q, swap_many(). It applies a batch of record compare-and-swaps
-// (one element of each array per swap; a single Swap is a batch of one) as
-// one statement and one transaction:
+// recordFunctions returns the statements that create the record
+// functions of schema q.
+//
+// swap_applies() is the rules of storedriver.CheckSwap, in one place: a
+// swap applies only if the version matches, the token does not go back, a
+// dead session is not held again, a session-held record names a session
+// and is held, and a free record has no incarnation. The Go side builds a
+// refusal's error from the record the functions return with
+// storedriver.CheckSwap.
+//
+// swap_one() is one swap, as one statement: it locks the record, decides
+// with swap_applies(), writes the record, appends the log event and
+// notifies, and returns whether it applied with the record as it is now
+// (the new one, or the one it was compared against). It returns no rows,
+// and writes nothing, when the schema holds another store than p_store_id.
+//
+// swap_many() applies a batch of swaps (one element of each array per
+// swap) as one statement and one transaction:
 //
 //   - It returns no rows, and writes nothing, when the schema holds another
 //     store than p_store_id.
 //   - It locks the existing records of the batch in name order, so that
 //     batches running at the same time never deadlock, and decides every
-//     swap against the records as locked: a swap applies only if the
-//     version matches, the token does not go back, a dead session is not
-//     held again, a session-held record names a session and is held, and a
-//     free record has no incarnation (the rules of storedriver.CheckSwap).
-//     The Go side builds a refusal's error from the record it returns with
-//     storedriver.CheckSwap.
+//     swap with swap_applies() against the records as locked.
 //   - It writes the swaps that apply with one UPDATE and one INSERT, their
 //     log events with one INSERT, and returns, for every swap in order,
-//     whether it applied and the record as it is now (the new one, or the
-//     one it was compared against).
+//     whether it applied and the record as it is now.
 //   - A name that comes more than once is swapped once per round, in the
 //     order given: the k-th swap of each name (p_round, numbered by the
 //     caller) is decided in round k, after round k-1 was written.
 //   - It notifies once if any swap applied.
-//   - Its plans probe the primary key once per swap (no table scans, hash
-//     or merge joins), so that its cost grows with the batch, not with
-//     the records stored.
+//   - Its plans, made once per connection, probe the primary key once per
+//     swap (no table scans, hash or merge joins), so that its cost grows
+//     with the batch, not with the records stored.
+//
+// A batch of one costs several times what swap_one() costs in the
+// server, so Swap calls swap_one().
 func recordFunctions(q, channel string) []string {
 	prefix := `'` + store.SessionPrefix + `'`
 	// req is the batch as rows r(round, the named columns, ord), ord
@@ -158,7 +169,68 @@ func recordFunctions(q, channel string) []string {
 	}
 	// cur is the current record of r.name, or NULLs.
 	cur := `LEFT JOIN LATERAL (SELECT * FROM ` + q + `.election e WHERE e.name = r.name LIMIT 1) e ON true`
+	recCols := `name, holder, incarnation, token, lease_ns, transfer, session, version, updated, wxid`
+	recVals := `p_name, p_holder, p_incarnation, p_token, p_lease_ns, p_transfer, p_session,
+						nextval('` + q + `.version_seq'), clock_timestamp(), ` + currentXID
 	return []string{
+		`CREATE FUNCTION ` + q + `.swap_applies(p_name text, p_expect bigint, p_holder text, p_incarnation text,
+			p_token bigint, p_session text, e_exists boolean, e_version bigint, e_token bigint, e_holder text)
+		RETURNS boolean LANGUAGE sql IMMUTABLE AS $fn$
+			SELECT NOT ((p_holder = '' AND p_incarnation <> '')
+					OR (p_session <> '' AND (p_holder = '' OR NOT starts_with(p_session, ` + prefix + `))))
+				AND CASE WHEN NOT e_exists THEN p_expect = 0
+					ELSE e_version = p_expect AND e_token <= p_token
+						AND NOT (starts_with(p_name, ` + prefix + `) AND e_holder = '' AND p_holder <> '') END
+		$fn$`,
+		`CREATE FUNCTION ` + q + `.swap_one(p_store_id text,
+			p_name text, p_expect bigint, p_holder text, p_incarnation text,
+			p_token bigint, p_lease_ns bigint, p_transfer text, p_session text, p_event text)
+		RETURNS TABLE (o_applied boolean, o_holder text, o_incarnation text, o_token bigint,
+			o_lease_ns bigint, o_transfer text, o_session text, o_version bigint, o_updated timestamptz)
+		LANGUAGE plpgsql AS $fn$
+		DECLARE
+			cur ` + q + `.election%ROWTYPE;
+			rec ` + q + `.election%ROWTYPE;
+		BEGIN
+			IF NOT EXISTS (SELECT 1 FROM ` + q + `.meta m WHERE m.key = 'store_id' AND m.value = p_store_id) THEN
+				RETURN;
+			END IF;
+			SELECT * INTO cur FROM ` + q + `.election e WHERE e.name = p_name FOR UPDATE;
+			IF NOT ` + q + `.swap_applies(p_name, p_expect, p_holder, p_incarnation, p_token, p_session,
+					FOUND, cur.version, cur.token, cur.holder) THEN
+				NULL;
+			ELSIF cur.name IS NULL THEN
+				INSERT INTO ` + q + `.election AS e (` + recCols + `)
+				VALUES (` + recVals + `)
+				-- A concurrent creator committed first: the swap is
+				-- refused, compared against its record.
+				ON CONFLICT (name) DO NOTHING
+				RETURNING e.* INTO rec;
+				IF rec.name IS NULL THEN
+					SELECT * INTO cur FROM ` + q + `.election e WHERE e.name = p_name;
+				END IF;
+			ELSE
+				UPDATE ` + q + `.election AS e SET (` + recCols + `) = (` + recVals + `)
+				WHERE e.name = p_name
+				RETURNING e.* INTO rec;
+			END IF;
+			IF rec.name IS NULL THEN
+				RETURN QUERY SELECT false, cur.holder, cur.incarnation, cur.token, cur.lease_ns,
+					cur.transfer, cur.session, coalesce(cur.version, 0), cur.updated;
+				RETURN;
+			END IF;
+			IF p_event <> '' THEN
+				INSERT INTO ` + q + `.election_log
+					(name, seq, kind, holder, incarnation, token, transfer, time)
+				SELECT p_name, coalesce(max(l.seq), 0) + 1, p_event, rec.holder,
+					rec.incarnation, rec.token, rec.transfer, rec.updated
+				FROM ` + q + `.election_log l WHERE l.name = p_name;
+			END IF;
+			PERFORM pg_notify('` + channel + `', '` + notifyPayload + `');
+			RETURN QUERY SELECT true, rec.holder, rec.incarnation, rec.token, rec.lease_ns,
+				rec.transfer, rec.session, rec.version, rec.updated;
+		END
+		$fn$`,
 		`CREATE FUNCTION ` + q + `.swap_many(p_store_id text, p_round integer[],
 			p_name text[], p_expect bigint[], p_holder text[], p_incarnation text[],
 			p_token bigint[], p_lease_ns bigint[], p_transfer text[], p_session text[], p_event text[])
@@ -168,8 +240,10 @@ func recordFunctions(q, channel string) []string {
 		-- Every record is reached through its primary key, one probe per
 		-- swap, whatever the batch's and the table's sizes: a plan cached
 		-- for a batch of one must not scan the table for the next batch,
-		-- nor a plan for a small table scan a large one.
+		-- nor a plan for a small table scan a large one. Plans are made
+		-- once per connection (generic), not at every call.
 		SET enable_seqscan = off SET enable_hashjoin = off SET enable_mergejoin = off
+		SET plan_cache_mode = force_generic_plan
 		AS $fn$
 		DECLARE
 			v_ok     boolean[]; -- per swap of this round: it applies
@@ -189,11 +263,8 @@ func recordFunctions(q, channel string) []string {
 					coalesce(bool_or(ok AND NOT existed), false), coalesce(bool_or(ok), false)
 				INTO v_ok, v_found, v_create, v_applied
 				FROM (SELECT r.ord, e.name IS NOT NULL AS existed, r.round = v_k
-						AND NOT ((r.holder = '' AND r.incarnation <> '')
-							OR (r.session <> '' AND (r.holder = '' OR NOT starts_with(r.session, ` + prefix + `))))
-						AND CASE WHEN e.name IS NULL THEN r.expect = 0
-							ELSE e.version = r.expect AND e.token <= r.token
-								AND NOT (starts_with(r.name, ` + prefix + `) AND e.holder = '' AND r.holder <> '') END AS ok
+						AND ` + q + `.swap_applies(r.name, r.expect, r.holder, r.incarnation, r.token, r.session,
+							e.name IS NOT NULL, e.version, e.token, e.holder) AS ok
 					FROM ` + req("expect", "holder", "incarnation", "token", "session") + `
 					` + cur + `) d;
 				UPDATE ` + q + `.election AS e SET
