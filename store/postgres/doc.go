@@ -33,6 +33,20 @@
 // standby) wrap store.ErrUnavailable: whether a write that failed this way
 // was applied is unknown. A closed Store's calls fail the same way.
 //
+// # Schema versions
+//
+// Version 3 added the session a record is held through
+// (store.Record.Session) and the change feed's column. A writable Open of a
+// version 1 or 2 store upgrades it in place, in one transaction (no record,
+// log event, job or run is lost), and gives the store a new id, so that
+// processes of an older baton that opened it before fail their next write
+// with store.ErrReplaced and stop, and an older baton's Open refuses the
+// store (it knows versions up to 2): an older baton would read a name held
+// through a live session as a record nobody renews and take it over.
+// Upgrade every process of a deployment together. A read-only Open reads a
+// version 1 or 2 store as it is (records without sessions; Watch and
+// WatchChanges closed at once, so callers poll).
+//
 // # Many names
 //
 // A process holding many names through a session renews one record per

@@ -340,10 +340,12 @@ func upgrade1(q string) []string {
 
 // upgrade2 turns a version 2 schema into a version 3 one: the session
 // column, the change feed's wxid column and index, and the record
-// functions. The version 2 swap function stays, but fails: a process of an
-// older baton still running on this store gets an error wrapping
-// store.ErrReplaced (it maps undefined_function so), ends its terms and
-// writes nothing, since it would not honour sessions.
+// functions. It gives the store a new id, so that a process of an older
+// baton that opened the store before fails its next write with
+// store.ErrReplaced and stops: it would read a name held through a live
+// session as a record nobody renews and take it over. The version 2 swap
+// function stays, but fails the same way (undefined_function, which an
+// older baton maps to store.ErrReplaced) with a message saying why.
 func upgrade2(q, channel string) []string {
 	stmts := []string{
 		`ALTER TABLE ` + q + `.election ADD COLUMN session text NOT NULL DEFAULT '',
@@ -363,7 +365,9 @@ func upgrade2(q, channel string) []string {
 		$fn$`,
 	}
 	stmts = append(stmts, recordFunctions(q, channel)...)
-	return append(stmts, `UPDATE `+q+`.meta SET value = '3' WHERE key = 'schema_version'`)
+	return append(stmts,
+		`UPDATE `+q+`.meta SET value = gen_random_uuid()::text WHERE key = 'store_id'`,
+		`UPDATE `+q+`.meta SET value = '3' WHERE key = 'schema_version'`)
 }
 
 // lockKey is the advisory lock key that serialises schema creation in one

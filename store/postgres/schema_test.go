@@ -51,7 +51,17 @@ func oldStore(t *testing.T, url string) map[string]int64 {
 	return versions
 }
 
+func storeID(t *testing.T, url string) string {
+	t.Helper()
+	return metaValue(t, url, "store_id")
+}
+
 func schemaVersion(t *testing.T, url string) string {
+	t.Helper()
+	return metaValue(t, url, "schema_version")
+}
+
+func metaValue(t *testing.T, url, key string) string {
 	t.Helper()
 	c, err := pgx.Connect(testCtx(t), url)
 	if err != nil {
@@ -59,7 +69,7 @@ func schemaVersion(t *testing.T, url string) string {
 	}
 	defer c.Close(testCtx(t))
 	var v string
-	if err := c.QueryRow(testCtx(t), `SELECT value FROM baton.meta WHERE key = 'schema_version'`).Scan(&v); err != nil {
+	if err := c.QueryRow(testCtx(t), `SELECT value FROM baton.meta WHERE key = $1`, key).Scan(&v); err != nil {
 		t.Fatal(err)
 	}
 	return v
@@ -94,10 +104,16 @@ func TestSchemaUpgradeFrom2(t *testing.T) {
 		t.Fatalf("a read-only open changed the schema version to %s", v)
 	}
 
+	oldID := storeID(t, url)
 	s := open(t, url)
 	defer s.Close()
 	if v := schemaVersion(t, url); v != "3" {
 		t.Fatalf("schema version after a writable open: %s, want 3", v)
+	}
+	// A new id: a process of the old release that opened the store
+	// before fails its next write with ErrReplaced.
+	if id := storeID(t, url); id == oldID || id != s.StoreID() {
+		t.Fatalf("store id after the upgrade: %s (before: %s, handle: %s); want a new one", id, oldID, s.StoreID())
 	}
 	for name, v := range versions {
 		rec, err := s.Get(ctx, name)
