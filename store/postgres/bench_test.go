@@ -3,6 +3,7 @@ package postgres_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/batonhq/baton/fence/pgfence"
 	"github.com/batonhq/baton/internal/pgtest"
 	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/store/postgres"
 	"github.com/batonhq/baton/store/storetest"
 )
 
@@ -73,6 +75,190 @@ func BenchmarkPlainInsert(b *testing.B) {
 		err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error { return insertInvoice(ctx, tx, i) })
 		if err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// sessionSwaps returns swaps of names to records held through sess with
+// token, each expecting the version in expect (nil: creations).
+func sessionSwaps(sess store.Record, names []string, token uint64, expect []int64, ev store.EventKind) []store.Swap {
+	swaps := make([]store.Swap, len(names))
+	for i, n := range names {
+		swaps[i] = store.Swap{
+			Record: store.Record{Name: n, Holder: sess.Holder, Incarnation: sess.Incarnation, Session: sess.Name, Token: token, Lease: sess.Lease},
+			Event:  ev,
+		}
+		if expect != nil {
+			swaps[i].Expect = expect[i]
+		}
+	}
+	return swaps
+}
+
+func benchNames(n int) []string {
+	names := make([]string, n)
+	for i := range names {
+		names[i] = fmt.Sprintf("tenant-%06d", i)
+	}
+	return names
+}
+
+func newSession(b *testing.B, s *postgres.Store, node string) store.Record {
+	b.Helper()
+	rec, err := s.Swap(context.Background(), store.Swap{Record: store.Record{
+		Name: store.SessionPrefix + node + "/i1/1", Holder: node, Incarnation: "i1", Lease: 15 * time.Second,
+	}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return rec
+}
+
+// holdThrough acquires names through sess in batches of 5,000 and returns
+// their versions.
+func holdThrough(b *testing.B, s *postgres.Store, sess store.Record, names []string) []int64 {
+	b.Helper()
+	versions := make([]int64, 0, len(names))
+	for start := 0; start < len(names); start += 5000 {
+		chunk := names[start:min(start+5000, len(names))]
+		res, err := s.SwapMany(context.Background(), sessionSwaps(sess, chunk, 1, nil, store.Acquired))
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, r := range res {
+			if r.Err != nil {
+				b.Fatal(r.Err)
+			}
+			versions = append(versions, r.Record.Version)
+		}
+	}
+	return versions
+}
+
+// BenchmarkSwapManySession1000 measures a bulk takeover batch: 1,000
+// names held through one session taken over through another, token + 1
+// and a log event each, in one SwapMany.
+func BenchmarkSwapManySession1000(b *testing.B) {
+	s := open(b, pgtest.Start(b))
+	defer s.Close()
+	ctx := context.Background()
+	const n = 1000
+	names := benchNames(n)
+	sessions := []store.Record{newSession(b, s, "n1"), newSession(b, s, "n2")}
+	versions := holdThrough(b, s, sessions[0], names)
+	token := uint64(1)
+	for i := 0; b.Loop(); i++ {
+		token++
+		res, err := s.SwapMany(ctx, sessionSwaps(sessions[(i+1)%2], names, token, versions, store.TakenOver))
+		if err != nil {
+			b.Fatal(err)
+		}
+		for j, r := range res {
+			if r.Err != nil {
+				b.Fatal(r.Err)
+			}
+			versions[j] = r.Record.Version
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/swap")
+}
+
+// BenchmarkGetMany1000 measures reading 1,000 records in one GetMany.
+func BenchmarkGetMany1000(b *testing.B) {
+	s := open(b, pgtest.Start(b))
+	defer s.Close()
+	ctx := context.Background()
+	names := benchNames(1000)
+	holdThrough(b, s, newSession(b, s, "n1"), names)
+	for b.Loop() {
+		res, err := s.GetMany(ctx, names)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if res[999].Err != nil {
+			b.Fatal(res[999].Err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(names)), "ns/record")
+}
+
+// BenchmarkSessionRenewal measures the renewal of a session record while
+// 1,000 or 100,000 names are held through it: one Swap of one record,
+// whatever the number of names.
+func BenchmarkSessionRenewal(b *testing.B) {
+	for _, n := range []int{1000, 100000} {
+		b.Run(fmt.Sprintf("names=%d", n), func(b *testing.B) {
+			s := open(b, pgtest.Start(b))
+			defer s.Close()
+			ctx := context.Background()
+			sess := newSession(b, s, "n1")
+			holdThrough(b, s, sess, benchNames(n))
+			for b.Loop() {
+				var err error
+				sess, err = s.Swap(ctx, store.Swap{Expect: sess.Version, Record: sess})
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkChangeFeed measures one commit seen through another handle's
+// change feed (feed) or per-name watches of every stored name (watch),
+// with 100 or 10,000 names stored: from the Swap's call until the feed
+// names the record, or its watch fires.
+func BenchmarkChangeFeed(b *testing.B) {
+	for _, kind := range []string{"feed", "watch"} {
+		for _, n := range []int{100, 10000} {
+			b.Run(fmt.Sprintf("%s/names=%d", kind, n), func(b *testing.B) {
+				url := pgtest.Start(b)
+				w, s := open(b, url), open(b, url)
+				defer w.Close()
+				defer s.Close()
+				ctx, cancel := context.WithCancel(context.Background())
+				defer cancel()
+				names := benchNames(n)
+				sess := newSession(b, s, "n1")
+				holdThrough(b, s, sess, names)
+				var feed <-chan []string
+				watches := map[string]<-chan struct{}{}
+				if kind == "feed" {
+					feed = w.WatchChanges(ctx)
+				} else {
+					// The first watch wakes once the listener is up;
+					// the others come after and wake on changes only.
+					first := w.Watch(ctx, names[0])
+					<-first
+					watches[names[0]] = first
+					for _, name := range names[1:] {
+						watches[name] = w.Watch(ctx, name)
+					}
+				}
+				rec, err := s.Get(ctx, names[n/2])
+				if err != nil {
+					b.Fatal(err)
+				}
+				for b.Loop() {
+					rec, err = s.Swap(ctx, store.Swap{Expect: rec.Version, Record: rec})
+					if err != nil {
+						b.Fatal(err)
+					}
+					if kind == "watch" {
+						if _, ok := <-watches[rec.Name]; !ok {
+							b.Fatal("watch closed")
+						}
+						continue
+					}
+					for seen := false; !seen; {
+						batch, ok := <-feed
+						if !ok {
+							b.Fatal("feed closed")
+						}
+						seen = slices.Contains(batch, rec.Name)
+					}
+				}
+			})
 		}
 	}
 }

@@ -17,11 +17,12 @@
 // takes the row lock of the record it changes (READ COMMITTED with SELECT
 // ... FOR UPDATE re-reads the newest committed row). A record swap is one
 // statement and one round trip: a PL/pgSQL function created with the
-// schema compares the version, refuses a token that would go back, writes
-// the record, appends the election log event and sends a notification, all
-// in one transaction. A fenced run write takes a share lock on the job's
-// election record in the same transaction, so that no takeover can commit
-// between the token check and the write. Versions come from a sequence and
+// schema compares the version, refuses what storedriver.CheckSwap refuses
+// (a token that would go back, a dead session held again), writes the
+// record (its session included), appends the election log event and sends
+// a notification, all in one transaction. A fenced run write takes a share
+// lock on the job's election record in the same transaction, so that no
+// takeover can commit between the token check and the write. Versions come from a sequence and
 // are never reused. Store times (Record.Updated, Event.Time, Job.Created)
 // are the server's clock_timestamp(), for people only; run times keep
 // microseconds (PostgreSQL's precision) and a zero time reads back as zero.
@@ -32,9 +33,36 @@
 // standby) wrap store.ErrUnavailable: whether a write that failed this way
 // was applied is unknown. A closed Store's calls fail the same way.
 //
-// The store implements store.Watcher with LISTEN/NOTIFY on one dedicated
-// connection per Store, and store.BatchSwapper with one pipelined batch
-// that the server runs as one transaction.
+// # Schema versions
+//
+// Version 3 added the session a record is held through
+// (store.Record.Session) and the change feed's column. A writable Open of a
+// version 1 or 2 store upgrades it in place, in one transaction (no record,
+// log event, job or run is lost), and gives the store a new id, so that
+// processes of an older baton that opened it before fail their next write
+// with store.ErrReplaced and stop, and an older baton's Open refuses the
+// store (it knows versions up to 2): an older baton would read a name held
+// through a live session as a record nobody renews and take it over.
+// Upgrade every process of a deployment together. A read-only Open reads a
+// version 1 or 2 store as it is (records without sessions; Watch and
+// WatchChanges closed at once, so callers poll).
+//
+// # Many names
+//
+// A process holding many names through a session renews one record per
+// renew interval, whatever the number of names. The store implements
+// store.BatchSwapper with one statement per batch (one call of a function
+// that applies each swap in turn, independently, and notifies once for the
+// batch), store.BatchGetter with one name = ANY query, and
+// store.ChangeWatcher with a change feed: every record write stores the id
+// of its transaction in the record's row and sends one notification per
+// transaction, without a payload; the Store's one listening connection
+// then reads which records were written since its last read from that
+// indexed column and the snapshot of the read (see WatchChanges). The
+// per-name store.Watcher rides on the same feed. A notification costs a
+// commit-time lock that serializes notifying transactions server-wide,
+// so the fewer transactions notify the better: batches notify once, and a
+// refused swap does not notify.
 //
 // # What it does not guarantee: replicas and failover
 //
@@ -51,7 +79,7 @@
 // (ANY n (...)), and promote only a standby that acknowledged. A
 // connection to a read-only standby fails with store.ErrUnavailable.
 //
-// It needs PostgreSQL 13 or later (gen_random_uuid). Every store has an id
+// It needs PostgreSQL 13 or later (gen_random_uuid, pg_current_xact_id). Every store has an id
 // (meta.store_id, a random UUID made with the schema). A swap runs only if the schema still holds the id its handle
 // opened, in the same statement; a dropped schema, or one dropped and
 // created afresh, fails with store.ErrReplaced and receives no write.

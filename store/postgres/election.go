@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -18,71 +19,136 @@ func (s *Store) Get(ctx context.Context, name string) (store.Record, error) {
 	if err := s.enter(ctx, "get"); err != nil {
 		return store.Record{}, err
 	}
-	rec := store.Record{Name: name}
-	var token, lease int64
-	err := s.pool.QueryRow(ctx, s.sql.get, name).Scan(&rec.Holder, &rec.Incarnation, &token, &lease, &rec.Transfer, &rec.Version, &rec.Updated)
+	rec, err := scanRecord(s.pool.QueryRow(ctx, s.sql.get, name))
 	if errors.Is(err, pgx.ErrNoRows) {
-		return store.Record{}, fmt.Errorf("election %q: %w", name, store.ErrNotFound)
+		return store.Record{}, notFound(name)
 	}
 	if err != nil {
 		return store.Record{}, s.fail(ctx, "get", err)
+	}
+	rec.Name = name
+	return rec, nil
+}
+
+func notFound(name string) error { return fmt.Errorf("election %q: %w", name, store.ErrNotFound) }
+
+// scanRecord reads the record columns of statements.get (and of getMany
+// after the name), in that order.
+func scanRecord(row pgx.Row, first ...any) (store.Record, error) {
+	var rec store.Record
+	var token, lease int64
+	dest := append(first, &rec.Holder, &rec.Incarnation, &token, &lease, &rec.Transfer, &rec.Session, &rec.Version, &rec.Updated)
+	if err := row.Scan(dest...); err != nil {
+		return store.Record{}, err
 	}
 	rec.Token, rec.Lease, rec.Updated = uint64(token), time.Duration(lease), rec.Updated.UTC()
 	return rec, nil
 }
 
-// precheck refuses what must not reach the database: an empty name (with
-// storedriver.CheckSwap's error, which checks the name before anything else) and
-// a token that does not fit in a bigint. The other rules of CheckSwap
-// depend on the current record: the swap function applies them in the
-// database and swapResult reports them with CheckSwap itself.
+// GetMany implements store.BatchGetter: one statement for the whole batch,
+// one primary key probe per name, which reads every record in one
+// snapshot.
+func (s *Store) GetMany(ctx context.Context, names []string) ([]store.GetResult, error) {
+	const op = "get many"
+	if err := s.enter(ctx, op); err != nil {
+		return nil, err
+	}
+	res := make([]store.GetResult, len(names))
+	if len(names) == 0 {
+		return res, nil
+	}
+	found := make([]bool, len(names))
+	rows, err := s.pool.Query(ctx, s.sql.getMany, names)
+	if err != nil {
+		return nil, s.fail(ctx, op, err)
+	}
+	for rows.Next() {
+		var ord int64
+		rec, err := scanRecord(rows, &ord)
+		if err != nil {
+			rows.Close()
+			return nil, s.fail(ctx, op, err)
+		}
+		if ord < 1 || ord > int64(len(names)) {
+			rows.Close()
+			return nil, fmt.Errorf("postgres: %s: row %d for %d names", op, ord, len(names))
+		}
+		rec.Name = names[ord-1]
+		res[ord-1].Record, found[ord-1] = rec, true
+	}
+	if err := rows.Err(); err != nil {
+		return nil, s.fail(ctx, op, err)
+	}
+	for i, n := range names {
+		if !found[i] {
+			res[i].Err = notFound(n)
+		}
+	}
+	return res, nil
+}
+
+// precheck refuses what must not reach the database: a name that is not
+// one (with storedriver.CheckSwap's error, which checks the name before
+// anything else), a token that does not fit in a bigint, and a NUL byte,
+// which a text value cannot hold (in a batch it would fail every swap of
+// it). The other rules of CheckSwap depend on the current record: the
+// swap function applies them in the database and swapRow.outcome reports
+// them with CheckSwap itself.
 func precheck(sw store.Swap) error {
-	if sw.Record.Name == "" {
+	r := sw.Record
+	if err := store.CheckName(r.Name); err != nil {
 		return storedriver.CheckSwap(store.Record{}, sw)
 	}
-	if sw.Record.Token > math.MaxInt64 {
-		return fmt.Errorf("%w: token %d of %q does not fit in a bigint", store.ErrInvalid, sw.Record.Token, sw.Record.Name)
+	if r.Token > math.MaxInt64 {
+		return fmt.Errorf("%w: token %d of %q does not fit in a bigint", store.ErrInvalid, r.Token, r.Name)
+	}
+	for _, v := range []string{r.Holder, r.Incarnation, r.Transfer, r.Session, string(sw.Event)} {
+		if strings.IndexByte(v, 0) >= 0 {
+			return fmt.Errorf("%w: swap of %q: a value contains a NUL byte, which the store cannot hold", store.ErrInvalid, r.Name)
+		}
 	}
 	return nil
 }
 
-func (s *Store) swapArgs(sw store.Swap) []any {
-	r := sw.Record
-	return []any{r.Name, sw.Expect, r.Holder, r.Incarnation, int64(r.Token), int64(r.Lease), r.Transfer, string(sw.Event), s.id}
+// swapRow is a row of the swap functions: whether the swap applied, and
+// the stored record or the one it was compared against (without its name).
+type swapRow struct {
+	applied bool
+	rec     store.Record
 }
 
-// swapResult turns a row of the swap function into the stored record or,
-// when the swap was refused, into storedriver.CheckSwap's error for the record
-// the function compared against.
-func (s *Store) swapResult(row pgx.Row, sw store.Swap) (store.Record, error) {
+// scanSwapRow reads a row of the swap functions, after the columns first.
+func scanSwapRow(row pgx.Row, first ...any) (swapRow, error) {
 	// The compared record's columns are NULL when it does not exist.
 	var (
-		applied               bool
-		holder, inc, transfer *string
-		token, lease          *int64
-		version               int64
-		updated               *time.Time
+		applied                        bool
+		holder, inc, transfer, session *string
+		token, lease                   *int64
+		version                        int64
+		updated                        *time.Time
 	)
-	err := row.Scan(&applied, &holder, &inc, &token, &lease, &transfer, &version, &updated)
-	if errors.Is(err, pgx.ErrNoRows) {
-		// No row: the schema holds another store id, and nothing was
-		// written (see the swap statement).
-		return store.Record{}, s.replaced("swap", "another id")
+	if err := row.Scan(append(first, &applied, &holder, &inc, &token, &lease, &transfer, &session, &version, &updated)...); err != nil {
+		return swapRow{}, err
 	}
-	if err != nil {
-		return store.Record{}, err
-	}
-	rec := store.Record{
-		Name:        sw.Record.Name,
+	return swapRow{applied: applied, rec: store.Record{
 		Holder:      derefOr(holder, ""),
 		Incarnation: derefOr(inc, ""),
 		Token:       uint64(derefOr(token, 0)),
 		Lease:       time.Duration(derefOr(lease, 0)),
 		Transfer:    derefOr(transfer, ""),
+		Session:     derefOr(session, ""),
 		Version:     version,
 		Updated:     derefOr(updated, time.Time{}).UTC(),
-	}
-	if applied {
+	}}, nil
+}
+
+// outcome turns a row of the swap functions for sw into the stored record
+// or, when the swap was refused, into storedriver.CheckSwap's error for the
+// record the function compared against.
+func (r swapRow) outcome(sw store.Swap) (store.Record, error) {
+	rec := r.rec
+	rec.Name = sw.Record.Name
+	if r.applied {
 		return rec, nil
 	}
 	if err := storedriver.CheckSwap(rec, sw); err != nil {
@@ -99,66 +165,127 @@ func derefOr[T any](p *T, def T) T {
 }
 
 // Swap implements store.Store. It is one statement, one round trip: the
-// schema's swap function compares, writes the record, appends the log
+// schema's swap_one function compares, writes the record, appends the log
 // event and notifies watchers in one transaction.
 func (s *Store) Swap(ctx context.Context, sw store.Swap) (store.Record, error) {
-	if err := s.enter(ctx, "swap"); err != nil {
+	const op = "swap"
+	if err := s.enter(ctx, op); err != nil {
 		return store.Record{}, err
 	}
-	if err := s.writable("swap"); err != nil {
+	if err := s.writable(op); err != nil {
 		return store.Record{}, err
 	}
 	if err := precheck(sw); err != nil {
 		return store.Record{}, err
 	}
-	rec, err := s.swapResult(s.pool.QueryRow(ctx, s.sql.swap, s.swapArgs(sw)...), sw)
-	if err != nil && !errors.Is(err, store.ErrConflict) && !errors.Is(err, store.ErrInvalid) && !errors.Is(err, store.ErrReplaced) {
-		return store.Record{}, s.fail(ctx, "swap", err)
+	r := sw.Record
+	row, err := scanSwapRow(s.pool.QueryRow(ctx, s.sql.swapOne, s.id, r.Name, sw.Expect, r.Holder, r.Incarnation,
+		int64(r.Token), int64(r.Lease), r.Transfer, r.Session, string(sw.Event)))
+	if errors.Is(err, pgx.ErrNoRows) {
+		// No row: the schema holds another store id, and nothing was
+		// written (see swap_one).
+		return store.Record{}, s.replaced(op, "another id")
 	}
-	return rec, err
+	if err != nil {
+		return store.Record{}, s.fail(ctx, op, err)
+	}
+	return row.outcome(sw)
 }
 
-// SwapMany implements store.BatchSwapper. The swaps are sent as one
-// pipelined batch, which PostgreSQL runs as one implicit transaction: one
-// round trip, and either every swap's outcome stands or, when err is not
-// nil, none was applied (unless err wraps store.ErrUnavailable, in which
-// case the outcome is unknown).
+// SwapMany implements store.BatchSwapper. The whole batch is one
+// statement, one round trip and one transaction: the schema's swap_many
+// function locks the batch's records in name order (so that batches
+// running at the same time never deadlock), decides each swap
+// independently of the others (a refused swap leaves the others be),
+// writes the records and their log events with one statement each, and
+// sends one notification for all. A name that comes more than once is
+// swapped in the order given, each swap against the record the previous
+// one left. Either every swap's outcome stands or, when err is not nil,
+// none was applied (unless err wraps store.ErrUnavailable, in which case
+// the outcome is unknown). There is no size limit; a batch holds the row
+// locks of its records until it commits.
 func (s *Store) SwapMany(ctx context.Context, swaps []store.Swap) ([]store.SwapResult, error) {
-	if err := s.enter(ctx, "swap many"); err != nil {
+	const op = "swap many"
+	if err := s.enter(ctx, op); err != nil {
 		return nil, err
 	}
-	if err := s.writable("swap many"); err != nil {
+	if err := s.writable(op); err != nil {
 		return nil, err
 	}
 	res := make([]store.SwapResult, len(swaps))
-	batch := &pgx.Batch{}
-	var sent []int
+	var (
+		sent []int
+		sub  []store.Swap
+	)
 	for i, sw := range swaps {
 		if err := precheck(sw); err != nil {
 			res[i].Err = err
 			continue
 		}
-		batch.Queue(s.sql.swap, s.swapArgs(sw)...)
 		sent = append(sent, i)
+		sub = append(sub, sw)
 	}
 	if len(sent) == 0 {
 		return res, nil
 	}
-	br := s.pool.SendBatch(ctx, batch)
-	for _, i := range sent {
-		rec, err := s.swapResult(br.QueryRow(), swaps[i])
-		if errors.Is(err, store.ErrReplaced) {
-			br.Close()
-			return nil, err
-		}
-		if err != nil && !errors.Is(err, store.ErrConflict) && !errors.Is(err, store.ErrInvalid) {
-			br.Close()
-			return nil, s.fail(ctx, "swap many", err)
-		}
-		res[i] = store.SwapResult{Record: rec, Err: err}
+	got, err := s.swapBatch(ctx, op, sub)
+	if err != nil {
+		return nil, err
 	}
-	if err := br.Close(); err != nil {
-		return nil, s.fail(ctx, "swap many", err)
+	for k, i := range sent {
+		res[i] = got[k]
+	}
+	return res, nil
+}
+
+// swapBatch applies swaps, which passed precheck, with one call of the
+// schema's swap_many function, and returns their outcomes in order. err is
+// not nil when the call as a whole failed.
+func (s *Store) swapBatch(ctx context.Context, op string, swaps []store.Swap) ([]store.SwapResult, error) {
+	n := len(swaps)
+	var (
+		names, holders, incs, transfers, sessions, events = make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+		expects, tokens, leases                           = make([]int64, n), make([]int64, n), make([]int64, n)
+		rounds                                            = make([]int32, n)
+		seen                                              = make(map[string]int32, n)
+	)
+	for k, sw := range swaps {
+		r := sw.Record
+		seen[r.Name]++
+		rounds[k] = seen[r.Name] // the k-th swap of a name goes in round k
+		names[k], holders[k], incs[k], transfers[k], sessions[k], events[k] = r.Name, r.Holder, r.Incarnation, r.Transfer, r.Session, string(sw.Event)
+		expects[k], tokens[k], leases[k] = sw.Expect, int64(r.Token), int64(r.Lease)
+	}
+	rows, err := s.pool.Query(ctx, s.sql.swapMany, s.id, rounds, names, expects, holders, incs, tokens, leases, transfers, sessions, events)
+	if err != nil {
+		return nil, s.fail(ctx, op, err)
+	}
+	defer rows.Close()
+	res := make([]store.SwapResult, n)
+	got := 0
+	for rows.Next() {
+		var ord int32
+		r, err := scanSwapRow(rows, &ord)
+		if err != nil {
+			return nil, s.fail(ctx, op, err)
+		}
+		if ord < 1 || int(ord) > n {
+			return nil, fmt.Errorf("postgres: %s: swap_many returned row %d for %d swaps", op, ord, n)
+		}
+		rec, err := r.outcome(swaps[ord-1])
+		res[ord-1] = store.SwapResult{Record: rec, Err: err}
+		got++
+	}
+	if err := rows.Err(); err != nil {
+		return nil, s.fail(ctx, op, err)
+	}
+	if got == 0 {
+		// No rows: the schema holds another store id, and nothing was
+		// written (see swap_many).
+		return nil, s.replaced(op, "another id")
+	}
+	if got != n {
+		return nil, fmt.Errorf("postgres: %s: swap_many returned %d rows for %d swaps", op, got, n)
 	}
 	return res, nil
 }

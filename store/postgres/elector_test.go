@@ -478,10 +478,11 @@ func TestElectorHandoverByNotification(t *testing.T) {
 			}
 			won <- nt
 		}()
-		// Resign once both electors' stores listen.
+		// Resign once both electors' stores listen (and have read their
+		// position in the change feed, the query after LISTEN).
 		for {
 			var n int
-			if err := db.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE application_name = 'baton_handover' AND query LIKE 'LISTEN%'`).Scan(&n); err != nil {
+			if err := db.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE application_name = 'baton_handover' AND query LIKE '%pg_current_snapshot()%'`).Scan(&n); err != nil {
 				t.Fatal(err)
 			}
 			if n == 2 {

@@ -308,7 +308,8 @@ func (s *Store) UpdateJob(ctx context.Context, u store.JobUpdate) (store.Job, er
 		cur.Schedule, cur.Created = u.Schedule, cur.Created.UTC()
 		out = cur
 		tag, err := tx.Exec(ctx, `WITH rec AS (
-			UPDATE `+s.q+`.election SET version = nextval('`+s.q+`.version_seq'), updated = clock_timestamp()
+			UPDATE `+s.q+`.election SET version = nextval('`+s.q+`.version_seq'), updated = clock_timestamp(),
+			       wxid = `+currentXID+`
 			 WHERE name = $1 RETURNING name, holder, incarnation, token, transfer, updated)
 			INSERT INTO `+s.q+`.election_log (name, seq, kind, holder, incarnation, token, transfer, time, detail)
 			SELECT rec.name, coalesce((SELECT max(seq) FROM `+s.q+`.election_log WHERE name = $1), 0) + 1, $2,
@@ -317,7 +318,7 @@ func (s *Store) UpdateJob(ctx context.Context, u store.JobUpdate) (store.Job, er
 		if err != nil || tag.RowsAffected() == 0 {
 			return err
 		}
-		_, err = tx.Exec(ctx, `SELECT pg_notify($1, $2)`, s.channel, notifyPayload(u.Name))
+		_, err = tx.Exec(ctx, `SELECT pg_notify($1, $2)`, s.channel, notifyPayload)
 		return err
 	})
 	if err != nil {
@@ -327,15 +328,6 @@ func (s *Store) UpdateJob(ctx context.Context, u store.JobUpdate) (store.Job, er
 		return store.Job{}, refused
 	}
 	return out, nil
-}
-
-// notifyPayload is what the swap function sends for name: the name, or
-// an empty payload (wake every watcher) for a name too long for it.
-func notifyPayload(name string) string {
-	if len(name) < 7900 {
-		return name
-	}
-	return ""
 }
 
 // GetJob implements store.Store.

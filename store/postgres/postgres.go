@@ -18,11 +18,13 @@ import (
 )
 
 var (
-	_ store.Store        = (*Store)(nil)
-	_ store.Watcher      = (*Store)(nil)
-	_ store.BatchSwapper = (*Store)(nil)
-	_ store.Identifier   = (*Store)(nil)
-	_ store.TimeSource   = (*Store)(nil)
+	_ store.Store         = (*Store)(nil)
+	_ store.Watcher       = (*Store)(nil)
+	_ store.BatchSwapper  = (*Store)(nil)
+	_ store.BatchGetter   = (*Store)(nil)
+	_ store.ChangeWatcher = (*Store)(nil)
+	_ store.Identifier    = (*Store)(nil)
+	_ store.TimeSource    = (*Store)(nil)
 )
 
 // DefaultSchema is the schema that holds baton's tables when the URL has no
@@ -45,7 +47,7 @@ type Store struct {
 
 	sql statements
 
-	version  int  // schema version: SchemaVersion, or 1 read-only
+	version  int  // schema version: SchemaVersion, or an older one read-only
 	readOnly bool // opened WithReadOnly: every write is refused
 
 	mu      sync.Mutex
@@ -55,23 +57,33 @@ type Store struct {
 
 // statements are the store's SQL, with the schema filled in.
 type statements struct {
-	get, swap, history, ensureJob, getJob, getRun, lockRun, insertRun, updateRun, runs, electionToken string
+	get, getMany, swapOne, swapMany, history, ensureJob, getJob, getRun, lockRun, insertRun, updateRun, runs, electionToken string
 }
 
 func newStatements(q string, schemaVersion int) statements {
-	detail := "detail"
+	detail, session := "detail", "session"
 	if schemaVersion < 2 {
 		detail = "''" // a version 1 schema, read-only: no details
 	}
+	if schemaVersion < 3 {
+		session = "''" // a version 1 or 2 schema, read-only: no sessions
+	}
+	recCols := `holder, incarnation, token, lease_ns, transfer, ` + session + `, version, updated`
+	const out = `s.o_applied, s.o_holder, s.o_incarnation, s.o_token, s.o_lease_ns, s.o_transfer, s.o_session, s.o_version, s.o_updated`
 	const runCols = `job, period, scheduled, state, token, holder, attempt, manual, started, finished, exit_code, output, version`
 	return statements{
-		get: `SELECT holder, incarnation, token, lease_ns, transfer, version, updated FROM ` + q + `.election WHERE name = $1`,
-		// The swap runs only in the store this handle opened: the function
-		// is called once per row of m (LATERAL, and its first argument
-		// depends on m), and m has a row only when the store id is $9.
-		swap: `SELECT s.o_applied, s.o_holder, s.o_incarnation, s.o_token, s.o_lease_ns, s.o_transfer, s.o_version, s.o_updated
-			FROM (SELECT value FROM ` + q + `.meta WHERE key = 'store_id' AND value = $9) m
-			CROSS JOIN LATERAL ` + q + `.swap($1 || left(m.value, 0), $2, $3, $4, $5, $6, $7, $8) s`,
+		get: `SELECT ` + recCols + ` FROM ` + q + `.election WHERE name = $1`,
+		// One index probe per name (LIMIT 1 keeps the subquery from being
+		// flattened into a join the planner could run as a scan of the
+		// table; name = ANY($1) can, in a generic plan, compare every row
+		// with every name).
+		getMany: `SELECT n.ord, e.* FROM unnest($1::text[]) WITH ORDINALITY n(name, ord)
+			CROSS JOIN LATERAL (SELECT ` + recCols + ` FROM ` + q + `.election e WHERE e.name = n.name LIMIT 1) e`,
+		// swap_one and swap_many check the store id themselves.
+		swapOne: `SELECT ` + out + `
+			FROM ` + q + `.swap_one($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) s`,
+		swapMany: `SELECT s.o_ord, ` + out + `
+			FROM ` + q + `.swap_many($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) s`,
 		history: `SELECT seq, kind, holder, incarnation, token, transfer, time, ` + detail + ` FROM ` + q + `.election_log WHERE name = $1 AND seq > $2 ORDER BY seq LIMIT $3`,
 		ensureJob: `INSERT INTO ` + q + `.jobs (name, schedule, created) VALUES ($1, $2, clock_timestamp())
 			ON CONFLICT (name) DO NOTHING RETURNING schedule, created`,
@@ -106,8 +118,10 @@ type config struct {
 // and SELECT on its tables works. A schema that does not exist is an error
 // wrapping store.ErrNotFound ("no baton store at ..."); one that is not a
 // baton store (no meta table, an unknown version) one wrapping
-// store.ErrSchema. A version 1 schema is read as it is. Write methods fail
-// with store.ErrInvalid.
+// store.ErrSchema. A schema of an older version (1 or 2) is read as it
+// is: records read as held without a session, and Watch and WatchChanges
+// return closed channels (callers poll). Write methods fail with
+// store.ErrInvalid.
 func WithReadOnly() Option {
 	return func(c *config) error {
 		c.readOnly = true
@@ -176,6 +190,7 @@ func Open(ctx context.Context, rawURL string, opts ...Option) (*Store, error) {
 		q:       q,
 		channel: schema + "_baton",
 		sql:     newStatements(q, SchemaVersion),
+		version: SchemaVersion,
 	}
 	if err := setup(ctx, pool, schema, q, s.channel); err != nil {
 		pool.Close()
@@ -360,8 +375,8 @@ func openReadOnly(ctx context.Context, rawURL string, o config) (*Store, error) 
 		err = s.fail(ctx, "open", err)
 	case !exists:
 		err = store.NoStore(fmt.Sprintf("schema %q of the database (it has no such schema)", schema))
-	case !meta || (v != "1" && v != strconv.Itoa(SchemaVersion)):
-		err = fmt.Errorf("postgres: %w: schema %q is not a baton store this baton reads (schema version %q; this baton supports 1 and %d)", store.ErrSchema, schema, v, SchemaVersion)
+	case !meta || (v != "1" && v != "2" && v != strconv.Itoa(SchemaVersion)):
+		err = fmt.Errorf("postgres: %w: schema %q is not a baton store this baton reads (schema version %q; this baton supports 1 to %d)", store.ErrSchema, schema, v, SchemaVersion)
 	}
 	if err != nil {
 		pool.Close()

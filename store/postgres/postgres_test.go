@@ -125,12 +125,12 @@ func TestSchemaVersionRefused(t *testing.T) {
 		t.Fatalf("Open of a version 99 schema = %v, want ErrSchema", err)
 	}
 	msg := err.Error()
-	if strings.Contains(msg, "\n") || !strings.Contains(msg, "99") || !strings.Contains(msg, "version 2") {
-		t.Errorf("error message %q should be one line naming versions 99 and 2", msg)
+	if strings.Contains(msg, "\n") || !strings.Contains(msg, "99") || !strings.Contains(msg, "version 3") {
+		t.Errorf("error message %q should be one line naming versions 99 and 3", msg)
 	}
 
 	// Nothing was rewritten.
-	superExec(t, url, `UPDATE baton.meta SET value = '2' WHERE key = 'schema_version'`)
+	superExec(t, url, `UPDATE baton.meta SET value = '3' WHERE key = 'schema_version'`)
 	s = open(t, url)
 	defer s.Close()
 	got, err := s.Get(testCtx(t), "a")
@@ -444,49 +444,6 @@ func TestSwapErrorsMatchCheckSwap(t *testing.T) {
 	}
 	if _, err := s.Get(ctx, "new"); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("a refused create wrote a record: %v", err)
-	}
-}
-
-// A version 1 schema (no event details, no candidates) is read as it is by
-// a read-only opener and upgraded in place by a writer.
-func TestSchemaVersion1(t *testing.T) {
-	url := pgtest.Start(t)
-	s := open(t, url)
-	if _, err := s.Swap(testCtx(t), store.Swap{Record: acquire("a", "n1", 1), Event: store.Acquired}); err != nil {
-		t.Fatal(err)
-	}
-	s.Close()
-	superExec(t, url, `ALTER TABLE baton.election_log DROP COLUMN detail`)
-	superExec(t, url, `DROP TABLE baton.candidates`)
-	superExec(t, url, `UPDATE baton.meta SET value = '1' WHERE key = 'schema_version'`)
-
-	ro, err := postgres.Open(testCtx(t), url, postgres.WithReadOnly())
-	if err != nil {
-		t.Fatal(err)
-	}
-	evs, err := ro.History(testCtx(t), "a", 0, 0)
-	if err != nil || len(evs) != 1 {
-		t.Fatalf("read-only History of a version 1 store: %v, %v", evs, err)
-	}
-	if cs, err := ro.Candidates(testCtx(t), "a"); err != nil || len(cs) != 0 {
-		t.Fatalf("read-only Candidates of a version 1 store: %v, %v", cs, err)
-	}
-	if err := ro.Heartbeat(testCtx(t), store.Candidate{Name: "a", Node: "x"}); !errors.Is(err, store.ErrInvalid) {
-		t.Errorf("a write on a read-only store: %v, want ErrInvalid", err)
-	}
-	if _, err := ro.Swap(testCtx(t), store.Swap{Record: acquire("b", "n1", 1), Event: store.Acquired}); !errors.Is(err, store.ErrInvalid) {
-		t.Errorf("a swap on a read-only store: %v, want ErrInvalid", err)
-	}
-	ro.Close()
-
-	s = open(t, url)
-	defer s.Close()
-	if err := s.Heartbeat(testCtx(t), store.Candidate{Name: "a", Node: "x", Incarnation: "x1", Every: time.Second}); err != nil {
-		t.Fatalf("Heartbeat after the upgrade: %v", err)
-	}
-	evs, err = s.History(testCtx(t), "a", 0, 0)
-	if err != nil || len(evs) != 1 || evs[0].Detail != "" {
-		t.Fatalf("History after the upgrade: %v, %v", evs, err)
 	}
 }
 

@@ -18,19 +18,23 @@ import (
 // writes. It is recorded in the schema's meta table when the tables are
 // created; a store whose recorded version differs is refused with
 // store.ErrSchema and left untouched. Version 2 added the election log's
-// detail column and the candidates table; a version 1 schema is upgraded in
-// place when a writer opens it, and read as it is by a read-only opener.
-const SchemaVersion = 2
+// detail column and the candidates table; version 3 the election record's
+// session column (store.Record.Session) and its change feed (the wxid
+// column, see WatchChanges). An older schema is upgraded in place when a
+// writer opens it, and read as it is by a read-only opener.
+const SchemaVersion = 3
 
-// ddl returns the statements that create schema version 1 in schema q (a
-// quoted identifier), with notifications on channel.
+// ddl returns the statements that create schema version SchemaVersion in
+// schema q (a quoted identifier), with notifications on channel.
 //
 // Tables:
 //   - meta: key/value; key 'schema_version' holds SchemaVersion, key
 //     'store_id' the store's id, a random UUID made when it was created.
-//   - election: one row per name (store.Record); lease in nanoseconds.
+//   - election: one row per name (store.Record); lease in nanoseconds;
+//     wxid is the id of the transaction that wrote the row last, indexed,
+//     which the change feed reads (see WatchChanges).
 //   - election_log: (name, seq) → store.Event; seq = previous max + 1,
-//     written by swap() while it holds the record's row lock.
+//     written by swap_core() while it holds the record's row lock.
 //   - jobs: store.Job.
 //   - runs: (job, period) → store.Run; zero times are NULL, output is bytea
 //     so that any bytes a command printed round-trip.
@@ -39,15 +43,9 @@ const SchemaVersion = 2
 // never reused. Key columns use the "C" collation so that text orders byte
 // by byte, as Go strings do (Runs pages by period key).
 //
-// swap() is the whole of a record compare-and-swap, so that a renewal is
-// one statement and one round trip: it locks the record, applies the write
-// only if the version matches, the token does not go back and a free record
-// has no incarnation (the rules of storedriver.CheckSwap), appends the
-// log event and notifies, and returns whether it applied together with the
-// record it compared against (or the new one). The Go side builds the
-// refusal error from that record with storedriver.CheckSwap.
+// The record functions are described at recordFunctions.
 func ddl(q, channel string) []string {
-	return []string{
+	stmts := []string{
 		`CREATE SCHEMA IF NOT EXISTS ` + q,
 		`CREATE TABLE ` + q + `.meta (
 			key   text COLLATE "C" PRIMARY KEY,
@@ -61,7 +59,10 @@ func ddl(q, channel string) []string {
 			lease_ns    bigint NOT NULL,
 			transfer    text NOT NULL,
 			version     bigint NOT NULL,
-			updated     timestamptz NOT NULL)`,
+			updated     timestamptz NOT NULL,
+			session     text NOT NULL DEFAULT '',
+			wxid        bigint NOT NULL DEFAULT 0)`,
+		wxidIndex(q),
 		`CREATE TABLE ` + q + `.election_log (
 			name        text COLLATE "C" NOT NULL,
 			seq         bigint NOT NULL,
@@ -93,47 +94,129 @@ func ddl(q, channel string) []string {
 			output    bytea NOT NULL,
 			version   bigint NOT NULL,
 			PRIMARY KEY (job, period))`,
-		`CREATE FUNCTION ` + q + `.swap(
+	}
+	stmts = append(stmts, recordFunctions(q, channel)...)
+	return append(stmts,
+		`INSERT INTO `+q+`.meta (key, value) VALUES ('schema_version', '`+strconv.Itoa(SchemaVersion)+`')`,
+		storeIDStmt(q),
+	)
+}
+
+// wxidIndex lets the change feed find the records written since its last
+// read without reading the others.
+func wxidIndex(q string) string {
+	return `CREATE INDEX election_wxid ON ` + q + `.election (wxid)`
+}
+
+// currentXID is the SQL for the id of the writing transaction, as a bigint
+// (a 64-bit xid8 never wraps around).
+const currentXID = `pg_current_xact_id()::text::bigint`
+
+// notifyPayload is the payload of every notification: none. A
+// notification only says that the transaction that sent it changed
+// records; the listener reads which ones (see WatchChanges). PostgreSQL
+// delivers the notifications of one transaction with one channel and
+// payload once, so a transaction that writes many records notifies once.
+const notifyPayload = ""
+
+// recordFunctions returns the statements that create the record
+// functions of schema q.
+//
+// swap_applies() is the rules of storedriver.CheckSwap, in one place: a
+// swap applies only if the version matches, the token does not go back, a
+// dead session is not held again, a session-held record names a session
+// and is held, and a free record has no incarnation. The Go side builds a
+// refusal's error from the record the functions return with
+// storedriver.CheckSwap.
+//
+// swap_one() is one swap, as one statement: it locks the record, decides
+// with swap_applies(), writes the record, appends the log event and
+// notifies, and returns whether it applied with the record as it is now
+// (the new one, or the one it was compared against). It returns no rows,
+// and writes nothing, when the schema holds another store than p_store_id.
+//
+// swap_many() applies a batch of swaps (one element of each array per
+// swap) as one statement and one transaction:
+//
+//   - It returns no rows, and writes nothing, when the schema holds another
+//     store than p_store_id.
+//   - It locks the existing records of the batch in name order, so that
+//     batches running at the same time never deadlock, and decides every
+//     swap with swap_applies() against the records as locked.
+//   - It writes the swaps that apply with one UPDATE and one INSERT, their
+//     log events with one INSERT, and returns, for every swap in order,
+//     whether it applied and the record as it is now.
+//   - A name that comes more than once is swapped once per round, in the
+//     order given: the k-th swap of each name (p_round, numbered by the
+//     caller) is decided in round k, after round k-1 was written.
+//   - It notifies once if any swap applied.
+//   - Its plans, made once per connection, probe the primary key once per
+//     swap (no table scans, hash or merge joins), so that its cost grows
+//     with the batch, not with the records stored.
+//
+// A batch of one costs several times what swap_one() costs in the
+// server, so Swap calls swap_one().
+func recordFunctions(q, channel string) []string {
+	prefix := `'` + store.SessionPrefix + `'`
+	// req is the batch as rows r(round, the named columns, ord), ord
+	// numbering the swaps from 1.
+	req := func(cols ...string) string {
+		args := "p_round, p_name"
+		for _, c := range cols {
+			args += ", p_" + c
+		}
+		return `unnest(` + args + `) WITH ORDINALITY AS r(round, name, ` + strings.Join(append(cols, "ord"), ", ") + `)`
+	}
+	// cur is the current record of r.name, or NULLs.
+	cur := `LEFT JOIN LATERAL (SELECT * FROM ` + q + `.election e WHERE e.name = r.name LIMIT 1) e ON true`
+	recCols := `name, holder, incarnation, token, lease_ns, transfer, session, version, updated, wxid`
+	recVals := `p_name, p_holder, p_incarnation, p_token, p_lease_ns, p_transfer, p_session,
+						nextval('` + q + `.version_seq'), clock_timestamp(), ` + currentXID
+	return []string{
+		`CREATE FUNCTION ` + q + `.swap_applies(p_name text, p_expect bigint, p_holder text, p_incarnation text,
+			p_token bigint, p_session text, e_exists boolean, e_version bigint, e_token bigint, e_holder text)
+		RETURNS boolean LANGUAGE sql IMMUTABLE AS $fn$
+			SELECT NOT ((p_holder = '' AND p_incarnation <> '')
+					OR (p_session <> '' AND (p_holder = '' OR NOT starts_with(p_session, ` + prefix + `))))
+				AND CASE WHEN NOT e_exists THEN p_expect = 0
+					ELSE e_version = p_expect AND e_token <= p_token
+						AND NOT (starts_with(p_name, ` + prefix + `) AND e_holder = '' AND p_holder <> '') END
+		$fn$`,
+		`CREATE FUNCTION ` + q + `.swap_one(p_store_id text,
 			p_name text, p_expect bigint, p_holder text, p_incarnation text,
-			p_token bigint, p_lease_ns bigint, p_transfer text, p_event text)
-		RETURNS TABLE (o_applied boolean, o_holder text, o_incarnation text,
-			o_token bigint, o_lease_ns bigint, o_transfer text, o_version bigint,
-			o_updated timestamptz)
+			p_token bigint, p_lease_ns bigint, p_transfer text, p_session text, p_event text)
+		RETURNS TABLE (o_applied boolean, o_holder text, o_incarnation text, o_token bigint,
+			o_lease_ns bigint, o_transfer text, o_session text, o_version bigint, o_updated timestamptz)
 		LANGUAGE plpgsql AS $fn$
 		DECLARE
 			cur ` + q + `.election%ROWTYPE;
 			rec ` + q + `.election%ROWTYPE;
 		BEGIN
+			IF NOT EXISTS (SELECT 1 FROM ` + q + `.meta m WHERE m.key = 'store_id' AND m.value = p_store_id) THEN
+				RETURN;
+			END IF;
 			SELECT * INTO cur FROM ` + q + `.election e WHERE e.name = p_name FOR UPDATE;
-			IF p_holder = '' AND p_incarnation <> '' THEN
-				-- A free record with an incarnation: refused, reported
-				-- by storedriver.CheckSwap after its version and token rules.
+			IF NOT ` + q + `.swap_applies(p_name, p_expect, p_holder, p_incarnation, p_token, p_session,
+					FOUND, cur.version, cur.token, cur.holder) THEN
 				NULL;
-			ELSIF NOT FOUND THEN
-				IF p_expect = 0 THEN
-					INSERT INTO ` + q + `.election AS e
-						(name, holder, incarnation, token, lease_ns, transfer, version, updated)
-					VALUES (p_name, p_holder, p_incarnation, p_token, p_lease_ns, p_transfer,
-						nextval('` + q + `.version_seq'), clock_timestamp())
-					ON CONFLICT (name) DO NOTHING
-					RETURNING e.* INTO rec;
-					IF rec.name IS NULL THEN
-						-- A concurrent creator committed first: compare
-						-- against its record.
-						SELECT * INTO cur FROM ` + q + `.election e WHERE e.name = p_name;
-					END IF;
+			ELSIF cur.name IS NULL THEN
+				INSERT INTO ` + q + `.election AS e (` + recCols + `)
+				VALUES (` + recVals + `)
+				-- A concurrent creator committed first: the swap is
+				-- refused, compared against its record.
+				ON CONFLICT (name) DO NOTHING
+				RETURNING e.* INTO rec;
+				IF rec.name IS NULL THEN
+					SELECT * INTO cur FROM ` + q + `.election e WHERE e.name = p_name;
 				END IF;
-			ELSIF cur.version = p_expect AND cur.token <= p_token THEN
-				UPDATE ` + q + `.election AS e SET
-					holder = p_holder, incarnation = p_incarnation, token = p_token,
-					lease_ns = p_lease_ns, transfer = p_transfer,
-					version = nextval('` + q + `.version_seq'), updated = clock_timestamp()
+			ELSE
+				UPDATE ` + q + `.election AS e SET (` + recCols + `) = (` + recVals + `)
 				WHERE e.name = p_name
 				RETURNING e.* INTO rec;
 			END IF;
 			IF rec.name IS NULL THEN
-				RETURN QUERY SELECT false, cur.holder, cur.incarnation, cur.token,
-					cur.lease_ns, cur.transfer, coalesce(cur.version, 0), cur.updated;
+				RETURN QUERY SELECT false, cur.holder, cur.incarnation, cur.token, cur.lease_ns,
+					cur.transfer, cur.session, coalesce(cur.version, 0), cur.updated;
 				RETURN;
 			END IF;
 			IF p_event <> '' THEN
@@ -143,16 +226,94 @@ func ddl(q, channel string) []string {
 					rec.incarnation, rec.token, rec.transfer, rec.updated
 				FROM ` + q + `.election_log l WHERE l.name = p_name;
 			END IF;
-			-- Delivered on commit. A payload must stay under 8000 bytes;
-			-- an empty one wakes every watcher.
-			PERFORM pg_notify('` + channel + `',
-				CASE WHEN octet_length(p_name) < 7900 THEN p_name ELSE '' END);
-			RETURN QUERY SELECT true, rec.holder, rec.incarnation, rec.token,
-				rec.lease_ns, rec.transfer, rec.version, rec.updated;
+			PERFORM pg_notify('` + channel + `', '` + notifyPayload + `');
+			RETURN QUERY SELECT true, rec.holder, rec.incarnation, rec.token, rec.lease_ns,
+				rec.transfer, rec.session, rec.version, rec.updated;
 		END
 		$fn$`,
-		`INSERT INTO ` + q + `.meta (key, value) VALUES ('schema_version', '` + strconv.Itoa(SchemaVersion) + `')`,
-		storeIDStmt(q),
+		`CREATE FUNCTION ` + q + `.swap_many(p_store_id text, p_round integer[],
+			p_name text[], p_expect bigint[], p_holder text[], p_incarnation text[],
+			p_token bigint[], p_lease_ns bigint[], p_transfer text[], p_session text[], p_event text[])
+		RETURNS TABLE (o_ord integer, o_applied boolean, o_holder text, o_incarnation text, o_token bigint,
+			o_lease_ns bigint, o_transfer text, o_session text, o_version bigint, o_updated timestamptz)
+		LANGUAGE plpgsql
+		-- Every record is reached through its primary key, one probe per
+		-- swap, whatever the batch's and the table's sizes: a plan cached
+		-- for a batch of one must not scan the table for the next batch,
+		-- nor a plan for a small table scan a large one. Plans are made
+		-- once per connection (generic), not at every call.
+		SET enable_seqscan = off SET enable_hashjoin = off SET enable_mergejoin = off
+		SET plan_cache_mode = force_generic_plan
+		AS $fn$
+		DECLARE
+			v_ok     boolean[]; -- per swap of this round: it applies
+			v_found  boolean[]; -- per swap of this round: its record existed
+			v_create boolean;   -- this round creates records
+			v_applied boolean;  -- this round applies a swap
+			v_any    boolean := false;
+		BEGIN
+			IF NOT EXISTS (SELECT 1 FROM ` + q + `.meta m WHERE m.key = 'store_id' AND m.value = p_store_id) THEN
+				RETURN;
+			END IF;
+			FOR v_k IN 1 .. (SELECT coalesce(max(k), 0) FROM unnest(p_round) k) LOOP
+				-- Each statement below sees the records as locked here.
+				PERFORM 1 FROM ` + q + `.election e
+				WHERE e.name = ANY(p_name) ORDER BY e.name FOR UPDATE;
+				SELECT array_agg(ok ORDER BY ord), array_agg(existed ORDER BY ord),
+					coalesce(bool_or(ok AND NOT existed), false), coalesce(bool_or(ok), false)
+				INTO v_ok, v_found, v_create, v_applied
+				FROM (SELECT r.ord, e.name IS NOT NULL AS existed, r.round = v_k
+						AND ` + q + `.swap_applies(r.name, r.expect, r.holder, r.incarnation, r.token, r.session,
+							e.name IS NOT NULL, e.version, e.token, e.holder) AS ok
+					FROM ` + req("expect", "holder", "incarnation", "token", "session") + `
+					` + cur + `) d;
+				UPDATE ` + q + `.election AS e SET
+					holder = r.holder, incarnation = r.incarnation, token = r.token,
+					lease_ns = r.lease_ns, transfer = r.transfer, session = r.session,
+					version = nextval('` + q + `.version_seq'), updated = clock_timestamp(),
+					wxid = ` + currentXID + `
+				FROM ` + req("holder", "incarnation", "token", "lease_ns", "transfer", "session") + `
+				WHERE e.name = r.name AND v_ok[r.ord] AND v_found[r.ord];
+				IF v_create THEN
+					INSERT INTO ` + q + `.election AS e
+						(name, holder, incarnation, token, lease_ns, transfer, session, version, updated, wxid)
+					SELECT r.name, r.holder, r.incarnation, r.token, r.lease_ns, r.transfer, r.session,
+						nextval('` + q + `.version_seq'), clock_timestamp(), ` + currentXID + `
+					FROM ` + req("holder", "incarnation", "token", "lease_ns", "transfer", "session") + `
+					WHERE v_ok[r.ord] AND NOT v_found[r.ord]
+					ORDER BY r.name
+					-- A concurrent creator committed first: the swap is
+					-- refused, compared against its record.
+					ON CONFLICT (name) DO NOTHING;
+					-- A record that did not exist was created by this
+					-- swap if this transaction wrote it.
+					SELECT array_agg(ok ORDER BY ord), coalesce(bool_or(ok), false) INTO v_ok, v_applied
+					FROM (SELECT r.ord, v_ok[r.ord] AND (v_found[r.ord] OR e.wxid = ` + currentXID + `) AS ok
+						FROM ` + req() + `
+						` + cur + `) d;
+				END IF;
+				INSERT INTO ` + q + `.election_log
+					(name, seq, kind, holder, incarnation, token, transfer, time)
+				SELECT e.name,
+					coalesce((SELECT max(l.seq) FROM ` + q + `.election_log l WHERE l.name = e.name), 0) + 1,
+					r.event, e.holder, e.incarnation, e.token, e.transfer, e.updated
+				FROM ` + req("event") + `
+				JOIN ` + q + `.election e ON e.name = r.name
+				WHERE v_ok[r.ord] AND r.event <> '';
+				v_any := v_any OR v_applied;
+				RETURN QUERY
+				SELECT r.ord::integer, v_ok[r.ord], e.holder, e.incarnation, e.token, e.lease_ns,
+					e.transfer, e.session, coalesce(e.version, 0), e.updated
+				FROM ` + req() + `
+				` + cur + `
+				WHERE r.round = v_k
+				ORDER BY r.ord;
+			END LOOP;
+			IF v_any THEN
+				PERFORM pg_notify('` + channel + `', '` + notifyPayload + `');
+			END IF;
+		END
+		$fn$`,
 	}
 }
 
@@ -175,6 +336,38 @@ func upgrade1(q string) []string {
 		candidatesTable(q),
 		`UPDATE ` + q + `.meta SET value = '2' WHERE key = 'schema_version'`,
 	}
+}
+
+// upgrade2 turns a version 2 schema into a version 3 one: the session
+// column, the change feed's wxid column and index, and the record
+// functions. It gives the store a new id, so that a process of an older
+// baton that opened the store before fails its next write with
+// store.ErrReplaced and stops: it would read a name held through a live
+// session as a record nobody renews and take it over. The version 2 swap
+// function stays, but fails the same way (undefined_function, which an
+// older baton maps to store.ErrReplaced) with a message saying why.
+func upgrade2(q, channel string) []string {
+	stmts := []string{
+		`ALTER TABLE ` + q + `.election ADD COLUMN session text NOT NULL DEFAULT '',
+			ADD COLUMN wxid bigint NOT NULL DEFAULT 0`,
+		wxidIndex(q),
+		`CREATE OR REPLACE FUNCTION ` + q + `.swap(
+			p_name text, p_expect bigint, p_holder text, p_incarnation text,
+			p_token bigint, p_lease_ns bigint, p_transfer text, p_event text)
+		RETURNS TABLE (o_applied boolean, o_holder text, o_incarnation text,
+			o_token bigint, o_lease_ns bigint, o_transfer text, o_version bigint,
+			o_updated timestamptz)
+		LANGUAGE plpgsql AS $fn$
+		BEGIN
+			RAISE EXCEPTION USING ERRCODE = 'undefined_function',
+				MESSAGE = 'this baton store was upgraded to schema version 3 by a newer baton; this process runs an older one: restart it with the newer release';
+		END
+		$fn$`,
+	}
+	stmts = append(stmts, recordFunctions(q, channel)...)
+	return append(stmts,
+		`UPDATE `+q+`.meta SET value = gen_random_uuid()::text WHERE key = 'store_id'`,
+		`UPDATE `+q+`.meta SET value = '3' WHERE key = 'schema_version'`)
 }
 
 // lockKey is the advisory lock key that serialises schema creation in one
@@ -216,13 +409,20 @@ func setup(ctx context.Context, pool *pgxpool.Pool, schema, q, channel string) e
 			if err != nil {
 				return err
 			}
-			if v == "1" {
-				for _, stmt := range upgrade1(q) {
+			for _, up := range []struct {
+				from  string
+				stmts []string
+			}{{"1", upgrade1(q)}, {"2", upgrade2(q, channel)}} {
+				if v != up.from {
+					continue
+				}
+				for _, stmt := range up.stmts {
 					if _, err := tx.Exec(ctx, stmt); err != nil {
-						return fmt.Errorf("upgrade schema %q from version 1: %w (in %s)", schema, err, firstLine(stmt))
+						return fmt.Errorf("upgrade schema %q from version %s: %w (in %s)", schema, v, err, firstLine(stmt))
 					}
 				}
-				v = strconv.Itoa(SchemaVersion)
+				n, _ := strconv.Atoi(v)
+				v = strconv.Itoa(n + 1)
 			}
 			if v != strconv.Itoa(SchemaVersion) {
 				return fmt.Errorf("%w: postgres schema %q is at version %s, this baton supports version %d; use a baton release that supports version %s, or another schema (?schema=...)",

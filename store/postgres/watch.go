@@ -11,23 +11,50 @@ import (
 )
 
 // listenPing is how long the listening connection may stay silent before
-// it is pinged, so that a dead server or network is noticed.
+// the listener reads the change feed anyway, so that a dead server or
+// network is noticed.
 const listenPing = 30 * time.Second
 
+// readTimeout bounds one read of the change feed.
+const readTimeout = 10 * time.Second
+
+// How the change feed works.
+//
+// Every write of an election record sets the row's wxid column to the id
+// of its transaction and sends one notification per transaction (swap_many:
+// one for the whole batch), with no payload. The listener remembers a
+// position: the xmax and the in-progress ids (xip) of the snapshot of its
+// last read. A transaction whose writes were not visible in that snapshot
+// was either in progress then (its id is in xip) or had no id yet (its id
+// is at least xmax), so the next read, `wxid >= xmax OR wxid = ANY(xip)`
+// on the wxid index, finds every record written since, whatever order the
+// transactions committed in, and the rows of at most the transactions in
+// progress at the last read once more. (A sequence number per write would
+// not do: numbers are drawn in one order and committed in another, and a
+// reader that saw number 10 committed can miss number 9 committing after
+// it.) The cost of a read grows with the records written since the last
+// one, not with the records stored or the watches open.
+
 // listener is the one connection of a Store that LISTENs on the store's
-// channel. It runs while at least one watch is open and fans each
-// notification out to the watches of the name it carries.
+// channel. It runs while at least one watch or change feed is open, reads
+// the change feed after each notification, and fans the names it finds out
+// to the watches of those names and to every feed.
 //
 // When the connection cannot be opened or breaks, the listener closes all
-// its watches and exits: a caller sees its channel closed and falls back
-// to polling, and a later Watch starts a new listener. There is no silent
-// reconnection, because notifications sent while no connection listened
-// are lost, and a caller that was told nothing would not know to re-read.
+// its watches and feeds and exits: a caller sees its channel closed and
+// falls back to polling, and a later Watch starts a new listener. There is
+// no silent reconnection, because notifications sent while no connection
+// listened are lost, and a caller that was told nothing would not know to
+// re-read.
 type listener struct {
 	s      *Store
 	cancel context.CancelFunc
 	done   chan struct{}
-	subs   map[string]map[*watch]struct{} // guarded by s.mu
+	ready  chan struct{} // closed when listening with a position, or on exit
+
+	// guarded by s.mu
+	subs  map[string]map[*watch]struct{}
+	feeds map[*feed]struct{}
 }
 
 // watch is one Watch call's subscription.
@@ -39,28 +66,36 @@ type watch struct {
 	stop   func() bool // stops the context.AfterFunc
 }
 
-// Watch implements store.Watcher with PostgreSQL's LISTEN/NOTIFY: every
-// applied swap notifies on commit. All watches of a Store share one
-// dedicated connection, opened by the first Watch and closed when the last
-// watch ends. Right after that connection starts listening, each of its
-// watches receives one notification, so that a change made between the
-// caller's last read and the LISTEN is not missed. The channel is closed
-// when ctx ends, when the Store is closed, or when the listening
-// connection cannot be opened or breaks; callers keep polling as the
-// fallback either way.
+// feed is one WatchChanges call's subscription: the names changed since its
+// last batch (a set, so that it stays as small as the records changed), and
+// a signal that there are some.
+type feed struct {
+	l       *listener
+	out     chan []string
+	signal  chan struct{}
+	pending map[string]struct{} // guarded by s.mu
+}
+
+// Watch implements store.Watcher. A watch rides on the Store's change feed
+// (see WatchChanges): it receives a value soon after a transaction that
+// wrote the record of name commits. All watches and feeds of a Store share
+// one dedicated connection, opened by the first and closed when the last
+// ends. Right after that connection starts listening, each of its watches
+// receives one notification, so that a change made between the caller's
+// last read and the LISTEN is not missed. The channel is closed when ctx
+// ends, when the Store is closed, or when the listening connection cannot
+// be opened or breaks; callers keep polling as the fallback either way. On
+// a read-only Store of an older schema version the channel is closed at
+// once.
 func (s *Store) Watch(ctx context.Context, name string) <-chan struct{} {
 	ch := make(chan struct{}, 1)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.closed || ctx.Err() != nil {
+	if s.closed || ctx.Err() != nil || s.version < SchemaVersion {
 		close(ch)
 		return ch
 	}
-	l := s.watcher
-	if l == nil {
-		l = s.startListener()
-		s.watcher = l
-	}
+	l := s.listenerLocked()
 	w := &watch{name: name, ch: ch, l: l}
 	if l.subs[name] == nil {
 		l.subs[name] = map[*watch]struct{}{}
@@ -71,8 +106,99 @@ func (s *Store) Watch(ctx context.Context, name string) <-chan struct{} {
 	return ch
 }
 
+// WatchChanges implements store.ChangeWatcher. It returns once the Store's
+// listening connection listens and has read its position in the feed
+// (at once when it already runs), so that every record written by a
+// transaction that commits after the call returns is named. A batch comes
+// soon after each notification: the names of the records written since
+// the previous read, each once (a name may come again in a later batch,
+// and a batch may name a record written just before the call). Reading
+// it costs one indexed query per notification, whose size grows with the
+// records written, not with the records stored. The channel is closed
+// when ctx ends, when the Store is closed, or when the listening
+// connection cannot be opened or breaks (then the caller re-reads what it
+// follows and may watch again). On a read-only Store of an older schema
+// version the channel is closed at once.
+func (s *Store) WatchChanges(ctx context.Context) <-chan []string {
+	out := make(chan []string)
+	s.mu.Lock()
+	if s.closed || ctx.Err() != nil || s.version < SchemaVersion {
+		s.mu.Unlock()
+		close(out)
+		return out
+	}
+	l := s.listenerLocked()
+	f := &feed{l: l, out: out, signal: make(chan struct{}, 1), pending: map[string]struct{}{}}
+	l.feeds[f] = struct{}{}
+	s.mu.Unlock()
+	go s.runFeed(ctx, f)
+	select {
+	case <-l.ready:
+	case <-ctx.Done():
+	}
+	return out
+}
+
+// listenerLocked returns the running listener, starting one if there is
+// none; s.mu must be held.
+func (s *Store) listenerLocked() *listener {
+	if s.watcher == nil {
+		ctx, cancel := context.WithCancel(context.Background())
+		l := &listener{
+			s: s, cancel: cancel, done: make(chan struct{}), ready: make(chan struct{}),
+			subs: map[string]map[*watch]struct{}{}, feeds: map[*feed]struct{}{},
+		}
+		s.watcher = l
+		go l.run(ctx)
+	}
+	return s.watcher
+}
+
+// runFeed delivers f's pending names to its channel until ctx ends or the
+// listener exits, then closes the channel.
+func (s *Store) runFeed(ctx context.Context, f *feed) {
+	defer close(f.out)
+	defer s.endFeed(f)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-f.l.done:
+			return
+		case <-f.signal:
+		}
+		s.mu.Lock()
+		batch := make([]string, 0, len(f.pending))
+		for n := range f.pending {
+			batch = append(batch, n)
+		}
+		clear(f.pending)
+		s.mu.Unlock()
+		if len(batch) == 0 {
+			continue
+		}
+		select {
+		case f.out <- batch:
+		case <-ctx.Done():
+			return
+		case <-f.l.done:
+			return
+		}
+	}
+}
+
+// endFeed removes f, and stops the listener when f was its last
+// subscription.
+func (s *Store) endFeed(f *feed) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	l := f.l
+	delete(l.feeds, f)
+	s.stopIfIdleLocked(l)
+}
+
 // endWatch closes w when its ctx ends, and stops the listener when w was
-// its last watch.
+// its last subscription.
 func (s *Store) endWatch(w *watch) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -86,18 +212,16 @@ func (s *Store) endWatch(w *watch) {
 	if len(l.subs[w.name]) == 0 {
 		delete(l.subs, w.name)
 	}
-	if len(l.subs) == 0 && s.watcher == l {
+	s.stopIfIdleLocked(l)
+}
+
+// stopIfIdleLocked stops l when it has no watch and no feed left; s.mu must
+// be held.
+func (s *Store) stopIfIdleLocked(l *listener) {
+	if len(l.subs) == 0 && len(l.feeds) == 0 && s.watcher == l {
 		s.watcher = nil
 		l.cancel()
 	}
-}
-
-// startListener starts a listener; s.mu must be held.
-func (s *Store) startListener() *listener {
-	ctx, cancel := context.WithCancel(context.Background())
-	l := &listener{s: s, cancel: cancel, done: make(chan struct{}), subs: map[string]map[*watch]struct{}{}}
-	go l.run(ctx)
-	return l
 }
 
 // stop ends the listener and waits for it to close its watches.
@@ -106,14 +230,28 @@ func (l *listener) stop() {
 	<-l.done
 }
 
+// position is a place in the change feed: the xmax and in-progress
+// transaction ids of the snapshot of a read (see "How the change feed
+// works").
+type position struct {
+	xmax int64
+	xip  []int64
+}
+
 func (l *listener) run(ctx context.Context) {
 	defer close(l.done)
-	defer l.closeWatches()
+	defer l.closeAll()
+	readyOnce := false
+	defer func() {
+		if !readyOnce {
+			close(l.ready)
+		}
+	}()
 
 	cfg := l.s.pool.Config().ConnConfig
 	// On a timeout, set a deadline on the socket instead of sending a
 	// cancel request: the periodic wake-up below must leave the
-	// connection usable, and a late cancel request could hit the ping.
+	// connection usable, and a late cancel request could hit a read.
 	cfg.BuildContextWatcherHandler = func(c *pgconn.PgConn) ctxwatch.Handler {
 		return &pgconn.DeadlineContextWatcherHandler{Conn: c.Conn()}
 	}
@@ -129,48 +267,107 @@ func (l *listener) run(ctx context.Context) {
 	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{l.s.channel}.Sanitize()); err != nil {
 		return
 	}
-	l.notify("", true)
+	// The position is read after LISTEN: a transaction that commits
+	// after this read notifies this connection.
+	pos, _, err := l.read(ctx, conn, position{xmax: -1})
+	if err != nil {
+		return
+	}
+	readyOnce = true
+	close(l.ready)
+	l.wakeAll()
+	drained, cancelDrained := context.WithCancel(ctx)
+	cancelDrained()
 	for {
 		wctx, cancel := context.WithTimeout(ctx, listenPing)
-		n, err := conn.WaitForNotification(wctx)
+		_, err := conn.WaitForNotification(wctx)
 		cancel()
 		switch {
 		case err == nil:
-			l.notify(n.Payload, n.Payload == "")
-			continue
+			// Notifications already received say nothing the read
+			// below will not find.
+			for {
+				if _, err := conn.WaitForNotification(drained); err != nil {
+					break
+				}
+			}
 		case ctx.Err() != nil:
 			return
 		case errors.Is(err, context.DeadlineExceeded) && !conn.IsClosed():
-			pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-			err = conn.Ping(pctx)
-			cancel()
-			if err == nil {
-				continue
-			}
+			// Silence: read anyway, which also tells whether the
+			// server is still there.
+		default:
+			return // the connection broke
 		}
-		return // the connection broke
+		var names []string
+		pos, names, err = l.read(ctx, conn, pos)
+		if err != nil {
+			return
+		}
+		l.deliver(names)
 	}
 }
 
-// notify wakes the watches of name, or all of them.
-func (l *listener) notify(name string, all bool) {
+// read returns the feed's position now and the names of the records
+// written since from. A from with xmax -1 reads only the position.
+func (l *listener) read(ctx context.Context, conn *pgx.Conn, from position) (position, []string, error) {
+	rctx, cancel := context.WithTimeout(ctx, readTimeout)
+	defer cancel()
+	var (
+		to    position
+		names []string
+	)
+	err := conn.QueryRow(rctx, `SELECT pg_snapshot_xmax(s)::text::bigint,
+			array(SELECT x::text::bigint FROM pg_snapshot_xip(s) x),
+			CASE WHEN $1 < 0 THEN '{}'::text[] ELSE array(SELECT e.name FROM `+l.s.q+`.election e
+				WHERE e.wxid >= $1 OR e.wxid = ANY($2)) END
+		FROM pg_current_snapshot() s`, from.xmax, from.xip).Scan(&to.xmax, &to.xip, &names)
+	return to, names, err
+}
+
+// deliver wakes the watches of names and hands names to every feed.
+func (l *listener) deliver(names []string) {
+	if len(names) == 0 {
+		return
+	}
 	l.s.mu.Lock()
 	defer l.s.mu.Unlock()
-	for n, ws := range l.subs {
-		if !all && n != name {
-			continue
-		}
-		for w := range ws {
+	for _, n := range names {
+		for w := range l.subs[n] {
 			select {
 			case w.ch <- struct{}{}:
 			default: // one pending value is enough
 			}
 		}
 	}
+	for f := range l.feeds {
+		for _, n := range names {
+			f.pending[n] = struct{}{}
+		}
+		select {
+		case f.signal <- struct{}{}:
+		default:
+		}
+	}
 }
 
-// closeWatches closes every watch of the listener, which is exiting.
-func (l *listener) closeWatches() {
+// wakeAll wakes every watch once.
+func (l *listener) wakeAll() {
+	l.s.mu.Lock()
+	defer l.s.mu.Unlock()
+	for _, ws := range l.subs {
+		for w := range ws {
+			select {
+			case w.ch <- struct{}{}:
+			default:
+			}
+		}
+	}
+}
+
+// closeAll closes every watch of the listener, which is exiting; its feeds
+// close their channels when they see l.done.
+func (l *listener) closeAll() {
 	s := l.s
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -1,0 +1,255 @@
+package postgres_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/batonhq/baton/internal/pgtest"
+	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/store/postgres"
+)
+
+// oldStore makes, at url, a store of schema version 2 as the baton
+// releases before session records wrote it (testdata/schema_v2.sql holds
+// their statements), and writes to it what such a baton writes: records
+// through its swap function, with log events, a job, a run and a
+// candidate. It returns the records' versions.
+func oldStore(t *testing.T, url string) map[string]int64 {
+	t.Helper()
+	ddl, err := os.ReadFile("testdata/schema_v2.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	superExec(t, url, string(ddl))
+	ctx := testCtx(t)
+	c, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(ctx)
+	versions := map[string]int64{}
+	for _, name := range []string{"billing", "reports"} {
+		var applied bool
+		var v int64
+		err := c.QueryRow(ctx, `SELECT o_applied, o_version FROM baton.swap($1, 0, 'n1', 'n1-1', 3, $2, '', 'acquired')`,
+			name, int64(3*time.Second)).Scan(&applied, &v)
+		if err != nil || !applied {
+			t.Fatalf("version 2 swap of %s: %v, %v", name, applied, err)
+		}
+		versions[name] = v
+	}
+	superExec(t, url, `INSERT INTO baton.jobs (name, schedule, created) VALUES ('billing', 'every 1h', now())`)
+	superExec(t, url, `INSERT INTO baton.runs VALUES ('billing', '2026-11-29T00:00:00Z', NULL, 'done', 3, 'n1', 1, false, NULL, NULL, 0, 'ok', nextval('baton.version_seq'))`)
+	superExec(t, url, `INSERT INTO baton.candidates VALUES ('billing', 'n2', 'n2-1', 1000000000, now(), now())`)
+	return versions
+}
+
+func storeID(t *testing.T, url string) string {
+	t.Helper()
+	return metaValue(t, url, "store_id")
+}
+
+func schemaVersion(t *testing.T, url string) string {
+	t.Helper()
+	return metaValue(t, url, "schema_version")
+}
+
+func metaValue(t *testing.T, url, key string) string {
+	t.Helper()
+	c, err := pgx.Connect(testCtx(t), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(testCtx(t))
+	var v string
+	if err := c.QueryRow(testCtx(t), `SELECT value FROM baton.meta WHERE key = $1`, key).Scan(&v); err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// A version 2 store is read as it is by a read-only opener and upgraded in
+// place by a writer, keeping its records, log, jobs, runs and candidates;
+// a process of the old release still running on it can no longer swap.
+func TestSchemaUpgradeFrom2(t *testing.T) {
+	url := pgtest.Start(t)
+	versions := oldStore(t, url)
+	ctx := testCtx(t)
+
+	ro, err := postgres.Open(ctx, url, postgres.WithReadOnly())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec, err := ro.Get(ctx, "billing"); err != nil || rec.Version != versions["billing"] || rec.Session != "" || rec.Holder != "n1" {
+		t.Fatalf("read-only Get of a version 2 store: %+v, %v", rec, err)
+	}
+	if res, err := ro.GetMany(ctx, []string{"reports", "none"}); err != nil || res[0].Record.Version != versions["reports"] || !errors.Is(res[1].Err, store.ErrNotFound) {
+		t.Fatalf("read-only GetMany of a version 2 store: %+v, %v", res, err)
+	}
+	if _, ok := <-ro.WatchChanges(ctx); ok {
+		t.Fatal("WatchChanges on a read-only version 2 store delivered a batch; want a closed channel")
+	}
+	if _, ok := <-ro.Watch(ctx, "billing"); ok {
+		t.Fatal("Watch on a read-only version 2 store delivered a value; want a closed channel")
+	}
+	ro.Close()
+	if v := schemaVersion(t, url); v != "2" {
+		t.Fatalf("a read-only open changed the schema version to %s", v)
+	}
+
+	oldID := storeID(t, url)
+	s := open(t, url)
+	defer s.Close()
+	if v := schemaVersion(t, url); v != "3" {
+		t.Fatalf("schema version after a writable open: %s, want 3", v)
+	}
+	// A new id: a process of the old release that opened the store
+	// before fails its next write with ErrReplaced.
+	if id := storeID(t, url); id == oldID || id != s.StoreID() {
+		t.Fatalf("store id after the upgrade: %s (before: %s, handle: %s); want a new one", id, oldID, s.StoreID())
+	}
+	for name, v := range versions {
+		rec, err := s.Get(ctx, name)
+		if err != nil || rec.Version != v || rec.Token != 3 || rec.Holder != "n1" || rec.Session != "" {
+			t.Fatalf("Get(%s) after the upgrade: %+v, %v", name, rec, err)
+		}
+		if evs, err := s.History(ctx, name, 0, 0); err != nil || len(evs) != 1 || evs[0].Kind != store.Acquired {
+			t.Fatalf("History(%s) after the upgrade: %+v, %v", name, evs, err)
+		}
+	}
+	if j, err := s.GetJob(ctx, "billing"); err != nil || j.Schedule != "every 1h" {
+		t.Fatalf("GetJob after the upgrade: %+v, %v", j, err)
+	}
+	if r, err := s.GetRun(ctx, "billing", "2026-11-29T00:00:00Z"); err != nil || r.State != store.Done || r.Output != "ok" {
+		t.Fatalf("GetRun after the upgrade: %+v, %v", r, err)
+	}
+	if cs, err := s.Candidates(ctx, "billing"); err != nil || len(cs) != 1 || cs[0].Node != "n2" {
+		t.Fatalf("Candidates after the upgrade: %+v, %v", cs, err)
+	}
+
+	// The upgraded store runs: a record written by the old release is
+	// renewed, and taken over through a session, seen on the change feed.
+	feed := s.WatchChanges(ctx)
+	rec, _ := s.Get(ctx, "billing")
+	rec, err = s.Swap(ctx, store.Swap{Expect: rec.Version, Record: rec})
+	if err != nil {
+		t.Fatalf("renewal of an old record after the upgrade: %v", err)
+	}
+	sess, err := s.Swap(ctx, store.Swap{Record: store.Record{Name: store.SessionPrefix + "n2/i1/1", Holder: "n2", Incarnation: "i1", Lease: time.Second}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	held := store.Record{Name: "reports", Holder: "n2", Incarnation: "i1", Token: 4, Lease: time.Second, Session: sess.Name}
+	if _, err := s.Swap(ctx, store.Swap{Expect: versions["reports"], Record: held, Event: store.TakenOver}); err != nil {
+		t.Fatalf("takeover through a session after the upgrade: %v", err)
+	}
+	want := map[string]bool{"billing": true, sess.Name: true, "reports": true}
+	for len(want) > 0 {
+		select {
+		case batch, ok := <-feed:
+			if !ok {
+				t.Fatal("change feed closed")
+			}
+			for _, n := range batch {
+				delete(want, n)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("change feed of the upgraded store did not name %v", want)
+		}
+	}
+
+	// A process of the old release swaps with the old function: refused,
+	// with SQLSTATE 42883, which it reports as store.ErrReplaced.
+	c, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(ctx)
+	_, err = c.Exec(ctx, `SELECT * FROM baton.swap('billing', $1, 'n1', 'n1-1', 3, 1000, '', '')`, rec.Version)
+	var pgErr *pgconn.PgError
+	if !errors.As(err, &pgErr) || pgErr.Code != "42883" || !strings.Contains(pgErr.Message, "schema version 3") {
+		t.Fatalf("the version 2 swap function after the upgrade: %v; want SQLSTATE 42883 naming version 3", err)
+	}
+	if got, _ := s.Get(ctx, "billing"); got.Version != rec.Version {
+		t.Fatalf("the old release's swap wrote: %+v", got)
+	}
+}
+
+// A version 1 schema (no event details, no candidates) is read as it is by
+// a read-only opener and upgraded in place by a writer, through version 2.
+func TestSchemaUpgradeFrom1(t *testing.T) {
+	url := pgtest.Start(t)
+	oldStore(t, url)
+	superExec(t, url, `ALTER TABLE baton.election_log DROP COLUMN detail`)
+	superExec(t, url, `DROP TABLE baton.candidates`)
+	superExec(t, url, `UPDATE baton.meta SET value = '1' WHERE key = 'schema_version'`)
+
+	ro, err := postgres.Open(testCtx(t), url, postgres.WithReadOnly())
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs, err := ro.History(testCtx(t), "billing", 0, 0)
+	if err != nil || len(evs) != 1 {
+		t.Fatalf("read-only History of a version 1 store: %v, %v", evs, err)
+	}
+	if cs, err := ro.Candidates(testCtx(t), "billing"); err != nil || len(cs) != 0 {
+		t.Fatalf("read-only Candidates of a version 1 store: %v, %v", cs, err)
+	}
+	if err := ro.Heartbeat(testCtx(t), store.Candidate{Name: "billing", Node: "x"}); !errors.Is(err, store.ErrInvalid) {
+		t.Errorf("a write on a read-only store: %v, want ErrInvalid", err)
+	}
+	if _, err := ro.Swap(testCtx(t), store.Swap{Record: acquire("b", "n1", 1), Event: store.Acquired}); !errors.Is(err, store.ErrInvalid) {
+		t.Errorf("a swap on a read-only store: %v, want ErrInvalid", err)
+	}
+	ro.Close()
+
+	s := open(t, url)
+	defer s.Close()
+	if v := schemaVersion(t, url); v != "3" {
+		t.Fatalf("schema version after a writable open: %s, want 3", v)
+	}
+	if err := s.Heartbeat(testCtx(t), store.Candidate{Name: "billing", Node: "x", Incarnation: "x1", Every: time.Second}); err != nil {
+		t.Fatalf("Heartbeat after the upgrade: %v", err)
+	}
+	evs, err = s.History(testCtx(t), "billing", 0, 0)
+	if err != nil || len(evs) != 1 || evs[0].Detail != "" {
+		t.Fatalf("History after the upgrade: %v, %v", evs, err)
+	}
+	rec, err := s.Get(testCtx(t), "billing")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Swap(testCtx(t), store.Swap{Expect: rec.Version, Record: rec}); err != nil {
+		t.Fatalf("renewal after the upgrade: %v", err)
+	}
+}
+
+// Writers opening a version 2 store at once: one upgrades it, the others
+// find it upgraded.
+func TestSchemaUpgradeConcurrent(t *testing.T) {
+	url := pgtest.Start(t)
+	oldStore(t, url)
+	const n = 4
+	errs := make(chan error, n)
+	for range n {
+		go func() {
+			s, err := postgres.Open(context.Background(), url)
+			if err == nil {
+				s.Close()
+			}
+			errs <- err
+		}()
+	}
+	for range n {
+		if err := <-errs; err != nil {
+			t.Errorf("concurrent upgrading Open: %v", err)
+		}
+	}
+}
