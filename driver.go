@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/batonhq/baton/internal/election"
@@ -12,10 +13,15 @@ import (
 
 // maxBatch is the most reads or swaps sent to the store in one batched
 // call (store.BatchGetter, store.BatchSwapper); larger sets go as several
-// calls, at most maxInflightBatches at a time.
+// calls, at most maxInflightReads and maxInflightWrites at a time. A store
+// that takes long over a batch of writes gets smaller ones (down to
+// minBatch), so that no call holds the store for long: on a store with one
+// writer (SQLite) the session's renewal waits behind the batches in flight.
 const (
-	maxBatch           = 1000
-	maxInflightBatches = 4
+	maxBatch          = 1000
+	minBatch          = 50
+	maxInflightReads  = 4
+	maxInflightWrites = 2
 )
 
 // driver is the thin runtime of an election.Group: it feeds the machine its
@@ -42,11 +48,16 @@ type driver struct {
 	running bool
 	stopped chan struct{} // closed when the running loop exits
 	wake    chan struct{}
-	slots   chan struct{} // batched calls in flight
+	reads   chan struct{} // batched reads in flight
+	writes  chan struct{} // batched writes in flight
+	batch   atomic.Int64  // the size of the next batched writes
 }
 
 func newDriver(st store.Store, cfg config, g *election.Group) *driver {
-	return &driver{st: st, cfg: cfg, g: g, wake: make(chan struct{}, 1), slots: make(chan struct{}, maxInflightBatches)}
+	d := &driver{st: st, cfg: cfg, g: g, wake: make(chan struct{}, 1),
+		reads: make(chan struct{}, maxInflightReads), writes: make(chan struct{}, maxInflightWrites)}
+	d.batch.Store(maxBatch)
+	return d
 }
 
 // post queues an event for the loop and starts the loop if needed.
@@ -85,7 +96,7 @@ func (d *driver) done() <-chan struct{} {
 // loop drives the machine until it is idle with nothing queued.
 func (d *driver) loop(stopped chan struct{}) {
 	defer close(stopped)
-	replies := make(chan []election.Event, 2*maxInflightBatches)
+	replies := make(chan []election.Event, 2*(maxInflightReads+maxInflightWrites))
 	wctx, cancelWatch := context.WithCancel(context.Background())
 	defer cancelWatch()
 	var changes <-chan []string
@@ -186,6 +197,24 @@ func (d *driver) step(evs []election.Event, replies chan<- []election.Event) (id
 // for longer than a renew interval.
 func (d *driver) callTimeout() time.Duration { return d.cfg.renew }
 
+// batchTimeout bounds one batched call: a lease, since a batch that times
+// out is sent again whole, and a slow store should get smaller batches
+// (adapt), not the same batch again and again.
+func (d *driver) batchTimeout() time.Duration { return d.cfg.lease }
+
+// adapt sizes the next batches of writes after one took took: halved when
+// it held the store for more than a sixteenth of a renew interval (a
+// renewal may be queued behind it), doubled back when it was quick.
+func (d *driver) adapt(took time.Duration) {
+	n := d.batch.Load()
+	switch {
+	case took > d.cfg.renew/16 && n > minBatch:
+		d.batch.CompareAndSwap(n, max(n/2, minBatch))
+	case took < d.cfg.renew/64 && n < maxBatch:
+		d.batch.CompareAndSwap(n, min(n*2, maxBatch))
+	}
+}
+
 func (d *driver) sendGets(names []string, replies chan<- []election.Event) {
 	bg, batched := d.st.(store.BatchGetter)
 	if len(names) == 1 || !batched {
@@ -199,11 +228,11 @@ func (d *driver) sendGets(names []string, replies chan<- []election.Event) {
 		}
 		return
 	}
-	for chunk := range chunks(names) {
+	for chunk := range chunks(names, maxBatch) {
 		go func() {
-			d.slots <- struct{}{}
-			defer func() { <-d.slots }()
-			ctx, cancel := context.WithTimeout(context.Background(), d.callTimeout())
+			d.reads <- struct{}{}
+			defer func() { <-d.reads }()
+			ctx, cancel := context.WithTimeout(context.Background(), d.batchTimeout())
 			defer cancel()
 			res, err := bg.GetMany(ctx, chunk)
 			evs := make([]election.Event, len(chunk))
@@ -233,13 +262,15 @@ func (d *driver) sendSwaps(swaps []store.Swap, replies chan<- []election.Event) 
 		}
 		return
 	}
-	for chunk := range chunks(swaps) {
+	for chunk := range chunks(swaps, int(d.batch.Load())) {
 		go func() {
-			d.slots <- struct{}{}
-			defer func() { <-d.slots }()
-			ctx, cancel := context.WithTimeout(context.Background(), d.callTimeout())
+			d.writes <- struct{}{}
+			defer func() { <-d.writes }()
+			ctx, cancel := context.WithTimeout(context.Background(), d.batchTimeout())
 			defer cancel()
+			start := d.cfg.clock.Now()
 			res, err := bs.SwapMany(ctx, chunk)
+			d.adapt(d.cfg.clock.Now().Sub(start))
 			d.logSwapErr(err)
 			evs := make([]election.Event, len(chunk))
 			for i, sw := range chunk {
@@ -260,11 +291,11 @@ func (d *driver) logSwapErr(err error) {
 	}
 }
 
-// chunks yields s in pieces of at most maxBatch.
-func chunks[T any](s []T) func(yield func([]T) bool) {
+// chunks yields s in pieces of at most size.
+func chunks[T any](s []T, size int) func(yield func([]T) bool) {
 	return func(yield func([]T) bool) {
 		for len(s) > 0 {
-			n := min(len(s), maxBatch)
+			n := min(len(s), size)
 			if !yield(s[:n:n]) {
 				return
 			}
