@@ -111,11 +111,49 @@ type Options struct {
 	// UnfencedLedger makes the scheduler machine write the ledger without
 	// the token check (mutation check).
 	UnfencedLedger bool
+	// NoSessionMargin makes observers end another process's session after
+	// its lease without the 2e (mutation check).
+	NoSessionMargin bool
+	// SessionNameExpiry makes contenders take a name held through a
+	// session over when its own record stayed unchanged for lease + 2e,
+	// ignoring the session (mutation check).
+	SessionNameExpiry bool
+	// Names is how many names every node campaigns for besides the job's
+	// ("shard-1" to "shard-<Names>"): held like the job's, without work.
+	Names int
+	// Sessions says which nodes hold their names through a session (as
+	// baton.Group does) rather than each on its own record (as
+	// baton.Elector does).
+	Sessions SessionMode
 	// Trace gets the failover trace of each seed run.
 	Trace io.Writer
 }
 
-// DefaultOptions returns 5 nodes, 60s of virtual time per seed, every
+// SessionMode says which nodes of a run hold their names through a
+// session.
+type SessionMode string
+
+// The session modes.
+const (
+	// SessionsSeeded draws the mode per seed: a third of the seeds run
+	// SessionsOn, a third SessionsOff, a third SessionsMixed.
+	SessionsSeeded SessionMode = "seeded"
+	SessionsOn     SessionMode = "on"    // every node holds its names through a session
+	SessionsOff    SessionMode = "off"   // every node renews each name's own record
+	SessionsMixed  SessionMode = "mixed" // each node one way or the other, both kinds present
+)
+
+// ParseSessionMode parses a --sessions value.
+func ParseSessionMode(s string) (SessionMode, error) {
+	switch m := SessionMode(s); m {
+	case SessionsSeeded, SessionsOn, SessionsOff, SessionsMixed:
+		return m, nil
+	}
+	return "", fmt.Errorf("unknown session mode %q: want seeded, on, off or mixed", s)
+}
+
+// DefaultOptions returns 5 nodes each campaigning for the job and 4 more
+// names, sessions drawn per seed, 60s of virtual time per seed, every
 // fault class, a 3s lease renewed every second, e = 150ms, a period due
 // every second.
 func DefaultOptions() Options {
@@ -123,6 +161,7 @@ func DefaultOptions() Options {
 		Nodes: 5, Duration: 60 * time.Second, Faults: AllFaults,
 		Lease: 3 * time.Second, Renew: time.Second, Margin: 150 * time.Millisecond,
 		Poll: 250 * time.Millisecond, Period: time.Second,
+		Names: 4, Sessions: SessionsSeeded,
 	}
 }
 
@@ -137,6 +176,11 @@ func (o Options) Validate() error {
 		return fmt.Errorf("renew must be positive and shorter than the lease")
 	case o.Margin < 0 || o.Poll <= 0 || o.Period < 10*time.Millisecond:
 		return fmt.Errorf("margin must not be negative, poll must be positive, period at least 10ms")
+	case o.Names < 0 || o.Names > 100:
+		return fmt.Errorf("names must be from 0 to 100, got %d", o.Names)
+	}
+	if _, err := ParseSessionMode(string(o.Sessions)); err != nil {
+		return err
 	}
 	return nil
 }
@@ -168,6 +212,7 @@ func Run(ctx context.Context, o Options, seed uint64) (Result, error) {
 	clock := vcluster.NewClock(o.Period)
 	st := memstore.New(memstore.WithTime(clock.Now))
 	faults, latency, beyond := draw(o, seed)
+	sessions := drawSessions(o, seed)
 	c := vcluster.Config{
 		Nodes: o.Nodes, Lease: o.Lease, Renew: o.Renew, Margin: o.Margin, Poll: o.Poll, WorkPoll: o.Period,
 		Latency: latency, WorkLatency: true, Day: o.Period,
@@ -175,7 +220,16 @@ func Run(ctx context.Context, o Options, seed uint64) (Result, error) {
 		Store: st, Resource: vcluster.NewMemResource(), Faults: faults, End: o.Duration,
 		Check: true, Trace: o.Trace, Clock: clock,
 	}
-	c.Mutate = vcluster.Mutation{NoValidCheck: o.NoValidCheck, UnfencedLedger: o.UnfencedLedger}
+	c.Names, c.Sessions = o.Names, sessions
+	c.Mutate = vcluster.Mutation{NoValidCheck: o.NoValidCheck, UnfencedLedger: o.UnfencedLedger,
+		NoSessionMargin: o.NoSessionMargin, SessionNameExpiry: o.SessionNameExpiry}
+	if o.Trace != nil {
+		var kinds []string
+		for i, on := range sessions {
+			kinds = append(kinds, fmt.Sprintf("node-%d %s", i, map[bool]string{true: "session", false: "inline"}[on]))
+		}
+		fmt.Fprintf(o.Trace, "seed %d: %d names besides %s; %s; store latency %v\n", seed, o.Names, vcluster.Job, strings.Join(kinds, ", "), latency)
+	}
 	if o.NoMargin {
 		c.Margin, c.CheckMargin = 0, o.Margin
 	}
@@ -221,11 +275,41 @@ func liveness(ctx context.Context, o Options, c vcluster.Config, st store.Store,
 	return nil
 }
 
+// drawSessions says which nodes of a seed hold their names through a
+// session. It draws from a stream of its own, so that a seed's fault
+// schedule does not depend on it.
+func drawSessions(o Options, seed uint64) []bool {
+	rng := rand.New(rand.NewPCG(seed, 0x73657373696f6e)) // "session"
+	mode := o.Sessions
+	if mode == SessionsSeeded {
+		mode = []SessionMode{SessionsOn, SessionsOff, SessionsMixed}[rng.IntN(3)]
+	}
+	on := make([]bool, o.Nodes)
+	switch mode {
+	case SessionsOn:
+		for i := range on {
+			on[i] = true
+		}
+	case SessionsMixed:
+		for i := range on {
+			on[i] = rng.IntN(2) == 0
+		}
+		if o.Nodes > 1 && !slices.Contains(on, true) {
+			on[rng.IntN(o.Nodes)] = true
+		}
+		if o.Nodes > 1 && !slices.Contains(on, false) {
+			on[rng.IntN(o.Nodes)] = false
+		}
+	}
+	return on
+}
+
 // draw makes the fault schedule of a seed. Faults begin and end within the
 // first 70% of the run; at 75% everything is healed, so the rest of the run
 // shows liveness.
 func draw(o Options, seed uint64) (faults []vcluster.Fault, latency time.Duration, beyond bool) {
-	rng := rand.New(rand.NewPCG(seed, 0x62617a6f6e)) // "baton"
+	rng := rand.New(rand.NewPCG(seed, 0x62617a6f6e))   // "baton"
+	names := rand.New(rand.NewPCG(seed, 0x6e616d6573)) // "names"
 	// The store's one-way latency: a local store to a distant one.
 	latency = time.Duration(1+rng.IntN(100)) * time.Millisecond
 	window := o.Duration * 7 / 10
@@ -288,10 +372,17 @@ func draw(o Options, seed uint64) (faults []vcluster.Fault, latency time.Duratio
 			add(vcluster.Fault{At: t, Node: n, Kind: vcluster.SetLatency, Latency: lat})
 			add(vcluster.Fault{At: t + d, Node: n, Kind: vcluster.SetLatency, Latency: latency})
 		case Operator:
+			// The job's name half the time, else one of the others (drawn
+			// from a stream of its own: the job's schedule stays the same
+			// whatever the number of names).
+			name := 0
+			if o.Names > 0 && names.IntN(2) == 0 {
+				name = 1 + names.IntN(o.Names)
+			}
 			if rng.IntN(2) == 0 {
-				add(vcluster.Fault{At: t, Node: n, Kind: vcluster.Resign})
+				add(vcluster.Fault{At: t, Node: n, Kind: vcluster.Resign, Name: name})
 			} else {
-				add(vcluster.Fault{At: t, Node: n, Kind: vcluster.Transfer, To: rng.IntN(o.Nodes)})
+				add(vcluster.Fault{At: t, Node: n, Kind: vcluster.Transfer, To: rng.IntN(o.Nodes), Name: name})
 			}
 		case Skew:
 			// A leader stops at the worst moment. Node n's clock runs slow

@@ -47,6 +47,7 @@ type Fault struct {
 	Rate    float64       // SetRate
 	Latency time.Duration // SetLatency
 	To      int           // Transfer
+	Name    int           // Resign, Transfer: which name (0: Job, i: "shard-i")
 }
 
 func (e *engine) fault(f Fault) {
@@ -82,12 +83,13 @@ func (e *engine) fault(f Fault) {
 		if n.up {
 			n.up, n.frozen, n.frozenByEffect, n.mailbox = false, false, false, nil
 			n.term, n.pending = 0, nil
+			clear(n.held)
 		}
 	case Restart:
 		if !n.up {
 			n.up = true
 			e.newMachine(n)
-			e.step(n, election.Start{})
+			e.campaign(n)
 		}
 	case SetRate:
 		n.l0, n.t0, n.rate = n.local(e.now).Sub(Epoch), e.now, f.Rate
@@ -97,14 +99,20 @@ func (e *engine) fault(f Fault) {
 	case SetLatency:
 		n.latency = f.Latency
 	case Resign:
-		if n.up && !n.frozen && n.term != 0 {
-			e.step(n, election.Resign{Token: n.term})
+		name := e.names[f.Name%len(e.names)]
+		if h := n.termOf(f.Name % len(e.names)); n.up && !n.frozen && h.token != 0 {
+			e.step(n, election.Resign{Name: name, Token: h.token})
 		}
 	case Transfer:
-		if rec, err := e.c.Store.Get(e.ctx, Job); err == nil {
-			err := baton.Transfer(e.ctx, e.c.Store, Job, e.nodes[f.To].id, rec.Token)
-			e.tracef("operator: transfer to %s at token %d: %v", e.nodes[f.To].id, rec.Token, err)
-			e.logDirty = true
+		i := f.Name % len(e.names)
+		if rec, err := e.c.Store.Get(e.ctx, e.names[i]); err == nil {
+			err := baton.Transfer(e.ctx, e.c.Store, e.names[i], e.nodes[f.To].id, rec.Token)
+			if i == 0 {
+				e.tracef("operator: transfer to %s at token %d: %v", e.nodes[f.To].id, rec.Token, err)
+			} else {
+				e.tracef("operator: transfer of %s to %s at token %d: %v", e.names[i], e.nodes[f.To].id, rec.Token, err)
+			}
+			e.logs[i].dirty = true
 		}
 	}
 }

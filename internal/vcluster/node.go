@@ -1,6 +1,7 @@
 package vcluster
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"time"
@@ -13,11 +14,12 @@ import (
 // node is one process of the virtual cluster: the runtime around its
 // election machine (this file) and its scheduler machine (work.go).
 type node struct {
-	idx int
-	id  string
-	inc int
-	m   *election.Machine
-	sm  *scheduler.Machine
+	idx      int
+	id       string
+	inc      int
+	sessions bool            // holds its names through a session (baton.Group), else on their own records (baton.Elector)
+	g        *election.Group // the election of every name the node holds
+	sm       *scheduler.Machine
 
 	up, frozen, cut, armed bool
 	t0, l0                 time.Duration // local clock: l0 + (now-t0)*rate
@@ -27,15 +29,42 @@ type node struct {
 	termGen                int // tags the scheduler machine's replies with their term
 	mailbox                []event
 
+	// The term of Job, which the scheduler machine works under.
 	term     uint64
 	deadline time.Time
 	fenced   uint64
+	// held[i] is the term of Config.Names' i-th other name (index 0, Job's,
+	// is term and deadline above).
+	held []holding
 
 	armedBeforeCheck bool
 	armedInFlight    bool
 	pending          *scheduler.StartEffect // frozen before the effect
 	pendingChecked   bool                   // after its Valid() check
 	frozenByEffect   bool
+}
+
+// holding is a term of a name without work: its token (0: none) and its
+// deadline on the node's clock, as Elected and Extended announced them.
+type holding struct {
+	token    uint64
+	deadline time.Time
+}
+
+// termOf returns n's term of the i-th name (0: Job).
+func (n *node) termOf(i int) holding {
+	if i == 0 {
+		return holding{n.term, n.deadline}
+	}
+	return n.held[i]
+}
+
+func (n *node) setTerm(i int, h holding) {
+	if i == 0 {
+		n.term, n.deadline = h.token, h.deadline
+		return
+	}
+	n.held[i] = h
 }
 
 func (n *node) local(now time.Duration) time.Time {
@@ -49,15 +78,24 @@ func (n *node) realAt(l time.Time) time.Duration {
 // newMachine starts a new incarnation of n.
 func (e *engine) newMachine(n *node) {
 	n.inc++
-	n.m = election.New(election.Config{
-		Name: Job, Node: n.id, Incarnation: fmt.Sprintf("%s.%d", n.id, n.inc),
+	n.g = election.NewGroup(election.Config{
+		Node: n.id, Incarnation: fmt.Sprintf("%s.%d", n.id, n.inc),
 		Lease: e.c.Lease, Renew: e.c.Renew, Margin: e.c.Margin, Poll: e.c.Poll, Retry: e.c.Poll,
-	})
+		NoSessionMargin: e.c.Mutate.NoSessionMargin, SessionNameExpiry: e.c.Mutate.SessionNameExpiry,
+	}, n.sessions)
 	n.sm = scheduler.New(e.work)
 	n.term, n.deadline, n.pending = 0, time.Time{}, nil
+	n.held = make([]holding, len(e.names))
 }
 
-// valid is Term.Valid() of n's current term, read on n's own clock.
+// campaign starts the campaign for every name, as a new process does.
+func (e *engine) campaign(n *node) {
+	for _, name := range e.names {
+		e.step(n, election.Start{Name: name})
+	}
+}
+
+// valid is Term.Valid() of n's current term of Job, read on n's own clock.
 func (e *engine) valid(n *node) bool {
 	return n.up && !n.frozen && n.term != 0 && n.local(e.now).Before(n.deadline)
 }
@@ -69,55 +107,100 @@ func (e *engine) reachable(n *node) error {
 	return nil
 }
 
-// step feeds the election machine and executes its actions, as
-// baton.Elector does.
+// nameIndex returns the index of name in e.names, or -1 for a record that
+// is not a name (a session record).
+func (e *engine) nameIndex(name string) int {
+	if name == Job {
+		return 0
+	}
+	if i, ok := e.nameIdx[name]; ok {
+		return i
+	}
+	return -1
+}
+
+// step feeds the election machine and executes its actions, as package
+// baton's driver does: the names' store calls are applied when sent and
+// answered after the node's latency, and the announcements become the
+// node's terms. A name whose term is lost is campaigned for again, as
+// baton.Elector.Run and baton.Group.Hold do.
 func (e *engine) step(n *node, ev election.Event) {
-	lost := false
-	for _, a := range n.m.Step(n.local(e.now), ev) {
+	var lost []string
+	for _, a := range n.g.Step(n.local(e.now), ev) {
 		switch a := a.(type) {
 		case election.Get:
-			var r election.GetReply
+			r := election.GetReply{Name: a.Name}
 			if r.Err = e.reachable(n); r.Err == nil {
 				r.Record, r.Err = e.c.Store.Get(e.ctx, a.Name)
 			}
 			e.push(event{at: e.now + n.latency, kind: evReply, node: int32(n.idx), inc: int32(n.inc), ev: r})
 		case election.Swap:
-			var r election.SwapReply
+			r := election.SwapReply{Name: a.Swap.Record.Name}
 			if r.Err = e.reachable(n); r.Err == nil {
 				r.Record, r.Err = e.c.Store.Swap(e.ctx, a.Swap)
 				if r.Err == nil {
-					e.logDirty = true
+					if i := e.nameIndex(r.Name); i >= 0 {
+						e.logs[i].dirty = true
+					}
+				}
+				if e.c.Check && errors.Is(r.Err, store.ErrInvalid) {
+					e.violate("%s: the store refused a swap of %s as invalid: %v", n.id, r.Name, r.Err)
 				}
 			}
 			e.push(event{at: e.now + n.latency, kind: evReply, node: int32(n.idx), inc: int32(n.inc), ev: r})
 		case election.Elected:
-			n.term, n.deadline = a.Token, a.Deadline
-			e.out.Elections = append(e.out.Elections, Election{e.now, n.idx, a.Token})
-			e.tracef("%s elected, token %d, valid until its clock reads +%v", n.id, a.Token, a.Deadline.Sub(n.local(e.now)))
-			e.note(n, Happening{Kind: Elected, Token: a.Token})
-			n.termGen++
-			e.push(event{at: e.now, kind: evTermStart, node: int32(n.idx), inc: int32(n.inc), gen: int32(n.termGen)})
+			i := e.nameIndex(a.Name)
+			n.setTerm(i, holding{a.Token, a.Deadline})
+			if i == 0 {
+				e.out.Elections = append(e.out.Elections, Election{e.now, n.idx, a.Token})
+				e.tracef("%s elected, token %d, valid until its clock reads +%v", n.id, a.Token, a.Deadline.Sub(n.local(e.now)))
+				e.note(n, Happening{Kind: Elected, Token: a.Token})
+				n.termGen++
+				e.push(event{at: e.now, kind: evTermStart, node: int32(n.idx), inc: int32(n.inc), gen: int32(n.termGen)})
+			} else {
+				e.tracef("%s elected for %s, token %d, valid until its clock reads +%v", n.id, a.Name, a.Token, a.Deadline.Sub(n.local(e.now)))
+			}
 		case election.Extended:
-			n.deadline = a.Deadline
+			if a.Name != "" {
+				i := e.nameIndex(a.Name)
+				h := n.termOf(i)
+				h.deadline = a.Deadline
+				n.setTerm(i, h)
+				break
+			}
+			// Every term held through the session.
+			for i := range e.names {
+				if h := n.termOf(i); h.token != 0 {
+					h.deadline = a.Deadline
+					n.setTerm(i, h)
+				}
+			}
 		case election.Lost:
-			e.tracef("%s lost token %d: %v", n.id, n.term, a.Cause)
-			e.note(n, Happening{Kind: Lost, Token: n.term, Cause: a.Cause.Error()})
-			n.term = 0
-			e.endWork(n)
-			lost = true
+			i := e.nameIndex(a.Name)
+			if i == 0 {
+				e.tracef("%s lost token %d: %v", n.id, n.term, a.Cause)
+				e.note(n, Happening{Kind: Lost, Token: n.term, Cause: a.Cause.Error()})
+				n.term = 0
+				e.endWork(n)
+			} else {
+				e.tracef("%s lost %s, token %d: %v", n.id, a.Name, n.held[i].token, a.Cause)
+				n.held[i] = holding{}
+			}
+			lost = append(lost, a.Name)
 		}
 	}
-	if lost {
-		// Like baton.Elector.Run: campaign again once the release is done.
-		e.step(n, election.Start{})
-		return
+	// Campaign again once the release is done.
+	for _, name := range lost {
+		e.step(n, election.Start{Name: name})
 	}
-	e.armTimer(n)
+	if len(lost) == 0 {
+		e.armTimer(n)
+	}
 }
 
 func (e *engine) armTimer(n *node) {
 	n.tickGen++
-	if next := n.m.Next(); !next.IsZero() {
+	if next := n.g.Next(); !next.IsZero() {
 		e.push(event{at: max(n.realAt(next), e.now), kind: evTick, node: int32(n.idx), inc: int32(n.inc), gen: int32(n.tickGen)})
 	}
 }

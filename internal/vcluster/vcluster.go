@@ -75,8 +75,16 @@ type Config struct {
 	// A test that configures the nodes with a smaller margin than the one
 	// the protocol needs sets it to the real one.
 	CheckMargin time.Duration
-	// Mutate turns protections of the scheduler machine off, so that a
-	// test can show the checker catches it.
+	// Names is how many names each node campaigns for besides Job:
+	// "shard-1" to "shard-<Names>", held like Job but without work. 0: Job
+	// only.
+	Names int
+	// Sessions says which nodes hold their names through one session record
+	// (as baton.Group does); the others renew each name's own record (as
+	// baton.Elector does). Index by node; nil or short: no sessions.
+	Sessions []bool
+	// Mutate turns protections of the scheduler or election machine off,
+	// so that a test can show the checker catches it.
 	Mutate Mutation
 	// Trace, when set, gets one line per leadership change, fault, ledger
 	// write and batch.
@@ -93,6 +101,13 @@ type Mutation struct {
 	NoValidCheck bool
 	// UnfencedLedger writes the ledger without the token check.
 	UnfencedLedger bool
+	// NoSessionMargin ends another process's session after its lease
+	// without the 2e (election.Config.NoSessionMargin).
+	NoSessionMargin bool
+	// SessionNameExpiry takes a name held through a session over when its
+	// own record stayed unchanged for lease + 2e, ignoring the session
+	// (election.Config.SessionNameExpiry).
+	SessionNameExpiry bool
 }
 
 // Wall maps virtual time to the business wall clock (24h per Day).
@@ -208,6 +223,13 @@ func (q *queue) pop() event {
 	return top
 }
 
+// logState is how far a name's election log was checked.
+type logState struct {
+	dirty bool // the log may have grown
+	seq   uint64
+	token uint64
+}
+
 type engine struct {
 	c     Config
 	cal   Calendar
@@ -223,11 +245,12 @@ type engine struct {
 	leaders int
 	lastAt  time.Duration
 
+	names   []string       // Job, then the other names
+	nameIdx map[string]int // index in names
+
 	// invariant state
-	logDirty       bool // the election log may have grown
-	lastLogSeq     uint64
-	lastLogToken   uint64
-	acceptedTokens uint64 // highest token of an accepted fenced write
+	logs           []logState // per name
+	acceptedTokens uint64     // highest token of an accepted fenced write
 	completions    map[string]int
 	driftBeyond    bool
 }
@@ -247,8 +270,16 @@ func Run(ctx context.Context, c Config) (Outcome, error) {
 	if _, err := c.Store.EnsureJob(ctx, store.Job{Name: Job, Schedule: "virtual"}); err != nil {
 		return e.out, err
 	}
+	e.names, e.nameIdx = []string{Job}, map[string]int{Job: 0}
+	for i := 1; i <= c.Names; i++ {
+		name := fmt.Sprintf("shard-%d", i)
+		e.nameIdx[name] = len(e.names)
+		e.names = append(e.names, name)
+	}
+	e.logs = make([]logState, len(e.names))
 	for i := 0; i < c.Nodes; i++ {
-		n := &node{idx: i, id: fmt.Sprintf("node-%d", i), up: true, rate: 1, latency: c.Latency}
+		n := &node{idx: i, id: fmt.Sprintf("node-%d", i), up: true, rate: 1, latency: c.Latency,
+			sessions: i < len(c.Sessions) && c.Sessions[i]}
 		e.newMachine(n)
 		e.nodes = append(e.nodes, n)
 	}
@@ -266,7 +297,7 @@ func Run(ctx context.Context, c Config) (Outcome, error) {
 		}
 	}
 	for _, n := range e.nodes {
-		e.step(n, election.Start{})
+		e.campaign(n)
 	}
 	for len(e.q) > 0 && e.err == nil && e.out.Violation == nil {
 		ev := e.q.pop()
