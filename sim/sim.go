@@ -228,7 +228,7 @@ func Run(ctx context.Context, o Options, seed uint64) (Result, error) {
 		for i, on := range sessions {
 			kinds = append(kinds, fmt.Sprintf("node-%d %s", i, map[bool]string{true: "session", false: "inline"}[on]))
 		}
-		fmt.Fprintf(o.Trace, "seed %d: %d names besides %s; %s; store latency %v\n", seed, o.Names, vcluster.Job, strings.Join(kinds, ", "), latency)
+		fmt.Fprintf(o.Trace, "%d names besides %s; %s; store latency %v\n", o.Names, vcluster.Job, strings.Join(kinds, ", "), latency)
 	}
 	if o.NoMargin {
 		c.Margin, c.CheckMargin = 0, o.Margin
@@ -279,7 +279,8 @@ func liveness(ctx context.Context, o Options, c vcluster.Config, st store.Store,
 // session. It draws from a stream of its own, so that a seed's fault
 // schedule does not depend on it.
 func drawSessions(o Options, seed uint64) []bool {
-	rng := rand.New(rand.NewPCG(seed, 0x73657373696f6e)) // "session"
+	// Consecutive seeds make correlated first draws of a PCG: mix the seed.
+	rng := rand.New(rand.NewPCG(mix(seed), 0x73657373696f6e)) // "session"
 	mode := o.Sessions
 	if mode == SessionsSeeded {
 		mode = []SessionMode{SessionsOn, SessionsOff, SessionsMixed}[rng.IntN(3)]
@@ -304,12 +305,20 @@ func drawSessions(o Options, seed uint64) []bool {
 	return on
 }
 
+// mix is SplitMix64's finalizer: nearby seeds give distant states.
+func mix(x uint64) uint64 {
+	x += 0x9e3779b97f4a7c15
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
+	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
+	return x ^ (x >> 31)
+}
+
 // draw makes the fault schedule of a seed. Faults begin and end within the
 // first 70% of the run; at 75% everything is healed, so the rest of the run
 // shows liveness.
 func draw(o Options, seed uint64) (faults []vcluster.Fault, latency time.Duration, beyond bool) {
-	rng := rand.New(rand.NewPCG(seed, 0x62617a6f6e))   // "baton"
-	names := rand.New(rand.NewPCG(seed, 0x6e616d6573)) // "names"
+	rng := rand.New(rand.NewPCG(seed, 0x62617a6f6e))        // "baton"
+	names := rand.New(rand.NewPCG(mix(seed), 0x6e616d6573)) // "names"
 	// The store's one-way latency: a local store to a distant one.
 	latency = time.Duration(1+rng.IntN(100)) * time.Millisecond
 	window := o.Duration * 7 / 10

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/batonhq/baton/internal/election"
@@ -126,7 +128,14 @@ func (e *engine) nameIndex(name string) int {
 // baton.Elector.Run and baton.Group.Hold do.
 func (e *engine) step(n *node, ev election.Event) {
 	var lost []string
-	for _, a := range n.g.Step(n.local(e.now), ev) {
+	acts := n.g.Step(n.local(e.now), ev)
+	// The group lists the actions of different names in an order that
+	// follows Go's map iteration, which differs from run to run. The
+	// driver sends them concurrently, so their order across names means
+	// nothing; here it is made canonical (by name, each name's own actions
+	// in their order) so that a seed replays event for event.
+	slices.SortStableFunc(acts, func(a, b election.Action) int { return strings.Compare(actionName(a), actionName(b)) })
+	for _, a := range acts {
 		switch a := a.(type) {
 		case election.Get:
 			r := election.GetReply{Name: a.Name}
@@ -196,6 +205,27 @@ func (e *engine) step(n *node, ev election.Event) {
 	if len(lost) == 0 {
 		e.armTimer(n)
 	}
+}
+
+// actionName is the record an action is about ("" for none or every one).
+func actionName(a election.Action) string {
+	switch a := a.(type) {
+	case election.Get:
+		return a.Name
+	case election.Swap:
+		return a.Swap.Record.Name
+	case election.Elected:
+		return a.Name
+	case election.Extended:
+		return a.Name
+	case election.Lost:
+		return a.Name
+	case election.Released:
+		return a.Name
+	case election.Failed:
+		return a.Name
+	}
+	return ""
 }
 
 func (e *engine) armTimer(n *node) {
