@@ -212,7 +212,7 @@ func Run(ctx context.Context, o Options, seed uint64) (Result, error) {
 	clock := vcluster.NewClock(o.Period)
 	st := memstore.New(memstore.WithTime(clock.Now))
 	faults, latency, beyond := draw(o, seed)
-	sessions := drawSessions(o, seed)
+	sessions, notify := drawSessions(o, seed)
 	c := vcluster.Config{
 		Nodes: o.Nodes, Lease: o.Lease, Renew: o.Renew, Margin: o.Margin, Poll: o.Poll, WorkPoll: o.Period,
 		Latency: latency, WorkLatency: true, Day: o.Period,
@@ -220,7 +220,7 @@ func Run(ctx context.Context, o Options, seed uint64) (Result, error) {
 		Store: st, Resource: vcluster.NewMemResource(), Faults: faults, End: o.Duration,
 		Check: true, Trace: o.Trace, Clock: clock,
 	}
-	c.Names, c.Sessions = o.Names, sessions
+	c.Names, c.Sessions, c.Notify = o.Names, sessions, notify
 	c.Mutate = vcluster.Mutation{NoValidCheck: o.NoValidCheck, UnfencedLedger: o.UnfencedLedger,
 		NoSessionMargin: o.NoSessionMargin, SessionNameExpiry: o.SessionNameExpiry}
 	if o.Trace != nil {
@@ -228,7 +228,8 @@ func Run(ctx context.Context, o Options, seed uint64) (Result, error) {
 		for i, on := range sessions {
 			kinds = append(kinds, fmt.Sprintf("node-%d %s", i, map[bool]string{true: "session", false: "inline"}[on]))
 		}
-		fmt.Fprintf(o.Trace, "%d names besides %s; %s; store latency %v\n", o.Names, vcluster.Job, strings.Join(kinds, ", "), latency)
+		fmt.Fprintf(o.Trace, "%d names besides %s; %s; change notifications %s; store latency %v\n",
+			o.Names, vcluster.Job, strings.Join(kinds, ", "), map[bool]string{true: "on", false: "off"}[notify], latency)
 	}
 	if o.NoMargin {
 		c.Margin, c.CheckMargin = 0, o.Margin
@@ -276,9 +277,11 @@ func liveness(ctx context.Context, o Options, c vcluster.Config, st store.Store,
 }
 
 // drawSessions says which nodes of a seed hold their names through a
-// session. It draws from a stream of its own, so that a seed's fault
-// schedule does not depend on it.
-func drawSessions(o Options, seed uint64) []bool {
+// session, and whether the nodes get change notifications (half the
+// seeds; the others rely on polling alone, as when a watch is broken). It
+// draws from a stream of its own, so that a seed's fault schedule does not
+// depend on it.
+func drawSessions(o Options, seed uint64) (sessions []bool, notify bool) {
 	// Consecutive seeds make correlated first draws of a PCG: mix the seed.
 	rng := rand.New(rand.NewPCG(mix(seed), 0x73657373696f6e)) // "session"
 	mode := o.Sessions
@@ -302,7 +305,7 @@ func drawSessions(o Options, seed uint64) []bool {
 			on[rng.IntN(o.Nodes)] = false
 		}
 	}
-	return on
+	return on, rng.IntN(2) == 0
 }
 
 // mix is SplitMix64's finalizer: nearby seeds give distant states.

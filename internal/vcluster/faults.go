@@ -106,13 +106,16 @@ func (e *engine) fault(f Fault) {
 	case Transfer:
 		i := f.Name % len(e.names)
 		if rec, err := e.c.Store.Get(e.ctx, e.names[i]); err == nil {
-			err := baton.Transfer(e.ctx, e.c.Store, e.names[i], e.nodes[f.To].id, rec.Token)
+			err = baton.Transfer(e.ctx, e.c.Store, e.names[i], e.nodes[f.To].id, rec.Token)
 			if i == 0 {
 				e.tracef("operator: transfer to %s at token %d: %v", e.nodes[f.To].id, rec.Token, err)
 			} else {
 				e.tracef("operator: transfer of %s to %s at token %d: %v", e.names[i], e.nodes[f.To].id, rec.Token, err)
 			}
 			e.logs[i].dirty = true
+			if err == nil {
+				e.notify(nil, e.names[i])
+			}
 		}
 	}
 }

@@ -151,6 +151,7 @@ func (e *engine) step(n *node, ev election.Event) {
 					if i := e.nameIndex(r.Name); i >= 0 {
 						e.logs[i].dirty = true
 					}
+					e.notify(n, r.Name)
 				}
 				if e.c.Check && errors.Is(r.Err, store.ErrInvalid) {
 					e.violate("%s: the store refused a swap of %s as invalid: %v", n.id, r.Name, r.Err)
@@ -204,6 +205,21 @@ func (e *engine) step(n *node, ev election.Event) {
 	}
 	if len(lost) == 0 {
 		e.armTimer(n)
+	}
+}
+
+// notify sends the change of record name, written by from (nil: an
+// operator), to the nodes that follow it (Config.Notify).
+func (e *engine) notify(from *node, name string) {
+	if !e.c.Notify {
+		return
+	}
+	isName := e.nameIndex(name) >= 0
+	for _, m := range e.nodes {
+		if m == from || !m.up || m.cut || (!m.sessions && !isName) {
+			continue
+		}
+		e.push(event{at: e.now + m.latency, kind: evReply, node: int32(m.idx), inc: int32(m.inc), ev: election.Changed{Name: name}})
 	}
 }
 

@@ -83,6 +83,12 @@ type Config struct {
 	// (as baton.Group does); the others renew each name's own record (as
 	// baton.Elector does). Index by node; nil or short: no sessions.
 	Sessions []bool
+	// Notify delivers change notifications, as baton's Watch and
+	// WatchChanges do: every write of a record reaches the other nodes
+	// that follow it as a Changed event after their latency (a node with
+	// sessions follows every record, one without only the names). The
+	// machines poll all the same; the notifications are hints.
+	Notify bool
 	// Mutate turns protections of the scheduler or election machine off,
 	// so that a test can show the checker catches it.
 	Mutate Mutation
@@ -150,7 +156,7 @@ const (
 	evFault       evKind = iota
 	evTrigger            // a batch comes due
 	evNodeTrigger        // a momentary trigger reaches a node
-	evReply              // a store reply to the election machine
+	evReply              // a store reply or change notification to the election machine
 	evTick               // the election machine's timer
 	evTermStart          // a term's work begins
 	evWorkReply          // a store reply to the scheduler machine
