@@ -128,7 +128,22 @@ func (e *engine) nameIndex(name string) int {
 // baton.Elector.Run and baton.Group.Hold do.
 func (e *engine) step(n *node, ev election.Event) {
 	var lost []string
+	var sess string
+	var alive bool
+	if e.c.Trace != nil {
+		sess, alive = n.g.Session()
+	}
 	acts := n.g.Step(n.local(e.now), ev)
+	if e.c.Trace != nil {
+		if s, a := n.g.Session(); s != sess || a != alive {
+			switch {
+			case a:
+				e.tracef("%s holds its names through session %s", n.id, s)
+			case alive:
+				e.tracef("%s: its session %s ended", n.id, sess)
+			}
+		}
+	}
 	// The group lists the actions of different names in an order that
 	// follows Go's map iteration, which differs from run to run. The
 	// driver sends them concurrently, so their order across names means
@@ -152,6 +167,9 @@ func (e *engine) step(n *node, ev election.Event) {
 						e.logs[i].dirty = true
 					}
 					e.notify(n, r.Name)
+					if store.IsSession(r.Name) && r.Record.Free() && !strings.Contains(r.Name, "/"+n.id+"/") {
+						e.tracef("%s found session %s dead and wrote it free", n.id, r.Name)
+					}
 				}
 				if e.c.Check && errors.Is(r.Err, store.ErrInvalid) {
 					e.violate("%s: the store refused a swap of %s as invalid: %v", n.id, r.Name, r.Err)
