@@ -391,8 +391,13 @@ func draw(o Options, seed uint64) (faults []vcluster.Fault, latency time.Duratio
 			if o.Names > 0 && names.IntN(2) == 0 {
 				name = 1 + names.IntN(o.Names)
 			}
-			if rng.IntN(2) == 0 {
-				add(vcluster.Fault{At: t, Node: n, Kind: vcluster.Resign, Name: name})
+			resign, all := rng.IntN(2) == 0, names.IntN(4) == 0
+			if resign || all {
+				kind := vcluster.Resign
+				if all {
+					kind = vcluster.ResignAll // the process gives every name up at once
+				}
+				add(vcluster.Fault{At: t, Node: n, Kind: kind, Name: name})
 			} else {
 				add(vcluster.Fault{At: t, Node: n, Kind: vcluster.Transfer, To: rng.IntN(o.Nodes), Name: name})
 			}

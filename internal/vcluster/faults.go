@@ -27,13 +27,14 @@ const (
 	Transfer                              // an operator transfers the lead to node To
 	ArmPause                              // freeze when the next effect is about to start, before its Valid() check
 	ArmPauseInFlight                      // freeze right after sending the next ledger call
+	ResignAll                             // the node gives every name up at once (baton.Group.Close) and campaigns again
 )
 
 var faultNames = map[FaultKind]string{
 	Cut: "cut", Reconnect: "reconnect", Freeze: "freeze", Thaw: "thaw", ArmFreeze: "arm-freeze-before-write",
 	Disarm: "disarm", Crash: "crash", Restart: "restart", SetRate: "set-rate", SetLatency: "set-latency",
 	Resign: "resign", Transfer: "transfer", ArmPause: "arm-freeze-before-check",
-	ArmPauseInFlight: "arm-freeze-in-flight",
+	ArmPauseInFlight: "arm-freeze-in-flight", ResignAll: "resign-all",
 }
 
 // String names the fault kind.
@@ -102,6 +103,13 @@ func (e *engine) fault(f Fault) {
 		name := e.names[f.Name%len(e.names)]
 		if h := n.termOf(f.Name % len(e.names)); n.up && !n.frozen && h.token != 0 {
 			e.step(n, election.Resign{Name: name, Token: h.token})
+		}
+	case ResignAll:
+		if n.up && !n.frozen {
+			// Every term ends and, through a session, one write frees
+			// every name; the node campaigns again as each term ends.
+			e.step(n, election.Resign{})
+			e.campaign(n)
 		}
 	case Transfer:
 		i := f.Name % len(e.names)
