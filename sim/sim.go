@@ -212,7 +212,7 @@ func Run(ctx context.Context, o Options, seed uint64) (Result, error) {
 	clock := vcluster.NewClock(o.Period)
 	st := memstore.New(memstore.WithTime(clock.Now))
 	faults, latency, beyond := draw(o, seed)
-	sessions, notify := drawSessions(o, seed)
+	v := drawVariant(o, seed)
 	c := vcluster.Config{
 		Nodes: o.Nodes, Lease: o.Lease, Renew: o.Renew, Margin: o.Margin, Poll: o.Poll, WorkPoll: o.Period,
 		Latency: latency, WorkLatency: true, Day: o.Period,
@@ -220,16 +220,17 @@ func Run(ctx context.Context, o Options, seed uint64) (Result, error) {
 		Store: st, Resource: vcluster.NewMemResource(), Faults: faults, End: o.Duration,
 		Check: true, Trace: o.Trace, Clock: clock,
 	}
-	c.Names, c.Sessions, c.Notify = o.Names, sessions, notify
+	c.Names, c.Sessions, c.Notify, c.CallLatency = o.Names, v.sessions, v.notify, v.callLatency
 	c.Mutate = vcluster.Mutation{NoValidCheck: o.NoValidCheck, UnfencedLedger: o.UnfencedLedger,
 		NoSessionMargin: o.NoSessionMargin, SessionNameExpiry: o.SessionNameExpiry}
 	if o.Trace != nil {
 		var kinds []string
-		for i, on := range sessions {
+		for i, on := range v.sessions {
 			kinds = append(kinds, fmt.Sprintf("node-%d %s", i, map[bool]string{true: "session", false: "inline"}[on]))
 		}
-		fmt.Fprintf(o.Trace, "%d names besides %s; %s; change notifications %s; store latency %v\n",
-			o.Names, vcluster.Job, strings.Join(kinds, ", "), map[bool]string{true: "on", false: "off"}[notify], latency)
+		onOff := map[bool]string{true: "on", false: "off"}
+		fmt.Fprintf(o.Trace, "%d names besides %s; %s; change notifications %s; store latency %v, election requests travel it %s\n",
+			o.Names, vcluster.Job, strings.Join(kinds, ", "), onOff[v.notify], latency, onOff[v.callLatency])
 	}
 	if o.NoMargin {
 		c.Margin, c.CheckMargin = 0, o.Margin
@@ -276,12 +277,19 @@ func liveness(ctx context.Context, o Options, c vcluster.Config, st store.Store,
 	return nil
 }
 
-// drawSessions says which nodes of a seed hold their names through a
-// session, and whether the nodes get change notifications (half the
-// seeds; the others rely on polling alone, as when a watch is broken). It
-// draws from a stream of its own, so that a seed's fault schedule does not
-// depend on it.
-func drawSessions(o Options, seed uint64) (sessions []bool, notify bool) {
+// variant is how a seed's cluster runs its names.
+type variant struct {
+	sessions    []bool // per node: holds its names through a session
+	notify      bool   // change notifications (else polling alone, as when a watch is broken)
+	callLatency bool   // election requests travel the latency before the store applies them
+}
+
+// drawVariant says which nodes of a seed hold their names through a
+// session, whether the nodes get change notifications and whether the
+// election's requests, not only its answers, take the store's latency
+// (each half the seeds). It draws from a stream of its own, so that a
+// seed's fault schedule does not depend on it.
+func drawVariant(o Options, seed uint64) variant {
 	// Consecutive seeds make correlated first draws of a PCG: mix the seed.
 	rng := rand.New(rand.NewPCG(mix(seed), 0x73657373696f6e)) // "session"
 	mode := o.Sessions
@@ -305,7 +313,7 @@ func drawSessions(o Options, seed uint64) (sessions []bool, notify bool) {
 			on[rng.IntN(o.Nodes)] = false
 		}
 	}
-	return on, rng.IntN(2) == 0
+	return variant{sessions: on, notify: rng.IntN(2) == 0, callLatency: rng.IntN(2) == 0}
 }
 
 // mix is SplitMix64's finalizer: nearby seeds give distant states.

@@ -152,30 +152,15 @@ func (e *engine) step(n *node, ev election.Event) {
 	slices.SortStableFunc(acts, func(a, b election.Action) int { return strings.Compare(actionName(a), actionName(b)) })
 	for _, a := range acts {
 		switch a := a.(type) {
-		case election.Get:
-			r := election.GetReply{Name: a.Name}
-			if r.Err = e.reachable(n); r.Err == nil {
-				r.Record, r.Err = e.c.Store.Get(e.ctx, a.Name)
+		case election.Get, election.Swap:
+			switch {
+			case e.reachable(n) != nil:
+				e.apply(n, int32(n.inc), a, n.latency) // fails
+			case e.c.CallLatency:
+				e.push(event{at: e.now + n.latency, kind: evCall, node: int32(n.idx), inc: int32(n.inc), ev: a})
+			default:
+				e.apply(n, int32(n.inc), a, n.latency)
 			}
-			e.push(event{at: e.now + n.latency, kind: evReply, node: int32(n.idx), inc: int32(n.inc), ev: r})
-		case election.Swap:
-			r := election.SwapReply{Name: a.Swap.Record.Name}
-			if r.Err = e.reachable(n); r.Err == nil {
-				r.Record, r.Err = e.c.Store.Swap(e.ctx, a.Swap)
-				if r.Err == nil {
-					if i := e.nameIndex(r.Name); i >= 0 {
-						e.logs[i].dirty = true
-					}
-					e.notify(n, r.Name)
-					if store.IsSession(r.Name) && r.Record.Free() && !strings.Contains(r.Name, "/"+n.id+"/") {
-						e.tracef("%s found session %s dead and wrote it free", n.id, r.Name)
-					}
-				}
-				if e.c.Check && errors.Is(r.Err, store.ErrInvalid) {
-					e.violate("%s: the store refused a swap of %s as invalid: %v", n.id, r.Name, r.Err)
-				}
-			}
-			e.push(event{at: e.now + n.latency, kind: evReply, node: int32(n.idx), inc: int32(n.inc), ev: r})
 		case election.Elected:
 			i := e.nameIndex(a.Name)
 			n.setTerm(i, holding{a.Token, a.Deadline})
@@ -224,6 +209,40 @@ func (e *engine) step(n *node, ev election.Event) {
 	if len(lost) == 0 {
 		e.armTimer(n)
 	}
+}
+
+// apply executes a store call of n's election machine (incarnation inc)
+// now, whatever became of n since it sent it, and sends the answer back
+// after latency.
+func (e *engine) apply(n *node, inc int32, a election.Action, latency time.Duration) {
+	var ev election.Event
+	switch a := a.(type) {
+	case election.Get:
+		r := election.GetReply{Name: a.Name}
+		if r.Err = e.reachable(n); r.Err == nil {
+			r.Record, r.Err = e.c.Store.Get(e.ctx, a.Name)
+		}
+		ev = r
+	case election.Swap:
+		r := election.SwapReply{Name: a.Swap.Record.Name}
+		if r.Err = e.reachable(n); r.Err == nil {
+			r.Record, r.Err = e.c.Store.Swap(e.ctx, a.Swap)
+			if r.Err == nil {
+				if i := e.nameIndex(r.Name); i >= 0 {
+					e.logs[i].dirty = true
+				}
+				e.notify(n, r.Name)
+				if store.IsSession(r.Name) && r.Record.Free() && !strings.Contains(r.Name, "/"+n.id+"/") {
+					e.tracef("%s found session %s dead and wrote it free", n.id, r.Name)
+				}
+			}
+			if e.c.Check && errors.Is(r.Err, store.ErrInvalid) {
+				e.violate("%s: the store refused a swap of %s as invalid: %v", n.id, r.Name, r.Err)
+			}
+		}
+		ev = r
+	}
+	e.push(event{at: e.now + latency, kind: evReply, node: int32(n.idx), inc: inc, ev: ev})
 }
 
 // notify sends the change of record name, written by from (nil: an

@@ -83,6 +83,12 @@ type Config struct {
 	// (as baton.Group does); the others renew each name's own record (as
 	// baton.Elector does). Index by node; nil or short: no sessions.
 	Sessions []bool
+	// CallLatency makes the election machines' store calls travel the
+	// node's latency before the store applies them, as WorkLatency does for
+	// the scheduler's: a renewal or takeover lands after it was sent, and a
+	// read sees the store as it is when the request arrives. Without it
+	// they are applied when sent and only the answer travels.
+	CallLatency bool
 	// Notify delivers change notifications, as baton's Watch and
 	// WatchChanges do: every write of a record reaches the other nodes
 	// that follow it as a Changed event after their latency (a node with
@@ -163,6 +169,7 @@ const (
 	evWorkTick           // the scheduler machine's timer
 	evWake               // a persistent period came due: look now
 	evWorkCall           // a scheduler store call reaches the store
+	evCall               // an election store call reaches the store (CallLatency)
 )
 
 // event is one queued event, kept small: the queue moves them around.
@@ -362,6 +369,9 @@ func (e *engine) dispatch(ev event) {
 		return
 	case evWorkCall:
 		e.arrive(ev)
+		return
+	case evCall:
+		e.apply(e.nodes[ev.node], ev.inc, ev.ev.(election.Action), e.nodes[ev.node].latency)
 		return
 	}
 	n := e.nodes[ev.node]
