@@ -45,8 +45,15 @@ func (e *engine) violate(format string, a ...any) {
 
 func (e *engine) check() {
 	e.out.Checks++
+	// A node's term becomes valid only when it is won or extended; after
+	// that it only runs out. So two valid terms of a name can begin only
+	// at an event that granted one: only the names granted in this event
+	// need counting.
+	granted := e.granted
+	e.granted = e.granted[:0]
 	if e.ratesWithinMargin() {
-		for i, name := range e.names {
+		for _, i := range granted {
+			name := e.names[i]
 			count := 0
 			for _, n := range e.nodes {
 				if e.holds(n, i) {

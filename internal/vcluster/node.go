@@ -61,6 +61,14 @@ func (n *node) termOf(i int) holding {
 	return n.held[i]
 }
 
+// grant sets n's term of the i-th name from Elected or Extended.
+func (e *engine) grant(n *node, i int, h holding) {
+	n.setTerm(i, h)
+	if e.c.Check && !slices.Contains(e.granted, i) {
+		e.granted = append(e.granted, i)
+	}
+}
+
 func (n *node) setTerm(i int, h holding) {
 	if i == 0 {
 		n.term, n.deadline = h.token, h.deadline
@@ -163,7 +171,7 @@ func (e *engine) step(n *node, ev election.Event) {
 			}
 		case election.Elected:
 			i := e.nameIndex(a.Name)
-			n.setTerm(i, holding{a.Token, a.Deadline})
+			e.grant(n, i, holding{a.Token, a.Deadline})
 			if i == 0 {
 				e.out.Elections = append(e.out.Elections, Election{e.now, n.idx, a.Token})
 				e.tracef("%s elected, token %d, valid until its clock reads +%v", n.id, a.Token, a.Deadline.Sub(n.local(e.now)))
@@ -178,14 +186,14 @@ func (e *engine) step(n *node, ev election.Event) {
 				i := e.nameIndex(a.Name)
 				h := n.termOf(i)
 				h.deadline = a.Deadline
-				n.setTerm(i, h)
+				e.grant(n, i, h)
 				break
 			}
 			// Every term held through the session.
 			for i := range e.names {
 				if h := n.termOf(i); h.token != 0 {
 					h.deadline = a.Deadline
-					n.setTerm(i, h)
+					e.grant(n, i, h)
 				}
 			}
 		case election.Lost:

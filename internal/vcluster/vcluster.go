@@ -263,6 +263,7 @@ type engine struct {
 
 	// invariant state
 	logs           []logState // per name
+	granted        []int      // names whose terms were won or extended in this event
 	acceptedTokens uint64     // highest token of an accepted fenced write
 	completions    map[string]int
 	driftBeyond    bool
