@@ -7,11 +7,20 @@
 // and restarts as new incarnations, clock rates within the margin e and
 // beyond it, store outages, slow store replies, operators' resignations
 // and transfers, and a leader stopping at the worst moment ("skew"). The
-// virtual cluster (internal/vcluster) runs the real election machine (what
-// baton.Elector drives), the real scheduler machine (what schedule.Runner
-// drives), a real store and the real fence under it and checks the
-// invariants after every event; at the end it checks liveness: every
-// period due early enough was completed. The store's latency is drawn per
+// virtual cluster (internal/vcluster) runs the real election machine (the
+// election.Group that baton.Elector and baton.Group drive), the real
+// scheduler machine (what schedule.Runner drives), a real store and the
+// real fence under it and checks the invariants after every event; at the
+// end it checks liveness: every period due early enough was completed.
+//
+// Every node campaigns for the job's name and Options.Names more. Per seed
+// (Options.Sessions), every node holds its names through one session
+// record (baton.Group), or each on its own record (baton.Elector), or the
+// nodes are mixed, so both kinds of holder contend for the same names; a
+// seed also draws whether change notifications arrive (else polling
+// alone) and whether the election's requests, not only its answers, take
+// the store's latency. For every name, at no moment may two nodes hold a
+// term that their own clocks say is valid. The store's latency is drawn per
 // seed (1-100ms); the scheduler's calls travel it both ways, so a write can
 // land after its sender was deposed.
 //

@@ -1,6 +1,8 @@
 // Package vcluster is a virtual cluster: a discrete-event simulation in
-// which every node runs baton's real election machine (internal/election,
-// the machine baton.Elector drives) and the real scheduler machine
+// which every node runs baton's real election machine (internal/election:
+// an election.Group over the job's name and Config.Names more, held through
+// a session as baton.Group holds them or each on its own record as
+// baton.Elector does) and the real scheduler machine
 // (internal/scheduler, the machine schedule.Runner drives), calls a real
 // store, and writes real rows through the real fence. Only time is
 // virtual: timers, store replies (after a latency, as over a network) and
