@@ -161,9 +161,9 @@ func (e *engine) step(n *node, ev election.Event) {
 	for _, a := range acts {
 		switch a := a.(type) {
 		case election.Get, election.Swap:
-			switch {
-			case e.reachable(n) != nil:
-				e.apply(n, int32(n.inc), a, n.latency) // fails
+			switch err := e.reachable(n); {
+			case err != nil:
+				e.push(event{at: e.now + n.latency, kind: evReply, node: int32(n.idx), inc: int32(n.inc), ev: failedCall(a, err)})
 			case e.c.CallLatency:
 				e.push(event{at: e.now + n.latency, kind: evCall, node: int32(n.idx), inc: int32(n.inc), ev: a})
 			default:
@@ -219,6 +219,32 @@ func (e *engine) step(n *node, ev election.Event) {
 	}
 }
 
+// failedCall is the answer to an election store call that failed with err.
+func failedCall(a election.Action, err error) election.Event {
+	switch a := a.(type) {
+	case election.Get:
+		return election.GetReply{Name: a.Name, Err: err}
+	case election.Swap:
+		return election.SwapReply{Name: a.Swap.Record.Name, Err: err}
+	}
+	return nil
+}
+
+// lostAnswer turns the answer of a call that reached the store into the
+// error of a node cut off before the answer came back (CallLatency): the
+// call's outcome is unknown to it.
+func (e *engine) lostAnswer(n *node, ev election.Event) election.Event {
+	err := fmt.Errorf("%w: %s was cut off before the answer came (injected fault)", store.ErrUnavailable, n.id)
+	switch r := ev.(type) {
+	case election.GetReply:
+		return election.GetReply{Name: r.Name, Err: err}
+	case election.SwapReply:
+		e.tracef("%s is cut off: the answer to its swap of %s is lost (the swap %s)", n.id, r.Name, map[bool]string{true: "went through", false: "failed"}[r.Err == nil])
+		return election.SwapReply{Name: r.Name, Err: err}
+	}
+	return nil // a change notification: the feed is broken
+}
+
 // apply executes a store call of n's election machine (incarnation inc)
 // now, whatever became of n since it sent it, and sends the answer back
 // after latency.
@@ -227,26 +253,22 @@ func (e *engine) apply(n *node, inc int32, a election.Action, latency time.Durat
 	switch a := a.(type) {
 	case election.Get:
 		r := election.GetReply{Name: a.Name}
-		if r.Err = e.reachable(n); r.Err == nil {
-			r.Record, r.Err = e.c.Store.Get(e.ctx, a.Name)
-		}
+		r.Record, r.Err = e.c.Store.Get(e.ctx, a.Name)
 		ev = r
 	case election.Swap:
 		r := election.SwapReply{Name: a.Swap.Record.Name}
-		if r.Err = e.reachable(n); r.Err == nil {
-			r.Record, r.Err = e.c.Store.Swap(e.ctx, a.Swap)
-			if r.Err == nil {
-				if i := e.nameIndex(r.Name); i >= 0 {
-					e.logs[i].dirty = true
-				}
-				e.notify(n, r.Name)
-				if store.IsSession(r.Name) && r.Record.Free() && !strings.Contains(r.Name, "/"+n.id+"/") {
-					e.tracef("%s found session %s dead and wrote it free", n.id, r.Name)
-				}
+		r.Record, r.Err = e.c.Store.Swap(e.ctx, a.Swap)
+		if r.Err == nil {
+			if i := e.nameIndex(r.Name); i >= 0 {
+				e.logs[i].dirty = true
 			}
-			if e.c.Check && errors.Is(r.Err, store.ErrInvalid) {
-				e.violate("%s: the store refused a swap of %s as invalid: %v", n.id, r.Name, r.Err)
+			e.notify(n, r.Name)
+			if store.IsSession(r.Name) && r.Record.Free() && !strings.Contains(r.Name, "/"+n.id+"/") {
+				e.tracef("%s found session %s dead and wrote it free", n.id, r.Name)
 			}
+		}
+		if e.c.Check && errors.Is(r.Err, store.ErrInvalid) {
+			e.violate("%s: the store refused a swap of %s as invalid: %v", n.id, r.Name, r.Err)
 		}
 		ev = r
 	}

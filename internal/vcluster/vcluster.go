@@ -89,7 +89,9 @@ type Config struct {
 	// node's latency before the store applies them, as WorkLatency does for
 	// the scheduler's: a renewal or takeover lands after it was sent, and a
 	// read sees the store as it is when the request arrives. Without it
-	// they are applied when sent and only the answer travels.
+	// they are applied when sent and only the answer travels. With it, a
+	// node cut off while a call is out loses the answer: the call may
+	// have been applied, and the node cannot know (an unknown outcome).
 	CallLatency bool
 	// Notify delivers change notifications, as baton's Watch and
 	// WatchChanges do: every write of a record reaches the other nodes
@@ -387,7 +389,13 @@ func (e *engine) dispatch(ev event) {
 	}
 	switch ev.kind {
 	case evReply:
-		e.step(n, ev.ev.(election.Event))
+		r := ev.ev.(election.Event)
+		if e.c.CallLatency && n.cut {
+			if r = e.lostAnswer(n, r); r == nil {
+				return
+			}
+		}
+		e.step(n, r)
 	case evTick:
 		if int(ev.gen) == n.tickGen {
 			e.step(n, election.Tick{})
