@@ -130,9 +130,9 @@ func (e *engine) nameIndex(name string) int {
 }
 
 // step feeds the election machine and executes its actions, as package
-// baton's driver does: the names' store calls are applied when sent and
-// answered after the node's latency, and the announcements become the
-// node's terms. A name whose term is lost is campaigned for again, as
+// baton's driver does: the names' store calls are applied when sent (with
+// CallLatency: when they arrive, the node's latency later) and answered
+// after the node's latency, and the announcements become the node's terms. A name whose term is lost is campaigned for again, as
 // baton.Elector.Run and baton.Group.Hold do.
 func (e *engine) step(n *node, ev election.Event) {
 	var lost []string
