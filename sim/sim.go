@@ -253,6 +253,20 @@ func Run(ctx context.Context, o Options, seed uint64) (Result, error) {
 	if res.Violation == nil {
 		res.Violation = liveness(ctx, o, c, st, &res)
 	}
+	if res.Violation == nil {
+		// Every name is held at the end, long after the last fault.
+		for i := 0; i <= o.Names; i++ {
+			name := vcluster.Job
+			if i > 0 {
+				name = fmt.Sprintf("shard-%d", i)
+			}
+			if out.HeldAtEnd[name] != 1 {
+				res.Violation = &vcluster.Violation{At: o.Duration.Seconds(), Invariant: fmt.Sprintf(
+					"liveness: %s is held by %d nodes at the end, %v after the last fault", name, out.HeldAtEnd[name], o.Duration/4)}
+				break
+			}
+		}
+	}
 	return res, nil
 }
 

@@ -284,6 +284,7 @@ func Run(ctx context.Context, c Config) (Outcome, error) {
 	e.out = Outcome{
 		Landings: map[string]int{}, FirstLanding: map[string]time.Duration{},
 		LeaderlessDays: map[int]bool{}, TwoLeaderDays: map[int]bool{}, FaultsInjected: map[FaultKind]int{},
+		HeldAtEnd: map[string]int{},
 	}
 	if _, err := c.Store.EnsureJob(ctx, store.Job{Name: Job, Schedule: "virtual"}); err != nil {
 		return e.out, err
@@ -342,6 +343,13 @@ func Run(ctx context.Context, c Config) (Outcome, error) {
 	if e.out.Violation == nil {
 		e.now = c.End
 		e.account(e.lastAt, c.End, e.leaders)
+		for i, name := range e.names {
+			for _, n := range e.nodes {
+				if !n.frozen && e.holds(n, i) {
+					e.out.HeldAtEnd[name]++
+				}
+			}
+		}
 	}
 	return e.out, nil
 }
