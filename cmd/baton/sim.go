@@ -16,7 +16,8 @@ margin), that election tokens only increase, that the store refuses no swap
 as invalid, that no write lands with a token lower than
 one already landed, that every ledger write carries the current token, that
 no effect starts on a term that is not valid, that no period completes
-twice, and at the end that every period due early enough was done.
+twice, and at the end that every period due early enough was done and
+that every name is held by exactly one node.
 
 Every node campaigns for the job's name and --names more (shard-1 to
 shard-N) through one election group, as baton.NewGroup does. With
@@ -24,7 +25,10 @@ shard-N) through one election group, as baton.NewGroup does. With
 with off it renews each name's own record (baton.Elector); seeded (the
 default) draws per seed all on, all off, or mixed, so that both kinds of
 holder contend for the same names. Every fault hits a node and so all its
-names.
+names. A seed also draws whether change notifications arrive (else polling
+alone) and whether election requests, not only their answers, travel the
+store's latency (a node cut off with a call out then loses the answer:
+an unknown outcome). The first line of --trace says what the seed drew.
 
 The same seed gives the same run, event for event. On a violation it prints
 the seed and the invariant and exits 1; --seed S --trace replays that seed
