@@ -149,6 +149,7 @@ func (e *engine) resume(n *node) {
 		}
 	}
 	if n.up {
+		n.tickQueued = false // a tick that came while frozen was dropped
 		e.step(n, election.Tick{})
 		if n.sm != nil {
 			e.armWork(n)

@@ -28,7 +28,9 @@ type node struct {
 	rate                   float64
 	latency                time.Duration
 	tickGen, workGen       int
-	termGen                int // tags the scheduler machine's replies with their term
+	tickQueued             bool          // a tick of tickGen is in the queue ...
+	tickAt                 time.Duration // ... for this instant
+	termGen                int           // tags the scheduler machine's replies with their term
 	mailbox                []event
 
 	// The term of Job, which the scheduler machine works under.
@@ -96,6 +98,7 @@ func (e *engine) newMachine(n *node) {
 	n.sm = scheduler.New(e.work)
 	n.term, n.deadline, n.pending = 0, time.Time{}, nil
 	n.held = make([]holding, len(e.names))
+	n.tickQueued = false
 }
 
 // campaign starts the campaign for every name, as a new process does.
@@ -311,9 +314,21 @@ func actionName(a election.Action) string {
 	return ""
 }
 
+// armTimer sets n's election timer to the group's Next. A tick already
+// queued for that instant stands: most steps leave the next timer where it
+// was, and a tick queued anew for each would crowd the queue.
 func (e *engine) armTimer(n *node) {
-	n.tickGen++
-	if next := n.g.Next(); !next.IsZero() {
-		e.push(event{at: max(n.realAt(next), e.now), kind: evTick, node: int32(n.idx), inc: int32(n.inc), gen: int32(n.tickGen)})
+	next := n.g.Next()
+	if next.IsZero() {
+		n.tickGen++
+		n.tickQueued = false
+		return
 	}
+	at := max(n.realAt(next), e.now)
+	if n.tickQueued && n.tickAt == at {
+		return
+	}
+	n.tickGen++
+	n.tickQueued, n.tickAt = true, at
+	e.push(event{at: at, kind: evTick, node: int32(n.idx), inc: int32(n.inc), gen: int32(n.tickGen)})
 }

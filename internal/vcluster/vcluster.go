@@ -406,6 +406,7 @@ func (e *engine) dispatch(ev event) {
 		e.step(n, r)
 	case evTick:
 		if int(ev.gen) == n.tickGen {
+			n.tickQueued = false
 			e.step(n, election.Tick{})
 		}
 	case evTermStart:
