@@ -7,11 +7,20 @@
 // and restarts as new incarnations, clock rates within the margin e and
 // beyond it, store outages, slow store replies, operators' resignations
 // and transfers, and a leader stopping at the worst moment ("skew"). The
-// virtual cluster (internal/vcluster) runs the real election machine (what
-// baton.Elector drives), the real scheduler machine (what schedule.Runner
-// drives), a real store and the real fence under it and checks the
-// invariants after every event; at the end it checks liveness: every
-// period due early enough was completed. The store's latency is drawn per
+// virtual cluster (internal/vcluster) runs the real election machine (the
+// election.Group that baton.Elector and baton.Group drive), the real
+// scheduler machine (what schedule.Runner drives), a real store and the
+// real fence under it and checks the invariants after every event; at the
+// end it checks liveness: every period due early enough was completed.
+//
+// Every node campaigns for the job's name and Options.Names more. Per seed
+// (Options.Sessions), every node holds its names through one session
+// record (baton.Group), or each on its own record (baton.Elector), or the
+// nodes are mixed, so both kinds of holder contend for the same names; a
+// seed also draws whether change notifications arrive (else polling
+// alone) and whether the election's requests, not only its answers, take
+// the store's latency. For every name, at no moment may two nodes hold a
+// term that their own clocks say is valid. The store's latency is drawn per
 // seed (1-100ms); the scheduler's calls travel it both ways, so a write can
 // land after its sender was deposed.
 //
@@ -111,11 +120,49 @@ type Options struct {
 	// UnfencedLedger makes the scheduler machine write the ledger without
 	// the token check (mutation check).
 	UnfencedLedger bool
+	// NoSessionMargin makes observers end another process's session after
+	// its lease without the 2e (mutation check).
+	NoSessionMargin bool
+	// SessionNameExpiry makes contenders take a name held through a
+	// session over when its own record stayed unchanged for lease + 2e,
+	// ignoring the session (mutation check).
+	SessionNameExpiry bool
+	// Names is how many names every node campaigns for besides the job's
+	// ("shard-1" to "shard-<Names>"): held like the job's, without work.
+	Names int
+	// Sessions says which nodes hold their names through a session (as
+	// baton.Group does) rather than each on its own record (as
+	// baton.Elector does).
+	Sessions SessionMode
 	// Trace gets the failover trace of each seed run.
 	Trace io.Writer
 }
 
-// DefaultOptions returns 5 nodes, 60s of virtual time per seed, every
+// SessionMode says which nodes of a run hold their names through a
+// session.
+type SessionMode string
+
+// The session modes.
+const (
+	// SessionsSeeded draws the mode per seed: a third of the seeds run
+	// SessionsOn, a third SessionsOff, a third SessionsMixed.
+	SessionsSeeded SessionMode = "seeded"
+	SessionsOn     SessionMode = "on"    // every node holds its names through a session
+	SessionsOff    SessionMode = "off"   // every node renews each name's own record
+	SessionsMixed  SessionMode = "mixed" // each node one way or the other, both kinds present
+)
+
+// ParseSessionMode parses a --sessions value.
+func ParseSessionMode(s string) (SessionMode, error) {
+	switch m := SessionMode(s); m {
+	case SessionsSeeded, SessionsOn, SessionsOff, SessionsMixed:
+		return m, nil
+	}
+	return "", fmt.Errorf("unknown session mode %q: want seeded, on, off or mixed", s)
+}
+
+// DefaultOptions returns 5 nodes each campaigning for the job and 4 more
+// names, sessions drawn per seed, 60s of virtual time per seed, every
 // fault class, a 3s lease renewed every second, e = 150ms, a period due
 // every second.
 func DefaultOptions() Options {
@@ -123,6 +170,7 @@ func DefaultOptions() Options {
 		Nodes: 5, Duration: 60 * time.Second, Faults: AllFaults,
 		Lease: 3 * time.Second, Renew: time.Second, Margin: 150 * time.Millisecond,
 		Poll: 250 * time.Millisecond, Period: time.Second,
+		Names: 4, Sessions: SessionsSeeded,
 	}
 }
 
@@ -137,6 +185,11 @@ func (o Options) Validate() error {
 		return fmt.Errorf("renew must be positive and shorter than the lease")
 	case o.Margin < 0 || o.Poll <= 0 || o.Period < 10*time.Millisecond:
 		return fmt.Errorf("margin must not be negative, poll must be positive, period at least 10ms")
+	case o.Names < 0 || o.Names > 100:
+		return fmt.Errorf("names must be from 0 to 100, got %d", o.Names)
+	}
+	if _, err := ParseSessionMode(string(o.Sessions)); err != nil {
+		return err
 	}
 	return nil
 }
@@ -168,6 +221,7 @@ func Run(ctx context.Context, o Options, seed uint64) (Result, error) {
 	clock := vcluster.NewClock(o.Period)
 	st := memstore.New(memstore.WithTime(clock.Now))
 	faults, latency, beyond := draw(o, seed)
+	v := drawVariant(o, seed)
 	c := vcluster.Config{
 		Nodes: o.Nodes, Lease: o.Lease, Renew: o.Renew, Margin: o.Margin, Poll: o.Poll, WorkPoll: o.Period,
 		Latency: latency, WorkLatency: true, Day: o.Period,
@@ -175,7 +229,18 @@ func Run(ctx context.Context, o Options, seed uint64) (Result, error) {
 		Store: st, Resource: vcluster.NewMemResource(), Faults: faults, End: o.Duration,
 		Check: true, Trace: o.Trace, Clock: clock,
 	}
-	c.Mutate = vcluster.Mutation{NoValidCheck: o.NoValidCheck, UnfencedLedger: o.UnfencedLedger}
+	c.Names, c.Sessions, c.Notify, c.CallLatency = o.Names, v.sessions, v.notify, v.callLatency
+	c.Mutate = vcluster.Mutation{NoValidCheck: o.NoValidCheck, UnfencedLedger: o.UnfencedLedger,
+		NoSessionMargin: o.NoSessionMargin, SessionNameExpiry: o.SessionNameExpiry}
+	if o.Trace != nil {
+		var kinds []string
+		for i, on := range v.sessions {
+			kinds = append(kinds, fmt.Sprintf("node-%d %s", i, map[bool]string{true: "session", false: "inline"}[on]))
+		}
+		onOff := map[bool]string{true: "on", false: "off"}
+		fmt.Fprintf(o.Trace, "%d names besides %s; %s; change notifications %s; store latency %v, election requests travel it %s\n",
+			o.Names, vcluster.Job, strings.Join(kinds, ", "), onOff[v.notify], latency, onOff[v.callLatency])
+	}
 	if o.NoMargin {
 		c.Margin, c.CheckMargin = 0, o.Margin
 	}
@@ -187,6 +252,20 @@ func Run(ctx context.Context, o Options, seed uint64) (Result, error) {
 	res.Violation = out.Violation
 	if res.Violation == nil {
 		res.Violation = liveness(ctx, o, c, st, &res)
+	}
+	if res.Violation == nil {
+		// Every name is held at the end, long after the last fault.
+		for i := 0; i <= o.Names; i++ {
+			name := vcluster.Job
+			if i > 0 {
+				name = fmt.Sprintf("shard-%d", i)
+			}
+			if out.HeldAtEnd[name] != 1 {
+				res.Violation = &vcluster.Violation{At: o.Duration.Seconds(), Invariant: fmt.Sprintf(
+					"liveness: %s is held by %d nodes at the end, %v after the last fault", name, out.HeldAtEnd[name], o.Duration/4)}
+				break
+			}
+		}
 	}
 	return res, nil
 }
@@ -221,11 +300,59 @@ func liveness(ctx context.Context, o Options, c vcluster.Config, st store.Store,
 	return nil
 }
 
+// variant is how a seed's cluster runs its names.
+type variant struct {
+	sessions    []bool // per node: holds its names through a session
+	notify      bool   // change notifications (else polling alone, as when a watch is broken)
+	callLatency bool   // election requests travel the latency before the store applies them
+}
+
+// drawVariant says which nodes of a seed hold their names through a
+// session, whether the nodes get change notifications and whether the
+// election's requests, not only its answers, take the store's latency
+// (each half the seeds). It draws from a stream of its own, so that a
+// seed's fault schedule does not depend on it.
+func drawVariant(o Options, seed uint64) variant {
+	// Consecutive seeds make correlated first draws of a PCG: mix the seed.
+	rng := rand.New(rand.NewPCG(mix(seed), 0x73657373696f6e)) // "session"
+	mode := o.Sessions
+	if mode == SessionsSeeded {
+		mode = []SessionMode{SessionsOn, SessionsOff, SessionsMixed}[rng.IntN(3)]
+	}
+	on := make([]bool, o.Nodes)
+	switch mode {
+	case SessionsOn:
+		for i := range on {
+			on[i] = true
+		}
+	case SessionsMixed:
+		for i := range on {
+			on[i] = rng.IntN(2) == 0
+		}
+		if o.Nodes > 1 && !slices.Contains(on, true) {
+			on[rng.IntN(o.Nodes)] = true
+		}
+		if o.Nodes > 1 && !slices.Contains(on, false) {
+			on[rng.IntN(o.Nodes)] = false
+		}
+	}
+	return variant{sessions: on, notify: rng.IntN(2) == 0, callLatency: rng.IntN(2) == 0}
+}
+
+// mix is SplitMix64's finalizer: nearby seeds give distant states.
+func mix(x uint64) uint64 {
+	x += 0x9e3779b97f4a7c15
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
+	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
+	return x ^ (x >> 31)
+}
+
 // draw makes the fault schedule of a seed. Faults begin and end within the
 // first 70% of the run; at 75% everything is healed, so the rest of the run
 // shows liveness.
 func draw(o Options, seed uint64) (faults []vcluster.Fault, latency time.Duration, beyond bool) {
-	rng := rand.New(rand.NewPCG(seed, 0x62617a6f6e)) // "baton"
+	rng := rand.New(rand.NewPCG(seed, 0x62617a6f6e))        // "baton"
+	names := rand.New(rand.NewPCG(mix(seed), 0x6e616d6573)) // "names"
 	// The store's one-way latency: a local store to a distant one.
 	latency = time.Duration(1+rng.IntN(100)) * time.Millisecond
 	window := o.Duration * 7 / 10
@@ -288,10 +415,22 @@ func draw(o Options, seed uint64) (faults []vcluster.Fault, latency time.Duratio
 			add(vcluster.Fault{At: t, Node: n, Kind: vcluster.SetLatency, Latency: lat})
 			add(vcluster.Fault{At: t + d, Node: n, Kind: vcluster.SetLatency, Latency: latency})
 		case Operator:
-			if rng.IntN(2) == 0 {
-				add(vcluster.Fault{At: t, Node: n, Kind: vcluster.Resign})
+			// The job's name half the time, else one of the others (drawn
+			// from a stream of its own: the job's schedule stays the same
+			// whatever the number of names).
+			name := 0
+			if o.Names > 0 && names.IntN(2) == 0 {
+				name = 1 + names.IntN(o.Names)
+			}
+			resign, all := rng.IntN(2) == 0, names.IntN(4) == 0
+			if resign || all {
+				kind := vcluster.Resign
+				if all {
+					kind = vcluster.ResignAll // the process gives every name up at once
+				}
+				add(vcluster.Fault{At: t, Node: n, Kind: kind, Name: name})
 			} else {
-				add(vcluster.Fault{At: t, Node: n, Kind: vcluster.Transfer, To: rng.IntN(o.Nodes)})
+				add(vcluster.Fault{At: t, Node: n, Kind: vcluster.Transfer, To: rng.IntN(o.Nodes), Name: name})
 			}
 		case Skew:
 			// A leader stops at the worst moment. Node n's clock runs slow

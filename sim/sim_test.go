@@ -2,6 +2,8 @@ package sim_test
 
 import (
 	"bytes"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/batonhq/baton/sim"
@@ -53,6 +55,12 @@ func TestMutationsAreCaught(t *testing.T) {
 		{"no 2e margin", func(o *sim.Options) { o.NoMargin = true }, 200},
 		{"no Valid() check before an effect", func(o *sim.Options) { o.NoValidCheck = true }, 200},
 		{"unfenced ledger", func(o *sim.Options) { o.UnfencedLedger = true }, 200},
+		// A session's observer that skips the 2e: like no-margin, it
+		// needs the skew fault on a node holding names through a session.
+		{"session ended without the 2e", func(o *sim.Options) { o.NoSessionMargin = true }, 200},
+		// A contender that ignores the session takes a session-held name
+		// lease + 2e after it first read it: any seed with a session holder.
+		{"session-held name taken on its record's expiry", func(o *sim.Options) { o.SessionNameExpiry = true }, 20},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o := sim.DefaultOptions()
@@ -69,6 +77,44 @@ func TestMutationsAreCaught(t *testing.T) {
 			}
 			t.Fatalf("no violation within %d seeds with %s", tc.within, tc.name)
 		})
+	}
+}
+
+// Both kinds of holder appear: a seeded run draws seeds with sessions,
+// without, and mixed, and the fixed modes do what they say.
+func TestSessionModes(t *testing.T) {
+	for _, mode := range []sim.SessionMode{sim.SessionsOn, sim.SessionsOff, sim.SessionsMixed, sim.SessionsSeeded} {
+		o := sim.DefaultOptions()
+		o.Sessions = mode
+		kinds := map[string]bool{}
+		for seed := uint64(1); seed <= 12; seed++ {
+			var b bytes.Buffer
+			o.Trace = &b
+			o.Duration = 10 * o.Lease
+			r, err := sim.Run(t.Context(), o, seed)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Violation != nil {
+				t.Fatalf("%s seed %d: %v", mode, seed, r.Violation)
+			}
+			first, _, _ := strings.Cut(b.String(), "\n")
+			on, off := strings.Contains(first, " session"), strings.Contains(first, " inline")
+			kinds[fmt.Sprint(on, off)] = true
+			switch {
+			case mode == sim.SessionsOn && (!on || off), mode == sim.SessionsOff && (on || !off), mode == sim.SessionsMixed && (!on || !off):
+				t.Fatalf("%s seed %d: %s", mode, seed, first)
+			}
+			if !strings.Contains(b.String(), "elected for shard-4") {
+				t.Fatalf("%s seed %d: nobody held shard-4:\n%s", mode, seed, b.String())
+			}
+		}
+		if mode == sim.SessionsSeeded && len(kinds) != 3 {
+			t.Fatalf("seeded: 12 seeds drew only %v", kinds)
+		}
+	}
+	if _, err := sim.ParseSessionMode("sometimes"); err == nil {
+		t.Fatal("unknown session mode accepted")
 	}
 }
 

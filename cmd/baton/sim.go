@@ -10,12 +10,25 @@ import (
 
 const simAbout = `Runs the real election machine, the real scheduler machine (the work loop
 schedule.Runner drives in production), store and fence on a virtual cluster
-under a random fault schedule per seed, and checks after every event that at
-most one node holds a valid term (while clocks stay within the margin), that
-election tokens only increase, that no write lands with a token lower than
+under a random fault schedule per seed, and checks after every event that for
+every name at most one node holds a valid term (while clocks stay within the
+margin), that election tokens only increase, that the store refuses no swap
+as invalid, that no write lands with a token lower than
 one already landed, that every ledger write carries the current token, that
 no effect starts on a term that is not valid, that no period completes
-twice, and at the end that every period due early enough was done.
+twice, and at the end that every period due early enough was done and
+that every name is held by exactly one node.
+
+Every node campaigns for the job's name and --names more (shard-1 to
+shard-N) through one election group, as baton.NewGroup does. With
+--sessions on it holds them all through one session record (baton.Group),
+with off it renews each name's own record (baton.Elector); seeded (the
+default) draws per seed all on, all off, or mixed, so that both kinds of
+holder contend for the same names. Every fault hits a node and so all its
+names. A seed also draws whether change notifications arrive (else polling
+alone) and whether election requests, not only their answers, travel the
+store's latency (a node cut off with a call out then loses the answer:
+an unknown outcome). The first line of --trace says what the seed drew.
 
 The same seed gives the same run, event for event. On a violation it prints
 the seed and the invariant and exits 1; --seed S --trace replays that seed
@@ -31,7 +44,10 @@ a ledger call in flight until a successor takes over), or all.
 Mutations (--mutate) turn a protection off; each must be caught:
 no-fence (no fencing at all), no-margin (takeover without the 2e wait),
 no-valid-check (effects start without the Valid() check), unfenced-ledger
-(ledger writes without the token check).`
+(ledger writes without the token check), session-no-margin (another
+process's session is ended after its lease without the 2e),
+session-name-expiry (a name held through a session is taken over when its
+own record stays unchanged for lease + 2e, ignoring the session).`
 
 func runSim(ctx context.Context, e *env, args []string) int {
 	const name = "sim"
@@ -41,7 +57,9 @@ func runSim(ctx context.Context, e *env, args []string) int {
 	first := fs.Uint64("seed", 1, "first seed (with --seeds 1: the one seed to replay)")
 	trace := fs.Bool("trace", false, "print the trace of one seed (--seed S --trace replays seed S)")
 	faults := fs.String("faults", "all", "comma list of fault classes, or all")
-	mutate := fs.String("mutate", "", "turn a protection off to show the checker bites: no-fence, no-margin, no-valid-check or unfenced-ledger")
+	mutate := fs.String("mutate", "", "turn a protection off to show the checker bites: "+mutationList)
+	sessions := fs.String("sessions", string(o.Sessions), "which nodes hold their names through a session: seeded (drawn per seed), on, off or mixed")
+	fs.IntVar(&o.Names, "names", o.Names, "names each node campaigns for besides the job's")
 	fs.IntVar(&o.Nodes, "nodes", o.Nodes, "nodes per run")
 	fs.DurationVar(&o.Duration, "duration", o.Duration, "virtual time per seed")
 	fs.DurationVar(&o.Lease, "lease", o.Lease, "lease")
@@ -59,6 +77,9 @@ func runSim(ctx context.Context, e *env, args []string) int {
 		return e.fail(name, usagef("--faults: %v", err))
 	}
 	o.Faults = fc
+	if o.Sessions, err = sim.ParseSessionMode(*sessions); err != nil {
+		return e.fail(name, usagef("--sessions: %v", err))
+	}
 	switch *mutate {
 	case "":
 	case "no-fence":
@@ -69,8 +90,12 @@ func runSim(ctx context.Context, e *env, args []string) int {
 		o.NoValidCheck = true
 	case "unfenced-ledger":
 		o.UnfencedLedger = true
+	case "session-no-margin":
+		o.NoSessionMargin = true
+	case "session-name-expiry":
+		o.SessionNameExpiry = true
 	default:
-		return e.fail(name, usagef("--mutate %q: want no-fence, no-margin, no-valid-check or unfenced-ledger", *mutate))
+		return e.fail(name, usagef("--mutate %q: want %s", *mutate, mutationList))
 	}
 	if *seeds < 1 {
 		return e.fail(name, usagef("--seeds must be at least 1, got %d", *seeds))
@@ -125,6 +150,8 @@ func runSim(ctx context.Context, e *env, args []string) int {
 	}
 	return exitOK
 }
+
+const mutationList = "no-fence, no-margin, no-valid-check, unfenced-ledger, session-no-margin or session-name-expiry"
 
 func mutateFlag(m string) string {
 	if m == "" {

@@ -46,6 +46,19 @@ type Config struct {
 	// notification reported; 0 means Poll. A Group also re-reads each name
 	// it holds this often (Check events).
 	Check time.Duration
+
+	// Mutations: each turns a protection of the session protocol off, so
+	// that the simulator (baton sim --mutate) can show that it catches the
+	// breach. Never set outside the simulator.
+	//
+	// NoSessionMargin makes an observer end another process's session once
+	// its record stayed unchanged for the lease alone, without the 2e.
+	NoSessionMargin bool
+	// SessionNameExpiry makes a contender treat a name held through another
+	// process's session like a name renewed on its own record: taken over
+	// once that record stayed unchanged for lease + 2e, whether the session
+	// lives or not.
+	SessionNameExpiry bool
 }
 
 // sessionView is a Group's own session as its names' machines see it.
@@ -408,7 +421,7 @@ func (m *Machine) tick(now time.Time) []Action {
 	switch m.phase {
 	case contending, releasing:
 		if m.inflight == opNone && !m.readAt.IsZero() && !now.Before(m.readAt) {
-			if m.phase == contending && m.hasSeen && m.seen.Session == "" && m.expired(now) {
+			if m.phase == contending && m.hasSeen && (m.seen.Session == "" || m.cfg.SessionNameExpiry) && m.expired(now) {
 				return m.acquire(now, m.seen)
 			}
 			return m.read(now)
@@ -692,7 +705,7 @@ func (m *Machine) contenderRead(now time.Time, r GetReply) []Action {
 		return nil
 	case rec.Free() && (rec.Transfer == "" || rec.Transfer == store.AnyNode || rec.Transfer == m.cfg.Node):
 		return m.acquire(now, rec)
-	case rec.Session != "" && !rec.Free():
+	case rec.Session != "" && !rec.Free() && !m.cfg.SessionNameExpiry:
 		// Held through another process's session: the session record, not
 		// this one, says whether the holder lives. Wait to hear that it
 		// ended; re-read now and then for a release.

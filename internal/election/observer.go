@@ -40,7 +40,16 @@ func (o *observer) read(now time.Time) []Action {
 }
 
 func (o *observer) expired(now time.Time, cfg Config) bool {
-	return o.hasSeen && !now.Before(o.seenAt.Add(o.seen.Lease+2*cfg.Margin))
+	return o.hasSeen && !now.Before(o.seenAt.Add(o.wait(cfg)))
+}
+
+// wait is how long the session record must stay unchanged before the
+// session is dead: its lease plus twice the clock margin.
+func (o *observer) wait(cfg Config) time.Duration {
+	if cfg.NoSessionMargin {
+		return o.seen.Lease // mutation: the simulator must catch it
+	}
+	return o.seen.Lease + 2*cfg.Margin
 }
 
 func (o *observer) end(now time.Time) []Action {
@@ -89,7 +98,7 @@ func (o *observer) getReply(now time.Time, cfg Config, r GetReply) []Action {
 	if o.expired(now, cfg) {
 		return o.end(now)
 	}
-	o.readAt = earliest(now.Add(cfg.Poll), o.seenAt.Add(o.seen.Lease+2*cfg.Margin))
+	o.readAt = earliest(now.Add(cfg.Poll), o.seenAt.Add(o.wait(cfg)))
 	return nil
 }
 

@@ -8,10 +8,13 @@ import (
 )
 
 // Invariants, checked after every event when Config.Check is set:
-//   - while every two clocks' rates stay within MaxRateRatio, at most one
-//     node holds a term that is valid by its own clock (frozen nodes
-//     included: Valid() reads the clock when they wake);
-//   - the election log's tokens increase by acquisition and never repeat;
+//   - while every two clocks' rates stay within MaxRateRatio, for every
+//     name at most one node holds a term that is valid by its own clock
+//     (frozen nodes included: Valid() reads the clock when they wake),
+//     whether it holds the name on its own record or through a session;
+//   - every name's election log's tokens increase by acquisition and never
+//     repeat;
+//   - the store refuses no swap of the election machine as invalid;
 //   - no write lands with a token lower than one already landed (the fence's
 //     promise; without fencing it is what a stale leader breaks);
 //   - every ledger write that commits carries the election's current
@@ -42,43 +45,71 @@ func (e *engine) violate(format string, a ...any) {
 
 func (e *engine) check() {
 	e.out.Checks++
+	// A node's term becomes valid only when it is won or extended; after
+	// that it only runs out. So two valid terms of a name can begin only
+	// at an event that granted one: only the names granted in this event
+	// need counting.
+	granted := e.granted
+	e.granted = e.granted[:0]
 	if e.ratesWithinMargin() {
-		valid := func(n *node) bool { return n.up && n.term != 0 && n.local(e.now).Before(n.deadline) }
-		count := 0
-		for _, n := range e.nodes {
-			if valid(n) {
-				count++
-			}
-		}
-		if count > 1 {
-			var who []string
+		for _, i := range granted {
+			name := e.names[i]
+			count := 0
 			for _, n := range e.nodes {
-				if valid(n) {
-					who = append(who, fmt.Sprintf("%s (token %d)", n.id, n.term))
+				if e.holds(n, i) {
+					count++
 				}
 			}
-			e.violate("two valid leaders with clocks within the margin: %s", strings.Join(who, ", "))
+			if count <= 1 {
+				continue
+			}
+			var who []string
+			for _, n := range e.nodes {
+				if e.holds(n, i) {
+					who = append(who, fmt.Sprintf("%s (token %d)", n.id, n.termOf(i).token))
+				}
+			}
+			if i == 0 {
+				e.violate("two valid leaders with clocks within the margin: %s", strings.Join(who, ", "))
+			} else {
+				e.violate("two valid holders of %s with clocks within the margin: %s", name, strings.Join(who, ", "))
+			}
 		}
 	}
-	if !e.logDirty {
-		return // the election log has not changed since the last check
+	for i := range e.logs {
+		if e.logs[i].dirty {
+			e.checkLog(i)
+		}
 	}
-	e.logDirty = false
-	evs, err := e.c.Store.History(e.ctx, Job, e.lastLogSeq, 0)
+}
+
+// holds reports whether n holds a term of the i-th name that is valid by
+// its own clock (frozen or not: Valid() reads the clock when it wakes).
+func (e *engine) holds(n *node, i int) bool {
+	h := n.termOf(i)
+	return n.up && h.token != 0 && n.local(e.now).Before(h.deadline)
+}
+
+// checkLog reads what the i-th name's election log gained since the last
+// check: acquisitions raise the token, nothing else changes it.
+func (e *engine) checkLog(i int) {
+	l := &e.logs[i]
+	l.dirty = false
+	evs, err := e.c.Store.History(e.ctx, e.names[i], l.seq, 0)
 	if err != nil {
 		e.fail(err)
 		return
 	}
 	for _, ev := range evs {
-		e.lastLogSeq = ev.Seq
+		l.seq = ev.Seq
 		acquired := ev.Holder != "" && (ev.Kind == store.Acquired || ev.Kind == store.TakenOver || ev.Kind == store.Transferred)
 		switch {
-		case acquired && ev.Token <= e.lastLogToken:
-			e.violate("election log: %s by %s with token %d after token %d", ev.Kind, ev.Holder, ev.Token, e.lastLogToken)
-		case !acquired && ev.Token != e.lastLogToken:
-			e.violate("election log: %s changed the token from %d to %d", ev.Kind, e.lastLogToken, ev.Token)
+		case acquired && ev.Token <= l.token:
+			e.violate("election log of %s: %s by %s with token %d after token %d", e.names[i], ev.Kind, ev.Holder, ev.Token, l.token)
+		case !acquired && ev.Token != l.token:
+			e.violate("election log of %s: %s changed the token from %d to %d", e.names[i], ev.Kind, l.token, ev.Token)
 		}
-		e.lastLogToken = ev.Token
+		l.token = ev.Token
 	}
 }
 

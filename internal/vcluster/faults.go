@@ -27,13 +27,14 @@ const (
 	Transfer                              // an operator transfers the lead to node To
 	ArmPause                              // freeze when the next effect is about to start, before its Valid() check
 	ArmPauseInFlight                      // freeze right after sending the next ledger call
+	ResignAll                             // the node gives every name up at once (baton.Group.Close) and campaigns again
 )
 
 var faultNames = map[FaultKind]string{
 	Cut: "cut", Reconnect: "reconnect", Freeze: "freeze", Thaw: "thaw", ArmFreeze: "arm-freeze-before-write",
 	Disarm: "disarm", Crash: "crash", Restart: "restart", SetRate: "set-rate", SetLatency: "set-latency",
 	Resign: "resign", Transfer: "transfer", ArmPause: "arm-freeze-before-check",
-	ArmPauseInFlight: "arm-freeze-in-flight",
+	ArmPauseInFlight: "arm-freeze-in-flight", ResignAll: "resign-all",
 }
 
 // String names the fault kind.
@@ -47,6 +48,7 @@ type Fault struct {
 	Rate    float64       // SetRate
 	Latency time.Duration // SetLatency
 	To      int           // Transfer
+	Name    int           // Resign, Transfer: which name (0: Job, i: "shard-i")
 }
 
 func (e *engine) fault(f Fault) {
@@ -82,12 +84,13 @@ func (e *engine) fault(f Fault) {
 		if n.up {
 			n.up, n.frozen, n.frozenByEffect, n.mailbox = false, false, false, nil
 			n.term, n.pending = 0, nil
+			clear(n.held)
 		}
 	case Restart:
 		if !n.up {
 			n.up = true
 			e.newMachine(n)
-			e.step(n, election.Start{})
+			e.campaign(n)
 		}
 	case SetRate:
 		n.l0, n.t0, n.rate = n.local(e.now).Sub(Epoch), e.now, f.Rate
@@ -97,14 +100,30 @@ func (e *engine) fault(f Fault) {
 	case SetLatency:
 		n.latency = f.Latency
 	case Resign:
-		if n.up && !n.frozen && n.term != 0 {
-			e.step(n, election.Resign{Token: n.term})
+		name := e.names[f.Name%len(e.names)]
+		if h := n.termOf(f.Name % len(e.names)); n.up && !n.frozen && h.token != 0 {
+			e.step(n, election.Resign{Name: name, Token: h.token})
+		}
+	case ResignAll:
+		if n.up && !n.frozen {
+			// Every term ends and, through a session, one write frees
+			// every name; the node campaigns again as each term ends.
+			e.step(n, election.Resign{})
+			e.campaign(n)
 		}
 	case Transfer:
-		if rec, err := e.c.Store.Get(e.ctx, Job); err == nil {
-			err := baton.Transfer(e.ctx, e.c.Store, Job, e.nodes[f.To].id, rec.Token)
-			e.tracef("operator: transfer to %s at token %d: %v", e.nodes[f.To].id, rec.Token, err)
-			e.logDirty = true
+		i := f.Name % len(e.names)
+		if rec, err := e.c.Store.Get(e.ctx, e.names[i]); err == nil {
+			err = baton.Transfer(e.ctx, e.c.Store, e.names[i], e.nodes[f.To].id, rec.Token)
+			if i == 0 {
+				e.tracef("operator: transfer to %s at token %d: %v", e.nodes[f.To].id, rec.Token, err)
+			} else {
+				e.tracef("operator: transfer of %s to %s at token %d: %v", e.names[i], e.nodes[f.To].id, rec.Token, err)
+			}
+			e.logs[i].dirty = true
+			if err == nil {
+				e.notify(nil, e.names[i])
+			}
 		}
 	}
 }
@@ -130,6 +149,7 @@ func (e *engine) resume(n *node) {
 		}
 	}
 	if n.up {
+		n.tickQueued = false // a tick that came while frozen was dropped
 		e.step(n, election.Tick{})
 		if n.sm != nil {
 			e.armWork(n)

@@ -21,7 +21,10 @@ type Outcome struct {
 	Leaderless, TwoLeaders        time.Duration
 	LeaderlessDays, TwoLeaderDays map[int]bool
 	Events, Checks                int
-	FaultsInjected                map[FaultKind]int
+	// HeldAtEnd counts, per name, the running nodes whose term of it is
+	// valid on their own clock at the end (names nobody holds are absent).
+	HeldAtEnd      map[string]int
+	FaultsInjected map[FaultKind]int
 	// Violation is the first invariant that failed (Check only).
 	Violation error
 	// Timeline is what each node did and suffered, in order (Config.Timeline only).

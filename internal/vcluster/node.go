@@ -1,8 +1,11 @@
 package vcluster
 
 import (
+	"errors"
 	"fmt"
 	"math"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/batonhq/baton/internal/election"
@@ -13,29 +16,67 @@ import (
 // node is one process of the virtual cluster: the runtime around its
 // election machine (this file) and its scheduler machine (work.go).
 type node struct {
-	idx int
-	id  string
-	inc int
-	m   *election.Machine
-	sm  *scheduler.Machine
+	idx      int
+	id       string
+	inc      int
+	sessions bool            // holds its names through a session (baton.Group), else on their own records (baton.Elector)
+	g        *election.Group // the election of every name the node holds
+	sm       *scheduler.Machine
 
 	up, frozen, cut, armed bool
 	t0, l0                 time.Duration // local clock: l0 + (now-t0)*rate
 	rate                   float64
 	latency                time.Duration
 	tickGen, workGen       int
-	termGen                int // tags the scheduler machine's replies with their term
+	tickQueued             bool          // a tick of tickGen is in the queue ...
+	tickAt                 time.Duration // ... for this instant
+	termGen                int           // tags the scheduler machine's replies with their term
 	mailbox                []event
 
+	// The term of Job, which the scheduler machine works under.
 	term     uint64
 	deadline time.Time
 	fenced   uint64
+	// held[i] is the term of Config.Names' i-th other name (index 0, Job's,
+	// is term and deadline above).
+	held []holding
 
 	armedBeforeCheck bool
 	armedInFlight    bool
 	pending          *scheduler.StartEffect // frozen before the effect
 	pendingChecked   bool                   // after its Valid() check
 	frozenByEffect   bool
+}
+
+// holding is a term of a name without work: its token (0: none) and its
+// deadline on the node's clock, as Elected and Extended announced them.
+type holding struct {
+	token    uint64
+	deadline time.Time
+}
+
+// termOf returns n's term of the i-th name (0: Job).
+func (n *node) termOf(i int) holding {
+	if i == 0 {
+		return holding{n.term, n.deadline}
+	}
+	return n.held[i]
+}
+
+// grant sets n's term of the i-th name from Elected or Extended.
+func (e *engine) grant(n *node, i int, h holding) {
+	n.setTerm(i, h)
+	if e.c.Check && !slices.Contains(e.granted, i) {
+		e.granted = append(e.granted, i)
+	}
+}
+
+func (n *node) setTerm(i int, h holding) {
+	if i == 0 {
+		n.term, n.deadline = h.token, h.deadline
+		return
+	}
+	n.held[i] = h
 }
 
 func (n *node) local(now time.Duration) time.Time {
@@ -49,15 +90,25 @@ func (n *node) realAt(l time.Time) time.Duration {
 // newMachine starts a new incarnation of n.
 func (e *engine) newMachine(n *node) {
 	n.inc++
-	n.m = election.New(election.Config{
-		Name: Job, Node: n.id, Incarnation: fmt.Sprintf("%s.%d", n.id, n.inc),
+	n.g = election.NewGroup(election.Config{
+		Node: n.id, Incarnation: fmt.Sprintf("%s.%d", n.id, n.inc),
 		Lease: e.c.Lease, Renew: e.c.Renew, Margin: e.c.Margin, Poll: e.c.Poll, Retry: e.c.Poll,
-	})
+		NoSessionMargin: e.c.Mutate.NoSessionMargin, SessionNameExpiry: e.c.Mutate.SessionNameExpiry,
+	}, n.sessions)
 	n.sm = scheduler.New(e.work)
 	n.term, n.deadline, n.pending = 0, time.Time{}, nil
+	n.held = make([]holding, len(e.names))
+	n.tickQueued = false
 }
 
-// valid is Term.Valid() of n's current term, read on n's own clock.
+// campaign starts the campaign for every name, as a new process does.
+func (e *engine) campaign(n *node) {
+	for _, name := range e.names {
+		e.step(n, election.Start{Name: name})
+	}
+}
+
+// valid is Term.Valid() of n's current term of Job, read on n's own clock.
 func (e *engine) valid(n *node) bool {
 	return n.up && !n.frozen && n.term != 0 && n.local(e.now).Before(n.deadline)
 }
@@ -69,55 +120,215 @@ func (e *engine) reachable(n *node) error {
 	return nil
 }
 
-// step feeds the election machine and executes its actions, as
-// baton.Elector does.
-func (e *engine) step(n *node, ev election.Event) {
-	lost := false
-	for _, a := range n.m.Step(n.local(e.now), ev) {
-		switch a := a.(type) {
-		case election.Get:
-			var r election.GetReply
-			if r.Err = e.reachable(n); r.Err == nil {
-				r.Record, r.Err = e.c.Store.Get(e.ctx, a.Name)
-			}
-			e.push(event{at: e.now + n.latency, kind: evReply, node: int32(n.idx), inc: int32(n.inc), ev: r})
-		case election.Swap:
-			var r election.SwapReply
-			if r.Err = e.reachable(n); r.Err == nil {
-				r.Record, r.Err = e.c.Store.Swap(e.ctx, a.Swap)
-				if r.Err == nil {
-					e.logDirty = true
-				}
-			}
-			e.push(event{at: e.now + n.latency, kind: evReply, node: int32(n.idx), inc: int32(n.inc), ev: r})
-		case election.Elected:
-			n.term, n.deadline = a.Token, a.Deadline
-			e.out.Elections = append(e.out.Elections, Election{e.now, n.idx, a.Token})
-			e.tracef("%s elected, token %d, valid until its clock reads +%v", n.id, a.Token, a.Deadline.Sub(n.local(e.now)))
-			e.note(n, Happening{Kind: Elected, Token: a.Token})
-			n.termGen++
-			e.push(event{at: e.now, kind: evTermStart, node: int32(n.idx), inc: int32(n.inc), gen: int32(n.termGen)})
-		case election.Extended:
-			n.deadline = a.Deadline
-		case election.Lost:
-			e.tracef("%s lost token %d: %v", n.id, n.term, a.Cause)
-			e.note(n, Happening{Kind: Lost, Token: n.term, Cause: a.Cause.Error()})
-			n.term = 0
-			e.endWork(n)
-			lost = true
-		}
+// nameIndex returns the index of name in e.names, or -1 for a record that
+// is not a name (a session record).
+func (e *engine) nameIndex(name string) int {
+	if name == Job {
+		return 0
 	}
-	if lost {
-		// Like baton.Elector.Run: campaign again once the release is done.
-		e.step(n, election.Start{})
-		return
+	if i, ok := e.nameIdx[name]; ok {
+		return i
 	}
-	e.armTimer(n)
+	return -1
 }
 
-func (e *engine) armTimer(n *node) {
-	n.tickGen++
-	if next := n.m.Next(); !next.IsZero() {
-		e.push(event{at: max(n.realAt(next), e.now), kind: evTick, node: int32(n.idx), inc: int32(n.inc), gen: int32(n.tickGen)})
+// step feeds the election machine and executes its actions, as package
+// baton's driver does: the names' store calls are applied when sent (with
+// CallLatency: when they arrive, the node's latency later) and answered
+// after the node's latency, and the announcements become the node's terms. A name whose term is lost is campaigned for again, as
+// baton.Elector.Run and baton.Group.Hold do.
+func (e *engine) step(n *node, ev election.Event) {
+	var lost []string
+	var sess string
+	var alive bool
+	if e.c.Trace != nil {
+		sess, alive = n.g.Session()
 	}
+	acts := n.g.Step(n.local(e.now), ev)
+	if e.c.Trace != nil {
+		if s, a := n.g.Session(); s != sess || a != alive {
+			switch {
+			case a:
+				e.tracef("%s holds its names through session %s", n.id, s)
+			case alive:
+				e.tracef("%s: its session %s ended", n.id, sess)
+			}
+		}
+	}
+	// The group lists the actions of different names in an order that
+	// follows Go's map iteration, which differs from run to run. The
+	// driver sends them concurrently, so their order across names means
+	// nothing; here it is made canonical (by name, each name's own actions
+	// in their order) so that a seed replays event for event.
+	slices.SortStableFunc(acts, func(a, b election.Action) int { return strings.Compare(actionName(a), actionName(b)) })
+	for _, a := range acts {
+		switch a := a.(type) {
+		case election.Get, election.Swap:
+			switch err := e.reachable(n); {
+			case err != nil:
+				e.push(event{at: e.now + n.latency, kind: evReply, node: int32(n.idx), inc: int32(n.inc), ev: failedCall(a, err)})
+			case e.c.CallLatency:
+				e.push(event{at: e.now + n.latency, kind: evCall, node: int32(n.idx), inc: int32(n.inc), ev: a})
+			default:
+				e.apply(n, int32(n.inc), a, n.latency)
+			}
+		case election.Elected:
+			i := e.nameIndex(a.Name)
+			e.grant(n, i, holding{a.Token, a.Deadline})
+			if i == 0 {
+				e.out.Elections = append(e.out.Elections, Election{e.now, n.idx, a.Token})
+				e.tracef("%s elected, token %d, valid until its clock reads +%v", n.id, a.Token, a.Deadline.Sub(n.local(e.now)))
+				e.note(n, Happening{Kind: Elected, Token: a.Token})
+				n.termGen++
+				e.push(event{at: e.now, kind: evTermStart, node: int32(n.idx), inc: int32(n.inc), gen: int32(n.termGen)})
+			} else {
+				e.tracef("%s elected for %s, token %d, valid until its clock reads +%v", n.id, a.Name, a.Token, a.Deadline.Sub(n.local(e.now)))
+			}
+		case election.Extended:
+			if a.Name != "" {
+				i := e.nameIndex(a.Name)
+				h := n.termOf(i)
+				h.deadline = a.Deadline
+				e.grant(n, i, h)
+				break
+			}
+			// Every term held through the session.
+			for i := range e.names {
+				if h := n.termOf(i); h.token != 0 {
+					h.deadline = a.Deadline
+					e.grant(n, i, h)
+				}
+			}
+		case election.Lost:
+			i := e.nameIndex(a.Name)
+			if i == 0 {
+				e.tracef("%s lost token %d: %v", n.id, n.term, a.Cause)
+				e.note(n, Happening{Kind: Lost, Token: n.term, Cause: a.Cause.Error()})
+				n.term = 0
+				e.endWork(n)
+			} else {
+				e.tracef("%s lost %s, token %d: %v", n.id, a.Name, n.held[i].token, a.Cause)
+				n.held[i] = holding{}
+			}
+			lost = append(lost, a.Name)
+		}
+	}
+	// Campaign again once the release is done.
+	for _, name := range lost {
+		e.step(n, election.Start{Name: name})
+	}
+	if len(lost) == 0 {
+		e.armTimer(n)
+	}
+}
+
+// failedCall is the answer to an election store call that failed with err.
+func failedCall(a election.Action, err error) election.Event {
+	switch a := a.(type) {
+	case election.Get:
+		return election.GetReply{Name: a.Name, Err: err}
+	case election.Swap:
+		return election.SwapReply{Name: a.Swap.Record.Name, Err: err}
+	}
+	return nil
+}
+
+// lostAnswer turns the answer of a call that reached the store into the
+// error of a node cut off before the answer came back (CallLatency): the
+// call's outcome is unknown to it.
+func (e *engine) lostAnswer(n *node, ev election.Event) election.Event {
+	err := fmt.Errorf("%w: %s was cut off before the answer came (injected fault)", store.ErrUnavailable, n.id)
+	switch r := ev.(type) {
+	case election.GetReply:
+		return election.GetReply{Name: r.Name, Err: err}
+	case election.SwapReply:
+		e.tracef("%s is cut off: the answer to its swap of %s is lost (the swap %s)", n.id, r.Name, map[bool]string{true: "went through", false: "failed"}[r.Err == nil])
+		return election.SwapReply{Name: r.Name, Err: err}
+	}
+	return nil // a change notification: the feed is broken
+}
+
+// apply executes a store call of n's election machine (incarnation inc)
+// now, whatever became of n since it sent it, and sends the answer back
+// after latency.
+func (e *engine) apply(n *node, inc int32, a election.Action, latency time.Duration) {
+	var ev election.Event
+	switch a := a.(type) {
+	case election.Get:
+		r := election.GetReply{Name: a.Name}
+		r.Record, r.Err = e.c.Store.Get(e.ctx, a.Name)
+		ev = r
+	case election.Swap:
+		r := election.SwapReply{Name: a.Swap.Record.Name}
+		r.Record, r.Err = e.c.Store.Swap(e.ctx, a.Swap)
+		if r.Err == nil {
+			if i := e.nameIndex(r.Name); i >= 0 {
+				e.logs[i].dirty = true
+			}
+			e.notify(n, r.Name)
+			if store.IsSession(r.Name) && r.Record.Free() && !strings.Contains(r.Name, "/"+n.id+"/") {
+				e.tracef("%s found session %s dead and wrote it free", n.id, r.Name)
+			}
+		}
+		if e.c.Check && errors.Is(r.Err, store.ErrInvalid) {
+			e.violate("%s: the store refused a swap of %s as invalid: %v", n.id, r.Name, r.Err)
+		}
+		ev = r
+	}
+	e.push(event{at: e.now + latency, kind: evReply, node: int32(n.idx), inc: inc, ev: ev})
+}
+
+// notify sends the change of record name, written by from (nil: an
+// operator), to the nodes that follow it (Config.Notify).
+func (e *engine) notify(from *node, name string) {
+	if !e.c.Notify {
+		return
+	}
+	isName := e.nameIndex(name) >= 0
+	for _, m := range e.nodes {
+		if m == from || !m.up || m.cut || (!m.sessions && !isName) {
+			continue
+		}
+		e.push(event{at: e.now + m.latency, kind: evReply, node: int32(m.idx), inc: int32(m.inc), ev: election.Changed{Name: name}})
+	}
+}
+
+// actionName is the record an action is about ("" for none or every one).
+func actionName(a election.Action) string {
+	switch a := a.(type) {
+	case election.Get:
+		return a.Name
+	case election.Swap:
+		return a.Swap.Record.Name
+	case election.Elected:
+		return a.Name
+	case election.Extended:
+		return a.Name
+	case election.Lost:
+		return a.Name
+	case election.Released:
+		return a.Name
+	case election.Failed:
+		return a.Name
+	}
+	return ""
+}
+
+// armTimer sets n's election timer to the group's Next. A tick already
+// queued for that instant stands: most steps leave the next timer where it
+// was, and a tick queued anew for each would crowd the queue.
+func (e *engine) armTimer(n *node) {
+	next := n.g.Next()
+	if next.IsZero() {
+		n.tickGen++
+		n.tickQueued = false
+		return
+	}
+	at := max(n.realAt(next), e.now)
+	if n.tickQueued && n.tickAt == at {
+		return
+	}
+	n.tickGen++
+	n.tickQueued, n.tickAt = true, at
+	e.push(event{at: at, kind: evTick, node: int32(n.idx), inc: int32(n.inc), gen: int32(n.tickGen)})
 }

@@ -1,6 +1,8 @@
 // Package vcluster is a virtual cluster: a discrete-event simulation in
-// which every node runs baton's real election machine (internal/election,
-// the machine baton.Elector drives) and the real scheduler machine
+// which every node runs baton's real election machine (internal/election:
+// an election.Group over the job's name and Config.Names more, held through
+// a session as baton.Group holds them or each on its own record as
+// baton.Elector does) and the real scheduler machine
 // (internal/scheduler, the machine schedule.Runner drives), calls a real
 // store, and writes real rows through the real fence. Only time is
 // virtual: timers, store replies (after a latency, as over a network) and
@@ -75,8 +77,30 @@ type Config struct {
 	// A test that configures the nodes with a smaller margin than the one
 	// the protocol needs sets it to the real one.
 	CheckMargin time.Duration
-	// Mutate turns protections of the scheduler machine off, so that a
-	// test can show the checker catches it.
+	// Names is how many names each node campaigns for besides Job:
+	// "shard-1" to "shard-<Names>", held like Job but without work. 0: Job
+	// only.
+	Names int
+	// Sessions says which nodes hold their names through one session record
+	// (as baton.Group does); the others renew each name's own record (as
+	// baton.Elector does). Index by node; nil or short: no sessions.
+	Sessions []bool
+	// CallLatency makes the election machines' store calls travel the
+	// node's latency before the store applies them, as WorkLatency does for
+	// the scheduler's: a renewal or takeover lands after it was sent, and a
+	// read sees the store as it is when the request arrives. Without it
+	// they are applied when sent and only the answer travels. With it, a
+	// node cut off while a call is out loses the answer: the call may
+	// have been applied, and the node cannot know (an unknown outcome).
+	CallLatency bool
+	// Notify delivers change notifications, as baton's Watch and
+	// WatchChanges do: every write of a record reaches the other nodes
+	// that follow it as a Changed event after their latency (a node with
+	// sessions follows every record, one without only the names). The
+	// machines poll all the same; the notifications are hints.
+	Notify bool
+	// Mutate turns protections of the scheduler or election machine off,
+	// so that a test can show the checker catches it.
 	Mutate Mutation
 	// Trace, when set, gets one line per leadership change, fault, ledger
 	// write and batch.
@@ -93,6 +117,13 @@ type Mutation struct {
 	NoValidCheck bool
 	// UnfencedLedger writes the ledger without the token check.
 	UnfencedLedger bool
+	// NoSessionMargin ends another process's session after its lease
+	// without the 2e (election.Config.NoSessionMargin).
+	NoSessionMargin bool
+	// SessionNameExpiry takes a name held through a session over when its
+	// own record stayed unchanged for lease + 2e, ignoring the session
+	// (election.Config.SessionNameExpiry).
+	SessionNameExpiry bool
 }
 
 // Wall maps virtual time to the business wall clock (24h per Day).
@@ -135,13 +166,14 @@ const (
 	evFault       evKind = iota
 	evTrigger            // a batch comes due
 	evNodeTrigger        // a momentary trigger reaches a node
-	evReply              // a store reply to the election machine
+	evReply              // a store reply or change notification to the election machine
 	evTick               // the election machine's timer
 	evTermStart          // a term's work begins
 	evWorkReply          // a store reply to the scheduler machine
 	evWorkTick           // the scheduler machine's timer
 	evWake               // a persistent period came due: look now
 	evWorkCall           // a scheduler store call reaches the store
+	evCall               // an election store call reaches the store (CallLatency)
 )
 
 // event is one queued event, kept small: the queue moves them around.
@@ -208,6 +240,13 @@ func (q *queue) pop() event {
 	return top
 }
 
+// logState is how far a name's election log was checked.
+type logState struct {
+	dirty bool // the log may have grown
+	seq   uint64
+	token uint64
+}
+
 type engine struct {
 	c     Config
 	cal   Calendar
@@ -223,11 +262,13 @@ type engine struct {
 	leaders int
 	lastAt  time.Duration
 
+	names   []string       // Job, then the other names
+	nameIdx map[string]int // index in names
+
 	// invariant state
-	logDirty       bool // the election log may have grown
-	lastLogSeq     uint64
-	lastLogToken   uint64
-	acceptedTokens uint64 // highest token of an accepted fenced write
+	logs           []logState // per name
+	granted        []int      // names whose terms were won or extended in this event
+	acceptedTokens uint64     // highest token of an accepted fenced write
 	completions    map[string]int
 	driftBeyond    bool
 }
@@ -243,12 +284,21 @@ func Run(ctx context.Context, c Config) (Outcome, error) {
 	e.out = Outcome{
 		Landings: map[string]int{}, FirstLanding: map[string]time.Duration{},
 		LeaderlessDays: map[int]bool{}, TwoLeaderDays: map[int]bool{}, FaultsInjected: map[FaultKind]int{},
+		HeldAtEnd: map[string]int{},
 	}
 	if _, err := c.Store.EnsureJob(ctx, store.Job{Name: Job, Schedule: "virtual"}); err != nil {
 		return e.out, err
 	}
+	e.names, e.nameIdx = []string{Job}, map[string]int{Job: 0}
+	for i := 1; i <= c.Names; i++ {
+		name := fmt.Sprintf("shard-%d", i)
+		e.nameIdx[name] = len(e.names)
+		e.names = append(e.names, name)
+	}
+	e.logs = make([]logState, len(e.names))
 	for i := 0; i < c.Nodes; i++ {
-		n := &node{idx: i, id: fmt.Sprintf("node-%d", i), up: true, rate: 1, latency: c.Latency}
+		n := &node{idx: i, id: fmt.Sprintf("node-%d", i), up: true, rate: 1, latency: c.Latency,
+			sessions: i < len(c.Sessions) && c.Sessions[i]}
 		e.newMachine(n)
 		e.nodes = append(e.nodes, n)
 	}
@@ -266,7 +316,7 @@ func Run(ctx context.Context, c Config) (Outcome, error) {
 		}
 	}
 	for _, n := range e.nodes {
-		e.step(n, election.Start{})
+		e.campaign(n)
 	}
 	for len(e.q) > 0 && e.err == nil && e.out.Violation == nil {
 		ev := e.q.pop()
@@ -293,6 +343,13 @@ func Run(ctx context.Context, c Config) (Outcome, error) {
 	if e.out.Violation == nil {
 		e.now = c.End
 		e.account(e.lastAt, c.End, e.leaders)
+		for i, name := range e.names {
+			for _, n := range e.nodes {
+				if !n.frozen && e.holds(n, i) {
+					e.out.HeldAtEnd[name]++
+				}
+			}
+		}
 	}
 	return e.out, nil
 }
@@ -326,6 +383,9 @@ func (e *engine) dispatch(ev event) {
 	case evWorkCall:
 		e.arrive(ev)
 		return
+	case evCall:
+		e.apply(e.nodes[ev.node], ev.inc, ev.ev.(election.Action), e.nodes[ev.node].latency)
+		return
 	}
 	n := e.nodes[ev.node]
 	if int(ev.inc) != n.inc || !n.up {
@@ -337,9 +397,16 @@ func (e *engine) dispatch(ev event) {
 	}
 	switch ev.kind {
 	case evReply:
-		e.step(n, ev.ev.(election.Event))
+		r := ev.ev.(election.Event)
+		if e.c.CallLatency && n.cut {
+			if r = e.lostAnswer(n, r); r == nil {
+				return
+			}
+		}
+		e.step(n, r)
 	case evTick:
 		if int(ev.gen) == n.tickGen {
+			n.tickQueued = false
 			e.step(n, election.Tick{})
 		}
 	case evTermStart:
