@@ -3,6 +3,7 @@ package election
 import (
 	"container/heap"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/batonhq/baton/store"
@@ -223,7 +224,8 @@ func (g *Group) resign(now time.Time, ev Resign) []Action {
 	// Every name. Through a session, the terms end together and the
 	// session record is given up: one write frees every name.
 	var acts []Action
-	for name, e := range g.names {
+	for _, name := range sortedKeys(g.names) {
+		e := g.names[name]
 		if g.sessions && e.m.phase == leading {
 			acts = append(acts, e.m.sessionLost(ErrResigned)...)
 			g.track(now, name, e)
@@ -248,7 +250,11 @@ func (g *Group) tick(now time.Time) []Action {
 	if g.sm != nil {
 		acts = append(acts, g.stepSession(now, Tick{})...)
 	}
-	for s, o := range g.obs {
+	for _, s := range sortedKeys(g.obs) {
+		o := g.obs[s]
+		if o == nil {
+			continue // ended by an earlier one's names
+		}
 		if at := o.next(); !at.IsZero() && !now.Before(at) {
 			acts = append(acts, g.afterObserver(now, s, o.tick(now, g.cfg))...)
 		}
@@ -379,7 +385,7 @@ func (g *Group) afterObserver(now time.Time, s string, acts []Action) []Action {
 	delete(g.obs, s)
 	waiting := g.waiters[s]
 	delete(g.waiters, s)
-	for name := range waiting {
+	for _, name := range sortedKeys(waiting) {
 		if g.names[name].await == s {
 			acts = append(acts, g.stepName(now, name, SessionEnded{Session: s})...)
 		}
@@ -428,7 +434,7 @@ func (g *Group) stepSession(now time.Time, ev Event) []Action {
 			out = append(out, a)
 		case Elected:
 			g.view.alive, g.view.deadline = true, a.Deadline
-			for name := range g.waitOwn {
+			for _, name := range sortedKeys(g.waitOwn) {
 				delete(g.waitOwn, name)
 				m := g.names[name].m
 				if m.phase == contending && m.waitOwn {
@@ -445,7 +451,8 @@ func (g *Group) stepSession(now time.Time, ev Event) []Action {
 			out = append(out, Extended{Deadline: a.Deadline})
 		case Lost:
 			g.view.alive = false
-			for name, e := range g.names {
+			for _, name := range sortedKeys(g.names) {
+				e := g.names[name]
 				if e.m.phase == leading || (e.m.phase == releasing && e.m.sess != nil) {
 					out = append(out, e.m.sessionLost(a.Cause)...)
 					g.track(now, name, e)
@@ -455,7 +462,8 @@ func (g *Group) stepSession(now time.Time, ev Event) []Action {
 			// The store failed for good while the session was being made:
 			// every campaign ends.
 			g.sm = nil
-			for name, e := range g.names {
+			for _, name := range sortedKeys(g.names) {
+				e := g.names[name]
 				if e.m.phase == contending {
 					e.m.phase, e.m.waitOwn = idle, false
 					out = append(out, Failed{Name: name, Err: a.Err})
@@ -480,6 +488,17 @@ func (g *Group) maybeEndSession(now time.Time, acts *[]Action) {
 		return
 	}
 	*acts = append(*acts, g.stepSession(now, Resign{})...)
+}
+
+// sortedKeys returns m's keys in order: the group's actions come in the
+// same order on every run, so that a simulated run replays exactly.
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
 }
 
 type timer struct {
