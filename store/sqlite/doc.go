@@ -22,8 +22,13 @@
 // (WithMaxConns) and runs its own writes one at a time: SQLite has one
 // writer per file, so N writers of one process would only take turns
 // through the busy handler's sleeps; they queue in the Store instead, and
-// reads go on beside the writer (WAL). A connection that finds the file
-// locked by another process waits up to the busy timeout
+// reads go on beside the writer (WAL). With a pool of 3 or more, the
+// writes run on one connection kept for them, with a page cache of up to
+// 64 MiB (SQLite drops a connection's cache whenever another one has
+// committed, so a writer that changes connections reads the file again),
+// statement journals in memory and a checkpoint every 16,384 WAL pages
+// (64 MiB; the WAL file is cut back to 64 MiB after). A connection that
+// finds the file locked by another process waits up to the busy timeout
 // (WithBusyTimeout, DefaultBusyTimeout) and then fails with an error
 // wrapping store.ErrUnavailable. Every call with a ctx that has ended fails
 // with an error wrapping both store.ErrUnavailable and ctx.Err().
@@ -78,8 +83,11 @@
 // every Watch of the Store ride on that one poll.
 //
 // Store implements store.BatchSwapper and store.BatchGetter: SwapMany
-// applies all swaps in one IMMEDIATE transaction, one fsync for all, with
-// statements prepared once per connection; GetMany reads up to
+// applies all swaps in one IMMEDIATE transaction, one fsync for all: one
+// query reads the records and newest log sequence numbers of up to
+// GetManyChunk names, the swaps are decided in Go, and multi-row
+// statements of up to 64 rows write the records and the log events, all
+// prepared once per connection; GetMany reads up to
 // GetManyChunk names per query. A batch holds the file's write lock while
 // it runs (tens of microseconds per swap), so that a caller with very
 // many swaps sends them in batches of a few thousand, letting other

@@ -130,9 +130,14 @@ func (s *Store) Swap(ctx context.Context, sw store.Swap) (store.Record, error) {
 // SwapMany implements store.BatchSwapper: all swaps are applied in one
 // write transaction (one fsync), in order, each compared with the record as
 // left by the swaps before it. A swap refused by the contract (conflict,
-// invalid) is reported in its result and does not stop the others. Its
-// statements are prepared once per connection, and the store's version
-// counter is read and written once per batch.
+// invalid) is reported in its result and does not stop the others.
+//
+// The transaction reads the records the swaps name and their newest log
+// sequence numbers (one query per GetManyChunk names), decides every
+// swap in Go, then writes the records and the log events with multi-row
+// statements (see blockRows), and the store's version counter once: its
+// cost grows with the number of swaps, but by far fewer statements than
+// two per swap.
 func (s *Store) SwapMany(ctx context.Context, swaps []store.Swap) ([]store.SwapResult, error) {
 	return s.swapMany(ctx, "swap many", swaps)
 }
@@ -143,29 +148,58 @@ func (s *Store) swapMany(ctx context.Context, op string, swaps []store.Swap) ([]
 		b := s.bind(ctx, tx)
 		defer b.close()
 		var last int64
-		if err := b.lastVersion.QueryRowContext(ctx).Scan(&last); err != nil {
+		if err := b.stmt(s.st.lastVersion).QueryRowContext(ctx).Scan(&last); err != nil {
 			return err
 		}
-		cur, err := s.current(ctx, b, swaps)
+		cur, seqs, err := s.current(ctx, b, swaps)
 		if err != nil {
 			return err
 		}
+		// The records to write, each name's last one, in the order of
+		// their first swap; and the log events, in the order of theirs.
+		var recs []store.Record
+		at := make(map[string]int, len(swaps))
+		var evs []store.Event
 		next := last
 		for i, sw := range swaps {
-			rec, err := s.swapTx(ctx, b, cur[sw.Record.Name], sw, next+1)
-			if err != nil && !decided(err) {
-				return err
+			rec, err := s.decide(cur[sw.Record.Name], sw, next+1)
+			if err != nil {
+				if !decided(err) {
+					return err
+				}
+				res[i].Err = err
+				continue
 			}
-			if err == nil {
-				next++
-				cur[rec.Name] = rec
+			next++
+			cur[rec.Name] = rec
+			res[i].Record = rec
+			if j, ok := at[rec.Name]; ok {
+				recs[j] = rec
+			} else {
+				at[rec.Name] = len(recs)
+				recs = append(recs, rec)
 			}
-			res[i] = store.SwapResult{Record: rec, Err: err}
+			if sw.Event != "" {
+				seqs[rec.Name]++
+				evs = append(evs, storedriver.NextEvent(seqs[rec.Name], rec, sw.Event))
+			}
 		}
 		if next == last {
 			return nil
 		}
-		_, err = b.setVersion.ExecContext(ctx, next)
+		if err := writeRows(b, &s.st.upsert, len(recs), func(args []any, i int) []any {
+			r := &recs[i]
+			return append(args, r.Name, r.Holder, r.Incarnation, int64(r.Token), int64(r.Lease), r.Transfer, r.Version, r.Updated.UnixNano(), r.Session)
+		}); err != nil {
+			return err
+		}
+		if err := writeRows(b, &s.st.logEvent, len(evs), func(args []any, i int) []any {
+			e := &evs[i]
+			return append(args, e.Name, int64(e.Seq), string(e.Kind), e.Holder, e.Incarnation, int64(e.Token), e.Transfer, e.Time.UnixNano())
+		}); err != nil {
+			return err
+		}
+		_, err = b.stmt(s.st.setVersion).ExecContext(ctx, next)
 		return err
 	})
 	if err != nil {
@@ -174,33 +208,55 @@ func (s *Store) swapMany(ctx context.Context, op string, swaps []store.Swap) ([]
 	return res, nil
 }
 
-// current reads, inside b's transaction, the records the swaps name: one
-// query for one swap, one per GetManyChunk names for more.
-func (s *Store) current(ctx context.Context, b *bound, swaps []store.Swap) (map[string]store.Record, error) {
-	cur := make(map[string]store.Record, len(swaps))
-	if len(swaps) == 1 {
-		rec, _, err := getRecordWith(ctx, b.get, swaps[0].Record.Name)
-		cur[swaps[0].Record.Name] = rec
-		return cur, err
-	}
+// current reads, inside b's transaction, the records the swaps name and
+// the newest log sequence number (0 for none) of each name: one query per
+// GetManyChunk swaps. A name without a record is missing from recs.
+func (s *Store) current(ctx context.Context, b *bound, swaps []store.Swap) (recs map[string]store.Record, seqs map[string]uint64, err error) {
+	recs = make(map[string]store.Record, len(swaps))
+	seqs = make(map[string]uint64, len(swaps))
 	names := make([]string, 0, min(len(swaps), GetManyChunk))
 	for lo := 0; lo < len(swaps); lo += GetManyChunk {
 		names = names[:0]
 		for _, sw := range swaps[lo:min(lo+GetManyChunk, len(swaps))] {
 			names = append(names, sw.Record.Name)
 		}
-		if err := readMany(ctx, b.getMany, names, cur); err != nil {
-			return nil, err
+		if err := readCurrent(ctx, b.stmt(s.st.current), names, recs, seqs); err != nil {
+			return nil, nil, err
 		}
 	}
-	return cur, nil
+	return recs, seqs, nil
 }
 
-// swapTx applies one swap to the record cur inside b's transaction, giving
-// the record version v. An error that wraps a contract sentinel means the
-// swap was refused and nothing of it was written; any other error is a
-// database failure that must abort the transaction.
-func (s *Store) swapTx(ctx context.Context, b *bound, cur store.Record, sw store.Swap, v int64) (store.Record, error) {
+// readCurrent runs the statement current for names.
+func readCurrent(ctx context.Context, current *sql.Stmt, names []string, recs map[string]store.Record, seqs map[string]uint64) error {
+	arg, err := json.Marshal(names)
+	if err != nil {
+		return err
+	}
+	rows, err := current.QueryContext(ctx, string(arg))
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var rec store.Record
+		var token, lease, seq int64
+		if err := rows.Scan(&rec.Name, &rec.Holder, &rec.Incarnation, &token, &lease, &rec.Transfer, &rec.Version, nsScanner{&rec.Updated}, &rec.Session, &seq); err != nil {
+			return err
+		}
+		rec.Token, rec.Lease = uint64(token), time.Duration(lease)
+		if rec.Version != 0 {
+			recs[rec.Name] = rec
+		}
+		seqs[rec.Name] = uint64(seq)
+	}
+	return rows.Err()
+}
+
+// decide checks one swap against the record cur and returns the record it
+// writes, at version v; an error wraps a contract sentinel: the swap is
+// refused.
+func (s *Store) decide(cur store.Record, sw store.Swap, v int64) (store.Record, error) {
 	if err := storedriver.CheckSwap(cur, sw); err != nil {
 		return store.Record{}, err
 	}
@@ -210,21 +266,30 @@ func (s *Store) swapTx(ctx context.Context, b *bound, cur store.Record, sw store
 	rec := sw.Record
 	rec.Version = v
 	rec.Updated = s.now()
-	_, err := b.upsert.ExecContext(ctx,
-		rec.Name, rec.Holder, rec.Incarnation, int64(rec.Token), int64(rec.Lease), rec.Transfer, rec.Version, rec.Updated.UnixNano(), rec.Session)
-	if err != nil {
-		return store.Record{}, err
-	}
-	if sw.Event == "" {
-		return rec, nil
-	}
-	ev := storedriver.NextEvent(0, rec, sw.Event) // the statement takes the name's next sequence number
-	_, err = b.logEvent.ExecContext(ctx,
-		ev.Name, string(ev.Kind), ev.Holder, ev.Incarnation, int64(ev.Token), ev.Transfer, ev.Time.UnixNano())
-	if err != nil {
-		return store.Record{}, err
-	}
 	return rec, nil
+}
+
+// writeRows writes n rows with the multi-row statements kinds (kinds[k]
+// writes 1<<k rows) bound to b: blockRows rows at a time, then the rest in
+// one statement per binary digit of its size. args appends the parameters
+// of row i.
+func writeRows(b *bound, kinds *[blockKinds]*sql.Stmt, n int, args func(args []any, i int) []any) error {
+	var buf []any
+	for i := 0; i < n; {
+		k := blockKinds - 1
+		for 1<<k > n-i {
+			k--
+		}
+		buf = buf[:0]
+		for j := i; j < i+1<<k; j++ {
+			buf = args(buf, j)
+		}
+		if _, err := b.stmt(kinds[k]).ExecContext(b.ctx, buf...); err != nil {
+			return err
+		}
+		i += 1 << k
+	}
+	return nil
 }
 
 // History implements store.Store.

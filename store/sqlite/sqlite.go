@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	sqldriver "database/sql/driver"
 	"errors"
 	"fmt"
 	"io"
@@ -74,6 +75,9 @@ type Store struct {
 	// at no cost, instead of as many connections retrying SQLite's write
 	// lock in the busy handler's sleeps.
 	writing chan struct{}
+	// writer is the connection the Store's writes run on, kept apart
+	// from the pool (see dedicateWriter); nil: writes take a pooled one.
+	writer atomic.Pointer[sql.Conn]
 
 	closed    atomic.Bool
 	closeOnce sync.Once
@@ -94,8 +98,9 @@ type config struct {
 // at most (database/sql's SetMaxOpenConns). The default is
 // DefaultMaxConns. It must be at least 2: one for the watch poller, which
 // keeps its own while something is watched, and one for everything else.
-// Writes use one connection at a time whatever the bound; a larger bound
-// lets more reads run at once.
+// Writes use one connection at a time whatever the bound: with a bound of
+// 3 or more, one kept for them (see the package doc); a larger bound lets
+// more reads run at once.
 func WithMaxConns(n int) Option {
 	return func(c *config) error {
 		if n < 2 {
@@ -234,7 +239,80 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 		db.Close()
 		return nil, err
 	}
+	if cfg.maxConns >= 3 {
+		if err := s.dedicateWriter(ctx); err != nil {
+			s.st.close()
+			db.Close()
+			return nil, err
+		}
+	}
 	return s, nil
+}
+
+// Settings of the writer connection (see dedicateWriter).
+const (
+	// writerCacheKiB bounds the page cache of the connection the Store
+	// writes on: 64 MiB, a store of about 100,000 names with their log
+	// (SQLite's default is 2 MiB). The cache holds only pages read, so
+	// a small store uses little of it.
+	writerCacheKiB = 64 << 10
+	// walCheckpointPages is how many pages the write-ahead log grows to
+	// before a commit copies it into the database file (SQLite's default
+	// is 1,000, 4 MiB); the log file is cut back to walLimitBytes after.
+	walCheckpointPages = 16384
+	walLimitBytes      = 64 << 20
+)
+
+// dedicateWriter takes a connection out of the pool for the Store's writes.
+//
+// A bulk takeover writes names spread over the whole file: each SwapMany
+// of 1,000 reads and dirties about as many pages of the record table and
+// as many of the log. SQLite throws a connection's page cache away
+// whenever another connection has committed since its last transaction,
+// so writes that move from one pooled connection to another read the
+// file again and again; a writer that is always the same connection, with
+// a cache that holds the store, keeps it. Its statement journals (one
+// per multi-row statement) stay in memory (temp_store), and its
+// checkpoints run every walCheckpointPages pages instead of every 1,000,
+// so that a page written by many commits of a burst is copied back once.
+//
+// It needs a pool of at least 3 connections (the writer, the watch
+// poller and one for reads); with 2, writes share the pool as before.
+func (s *Store) dedicateWriter(ctx context.Context) error {
+	c, err := s.db.Conn(ctx)
+	if err != nil {
+		return s.fail(ctx, "open", err)
+	}
+	for _, p := range []string{
+		fmt.Sprintf(`PRAGMA cache_size = -%d`, writerCacheKiB),
+		`PRAGMA temp_store = MEMORY`,
+		fmt.Sprintf(`PRAGMA wal_autocheckpoint = %d`, walCheckpointPages),
+		fmt.Sprintf(`PRAGMA journal_size_limit = %d`, walLimitBytes),
+	} {
+		if _, err := c.ExecContext(ctx, p); err != nil {
+			c.Close()
+			return s.fail(ctx, "open", err)
+		}
+	}
+	s.writer.Store(c)
+	return nil
+}
+
+// begin starts a write transaction (BEGIN IMMEDIATE: the DSN sets
+// _txlock=immediate) on the writer connection, or on a pooled one if there
+// is none. A writer connection that database/sql found broken is given up
+// for the pool.
+func (s *Store) begin(ctx context.Context) (*sql.Tx, error) {
+	c := s.writer.Load()
+	if c == nil {
+		return s.db.BeginTx(ctx, nil)
+	}
+	tx, err := c.BeginTx(ctx, nil)
+	if (errors.Is(err, sqldriver.ErrBadConn) || errors.Is(err, sql.ErrConnDone)) && !s.closed.Load() && s.writer.CompareAndSwap(c, nil) {
+		c.Close()
+		return s.db.BeginTx(ctx, nil)
+	}
+	return tx, err
 }
 
 // newStore makes the Store of db, with its connection pool bounded.
@@ -299,6 +377,9 @@ func (s *Store) Close() error {
 		s.pollers.Wait()
 		s.hub.closeAll()
 		s.st.close()
+		if c := s.writer.Swap(nil); c != nil {
+			c.Close()
+		}
 		err = s.db.Close()
 	})
 	return err
@@ -371,7 +452,7 @@ func (s *Store) write(ctx context.Context, op string, fn func(tx *sql.Tx) error)
 		return s.fail(ctx, op, ctx.Err())
 	}
 	defer func() { <-s.writing }()
-	tx, err := s.db.BeginTx(ctx, nil) // BEGIN IMMEDIATE: the DSN sets _txlock=immediate
+	tx, err := s.begin(ctx)
 	if err != nil {
 		return s.fail(ctx, op, err)
 	}
@@ -532,37 +613,82 @@ type stmts struct {
 	// Writes; nil in a read-only Store.
 	lastVersion *sql.Stmt // the store-wide version counter
 	setVersion  *sql.Stmt
-	upsert      *sql.Stmt // write a record
-	logEvent    *sql.Stmt // append to the election log, with the name's next sequence number
+	// current reads the record (if any) and the newest log sequence
+	// number of each name in a JSON array
+	current *sql.Stmt
+	// upsert[k] writes 1<<k records, logEvent[k] appends 1<<k log
+	// events: see writeRows.
+	upsert   [blockKinds]*sql.Stmt
+	logEvent [blockKinds]*sql.Stmt
 }
+
+// Multi-row writes. A SwapMany writes its records with multi-row
+// INSERT statements of blockRows rows, and the rest of them with one
+// statement each of the sizes of the binary digits of the rest (32, 16,
+// ..., 1 rows): blockKinds statements per table, prepared once per
+// connection, so that a batch of n swaps runs about n/blockRows + log2
+// blockRows statements per table instead of n. Each row binds recordArgs
+// or eventArgs parameters: blockRows times either stays far below SQLite's
+// bound on the parameters of one statement (32,766 in modernc.org/sqlite).
+const (
+	blockKinds = 7
+	blockRows  = 1 << (blockKinds - 1) // 64
+	recordArgs = 9
+	eventArgs  = 8
+)
+
+// rowsSQL is head followed by n rows of k parameters each, then tail.
+func rowsSQL(head string, n, k int, tail string) string {
+	var b strings.Builder
+	b.WriteString(head)
+	b.WriteString(" VALUES ")
+	row := "(" + strings.Repeat("?, ", k-1) + "?)"
+	for i := range n {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(row)
+	}
+	b.WriteString(tail)
+	return b.String()
+}
+
+const (
+	upsertHead = `INSERT INTO baton_election (name, holder, incarnation, token, lease_ns, transfer, version, updated_ns, session)`
+	upsertTail = ` ON CONFLICT (name) DO UPDATE SET
+		holder = excluded.holder, incarnation = excluded.incarnation, token = excluded.token,
+		lease_ns = excluded.lease_ns, transfer = excluded.transfer, version = excluded.version,
+		updated_ns = excluded.updated_ns, session = excluded.session`
+	logHead = `INSERT INTO baton_election_log (name, seq, kind, holder, incarnation, token, transfer, time_ns)`
+)
 
 // prepare prepares s.st for the store's schema version.
 func (s *Store) prepare(ctx context.Context) error {
 	sel := `SELECT name, ` + recordCols + s.sessionCol() + ` FROM baton_election `
-	texts := []struct {
+	type text struct {
 		st   **sql.Stmt
 		text string
-	}{
+	}
+	texts := []text{
 		{&s.st.get, sel + `WHERE name = ?`},
 		{&s.st.getMany, sel + `WHERE name IN (SELECT value FROM json_each(?))`},
 		{&s.st.newest, `SELECT coalesce(max(version), 0) FROM baton_election`},
 	}
 	if !s.readOnly {
-		texts = append(texts, []struct {
-			st   **sql.Stmt
-			text string
-		}{
-			{&s.st.lastVersion, `SELECT value FROM baton_meta WHERE key = 'last_version'`},
-			{&s.st.setVersion, `UPDATE baton_meta SET value = ? WHERE key = 'last_version'`},
-			{&s.st.upsert, `INSERT INTO baton_election (name, holder, incarnation, token, lease_ns, transfer, version, updated_ns, session)
-			 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-			 ON CONFLICT (name) DO UPDATE SET
-			   holder = excluded.holder, incarnation = excluded.incarnation, token = excluded.token,
-			   lease_ns = excluded.lease_ns, transfer = excluded.transfer, version = excluded.version,
-			   updated_ns = excluded.updated_ns, session = excluded.session`},
-			{&s.st.logEvent, `INSERT INTO baton_election_log (name, seq, kind, holder, incarnation, token, transfer, time_ns)
-			 SELECT ?1, coalesce(max(seq), 0) + 1, ?2, ?3, ?4, ?5, ?6, ?7 FROM baton_election_log WHERE name = ?1`},
-		}...)
+		texts = append(texts,
+			text{&s.st.lastVersion, `SELECT value FROM baton_meta WHERE key = 'last_version'`},
+			text{&s.st.setVersion, `UPDATE baton_meta SET value = ? WHERE key = 'last_version'`},
+			text{&s.st.current, `SELECT j.value, coalesce(e.holder, ''), coalesce(e.incarnation, ''), coalesce(e.token, 0), coalesce(e.lease_ns, 0),
+				coalesce(e.transfer, ''), coalesce(e.version, 0), e.updated_ns, coalesce(e.session, ''),
+				(SELECT coalesce(max(l.seq), 0) FROM baton_election_log l WHERE l.name = j.value)
+			 FROM json_each(?) j LEFT JOIN baton_election e ON e.name = j.value`},
+		)
+		for k := range blockKinds {
+			texts = append(texts,
+				text{&s.st.upsert[k], rowsSQL(upsertHead, 1<<k, recordArgs, upsertTail)},
+				text{&s.st.logEvent[k], rowsSQL(logHead, 1<<k, eventArgs, "")},
+			)
+		}
 	}
 	for _, t := range texts {
 		st, err := s.db.PrepareContext(ctx, t.text)
@@ -574,34 +700,49 @@ func (s *Store) prepare(ctx context.Context) error {
 	return nil
 }
 
+// all is every statement of st, nil ones included.
+func (st *stmts) all() []*sql.Stmt {
+	out := []*sql.Stmt{st.get, st.getMany, st.newest, st.lastVersion, st.setVersion, st.current}
+	out = append(out, st.upsert[:]...)
+	return append(out, st.logEvent[:]...)
+}
+
 // close closes the statements that were prepared.
 func (st *stmts) close() {
-	for _, p := range []*sql.Stmt{st.get, st.getMany, st.newest, st.lastVersion, st.setVersion, st.upsert, st.logEvent} {
+	for _, p := range st.all() {
 		if p != nil {
 			p.Close()
 		}
 	}
 }
 
-// bound is the write statements of s.st bound to one transaction.
+// bound is the write statements of s.st bound to one transaction, each
+// when first used.
 type bound struct {
-	get, getMany, lastVersion, setVersion, upsert, logEvent *sql.Stmt
+	ctx context.Context
+	tx  *sql.Tx
+	st  *stmts
+	// tx's statement of each statement of st used so far
+	used map[*sql.Stmt]*sql.Stmt
 }
 
 // bind binds the write statements to tx, for the length of tx.
 func (s *Store) bind(ctx context.Context, tx *sql.Tx) *bound {
-	return &bound{
-		get:         tx.StmtContext(ctx, s.st.get),
-		getMany:     tx.StmtContext(ctx, s.st.getMany),
-		lastVersion: tx.StmtContext(ctx, s.st.lastVersion),
-		setVersion:  tx.StmtContext(ctx, s.st.setVersion),
-		upsert:      tx.StmtContext(ctx, s.st.upsert),
-		logEvent:    tx.StmtContext(ctx, s.st.logEvent),
+	return &bound{ctx: ctx, tx: tx, st: &s.st, used: make(map[*sql.Stmt]*sql.Stmt, 8)}
+}
+
+// stmt is p bound to b's transaction.
+func (b *bound) stmt(p *sql.Stmt) *sql.Stmt {
+	t, ok := b.used[p]
+	if !ok {
+		t = b.tx.StmtContext(b.ctx, p)
+		b.used[p] = t
 	}
+	return t
 }
 
 func (b *bound) close() {
-	for _, p := range []*sql.Stmt{b.get, b.getMany, b.lastVersion, b.setVersion, b.upsert, b.logEvent} {
-		p.Close()
+	for _, t := range b.used {
+		t.Close()
 	}
 }

@@ -1,0 +1,143 @@
+package sqlite_test
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"testing"
+
+	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/store/memstore"
+)
+
+// TestSwapManyMatchesMemstore runs the same random SwapMany batches on
+// the sqlite store and on memstore, the reference, and compares every
+// result, record and log. The batches are of every size from one swap to
+// a few hundred (so that the multi-row statements of every size are
+// used), name some names several times (a later swap of a name expects
+// the version the earlier one gives it, or, sometimes, the version from
+// before the batch: it conflicts if the earlier one applied), and mix
+// stale expectations, events and none, holders and free records. Both
+// backends count versions store-wide, one per write, so the version each
+// swap gives is known in advance.
+func TestSwapManyMatchesMemstore(t *testing.T) {
+	sq := open(t, filepath.Join(t.TempDir(), "baton.db"))
+	mem := memstore.New()
+	backends := []store.Store{sq, mem}
+	rng := rand.New(rand.NewPCG(7, 15))
+	const pool = 150
+	names := make([]string, pool)
+	for i := range names {
+		names[i] = fmt.Sprintf("d-%03d", i)
+	}
+	var last [2]int64 // each backend's store-wide version
+	for round := range 40 {
+		type plan struct {
+			name   string
+			stale  bool
+			pre    bool // expect the version from before the batch
+			holder string
+			bump   uint64
+			event  store.EventKind
+		}
+		n := 1 + rng.IntN(300)
+		if round < 5 {
+			n = []int{1, 63, 64, 65, 127}[round]
+		}
+		plans := make([]plan, n)
+		for i := range plans {
+			p := plan{name: names[rng.IntN(pool)], stale: rng.IntN(10) == 0, pre: rng.IntN(10) == 0, bump: uint64(rng.IntN(2))}
+			p.holder = []string{"", "n1", "n2"}[rng.IntN(3)]
+			p.event = []store.EventKind{"", store.Acquired, store.TakenOver, store.Released}[rng.IntN(4)]
+			plans[i] = p
+		}
+		var results [2][]store.SwapResult
+		for b, st := range backends {
+			swaps := make([]store.Swap, n)
+			ver := map[string]int64{} // each name's version as the swaps before leave it
+			for i, p := range plans {
+				cur, err := st.Get(ctx(t), p.name)
+				if err != nil && !errors.Is(err, store.ErrNotFound) {
+					t.Fatal(err)
+				}
+				v, seen := ver[p.name]
+				if !seen {
+					v = cur.Version
+				}
+				rec := store.Record{Name: p.name, Holder: p.holder, Token: cur.Token + p.bump, Lease: 3e9}
+				if p.holder != "" {
+					rec.Incarnation = "i-" + p.holder
+				}
+				expect := v
+				switch {
+				case p.stale:
+					expect += 1000
+				case p.pre:
+					expect = cur.Version
+				}
+				if expect == v {
+					last[b]++
+					ver[p.name] = last[b]
+				}
+				swaps[i] = store.Swap{Expect: expect, Record: rec, Event: p.event}
+			}
+			res, err := st.(store.BatchSwapper).SwapMany(ctx(t), swaps)
+			if err != nil {
+				t.Fatalf("round %d, backend %d: SwapMany: %v", round, b, err)
+			}
+			results[b] = res
+		}
+		for i := range plans {
+			got, want := results[0][i], results[1][i]
+			if class(got.Err) != class(want.Err) {
+				t.Fatalf("round %d, swap %d of %s: sqlite %v, memstore %v", round, i, plans[i].name, got.Err, want.Err)
+			}
+			if got.Err == nil && (!sameRecord(got.Record, want.Record) || got.Record.Version != want.Record.Version) {
+				t.Fatalf("round %d, swap %d: sqlite returned %+v, memstore %+v", round, i, got.Record, want.Record)
+			}
+		}
+		for _, name := range names {
+			got, gerr := sq.Get(ctx(t), name)
+			want, werr := mem.Get(ctx(t), name)
+			if class(gerr) != class(werr) || !sameRecord(got, want) {
+				t.Fatalf("round %d: %s: sqlite %+v (%v), memstore %+v (%v)", round, name, got, gerr, want, werr)
+			}
+			gl, err := sq.History(ctx(t), name, 0, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wl, err := mem.History(ctx(t), name, 0, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(gl) != len(wl) {
+				t.Fatalf("round %d: %s: sqlite log has %d events, memstore %d", round, name, len(gl), len(wl))
+			}
+			for j := range gl {
+				g, w := gl[j], wl[j]
+				g.Time = w.Time
+				if g != w {
+					t.Fatalf("round %d: %s: event %d: sqlite %+v, memstore %+v", round, name, j, gl[j], wl[j])
+				}
+			}
+		}
+	}
+}
+
+// class is the contract sentinel err wraps, or nil.
+func class(err error) error {
+	for _, s := range []error{store.ErrConflict, store.ErrInvalid, store.ErrNotFound} {
+		if errors.Is(err, s) {
+			return s
+		}
+	}
+	return err
+}
+
+// sameRecord compares two records but for their version and store time,
+// which each backend assigns its own way.
+func sameRecord(a, b store.Record) bool {
+	a.Version, a.Updated = b.Version, b.Updated
+	return a == b
+}
