@@ -27,7 +27,8 @@ holds every one, holds them for --duration. Then it prints, for the hold
                         one per renew interval (writesPerRenew 1), whatever N
   recordsWrittenPerSec  election records those calls wrote, per second
   storeReadsPerSec      read calls (Get, GetMany, ...), per second: a holder
-                        re-reads each held name once per lease, in batches
+                        re-reads each held name in batches, once every four
+                        leases (once a lease on a store without a change feed)
   cpuPercent            user + system CPU of this process / wall time, in %
                         of one core
   rssBytes              resident memory at the end (rssPeakBytes: the peak)

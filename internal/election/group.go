@@ -106,20 +106,6 @@ func (g *Group) Session() (name string, alive bool) {
 	return g.view.name, g.view.alive
 }
 
-// SessionDeadline returns the deadline of the group's session (zero when
-// it is not alive): the deadline of every term held through it.
-func (g *Group) SessionDeadline() time.Time {
-	if !g.view.alive {
-		return time.Time{}
-	}
-	return g.view.deadline
-}
-
-// Counts returns how many names are contending, leading and releasing.
-func (g *Group) Counts() (contending, leading, releasing int) {
-	return g.count[contending], g.count[leading], g.count[releasing]
-}
-
 // Next returns when the group wants the next Tick; zero means no timer.
 func (g *Group) Next() time.Time {
 	var at time.Time
