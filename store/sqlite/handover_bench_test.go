@@ -1,0 +1,71 @@
+package sqlite_test
+
+import (
+	"context"
+	"math/rand/v2"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/store/sqlite"
+)
+
+// BenchmarkHandoverResign measures a graceful handover between two
+// handles on one file, as between two processes of one host: from the
+// leader's Resign call until the contender, woken by its store's change
+// poller, holds the next Term. ns/op is one handover: the release, the
+// poll that sees it (every DefaultWatchInterval, 50ms: on average half of
+// it), the contender's read and its acquisition. The contender starts
+// waiting a random while before each resign, so that the resign falls at
+// any moment of the poll.
+func BenchmarkHandoverResign(b *testing.B) {
+	ctx := context.Background()
+	path := filepath.Join(b.TempDir(), "baton.db")
+	var els [2]*baton.Elector
+	for i := range els {
+		st, err := sqlite.Open(ctx, path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { st.Close() })
+		els[i], err = baton.New(st, "handover", baton.WithNode([]string{"a", "b"}[i]))
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { els[i].Close(context.Background()) })
+	}
+	term, err := els[0].Campaign(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cur := 0
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		next := 1 - cur
+		won := make(chan *baton.Term, 1)
+		go func() {
+			t, err := els[next].Campaign(ctx)
+			if err != nil {
+				b.Error(err)
+			}
+			won <- t
+		}()
+		time.Sleep(100*time.Millisecond + rand.N(50*time.Millisecond))
+		b.StartTimer()
+		if err := term.Resign(ctx); err != nil {
+			b.Fatal(err)
+		}
+		nt := <-won
+		if nt == nil {
+			b.FailNow()
+		}
+		if nt.Token() != term.Token()+1 {
+			b.Fatalf("token %d after %d", nt.Token(), term.Token())
+		}
+		term, cur = nt, next
+	}
+	b.StopTimer()
+	term.Resign(ctx)
+}
