@@ -439,8 +439,10 @@ type GetResult struct {
 }
 
 // Identifier is an optional capability: a store with an id made when the
-// store was created (its file, schema or key prefix), never changed
-// afterwards. A handle remembers the id it opened and fails every later
+// store was created (its file, schema or key prefix), changed afterwards
+// only by an upgrade to a schema that older batons must not write (etcd,
+// PostgreSQL), so that a process of an older version still running fails
+// its next write instead of writing what it no longer understands. A handle remembers the id it opened and fails every later
 // write (SQLite: every call) with an error wrapping ErrReplaced when the
 // store it reaches has another id or is gone: a deleted or replaced file, a
 // dropped and recreated schema, a restored backup of another store.
