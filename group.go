@@ -308,7 +308,6 @@ func (g *Group) elected(a election.Elected) {
 		cancel:   cancel,
 		deadline: a.Deadline,
 		released: make(chan struct{}),
-		session:  true,
 	}
 	g.mu.Lock()
 	g.terms[a.Name] = t

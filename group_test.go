@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -20,6 +21,7 @@ type countingStore struct {
 	*memstore.Store
 	writes  atomic.Int64 // write calls (Swap, SwapMany)
 	records atomic.Int64 // records written
+	tried   atomic.Int64 // name records sent to be written, cut off or not
 	cut     atomic.Bool
 }
 
@@ -45,6 +47,9 @@ func (c *countingStore) GetMany(ctx context.Context, names []string) ([]store.Ge
 }
 
 func (c *countingStore) Swap(ctx context.Context, s store.Swap) (store.Record, error) {
+	if !store.IsSession(s.Record.Name) {
+		c.tried.Add(1)
+	}
 	if err := c.down(); err != nil {
 		return store.Record{}, err
 	}
@@ -54,6 +59,11 @@ func (c *countingStore) Swap(ctx context.Context, s store.Swap) (store.Record, e
 }
 
 func (c *countingStore) SwapMany(ctx context.Context, s []store.Swap) ([]store.SwapResult, error) {
+	for _, sw := range s {
+		if !store.IsSession(sw.Record.Name) {
+			c.tried.Add(1)
+		}
+	}
 	if err := c.down(); err != nil {
 		return nil, err
 	}
@@ -167,6 +177,50 @@ func TestGroupBulkTakeoverAfterLeasePlusTwoMargins(t *testing.T) {
 		evs, _ := mem.History(t.Context(), names[0], 0, 0)
 		if len(evs) != 2 || evs[1].Kind != store.TakenOver {
 			t.Fatalf("log after takeover = %+v", evs)
+		}
+	})
+}
+
+// When the session's deadline passes, every term held through it ends at
+// once, also when the work sees it first (Valid, after a pause, before the
+// group's timer fired): nothing is written name by name.
+func TestGroupTermsPastTheSessionDeadlineEndTogether(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st := &countingStore{Store: memstore.New()}
+		clock := &jumpClock{}
+		g, err := baton.NewGroup(st, baton.WithNode("a"), baton.WithLease(lease), baton.WithRenew(renew),
+			baton.WithClockMargin(margin), baton.WithPoll(poll), baton.WithClock(clock))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { g.Close(context.Background()) })
+		names := shardNames(500)
+		var terms []*baton.Term
+		var mu sync.Mutex
+		if err := g.Hold(t.Context(), names, func(tm *baton.Term) {
+			mu.Lock()
+			terms = append(terms, tm)
+			mu.Unlock()
+		}); err != nil {
+			t.Fatal(err)
+		}
+		waitHeld(t, g, len(names), lease)
+		st.cut.Store(true)
+		st.tried.Store(0)
+		clock.jump(lease) // the process was paused: no timer has fired
+		mu.Lock()
+		defer mu.Unlock()
+		for _, tm := range terms {
+			if tm.Valid() {
+				t.Fatalf("%v is valid a lease after the store was cut off", tm)
+			}
+		}
+		synctest.Wait()
+		if s := g.Stats(); s.Held != 0 || s.Lost != uint64(len(names)) {
+			t.Fatalf("stats %+v after the session's deadline", s)
+		}
+		if n := st.tried.Load(); n != 0 {
+			t.Fatalf("%d name records written one by one after the session's deadline", n)
 		}
 	})
 }

@@ -23,8 +23,6 @@ type Term struct {
 	token  uint64
 	ctx    context.Context
 	cancel context.CancelCauseFunc
-	// session: held through a Group's session, whose deadline it shares.
-	session bool
 
 	mu         sync.Mutex
 	deadline   time.Time
@@ -87,14 +85,10 @@ func (t *Term) Valid() bool {
 	t.ended = true
 	t.mu.Unlock()
 	t.cancel(ErrLeaseExpired)
-	if t.session {
-		// Every term of the session passed the same deadline: the
-		// session's machine ends them together at its deadline (a late
-		// renewal cannot extend it), so nothing is released one by one.
-		t.d.post(election.Tick{})
-	} else {
-		t.d.post(election.Resign{Name: t.name, Token: t.token})
-	}
+	// The machine ends the term too, if it has not already: through a
+	// session, the Group first lets the session see its deadline, so that
+	// terms past it end together without a write each.
+	t.d.post(election.Resign{Name: t.name, Token: t.token})
 	return false
 }
 

@@ -205,7 +205,15 @@ func (g *Group) resign(now time.Time, ev Resign) []Action {
 		if g.names[ev.Name] == nil {
 			return nil
 		}
-		return g.stepName(now, ev.Name, Resign{Token: ev.Token})
+		var acts []Action
+		if ev.Token != 0 && g.sm != nil {
+			// A term's owner saw its deadline pass (Term.Valid): if the
+			// session's deadline has passed, the session ends every term
+			// held through it at once, and this resign finds nothing to
+			// do; if a renewal moved it meanwhile, only this term ends.
+			acts = g.stepSession(now, Tick{})
+		}
+		return append(acts, g.stepName(now, ev.Name, Resign{Token: ev.Token})...)
 	}
 	// Every name. Through a session, the terms end together and the
 	// session record is given up: one write frees every name.
