@@ -95,7 +95,7 @@ func (e *Elector) Campaign(ctx context.Context) (*Term, error) {
 	}
 	won := make(chan campaignResult, 1)
 	e.campaign = won
-	e.postLocked(election.Start{Name: e.name})
+	e.post(election.Start{Name: e.name})
 	e.mu.Unlock()
 	stop := e.candidate()
 	defer stop()
@@ -111,7 +111,7 @@ func (e *Elector) Campaign(ctx context.Context) (*Term, error) {
 		if e.campaign == won {
 			e.campaign = nil
 		}
-		e.postLocked(election.Resign{Name: e.name})
+		e.post(election.Resign{Name: e.name})
 		e.mu.Unlock()
 		return nil, ctx.Err()
 	}
@@ -196,8 +196,6 @@ func (e *Elector) Close(ctx context.Context) error {
 
 // post queues an event for the election loop.
 func (e *Elector) post(ev election.Event) { e.d.post(ev) }
-
-func (e *Elector) postLocked(ev election.Event) { e.d.post(ev) }
 
 // watch turns the store's notifications about this name, if it has them,
 // into the driver's change notifications.
