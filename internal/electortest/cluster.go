@@ -52,7 +52,9 @@ type Write struct {
 	Node   string
 	Token  uint64
 	Period string // the period for an executor's write, "" otherwise
-	At     time.Time
+	// At is when the write was sent (Cluster.Acked) or applied (the
+	// resource's record of applied writes).
+	At time.Time
 }
 
 // Resource is the protected resource the leaders write to.
@@ -203,10 +205,14 @@ func (c *Cluster) StartAll() {
 func (c *Cluster) write(ctx context.Context, node string, token uint64, period string) error {
 	wctx, cancel := context.WithTimeout(ctx, c.Timing.Renew)
 	defer cancel()
+	// An acknowledged write is recorded at the moment it was sent: the
+	// holder checked Valid before sending it, and a write sent in time may
+	// well commit after the deadline (that is what the fence is for).
+	sent := time.Now()
 	err := c.Res.Write(wctx, node, token, period)
 	if err == nil {
 		c.mu.Lock()
-		c.acks = append(c.acks, Write{Node: node, Token: token, Period: period, At: time.Now()})
+		c.acks = append(c.acks, Write{Node: node, Token: token, Period: period, At: sent})
 		c.mu.Unlock()
 	}
 	return err

@@ -146,7 +146,7 @@ func (n *Node) WaitEnded(tr *TermRec, within time.Duration) time.Time {
 
 // CheckSteppedDown checks that tr ended because its lease ran out, by its
 // deadline (plus slack for the timer), is not Valid any more, and that no
-// write of that term was acknowledged after its deadline.
+// acknowledged write of that term was sent after its deadline.
 func (n *Node) CheckSteppedDown(tr *TermRec, ended time.Time) {
 	t := n.c.t
 	t.Helper()
@@ -163,7 +163,7 @@ func (n *Node) CheckSteppedDown(tr *TermRec, ended time.Time) {
 	}
 	for _, w := range n.c.Acked() {
 		if w.Token == tr.Term.Token() && !w.At.Before(tr.Term.Deadline()) {
-			t.Errorf("%s's write with token %d acknowledged at %v, after its deadline %v", n.ID, w.Token, w.At, tr.Term.Deadline())
+			t.Errorf("%s's write with token %d was sent at %v, after its deadline %v, and acknowledged", n.ID, w.Token, w.At, tr.Term.Deadline())
 		}
 	}
 }
