@@ -14,6 +14,8 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"net/http"
+	_ "net/http/pprof"
 	"os"
 	"os/signal"
 	"strings"
@@ -27,7 +29,11 @@ func main() {
 	out := flag.String("urls", "", "also write the store URLs to this file, one per line (postgres, then etcd)")
 	pg := flag.Bool("postgres", true, "start a PostgreSQL server")
 	etcd := flag.Bool("etcd", true, "start a 3-member etcd cluster")
+	pprof := flag.String("pprof", "", "serve net/http/pprof on this address (host:port), to profile the servers under load")
 	flag.Parse()
+	if *pprof != "" {
+		go func() { fmt.Fprintln(os.Stderr, "benchenv: pprof:", http.ListenAndServe(*pprof, nil)) }()
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 

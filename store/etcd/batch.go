@@ -422,7 +422,7 @@ func (s *Store) swapRound(ctx context.Context, ready []prepared, res []store.Swa
 	if resp.Succeeded {
 		for _, p := range ready {
 			p.rec.Version = resp.Header.Revision
-			s.remember(p.sw.Record.Name, cached{rec: p.rec, logSeq: p.logSeq})
+			s.remember(p.sw.Record.Name, cached{rec: p.rec, logSeq: p.logSeq, events: p.events})
 			res[p.idx] = store.SwapResult{Record: p.rec}
 		}
 		return nil, nil

@@ -37,10 +37,10 @@
 // All keys live under a prefix (default "/baton/"); names are path-escaped
 // so that a name containing "/" cannot reach into another name's keys:
 //
-//	<prefix>schema                    schema version ("2")
-//	<prefix>schema-upgrade            only between the two steps of an upgrade from "1"
+//	<prefix>schema                    schema version ("3")
+//	<prefix>schema-upgrade            only between the two steps of an upgrade from "1" or "2"
 //	<prefix>e/<name>                  election record (JSON), session records included
-//	<prefix>l/<name>/<seq, 20 digits> election log event (JSON)
+//	<prefix>l/<name>/<seq, 20 digits> election log events from seq on (JSON: one, or a list)
 //	<prefix>j/<job>                   job registration (JSON)
 //	<prefix>r/<job>/<period>          run ledger row (JSON)
 //	<prefix>c/<name>/<node>           candidate row (JSON)
@@ -57,21 +57,31 @@
 // repeated URL parameter is refused.
 //
 // The election record's value carries the sequence number of its last log
-// event, so the transaction that changes the record also writes the next
-// log key; the revision compare on the record guarantees no two writers use
-// the same sequence number.
+// event and its newest events themselves, up to four: the transaction that
+// changes the record logs the next event in the record it writes, and the
+// one that would make it carry a fifth moves all five to one log key named
+// after the first. The revision compare on the record guarantees no two
+// writers use the same sequence number, and that a write carries exactly
+// the events the record it replaces carried. A swap that logs an event is
+// thus one key write most of the time, which is what makes a bulk takeover
+// of many names fast on etcd: there the keys written count more than their
+// bytes.
 //
 // # Schema versions
 //
 // Version 2 added the session a record is held through (store.Record.Session)
-// to the record's value. A writable Open of a version 1 store upgrades it in
-// place (no record is rewritten) and gives its schema key a new create
-// revision, so that processes of an older baton that opened it before fail
-// their next write with store.ErrReplaced and stop, and an older baton's
-// Open refuses the store: an older baton would read a name held through a
-// live session as a record nobody renews and take it over. Upgrade every
-// process of a deployment together. A read-only Open reads a version 1
-// store as it is.
+// to the record's value; version 3 the log events a record carries and log
+// keys of several events. A writable Open of a version 1 or 2 store
+// upgrades it in place (no record is rewritten: an older record has no
+// session and carries no events, and older log keys hold one event each)
+// and gives its schema key a new create revision, so that processes of an
+// older baton that opened it before fail their next write with
+// store.ErrReplaced and stop, and an older baton's Open refuses the store:
+// a version 1 baton would read a name held through a live session as a
+// record nobody renews and take it over, and a version 2 baton would drop
+// the events a record carries when it rewrites it. Upgrade every process
+// of a deployment together. A read-only Open reads an older store as it
+// is.
 //
 // # Many names
 //

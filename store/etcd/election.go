@@ -1,6 +1,7 @@
 package etcd
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -31,6 +32,28 @@ type recordValue struct {
 	Updated  time.Time `json:"updated"`
 	// LogSeq is the sequence number of the record's last log event.
 	LogSeq uint64 `json:"log_seq"`
+	// Events are the record's newest log events that are in no log key
+	// yet, oldest first, the last of them LogSeq (schema version 3; see
+	// inlineEvents).
+	Events []loggedEvent `json:"events,omitempty"`
+}
+
+// inlineEvents is how many log events a record carries in its own value
+// before they move to a log key. A write that logs an event puts it in the
+// record it writes; the write that would make it carry more than
+// inlineEvents writes them all, the new one included, to one log key
+// instead. So a swap with an event is one etcd key write, not two, except
+// for one in every inlineEvents+1 events of a name. On a three-member
+// cluster the number of keys a bulk takeover writes, more than their
+// bytes, is what sets how fast it goes (BENCHMARKS.md, "Many names per
+// process"); the carried events cost a few hundred bytes per record.
+const inlineEvents = 4
+
+// loggedEvent is a log event with its sequence number, as a record or a
+// log key of several events stores it.
+type loggedEvent struct {
+	Seq uint64 `json:"seq"`
+	eventValue
 }
 
 // eventValue is the stored form of a log event. Seq and Name come from the
@@ -45,12 +68,26 @@ type eventValue struct {
 	Detail      string          `json:"detail,omitempty"`
 }
 
-func encodeRecord(r store.Record, logSeq uint64) string {
+func encodeRecord(r store.Record, logSeq uint64, events []loggedEvent) string {
 	b, _ := json.Marshal(recordValue{
 		Holder: r.Holder, Incarnation: r.Incarnation, Token: r.Token, Lease: r.Lease,
 		Session: r.Session, Transfer: r.Transfer, Updated: r.Updated, LogSeq: logSeq,
+		Events: events,
 	})
 	return string(b)
+}
+
+// logOps returns what a write of name's record does to log ev, the next
+// event after the events the record carries now (held): the events the
+// written record carries, and the log key to write, if any (see
+// inlineEvents).
+func (s *Store) logOps(name string, held []loggedEvent, ev store.Event) ([]loggedEvent, []clientv3.Op) {
+	all := append(slices.Clip(held), loggedEvent{Seq: ev.Seq, eventValue: toEventValue(ev)})
+	if len(all) <= inlineEvents {
+		return all, nil
+	}
+	b, _ := json.Marshal(all)
+	return nil, []clientv3.Op{clientv3.OpPut(s.keys.log(name, all[0].Seq), string(b))}
 }
 
 // decodeRecord returns the record of name held by kv (nil: the record does
@@ -69,15 +106,22 @@ func decodeRecord(name string, kv *mvccpb.KeyValue) (cached, error) {
 			Session: v.Session, Transfer: v.Transfer, Version: kv.ModRevision, Updated: v.Updated,
 		},
 		logSeq: v.LogSeq,
+		events: v.Events,
 	}, nil
 }
 
-func encodeEvent(ev store.Event) string {
-	b, _ := json.Marshal(eventValue{
+func toEventValue(ev store.Event) eventValue {
+	return eventValue{
 		Kind: ev.Kind, Holder: ev.Holder, Incarnation: ev.Incarnation, Token: ev.Token,
 		Transfer: ev.Transfer, Time: ev.Time, Detail: ev.Detail,
-	})
-	return string(b)
+	}
+}
+
+func (v eventValue) event(name string, seq uint64) store.Event {
+	return store.Event{
+		Seq: seq, Name: name, Kind: v.Kind, Holder: v.Holder, Incarnation: v.Incarnation,
+		Token: v.Token, Transfer: v.Transfer, Time: v.Time, Detail: v.Detail,
+	}
 }
 
 func firstKV(r *clientv3.GetResponse) *mvccpb.KeyValue {
@@ -147,6 +191,7 @@ type prepared struct {
 	key    string       // the record's key
 	rec    store.Record // Version set once applied
 	logSeq uint64
+	events []loggedEvent // the events the record carries
 	cmp    clientv3.Cmp
 	ops    []clientv3.Op
 }
@@ -155,17 +200,15 @@ func (s *Store) prepare(cur cached, sw store.Swap, now time.Time) prepared {
 	name := sw.Record.Name
 	rec := sw.Record
 	rec.Version, rec.Updated = 0, now
-	seq := cur.logSeq
-	ops := make([]clientv3.Op, 0, 2)
+	seq, events := cur.logSeq, cur.events
+	var logKey []clientv3.Op
 	if sw.Event != "" {
 		seq++
+		events, logKey = s.logOps(name, events, storedriver.NextEvent(seq, rec, sw.Event))
 	}
-	ops = append(ops, clientv3.OpPut(s.keys.record(name), encodeRecord(rec, seq)))
-	if sw.Event != "" {
-		ops = append(ops, clientv3.OpPut(s.keys.log(name, seq), encodeEvent(storedriver.NextEvent(seq, rec, sw.Event))))
-	}
+	ops := append([]clientv3.Op{clientv3.OpPut(s.keys.record(name), encodeRecord(rec, seq, events))}, logKey...)
 	return prepared{
-		sw: sw, key: s.keys.record(name), rec: rec, logSeq: seq, ops: ops,
+		sw: sw, key: s.keys.record(name), rec: rec, logSeq: seq, events: events, ops: ops,
 		cmp: clientv3.Compare(clientv3.ModRevision(s.keys.record(name)), "=", sw.Expect),
 	}
 }
@@ -195,7 +238,7 @@ func (s *Store) Swap(ctx context.Context, sw store.Swap) (store.Record, error) {
 		return store.Record{}, s.conflict(name, sw, rangeKV(resp, 0))
 	}
 	p.rec.Version = resp.Header.Revision
-	s.remember(name, cached{rec: p.rec, logSeq: p.logSeq})
+	s.remember(name, cached{rec: p.rec, logSeq: p.logSeq, events: p.events})
 	return p.rec, nil
 }
 
@@ -216,35 +259,76 @@ func (s *Store) conflict(name string, sw store.Swap, kv *mvccpb.KeyValue) error 
 	return fmt.Errorf("%w: %q changed during the swap", store.ErrConflict, name)
 }
 
-// History implements store.Store: a linearizable range read over the
-// name's log keys after the given sequence number.
+// History implements store.Store: one linearizable read-only transaction
+// of the name's record, for the events it carries, and of its log keys
+// from the first that can hold an event after the given sequence number.
+// A log key holds one event (schema versions 1 and 2) or several, oldest
+// first (version 3), and is named after its first event's sequence
+// number: the events a key holds are in order and below the next key's.
 func (s *Store) History(ctx context.Context, name string, after uint64, limit int) ([]store.Event, error) {
 	if after == math.MaxUint64 {
 		return nil, nil
 	}
 	dir := s.keys.logDir(name)
+	// A key that holds an event after `after` is named at most
+	// inlineEvents below it.
+	from := uint64(1)
+	if after >= inlineEvents {
+		from = after + 1 - inlineEvents
+	}
 	opts := []clientv3.OpOption{clientv3.WithRange(clientv3.GetPrefixRangeEnd(dir))}
 	if limit > 0 {
-		opts = append(opts, clientv3.WithLimit(int64(limit)))
+		// At most inlineEvents keys hold only events up to `after`; every
+		// other key holds at least one event of the page.
+		opts = append(opts, clientv3.WithLimit(int64(limit+inlineEvents)))
 	}
-	resp, err := s.get(ctx, "history "+name, s.keys.log(name, after+1), opts...)
+	resp, err := s.txn(ctx, "history "+name, nil, []clientv3.Op{
+		clientv3.OpGet(s.keys.log(name, from), opts...),
+		clientv3.OpGet(s.keys.record(name)),
+	}, nil)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]store.Event, 0, len(resp.Kvs))
-	for _, kv := range resp.Kvs {
-		seq, err := strconv.ParseUint(strings.TrimPrefix(string(kv.Key), dir), 10, 64)
-		var v eventValue
-		if err == nil {
-			err = json.Unmarshal(kv.Value, &v)
+	logs := resp.Responses[0].GetResponseRange()
+	var out []store.Event
+	add := func(ev store.Event) {
+		if ev.Seq > after && (limit <= 0 || len(out) < limit) {
+			out = append(out, ev)
 		}
+	}
+	for _, kv := range logs.Kvs {
+		seq, err := strconv.ParseUint(strings.TrimPrefix(string(kv.Key), dir), 10, 64)
 		if err != nil {
+			return nil, fmt.Errorf("%w: etcd key %q is not a baton log key", store.ErrCorrupt, kv.Key)
+		}
+		if bytes.HasPrefix(kv.Value, []byte("[")) {
+			var evs []loggedEvent
+			if err := json.Unmarshal(kv.Value, &evs); err != nil {
+				return nil, fmt.Errorf("%w: etcd key %q does not hold baton log events: %v", store.ErrCorrupt, kv.Key, err)
+			}
+			for _, e := range evs {
+				add(e.event(name, e.Seq))
+			}
+			continue
+		}
+		var v eventValue
+		if err := json.Unmarshal(kv.Value, &v); err != nil {
 			return nil, fmt.Errorf("%w: etcd key %q does not hold a baton log event: %v", store.ErrCorrupt, kv.Key, err)
 		}
-		out = append(out, store.Event{
-			Seq: seq, Name: name, Kind: v.Kind, Holder: v.Holder, Incarnation: v.Incarnation,
-			Token: v.Token, Transfer: v.Transfer, Time: v.Time, Detail: v.Detail,
-		})
+		add(v.event(name, seq))
+	}
+	if !logs.More {
+		// The record's events come after every log key's.
+		cur, err := decodeRecord(name, rangeKV(resp, 1))
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range cur.events {
+			add(e.event(name, e.Seq))
+		}
+	}
+	if out == nil {
+		out = []store.Event{}
 	}
 	return out, nil
 }

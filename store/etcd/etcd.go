@@ -59,6 +59,7 @@ type Store struct {
 type cached struct {
 	rec    store.Record
 	logSeq uint64
+	events []loggedEvent // the log events the record carries (inlineEvents)
 }
 
 var (

@@ -166,21 +166,34 @@ func TestOpenURL(t *testing.T) {
 	if s.Prefix() != prefix {
 		t.Fatalf("Prefix() = %q, want %q", s.Prefix(), prefix)
 	}
-	if _, err := s.Swap(ctx, store.Swap{Record: store.Record{Name: "u", Holder: "n1", Token: 1}, Event: store.Acquired}); err != nil {
-		t.Fatal(err)
+	// The keys are where the package doc says: the record carries its
+	// first four events, the fifth moves all five to one log key.
+	keys := func() string {
+		t.Helper()
+		resp, err := s.Client().Get(ctx, prefix, clientv3.WithPrefix())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var keys []string
+		for _, kv := range resp.Kvs {
+			keys = append(keys, strings.TrimPrefix(string(kv.Key), prefix))
+		}
+		return strings.Join(keys, " ")
 	}
-	// The keys are where the package doc says.
-	resp, err := s.Client().Get(ctx, prefix, clientv3.WithPrefix())
-	if err != nil {
-		t.Fatal(err)
-	}
-	var keys []string
-	for _, kv := range resp.Kvs {
-		keys = append(keys, strings.TrimPrefix(string(kv.Key), prefix))
-	}
-	want := "e/u l/u/00000000000000000001 schema"
-	if strings.Join(keys, " ") != want {
-		t.Fatalf("keys = %v, want %s", keys, want)
+	var rec store.Record
+	for i := range 5 {
+		next := store.Record{Name: "u", Holder: "n1", Token: uint64(i + 1)}
+		rec, err = s.Swap(ctx, store.Swap{Expect: rec.Version, Record: next, Event: store.Acquired})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := "e/u schema"
+		if i == 4 {
+			want = "e/u l/u/00000000000000000001 schema"
+		}
+		if got := keys(); got != want {
+			t.Fatalf("keys after %d events = %s, want %s", i+1, got, want)
+		}
 	}
 }
 
@@ -195,7 +208,7 @@ func TestUnknownSchema(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := etcd.Open(ctx, c.Endpoints(), etcd.WithPrefix(prefix))
-	if !errors.Is(err, store.ErrSchema) || !strings.Contains(err.Error(), `"99"`) || !strings.Contains(err.Error(), "versions 1 and 2") {
+	if !errors.Is(err, store.ErrSchema) || !strings.Contains(err.Error(), `"99"`) || !strings.Contains(err.Error(), "versions 1 to 3") {
 		t.Fatalf("Open on schema 99: %v, want ErrSchema naming both versions", err)
 	}
 	resp, err := s.Client().Get(ctx, prefix+"schema")

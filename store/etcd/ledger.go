@@ -358,12 +358,15 @@ func (s *Store) UpdateJob(ctx context.Context, u store.JobUpdate) (store.Job, er
 		}
 		ops := []clientv3.Op{clientv3.OpPut(jobKey, string(b))}
 		var next store.Record
+		var events []loggedEvent
 		if rec.rec.Version != 0 {
 			next = rec.rec
 			next.Updated = s.now()
 			seq := rec.logSeq + 1
-			ev := storedriver.RescheduledEvent(seq, next, u, next.Updated)
-			ops = append(ops, clientv3.OpPut(recKey, encodeRecord(next, seq)), clientv3.OpPut(s.keys.log(u.Name, seq), encodeEvent(ev)))
+			var logKey []clientv3.Op
+			events, logKey = s.logOps(u.Name, rec.events, storedriver.RescheduledEvent(seq, next, u, next.Updated))
+			ops = append(ops, clientv3.OpPut(recKey, encodeRecord(next, seq, events)))
+			ops = append(ops, logKey...)
 		}
 		tr, err := s.txn(ctx, op, cmps, ops, nil)
 		if err != nil {
@@ -372,7 +375,7 @@ func (s *Store) UpdateJob(ctx context.Context, u store.JobUpdate) (store.Job, er
 		if tr.Succeeded {
 			if rec.rec.Version != 0 {
 				next.Version = tr.Header.Revision
-				s.remember(u.Name, cached{rec: next, logSeq: rec.logSeq + 1})
+				s.remember(u.Name, cached{rec: next, logSeq: rec.logSeq + 1, events: events})
 			}
 			return cur, nil
 		}

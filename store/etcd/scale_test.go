@@ -31,13 +31,34 @@ func putRaw(t *testing.T, cli *clientv3.Client, prefix string, kvs ...string) {
 	}
 }
 
-// version1Store writes, key by key, a store as a baton of schema version 1
-// left it: one election record with its log, a job and a run.
-func version1Store(t *testing.T, cli *clientv3.Client, prefix string) {
+// olderStore writes, key by key, a store as a baton of schema version 1
+// or 2 left it: one election record with its log, a job and a run. A
+// version 2 record is held through a session and its log has six events,
+// one per key.
+func olderStore(t *testing.T, cli *clientv3.Client, prefix string, version int) {
+	if version == 1 {
+		putRaw(t, cli, prefix,
+			"schema", "1",
+			"e/billing", `{"holder":"n1","incarnation":"i1","token":3,"lease":15000000000,"updated":"2026-01-02T03:04:05Z","log_seq":1}`,
+			"l/billing/00000000000000000001", `{"kind":"acquired","holder":"n1","incarnation":"i1","token":3,"time":"2026-01-02T03:04:05Z"}`,
+		)
+	} else {
+		putRaw(t, cli, prefix,
+			"schema", "2",
+			"e/@session/n1/i1/1", `{"holder":"n1","incarnation":"i1","token":1,"lease":15000000000,"updated":"2026-01-02T03:04:05Z","log_seq":1}`,
+			"l/@session/n1/i1/1/00000000000000000001", `{"kind":"acquired","holder":"n1","incarnation":"i1","token":1,"time":"2026-01-02T03:04:05Z"}`,
+			"e/billing", `{"holder":"n1","incarnation":"i1","token":3,"lease":15000000000,"session":"@session/n1/i1/1","updated":"2026-01-02T03:04:05Z","log_seq":6}`,
+		)
+		for seq := 1; seq <= 6; seq++ {
+			kind, holder, token := "released", "", seq/2
+			if seq%2 == 0 {
+				kind, holder, token = "acquired", "n1", seq/2
+			}
+			putRaw(t, cli, prefix, fmt.Sprintf("l/billing/%020d", seq),
+				fmt.Sprintf(`{"kind":%q,"holder":%q,"token":%d,"time":"2026-01-02T03:04:05Z"}`, kind, holder, token))
+		}
+	}
 	putRaw(t, cli, prefix,
-		"schema", "1",
-		"e/billing", `{"holder":"n1","incarnation":"i1","token":3,"lease":15000000000,"updated":"2026-01-02T03:04:05Z","log_seq":1}`,
-		"l/billing/00000000000000000001", `{"kind":"acquired","holder":"n1","incarnation":"i1","token":3,"time":"2026-01-02T03:04:05Z"}`,
 		"j/billing", `{"schedule":"every 24h","created":"2026-01-01T00:00:00Z"}`,
 		"r/billing/2026-01-02T00:00:00Z", `{"scheduled":"2026-01-02T00:00:00Z","state":"done","token":3,"holder":"n1","attempt":1,"started":"2026-01-02T00:00:01Z","finished":"2026-01-02T00:00:02Z","exit_code":0}`,
 	)
@@ -55,26 +76,41 @@ func schemaKey(t *testing.T, cli *clientv3.Client, prefix string) (value string,
 	return string(resp.Kvs[0].Value), resp.Kvs[0].CreateRevision
 }
 
-// TestUpgradeFromVersion1 opens a store written by schema version 1: a
-// read-only open reads it as it is; a writable open upgrades it in place,
+// TestUpgrade opens stores written by schema versions 1 and 2: a
+// read-only open reads one as it is; a writable open upgrades it in place,
 // keeping records, log, jobs and runs, and a handle opened before the
-// upgrade (as an older baton's would be) can no longer write.
-func TestUpgradeFromVersion1(t *testing.T) {
+// upgrade (as an older baton's would be) can no longer write. The log
+// written before and after reads as one, page by page.
+func TestUpgrade(t *testing.T) {
+	for _, version := range []int{1, 2} {
+		t.Run(fmt.Sprintf("FromVersion%d", version), func(t *testing.T) { testUpgrade(t, version) })
+	}
+}
+
+func testUpgrade(t *testing.T, version int) {
 	c := sharedCluster(t)
 	prefix := freshPrefix(t)
 	raw := openStore(t, c.Endpoints(), etcd.WithPrefix("/raw-"+prefix[1:]))
 	defer raw.Close()
 	cli := raw.Client()
-	version1Store(t, cli, prefix)
+	olderStore(t, cli, prefix, version)
 	_, oldRev := schemaKey(t, cli, prefix)
 	ctx := bg(t, 20*time.Second)
+	oldLog := 1
+	wantSession := ""
+	if version == 2 {
+		oldLog, wantSession = 6, store.SessionPrefix+"n1/i1/1"
+	}
 
 	ro := openStore(t, c.Endpoints(), etcd.WithPrefix(prefix), etcd.WithReadOnly())
 	defer ro.Close()
-	if rec, err := ro.Get(ctx, "billing"); err != nil || rec.Holder != "n1" || rec.Token != 3 || rec.Session != "" {
-		t.Fatalf("read-only Get of a version 1 record = %+v, %v", rec, err)
+	if rec, err := ro.Get(ctx, "billing"); err != nil || rec.Holder != "n1" || rec.Token != 3 || rec.Session != wantSession {
+		t.Fatalf("read-only Get of a version %d record = %+v, %v", version, rec, err)
 	}
-	if v, rev := schemaKey(t, cli, prefix); v != "1" || rev != oldRev {
+	if evs, err := ro.History(ctx, "billing", 0, 0); err != nil || len(evs) != oldLog {
+		t.Fatalf("read-only History of a version %d store = %+v, %v", version, evs, err)
+	}
+	if v, rev := schemaKey(t, cli, prefix); v != strconv.Itoa(version) || rev != oldRev {
 		t.Fatalf("a read-only open changed the schema key: %q at %d", v, rev)
 	}
 
@@ -105,18 +141,40 @@ func TestUpgradeFromVersion1(t *testing.T) {
 	if runs, err := s.Runs(ctx, "billing", "", 0); err != nil || len(runs) != 1 || runs[0].State != store.Done {
 		t.Fatalf("runs after the upgrade = %+v, %v", runs, err)
 	}
-	// It runs: a takeover through a session continues the log.
+	// It runs: takeovers through a session continue the log, seven events
+	// (more than a record carries) after the older ones.
 	sess, err := s.Swap(ctx, store.Swap{Record: store.Record{Name: store.SessionPrefix + "n2/i1/1", Holder: "n2", Incarnation: "i1", Lease: 15 * time.Second}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Swap(ctx, store.Swap{Expect: rec.Version, Event: store.TakenOver,
-		Record: store.Record{Name: "billing", Holder: "n2", Incarnation: "i1", Session: sess.Name, Token: 4, Lease: 15 * time.Second}}); err != nil {
-		t.Fatal(err)
+	const more = 7
+	for i := range more {
+		rec, err = s.Swap(ctx, store.Swap{Expect: rec.Version, Event: store.TakenOver,
+			Record: store.Record{Name: "billing", Holder: "n2", Incarnation: "i1", Session: sess.Name, Token: rec.Token + 1, Lease: 15 * time.Second}})
+		if err != nil {
+			t.Fatalf("takeover %d: %v", i, err)
+		}
 	}
-	evs, err := s.History(ctx, "billing", 0, 0)
-	if err != nil || len(evs) != 2 || evs[0].Kind != store.Acquired || evs[1].Seq != 2 || evs[1].Token != 4 {
-		t.Fatalf("History after the upgrade = %+v, %v", evs, err)
+	full, err := s.History(ctx, "billing", 0, 0)
+	if err != nil || len(full) != oldLog+more {
+		t.Fatalf("History after the upgrade = %+v, %v", full, err)
+	}
+	for i, ev := range full {
+		if ev.Seq != uint64(i+1) || (i >= oldLog && (ev.Kind != store.TakenOver || ev.Token != uint64(4+i-oldLog))) {
+			t.Fatalf("event %d after the upgrade = %+v", i, ev)
+		}
+	}
+	for after := range len(full) + 1 {
+		for limit := range 4 {
+			got, err := s.History(ctx, "billing", uint64(after), limit)
+			want := full[after:]
+			if limit > 0 && len(want) > limit {
+				want = want[:limit]
+			}
+			if err != nil || len(got) != len(want) || (len(got) > 0 && got[0].Seq != want[0].Seq) {
+				t.Fatalf("History(after %d, limit %d) = %+v, %v; want %d events from seq %d", after, limit, got, err, len(want), after+1)
+			}
+		}
 	}
 	if got, err := ro.Get(ctx, "billing"); err != nil || got.Session != sess.Name {
 		t.Fatalf("the read-only handle opened before the upgrade reads %+v, %v", got, err)
@@ -132,7 +190,7 @@ func TestUpgradeInterrupted(t *testing.T) {
 	raw := openStore(t, c.Endpoints(), etcd.WithPrefix("/raw-"+prefix[1:]))
 	defer raw.Close()
 	cli := raw.Client()
-	version1Store(t, cli, prefix)
+	olderStore(t, cli, prefix, 1)
 	ctx := bg(t, 20*time.Second)
 	if _, err := cli.Delete(ctx, prefix+"schema"); err != nil {
 		t.Fatal(err)

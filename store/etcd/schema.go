@@ -12,19 +12,27 @@ import (
 )
 
 // SchemaVersion is the layout version this package writes. Version 2 added
-// Record.Session to the election record's value. Version 1 stores are
-// upgraded when a writer opens them (see upgrade) and read as they are by a
-// read-only opener: their records simply have no session. A baton that
-// knows only version 1 refuses a version 2 store at Open, because it would
-// take a name held through a live session for a record nobody renews.
-const SchemaVersion = 2
+// Record.Session to the election record's value. Version 3 lets a record
+// carry its newest log events and a log key hold several (see
+// inlineEvents). Stores of versions 1 and 2 are upgraded when a writer opens
+// them (see upgrade) and read as they are by a read-only opener: their
+// records simply have no session and carry no events. A baton that knows
+// only an older version refuses a newer store at Open: one that knows only
+// version 1 would take a name held through a live session for a record
+// nobody renews, and one that knows only version 2 would drop the events a
+// record carries when it rewrites the record.
+const SchemaVersion = 3
 
-// upgradeKey returns the key that marks an upgrade from version 1 between
-// its two steps (see upgrade).
+// olderVersion reports whether v is a schema version this package
+// upgrades from.
+func olderVersion(v string) bool { return v == "1" || v == "2" }
+
+// upgradeKey returns the key that marks an upgrade from an older version
+// between its two steps (see upgrade).
 func (k keys) upgrade() string { return k.prefix + "schema-upgrade" }
 
 // checkSchema refuses a prefix inside another baton store's, writes the
-// schema version if the prefix is empty, upgrades a version 1 store, and
+// schema version if the prefix is empty, upgrades an older store, and
 // fails with store.ErrSchema if the prefix holds another version or keys
 // that are not a baton store's. It records the store's identity (the
 // cluster id and the revision that created the schema key).
@@ -59,8 +67,8 @@ func (s *Store) checkSchema(ctx context.Context) error {
 		case kv != nil && string(kv.Value) == want:
 			s.schemaRev = kv.CreateRevision
 			return nil
-		case kv != nil && string(kv.Value) == "1":
-			err = s.upgrade(ctx, kv.CreateRevision)
+		case kv != nil && olderVersion(string(kv.Value)):
+			err = s.upgrade(ctx, string(kv.Value), kv.CreateRevision)
 		case kv == nil && marker != nil:
 			err = s.finishUpgrade(ctx)
 		case kv == nil:
@@ -71,7 +79,7 @@ func (s *Store) checkSchema(ctx context.Context) error {
 			return fmt.Errorf("%w: etcd prefix %q holds keys that are not a baton store's (such as %q) and no schema key; choose a prefix of baton's own (WithPrefix, ?prefix=)",
 				store.ErrSchema, s.keys.prefix, other)
 		default:
-			return fmt.Errorf("%w: etcd key %q holds schema version %q, this baton supports versions 1 and %d; upgrade baton, or use another prefix (WithPrefix, ?prefix=)",
+			return fmt.Errorf("%w: etcd key %q holds schema version %q, this baton supports versions 1 to %d; upgrade baton, or use another prefix (WithPrefix, ?prefix=)",
 				store.ErrSchema, k, string(kv.Value), SchemaVersion)
 		}
 		if err != nil {
@@ -81,29 +89,32 @@ func (s *Store) checkSchema(ctx context.Context) error {
 	return fmt.Errorf("etcd schema check: %w: the schema key under %q kept changing while this process opened the store; retry", store.ErrUnavailable, s.keys.prefix)
 }
 
-// upgrade moves a version 1 store (schema key created at revision rev) to
-// version 2. The records need no rewrite: a version 1 record is a version 2
-// record without a session. What must change is what running version 1
-// processes see: a handle of an older baton opened before the upgrade
-// would read a record held through a session as a record whose holder
-// stopped renewing it, and take it over while the session is alive. So the
-// upgrade deletes the schema key and creates it afresh, which gives it a
-// new create revision: every write of a handle opened before compares the
-// old one, fails, and reports store.ErrReplaced (its leaders end their
-// terms at once), and the older baton's Open refuses version 2. A rolling
-// upgrade from version 1 therefore stops the older processes when the
-// first new one opens the store; the store's id (StoreID) changes once.
+// upgrade moves a store of an older version (schema key holding from,
+// created at revision rev) to SchemaVersion. The records need no rewrite:
+// a version 1 record is a version 2 record without a session, and a
+// version 2 record is a version 3 record that carries no log events, its
+// log one event per key. What must change is what running older processes
+// see: a handle of an older baton opened before the upgrade would read a
+// record held through a session as a record whose holder stopped renewing
+// it (version 1), or drop the log events a record carries when it rewrites
+// it (version 2). So the upgrade deletes the schema key and creates it
+// afresh, which gives it a new create revision: every write of a handle
+// opened before compares the old one, fails, and reports
+// store.ErrReplaced (its leaders end their terms at once), and the older
+// baton's Open refuses the new version. A rolling upgrade therefore stops
+// the older processes when the first new one opens the store; the store's
+// id (StoreID) changes once.
 //
 // etcd refuses a transaction that deletes and puts one key, so the upgrade
 // takes two: the first deletes the schema key and writes the upgrade
 // marker, the second (finishUpgrade) writes the schema key and deletes the
 // marker. An opener that finds the marker without a schema key (the
 // upgrading process died between the two) finishes the upgrade itself.
-func (s *Store) upgrade(ctx context.Context, rev int64) error {
+func (s *Store) upgrade(ctx context.Context, from string, rev int64) error {
 	k := s.keys.schema()
-	_, err := s.txn(ctx, "schema upgrade from version 1",
+	_, err := s.txn(ctx, "schema upgrade from version "+from,
 		[]clientv3.Cmp{
-			clientv3.Compare(clientv3.Value(k), "=", "1"),
+			clientv3.Compare(clientv3.Value(k), "=", from),
 			clientv3.Compare(clientv3.CreateRevision(k), "=", rev),
 		},
 		[]clientv3.Op{clientv3.OpDelete(k), clientv3.OpPut(s.keys.upgrade(), strconv.Itoa(SchemaVersion))},
@@ -116,11 +127,12 @@ func (s *Store) upgrade(ctx context.Context, rev int64) error {
 	return s.finishUpgrade(ctx)
 }
 
-// finishUpgrade is the second step of upgrade: the schema key at version 2,
-// written only where it is missing and the marker is present.
+// finishUpgrade is the second step of upgrade: the schema key at
+// SchemaVersion, written only where it is missing and the marker is
+// present.
 func (s *Store) finishUpgrade(ctx context.Context) error {
 	k, m := s.keys.schema(), s.keys.upgrade()
-	_, err := s.txn(ctx, "schema upgrade from version 1",
+	_, err := s.txn(ctx, "schema upgrade",
 		[]clientv3.Cmp{
 			clientv3.Compare(clientv3.CreateRevision(k), "=", 0),
 			clientv3.Compare(clientv3.CreateRevision(m), ">", 0),
@@ -188,8 +200,9 @@ func (s *Store) checkIdentity(op string, h *etcdserverpb.ResponseHeader, txn *cl
 // that created the store's schema key.
 func (s *Store) StoreID() string { return fmt.Sprintf("%x-%d", s.clusterID, s.schemaRev) }
 
-// readSchema checks the schema version without writing it. A version 1
-// store is read as it is (its records have no sessions).
+// readSchema checks the schema version without writing it. An older
+// store is read as it is (its records have no sessions and carry no log
+// events).
 func (s *Store) readSchema(ctx context.Context) error {
 	k := s.keys.schema()
 	resp, err := s.txn(ctx, "schema check", nil, []clientv3.Op{clientv3.OpGet(k), clientv3.OpGet(s.keys.upgrade(), clientv3.WithKeysOnly())}, nil)
@@ -202,8 +215,8 @@ func (s *Store) readSchema(ctx context.Context) error {
 		return fmt.Errorf("etcd schema check: %w: the store at prefix %q is being upgraded to schema version %d by a writer; retry in a moment", store.ErrUnavailable, s.cfg.prefix, SchemaVersion)
 	case kv == nil:
 		return store.NoStore(fmt.Sprintf("etcd prefix %q (no key %q)", s.cfg.prefix, k))
-	case string(kv.Value) != "1" && string(kv.Value) != strconv.Itoa(SchemaVersion):
-		return fmt.Errorf("%w: etcd key %q holds schema version %q, this baton supports versions 1 and %d; upgrade baton", store.ErrSchema, k, kv.Value, SchemaVersion)
+	case !olderVersion(string(kv.Value)) && string(kv.Value) != strconv.Itoa(SchemaVersion):
+		return fmt.Errorf("%w: etcd key %q holds schema version %q, this baton supports versions 1 to %d; upgrade baton", store.ErrSchema, k, kv.Value, SchemaVersion)
 	}
 	s.clusterID, s.schemaRev = resp.Header.ClusterId, kv.CreateRevision
 	return nil
