@@ -41,7 +41,7 @@ type driver struct {
 	announce func(now time.Time, ev election.Event, acts []election.Action)
 	// watch follows change notifications for the loop: a per-name watch
 	// for an Elector, the store's change feed for a Group.
-	watch func(ctx context.Context) <-chan []string
+	watch func(ctx context.Context) <-chan []store.Change
 
 	mu      sync.Mutex
 	pending []election.Event
@@ -99,7 +99,7 @@ func (d *driver) loop(stopped chan struct{}) {
 	replies := make(chan []election.Event, 2*(maxInflightReads+maxInflightWrites))
 	wctx, cancelWatch := context.WithCancel(context.Background())
 	defer cancelWatch()
-	var changes <-chan []string
+	var changes <-chan []store.Change
 	var rewatch <-chan time.Time
 	if d.watch != nil {
 		changes = d.watch(wctx)
@@ -145,7 +145,7 @@ func (d *driver) loop(stopped chan struct{}) {
 		case <-fire:
 			timer, fire, at = nil, nil, time.Time{}
 			idle = d.step([]election.Event{election.Tick{}}, replies)
-		case names, ok := <-changes:
+		case batch, ok := <-changes:
 			if !ok {
 				// The feed broke: polling goes on, and the feed is
 				// tried again after a while.
@@ -154,9 +154,9 @@ func (d *driver) loop(stopped chan struct{}) {
 				rewatch = rt.C()
 				continue
 			}
-			evs := make([]election.Event, len(names))
-			for i, n := range names {
-				evs[i] = election.Changed{Name: n}
+			evs := make([]election.Event, len(batch))
+			for i, c := range batch {
+				evs[i] = election.Changed{Name: c.Name, Version: c.Version}
 			}
 			idle = d.step(evs, replies)
 		case <-rewatch:

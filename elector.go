@@ -198,19 +198,20 @@ func (e *Elector) Close(ctx context.Context) error {
 func (e *Elector) post(ev election.Event) { e.d.post(ev) }
 
 // watch turns the store's notifications about this name, if it has them,
-// into the driver's change notifications.
-func (e *Elector) watch(ctx context.Context) <-chan []string {
+// into the driver's change notifications (of no version: Watch does not
+// say which).
+func (e *Elector) watch(ctx context.Context) <-chan []store.Change {
 	w, ok := e.st.(store.Watcher)
 	if !ok {
 		return nil
 	}
 	in := w.Watch(ctx, e.name)
-	out := make(chan []string)
+	out := make(chan []store.Change)
 	go func() {
 		defer close(out)
 		for range in {
 			select {
-			case out <- []string{e.name}:
+			case out <- []store.Change{{Name: e.name}}:
 			case <-ctx.Done():
 				return
 			}

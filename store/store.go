@@ -397,15 +397,26 @@ type Watcher interface {
 // group holding or contending for thousands) follows one feed whose cost
 // grows with the number of changes, not with the number of names.
 type ChangeWatcher interface {
-	// WatchChanges returns a channel that receives, in batches, the names
-	// of election records (session records included) soon after they were
-	// written. A name may come more than once and a batch may name a
-	// record that did not change, but while the channel is open no change
-	// made after the call is left out: a store that can no longer tell
-	// (a missed notification, a reconnect, a compacted history) closes
-	// the channel instead, and the caller re-reads what it follows and may
-	// watch again. The channel is closed when ctx ends.
-	WatchChanges(ctx context.Context) <-chan []string
+	// WatchChanges returns a channel that receives, in batches, the
+	// election records (session records included) that were written,
+	// soon after the writes. Each entry names a record and a Version it
+	// had after a write. While the channel is open, every write made after
+	// the call is reported by an entry of its record with the write's
+	// Version or a later one, so a reader that finds the version it wrote
+	// itself has nothing to re-read. A name may come more than once, and
+	// an entry may name a record that did not change since the reader's
+	// last read. A store that can no longer tell (a missed notification,
+	// a reconnect, a compacted history) closes the channel instead, and
+	// the caller re-reads what it follows and may watch again. The channel
+	// is closed when ctx ends.
+	WatchChanges(ctx context.Context) <-chan []Change
+}
+
+// Change is one entry of a change feed (ChangeWatcher): the record of Name
+// was written and then had Version.
+type Change struct {
+	Name    string
+	Version int64
 }
 
 // BatchSwapper is an optional capability: a store that can apply many swaps

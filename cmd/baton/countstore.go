@@ -175,7 +175,7 @@ func (f *fwdSwapMany) SwapMany(ctx context.Context, swaps []store.Swap) ([]store
 	return f.st.(store.BatchSwapper).SwapMany(ctx, swaps)
 }
 
-func (f *fwdWatchChanges) WatchChanges(ctx context.Context) <-chan []string {
+func (f *fwdWatchChanges) WatchChanges(ctx context.Context) <-chan []store.Change {
 	f.n.watches.Add(1)
 	return f.st.(store.ChangeWatcher).WatchChanges(ctx)
 }

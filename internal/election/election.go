@@ -98,8 +98,14 @@ type Start struct{ Name string }
 type Tick struct{}
 
 // Changed says the store notified a change of the record (a hint). Name
-// says which record when the event goes to a Group.
-type Changed struct{ Name string }
+// says which record when the event goes to a Group; Version is the
+// record's version after the change, 0 when the store did not say. A
+// notification of a version the machine knows already (its own write, or
+// the record it last read) needs no read.
+type Changed struct {
+	Name    string
+	Version int64
+}
 
 // Check asks a leader that holds its name through a session to re-read its
 // record: the holder never writes it, so this is how it learns of a
@@ -259,6 +265,7 @@ type Machine struct {
 	deadline time.Time
 	renewAt  time.Time
 	recheck  bool // the last renewal's outcome is unknown: read before renewing
+	changed  bool // a change was notified while a read was in flight (session mode)
 	again    bool // Start arrived while releasing: campaign once released
 
 	// Released on an operator's resign request (store.AnyNode): the free
@@ -346,11 +353,20 @@ func (m *Machine) Step(now time.Time, ev Event) []Action {
 	case Tick:
 		acts = m.tick(now)
 	case Changed:
-		if m.phase == contending && m.inflight == opNone && !m.waitOwn {
-			acts = m.read(now)
-		}
-		if m.phase == leading && m.sess != nil && m.inflight == opNone {
-			acts = m.read(now) // as a Check: somebody else wrote the record
+		switch {
+		case m.phase == contending && m.inflight == opNone && !m.waitOwn:
+			if ev.Version == 0 || !m.hasSeen || ev.Version != m.seen.Version {
+				acts = m.read(now)
+			}
+		case m.phase == leading && m.sess != nil:
+			switch {
+			case ev.Version != 0 && ev.Version == m.rec.Version:
+				// The version it holds: nothing new.
+			case m.inflight == opNone:
+				acts = m.read(now) // as a Check: somebody else wrote the record
+			default:
+				m.changed = true // the read in flight may predate the change
+			}
 		}
 	case Check:
 		if m.phase == leading && m.sess != nil && m.inflight == opNone {
@@ -634,12 +650,17 @@ func (m *Machine) getReply(now time.Time, r GetReply) []Action {
 // given up for dead. The term ends; the release follows if it is still
 // ours.
 func (m *Machine) checkReply(now time.Time, r GetReply) []Action {
+	again := m.changed
+	m.changed = false
 	switch {
 	case store.Permanent(r.Err):
 		return m.loseStore(r.Err)
 	case r.Err != nil:
 		return nil // the next Check reads again
 	case r.Record.Version == m.rec.Version:
+		if again {
+			return m.read(now) // the change notified meanwhile
+		}
 		return nil
 	case m.mine(r.Record) && r.Record.Token == m.token && r.Record.Session == m.rec.Session:
 		m.rec = r.Record

@@ -146,10 +146,10 @@ func (g *Group) Step(now time.Time, ev Event) []Action {
 		switch {
 		case g.sm != nil && ev.Name == g.sm.cfg.Name:
 		case g.obs[ev.Name] != nil:
-			acts = g.obs[ev.Name].changed(now)
+			acts = g.obs[ev.Name].changed(now, ev.Version)
 			acts = g.afterObserver(now, ev.Name, acts)
 		case g.names[ev.Name] != nil:
-			acts = g.stepName(now, ev.Name, Changed{})
+			acts = g.stepName(now, ev.Name, Changed{Version: ev.Version})
 		}
 	case GetReply:
 		g.out--

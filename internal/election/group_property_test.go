@@ -224,9 +224,18 @@ func TestGroupProperties(t *testing.T) {
 					rec.Transfer = store.AnyNode
 					w.st.Swap(context.Background(), store.Swap{Expect: rec.Version, Record: rec, Event: store.TransferRequested})
 				}
-			case 13: // a change notification, true or not
+			case 13: // a change notification, true or not, of some version
 				if !nd.paused {
-					w.step(nd, election.Changed{Name: name})
+					var v int64
+					switch rapid.IntRange(0, 2).Draw(t, "notified version") {
+					case 1: // the record's
+						if rec, err := w.st.Get(context.Background(), name); err == nil {
+							v = rec.Version
+						}
+					case 2: // any
+						v = rapid.Int64Range(1, 200).Draw(t, "any version")
+					}
+					w.step(nd, election.Changed{Name: name, Version: v})
 				}
 			}
 			w.check()
@@ -287,4 +296,84 @@ func TestGroupTakesOverDeadSessions(t *testing.T) {
 			}
 		}
 	})
+}
+
+// A change notification of the version a holder knows needs no read; one
+// of another version does, and one that comes while a read is in flight
+// gets a read of its own after it, since the read in flight may predate
+// the change. Here that second read finds an operator's transfer request.
+func TestChangedVersions(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	ctx := context.Background()
+	st := memstore.New(memstore.WithTime(func() time.Time { return now }))
+	g := election.NewGroup(election.Config{Node: "n1", Incarnation: "i1", Lease: pLease, Renew: pRenew, Margin: pMargin, Poll: pPoll, Retry: pPoll}, true)
+	var reqs []election.Action
+	step := func(ev election.Event) {
+		for _, a := range g.Step(now, ev) {
+			switch a.(type) {
+			case election.Get, election.Swap:
+				reqs = append(reqs, a)
+			}
+		}
+	}
+	apply := func(a election.Action) election.Event {
+		switch a := a.(type) {
+		case election.Get:
+			rec, err := st.Get(ctx, a.Name)
+			return election.GetReply{Name: a.Name, Record: rec, Err: err}
+		case election.Swap:
+			rec, err := st.Swap(ctx, a.Swap)
+			return election.SwapReply{Name: a.Swap.Record.Name, Record: rec, Err: err}
+		}
+		t.Fatalf("not a request: %T", a)
+		return nil
+	}
+	settle := func() {
+		for len(reqs) > 0 {
+			a := reqs[0]
+			reqs = reqs[1:]
+			step(apply(a))
+		}
+	}
+	step(election.Start{Name: "a"})
+	settle()
+	if !g.Machine("a").Leading() {
+		t.Fatal("the group does not hold a")
+	}
+	held, err := st.Get(ctx, "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	step(election.Changed{Name: "a", Version: held.Version})
+	if len(reqs) != 0 {
+		t.Fatalf("a notification of the version held sent %v, want nothing", reqs)
+	}
+	step(election.Changed{Name: "a"})
+	if len(reqs) != 1 {
+		t.Fatalf("a notification of no version sent %v, want one read", reqs)
+	}
+	stale := reqs[0]
+	reqs = nil
+	// The operator asks for a transfer while that read is in flight; the
+	// read was answered before the write.
+	staleReply := apply(stale)
+	asked := held
+	asked.Transfer = "n2"
+	if _, err := st.Swap(ctx, store.Swap{Expect: held.Version, Record: asked, Event: store.TransferRequested}); err != nil {
+		t.Fatal(err)
+	}
+	cur, _ := st.Get(ctx, "a")
+	step(election.Changed{Name: "a", Version: cur.Version})
+	if len(reqs) != 0 {
+		t.Fatalf("a notification during a read sent %v at once, want nothing yet", reqs)
+	}
+	step(staleReply)
+	if len(reqs) != 1 {
+		t.Fatalf("after the read in flight the notified change got %v, want one read", reqs)
+	}
+	settle()
+	if g.Machine("a").Leading() {
+		t.Fatal("the holder still leads after reading the transfer request")
+	}
 }

@@ -68,9 +68,10 @@ func (o *observer) tick(now time.Time, cfg Config) []Action {
 	return o.read(now)
 }
 
-// changed is a change notification of the session record: read it now.
-func (o *observer) changed(now time.Time) []Action {
-	if o.inflight != opNone || o.dead {
+// changed is a change notification of the session record, at version v
+// (0: not known): read it now, unless v is the version observed.
+func (o *observer) changed(now time.Time, v int64) []Action {
+	if o.inflight != opNone || o.dead || (v != 0 && o.hasSeen && v == o.seen.Version) {
 		return nil
 	}
 	return o.read(now)

@@ -122,7 +122,8 @@ func (e *engine) fault(f Fault) {
 			}
 			e.logs[i].dirty = true
 			if err == nil {
-				e.notify(nil, e.names[i])
+				rec, _ := e.c.Store.Get(e.ctx, e.names[i])
+				e.notify(e.names[i], rec.Version)
 			}
 		}
 	}

@@ -265,7 +265,7 @@ func (e *engine) apply(n *node, inc int32, a election.Action, latency time.Durat
 			if i := e.nameIndex(r.Name); i >= 0 {
 				e.logs[i].dirty = true
 			}
-			e.notify(n, r.Name)
+			e.notify(r.Name, r.Record.Version)
 			if store.IsSession(r.Name) && r.Record.Free() && !strings.Contains(r.Name, "/"+n.id+"/") {
 				e.tracef("%s found session %s dead and wrote it free", n.id, r.Name)
 			}
@@ -278,18 +278,19 @@ func (e *engine) apply(n *node, inc int32, a election.Action, latency time.Durat
 	e.push(event{at: e.now + latency, kind: evReply, node: int32(n.idx), inc: inc, ev: ev})
 }
 
-// notify sends the change of record name, written by from (nil: an
-// operator), to the nodes that follow it (Config.Notify).
-func (e *engine) notify(from *node, name string) {
+// notify sends the change of record name, now at version v, to the nodes
+// that follow it (Config.Notify), the writer among them: a store's change
+// feed reports every write, a process's own too.
+func (e *engine) notify(name string, v int64) {
 	if !e.c.Notify {
 		return
 	}
 	isName := e.nameIndex(name) >= 0
 	for _, m := range e.nodes {
-		if m == from || !m.up || m.cut || (!m.sessions && !isName) {
+		if !m.up || m.cut || (!m.sessions && !isName) {
 			continue
 		}
-		e.push(event{at: e.now + m.latency, kind: evReply, node: int32(m.idx), inc: int32(m.inc), ev: election.Changed{Name: name}})
+		e.push(event{at: e.now + m.latency, kind: evReply, node: int32(m.idx), inc: int32(m.inc), ev: election.Changed{Name: name, Version: v}})
 	}
 }
 

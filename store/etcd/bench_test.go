@@ -370,7 +370,7 @@ func BenchmarkChangeFeed(b *testing.B) {
 						b.Fatal("the change feed closed")
 					}
 					for _, n := range batch {
-						named = named || n == sess.Name
+						named = named || n.Name == sess.Name
 					}
 				}
 			}

@@ -247,7 +247,7 @@ func TestOneWatchPerHandle(t *testing.T) {
 	for i := range chs {
 		chs[i] = s.Watch(wctx, fmt.Sprintf("w%04d", i))
 	}
-	feeds := []<-chan []string{s.WatchChanges(wctx), s.WatchChanges(wctx)}
+	feeds := []<-chan []store.Change{s.WatchChanges(wctx), s.WatchChanges(wctx)}
 	if got := watchers(t) - before; got > 1 {
 		t.Fatalf("%d watches and 2 feeds on one handle made %d etcd watchers, want 1", n, got)
 	}
@@ -276,8 +276,8 @@ func TestOneWatchPerHandle(t *testing.T) {
 				if !ok {
 					t.Fatalf("feed %d closed", i)
 				}
-				for _, name := range batch {
-					seen[name] = true
+				for _, c := range batch {
+					seen[c.Name] = true
 				}
 			case <-ctx.Done():
 				t.Fatalf("feed %d named %d of %d changed records", i, len(seen), n)

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/batonhq/baton/store"
 )
 
 // A Store handle follows its election records with at most one etcd watch,
@@ -41,10 +43,11 @@ type watch struct {
 	names  map[string]map[chan struct{}]struct{}
 }
 
-// feed is one WatchChanges subscriber: the names changed since its last
-// batch, and a signal that there are some.
+// feed is one WatchChanges subscriber: the records changed since its last
+// batch, each at the newest version seen, and a signal that there are
+// some.
 type feed struct {
-	pending map[string]struct{}
+	pending map[string]int64
 	signal  chan struct{}
 }
 
@@ -108,7 +111,7 @@ func (s *Store) follow(w *watch, dir string, wch clientv3.WatchChan) {
 				continue // not a record's key; nothing follows it
 			}
 			for f := range w.feeds {
-				f.pending[name] = struct{}{}
+				f.pending[name] = max(f.pending[name], ev.Kv.ModRevision)
 				select {
 				case f.signal <- struct{}{}:
 				default:
@@ -179,9 +182,9 @@ func (s *Store) Watch(ctx context.Context, name string) <-chan struct{} {
 // channel closes when ctx ends, the store is closed, or the watch ends:
 // no leader, or a revision the watch needed was compacted (a feed far
 // behind). The caller then re-reads what it follows and watches again.
-func (s *Store) WatchChanges(ctx context.Context) <-chan []string {
-	out := make(chan []string)
-	f := &feed{pending: map[string]struct{}{}, signal: make(chan struct{}, 1)}
+func (s *Store) WatchChanges(ctx context.Context) <-chan []store.Change {
+	out := make(chan []store.Change)
+	f := &feed{pending: map[string]int64{}, signal: make(chan struct{}, 1)}
 	s.feed.mu.Lock()
 	w := s.join()
 	w.feeds[f] = struct{}{}
@@ -221,9 +224,9 @@ func (s *Store) WatchChanges(ctx context.Context) <-chan []string {
 			case <-f.signal:
 			}
 			s.feed.mu.Lock()
-			batch := make([]string, 0, len(f.pending))
-			for n := range f.pending {
-				batch = append(batch, n)
+			batch := make([]store.Change, 0, len(f.pending))
+			for n, v := range f.pending {
+				batch = append(batch, store.Change{Name: n, Version: v})
 			}
 			clear(f.pending)
 			s.feed.mu.Unlock()

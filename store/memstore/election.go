@@ -49,7 +49,7 @@ func (s *Store) swapLocked(sw store.Swap) (store.Record, error) {
 		log := s.logs[rec.Name]
 		s.logs[rec.Name] = append(log, storedriver.NextEvent(uint64(len(log))+1, rec, sw.Event))
 	}
-	s.notifyLocked(rec.Name)
+	s.notifyLocked(rec.Name, rec.Version)
 	return rec, nil
 }
 func (c *client) Get(ctx context.Context, name string) (store.Record, error) {

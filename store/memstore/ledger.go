@@ -221,7 +221,7 @@ func (c *client) UpdateJob(ctx context.Context, u store.JobUpdate) (store.Job, e
 			c.s.records[u.Name] = rec
 			log := c.s.logs[u.Name]
 			c.s.logs[u.Name] = append(log, storedriver.RescheduledEvent(uint64(len(log))+1, rec, u, rec.Updated))
-			c.s.notifyLocked(u.Name)
+			c.s.notifyLocked(u.Name, rec.Version)
 		}
 	}
 	c.s.mu.Unlock()

@@ -32,19 +32,19 @@ func (c *client) Watch(ctx context.Context, name string) <-chan struct{} {
 }
 
 // WatchChanges implements store.ChangeWatcher.
-func (s *Store) WatchChanges(ctx context.Context) <-chan []string {
+func (s *Store) WatchChanges(ctx context.Context) <-chan []store.Change {
 	return s.Client("").(store.ChangeWatcher).WatchChanges(ctx)
 }
 
-// feed is one WatchChanges subscriber: the names changed since its last
-// batch, and a signal that there are some.
+// feed is one WatchChanges subscriber: the changes since its last batch,
+// and a signal that there are some.
 type feed struct {
-	pending []string
+	pending []store.Change
 	signal  chan struct{}
 }
 
-func (c *client) WatchChanges(ctx context.Context) <-chan []string {
-	out := make(chan []string)
+func (c *client) WatchChanges(ctx context.Context) <-chan []store.Change {
+	out := make(chan []store.Change)
 	f := &feed{signal: make(chan struct{}, 1)}
 	c.s.mu.Lock()
 	c.s.feeds[f] = struct{}{}
@@ -76,10 +76,11 @@ func (c *client) WatchChanges(ctx context.Context) <-chan []string {
 	return out
 }
 
-// notifyLocked wakes the watches of name; s.mu must be held.
-func (s *Store) notifyLocked(name string) {
+// notifyLocked wakes the watches of name, written at version v; s.mu
+// must be held.
+func (s *Store) notifyLocked(name string, v int64) {
 	for f := range s.feeds {
-		f.pending = append(f.pending, name)
+		f.pending = append(f.pending, store.Change{Name: name, Version: v})
 		select {
 		case f.signal <- struct{}{}:
 		default:

@@ -221,7 +221,7 @@ func BenchmarkChangeFeed(b *testing.B) {
 				names := benchNames(n)
 				sess := newSession(b, s, "n1")
 				holdThrough(b, s, sess, names)
-				var feed <-chan []string
+				var feed <-chan []store.Change
 				watches := map[string]<-chan struct{}{}
 				if kind == "feed" {
 					feed = w.WatchChanges(ctx)
@@ -255,7 +255,7 @@ func BenchmarkChangeFeed(b *testing.B) {
 						if !ok {
 							b.Fatal("feed closed")
 						}
-						seen = slices.Contains(batch, rec.Name)
+						seen = slices.ContainsFunc(batch, func(c store.Change) bool { return c.Name == rec.Name })
 					}
 				}
 			})

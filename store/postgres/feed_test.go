@@ -16,15 +16,19 @@ import (
 
 // next returns the names of the next batch of feed, failing t if none
 // comes within 10s.
-func next(t *testing.T, feed <-chan []string) []string {
+func next(t *testing.T, feed <-chan []store.Change) []string {
 	t.Helper()
 	select {
 	case batch, ok := <-feed:
 		if !ok {
 			t.Fatal("change feed closed")
 		}
-		slices.Sort(batch)
-		return batch
+		names := make([]string, len(batch))
+		for i, c := range batch {
+			names[i] = c.Name
+		}
+		slices.Sort(names)
+		return names
 	case <-time.After(10 * time.Second):
 		t.Fatal("no batch on the change feed within 10s")
 	}
@@ -32,7 +36,7 @@ func next(t *testing.T, feed <-chan []string) []string {
 }
 
 // waitFor reads feed until every name in want came.
-func waitFor(t *testing.T, feed <-chan []string, want ...string) {
+func waitFor(t *testing.T, feed <-chan []store.Change, want ...string) {
 	t.Helper()
 	left := map[string]bool{}
 	for _, n := range want {

@@ -157,8 +157,8 @@ func TestSchemaUpgradeFrom2(t *testing.T) {
 			if !ok {
 				t.Fatal("change feed closed")
 			}
-			for _, n := range batch {
-				delete(want, n)
+			for _, c := range batch {
+				delete(want, c.Name)
 			}
 		case <-time.After(10 * time.Second):
 			t.Fatalf("change feed of the upgraded store did not name %v", want)

@@ -3,11 +3,14 @@ package postgres
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgconn/ctxwatch"
+
+	"github.com/batonhq/baton/store"
 )
 
 // listenPing is how long the listening connection may stay silent before
@@ -66,14 +69,14 @@ type watch struct {
 	stop   func() bool // stops the context.AfterFunc
 }
 
-// feed is one WatchChanges call's subscription: the names changed since its
-// last batch (a set, so that it stays as small as the records changed), and
-// a signal that there are some.
+// feed is one WatchChanges call's subscription: the records changed since
+// its last batch, each at the newest version read (a map, so that it stays
+// as small as the records changed), and a signal that there are some.
 type feed struct {
 	l       *listener
-	out     chan []string
+	out     chan []store.Change
 	signal  chan struct{}
-	pending map[string]struct{} // guarded by s.mu
+	pending map[string]int64 // guarded by s.mu
 }
 
 // Watch implements store.Watcher. A watch rides on the Store's change feed
@@ -119,8 +122,8 @@ func (s *Store) Watch(ctx context.Context, name string) <-chan struct{} {
 // connection cannot be opened or breaks (then the caller re-reads what it
 // follows and may watch again). On a read-only Store of an older schema
 // version the channel is closed at once.
-func (s *Store) WatchChanges(ctx context.Context) <-chan []string {
-	out := make(chan []string)
+func (s *Store) WatchChanges(ctx context.Context) <-chan []store.Change {
+	out := make(chan []store.Change)
 	s.mu.Lock()
 	if s.closed || ctx.Err() != nil || s.version < SchemaVersion {
 		s.mu.Unlock()
@@ -128,7 +131,7 @@ func (s *Store) WatchChanges(ctx context.Context) <-chan []string {
 		return out
 	}
 	l := s.listenerLocked()
-	f := &feed{l: l, out: out, signal: make(chan struct{}, 1), pending: map[string]struct{}{}}
+	f := &feed{l: l, out: out, signal: make(chan struct{}, 1), pending: map[string]int64{}}
 	l.feeds[f] = struct{}{}
 	s.mu.Unlock()
 	go s.runFeed(ctx, f)
@@ -168,9 +171,9 @@ func (s *Store) runFeed(ctx context.Context, f *feed) {
 		case <-f.signal:
 		}
 		s.mu.Lock()
-		batch := make([]string, 0, len(f.pending))
-		for n := range f.pending {
-			batch = append(batch, n)
+		batch := make([]store.Change, 0, len(f.pending))
+		for n, v := range f.pending {
+			batch = append(batch, store.Change{Name: n, Version: v})
 		}
 		clear(f.pending)
 		s.mu.Unlock()
@@ -299,41 +302,54 @@ func (l *listener) run(ctx context.Context) {
 		default:
 			return // the connection broke
 		}
-		var names []string
-		pos, names, err = l.read(ctx, conn, pos)
+		var changes []store.Change
+		pos, changes, err = l.read(ctx, conn, pos)
 		if err != nil {
 			return
 		}
-		l.deliver(names)
+		l.deliver(changes)
 	}
 }
 
-// read returns the feed's position now and the names of the records
-// written since from. A from with xmax -1 reads only the position.
-func (l *listener) read(ctx context.Context, conn *pgx.Conn, from position) (position, []string, error) {
+// read returns the feed's position now and the records written since
+// from, with their versions. A from with xmax -1 reads only the position.
+func (l *listener) read(ctx context.Context, conn *pgx.Conn, from position) (position, []store.Change, error) {
 	rctx, cancel := context.WithTimeout(ctx, readTimeout)
 	defer cancel()
 	var (
-		to    position
-		names []string
+		to       position
+		names    []string
+		versions []int64
 	)
+	// Both aggregates see the rows in one order.
 	err := conn.QueryRow(rctx, `SELECT pg_snapshot_xmax(s)::text::bigint,
 			array(SELECT x::text::bigint FROM pg_snapshot_xip(s) x),
-			CASE WHEN $1 < 0 THEN '{}'::text[] ELSE array(SELECT e.name FROM `+l.s.q+`.election e
-				WHERE e.wxid >= $1 OR e.wxid = ANY($2)) END
-		FROM pg_current_snapshot() s`, from.xmax, from.xip).Scan(&to.xmax, &to.xip, &names)
-	return to, names, err
+			coalesce(c.names, '{}'), coalesce(c.versions, '{}')
+		FROM pg_current_snapshot() s,
+			LATERAL (SELECT array_agg(e.name) AS names, array_agg(e.version) AS versions FROM `+l.s.q+`.election e
+				WHERE $1 >= 0 AND (e.wxid >= $1 OR e.wxid = ANY($2))) c`, from.xmax, from.xip).Scan(&to.xmax, &to.xip, &names, &versions)
+	if err != nil {
+		return to, nil, err
+	}
+	if len(names) != len(versions) {
+		return to, nil, fmt.Errorf("postgres change feed: %d names and %d versions", len(names), len(versions))
+	}
+	changes := make([]store.Change, len(names))
+	for i, n := range names {
+		changes[i] = store.Change{Name: n, Version: versions[i]}
+	}
+	return to, changes, nil
 }
 
 // deliver wakes the watches of names and hands names to every feed.
-func (l *listener) deliver(names []string) {
-	if len(names) == 0 {
+func (l *listener) deliver(changes []store.Change) {
+	if len(changes) == 0 {
 		return
 	}
 	l.s.mu.Lock()
 	defer l.s.mu.Unlock()
-	for _, n := range names {
-		for w := range l.subs[n] {
+	for _, c := range changes {
+		for w := range l.subs[c.Name] {
 			select {
 			case w.ch <- struct{}{}:
 			default: // one pending value is enough
@@ -341,8 +357,8 @@ func (l *listener) deliver(names []string) {
 		}
 	}
 	for f := range l.feeds {
-		for _, n := range names {
-			f.pending[n] = struct{}{}
+		for _, c := range changes {
+			f.pending[c.Name] = max(f.pending[c.Name], c.Version)
 		}
 		select {
 		case f.signal <- struct{}{}:

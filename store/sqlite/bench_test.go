@@ -194,8 +194,12 @@ func benchTakeover(b *testing.B, random, follow bool) {
 		feed := s.WatchChanges(ctx)
 		reader.Go(func() {
 			for batch := range feed {
-				for lo := 0; lo < len(batch); lo += chunk {
-					if _, err := s.GetMany(ctx, batch[lo:min(lo+chunk, len(batch))]); err != nil && ctx.Err() == nil {
+				names := make([]string, len(batch))
+				for i, c := range batch {
+					names[i] = c.Name
+				}
+				for lo := 0; lo < len(names); lo += chunk {
+					if _, err := s.GetMany(ctx, names[lo:min(lo+chunk, len(names))]); err != nil && ctx.Err() == nil {
 						b.Error(err)
 						return
 					}

@@ -654,7 +654,7 @@ func TestWatchChangesSameHandle(t *testing.T) {
 				if !ok {
 					t.Fatalf("feed closed while waiting for %s", name)
 				}
-				if slices.Contains(batch, name) {
+				if slices.ContainsFunc(batch, func(c store.Change) bool { return c.Name == name }) {
 					return
 				}
 			case <-deadline:

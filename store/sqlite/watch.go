@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"sync"
 	"time"
+
+	"github.com/batonhq/baton/store"
 )
 
 // hub holds a Store's watches and change feeds. One poller goroutine
@@ -41,11 +43,12 @@ type sub struct {
 	closed bool        // guarded by hub.mu
 }
 
-// feed is one WatchChanges call: the names written since its last batch,
-// each once, and a signal that there are some.
+// feed is one WatchChanges call: the records written since its last
+// batch, each once, at the newest version read, and a signal that there
+// are some.
 type feed struct {
-	pending []string
-	seen    map[string]struct{}
+	pending []store.Change
+	seen    map[string]int // index in pending
 	signal  chan struct{}
 	broken  bool // the poll failed: the feed must close
 }
@@ -93,9 +96,9 @@ func (s *Store) Watch(ctx context.Context, name string) <-chan struct{} {
 // A feed whose reader is slow gets the names written meanwhile in one
 // batch, each once. The channel is closed when ctx ends, when the store is
 // closed, or when the poll fails.
-func (s *Store) WatchChanges(ctx context.Context) <-chan []string {
-	out := make(chan []string)
-	f := &feed{seen: map[string]struct{}{}, signal: make(chan struct{}, 1)}
+func (s *Store) WatchChanges(ctx context.Context) <-chan []store.Change {
+	out := make(chan []store.Change)
+	f := &feed{seen: map[string]int{}, signal: make(chan struct{}, 1)}
 	h := &s.hub
 	if !s.subscribe(ctx, "watch changes", func() { h.feeds[f] = struct{}{} }) {
 		close(out)
@@ -317,30 +320,30 @@ func (s *Store) pollOnce(ctx context.Context, p *poller) error {
 // range of the index baton_election_version.
 const writtenSince = `SELECT name, version FROM baton_election WHERE version > ?`
 
-// dispatch reads the names of the election records written after version
-// cursor and hands them to the feeds and to the watches of those names.
+// dispatch reads the election records written after version cursor, with
+// their versions, and hands them to the feeds and to the watches of those
+// names.
 func (s *Store) dispatch(ctx context.Context, written *sql.Stmt, cursor int64) error {
 	rows, err := written.QueryContext(ctx, cursor)
 	if err != nil {
 		return err
 	}
-	var names []string
+	var changes []store.Change
 	newest := cursor
 	for rows.Next() {
-		var name string
-		var v int64
-		if err := rows.Scan(&name, &v); err != nil {
+		var c store.Change
+		if err := rows.Scan(&c.Name, &c.Version); err != nil {
 			rows.Close()
 			return err
 		}
-		names = append(names, name)
-		newest = max(newest, v)
+		changes = append(changes, c)
+		newest = max(newest, c.Version)
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
 		return err
 	}
-	if len(names) == 0 {
+	if len(changes) == 0 {
 		return nil
 	}
 	h := &s.hub
@@ -348,11 +351,13 @@ func (s *Store) dispatch(ctx context.Context, written *sql.Stmt, cursor int64) e
 	defer h.mu.Unlock()
 	h.cursor = newest
 	for f := range h.feeds {
-		for _, n := range names {
-			if _, dup := f.seen[n]; !dup {
-				f.seen[n] = struct{}{}
-				f.pending = append(f.pending, n)
+		for _, c := range changes {
+			if i, dup := f.seen[c.Name]; dup {
+				f.pending[i].Version = max(f.pending[i].Version, c.Version)
+				continue
 			}
+			f.seen[c.Name] = len(f.pending)
+			f.pending = append(f.pending, c)
 		}
 		select {
 		case f.signal <- struct{}{}:
@@ -360,8 +365,8 @@ func (s *Store) dispatch(ctx context.Context, written *sql.Stmt, cursor int64) e
 		}
 	}
 	if len(h.byName) > 0 {
-		for _, n := range names {
-			for w := range h.byName[n] {
+		for _, c := range changes {
+			for w := range h.byName[c.Name] {
 				select {
 				case w.ch <- struct{}{}:
 				default:

@@ -77,7 +77,7 @@ func TestOnePollerForAll(t *testing.T) {
 	for i := range watches {
 		watches[i] = s.Watch(ctx, fmt.Sprintf("w%04d", i))
 	}
-	feeds := []<-chan []string{s.WatchChanges(ctx), s.WatchChanges(ctx)}
+	feeds := []<-chan []store.Change{s.WatchChanges(ctx), s.WatchChanges(ctx)}
 	// With two connections, one is the poller's: were there a poller per
 	// watch holding a connection, the write below could not get one.
 	written := []string{"w0007", "w0500", "w0999"}
@@ -95,8 +95,8 @@ func TestOnePollerForAll(t *testing.T) {
 			if !ok {
 				t.Fatal("feed closed")
 			}
-			for _, name := range batch {
-				delete(want, name)
+			for _, c := range batch {
+				delete(want, c.Name)
 			}
 		}
 	}
@@ -158,7 +158,7 @@ func BenchmarkChangeFeedPerCommit(b *testing.B) {
 			// The hub as WatchChanges and Watch leave it, without the
 			// poller goroutine: the benchmark polls.
 			h := &s.hub
-			f := &feed{seen: map[string]struct{}{}, signal: make(chan struct{}, 1)}
+			f := &feed{seen: map[string]int{}, signal: make(chan struct{}, 1)}
 			h.mu.Lock()
 			h.feeds[f] = struct{}{}
 			for i := range watched {
@@ -192,7 +192,7 @@ func BenchmarkChangeFeedPerCommit(b *testing.B) {
 				}
 				h.mu.Lock()
 				if len(f.pending) != 1 {
-					b.Fatalf("feed got %q after one commit", f.pending)
+					b.Fatalf("feed got %v after one commit", f.pending)
 				}
 				f.pending = f.pending[:0]
 				clear(f.seen)

@@ -730,19 +730,25 @@ func testWatchChanges(t *testing.T, open func() store.Store) {
 	mustSwap(t, s, store.Swap{Record: acquire("quiet", "n1", 1), Event: store.Acquired})
 	ch := w.WatchChanges(c)
 	// Changes through another handle, one alone and a batch of them: every
-	// name comes, the unchanged one need not.
+	// name comes, with the version the write gave it; the unchanged one
+	// need not.
 	other := open()
-	mustSwap(t, other, store.Swap{Record: acquire("c1", "n2", 1), Event: store.Acquired})
-	want := map[string]bool{"c1": true}
+	rec := mustSwap(t, other, store.Swap{Record: acquire("c1", "n2", 1), Event: store.Acquired})
+	want := map[string]int64{"c1": rec.Version}
 	if b, ok := other.(store.BatchSwapper); ok {
 		var swaps []store.Swap
 		for i := range 50 {
-			name := fmt.Sprintf("c-batch-%02d", i)
-			want[name] = true
-			swaps = append(swaps, store.Swap{Record: acquire(name, "n2", 1), Event: store.Acquired})
+			swaps = append(swaps, store.Swap{Record: acquire(fmt.Sprintf("c-batch-%02d", i), "n2", 1), Event: store.Acquired})
 		}
-		if _, err := b.SwapMany(ctx(t), swaps); err != nil {
+		res, err := b.SwapMany(ctx(t), swaps)
+		if err != nil {
 			t.Fatal(err)
+		}
+		for _, r := range res {
+			if r.Err != nil {
+				t.Fatal(r.Err)
+			}
+			want[r.Record.Name] = r.Record.Version
 		}
 	}
 	deadline := time.After(10 * time.Second)
@@ -752,11 +758,13 @@ func testWatchChanges(t *testing.T, open func() store.Store) {
 			if !open {
 				t.Fatalf("change feed closed before ctx ended; still missing %d names", len(want))
 			}
-			for _, n := range batch {
-				delete(want, n)
+			for _, c := range batch {
+				if v, ok := want[c.Name]; ok && c.Version == v {
+					delete(want, c.Name)
+				}
 			}
 		case <-deadline:
-			t.Fatalf("change feed did not name %d changed records within 10s, e.g. %v", len(want), slices.Collect(maps.Keys(want))[:1])
+			t.Fatalf("change feed did not name %d changed records at their versions within 10s, e.g. %v", len(want), slices.Collect(maps.Keys(want))[:1])
 		}
 	}
 	cancel()
