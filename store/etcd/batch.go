@@ -284,10 +284,10 @@ func one(int) int { return 1 }
 // own, so SwapMany sends one transaction per chunk comparing every swap's
 // version; when one fails, the records read in its else branch show which
 // swaps conflict, those get ErrConflict, and the rest are sent again (each
-// round removes at least one swap). A chunk holds up to 63 swaps with a
-// log event or 127 without (see txnOps), and up to batchInFlight chunks
-// are in flight at once: a batch of 1,000 takeovers is 16 transactions,
-// eight at a time. In steady state (swaps of records this handle read or
+// round removes at least one swap). A chunk holds up to 127 swaps, fewer
+// when some of them move a record's log events to a log key (see txnOps
+// and inlineEvents), and up to batchInFlight chunks are in flight at once:
+// a batch of 1,000 takeovers is 8 or 9 transactions, sent together. In steady state (swaps of records this handle read or
 // wrote, as after GetMany) there is no other round trip; records the
 // handle has not seen at the expected version are read first, in chunks
 // as GetMany reads. Swaps that fail validation (ErrInvalid) are not sent.

@@ -216,9 +216,9 @@ func holdMany(b *testing.B, s *etcd.Store, sess store.Record, n int) ([]string, 
 
 // BenchmarkSwapMany measures a bulk takeover on a three-member cluster:
 // one op is one SwapMany of 1,000 names held through one session to
-// another session, token + 1 and a log event each (16 transactions of up
-// to 63 swaps). in-flight is how many transactions are sent at once; the
-// store's default was chosen from these figures.
+// another session, token + 1 and a log event each (8 or 9 transactions of
+// up to 127 swaps). in-flight is how many transactions are sent at once;
+// the store's default was chosen from these figures.
 func BenchmarkSwapMany(b *testing.B) {
 	for _, inFlight := range []int{1, 4, 8, 16} {
 		b.Run(fmt.Sprintf("names=1000/in-flight=%d", inFlight), func(b *testing.B) {

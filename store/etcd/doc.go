@@ -87,8 +87,8 @@
 //
 // GetMany and SwapMany cut their work into transactions within etcd's
 // default limits (128 operations per transaction list, 1.5 MiB per
-// request), up to 63 swaps with a log event or 127 without per
-// transaction, and send up to eight at once; a cluster configured with
+// request), up to 127 swaps per transaction, and send up to eight at
+// once; a cluster configured with
 // lower limits makes them send smaller ones. GetMany of many names whose
 // keys lie together reads their key range instead. A session's renewal is
 // one transaction on the session record, whatever the number of names held
