@@ -73,7 +73,7 @@ type member struct {
 	dir       string
 	clientURL url.URL // where clients connect (no proxy)
 	peerURL   url.URL // where the member listens for peers
-	proxyURL  url.URL // what the member advertises to peers: its proxy
+	proxyURL  url.URL // what the member advertises to peers: its proxy (durable: peerURL)
 	proxy     *proxy
 	etcd      *embed.Etcd // nil while stopped
 }
@@ -97,9 +97,10 @@ func StartCluster(t testing.TB, n int) *Cluster {
 // other places without a testing.TB.
 func Start(n int) (*Cluster, error) { return start(n, false) }
 
-// StartDurable is Start with members that fsync their writes, as a
-// production cluster does: for benchmarks whose figures must include the
-// cost of durable writes.
+// StartDurable is Start with members that fsync their writes and talk to
+// each other directly, as a production cluster does: for benchmarks whose
+// figures must include the cost of durable writes and no test proxy's. Its
+// members cannot be partitioned (Partition panics).
 func StartDurable(n int) (*Cluster, error) { return start(n, true) }
 
 func start(n int, fsync bool) (*Cluster, error) {
@@ -133,14 +134,17 @@ func start(n int, fsync bool) (*Cluster, error) {
 			c.Close()
 			return nil, fmt.Errorf("etcdtest: choosing ports: %w", err)
 		}
-		pl, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			closeAll(held)
-			c.Close()
-			return nil, fmt.Errorf("etcdtest: proxy listener: %w", err)
+		m.proxyURL = m.peerURL
+		if !fsync {
+			pl, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				closeAll(held)
+				c.Close()
+				return nil, fmt.Errorf("etcdtest: proxy listener: %w", err)
+			}
+			m.proxyURL = url.URL{Scheme: "http", Host: pl.Addr().String()}
+			m.proxy = newProxy(c, i, pl, m.peerURL.Host)
 		}
-		m.proxyURL = url.URL{Scheme: "http", Host: pl.Addr().String()}
-		m.proxy = newProxy(c, i, pl, m.peerURL.Host)
 		c.members = append(c.members, m)
 		initial = append(initial, m.name+"="+m.proxyURL.String())
 	}
@@ -325,6 +329,9 @@ func (c *Cluster) Partition(groupA, groupB []int) {
 	}
 	c.mu.Unlock()
 	for _, m := range c.members {
+		if m.proxy == nil {
+			panic("etcdtest: the members of a durable cluster talk directly and cannot be partitioned")
+		}
 		m.proxy.cut()
 	}
 }
@@ -394,7 +401,9 @@ func (c *Cluster) Close() {
 	}
 	wg.Wait()
 	for _, m := range c.members {
-		m.proxy.close()
+		if m.proxy != nil {
+			m.proxy.close()
+		}
 	}
 	os.RemoveAll(c.dir)
 }
