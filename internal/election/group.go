@@ -59,6 +59,8 @@ type Group struct {
 	checkAt time.Time
 
 	out int // store requests sent and not answered
+
+	balanceAt time.Time // the next balance round (Config.Balance)
 }
 
 // entry is one name's machine and what the group keeps about it.
@@ -126,7 +128,16 @@ func (g *Group) Next() time.Time {
 	if g.sessions && g.count[leading] > 0 {
 		at = earliest(at, g.checkAt)
 	}
+	if g.balancing() {
+		at = earliest(at, g.balanceAt)
+	}
 	return at
+}
+
+// balancing reports whether a balance round is due some time: balanced,
+// the session alive, and names to ask for.
+func (g *Group) balancing() bool {
+	return g.cfg.Balance && g.sessions && g.view.alive && g.count[contending] > 0 && !g.balanceAt.IsZero()
 }
 
 // Step feeds one event at local monotonic time now and returns the actions
@@ -255,6 +266,9 @@ func (g *Group) tick(now time.Time) []Action {
 	}
 	if g.sessions && g.count[leading] > 0 && !g.checkAt.IsZero() && !now.Before(g.checkAt) {
 		acts = append(acts, g.check(now)...)
+	}
+	if g.balancing() && !now.Before(g.balanceAt) {
+		acts = append(acts, g.balance(now)...)
 	}
 	return acts
 }
@@ -428,6 +442,7 @@ func (g *Group) stepSession(now time.Time, ev Event) []Action {
 			out = append(out, a)
 		case Elected:
 			g.view.alive, g.view.deadline = true, a.Deadline
+			g.balanceAt = now.Add(g.cfg.Renew)
 			for _, name := range sortedKeys(g.waitOwn) {
 				delete(g.waitOwn, name)
 				m := g.names[name].m

@@ -35,6 +35,8 @@ type gnode struct {
 	inc      int
 	rate     float64
 	sessions bool
+	balance  bool // Config.Balance
+	hold     bool // campaign again for a name once its term is released, as Group.Hold
 	g        *election.Group
 	reqs     []election.Action // sent, not yet applied
 	replies  []election.Event  // applied, not yet delivered
@@ -48,6 +50,14 @@ type gworld struct {
 	now   time.Time
 	epoch time.Time
 	nodes []*gnode
+	names []string // the names checked (nil: gNames)
+}
+
+func (w *gworld) checked() []string {
+	if w.names != nil {
+		return w.names
+	}
+	return gNames
 }
 
 func (w *gworld) local(n *gnode) time.Time {
@@ -58,16 +68,20 @@ func (w *gworld) restart(n *gnode) {
 	n.inc++
 	n.g = election.NewGroup(election.Config{
 		Node: n.id, Incarnation: fmt.Sprintf("%s.%d", n.id, n.inc),
-		Lease: pLease, Renew: pRenew, Margin: pMargin, Poll: pPoll, Retry: pPoll,
+		Lease: pLease, Renew: pRenew, Margin: pMargin, Poll: pPoll, Retry: pPoll, Balance: n.balance,
 	}, n.sessions)
 	n.replies = nil
 }
 
 func (w *gworld) step(n *gnode, ev election.Event) {
 	for _, a := range n.g.Step(w.local(n), ev) {
-		switch a.(type) {
+		switch a := a.(type) {
 		case election.Get, election.Swap:
 			n.reqs = append(n.reqs, a)
+		case election.Released:
+			if n.hold && a.Err == nil {
+				w.step(n, election.Start{Name: a.Name})
+			}
 		}
 	}
 }
@@ -123,7 +137,7 @@ func (w *gworld) progress(n *gnode) {
 
 func (w *gworld) check() {
 	ctx := context.Background()
-	for _, name := range gNames {
+	for _, name := range w.checked() {
 		var who []string
 		for _, n := range w.nodes {
 			m := n.g.Machine(name)
@@ -140,7 +154,8 @@ func (w *gworld) check() {
 		}
 		var last uint64
 		for _, ev := range evs {
-			if ev.Kind != store.Released && ev.Kind != store.TransferRequested && ev.Token <= last {
+			acquired := ev.Holder != "" && (ev.Kind == store.Acquired || ev.Kind == store.TakenOver || ev.Kind == store.Transferred)
+			if acquired && ev.Token <= last || !acquired && ev.Token != last {
 				w.t.Fatalf("log tokens of %q do not increase: %+v", name, evs)
 			}
 			last = ev.Token
@@ -168,6 +183,7 @@ func TestGroupProperties(t *testing.T) {
 				rate:     rapid.SampledFrom([]float64{1, 1 - d, 1 + d}).Draw(t, "rate"),
 				sessions: i == 0 || rapid.IntRange(0, 3).Draw(t, "inline") != 0,
 			}
+			nd.balance = nd.sessions && rapid.Bool().Draw(t, "balance")
 			w.restart(nd)
 			w.nodes = append(w.nodes, nd)
 			for _, name := range gNames {

@@ -1,0 +1,176 @@
+package election
+
+import (
+	"cmp"
+	"errors"
+	"hash/fnv"
+	"slices"
+	"time"
+
+	"github.com/batonhq/baton/store"
+)
+
+// Balanced holding (Config.Balance): P processes that campaign for the
+// same N names end up holding about N/P each, and share again when one
+// joins or leaves.
+//
+// The policy only ever asks; it never takes. Once per Renew a balanced
+// Group counts, from the records its contenders last read (every name it
+// does not hold is one it watches), how many of the names each node holds.
+// A name already asked towards a node counts as that node's. When some
+// node holds at least two more than this one (mine), the Group asks it to
+// hand over (theirs-mine)/2 of them: the swap an operator's transfer makes
+// (store.TransferRequested, Transfer = this node) on the version it read.
+// The holder's machine sees the request at its next read of the name (a
+// change notification, or its periodic Check), stops the term and frees
+// the record towards this node, whose contender takes it at once: the
+// handover is the transfer's, a release and then an acquisition with a
+// new token, so a name never has two holders. A request that finds the
+// record changed conflicts and asks nothing.
+//
+// It converges: a pull happens only between two nodes whose counts differ
+// by two or more, and moves at most half the difference, so once every two
+// nodes differ by at most one (each holds N/P rounded down or up) nobody
+// asks any more. Several pullers acting on one holder at once may take it
+// below the others; then it pulls back, by smaller amounts each time.
+// Which names are asked for is decided by a rendezvous hash of (name, this
+// node): deterministic, and two joiners mostly ask for different names.
+//
+// What it does not do: a process that holds nothing and watches names that
+// are free takes them as any contender does; the balance comes after, by
+// pulls. A process that stops campaigning for a name it asked for leaves
+// the record freed towards it; the others take it after the lease plus
+// twice the margin, as after an operator's transfer to a node that went.
+
+// pullBatch bounds how many names a balanced Group asks for in one Renew.
+const pullBatch = 1000
+
+// pull is the Group's request to a contender: ask the holder of the
+// record, as last read, to hand it to this node.
+type pull struct{}
+
+func (pull) event() {}
+
+// pull asks the holder of the record as last read to hand it over to this
+// node: the swap an operator's Transfer makes, on the version read.
+func (m *Machine) pull(now time.Time) []Action {
+	if !m.pullable() {
+		return nil
+	}
+	req := m.seen
+	req.Transfer = m.cfg.Node
+	return m.send(now, opRequest, store.Swap{Expect: m.seen.Version, Record: req, Event: store.TransferRequested})
+}
+
+// pullable reports whether the contender may ask for the record it last
+// read: held by another node, not asked for already, nothing in flight.
+func (m *Machine) pullable() bool {
+	return m.phase == contending && m.inflight == opNone && !m.waitOwn && m.hasSeen &&
+		!m.seen.Free() && m.seen.Holder != m.cfg.Node && m.seen.Transfer == ""
+}
+
+func (m *Machine) pullReply(now time.Time, r SwapReply) []Action {
+	if m.phase != contending {
+		return nil
+	}
+	switch {
+	case r.Err == nil:
+		// The record is at a version this node wrote: whatever the holder
+		// does next is a change, seen by a notification or the next read.
+		m.seen, m.seenAt = r.Record, now
+		m.readAt = now.Add(m.cfg.Poll)
+		return nil
+	case store.Permanent(r.Err):
+		return m.fail(r.Err)
+	case errors.Is(r.Err, store.ErrConflict):
+		return m.read(now) // changed since read: see how
+	}
+	m.readAt = now.Add(m.cfg.Poll)
+	return nil
+}
+
+// balance is a balanced Group's round: count the names per node and ask
+// the nodes that hold two or more than this one to hand some over.
+func (g *Group) balance(now time.Time) []Action {
+	g.balanceAt = now.Add(g.cfg.Renew)
+	if !g.view.alive || g.cfg.NoPull {
+		return nil
+	}
+	mine, loads, pullable := g.loads()
+	holders := make([]string, 0, len(loads))
+	for node := range loads {
+		holders = append(holders, node)
+	}
+	slices.SortFunc(holders, func(a, b string) int {
+		return cmp.Or(cmp.Compare(loads[b], loads[a]), cmp.Compare(a, b))
+	})
+	var acts []Action
+	budget := pullBatch
+	for _, node := range holders {
+		want := min((loads[node]-mine)/2, budget)
+		if want < 1 {
+			break // sorted: nobody after holds more
+		}
+		type weighted struct {
+			w    uint64
+			name string
+		}
+		names := make([]weighted, len(pullable[node]))
+		for i, name := range pullable[node] {
+			names[i] = weighted{g.rendezvous(name), name}
+		}
+		slices.SortFunc(names, func(a, b weighted) int { return cmp.Or(cmp.Compare(b.w, a.w), cmp.Compare(a.name, b.name)) })
+		for _, n := range names[:min(want, len(names))] {
+			if sent := g.stepName(now, n.name, pull{}); len(sent) > 0 {
+				acts = append(acts, sent...)
+				mine++
+				budget--
+			}
+		}
+	}
+	return acts
+}
+
+// loads counts, from the records the Group's machines last read, the names
+// this node holds or has asked for (mine) and those of every other node;
+// pullable lists, per node, the names that may be asked from it now.
+// Records of this node's earlier incarnations and of sessions known to be
+// dead count for nobody: they are about to be free.
+func (g *Group) loads() (mine int, loads map[string]int, pullable map[string][]string) {
+	loads, pullable = map[string]int{}, map[string][]string{}
+	for name, e := range g.names { // counting: the order does not matter
+		m := e.m
+		if m.phase == leading {
+			mine++
+			continue
+		}
+		if m.phase != contending || !m.hasSeen {
+			continue
+		}
+		rec := m.seen
+		switch _, dead := g.dead[rec.Session]; {
+		case rec.Transfer == m.cfg.Node:
+			mine++
+		case rec.Transfer != "" && rec.Transfer != store.AnyNode:
+			loads[rec.Transfer]++
+		case rec.Free(), rec.Holder == m.cfg.Node, rec.Session != "" && dead:
+		default:
+			loads[rec.Holder]++
+			if m.pullable() {
+				pullable[rec.Holder] = append(pullable[rec.Holder], name)
+			}
+		}
+	}
+	return mine, loads, pullable
+}
+
+// rendezvous is the name's weight for this node: the names a node asks for
+// first are those of highest weight, so that a joiner asks for a stable
+// set, and two joiners mostly for different names.
+func (g *Group) rendezvous(name string) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(name))
+	h.Write([]byte{0})
+	h.Write([]byte(g.cfg.Node))
+	return h.Sum64()
+}
