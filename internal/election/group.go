@@ -363,6 +363,10 @@ func (g *Group) filter(now time.Time, name string, in []Action) []Action {
 // await registers name as waiting on session s, or, if s is known dead,
 // tells the machine at once.
 func (g *Group) await(now time.Time, name, s string) []Action {
+	if e := g.names[name]; e.await != "" && e.await != s {
+		// It waited on another session (the name moved): not any more.
+		g.unwait(name, e)
+	}
 	if _, ok := g.dead[s]; ok {
 		return g.filter(now, name, g.names[name].m.Step(now, SessionEnded{Session: s}))
 	}
@@ -383,6 +387,13 @@ func (g *Group) await(now time.Time, name, s string) []Action {
 // names that wait on it are told, and the observer goes.
 func (g *Group) afterObserver(now time.Time, s string, acts []Action) []Action {
 	o := g.obs[s]
+	if o != nil && !o.dead && o.inflight == opNone && len(g.waiters[s]) == 0 {
+		// Nobody waits any more (the names stopped or were taken while
+		// a read was out): the observer goes, or it would poll forever
+		// and the group would never be idle.
+		delete(g.obs, s)
+		return acts
+	}
 	if o == nil || !o.dead {
 		return acts
 	}
@@ -419,14 +430,21 @@ func (g *Group) track(now time.Time, name string, e *entry) {
 		g.waitOwn[name] = struct{}{}
 	}
 	if s := e.await; s != "" && (m.awaiting != s || m.phase != contending) {
-		e.await = ""
-		if w := g.waiters[s]; w != nil {
-			delete(w, name)
-			if len(w) == 0 {
-				delete(g.waiters, s)
-				if o := g.obs[s]; o != nil && o.inflight == opNone {
-					delete(g.obs, s) // nobody waits; a late reply is dropped
-				}
+		g.unwait(name, e)
+	}
+}
+
+// unwait takes name off the waiters of the session it awaits; the session's
+// observer goes when nobody waits on it any more.
+func (g *Group) unwait(name string, e *entry) {
+	s := e.await
+	e.await = ""
+	if w := g.waiters[s]; w != nil {
+		delete(w, name)
+		if len(w) == 0 {
+			delete(g.waiters, s)
+			if o := g.obs[s]; o != nil && o.inflight == opNone {
+				delete(g.obs, s) // nobody waits; a late reply is dropped
 			}
 		}
 	}
