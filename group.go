@@ -26,6 +26,10 @@ import (
 // own clock, as for a single name; when a process holding many names dies,
 // the others end its session once and take its names in batches.
 //
+// With WithBalance, Groups of several processes that hold the same names
+// share them (about N/P each) and share again when one joins or leaves;
+// see WithBalance.
+//
 // A Group writes no candidate rows (store.Heartbeat): with thousands of
 // names they would cost a write per name. A Group is safe for concurrent
 // use.
@@ -71,6 +75,7 @@ type GroupStats struct {
 
 // NewGroup returns a Group on st. It takes the options of New; the lease,
 // renew interval and margin apply to the session and so to every name.
+// WithBalance, which New refuses, makes it a balanced Group.
 func NewGroup(st store.Store, opts ...Option) (*Group, error) {
 	if st == nil {
 		return nil, errors.New("baton: store must not be nil")
