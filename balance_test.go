@@ -2,7 +2,6 @@ package baton_test
 
 import (
 	"context"
-	"fmt"
 	"path/filepath"
 	"testing"
 	"testing/synctest"
@@ -131,5 +130,3 @@ func TestElectorRefusesBalance(t *testing.T) {
 		t.Fatal("New took WithBalance")
 	}
 }
-
-var _ = fmt.Sprint
