@@ -19,8 +19,11 @@ import (
 // does not hold is one it watches), how many of the names each node holds.
 // A name already asked towards a node counts as that node's. When some
 // node holds at least two more than this one (mine), the Group asks it to
-// hand over (theirs-mine)/2 of them: the swap an operator's transfer makes
-// (store.TransferRequested, Transfer = this node) on the version it read.
+// hand over (theirs-mine)/2 of them, but no more than takes this node to
+// the share hi = ceil(N/P) or that node under lo = floor(N/P), P being the
+// nodes seen holding names and this one: the swap an operator's transfer
+// makes (store.TransferRequested, Transfer = this node) on the version it
+// read.
 // The holder's machine sees the request at its next read of the name (a
 // change notification, or its periodic Check), stops the term and frees
 // the record towards this node, whose contender takes it at once: the
@@ -31,8 +34,14 @@ import (
 // It converges: a pull happens only between two nodes whose counts differ
 // by two or more, and moves at most half the difference, so once every two
 // nodes differ by at most one (each holds N/P rounded down or up) nobody
-// asks any more. Several pullers acting on one holder at once may take it
-// below the others; then it pulls back, by smaller amounts each time.
+// asks any more. And until then somebody asks: the node with the fewest
+// names sees every node that holds some, so its P is right unless it holds
+// none (then its share is higher than the true one, which only makes it
+// ask more); the node with the most is above floor(N/P) and it is below
+// ceil(N/P). The caps by the share make a join move about N/P names, not
+// more; several new nodes that do not yet see each other (they hold
+// nothing) may each take a holder down to the share they believe in, and
+// then names flow back, by smaller amounts each round.
 // Which names are asked for is decided by a rendezvous hash of (name, this
 // node): deterministic, and two joiners mostly ask for different names.
 //
@@ -104,12 +113,18 @@ func (g *Group) balance(now time.Time) []Action {
 	slices.SortFunc(holders, func(a, b string) int {
 		return cmp.Or(cmp.Compare(loads[b], loads[a]), cmp.Compare(a, b))
 	})
+	// The share: N names over the nodes seen holding some, and this one.
+	// Nodes that hold none are not seen, so the share may come out high,
+	// never low: the pulls below never take a node under it.
+	total := g.count[contending] + g.count[leading]
+	p := len(loads) + 1
+	lo, hi := total/p, (total+p-1)/p
 	var acts []Action
 	budget := pullBatch
 	for _, node := range holders {
-		want := min((loads[node]-mine)/2, budget)
+		want := min((loads[node]-mine)/2, loads[node]-lo, hi-mine, budget)
 		if want < 1 {
-			break // sorted: nobody after holds more
+			continue
 		}
 		type weighted struct {
 			w    uint64
