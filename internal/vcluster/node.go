@@ -212,6 +212,14 @@ func (e *engine) step(n *node, ev election.Event) {
 				n.held[i] = holding{}
 			}
 			lost = append(lost, a.Name)
+		case election.Released:
+			// A term that ended without Lost (won after the session it
+			// was taken through died: born dead, released at once) is
+			// campaigned for again too, as baton.Group.Hold does on every
+			// release.
+			if m := n.g.Machine(a.Name); m != nil && m.Phase() == "idle" && !errors.Is(a.Err, election.ErrStoreLost) && !slices.Contains(lost, a.Name) {
+				lost = append(lost, a.Name)
+			}
 		}
 	}
 	// Campaign again once the release is done.
