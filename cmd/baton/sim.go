@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"runtime/debug"
+	"strings"
 
 	"github.com/batonhq/baton/sim"
 )
@@ -138,6 +140,7 @@ func runSim(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintf(e.stdout, "seed %d: %d events, %d invariant checks, no violation\n", r.Seed, r.Events, r.Checks)
 		return exitOK
 	}
+	replay := replayFlags(fs)
 	// The simulator allocates little that lives long: collecting garbage
 	// less often saves a fifth of its time (see BENCHMARKS.md).
 	defer debug.SetGCPercent(debug.SetGCPercent(400))
@@ -146,7 +149,7 @@ func runSim(ctx context.Context, e *env, args []string) int {
 		return e.fail(name, err)
 	}
 	if *asJSON {
-		if err := printJSON(e.stdout, simJSON(s, *mutate)); err != nil {
+		if err := printJSON(e.stdout, simJSON(s, replay)); err != nil {
 			return e.fail(name, err)
 		}
 		if len(s.Violations) > 0 {
@@ -156,7 +159,7 @@ func runSim(ctx context.Context, e *env, args []string) int {
 	}
 	fmt.Fprint(e.stdout, s)
 	for _, v := range s.Violations {
-		fmt.Fprintf(e.stdout, "seed %d: VIOLATION %v (replay: baton sim --seeds 1 --seed %d --trace%s)\n", v.Seed, v.Violation, v.Seed, mutateFlag(*mutate))
+		fmt.Fprintf(e.stdout, "seed %d: VIOLATION %v (replay: baton sim --seeds 1 --seed %d --trace%s)\n", v.Seed, v.Violation, v.Seed, replay)
 	}
 	if len(s.Violations) > 0 {
 		return exitFailure
@@ -166,11 +169,17 @@ func runSim(ctx context.Context, e *env, args []string) int {
 
 const mutationList = "no-fence, no-margin, no-valid-check, unfenced-ledger, session-no-margin, session-name-expiry or no-pull"
 
-func mutateFlag(m string) string {
-	if m == "" {
-		return ""
+// replayFlags are the flags given that shape a seed's run, for the
+// replay line of a violation: the seed alone would run another cluster.
+func replayFlags(fs *flag.FlagSet) string {
+	var b strings.Builder
+	set := flagsSet(fs)
+	for _, name := range []string{"faults", "mutate", "sessions", "balance", "names", "nodes", "duration", "lease", "renew", "clock-margin"} {
+		if set[name] {
+			fmt.Fprintf(&b, " --%s %s", name, fs.Lookup(name).Value)
+		}
 	}
-	return " --mutate " + m
+	return b.String()
 }
 
 // simSummary is sim --json.
@@ -195,7 +204,7 @@ type simViolation struct {
 	Replay    string `json:"replay"`
 }
 
-func simJSON(s sim.Summary, mutate string) simSummary {
+func simJSON(s sim.Summary, replay string) simSummary {
 	out := simSummary{Seeds: s.Seeds, SimulatedSeconds: s.Simulated.Seconds(), Events: s.Events, Checks: s.Checks,
 		Periods: s.Periods, Rejected: s.Rejected, Beyond: s.Beyond, Balanced: s.Balanced, Faults: map[string]int{}, Violations: []simViolation{},
 		ElapsedSeconds: s.Elapsed.Seconds()}
@@ -207,7 +216,7 @@ func simJSON(s sim.Summary, mutate string) simSummary {
 	}
 	for _, v := range s.Violations {
 		out.Violations = append(out.Violations, simViolation{v.Seed, fmt.Sprint(v.Violation),
-			fmt.Sprintf("baton sim --seeds 1 --seed %d --trace%s", v.Seed, mutateFlag(mutate))})
+			fmt.Sprintf("baton sim --seeds 1 --seed %d --trace%s", v.Seed, replay)})
 	}
 	return out
 }
