@@ -45,8 +45,15 @@ import (
 // Which names are asked for is decided by a rendezvous hash of (name, this
 // node): deterministic, and two joiners mostly ask for different names.
 //
-// What it does not do: a process that holds nothing and watches names that
-// are free takes them as any contender does; the balance comes after, by
+// When a session dies (its process closed its Group, or went silent for
+// the lease plus twice the margin), the names that waited on it are split
+// before they are taken (takeNow): each balanced Group takes at once those
+// that the rendezvous hash gives to it rather than to the other live nodes
+// it sees, up to its share, and the rest a renew interval later, so that
+// few names move twice.
+//
+// What it does not do: names that are free (never held, or released) go
+// to whoever comes first, as without balance; the balance follows, by
 // pulls. A process that stops campaigning for a name it asked for leaves
 // the record freed towards it; the others take it after the lease plus
 // twice the margin, as after an operator's transfer to a node that went.
@@ -105,7 +112,7 @@ func (g *Group) balance(now time.Time) []Action {
 	if !g.view.alive || g.cfg.NoPull {
 		return nil
 	}
-	mine, loads, pullable := g.loads()
+	mine, loads, pullable := g.loads(true)
 	holders := make([]string, 0, len(loads))
 	for node := range loads {
 		holders = append(holders, node)
@@ -113,12 +120,7 @@ func (g *Group) balance(now time.Time) []Action {
 	slices.SortFunc(holders, func(a, b string) int {
 		return cmp.Or(cmp.Compare(loads[b], loads[a]), cmp.Compare(a, b))
 	})
-	// The share: N names over the nodes seen holding some, and this one.
-	// Nodes that hold none are not seen, so the share may come out high,
-	// never low: the pulls below never take a node under it.
-	total := g.count[contending] + g.count[leading]
-	p := len(loads) + 1
-	lo, hi := total/p, (total+p-1)/p
+	lo, hi := g.share(loads)
 	var acts []Action
 	budget := pullBatch
 	for _, node := range holders {
@@ -151,7 +153,7 @@ func (g *Group) balance(now time.Time) []Action {
 // pullable lists, per node, the names that may be asked from it now.
 // Records of this node's earlier incarnations and of sessions known to be
 // dead count for nobody: they are about to be free.
-func (g *Group) loads() (mine int, loads map[string]int, pullable map[string][]string) {
+func (g *Group) loads(listPullable bool) (mine int, loads map[string]int, pullable map[string][]string) {
 	loads, pullable = map[string]int{}, map[string][]string{}
 	for name, e := range g.names { // counting: the order does not matter
 		m := e.m
@@ -171,7 +173,7 @@ func (g *Group) loads() (mine int, loads map[string]int, pullable map[string][]s
 		case rec.Free(), rec.Holder == m.cfg.Node, rec.Session != "" && dead:
 		default:
 			loads[rec.Holder]++
-			if m.pullable() {
+			if listPullable && m.pullable() {
 				pullable[rec.Holder] = append(pullable[rec.Holder], name)
 			}
 		}
@@ -179,13 +181,111 @@ func (g *Group) loads() (mine int, loads map[string]int, pullable map[string][]s
 	return mine, loads, pullable
 }
 
+// share returns N/P rounded down and up: N the names this node campaigns
+// for, P the nodes seen holding some (loads) and this one. Nodes that hold
+// none are not seen, so the share may come out high, never low: the pulls
+// never take a node under it.
+func (g *Group) share(loads map[string]int) (lo, hi int) {
+	total := g.count[contending] + g.count[leading]
+	p := len(loads) + 1
+	return total / p, (total + p - 1) / p
+}
+
+// takeNow splits the names that waited on a session found dead: a balanced
+// Group takes at once those that the rendezvous hash gives to it rather
+// than to the other live nodes it sees, as many as bring it to its share,
+// and the others a renew interval later (later), so that the nodes the
+// names fall to take them first and few names move twice. Whoever has not
+// taken a name by then, this Group takes it: the wait delays a name, it
+// never leaves it unheld.
+func (g *Group) takeNow(now time.Time, s string, names []string) []string {
+	if !g.cfg.Balance || !g.sessions {
+		return names
+	}
+	mine, loads, _ := g.loads(false)
+	_, hi := g.share(loads)
+	room := max(hi-mine, 0)
+	others := make([]string, 0, len(loads))
+	for node := range loads {
+		others = append(others, node)
+	}
+	// First the names that fall to this node by the rendezvous hash among
+	// the live nodes it sees (each of them reckons the same way and takes
+	// its own), of highest weight first, as many as fit its share.
+	weights := make(map[string]uint64, len(names))
+	var mineNow []string
+	for _, name := range names {
+		w := g.rendezvous(name)
+		weights[name] = w
+		if !slices.ContainsFunc(others, func(node string) bool { return rendezvous(name, node) > w }) {
+			mineNow = append(mineNow, name)
+		}
+	}
+	if len(mineNow) == len(names) && room >= len(names) {
+		return names
+	}
+	slices.SortFunc(mineNow, func(a, b string) int { return cmp.Or(cmp.Compare(weights[b], weights[a]), cmp.Compare(a, b)) })
+	mineNow = mineNow[:min(room, len(mineNow))]
+	slices.Sort(mineNow)
+	at := now.Add(g.cfg.Renew)
+	for _, name := range names {
+		if _, ok := slices.BinarySearch(mineNow, name); !ok {
+			g.later[name] = later{at: at, session: s}
+		}
+	}
+	if g.laterAt.IsZero() || at.Before(g.laterAt) {
+		g.laterAt = at
+	}
+	return mineNow
+}
+
+// later is a name whose dead session a balanced Group left to the others
+// for a while (takeNow).
+type later struct {
+	at      time.Time
+	session string
+}
+
+// takeLater tells the names left to the others whose time is up that their
+// session is dead, if they still wait on it.
+func (g *Group) takeLater(now time.Time) []Action {
+	if g.laterAt.IsZero() || now.Before(g.laterAt) {
+		return nil
+	}
+	g.laterAt = time.Time{}
+	var acts []Action
+	for _, name := range sortedKeys(g.later) {
+		l := g.later[name]
+		if now.Before(l.at) {
+			g.laterAt = earliest(g.laterAt, l.at)
+			continue
+		}
+		delete(g.later, name)
+		if m := g.names[name].m; m.phase == contending && m.awaiting == l.session {
+			acts = append(acts, g.stepName(now, name, SessionEnded{Session: l.session})...)
+		}
+	}
+	return acts
+}
+
 // rendezvous is the name's weight for this node: the names a node asks for
 // first are those of highest weight, so that a joiner asks for a stable
 // set, and two joiners mostly for different names.
-func (g *Group) rendezvous(name string) uint64 {
+func (g *Group) rendezvous(name string) uint64 { return rendezvous(name, g.cfg.Node) }
+
+// rendezvous is the weight of name for node: highest random weight
+// hashing, so that every node can tell which of several nodes a name
+// falls to.
+func rendezvous(name, node string) uint64 {
 	h := fnv.New64a()
 	h.Write([]byte(name))
 	h.Write([]byte{0})
-	h.Write([]byte(g.cfg.Node))
-	return h.Sum64()
+	h.Write([]byte(node))
+	// FNV's last step only multiplies: node ids that differ in their last
+	// byte would give every name weights a constant apart, and so the same
+	// order. SplitMix64's finalizer spreads them.
+	x := h.Sum64()
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
+	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
+	return x ^ (x >> 31)
 }

@@ -60,7 +60,9 @@ type Group struct {
 
 	out int // store requests sent and not answered
 
-	balanceAt time.Time // the next balance round (Config.Balance)
+	balanceAt time.Time        // the next balance round (Config.Balance)
+	later     map[string]later // names of dead sessions left to the others for now
+	laterAt   time.Time        // the earliest of later (zero: none)
 }
 
 // entry is one name's machine and what the group keeps about it.
@@ -80,7 +82,7 @@ func NewGroup(cfg Config, sessions bool) *Group {
 	g := &Group{
 		cfg: cfg, sessions: sessions,
 		names: map[string]*entry{}, waitOwn: map[string]struct{}{}, obs: map[string]*observer{},
-		waiters: map[string]map[string]struct{}{}, dead: map[string]struct{}{},
+		waiters: map[string]map[string]struct{}{}, dead: map[string]struct{}{}, later: map[string]later{},
 	}
 	return g
 }
@@ -131,7 +133,7 @@ func (g *Group) Next() time.Time {
 	if g.balancing() {
 		at = earliest(at, g.balanceAt)
 	}
-	return at
+	return earliest(at, g.laterAt)
 }
 
 // balancing reports whether a balance round is due some time: balanced,
@@ -270,7 +272,7 @@ func (g *Group) tick(now time.Time) []Action {
 	if g.balancing() && !now.Before(g.balanceAt) {
 		acts = append(acts, g.balance(now)...)
 	}
-	return acts
+	return append(acts, g.takeLater(now)...)
 }
 
 // check re-reads the next share of the held names, so that each is read
@@ -404,10 +406,14 @@ func (g *Group) afterObserver(now time.Time, s string, acts []Action) []Action {
 	delete(g.obs, s)
 	waiting := g.waiters[s]
 	delete(g.waiters, s)
+	var names []string
 	for _, name := range sortedKeys(waiting) {
 		if g.names[name].await == s {
-			acts = append(acts, g.stepName(now, name, SessionEnded{Session: s})...)
+			names = append(names, name)
 		}
+	}
+	for _, name := range g.takeNow(now, s, names) {
+		acts = append(acts, g.stepName(now, name, SessionEnded{Session: s})...)
 	}
 	return acts
 }
