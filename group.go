@@ -63,6 +63,8 @@ type GroupStats struct {
 	Held, Campaigning int
 	// Elected counts the terms won since NewGroup; Lost the terms that
 	// ended other than by a resign (lease expired, deposed, store lost).
+	// A name handed over on request (an operator's transfer, or another
+	// balanced Group's: WithBalance) ends deposed, so it counts in Lost.
 	Elected, Lost uint64
 	// Session is the name of the session record the names are held
 	// through ("" while there is none), and Deadline the local time until
