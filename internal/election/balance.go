@@ -191,52 +191,67 @@ func (g *Group) share(loads map[string]int) (lo, hi int) {
 	return total / p, (total + p - 1) / p
 }
 
-// takeNow splits the names that waited on a session found dead: a balanced
+// takeNow splits the names that wait on a session found dead: a balanced
 // Group takes at once those that the rendezvous hash gives to it rather
 // than to the other live nodes it sees, as many as bring it to its share,
 // and the others a renew interval later (later), so that the nodes the
 // names fall to take them first and few names move twice. Whoever has not
 // taken a name by then, this Group takes it: the wait delays a name, it
-// never leaves it unheld.
+// never leaves it unheld. It returns the names to take now, in order.
 func (g *Group) takeNow(now time.Time, s string, names []string) []string {
 	if !g.cfg.Balance || !g.sessions {
 		return names
 	}
-	mine, loads, _ := g.loads(false)
-	_, hi := g.share(loads)
-	room := max(hi-mine, 0)
-	others := make([]string, 0, len(loads))
-	for node := range loads {
-		others = append(others, node)
-	}
-	// First the names that fall to this node by the rendezvous hash among
-	// the live nodes it sees (each of them reckons the same way and takes
-	// its own), of highest weight first, as many as fit its share.
-	weights := make(map[string]uint64, len(names))
+	sp := g.splitAt(now)
 	var mineNow []string
+	weights := make(map[string]uint64, len(names))
 	for _, name := range names {
+		if l, ok := g.later[name]; ok && l.session == s {
+			continue // left to the others already; takeLater takes it
+		}
 		w := g.rendezvous(name)
 		weights[name] = w
-		if !slices.ContainsFunc(others, func(node string) bool { return rendezvous(name, node) > w }) {
+		if !slices.ContainsFunc(sp.others, func(node string) bool { return rendezvous(name, node) > w }) {
 			mineNow = append(mineNow, name)
 		}
 	}
-	if len(mineNow) == len(names) && room >= len(names) {
-		return names
-	}
 	slices.SortFunc(mineNow, func(a, b string) int { return cmp.Or(cmp.Compare(weights[b], weights[a]), cmp.Compare(a, b)) })
-	mineNow = mineNow[:min(room, len(mineNow))]
+	mineNow = mineNow[:min(sp.room, len(mineNow))]
+	sp.room -= len(mineNow)
 	slices.Sort(mineNow)
 	at := now.Add(g.cfg.Renew)
-	for _, name := range names {
+	for name := range weights {
 		if _, ok := slices.BinarySearch(mineNow, name); !ok {
 			g.later[name] = later{at: at, session: s}
+			g.laterAt = earliest(g.laterAt, at)
 		}
 	}
-	if g.laterAt.IsZero() || at.Before(g.laterAt) {
-		g.laterAt = at
-	}
 	return mineNow
+}
+
+// split is what takeNow needs of the group's view: the room left under
+// its share and the other live nodes it sees. Counting them reads every
+// name, so it is reused for a poll interval, its room reduced by each
+// name taken meanwhile.
+type split struct {
+	at     time.Time
+	room   int
+	others []string
+}
+
+func (g *Group) splitAt(now time.Time) *split {
+	if g.split != nil && now.Sub(g.split.at) < g.cfg.Poll && !now.Before(g.split.at) {
+		return g.split
+	}
+	mine, loads, _ := g.loads(false)
+	_, hi := g.share(loads)
+	sp := &split{at: now, room: max(hi-mine, 0)}
+	for node := range loads {
+		sp.others = append(sp.others, node)
+	}
+	slices.Sort(sp.others)
+	g.split = sp
+	return sp
 }
 
 // later is a name whose dead session a balanced Group left to the others

@@ -63,6 +63,7 @@ type Group struct {
 	balanceAt time.Time        // the next balance round (Config.Balance)
 	later     map[string]later // names of dead sessions left to the others for now
 	laterAt   time.Time        // the earliest of later (zero: none)
+	split     *split           // takeNow's view, reused for a poll interval
 }
 
 // entry is one name's machine and what the group keeps about it.
@@ -370,6 +371,9 @@ func (g *Group) await(now time.Time, name, s string) []Action {
 		g.unwait(name, e)
 	}
 	if _, ok := g.dead[s]; ok {
+		if len(g.takeNow(now, s, []string{name})) == 0 {
+			return nil // left to the others for now (balanced)
+		}
 		return g.filter(now, name, g.names[name].m.Step(now, SessionEnded{Session: s}))
 	}
 	if g.waiters[s] == nil {
