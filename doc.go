@@ -15,7 +15,9 @@
 // A Group holds many names from one process (NewGroup, Group.Hold): its
 // names share one session record, renewed with one store write per renew
 // interval whatever their number, while each name keeps its own Term and
-// token.
+// token. With WithBalance, the Groups of several processes that hold the
+// same names share them, about N/P each, by asking each other for
+// handovers (transfers): a name still never has two holders.
 //
 // # What it guarantees
 //

@@ -47,6 +47,9 @@ func New(st store.Store, name string, opts ...Option) (*Elector, error) {
 	if err != nil {
 		return nil, err
 	}
+	if cfg.balance {
+		return nil, errors.New("baton: WithBalance is for NewGroup: an Elector holds one name, there is nothing to share")
+	}
 	cfg.logger = cfg.logger.With("election", name, "node", cfg.node)
 	e := &Elector{st: st, name: name, cfg: cfg}
 	e.d = newDriver(st, cfg, election.NewGroup(cfg.machine(), false))

@@ -26,6 +26,10 @@ import (
 // own clock, as for a single name; when a process holding many names dies,
 // the others end its session once and take its names in batches.
 //
+// With WithBalance, Groups of several processes that hold the same names
+// share them (about N/P each) and share again when one joins or leaves;
+// see WithBalance.
+//
 // A Group writes no candidate rows (store.Heartbeat): with thousands of
 // names they would cost a write per name. A Group is safe for concurrent
 // use.
@@ -59,6 +63,8 @@ type GroupStats struct {
 	Held, Campaigning int
 	// Elected counts the terms won since NewGroup; Lost the terms that
 	// ended other than by a resign (lease expired, deposed, store lost).
+	// A name handed over on request (an operator's transfer, or another
+	// balanced Group's: WithBalance) ends deposed, so it counts in Lost.
 	Elected, Lost uint64
 	// Session is the name of the session record the names are held
 	// through ("" while there is none), and Deadline the local time until
@@ -71,6 +77,7 @@ type GroupStats struct {
 
 // NewGroup returns a Group on st. It takes the options of New; the lease,
 // renew interval and margin apply to the session and so to every name.
+// WithBalance, which New refuses, makes it a balanced Group.
 func NewGroup(st store.Store, opts ...Option) (*Group, error) {
 	if st == nil {
 		return nil, errors.New("baton: store must not be nil")

@@ -6,6 +6,7 @@ import (
 	"log"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/store/memstore"
@@ -54,4 +55,44 @@ func ExampleNewGroup() {
 	// [tenant-1 token 1 tenant-2 token 1 tenant-3 token 1]
 	// held: 3
 	// held after close: 0
+}
+
+// Two processes that hold the same partitions with WithBalance share them:
+// the second asks the first to hand half of them over, and each ends with
+// three of the six.
+func ExampleWithBalance() {
+	ctx := context.Background()
+	st := memstore.New() // in production: sqlite, postgres or etcd
+	partitions := []string{"p-1", "p-2", "p-3", "p-4", "p-5", "p-6"}
+
+	join := func(node string) *baton.Group {
+		g, err := baton.NewGroup(st, baton.WithNode(node), baton.WithBalance(),
+			baton.WithLease(500*time.Millisecond), baton.WithRenew(100*time.Millisecond), baton.WithClockMargin(50*time.Millisecond))
+		if err != nil {
+			log.Fatal(err)
+		}
+		// The same names on every node; onTerm starts a partition's work.
+		if err := g.Hold(ctx, partitions, nil); err != nil {
+			log.Fatal(err)
+		}
+		return g
+	}
+	a := join("node-a")
+	for a.Stats().Held < len(partitions) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	fmt.Println("node-a alone holds", a.Stats().Held)
+
+	b := join("node-b") // a second process starts
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if a.Stats().Held == 3 && b.Stats().Held == 3 {
+			break
+		}
+	}
+	fmt.Println("node-a holds", a.Stats().Held, "and node-b", b.Stats().Held)
+	b.Close(ctx)
+	a.Close(ctx)
+	// Output:
+	// node-a alone holds 6
+	// node-a holds 3 and node-b 3
 }

@@ -79,6 +79,7 @@ type config struct {
 	clock       Clock
 	logger      *slog.Logger
 	metrics     *Metrics
+	balance     bool
 
 	renewSet, pollSet, retrySet bool
 }
@@ -88,7 +89,7 @@ func (c config) machine() election.Config {
 	return election.Config{
 		Node: c.node, Incarnation: c.incarnation,
 		Lease: c.lease, Renew: c.renew, Margin: c.margin,
-		Poll: c.poll, Retry: c.retry,
+		Poll: c.poll, Retry: c.retry, Balance: c.balance,
 	}
 }
 
@@ -126,6 +127,21 @@ func WithPoll(d time.Duration) Option { return func(c *config) { c.poll, c.pollS
 // interval, at most a tenth of the lease; when set, between MinInterval and
 // half the lease).
 func WithRetry(d time.Duration) Option { return func(c *config) { c.retry, c.retrySet = d, true } }
+
+// WithBalance makes a Group balanced (NewGroup only; New refuses it):
+// processes that campaign with it for the same names share them, each
+// ending with about N/P of N names when P processes run, and share again
+// when one joins or leaves. A balanced Group counts, from the records it
+// reads anyway, how many of its names every node holds, and once per renew
+// interval asks a node that holds two or more names than it does to hand
+// half the difference over: the request Transfer makes, on the version it
+// read. The holder frees each name towards it (its term of the name ends
+// with ErrDeposed and counts in GroupStats.Lost), and it takes the name at
+// once with a new token, so a name never has two holders. Free names are
+// taken by whoever comes first, as without balance; the balance follows.
+// Processes without WithBalance keep what they hold and never ask, but
+// they are asked like the others.
+func WithBalance() Option { return func(c *config) { c.balance = true } }
 
 // WithClock sets the clock (default RealClock).
 func WithClock(c Clock) Option { return func(cfg *config) { cfg.clock = c } }

@@ -134,8 +134,37 @@ type Options struct {
 	// baton.Group does) rather than each on its own record (as
 	// baton.Elector does).
 	Sessions SessionMode
+	// Balance says which seeds run balanced (baton.WithBalance): every
+	// node holds its names through a session and shares them with the
+	// others by asking for handovers; at the end every live node must
+	// hold N/P names rounded down or up.
+	Balance BalanceMode
+	// NoPull makes balanced nodes never ask for a handover (mutation
+	// check: the balance check must then fail).
+	NoPull bool
 	// Trace gets the failover trace of each seed run.
 	Trace io.Writer
+}
+
+// BalanceMode says which seeds of a run are balanced.
+type BalanceMode string
+
+// The balance modes.
+const (
+	// BalanceSeeded runs half of the seeds whose nodes all hold their
+	// names through a session balanced.
+	BalanceSeeded BalanceMode = "seeded"
+	BalanceOn     BalanceMode = "on"  // every seed balanced (sessions on)
+	BalanceOff    BalanceMode = "off" // no seed balanced
+)
+
+// ParseBalanceMode parses a --balance value.
+func ParseBalanceMode(s string) (BalanceMode, error) {
+	switch m := BalanceMode(s); m {
+	case BalanceSeeded, BalanceOn, BalanceOff:
+		return m, nil
+	}
+	return "", fmt.Errorf("unknown balance mode %q: want seeded, on or off", s)
 }
 
 // SessionMode says which nodes of a run hold their names through a
@@ -170,7 +199,7 @@ func DefaultOptions() Options {
 		Nodes: 5, Duration: 60 * time.Second, Faults: AllFaults,
 		Lease: 3 * time.Second, Renew: time.Second, Margin: 150 * time.Millisecond,
 		Poll: 250 * time.Millisecond, Period: time.Second,
-		Names: 4, Sessions: SessionsSeeded,
+		Names: 4, Sessions: SessionsSeeded, Balance: BalanceSeeded,
 	}
 }
 
@@ -191,6 +220,15 @@ func (o Options) Validate() error {
 	if _, err := ParseSessionMode(string(o.Sessions)); err != nil {
 		return err
 	}
+	if _, err := ParseBalanceMode(string(o.Balance)); err != nil {
+		return err
+	}
+	if o.Balance == BalanceOn && o.Sessions != SessionsOn && o.Sessions != SessionsSeeded {
+		return fmt.Errorf("balance on needs every node to hold its names through a session: sessions on (or seeded), got %s", o.Sessions)
+	}
+	if o.NoPull && o.Balance == BalanceOff {
+		return fmt.Errorf("the no-pull mutation needs balanced seeds: balance on or seeded")
+	}
 	return nil
 }
 
@@ -207,6 +245,7 @@ type Result struct {
 	Rejected  int  // stale writes refused by fences
 	Beyond    bool // a clock ran beyond the margin in this seed
 	Periods   int  // periods checked for liveness
+	Balanced  bool // the seed ran balanced (and, without a violation, ended balanced)
 	Violation error
 }
 
@@ -229,18 +268,19 @@ func Run(ctx context.Context, o Options, seed uint64) (Result, error) {
 		Store: st, Resource: vcluster.NewMemResource(), Faults: faults, End: o.Duration,
 		Check: true, Trace: o.Trace, Clock: clock,
 	}
-	c.Names, c.Sessions, c.Notify, c.CallLatency = o.Names, v.sessions, v.notify, v.callLatency
+	c.Names, c.Sessions, c.Notify, c.CallLatency, c.Balance = o.Names, v.sessions, v.notify, v.callLatency, v.balance
 	c.Mutate = vcluster.Mutation{NoValidCheck: o.NoValidCheck, UnfencedLedger: o.UnfencedLedger,
-		NoSessionMargin: o.NoSessionMargin, SessionNameExpiry: o.SessionNameExpiry}
+		NoSessionMargin: o.NoSessionMargin, SessionNameExpiry: o.SessionNameExpiry, NoPull: o.NoPull}
 	if o.Trace != nil {
 		var kinds []string
 		for i, on := range v.sessions {
 			kinds = append(kinds, fmt.Sprintf("node-%d %s", i, map[bool]string{true: "session", false: "inline"}[on]))
 		}
 		onOff := map[bool]string{true: "on", false: "off"}
-		fmt.Fprintf(o.Trace, "%d names besides %s; %s; change notifications %s; store latency %v, election requests travel it %s\n",
-			o.Names, vcluster.Job, strings.Join(kinds, ", "), onOff[v.notify], latency, onOff[v.callLatency])
+		fmt.Fprintf(o.Trace, "%d names besides %s; %s; balanced %s; change notifications %s; store latency %v, election requests travel it %s\n",
+			o.Names, vcluster.Job, strings.Join(kinds, ", "), onOff[v.balance], onOff[v.notify], latency, onOff[v.callLatency])
 	}
+	res.Balanced = v.balance
 	if o.NoMargin {
 		c.Margin, c.CheckMargin = 0, o.Margin
 	}
@@ -267,7 +307,35 @@ func Run(ctx context.Context, o Options, seed uint64) (Result, error) {
 			}
 		}
 	}
+	if res.Violation == nil && v.balance {
+		res.Violation = balanced(o, out)
+	}
 	return res, nil
+}
+
+// balanced: at the end, long after the last fault, every live node of a
+// balanced run holds N/P of the N names rounded down or up (P the live
+// nodes), which is where the pull rule stops: no node holds two more than
+// another.
+func balanced(o Options, out vcluster.Outcome) error {
+	n, p := o.Names+1, 0
+	for _, h := range out.HeldByNode {
+		if h >= 0 {
+			p++
+		}
+	}
+	if p == 0 {
+		return nil
+	}
+	lo, hi := n/p, (n+p-1)/p
+	for i, h := range out.HeldByNode {
+		if h >= 0 && (h < lo || h > hi) {
+			return &vcluster.Violation{At: o.Duration.Seconds(), Invariant: fmt.Sprintf(
+				"balance: %d names on %d live nodes held %v per node at the end, %v after the last fault; node-%d holds %d, want %d to %d",
+				n, p, out.HeldByNode, o.Duration/4, i, h, lo, hi)}
+		}
+	}
+	return nil
 }
 
 // liveness: every period due by Duration - Settle - the catch-up time is
@@ -305,6 +373,7 @@ type variant struct {
 	sessions    []bool // per node: holds its names through a session
 	notify      bool   // change notifications (else polling alone, as when a watch is broken)
 	callLatency bool   // election requests travel the latency before the store applies them
+	balance     bool   // balanced holding (every node through a session)
 }
 
 // drawVariant says which nodes of a seed hold their names through a
@@ -318,6 +387,9 @@ func drawVariant(o Options, seed uint64) variant {
 	mode := o.Sessions
 	if mode == SessionsSeeded {
 		mode = []SessionMode{SessionsOn, SessionsOff, SessionsMixed}[rng.IntN(3)]
+		if o.Balance == BalanceOn {
+			mode = SessionsOn
+		}
 	}
 	on := make([]bool, o.Nodes)
 	switch mode {
@@ -336,7 +408,11 @@ func drawVariant(o Options, seed uint64) variant {
 			on[rng.IntN(o.Nodes)] = false
 		}
 	}
-	return variant{sessions: on, notify: rng.IntN(2) == 0, callLatency: rng.IntN(2) == 0}
+	v := variant{sessions: on, notify: rng.IntN(2) == 0, callLatency: rng.IntN(2) == 0}
+	// Drawn last, so that the draws above stay what they were before
+	// balanced runs existed.
+	v.balance = mode == SessionsOn && (o.Balance == BalanceOn || o.Balance == BalanceSeeded && rng.IntN(2) == 0)
+	return v
 }
 
 // mix is SplitMix64's finalizer: nearby seeds give distant states.

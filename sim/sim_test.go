@@ -22,6 +22,9 @@ func TestFixedSeedsHoldTheInvariants(t *testing.T) {
 	if s.Checks == 0 || s.Periods == 0 || len(s.Faults) == 0 {
 		t.Fatalf("the seeds checked nothing: %+v", s)
 	}
+	if s.Balanced == 0 || s.Balanced > s.Seeds/3 {
+		t.Fatalf("%d of %d seeds ran balanced, want some (half of those with sessions on)", s.Balanced, s.Seeds)
+	}
 	t.Log(s)
 }
 
@@ -61,6 +64,9 @@ func TestMutationsAreCaught(t *testing.T) {
 		// A contender that ignores the session takes a session-held name
 		// lease + 2e after it first read it: any seed with a session holder.
 		{"session-held name taken on its record's expiry", func(o *sim.Options) { o.SessionNameExpiry = true }, 20},
+		// Balanced nodes that never ask for a handover leave the names
+		// where they fell: the end-of-run balance check fails.
+		{"balanced nodes that never pull", func(o *sim.Options) { o.Balance, o.NoPull = sim.BalanceOn, true }, 5},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o := sim.DefaultOptions()
@@ -136,5 +142,23 @@ func BenchmarkSeed(b *testing.B) {
 		if _, err := sim.Run(b.Context(), o, seed); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// Balanced seeds end balanced: with 12 names on 5 nodes every live node
+// holds 2 or 3 of them a quarter of the run after the last fault, and the
+// safety invariants hold while names move.
+func TestBalancedSeedsEndBalanced(t *testing.T) {
+	o := sim.DefaultOptions()
+	o.Balance, o.Names = sim.BalanceOn, 11
+	s, err := sim.RunSeeds(t.Context(), o, 1, 30)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range s.Violations {
+		t.Errorf("seed %d: %v (replay: baton sim --seeds 1 --seed %d --trace --balance on --names 11)", v.Seed, v.Violation, v.Seed)
+	}
+	if s.Balanced != s.Seeds {
+		t.Fatalf("%d of %d seeds ran balanced", s.Balanced, s.Seeds)
 	}
 }

@@ -22,6 +22,7 @@ type Summary struct {
 	Faults     map[vcluster.FaultKind]int
 	Rejected   int
 	Beyond     int // seeds with a clock beyond the margin
+	Balanced   int // seeds run balanced
 	Violations []Result
 	Elapsed    time.Duration
 }
@@ -57,6 +58,9 @@ func RunSeeds(ctx context.Context, o Options, first uint64, count int) (Summary,
 				if r.Beyond {
 					s.Beyond++
 				}
+				if r.Balanced {
+					s.Balanced++
+				}
 				for k, v := range r.Faults {
 					s.Faults[k] += v
 				}
@@ -88,6 +92,6 @@ func (s Summary) String() string {
 	}
 	sort.Strings(kinds)
 	rate := float64(s.Seeds) / s.Elapsed.Seconds()
-	return fmt.Sprintf("%d seeds, %v simulated, %d events, %d invariant checks, %d periods checked for liveness, %d stale writes rejected by fences (%d seeds with clocks beyond the margin), %d violations; %.0f seeds/s\nfaults injected: %s\n",
-		s.Seeds, s.Simulated, s.Events, s.Checks, s.Periods, s.Rejected, s.Beyond, len(s.Violations), rate, strings.Join(kinds, ", "))
+	return fmt.Sprintf("%d seeds, %v simulated, %d events, %d invariant checks, %d periods checked for liveness, %d stale writes rejected by fences (%d seeds with clocks beyond the margin), %d seeds balanced, %d violations; %.0f seeds/s\nfaults injected: %s\n",
+		s.Seeds, s.Simulated, s.Events, s.Checks, s.Periods, s.Rejected, s.Beyond, s.Balanced, len(s.Violations), rate, strings.Join(kinds, ", "))
 }

@@ -13,7 +13,7 @@ import (
 	"github.com/batonhq/baton/store"
 )
 
-const benchSynopsis = `bench hold|takeover [FLAGS]
+const benchSynopsis = `bench hold|takeover|balance [FLAGS]
 
 Measures baton holding many names from one process (baton.Group: one
 session record renewed for all of them) on a real store:
@@ -38,6 +38,8 @@ func runBench(ctx context.Context, e *env, args []string) int {
 			return runBenchHold(ctx, e, args[1:])
 		case "takeover":
 			return runBenchTakeover(ctx, e, args[1:])
+		case "balance":
+			return runBenchBalance(ctx, e, args[1:])
 		case benchHolderCmd:
 			// The child of 'bench takeover'; not listed in the help.
 			return runBenchHolder(ctx, e, args[1:])
@@ -48,9 +50,9 @@ func runBench(ctx context.Context, e *env, args []string) int {
 		return code
 	}
 	if fs.NArg() == 0 {
-		return e.fail("bench", usagef("missing the benchmark; want: baton bench hold or baton bench takeover"))
+		return e.fail("bench", usagef("missing the benchmark; want: baton bench hold, baton bench takeover or baton bench balance"))
 	}
-	return e.fail("bench", usagef("unknown benchmark %q; want hold or takeover", fs.Arg(0)))
+	return e.fail("bench", usagef("unknown benchmark %q; want hold, takeover or balance", fs.Arg(0)))
 }
 
 // benchFlags are the flags 'bench hold' and 'bench takeover' share.

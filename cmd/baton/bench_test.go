@@ -38,12 +38,14 @@ func TestBenchUsage(t *testing.T) {
 		{[]string{"bench", "takeover", "--lease", "1s", "--renew", "900ms"}, "--renew"},
 		{[]string{"bench", "takeover", "--store", "sqlite:/nonexistent/dir/b.db"}, "/nonexistent/dir"},
 		{[]string{"bench", "takeover", "--store", "mem:"}, "in-process"},
+		{[]string{"bench", "balance", "--processes", "1"}, "--processes"},
+		{[]string{"bench", "balance", "--names", "0"}, "--names"},
 	}
 	for _, tt := range tests {
 		code, _, stderr := runBaton(t, tt.args...)
 		checkOneLine(t, tt.args, code, stderr, tt.want)
 	}
-	for _, args := range [][]string{{"bench", "--help"}, {"bench", "hold", "--help"}, {"bench", "takeover", "--help"}} {
+	for _, args := range [][]string{{"bench", "--help"}, {"bench", "hold", "--help"}, {"bench", "takeover", "--help"}, {"bench", "balance", "--help"}} {
 		code, out, stderr := runBaton(t, args...)
 		if code != exitOK || stderr != "" || !strings.Contains(out, "Usage: baton bench") {
 			t.Errorf("baton %s: exit %d, stdout %q, stderr %q", strings.Join(args, " "), code, out, stderr)
@@ -159,6 +161,39 @@ func TestBenchHoldSQLite(t *testing.T) {
 	if r.AcquireSeconds <= 0 || r.RSSBytes <= 0 || r.RSSPeakBytes < r.RSSBytes || r.CPUPercent < 0 || r.Goroutines <= 0 || r.DurationSeconds < 5 {
 		t.Errorf("implausible report: %+v", r)
 	}
+}
+
+// bench balance on SQLite, each group on its own handle of one file: a
+// third process joins two and gets its third, one leaves and the two left
+// share again; no name is ever held twice. (Real time: a 1s lease.)
+func TestBenchBalanceSQLite(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs balanced groups for a few seconds of real time")
+	}
+	db := "sqlite:" + filepath.Join(t.TempDir(), "b.db")
+	code, out, stderr := runBaton(t, "bench", "balance", "--store", db, "--names", "300", "--lease", "1s", "--clock-margin", "100ms", "--timeout", "30s", "--json")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var r balanceReport
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("%v:\n%s", err, out)
+	}
+	if r.DoubleHeld != 0 || !reflect.DeepEqual(r.HeldAfterJoin, []int{100, 100, 100}) || !reflect.DeepEqual(r.HeldAfterLeave, []int{150, 150}) {
+		t.Errorf("report %+v", r)
+	}
+	// A join moves the joiner's share, a third; a few more when two
+	// holders were asked for names at once.
+	if r.JoinHandovers < 100 || r.JoinHandovers > 150 || r.JoinSeconds <= 0 || r.LeaveSeconds <= 0 {
+		t.Errorf("join: %d handovers in %.3fs, leave %.3fs", r.JoinHandovers, r.JoinSeconds, r.LeaveSeconds)
+	}
+	// The leaver's 100 names are split by the rendezvous hash before they
+	// are taken: few move twice (those the hash gives to a survivor that
+	// is already at its share, if the other did not take them first).
+	if r.LeaveHandovers > 30 {
+		t.Errorf("leave: %d handovers for the leaver's 100 names", r.LeaveHandovers)
+	}
+	t.Logf("join %.3fs (%d handovers), leave %.3fs (%d handovers)", r.JoinSeconds, r.JoinHandovers, r.LeaveSeconds, r.LeaveHandovers)
 }
 
 // The acceptance test of bulk takeover on real processes: a holder of

@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"runtime/debug"
+	"strings"
 
 	"github.com/batonhq/baton/sim"
 )
@@ -30,6 +32,12 @@ alone) and whether election requests, not only their answers, travel the
 store's latency (a node cut off with a call out then loses the answer:
 an unknown outcome). The first line of --trace says what the seed drew.
 
+With --balance seeded (the default), half the seeds whose nodes all hold
+their names through a session run balanced, as baton.WithBalance: the
+nodes share the names by asking each other for handovers, and at the end
+every live node must hold N/P of the N names rounded down or up (P live
+nodes). With on, every seed runs so.
+
 The same seed gives the same run, event for event. On a violation it prints
 the seed and the invariant and exits 1; --seed S --trace replays that seed
 with its failover trace.
@@ -47,7 +55,8 @@ no-valid-check (effects start without the Valid() check), unfenced-ledger
 (ledger writes without the token check), session-no-margin (another
 process's session is ended after its lease without the 2e),
 session-name-expiry (a name held through a session is taken over when its
-own record stays unchanged for lease + 2e, ignoring the session).`
+own record stays unchanged for lease + 2e, ignoring the session), no-pull
+(balanced nodes never ask for a handover: the balance check must fail).`
 
 func runSim(ctx context.Context, e *env, args []string) int {
 	const name = "sim"
@@ -59,6 +68,7 @@ func runSim(ctx context.Context, e *env, args []string) int {
 	faults := fs.String("faults", "all", "comma list of fault classes, or all")
 	mutate := fs.String("mutate", "", "turn a protection off to show the checker bites: "+mutationList)
 	sessions := fs.String("sessions", string(o.Sessions), "which nodes hold their names through a session: seeded (drawn per seed), on, off or mixed")
+	balance := fs.String("balance", string(o.Balance), "which seeds run balanced (baton.WithBalance): seeded (half the seeds whose nodes all hold through a session), on (every seed; sessions on) or off")
 	fs.IntVar(&o.Names, "names", o.Names, "names each node campaigns for besides the job's")
 	fs.IntVar(&o.Nodes, "nodes", o.Nodes, "nodes per run")
 	fs.DurationVar(&o.Duration, "duration", o.Duration, "virtual time per seed")
@@ -80,6 +90,9 @@ func runSim(ctx context.Context, e *env, args []string) int {
 	if o.Sessions, err = sim.ParseSessionMode(*sessions); err != nil {
 		return e.fail(name, usagef("--sessions: %v", err))
 	}
+	if o.Balance, err = sim.ParseBalanceMode(*balance); err != nil {
+		return e.fail(name, usagef("--balance: %v", err))
+	}
 	switch *mutate {
 	case "":
 	case "no-fence":
@@ -94,6 +107,8 @@ func runSim(ctx context.Context, e *env, args []string) int {
 		o.NoSessionMargin = true
 	case "session-name-expiry":
 		o.SessionNameExpiry = true
+	case "no-pull":
+		o.NoPull = true
 	default:
 		return e.fail(name, usagef("--mutate %q: want %s", *mutate, mutationList))
 	}
@@ -125,6 +140,7 @@ func runSim(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintf(e.stdout, "seed %d: %d events, %d invariant checks, no violation\n", r.Seed, r.Events, r.Checks)
 		return exitOK
 	}
+	replay := replayFlags(fs)
 	// The simulator allocates little that lives long: collecting garbage
 	// less often saves a fifth of its time (see BENCHMARKS.md).
 	defer debug.SetGCPercent(debug.SetGCPercent(400))
@@ -133,7 +149,7 @@ func runSim(ctx context.Context, e *env, args []string) int {
 		return e.fail(name, err)
 	}
 	if *asJSON {
-		if err := printJSON(e.stdout, simJSON(s, *mutate)); err != nil {
+		if err := printJSON(e.stdout, simJSON(s, replay)); err != nil {
 			return e.fail(name, err)
 		}
 		if len(s.Violations) > 0 {
@@ -143,7 +159,7 @@ func runSim(ctx context.Context, e *env, args []string) int {
 	}
 	fmt.Fprint(e.stdout, s)
 	for _, v := range s.Violations {
-		fmt.Fprintf(e.stdout, "seed %d: VIOLATION %v (replay: baton sim --seeds 1 --seed %d --trace%s)\n", v.Seed, v.Violation, v.Seed, mutateFlag(*mutate))
+		fmt.Fprintf(e.stdout, "seed %d: VIOLATION %v (replay: baton sim --seeds 1 --seed %d --trace%s)\n", v.Seed, v.Violation, v.Seed, replay)
 	}
 	if len(s.Violations) > 0 {
 		return exitFailure
@@ -151,13 +167,19 @@ func runSim(ctx context.Context, e *env, args []string) int {
 	return exitOK
 }
 
-const mutationList = "no-fence, no-margin, no-valid-check, unfenced-ledger, session-no-margin or session-name-expiry"
+const mutationList = "no-fence, no-margin, no-valid-check, unfenced-ledger, session-no-margin, session-name-expiry or no-pull"
 
-func mutateFlag(m string) string {
-	if m == "" {
-		return ""
+// replayFlags are the flags given that shape a seed's run, for the
+// replay line of a violation: the seed alone would run another cluster.
+func replayFlags(fs *flag.FlagSet) string {
+	var b strings.Builder
+	set := flagsSet(fs)
+	for _, name := range []string{"faults", "mutate", "sessions", "balance", "names", "nodes", "duration", "lease", "renew", "clock-margin"} {
+		if set[name] {
+			fmt.Fprintf(&b, " --%s %s", name, fs.Lookup(name).Value)
+		}
 	}
-	return " --mutate " + m
+	return b.String()
 }
 
 // simSummary is sim --json.
@@ -169,6 +191,7 @@ type simSummary struct {
 	Periods          int            `json:"periods_checked"`
 	Rejected         int            `json:"stale_writes_rejected"`
 	Beyond           int            `json:"seeds_beyond_margin"`
+	Balanced         int            `json:"seeds_balanced"`
 	Faults           map[string]int `json:"faults"`
 	Violations       []simViolation `json:"violations"`
 	ElapsedSeconds   float64        `json:"elapsed_seconds"`
@@ -181,9 +204,9 @@ type simViolation struct {
 	Replay    string `json:"replay"`
 }
 
-func simJSON(s sim.Summary, mutate string) simSummary {
+func simJSON(s sim.Summary, replay string) simSummary {
 	out := simSummary{Seeds: s.Seeds, SimulatedSeconds: s.Simulated.Seconds(), Events: s.Events, Checks: s.Checks,
-		Periods: s.Periods, Rejected: s.Rejected, Beyond: s.Beyond, Faults: map[string]int{}, Violations: []simViolation{},
+		Periods: s.Periods, Rejected: s.Rejected, Beyond: s.Beyond, Balanced: s.Balanced, Faults: map[string]int{}, Violations: []simViolation{},
 		ElapsedSeconds: s.Elapsed.Seconds()}
 	if s.Elapsed > 0 {
 		out.SeedsPerSecond = float64(s.Seeds) / s.Elapsed.Seconds()
@@ -193,7 +216,7 @@ func simJSON(s sim.Summary, mutate string) simSummary {
 	}
 	for _, v := range s.Violations {
 		out.Violations = append(out.Violations, simViolation{v.Seed, fmt.Sprint(v.Violation),
-			fmt.Sprintf("baton sim --seeds 1 --seed %d --trace%s", v.Seed, mutateFlag(mutate))})
+			fmt.Sprintf("baton sim --seeds 1 --seed %d --trace%s", v.Seed, replay)})
 	}
 	return out
 }

@@ -59,6 +59,17 @@ type Config struct {
 	// once that record stayed unchanged for lease + 2e, whether the session
 	// lives or not.
 	SessionNameExpiry bool
+
+	// Balance makes a Group in session mode share its names with the other
+	// balanced processes that campaign for them: it asks a process that
+	// holds at least two more of them than it does to hand some over
+	// (see balance.go). Ignored without sessions.
+	Balance bool
+	// NoPull is a mutation for the simulator: a balanced Group never asks
+	// for a handover, so the names stay where they fell and the
+	// simulator's balance check must catch it. Never set outside the
+	// simulator.
+	NoPull bool
 }
 
 // sessionView is a Group's own session as its names' machines see it.
@@ -237,6 +248,7 @@ const (
 	opAcquire
 	opRenew
 	opRelease
+	opRequest // a transfer request towards this node (pull)
 )
 
 func (p phase) String() string {
@@ -372,6 +384,8 @@ func (m *Machine) Step(now time.Time, ev Event) []Action {
 		if m.phase == leading && m.sess != nil && m.inflight == opNone {
 			acts = m.read(now)
 		}
+	case pull:
+		acts = m.pull(now)
 	case SessionEnded:
 		if m.phase == contending && m.inflight == opNone && m.awaiting == ev.Session {
 			m.awaiting = ""
@@ -732,6 +746,11 @@ func (m *Machine) contenderRead(now time.Time, r GetReply) []Action {
 		// ended; re-read now and then for a release.
 		m.awaiting = rec.Session
 		m.readAt = now.Add(m.check())
+		if rec.Transfer == m.cfg.Node {
+			// Asked to come here (pull): the holder frees it towards
+			// this node as soon as it reads the request.
+			m.readAt = now.Add(m.cfg.Poll)
+		}
 		return []Action{Await{Name: m.cfg.Name, Session: rec.Session}}
 	case m.expired(now):
 		return m.acquire(now, rec)
@@ -751,6 +770,8 @@ func (m *Machine) swapReply(now time.Time, r SwapReply) []Action {
 		return m.acquireReply(now, r)
 	case opRenew:
 		return m.renewReply(now, r)
+	case opRequest:
+		return m.pullReply(now, r)
 	case opRelease:
 		switch {
 		case r.Err == nil:

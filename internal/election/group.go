@@ -59,6 +59,11 @@ type Group struct {
 	checkAt time.Time
 
 	out int // store requests sent and not answered
+
+	balanceAt time.Time        // the next balance round (Config.Balance)
+	later     map[string]later // names of dead sessions left to the others for now
+	laterAt   time.Time        // the earliest of later (zero: none)
+	split     *split           // takeNow's view, reused for a poll interval
 }
 
 // entry is one name's machine and what the group keeps about it.
@@ -78,7 +83,7 @@ func NewGroup(cfg Config, sessions bool) *Group {
 	g := &Group{
 		cfg: cfg, sessions: sessions,
 		names: map[string]*entry{}, waitOwn: map[string]struct{}{}, obs: map[string]*observer{},
-		waiters: map[string]map[string]struct{}{}, dead: map[string]struct{}{},
+		waiters: map[string]map[string]struct{}{}, dead: map[string]struct{}{}, later: map[string]later{},
 	}
 	return g
 }
@@ -126,7 +131,16 @@ func (g *Group) Next() time.Time {
 	if g.sessions && g.count[leading] > 0 {
 		at = earliest(at, g.checkAt)
 	}
-	return at
+	if g.balancing() {
+		at = earliest(at, g.balanceAt)
+	}
+	return earliest(at, g.laterAt)
+}
+
+// balancing reports whether a balance round is due some time: balanced,
+// the session alive, and names to ask for.
+func (g *Group) balancing() bool {
+	return g.cfg.Balance && g.sessions && g.view.alive && g.count[contending] > 0 && !g.balanceAt.IsZero()
 }
 
 // Step feeds one event at local monotonic time now and returns the actions
@@ -256,7 +270,10 @@ func (g *Group) tick(now time.Time) []Action {
 	if g.sessions && g.count[leading] > 0 && !g.checkAt.IsZero() && !now.Before(g.checkAt) {
 		acts = append(acts, g.check(now)...)
 	}
-	return acts
+	if g.balancing() && !now.Before(g.balanceAt) {
+		acts = append(acts, g.balance(now)...)
+	}
+	return append(acts, g.takeLater(now)...)
 }
 
 // check re-reads the next share of the held names, so that each is read
@@ -349,7 +366,14 @@ func (g *Group) filter(now time.Time, name string, in []Action) []Action {
 // await registers name as waiting on session s, or, if s is known dead,
 // tells the machine at once.
 func (g *Group) await(now time.Time, name, s string) []Action {
+	if e := g.names[name]; e.await != "" && e.await != s {
+		// It waited on another session (the name moved): not any more.
+		g.unwait(name, e)
+	}
 	if _, ok := g.dead[s]; ok {
+		if len(g.takeNow(now, s, []string{name})) == 0 {
+			return nil // left to the others for now (balanced)
+		}
 		return g.filter(now, name, g.names[name].m.Step(now, SessionEnded{Session: s}))
 	}
 	if g.waiters[s] == nil {
@@ -369,6 +393,13 @@ func (g *Group) await(now time.Time, name, s string) []Action {
 // names that wait on it are told, and the observer goes.
 func (g *Group) afterObserver(now time.Time, s string, acts []Action) []Action {
 	o := g.obs[s]
+	if o != nil && !o.dead && o.inflight == opNone && len(g.waiters[s]) == 0 {
+		// Nobody waits any more (the names stopped or were taken while
+		// a read was out): the observer goes, or it would poll forever
+		// and the group would never be idle.
+		delete(g.obs, s)
+		return acts
+	}
 	if o == nil || !o.dead {
 		return acts
 	}
@@ -379,10 +410,14 @@ func (g *Group) afterObserver(now time.Time, s string, acts []Action) []Action {
 	delete(g.obs, s)
 	waiting := g.waiters[s]
 	delete(g.waiters, s)
+	var names []string
 	for _, name := range sortedKeys(waiting) {
 		if g.names[name].await == s {
-			acts = append(acts, g.stepName(now, name, SessionEnded{Session: s})...)
+			names = append(names, name)
 		}
+	}
+	for _, name := range g.takeNow(now, s, names) {
+		acts = append(acts, g.stepName(now, name, SessionEnded{Session: s})...)
 	}
 	return acts
 }
@@ -405,14 +440,21 @@ func (g *Group) track(now time.Time, name string, e *entry) {
 		g.waitOwn[name] = struct{}{}
 	}
 	if s := e.await; s != "" && (m.awaiting != s || m.phase != contending) {
-		e.await = ""
-		if w := g.waiters[s]; w != nil {
-			delete(w, name)
-			if len(w) == 0 {
-				delete(g.waiters, s)
-				if o := g.obs[s]; o != nil && o.inflight == opNone {
-					delete(g.obs, s) // nobody waits; a late reply is dropped
-				}
+		g.unwait(name, e)
+	}
+}
+
+// unwait takes name off the waiters of the session it awaits; the session's
+// observer goes when nobody waits on it any more.
+func (g *Group) unwait(name string, e *entry) {
+	s := e.await
+	e.await = ""
+	if w := g.waiters[s]; w != nil {
+		delete(w, name)
+		if len(w) == 0 {
+			delete(g.waiters, s)
+			if o := g.obs[s]; o != nil && o.inflight == opNone {
+				delete(g.obs, s) // nobody waits; a late reply is dropped
 			}
 		}
 	}
@@ -428,6 +470,7 @@ func (g *Group) stepSession(now time.Time, ev Event) []Action {
 			out = append(out, a)
 		case Elected:
 			g.view.alive, g.view.deadline = true, a.Deadline
+			g.balanceAt = now.Add(g.cfg.Renew)
 			for _, name := range sortedKeys(g.waitOwn) {
 				delete(g.waitOwn, name)
 				m := g.names[name].m

@@ -35,6 +35,8 @@ type gnode struct {
 	inc      int
 	rate     float64
 	sessions bool
+	balance  bool // Config.Balance
+	hold     bool // campaign again for a name once its term is released, as Group.Hold
 	g        *election.Group
 	reqs     []election.Action // sent, not yet applied
 	replies  []election.Event  // applied, not yet delivered
@@ -48,6 +50,14 @@ type gworld struct {
 	now   time.Time
 	epoch time.Time
 	nodes []*gnode
+	names []string // the names checked (nil: gNames)
+}
+
+func (w *gworld) checked() []string {
+	if w.names != nil {
+		return w.names
+	}
+	return gNames
 }
 
 func (w *gworld) local(n *gnode) time.Time {
@@ -58,16 +68,20 @@ func (w *gworld) restart(n *gnode) {
 	n.inc++
 	n.g = election.NewGroup(election.Config{
 		Node: n.id, Incarnation: fmt.Sprintf("%s.%d", n.id, n.inc),
-		Lease: pLease, Renew: pRenew, Margin: pMargin, Poll: pPoll, Retry: pPoll,
+		Lease: pLease, Renew: pRenew, Margin: pMargin, Poll: pPoll, Retry: pPoll, Balance: n.balance,
 	}, n.sessions)
 	n.replies = nil
 }
 
 func (w *gworld) step(n *gnode, ev election.Event) {
 	for _, a := range n.g.Step(w.local(n), ev) {
-		switch a.(type) {
+		switch a := a.(type) {
 		case election.Get, election.Swap:
 			n.reqs = append(n.reqs, a)
+		case election.Released:
+			if n.hold && a.Err == nil {
+				w.step(n, election.Start{Name: a.Name})
+			}
 		}
 	}
 }
@@ -123,7 +137,7 @@ func (w *gworld) progress(n *gnode) {
 
 func (w *gworld) check() {
 	ctx := context.Background()
-	for _, name := range gNames {
+	for _, name := range w.checked() {
 		var who []string
 		for _, n := range w.nodes {
 			m := n.g.Machine(name)
@@ -140,7 +154,8 @@ func (w *gworld) check() {
 		}
 		var last uint64
 		for _, ev := range evs {
-			if ev.Kind != store.Released && ev.Kind != store.TransferRequested && ev.Token <= last {
+			acquired := ev.Holder != "" && (ev.Kind == store.Acquired || ev.Kind == store.TakenOver || ev.Kind == store.Transferred)
+			if acquired && ev.Token <= last || !acquired && ev.Token != last {
 				w.t.Fatalf("log tokens of %q do not increase: %+v", name, evs)
 			}
 			last = ev.Token
@@ -168,6 +183,7 @@ func TestGroupProperties(t *testing.T) {
 				rate:     rapid.SampledFrom([]float64{1, 1 - d, 1 + d}).Draw(t, "rate"),
 				sessions: i == 0 || rapid.IntRange(0, 3).Draw(t, "inline") != 0,
 			}
+			nd.balance = nd.sessions && rapid.Bool().Draw(t, "balance")
 			w.restart(nd)
 			w.nodes = append(w.nodes, nd)
 			for _, name := range gNames {
@@ -375,5 +391,105 @@ func TestChangedVersions(t *testing.T) {
 	settle()
 	if g.Machine("a").Leading() {
 		t.Fatal("the holder still leads after reading the transfer request")
+	}
+}
+
+// A contender whose name moves from one live session to another stops
+// waiting on the first: once the group stops campaigning, it is idle, and
+// no observer of either session polls on (Group.Close would wait for ever).
+func TestGroupForgetsSessionsANameLeft(t *testing.T) {
+	for _, late := range []bool{false, true} {
+		t.Run(fmt.Sprintf("observer read out %v", late), func(t *testing.T) { forgetSessions(t, late) })
+	}
+}
+
+func forgetSessions(t *testing.T, late bool) {
+	ctx := context.Background()
+	epoch := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	w := &gworld{epoch: epoch, now: epoch}
+	w.st = memstore.New(memstore.WithTime(func() time.Time { return w.now }))
+	hold := func(node string) string {
+		s := election.SessionName(node, node+".1", 1)
+		if _, err := w.st.Swap(ctx, store.Swap{Record: store.Record{Name: s, Holder: node, Incarnation: node + ".1", Lease: pLease}}); err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	sa, sc := hold("a"), hold("c")
+	rec, err := w.st.Swap(ctx, store.Swap{Record: store.Record{Name: "x", Holder: "a", Incarnation: "a.1", Session: sa, Token: 1, Lease: pLease}, Event: store.Acquired})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := election.NewGroup(election.Config{Node: "b", Incarnation: "b.1", Lease: pLease, Renew: pRenew, Margin: pMargin, Poll: pPoll, Retry: pPoll}, true)
+	var out []election.Action
+	idle := false
+	step := func(ev election.Event) {
+		for _, a := range g.Step(w.now, ev) {
+			switch a := a.(type) {
+			case election.Get, election.Swap:
+				out = append(out, a)
+			case election.Idle:
+				idle = true
+			}
+		}
+	}
+	drain := func() {
+		for len(out) > 0 {
+			a := out[0]
+			out = out[1:]
+			switch a := a.(type) {
+			case election.Get:
+				r := election.GetReply{Name: a.Name}
+				r.Record, r.Err = w.st.Get(ctx, a.Name)
+				step(r)
+			case election.Swap:
+				r := election.SwapReply{Name: a.Swap.Record.Name}
+				r.Record, r.Err = w.st.Swap(ctx, a.Swap)
+				step(r)
+			}
+		}
+	}
+	step(election.Start{Name: "x"})
+	drain()
+	// x moves from a's session to c's (a handover), and b reads it.
+	rec.Holder, rec.Incarnation, rec.Session, rec.Token = "c", "c.1", sc, 2
+	if _, err := w.st.Swap(ctx, store.Swap{Expect: rec.Version, Record: rec, Event: store.Transferred}); err != nil {
+		t.Fatal(err)
+	}
+	step(election.Changed{Name: "x"})
+	if late {
+		// The read of x is answered and the group starts reading c's
+		// session; the campaign stops before that read is answered.
+		a := out[0].(election.Get)
+		out = out[1:]
+		r := election.GetReply{Name: a.Name}
+		r.Record, r.Err = w.st.Get(ctx, a.Name)
+		step(r)
+		idle = false
+		step(election.Resign{})
+	} else {
+		drain()
+		idle = false
+		step(election.Resign{})
+	}
+	renew := func(s string) { // a and c stay alive
+		r, err := w.st.Get(ctx, s)
+		if err == nil {
+			_, err = w.st.Swap(ctx, store.Swap{Expect: r.Version, Record: r})
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := 0; i < 40 && !idle; i++ {
+		drain()
+		renew(sa)
+		renew(sc)
+		w.now = w.now.Add(pPoll)
+		step(election.Tick{})
+	}
+	drain()
+	if !idle || !g.Next().IsZero() {
+		t.Fatalf("the group stopped campaigning but is not idle (next timer %v)", g.Next())
 	}
 }

@@ -23,7 +23,10 @@ type Outcome struct {
 	Events, Checks                int
 	// HeldAtEnd counts, per name, the running nodes whose term of it is
 	// valid on their own clock at the end (names nobody holds are absent).
-	HeldAtEnd      map[string]int
+	HeldAtEnd map[string]int
+	// HeldByNode counts, per node, the names whose term is valid on its
+	// own clock at the end; -1 for a node that is down or frozen then.
+	HeldByNode     []int
 	FaultsInjected map[FaultKind]int
 	// Violation is the first invariant that failed (Check only).
 	Violation error

@@ -94,6 +94,7 @@ func (e *engine) newMachine(n *node) {
 		Node: n.id, Incarnation: fmt.Sprintf("%s.%d", n.id, n.inc),
 		Lease: e.c.Lease, Renew: e.c.Renew, Margin: e.c.Margin, Poll: e.c.Poll, Retry: e.c.Poll,
 		NoSessionMargin: e.c.Mutate.NoSessionMargin, SessionNameExpiry: e.c.Mutate.SessionNameExpiry,
+		Balance: e.c.Balance && n.sessions, NoPull: e.c.Mutate.NoPull,
 	}, n.sessions)
 	n.sm = scheduler.New(e.work)
 	n.term, n.deadline, n.pending = 0, time.Time{}, nil
@@ -211,6 +212,14 @@ func (e *engine) step(n *node, ev election.Event) {
 				n.held[i] = holding{}
 			}
 			lost = append(lost, a.Name)
+		case election.Released:
+			// A term that ended without Lost (won after the session it
+			// was taken through died: born dead, released at once) is
+			// campaigned for again too, as baton.Group.Hold does on every
+			// release.
+			if m := n.g.Machine(a.Name); m != nil && m.Phase() == "idle" && !errors.Is(a.Err, election.ErrStoreLost) && !slices.Contains(lost, a.Name) {
+				lost = append(lost, a.Name)
+			}
 		}
 	}
 	// Campaign again once the release is done.
@@ -268,6 +277,9 @@ func (e *engine) apply(n *node, inc int32, a election.Action, latency time.Durat
 			e.notify(r.Name, r.Record.Version)
 			if store.IsSession(r.Name) && r.Record.Free() && !strings.Contains(r.Name, "/"+n.id+"/") {
 				e.tracef("%s found session %s dead and wrote it free", n.id, r.Name)
+			}
+			if a.Swap.Event == store.TransferRequested {
+				e.tracef("%s asks %s to hand %s over (balance)", n.id, r.Record.Holder, r.Name)
 			}
 		}
 		if e.c.Check && errors.Is(r.Err, store.ErrInvalid) {

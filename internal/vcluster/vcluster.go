@@ -85,6 +85,10 @@ type Config struct {
 	// (as baton.Group does); the others renew each name's own record (as
 	// baton.Elector does). Index by node; nil or short: no sessions.
 	Sessions []bool
+	// Balance makes the nodes that hold their names through a session
+	// balanced (election.Config.Balance, baton.WithBalance): they share
+	// the names by asking for handovers.
+	Balance bool
 	// CallLatency makes the election machines' store calls travel the
 	// node's latency before the store applies them, as WorkLatency does for
 	// the scheduler's: a renewal or takeover lands after it was sent, and a
@@ -124,6 +128,9 @@ type Mutation struct {
 	// own record stayed unchanged for lease + 2e, ignoring the session
 	// (election.Config.SessionNameExpiry).
 	SessionNameExpiry bool
+	// NoPull makes balanced nodes never ask for a handover
+	// (election.Config.NoPull): the names stay where they fell.
+	NoPull bool
 }
 
 // Wall maps virtual time to the business wall clock (24h per Day).
@@ -343,10 +350,17 @@ func Run(ctx context.Context, c Config) (Outcome, error) {
 	if e.out.Violation == nil {
 		e.now = c.End
 		e.account(e.lastAt, c.End, e.leaders)
+		e.out.HeldByNode = make([]int, len(e.nodes))
+		for j, n := range e.nodes {
+			if !n.up || n.frozen {
+				e.out.HeldByNode[j] = -1
+			}
+		}
 		for i, name := range e.names {
-			for _, n := range e.nodes {
+			for j, n := range e.nodes {
 				if !n.frozen && e.holds(n, i) {
 					e.out.HeldAtEnd[name]++
+					e.out.HeldByNode[j]++
 				}
 			}
 		}

@@ -1,0 +1,306 @@
+package election
+
+import (
+	"cmp"
+	"errors"
+	"hash/fnv"
+	"slices"
+	"time"
+
+	"github.com/batonhq/baton/store"
+)
+
+// Balanced holding (Config.Balance): P processes that campaign for the
+// same N names end up holding about N/P each, and share again when one
+// joins or leaves.
+//
+// The policy only ever asks; it never takes. Once per Renew a balanced
+// Group counts, from the records its contenders last read (every name it
+// does not hold is one it watches), how many of the names each node holds.
+// A name already asked towards a node counts as that node's. When some
+// node holds at least two more than this one (mine), the Group asks it to
+// hand over (theirs-mine)/2 of them, but no more than takes this node to
+// the share hi = ceil(N/P) or that node under lo = floor(N/P), P being the
+// nodes seen holding names and this one: the swap an operator's transfer
+// makes (store.TransferRequested, Transfer = this node) on the version it
+// read.
+// The holder's machine sees the request at its next read of the name (a
+// change notification, or its periodic Check), stops the term and frees
+// the record towards this node, whose contender takes it at once: the
+// handover is the transfer's, a release and then an acquisition with a
+// new token, so a name never has two holders. A request that finds the
+// record changed conflicts and asks nothing.
+//
+// It converges: a pull happens only between two nodes whose counts differ
+// by two or more, and moves at most half the difference, so once every two
+// nodes differ by at most one (each holds N/P rounded down or up) nobody
+// asks any more. And until then somebody asks: the node with the fewest
+// names sees every node that holds some, so its P is right unless it holds
+// none (then its share is higher than the true one, which only makes it
+// ask more); the node with the most is above floor(N/P) and it is below
+// ceil(N/P). The caps by the share make a join move about N/P names, not
+// more; several new nodes that do not yet see each other (they hold
+// nothing) may each take a holder down to the share they believe in, and
+// then names flow back, by smaller amounts each round.
+// Which names are asked for is decided by a rendezvous hash of (name, this
+// node): deterministic, and two joiners mostly ask for different names.
+//
+// When a session dies (its process closed its Group, or went silent for
+// the lease plus twice the margin), the names that waited on it are split
+// before they are taken (takeNow): each balanced Group takes at once those
+// that the rendezvous hash gives to it rather than to the other live nodes
+// it sees, up to its share, and the rest a renew interval later, so that
+// few names move twice.
+//
+// What it does not do: names that are free (never held, or released) go
+// to whoever comes first, as without balance; the balance follows, by
+// pulls. A process that stops campaigning for a name it asked for leaves
+// the record freed towards it; the others take it after the lease plus
+// twice the margin, as after an operator's transfer to a node that went.
+
+// pullBatch bounds how many names a balanced Group asks for in one Renew.
+const pullBatch = 1000
+
+// pull is the Group's request to a contender: ask the holder of the
+// record, as last read, to hand it to this node.
+type pull struct{}
+
+func (pull) event() {}
+
+// pull asks the holder of the record as last read to hand it over to this
+// node: the swap an operator's Transfer makes, on the version read.
+func (m *Machine) pull(now time.Time) []Action {
+	if !m.pullable() {
+		return nil
+	}
+	req := m.seen
+	req.Transfer = m.cfg.Node
+	return m.send(now, opRequest, store.Swap{Expect: m.seen.Version, Record: req, Event: store.TransferRequested})
+}
+
+// pullable reports whether the contender may ask for the record it last
+// read: held by another node, not asked for already, nothing in flight.
+func (m *Machine) pullable() bool {
+	return m.phase == contending && m.inflight == opNone && !m.waitOwn && m.hasSeen &&
+		!m.seen.Free() && m.seen.Holder != m.cfg.Node && m.seen.Transfer == ""
+}
+
+func (m *Machine) pullReply(now time.Time, r SwapReply) []Action {
+	if m.phase != contending {
+		return nil
+	}
+	switch {
+	case r.Err == nil:
+		// The record is at a version this node wrote: whatever the holder
+		// does next is a change, seen by a notification or the next read.
+		m.seen, m.seenAt = r.Record, now
+		m.readAt = now.Add(m.cfg.Poll)
+		return nil
+	case store.Permanent(r.Err):
+		return m.fail(r.Err)
+	case errors.Is(r.Err, store.ErrConflict):
+		return m.read(now) // changed since read: see how
+	}
+	m.readAt = now.Add(m.cfg.Poll)
+	return nil
+}
+
+// balance is a balanced Group's round: count the names per node and ask
+// the nodes that hold two or more than this one to hand some over.
+func (g *Group) balance(now time.Time) []Action {
+	g.balanceAt = now.Add(g.cfg.Renew)
+	if !g.view.alive || g.cfg.NoPull {
+		return nil
+	}
+	mine, loads, pullable := g.loads(true)
+	holders := make([]string, 0, len(loads))
+	for node := range loads {
+		holders = append(holders, node)
+	}
+	slices.SortFunc(holders, func(a, b string) int {
+		return cmp.Or(cmp.Compare(loads[b], loads[a]), cmp.Compare(a, b))
+	})
+	lo, hi := g.share(loads)
+	var acts []Action
+	budget := pullBatch
+	for _, node := range holders {
+		want := min((loads[node]-mine)/2, loads[node]-lo, hi-mine, budget)
+		if want < 1 {
+			continue
+		}
+		type weighted struct {
+			w    uint64
+			name string
+		}
+		names := make([]weighted, len(pullable[node]))
+		for i, name := range pullable[node] {
+			names[i] = weighted{g.rendezvous(name), name}
+		}
+		slices.SortFunc(names, func(a, b weighted) int { return cmp.Or(cmp.Compare(b.w, a.w), cmp.Compare(a.name, b.name)) })
+		for _, n := range names[:min(want, len(names))] {
+			if sent := g.stepName(now, n.name, pull{}); len(sent) > 0 {
+				acts = append(acts, sent...)
+				mine++
+				budget--
+			}
+		}
+	}
+	return acts
+}
+
+// loads counts, from the records the Group's machines last read, the names
+// this node holds or has asked for (mine) and those of every other node;
+// pullable lists, per node, the names that may be asked from it now.
+// Records of this node's earlier incarnations and of sessions known to be
+// dead count for nobody: they are about to be free.
+func (g *Group) loads(listPullable bool) (mine int, loads map[string]int, pullable map[string][]string) {
+	loads, pullable = map[string]int{}, map[string][]string{}
+	for name, e := range g.names { // counting: the order does not matter
+		m := e.m
+		if m.phase == leading {
+			mine++
+			continue
+		}
+		if m.phase != contending || !m.hasSeen {
+			continue
+		}
+		rec := m.seen
+		switch _, dead := g.dead[rec.Session]; {
+		case rec.Transfer == m.cfg.Node:
+			mine++
+		case rec.Transfer != "" && rec.Transfer != store.AnyNode:
+			loads[rec.Transfer]++
+		case rec.Free(), rec.Holder == m.cfg.Node, rec.Session != "" && dead:
+		default:
+			loads[rec.Holder]++
+			if listPullable && m.pullable() {
+				pullable[rec.Holder] = append(pullable[rec.Holder], name)
+			}
+		}
+	}
+	return mine, loads, pullable
+}
+
+// share returns N/P rounded down and up: N the names this node campaigns
+// for, P the nodes seen holding some (loads) and this one. Nodes that hold
+// none are not seen, so the share may come out high, never low: the pulls
+// never take a node under it.
+func (g *Group) share(loads map[string]int) (lo, hi int) {
+	total := g.count[contending] + g.count[leading]
+	p := len(loads) + 1
+	return total / p, (total + p - 1) / p
+}
+
+// takeNow splits the names that wait on a session found dead: a balanced
+// Group takes at once those that the rendezvous hash gives to it rather
+// than to the other live nodes it sees, as many as bring it to its share,
+// and the others a renew interval later (later), so that the nodes the
+// names fall to take them first and few names move twice. Whoever has not
+// taken a name by then, this Group takes it: the wait delays a name, it
+// never leaves it unheld. It returns the names to take now, in order.
+func (g *Group) takeNow(now time.Time, s string, names []string) []string {
+	if !g.cfg.Balance || !g.sessions {
+		return names
+	}
+	sp := g.splitAt(now)
+	var mineNow []string
+	weights := make(map[string]uint64, len(names))
+	for _, name := range names {
+		if l, ok := g.later[name]; ok && l.session == s {
+			continue // left to the others already; takeLater takes it
+		}
+		w := g.rendezvous(name)
+		weights[name] = w
+		if !slices.ContainsFunc(sp.others, func(node string) bool { return rendezvous(name, node) > w }) {
+			mineNow = append(mineNow, name)
+		}
+	}
+	slices.SortFunc(mineNow, func(a, b string) int { return cmp.Or(cmp.Compare(weights[b], weights[a]), cmp.Compare(a, b)) })
+	mineNow = mineNow[:min(sp.room, len(mineNow))]
+	sp.room -= len(mineNow)
+	slices.Sort(mineNow)
+	at := now.Add(g.cfg.Renew)
+	for name := range weights {
+		if _, ok := slices.BinarySearch(mineNow, name); !ok {
+			g.later[name] = later{at: at, session: s}
+			g.laterAt = earliest(g.laterAt, at)
+		}
+	}
+	return mineNow
+}
+
+// split is what takeNow needs of the group's view: the room left under
+// its share and the other live nodes it sees. Counting them reads every
+// name, so it is reused for a poll interval, its room reduced by each
+// name taken meanwhile.
+type split struct {
+	at     time.Time
+	room   int
+	others []string
+}
+
+func (g *Group) splitAt(now time.Time) *split {
+	if g.split != nil && now.Sub(g.split.at) < g.cfg.Poll && !now.Before(g.split.at) {
+		return g.split
+	}
+	mine, loads, _ := g.loads(false)
+	_, hi := g.share(loads)
+	sp := &split{at: now, room: max(hi-mine, 0)}
+	for node := range loads {
+		sp.others = append(sp.others, node)
+	}
+	slices.Sort(sp.others)
+	g.split = sp
+	return sp
+}
+
+// later is a name whose dead session a balanced Group left to the others
+// for a while (takeNow).
+type later struct {
+	at      time.Time
+	session string
+}
+
+// takeLater tells the names left to the others whose time is up that their
+// session is dead, if they still wait on it.
+func (g *Group) takeLater(now time.Time) []Action {
+	if g.laterAt.IsZero() || now.Before(g.laterAt) {
+		return nil
+	}
+	g.laterAt = time.Time{}
+	var acts []Action
+	for _, name := range sortedKeys(g.later) {
+		l := g.later[name]
+		if now.Before(l.at) {
+			g.laterAt = earliest(g.laterAt, l.at)
+			continue
+		}
+		delete(g.later, name)
+		if m := g.names[name].m; m.phase == contending && m.awaiting == l.session {
+			acts = append(acts, g.stepName(now, name, SessionEnded{Session: l.session})...)
+		}
+	}
+	return acts
+}
+
+// rendezvous is the name's weight for this node: the names a node asks for
+// first are those of highest weight, so that a joiner asks for a stable
+// set, and two joiners mostly for different names.
+func (g *Group) rendezvous(name string) uint64 { return rendezvous(name, g.cfg.Node) }
+
+// rendezvous is the weight of name for node: highest random weight
+// hashing, so that every node can tell which of several nodes a name
+// falls to.
+func rendezvous(name, node string) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(name))
+	h.Write([]byte{0})
+	h.Write([]byte(node))
+	// FNV's last step only multiplies: node ids that differ in their last
+	// byte would give every name weights a constant apart, and so the same
+	// order. SplitMix64's finalizer spreads them.
+	x := h.Sum64()
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
+	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
+	return x ^ (x >> 31)
+}
