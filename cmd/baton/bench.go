@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"math"
 	"strings"
 	"time"
@@ -136,11 +137,26 @@ func benchNames(prefix string, n int) []string {
 	return names
 }
 
-// printJSON prints v as one indented JSON object.
-func (e *env) printJSON(v any) error {
-	enc := json.NewEncoder(e.stdout)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
+// benchReport is a benchmark's result: printed as its table, or with
+// --json as one indented JSON object.
+type benchReport interface{ print(w io.Writer) }
+
+// report prints rep and returns the command's exit code: 1 when names were
+// held by two valid terms at once (doubleHeld), a safety violation.
+func (e *env) report(name string, asJSON bool, rep benchReport, doubleHeld int) int {
+	if asJSON {
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(rep); err != nil {
+			return e.fail(name, err)
+		}
+	} else {
+		rep.print(e.stdout)
+	}
+	if doubleHeld > 0 {
+		return e.fail(name, fmt.Errorf("%d names were held by two valid terms at once: a safety violation; please report it with this output", doubleHeld))
+	}
+	return exitOK
 }
 
 // seconds returns d in seconds, rounded to the millisecond.

@@ -64,17 +64,7 @@ func runBenchBalance(ctx context.Context, e *env, args []string) int {
 	if err != nil {
 		return e.fail(name, err)
 	}
-	if b.json {
-		if err := e.printJSON(rep); err != nil {
-			return e.fail(name, err)
-		}
-	} else {
-		rep.print(e.stdout)
-	}
-	if rep.DoubleHeld > 0 {
-		return exitFailure
-	}
-	return exitOK
+	return e.report(name, b.json, rep, rep.DoubleHeld)
 }
 
 // benchBalance runs 'bench balance'.

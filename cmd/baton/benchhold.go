@@ -81,14 +81,7 @@ func runBenchHold(ctx context.Context, e *env, args []string) int {
 	if err != nil {
 		return e.fail(name, err)
 	}
-	if b.json {
-		if err := e.printJSON(rep); err != nil {
-			return e.fail(name, err)
-		}
-		return exitOK
-	}
-	rep.print(e.stdout)
-	return exitOK
+	return e.report(name, b.json, rep, 0)
 }
 
 // benchHold runs 'bench hold'.

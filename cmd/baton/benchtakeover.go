@@ -75,17 +75,7 @@ func runBenchTakeover(ctx context.Context, e *env, args []string) int {
 	if err != nil {
 		return e.fail(name, err)
 	}
-	if b.json {
-		if err := e.printJSON(rep); err != nil {
-			return e.fail(name, err)
-		}
-	} else {
-		rep.print(e.stdout)
-	}
-	if rep.DoubleHeld > 0 {
-		return e.fail(name, fmt.Errorf("%d names were held by two valid terms at once: a safety violation; please report it with this output", rep.DoubleHeld))
-	}
-	return exitOK
+	return e.report(name, b.json, rep, rep.DoubleHeld)
 }
 
 // holderLine is one report line of the child.
