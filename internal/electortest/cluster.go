@@ -202,17 +202,19 @@ func (c *Cluster) StartAll() {
 
 // write makes one fenced write through the resource and records its
 // acknowledgement.
-func (c *Cluster) write(ctx context.Context, node string, token uint64, period string) error {
+func (c *Cluster) write(ctx context.Context, node string, token uint64, period string, decided time.Time) error {
 	wctx, cancel := context.WithTimeout(ctx, c.Timing.Renew)
 	defer cancel()
-	// An acknowledged write is recorded at the moment it was sent: the
-	// holder checked Valid before sending it, and a write sent in time may
-	// well commit after the deadline (that is what the fence is for).
-	sent := time.Now()
+	// An acknowledged write is recorded at the moment the holder decided
+	// to send it (decided, read just before its Valid check): the holder
+	// promises not to decide after its deadline, and a write decided in
+	// time may well be sent and commit after it, which is what the fence
+	// is for. (Stamped after the check, a write that passed it a few
+	// microseconds before the deadline was once reported as sent after.)
 	err := c.Res.Write(wctx, node, token, period)
 	if err == nil {
 		c.mu.Lock()
-		c.acks = append(c.acks, Write{Node: node, Token: token, Period: period, At: sent})
+		c.acks = append(c.acks, Write{Node: node, Token: token, Period: period, At: decided})
 		c.mu.Unlock()
 	}
 	return err
@@ -224,7 +226,8 @@ func (c *Cluster) write(ctx context.Context, node string, token uint64, period s
 // again.
 func (c *Cluster) executor(node string) schedule.Executor {
 	return func(ctx context.Context, p schedule.Period, token uint64) (int, string, error) {
-		err := c.write(ctx, node, token, p.Key)
+		// The runner checked Valid just before calling the executor.
+		err := c.write(ctx, node, token, p.Key, time.Now())
 		switch {
 		case err == nil:
 			c.mu.Lock()

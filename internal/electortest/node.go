@@ -56,8 +56,9 @@ func (n *Node) lead(ctx context.Context, term *baton.Term, runner *schedule.Runn
 	tk := time.NewTicker(n.c.Timing.WriteEvery)
 	defer tk.Stop()
 	for {
+		decided := time.Now()
 		if term.Valid() {
-			n.c.write(ctx, n.ID, term.Token(), "")
+			n.c.write(ctx, n.ID, term.Token(), "", decided)
 		}
 		select {
 		case <-ctx.Done():
