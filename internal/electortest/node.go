@@ -43,12 +43,15 @@ func (n *Node) lead(ctx context.Context, term *baton.Term, runner *schedule.Runn
 	n.terms = append(n.terms, rec)
 	n.cur = rec
 	n.mu.Unlock()
-	stop := context.AfterFunc(term.Context(), func() {
+	// Not stopped when lead returns: lead's ctx is a child of the term's,
+	// and when the term ends the child may be cancelled (and lead return)
+	// before this function is started; stopping it then would leave Ended
+	// unset for good.
+	context.AfterFunc(term.Context(), func() {
 		n.mu.Lock()
 		rec.Ended = time.Now()
 		n.mu.Unlock()
 	})
-	defer stop()
 	var wg sync.WaitGroup
 	if runner != nil {
 		wg.Go(func() { runner.Run(ctx, term) })
@@ -134,12 +137,15 @@ func (n *Node) WaitEnded(tr *TermRec, within time.Duration) time.Time {
 	case <-time.After(within):
 		t.Fatalf("%s's term %d did not end within %v", n.ID, tr.Term.Token(), within)
 	}
-	for {
+	for deadline := time.Now().Add(within); ; {
 		n.mu.Lock()
 		ended := tr.Ended
 		n.mu.Unlock()
 		if !ended.IsZero() {
 			return ended
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s's term %d ended, but its end was not recorded within %v", n.ID, tr.Term.Token(), within)
 		}
 		time.Sleep(time.Millisecond)
 	}
