@@ -11,6 +11,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/internal/electortest"
 	"github.com/batonhq/baton/internal/etcdtest"
 	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/store/etcd"
@@ -104,32 +105,7 @@ func BenchmarkHandoverResign(b *testing.B) {
 	for i := range els {
 		els[i], _ = benchElector(b, c, prefix, "handover", fmt.Sprintf("n%d", i))
 	}
-	ctx := context.Background()
-	term, err := els[0].Campaign(ctx)
-	if err != nil {
-		b.Fatal(err)
-	}
-	cur := 0
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		b.StopTimer()
-		next := 1 - cur
-		won := contend(b, els[next], 50*time.Millisecond)
-		b.StartTimer()
-		if err := term.Resign(ctx); err != nil {
-			b.Fatal(err)
-		}
-		nt := <-won
-		if nt == nil {
-			b.FailNow()
-		}
-		if nt.Token() != term.Token()+1 {
-			b.Fatalf("token %d after %d", nt.Token(), term.Token())
-		}
-		term, cur = nt, next
-	}
-	b.StopTimer()
-	term.Resign(ctx)
+	electortest.BenchHandoverResign(b, els, func() time.Duration { return 50 * time.Millisecond })
 }
 
 // BenchmarkHandoverCrash measures the handover after the leader's process

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/internal/electortest"
 	"github.com/batonhq/baton/store/sqlite"
 )
 
@@ -35,37 +36,5 @@ func BenchmarkHandoverResign(b *testing.B) {
 		}
 		b.Cleanup(func() { els[i].Close(context.Background()) })
 	}
-	term, err := els[0].Campaign(ctx)
-	if err != nil {
-		b.Fatal(err)
-	}
-	cur := 0
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		b.StopTimer()
-		next := 1 - cur
-		won := make(chan *baton.Term, 1)
-		go func() {
-			t, err := els[next].Campaign(ctx)
-			if err != nil {
-				b.Error(err)
-			}
-			won <- t
-		}()
-		time.Sleep(100*time.Millisecond + rand.N(50*time.Millisecond))
-		b.StartTimer()
-		if err := term.Resign(ctx); err != nil {
-			b.Fatal(err)
-		}
-		nt := <-won
-		if nt == nil {
-			b.FailNow()
-		}
-		if nt.Token() != term.Token()+1 {
-			b.Fatalf("token %d after %d", nt.Token(), term.Token())
-		}
-		term, cur = nt, next
-	}
-	b.StopTimer()
-	term.Resign(ctx)
+	electortest.BenchHandoverResign(b, els, func() time.Duration { return 100*time.Millisecond + rand.N(50*time.Millisecond) })
 }
