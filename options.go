@@ -3,13 +3,14 @@ package baton
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
 	"time"
 
+	"github.com/batonhq/baton/internal/bound"
 	"github.com/batonhq/baton/internal/election"
-	"github.com/batonhq/baton/store"
 )
 
 // Defaults. The lease bounds how long a dead leader blocks the work
@@ -29,15 +30,21 @@ const (
 	DefaultPoll = time.Second
 )
 
-// Bounds on the timing options. A lease shorter than MinLease flaps on any
-// real machine (a scheduling hiccup outlasts it); intervals shorter than
-// MinInterval would spin on the store.
+// Bounds on the timing options, as the election machine defines them
+// (its Config.Validate is the only place they are checked).
 const (
-	// MinLease is the shortest lease New accepts.
-	MinLease = 50 * time.Millisecond
+	// MinLease is the shortest lease New accepts: a shorter lease flaps
+	// on any real machine (a scheduling hiccup outlasts it).
+	MinLease = election.MinLease
+	// MaxLease is the longest lease New accepts: a dead leader blocks
+	// its work for at most a day, and no deadline sum can overflow.
+	MaxLease = election.MaxLease
 	// MinInterval is the shortest renew, poll and retry interval New
-	// accepts.
-	MinInterval = time.Millisecond
+	// accepts: a shorter one would spin on the store.
+	MinInterval = election.MinInterval
+	// MaxToken is the largest fencing token a term can have; a record at
+	// MaxToken can never be acquired again and is reported as damage.
+	MaxToken = election.MaxToken
 )
 
 // OptionError is the error of an invalid option. Option is named as baton
@@ -102,8 +109,8 @@ func WithNode(id string) Option { return func(c *config) { c.node = id } }
 // incarnation and never inherits the old one's lease.
 func WithIncarnation(id string) Option { return func(c *config) { c.incarnation = id } }
 
-// WithLease sets the lease duration (default DefaultLease, at least
-// MinLease).
+// WithLease sets the lease duration (default DefaultLease, between
+// MinLease and MaxLease).
 func WithLease(d time.Duration) Option { return func(c *config) { c.lease = d } }
 
 // WithRenew sets the renew interval, at least MinInterval and at most half
@@ -155,37 +162,17 @@ func newConfig(opts []Option) (config, error) {
 	for _, o := range opts {
 		o(&c)
 	}
-	if c.lease < MinLease {
-		return c, optErr("lease", c.lease, "at least %v (a shorter lease flaps: any pause outlasts it)", MinLease)
-	}
 	if !c.renewSet {
 		c.renew = c.lease / 3
-	}
-	if c.renew < MinInterval || c.renew > c.lease/2 {
-		return c, optErr("renew", c.renew, "between %v and half the lease (%v), so that a failed renewal is retried before the lease runs out", MinInterval, c.lease/2)
-	}
-	if c.margin < 0 || c.margin >= c.lease {
-		return c, optErr("clock-margin", c.margin, "0 or more and less than the lease (%v)", c.lease)
 	}
 	if !c.pollSet {
 		c.poll = min(DefaultPoll, c.lease/5)
 	}
-	if c.poll < MinInterval || c.poll > c.lease/2 {
-		return c, optErr("poll", c.poll, "between %v and half the lease (%v)", MinInterval, c.lease/2)
-	}
 	if !c.retrySet {
 		c.retry = max(min(c.poll, c.lease/10), MinInterval)
 	}
-	if c.retry < MinInterval || c.retry > c.lease/2 {
-		return c, optErr("retry", c.retry, "between %v and half the lease (%v)", MinInterval, c.lease/2)
-	}
 	if c.clock == nil {
 		return c, optErr("clock", "nil", "a Clock (RealClock{} by default)")
-	}
-	if c.node != "" {
-		if err := store.CheckName(c.node); err != nil {
-			return c, optErr("node", fmt.Sprintf("%q", c.node), "printable characters only")
-		}
 	}
 	if c.node == "" {
 		host, err := os.Hostname()
@@ -200,6 +187,12 @@ func newConfig(opts []Option) (config, error) {
 			return c, fmt.Errorf("baton: making an incarnation id: %w", err)
 		}
 		c.incarnation = hex.EncodeToString(b[:])
+	}
+	var ce *bound.Error
+	if err := c.machine().Validate(); errors.As(err, &ce) {
+		return c, &OptionError{Option: ce.Field, Got: ce.Got, Want: ce.Want}
+	} else if err != nil {
+		return c, fmt.Errorf("baton: %w", err)
 	}
 	if c.logger == nil {
 		c.logger = slog.New(slog.DiscardHandler)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/batonhq/baton/internal/scheduler"
 	"github.com/batonhq/baton/store"
 )
 
@@ -23,7 +24,7 @@ const (
 	DefaultClockTolerance = time.Second
 	// MinClockTolerance is the smallest tolerance WithClockGuard accepts:
 	// a reference read over a network includes the round trip.
-	MinClockTolerance = 10 * time.Millisecond
+	MinClockTolerance = scheduler.MinClockTolerance
 )
 
 // StoreReference returns the clock of a store that has one of its own

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/batonhq/baton/internal/scheduler"
 	"github.com/batonhq/baton/store"
 )
 
@@ -53,23 +54,13 @@ type Policy struct {
 	RetryBackoff time.Duration
 }
 
-// Validate reports a policy that can never be applied.
-func (p Policy) Validate() error {
-	if p.CatchUp != "" {
-		if _, err := ParseCatchUp(string(p.CatchUp)); err != nil {
-			return err
-		}
-	}
-	if p.Window < 0 {
-		return fmt.Errorf("catch-up window must not be negative, got %v", p.Window)
-	}
-	if p.Retries < 0 {
-		return fmt.Errorf("retries must not be negative, got %d", p.Retries)
-	}
-	if p.Retries > 0 && p.RetryBackoff <= 0 {
-		return fmt.Errorf("retry backoff must be positive with retries, got %v", p.RetryBackoff)
-	}
-	return nil
+// Validate reports a policy that can never be applied. Its bounds are the
+// scheduler machine's (the only place they live).
+func (p Policy) Validate() error { return p.machine().Validate() }
+
+// machine returns the policy as the scheduler machine takes it.
+func (p Policy) machine() scheduler.Policy {
+	return scheduler.Policy{CatchUp: string(p.CatchUp), Window: p.Window, Retries: p.Retries, RetryBackoff: p.RetryBackoff}
 }
 
 // Period is one scheduled instant of a job, or one manual trigger.

@@ -154,29 +154,20 @@ func New(st store.Store, job Job, exec Executor, opts ...Option) (*Runner, error
 		return nil, errors.New("schedule: WithObserver: the observer must not be nil")
 	case r.clock == nil:
 		return nil, errors.New("schedule: clock must not be nil")
-	case r.cfg.Poll <= 0:
-		return nil, fmt.Errorf("schedule: poll interval must be positive, got %v", r.cfg.Poll)
-	case r.cfg.Rescan <= 0:
-		return nil, fmt.Errorf("schedule: rescan interval must be positive, got %v", r.cfg.Rescan)
-	case r.cfg.Retry <= 0:
-		return nil, fmt.Errorf("schedule: retry interval must be positive, got %v", r.cfg.Retry)
 	case r.callTimeout <= 0:
 		return nil, fmt.Errorf("schedule: call timeout must be positive, got %v", r.callTimeout)
 	case r.cfg.ClockTolerance != 0 && r.ref == nil:
 		return nil, errors.New("schedule: WithClockGuard: the reference clock must not be nil")
 	case r.ref != nil && r.cfg.ClockTolerance < MinClockTolerance:
 		return nil, fmt.Errorf("schedule: WithClockGuard: tolerance %v is below %v; use e.g. %v", r.cfg.ClockTolerance, MinClockTolerance, DefaultClockTolerance)
-	case r.cfg.Retention.Age < 0 || r.cfg.Retention.Rows < 0:
-		return nil, fmt.Errorf("schedule: retention must not be negative, got %v and %d rows", r.cfg.Retention.Age, r.cfg.Retention.Rows)
-	}
-	if err := job.Policy.Validate(); err != nil {
-		return nil, fmt.Errorf("schedule: %w", err)
 	}
 	if job.Schedule != nil {
 		r.cfg.Schedule = job.Schedule
 	}
-	r.cfg.Policy = scheduler.Policy{CatchUp: string(job.Policy.CatchUp), Window: job.Policy.Window,
-		Retries: job.Policy.Retries, RetryBackoff: job.Policy.RetryBackoff}
+	r.cfg.Policy = job.Policy.machine()
+	if err := r.cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("schedule: %w", err)
+	}
 	if r.logger == nil {
 		r.logger = slog.New(slog.DiscardHandler)
 	}

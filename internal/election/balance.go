@@ -109,7 +109,7 @@ func (m *Machine) pullReply(now time.Time, r SwapReply) []Action {
 // the nodes that hold two or more than this one to hand some over.
 func (g *Group) balance(now time.Time) []Action {
 	g.balanceAt = now.Add(g.cfg.Renew)
-	if !g.view.alive || g.cfg.NoPull {
+	if !g.view.alive || g.cfg.Mutate.NoPull {
 		return nil
 	}
 	mine, loads, pullable := g.loads(true)

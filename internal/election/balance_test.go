@@ -29,7 +29,7 @@ func (w *gworld) join(id string, noPull bool) *gnode {
 	if noPull {
 		n.g = election.NewGroup(election.Config{
 			Node: n.id, Incarnation: n.id + ".1", Lease: pLease, Renew: pRenew, Margin: pMargin, Poll: pPoll, Retry: pPoll,
-			Balance: true, NoPull: true,
+			Balance: true, Mutate: election.Mutations{NoPull: true},
 		}, true)
 	}
 	w.nodes = append(w.nodes, n)

@@ -31,7 +31,8 @@ import (
 	"github.com/batonhq/baton/store"
 )
 
-// Config is the machine's fixed configuration. The runtime validates it.
+// Config is the machine's fixed configuration. Every runtime validates it
+// with Validate before it builds a machine (bounds.go).
 type Config struct {
 	Name        string        // election name
 	Node        string        // this node's id
@@ -47,10 +48,21 @@ type Config struct {
 	// it holds this often (Check events).
 	Check time.Duration
 
-	// Mutations: each turns a protection of the session protocol off, so
-	// that the simulator (baton sim --mutate) can show that it catches the
-	// breach. Never set outside the simulator.
-	//
+	// Balance makes a Group in session mode share its names with the other
+	// balanced processes that campaign for them: it asks a process that
+	// holds at least two more of them than it does to hand some over
+	// (see balance.go). Ignored without sessions.
+	Balance bool
+
+	// Mutate turns protections off, so that the simulator (baton sim
+	// --mutate) and the tests can show that their checks catch each
+	// breach. Never set outside them.
+	Mutate Mutations
+}
+
+// Mutations each turn one protection of the protocol off. The zero value
+// is the protocol as it ships.
+type Mutations struct {
 	// NoSessionMargin makes an observer end another process's session once
 	// its record stayed unchanged for the lease alone, without the 2e.
 	NoSessionMargin bool
@@ -59,17 +71,14 @@ type Config struct {
 	// once that record stayed unchanged for lease + 2e, whether the session
 	// lives or not.
 	SessionNameExpiry bool
-
-	// Balance makes a Group in session mode share its names with the other
-	// balanced processes that campaign for them: it asks a process that
-	// holds at least two more of them than it does to hand some over
-	// (see balance.go). Ignored without sessions.
-	Balance bool
-	// NoPull is a mutation for the simulator: a balanced Group never asks
-	// for a handover, so the names stay where they fell and the
-	// simulator's balance check must catch it. Never set outside the
-	// simulator.
+	// NoPull makes a balanced Group never ask for a handover, so the names
+	// stay where they fell and the simulator's balance check must catch it.
 	NoPull bool
+	// WrapDeadline brings back the arithmetic before the bounds: a held
+	// record's lease is trusted whatever it is, and lease + 2e wraps
+	// around instead of saturating, so a huge or negative stored lease
+	// looks expired at once.
+	WrapDeadline bool
 }
 
 // sessionView is a Group's own session as its names' machines see it.
@@ -386,6 +395,11 @@ func (m *Machine) Step(now time.Time, ev Event) []Action {
 		}
 	case pull:
 		acts = m.pull(now)
+	case sessionCorrupt:
+		if m.phase == contending && m.inflight == opNone && m.awaiting == ev.session {
+			m.awaiting = ""
+			acts = m.fail(ev.err) // the session can never be judged dead
+		}
 	case SessionEnded:
 		if m.phase == contending && m.inflight == opNone && m.awaiting == ev.Session {
 			m.awaiting = ""
@@ -451,7 +465,7 @@ func (m *Machine) tick(now time.Time) []Action {
 	switch m.phase {
 	case contending, releasing:
 		if m.inflight == opNone && !m.readAt.IsZero() && !now.Before(m.readAt) {
-			if m.phase == contending && m.hasSeen && (m.seen.Session == "" || m.cfg.SessionNameExpiry) && m.expired(now) {
+			if m.phase == contending && m.hasSeen && (m.seen.Session == "" || m.cfg.Mutate.SessionNameExpiry) && m.expired(now) {
 				return m.acquire(now, m.seen)
 			}
 			return m.read(now)
@@ -476,7 +490,7 @@ func (m *Machine) tick(now time.Time) []Action {
 // expired reports whether the observed record stayed at one version for
 // its lease plus twice the clock margin, measured on this node's clock.
 func (m *Machine) expired(now time.Time) bool {
-	return !now.Before(m.seenAt.Add(m.seen.Lease + 2*m.cfg.Margin))
+	return !now.Before(m.seenAt.Add(m.cfg.wait(m.seen.Lease)))
 }
 
 // giveUp reports whether a release that keeps failing may be given up:
@@ -581,6 +595,9 @@ func (m *Machine) finishRelease(now time.Time, err error) []Action {
 }
 
 func (m *Machine) acquire(now time.Time, cur store.Record) []Action {
+	if err := checkToken(cur); err != nil {
+		return m.fail(err) // the next token would not fit
+	}
 	next := store.Record{
 		Name:        m.cfg.Name,
 		Holder:      m.cfg.Node,
@@ -740,7 +757,11 @@ func (m *Machine) contenderRead(now time.Time, r GetReply) []Action {
 		return nil
 	case rec.Free() && (rec.Transfer == "" || rec.Transfer == store.AnyNode || rec.Transfer == m.cfg.Node):
 		return m.acquire(now, rec)
-	case rec.Session != "" && !rec.Free() && !m.cfg.SessionNameExpiry:
+	case !rec.Free() && (rec.Session == "" || m.cfg.Mutate.SessionNameExpiry) && !m.cfg.Mutate.WrapDeadline && checkLease(rec) != nil:
+		// A lease no valid Config writes: no wait derived from it is
+		// safe, so the record is never taken over; the campaign ends.
+		return m.fail(checkLease(rec))
+	case rec.Session != "" && !rec.Free() && !m.cfg.Mutate.SessionNameExpiry:
 		// Held through another process's session: the session record, not
 		// this one, says whether the holder lives. Wait to hear that it
 		// ended; re-read now and then for a release.
@@ -755,7 +776,7 @@ func (m *Machine) contenderRead(now time.Time, r GetReply) []Action {
 	case m.expired(now):
 		return m.acquire(now, rec)
 	}
-	m.readAt = earliest(now.Add(m.cfg.Poll), m.seenAt.Add(m.seen.Lease+2*m.cfg.Margin))
+	m.readAt = earliest(now.Add(m.cfg.Poll), m.seenAt.Add(m.cfg.wait(m.seen.Lease)))
 	return nil
 }
 

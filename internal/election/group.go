@@ -393,6 +393,20 @@ func (g *Group) await(now time.Time, name, s string) []Action {
 // names that wait on it are told, and the observer goes.
 func (g *Group) afterObserver(now time.Time, s string, acts []Action) []Action {
 	o := g.obs[s]
+	if o != nil && o.corrupt != nil {
+		// The session's record cannot be judged: every name that waits
+		// on it ends its campaign, and nobody takes them over.
+		delete(g.obs, s)
+		waiting := g.waiters[s]
+		delete(g.waiters, s)
+		for _, name := range sortedKeys(waiting) {
+			if e := g.names[name]; e.await == s {
+				e.await = ""
+				acts = append(acts, g.stepName(now, name, sessionCorrupt{session: s, err: o.corrupt})...)
+			}
+		}
+		return acts
+	}
 	if o != nil && !o.dead && o.inflight == opNone && len(g.waiters[s]) == 0 {
 		// Nobody waits any more (the names stopped or were taken while
 		// a read was out): the observer goes, or it would poll forever

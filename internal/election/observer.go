@@ -24,11 +24,21 @@ type observer struct {
 	hasSeen  bool
 	readAt   time.Time
 	dead     bool
-	killed   bool // this observer wrote it dead (it expired); else found dead
+	killed   bool  // this observer wrote it dead (it expired); else found dead
+	corrupt  error // the record's lease is outside the bounds: never judged
 }
 
+// sessionCorrupt tells a contender that the session it awaits has a record
+// no valid Config writes (checkLease): its campaign ends with err.
+type sessionCorrupt struct {
+	session string
+	err     error
+}
+
+func (sessionCorrupt) event() {}
+
 func (o *observer) next() time.Time {
-	if o.inflight != opNone || o.dead {
+	if o.inflight != opNone || o.dead || o.corrupt != nil {
 		return time.Time{}
 	}
 	return o.readAt
@@ -46,10 +56,10 @@ func (o *observer) expired(now time.Time, cfg Config) bool {
 // wait is how long the session record must stay unchanged before the
 // session is dead: its lease plus twice the clock margin.
 func (o *observer) wait(cfg Config) time.Duration {
-	if cfg.NoSessionMargin {
+	if cfg.Mutate.NoSessionMargin {
 		return o.seen.Lease // mutation: the simulator must catch it
 	}
-	return o.seen.Lease + 2*cfg.Margin
+	return cfg.wait(o.seen.Lease)
 }
 
 func (o *observer) end(now time.Time) []Action {
@@ -59,7 +69,7 @@ func (o *observer) end(now time.Time) []Action {
 }
 
 func (o *observer) tick(now time.Time, cfg Config) []Action {
-	if o.inflight != opNone || o.dead || o.readAt.IsZero() || now.Before(o.readAt) {
+	if o.inflight != opNone || o.dead || o.corrupt != nil || o.readAt.IsZero() || now.Before(o.readAt) {
 		return nil
 	}
 	if o.expired(now, cfg) {
@@ -91,6 +101,10 @@ func (o *observer) getReply(now time.Time, cfg Config, r GetReply) []Action {
 		return nil
 	case r.Record.Free():
 		o.dead = true
+		return nil
+	}
+	if err := checkLease(r.Record); err != nil && !cfg.Mutate.WrapDeadline {
+		o.corrupt = err // no wait derived from it is safe
 		return nil
 	}
 	if !o.hasSeen || r.Record.Version != o.seen.Version {

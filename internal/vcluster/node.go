@@ -90,12 +90,7 @@ func (n *node) realAt(l time.Time) time.Duration {
 // newMachine starts a new incarnation of n.
 func (e *engine) newMachine(n *node) {
 	n.inc++
-	n.g = election.NewGroup(election.Config{
-		Node: n.id, Incarnation: fmt.Sprintf("%s.%d", n.id, n.inc),
-		Lease: e.c.Lease, Renew: e.c.Renew, Margin: e.c.Margin, Poll: e.c.Poll, Retry: e.c.Poll,
-		NoSessionMargin: e.c.Mutate.NoSessionMargin, SessionNameExpiry: e.c.Mutate.SessionNameExpiry,
-		Balance: e.c.Balance && n.sessions, NoPull: e.c.Mutate.NoPull,
-	}, n.sessions)
+	n.g = election.NewGroup(e.electionConfig(n), n.sessions)
 	n.sm = scheduler.New(e.work)
 	n.term, n.deadline, n.pending = 0, time.Time{}, nil
 	n.held = make([]holding, len(e.names))

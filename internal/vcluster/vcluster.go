@@ -131,6 +131,22 @@ type Mutation struct {
 	// NoPull makes balanced nodes never ask for a handover
 	// (election.Config.NoPull): the names stay where they fell.
 	NoPull bool
+	// WrapDeadline trusts a held record's lease whatever it is and lets
+	// lease + 2e wrap (election.Mutations.WrapDeadline).
+	WrapDeadline bool
+}
+
+// electionConfig is node n's election machine configuration, for its
+// current incarnation.
+func (e *engine) electionConfig(n *node) election.Config {
+	m := e.c.Mutate
+	return election.Config{
+		Node: n.id, Incarnation: fmt.Sprintf("%s.%d", n.id, n.inc),
+		Lease: e.c.Lease, Renew: e.c.Renew, Margin: e.c.Margin, Poll: e.c.Poll, Retry: e.c.Poll,
+		Balance: e.c.Balance && n.sessions,
+		Mutate: election.Mutations{NoSessionMargin: m.NoSessionMargin, SessionNameExpiry: m.SessionNameExpiry,
+			NoPull: m.NoPull, WrapDeadline: m.WrapDeadline},
+	}
 }
 
 // Wall maps virtual time to the business wall clock (24h per Day).
@@ -288,6 +304,14 @@ func Run(ctx context.Context, c Config) (Outcome, error) {
 		return Outcome{}, errors.New("vcluster: incomplete config")
 	}
 	e := &engine{c: c, cal: Calendar{c.Day}, work: c.work(), ctx: ctx, completions: map[string]int{}}
+	// The machines' own bounds, as every runtime applies them: the
+	// simulator runs no setting production would refuse.
+	if err := e.electionConfig(&node{id: "node-0", inc: 1}).Validate(); err != nil {
+		return Outcome{}, fmt.Errorf("vcluster: election: %w", err)
+	}
+	if err := e.work.Validate(); err != nil {
+		return Outcome{}, fmt.Errorf("vcluster: scheduler: %w", err)
+	}
 	e.out = Outcome{
 		Landings: map[string]int{}, FirstLanding: map[string]time.Duration{},
 		LeaderlessDays: map[int]bool{}, TwoLeaderDays: map[int]bool{}, FaultsInjected: map[FaultKind]int{},

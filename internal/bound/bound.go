@@ -1,0 +1,59 @@
+// Package bound holds what the machines' Config validators share: the
+// error that names a field outside its bounds, and saturating arithmetic
+// on durations. It is pure and tiny, so that both machines
+// (internal/election, internal/scheduler) can use it.
+package bound
+
+import (
+	"fmt"
+	"math"
+	"time"
+)
+
+// Error is the error of a configuration field outside its bounds. Field is
+// named as baton run's flag is (lease, renew, clock-margin, poll, ...), so
+// that a command can say which flag to fix.
+type Error struct {
+	Field string // the field's flag name
+	Got   string // the value given
+	Want  string // what is allowed
+}
+
+// Error says which field is invalid, the value given and what is allowed.
+func (e *Error) Error() string {
+	return fmt.Sprintf("invalid %s %s; want %s", e.Field, e.Got, e.Want)
+}
+
+// Errorf returns an *Error for field with value got; want is formatted
+// with a.
+func Errorf(field string, got any, want string, a ...any) error {
+	return &Error{Field: field, Got: fmt.Sprint(got), Want: fmt.Sprintf(want, a...)}
+}
+
+// Add returns a + b, saturated at the largest and smallest Duration
+// instead of wrapping around.
+func Add(a, b time.Duration) time.Duration {
+	s := a + b
+	switch {
+	case a > 0 && b > 0 && s < 0:
+		return math.MaxInt64
+	case a < 0 && b < 0 && s >= 0:
+		return math.MinInt64
+	}
+	return s
+}
+
+// Mul returns d * n, saturated instead of wrapping around.
+func Mul(d time.Duration, n int64) time.Duration {
+	if d == 0 || n == 0 {
+		return 0
+	}
+	p := d * time.Duration(n)
+	if p/time.Duration(n) != d || (d == math.MinInt64 && n == -1) {
+		if (d > 0) == (n > 0) {
+			return math.MaxInt64
+		}
+		return math.MinInt64
+	}
+	return p
+}

@@ -1,0 +1,100 @@
+package election
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/batonhq/baton/internal/bound"
+	"github.com/batonhq/baton/store"
+)
+
+// Bounds of a Config and of the records the machine trusts. They are the
+// only bounds of the protocol's timing: the library's options, the CLI's
+// flags, the simulator and both drill modes all end in Validate.
+const (
+	// MinLease is the shortest lease: a shorter one flaps on any real
+	// machine, where one scheduling hiccup outlasts it.
+	MinLease = 50 * time.Millisecond
+	// MaxLease is the longest lease. A lease is how long a dead leader
+	// blocks the work; no deployment wants a dead leader to block a job
+	// for more than a day, and a day is the period of the longest
+	// schedules baton runs (a daily batch). The bound keeps every sum of
+	// durations the machine computes (lease + 2 * margin, deadline +
+	// lease) far inside int64 nanoseconds, so none can wrap.
+	MaxLease = 24 * time.Hour
+	// MinInterval is the shortest renew, poll, retry and check interval:
+	// a shorter one spins on the store.
+	MinInterval = time.Millisecond
+	// MaxToken is the largest fencing token: the SQL stores keep tokens
+	// as signed 64-bit integers. A record at MaxToken can never be
+	// acquired again (the next token would not fit), so the machine
+	// reports it as damage rather than wrap or retry.
+	MaxToken = uint64(math.MaxInt64)
+)
+
+// Validate reports the first field of c outside its bounds as a
+// *bound.Error naming it as baton run's flag, or nil. A Config that
+// passes keeps every deadline the machine computes within int64
+// nanoseconds of any instant it is given.
+func (c Config) Validate() error {
+	half := c.Lease / 2
+	switch {
+	case c.Lease < MinLease:
+		return bound.Errorf("lease", c.Lease, "at least %v (a shorter lease flaps: any pause outlasts it)", MinLease)
+	case c.Lease > MaxLease:
+		return bound.Errorf("lease", c.Lease, "at most %v (the longest a dead leader may block a job; longer leases are refused so that no deadline can overflow)", MaxLease)
+	case c.Renew < MinInterval || c.Renew > half:
+		return bound.Errorf("renew", c.Renew, "between %v and half the lease (%v), so that a failed renewal is retried before the lease runs out", MinInterval, half)
+	case c.Margin < 0 || c.Margin >= c.Lease:
+		return bound.Errorf("clock-margin", c.Margin, "0 or more and less than the lease (%v)", c.Lease)
+	case c.Poll < MinInterval || c.Poll > half:
+		return bound.Errorf("poll", c.Poll, "between %v and half the lease (%v)", MinInterval, half)
+	case c.Retry < MinInterval || c.Retry > half:
+		return bound.Errorf("retry", c.Retry, "between %v and half the lease (%v)", MinInterval, half)
+	case c.Check != 0 && (c.Check < MinInterval || c.Check > MaxLease):
+		return bound.Errorf("check", c.Check, "0 (the poll interval) or between %v and %v", MinInterval, MaxLease)
+	case c.Node == "":
+		return bound.Errorf("node", `""`, "a node id")
+	case c.Incarnation == "":
+		return bound.Errorf("incarnation", `""`, "a process instance id")
+	}
+	if err := store.CheckName(c.Node); err != nil {
+		return bound.Errorf("node", fmt.Sprintf("%q", c.Node), "printable characters only")
+	}
+	return nil
+}
+
+// wait is how long a contender must see a record unchanged before its
+// holder has passed its own deadline: the record's lease plus twice the
+// clock margin, saturated. With Mutate.WrapDeadline (a mutation) the sum wraps,
+// as it did before the bounds existed.
+func (c Config) wait(lease time.Duration) time.Duration {
+	if c.Mutate.WrapDeadline {
+		return lease + 2*c.Margin
+	}
+	return bound.Add(lease, bound.Mul(c.Margin, 2))
+}
+
+// checkLease reports a held record the machine cannot trust to expire: a
+// lease outside [MinLease, MaxLease] was written by no valid Config, so
+// the record is damaged (or hostile), and no wait derived from it is
+// safe. The error wraps store.ErrCorrupt: the campaign for the name ends
+// with one line, and the record is never taken over early.
+func checkLease(r store.Record) error {
+	if r.Lease < MinLease || r.Lease > MaxLease {
+		return fmt.Errorf("%w: record %q is held by %q with lease %v, outside [%v, %v]: it cannot be taken over safely; fix or delete the record",
+			store.ErrCorrupt, r.Name, r.Holder, r.Lease, MinLease, MaxLease)
+	}
+	return nil
+}
+
+// checkToken reports a record whose token leaves no room for the next
+// acquisition.
+func checkToken(r store.Record) error {
+	if r.Token >= MaxToken {
+		return fmt.Errorf("%w: record %q has token %d; the largest token is %d, so it can never be acquired again",
+			store.ErrCorrupt, r.Name, r.Token, MaxToken)
+	}
+	return nil
+}
