@@ -26,6 +26,7 @@ type Elector struct {
 
 	mu       sync.Mutex
 	campaign chan campaignResult // the waiting Campaign call, if any
+	hold     *holding            // Run's hold on the name, if any
 	term     *Term               // the current or last term
 
 	cands sync.WaitGroup // candidate-row goroutines (candidate.go)
@@ -81,6 +82,57 @@ type campaignResult struct {
 	err  error
 }
 
+// holding is Run's hold on the name: the election machine campaigns again
+// by itself after every term (election.Start.Hold), and each term it wins,
+// or the error that ends the hold, is left here for Run; e.mu guards it.
+type holding struct {
+	next chan struct{} // capacity 1: term or err changed
+	term *Term         // the newest term won and not yet taken by Run
+	err  error         // why the hold ended (a permanent store error, Close)
+}
+
+func (h *holding) signal() {
+	select {
+	case h.next <- struct{}{}:
+	default:
+	}
+}
+
+// nextTerm waits for the hold's next term, writing this node's candidate
+// row while it waits, as Campaign does.
+func (e *Elector) nextTerm(ctx context.Context, h *holding) (*Term, error) {
+	stop := e.candidate()
+	defer stop()
+	for {
+		e.mu.Lock()
+		t, err := h.term, h.err
+		h.term = nil
+		e.mu.Unlock()
+		switch {
+		case t != nil:
+			return t, nil
+		case err != nil:
+			return nil, err
+		}
+		select {
+		case <-h.next:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// unhold ends Run's hold h: the machine stops campaigning, and resigns
+// the term it holds, if any.
+func (e *Elector) unhold(h *holding) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.hold == h {
+		e.hold = nil
+		e.post(election.Resign{Name: e.name})
+	}
+}
+
 // Campaign blocks until this node is elected and returns its Term, or until
 // ctx ends, in which case it stops campaigning (releasing the record if an
 // acquisition was under way) and returns ctx's error. ctx bounds only the
@@ -92,7 +144,7 @@ type campaignResult struct {
 // (store.Permanent: the store was replaced, is corrupt, or is not baton's).
 func (e *Elector) Campaign(ctx context.Context) (*Term, error) {
 	e.mu.Lock()
-	if e.campaign != nil || (e.term != nil && e.term.Err() == nil) {
+	if e.campaign != nil || e.hold != nil || (e.term != nil && e.term.Err() == nil) {
 		e.mu.Unlock()
 		return nil, ErrCampaigning
 	}
@@ -137,8 +189,20 @@ func (e *Elector) Leader(ctx context.Context) (store.Record, error) {
 // instead of campaigning again.
 func (e *Elector) Run(ctx context.Context, fn func(ctx context.Context, t *Term) error) error {
 	defer e.cands.Wait() // a withdrawn candidate row is deleted before Run returns
+	h := &holding{next: make(chan struct{}, 1)}
+	e.mu.Lock()
+	if e.campaign != nil || e.hold != nil || (e.term != nil && e.term.Err() == nil) {
+		e.mu.Unlock()
+		return ErrCampaigning
+	}
+	e.hold = h
+	// The machine holds the name: it campaigns again after every term
+	// by itself (the rule lives there, once), until unhold.
+	e.post(election.Start{Name: e.name, Hold: true})
+	e.mu.Unlock()
+	defer e.unhold(h)
 	for {
-		t, err := e.Campaign(ctx)
+		t, err := e.nextTerm(ctx, h)
 		if err != nil {
 			return err
 		}
@@ -148,6 +212,9 @@ func (e *Elector) Run(ctx context.Context, fn func(ctx context.Context, t *Term)
 		stop()
 		cancel(nil)
 		lost := t.Err() != nil
+		if !lost || ctx.Err() != nil || errors.Is(t.Err(), ErrStoreLost) {
+			e.unhold(h) // done: campaign no more
+		}
 		rctx, rcancel := context.WithTimeout(context.Background(), e.cfg.lease)
 		rerr := t.Resign(rctx)
 		rcancel()
@@ -175,6 +242,11 @@ func (e *Elector) Close(ctx context.Context) error {
 	if e.campaign != nil {
 		close(e.campaign) // the waiting Campaign returns an error
 		e.campaign = nil
+	}
+	if h := e.hold; h != nil {
+		e.hold = nil
+		h.err = ErrClosed // the waiting Run returns it
+		h.signal()
 	}
 	e.mu.Unlock()
 	stopped := e.d.done()
@@ -256,6 +328,10 @@ func (e *Elector) announce(now time.Time, ev election.Event, acts []election.Act
 				e.campaign <- campaignResult{err: a.Err}
 				e.campaign = nil
 			}
+			if h := e.hold; h != nil {
+				h.err = a.Err
+				h.signal()
+			}
 			e.mu.Unlock()
 		case election.Released:
 			e.mu.Lock()
@@ -288,6 +364,10 @@ func (e *Elector) elected(a election.Elected) {
 	e.term = t
 	won := e.campaign
 	e.campaign = nil
+	if h := e.hold; h != nil && won == nil {
+		h.term = t
+		h.signal()
+	}
 	e.mu.Unlock()
 	e.cfg.logger.Info("elected", "token", a.Token, "deadline_in", a.Deadline.Sub(e.cfg.clock.Now()))
 	if won != nil {

@@ -178,7 +178,7 @@ func (g *Group) Hold(ctx context.Context, names []string, onTerm func(*Term)) er
 	for i, name := range names {
 		mine[i] = &want{hold: true, onTerm: onTerm}
 		g.wants[name] = mine[i]
-		g.d.post(election.Start{Name: name})
+		g.d.post(election.Start{Name: name, Hold: true}) // the machine campaigns again after each term
 	}
 	context.AfterFunc(ctx, func() {
 		g.mu.Lock()
@@ -350,9 +350,6 @@ func (g *Group) released(a election.Released) {
 	if t := g.terms[a.Name]; t != nil && t.Err() != nil {
 		t.markReleased(a.Err)
 		delete(g.terms, a.Name)
-	}
-	if w := g.wants[a.Name]; w != nil && w.hold && !g.closed && !errors.Is(a.Err, ErrStoreLost) {
-		g.d.post(election.Start{Name: a.Name}) // Hold: campaign again
 	}
 }
 

@@ -74,7 +74,7 @@ func (t *Term) Valid() bool {
 		t.mu.Unlock()
 		return false
 	}
-	if t.d.cfg.clock.Now().Before(t.deadline) {
+	if election.Valid(t.d.cfg.clock.Now(), t.deadline) {
 		t.mu.Unlock()
 		return true
 	}

@@ -98,3 +98,8 @@ func checkToken(r store.Record) error {
 	}
 	return nil
 }
+
+// Valid reports whether a term whose deadline is deadline is still valid
+// at local monotonic time now: strictly before its deadline. Term.Valid
+// and the simulator both ask this, so there is one rule.
+func Valid(now, deadline time.Time) bool { return now.Before(deadline) }

@@ -111,8 +111,16 @@ func lost(err error) error { return fmt.Errorf("%w: %w", ErrStoreLost, err) }
 type Event interface{ event() }
 
 // Start asks an idle machine to campaign. Name says for which name when
-// the event goes to a Group; a Machine ignores it.
-type Start struct{ Name string }
+// the event goes to a Group; a Machine ignores it. With Hold the machine
+// holds the name until it is told to stop (Resign with token 0): whenever
+// a term ends and its release is done, it campaigns again by itself. Only
+// a permanent store error (Failed, or a term lost with ErrStoreLost) ends
+// a hold otherwise. This is the one place the rule lives: baton.Group's
+// Hold, the Elector's Run and the simulator all start names this way.
+type Start struct {
+	Name string
+	Hold bool
+}
 
 // Tick says a timer fired; the machine checks what is due.
 type Tick struct{}
@@ -288,6 +296,7 @@ type Machine struct {
 	recheck  bool // the last renewal's outcome is unknown: read before renewing
 	changed  bool // a change was notified while a read was in flight (session mode)
 	again    bool // Start arrived while releasing: campaign once released
+	hold     bool // Start.Hold: campaign again after every term, until Resign
 
 	// Released on an operator's resign request (store.AnyNode): the free
 	// record at yieldToken is left to the other nodes until yieldUntil, so
@@ -370,6 +379,9 @@ func (m *Machine) Step(now time.Time, ev Event) []Action {
 	var acts []Action
 	switch ev := ev.(type) {
 	case Start:
+		if ev.Hold {
+			m.hold = true
+		}
 		acts = m.start(now)
 	case Tick:
 		acts = m.tick(now)
@@ -518,6 +530,9 @@ func (m *Machine) resign(now time.Time, token uint64) []Action {
 	if token != 0 && (m.phase != leading || token != m.token) {
 		return nil
 	}
+	if token == 0 {
+		m.hold = false // stop campaigning; a term's own resign keeps the hold
+	}
 	switch m.phase {
 	case releasing:
 		m.again = false
@@ -557,14 +572,14 @@ func (m *Machine) lose(now time.Time, cause error) []Action {
 // replaced would go to the wrong store, or nowhere. The machine does not
 // campaign again by itself.
 func (m *Machine) loseStore(err error) []Action {
-	m.phase, m.recheck, m.again = idle, false, false
+	m.phase, m.recheck, m.again, m.hold = idle, false, false, false
 	cause := lost(err)
 	return []Action{Lost{Name: m.cfg.Name, Cause: cause}, Released{Name: m.cfg.Name, Err: cause}}
 }
 
 // fail ends a campaign on a permanent store error.
 func (m *Machine) fail(err error) []Action {
-	m.phase, m.again = idle, false
+	m.phase, m.again, m.hold = idle, false, false
 	return []Action{Failed{Name: m.cfg.Name, Err: lost(err)}}
 }
 
@@ -587,7 +602,10 @@ func (m *Machine) release(now time.Time, cur store.Record) []Action {
 func (m *Machine) finishRelease(now time.Time, err error) []Action {
 	m.phase, m.recheck = idle, false
 	acts := []Action{Released{Name: m.cfg.Name, Err: err}}
-	if m.again {
+	if store.Permanent(err) {
+		m.hold = false // the store cannot be trusted: campaign no more
+	}
+	if m.again || m.hold {
 		m.again = false
 		acts = append(acts, m.start(now)...)
 	}
@@ -717,9 +735,10 @@ func (m *Machine) sessionLost(cause error) []Action {
 		var err error
 		if errors.Is(cause, ErrStoreLost) {
 			err = cause // as loseStore: the runtime does not campaign again
+			m.again, m.hold = false, false
 		}
 		acts = append(acts, Released{Name: m.cfg.Name, Err: err})
-		if m.again {
+		if m.again || m.hold {
 			m.again = false
 			// Wait for the next session like any contender.
 			m.phase, m.hasSeen, m.awaiting, m.waitOwn = contending, false, "", true

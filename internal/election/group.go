@@ -151,7 +151,7 @@ func (g *Group) Step(now time.Time, ev Event) []Action {
 	var acts []Action
 	switch ev := ev.(type) {
 	case Start:
-		acts = g.start(now, ev.Name)
+		acts = g.start(now, ev)
 	case Resign:
 		acts = g.resign(now, ev)
 	case Tick:
@@ -187,7 +187,8 @@ func (g *Group) Step(now time.Time, ev Event) []Action {
 	return acts
 }
 
-func (g *Group) start(now time.Time, name string) []Action {
+func (g *Group) start(now time.Time, ev Start) []Action {
+	name := ev.Name
 	if g.names[name] == nil {
 		cfg := g.cfg
 		cfg.Name = name
@@ -202,7 +203,7 @@ func (g *Group) start(now time.Time, name string) []Action {
 	if g.sessions && g.sm == nil {
 		acts = g.startSession(now)
 	}
-	return append(acts, g.stepName(now, name, Start{})...)
+	return append(acts, g.stepName(now, name, Start{Hold: ev.Hold})...)
 }
 
 func (g *Group) startSession(now time.Time) []Action {
@@ -235,6 +236,7 @@ func (g *Group) resign(now time.Time, ev Resign) []Action {
 	for _, name := range sortedKeys(g.names) {
 		e := g.names[name]
 		if g.sessions && e.m.phase == leading {
+			e.m.hold = false // resigned: campaign no more
 			acts = append(acts, e.m.sessionLost(ErrResigned)...)
 			g.track(now, name, e)
 			continue
@@ -516,7 +518,7 @@ func (g *Group) stepSession(now time.Time, ev Event) []Action {
 			for _, name := range sortedKeys(g.names) {
 				e := g.names[name]
 				if e.m.phase == contending {
-					e.m.phase, e.m.waitOwn = idle, false
+					e.m.phase, e.m.waitOwn, e.m.hold = idle, false, false
 					out = append(out, Failed{Name: name, Err: a.Err})
 					g.track(now, name, e)
 				}

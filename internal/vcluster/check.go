@@ -87,7 +87,7 @@ func (e *engine) check() {
 // its own clock (frozen or not: Valid() reads the clock when it wakes).
 func (e *engine) holds(n *node, i int) bool {
 	h := n.termOf(i)
-	return n.up && h.token != 0 && n.local(e.now).Before(h.deadline)
+	return n.up && h.token != 0 && n.local(e.now).Before(h.deadline) // the checker's own definition, not the product's
 }
 
 // checkLog reads what the i-th name's election log gained since the last

@@ -100,13 +100,16 @@ func (e *engine) newMachine(n *node) {
 // campaign starts the campaign for every name, as a new process does.
 func (e *engine) campaign(n *node) {
 	for _, name := range e.names {
-		e.step(n, election.Start{Name: name})
+		// Held until the node stops, as baton.Group.Hold and
+		// Elector.Run hold them: the machine campaigns again after each
+		// term by itself.
+		e.step(n, election.Start{Name: name, Hold: true})
 	}
 }
 
 // valid is Term.Valid() of n's current term of Job, read on n's own clock.
 func (e *engine) valid(n *node) bool {
-	return n.up && !n.frozen && n.term != 0 && n.local(e.now).Before(n.deadline)
+	return n.up && !n.frozen && n.term != 0 && election.Valid(n.local(e.now), n.deadline)
 }
 
 func (e *engine) reachable(n *node) error {
@@ -131,10 +134,10 @@ func (e *engine) nameIndex(name string) int {
 // step feeds the election machine and executes its actions, as package
 // baton's driver does: the names' store calls are applied when sent (with
 // CallLatency: when they arrive, the node's latency later) and answered
-// after the node's latency, and the announcements become the node's terms. A name whose term is lost is campaigned for again, as
-// baton.Elector.Run and baton.Group.Hold do.
+// after the node's latency, and the announcements become the node's
+// terms. A name whose term ended is campaigned for again by its machine
+// (election.Start.Hold), as in baton.Elector.Run and baton.Group.Hold.
 func (e *engine) step(n *node, ev election.Event) {
-	var lost []string
 	var sess string
 	var alive bool
 	if e.c.Trace != nil {
@@ -206,24 +209,9 @@ func (e *engine) step(n *node, ev election.Event) {
 				e.tracef("%s lost %s, token %d: %v", n.id, a.Name, n.held[i].token, a.Cause)
 				n.held[i] = holding{}
 			}
-			lost = append(lost, a.Name)
-		case election.Released:
-			// A term that ended without Lost (won after the session it
-			// was taken through died: born dead, released at once) is
-			// campaigned for again too, as baton.Group.Hold does on every
-			// release.
-			if m := n.g.Machine(a.Name); m != nil && m.Phase() == "idle" && !errors.Is(a.Err, election.ErrStoreLost) && !slices.Contains(lost, a.Name) {
-				lost = append(lost, a.Name)
-			}
 		}
 	}
-	// Campaign again once the release is done.
-	for _, name := range lost {
-		e.step(n, election.Start{Name: name})
-	}
-	if len(lost) == 0 {
-		e.armTimer(n)
-	}
+	e.armTimer(n)
 }
 
 // failedCall is the answer to an election store call that failed with err.

@@ -15,6 +15,20 @@
 // scheduler machine and the batch it runs, faults.go the fault vocabulary,
 // resource.go the invoice resource, calendar.go virtual time as business
 // wall time, measure.go what a run measures, check.go the invariants.
+//
+// The engine decides nothing that the product decides: every rule users
+// run is the machines' own, so a seed that passes is evidence about it.
+//   - Campaigning again after a term: election.Start.Hold, as
+//     baton.Group.Hold and baton.Elector.Run start their names.
+//   - Whether a term is valid: election.Valid on the node's own clock, as
+//     baton.Term.Valid asks it.
+//   - Every bound of a setting: election.Config.Validate and
+//     scheduler.Config.Validate, called by Run before anything happens.
+//   - The leader's work loop (plan, claim, check Valid, run, record):
+//     the scheduler machine, as schedule.Runner drives it.
+//
+// What stays here is the runtime: the virtual clock, the event queue, the
+// store calls' latency and faults, and the checks.
 package vcluster
 
 import (
