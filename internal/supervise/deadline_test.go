@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"math/big"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -139,29 +140,37 @@ type holding struct {
 	out    chan string
 	cur    atomic.Int64
 	quit   chan struct{}
+	once   sync.Once
 	done   chan struct{}
 	events []string
 	at     []time.Duration
 }
 
 func startHold(t *testing.T, grace time.Duration, first time.Duration) *holding {
+	return startHoldAt(t, grace, h0(first))
+}
+
+// h0 is the instant d after the start.
+func h0(d time.Duration) int64 { return int64(d) }
+
+func startHoldAt(t *testing.T, grace time.Duration, first int64) *holding {
 	h := &holding{t: t, start: time.Now(), in: make(chan int64), out: make(chan string, 2), quit: make(chan struct{}), done: make(chan struct{})}
 	go func() {
 		defer close(h.done)
-		hold(leash{grace: grace, at: h.mono(first)}, func() int64 { return int64(time.Since(h.start)) }, h.in, h.out, &h.cur, h.quit)
+		hold(leash{grace: grace, at: first}, func() int64 { return int64(time.Since(h.start)) }, h.in, h.out, &h.cur, h.quit)
 	}()
-	t.Cleanup(func() {
-		close(h.quit)
-		<-h.done
-	})
+	t.Cleanup(h.stop)
 	return h
 }
 
-// mono is the instant d after the start.
-func (h *holding) mono(d time.Duration) int64 { return int64(d) }
+// stop closes quit, once, and waits for hold to return.
+func (h *holding) stop() {
+	h.once.Do(func() { close(h.quit) })
+	<-h.done
+}
 
 // renew sends the deadline d after the start.
-func (h *holding) renew(d time.Duration) { h.in <- h.mono(d) }
+func (h *holding) renew(d time.Duration) { h.in <- h0(d) }
 
 // until waits until d after the start, collecting what hold asked for.
 func (h *holding) until(d time.Duration) {
@@ -262,28 +271,20 @@ func TestHold(t *testing.T) {
 	})
 	t.Run("none", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
-			h := &holding{t: t, start: time.Now(), in: make(chan int64), out: make(chan string, 2), quit: make(chan struct{}), done: make(chan struct{})}
-			go func() {
-				defer close(h.done)
-				hold(leash{grace: grace, at: never}, func() int64 { return int64(time.Since(h.start)) }, h.in, h.out, &h.cur, h.quit)
-			}()
+			h := startHoldAt(t, grace, never)
 			h.until(100000 * time.Hour)
 			h.want(nil, nil)
 			// A first deadline given later is held.
 			h.renew(100000*time.Hour + lease)
 			h.until(200000 * time.Hour)
 			h.want(stop, []time.Duration{100000*time.Hour + lease - grace, 100000*time.Hour + lease})
-			close(h.quit)
-			<-h.done
 		})
 	})
 	t.Run("quit", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			h := startHold(t, grace, lease)
 			h.until(time.Second)
-			close(h.quit)
-			h.quit = make(chan struct{}) // for the cleanup
-			<-h.done
+			h.stop()
 			h.until(time.Hour)
 			h.want(nil, nil)
 		})
