@@ -52,7 +52,9 @@ func Main(args []string) int {
 	rep := reporter{os.NewFile(eventsFD, "events")}
 
 	if len(args) < 4 || args[2] != "--" {
-		rep.send("error", fmt.Sprintf("usage: %s GRACE DEADLINE -- COMMAND [ARGS...]", Arg))
+		// Also what a baton started before an upgrade gets from the new
+		// binary it re-executes: the command is not started.
+		rep.send("error", fmt.Sprintf("supervisor usage: %s GRACE DEADLINE -- COMMAND [ARGS...]; restart baton if its binary was replaced while it ran", Arg))
 		return 2
 	}
 	grace, err := time.ParseDuration(args[0])

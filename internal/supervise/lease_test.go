@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -244,4 +245,29 @@ func waitFor(d time.Duration, cond func() bool) bool {
 		time.Sleep(10 * time.Millisecond)
 	}
 	return true
+}
+
+// A supervisor started without a deadline argument (as by a baton of an
+// older version) refuses to start the command, and says so.
+func TestSupervisorUsage(t *testing.T) {
+	mark := filepath.Join(t.TempDir(), "ran")
+	ctlR, ctlW, _ := os.Pipe()
+	evR, evW, _ := os.Pipe()
+	defer ctlW.Close()
+	cmd := exec.Command(os.Args[0], Arg, "1s", "--", "touch", mark)
+	cmd.ExtraFiles = []*os.File{ctlR, evW}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	ctlR.Close()
+	evW.Close()
+	report, _ := io.ReadAll(evR)
+	err := cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 2 || !strings.Contains(string(report), "restart baton if its binary was replaced") {
+		t.Fatalf("supervisor: %v, report %q", err, report)
+	}
+	if _, err := os.Stat(mark); err == nil {
+		t.Fatal("the command ran")
+	}
 }
