@@ -26,6 +26,7 @@ type Term struct {
 
 	mu         sync.Mutex
 	deadline   time.Time
+	renewed    chan struct{} // closed at the next extend or end; made by Renewed
 	ended      bool
 	released   chan struct{}
 	releaseErr error
@@ -83,6 +84,7 @@ func (t *Term) Valid() bool {
 	// that was on its way when the deadline passed succeeds: end the term
 	// here and have the elector release the record.
 	t.ended = true
+	t.notifyLocked()
 	t.mu.Unlock()
 	t.cancel(ErrLeaseExpired)
 	// The machine ends the term too, if it has not already: through a
@@ -98,6 +100,34 @@ func (t *Term) Deadline() time.Time {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.deadline
+}
+
+// Renewed returns a channel that is closed when Deadline next changes (a
+// renewal succeeded) or the term ends, whichever comes first; for an ended
+// term it is closed already. To follow every change, call Renewed again
+// before reading Deadline each time: a change between the two calls then
+// closes the new channel. baton run forwards each new deadline this way to
+// the process supervising its command, which enforces it on its own.
+func (t *Term) Renewed() <-chan struct{} {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.renewed == nil {
+		t.renewed = make(chan struct{})
+		if t.ended {
+			close(t.renewed)
+		}
+	}
+	return t.renewed
+}
+
+// notifyLocked wakes the callers waiting on Renewed, at a change of the
+// deadline or the end of the term (once: an ended term's later Renewed
+// channels are closed when made); t.mu is held.
+func (t *Term) notifyLocked() {
+	if t.renewed != nil {
+		close(t.renewed)
+		t.renewed = nil
+	}
 }
 
 // Resign ends the term: its context is cancelled first, so the work stops,
@@ -138,12 +168,16 @@ func (t *Term) extend(d time.Time) {
 	defer t.mu.Unlock()
 	if !t.ended {
 		t.deadline = d
+		t.notifyLocked()
 	}
 }
 
 func (t *Term) end(cause error) {
 	t.mu.Lock()
-	t.ended = true
+	if !t.ended {
+		t.ended = true
+		t.notifyLocked()
+	}
 	t.mu.Unlock()
 	t.cancel(cause)
 }

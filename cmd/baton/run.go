@@ -39,11 +39,24 @@ Runs COMMAND on the node that leads JOB, nowhere else. Three modes:
 
 COMMAND runs in its own process group under a small supervisor process,
 and never outlives baton: whatever ends baton (a signal, SIGKILL, the OOM
-killer), the group gets SIGTERM, and SIGKILL --grace later. COMMAND is
-also stopped when leadership is lost, and at the latest --grace before the
-lease could expire without a renewal. SIGINT, SIGTERM, SIGHUP and SIGQUIT
-to baton stop COMMAND, release the lease so that another node takes over
-at once, and exit. Every signal sent to COMMAND is logged.
+killer), the group gets SIGTERM, and SIGKILL --grace later. Nor does it
+outlive the lease: baton hands the supervisor every new lease deadline,
+and the supervisor, on its own clock, sends the group SIGTERM --grace
+before the deadline and SIGKILL at it when no renewal came in time,
+whatever baton is doing (stopped, frozen, starved). The next node starts
+its copy lease + 2e after the last renewal it saw, once the group is gone.
+COMMAND is also stopped when leadership is lost. SIGINT, SIGTERM, SIGHUP
+and SIGQUIT to baton stop COMMAND, release the lease so that another node
+takes over at once, and exit. Every signal sent to COMMAND is logged.
+
+Job control never stops baton run: SIGTSTP (Ctrl-Z) is logged and
+ignored, because a paused leader renews nothing, so its command would be
+stopped at the deadline and the job taken over anyway (Ctrl-C hands it
+over at once instead); SIGTTIN and SIGTTOU are ignored. The supervisor
+ignores all three too; COMMAND keeps their default. What no supervisor
+covers: a SIGSTOP of the supervisor itself, or the whole host (or baton
+and its supervisor both) frozen: COMMAND then runs on past the lease, and
+only a resource that checks BATON_TOKEN (a fence) refuses its late work.
 
 COMMAND gets BATON_NAME, BATON_TOKEN (the fencing token), BATON_NODE and,
 for a scheduled run, BATON_PERIOD, on top of baton's environment. A
@@ -312,6 +325,7 @@ func runRun(ctx context.Context, e *env, args []string) int {
 	var outMu sync.Mutex
 	stderr := lockedWriter{&outMu, e.stderr}
 	logger := c.logs.logger(stderr)
+	defer holdJobControl(logger)() // jobcontrol.go
 	inc, err := incarnation()
 	if err != nil {
 		return e.fail("run", err)

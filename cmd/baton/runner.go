@@ -121,15 +121,21 @@ func (r *runner) env(t *baton.Term) []string {
 
 // command runs the command under a supervisor (package supervise) with
 // env, its output copied line by line, and returns its status, the tail
-// of its output and supervise.Run's error.
-func (r *runner) command(ctx context.Context, env []string) (supervise.Status, string, error) {
+// of its output and supervise.Run's error. The supervisor holds t's
+// deadline on its own: the command is stopped by then even if this
+// process is stopped or frozen.
+func (r *runner) command(ctx context.Context, t *baton.Term, env []string) (supervise.Status, string, error) {
 	tl := &tail{}
 	out, errw := &lineWriter{out: r.stdout}, &lineWriter{out: r.stderr}
-	st, err := supervise.Run(ctx, supervise.Config{
+	cfg := supervise.Config{
 		Argv: r.cfg.argv, Env: env,
 		Stdout: multi{out, tl}, Stderr: multi{errw, tl},
 		Grace: r.cfg.grace, Logger: r.logger,
-	})
+	}
+	if t != nil {
+		cfg.Lease = t
+	}
+	st, err := supervise.Run(ctx, cfg)
 	out.Flush()
 	errw.Flush()
 	return st, tl.String(), err
@@ -159,7 +165,7 @@ func (r *runner) periodExec(t *baton.Term) schedule.Executor {
 			ctx, stop = context.WithTimeoutCause(ctx, r.cfg.timeout, errTimeout)
 			defer stop()
 		}
-		st, out, err := r.command(ctx, append(r.env(t), "BATON_PERIOD="+p.Key))
+		st, out, err := r.command(ctx, t, append(r.env(t), "BATON_PERIOD="+p.Key))
 		switch {
 		case errors.Is(err, supervise.ErrStopped) && errors.Is(context.Cause(ctx), errTimeout):
 			// A failure of the period, recorded with its reason.
@@ -187,14 +193,14 @@ func (r *runner) supervise(ctx context.Context, t *baton.Term) error {
 	for {
 		cctx, cancel := stopBefore(ctx, t, r.cfg.grace)
 		began := time.Now()
-		st, _, err := r.command(cctx, r.env(t))
+		st, _, err := r.command(cctx, t, r.env(t))
 		cancel(nil)
 		if ctx.Err() != nil {
 			return context.Cause(ctx)
 		}
-		// Stopped by baton (the lease about to expire): not the command's
-		// own exit, so --restart does not apply; it runs again if the term
-		// lasts.
+		// Stopped by baton or its supervisor (the lease about to expire):
+		// not the command's own exit, so --restart does not apply; it runs
+		// again if the term lasts.
 		byBaton := errors.Is(err, supervise.ErrStopped)
 		if err != nil && !byBaton {
 			r.logger.Warn("command could not start", "err", err)
@@ -274,11 +280,11 @@ func (r *runner) once(ctx context.Context, e *env) int {
 	work, stopWork := context.WithCancelCause(t.Context())
 	unhook := context.AfterFunc(ctx, func() { stopWork(context.Cause(ctx)) })
 	wctx, stopBeforeDeadline := stopBefore(work, t, r.cfg.grace)
-	st, _, err := r.command(wctx, r.env(t))
+	st, _, err := r.command(wctx, t, r.env(t))
 	stopBeforeDeadline(nil)
 	unhook()
 	stopWork(nil)
-	lost := t.Err() != nil || errors.Is(context.Cause(wctx), errLeaseEnding)
+	lost := t.Err() != nil || errors.Is(context.Cause(wctx), errLeaseEnding) || errors.Is(err, supervise.ErrDeadline)
 	rctx, rcancel := context.WithTimeout(context.Background(), r.cfg.lease)
 	rerr := t.Resign(rctx)
 	rcancel()

@@ -1,6 +1,7 @@
 package supervise
 
 import (
+	"bufio"
 	"bytes"
 	"fmt"
 	"io"
@@ -10,6 +11,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -22,7 +24,10 @@ const Arg = "__baton-supervise"
 
 // File descriptors of the supervisor's pipes to its parent.
 const (
-	controlFD = 3 // read: end-of-file asks for a stop (or means the parent died)
+	// controlFD is read: a line "deadline N" for every new lease deadline
+	// (N: CLOCK_MONOTONIC nanoseconds); end-of-file asks for a stop (or
+	// means the parent died).
+	controlFD = 3
 	eventsFD  = 4 // write: one event a line (see reporter)
 )
 
@@ -30,11 +35,13 @@ const (
 // group is empty while it stops it.
 const settle = 20 * time.Millisecond
 
-// Main is the supervisor: "Arg GRACE -- COMMAND [ARGS...]", started by Run
-// with its control and event pipes as file descriptors 3 and 4. It returns
-// the process exit code, 0 once the command's status has been reported.
-// It never writes to its standard output or error: they belong to the
-// command.
+// Main is the supervisor: "Arg GRACE DEADLINE -- COMMAND [ARGS...]",
+// started by Run with its control and event pipes as file descriptors 3 and
+// 4. DEADLINE is the first lease deadline (CLOCK_MONOTONIC nanoseconds) or
+// "none"; the command is not started when it is within GRACE already. It
+// returns the process exit code, 0 once the command's status has been
+// reported. It never writes to its standard output or error: they belong
+// to the command.
 func Main(args []string) int {
 	// The command's parent-death signal fires when the thread that started
 	// it exits; this thread lives as long as the process.
@@ -44,8 +51,10 @@ func Main(args []string) int {
 	ctl := os.NewFile(controlFD, "control")
 	rep := reporter{os.NewFile(eventsFD, "events")}
 
-	if len(args) < 3 || args[1] != "--" {
-		rep.send("error", fmt.Sprintf("usage: %s GRACE -- COMMAND [ARGS...]", Arg))
+	if len(args) < 4 || args[2] != "--" {
+		// Also what a baton started before an upgrade gets from the new
+		// binary it re-executes: the command is not started.
+		rep.send("error", fmt.Sprintf("supervisor usage: %s GRACE DEADLINE -- COMMAND [ARGS...]; restart baton if its binary was replaced while it ran", Arg))
 		return 2
 	}
 	grace, err := time.ParseDuration(args[0])
@@ -53,20 +62,56 @@ func Main(args []string) int {
 		rep.send("error", fmt.Sprintf("invalid grace %q", args[0]))
 		return 2
 	}
-	argv := args[2:]
+	first, err := parseFirst(args[1])
+	if err != nil {
+		rep.send("error", fmt.Sprintf("invalid deadline %q", args[1]))
+		return 2
+	}
+	argv := args[3:]
 
 	// Before the command exists: a stop request must never be missed.
 	sigs := make(chan os.Signal, 16)
 	// SIGPIPE is caught (not ignored, which the command would inherit) so
 	// that a write to a dead parent's pipe is an error, not a death.
-	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGCHLD, syscall.SIGPIPE)
+	// The job-control signals are caught too, and ignored: the supervisor
+	// holds the deadline, so nothing but SIGSTOP may stop it. Caught, not
+	// ignored, so that the command gets their default action.
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGCHLD, syscall.SIGPIPE,
+		syscall.SIGTSTP, syscall.SIGTTIN, syscall.SIGTTOU)
 	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
 		rep.send("error", "cannot become a child subreaper: "+err.Error())
 		return 1
 	}
+	// The deadline is held from here on, on this process's own clock,
+	// whatever the parent does.
+	l := leash{grace: grace, at: first}
+	if l.termIn(monoNow()) <= 0 {
+		rep.send("expired", fmt.Sprint(-l.killIn(monoNow())))
+		return 1
+	}
+	deadlines, leaseReq := make(chan int64), make(chan string, 2)
+	quit := make(chan struct{})
+	defer close(quit)
+	var deadline atomic.Int64
+	go hold(l, monoNow, deadlines, leaseReq, &deadline, quit)
 	stopReq := make(chan string, 1)
 	go func() {
-		io.Copy(io.Discard, ctl) // returns when the parent closes it or dies
+		// Ends when the parent closes the pipe or dies.
+		sc := bufio.NewScanner(ctl)
+		for sc.Scan() {
+			at, err := parseDeadline(sc.Text())
+			if err != nil {
+				// Not from baton: stop rather than guess.
+				rep.send("error", err.Error())
+				stopReq <- "garbled"
+				return
+			}
+			select {
+			case deadlines <- at:
+			case <-quit:
+				return
+			}
+		}
 		stopReq <- "asked"
 	}()
 
@@ -90,6 +135,7 @@ func Main(args []string) int {
 	var (
 		status   *syscall.WaitStatus // the first process's, once it exited
 		stopping bool
+		killed   bool
 		killAt   <-chan time.Time
 		tick     *time.Ticker
 		giveUp   <-chan time.Time
@@ -124,29 +170,45 @@ func Main(args []string) int {
 		if signalAll(pgid, syscall.SIGTERM) {
 			rep.send("signal", "SIGTERM "+why)
 		}
+		// At the latest at the deadline: hold sends leaseOver then.
 		killAt = time.After(grace)
 		if tick == nil {
 			tick = time.NewTicker(settle)
+		}
+	}
+	kill := func(why string) {
+		stop(why)
+		if killed {
+			return
+		}
+		killed, killAt = true, nil
+		reap()
+		if signalAll(pgid, syscall.SIGKILL) {
+			rep.send("signal", "SIGKILL "+why)
+			giveUp = time.After(time.Second)
 		}
 	}
 	for {
 		select {
 		case why := <-stopReq:
 			stop(why)
+		case why := <-leaseReq:
+			if why == leaseOver {
+				kill(why)
+			} else {
+				stop(why)
+			}
 		case s := <-sigs:
 			switch s {
 			case syscall.SIGCHLD:
 			case syscall.SIGPIPE:
+			case syscall.SIGTSTP, syscall.SIGTTIN, syscall.SIGTTOU:
+				rep.send("ignored", unix.SignalName(s.(syscall.Signal)))
 			default:
 				stop("got-" + unix.SignalName(s.(syscall.Signal)))
 			}
 		case <-killAt:
-			killAt = nil
-			reap()
-			if signalAll(pgid, syscall.SIGKILL) {
-				rep.send("signal", "SIGKILL grace")
-				giveUp = time.After(time.Second)
-			}
+			kill("grace")
 		case <-tickC():
 		case <-giveUp:
 			// Only processes that cannot die are left (uninterruptible
@@ -173,6 +235,11 @@ func Main(args []string) int {
 		}
 		if status != nil {
 			if !groupAlive(pgid) && len(children()) == 0 {
+				if stopping {
+					// Reported, so that the order can be checked: the
+					// group is gone, and how long before the deadline.
+					rep.send("gone", strconv.FormatInt(subSat(deadline.Load(), monoNow()), 10))
+				}
 				break
 			}
 			// The first process is gone, others of its group or its

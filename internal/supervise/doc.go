@@ -27,16 +27,45 @@
 //   - also stops what is left of the group, and its orphans, when the
 //     command's first process exits by itself, so that no background child
 //     of a finished run lives on;
-//   - reports every signal it sends and the command's exit status on an
-//     event pipe, which Run turns into log lines and a Status.
+//   - holds the lease deadline itself (Config.Lease): it is started with
+//     the first one, and refuses to start the command within Grace of it;
+//     Run writes every newer one on the control pipe the moment the lease
+//     is renewed; on its own clock, the supervisor sends SIGTERM to the
+//     group Grace before the latest deadline and SIGKILL at it when no
+//     newer one came in time, whatever its parent is doing: stopped
+//     (SIGSTOP, or SIGTSTP by default), frozen, deadlocked or starved. A
+//     stop begun is not undone by a renewal that comes late;
+//   - is not stopped by job-control signals (SIGTSTP, SIGTTIN, SIGTTOU):
+//     it catches and ignores them, and reports them; caught, not ignored,
+//     so that the command gets their default action back;
+//   - reports every signal it sends, the moment the group is gone after a
+//     stop, and the command's exit status on an event pipe, which Run
+//     turns into log lines and a Status.
 //
 // Hence, when the parent dies, the group is gone within the grace period
-// plus the time it takes to notice (a pipe read, microseconds).
+// plus the time it takes to notice (a pipe read, microseconds); and when
+// the parent lives but cannot act, the group is gone at the lease
+// deadline, on time as long as the supervisor itself gets the CPU.
+//
+// Deadlines travel as instants of CLOCK_MONOTONIC, which both processes
+// share and which Go's monotonic readings and timers use on Linux; never
+// as a duration left, which, written after the parent was stopped for a
+// while, would mean a later deadline. Run reads CLOCK_MONOTONIC before the
+// clock the deadline is measured on, so a pause between the two reads can
+// only make the instant earlier. The instant is the lease's own deadline
+// (for baton run, the Term's: the renewal's send time plus the lease, the
+// very deadline Valid checks), so the supervisor never lets the command
+// outlive the lease; all its arithmetic saturates.
 //
 // What it does not cover: a process that left the group while its parent
 // lives on outside the command's tree, or that was handed to another
-// service (systemd-run, a container runtime); and a SIGKILL of the
-// supervisor itself (only the command's first process then gets its
-// parent-death SIGKILL; Run sends SIGKILL to the group when it sees the
-// supervisor die without a report). Linux only.
+// service (systemd-run, a container runtime); a SIGKILL of the supervisor
+// itself (only the command's first process then gets its parent-death
+// SIGKILL; Run sends SIGKILL to the group when it sees the supervisor die
+// without a report); and a supervisor that cannot run: a SIGSTOP of the
+// supervisor (which no process can catch), or both processes, or the
+// whole host, frozen or suspended. No supervisor covers those: the
+// command runs on past the lease, and only a fence (the resource checking
+// the command's token, see package fence) refuses its late work. Linux
+// only.
 package supervise

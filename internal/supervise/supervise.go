@@ -18,10 +18,18 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// ErrStopped is wrapped by Run's error when the command was stopped because
-// its context ended, before it exited by itself. context.Cause of that
-// context is wrapped too.
+// ErrStopped is wrapped by Run's error when the command was stopped before
+// it exited by itself: because its context ended (context.Cause of that
+// context is wrapped too), or because its lease deadline came (ErrDeadline
+// is wrapped too).
 var ErrStopped = errors.New("command stopped")
+
+// ErrDeadline is wrapped by Run's error, with ErrStopped, when the
+// supervisor stopped the command on its own clock because Config.Lease's
+// deadline came within Grace without a newer one, or when it did not start
+// the command because the deadline was that close already (the Status is
+// then zero).
+var ErrDeadline = errors.New("lease deadline reached without a renewal")
 
 // Config says what Run runs and how.
 type Config struct {
@@ -41,6 +49,13 @@ type Config struct {
 	// Self is the program re-executed as the supervisor; its main must call
 	// Main when its first argument is Arg. Default: os.Executable().
 	Self string
+	// Lease, when not nil, is the deadline the supervisor holds: the
+	// command starts only if Lease.Deadline is more than Grace away, and
+	// its process group gets SIGTERM Grace before the latest deadline Run
+	// forwarded and SIGKILL at it, whatever the program running Run is
+	// doing (stopped, frozen, starved). Run forwards every new deadline
+	// as Lease.Renewed announces it.
+	Lease Lease
 }
 
 // Status is how a command ended.
@@ -109,7 +124,13 @@ func Run(ctx context.Context, cfg Config) (Status, error) {
 	}
 	defer evR.Close()
 
-	cmd := exec.Command(self, append([]string{Arg, cfg.Grace.String(), "--"}, cfg.Argv...)...)
+	first := int64(never)
+	var firstAt time.Time
+	if cfg.Lease != nil {
+		firstAt = cfg.Lease.Deadline()
+		first = instant(firstAt, monoNow, time.Now)
+	}
+	cmd := exec.Command(self, append([]string{Arg, cfg.Grace.String(), formatFirst(first), "--"}, cfg.Argv...)...)
 	cmd.Env = cfg.Env
 	cmd.Stdout, cmd.Stderr = cfg.Stdout, cfg.Stderr
 	cmd.ExtraFiles = []*os.File{ctlR, evW} // descriptors 3 and 4
@@ -139,6 +160,11 @@ func Run(ctx context.Context, cfg Config) (Status, error) {
 		return Status{}, fmt.Errorf("supervise: cannot start the supervisor: %w", err)
 	}
 
+	quit := make(chan struct{})
+	defer close(quit)
+	if cfg.Lease != nil {
+		go forward(cfg.Lease, firstAt, ctlW, quit)
+	}
 	evs := make(chan event, 8)
 	go readEvents(evR, evs)
 	var (
@@ -146,6 +172,7 @@ func Run(ctx context.Context, cfg Config) (Status, error) {
 		status   *Status
 		failure  string
 		stopped  bool
+		expired  bool // stopped, or not started, at the lease deadline
 		werr     error
 		evsOpen  = true
 		procDone = false
@@ -177,6 +204,10 @@ func Run(ctx context.Context, cfg Config) (Status, error) {
 				if sig == "SIGKILL" {
 					level = slog.LevelWarn
 				}
+				if why == leaseEnding || why == leaseOver {
+					expired = true
+					level = slog.LevelWarn
+				}
 				log.Log(context.Background(), level, "signal sent to the command's process group", "signal", sig, "pgid", pgid, "why", text)
 			case "exit":
 				var s Status
@@ -186,10 +217,26 @@ func Run(ctx context.Context, cfg Config) (Status, error) {
 				status = &s
 			case "error":
 				failure = ev.text
+			case "expired":
+				expired = true
+				ns, _ := strconv.ParseInt(ev.text, 10, 64)
+				log.Warn("command not started: its lease deadline is within the grace period", "past_deadline", time.Duration(ns), "grace", cfg.Grace)
+			case "ignored":
+				log.Warn("the supervisor ignored a job-control signal: it holds the lease deadline", "signal", ev.text)
+			case "gone":
+				attrs := []any{"pgid", pgid}
+				if cfg.Lease != nil {
+					ns, _ := strconv.ParseInt(ev.text, 10, 64)
+					attrs = append(attrs, "before_deadline", time.Duration(ns))
+				}
+				log.Info("the command's process group is gone", attrs...)
 			}
 		case werr = <-exited:
 			procDone = true
 		}
+	}
+	if status == nil && expired {
+		return Status{}, fmt.Errorf("%w before it started: %w", ErrStopped, ErrDeadline)
 	}
 	if status == nil {
 		if pgid != 0 && groupAlive(pgid) {
@@ -204,18 +251,54 @@ func Run(ctx context.Context, cfg Config) (Status, error) {
 	if failure != "" {
 		log.Warn("the supervisor reports a problem", "err", failure)
 	}
-	if stopped {
+	switch {
+	case stopped && expired:
+		return *status, fmt.Errorf("%w (%s): %w; %w", ErrStopped, status, context.Cause(ctx), ErrDeadline)
+	case stopped:
 		return *status, fmt.Errorf("%w (%s): %w", ErrStopped, status, context.Cause(ctx))
+	case expired:
+		return *status, fmt.Errorf("%w (%s): %w", ErrStopped, status, ErrDeadline)
 	}
 	return *status, nil
 }
 
+// forward writes every new deadline of lease after sent (the one the
+// supervisor was started with) to the control pipe, until lease ends,
+// quit is closed or the pipe fails (Run closed it, or the supervisor is
+// gone).
+func forward(lease Lease, sent time.Time, ctl io.Writer, quit <-chan struct{}) {
+	for {
+		// Renewed before Deadline: a change between the two wakes the
+		// next round.
+		renewed := lease.Renewed()
+		if d := lease.Deadline(); !d.Equal(sent) {
+			sent = d
+			if _, err := io.WriteString(ctl, formatDeadline(instant(d, monoNow, time.Now))); err != nil {
+				return
+			}
+		}
+		select {
+		case <-lease.Done():
+			return
+		default:
+		}
+		select {
+		case <-renewed:
+		case <-quit:
+			return
+		}
+	}
+}
+
 // reasons explains the supervisor's reasons for a signal, for logs.
 var reasons = map[string]string{
-	"asked":    "baton asked to stop it",
-	"leftover": "its first process exited; stopping what it left in its group",
-	"grace":    "still running after the grace period",
-	"orphan":   "a process of the command outside its group, orphaned since the stop began",
+	"asked":     "baton asked to stop it",
+	leaseEnding: "the lease could expire within the grace period: the supervisor got no renewal from baton in time",
+	leaseOver:   "the lease deadline passed: the supervisor got no renewal from baton in time",
+	"garbled":   "the supervisor read a garbled control line",
+	"leftover":  "its first process exited; stopping what it left in its group",
+	"grace":     "still running after the grace period",
+	"orphan":    "a process of the command outside its group, orphaned since the stop began",
 }
 
 // event is one line of the supervisor's report.

@@ -25,6 +25,18 @@ func TestMain(m *testing.M) {
 	// The supervisors that the tests start are this binary: built with
 	// -race, each would sleep a second at exit.
 	os.Setenv("GORACE", "atexit_sleep_ms=0")
+	if os.Getenv("SUPERVISE_TEST_PARENT") == "lease" {
+		// Print the command's process group, renewing a lease of 1s every
+		// 100ms, until stopped or killed.
+		l := newTestLease(time.Now().Add(time.Second))
+		go l.renewEvery(context.Background(), 100*time.Millisecond, time.Second)
+		_, err := Run(context.Background(), Config{
+			Argv: []string{"sh", "-c", "echo $$; sleep 300 & sleep 300"}, Env: os.Environ(),
+			Stdout: os.Stdout, Grace: 300 * time.Millisecond, Lease: l,
+		})
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
 	if os.Getenv("SUPERVISE_TEST_PARENT") == "1" {
 		// Print the command's process group, then wait to be killed.
 		_, err := Run(context.Background(), Config{

@@ -1,0 +1,326 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// The acceptance test of the supervisor's own deadline (issue 21): two
+// singleton nodes on one SQLite file, lease 2s and the default margin,
+// run sh -c 'sleep 1000 & sleep 1000', each command writing its process
+// group to a file. The leader's baton is stopped: SIGSTOP (which it
+// cannot catch), or SIGTSTP (Ctrl-Z, which it ignores). Every 50ms the
+// test samples which of the job's command groups run. At no sample do
+// two run at once; after SIGSTOP the next leader's command starts only
+// after the stopped leader's group is gone; after SIGTSTP the leader goes
+// on leading and is never stopped.
+//
+// One round of 4.5s per signal; BATON_LONG=1 runs the acceptance's ten
+// rounds of 8s each.
+func TestProcessRunStoppedLeader(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts real processes")
+	}
+	rounds, hold := 1, 4500*time.Millisecond
+	if os.Getenv("BATON_LONG") == "1" {
+		rounds, hold = 10, 8*time.Second
+	}
+	for _, sig := range []syscall.Signal{syscall.SIGSTOP, syscall.SIGTSTP} {
+		t.Run(sigName(sig), func(t *testing.T) {
+			t.Parallel()
+			var total stopFigures
+			for round := range rounds {
+				f := stoppedLeaderRound(t, sig, hold)
+				t.Logf("round %d: %s", round+1, f)
+				total.add(f)
+				if t.Failed() {
+					break
+				}
+			}
+			t.Logf("%s, %d rounds of %v: %s", sigName(sig), rounds, hold, total)
+		})
+	}
+}
+
+func sigName(sig syscall.Signal) string {
+	if sig == syscall.SIGSTOP {
+		return "SIGSTOP"
+	}
+	return "SIGTSTP"
+}
+
+// sampleEvery is how often the test looks which command groups run.
+const sampleEvery = 50 * time.Millisecond
+
+// stopFigures are the measures of one round, or the sum of several.
+type stopFigures struct {
+	samples, overlap int           // samples taken; the most groups running at one
+	gone, started    time.Duration // after the signal: the leader's group last seen, the next one's first seen
+	gap              time.Duration // between the two samples
+	rounds           int
+}
+
+func (f *stopFigures) add(g stopFigures) {
+	f.samples += g.samples
+	f.overlap = max(f.overlap, g.overlap)
+	f.rounds++
+	if g.started > 0 {
+		f.gap = min(f.gap, g.gap)
+		if f.gap == 0 {
+			f.gap = g.gap
+		}
+		f.gone, f.started = max(f.gone, g.gone), max(f.started, g.started)
+	}
+}
+
+func (f stopFigures) String() string {
+	s := fmt.Sprintf("%d samples, at most %d command group(s) running at once", f.samples, f.overlap)
+	if f.started > 0 {
+		label := ""
+		if f.rounds > 1 {
+			label = "at the latest "
+		}
+		s += fmt.Sprintf("; the leader's group last seen %s%v after the signal, the next leader's first %s%v after", label, f.gone.Round(time.Millisecond), label, f.started.Round(time.Millisecond))
+		if f.rounds > 1 {
+			s += fmt.Sprintf("; the shortest gap %v", f.gap.Round(time.Millisecond))
+		}
+	}
+	return s
+}
+
+func stoppedLeaderRound(t *testing.T, sig syscall.Signal, hold time.Duration) stopFigures {
+	dir := t.TempDir()
+	groups := filepath.Join(dir, "groups")
+	if err := os.Mkdir(groups, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	db := "sqlite:" + filepath.Join(dir, "s.db")
+	args := func(node string) []string {
+		return []string{"run", "--store", db, "--lease", "2s", "--node", node, "ss", "--",
+			"sh", "-c", `echo "$BATON_NODE" > '` + groups + `'/$$; sleep 1000 & sleep 1000`}
+	}
+	sm := &sampler{dir: groups}
+	t.Cleanup(sm.killAll)
+	a, _, errA := startBaton(t, args("A")...)
+	if !waitFor(10*time.Second, func() bool { return len(sm.groups("A")) == 1 }) {
+		t.Fatalf("A's command did not start; A's log:\n%s", errA.String())
+	}
+	_, _, errB := startBaton(t, args("B")...)
+	if !waitFor(10*time.Second, func() bool { return strings.Contains(errB.String(), "waiting for leadership") }) {
+		t.Fatalf("B does not wait; B's log:\n%s", errB.String())
+	}
+	groupA := sm.groups("A")[0]
+
+	stopSampling := sm.start()
+	signalled := time.Now()
+	if err := a.Process.Signal(sig); err != nil {
+		t.Fatal(err)
+	}
+	stoppedSeen := false
+	waitFor(hold, func() bool {
+		if procState(a.Process.Pid) == "T" {
+			stoppedSeen = true
+		}
+		return false
+	})
+	if sig == syscall.SIGSTOP {
+		a.Process.Signal(syscall.SIGCONT)
+	}
+	// A while longer: the resumed baton must not start its command again
+	// beside B's.
+	time.Sleep(1500 * time.Millisecond)
+	samples := stopSampling()
+
+	f := stopFigures{samples: len(samples)}
+	lastA, firstB, overlaps := -1, -1, 0
+	for i, s := range samples {
+		f.overlap = max(f.overlap, len(s.running))
+		if len(s.running) > 1 {
+			if overlaps == 0 {
+				t.Errorf("sample at %v after %v: %d command groups run at once: %v", s.at.Sub(signalled).Round(time.Millisecond), sigName(sig), len(s.running), s.running)
+			}
+			overlaps++
+		}
+		for _, g := range s.running {
+			if g == groupA {
+				lastA = i
+			}
+			if firstB < 0 && sm.node(g) == "B" {
+				firstB = i
+			}
+		}
+	}
+	if overlaps > 0 {
+		t.Errorf("%d of %d samples saw more than one command group running", overlaps, len(samples))
+	}
+	if len(samples) < int(hold/sampleEvery)/2 {
+		t.Errorf("only %d samples in %v", len(samples), hold)
+	}
+	switch sig {
+	case syscall.SIGSTOP:
+		if !stoppedSeen {
+			t.Errorf("A was never seen stopped")
+		}
+		if firstB < 0 {
+			t.Fatalf("B's command never started; B's log:\n%s", errB.String())
+		}
+		f.started = samples[firstB].at.Sub(signalled)
+		if lastA >= 0 {
+			f.gone = samples[lastA].at.Sub(signalled)
+			f.gap = samples[firstB].at.Sub(samples[lastA].at)
+		}
+		if lastA >= firstB {
+			t.Errorf("B's command started (sample %d) before A's group was gone (last seen at sample %d)", firstB, lastA)
+		}
+		// The supervisor, not baton, stopped it: baton logs the report
+		// once it runs again.
+		if !waitFor(5*time.Second, func() bool {
+			return strings.Contains(errA.String(), `why="the lease could expire within the grace period`)
+		}) {
+			t.Errorf("A's log does not show the supervisor stopping the command at its deadline:\n%s", errA.String())
+		}
+	case syscall.SIGTSTP:
+		if stoppedSeen {
+			t.Errorf("A was stopped by SIGTSTP")
+		}
+		if firstB >= 0 || lastA != len(samples)-1 {
+			t.Errorf("A's command stopped or B's started after SIGTSTP (A's last seen at sample %d of %d, B's first at %d)", lastA, len(samples), firstB)
+		}
+		for _, s := range samples {
+			if len(s.running) != 1 {
+				t.Errorf("sample at %v after SIGTSTP: running %v, want A's group %d alone", s.at.Sub(signalled).Round(time.Millisecond), s.running, groupA)
+				break
+			}
+		}
+		if !strings.Contains(errA.String(), `msg="job-control signal ignored" signal=SIGTSTP`) {
+			t.Errorf("A's log does not say it ignored SIGTSTP:\n%s", errA.String())
+		}
+	}
+	return f
+}
+
+// sampler records which of the job's command groups run: each command
+// writes a file named by its process group holding its node's id.
+type sampler struct {
+	dir string
+
+	mu      sync.Mutex
+	samples []sample
+}
+
+type sample struct {
+	at      time.Time
+	running []int // the command groups with a process that is not a zombie
+}
+
+// groups returns the command groups node started, in no order.
+func (s *sampler) groups(node string) []int {
+	ents, _ := os.ReadDir(s.dir)
+	var out []int
+	for _, e := range ents {
+		if pg, err := strconv.Atoi(e.Name()); err == nil && (node == "" || s.node(pg) == node) {
+			out = append(out, pg)
+		}
+	}
+	return out
+}
+
+// node returns the node that started command group pg.
+func (s *sampler) node(pg int) string {
+	b, _ := os.ReadFile(filepath.Join(s.dir, strconv.Itoa(pg)))
+	return strings.TrimSpace(string(b))
+}
+
+// start samples every sampleEvery until the returned function is called,
+// which returns the samples.
+func (s *sampler) start() func() []sample {
+	done, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		tk := time.NewTicker(sampleEvery)
+		defer tk.Stop()
+		for {
+			live := runningGroups()
+			var run []int
+			for _, pg := range s.groups("") {
+				if live[pg] {
+					run = append(run, pg)
+				}
+			}
+			s.mu.Lock()
+			s.samples = append(s.samples, sample{time.Now(), run})
+			s.mu.Unlock()
+			select {
+			case <-done:
+				return
+			case <-tk.C:
+			}
+		}
+	}()
+	return func() []sample {
+		close(done)
+		<-stopped
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s.samples
+	}
+}
+
+func (s *sampler) killAll() {
+	for _, pg := range s.groups("") {
+		killGroup(pg)
+	}
+}
+
+// runningGroups returns the process groups that have a process that is
+// not a zombie, from /proc.
+func runningGroups() map[int]bool {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	out := map[int]bool{}
+	for _, e := range ents {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid pgrp ...
+		i := bytes.LastIndexByte(b, ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(string(b[i+1:]))
+		if len(f) < 3 || f[0] == "Z" || f[0] == "X" {
+			continue
+		}
+		if pg, err := strconv.Atoi(f[2]); err == nil {
+			out[pg] = true
+		}
+	}
+	return out
+}
+
+// procState returns the state letter of process pid, "" if it is gone.
+func procState(pid int) string {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return ""
+	}
+	i := bytes.LastIndexByte(b, ')')
+	if f := strings.Fields(string(b[i+1:])); i >= 0 && len(f) > 0 {
+		return f[0]
+	}
+	return ""
+}
