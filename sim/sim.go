@@ -72,10 +72,11 @@ const (
 	SlowStore         FaultClass = "slow-store"          // a node's store replies are slow
 	Operator          FaultClass = "operator"            // resignations and transfers
 	Skew              FaultClass = "skew"                // clocks within e at their worst: one slow, the others fast, then it is cut off or frozen
+	Hostile           FaultClass = "hostile"             // timings at the edges of their ranges, tokens near the largest, a damaged record, clocks at the edge of the margin (hostile.go)
 )
 
 // AllFaults lists every fault class.
-var AllFaults = []FaultClass{Partition, Pause, PauseBeforeEffect, Crash, Drift, StoreOutage, SlowStore, Operator, Skew}
+var AllFaults = []FaultClass{Partition, Pause, PauseBeforeEffect, Crash, Drift, StoreOutage, SlowStore, Operator, Skew, Hostile}
 
 // ParseFaults parses a comma list of fault classes ("all" for every one).
 func ParseFaults(s string) ([]FaultClass, error) {
@@ -142,8 +143,24 @@ type Options struct {
 	// NoPull makes balanced nodes never ask for a handover (mutation
 	// check: the balance check must then fail).
 	NoPull bool
+	// WrapDeadline trusts a held record's lease whatever it is and lets
+	// lease + 2e wrap around (mutation check: a hostile seed's damaged
+	// record is then taken over).
+	WrapDeadline bool
 	// Trace gets the failover trace of each seed run.
 	Trace io.Writer
+
+	hostile bool    // a hostile seed's options (hostile.go)
+	scale   float64 // a hostile seed's durations over the options' (0: 1)
+}
+
+// scaled returns a duration drawn for the options' lease, scaled to a
+// hostile seed's.
+func (o Options) scaled(d time.Duration) time.Duration {
+	if o.scale == 0 {
+		return d
+	}
+	return max(time.Duration(float64(d)*o.scale), time.Microsecond)
 }
 
 // BalanceMode says which seeds of a run are balanced.
@@ -246,6 +263,8 @@ type Result struct {
 	Beyond    bool // a clock ran beyond the margin in this seed
 	Periods   int  // periods checked for liveness
 	Balanced  bool // the seed ran balanced (and, without a violation, ended balanced)
+	Hostile   bool // the seed ran at the edges of the ranges (hostile.go)
+	Simulated time.Duration
 	Violation error
 }
 
@@ -255,6 +274,7 @@ func Run(ctx context.Context, o Options, seed uint64) (Result, error) {
 		return Result{}, err
 	}
 	res := Result{Seed: seed}
+	o, plant := hostile(o, seed)
 	// One business day per period: Every(24h) in wall time.
 	every, _ := schedule.Every(24*time.Hour, 0)
 	clock := vcluster.NewClock(o.Period)
@@ -266,11 +286,12 @@ func Run(ctx context.Context, o Options, seed uint64) (Result, error) {
 		Latency: latency, WorkLatency: true, Day: o.Period,
 		Fence: !o.NoFence, Persistent: true, Schedule: every, InvoiceLines: 3,
 		Store: st, Resource: vcluster.NewMemResource(), Faults: faults, End: o.Duration,
-		Check: true, Trace: o.Trace, Clock: clock,
+		Check: true, Trace: o.Trace, Clock: clock, Plant: plant,
 	}
 	c.Names, c.Sessions, c.Notify, c.CallLatency, c.Balance = o.Names, v.sessions, v.notify, v.callLatency, v.balance
 	c.Mutate = vcluster.Mutation{NoValidCheck: o.NoValidCheck, UnfencedLedger: o.UnfencedLedger,
-		NoSessionMargin: o.NoSessionMargin, SessionNameExpiry: o.SessionNameExpiry, NoPull: o.NoPull}
+		NoSessionMargin: o.NoSessionMargin, SessionNameExpiry: o.SessionNameExpiry, NoPull: o.NoPull,
+		WrapDeadline: o.WrapDeadline}
 	if o.Trace != nil {
 		var kinds []string
 		for i, on := range v.sessions {
@@ -279,8 +300,12 @@ func Run(ctx context.Context, o Options, seed uint64) (Result, error) {
 		onOff := map[bool]string{true: "on", false: "off"}
 		fmt.Fprintf(o.Trace, "%d names besides %s; %s; balanced %s; change notifications %s; store latency %v, election requests travel it %s\n",
 			o.Names, vcluster.Job, strings.Join(kinds, ", "), onOff[v.balance], onOff[v.notify], latency, onOff[v.callLatency])
+		if o.hostile {
+			fmt.Fprintf(o.Trace, "hostile: lease %v, renew %v, margin %v, poll %v, period %v, %v simulated; planted %d records, held: %v\n",
+				o.Lease, o.Renew, o.Margin, o.Poll, o.Period, o.Duration, len(plant), planted(plant))
+		}
 	}
-	res.Balanced = v.balance
+	res.Balanced, res.Hostile, res.Simulated = v.balance, o.hostile, o.Duration
 	if o.NoMargin {
 		c.Margin, c.CheckMargin = 0, o.Margin
 	}
@@ -293,12 +318,19 @@ func Run(ctx context.Context, o Options, seed uint64) (Result, error) {
 	if res.Violation == nil {
 		res.Violation = liveness(ctx, o, c, st, &res)
 	}
+	damaged := planted(plant)
+	if res.Violation == nil {
+		res.Violation = untouched(ctx, o, st, plant)
+	}
 	if res.Violation == nil {
 		// Every name is held at the end, long after the last fault.
 		for i := 0; i <= o.Names; i++ {
 			name := vcluster.Job
 			if i > 0 {
 				name = fmt.Sprintf("shard-%d", i)
+			}
+			if slices.Contains(damaged, name) {
+				continue // checked by untouched
 			}
 			if out.HeldAtEnd[name] != 1 {
 				res.Violation = &vcluster.Violation{At: o.Duration.Seconds(), Invariant: fmt.Sprintf(
@@ -308,7 +340,7 @@ func Run(ctx context.Context, o Options, seed uint64) (Result, error) {
 		}
 	}
 	if res.Violation == nil && v.balance {
-		res.Violation = balanced(o, out)
+		res.Violation = balanced(o, out, len(damaged))
 	}
 	return res, nil
 }
@@ -317,8 +349,8 @@ func Run(ctx context.Context, o Options, seed uint64) (Result, error) {
 // balanced run holds N/P of the N names rounded down or up (P the live
 // nodes), which is where the pull rule stops: no node holds two more than
 // another.
-func balanced(o Options, out vcluster.Outcome) error {
-	n, p := o.Names+1, 0
+func balanced(o Options, out vcluster.Outcome, damaged int) error {
+	n, p := o.Names+1-damaged, 0
 	for _, h := range out.HeldByNode {
 		if h >= 0 {
 			p++
@@ -333,6 +365,25 @@ func balanced(o Options, out vcluster.Outcome) error {
 			return &vcluster.Violation{At: o.Duration.Seconds(), Invariant: fmt.Sprintf(
 				"balance: %d names on %d live nodes held %v per node at the end, %v after the last fault; node-%d holds %d, want %d to %d",
 				n, p, out.HeldByNode, o.Duration/4, i, h, lo, hi)}
+		}
+	}
+	return nil
+}
+
+// untouched: every planted record that is held (damaged) is as it was
+// planted at the end: no node took it over or wrote it free.
+func untouched(ctx context.Context, o Options, st store.Store, plant []store.Record) error {
+	for _, p := range plant {
+		if p.Free() {
+			continue
+		}
+		r, err := st.Get(ctx, p.Name)
+		if err != nil {
+			return err
+		}
+		if r.Holder != p.Holder || r.Token != p.Token || r.Lease != p.Lease {
+			return &vcluster.Violation{At: o.Duration.Seconds(), Invariant: fmt.Sprintf(
+				"damaged record %s (lease %v) was written: holder %q token %d, planted %q token %d", p.Name, p.Lease, r.Holder, r.Token, p.Holder, p.Token)}
 		}
 	}
 	return nil
@@ -430,7 +481,7 @@ func draw(o Options, seed uint64) (faults []vcluster.Fault, latency time.Duratio
 	rng := rand.New(rand.NewPCG(seed, 0x62617a6f6e))        // "baton"
 	names := rand.New(rand.NewPCG(mix(seed), 0x6e616d6573)) // "names"
 	// The store's one-way latency: a local store to a distant one.
-	latency = time.Duration(1+rng.IntN(100)) * time.Millisecond
+	latency = o.scaled(time.Duration(1+rng.IntN(100)) * time.Millisecond)
 	window := o.Duration * 7 / 10
 	at := func() time.Duration { return 2*o.Lease + time.Duration(rng.Int64N(int64(window-2*o.Lease))) }
 	length := func() time.Duration {
@@ -444,9 +495,15 @@ func draw(o Options, seed uint64) (faults []vcluster.Fault, latency time.Duratio
 		return rng.IntN(o.Nodes)
 	}
 	add := func(f vcluster.Fault) { faults = append(faults, f) }
+	// Hostile is a kind of seed, not of episode (hostile.go): its seeds
+	// draw their episodes from the other classes.
+	classes := slices.DeleteFunc(slices.Clone(o.Faults), func(c FaultClass) bool { return c == Hostile })
+	if len(classes) == 0 && len(o.Faults) > 0 {
+		classes = slices.DeleteFunc(slices.Clone(AllFaults), func(c FaultClass) bool { return c == Hostile })
+	}
 	episodes := 1 + rng.IntN(10)
-	for i := 0; i < episodes && len(o.Faults) > 0; i++ {
-		class := o.Faults[rng.IntN(len(o.Faults))]
+	for i := 0; i < episodes && len(classes) > 0; i++ {
+		class := classes[rng.IntN(len(classes))]
 		t, d, n := at(), length(), node()
 		switch class {
 		case Partition:
@@ -487,7 +544,7 @@ func draw(o Options, seed uint64) (faults []vcluster.Fault, latency time.Duratio
 				add(vcluster.Fault{At: t + d, Node: x, Kind: vcluster.Reconnect})
 			}
 		case SlowStore:
-			lat := time.Duration(1+rng.IntN(1000)) * time.Millisecond * time.Duration(1+rng.IntN(3))
+			lat := o.scaled(time.Duration(1+rng.IntN(1000)) * time.Millisecond * time.Duration(1+rng.IntN(3)))
 			add(vcluster.Fault{At: t, Node: n, Kind: vcluster.SetLatency, Latency: lat})
 			add(vcluster.Fault{At: t + d, Node: n, Kind: vcluster.SetLatency, Latency: latency})
 		case Operator:
@@ -524,10 +581,14 @@ func draw(o Options, seed uint64) (faults []vcluster.Fault, latency time.Duratio
 			// under the old token, which only the ledger's fence refuses
 			// while the successor holds the term but has not written yet.
 			ratio := 1 + 2*float64(o.Margin)/float64(o.Lease)*(0.6+0.35*rng.Float64())
+			if o.hostile {
+				// At the very edge of what the margin covers.
+				ratio = 1 + 2*float64(o.Margin)/float64(o.Lease)*(1-1e-9)
+			}
 			slow, fast := 1/math.Sqrt(ratio), math.Sqrt(ratio)
 			stop := t + time.Duration(rng.Int64N(int64(o.Renew)))
 			end := stop + o.Lease + 2*o.Margin + d
-			lat, inFlight := time.Duration(1+rng.IntN(5))*time.Millisecond, false
+			lat, inFlight := o.scaled(time.Duration(1+rng.IntN(5))*time.Millisecond), false
 			switch rng.IntN(3) {
 			case 0:
 				add(vcluster.Fault{At: stop, Node: n, Kind: vcluster.Cut})
@@ -537,7 +598,7 @@ func draw(o Options, seed uint64) (faults []vcluster.Fault, latency time.Duratio
 				add(vcluster.Fault{At: end, Node: n, Kind: vcluster.Thaw})
 			default:
 				end = stop + o.Lease + 2*o.Margin + time.Duration(rng.Int64N(int64(o.Renew)))
-				lat, inFlight = time.Duration(100+rng.IntN(200))*time.Millisecond, true
+				lat, inFlight = o.scaled(time.Duration(100+rng.IntN(200))*time.Millisecond), true
 				add(vcluster.Fault{At: stop, Node: n, Kind: vcluster.ArmPauseInFlight})
 				add(vcluster.Fault{At: end, Node: n, Kind: vcluster.Disarm})
 			}

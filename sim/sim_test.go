@@ -67,6 +67,9 @@ func TestMutationsAreCaught(t *testing.T) {
 		// Balanced nodes that never ask for a handover leave the names
 		// where they fell: the end-of-run balance check fails.
 		{"balanced nodes that never pull", func(o *sim.Options) { o.Balance, o.NoPull = sim.BalanceOn, true }, 5},
+		// Deadline arithmetic that trusts a stored lease and wraps: a
+		// hostile seed's planted record is taken over.
+		{"wrapping deadline arithmetic", func(o *sim.Options) { o.Faults, o.WrapDeadline = []sim.FaultClass{sim.Hostile}, true }, 200},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o := sim.DefaultOptions()
@@ -160,5 +163,40 @@ func TestBalancedSeedsEndBalanced(t *testing.T) {
 	}
 	if s.Balanced != s.Seeds {
 		t.Fatalf("%d of %d seeds ran balanced", s.Balanced, s.Seeds)
+	}
+}
+
+// Hostile seeds (timings at the edges of their ranges, tokens near the
+// largest, a damaged record planted) keep every invariant, and the class
+// draws what it says: leases at both bounds and a planted record that no
+// node takes.
+func TestHostileSeeds(t *testing.T) {
+	o := sim.DefaultOptions()
+	o.Faults = []sim.FaultClass{sim.Hostile}
+	leases := map[string]bool{}
+	for seed := uint64(1); seed <= 40; seed++ {
+		var b bytes.Buffer
+		o.Trace = &b
+		r, err := sim.Run(t.Context(), o, seed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Violation != nil {
+			t.Fatalf("seed %d: %v", seed, r.Violation)
+		}
+		if !r.Hostile {
+			t.Fatalf("seed %d is not hostile with --faults hostile", seed)
+		}
+		for _, l := range []string{"lease 50ms,", "lease 24h0m0s,"} {
+			if strings.Contains(b.String(), "hostile: "+l) {
+				leases[l] = true
+			}
+		}
+		if !strings.Contains(b.String(), "held: [shard-4]") || !strings.Contains(b.String(), "stopped campaigning for shard-4") {
+			t.Fatalf("seed %d: no damaged record planted and refused:\n%.2000s", seed, b.String())
+		}
+	}
+	if len(leases) != 2 {
+		t.Errorf("40 hostile seeds drew the lease bounds %v, want both", leases)
 	}
 }

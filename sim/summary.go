@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/batonhq/baton/internal/bound"
 	"github.com/batonhq/baton/internal/vcluster"
 )
 
@@ -23,6 +24,7 @@ type Summary struct {
 	Rejected   int
 	Beyond     int // seeds with a clock beyond the margin
 	Balanced   int // seeds run balanced
+	Hostile    int // seeds run at the edges of the ranges (hostile.go)
 	Violations []Result
 	Elapsed    time.Duration
 }
@@ -50,7 +52,7 @@ func RunSeeds(ctx context.Context, o Options, first uint64, count int) (Summary,
 					firstErr = fmt.Errorf("seed %d: %w", seed, err)
 				}
 				s.Seeds++
-				s.Simulated += o.Duration
+				s.Simulated = bound.Add(s.Simulated, r.Simulated) // hostile seeds run up to 480h each
 				s.Events += r.Events
 				s.Checks += r.Checks
 				s.Periods += r.Periods
@@ -60,6 +62,9 @@ func RunSeeds(ctx context.Context, o Options, first uint64, count int) (Summary,
 				}
 				if r.Balanced {
 					s.Balanced++
+				}
+				if r.Hostile {
+					s.Hostile++
 				}
 				for k, v := range r.Faults {
 					s.Faults[k] += v
@@ -92,6 +97,10 @@ func (s Summary) String() string {
 	}
 	sort.Strings(kinds)
 	rate := float64(s.Seeds) / s.Elapsed.Seconds()
-	return fmt.Sprintf("%d seeds, %v simulated, %d events, %d invariant checks, %d periods checked for liveness, %d stale writes rejected by fences (%d seeds with clocks beyond the margin), %d seeds balanced, %d violations; %.0f seeds/s\nfaults injected: %s\n",
-		s.Seeds, s.Simulated, s.Events, s.Checks, s.Periods, s.Rejected, s.Beyond, s.Balanced, len(s.Violations), rate, strings.Join(kinds, ", "))
+	perSeed := 0
+	if s.Seeds > 0 {
+		perSeed = s.Events / s.Seeds
+	}
+	return fmt.Sprintf("%d seeds, %v simulated, %d events (%d a seed), %d invariant checks, %d periods checked for liveness, %d stale writes rejected by fences (%d seeds with clocks beyond the margin), %d seeds balanced, %d hostile, %d violations; %.0f seeds/s\nfaults injected: %s\n",
+		s.Seeds, s.Simulated, s.Events, perSeed, s.Checks, s.Periods, s.Rejected, s.Beyond, s.Balanced, s.Hostile, len(s.Violations), rate, strings.Join(kinds, ", "))
 }

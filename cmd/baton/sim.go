@@ -47,7 +47,12 @@ the Valid() check, or with a ledger call in flight), crash, drift (within
 the margin and beyond it), store-outage, slow-store, operator (resignations
 and transfers), skew (a leader stops at the worst moment: its clock slow and
 the others' fast at the edge of the margin with a fast store, or frozen with
-a ledger call in flight until a successor takes over), or all.
+a ledger call in flight until a successor takes over), hostile (a kind of
+seed, one in eight among others, every seed when alone: lease, renew,
+margin and poll at the bounds of their ranges or between, the lease from
+50ms to 24h; every name's token near the largest; one name planted held by
+a node that does not exist with a lease no valid configuration writes,
+which no node may take; clocks at the very edge of the margin), or all.
 
 Mutations (--mutate) turn a protection off; each must be caught:
 no-fence (no fencing at all), no-margin (takeover without the 2e wait),
@@ -56,7 +61,9 @@ no-valid-check (effects start without the Valid() check), unfenced-ledger
 process's session is ended after its lease without the 2e),
 session-name-expiry (a name held through a session is taken over when its
 own record stays unchanged for lease + 2e, ignoring the session), no-pull
-(balanced nodes never ask for a handover: the balance check must fail).`
+(balanced nodes never ask for a handover: the balance check must fail),
+wrap-deadline (a held record's lease is trusted whatever it is and
+lease + 2e wraps around: a hostile seed's planted record is taken over).`
 
 func runSim(ctx context.Context, e *env, args []string) int {
 	const name = "sim"
@@ -109,6 +116,8 @@ func runSim(ctx context.Context, e *env, args []string) int {
 		o.SessionNameExpiry = true
 	case "no-pull":
 		o.NoPull = true
+	case "wrap-deadline":
+		o.WrapDeadline = true
 	default:
 		return e.fail(name, usagef("--mutate %q: want %s", *mutate, mutationList))
 	}
@@ -167,7 +176,7 @@ func runSim(ctx context.Context, e *env, args []string) int {
 	return exitOK
 }
 
-const mutationList = "no-fence, no-margin, no-valid-check, unfenced-ledger, session-no-margin, session-name-expiry or no-pull"
+const mutationList = "no-fence, no-margin, no-valid-check, unfenced-ledger, session-no-margin, session-name-expiry, no-pull or wrap-deadline"
 
 // replayFlags are the flags given that shape a seed's run, for the
 // replay line of a violation: the seed alone would run another cluster.

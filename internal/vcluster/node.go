@@ -83,8 +83,16 @@ func (n *node) local(now time.Duration) time.Time {
 	return Epoch.Add(n.l0 + time.Duration(float64(now-n.t0)*n.rate))
 }
 
+// realAt is the earliest real instant at which n's clock reads l or later.
+// Float rounding can land a nanosecond short of l on long runs (a day's
+// lease, a drifting clock); the step up makes sure a timer set for l finds
+// it due, or the node would be ticked at the same instant for ever.
 func (n *node) realAt(l time.Time) time.Duration {
-	return n.t0 + time.Duration(math.Ceil(float64(l.Sub(Epoch)-n.l0)/n.rate))
+	t := n.t0 + time.Duration(math.Ceil(float64(l.Sub(Epoch)-n.l0)/n.rate))
+	for step := time.Duration(1); n.local(t).Before(l); step *= 2 {
+		t += step
+	}
+	return t
 }
 
 // newMachine starts a new incarnation of n.
@@ -173,6 +181,9 @@ func (e *engine) step(n *node, ev election.Event) {
 			}
 		case election.Elected:
 			i := e.nameIndex(a.Name)
+			if e.c.Check && e.damaged[i] {
+				e.violate("%s took over %s, planted with a record it cannot trust to expire (token %d)", n.id, a.Name, a.Token)
+			}
 			e.grant(n, i, holding{a.Token, a.Deadline})
 			if i == 0 {
 				e.out.Elections = append(e.out.Elections, Election{e.now, n.idx, a.Token})
@@ -198,6 +209,8 @@ func (e *engine) step(n *node, ev election.Event) {
 					e.grant(n, i, h)
 				}
 			}
+		case election.Failed:
+			e.tracef("%s stopped campaigning for %s: %v", n.id, a.Name, a.Err)
 		case election.Lost:
 			i := e.nameIndex(a.Name)
 			if i == 0 {

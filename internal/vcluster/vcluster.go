@@ -127,6 +127,12 @@ type Config struct {
 	Clock *Clock
 	// Timeline makes the run record Outcome.Timeline.
 	Timeline bool
+	// Plant is written to the store before the nodes start, as records
+	// another program or a damaged store left: free records with tokens
+	// near the largest, or names held by a node that does not exist with
+	// a lease no valid Config writes. A planted record that is held is
+	// damaged: the check fails if any node is ever elected for it.
+	Plant []store.Record
 }
 
 // Mutation is a protection turned off on purpose.
@@ -185,7 +191,8 @@ func (c Config) MaxRateRatio() float64 {
 func (c Config) work() scheduler.Config {
 	cal := Calendar{c.Day}
 	cfg := scheduler.Config{
-		Job: Job, Poll: cal.Business(c.Poll), Retry: cal.Business(c.Poll), Rescan: cal.Business(10 * c.Poll),
+		Job: Job, Poll: cal.Business(c.Poll), Retry: cal.Business(c.Poll),
+		Rescan: min(cal.Business(10*c.Poll), scheduler.MaxInterval), // within the machine's bounds on long leases
 		Momentary: !c.Persistent, Unfenced: !c.Fence || c.Mutate.UnfencedLedger, NoValidCheck: c.Mutate.NoValidCheck,
 	}
 	if c.WorkPoll > 0 {
@@ -304,6 +311,7 @@ type engine struct {
 
 	// invariant state
 	logs           []logState // per name
+	damaged        []bool     // per name: planted held (Config.Plant), never to be taken
 	granted        []int      // names whose terms were won or extended in this event
 	acceptedTokens uint64     // highest token of an accepted fenced write
 	completions    map[string]int
@@ -341,6 +349,16 @@ func Run(ctx context.Context, c Config) (Outcome, error) {
 		e.names = append(e.names, name)
 	}
 	e.logs = make([]logState, len(e.names))
+	e.damaged = make([]bool, len(e.names))
+	for _, r := range c.Plant {
+		if _, err := c.Store.Swap(ctx, store.Swap{Record: r}); err != nil {
+			return e.out, fmt.Errorf("vcluster: planting %s: %w", r.Name, err)
+		}
+		if i := e.nameIndex(r.Name); i >= 0 {
+			e.logs[i].token = r.Token // written without a log event: the log starts there
+			e.damaged[i] = !r.Free()
+		}
+	}
 	for i := 0; i < c.Nodes; i++ {
 		n := &node{idx: i, id: fmt.Sprintf("node-%d", i), up: true, rate: 1, latency: c.Latency,
 			sessions: i < len(c.Sessions) && c.Sessions[i]}
