@@ -192,7 +192,7 @@ func (c Config) work() scheduler.Config {
 	cal := Calendar{c.Day}
 	cfg := scheduler.Config{
 		Job: Job, Poll: cal.Business(c.Poll), Retry: cal.Business(c.Poll),
-		Rescan: min(cal.Business(10*c.Poll), scheduler.MaxInterval), // within the machine's bounds on long leases
+		Rescan:    min(cal.Business(10*c.Poll), scheduler.MaxInterval), // within the machine's bounds on long leases
 		Momentary: !c.Persistent, Unfenced: !c.Fence || c.Mutate.UnfencedLedger, NoValidCheck: c.Mutate.NoValidCheck,
 	}
 	if c.WorkPoll > 0 {
