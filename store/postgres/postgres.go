@@ -286,7 +286,8 @@ func unavailable(op string, err error) error {
 // cancelled statement, a serialization failure or deadlock, too many
 // connections, a read-only standby) wraps store.ErrUnavailable; a value the
 // database cannot store (such as a NUL byte in a name) wraps
-// store.ErrInvalid; a missing schema or table wraps store.ErrSchema.
+// store.ErrInvalid; a missing schema or table wraps store.ErrSchema; a
+// corrupt page and a failed integrity constraint wrap store.ErrCorrupt.
 func (s *Store) fail(ctx context.Context, op string, err error) error {
 	if err == nil {
 		return nil
@@ -317,6 +318,10 @@ func (s *Store) fail(ctx context.Context, op string, err error) error {
 			return fmt.Errorf("postgres: %s: %w: the baton schema %q this process opened is gone (dropped?): %w", op, store.ErrReplaced, s.schema, err)
 		case code == "XX001", code == "XX002": // data or index corrupted
 			return fmt.Errorf("postgres: %s: %w: schema %q: %w", op, store.ErrCorrupt, s.schema, err)
+		case code[:2] == "23": // integrity constraint violation
+			// baton checks every value it writes: a constraint that fails
+			// is one it did not make, or data it did not write.
+			return fmt.Errorf("postgres: %s: %w: schema %q refuses the write with a constraint baton did not expect (its tables were changed by another program): %w", op, store.ErrCorrupt, s.schema, err)
 		}
 		return fmt.Errorf("postgres: %s: %w", op, err)
 	}

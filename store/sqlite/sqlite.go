@@ -23,6 +23,7 @@ import (
 
 	"github.com/batonhq/baton/fence"
 	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/store/storedriver"
 )
 
 var (
@@ -35,9 +36,10 @@ var (
 )
 
 // MaxToken is the largest fencing token the sqlite store can hold: SQLite
-// integers are signed 64-bit. A swap carrying a larger token fails with
-// store.ErrInvalid.
-const MaxToken = math.MaxInt64
+// integers are signed 64-bit. It is store.MaxToken, every backend's. A
+// swap carrying a larger token fails with store.ErrInvalid and
+// store.ErrTokenLimit.
+const MaxToken = store.MaxToken
 
 // Defaults of the options.
 const (
@@ -400,7 +402,8 @@ func (s *Store) enter(ctx context.Context, op string) error {
 // fail classifies an error from the database: a finished ctx, a closed
 // store, a lock held beyond the busy timeout and any other failure to reach
 // a decision wrap store.ErrUnavailable; a file that is not a database or is
-// corrupt wraps store.ErrSchema. The driver's error stays in the chain.
+// corrupt, and a constraint that refuses a write, wrap store.ErrCorrupt.
+// The driver's error stays in the chain.
 func (s *Store) fail(ctx context.Context, op string, err error) error {
 	if ctxErr := ctx.Err(); ctxErr != nil {
 		return fmt.Errorf("sqlite: %s: %w: %w", op, store.ErrUnavailable, ctxErr)
@@ -419,6 +422,11 @@ func classify(path, op string, busy time.Duration, err error) error {
 			return fmt.Errorf("sqlite: %s: %w: %s is locked by another connection (busy timeout %v): %w", op, store.ErrUnavailable, path, busy, err)
 		case sqlite3.SQLITE_NOTADB, sqlite3.SQLITE_CORRUPT:
 			return fmt.Errorf("sqlite: %s: %w: %s is damaged (%w); restore it from a backup (see baton store floor) or move it away", op, store.ErrCorrupt, path, err)
+		case sqlite3.SQLITE_CONSTRAINT:
+			// baton checks every value it writes: a constraint that
+			// fails is one it did not make (a trigger, a changed
+			// table) or data it did not write. Retrying cannot help.
+			return fmt.Errorf("sqlite: %s: %w: %s refuses the write with a constraint baton did not expect (%w): its baton tables were changed by another program; restore it from a backup (see baton store floor) or move it away", op, store.ErrCorrupt, path, err)
 		}
 	}
 	return fmt.Errorf("sqlite: %s: %w: %s: %w", op, store.ErrUnavailable, path, err)
@@ -535,12 +543,7 @@ func (s *Store) now() time.Time {
 	return time.Unix(0, s.cfg.now().UnixNano()).UTC()
 }
 
-func checkToken(what string, token uint64) error {
-	if token > MaxToken {
-		return fmt.Errorf("%w: %s token %d is above %d, the largest the sqlite store can hold", store.ErrInvalid, what, token, uint64(MaxToken))
-	}
-	return nil
-}
+func checkToken(what string, token uint64) error { return storedriver.CheckToken(what, token) }
 
 // openReadOnly is Open with WithReadOnly.
 func openReadOnly(ctx context.Context, path string, cfg config) (*Store, error) {
