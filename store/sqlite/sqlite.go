@@ -190,10 +190,11 @@ var sqliteHeader = []byte("SQLite format 3\x00")
 // DSN. The file must be on a local file system (see the package doc).
 //
 // Open refuses, with an error wrapping store.ErrSchema and without writing
-// to the file, a file that is not an SQLite database and one whose baton
-// schema version is not the one this package supports. A SQLite database
-// with other tables and no baton tables is accepted: baton's tables, all
-// named baton_*, are created beside the others.
+// to the file, a file that is not an SQLite database, an SQLite database
+// that holds tables, indexes, views or triggers but no baton tables (an
+// application's own database), and one whose baton schema version is not
+// the one this package supports. A new path, an empty file and an SQLite
+// database with no schema at all become a new store.
 //
 // ctx bounds the time Open takes; it is not retained.
 func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
@@ -217,6 +218,9 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
 	if err := sniff(abs); err != nil {
+		return nil, err
+	}
+	if err := refuseForeign(ctx, abs, cfg); err != nil {
 		return nil, err
 	}
 	if err := createFile(abs); err != nil {
@@ -363,6 +367,57 @@ func sniff(path string) error {
 	}
 	if !bytes.Equal(head[:n], sqliteHeader) || n < len(sqliteHeader) {
 		return fmt.Errorf("sqlite: %w: %s is not an SQLite database; baton left it untouched", store.ErrSchema, path)
+	}
+	return nil
+}
+
+// foreignDatabase is the error for an SQLite database without baton's
+// tables, the same for a writer's Open and a reader's.
+func foreignDatabase(abs string) error {
+	return fmt.Errorf("sqlite: %w: %s is an SQLite database without baton's tables, not a baton store; baton left it untouched", store.ErrSchema, abs)
+}
+
+// refuseForeign refuses, before anything writes to it, an existing SQLite
+// file that holds a schema (tables, indexes, views, triggers) but no
+// baton_meta table: an application's database, which baton must not
+// change. It reads the file as openReadOnly does, so that not a byte of
+// it changes. An empty file, and a database with no schema at all (a
+// baton process switches a new store's file to WAL mode a moment before
+// it creates the tables), pass: they become a store.
+func refuseForeign(ctx context.Context, abs string, cfg config) error {
+	fi, err := os.Stat(abs)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		return fmt.Errorf("sqlite: open %s: %w: %w", abs, store.ErrUnavailable, err)
+	case fi.IsDir():
+		return fmt.Errorf("sqlite: %w: %s is a directory, not a baton store", store.ErrSchema, abs)
+	case fi.Size() == 0:
+		return nil
+	}
+	params := "&mode=ro"
+	if _, err := os.Stat(abs + "-wal"); errors.Is(err, fs.ErrNotExist) {
+		params += "&immutable=1"
+	}
+	db, err := sql.Open("sqlite", dsn(abs, cfg)+params)
+	if err != nil {
+		return fmt.Errorf("sqlite: open %s: %w", abs, err)
+	}
+	defer db.Close()
+	_, found, err := schemaVersion(ctx, db)
+	var objects int
+	if err == nil && !found {
+		err = db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_schema`).Scan(&objects)
+	}
+	switch {
+	case err != nil:
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			return fmt.Errorf("sqlite: open: %w: %w", store.ErrUnavailable, ctxErr)
+		}
+		return classify(abs, "open", cfg.busyTimeout, err)
+	case !found && objects > 0:
+		return foreignDatabase(abs)
 	}
 	return nil
 }
@@ -581,7 +636,7 @@ func openReadOnly(ctx context.Context, path string, cfg config) (*Store, error) 
 	s.readOnly = true
 	version, found, err := schemaVersion(ctx, db)
 	if err == nil && !found {
-		err = fmt.Errorf("sqlite: %w: %s is an SQLite database without baton's tables, not a baton store; baton left it untouched", store.ErrSchema, abs)
+		err = foreignDatabase(abs)
 	} else if err == nil {
 		err = s.checkVersion(version, found)
 	} else {
