@@ -64,7 +64,7 @@ func checkCommand(name string) error {
 	case n == 0:
 		return usagef("command %q cannot be run: %s is an empty file, not a program", name, path)
 	}
-	return usagef("command %q cannot be run: %s is not a program (it starts with %q, neither \"#!\" nor an executable binary's magic number); run it through its interpreter, e.g. -- sh %s",
+	return usagef("command %q cannot be run: %s is not a program (it starts with %q, neither \"#!\" nor an executable binary's magic number); if it is a script, give it a #! line or run it through its interpreter (-- sh %s)",
 		name, path, head, path)
 }
 
