@@ -84,7 +84,7 @@ var (
 // a restore, and into a fenced SQL table's BIGINT). A name whose token is
 // MaxToken has no next term; a token floor (baton.RaiseTokenFloor) is at
 // most MaxToken-1 so that the next leader still gets one.
-const MaxToken = math.MaxInt64
+const MaxToken uint64 = math.MaxInt64
 
 // Permanent reports whether err will not heal by retrying: ErrReplaced,
 // ErrCorrupt, ErrSchema and ErrTokenLimit. Transient errors
