@@ -59,3 +59,27 @@ func TestRunRefusesCommandThatCannotStart(t *testing.T) {
 		}
 	}
 }
+
+// The acceptance line on an SQLite store: 'run --once -- FILE' with a file
+// that is not a program exits 2, and 'baton history' shows no acquisition.
+func TestRunOnceNotAProgramHistory(t *testing.T) {
+	dir := t.TempDir()
+	text := filepath.Join(dir, "hostname")
+	if err := os.WriteFile(text, []byte("vm-1\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(text, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	u := "sqlite:" + filepath.Join(dir, "s.db")
+	if code, _, errOut := runBaton(t, "store", "floor", "--store", u, "j", "1"); code != exitOK {
+		t.Fatal(errOut)
+	}
+	args := []string{"run", "--once", "--store", u, "j", "--", text}
+	code, _, errOut := runBaton(t, args...)
+	checkOneLine(t, args, code, errOut, "is not a program")
+	code, out, errOut := runBaton(t, "history", "--store", u, "j")
+	if code != exitOK || strings.Contains(out, "acquired") || strings.Count(out, "\n") != 2 || !strings.Contains(out, "token-floor-raised") {
+		t.Fatalf("history after the refused run: exit %d\n%s%s", code, out, errOut)
+	}
+}
