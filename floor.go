@@ -8,6 +8,10 @@ import (
 	"github.com/batonhq/baton/store"
 )
 
+// MaxTokenFloor is the largest token floor RaiseTokenFloor sets:
+// store.MaxToken less one, the token of the next term.
+const MaxTokenFloor = store.MaxToken - 1
+
 // RaiseTokenFloor makes sure that the next term of name gets a token above
 // floor: it raises the election record's token to floor (creating a free
 // record at floor if name never had a leader), and never lowers it. It
@@ -25,9 +29,17 @@ import (
 // A leader holding name when the floor is raised is deposed at its next
 // renewal (its token is no longer the record's); run it with the nodes of
 // name stopped, or accept one takeover.
+//
+// floor is at most MaxTokenFloor, so that the next term's token fits in
+// every store; a larger one is an error wrapping store.ErrInvalid, and
+// nothing is written.
 func RaiseTokenFloor(ctx context.Context, st store.Store, name string, floor uint64) (store.Record, error) {
 	if err := store.CheckName(name); err != nil {
 		return store.Record{}, err
+	}
+	if floor > MaxTokenFloor {
+		return store.Record{}, fmt.Errorf("baton: %w: token floor %d of %q is above %d, the largest floor: a baton store holds tokens up to %d and the next leader needs one more",
+			store.ErrInvalid, floor, name, uint64(MaxTokenFloor), uint64(store.MaxToken))
 	}
 	for {
 		rec, err := st.Get(ctx, name)

@@ -113,3 +113,32 @@ func TestRaiseTokenFloor(t *testing.T) {
 		}
 	})
 }
+
+// The largest floor leaves room for the next term's token; one above it
+// is refused and writes nothing; a store at the largest token ends the
+// campaign with ErrStoreLost (it never heals) instead of retrying.
+func TestTokenFloorMaximum(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st := memstore.New()
+		if _, err := baton.RaiseTokenFloor(t.Context(), st, "over", baton.MaxTokenFloor+1); !errors.Is(err, store.ErrInvalid) {
+			t.Fatalf("floor above MaxTokenFloor: %v, want ErrInvalid", err)
+		}
+		if _, err := st.Get(t.Context(), "over"); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("the refused floor wrote a record: %v", err)
+		}
+		if _, err := baton.RaiseTokenFloor(t.Context(), st, "billing", baton.MaxTokenFloor); err != nil {
+			t.Fatal(err)
+		}
+		term := mustCampaign(t, newElector(t, st, "a"))
+		if term.Token() != store.MaxToken {
+			t.Fatalf("token after the largest floor: %d, want %d", term.Token(), uint64(store.MaxToken))
+		}
+		if err := term.Resign(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		_, err := newElector(t, st, "b").Campaign(t.Context())
+		if !errors.Is(err, baton.ErrStoreLost) || !errors.Is(err, store.ErrTokenLimit) {
+			t.Fatalf("Campaign on a name at the largest token: %v, want ErrStoreLost wrapping ErrTokenLimit", err)
+		}
+	})
+}

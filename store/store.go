@@ -24,6 +24,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 	"unicode"
@@ -68,13 +69,29 @@ var (
 	// It never heals by retrying: callers end their term and stop, naming
 	// the store and the problem.
 	ErrCorrupt = errors.New("store corrupt or not baton's")
+
+	// ErrTokenLimit is returned, wrapped together with ErrInvalid, by a
+	// write whose fencing token is above MaxToken, or of a record whose
+	// stored token is: the name's next term could get no token. Nothing
+	// was written. It never heals (a token is never lowered): callers end
+	// their term and stop; the name's work continues under another name.
+	ErrTokenLimit = errors.New("fencing tokens used up")
 )
 
+// MaxToken is the largest fencing token a baton store holds, on every
+// backend: SQLite and PostgreSQL store tokens as signed 64-bit integers
+// (etcd could hold more, but a token must move between backends, through
+// a restore, and into a fenced SQL table's BIGINT). A name whose token is
+// MaxToken has no next term; a token floor (baton.RaiseTokenFloor) is at
+// most MaxToken-1 so that the next leader still gets one.
+const MaxToken uint64 = math.MaxInt64
+
 // Permanent reports whether err will not heal by retrying: ErrReplaced,
-// ErrCorrupt and ErrSchema. Transient errors (ErrUnavailable, timeouts,
-// busy) are worth retrying; permanent ones end a term and a process.
+// ErrCorrupt, ErrSchema and ErrTokenLimit. Transient errors
+// (ErrUnavailable, timeouts, busy) are worth retrying; permanent ones end
+// a term and a process.
 func Permanent(err error) bool {
-	return errors.Is(err, ErrReplaced) || errors.Is(err, ErrCorrupt) || errors.Is(err, ErrSchema)
+	return errors.Is(err, ErrReplaced) || errors.Is(err, ErrCorrupt) || errors.Is(err, ErrSchema) || errors.Is(err, ErrTokenLimit)
 }
 
 // MaxNameLen is the longest election or job name, in bytes.

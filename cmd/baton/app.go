@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/batonhq/baton/internal/escape"
 	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/store/storeurl"
 )
@@ -184,7 +185,7 @@ func (e *env) fail(cmd string, err error) int {
 	// The library's errors start with "baton: "; after "baton CMD: " that
 	// would be said twice.
 	msg := strings.TrimPrefix(err.Error(), "baton: ")
-	fmt.Fprintf(e.stderr, "baton %s: %s\n", cmd, oneLine(storeurl.Scrub(msg, e.secrets...)))
+	fmt.Fprintf(e.stderr, "baton %s: %s\n", cmd, escape.String(oneLine(storeurl.Scrub(msg, e.secrets...))))
 	var u *usageError
 	if errors.As(err, &u) {
 		return exitUsage

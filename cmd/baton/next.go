@@ -7,6 +7,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/batonhq/baton/internal/escape"
 	"github.com/batonhq/baton/schedule"
 	"github.com/batonhq/baton/store"
 )
@@ -110,7 +111,7 @@ func runNext(ctx context.Context, e *env, args []string) int {
 		}
 		return exitOK
 	}
-	fmt.Fprintf(e.stdout, "schedule:  %s\nfrom:      %s\n", desc, at.Truncate(time.Millisecond).Format(time.RFC3339Nano))
+	fmt.Fprintf(e.stdout, "schedule:  %s\nfrom:      %s\n", escape.String(desc), at.Truncate(time.Millisecond).Format(time.RFC3339Nano))
 	if len(out) == 0 {
 		fmt.Fprintln(e.stdout, "no instant after that (the expression matches no date within five years)")
 		return exitOK

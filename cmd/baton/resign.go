@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/internal/escape"
 	"github.com/batonhq/baton/store"
 )
 
@@ -64,7 +65,7 @@ func handover(ctx context.Context, e *env, cmd string, args []string) int {
 			return e.fail(cmd, fmt.Errorf("%w: %q is free (token %d)", baton.ErrNotLeader, name, rec.Token))
 		}
 		tok = rec.Token
-		fmt.Fprintf(e.stderr, "baton %s: no --token given; using the current token %d of %q (held by %s)\n", cmd, tok, name, rec.Holder)
+		fmt.Fprintf(e.stderr, "baton %s: no --token given; using the current token %d of %q (held by %s)\n", cmd, tok, name, escape.String(rec.Holder))
 	}
 	if cmd == "transfer" {
 		if err := campaigning(ctx, st, name, to); err != nil {

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"os/exec"
 	"sync"
 	"time"
 
@@ -77,6 +76,10 @@ schedule loses its lease at its next renewal; a node with the old schedule
 stops with an error when it would lead again.
 
 ` + cronRuleHelp + `
+
+Before campaigning, COMMAND is checked: found, a regular file this user
+may execute, and a program (a "#!" script whose interpreter exists, or an
+executable binary); otherwise exit 2 and no token is taken.
 
 Logs go to standard error, COMMAND's output to baton's, line by line.
 
@@ -307,10 +310,7 @@ func runRun(ctx context.Context, e *env, args []string) int {
 			return usagef("invalid --restart %q; want always, on-failure or never", restart)
 		}
 
-		if _, err := exec.LookPath(c.argv[0]); err != nil {
-			return usagef("command %q not found: %v", c.argv[0], errors.Unwrap(err))
-		}
-		return nil
+		return checkCommand(c.argv[0]) // before campaigning: no token for a command that cannot start
 	}()
 	if err != nil {
 		return e.fail("run", err)

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/internal/escape"
 	"github.com/batonhq/baton/internal/supervise"
 	"github.com/batonhq/baton/schedule"
 	"github.com/batonhq/baton/store"
@@ -95,7 +96,7 @@ func (r *runner) observe(ctx context.Context, every time.Duration, foreign func(
 				if rec.Holder == "" {
 					r.logger.Info("waiting for leadership", "holder", "(none)", "token", rec.Token)
 				} else {
-					r.logger.Info("waiting for leadership", "holder", rec.Holder, "token", rec.Token, "lease", rec.Lease)
+					r.logger.Info("waiting for leadership", "holder", escape.String(rec.Holder), "token", rec.Token, "lease", rec.Lease)
 					if foreign != nil {
 						foreign(rec)
 					}
@@ -269,7 +270,7 @@ func (r *runner) once(ctx context.Context, e *env) int {
 		}
 		who := "nobody holds it now (it was released meanwhile); try again"
 		if rec.Holder != "" {
-			who = fmt.Sprintf("held by %s (token %d)", rec.Holder, rec.Token)
+			who = fmt.Sprintf("held by %s (token %d)", escape.String(rec.Holder), rec.Token)
 		}
 		fmt.Fprintf(r.stderr, "baton run: %s: leadership not obtained within --wait %v: %s\n", r.cfg.job.Name, r.cfg.wait, who)
 		return exitNotLeader

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/batonhq/baton/internal/escape"
 	"github.com/batonhq/baton/internal/inspect"
 	"github.com/batonhq/baton/schedule"
 )
@@ -79,7 +80,7 @@ retention (see 'baton run --keep' and 'baton prune') are gone.`, defaultRunsLimi
 		if *before != "" {
 			newest += " before " + *before
 		}
-		fmt.Fprintf(e.stdout, "(%s; older: --before %s, or --all)\n", newest, rows[len(rows)-1].Period)
+		fmt.Fprintf(e.stdout, "(%s; older: --before %s, or --all)\n", newest, escape.String(rows[len(rows)-1].Period))
 	}
 	return exitOK
 }

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/internal/escape"
 	"github.com/batonhq/baton/internal/timeline"
 	"github.com/batonhq/baton/schedule"
 	"github.com/batonhq/baton/store"
@@ -277,9 +278,10 @@ func (s *server) data(ctx context.Context) pageData {
 		Now: time.Now().UTC().Format("15:04:05Z")}
 	jobs, err := s.readAll(ctx)
 	if err != nil {
-		pd.Err = readErr(s.storeLabel, err).Error()
+		pd.Err = escape.String(readErr(s.storeLabel, err).Error())
 	}
 	for _, d := range jobs {
+		d = printableDetail(d) // html/template escapes HTML, not control characters
 		pd.Jobs = append(pd.Jobs, card{jobDetail: d, Chart: historyChart(d)})
 	}
 	return pd

@@ -2,10 +2,12 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/store"
 )
 
 // runStoreCmd implements 'baton store': operations on the store itself.
@@ -16,7 +18,8 @@ func runStoreCmd(ctx context.Context, e *env, args []string) int {
 		"store was lost and created afresh, for every name, with TOKEN the highest token\n" +
 		"the old store handed out (from baton history before the loss, a fenced\n" +
 		"resource's last accepted token, or BATON_TOKEN in the leader's logs). A token\n" +
-		"is never lowered. A leader holding NAME meanwhile is deposed at its next\n" +
+		"is never lowered. TOKEN is at most 9223372036854775806 (2^63-2): every baton\n" +
+		"store holds tokens up to 2^63-1, and the next leader needs one more. A leader holding NAME meanwhile is deposed at its next\n" +
 		"renewal: stop the nodes of NAME first if a takeover matters.\n\n" +
 		"Flags may also follow the arguments."
 	fs := e.newFlagSet("store", synopsis)
@@ -38,8 +41,12 @@ func runStoreCmd(ctx context.Context, e *env, args []string) int {
 		return e.fail("store", err)
 	}
 	floor, err := strconv.ParseUint(pos[2], 10, 64)
-	if err != nil || floor == 0 {
+	if err != nil && !errors.Is(err, strconv.ErrRange) || floor == 0 {
 		return e.fail("store", usagef("invalid TOKEN %q; want a positive integer", pos[2]))
+	}
+	if err != nil || floor > baton.MaxTokenFloor {
+		return e.fail("store", usagef("TOKEN %s is too large: at most %d, so that the next leader's token (one more) fits in every baton store (tokens up to %d)",
+			pos[2], uint64(baton.MaxTokenFloor), uint64(store.MaxToken)))
 	}
 	st, err := e.openStore(ctx, *storeURL)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/batonhq/baton/internal/escape"
 	"github.com/batonhq/baton/schedule"
 	"github.com/batonhq/baton/store"
 )
@@ -78,7 +79,7 @@ never collides with a scheduled period, and sorts among them by time. With
 	if written {
 		fmt.Fprintf(e.stdout, "%s %s: pending; the leader of %s runs it\n", job, key, job)
 	} else {
-		fmt.Fprintf(e.stdout, "%s %s: already %s (token %d, attempt %d); nothing written\n", job, key, r.State, r.Token, r.Attempt)
+		fmt.Fprintf(e.stdout, "%s %s: already %s (token %d, attempt %d); nothing written\n", job, key, escape.String(string(r.State)), r.Token, r.Attempt)
 	}
 	return exitOK
 }

@@ -18,6 +18,7 @@ import (
 // printStatus prints what 'baton status' shows of v, and what --observe
 // saw (seen.watched == 0: nothing).
 func printStatus(w io.Writer, v inspect.View, seen observation) {
+	v = printableView(v)
 	fmt.Fprintf(w, "name:      %s\n", v.Name)
 	if el := v.Election; el != nil {
 		holder := "(free)"
@@ -111,6 +112,7 @@ func printRuns(w io.Writer, rows []inspect.Run) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "PERIOD\tSTATE\tATTEMPT\tTOKEN\tHOLDER\tMANUAL\tDELAY\tEXIT")
 	for _, r := range rows {
+		r = printableRun(r)
 		delay, exit, manual := "-", "-", ""
 		if r.Started != nil {
 			delay = r.Delay.String()
@@ -131,6 +133,7 @@ func printHistory(w io.Writer, evs []store.Event) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "SEQ\tTIME\tKIND\tHOLDER\tTOKEN\tTRANSFER\tDETAIL")
 	for _, ev := range evs {
+		ev = printableEvent(ev)
 		transfer := orDash(ev.Transfer)
 		if ev.Transfer == store.AnyNode {
 			transfer = "any (resign)" // 'baton resign': whoever takes it first

@@ -99,8 +99,8 @@ func precheck(sw store.Swap) error {
 	if err := store.CheckName(r.Name); err != nil {
 		return storedriver.CheckSwap(store.Record{}, sw)
 	}
-	if r.Token > math.MaxInt64 {
-		return fmt.Errorf("%w: token %d of %q does not fit in a bigint", store.ErrInvalid, r.Token, r.Name)
+	if err := storedriver.CheckToken(fmt.Sprintf("election %q", r.Name), r.Token); err != nil {
+		return err // a bigint holds no more
 	}
 	for _, v := range []string{r.Holder, r.Incarnation, r.Transfer, r.Session, string(sw.Event)} {
 		if strings.IndexByte(v, 0) >= 0 {

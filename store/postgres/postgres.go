@@ -286,7 +286,8 @@ func unavailable(op string, err error) error {
 // cancelled statement, a serialization failure or deadlock, too many
 // connections, a read-only standby) wraps store.ErrUnavailable; a value the
 // database cannot store (such as a NUL byte in a name) wraps
-// store.ErrInvalid; a missing schema or table wraps store.ErrSchema.
+// store.ErrInvalid; a missing schema or table wraps store.ErrSchema; a
+// corrupt page and a failed integrity constraint wrap store.ErrCorrupt.
 func (s *Store) fail(ctx context.Context, op string, err error) error {
 	if err == nil {
 		return nil
@@ -317,6 +318,10 @@ func (s *Store) fail(ctx context.Context, op string, err error) error {
 			return fmt.Errorf("postgres: %s: %w: the baton schema %q this process opened is gone (dropped?): %w", op, store.ErrReplaced, s.schema, err)
 		case code == "XX001", code == "XX002": // data or index corrupted
 			return fmt.Errorf("postgres: %s: %w: schema %q: %w", op, store.ErrCorrupt, s.schema, err)
+		case code[:2] == "23": // integrity constraint violation
+			// baton checks every value it writes: a constraint that fails
+			// is one it did not make, or data it did not write.
+			return fmt.Errorf("postgres: %s: %w: schema %q refuses the write with a constraint baton did not expect (its tables were changed by another program): %w", op, store.ErrCorrupt, s.schema, err)
 		}
 		return fmt.Errorf("postgres: %s: %w", op, err)
 	}
@@ -375,7 +380,9 @@ func openReadOnly(ctx context.Context, rawURL string, o config) (*Store, error) 
 		err = s.fail(ctx, "open", err)
 	case !exists:
 		err = store.NoStore(fmt.Sprintf("schema %q of the database (it has no such schema)", schema))
-	case !meta || (v != "1" && v != "2" && v != strconv.Itoa(SchemaVersion)):
+	case !meta:
+		err = fmt.Errorf("postgres: %w: postgres schema %q has no baton meta table, not a baton store; baton left it untouched: point the URL's schema parameter at another schema", store.ErrSchema, schema)
+	case v != "1" && v != "2" && v != strconv.Itoa(SchemaVersion):
 		err = fmt.Errorf("postgres: %w: schema %q is not a baton store this baton reads (schema version %q; this baton supports 1 to %d)", store.ErrSchema, schema, v, SchemaVersion)
 	}
 	if err != nil {

@@ -404,7 +404,7 @@ func setup(ctx context.Context, pool *pgxpool.Pool, schema, q, channel string) e
 			var v string
 			err := tx.QueryRow(ctx, `SELECT value FROM `+q+`.meta WHERE key = 'schema_version'`).Scan(&v)
 			if errors.Is(err, pgx.ErrNoRows) {
-				return fmt.Errorf("%w: postgres schema %q has a meta table without a schema_version; it is not a baton store: point the URL's schema parameter at another schema", store.ErrSchema, schema)
+				return fmt.Errorf("%w: postgres schema %q has a meta table without a schema_version, not a baton store; baton left it untouched: point the URL's schema parameter at another schema", store.ErrSchema, schema)
 			}
 			if err != nil {
 				return err
@@ -431,7 +431,7 @@ func setup(ctx context.Context, pool *pgxpool.Pool, schema, q, channel string) e
 			_, err = tx.Exec(ctx, storeIDStmt(q)) // a store made before store ids gets one
 			return err
 		case schemaExists && relations > 0:
-			return fmt.Errorf("%w: postgres schema %q holds %d relations but no baton meta table; it is not a baton store: point the URL's schema parameter at another schema", store.ErrSchema, schema, relations)
+			return fmt.Errorf("%w: postgres schema %q holds %d relations but no baton meta table, not a baton store; baton left it untouched: point the URL's schema parameter at another schema", store.ErrSchema, schema, relations)
 		}
 		for _, stmt := range ddl(q, channel) {
 			if _, err := tx.Exec(ctx, stmt); err != nil {

@@ -45,17 +45,23 @@
 // once the name's own record looked expired. Stop every older baton on a
 // store before a newer one opens it. It refuses, with store.ErrSchema and without writing a byte,
 // a file that is not an SQLite database and a file whose schema version it
-// does not know; the error names the file, both versions and the fix. An
-// SQLite database that holds other tables but no baton tables is accepted:
-// baton's tables are created beside the others and the file is switched to
-// WAL mode.
+// does not know; the error names the file, both versions and the fix. It
+// refuses the same way an SQLite database that holds a schema (tables,
+// indexes, views, triggers) but no baton tables: an application's own
+// database is never changed, not even switched to WAL mode ("not a baton
+// store; baton left it untouched", the read-only Open's message). A new
+// path, an empty file and an SQLite database with no schema at all become
+// a new store.
 //
 // Versions come from one store-wide counter in baton_meta, so a version is
 // never reused, even across names or after a record is recreated. Times are
 // stored as integer Unix nanoseconds and read back in UTC; the zero
 // time.Time is stored as NULL. Tokens are uint64 in Go and signed 64-bit
-// integers in SQLite: tokens up to MaxToken (2^63-1) round-trip, a larger
-// one is refused with store.ErrInvalid.
+// integers in SQLite: tokens up to MaxToken (2^63-1, store.MaxToken)
+// round-trip, a larger one is refused with store.ErrInvalid and
+// store.ErrTokenLimit. A write that a constraint refuses (one baton did
+// not make, such as a trigger another program added) is store.ErrCorrupt:
+// it never heals by retrying.
 //
 // # Identity, damage and file modes
 //

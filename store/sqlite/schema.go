@@ -202,6 +202,18 @@ func (s *Store) init(ctx context.Context) error {
 		if err := s.checkVersion(version, found); err != nil {
 			return err
 		}
+		if !found {
+			// Checked before anything was written (refuseForeign);
+			// again here, under the write lock, for a schema made
+			// since by another process than baton.
+			var objects int
+			if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_schema`).Scan(&objects); err != nil {
+				return err
+			}
+			if objects > 0 {
+				return foreignDatabase(s.path)
+			}
+		}
 		stmts := schema
 		if found {
 			stmts = nil

@@ -23,6 +23,7 @@ import (
 
 	"github.com/batonhq/baton/fence"
 	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/store/storedriver"
 )
 
 var (
@@ -35,9 +36,10 @@ var (
 )
 
 // MaxToken is the largest fencing token the sqlite store can hold: SQLite
-// integers are signed 64-bit. A swap carrying a larger token fails with
-// store.ErrInvalid.
-const MaxToken = math.MaxInt64
+// integers are signed 64-bit. It is store.MaxToken, every backend's. A
+// swap carrying a larger token fails with store.ErrInvalid and
+// store.ErrTokenLimit.
+const MaxToken = store.MaxToken
 
 // Defaults of the options.
 const (
@@ -188,10 +190,11 @@ var sqliteHeader = []byte("SQLite format 3\x00")
 // DSN. The file must be on a local file system (see the package doc).
 //
 // Open refuses, with an error wrapping store.ErrSchema and without writing
-// to the file, a file that is not an SQLite database and one whose baton
-// schema version is not the one this package supports. A SQLite database
-// with other tables and no baton tables is accepted: baton's tables, all
-// named baton_*, are created beside the others.
+// to the file, a file that is not an SQLite database, an SQLite database
+// that holds tables, indexes, views or triggers but no baton tables (an
+// application's own database), and one whose baton schema version is not
+// the one this package supports. A new path, an empty file and an SQLite
+// database with no schema at all become a new store.
 //
 // ctx bounds the time Open takes; it is not retained.
 func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
@@ -215,6 +218,9 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
 	if err := sniff(abs); err != nil {
+		return nil, err
+	}
+	if err := refuseForeign(ctx, abs, cfg); err != nil {
 		return nil, err
 	}
 	if err := createFile(abs); err != nil {
@@ -365,6 +371,57 @@ func sniff(path string) error {
 	return nil
 }
 
+// foreignDatabase is the error for an SQLite database without baton's
+// tables, the same for a writer's Open and a reader's.
+func foreignDatabase(abs string) error {
+	return fmt.Errorf("sqlite: %w: %s is an SQLite database without baton's tables, not a baton store; baton left it untouched", store.ErrSchema, abs)
+}
+
+// refuseForeign refuses, before anything writes to it, an existing SQLite
+// file that holds a schema (tables, indexes, views, triggers) but no
+// baton_meta table: an application's database, which baton must not
+// change. It reads the file as openReadOnly does, so that not a byte of
+// it changes. An empty file, and a database with no schema at all (a
+// baton process switches a new store's file to WAL mode a moment before
+// it creates the tables), pass: they become a store.
+func refuseForeign(ctx context.Context, abs string, cfg config) error {
+	fi, err := os.Stat(abs)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		return fmt.Errorf("sqlite: open %s: %w: %w", abs, store.ErrUnavailable, err)
+	case fi.IsDir():
+		return fmt.Errorf("sqlite: %w: %s is a directory, not a baton store", store.ErrSchema, abs)
+	case fi.Size() == 0:
+		return nil
+	}
+	params := "&mode=ro"
+	if _, err := os.Stat(abs + "-wal"); errors.Is(err, fs.ErrNotExist) {
+		params += "&immutable=1"
+	}
+	db, err := sql.Open("sqlite", dsn(abs, cfg)+params)
+	if err != nil {
+		return fmt.Errorf("sqlite: open %s: %w", abs, err)
+	}
+	defer db.Close()
+	_, found, err := schemaVersion(ctx, db)
+	var objects int
+	if err == nil && !found {
+		err = db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_schema`).Scan(&objects)
+	}
+	switch {
+	case err != nil:
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			return fmt.Errorf("sqlite: open: %w: %w", store.ErrUnavailable, ctxErr)
+		}
+		return classify(abs, "open", cfg.busyTimeout, err)
+	case !found && objects > 0:
+		return foreignDatabase(abs)
+	}
+	return nil
+}
+
 // Close closes the store's connections and ends its watches. It does not
 // change any record. Calls after Close fail with store.ErrUnavailable.
 func (s *Store) Close() error {
@@ -400,7 +457,8 @@ func (s *Store) enter(ctx context.Context, op string) error {
 // fail classifies an error from the database: a finished ctx, a closed
 // store, a lock held beyond the busy timeout and any other failure to reach
 // a decision wrap store.ErrUnavailable; a file that is not a database or is
-// corrupt wraps store.ErrSchema. The driver's error stays in the chain.
+// corrupt, and a constraint that refuses a write, wrap store.ErrCorrupt.
+// The driver's error stays in the chain.
 func (s *Store) fail(ctx context.Context, op string, err error) error {
 	if ctxErr := ctx.Err(); ctxErr != nil {
 		return fmt.Errorf("sqlite: %s: %w: %w", op, store.ErrUnavailable, ctxErr)
@@ -419,6 +477,11 @@ func classify(path, op string, busy time.Duration, err error) error {
 			return fmt.Errorf("sqlite: %s: %w: %s is locked by another connection (busy timeout %v): %w", op, store.ErrUnavailable, path, busy, err)
 		case sqlite3.SQLITE_NOTADB, sqlite3.SQLITE_CORRUPT:
 			return fmt.Errorf("sqlite: %s: %w: %s is damaged (%w); restore it from a backup (see baton store floor) or move it away", op, store.ErrCorrupt, path, err)
+		case sqlite3.SQLITE_CONSTRAINT:
+			// baton checks every value it writes: a constraint that
+			// fails is one it did not make (a trigger, a changed
+			// table) or data it did not write. Retrying cannot help.
+			return fmt.Errorf("sqlite: %s: %w: %s refuses the write with a constraint baton did not expect (%w): its baton tables were changed by another program; restore it from a backup (see baton store floor) or move it away", op, store.ErrCorrupt, path, err)
 		}
 	}
 	return fmt.Errorf("sqlite: %s: %w: %s: %w", op, store.ErrUnavailable, path, err)
@@ -535,12 +598,7 @@ func (s *Store) now() time.Time {
 	return time.Unix(0, s.cfg.now().UnixNano()).UTC()
 }
 
-func checkToken(what string, token uint64) error {
-	if token > MaxToken {
-		return fmt.Errorf("%w: %s token %d is above %d, the largest the sqlite store can hold", store.ErrInvalid, what, token, uint64(MaxToken))
-	}
-	return nil
-}
+func checkToken(what string, token uint64) error { return storedriver.CheckToken(what, token) }
 
 // openReadOnly is Open with WithReadOnly.
 func openReadOnly(ctx context.Context, path string, cfg config) (*Store, error) {
@@ -578,7 +636,7 @@ func openReadOnly(ctx context.Context, path string, cfg config) (*Store, error) 
 	s.readOnly = true
 	version, found, err := schemaVersion(ctx, db)
 	if err == nil && !found {
-		err = fmt.Errorf("sqlite: %w: %s is an SQLite database without baton's tables, not a baton store; baton left it untouched", store.ErrSchema, abs)
+		err = foreignDatabase(abs)
 	} else if err == nil {
 		err = s.checkVersion(version, found)
 	} else {

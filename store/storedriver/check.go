@@ -22,6 +22,9 @@ func CheckSwap(cur store.Record, s store.Swap) error {
 	if cur.Version != s.Expect {
 		return fmt.Errorf("%w: %q is at version %d, expected %d", store.ErrConflict, s.Record.Name, cur.Version, s.Expect)
 	}
+	if err := CheckToken(fmt.Sprintf("election %q", s.Record.Name), max(cur.Token, s.Record.Token)); err != nil {
+		return err
+	}
 	if s.Record.Token < cur.Token {
 		return fmt.Errorf("%w: token of %q would go back from %d to %d", store.ErrInvalid, s.Record.Name, cur.Token, s.Record.Token)
 	}
@@ -33,6 +36,19 @@ func CheckSwap(cur store.Record, s store.Swap) error {
 	}
 	if s.Record.Holder == "" && s.Record.Incarnation != "" {
 		return fmt.Errorf("%w: a free record of %q has an incarnation", store.ErrInvalid, s.Record.Name)
+	}
+	return nil
+}
+
+// CheckToken returns an error wrapping store.ErrInvalid and
+// store.ErrTokenLimit if token, of what (an election record, a run), is
+// above store.MaxToken. Backends call it (CheckSwap and CheckRunSwap do)
+// before writing a token, so that every backend refuses the same tokens
+// with the same permanent error.
+func CheckToken(what string, token uint64) error {
+	if token > store.MaxToken {
+		return fmt.Errorf("%w: %w: %s token %d is above %d, the largest a baton store holds; a token is never lowered, so give the work another name",
+			store.ErrInvalid, store.ErrTokenLimit, what, token, uint64(store.MaxToken))
 	}
 	return nil
 }
@@ -51,6 +67,9 @@ func CheckRunSwap(cur store.Run, s store.RunSwap, electionToken uint64) error {
 	}
 	if cur.Version != s.Expect {
 		return fmt.Errorf("%w: run %s/%s is at version %d, expected %d", store.ErrConflict, r.Job, r.Period, cur.Version, s.Expect)
+	}
+	if err := CheckToken(fmt.Sprintf("run %s/%s", r.Job, r.Period), r.Token); err != nil {
+		return err
 	}
 	if cur.Version != 0 && cur.State == store.Done {
 		return fmt.Errorf("%w: run %s/%s is already done", store.ErrInvalid, r.Job, r.Period)

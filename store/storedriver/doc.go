@@ -24,8 +24,11 @@
 // (ErrConflict, ErrInvalid, ErrNotFound, fence.ErrStaleToken) as such,
 // anything that may heal as ErrUnavailable, and what never heals as
 // ErrReplaced (the store is gone or is another one), ErrCorrupt (damaged
-// data, values that are not baton's) or ErrSchema (not a baton store, an
-// unknown version): store.Permanent tells electors and runners to stop.
+// data, values that are not baton's, a write refused by a constraint
+// baton did not make) or ErrSchema (not a baton store, an unknown
+// version), and a token above store.MaxToken as ErrTokenLimit (CheckToken;
+// CheckSwap and CheckRunSwap apply it): store.Permanent tells electors and
+// runners to stop.
 // Errors never quote a password.
 //
 // Options have one shape in every backend: type Option func(*config) error;

@@ -37,6 +37,7 @@ func Run(t *testing.T, f Factory) {
 		{"CreateAndConflict", testCreateAndConflict},
 		{"VersionChangesOnEveryWrite", testVersionChanges},
 		{"TokenNeverGoesBack", testTokenNeverGoesBack},
+		{"TokenAboveMaximumIsPermanent", testTokenLimit},
 		{"InvalidSwaps", testInvalidSwaps},
 		{"HistoryAtomicWithRecord", testHistory},
 		{"HistoryPaging", testHistoryPaging},
@@ -164,6 +165,53 @@ func testTokenNeverGoesBack(t *testing.T, open func() store.Store) {
 	got, _ := s.Get(ctx(t), "t")
 	if got.Token != 5 || got.Version != rec.Version {
 		t.Fatalf("rejected swap changed the record: %+v", got)
+	}
+}
+
+// testTokenLimit: store.MaxToken is held; a token above it, by Swap,
+// SwapMany or SwapRun, is refused with a permanent error (store.Permanent,
+// store.ErrTokenLimit, store.ErrInvalid), and nothing is written.
+func testTokenLimit(t *testing.T, open func() store.Store) {
+	s := open()
+	rec := mustSwap(t, s, store.Swap{Record: acquire("max", "n1", store.MaxToken), Event: store.Acquired})
+	if got, err := s.Get(ctx(t), "max"); err != nil || got.Token != store.MaxToken {
+		t.Fatalf("Get after writing token %d = %+v, %v", uint64(store.MaxToken), got, err)
+	}
+	refused := func(what string, err error) {
+		t.Helper()
+		if !store.Permanent(err) || !errors.Is(err, store.ErrTokenLimit) || !errors.Is(err, store.ErrInvalid) {
+			t.Fatalf("%s: got %v, want a permanent error wrapping ErrTokenLimit and ErrInvalid", what, err)
+		}
+	}
+	// The next term's token: one more than a store holds.
+	_, err := s.Swap(ctx(t), store.Swap{Expect: rec.Version, Record: acquire("max", "n2", store.MaxToken+1), Event: store.TakenOver})
+	refused("a takeover to token MaxToken+1", err)
+	_, err = s.Swap(ctx(t), store.Swap{Record: acquire("huge", "n1", 1<<64-1), Event: store.Acquired})
+	refused("a new record at token 2^64-1", err)
+	if bs, ok := s.(store.BatchSwapper); ok {
+		res, err := bs.SwapMany(ctx(t), []store.Swap{
+			{Expect: rec.Version, Record: acquire("max", "n2", store.MaxToken+1), Event: store.TakenOver},
+			{Record: acquire("ok", "n1", 1), Event: store.Acquired},
+		})
+		if err != nil || len(res) != 2 || res[1].Err != nil {
+			t.Fatalf("SwapMany with one token above the maximum = %+v, %v; want the other swap applied", res, err)
+		}
+		refused("SwapMany to token MaxToken+1", res[0].Err)
+	}
+	_, err = s.SwapRun(ctx(t), store.RunSwap{Run: store.Run{Job: "max", Period: "2026-01-01T00:00:00Z", State: store.Running, Token: store.MaxToken + 1, Holder: "n1"}})
+	refused("a run at token MaxToken+1", err)
+	got, err := s.Get(ctx(t), "max")
+	if err != nil || got.Version != rec.Version || got.Holder != "n1" || got.Token != store.MaxToken {
+		t.Fatalf("the refused swaps changed the record: %+v, %v", got, err)
+	}
+	if _, err := s.Get(ctx(t), "huge"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("a refused new record exists: %v", err)
+	}
+	if evs, err := s.History(ctx(t), "max", 0, 0); err != nil || len(evs) != 1 {
+		t.Fatalf("History after refused swaps = %+v, %v; want the one acquisition", evs, err)
+	}
+	if _, err := s.GetRun(ctx(t), "max", "2026-01-01T00:00:00Z"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("a refused run exists: %v", err)
 	}
 }
 

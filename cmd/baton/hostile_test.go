@@ -1,0 +1,143 @@
+package main
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+	"unicode"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/batonhq/baton/internal/browsertest"
+	"github.com/batonhq/baton/store"
+)
+
+// hostile is what a writer of the store may have put in a holder: an ESC
+// sequence that clears a terminal and a newline that forges a line.
+const hostile = "x\x1b[2J\nholder: evil"
+
+// escapedHostile is how every human-readable output shows it.
+const escapedHostile = `x\x1b[2J\nholder: evil`
+
+// Text written through the store API with control characters in it (a
+// holder, an incarnation, a transfer target, a candidate's node id, an
+// event's kind and detail, a run's holder and state) is shown escaped by
+// status, history, runs and the serve page: no raw control character, no
+// forged line.
+func TestHostileStoreTextEscaped(t *testing.T) {
+	e, _, _, ms := shared()
+	ctx := context.Background()
+	st := ms.Client("")
+	writeHostile(t, st)
+
+	check := func(what, got string, wants ...string) {
+		t.Helper()
+		for _, r := range got {
+			if r != '\n' && !unicode.IsPrint(r) {
+				t.Errorf("%s holds the raw control character %U:\n%s", what, r, got)
+				break
+			}
+		}
+		for _, l := range strings.Split(got, "\n") {
+			if strings.HasPrefix(strings.TrimSpace(l), "holder: evil") || strings.HasPrefix(strings.TrimSpace(l), "waiting: evil") || strings.HasPrefix(l, "forged") {
+				t.Errorf("%s has a forged line %q:\n%s", what, l, got)
+			}
+		}
+		for _, w := range wants {
+			if !strings.Contains(got, w) {
+				t.Errorf("%s lacks %q:\n%s", what, w, got)
+			}
+		}
+	}
+	for _, tc := range []struct {
+		args  []string
+		wants []string
+	}{
+		{[]string{"status", "billing"}, []string{escapedHostile, `inc\r\x1b[1A`, `node\u202eb`, `cand\x1b[2J\nwaiting: evil`, `detail\n\x1b[2Jforged`, `done\x1b[8m`}},
+		{[]string{"history", "billing"}, []string{escapedHostile, `acquired\x1b[31m`, `node\u202eb`, `sched\x1b]0;pwned\a -> detail\n\x1b[2Jforged`}},
+		{[]string{"runs", "billing"}, []string{escapedHostile, `done\x1b[8m`}},
+		{[]string{"next", "billing"}, []string{`detail\n\x1b[2Jforged`}},
+	} {
+		out, errb := &syncBuffer{}, &syncBuffer{}
+		e.stdout, e.stderr = out, errb
+		e.run(ctx, append(tc.args, "--store", "mem:"))
+		check(strings.Join(tc.args, " "), out.String()+errb.String(), tc.wants...)
+	}
+
+	// The serve page, as the browser gets it and as it refreshes.
+	s, err := newServer(st, "mem:", []string{"billing"}, time.Second, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(s.routes())
+	defer hs.Close()
+	for _, path := range []string{"/", "/fragment"} {
+		resp, err := http.Get(hs.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil || resp.StatusCode != http.StatusOK {
+			t.Fatalf("GET %s: %d, %v", path, resp.StatusCode, err)
+		}
+		check("serve "+path, string(body), escapedHostile, `cand\x1b[2J\nwaiting: evil`, `node\u202eb`, `done\x1b[8m`)
+	}
+}
+
+// writeHostile writes records full of control characters through the
+// store API: a job, an election record, a transfer request, a
+// reschedule (an event detail), a candidate and a ledger row.
+func writeHostile(t *testing.T, st store.Store) {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := st.EnsureJob(ctx, store.Job{Name: "billing", Schedule: "sched\x1b]0;pwned\x07"}); err != nil {
+		t.Fatal(err)
+	}
+	rec, err := st.Swap(ctx, store.Swap{Record: store.Record{Name: "billing", Holder: hostile, Incarnation: "inc\r\x1b[1A", Token: 3, Lease: time.Minute}, Event: store.EventKind("acquired\x1b[31m")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec.Transfer = "node\u202eb"
+	if _, err := st.Swap(ctx, store.Swap{Expect: rec.Version, Record: rec, Event: store.TransferRequested}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.UpdateJob(ctx, store.JobUpdate{Name: "billing", Expect: "sched\x1b]0;pwned\x07", Schedule: "detail\n\x1b[2Jforged"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Heartbeat(ctx, store.Candidate{Name: "billing", Node: "cand\x1b[2J\nwaiting: evil", Incarnation: "i\x00", Every: time.Second}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.SwapRun(ctx, store.RunSwap{Run: store.Run{Job: "billing", Period: "2026-01-01T00:00:00Z", State: store.RunState("done\x1b[8m"), Token: 3, Holder: hostile, Attempt: 1, Output: "out\x1b[2J"}}); err != nil {
+		t.Fatal(err)
+	}
+
+}
+
+// In headless Chromium the serve page shows the hostile holder and
+// candidate escaped, as text, on one line each.
+func TestHostileStoreTextInBrowser(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a browser")
+	}
+	ctx := browsertest.New(t, 60*time.Second)
+	st, url := servedStore(t, "", 200*time.Millisecond)
+	writeHostile(t, st)
+	const job = `section.job[data-name="billing"] `
+	if err := chromedp.Do(ctx, chromedp.Navigate(url), chromedp.WaitVisible(job+`dd.holder`)); err != nil {
+		t.Fatal(err)
+	}
+	if got := text(t, ctx, job+`dd.holder`); got != escapedHostile {
+		t.Errorf("holder shown as %q, want %q", got, escapedHostile)
+	}
+	if got := text(t, ctx, job+`dd.candidates`); got != `cand\x1b[2J\nwaiting: evil` {
+		t.Errorf("candidates shown as %q", got)
+	}
+	if got := text(t, ctx, job+`table.ledger`); strings.ContainsRune(got, 0x1b) || !strings.Contains(got, escapedHostile) {
+		t.Errorf("ledger shown as %q", got)
+	}
+}

@@ -1,0 +1,101 @@
+package main
+
+// What the human-readable outputs show of a store's text: every string
+// read from a store passes through escape.String before it is printed (or
+// rendered on the serve page), so that a control character in a holder, a
+// node id or a detail cannot redraw a terminal or forge a line. These
+// helpers apply it to whole views at the render points; JSON output takes
+// the views as they are.
+
+import (
+	"github.com/batonhq/baton/internal/escape"
+	"github.com/batonhq/baton/internal/inspect"
+	"github.com/batonhq/baton/store"
+)
+
+// printableView returns a copy of v with every string escaped.
+func printableView(v inspect.View) inspect.View {
+	v.Name = escape.String(v.Name)
+	if v.Election != nil {
+		el := *v.Election
+		el.Holder, el.Incarnation = escape.String(el.Holder), escape.String(el.Incarnation)
+		el.Transfer, el.Session = escape.String(el.Transfer), escape.String(el.Session)
+		v.Election = &el
+	}
+	v.Candidates = printableCandidates(v.Candidates)
+	v.Job = printableJob(v.Job)
+	v.Open = printableRuns(v.Open)
+	if v.Last != nil {
+		r := printableRun(*v.Last)
+		v.Last = &r
+	}
+	return v
+}
+
+func printableCandidates(cs []inspect.Candidate) []inspect.Candidate {
+	out := make([]inspect.Candidate, len(cs))
+	for i, c := range cs {
+		c.Node, c.Incarnation = escape.String(c.Node), escape.String(c.Incarnation)
+		out[i] = c
+	}
+	return out
+}
+
+func printableJob(j *inspect.Job) *inspect.Job {
+	if j == nil {
+		return nil
+	}
+	c := *j
+	c.Schedule, c.CatchUp, c.ScheduleError = escape.String(c.Schedule), escape.String(c.CatchUp), escape.String(c.ScheduleError)
+	if c.NextDue != nil {
+		d := *c.NextDue
+		d.Period = escape.String(d.Period)
+		c.NextDue = &d
+	}
+	return &c
+}
+
+// printableRun returns r with every string escaped.
+func printableRun(r inspect.Run) inspect.Run {
+	r.Job, r.Period, r.State = escape.String(r.Job), escape.String(r.Period), escape.String(r.State)
+	r.Holder, r.Output = escape.String(r.Holder), escape.String(r.Output)
+	return r
+}
+
+func printableRuns(rs []inspect.Run) []inspect.Run {
+	out := make([]inspect.Run, len(rs))
+	for i, r := range rs {
+		out[i] = printableRun(r)
+	}
+	return out
+}
+
+// printableEvent returns ev with every string escaped.
+func printableEvent(ev store.Event) store.Event {
+	ev.Name, ev.Kind = escape.String(ev.Name), store.EventKind(escape.String(string(ev.Kind)))
+	ev.Holder, ev.Incarnation = escape.String(ev.Holder), escape.String(ev.Incarnation)
+	ev.Transfer, ev.Detail = escape.String(ev.Transfer), escape.String(ev.Detail)
+	return ev
+}
+
+// printableDetail returns a copy of d, as the serve page renders it, with
+// every string escaped: html/template escapes HTML, not control
+// characters.
+func printableDetail(d jobDetail) jobDetail {
+	d.Name, d.Holder, d.Incarnation = escape.String(d.Name), escape.String(d.Holder), escape.String(d.Incarnation)
+	d.Transfer, d.Error = escape.String(d.Transfer), escape.String(d.Error)
+	d.Candidates = printableCandidates(d.Candidates)
+	d.Job = printableJob(d.Job)
+	if d.LastRun != nil {
+		r := printableRun(*d.LastRun)
+		d.LastRun = &r
+	}
+	d.Runs = printableRuns(d.Runs)
+	hist := make([]eventView, len(d.History))
+	for i, e := range d.History {
+		e.Kind, e.Holder, e.Transfer = escape.String(e.Kind), escape.String(e.Holder), escape.String(e.Transfer)
+		hist[i] = e
+	}
+	d.History = hist
+	return d
+}
