@@ -48,7 +48,7 @@ func hold(t *testing.T, st store.Store, rec store.Record) store.Record {
 // Duration, a negative one, zero) is never taken over, however long the
 // contender waits: the campaign ends with ErrStoreLost wrapping
 // store.ErrCorrupt, and the record is left as it was. A record whose token
-// leaves no room for the next one ends the campaign the same way.
+// leaves no room for the next one ends the campaign with ErrTokenLimit.
 func TestDamagedRecordIsNeverTakenOver(t *testing.T) {
 	for _, rec := range []store.Record{
 		{Name: "billing", Holder: "evil", Incarnation: "e.1", Lease: math.MaxInt64, Token: 4},
@@ -64,8 +64,12 @@ func TestDamagedRecordIsNeverTakenOver(t *testing.T) {
 			ctx, cancel := context.WithTimeout(t.Context(), 3*24*time.Hour)
 			defer cancel()
 			term, err := e.Campaign(ctx)
-			if term != nil || !errors.Is(err, baton.ErrStoreLost) || !errors.Is(err, store.ErrCorrupt) {
-				t.Fatalf("lease %v, token %d: Campaign = %v, %v; want ErrStoreLost wrapping ErrCorrupt", rec.Lease, rec.Token, term, err)
+			want := store.ErrCorrupt
+			if rec.Token >= baton.MaxToken {
+				want = store.ErrTokenLimit
+			}
+			if term != nil || !errors.Is(err, baton.ErrStoreLost) || !errors.Is(err, want) {
+				t.Fatalf("lease %v, token %d: Campaign = %v, %v; want ErrStoreLost wrapping %v", rec.Lease, rec.Token, term, err, want)
 			}
 			if strings.Contains(err.Error(), "\n") {
 				t.Errorf("the error is not one line: %q", err)

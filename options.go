@@ -42,8 +42,9 @@ const (
 	// MinInterval is the shortest renew, poll and retry interval New
 	// accepts: a shorter one would spin on the store.
 	MinInterval = election.MinInterval
-	// MaxToken is the largest fencing token a term can have; a record at
-	// MaxToken can never be acquired again and is reported as damage.
+	// MaxToken is the largest fencing token a term can have
+	// (store.MaxToken); a record at MaxToken can never be acquired again,
+	// and a contender reports it (store.ErrTokenLimit).
 	MaxToken = election.MaxToken
 )
 

@@ -2,7 +2,6 @@ package election
 
 import (
 	"fmt"
-	"math"
 	"time"
 
 	"github.com/batonhq/baton/internal/bound"
@@ -26,11 +25,11 @@ const (
 	// MinInterval is the shortest renew, poll, retry and check interval:
 	// a shorter one spins on the store.
 	MinInterval = time.Millisecond
-	// MaxToken is the largest fencing token: the SQL stores keep tokens
-	// as signed 64-bit integers. A record at MaxToken can never be
-	// acquired again (the next token would not fit), so the machine
-	// reports it as damage rather than wrap or retry.
-	MaxToken = uint64(math.MaxInt64)
+	// MaxToken is the largest fencing token (store.MaxToken). A record at
+	// MaxToken can never be acquired again (the next token would not
+	// fit), so the machine reports it (store.ErrTokenLimit) rather than
+	// wrap or retry.
+	MaxToken = store.MaxToken
 )
 
 // Validate reports the first field of c outside its bounds as a
@@ -94,7 +93,7 @@ func checkLease(r store.Record) error {
 func checkToken(r store.Record) error {
 	if r.Token >= MaxToken {
 		return fmt.Errorf("%w: record %q has token %d; the largest token is %d, so it can never be acquired again",
-			store.ErrCorrupt, r.Name, r.Token, MaxToken)
+			store.ErrTokenLimit, r.Name, r.Token, MaxToken)
 	}
 	return nil
 }

@@ -93,8 +93,8 @@ func watch(cfg election.Config, rec store.Record, start time.Time) string {
 			if valid {
 				return fmt.Sprintf("a valid record ended the campaign: %v", failed)
 			}
-			if !errors.Is(failed, store.ErrCorrupt) || strings.ContainsAny(failed.Error(), "\n") {
-				return fmt.Sprintf("damage reported as %q, want one line wrapping ErrCorrupt", failed)
+			if !(errors.Is(failed, store.ErrCorrupt) || errors.Is(failed, store.ErrTokenLimit)) || strings.ContainsAny(failed.Error(), "\n") {
+				return fmt.Sprintf("damage reported as %q, want one line wrapping ErrCorrupt or ErrTokenLimit", failed)
 			}
 			return ""
 		}
