@@ -7,6 +7,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/batonhq/baton/internal/inspect"
 	"github.com/batonhq/baton/schedule"
 	"github.com/batonhq/baton/store"
 )
@@ -63,7 +64,10 @@ func runNext(ctx context.Context, e *env, args []string) int {
 		defer st.Close()
 		j, err := st.GetJob(ctx, job)
 		if errors.Is(err, store.ErrNotFound) {
-			return nil, "", fmt.Errorf("no job %q in this store; it is registered when 'baton run' first starts it", job)
+			if err := inspect.Known(ctx, st, job); err != nil {
+				return nil, "", readErr(*storeURL, err)
+			}
+			return nil, "", fmt.Errorf("job %s has no schedule in this store (a singleton or a --once lock); a job's schedule is stored when 'baton run' with --every or --cron first starts it", job)
 		}
 		if err != nil {
 			return nil, "", readErr(*storeURL, err)
