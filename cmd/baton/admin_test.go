@@ -161,6 +161,13 @@ func TestAdminBadInput(t *testing.T) {
 	if code != exitFailure || !strings.Contains(errb.String(), "no election record") {
 		t.Errorf("status of an unknown name: exit %d %q", code, errb.String())
 	}
+	// A schedule that never fires is a usage error in next too.
+	for _, args := range [][]string{{"next", "--cron", "0 0 30 2 *"}, {"next", "--cron", "0 0 31 4 *", "--json"}} {
+		e, _, errb, _ := shared()
+		if code := e.run(context.Background(), args); code != exitUsage || !strings.Contains(errb.String(), "no date within five years") {
+			t.Errorf("%v: exit %d %q", args, code, errb.String())
+		}
+	}
 	// Every command on a name the store knows nothing of says the same.
 	for _, args := range [][]string{{"status"}, {"next"}, {"runs"}, {"history"}, {"prune"}, {"trigger"}, {"resign"}, {"transfer", "--to", "n"}} {
 		e, _, errb, ms := shared()

@@ -232,10 +232,12 @@ func (e *env) newFlagSet(name, synopsis string) *flag.FlagSet {
 // caller must return code at once, because help was asked for (exit 0) or a
 // flag is bad (one line on stderr, exit 2).
 func (e *env) parse(fs *flag.FlagSet, args []string) (bool, int) {
+	restore := withDurationErrors(fs)
 	usage := fs.Usage
 	fs.Usage = func() {} // the flag package calls it on every error
 	err := fs.Parse(args)
 	fs.Usage = usage
+	restore()
 	if errors.Is(err, flag.ErrHelp) {
 		usage()
 		return true, exitOK

@@ -100,6 +100,9 @@ func runNext(ctx context.Context, e *env, args []string) int {
 	for t := s.Next(at); !t.IsZero() && len(out) < *count; t = s.Next(t) {
 		out = append(out, instant{schedule.Key(t), t.UTC().Format(time.RFC3339), t.In(loc).Format(time.RFC3339)})
 	}
+	if len(out) == 0 {
+		return e.fail("next", usagef("%s has no instant within five years after %s; fix the expression", desc, at.Format(time.RFC3339)))
+	}
 	if *asJSON {
 		v := struct {
 			Schedule string    `json:"schedule"`
@@ -115,10 +118,6 @@ func runNext(ctx context.Context, e *env, args []string) int {
 		return exitOK
 	}
 	fmt.Fprintf(e.stdout, "schedule:  %s\nfrom:      %s\n", desc, at.Truncate(time.Millisecond).Format(time.RFC3339Nano))
-	if len(out) == 0 {
-		fmt.Fprintln(e.stdout, "no instant after that (the expression matches no date within five years)")
-		return exitOK
-	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "\tPERIOD\tLOCAL (%s)\n", loc)
 	for i, in := range out {

@@ -178,6 +178,9 @@ func runRun(ctx context.Context, e *env, args []string) int {
 		if c.job.Name == "" {
 			return usagef("JOB must not be empty")
 		}
+		if set["node"] && c.node == "" {
+			return usagef("invalid --node \"\": the node id must not be empty; leave --node out for the host name and process id")
+		}
 		if err := c.logs.check(); err != nil {
 			return err
 		}
@@ -235,6 +238,9 @@ func runRun(ctx context.Context, e *env, args []string) int {
 			s, err := schedule.Cron(cronExpr, loc)
 			if err != nil {
 				return usagef("invalid --cron: %v", err)
+			}
+			if err := reachable(s, time.Now()); err != nil {
+				return err
 			}
 			c.job.Schedule = s
 		}
@@ -406,9 +412,9 @@ func (w waitFlag) String() string {
 }
 
 func (w waitFlag) Set(s string) error {
-	d, err := time.ParseDuration(s)
+	d, err := parseDuration(s)
 	if err != nil {
-		return errors.New("parse error")
+		return err
 	}
 	*w.d = d
 	return nil

@@ -55,6 +55,11 @@ func TestRunBadInput(t *testing.T) {
 	}{
 		{"unparsable cron", []string{"--cron", "61 * * * *", "j", "--", "true"}, []string{"--cron", "61"}},
 		{"cron @every", []string{"--cron", "@every 1h", "j", "--", "true"}, []string{"@every"}},
+		{"cron matching no date", []string{"--cron", "0 0 30 2 *", "j", "--", "true"}, []string{"--cron", "matches no date within five years"}},
+		{"duration without a unit", []string{"--once", "--wait", "5", "j", "--", "true"}, []string{"-wait", `"5" needs a unit, e.g. 5s`}},
+		{"lease without a unit", []string{"--lease", "15", "j", "--", "true"}, []string{"-lease", `"15" needs a unit, e.g. 15s`}},
+		{"empty store", []string{"--store", "", "j", "--", "true"}, []string{"-store", "must not be empty"}},
+		{"empty node", []string{"--node", "", "j", "--", "true"}, []string{"--node", "must not be empty"}},
 		{"unparsable duration", []string{"--every", "10q", "j", "--", "true"}, []string{"-every", "10q"}},
 		{"interval below a second", []string{"--every", "500ms", "j", "--", "true"}, []string{"--every", "whole number of seconds"}},
 		{"offset not below interval", []string{"--every", "10s", "--offset", "10s", "j", "--", "true"}, []string{"offset"}},
