@@ -32,6 +32,9 @@ type command struct {
 // env carries what a subcommand may touch: its output streams. Keeping them
 // here instead of in os.Stdout lets golden tests capture every byte.
 type env struct {
+	// stdin is baton's standard input (nil: none), passed to COMMAND of
+	// 'baton run --once'.
+	stdin  io.Reader
 	stdout io.Writer
 	stderr io.Writer
 	// open opens a store URL; nil means openStore. Tests share one
@@ -122,7 +125,7 @@ func commands() []command {
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	return (&env{stdout: stdout, stderr: stderr}).run(ctx, args)
+	return (&env{stdin: os.Stdin, stdout: stdout, stderr: stderr}).run(ctx, args)
 }
 
 func (e *env) run(ctx context.Context, args []string) int {

@@ -51,6 +51,10 @@ resource that checks BATON_TOKEN refuses a deposed leader's late work:
 without that check a period's effect can happen twice if a leader is
 deposed mid-run (the ledger still records one done run).
 
+Standard input: with --once COMMAND reads baton's own (echo x | baton run
+--once J -- CMD passes x, as flock does); a singleton and scheduled runs get
+/dev/null, since they start whenever this node leads, with nobody to type.
+
 The leader prunes the ledger in small fenced batches while no period is due:
 done and skipped runs older than --keep or beyond the newest --keep-rows
 (default 30 days or 10,000 rows, whichever comes first); failed runs stay
@@ -355,6 +359,7 @@ func runRun(ctx context.Context, e *env, args []string) int {
 	}
 	r.logStart()
 	if c.once {
+		r.stdin = e.stdin
 		return r.once(ctx, e)
 	}
 

@@ -10,6 +10,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"strconv"
@@ -40,6 +41,10 @@ type runner struct {
 	stdout, stderr lockedWriter
 	logger         *slog.Logger
 	leading        atomic.Bool
+	// stdin is COMMAND's standard input: baton's own for --once (a lock
+	// passes it, as flock does), nil (/dev/null) for a singleton and for
+	// scheduled runs, which start with nobody at the terminal.
+	stdin io.Reader
 }
 
 // logStart logs the one line that says what this process is: where its
@@ -126,7 +131,7 @@ func (r *runner) command(ctx context.Context, env []string) (supervise.Status, s
 	tl := &tail{}
 	out, errw := &lineWriter{out: r.stdout}, &lineWriter{out: r.stderr}
 	st, err := supervise.Run(ctx, supervise.Config{
-		Argv: r.cfg.argv, Env: env,
+		Argv: r.cfg.argv, Env: env, Stdin: r.stdin,
 		Stdout: multi{out, tl}, Stderr: multi{errw, tl},
 		Grace: r.cfg.grace, Logger: r.logger,
 	})
