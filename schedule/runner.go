@@ -175,8 +175,10 @@ func New(st store.Store, job Job, exec Executor, opts ...Option) (*Runner, error
 	if job.Schedule != nil {
 		r.cfg.Schedule = job.Schedule
 	}
-	r.cfg.Policy = scheduler.Policy{CatchUp: string(job.Policy.CatchUp), Window: job.Policy.Window,
-		Retries: job.Policy.Retries, RetryBackoff: job.Policy.RetryBackoff}
+	r.cfg.Policy = job.Policy.scheduler()
+	if err := r.cfg.ValidatePolicy(); err != nil {
+		return nil, fmt.Errorf("schedule: %w", err)
+	}
 	if r.logger == nil {
 		r.logger = slog.New(slog.DiscardHandler)
 	}

@@ -45,6 +45,10 @@ type Config struct {
 	// Term.Valid first: the simulator's no-valid-check mutation, which it
 	// must catch. Never set outside the simulator.
 	NoValidCheck bool
+	// NoCatchUpCap plans as if Policy.Max were 0: the simulator's
+	// no-catch-up-cap mutation, which it must catch. Never set outside
+	// the simulator.
+	NoCatchUpCap bool
 
 	// ClockTolerance, when positive, turns the wall-clock guard on: before
 	// every pass that may claim or skip periods the machine asks for a
@@ -53,6 +57,13 @@ type Config struct {
 	// skips nothing (it still records the outcome of a run in progress,
 	// and asks again at the next poll).
 	ClockTolerance time.Duration
+}
+
+// ValidatePolicy reports a field of Policy out of its range, naming it:
+// the catch-up window and cap, the overlap policy, the jitter. Every
+// runtime calls it before it drives a machine (schedule.New does).
+func (c Config) ValidatePolicy() error {
+	return c.Policy.validate()
 }
 
 // Event is an input to Step.
@@ -284,6 +295,9 @@ type Machine struct {
 	nextPrune time.Time // when the next prune round may start
 	pruning   bool      // a round is under way (its last batch was full)
 	pruned    int       // rows deleted so far in the round
+
+	busyFrom, busyTo time.Time // the previous run's start and finish, in this term
+	toldCatchUp      bool      // the catch-up of this term was logged
 }
 
 // New returns a machine with no term.
@@ -348,7 +362,7 @@ func (m *Machine) start(now time.Time, ev Start) []Action {
 	m.phase, m.token, m.node = working, ev.Token, ev.Node
 	m.op, m.moves, m.inbox, m.dirty = opNone, nil, nil, false
 	m.cursor, m.hasFull, m.timer, m.next = "", false, timerNone, time.Time{}
-	m.skewed = false
+	m.skewed, m.busyFrom, m.busyTo, m.toldCatchUp = false, time.Time{}, time.Time{}, false
 	if !m.registered {
 		m.op = opRegister
 		return []Action{Register{}}
@@ -539,10 +553,20 @@ func (m *Machine) runsRead(now time.Time, r RunsRead) []Action {
 	if m.cursor != "" {
 		floor, _ = time.Parse(KeyLayout, m.cursor)
 	}
-	plan := Decide(Input{Now: now, Created: m.created, Schedule: m.cfg.Schedule, Policy: m.cfg.Policy,
-		Token: m.token, Rows: r.Rows, Floor: floor, Limit: m.cfg.Limit})
+	pol := m.cfg.Policy
+	if m.cfg.NoCatchUpCap {
+		pol.Max = 0
+	}
+	plan := Decide(Input{Now: now, Created: m.created, Schedule: m.cfg.Schedule, Policy: pol,
+		Token: m.token, Rows: r.Rows, Floor: floor, Limit: m.cfg.Limit, Job: m.cfg.Job,
+		BusyFrom: m.busyFrom, BusyTo: m.busyTo})
 	m.moves, m.wake = plan.Moves, plan.Wake
-	return m.apply(now)
+	var acts []Action
+	if plan.Overdue > 0 && !m.toldCatchUp {
+		m.toldCatchUp = true
+		acts = append(acts, Note{Level: slog.LevelInfo, Msg: catchUpNote(plan, pol)})
+	}
+	return append(acts, m.apply(now)...)
 }
 
 // apply writes the plan's next move; after a claim the effect runs.
@@ -645,6 +669,7 @@ func (m *Machine) effectDone(now time.Time, r EffectDone) []Action {
 		m.after(now, m.cfg.Retry, timerPass)
 		return []Action{Note{Level: slog.LevelInfo, Msg: "period interrupted; it will be claimed again", Period: key, Err: r.Err}}
 	}
+	m.busyFrom, m.busyTo = m.claimed.Started, now
 	m.complete = m.completion(r, now)
 	return m.swap(KindComplete, m.complete)
 }
@@ -701,4 +726,30 @@ func (m *Machine) readBack(now time.Time, r ReadBack) []Action {
 	// Not applied, or still unknown: write it again after Retry.
 	m.after(now, m.cfg.Retry, timerComplete)
 	return nil
+}
+
+// catchUpNote says how many missed periods a plan catches up and why: the
+// log line of the first catch-up of a term.
+func catchUpNote(p Plan, pol Policy) string {
+	mode := pol.CatchUp
+	if mode == "" {
+		mode = CatchUpAll
+	}
+	rule := "catch-up " + mode
+	if pol.Max > 0 {
+		rule += fmt.Sprintf(", at most the newest %d", pol.Max)
+	} else {
+		rule += ", no cap"
+	}
+	if pol.Window > 0 {
+		rule += fmt.Sprintf(", window %v", pol.Window)
+	} else {
+		rule += ", no window"
+	}
+	more := ""
+	if p.More {
+		more = " (in a first batch; more follow)"
+	}
+	return fmt.Sprintf("catching up missed periods: %d to run, %d skipped%s (%s)",
+		p.Overdue-p.OverdueSkipped, p.OverdueSkipped, more, rule)
 }
