@@ -68,6 +68,12 @@ type Policy struct {
 	Jitter time.Duration
 }
 
+// Bounds of Policy.Max and Policy.Jitter.
+const (
+	MaxCatchUp = scheduler.MaxCatchUp
+	MaxJitter  = scheduler.MaxJitter
+)
+
 // DefaultCatchUpMax is baton run's catch-up cap (--catch-up-max): the
 // number of missed start times after which a Kubernetes CronJob gives up.
 const DefaultCatchUpMax = 100

@@ -67,6 +67,9 @@ func TestMutationsAreCaught(t *testing.T) {
 		// Balanced nodes that never ask for a handover leave the names
 		// where they fell: the end-of-run balance check fails.
 		{"balanced nodes that never pull", func(o *sim.Options) { o.Balance, o.NoPull = sim.BalanceOn, true }, 5},
+		// A planner that ignores the catch-up cap runs every missed period
+		// of a leaderless stretch longer than the cap: about half the seeds.
+		{"no catch-up cap", func(o *sim.Options) { o.NoCatchUpCap = true }, 20},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o := sim.DefaultOptions()

@@ -128,6 +128,9 @@ func runRun(ctx context.Context, e *env, args []string) int {
 		cronExpr, tz      string
 		catchUp           string
 		window            time.Duration
+		catchUpMax        int
+		overlap           string
+		jitter            time.Duration
 		renew             time.Duration
 		restart           string
 		retries           int
@@ -146,6 +149,9 @@ func runRun(ctx context.Context, e *env, args []string) int {
 	fs.StringVar(&tz, "tz", "UTC", "with --cron: the IANA time zone the expression is read in")
 	fs.StringVar(&catchUp, "catch-up", "all", "which periods missed while nobody led to run: all (oldest first), latest, none")
 	fs.DurationVar(&window, "catch-up-window", 0, "skip periods more than this late (0: no limit); manual triggers are never skipped")
+	fs.IntVar(&catchUpMax, "catch-up-max", schedule.DefaultCatchUpMax, "run at most the newest N missed periods after an outage, recording older ones skipped (\"outside the catch-up window\"); 0: no cap")
+	fs.StringVar(&overlap, "overlap", string(schedule.OverlapQueue), "a period that comes due while the previous run is still going: queue (run it after) or skip (record it skipped, reason overlap)")
+	fs.DurationVar(&jitter, "jitter", 0, "delay each period by up to this much, derived from JOB and the period key (the same on every node; recorded in the run's delay), so that jobs on one cron minute do not all start at once; 0: none")
 	fs.DurationVar(&c.timeout, "timeout", 0, "with --every or --cron: stop a run still going after this long and record it failed (reason \"timeout\"); 0: no limit")
 	fs.DurationVar(&c.clockTolerance, "clock-tolerance", schedule.DefaultClockTolerance, "with --every or --cron: claim and skip no period while this node's wall clock differs from the reference (PostgreSQL's server clock; elsewhere the wall clock at start carried forward by the monotonic clock) by more than this; 0 turns the guard off")
 	fs.IntVar(&retries, "retries", 0, "with --every or --cron: run a failed period (non-zero exit, timeout) again up to N times; each attempt is counted in the ledger ('baton runs')")
@@ -255,10 +261,24 @@ func runRun(ctx context.Context, e *env, args []string) int {
 		if window < 0 {
 			return usagef("invalid --catch-up-window %v; want 0 (no limit) or more", window)
 		}
-		if c.job.Schedule == nil && (set["catch-up"] || set["catch-up-window"]) {
-			return usagef("--catch-up and --catch-up-window need a schedule (--every or --cron)")
+		if c.job.Schedule == nil && (set["catch-up"] || set["catch-up-window"] || set["catch-up-max"] || set["overlap"] || set["jitter"]) {
+			return usagef("--catch-up, --catch-up-window, --catch-up-max, --overlap and --jitter need a schedule (--every or --cron)")
 		}
-		c.job.Policy = schedule.Policy{CatchUp: cu, Window: window, Retries: retries, RetryBackoff: retryBackoff}
+		if catchUpMax < 0 || catchUpMax > schedule.MaxCatchUp {
+			return usagef("invalid --catch-up-max %d; want 0 (no cap) to %d", catchUpMax, schedule.MaxCatchUp)
+		}
+		ov, err := schedule.ParseOverlap(overlap)
+		if err != nil {
+			return usagef("invalid --overlap %q; want queue or skip", overlap)
+		}
+		if jitter < 0 || jitter > schedule.MaxJitter {
+			return usagef("invalid --jitter %v; want 0 (none) to %v", jitter, schedule.MaxJitter)
+		}
+		c.job.Policy = schedule.Policy{CatchUp: cu, Window: window, Retries: retries, RetryBackoff: retryBackoff,
+			Overlap: ov, Jitter: jitter}
+		if c.job.Schedule != nil {
+			c.job.Policy.Max = catchUpMax
+		}
 		if *keep != "0" {
 			age, err := schedule.ParseAge(*keep)
 			if err != nil {

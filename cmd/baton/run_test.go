@@ -382,8 +382,8 @@ func TestRunRefusesAnotherSchedule(t *testing.T) {
 	e2.open = e.open
 	args := []string{"run", "--store", "mem:", "--node", "b", "--lease", "2s", "--cron", "@hourly", "billing", "--", "true"}
 	code := e2.run(ctx, args)
-	checkOneLine(t, args, code, errb2.String(), `registered with schedule "every 10s; catch-up all"`, `this node has "cron \"@hourly\" in UTC; catch-up all"`, "--reschedule")
-	if j, _ := ms.GetJob(ctx, "billing"); j.Schedule != "every 10s; catch-up all" {
+	checkOneLine(t, args, code, errb2.String(), `registered with schedule "every 10s; catch-up all, max 100"`, `this node has "cron \"@hourly\" in UTC; catch-up all, max 100"`, "--reschedule")
+	if j, _ := ms.GetJob(ctx, "billing"); j.Schedule != "every 10s; catch-up all, max 100" {
 		t.Fatalf("job after a refused start: %+v", j)
 	}
 
@@ -396,7 +396,7 @@ func TestRunRefusesAnotherSchedule(t *testing.T) {
 	// never runs the old schedule: it stops with the complaint.
 	select {
 	case code := <-a:
-		if code != exitUsage || !strings.Contains(errb.String(), `registered with schedule "cron \"@hourly\" in UTC; catch-up all"`) {
+		if code != exitUsage || !strings.Contains(errb.String(), `registered with schedule "cron \"@hourly\" in UTC; catch-up all, max 100"`) {
 			t.Errorf("a after the reschedule: exit %d, stderr %q", code, errb.String())
 		}
 	case <-time.After(20 * time.Second):
@@ -411,7 +411,7 @@ func TestRunRefusesAnotherSchedule(t *testing.T) {
 		t.Fatalf("history: exit %d", code)
 	}
 	h := out.String()[o:]
-	if !strings.Contains(h, "rescheduled") || !strings.Contains(h, `every 10s; catch-up all -> cron "@hourly" in UTC; catch-up all`) {
+	if !strings.Contains(h, "rescheduled") || !strings.Contains(h, `every 10s; catch-up all, max 100 -> cron "@hourly" in UTC; catch-up all, max 100`) {
 		t.Errorf("history does not show the change:\n%s", h)
 	}
 }

@@ -60,7 +60,17 @@ func (r *runner) logStart() {
 	attrs := []any{"version", moduleVersion(), "store", describeStore(r.cfg.storeURL), "node", r.el.Node(), "job", r.cfg.job.Name, "mode", mode}
 	switch {
 	case r.cfg.job.Schedule != nil:
-		attrs = append(attrs, "schedule", r.cfg.job.Schedule.String(), "catch_up", string(r.cfg.job.Policy.CatchUp))
+		p := r.cfg.job.Policy
+		attrs = append(attrs, "schedule", r.cfg.job.Schedule.String(), "catch_up", string(p.CatchUp), "catch_up_max", p.Max)
+		if p.Window > 0 {
+			attrs = append(attrs, "catch_up_window", p.Window)
+		}
+		if p.Overlap == schedule.OverlapSkip {
+			attrs = append(attrs, "overlap", string(p.Overlap))
+		}
+		if p.Jitter > 0 {
+			attrs = append(attrs, "jitter", p.Jitter)
+		}
 		if r.cfg.timeout > 0 {
 			attrs = append(attrs, "timeout", r.cfg.timeout)
 		}

@@ -109,6 +109,8 @@ func runSim(ctx context.Context, e *env, args []string) int {
 		o.SessionNameExpiry = true
 	case "no-pull":
 		o.NoPull = true
+	case "no-catch-up-cap":
+		o.NoCatchUpCap = true
 	default:
 		return e.fail(name, usagef("--mutate %q: want %s", *mutate, mutationList))
 	}
@@ -167,7 +169,7 @@ func runSim(ctx context.Context, e *env, args []string) int {
 	return exitOK
 }
 
-const mutationList = "no-fence, no-margin, no-valid-check, unfenced-ledger, session-no-margin, session-name-expiry or no-pull"
+const mutationList = "no-fence, no-margin, no-valid-check, unfenced-ledger, session-no-margin, session-name-expiry, no-pull or no-catch-up-cap"
 
 // replayFlags are the flags given that shape a seed's run, for the
 // replay line of a violation: the seed alone would run another cluster.

@@ -278,9 +278,10 @@ type Machine struct {
 	lastFull time.Time
 	hasFull  bool
 
-	moves []Move // the rest of the current plan
-	wake  time.Time
-	inbox []Trigger
+	moves  []Move    // the rest of the current plan
+	planAt time.Time // when it was planned
+	wake   time.Time
+	inbox  []Trigger
 
 	claimed  store.Run
 	period   Period
@@ -560,7 +561,7 @@ func (m *Machine) runsRead(now time.Time, r RunsRead) []Action {
 	plan := Decide(Input{Now: now, Created: m.created, Schedule: m.cfg.Schedule, Policy: pol,
 		Token: m.token, Rows: r.Rows, Floor: floor, Limit: m.cfg.Limit, Job: m.cfg.Job,
 		BusyFrom: m.busyFrom, BusyTo: m.busyTo})
-	m.moves, m.wake = plan.Moves, plan.Wake
+	m.moves, m.wake, m.planAt = plan.Moves, plan.Wake, now
 	var acts []Action
 	if plan.Overdue > 0 && !m.toldCatchUp {
 		m.toldCatchUp = true
@@ -575,6 +576,13 @@ func (m *Machine) apply(now time.Time) []Action {
 		return m.wait(now)
 	}
 	mv := m.moves[0]
+	if mv.Step == Claim && now.After(m.planAt) {
+		// Time passed since the plan (its skips took a while): more
+		// periods may be due, and a cap or window may skip this one now.
+		// Plan again before claiming.
+		m.moves = nil
+		return m.pass(now)
+	}
 	m.moves = m.moves[1:]
 	m.period = mv.Period
 	k := KindClaim

@@ -61,6 +61,10 @@ type Config struct {
 	// Triggers and reaches only the nodes that lead at that moment.
 	Persistent bool
 	Schedule   schedule.Schedule // wall-clock instants (Persistent)
+	// Policy is the job's catch-up policy (Persistent). With Check and a
+	// cap (Policy.Max), every claim and every skip of a scheduled period
+	// is checked against it.
+	Policy scheduler.Policy
 	Triggers   []time.Duration   // virtual instants (not Persistent)
 	// Idempotent makes a batch record its period in the same transaction
 	// as its rows, so that a re-run after a lost completion adds nothing.
@@ -131,6 +135,9 @@ type Mutation struct {
 	// NoPull makes balanced nodes never ask for a handover
 	// (election.Config.NoPull): the names stay where they fell.
 	NoPull bool
+	// NoCatchUpCap plans as if the policy had no catch-up cap
+	// (scheduler.Config.NoCatchUpCap).
+	NoCatchUpCap bool
 }
 
 // Wall maps virtual time to the business wall clock (24h per Day).
@@ -157,12 +164,13 @@ func (c Config) work() scheduler.Config {
 	cfg := scheduler.Config{
 		Job: Job, Poll: cal.Business(c.Poll), Retry: cal.Business(c.Poll), Rescan: cal.Business(10 * c.Poll),
 		Momentary: !c.Persistent, Unfenced: !c.Fence || c.Mutate.UnfencedLedger, NoValidCheck: c.Mutate.NoValidCheck,
+		NoCatchUpCap: c.Mutate.NoCatchUpCap,
 	}
 	if c.WorkPoll > 0 {
 		cfg.Poll = cal.Business(c.WorkPoll)
 	}
 	if c.Persistent && c.Schedule != nil {
-		cfg.Schedule = c.Schedule
+		cfg.Schedule, cfg.Policy = c.Schedule, c.Policy
 	}
 	return cfg
 }
