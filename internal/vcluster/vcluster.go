@@ -64,8 +64,8 @@ type Config struct {
 	// Policy is the job's catch-up policy (Persistent). With Check and a
 	// cap (Policy.Max), every claim and every skip of a scheduled period
 	// is checked against it.
-	Policy scheduler.Policy
-	Triggers   []time.Duration   // virtual instants (not Persistent)
+	Policy   scheduler.Policy
+	Triggers []time.Duration // virtual instants (not Persistent)
 	// Idempotent makes a batch record its period in the same transaction
 	// as its rows, so that a re-run after a lost completion adds nothing.
 	Idempotent   bool
