@@ -25,8 +25,10 @@ Runs COMMAND on the node that leads JOB, nowhere else. Three modes:
   --every D or --cron EXPR   scheduled: COMMAND runs once per period while
       this node leads; every period is recorded in the run ledger (see
       'baton runs') and at most one run per period is recorded as done.
-      Periods missed while nobody led are caught up by the next leader
-      (--catch-up, --catch-up-window). --timeout stops a run that takes
+      Periods missed while nobody led are caught up by the next leader,
+      oldest first, at most the newest --catch-up-max (100) of them; older
+      ones are recorded skipped, "outside the catch-up window" (see
+      Catch-up). --timeout stops a run that takes
       too long and records it failed; --retries runs a failed period
       again, --retry-backoff apart, each attempt counted in the ledger.
   --once   a lock, as flock or 'etcdctl lock': campaign (at most --wait),
@@ -59,6 +61,17 @@ The leader prunes the ledger in small fenced batches while no period is due:
 done and skipped runs older than --keep or beyond the newest --keep-rows
 (default 30 days or 10,000 rows, whichever comes first); failed runs stay
 until they are re-run or pruned by hand ('baton prune --failed').
+
+Catch-up: after an outage a daily job runs every missed day (stopped for 3
+days, the 3 days once each) and a 10s job at most 100 periods, not a flood
+of every one. systemd's Persistent= runs a missed timer once (a billing day
+lost); a Kubernetes CronJob stops for good after 100 missed starts; Temporal
+catches up a year. --catch-up-max 0 removes the cap, --catch-up-window D
+adds a limit in time, --catch-up latest runs only the newest. A period due
+while the previous run still goes waits for it (--overlap queue) or is
+recorded skipped (--overlap skip). --jitter D delays each period by up to D,
+the same delay on every node (from JOB and the period key), recorded in the
+run's delay.
 
 A job has one schedule and catch-up policy, stored when it first runs.
 A node started with another one refuses (exit 2) and names both, unless
