@@ -115,6 +115,7 @@ func commands() []command {
 		{name: "transfer", summary: "ask the leader of a name to hand over to a waiting node (guarded by its token)", run: runTransfer},
 		{name: "store", summary: "operations on the store: floor raises a name's token after a restore", run: runStoreCmd},
 		{name: "prune", summary: "delete old finished runs of a job from the ledger", run: runPrune},
+		{name: "backfill", summary: "run a range of a job's past periods again (--plan: show, write nothing)", run: runBackfill},
 		{name: "bench", summary: "measure holding many names from one process, and their takeover after a crash", run: runBench},
 		{name: "drill", summary: "the lesson's experiment on the real implementation, under faults", run: runDrill},
 		{name: "sim", summary: "seeded random fault schedules on a virtual cluster, every run checked", run: runSim},

@@ -251,3 +251,69 @@ func TestActionRows(t *testing.T) {
 		t.Fatal("exit 3 is not failed")
 	}
 }
+
+func TestPlanBackfill(t *testing.T) {
+	daily, _ := schedule.Every(24*time.Hour, 2*time.Hour)
+	day := func(d int) time.Time { return time.Date(2026, 3, d, 2, 0, 0, 0, time.UTC) }
+	now := day(10)
+	rows := []store.Run{
+		row("j", schedule.Key(day(2)), store.Done, 1, 3),
+		row("j", schedule.Key(day(3)), store.Failed, 1, 4),
+		row("j", schedule.Key(day(4)), store.Skipped, 1, 5),
+		row("j", schedule.Key(day(5)), store.Running, 1, 6),
+		row("j", schedule.Key(day(6))+"~manual.000001", store.Pending, 0, 7), // a manual key: not a period
+	}
+	items, err := scheduler.PlanBackfill(daily, day(1), day(6), now, rows, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, it := range items {
+		got = append(got, it.Period.Key[8:10]+" "+it.Do)
+		if !it.Period.Manual {
+			t.Errorf("%s: a backfilled period is written as a manual run of its own key", it.Period.Key)
+		}
+	}
+	if want := "01 add, 02 keep, 03 rerun, 04 rerun, 05 keep, 06 add"; strings.Join(got, ", ") != want {
+		t.Errorf("plan %s, want %s", strings.Join(got, ", "), want)
+	}
+	// The bounds are inclusive; a range between instants has none.
+	if items, _ := scheduler.PlanBackfill(daily, day(2), day(2), now, nil, 10); len(items) != 1 {
+		t.Errorf("one-instant range: %d items", len(items))
+	}
+	for name, call := range map[string]func() error{
+		"to before from": func() error { _, err := scheduler.PlanBackfill(daily, day(3), day(2), now, nil, 10); return err },
+		"to in the future": func() error {
+			_, err := scheduler.PlanBackfill(daily, day(3), day(11), now, nil, 10)
+			return err
+		},
+		"more than max": func() error { _, err := scheduler.PlanBackfill(daily, day(1), day(9), now, nil, 3); return err },
+		"no instant": func() error {
+			_, err := scheduler.PlanBackfill(daily, day(2).Add(time.Hour), day(2).Add(2*time.Hour), now, nil, 3)
+			return err
+		},
+		"no schedule": func() error { _, err := scheduler.PlanBackfill(nil, day(1), day(2), now, nil, 3); return err },
+		"max 0":       func() error { _, err := scheduler.PlanBackfill(daily, day(1), day(2), now, nil, 0); return err },
+	} {
+		if call() == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+}
+
+// A backfilled period (a manual run of a scheduled key) is claimed in key
+// order whatever the policy: no cap, window, catch-up mode or overlap
+// skips it.
+func TestDecideRunsBackfilledRows(t *testing.T) {
+	every10m, _ := schedule.Every(10*time.Minute, 0)
+	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	old := row("j", schedule.Key(base.Add(-24*time.Hour)), store.Pending, 0, 3)
+	old.Manual = true
+	done := row("j", schedule.Key(base.Add(30*time.Minute)), store.Done, 1, 4)
+	in := scheduler.Input{Job: "j", Now: base.Add(35 * time.Minute), Created: base.Add(-time.Minute), Schedule: every10m, Token: 2,
+		Policy: scheduler.Policy{Max: 1, Window: time.Minute, CatchUp: scheduler.CatchUpNone, Overlap: scheduler.OverlapSkip, Jitter: time.Hour},
+		Rows:   []store.Run{old, done}, BusyFrom: base.Add(-48 * time.Hour), BusyTo: base}
+	if got := planString(scheduler.Decide(in)); got != "claim 00:00(m)" {
+		t.Errorf("plan %q, want the backfilled row claimed", got)
+	}
+}
