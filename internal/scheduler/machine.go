@@ -754,10 +754,13 @@ func catchUpNote(p Plan, pol Policy) string {
 	} else {
 		rule += ", no window"
 	}
-	more := ""
-	if p.More {
-		more = " (in a first batch; more follow)"
+	if p.More && pol.Max > 0 {
+		return fmt.Sprintf("catching up missed periods: at least %d are due; the newest %d run, older ones are recorded skipped (%s)",
+			p.Behind, pol.Max, rule)
 	}
-	return fmt.Sprintf("catching up missed periods: %d to run, %d skipped%s (%s)",
-		p.Overdue-p.OverdueSkipped, p.OverdueSkipped, more, rule)
+	if p.More {
+		return fmt.Sprintf("catching up missed periods: more than %d are due, worked through %d at a time (%s)", p.Overdue, p.Overdue, rule)
+	}
+	return fmt.Sprintf("catching up missed periods: %d to run, %d skipped (%s)",
+		p.Overdue-p.OverdueSkipped, p.OverdueSkipped, rule)
 }

@@ -213,6 +213,9 @@ type Plan struct {
 	// newest due instant: the missed periods being caught up (claimed)
 	// or given up (skipped) by this plan.
 	Overdue, OverdueSkipped int
+	// Behind, with More and a cap, is a lower bound of the scheduled
+	// instants due without a final row.
+	Behind int
 }
 
 // Decide returns what the leader holding in.Token does next. It is pure.
@@ -335,6 +338,7 @@ func Decide(in Input) Plan {
 			for u := brk; !u.IsZero() && !u.After(in.Now) && extra < in.Policy.Max; u = in.Schedule.Next(u) {
 				extra++
 			}
+			plan.Behind = n + extra
 		}
 		plan.Wake = in.Schedule.Next(in.Now)
 		if !plan.Wake.IsZero() && in.Policy.Jitter > 0 {
@@ -421,7 +425,7 @@ moves:
 			case in.Policy.Window > 0 && late > in.Policy.Window:
 				a.Step, a.Reason = Skip, fmt.Sprintf("skipped: %v late, outside the catch-up window of %v", late, in.Policy.Window)
 			case capped(c):
-				a.Step, a.Reason = Skip, fmt.Sprintf("skipped: outside the catch-up window: %d or more newer periods are due (catch-up max %d)", newer(c.p.Scheduled), in.Policy.Max)
+				a.Step, a.Reason = Skip, fmt.Sprintf("skipped: outside the catch-up window: %d or more newer periods are due (catch-up max %d)", in.Policy.Max, in.Policy.Max)
 			case policy == CatchUpLatest && (plan.More || c.p.Key != newest):
 				a.Step, a.Reason = Skip, "skipped: catch-up policy latest, a newer period is due"
 			case policy == CatchUpNone && (plan.More || !c.p.Scheduled.Equal(current)):

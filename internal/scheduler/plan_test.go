@@ -317,3 +317,33 @@ func TestDecideRunsBackfilledRows(t *testing.T) {
 		t.Errorf("plan %q, want the backfilled row claimed", got)
 	}
 }
+
+// The first catch-up of a term is logged with what it runs, what it skips
+// and why.
+func TestMachineLogsCatchUp(t *testing.T) {
+	every10m, _ := schedule.Every(10*time.Minute, 0)
+	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	m := scheduler.New(scheduler.Config{Job: "j", Schedule: every10m, Policy: scheduler.Policy{Max: 2},
+		Poll: time.Minute, Rescan: time.Hour, Retry: time.Minute})
+	now := base.Add(35 * time.Minute)
+	m.Step(now, scheduler.Start{Token: 1, Node: "n"})
+	m.Step(now, scheduler.Registered{Job: store.Job{Name: "j", Created: base.Add(-time.Minute)}})
+	var notes []string
+	for _, a := range m.Step(now, scheduler.RunsRead{}) {
+		if n, ok := a.(scheduler.Note); ok {
+			notes = append(notes, n.Msg)
+		}
+	}
+	want := "catching up missed periods: 1 to run, 2 skipped (catch-up all, at most the newest 2, no window)"
+	if len(notes) == 0 || notes[0] != want {
+		t.Errorf("notes %q, want first %q", notes, want)
+	}
+	if err := (scheduler.Config{Policy: scheduler.Policy{Max: -1}}).ValidatePolicy(); err == nil || !strings.Contains(err.Error(), "catch-up max") {
+		t.Errorf("a negative cap: %v", err)
+	}
+	for _, p := range []scheduler.Policy{{Overlap: "wait"}, {Jitter: -time.Second}, {Jitter: 25 * time.Hour}, {Max: scheduler.MaxCatchUp + 1}} {
+		if err := (scheduler.Config{Policy: p}).ValidatePolicy(); err == nil {
+			t.Errorf("%+v accepted", p)
+		}
+	}
+}
