@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/batonhq/baton/schedule"
 	"github.com/batonhq/baton/store"
 )
 
@@ -102,4 +103,30 @@ func row(job, key string, state store.RunState) store.Run {
 	}
 	return store.Run{Job: job, Period: key, Scheduled: at, State: state, Token: 1, Holder: "n1", Attempt: 1,
 		Started: at, Finished: at.Add(time.Second)}
+}
+
+// next shows a stored job's jitter: the delay every node gives each period.
+func TestNextShowsJitter(t *testing.T) {
+	e, out, _, ms := shared()
+	ctx := context.Background()
+	if _, err := ms.EnsureJob(ctx, store.Job{Name: "jit", Schedule: "every 1m0s; catch-up all, max 100, jitter 30s"}); err != nil {
+		t.Fatal(err)
+	}
+	if code := e.run(ctx, []string{"next", "--store", "mem:", "--json", "--count", "3", "--from", "2026-03-01T00:00:30Z", "jit"}); code != 0 {
+		t.Fatalf("next: exit %d", code)
+	}
+	var v struct {
+		Instants []struct {
+			Period        string  `json:"period"`
+			JitterSeconds float64 `json:"jitter_seconds"`
+		} `json:"instants"`
+	}
+	if err := json.Unmarshal([]byte(out.String()), &v); err != nil || len(v.Instants) != 3 {
+		t.Fatalf("next --json: %v\n%s", err, out)
+	}
+	for _, in := range v.Instants {
+		if want := schedule.JitterOf("jit", in.Period, 30*time.Second).Seconds(); in.JitterSeconds != want || want == 0 {
+			t.Errorf("%s: jitter %v, want %v", in.Period, in.JitterSeconds, want)
+		}
+	}
 }
