@@ -151,6 +151,14 @@ type Options struct {
 	// NoCatchUpCap makes the scheduler machine plan as if there were no
 	// cap (mutation check: the cap check must then fail).
 	NoCatchUpCap bool
+	// Jitter is the job's jitter in virtual time (a fraction of Period):
+	// every period's first claim waits a delay in [0, Jitter] derived
+	// from the job's name and the period key, and the checker verifies
+	// that no claim comes earlier. 0: none.
+	Jitter time.Duration
+	// NoJitter makes the scheduler machine plan as if there were no
+	// jitter (mutation check: the jitter check must then fail).
+	NoJitter bool
 	// Trace gets the failover trace of each seed run.
 	Trace io.Writer
 }
@@ -209,6 +217,7 @@ func DefaultOptions() Options {
 		Lease: 3 * time.Second, Renew: time.Second, Margin: 150 * time.Millisecond,
 		Poll: 250 * time.Millisecond, Period: time.Second,
 		Names: 4, Sessions: SessionsSeeded, Balance: BalanceSeeded, CatchUpMax: 3,
+		Jitter: 250 * time.Millisecond,
 	}
 }
 
@@ -229,6 +238,10 @@ func (o Options) Validate() error {
 		return fmt.Errorf("catch-up max must be from 0 (no cap) to %d, got %d", scheduler.MaxCatchUp, o.CatchUpMax)
 	case o.NoCatchUpCap && o.CatchUpMax == 0:
 		return fmt.Errorf("the no-catch-up-cap mutation needs a catch-up cap: catch-up max 1 or more")
+	case o.Jitter < 0 || o.Jitter >= o.Period:
+		return fmt.Errorf("jitter must be from 0 to less than the period (%v), got %v", o.Period, o.Jitter)
+	case o.NoJitter && o.Jitter == 0:
+		return fmt.Errorf("the no-jitter mutation needs a jitter")
 	}
 	if _, err := ParseSessionMode(string(o.Sessions)); err != nil {
 		return err
@@ -247,7 +260,7 @@ func (o Options) Validate() error {
 
 // Settle is how long after the last fault every period due must be done:
 // a lease plus 2e for a takeover, and two polls.
-func (o Options) Settle() time.Duration { return o.Lease + 2*o.Margin + 2*o.Poll }
+func (o Options) Settle() time.Duration { return o.Lease + 2*o.Margin + 2*o.Poll + o.Jitter }
 
 // Result is one seed's run.
 type Result struct {
@@ -284,8 +297,8 @@ func Run(ctx context.Context, o Options, seed uint64) (Result, error) {
 	c.Names, c.Sessions, c.Notify, c.CallLatency, c.Balance = o.Names, v.sessions, v.notify, v.callLatency, v.balance
 	c.Mutate = vcluster.Mutation{NoValidCheck: o.NoValidCheck, UnfencedLedger: o.UnfencedLedger,
 		NoSessionMargin: o.NoSessionMargin, SessionNameExpiry: o.SessionNameExpiry, NoPull: o.NoPull,
-		NoCatchUpCap: o.NoCatchUpCap}
-	c.Policy = scheduler.Policy{Max: o.CatchUpMax}
+		NoCatchUpCap: o.NoCatchUpCap, NoJitter: o.NoJitter}
+	c.Policy = scheduler.Policy{Max: o.CatchUpMax, Jitter: vcluster.Calendar{Day: o.Period}.Business(o.Jitter)}
 	if o.Trace != nil {
 		var kinds []string
 		for i, on := range v.sessions {

@@ -111,6 +111,8 @@ func runSim(ctx context.Context, e *env, args []string) int {
 		o.NoPull = true
 	case "no-catch-up-cap":
 		o.NoCatchUpCap = true
+	case "no-jitter":
+		o.NoJitter = true
 	default:
 		return e.fail(name, usagef("--mutate %q: want %s", *mutate, mutationList))
 	}
@@ -169,7 +171,7 @@ func runSim(ctx context.Context, e *env, args []string) int {
 	return exitOK
 }
 
-const mutationList = "no-fence, no-margin, no-valid-check, unfenced-ledger, session-no-margin, session-name-expiry, no-pull or no-catch-up-cap"
+const mutationList = "no-fence, no-margin, no-valid-check, unfenced-ledger, session-no-margin, session-name-expiry, no-pull, no-catch-up-cap or no-jitter"
 
 // replayFlags are the flags given that shape a seed's run, for the
 // replay line of a violation: the seed alone would run another cluster.

@@ -49,6 +49,10 @@ type Config struct {
 	// no-catch-up-cap mutation, which it must catch. Never set outside
 	// the simulator.
 	NoCatchUpCap bool
+	// NoJitter plans as if Policy.Jitter were 0: the simulator's
+	// no-jitter mutation, which it must catch. Never set outside the
+	// simulator.
+	NoJitter bool
 
 	// ClockTolerance, when positive, turns the wall-clock guard on: before
 	// every pass that may claim or skip periods the machine asks for a
@@ -557,6 +561,9 @@ func (m *Machine) runsRead(now time.Time, r RunsRead) []Action {
 	pol := m.cfg.Policy
 	if m.cfg.NoCatchUpCap {
 		pol.Max = 0
+	}
+	if m.cfg.NoJitter {
+		pol.Jitter = 0
 	}
 	plan := Decide(Input{Now: now, Created: m.created, Schedule: m.cfg.Schedule, Policy: pol,
 		Token: m.token, Rows: r.Rows, Floor: floor, Limit: m.cfg.Limit, Job: m.cfg.Job,

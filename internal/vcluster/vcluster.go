@@ -63,7 +63,9 @@ type Config struct {
 	Schedule   schedule.Schedule // wall-clock instants (Persistent)
 	// Policy is the job's catch-up policy (Persistent). With Check and a
 	// cap (Policy.Max), every claim and every skip of a scheduled period
-	// is checked against it.
+	// is checked against it; with a jitter, every first claim of a
+	// scheduled period is checked to start no earlier than its instant
+	// plus its jitter.
 	Policy   scheduler.Policy
 	Triggers []time.Duration // virtual instants (not Persistent)
 	// Idempotent makes a batch record its period in the same transaction
@@ -138,6 +140,9 @@ type Mutation struct {
 	// NoCatchUpCap plans as if the policy had no catch-up cap
 	// (scheduler.Config.NoCatchUpCap).
 	NoCatchUpCap bool
+	// NoJitter plans as if the policy had no jitter
+	// (scheduler.Config.NoJitter).
+	NoJitter bool
 }
 
 // Wall maps virtual time to the business wall clock (24h per Day).
@@ -164,7 +169,7 @@ func (c Config) work() scheduler.Config {
 	cfg := scheduler.Config{
 		Job: Job, Poll: cal.Business(c.Poll), Retry: cal.Business(c.Poll), Rescan: cal.Business(10 * c.Poll),
 		Momentary: !c.Persistent, Unfenced: !c.Fence || c.Mutate.UnfencedLedger, NoValidCheck: c.Mutate.NoValidCheck,
-		NoCatchUpCap: c.Mutate.NoCatchUpCap,
+		NoCatchUpCap: c.Mutate.NoCatchUpCap, NoJitter: c.Mutate.NoJitter,
 	}
 	if c.WorkPoll > 0 {
 		cfg.Poll = cal.Business(c.WorkPoll)

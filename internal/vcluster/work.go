@@ -195,6 +195,7 @@ func (e *engine) ledgerWrite(n *node, a scheduler.SwapRun, r scheduler.Swapped) 
 		e.note(n, Happening{Kind: Claimed, Token: sw.Token, Period: sw.Period})
 	}
 	e.checkCap(a)
+	e.checkJitter(a)
 	if a.Kind == scheduler.KindComplete {
 		e.completions[sw.Period]++
 		if e.c.Check && e.completions[sw.Period] > 1 {
@@ -271,5 +272,20 @@ func (e *engine) checkCap(a scheduler.SwapRun) {
 		if n := newer(sw.Finished); n < max {
 			e.violate("catch-up cap: period %s skipped with only %d newer periods due (max %d)", sw.Period, n, max)
 		}
+	}
+}
+
+// checkJitter checks that a scheduled period's first claim starts no
+// earlier than its instant plus its jitter (scheduler.JitterOf), which
+// every node derives alike.
+func (e *engine) checkJitter(a scheduler.SwapRun) {
+	sw := a.Swap.Run
+	if !e.c.Check || e.c.Policy.Jitter <= 0 || a.Kind != scheduler.KindClaim || sw.Manual || a.Swap.Expect != 0 {
+		return
+	}
+	due := sw.Scheduled.Add(scheduler.JitterOf(Job, sw.Period, e.c.Policy.Jitter))
+	if sw.Started.Before(due) {
+		e.violate("jitter: period %s claimed at %s, before its instant plus its jitter (%s)", sw.Period,
+			sw.Started.UTC().Format(time.RFC3339Nano), due.UTC().Format(time.RFC3339Nano))
 	}
 }
