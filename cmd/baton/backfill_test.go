@@ -130,3 +130,20 @@ func TestNextShowsJitter(t *testing.T) {
 		}
 	}
 }
+
+// A job stored by a baton without the catch-up cap: a node with the new
+// default refuses, says which flag keeps the stored policy, and starts
+// with it.
+func TestRunStoredWithoutCap(t *testing.T) {
+	e, _, errb, ms := shared()
+	ctx := context.Background()
+	if _, err := ms.EnsureJob(ctx, store.Job{Name: "old", Schedule: "every 10s; catch-up all"}); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"run", "--store", "mem:", "--every", "10s", "old", "--", "true"}
+	code := e.run(ctx, args)
+	checkOneLine(t, args, code, errb.String(), "give --catch-up-max 0 to keep it")
+	if j, _ := ms.GetJob(ctx, "old"); j.Schedule != "every 10s; catch-up all" {
+		t.Errorf("the stored schedule changed: %q", j.Schedule)
+	}
+}

@@ -462,8 +462,16 @@ func (w waitFlag) Set(s string) error {
 // that the stored ones are the same (schedule.Register). A mismatch is a
 // usage error naming both.
 func register(ctx context.Context, st store.Store, job schedule.Job, reschedule bool) error {
-	_, err := schedule.Register(ctx, st, job, reschedule)
+	got, err := schedule.Register(ctx, st, job, reschedule)
 	if errors.Is(err, schedule.ErrScheduleMismatch) {
+		// A job stored by a baton without the catch-up cap differs from
+		// this node only by the new default: say how to keep it.
+		if p := job.Policy; p.Max > 0 {
+			p.Max = 0
+			if schedule.SameSpec(got.Schedule, schedule.Describe(job.Schedule, p)) {
+				return usagef("%v; the stored one has no catch-up cap (the default of an older baton): give --catch-up-max 0 to keep it", err)
+			}
+		}
 		return usagef("%v", err)
 	}
 	return err
