@@ -558,13 +558,7 @@ func (m *Machine) runsRead(now time.Time, r RunsRead) []Action {
 	if m.cursor != "" {
 		floor, _ = time.Parse(KeyLayout, m.cursor)
 	}
-	pol := m.cfg.Policy
-	if m.cfg.NoCatchUpCap {
-		pol.Max = 0
-	}
-	if m.cfg.NoJitter {
-		pol.Jitter = 0
-	}
+	pol := m.policy()
 	plan := Decide(Input{Now: now, Created: m.created, Schedule: m.cfg.Schedule, Policy: pol,
 		Token: m.token, Rows: r.Rows, Floor: floor, Limit: m.cfg.Limit, Job: m.cfg.Job,
 		BusyFrom: m.busyFrom, BusyTo: m.busyTo})
@@ -583,14 +577,18 @@ func (m *Machine) apply(now time.Time) []Action {
 		return m.wait(now)
 	}
 	mv := m.moves[0]
-	if mv.Step == Claim && now.After(m.planAt) {
-		// Time passed since the plan (its skips took a while): more
-		// periods may be due, and a cap or window may skip this one now.
-		// Plan again before claiming.
-		m.moves = nil
-		return m.pass(now)
-	}
 	m.moves = m.moves[1:]
+	if max := m.policy().Max; max > 0 && mv.Step == Claim && !mv.Period.Manual && mv.Prev.Version == 0 && now.After(m.planAt) {
+		// Time passed since the plan (its skips took a while): periods
+		// that came due since count against the cap too.
+		n := mv.Newer
+		for t := m.cfg.Schedule.Next(m.planAt); !t.IsZero() && !t.After(now) && n < max; t = m.cfg.Schedule.Next(t) {
+			n++
+		}
+		if n >= max {
+			mv.Step, mv.Reason = Skip, CapReason(max)
+		}
+	}
 	m.period = mv.Period
 	k := KindClaim
 	if mv.Step == Skip {
@@ -741,6 +739,19 @@ func (m *Machine) readBack(now time.Time, r ReadBack) []Action {
 	// Not applied, or still unknown: write it again after Retry.
 	m.after(now, m.cfg.Retry, timerComplete)
 	return nil
+}
+
+// policy is the policy the machine plans by: Config.Policy less what a
+// mutation turns off.
+func (m *Machine) policy() Policy {
+	pol := m.cfg.Policy
+	if m.cfg.NoCatchUpCap {
+		pol.Max = 0
+	}
+	if m.cfg.NoJitter {
+		pol.Jitter = 0
+	}
+	return pol
 }
 
 // catchUpNote says how many missed periods a plan catches up and why: the

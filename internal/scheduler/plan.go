@@ -83,7 +83,7 @@ func JitterOf(job, key string, max time.Duration) time.Duration {
 const MaxJitter = 24 * time.Hour
 
 // MaxCatchUp bounds Policy.Max.
-const MaxCatchUp = 1_000_000
+const MaxCatchUp = 100_000
 
 // validate reports a policy field out of its range, naming it.
 func (p Policy) validate() error {
@@ -92,8 +92,8 @@ func (p Policy) validate() error {
 		return fmt.Errorf("catch-up max must be from 0 (no cap) to %d, got %d", MaxCatchUp, p.Max)
 	case p.Overlap != "" && p.Overlap != OverlapQueue && p.Overlap != OverlapSkip:
 		return fmt.Errorf("overlap policy %q: want queue or skip", p.Overlap)
-	case p.Jitter < 0 || p.Jitter > MaxJitter:
-		return fmt.Errorf("jitter must be from 0 to %v, got %v", MaxJitter, p.Jitter)
+	case p.Jitter < 0 || p.Jitter > MaxJitter || (p.Jitter > 0 && p.Jitter < time.Millisecond):
+		return fmt.Errorf("jitter must be 0 or from 1ms to %v, got %v", MaxJitter, p.Jitter)
 	case p.Window < 0:
 		return fmt.Errorf("catch-up window must not be negative, got %v", p.Window)
 	}
@@ -158,6 +158,15 @@ type Move struct {
 	// Reason says why a period is skipped; it is stored as the skipped
 	// row's Output.
 	Reason string
+	// Newer, with a catch-up cap, is how many newer scheduled instants
+	// were due when the move was planned: the machine adds those that
+	// came due since before it applies a claim (CapReason).
+	Newer int
+}
+
+// CapReason is the reason of a period skipped by the catch-up cap max.
+func CapReason(max int) string {
+	return fmt.Sprintf("skipped: outside the catch-up window: %d or more newer periods are due (catch-up max %d)", max, max)
 }
 
 // Input is what the planner decides from. It is plain data: the planner
@@ -425,7 +434,7 @@ moves:
 			case in.Policy.Window > 0 && late > in.Policy.Window:
 				a.Step, a.Reason = Skip, fmt.Sprintf("skipped: %v late, outside the catch-up window of %v", late, in.Policy.Window)
 			case capped(c):
-				a.Step, a.Reason = Skip, fmt.Sprintf("skipped: outside the catch-up window: %d or more newer periods are due (catch-up max %d)", in.Policy.Max, in.Policy.Max)
+				a.Step, a.Reason = Skip, CapReason(in.Policy.Max)
 			case policy == CatchUpLatest && (plan.More || c.p.Key != newest):
 				a.Step, a.Reason = Skip, "skipped: catch-up policy latest, a newer period is due"
 			case policy == CatchUpNone && (plan.More || !c.p.Scheduled.Equal(current)):
@@ -440,6 +449,9 @@ moves:
 					plan.Wake = at
 				}
 				break moves
+			}
+			if in.Policy.Max > 0 && c.prev.Version == 0 {
+				a.Newer = newer(c.p.Scheduled)
 			}
 			if plan.More || c.p.Scheduled.Before(current) {
 				plan.Overdue++
