@@ -52,16 +52,69 @@ type Policy struct {
 	// RetryBackoff is the wait between a failed attempt and the next; it
 	// must be positive when Retries is.
 	RetryBackoff time.Duration
+	// Max, when positive, caps the catch-up: only the newest Max missed
+	// scheduled periods run, older ones are recorded skipped ("outside
+	// the catch-up window"). 0: no cap (the zero Policy). baton run's
+	// default is DefaultCatchUpMax.
+	Max int
+	// Overlap says what happens to a period that comes due while the
+	// previous run is still going: OverlapQueue ("" too) runs it after
+	// it, OverlapSkip records it skipped ("overlap").
+	Overlap Overlap
+	// Jitter, when positive, delays each scheduled period by a delay in
+	// [0, Jitter] derived from the job's name and the period key
+	// (JitterOf): the same on every node, not re-drawn by a handover,
+	// and part of the run's recorded delay.
+	Jitter time.Duration
+}
+
+// Bounds of Policy.Max and Policy.Jitter.
+const (
+	MaxCatchUp = scheduler.MaxCatchUp
+	MaxJitter  = scheduler.MaxJitter
+)
+
+// DefaultCatchUpMax is baton run's catch-up cap (--catch-up-max): the
+// number of missed start times after which a Kubernetes CronJob gives up.
+const DefaultCatchUpMax = 100
+
+// Overlap is what a leader does with a period that comes due while its
+// previous run is still going.
+type Overlap string
+
+// Overlap policies.
+const (
+	// OverlapQueue runs it once the previous run finished.
+	OverlapQueue Overlap = scheduler.OverlapQueue
+	// OverlapSkip records it skipped with the reason "overlap".
+	OverlapSkip Overlap = scheduler.OverlapSkip
+)
+
+// ParseOverlap parses "queue" or "skip".
+func ParseOverlap(s string) (Overlap, error) {
+	switch o := Overlap(s); o {
+	case OverlapQueue, OverlapSkip:
+		return o, nil
+	}
+	return "", fmt.Errorf("overlap policy %q: want queue or skip", s)
+}
+
+// JitterOf returns the delay of the period key of job under a jitter of at
+// most max: whole milliseconds in [0, max] from SHA-256 of the name and
+// the key, so every node computes the same.
+func JitterOf(job, key string, max time.Duration) time.Duration {
+	return scheduler.JitterOf(job, key, max)
+}
+
+// scheduler returns the machine's form of p.
+func (p Policy) scheduler() scheduler.Policy {
+	return scheduler.Policy{CatchUp: string(p.CatchUp), Window: p.Window, Retries: p.Retries,
+		RetryBackoff: p.RetryBackoff, Max: p.Max, Overlap: string(p.Overlap), Jitter: p.Jitter}
 }
 
 // Validate reports a policy that can never be applied. Its bounds are the
 // scheduler machine's (the only place they live).
-func (p Policy) Validate() error { return p.machine().Validate() }
-
-// machine returns the policy as the scheduler machine takes it.
-func (p Policy) machine() scheduler.Policy {
-	return scheduler.Policy{CatchUp: string(p.CatchUp), Window: p.Window, Retries: p.Retries, RetryBackoff: p.RetryBackoff}
-}
+func (p Policy) Validate() error { return p.scheduler().Validate() }
 
 // Period is one scheduled instant of a job, or one manual trigger.
 type Period struct {

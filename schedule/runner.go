@@ -164,7 +164,7 @@ func New(st store.Store, job Job, exec Executor, opts ...Option) (*Runner, error
 	if job.Schedule != nil {
 		r.cfg.Schedule = job.Schedule
 	}
-	r.cfg.Policy = job.Policy.machine()
+	r.cfg.Policy = job.Policy.scheduler()
 	if err := r.cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("schedule: %w", err)
 	}

@@ -161,6 +161,8 @@ func TestSpecRoundTrip(t *testing.T) {
 	}{
 		{every, schedule.Policy{}},
 		{cron, schedule.Policy{CatchUp: schedule.CatchUpLatest, Window: time.Hour}},
+		{every, schedule.Policy{Max: 100, Overlap: schedule.OverlapSkip, Jitter: 30 * time.Second, Window: 48 * time.Hour}},
+		{every, schedule.Policy{Max: 1, Overlap: schedule.OverlapQueue}},
 		{nil, schedule.Policy{}},
 	} {
 		d := schedule.Describe(tc.s, tc.p)
@@ -176,7 +178,10 @@ func TestSpecRoundTrip(t *testing.T) {
 	if s, p, err := schedule.ParseSpec("every 24h0m0s"); err != nil || s == nil || p.CatchUp != schedule.CatchUpAll {
 		t.Errorf("old description: %v %+v %v", s, p, err)
 	}
-	for _, bad := range []string{"", "every", "every 10q", "cron 30 2 * * * in UTC", `cron "30 2 * * *" in Mars/Olympus`, "every 10s; catch-up some"} {
+	for _, bad := range []string{"", "every", "every 10q", "cron 30 2 * * * in UTC", `cron "30 2 * * *" in Mars/Olympus`, "every 10s; catch-up some",
+		"every 10s; catch-up all, max 0", "every 10s; catch-up all, max -1", "every 10s; catch-up all, max 99999999999",
+		"every 10s; catch-up all, overlap wait", "every 10s; catch-up all, jitter 48h", "every 10s; catch-up all, jitter x",
+		"every 10s; catch-up all, colour red", "every 10s; catch-up all,"} {
 		if _, _, err := schedule.ParseSpec(bad); err == nil {
 			t.Errorf("ParseSpec(%q) accepted", bad)
 		}

@@ -17,8 +17,11 @@ const ManualOnly = "manual triggers only"
 
 // Describe returns the canonical description of a job's schedule and
 // catch-up policy, as the store keeps it (store.Job.Schedule): for example
-// "every 10s; catch-up all" or
+// "every 10s; catch-up all, max 100" or
 // `cron "30 2 * * *" in Europe/Paris; catch-up latest, window 1h0m0s`.
+// After the catch-up mode come, when set, the window, the cap ("max N"),
+// the overlap policy when it is not queue ("overlap skip") and the jitter
+// ("jitter 30s"): every node of a job must agree on all of them.
 // ParseSpec reads it back. Two jobs run the same periods with the same
 // policy exactly when their descriptions are equal.
 func Describe(s Schedule, p Policy) string {
@@ -32,6 +35,15 @@ func Describe(s Schedule, p Policy) string {
 	d := fmt.Sprintf("%s; catch-up %s", s, cu)
 	if p.Window > 0 {
 		d += ", window " + p.Window.String()
+	}
+	if p.Max > 0 {
+		d += ", max " + strconv.Itoa(p.Max)
+	}
+	if p.Overlap == OverlapSkip {
+		d += ", overlap skip"
+	}
+	if p.Jitter > 0 {
+		d += ", jitter " + p.Jitter.String()
 	}
 	return d
 }
@@ -52,18 +64,39 @@ func ParseSpec(desc string) (Schedule, Policy, error) {
 	if err != nil {
 		return nil, p, fmt.Errorf("job schedule %q: %w", desc, err)
 	}
-	if pol != "" {
-		cu, win, hasWin := strings.Cut(pol, ", window ")
-		if p.CatchUp, err = ParseCatchUp(cu); err != nil {
-			return nil, p, fmt.Errorf("job schedule %q: %w", desc, err)
-		}
-		if hasWin {
-			if p.Window, err = time.ParseDuration(win); err != nil || p.Window <= 0 {
-				return nil, p, fmt.Errorf("job schedule %q: bad window %q", desc, win)
-			}
-		}
-	} else {
+	if pol == "" {
 		p.CatchUp = CatchUpAll
+		return s, p, nil
+	}
+	items := strings.Split(pol, ", ")
+	if p.CatchUp, err = ParseCatchUp(items[0]); err != nil {
+		return nil, p, fmt.Errorf("job schedule %q: %w", desc, err)
+	}
+	for _, it := range items[1:] {
+		k, v, _ := strings.Cut(it, " ")
+		var bad bool
+		switch k {
+		case "window":
+			p.Window, err = time.ParseDuration(v)
+			bad = err != nil || p.Window <= 0
+		case "max":
+			p.Max, err = strconv.Atoi(v)
+			bad = err != nil || p.Max <= 0
+		case "overlap":
+			p.Overlap, err = ParseOverlap(v)
+			bad = err != nil
+		case "jitter":
+			p.Jitter, err = time.ParseDuration(v)
+			bad = err != nil || p.Jitter <= 0
+		default:
+			bad = true
+		}
+		if bad {
+			return nil, p, fmt.Errorf("job schedule %q: bad catch-up item %q", desc, it)
+		}
+	}
+	if err := p.Validate(); err != nil {
+		return nil, p, fmt.Errorf("job schedule %q: %w", desc, err)
 	}
 	return s, p, nil
 }

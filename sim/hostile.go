@@ -81,6 +81,7 @@ func hostile(o Options, seed uint64) (Options, []store.Record) {
 	h.Margin = edge(0, lease-1)
 	h.Poll = edge(max(election.MinInterval, lease/40), lease/2)
 	h.Period = max(scale(o.Period), 10*time.Millisecond)
+	h.Jitter = min(scale(o.Jitter), h.Period/2)
 	h.Duration = max(scale(o.Duration), 10*lease)
 	h.scale = f
 	h.hostile = true

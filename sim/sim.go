@@ -52,6 +52,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/batonhq/baton/internal/scheduler"
 	"github.com/batonhq/baton/internal/vcluster"
 	"github.com/batonhq/baton/schedule"
 	"github.com/batonhq/baton/store"
@@ -147,6 +148,22 @@ type Options struct {
 	// lease + 2e wrap around (mutation check: a hostile seed's damaged
 	// record is then taken over).
 	WrapDeadline bool
+	// CatchUpMax is the job's catch-up cap (scheduler.Policy.Max): after a
+	// leaderless stretch only the newest CatchUpMax missed periods run;
+	// older ones are skipped, and the checker verifies every claim and
+	// skip against the cap. 0: no cap.
+	CatchUpMax int
+	// NoCatchUpCap makes the scheduler machine plan as if there were no
+	// cap (mutation check: the cap check must then fail).
+	NoCatchUpCap bool
+	// Jitter is the job's jitter in virtual time (a fraction of Period):
+	// every period's first claim waits a delay in [0, Jitter] derived
+	// from the job's name and the period key, and the checker verifies
+	// that no claim comes earlier. 0: none.
+	Jitter time.Duration
+	// NoJitter makes the scheduler machine plan as if there were no
+	// jitter (mutation check: the jitter check must then fail).
+	NoJitter bool
 	// Trace gets the failover trace of each seed run.
 	Trace io.Writer
 
@@ -216,7 +233,8 @@ func DefaultOptions() Options {
 		Nodes: 5, Duration: 60 * time.Second, Faults: AllFaults,
 		Lease: 3 * time.Second, Renew: time.Second, Margin: 150 * time.Millisecond,
 		Poll: 250 * time.Millisecond, Period: time.Second,
-		Names: 4, Sessions: SessionsSeeded, Balance: BalanceSeeded,
+		Names: 4, Sessions: SessionsSeeded, Balance: BalanceSeeded, CatchUpMax: 3,
+		Jitter: 250 * time.Millisecond,
 	}
 }
 
@@ -233,6 +251,14 @@ func (o Options) Validate() error {
 		return fmt.Errorf("margin must not be negative, poll must be positive, period at least 10ms")
 	case o.Names < 0 || o.Names > 100:
 		return fmt.Errorf("names must be from 0 to 100, got %d", o.Names)
+	case o.CatchUpMax < 0 || o.CatchUpMax > scheduler.MaxCatchUp:
+		return fmt.Errorf("catch-up max must be from 0 (no cap) to %d, got %d", scheduler.MaxCatchUp, o.CatchUpMax)
+	case o.NoCatchUpCap && o.CatchUpMax == 0:
+		return fmt.Errorf("the no-catch-up-cap mutation needs a catch-up cap: catch-up max 1 or more")
+	case o.Jitter < 0 || o.Jitter >= o.Period:
+		return fmt.Errorf("jitter must be from 0 to less than the period (%v), got %v", o.Period, o.Jitter)
+	case o.NoJitter && o.Jitter == 0:
+		return fmt.Errorf("the no-jitter mutation needs a jitter")
 	}
 	if _, err := ParseSessionMode(string(o.Sessions)); err != nil {
 		return err
@@ -251,7 +277,7 @@ func (o Options) Validate() error {
 
 // Settle is how long after the last fault every period due must be done:
 // a lease plus 2e for a takeover, and two polls.
-func (o Options) Settle() time.Duration { return o.Lease + 2*o.Margin + 2*o.Poll }
+func (o Options) Settle() time.Duration { return o.Lease + 2*o.Margin + 2*o.Poll + o.Jitter }
 
 // Result is one seed's run.
 type Result struct {
@@ -291,7 +317,8 @@ func Run(ctx context.Context, o Options, seed uint64) (Result, error) {
 	c.Names, c.Sessions, c.Notify, c.CallLatency, c.Balance = o.Names, v.sessions, v.notify, v.callLatency, v.balance
 	c.Mutate = vcluster.Mutation{NoValidCheck: o.NoValidCheck, UnfencedLedger: o.UnfencedLedger,
 		NoSessionMargin: o.NoSessionMargin, SessionNameExpiry: o.SessionNameExpiry, NoPull: o.NoPull,
-		WrapDeadline: o.WrapDeadline}
+		WrapDeadline: o.WrapDeadline, NoCatchUpCap: o.NoCatchUpCap, NoJitter: o.NoJitter}
+	c.Policy = scheduler.Policy{Max: o.CatchUpMax, Jitter: vcluster.Calendar{Day: o.Period}.Business(o.Jitter)}
 	if o.Trace != nil {
 		var kinds []string
 		for i, on := range v.sessions {
@@ -396,9 +423,11 @@ func liveness(ctx context.Context, o Options, c vcluster.Config, st store.Store,
 	if err != nil {
 		return err
 	}
+	// A period skipped by the catch-up cap counts: the checker verified
+	// the skip against the cap when it was written.
 	done := map[string]bool{}
 	for _, r := range rows {
-		if r.State == store.Done {
+		if r.State == store.Done || (r.State == store.Skipped && strings.Contains(r.Output, "outside the catch-up window: ")) {
 			done[r.Period] = true
 		}
 	}

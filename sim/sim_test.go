@@ -70,6 +70,12 @@ func TestMutationsAreCaught(t *testing.T) {
 		// Deadline arithmetic that trusts a stored lease and wraps: a
 		// hostile seed's planted record is taken over.
 		{"wrapping deadline arithmetic", func(o *sim.Options) { o.Faults, o.WrapDeadline = []sim.FaultClass{sim.Hostile}, true }, 200},
+		// A planner that ignores the catch-up cap runs every missed period
+		// of a leaderless stretch longer than the cap: about half the seeds.
+		{"no catch-up cap", func(o *sim.Options) { o.NoCatchUpCap = true }, 20},
+		// A planner that ignores the jitter claims the first period before
+		// its delay: every seed.
+		{"no jitter", func(o *sim.Options) { o.NoJitter = true }, 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o := sim.DefaultOptions()

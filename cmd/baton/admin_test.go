@@ -120,8 +120,14 @@ func TestAdminCommands(t *testing.T) {
 	if r := do("trigger", "billing", "--period", "2026-01-01T00:00:00Z"); r.code != exitFailure || !strings.Contains(r.stderr, "already done") {
 		t.Errorf("trigger of a done period:\n%s", r)
 	}
-	if r := do("trigger", "other"); r.code != 0 || !strings.Contains(r.stderr, `warning: no scheduled job "other"`) {
-		t.Errorf("trigger now of a job nobody registered (kept, with a warning):\n%s", r)
+	if r := do("trigger", "other"); r.code != exitFailure || !strings.Contains(r.stderr, "other: no election record, job or run of that name in this store; nothing written") {
+		t.Errorf("trigger of an unknown job without --create:\n%s", r)
+	}
+	if rs, _ := ms.Runs(context.Background(), "other", "", 0); len(rs) != 0 {
+		t.Errorf("a refused trigger wrote %+v", rs)
+	}
+	if r := do("trigger", "--create", "other"); r.code != 0 || !strings.Contains(r.stderr, `warning: no scheduled job "other"`) {
+		t.Errorf("trigger --create of a job nobody registered (kept, with a warning):\n%s", r)
 	}
 	if rs, _ := ms.Runs(context.Background(), "other", "", 0); len(rs) != 1 || !rs[0].Manual || rs[0].State != store.Pending {
 		t.Errorf("trigger now wrote %+v", rs)
@@ -155,8 +161,20 @@ func TestAdminBadInput(t *testing.T) {
 	if code != exitFailure || !strings.Contains(errb.String(), "no election record") {
 		t.Errorf("status of an unknown name: exit %d %q", code, errb.String())
 	}
-	code = e.run(context.Background(), []string{"resign", "--store", "mem:", "j"})
-	if code != exitFailure || !strings.Contains(errb.String(), "never had a leader") {
-		t.Errorf("resign of an unknown name: exit %d %q", code, errb.String())
+	// A schedule that never fires is a usage error in next too.
+	for _, args := range [][]string{{"next", "--cron", "0 0 30 2 *"}, {"next", "--cron", "0 0 31 4 *", "--json"}} {
+		e, _, errb, _ := shared()
+		if code := e.run(context.Background(), args); code != exitUsage || !strings.Contains(errb.String(), "no date within five years") {
+			t.Errorf("%v: exit %d %q", args, code, errb.String())
+		}
+	}
+	// Every command on a name the store knows nothing of says the same.
+	for _, args := range [][]string{{"status"}, {"next"}, {"runs"}, {"history"}, {"prune"}, {"trigger"}, {"resign"}, {"transfer", "--to", "n"}} {
+		e, _, errb, ms := shared()
+		code := e.run(context.Background(), append(append(args, "--store", "mem:"), "nosuch"))
+		if code != exitFailure || !strings.Contains(errb.String(), "nosuch: no election record, job or run of that name in this store") {
+			t.Errorf("%v of an unknown name: exit %d %q", args, code, errb.String())
+		}
+		untouched(t, ms, "nosuch")
 	}
 }

@@ -33,6 +33,9 @@ type command struct {
 // env carries what a subcommand may touch: its output streams. Keeping them
 // here instead of in os.Stdout lets golden tests capture every byte.
 type env struct {
+	// stdin is baton's standard input (nil: none), passed to COMMAND of
+	// 'baton run --once'.
+	stdin  io.Reader
 	stdout io.Writer
 	stderr io.Writer
 	// open opens a store URL; nil means openStore. Tests share one
@@ -113,6 +116,7 @@ func commands() []command {
 		{name: "transfer", summary: "ask the leader of a name to hand over to a waiting node (guarded by its token)", run: runTransfer},
 		{name: "store", summary: "operations on the store: floor raises a name's token after a restore", run: runStoreCmd},
 		{name: "prune", summary: "delete old finished runs of a job from the ledger", run: runPrune},
+		{name: "backfill", summary: "run a range of a job's past periods again (--plan: show, write nothing)", run: runBackfill},
 		{name: "bench", summary: "measure holding many names from one process, and their takeover after a crash", run: runBench},
 		{name: "drill", summary: "the lesson's experiment on the real implementation, under faults", run: runDrill},
 		{name: "sim", summary: "seeded random fault schedules on a virtual cluster, every run checked", run: runSim},
@@ -123,7 +127,7 @@ func commands() []command {
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	return (&env{stdout: stdout, stderr: stderr}).run(ctx, args)
+	return (&env{stdin: os.Stdin, stdout: stdout, stderr: stderr}).run(ctx, args)
 }
 
 func (e *env) run(ctx context.Context, args []string) int {
@@ -233,10 +237,12 @@ func (e *env) newFlagSet(name, synopsis string) *flag.FlagSet {
 // caller must return code at once, because help was asked for (exit 0) or a
 // flag is bad (one line on stderr, exit 2).
 func (e *env) parse(fs *flag.FlagSet, args []string) (bool, int) {
+	restore := withDurationErrors(fs)
 	usage := fs.Usage
 	fs.Usage = func() {} // the flag package calls it on every error
 	err := fs.Parse(args)
 	fs.Usage = usage
+	restore()
 	if errors.Is(err, flag.ErrHelp) {
 		usage()
 		return true, exitOK

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/model"
@@ -112,4 +113,49 @@ func checkName(what, name string) error {
 		return usagef("invalid %s: %v", what, err)
 	}
 	return nil
+}
+
+// parseDuration is time.ParseDuration with errors that say the fix: a
+// number without a unit "needs a unit, e.g. 5s".
+func parseDuration(s string) (time.Duration, error) {
+	d, err := time.ParseDuration(s)
+	if err == nil {
+		return d, nil
+	}
+	if _, nerr := strconv.ParseFloat(s, 64); nerr == nil && s != "0" {
+		return 0, fmt.Errorf("%q needs a unit, e.g. %ss", s, s)
+	}
+	return 0, fmt.Errorf("%q is not a duration; want a number with a unit, e.g. 5s, 1m30s or 2h", s)
+}
+
+// durationValue is a duration flag's value that reports a bad value with
+// parseDuration's error.
+type durationValue struct{ flag.Value }
+
+func (d durationValue) Set(s string) error {
+	if _, err := parseDuration(s); err != nil {
+		return err
+	}
+	return d.Value.Set(s)
+}
+
+// withDurationErrors makes every duration flag of fs (flag.DurationVar)
+// report a bad value with parseDuration's error until restore is called
+// (which puts the flag package's own values back, so that --help still
+// names their type).
+func withDurationErrors(fs *flag.FlagSet) (restore func()) {
+	orig := map[*flag.Flag]flag.Value{}
+	fs.VisitAll(func(f *flag.Flag) {
+		if g, ok := f.Value.(flag.Getter); ok {
+			if _, ok := g.Get().(time.Duration); ok {
+				orig[f] = f.Value
+				f.Value = durationValue{f.Value}
+			}
+		}
+	})
+	return func() {
+		for f, v := range orig {
+			f.Value = v
+		}
+	}
 }

@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+
+	"github.com/batonhq/baton/internal/inspect"
 )
 
 func runHistory(ctx context.Context, e *env, args []string) int {
@@ -30,6 +32,9 @@ The store is opened read-only: nothing is created or written.`)
 	}
 	defer st.Close()
 	evs, err := st.History(ctx, name, 0, 0)
+	if err == nil && len(evs) == 0 {
+		err = inspect.Known(ctx, st, name)
+	}
 	if err != nil {
 		return e.fail("history", readErr(*storeURL, err))
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton/internal/escape"
+	"github.com/batonhq/baton/internal/inspect"
 	"github.com/batonhq/baton/schedule"
 	"github.com/batonhq/baton/store"
 )
@@ -64,7 +65,10 @@ func runNext(ctx context.Context, e *env, args []string) int {
 		defer st.Close()
 		j, err := st.GetJob(ctx, job)
 		if errors.Is(err, store.ErrNotFound) {
-			return nil, "", fmt.Errorf("no job %q in this store; it is registered when 'baton run' first starts it", job)
+			if err := inspect.Known(ctx, st, job); err != nil {
+				return nil, "", readErr(*storeURL, err)
+			}
+			return nil, "", fmt.Errorf("job %s has no schedule in this store (a singleton or a --once lock); a job's schedule is stored when 'baton run' with --every or --cron first starts it", job)
 		}
 		if err != nil {
 			return nil, "", readErr(*storeURL, err)
@@ -88,14 +92,31 @@ func runNext(ctx context.Context, e *env, args []string) int {
 		}
 	}
 	loc := schedule.Location(s)
+	// A stored job's jitter delays each instant's start (the same delay
+	// on every node).
+	var jitter time.Duration
+	if _, pol, err := schedule.ParseSpec(desc); err == nil && len(pos) > 0 {
+		jitter = pol.Jitter
+	}
 	type instant struct {
 		Period string `json:"period"`
 		Time   string `json:"time"`
 		Local  string `json:"local"`
+		// Start and JitterSeconds: with a jitter, when the period starts.
+		Start         string  `json:"start,omitempty"`
+		JitterSeconds float64 `json:"jitter_seconds,omitempty"`
 	}
 	var out []instant
 	for t := s.Next(at); !t.IsZero() && len(out) < *count; t = s.Next(t) {
-		out = append(out, instant{schedule.Key(t), t.UTC().Format(time.RFC3339), t.In(loc).Format(time.RFC3339)})
+		in := instant{Period: schedule.Key(t), Time: t.UTC().Format(time.RFC3339), Local: t.In(loc).Format(time.RFC3339)}
+		if jitter > 0 {
+			d := schedule.JitterOf(pos[0], in.Period, jitter)
+			in.Start, in.JitterSeconds = t.Add(d).UTC().Format("2006-01-02T15:04:05.000Z07:00"), d.Seconds()
+		}
+		out = append(out, in)
+	}
+	if len(out) == 0 {
+		return e.fail("next", usagef("%s has no instant within five years after %s; fix the expression", desc, at.Format(time.RFC3339)))
 	}
 	if *asJSON {
 		v := struct {
@@ -112,14 +133,19 @@ func runNext(ctx context.Context, e *env, args []string) int {
 		return exitOK
 	}
 	fmt.Fprintf(e.stdout, "schedule:  %s\nfrom:      %s\n", escape.String(desc), at.Truncate(time.Millisecond).Format(time.RFC3339Nano))
-	if len(out) == 0 {
-		fmt.Fprintln(e.stdout, "no instant after that (the expression matches no date within five years)")
-		return exitOK
-	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "\tPERIOD\tLOCAL (%s)\n", loc)
+	if jitter > 0 {
+		fmt.Fprintf(tw, "\tPERIOD\tLOCAL (%s)\tJITTER\n", loc)
+	} else {
+		fmt.Fprintf(tw, "\tPERIOD\tLOCAL (%s)\n", loc)
+	}
 	for i, in := range out {
 		t, _ := time.Parse(time.RFC3339, in.Time)
+		if jitter > 0 {
+			fmt.Fprintf(tw, "%d\t%s\t%s\t+%v\n", i+1, in.Period, t.In(loc).Format("Mon 2006-01-02 15:04:05 MST"),
+				time.Duration(in.JitterSeconds*float64(time.Second)).Round(time.Millisecond))
+			continue
+		}
 		fmt.Fprintf(tw, "%d\t%s\t%s\n", i+1, in.Period, t.In(loc).Format("Mon 2006-01-02 15:04:05 MST"))
 	}
 	tw.Flush()

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/batonhq/baton/internal/inspect"
 	"github.com/batonhq/baton/schedule"
 )
 
@@ -50,6 +51,9 @@ same rule (--keep, --keep-rows there).`, schedule.DefaultRetention, schedule.Pru
 		return e.fail("prune", err)
 	}
 	defer st.Close()
+	if err := inspect.Known(ctx, st, job); err != nil {
+		return e.fail("prune", readErr(*storeURL, err))
+	}
 	n, err := schedule.Prune(ctx, st, job, r, time.Now(), *failed)
 	if err != nil {
 		return e.fail("prune", readErr(*storeURL, fmt.Errorf("after deleting %d rows: %w", n, err)))

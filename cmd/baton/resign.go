@@ -8,6 +8,7 @@ import (
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/internal/escape"
+	"github.com/batonhq/baton/internal/inspect"
 	"github.com/batonhq/baton/store"
 )
 
@@ -56,6 +57,9 @@ func handover(ctx context.Context, e *env, cmd string, args []string) int {
 	if !flagsSet(fs)["token"] {
 		rec, err := st.Get(ctx, name)
 		if errors.Is(err, store.ErrNotFound) {
+			if err := inspect.Known(ctx, st, name); err != nil {
+				return e.fail(cmd, readErr(*storeURL, err))
+			}
 			return e.fail(cmd, fmt.Errorf("%q has never had a leader", name))
 		}
 		if err != nil {

@@ -24,8 +24,10 @@ Runs COMMAND on the node that leads JOB, nowhere else. Three modes:
   --every D or --cron EXPR   scheduled: COMMAND runs once per period while
       this node leads; every period is recorded in the run ledger (see
       'baton runs') and at most one run per period is recorded as done.
-      Periods missed while nobody led are caught up by the next leader
-      (--catch-up, --catch-up-window). --timeout stops a run that takes
+      Periods missed while nobody led are caught up by the next leader,
+      oldest first, at most the newest --catch-up-max (100) of them; older
+      ones are recorded skipped, "outside the catch-up window" (see
+      Catch-up). --timeout stops a run that takes
       too long and records it failed; --retries runs a failed period
       again, --retry-backoff apart, each attempt counted in the ledger.
   --once   a lock, as flock or 'etcdctl lock': campaign (at most --wait),
@@ -63,10 +65,25 @@ resource that checks BATON_TOKEN refuses a deposed leader's late work:
 without that check a period's effect can happen twice if a leader is
 deposed mid-run (the ledger still records one done run).
 
+Standard input: with --once COMMAND reads baton's own (echo x | baton run
+--once J -- CMD passes x, as flock does); a singleton and scheduled runs get
+/dev/null, since they start whenever this node leads, with nobody to type.
+
 The leader prunes the ledger in small fenced batches while no period is due:
 done and skipped runs older than --keep or beyond the newest --keep-rows
 (default 30 days or 10,000 rows, whichever comes first); failed runs stay
 until they are re-run or pruned by hand ('baton prune --failed').
+
+Catch-up: after an outage a daily job runs every missed day (stopped for 3
+days, the 3 days once each) and a 10s job at most 100 periods, not a flood
+of every one. systemd's Persistent= runs a missed timer once (a billing day
+lost); a Kubernetes CronJob stops for good after 100 missed starts; Temporal
+catches up a year. --catch-up-max 0 removes the cap, --catch-up-window D
+adds a limit in time, --catch-up latest runs only the newest. A period due
+while the previous run still goes waits for it (--overlap queue) or is
+recorded skipped (--overlap skip). --jitter D delays each period by up to D,
+the same delay on every node (from JOB and the period key), recorded in the
+run's delay.
 
 A job has one schedule and catch-up policy, stored when it first runs.
 A node started with another one refuses (exit 2) and names both, unless
@@ -140,6 +157,9 @@ func runRun(ctx context.Context, e *env, args []string) int {
 		cronExpr, tz      string
 		catchUp           string
 		window            time.Duration
+		catchUpMax        int
+		overlap           string
+		jitter            time.Duration
 		renew             time.Duration
 		restart           string
 		retries           int
@@ -158,6 +178,9 @@ func runRun(ctx context.Context, e *env, args []string) int {
 	fs.StringVar(&tz, "tz", "UTC", "with --cron: the IANA time zone the expression is read in")
 	fs.StringVar(&catchUp, "catch-up", "all", "which periods missed while nobody led to run: all (oldest first), latest, none")
 	fs.DurationVar(&window, "catch-up-window", 0, "skip periods more than this late (0: no limit); manual triggers are never skipped")
+	fs.IntVar(&catchUpMax, "catch-up-max", schedule.DefaultCatchUpMax, "run at most the newest N missed periods after an outage, recording older ones skipped (\"outside the catch-up window\"); 0: no cap")
+	fs.StringVar(&overlap, "overlap", string(schedule.OverlapQueue), "a period that comes due while the previous run is still going: queue (run it after) or skip (record it skipped, reason overlap)")
+	fs.DurationVar(&jitter, "jitter", 0, "delay each period by up to this much, derived from JOB and the period key (the same on every node; recorded in the run's delay), so that jobs on one cron minute do not all start at once; 0: none")
 	fs.DurationVar(&c.timeout, "timeout", 0, "with --every or --cron: stop a run still going after this long and record it failed (reason \"timeout\"); 0: no limit")
 	fs.DurationVar(&c.clockTolerance, "clock-tolerance", schedule.DefaultClockTolerance, "with --every or --cron: claim and skip no period while this node's wall clock differs from the reference (PostgreSQL's server clock; elsewhere the wall clock at start carried forward by the monotonic clock) by more than this; 0 turns the guard off")
 	fs.IntVar(&retries, "retries", 0, "with --every or --cron: run a failed period (non-zero exit, timeout) again up to N times; each attempt is counted in the ledger ('baton runs')")
@@ -193,6 +216,9 @@ func runRun(ctx context.Context, e *env, args []string) int {
 		c.job.Name, c.argv = rest[0], rest[2:]
 		if c.job.Name == "" {
 			return usagef("JOB must not be empty")
+		}
+		if set["node"] && c.node == "" {
+			return usagef("invalid --node \"\": the node id must not be empty; leave --node out for the host name and process id")
 		}
 		if err := c.logs.check(); err != nil {
 			return err
@@ -252,6 +278,9 @@ func runRun(ctx context.Context, e *env, args []string) int {
 			if err != nil {
 				return usagef("invalid --cron: %v", err)
 			}
+			if err := reachable(s, time.Now()); err != nil {
+				return err
+			}
 			c.job.Schedule = s
 		}
 		cu, err := schedule.ParseCatchUp(catchUp)
@@ -261,10 +290,24 @@ func runRun(ctx context.Context, e *env, args []string) int {
 		if window < 0 {
 			return usagef("invalid --catch-up-window %v; want 0 (no limit) or more", window)
 		}
-		if c.job.Schedule == nil && (set["catch-up"] || set["catch-up-window"]) {
-			return usagef("--catch-up and --catch-up-window need a schedule (--every or --cron)")
+		if c.job.Schedule == nil && (set["catch-up"] || set["catch-up-window"] || set["catch-up-max"] || set["overlap"] || set["jitter"]) {
+			return usagef("--catch-up, --catch-up-window, --catch-up-max, --overlap and --jitter need a schedule (--every or --cron)")
 		}
-		c.job.Policy = schedule.Policy{CatchUp: cu, Window: window, Retries: retries, RetryBackoff: retryBackoff}
+		if catchUpMax < 0 || catchUpMax > schedule.MaxCatchUp {
+			return usagef("invalid --catch-up-max %d; want 0 (no cap) to %d", catchUpMax, schedule.MaxCatchUp)
+		}
+		ov, err := schedule.ParseOverlap(overlap)
+		if err != nil {
+			return usagef("invalid --overlap %q; want queue or skip", overlap)
+		}
+		if jitter < 0 || jitter > schedule.MaxJitter {
+			return usagef("invalid --jitter %v; want 0 (none) to %v", jitter, schedule.MaxJitter)
+		}
+		c.job.Policy = schedule.Policy{CatchUp: cu, Window: window, Retries: retries, RetryBackoff: retryBackoff,
+			Overlap: ov, Jitter: jitter}
+		if c.job.Schedule != nil {
+			c.job.Policy.Max = catchUpMax
+		}
 		if *keep != "0" {
 			age, err := schedule.ParseAge(*keep)
 			if err != nil {
@@ -363,6 +406,7 @@ func runRun(ctx context.Context, e *env, args []string) int {
 	}
 	r.logStart()
 	if c.once {
+		r.stdin = e.stdin
 		return r.once(ctx, e)
 	}
 
@@ -420,9 +464,9 @@ func (w waitFlag) String() string {
 }
 
 func (w waitFlag) Set(s string) error {
-	d, err := time.ParseDuration(s)
+	d, err := parseDuration(s)
 	if err != nil {
-		return errors.New("parse error")
+		return err
 	}
 	*w.d = d
 	return nil
@@ -432,8 +476,16 @@ func (w waitFlag) Set(s string) error {
 // that the stored ones are the same (schedule.Register). A mismatch is a
 // usage error naming both.
 func register(ctx context.Context, st store.Store, job schedule.Job, reschedule bool) error {
-	_, err := schedule.Register(ctx, st, job, reschedule)
+	got, err := schedule.Register(ctx, st, job, reschedule)
 	if errors.Is(err, schedule.ErrScheduleMismatch) {
+		// A job stored by a baton without the catch-up cap differs from
+		// this node only by the new default: say how to keep it.
+		if p := job.Policy; p.Max > 0 {
+			p.Max = 0
+			if schedule.SameSpec(got.Schedule, schedule.Describe(job.Schedule, p)) {
+				return usagef("%v; the stored one has no catch-up cap (the default of an older baton): give --catch-up-max 0 to keep it", err)
+			}
+		}
 		return usagef("%v", err)
 	}
 	return err

@@ -165,6 +165,16 @@ func TestProcessRunOnce(t *testing.T) {
 			}
 		}
 	})
+	t.Run("stdin", func(t *testing.T) {
+		// --once passes baton's standard input to COMMAND, as flock does.
+		cmd := exec.Command(os.Args[0], "run", "--once", "--store", db, "S", "--", "sh", "-c", `read v; echo "[$v]"`)
+		cmd.Env = append(os.Environ(), "BATON_TEST_MAIN=1", "GORACE=atexit_sleep_ms=0")
+		cmd.Stdin = strings.NewReader("x\n")
+		out, err := cmd.Output()
+		if err != nil || string(out) != "[x]\n" {
+			t.Errorf("echo x | baton run --once: %q, %v; want [x]", out, err)
+		}
+	})
 	t.Run("held", func(t *testing.T) {
 		_, _, errb := startBaton(t, "run", "--store", db, "--node", "holder", "--lease", "2s", "H", "--", "sleep", "300")
 		t.Cleanup(func() { killGroup(commandGroup(t, errb, 1)) })

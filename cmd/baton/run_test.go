@@ -55,6 +55,11 @@ func TestRunBadInput(t *testing.T) {
 	}{
 		{"unparsable cron", []string{"--cron", "61 * * * *", "j", "--", "true"}, []string{"--cron", "61"}},
 		{"cron @every", []string{"--cron", "@every 1h", "j", "--", "true"}, []string{"@every"}},
+		{"cron matching no date", []string{"--cron", "0 0 30 2 *", "j", "--", "true"}, []string{"--cron", "matches no date within five years"}},
+		{"duration without a unit", []string{"--once", "--wait", "5", "j", "--", "true"}, []string{"-wait", `"5" needs a unit, e.g. 5s`}},
+		{"lease without a unit", []string{"--lease", "15", "j", "--", "true"}, []string{"-lease", `"15" needs a unit, e.g. 15s`}},
+		{"empty store", []string{"--store", "", "j", "--", "true"}, []string{"-store", "must not be empty"}},
+		{"empty node", []string{"--node", "", "j", "--", "true"}, []string{"--node", "must not be empty"}},
 		{"unparsable duration", []string{"--every", "10q", "j", "--", "true"}, []string{"-every", "10q"}},
 		{"interval below a second", []string{"--every", "500ms", "j", "--", "true"}, []string{"--every", "whole number of seconds"}},
 		{"offset not below interval", []string{"--every", "10s", "--offset", "10s", "j", "--", "true"}, []string{"offset"}},
@@ -377,8 +382,8 @@ func TestRunRefusesAnotherSchedule(t *testing.T) {
 	e2.open = e.open
 	args := []string{"run", "--store", "mem:", "--node", "b", "--lease", "2s", "--cron", "@hourly", "billing", "--", "true"}
 	code := e2.run(ctx, args)
-	checkOneLine(t, args, code, errb2.String(), `registered with schedule "every 10s; catch-up all"`, `this node has "cron \"@hourly\" in UTC; catch-up all"`, "--reschedule")
-	if j, _ := ms.GetJob(ctx, "billing"); j.Schedule != "every 10s; catch-up all" {
+	checkOneLine(t, args, code, errb2.String(), `registered with schedule "every 10s; catch-up all, max 100"`, `this node has "cron \"@hourly\" in UTC; catch-up all, max 100"`, "--reschedule")
+	if j, _ := ms.GetJob(ctx, "billing"); j.Schedule != "every 10s; catch-up all, max 100" {
 		t.Fatalf("job after a refused start: %+v", j)
 	}
 
@@ -391,7 +396,7 @@ func TestRunRefusesAnotherSchedule(t *testing.T) {
 	// never runs the old schedule: it stops with the complaint.
 	select {
 	case code := <-a:
-		if code != exitUsage || !strings.Contains(errb.String(), `registered with schedule "cron \"@hourly\" in UTC; catch-up all"`) {
+		if code != exitUsage || !strings.Contains(errb.String(), `registered with schedule "cron \"@hourly\" in UTC; catch-up all, max 100"`) {
 			t.Errorf("a after the reschedule: exit %d, stderr %q", code, errb.String())
 		}
 	case <-time.After(20 * time.Second):
@@ -406,7 +411,7 @@ func TestRunRefusesAnotherSchedule(t *testing.T) {
 		t.Fatalf("history: exit %d", code)
 	}
 	h := out.String()[o:]
-	if !strings.Contains(h, "rescheduled") || !strings.Contains(h, `every 10s; catch-up all -> cron "@hourly" in UTC; catch-up all`) {
+	if !strings.Contains(h, "rescheduled") || !strings.Contains(h, `every 10s; catch-up all, max 100 -> cron "@hourly" in UTC; catch-up all, max 100`) {
 		t.Errorf("history does not show the change:\n%s", h)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"strconv"
@@ -41,6 +42,10 @@ type runner struct {
 	stdout, stderr lockedWriter
 	logger         *slog.Logger
 	leading        atomic.Bool
+	// stdin is COMMAND's standard input: baton's own for --once (a lock
+	// passes it, as flock does), nil (/dev/null) for a singleton and for
+	// scheduled runs, which start with nobody at the terminal.
+	stdin io.Reader
 }
 
 // logStart logs the one line that says what this process is: where its
@@ -56,7 +61,17 @@ func (r *runner) logStart() {
 	attrs := []any{"version", moduleVersion(), "store", describeStore(r.cfg.storeURL), "node", r.el.Node(), "job", r.cfg.job.Name, "mode", mode}
 	switch {
 	case r.cfg.job.Schedule != nil:
-		attrs = append(attrs, "schedule", r.cfg.job.Schedule.String(), "catch_up", string(r.cfg.job.Policy.CatchUp))
+		p := r.cfg.job.Policy
+		attrs = append(attrs, "schedule", r.cfg.job.Schedule.String(), "catch_up", string(p.CatchUp), "catch_up_max", p.Max)
+		if p.Window > 0 {
+			attrs = append(attrs, "catch_up_window", p.Window)
+		}
+		if p.Overlap == schedule.OverlapSkip {
+			attrs = append(attrs, "overlap", string(p.Overlap))
+		}
+		if p.Jitter > 0 {
+			attrs = append(attrs, "jitter", p.Jitter)
+		}
 		if r.cfg.timeout > 0 {
 			attrs = append(attrs, "timeout", r.cfg.timeout)
 		}
@@ -129,7 +144,7 @@ func (r *runner) command(ctx context.Context, t *baton.Term, env []string) (supe
 	tl := &tail{}
 	out, errw := &lineWriter{out: r.stdout}, &lineWriter{out: r.stderr}
 	cfg := supervise.Config{
-		Argv: r.cfg.argv, Env: env,
+		Argv: r.cfg.argv, Env: env, Stdin: r.stdin,
 		Stdout: multi{out, tl}, Stderr: multi{errw, tl},
 		Grace: r.cfg.grace, Logger: r.logger,
 	}

@@ -57,6 +57,9 @@ retention (see 'baton run --keep' and 'baton prune') are gone.`, defaultRunsLimi
 		n = 0
 	}
 	rows, err := st.RecentRuns(ctx, job, *before, n)
+	if err == nil && len(rows) == 0 {
+		err = inspect.Known(ctx, st, job)
+	}
 	if err != nil {
 		return e.fail("runs", readErr(*storeURL, err))
 	}

@@ -59,7 +59,17 @@ func (f *scheduleFlags) parse(set map[string]bool) (schedule.Schedule, error) {
 		if err != nil {
 			return nil, usagef("invalid --cron: %v", err)
 		}
-		return s, nil
+		return s, reachable(s, time.Now())
 	}
 	return nil, nil
+}
+
+// reachable returns a usage error when s has no instant within five years
+// after from (a cron expression such as "0 0 30 2 *", February 30): such a
+// job would wait forever.
+func reachable(s schedule.Schedule, from time.Time) error {
+	if s != nil && s.Next(from).IsZero() {
+		return usagef("invalid --cron: %s matches no date within five years after %s (is the day of the month in the month?); fix the expression", s, from.UTC().Format(time.RFC3339))
+	}
+	return nil
 }

@@ -361,6 +361,10 @@ func (s *server) handleAction(w http.ResponseWriter, r *http.Request) {
 			jsonError(w, http.StatusBadRequest, "invalid period: "+err.Error())
 			return
 		}
+		if err := scheduled(ctx, s.st, name); err != nil {
+			jsonError(w, http.StatusNotFound, err.Error()+"; nothing written")
+			return
+		}
 		run, err := schedule.Trigger(ctx, s.st, name, key)
 		if err != nil {
 			jsonError(w, http.StatusConflict, err.Error())

@@ -195,9 +195,18 @@ func TestServeAPI(t *testing.T) {
 		{"/api/jobs/billing/transfer", "s3cret", http.StatusBadRequest},
 		{"/api/jobs/billing/resign?token=99", "s3cret", http.StatusConflict},
 		{"/api/jobs/billing/transfer?to=ghost", "s3cret", http.StatusConflict}, // not campaigning
+		{"/api/jobs/nope/trigger", "s3cret", http.StatusNotFound},              // an unknown job
+		{"/api/jobs/billing/trigger", "s3cret", http.StatusNotFound},           // not a scheduled job yet
+		{"register", "", 0},
 		{"/api/jobs/billing/trigger?period=2026-01-02T03:04:05Z", "s3cret", http.StatusOK},
 		{"/api/jobs/billing/resign", "s3cret", http.StatusOK},
 	} {
+		if tc.path == "register" {
+			if _, err := st.EnsureJob(context.Background(), store.Job{Name: "billing", Schedule: "every 1m0s; catch-up all"}); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
 		if got := post(tc.path, tc.token); got != tc.want {
 			t.Errorf("POST %s with token %q: %d, want %d", tc.path, tc.token, got, tc.want)
 		}

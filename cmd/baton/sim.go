@@ -118,6 +118,10 @@ func runSim(ctx context.Context, e *env, args []string) int {
 		o.NoPull = true
 	case "wrap-deadline":
 		o.WrapDeadline = true
+	case "no-catch-up-cap":
+		o.NoCatchUpCap = true
+	case "no-jitter":
+		o.NoJitter = true
 	default:
 		return e.fail(name, usagef("--mutate %q: want %s", *mutate, mutationList))
 	}
@@ -176,7 +180,7 @@ func runSim(ctx context.Context, e *env, args []string) int {
 	return exitOK
 }
 
-const mutationList = "no-fence, no-margin, no-valid-check, unfenced-ledger, session-no-margin, session-name-expiry, no-pull or wrap-deadline"
+const mutationList = "no-fence, no-margin, no-valid-check, unfenced-ledger, session-no-margin, session-name-expiry, no-pull, no-catch-up-cap, no-jitter or wrap-deadline"
 
 // replayFlags are the flags given that shape a seed's run, for the
 // replay line of a violation: the seed alone would run another cluster.

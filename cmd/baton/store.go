@@ -41,6 +41,9 @@ func storeFlagVar(fs *flag.FlagSet, p *string) {
 		if byFile {
 			return both
 		}
+		if strings.TrimSpace(url) == "" {
+			return errors.New("the store URL must not be empty; give one such as sqlite:baton.db, or leave --store out for $BATON_STORE or the default")
+		}
 		*p, byURL = url, true
 		return nil
 	})

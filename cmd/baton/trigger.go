@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton/internal/escape"
+	"github.com/batonhq/baton/internal/inspect"
 	"github.com/batonhq/baton/schedule"
 	"github.com/batonhq/baton/store"
 )
@@ -23,10 +24,16 @@ microsecond followed by "~manual" (2026-01-02T15:04:05Z~manual.250000): it
 never collides with a scheduled period, and sorts among them by time. With
 --period KEY it re-runs that period: a failed or skipped period runs again
 (the leader sees such a re-run within a minute); a done period is refused
-(exit 1); a pending or running one is left as it is.`)
+(exit 1); a pending or running one is left as it is.
+
+JOB must be a scheduled job registered in the store (by its first
+'baton run --every/--cron'): a trigger of any other name is refused (exit 1)
+and writes nothing, since a typo or a singleton's name would wait forever
+unnoticed. --create writes it anyway, for a job that has not started yet.`)
 	storeURL := storeFlag(fs)
 	period := fs.String("period", "", "the period key to run (again), e.g. 2026-01-02T15:04:05Z (default: a new manual key, now)")
 	asJSON := fs.Bool("json", false, "print JSON")
+	create := fs.Bool("create", false, "write the run even if JOB is not a registered scheduled job yet (it waits for the job's first 'baton run' with --every or --cron)")
 	pos, done, code := e.parseMixed(fs, args)
 	if done {
 		return code
@@ -46,6 +53,11 @@ never collides with a scheduled period, and sorts among them by time. With
 		return e.fail("trigger", err)
 	}
 	defer st.Close()
+	if !*create {
+		if err := scheduled(ctx, st, job); err != nil {
+			return e.fail("trigger", readErr(*storeURL, fmt.Errorf("%w; nothing written (--create writes the run for a job not started yet)", err)))
+		}
+	}
 	prev, err := st.GetRun(ctx, job, key)
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return e.fail("trigger", readErr(*storeURL, err))
@@ -82,4 +94,27 @@ never collides with a scheduled period, and sorts among them by time. With
 		fmt.Fprintf(e.stdout, "%s %s: already %s (token %d, attempt %d); nothing written\n", job, key, escape.String(string(r.State)), r.Token, r.Attempt)
 	}
 	return exitOK
+}
+
+// errNotScheduled says a name has an election record but neither a job nor
+// a ledger: a singleton or a --once lock, which never runs triggers.
+var errNotScheduled = errors.New("is not a scheduled job in this store (a singleton or a --once lock never runs triggers)")
+
+// scheduled returns nil when job has a ledger: it is registered, or has
+// rows (written by an earlier trigger --create). A name the store knows
+// nothing of is inspect.ErrUnknown; one with only an election record is
+// errNotScheduled.
+func scheduled(ctx context.Context, st store.Store, job string) error {
+	_, err := st.GetJob(ctx, job)
+	if err == nil || !errors.Is(err, store.ErrNotFound) {
+		return err
+	}
+	rows, err := st.RecentRuns(ctx, job, "", 1)
+	if err != nil || len(rows) > 0 {
+		return err
+	}
+	if err := inspect.Known(ctx, st, job); err != nil {
+		return err
+	}
+	return fmt.Errorf("%s %w", job, errNotScheduled)
 }

@@ -24,6 +24,11 @@ const (
 	// MaxRetries is the most retries a policy may ask for: a period is
 	// attempted at most MaxRetries + 1 times.
 	MaxRetries = 1000
+	// MaxJitter bounds Policy.Jitter: a day, beyond which a period would
+	// be run after most of its successors came due.
+	MaxJitter = 24 * time.Hour
+	// MaxCatchUp bounds Policy.Max.
+	MaxCatchUp = 100_000
 )
 
 // Validate reports the first field of c outside its bounds as a
@@ -80,6 +85,12 @@ func (p Policy) Validate() error {
 		return bound.Errorf("retry-backoff", p.RetryBackoff, "between 0 and %v", MaxInterval)
 	case p.Retries > 0 && p.RetryBackoff == 0:
 		return bound.Errorf("retry-backoff", p.RetryBackoff, "positive with retries (e.g. 30s)")
+	case p.Max < 0 || p.Max > MaxCatchUp:
+		return bound.Errorf("catch-up-max", p.Max, "0 (no cap) to %d", MaxCatchUp)
+	case p.Overlap != "" && p.Overlap != OverlapQueue && p.Overlap != OverlapSkip:
+		return bound.Errorf("overlap", p.Overlap, "%s or %s", OverlapQueue, OverlapSkip)
+	case p.Jitter < 0 || p.Jitter > MaxJitter || (p.Jitter > 0 && p.Jitter < time.Millisecond):
+		return bound.Errorf("jitter", p.Jitter, "0 or from 1ms to %v", MaxJitter)
 	}
 	return nil
 }

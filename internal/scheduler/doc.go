@@ -31,7 +31,16 @@
 // Momentary (a trigger is a moment that reaches only the node leading then,
 // not a ledger row) and Unfenced (ledger writes without the token check).
 // The simulator's mutations turn protections off on purpose (NoValidCheck,
-// Unfenced) to show that its checker notices.
+// Unfenced, NoCatchUpCap, NoJitter) to show that its checker notices.
+//
+// What operators steer is decided here too, so the simulator checks it:
+// the catch-up cap (Policy.Max: a scheduled period with Max or more newer
+// instants due is skipped, "outside the catch-up window", also when the
+// claim is applied after skips that took time), the overlap policy
+// (Policy.Overlap skip: a period that came due while this leader's
+// previous run went on is skipped), the jitter (Policy.Jitter: a period's
+// first claim waits JitterOf(job, key), the same on every node) and a
+// backfill's plan (PlanBackfill). Config.Validate bounds them (bounds.go).
 //
 // Retries of a failed period (Policy.Retries, RetryBackoff) are a Decide
 // rule: a failed row with attempts left is due once Finished + backoff has

@@ -45,6 +45,14 @@ type Config struct {
 	// Term.Valid first: the simulator's no-valid-check mutation, which it
 	// must catch. Never set outside the simulator.
 	NoValidCheck bool
+	// NoCatchUpCap plans as if Policy.Max were 0: the simulator's
+	// no-catch-up-cap mutation, which it must catch. Never set outside
+	// the simulator.
+	NoCatchUpCap bool
+	// NoJitter plans as if Policy.Jitter were 0: the simulator's
+	// no-jitter mutation, which it must catch. Never set outside the
+	// simulator.
+	NoJitter bool
 
 	// ClockTolerance, when positive, turns the wall-clock guard on: before
 	// every pass that may claim or skip periods the machine asks for a
@@ -267,9 +275,10 @@ type Machine struct {
 	lastFull time.Time
 	hasFull  bool
 
-	moves []Move // the rest of the current plan
-	wake  time.Time
-	inbox []Trigger
+	moves  []Move    // the rest of the current plan
+	planAt time.Time // when it was planned
+	wake   time.Time
+	inbox  []Trigger
 
 	claimed  store.Run
 	period   Period
@@ -284,6 +293,9 @@ type Machine struct {
 	nextPrune time.Time // when the next prune round may start
 	pruning   bool      // a round is under way (its last batch was full)
 	pruned    int       // rows deleted so far in the round
+
+	busyFrom, busyTo time.Time // the previous run's start and finish, in this term
+	toldCatchUp      bool      // the catch-up of this term was logged
 }
 
 // New returns a machine with no term.
@@ -348,7 +360,7 @@ func (m *Machine) start(now time.Time, ev Start) []Action {
 	m.phase, m.token, m.node = working, ev.Token, ev.Node
 	m.op, m.moves, m.inbox, m.dirty = opNone, nil, nil, false
 	m.cursor, m.hasFull, m.timer, m.next = "", false, timerNone, time.Time{}
-	m.skewed = false
+	m.skewed, m.busyFrom, m.busyTo, m.toldCatchUp = false, time.Time{}, time.Time{}, false
 	if !m.registered {
 		m.op = opRegister
 		return []Action{Register{}}
@@ -539,10 +551,17 @@ func (m *Machine) runsRead(now time.Time, r RunsRead) []Action {
 	if m.cursor != "" {
 		floor, _ = time.Parse(KeyLayout, m.cursor)
 	}
-	plan := Decide(Input{Now: now, Created: m.created, Schedule: m.cfg.Schedule, Policy: m.cfg.Policy,
-		Token: m.token, Rows: r.Rows, Floor: floor, Limit: m.cfg.Limit})
-	m.moves, m.wake = plan.Moves, plan.Wake
-	return m.apply(now)
+	pol := m.policy()
+	plan := Decide(Input{Now: now, Created: m.created, Schedule: m.cfg.Schedule, Policy: pol,
+		Token: m.token, Rows: r.Rows, Floor: floor, Limit: m.cfg.Limit, Job: m.cfg.Job,
+		BusyFrom: m.busyFrom, BusyTo: m.busyTo})
+	m.moves, m.wake, m.planAt = plan.Moves, plan.Wake, now
+	var acts []Action
+	if plan.Overdue > 0 && !m.toldCatchUp {
+		m.toldCatchUp = true
+		acts = append(acts, Note{Level: slog.LevelInfo, Msg: catchUpNote(plan, pol)})
+	}
+	return append(acts, m.apply(now)...)
 }
 
 // apply writes the plan's next move; after a claim the effect runs.
@@ -552,6 +571,17 @@ func (m *Machine) apply(now time.Time) []Action {
 	}
 	mv := m.moves[0]
 	m.moves = m.moves[1:]
+	if max := m.policy().Max; max > 0 && mv.Step == Claim && !mv.Period.Manual && mv.Prev.Version == 0 && now.After(m.planAt) {
+		// Time passed since the plan (its skips took a while): periods
+		// that came due since count against the cap too.
+		n := mv.Newer
+		for t := m.cfg.Schedule.Next(m.planAt); !t.IsZero() && !t.After(now) && n < max; t = m.cfg.Schedule.Next(t) {
+			n++
+		}
+		if n >= max {
+			mv.Step, mv.Reason = Skip, CapReason(max)
+		}
+	}
 	m.period = mv.Period
 	k := KindClaim
 	if mv.Step == Skip {
@@ -645,6 +675,7 @@ func (m *Machine) effectDone(now time.Time, r EffectDone) []Action {
 		m.after(now, m.cfg.Retry, timerPass)
 		return []Action{Note{Level: slog.LevelInfo, Msg: "period interrupted; it will be claimed again", Period: key, Err: r.Err}}
 	}
+	m.busyFrom, m.busyTo = m.claimed.Started, now
 	m.complete = m.completion(r, now)
 	return m.swap(KindComplete, m.complete)
 }
@@ -701,4 +732,46 @@ func (m *Machine) readBack(now time.Time, r ReadBack) []Action {
 	// Not applied, or still unknown: write it again after Retry.
 	m.after(now, m.cfg.Retry, timerComplete)
 	return nil
+}
+
+// policy is the policy the machine plans by: Config.Policy less what a
+// mutation turns off.
+func (m *Machine) policy() Policy {
+	pol := m.cfg.Policy
+	if m.cfg.NoCatchUpCap {
+		pol.Max = 0
+	}
+	if m.cfg.NoJitter {
+		pol.Jitter = 0
+	}
+	return pol
+}
+
+// catchUpNote says how many missed periods a plan catches up and why: the
+// log line of the first catch-up of a term.
+func catchUpNote(p Plan, pol Policy) string {
+	mode := pol.CatchUp
+	if mode == "" {
+		mode = CatchUpAll
+	}
+	rule := "catch-up " + mode
+	if pol.Max > 0 {
+		rule += fmt.Sprintf(", at most the newest %d", pol.Max)
+	} else {
+		rule += ", no cap"
+	}
+	if pol.Window > 0 {
+		rule += fmt.Sprintf(", window %v", pol.Window)
+	} else {
+		rule += ", no window"
+	}
+	if p.More && pol.Max > 0 {
+		return fmt.Sprintf("catching up missed periods: at least %d are due; the newest %d run, older ones are recorded skipped (%s)",
+			p.Behind, pol.Max, rule)
+	}
+	if p.More {
+		return fmt.Sprintf("catching up missed periods: more than %d are due, worked through %d at a time (%s)", p.Overdue, p.Overdue, rule)
+	}
+	return fmt.Sprintf("catching up missed periods: %d to run, %d skipped (%s)",
+		p.Overdue-p.OverdueSkipped, p.OverdueSkipped, rule)
 }

@@ -1,6 +1,8 @@
 package scheduler
 
 import (
+	"crypto/sha256"
+	"encoding/binary"
 	"fmt"
 	"slices"
 	"time"
@@ -42,6 +44,38 @@ type Policy struct {
 	Retries int
 	// RetryBackoff is the wait between a failed attempt and the next.
 	RetryBackoff time.Duration
+	// Max, when positive, caps the catch-up: a scheduled period with Max
+	// or more newer scheduled instants already due is skipped ("outside
+	// the catch-up window"), so at most Max missed periods run after an
+	// outage, the newest ones.
+	Max int
+	// Overlap says what happens to a scheduled period that came due while
+	// this leader's previous run was still going: OverlapQueue ("" too)
+	// runs it afterwards, OverlapSkip records it skipped.
+	Overlap string
+	// Jitter, when positive, delays each scheduled period's first claim
+	// by JitterOf(job, key, Jitter): the same delay on every node and
+	// after every handover, recorded in the run's delay.
+	Jitter time.Duration
+}
+
+// Overlap policies (schedule.Overlap's values).
+const (
+	OverlapQueue = "queue"
+	OverlapSkip  = "skip"
+)
+
+// JitterOf returns the delay of the period key of job under a jitter of
+// at most max: derived from the job's name and the key alone (SHA-256),
+// in whole milliseconds in [0, max], so every node computes the same. It
+// returns 0 when max is below a millisecond.
+func JitterOf(job, key string, max time.Duration) time.Duration {
+	ms := uint64(max / time.Millisecond)
+	if ms == 0 {
+		return 0
+	}
+	h := sha256.Sum256([]byte(job + "\x00" + key))
+	return time.Duration(binary.BigEndian.Uint64(h[:8])%(ms+1)) * time.Millisecond
 }
 
 // retryAt returns when the failed row r is due again, and false if it is
@@ -102,6 +136,15 @@ type Move struct {
 	// Reason says why a period is skipped; it is stored as the skipped
 	// row's Output.
 	Reason string
+	// Newer, with a catch-up cap, is how many newer scheduled instants
+	// were due when the move was planned: the machine adds those that
+	// came due since before it applies a claim (CapReason).
+	Newer int
+}
+
+// CapReason is the reason of a period skipped by the catch-up cap max.
+func CapReason(max int) string {
+	return fmt.Sprintf("skipped: outside the catch-up window: %d or more newer periods are due (catch-up max %d)", max, max)
 }
 
 // Input is what the planner decides from. It is plain data: the planner
@@ -130,6 +173,13 @@ type Input struct {
 	// plan (<= 0: DefaultLimit), so that a long leaderless stretch of a
 	// short interval is worked through in bounded steps.
 	Limit int
+	// Job is the job's name: Policy.Jitter derives each period's delay
+	// from it.
+	Job string
+	// BusyFrom and BusyTo, when set, are when this leader's previous run
+	// started and finished: with Policy.Overlap skip, a scheduled period
+	// without a row that came due in (BusyFrom, BusyTo] is skipped.
+	BusyFrom, BusyTo time.Time
 }
 
 // DefaultLimit is Input.Limit's default.
@@ -146,6 +196,13 @@ type Plan struct {
 	Wake time.Time
 	// More is true when scheduled instants were left out because of Limit.
 	More bool
+	// Overdue counts the scheduled periods of Moves that are not the
+	// newest due instant: the missed periods being caught up (claimed)
+	// or given up (skipped) by this plan.
+	Overdue, OverdueSkipped int
+	// Behind, with More and a cap, is a lower bound of the scheduled
+	// instants due without a final row.
+	Behind int
 }
 
 // Decide returns what the leader holding in.Token does next. It is pure.
@@ -231,9 +288,15 @@ func Decide(in Input) Plan {
 	}
 	var cands []cand
 	var current time.Time // the newest scheduled instant not after Now
+	var due []time.Time   // every scheduled instant enumerated, in order
+	extra := 0            // due instants after the ones enumerated (counted up to Policy.Max)
 	if in.Schedule != nil {
 		n := 0
+		var brk time.Time // the first instant left out by Limit
 		for t := in.Schedule.Next(from); !t.IsZero() && !t.After(in.Now); t = in.Schedule.Next(t) {
+			if in.Policy.Max > 0 {
+				due = append(due, t)
+			}
 			key := Key(t)
 			var r store.Run
 			i := find(key)
@@ -246,6 +309,9 @@ func Decide(in Input) Plan {
 			}
 			if n == limit {
 				plan.More = true
+				if in.Policy.Max > 0 {
+					brk, due = t, due[:len(due)-1]
+				}
 				break
 			}
 			n++
@@ -255,7 +321,28 @@ func Decide(in Input) Plan {
 				seen[i] = true
 			}
 		}
+		if in.Policy.Max > 0 && !brk.IsZero() {
+			for u := brk; !u.IsZero() && !u.After(in.Now) && extra < in.Policy.Max; u = in.Schedule.Next(u) {
+				extra++
+			}
+			plan.Behind = n + extra
+		}
 		plan.Wake = in.Schedule.Next(in.Now)
+		if !plan.Wake.IsZero() && in.Policy.Jitter > 0 {
+			plan.Wake = plan.Wake.Add(JitterOf(in.Job, Key(plan.Wake), in.Policy.Jitter))
+		}
+	}
+	// newer counts the due scheduled instants after t, up to Policy.Max
+	// or a little beyond.
+	newer := func(t time.Time) int {
+		i, _ := slices.BinarySearchFunc(due, t, func(a, b time.Time) int { return a.Compare(b) })
+		if i < len(due) && due[i].Equal(t) {
+			i++
+		}
+		return len(due) - i + extra
+	}
+	capped := func(c cand) bool {
+		return in.Policy.Max > 0 && c.prev.Version == 0 && newer(c.p.Scheduled) >= in.Policy.Max
 	}
 	for i, r := range in.Rows {
 		if seen[i] || !open(r) || waiting(r) {
@@ -300,6 +387,7 @@ func Decide(in Input) Plan {
 	if policy == "" {
 		policy = CatchUpAll
 	}
+moves:
 	for _, c := range cands {
 		a := Move{Step: Claim, Period: c.p, Prev: c.prev}
 		if !c.p.Manual {
@@ -308,18 +396,46 @@ func Decide(in Input) Plan {
 				// A retry: no longer worth it if the policy would skip the
 				// period now, but its failure stays recorded as it is.
 				if (in.Policy.Window > 0 && late > in.Policy.Window) ||
+					(in.Policy.Max > 0 && newer(c.p.Scheduled) >= in.Policy.Max) ||
 					(policy == CatchUpLatest && (plan.More || c.p.Key != newest)) ||
 					(policy == CatchUpNone && (plan.More || !c.p.Scheduled.Equal(current))) {
 					continue
 				}
 			}
+			// A period without a row comes due at its instant plus its
+			// jitter.
+			at := c.p.Scheduled
+			if c.prev.Version == 0 && in.Policy.Jitter > 0 {
+				at = at.Add(JitterOf(in.Job, c.p.Key, in.Policy.Jitter))
+			}
 			switch {
 			case in.Policy.Window > 0 && late > in.Policy.Window:
 				a.Step, a.Reason = Skip, fmt.Sprintf("skipped: %v late, outside the catch-up window of %v", late, in.Policy.Window)
+			case capped(c):
+				a.Step, a.Reason = Skip, CapReason(in.Policy.Max)
 			case policy == CatchUpLatest && (plan.More || c.p.Key != newest):
 				a.Step, a.Reason = Skip, "skipped: catch-up policy latest, a newer period is due"
 			case policy == CatchUpNone && (plan.More || !c.p.Scheduled.Equal(current)):
 				a.Step, a.Reason = Skip, "skipped: catch-up policy none, not the current period"
+			case in.Policy.Overlap == OverlapSkip && c.prev.Version == 0 && !in.BusyTo.IsZero() &&
+				at.After(in.BusyFrom) && !at.After(in.BusyTo):
+				a.Step, a.Reason = Skip, "skipped: overlap: the previous run was still going when it came due (overlap skip)"
+			case at.After(in.Now):
+				// Its jitter has not passed: it and every later period
+				// wait, so that periods still run in order.
+				if plan.Wake.IsZero() || at.Before(plan.Wake) {
+					plan.Wake = at
+				}
+				break moves
+			}
+			if in.Policy.Max > 0 && c.prev.Version == 0 {
+				a.Newer = newer(c.p.Scheduled)
+			}
+			if plan.More || c.p.Scheduled.Before(current) {
+				plan.Overdue++
+				if a.Step == Skip {
+					plan.OverdueSkipped++
+				}
 			}
 		}
 		plan.Moves = append(plan.Moves, a)

@@ -16,7 +16,7 @@ import (
 // written D+HH:MM: day D after 2026-01-01, at HH:MM UTC. Steps:
 //
 //	config every=24h catchup=latest window=48h poll=1h rescan=6h retry=10m retries=2 backoff=30m momentary unfenced novalid
-//	       keep=720h keeprows=100 pruneevery=10m batch=500
+//	       keep=720h keeprows=100 pruneevery=10m batch=500 max=3 overlap=skip jitter=30m nocap
 //	start token=2 node=n1 | end | tick | trigger [key=D+HH:MM]   (any step takes at=D+HH:MM)
 //	registered created=D+HH:MM | registered err=E
 //	rows r=D+HH:MM/STATE/TOKEN/vVERSION[/manual][/aATTEMPT][/fD+HH:MM] ... | rows err=E
@@ -151,6 +151,14 @@ func (x *harness) step(s scenario.Step) string {
 				x.cfg.PruneEvery = d
 			case "batch":
 				x.cfg.PruneBatch, _ = strconv.Atoi(a.Val)
+			case "max":
+				x.cfg.Policy.Max, _ = strconv.Atoi(a.Val)
+			case "overlap":
+				x.cfg.Policy.Overlap = a.Val
+			case "jitter":
+				x.cfg.Policy.Jitter = d
+			case "nocap":
+				x.cfg.NoCatchUpCap = true
 			default:
 				x.t.Fatalf("config %s: unknown setting", a.Key)
 			}

@@ -37,6 +37,9 @@ type Config struct {
 	Argv []string
 	// Env is the command's whole environment.
 	Env []string
+	// Stdin is the command's standard input (nil: /dev/null). An *os.File
+	// is passed as it is, so the command reads it directly.
+	Stdin io.Reader
 	// Stdout and Stderr receive the command's output (nil: discarded).
 	// Run returns only after everything written to them was copied.
 	Stdout, Stderr io.Writer
@@ -132,7 +135,7 @@ func Run(ctx context.Context, cfg Config) (Status, error) {
 	}
 	cmd := exec.Command(self, append([]string{Arg, cfg.Grace.String(), formatFirst(first), "--"}, cfg.Argv...)...)
 	cmd.Env = cfg.Env
-	cmd.Stdout, cmd.Stderr = cfg.Stdout, cfg.Stderr
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = cfg.Stdin, cfg.Stdout, cfg.Stderr
 	cmd.ExtraFiles = []*os.File{ctlR, evW} // descriptors 3 and 4
 	// Its own process group: a terminal's ^C goes to baton, which decides.
 	// Pdeathsig backs up the control pipe's end-of-file.

@@ -75,7 +75,13 @@ type Config struct {
 	// Triggers and reaches only the nodes that lead at that moment.
 	Persistent bool
 	Schedule   schedule.Schedule // wall-clock instants (Persistent)
-	Triggers   []time.Duration   // virtual instants (not Persistent)
+	// Policy is the job's catch-up policy (Persistent). With Check and a
+	// cap (Policy.Max), every claim and every skip of a scheduled period
+	// is checked against it; with a jitter, every first claim of a
+	// scheduled period is checked to start no earlier than its instant
+	// plus its jitter.
+	Policy   scheduler.Policy
+	Triggers []time.Duration // virtual instants (not Persistent)
 	// Idempotent makes a batch record its period in the same transaction
 	// as its rows, so that a re-run after a lost completion adds nothing.
 	Idempotent   bool
@@ -154,6 +160,12 @@ type Mutation struct {
 	// WrapDeadline trusts a held record's lease whatever it is and lets
 	// lease + 2e wrap (election.Mutations.WrapDeadline).
 	WrapDeadline bool
+	// NoCatchUpCap plans as if the policy had no catch-up cap
+	// (scheduler.Config.NoCatchUpCap).
+	NoCatchUpCap bool
+	// NoJitter plans as if the policy had no jitter
+	// (scheduler.Config.NoJitter).
+	NoJitter bool
 }
 
 // electionConfig is node n's election machine configuration, for its
@@ -194,12 +206,13 @@ func (c Config) work() scheduler.Config {
 		Job: Job, Poll: cal.Business(c.Poll), Retry: cal.Business(c.Poll),
 		Rescan:    min(cal.Business(10*c.Poll), scheduler.MaxInterval), // within the machine's bounds on long leases
 		Momentary: !c.Persistent, Unfenced: !c.Fence || c.Mutate.UnfencedLedger, NoValidCheck: c.Mutate.NoValidCheck,
+		NoCatchUpCap: c.Mutate.NoCatchUpCap, NoJitter: c.Mutate.NoJitter,
 	}
 	if c.WorkPoll > 0 {
 		cfg.Poll = cal.Business(c.WorkPoll)
 	}
 	if c.Persistent && c.Schedule != nil {
-		cfg.Schedule = c.Schedule
+		cfg.Schedule, cfg.Policy = c.Schedule, c.Policy
 	}
 	return cfg
 }

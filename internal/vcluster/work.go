@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/batonhq/baton/fence"
@@ -193,6 +194,8 @@ func (e *engine) ledgerWrite(n *node, a scheduler.SwapRun, r scheduler.Swapped) 
 	if a.Kind == scheduler.KindClaim {
 		e.note(n, Happening{Kind: Claimed, Token: sw.Token, Period: sw.Period})
 	}
+	e.checkCap(a)
+	e.checkJitter(a)
 	if a.Kind == scheduler.KindComplete {
 		e.completions[sw.Period]++
 		if e.c.Check && e.completions[sw.Period] > 1 {
@@ -239,4 +242,50 @@ func (e *engine) runEffect(n *node, a scheduler.StartEffect) {
 		e.note(n, Happening{Kind: Wrote, Token: token, Period: period})
 	}
 	e.stepWork(n, scheduler.EffectDone{})
+}
+
+// capReason marks a skip by the catch-up cap (scheduler.Policy.Max).
+const capReason = "outside the catch-up window: "
+
+// checkCap checks a scheduled period's first claim or skip against the
+// catch-up cap: a period is claimed only while fewer than Max newer
+// instants are due, and skipped by the cap only when at least Max are.
+func (e *engine) checkCap(a scheduler.SwapRun) {
+	max := e.c.Policy.Max
+	sw := a.Swap.Run
+	if !e.c.Check || max <= 0 || e.c.Schedule == nil || sw.Manual || a.Swap.Expect != 0 {
+		return
+	}
+	newer := func(at time.Time) int {
+		n := 0
+		for t := e.c.Schedule.Next(sw.Scheduled); !t.IsZero() && !t.After(at) && n <= max; t = e.c.Schedule.Next(t) {
+			n++
+		}
+		return n
+	}
+	switch {
+	case a.Kind == scheduler.KindClaim:
+		if n := newer(sw.Started); n >= max {
+			e.violate("catch-up cap: period %s claimed with %d newer periods due (max %d)", sw.Period, n, max)
+		}
+	case a.Kind == scheduler.KindSkip && strings.Contains(sw.Output, capReason):
+		if n := newer(sw.Finished); n < max {
+			e.violate("catch-up cap: period %s skipped with only %d newer periods due (max %d)", sw.Period, n, max)
+		}
+	}
+}
+
+// checkJitter checks that a scheduled period's first claim starts no
+// earlier than its instant plus its jitter (scheduler.JitterOf), which
+// every node derives alike.
+func (e *engine) checkJitter(a scheduler.SwapRun) {
+	sw := a.Swap.Run
+	if !e.c.Check || e.c.Policy.Jitter <= 0 || a.Kind != scheduler.KindClaim || sw.Manual || a.Swap.Expect != 0 {
+		return
+	}
+	due := sw.Scheduled.Add(scheduler.JitterOf(Job, sw.Period, e.c.Policy.Jitter))
+	if sw.Started.Before(due) {
+		e.violate("jitter: period %s claimed at %s, before its instant plus its jitter (%s)", sw.Period,
+			sw.Started.UTC().Format(time.RFC3339Nano), due.UTC().Format(time.RFC3339Nano))
+	}
 }
