@@ -134,8 +134,12 @@ func watch(cfg election.Config, rec store.Record, start time.Time) string {
 // A contender anywhere in the valid range, facing a record with any
 // lease and any token, never takes it over before lease + 2e of its own
 // clock, and reports a record it cannot trust as damage in one line.
-func TestNoEarlyTakeoverAtTheEdges(t *testing.T) {
-	rapid.Check(t, func(t *rapid.T) {
+func TestNoEarlyTakeoverAtTheEdges(t *testing.T) { rapid.Check(t, noEarlyTakeover) }
+
+// noEarlyTakeover is one draw of TestNoEarlyTakeoverAtTheEdges (and of
+// FuzzNoEarlyTakeover).
+func noEarlyTakeover(t *rapid.T) {
+	{
 		cfg := drawConfig(t)
 		rec := store.Record{
 			Name: cfg.Name, Holder: "holder", Incarnation: "h.1",
@@ -149,7 +153,7 @@ func TestNoEarlyTakeoverAtTheEdges(t *testing.T) {
 		if v := watch(cfg, rec, start); v != "" {
 			t.Fatal(v)
 		}
-	})
+	}
 }
 
 // The property above is not vacuous: with the arithmetic as it was (the

@@ -148,8 +148,12 @@ func (w *world) check() {
 	}
 }
 
-func TestProtocolProperties(t *testing.T) {
-	rapid.Check(t, func(t *rapid.T) {
+func TestProtocolProperties(t *testing.T) { rapid.Check(t, protocolProperty) }
+
+// protocolProperty is one random interleaving, checked after every step
+// (TestProtocolProperties, and FuzzProtocol from fuzz bytes).
+func protocolProperty(t *rapid.T) {
+	{
 		epoch := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 		w := &world{t: t, epoch: epoch, now: epoch}
 		w.st = memstore.New(memstore.WithTime(func() time.Time { return w.now }))
@@ -201,7 +205,7 @@ func TestProtocolProperties(t *testing.T) {
 			}
 			w.check()
 		}
-	})
+	}
 }
 
 // progress lets a running node do what is due: its request reaches the

@@ -170,8 +170,11 @@ func (w *gworld) check() {
 	}
 }
 
-func TestGroupProperties(t *testing.T) {
-	rapid.Check(t, func(t *rapid.T) {
+func TestGroupProperties(t *testing.T) { rapid.Check(t, groupProperty) }
+
+// groupProperty is one draw of TestGroupProperties (and FuzzGroup).
+func groupProperty(t *rapid.T) {
+	{
 		epoch := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 		w := &gworld{t: t, epoch: epoch, now: epoch}
 		w.st = memstore.New(memstore.WithTime(func() time.Time { return w.now }))
@@ -256,7 +259,7 @@ func TestGroupProperties(t *testing.T) {
 			}
 			w.check()
 		}
-	})
+	}
 }
 
 // In a healthy cluster every name is held within lease + 2e + a few polls
