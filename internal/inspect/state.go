@@ -103,23 +103,34 @@ func StateOf(rec store.Record, sess *store.Record, now time.Time) State {
 }
 
 // Describe says the state in one line for people, as status prints it.
+// It reads only the fields that JSON carries.
 func (s State) Describe() string {
 	via := "directly"
 	if s.Session != "" {
 		via = "through session " + s.Session
 	}
+	since := secs(s.SinceRenewalSeconds)
 	switch s.State {
 	case Held:
+		left := time.Duration(0)
+		if s.LeaseLeftSeconds != nil {
+			left = secs(*s.LeaseLeftSeconds)
+		}
 		return fmt.Sprintf("held by %s with token %d, %s; lease left at most %v (store time since the last renewal: %v)",
-			s.Holder, s.Token, via, s.LeaseLeft.Round(time.Millisecond), s.SinceRenewal.Round(time.Millisecond))
+			s.Holder, s.Token, via, left, since)
 	case ProbablyDead:
 		return fmt.Sprintf("probably dead: held by %s with token %d, %s, but no renewal for %v by store time against a %v lease (a flag, not a decision: a contender takes over after lease + 2e on its own clock)",
-			s.Holder, s.Token, via, s.SinceRenewal.Round(time.Millisecond), s.Lease)
+			s.Holder, s.Token, via, since, secs(s.LeaseSeconds))
 	case SessionEnded:
 		return fmt.Sprintf("free to take: the session %s of its last holder %s ended (token %d; the next holder gets %d)",
 			s.Session, s.Holder, s.Token, s.Token+1)
 	}
 	return "free"
+}
+
+// secs turns JSON seconds into a duration rounded to the millisecond.
+func secs(f float64) time.Duration {
+	return time.Duration(f * float64(time.Second)).Round(time.Millisecond)
 }
 
 // StoreNow returns the store's current time when the store can read one
