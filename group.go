@@ -226,6 +226,9 @@ func (g *Group) Stats() GroupStats {
 // write, not one per name). It waits until that write is done or ctx ends.
 // A closed Group cannot campaign again.
 func (g *Group) Close(ctx context.Context) error {
+	if m := g.cfg.metrics; m != nil {
+		defer m.groupClosed(g)
+	}
 	g.mu.Lock()
 	g.closed = true
 	for name, w := range g.wants {
@@ -251,6 +254,9 @@ func (g *Group) Close(ctx context.Context) error {
 
 // announce executes the machine's announcements on the loop goroutine.
 func (g *Group) announce(now time.Time, ev election.Event, acts []election.Action) {
+	if g.cfg.metrics != nil {
+		g.cfg.metrics.groupStep(g, now, ev, acts)
+	}
 	var lost int
 	var cause error
 	for _, a := range acts {
