@@ -53,24 +53,27 @@ type PageLister interface {
 
 // HolderCount is one group of a Summarizer's answer: how many election
 // records have this holder, incarnation and session (all empty: free
-// records), with the range of their store write times and their longest
-// lease, so that a caller can tell held from silent without reading them.
+// records), and how many of them were last written more than their lease
+// before the time asked about, so that a caller can tell held from silent
+// without reading the records.
 type HolderCount struct {
 	Holder, Incarnation, Session string
 	Names                        int
-	// OldestWrite and NewestWrite are the least and greatest
-	// Record.Updated of the group; Lease the greatest Record.Lease.
-	OldestWrite, NewestWrite time.Time
-	Lease                    time.Duration
+	// Silent counts the records of the group whose Updated + Lease is
+	// before the now passed to CountHolders (by store time; for a record
+	// held through a session its own Updated says nothing of the holder's
+	// liveness: the session record's does).
+	Silent int
 }
 
 // Summarizer is an optional capability: a store that counts its names by
 // holder in one query, so that a summary of 100,000 names does not read
-// them. SQLite and PostgreSQL implement it; callers fall back to paging
-// (PageLister) elsewhere.
+// them. SQLite, PostgreSQL and memstore implement it; callers fall back to
+// paging (PageLister) elsewhere.
 type Summarizer interface {
 	// CountHolders returns the election records (session records left
-	// out) grouped by holder, incarnation and session, and the number of
-	// registered jobs that have no election record.
-	CountHolders(ctx context.Context) (groups []HolderCount, jobsWithoutRecord int, err error)
+	// out) grouped by holder, incarnation and session, with the number of
+	// each group silent at now, and the number of registered jobs that
+	// have no election record.
+	CountHolders(ctx context.Context, now time.Time) (groups []HolderCount, jobsWithoutRecord int, err error)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/batonhq/baton/store"
 )
@@ -75,12 +76,12 @@ func (c *client) NamesPage(ctx context.Context, q store.NameQuery) ([]string, er
 }
 
 // CountHolders implements store.Summarizer.
-func (s *Store) CountHolders(ctx context.Context) ([]store.HolderCount, int, error) {
-	return s.Client("").(store.Summarizer).CountHolders(ctx)
+func (s *Store) CountHolders(ctx context.Context, now time.Time) ([]store.HolderCount, int, error) {
+	return s.Client("").(store.Summarizer).CountHolders(ctx, now)
 }
 
 // CountHolders implements store.Summarizer.
-func (c *client) CountHolders(ctx context.Context) ([]store.HolderCount, int, error) {
+func (c *client) CountHolders(ctx context.Context, now time.Time) ([]store.HolderCount, int, error) {
 	if err := c.s.enter(ctx, c.node); err != nil {
 		return nil, 0, err
 	}
@@ -94,17 +95,13 @@ func (c *client) CountHolders(ctx context.Context) ([]store.HolderCount, int, er
 		k := key{r.Holder, r.Incarnation, r.Session}
 		g := groups[k]
 		if g == nil {
-			g = &store.HolderCount{Holder: r.Holder, Incarnation: r.Incarnation, Session: r.Session, OldestWrite: r.Updated, NewestWrite: r.Updated}
+			g = &store.HolderCount{Holder: r.Holder, Incarnation: r.Incarnation, Session: r.Session}
 			groups[k] = g
 		}
 		g.Names++
-		if r.Updated.Before(g.OldestWrite) {
-			g.OldestWrite = r.Updated
+		if r.Updated.Add(r.Lease).Before(now) {
+			g.Silent++
 		}
-		if r.Updated.After(g.NewestWrite) {
-			g.NewestWrite = r.Updated
-		}
-		g.Lease = max(g.Lease, r.Lease)
 	}
 	jobs := 0
 	for n := range c.s.jobs {

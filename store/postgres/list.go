@@ -81,15 +81,16 @@ func (s *Store) NamesPage(ctx context.Context, q store.NameQuery) ([]string, err
 }
 
 // CountHolders implements store.Summarizer with one grouped query.
-func (s *Store) CountHolders(ctx context.Context) ([]store.HolderCount, int, error) {
+func (s *Store) CountHolders(ctx context.Context, now time.Time) ([]store.HolderCount, int, error) {
 	const op = "count holders"
 	if err := s.enter(ctx, op); err != nil {
 		return nil, 0, err
 	}
-	rows, err := s.pool.Query(ctx, `SELECT holder, incarnation, session, count(*), min(updated), max(updated), max(lease_ns),
+	rows, err := s.pool.Query(ctx, `SELECT holder, incarnation, session, count(*),
+			count(*) FILTER (WHERE updated + make_interval(secs => lease_ns / 1e9) < $2),
 			(SELECT count(*) FROM `+s.q+`.jobs j WHERE NOT EXISTS (SELECT 1 FROM `+s.q+`.election e WHERE e.name = j.name))
 		FROM `+s.q+`.election WHERE NOT starts_with(name, $1)
-		GROUP BY holder, incarnation, session ORDER BY holder, incarnation, session`, store.SessionPrefix)
+		GROUP BY holder, incarnation, session ORDER BY holder, incarnation, session`, store.SessionPrefix, now)
 	if err != nil {
 		return nil, 0, s.fail(ctx, op, err)
 	}
@@ -98,11 +99,9 @@ func (s *Store) CountHolders(ctx context.Context) ([]store.HolderCount, int, err
 	jobs := -1
 	for rows.Next() {
 		var c store.HolderCount
-		var lease int64
-		if err := rows.Scan(&c.Holder, &c.Incarnation, &c.Session, &c.Names, &c.OldestWrite, &c.NewestWrite, &lease, &jobs); err != nil {
+		if err := rows.Scan(&c.Holder, &c.Incarnation, &c.Session, &c.Names, &c.Silent, &jobs); err != nil {
 			return nil, 0, s.fail(ctx, op, err)
 		}
-		c.OldestWrite, c.NewestWrite, c.Lease = c.OldestWrite.UTC(), c.NewestWrite.UTC(), time.Duration(lease)
 		out = append(out, c)
 	}
 	if err := rows.Err(); err != nil {

@@ -87,16 +87,16 @@ func (s *Store) NamesPage(ctx context.Context, q store.NameQuery) ([]string, err
 }
 
 // CountHolders implements store.Summarizer with one grouped query.
-func (s *Store) CountHolders(ctx context.Context) ([]store.HolderCount, int, error) {
+func (s *Store) CountHolders(ctx context.Context, now time.Time) ([]store.HolderCount, int, error) {
 	const op = "count holders"
 	if err := s.enter(ctx, op); err != nil {
 		return nil, 0, err
 	}
 	rows, err := s.db.QueryContext(ctx,
-		`SELECT holder, incarnation, session, count(*), min(updated_ns), max(updated_ns), max(lease_ns)
+		`SELECT holder, incarnation, session, count(*), sum(updated_ns + lease_ns < ?3)
 		 FROM baton_election WHERE substr(name, 1, ?1) <> ?2
 		 GROUP BY holder, incarnation, session ORDER BY holder, incarnation, session`,
-		len(store.SessionPrefix), store.SessionPrefix)
+		len(store.SessionPrefix), store.SessionPrefix, now.UnixNano())
 	if err != nil {
 		return nil, 0, s.fail(ctx, op, err)
 	}
@@ -104,11 +104,9 @@ func (s *Store) CountHolders(ctx context.Context) ([]store.HolderCount, int, err
 	var out []store.HolderCount
 	for rows.Next() {
 		var c store.HolderCount
-		var oldest, newest, lease int64
-		if err := rows.Scan(&c.Holder, &c.Incarnation, &c.Session, &c.Names, &oldest, &newest, &lease); err != nil {
+		if err := rows.Scan(&c.Holder, &c.Incarnation, &c.Session, &c.Names, &c.Silent); err != nil {
 			return nil, 0, s.fail(ctx, op, err)
 		}
-		c.OldestWrite, c.NewestWrite, c.Lease = time.Unix(0, oldest).UTC(), time.Unix(0, newest).UTC(), time.Duration(lease)
 		out = append(out, c)
 	}
 	if err := rows.Err(); err != nil {

@@ -147,7 +147,7 @@ func testCountHolders(t *testing.T, f Factory) {
 	if !ok {
 		t.Skipf("%T does not implement store.Summarizer (optional)", s)
 	}
-	groups, jobs, err := c.CountHolders(ctx(t))
+	groups, jobs, err := c.CountHolders(ctx(t), time.Now())
 	if err != nil || len(groups) != 0 || jobs != 0 {
 		t.Fatalf("CountHolders of an empty store: %+v, %d, %v", groups, jobs, err)
 	}
@@ -165,7 +165,7 @@ func testCountHolders(t *testing.T, f Factory) {
 			t.Fatal(err)
 		}
 	}
-	groups, jobs, err = c.CountHolders(ctx(t))
+	groups, jobs, err = c.CountHolders(ctx(t), time.Now().Add(-time.Hour))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,15 +175,25 @@ func testCountHolders(t *testing.T, f Factory) {
 	got := map[string]int{}
 	for _, g := range groups {
 		got[g.Holder+"/"+g.Incarnation+"/"+g.Session] = g.Names
-		if g.OldestWrite.IsZero() || g.NewestWrite.Before(g.OldestWrite) {
-			t.Errorf("group %+v: write times out of order", g)
-		}
-		if g.Holder == "n1" && g.Lease != 3*time.Second {
-			t.Errorf("group %+v: lease %v; want 3s", g, g.Lease)
+		if g.Silent != 0 {
+			t.Errorf("group %+v: silent an hour before it was written", g)
 		}
 	}
 	want := map[string]int{"n1/n1-1/": 3, "n2/i/" + sess: 3, "//": 1}
 	if !maps.Equal(got, want) {
 		t.Errorf("CountHolders: %v; want %v (session records left out)", got, want)
+	}
+	// An hour on, every record is silent (written more than its lease
+	// ago); a second after now, none of the 3s leases has run out.
+	for at, silent := range map[time.Duration]bool{time.Hour: true, time.Second: false} {
+		groups, _, err = c.CountHolders(ctx(t), time.Now().Add(at))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, g := range groups {
+			if want := map[bool]int{true: g.Names, false: 0}[silent]; g.Silent != want && g.Holder != "" {
+				t.Errorf("at now+%v: group %+v has %d silent; want %d", at, g, g.Silent, want)
+			}
+		}
 	}
 }
