@@ -293,3 +293,30 @@ func sortHolders(hs []HolderSummary) {
 		return strings.Compare(a.Holder+"\x00"+a.Incarnation+"\x00"+a.Session, b.Holder+"\x00"+b.Incarnation+"\x00"+b.Session)
 	})
 }
+
+// JobColumns returns what a listing shows of name as a job: its
+// registration with the next due period, and its last finished run among
+// the newest rows (nil, nil when name is no job). It reads the job and at
+// most DefaultRows ledger rows.
+func JobColumns(ctx context.Context, st store.Store, name string, now time.Time) (*Job, *Run, error) {
+	j, err := st.GetJob(ctx, name)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	rows, err := st.RecentRuns(ctx, name, "", DefaultRows)
+	if err != nil {
+		return nil, nil, err
+	}
+	var last *Run
+	for _, r := range rows {
+		if r.State.Final() {
+			v := ViewRun(r)
+			last = &v
+			break
+		}
+	}
+	return viewJob(j, rows, now), last, nil
+}
