@@ -43,7 +43,9 @@ func (q NameQuery) Check() error {
 // shows. Every backend implements it.
 type PageLister interface {
 	// NamesPage returns up to q.Limit names that have an election record
-	// or a registered job (session records are not names), each once,
+	// or a registered job (session records are not names, unless
+	// q.Prefix begins with SessionPrefix: then it lists session records),
+	// each once,
 	// that come after q.After and begin with q.Prefix, in the store's
 	// order: byte order of the name in SQLite, PostgreSQL and memstore,
 	// of the escaped key in etcd. A shorter page than q.Limit is the

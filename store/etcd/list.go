@@ -91,7 +91,7 @@ func (s *Store) pageDir(ctx context.Context, dir string, q store.NameQuery) ([]s
 		skipped := false
 		for _, kv := range resp.Kvs {
 			k := string(kv.Key)
-			if strings.HasPrefix(k, sessions) {
+			if strings.HasPrefix(k, sessions) && !store.IsSession(q.Prefix) {
 				start, skipped = clientv3.GetPrefixRangeEnd(sessions), true // skip every session record
 				break
 			}

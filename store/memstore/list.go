@@ -64,6 +64,17 @@ func (c *client) NamesPage(ctx context.Context, q store.NameQuery) ([]string, er
 	if err != nil {
 		return nil, err
 	}
+	if store.IsSession(q.Prefix) {
+		c.s.mu.Lock()
+		all = all[:0]
+		for n := range c.s.records {
+			if store.IsSession(n) {
+				all = append(all, n)
+			}
+		}
+		c.s.mu.Unlock()
+		slices.Sort(all)
+	}
 	var out []string
 	for _, n := range all {
 		if n > q.After && strings.HasPrefix(n, q.Prefix) {

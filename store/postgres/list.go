@@ -53,7 +53,11 @@ func (s *Store) NamesPage(ctx context.Context, q store.NameQuery) ([]string, err
 	}
 	// With a prefix the range ends before the prefix followed by U+10FFFF
 	// (no name continues past it; PostgreSQL text holds no 0xff byte).
-	bound, args := "", []any{q.After, q.Prefix, q.Limit, store.SessionPrefix}
+	exclude := store.SessionPrefix
+	if store.IsSession(q.Prefix) {
+		exclude = "\x01" // session records asked for: no name begins with it
+	}
+	bound, args := "", []any{q.After, q.Prefix, q.Limit, exclude}
 	if q.Prefix != "" {
 		bound, args = " AND name < $5", append(args, q.Prefix+"\U0010FFFF")
 	}

@@ -61,6 +61,9 @@ func (s *Store) NamesPage(ctx context.Context, q store.NameQuery) ([]string, err
 	if q.Prefix != "" {
 		bound, args = " AND name < ?6", append(args, q.Prefix+"\xff")
 	}
+	if store.IsSession(q.Prefix) {
+		args[4] = "" // session records asked for: exclude none
+	}
 	rows, err := s.db.QueryContext(ctx,
 		`SELECT name FROM (SELECT name FROM baton_election WHERE name > ?1 AND name >= ?2`+bound+`
 			AND substr(name, 1, ?4) <> ?5 ORDER BY name LIMIT ?3)

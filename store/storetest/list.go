@@ -112,12 +112,14 @@ func testNamesPage(t *testing.T, f Factory) {
 		}
 	}
 	for prefix, want := range map[string][]string{
-		"b":        {"b", "b/1", "b/2", "b/3-job", "bb"},
-		"b/":       {"b/1", "b/2", "b/3-job"},
-		"ü":        {"ü-1"},
-		"c":        nil,
-		"a1":       {"a1"},
-		"@session": nil,
+		"b":                        {"b", "b/1", "b/2", "b/3-job", "bb"},
+		"b/":                       {"b/1", "b/2", "b/3-job"},
+		"ü":                        {"ü-1"},
+		"c":                        nil,
+		"a1":                       {"a1"},
+		"@session":                 nil,
+		store.SessionPrefix:        {store.SessionPrefix + "n0/i/1", store.SessionPrefix + "n1/i/1", store.SessionPrefix + "n2/i/1"},
+		store.SessionPrefix + "n1": {store.SessionPrefix + "n1/i/1"},
 	} {
 		got := page(store.NameQuery{Prefix: prefix, Limit: 100})
 		if !slices.Equal(sorted(got), want) {

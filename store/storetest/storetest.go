@@ -55,6 +55,7 @@ func Run(t *testing.T, f Factory) {
 		{"UpdateJob", testUpdateJob},
 		{"Candidates", testCandidates},
 		{"Sessions", testSessions},
+		{"DeleteSession", testDeleteSession},
 		{"GetMany", testGetMany},
 		{"ManyNames", testManyNames},
 		{"WatchChanges", testWatchChanges},
