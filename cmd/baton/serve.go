@@ -51,7 +51,8 @@ their names a page at a time).
                                   prefix, holder, session, state (held, probably-dead,
                                   session-ended, free). A filtered page may be short
                                   before the end: go on while "next" is not empty
-  GET  /api/summary               counts by state, holder and session
+  GET  /api/summary               counts by state, holder and session, counted at most
+                                  --refresh ago (counted_at says when)
   GET  /api/jobs/NAME             one name with its ledger rows and election log
   POST /api/jobs/NAME/trigger     ?period=KEY (default now): a durable manual run
   POST /api/jobs/NAME/resign      ?token=T (default the current token)
@@ -171,6 +172,7 @@ type server struct {
 	sum     inspect.Summary
 	sumAt   time.Time     // when sum was read (zero: never)
 	sumTook time.Duration // how long that took
+	sumBusy bool          // a count runs in the background
 }
 
 func newServer(st store.Store, label string, extra []string, refresh time.Duration, adminToken string) (*server, error) {
@@ -334,15 +336,35 @@ func (s *server) listPage(ctx context.Context, q inspect.ListQuery) (jobPage, er
 	return out, nil
 }
 
-// summary counts the names, for the API (fresh) or the page (maxAge > 0:
-// a count at most that old, or a few times as old as counting takes, so
-// that the page's refresh does not count 100,000 names every second).
+// summary counts the names, at most maxAge ago (or a few times as long
+// as counting takes): counting is one grouped query over every name, so
+// the page's refresh and the API answer from the last count while it is
+// fresh enough, and count again in the background once it is half that
+// old. Only the first request waits for a count.
 func (s *server) summary(ctx context.Context, maxAge time.Duration) (inspect.Summary, time.Time, error) {
 	s.sumMu.Lock()
-	defer s.sumMu.Unlock()
-	if !s.sumAt.IsZero() && maxAge > 0 && time.Since(s.sumAt) < max(maxAge, 20*s.sumTook) {
-		return s.sum, s.sumAt, nil
+	fresh := max(maxAge, 10*s.sumTook)
+	age := time.Since(s.sumAt)
+	if !s.sumAt.IsZero() && age < fresh {
+		if age > fresh/2 && !s.sumBusy {
+			s.sumBusy = true
+			go s.count(context.WithoutCancel(ctx))
+		}
+		sum, at := s.sum, s.sumAt
+		s.sumMu.Unlock()
+		return sum, at, nil
 	}
+	s.sumMu.Unlock()
+	return s.count(ctx)
+}
+
+// count counts the names and keeps the count.
+func (s *server) count(ctx context.Context) (inspect.Summary, time.Time, error) {
+	defer func() {
+		s.sumMu.Lock()
+		s.sumBusy = false
+		s.sumMu.Unlock()
+	}()
 	start := time.Now()
 	now, err := inspect.StoreNow(ctx, s.st, start)
 	if err != nil {
@@ -358,7 +380,10 @@ func (s *server) summary(ctx context.Context, maxAge time.Duration) (inspect.Sum
 	} else if sum, err = inspect.Summarize(ctx, s.st, now); err != nil {
 		return sum, time.Time{}, err
 	}
+	sum.CountedAt = start.UTC()
+	s.sumMu.Lock()
 	s.sum, s.sumAt, s.sumTook = sum, start, time.Since(start)
+	s.sumMu.Unlock()
 	return sum, start, nil
 }
 
@@ -464,7 +489,7 @@ func (s *server) handleList(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *server) handleSummary(w http.ResponseWriter, r *http.Request) {
-	sum, _, err := s.summary(r.Context(), 0)
+	sum, _, err := s.summary(r.Context(), s.refresh)
 	if err != nil {
 		jsonError(w, http.StatusServiceUnavailable, readErr(s.storeLabel, err).Error())
 		return

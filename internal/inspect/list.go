@@ -159,6 +159,8 @@ type Summary struct {
 	// in the store) or "read" (every name read, page by page, on a store
 	// that cannot count).
 	Read string `json:"read"`
+	// CountedAt is when the count began, for a caller that keeps it.
+	CountedAt time.Time `json:"counted_at,omitzero"`
 }
 
 // HolderSummary is one holder's share of a Summary.
