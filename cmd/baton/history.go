@@ -73,7 +73,7 @@ The store is opened read-only: nothing is created or written.`)
 	if err != nil {
 		return e.fail("history", readErr(*storeURL, err))
 	}
-	fmt.Fprintf(e.stdout, "\nnow: %s\n", printable(es[0].State.Describe()))
+	fmt.Fprintf(e.stdout, "\nnow: %s\n", inspect.Printable(es[0].State.Describe()))
 	return exitOK
 }
 

@@ -191,7 +191,7 @@ func newServer(st store.Store, label string, extra []string, refresh time.Durati
 			return (time.Duration(f * float64(time.Second))).Round(time.Millisecond).String()
 		},
 		"css":       func() template.CSS { return template.CSS(timeline.CSS) },
-		"printable": printable,
+		"printable": inspect.Printable,
 		"query":     pageQuery,
 		"legend": func() template.HTML {
 			return timeline.Legend(timeline.Item{Class: "held", Text: "held (label: token)"},

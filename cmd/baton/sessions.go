@@ -72,8 +72,8 @@ func runSessions(ctx context.Context, e *env, args []string) int {
 			names = fmt.Sprint(*s.Names)
 		}
 		ago := time.Duration(s.SinceWrittenSeconds * float64(time.Second)).Round(time.Millisecond)
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%v\n", printable(s.Name), s.State, printable(orDash(s.Holder)),
-			printable(orDash(s.Incarnation)), names, s.Written.Format(timeLayout), ago)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%v\n", inspect.Printable(s.Name), s.State, inspect.Printable(orDash(s.Holder)),
+			inspect.Printable(orDash(s.Incarnation)), names, s.Written.Format(timeLayout), ago)
 	}
 	tw.Flush()
 	fmt.Fprintf(e.stdout, "\n%d session records: %d live, %d expired, %d dead\n", len(ss),

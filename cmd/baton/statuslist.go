@@ -81,7 +81,7 @@ func runStatusList(ctx context.Context, e *env, storeURL string, asJSON bool, lf
 		tw = tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "NAME\tSTATE\tHOLDER\tTOKEN\tSCHEDULE\tNEXT DUE\tLAST RUN")
 	}
-	shown := 0
+	shown, scanned := 0, 0
 	for {
 		wall := e.wallNow()
 		now, err := inspect.StoreNow(ctx, st, wall)
@@ -103,7 +103,7 @@ func runStatusList(ctx context.Context, e *env, storeURL string, asJSON bool, lf
 				printStatusRow(tw, row)
 			}
 		}
-		shown += len(p.Entries)
+		shown, scanned = shown+len(p.Entries), scanned+p.Scanned
 		out.Next = p.Next
 		if !lf.all || p.Next == "" {
 			break
@@ -123,8 +123,11 @@ func runStatusList(ctx context.Context, e *env, storeURL string, asJSON bool, lf
 	switch {
 	case shown == 0 && out.Next == "":
 		fmt.Fprintln(e.stdout, "\nno names")
+	case out.Next != "" && scanned > shown:
+		fmt.Fprintf(e.stdout, "\n%d names shown of %d read; more: baton status --cursor %s with the same filters (or --all)\n",
+			shown, scanned, shellQuote(inspect.Printable(out.Next)))
 	case out.Next != "":
-		fmt.Fprintf(e.stdout, "\n%d names shown; more: baton status --cursor %s (or --all)\n", shown, shellQuote(printable(out.Next)))
+		fmt.Fprintf(e.stdout, "\n%d names shown; more: baton status --cursor %s (or --all)\n", shown, shellQuote(inspect.Printable(out.Next)))
 	default:
 		fmt.Fprintf(e.stdout, "\n%d names shown\n", shown)
 	}
@@ -147,8 +150,8 @@ func printStatusRow(w io.Writer, r statusRow) {
 		last = l.Period + " " + l.State
 	}
 	holder := r.State.Holder
-	fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%s\t%s\t%s\n", printable(r.Name), r.State.State, printable(orDash(holder)), r.State.Token,
-		printable(sched), next, printable(last))
+	fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%s\t%s\t%s\n", inspect.Printable(r.Name), r.State.State, inspect.Printable(orDash(holder)), r.State.Token,
+		inspect.Printable(sched), next, inspect.Printable(last))
 }
 
 // shellQuote quotes s for a POSIX shell when it needs it.

@@ -25,7 +25,7 @@ func printStatus(w io.Writer, v inspect.View, seen observation) {
 			holder = fmt.Sprintf("%s (incarnation %s)", el.Holder, el.Incarnation)
 		}
 		fmt.Fprintf(w, "holder:    %s\n", holder)
-		fmt.Fprintf(w, "state:     %s\n", printable(v.State.Describe()))
+		fmt.Fprintf(w, "state:     %s\n", inspect.Printable(v.State.Describe()))
 		fmt.Fprintf(w, "token:     %d\n", el.Token)
 		fmt.Fprintf(w, "lease:     %v\n", el.Lease)
 		if el.Session != "" {
