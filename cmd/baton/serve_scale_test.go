@@ -104,6 +104,9 @@ func TestServePageAtScaleInBrowser(t *testing.T) {
 	if took > 10*time.Second {
 		t.Errorf("the page took %v to render", took)
 	}
+	if os.Getenv("BATON_SERVE_URL") == "" {
+		browsertest.Screenshot(t, ctx, "serve-100k.png")
+	}
 
 	for _, path := range []string{"/fragment", "/api/jobs?limit=100", "/api/summary", "/api/jobs?limit=100&state=held&prefix=bench-09"} {
 		start := time.Now()
