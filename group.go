@@ -38,6 +38,9 @@ type Group struct {
 	cfg config
 	d   *driver
 
+	stopCollect context.CancelFunc // stops the session collector
+	collected   chan struct{}      // closed when the collector stopped
+
 	mu     sync.Mutex
 	closed bool
 	terms  map[string]*Term // the current or last term of each name
@@ -73,11 +76,24 @@ type GroupStats struct {
 	// was sent at Deadline minus the lease.
 	Session  string
 	Deadline time.Time
+	// SessionsCollected counts the dead session records (of any process)
+	// this Group deleted: see NewGroup.
+	SessionsCollected uint64
 }
 
 // NewGroup returns a Group on st. It takes the options of New; the lease,
 // renew interval and margin apply to the session and so to every name.
 // WithBalance, which New refuses, makes it a balanced Group.
+//
+// On a store that can delete dead session records (store.SessionDeleter
+// and store.PageLister: every backend), the Group also collects the ones
+// that processes leave behind at each restart or lost session: every four
+// leases it reads a batch of 100 session records and deletes those it has
+// seen dead (free), unchanged, for more than five leases plus twice the
+// clock margin on its own clock. A held session is never deleted, and a
+// deleted one loses nothing: the names that point at it keep their tokens
+// and may be taken at once, with token + 1, and the election log keeps its
+// events. GroupStats.SessionsCollected counts them.
 func NewGroup(st store.Store, opts ...Option) (*Group, error) {
 	if st == nil {
 		return nil, errors.New("baton: store must not be nil")
@@ -102,6 +118,21 @@ func NewGroup(st store.Store, opts ...Option) (*Group, error) {
 	g.d.announce = g.announce
 	if feed {
 		g.d.watch = w.WatchChanges
+	}
+	g.collected = make(chan struct{})
+	ctx, cancel := context.WithCancel(context.Background())
+	g.stopCollect = cancel
+	if c := newCollector(st, cfg, func(n int) {
+		g.mu.Lock()
+		g.stats.SessionsCollected += uint64(n)
+		g.mu.Unlock()
+	}); c != nil {
+		go func() {
+			defer close(g.collected)
+			c.run(ctx)
+		}()
+	} else {
+		close(g.collected)
 	}
 	return g, nil
 }
@@ -226,6 +257,11 @@ func (g *Group) Stats() GroupStats {
 // write, not one per name). It waits until that write is done or ctx ends.
 // A closed Group cannot campaign again.
 func (g *Group) Close(ctx context.Context) error {
+	if m := g.cfg.metrics; m != nil {
+		defer m.groupClosed(g)
+	}
+	g.stopCollect()
+	defer func() { <-g.collected }()
 	g.mu.Lock()
 	g.closed = true
 	for name, w := range g.wants {
@@ -251,6 +287,9 @@ func (g *Group) Close(ctx context.Context) error {
 
 // announce executes the machine's announcements on the loop goroutine.
 func (g *Group) announce(now time.Time, ev election.Event, acts []election.Action) {
+	if g.cfg.metrics != nil {
+		g.cfg.metrics.groupStep(g, now, ev, acts)
+	}
 	var lost int
 	var cause error
 	for _, a := range acts {

@@ -3,6 +3,8 @@ package baton
 import (
 	"errors"
 	"fmt"
+	"runtime"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -12,13 +14,15 @@ import (
 	"github.com/batonhq/baton/store"
 )
 
-// Metrics records what Electors and job runners do as Prometheus metrics,
-// in a registry the caller passes in: the library keeps no global state and
-// registers nothing by itself. One Metrics serves any number of Electors
-// (one per name) and job runners; pass it to each with WithMetrics, and to
-// schedule.WithObserver for jobs.
+// Metrics records what Electors, Groups and job runners do as Prometheus
+// metrics, in a registry the caller passes in: the library keeps no global
+// state and registers nothing by itself. One Metrics serves any number of
+// Electors (one per name), Groups and job runners; pass it to each with
+// WithMetrics, and to schedule.WithObserver for jobs.
 //
-// Per election name (label "name"):
+// Per election name of an Elector, and per job (label "name"; no metric has
+// a label "job" or "instance", which Prometheus attaches to every scraped
+// series itself):
 //
 //	baton_leader                          1 while this process holds a term, else 0
 //	baton_token                           the fencing token of the term it holds, 0 when not leading
@@ -29,13 +33,26 @@ import (
 //	                                      before the renewal moved the deadline (histogram)
 //	baton_fence_rejections_total          writes refused because their token was stale
 //	baton_store_errors_total              store calls that failed (conflicts are answers, not errors)
-//
-// Per job (label "job"):
-//
 //	baton_job_periods_total{state}        periods this process moved to a state: running, done,
 //	                                      failed, skipped, pending
 //	baton_job_start_delay_seconds         scheduled time to start of each run (histogram)
 //	baton_job_last_success_timestamp_seconds  Unix time the last run finished done
+//
+// A name's counters (every cause and state) are exported at 0 from the
+// first time this Metrics hears of it (Track, or the Elector's start), so
+// that alerts on them can be written before anything happened.
+//
+// A Group exports aggregates over all its names, not a series per name, so
+// that 100,000 names cost a handful of series:
+//
+//	baton_group_names_held                names held now by this process's Groups
+//	baton_group_transitions_total{cause}  terms of Group names won and ended, by cause as above
+//	baton_group_store_errors_total        store calls of the Groups that failed
+//	baton_session_renewal_duration_seconds  latency of each session renewal write (histogram)
+//
+// And once per process:
+//
+//	baton_build_info{version,goversion}   1; baton's module version and the Go version
 //
 // Metrics is safe for concurrent use.
 type Metrics struct {
@@ -50,9 +67,23 @@ type Metrics struct {
 	delay       *prometheus.HistogramVec
 	lastSuccess *prometheus.GaugeVec
 
-	mu    sync.Mutex
-	names map[string]*nameState
+	groupHeld        prometheus.Gauge
+	groupTransitions *prometheus.CounterVec
+	groupStoreErrs   prometheus.Counter
+	sessionRenewal   prometheus.Histogram
+
+	mu       sync.Mutex
+	names    map[string]*nameState
+	tracked  map[string]bool
+	sessions map[*Group]time.Time // a session renewal in flight since
 }
+
+// causes are the values of the label "cause", in the order they are
+// exported at 0.
+var causes = []string{"elected", "lease-expired", "deposed", "resigned", "store-lost", "stopped"}
+
+// periodStates are the values of the label "state" of baton_job_periods_total.
+var periodStates = []store.RunState{store.Pending, store.Running, store.Done, store.Failed, store.Skipped}
 
 // nameState is what Ready needs to know of one Elector, and what the
 // renewal histograms need between a write and its answer.
@@ -72,7 +103,6 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		return nil, errors.New("baton: metrics registry must not be nil")
 	}
 	name := []string{"name"}
-	job := []string{"job"}
 	m := &Metrics{
 		leader: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "baton_leader",
 			Help: "1 while this process holds a term of the name, else 0."}, name),
@@ -82,7 +112,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Help: "Leadership transitions of this process by cause: elected, lease-expired, deposed, resigned, store-lost, stopped."}, []string{"name", "cause"}),
 		renewal: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "baton_renewal_duration_seconds",
 			Help:    "Latency of the leader's renewal writes, from sending to the store's answer.",
-			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 15)}, name),
+			Buckets: renewBuckets}, name),
 		leaseLeft: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "baton_lease_remaining_seconds",
 			Help:    "Lease time the term had left when a renewal succeeded (before the renewal extended it).",
 			Buckets: []float64{0.05, 0.1, 0.25, 0.5, 1, 2, 3, 5, 7.5, 10, 15, 20, 30, 60}}, name),
@@ -91,25 +121,158 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		storeErrs: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "baton_store_errors_total",
 			Help: "Store calls of the elector that failed (a compare-and-swap conflict is an answer, not an error)."}, name),
 		periods: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "baton_job_periods_total",
-			Help: "Periods this process moved to a state: pending, running, done, failed, skipped."}, []string{"job", "state"}),
+			Help: "Periods this process moved to a state: pending, running, done, failed, skipped."}, []string{"name", "state"}),
 		delay: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "baton_job_start_delay_seconds",
 			Help:    "Delay from a period's scheduled time to the start of its run.",
-			Buckets: []float64{0.01, 0.1, 0.5, 1, 5, 15, 60, 300, 900, 3600, 6 * 3600, 24 * 3600}}, job),
+			Buckets: []float64{0.01, 0.1, 0.5, 1, 5, 15, 60, 300, 900, 3600, 6 * 3600, 24 * 3600}}, name),
 		lastSuccess: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "baton_job_last_success_timestamp_seconds",
-			Help: "Unix time at which the job's last successful run finished."}, job),
-		names: map[string]*nameState{},
+			Help: "Unix time at which the job's last successful run finished."}, name),
+		groupHeld: prometheus.NewGauge(prometheus.GaugeOpts{Name: "baton_group_names_held",
+			Help: "Names held now by this process's Groups."}),
+		groupTransitions: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "baton_group_transitions_total",
+			Help: "Terms of Group names won and ended, by cause: elected, lease-expired, deposed, resigned, store-lost, stopped."}, []string{"cause"}),
+		groupStoreErrs: prometheus.NewCounter(prometheus.CounterOpts{Name: "baton_group_store_errors_total",
+			Help: "Store calls of this process's Groups that failed (a compare-and-swap conflict is an answer, not an error)."}),
+		sessionRenewal: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "baton_session_renewal_duration_seconds",
+			Help:    "Latency of a Group's session renewal writes, from sending to the store's answer.",
+			Buckets: renewBuckets}),
+		names:    map[string]*nameState{},
+		tracked:  map[string]bool{},
+		sessions: map[*Group]time.Time{},
 	}
+	version, goversion := buildInfo()
+	info := prometheus.NewGauge(prometheus.GaugeOpts{Name: "baton_build_info",
+		Help:        "1, labelled with baton's module version and the Go version the program was built with.",
+		ConstLabels: prometheus.Labels{"version": version, "goversion": goversion}})
+	info.Set(1)
 	for _, c := range []prometheus.Collector{m.leader, m.token, m.transitions, m.renewal, m.leaseLeft,
-		m.fence, m.storeErrs, m.periods, m.delay, m.lastSuccess} {
+		m.fence, m.storeErrs, m.periods, m.delay, m.lastSuccess,
+		m.groupHeld, m.groupTransitions, m.groupStoreErrs, m.sessionRenewal, info} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("baton: registering metrics: %w", err)
 		}
 	}
+	for _, c := range causes {
+		m.groupTransitions.WithLabelValues(c)
+	}
 	return m, nil
 }
 
+// renewBuckets are the buckets of the renewal latency histograms.
+var renewBuckets = prometheus.ExponentialBuckets(0.0005, 2, 15)
+
+// modulePath is baton's module path, looked up in the build info.
+const modulePath = "github.com/batonhq/baton"
+
+// buildInfo returns baton's module version as the program was built with
+// it ("(devel)" for a build inside baton's own module without a tag,
+// "unknown" without build info) and the Go version.
+func buildInfo() (version, goversion string) {
+	version = "unknown"
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		if bi.Main.Path == modulePath {
+			version = bi.Main.Version
+		}
+		for _, d := range bi.Deps {
+			if d.Path == modulePath {
+				version = d.Version
+			}
+		}
+	}
+	if version == "" {
+		version = "(devel)"
+	}
+	return version, runtime.Version()
+}
+
+// Track exports every series of the election name at 0 (its leadership
+// gauges, every cause of its transitions, its fence rejections and store
+// errors), so that alerts and dashboards see the name before anything
+// happened to it. An Elector with WithMetrics tracks its name when it
+// starts; call Track earlier (before the first campaign) or for a fenced
+// resource of another name. Tracking a name twice does nothing.
+func (m *Metrics) Track(name string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.trackLocked(name)
+}
+
+// TrackJob is Track for a scheduled job: it also exports the job's
+// period counters, one per state, at 0.
+func (m *Metrics) TrackJob(name string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.trackLocked(name)
+	for _, s := range periodStates {
+		m.periods.WithLabelValues(name, string(s))
+	}
+}
+
+func (m *Metrics) trackLocked(name string) {
+	if m.tracked[name] {
+		return
+	}
+	m.tracked[name] = true
+	m.leader.WithLabelValues(name)
+	m.token.WithLabelValues(name)
+	for _, c := range causes {
+		m.transitions.WithLabelValues(name, c)
+	}
+	m.fence.WithLabelValues(name)
+	m.storeErrs.WithLabelValues(name)
+}
+
+// groupStep observes one step of a Group's machine, in aggregate: terms
+// won and ended, store errors, and the latency of session writes.
+func (m *Metrics) groupStep(g *Group, now time.Time, ev election.Event, acts []election.Action) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var err error
+	switch ev := ev.(type) {
+	case election.GetReply:
+		err = ev.Err
+		if errors.Is(err, store.ErrNotFound) {
+			err = nil
+		}
+	case election.SwapReply:
+		err = ev.Err
+		if errors.Is(err, store.ErrConflict) {
+			err = nil
+		}
+		if sent, ok := m.sessions[g]; ok && store.IsSession(ev.Name) {
+			m.sessionRenewal.Observe(max(now.Sub(sent), 0).Seconds())
+			delete(m.sessions, g)
+		}
+	}
+	if err != nil {
+		m.groupStoreErrs.Inc()
+	}
+	for _, a := range acts {
+		switch a := a.(type) {
+		case election.Elected:
+			m.groupHeld.Inc()
+			m.groupTransitions.WithLabelValues("elected").Inc()
+		case election.Lost:
+			m.groupHeld.Dec()
+			m.groupTransitions.WithLabelValues(causeLabel(a.Cause)).Inc()
+		case election.Swap:
+			if store.IsSession(a.Swap.Record.Name) {
+				m.sessions[g] = now
+			}
+		}
+	}
+}
+
+// groupClosed forgets a closed Group's write in flight.
+func (m *Metrics) groupClosed(g *Group) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.sessions, g)
+}
+
 // WithMetrics makes the Elector record its leadership, renewals and store
-// errors in m (default: no metrics).
+// errors in m, and a Group the aggregates over its names (default: no
+// metrics).
 func WithMetrics(m *Metrics) Option { return func(c *config) { c.metrics = m } }
 
 // FenceRejected counts one write for name refused by a fence because its
@@ -117,7 +280,8 @@ func WithMetrics(m *Metrics) Option { return func(c *config) { c.metrics = m } }
 // fenced resource to see its refusals beside the elector's metrics.
 func (m *Metrics) FenceRejected(name string) { m.fence.WithLabelValues(name).Inc() }
 
-// PeriodState counts a period of job moved to state by this process.
+// PeriodState counts a period of job moved to state by this process
+// (the job's series carry the label "name").
 func (m *Metrics) PeriodState(job string, state store.RunState) {
 	m.periods.WithLabelValues(job, string(state)).Inc()
 }
@@ -161,8 +325,7 @@ func (m *Metrics) state(name string, lease time.Duration) *nameState {
 	if s == nil {
 		s = &nameState{phase: "idle"}
 		m.names[name] = s
-		m.leader.WithLabelValues(name).Set(0)
-		m.token.WithLabelValues(name).Set(0)
+		m.trackLocked(name)
 	}
 	s.lease = lease
 	return s

@@ -1,6 +1,7 @@
 package baton_test
 
 import (
+	"runtime"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -157,16 +158,153 @@ func TestMetricsJobsAndFence(t *testing.T) {
 	if got := gather(t, reg, "baton_fence_rejections_total", "name=billing"); got != 1 {
 		t.Fatalf("fence rejections %v, want 1", got)
 	}
-	if got := gather(t, reg, "baton_job_last_success_timestamp_seconds", "job=billing"); got != 1700000000 {
+	if got := gather(t, reg, "baton_job_last_success_timestamp_seconds", "name=billing"); got != 1700000000 {
 		t.Fatalf("last success %v", got)
 	}
-	if got := gather(t, reg, "baton_job_periods_total", "job=billing", "state=done"); got != 1 {
+	if got := gather(t, reg, "baton_job_periods_total", "name=billing", "state=done"); got != 1 {
 		t.Fatalf("done periods %v", got)
 	}
-	if got := gather(t, reg, "baton_job_start_delay_seconds", "job=billing"); got != 1 {
+	if got := gather(t, reg, "baton_job_start_delay_seconds", "name=billing"); got != 1 {
 		t.Fatalf("start delay samples %v", got)
 	}
 	if _, err := baton.NewMetrics(reg); err == nil {
 		t.Fatal("a second Metrics on one registry: want an error")
 	}
+}
+
+// families returns every family of reg by name.
+func families(t *testing.T, reg *prometheus.Registry) map[string]*dto.MetricFamily {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]*dto.MetricFamily{}
+	for _, mf := range mfs {
+		out[mf.GetName()] = mf
+	}
+	return out
+}
+
+// noLabel fails unless no series of reg has the label named label.
+func noLabel(t *testing.T, reg *prometheus.Registry, label string) {
+	t.Helper()
+	for name, mf := range families(t, reg) {
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == label {
+					t.Fatalf("%s has a label %q (Prometheus attaches its own)", name, label)
+				}
+			}
+		}
+	}
+}
+
+// Every counter and cause is exported at 0 as soon as a name is tracked,
+// and the build info at once; no series has a label "job".
+func TestMetricsExportedAtZero(t *testing.T) {
+	m, reg := newMetrics(t)
+	fams := families(t, reg)
+	info := fams["baton_build_info"]
+	if info == nil || len(info.GetMetric()) != 1 || info.GetMetric()[0].GetGauge().GetValue() != 1 ||
+		!hasLabel(info.GetMetric()[0], "goversion", runtime.Version()) {
+		t.Fatalf("baton_build_info: %v", info)
+	}
+	for _, l := range info.GetMetric()[0].GetLabel() {
+		if l.GetName() == "version" && l.GetValue() == "" {
+			t.Fatal("baton_build_info has an empty version")
+		}
+	}
+	for _, c := range []string{"elected", "lease-expired", "deposed", "resigned", "store-lost", "stopped"} {
+		if !present(t, reg, "baton_group_transitions_total", "cause="+c) {
+			t.Errorf("baton_group_transitions_total{cause=%q} absent from the start", c)
+		}
+	}
+	m.TrackJob("billing")
+	m.Track("svc")
+	for _, want := range [][]string{
+		{"baton_fence_rejections_total", "name=svc"},
+		{"baton_store_errors_total", "name=svc"},
+		{"baton_leader", "name=svc"},
+		{"baton_token", "name=svc"},
+		{"baton_fence_rejections_total", "name=billing"},
+		{"baton_job_periods_total", "name=billing", "state=done"},
+		{"baton_job_periods_total", "name=billing", "state=failed"},
+		{"baton_job_periods_total", "name=billing", "state=skipped"},
+		{"baton_transitions_total", "name=svc", "cause=elected"},
+		{"baton_transitions_total", "name=svc", "cause=lease-expired"},
+		{"baton_transitions_total", "name=svc", "cause=store-lost"},
+	} {
+		if !present(t, reg, want[0], want[1:]...) || gather(t, reg, want[0], want[1:]...) != 0 {
+			t.Errorf("%v: not exported at 0 after Track", want)
+		}
+	}
+	if present(t, reg, "baton_job_periods_total", "name=svc") {
+		t.Error("a name that is not a job has job series")
+	}
+	noLabel(t, reg, "job")
+	noLabel(t, reg, "instance")
+}
+
+// present reports whether fam has a series with the label pairs ("k=v").
+func present(t *testing.T, reg *prometheus.Registry, fam string, labels ...string) bool {
+	t.Helper()
+	mf := families(t, reg)[fam]
+next:
+	for _, m := range mf.GetMetric() {
+		for _, l := range labels {
+			k, v, _ := strings.Cut(l, "=")
+			if !hasLabel(m, k, v) {
+				continue next
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// A Group exports aggregates over its names, not a series per name: the
+// names held, terms won and ended by cause, the session's renewal latency.
+func TestMetricsGroupAggregates(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m, reg := newMetrics(t)
+		g, err := baton.NewGroup(memstore.New(), baton.WithNode("a"), baton.WithLease(lease), baton.WithRenew(renew),
+			baton.WithClockMargin(margin), baton.WithPoll(poll), baton.WithMetrics(m))
+		if err != nil {
+			t.Fatal(err)
+		}
+		names := shardNames(500)
+		if err := g.Hold(t.Context(), names, nil); err != nil {
+			t.Fatal(err)
+		}
+		waitHeld(t, g, len(names), lease)
+		time.Sleep(5 * renew)
+		synctest.Wait()
+		if got := gather(t, reg, "baton_group_names_held"); got != 500 {
+			t.Fatalf("baton_group_names_held %v, want 500", got)
+		}
+		if got := gather(t, reg, "baton_group_transitions_total", "cause=elected"); got != 500 {
+			t.Fatalf("elected %v, want 500", got)
+		}
+		if n := gather(t, reg, "baton_session_renewal_duration_seconds"); n < 4 {
+			t.Fatalf("%v session renewals recorded in 5 renew intervals", n)
+		}
+		series := 0
+		for _, mf := range families(t, reg) {
+			series += len(mf.GetMetric())
+		}
+		if series > 20 {
+			t.Fatalf("%d series for a Group of 500 names; want aggregates", series)
+		}
+		if err := g.Close(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait()
+		if got := gather(t, reg, "baton_group_names_held"); got != 0 {
+			t.Fatalf("baton_group_names_held %v after Close", got)
+		}
+		if got := gather(t, reg, "baton_group_transitions_total", "cause=resigned"); got != 500 {
+			t.Fatalf("resigned %v after Close, want 500", got)
+		}
+	})
 }

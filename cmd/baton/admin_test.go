@@ -136,7 +136,8 @@ func TestAdminCommands(t *testing.T) {
 
 func TestAdminBadInput(t *testing.T) {
 	tests := [][]string{
-		{"status"},
+		{"status", "--limit", "0"}, // without NAME status lists the names
+		{"status", "--state", "asleep"},
 		{"status", "a", "b"},
 		{"history"},
 		{"runs"},

@@ -109,6 +109,7 @@ func commands() []command {
 		{name: "status", summary: "who leads a name, who waits, its token and lease; a job's schedule and open periods", run: runStatus},
 		{name: "serve", summary: "a live status page and JSON API over every name in a store", run: runServe},
 		{name: "history", summary: "the election log of a name", run: runHistory},
+		{name: "sessions", summary: "the session records of a store: live, expired and dead, with their holders and names", run: runSessions},
 		{name: "runs", summary: "the run ledger of a job, newest first, with each run's delay", run: runRuns},
 		{name: "next", summary: "the next instants of a schedule or of a registered job", run: runNext},
 		{name: "trigger", summary: "ask for a run of a job now (durable: needs no leader)", run: runTrigger},

@@ -14,7 +14,7 @@ import (
 	"github.com/batonhq/baton/store/storeurl"
 )
 
-const benchHoldSynopsis = `bench hold [--store URL] [--names N] [--lease D] [--duration D] [--json]
+const benchHoldSynopsis = `bench hold [--store URL] [--names N] [--lease D] [--duration D] [--metrics-addr ADDR] [--json]
 
 One process acquires N names through one baton.Group (Hold) and, once it
 holds every one, holds them for --duration. Then it prints, for the hold
@@ -67,6 +67,7 @@ func runBenchHold(ctx context.Context, e *env, args []string) int {
 	var b benchFlags
 	b.register(fs, 1000)
 	duration := fs.Duration("duration", time.Minute, "how long to hold the names once every one is held")
+	metricsAddr := fs.String("metrics-addr", "", "serve the Group's /metrics (aggregates, not a series per name), /healthz and /readyz on this address (empty: off)")
 	if done, code := e.parse(fs, args); done {
 		return code
 	}
@@ -77,7 +78,7 @@ func runBenchHold(ctx context.Context, e *env, args []string) int {
 	if err != nil {
 		return e.fail(name, err)
 	}
-	rep, err := benchHold(ctx, e, &b, *duration, opts)
+	rep, err := benchHold(ctx, e, &b, *duration, *metricsAddr, opts)
 	if err != nil {
 		return e.fail(name, err)
 	}
@@ -85,11 +86,17 @@ func runBenchHold(ctx context.Context, e *env, args []string) int {
 }
 
 // benchHold runs 'bench hold'.
-func benchHold(ctx context.Context, e *env, b *benchFlags, duration time.Duration, opts []baton.Option) (holdReport, error) {
+func benchHold(ctx context.Context, e *env, b *benchFlags, duration time.Duration, metricsAddr string, opts []baton.Option) (holdReport, error) {
 	url, err := resolveStoreURL(*b.storeURL)
 	if err != nil {
 		return holdReport{}, err
 	}
+	ops, err := startMetrics(metricsAddr, "", false, b.logs.logger(e.stderr))
+	if err != nil {
+		return holdReport{}, err
+	}
+	defer ops.close()
+	opts = append(opts, ops.electorOptions()...)
 	raw, err := e.openStore(ctx, url)
 	if err != nil {
 		return holdReport{}, err

@@ -41,8 +41,10 @@ func (s countSnapshot) sub(o countSnapshot) countSnapshot {
 
 // countStore returns st wrapped so that every call is counted in n. The
 // wrapper has exactly the optional capabilities st has (store.BatchGetter,
-// store.BatchSwapper, store.ChangeWatcher, store.Watcher, store.Lister,
-// store.Identifier, store.TimeSource) and forwards each: the library finds
+// store.BatchSwapper, store.ChangeWatcher, store.Watcher, store.Lister
+// with store.PageLister and store.SessionDeleter (one bit: every backend
+// has the three together), store.Identifier, store.TimeSource) and
+// forwards each: the library finds
 // them by type assertion, so a wrapper that hid one would benchmark
 // another code path, and one that added one would fake it. Go has no way
 // to build a type with a chosen method set at run time, so there is one
@@ -65,7 +67,12 @@ var capabilityChecks = []func(store.Store) bool{
 	func(s store.Store) bool { _, ok := s.(store.BatchSwapper); return ok },
 	func(s store.Store) bool { _, ok := s.(store.ChangeWatcher); return ok },
 	func(s store.Store) bool { _, ok := s.(store.Watcher); return ok },
-	func(s store.Store) bool { _, ok := s.(store.Lister); return ok },
+	func(s store.Store) bool { // the listing capabilities, which every backend has together
+		_, l := s.(store.Lister)
+		_, p := s.(store.PageLister)
+		_, d := s.(store.SessionDeleter)
+		return l && p && d
+	},
 	func(s store.Store) bool { _, ok := s.(store.Identifier); return ok },
 	func(s store.Store) bool { _, ok := s.(store.TimeSource); return ok },
 }
@@ -188,6 +195,16 @@ func (f *fwdWatch) Watch(ctx context.Context, name string) <-chan struct{} {
 func (f *fwdNames) Names(ctx context.Context) ([]string, error) {
 	(*countingStore)(f).read(0)
 	return f.st.(store.Lister).Names(ctx)
+}
+
+func (f *fwdNames) NamesPage(ctx context.Context, q store.NameQuery) ([]string, error) {
+	(*countingStore)(f).read(0)
+	return f.st.(store.PageLister).NamesPage(ctx, q)
+}
+
+func (f *fwdNames) DeleteSession(ctx context.Context, name string, expect int64) error {
+	(*countingStore)(f).write(1)
+	return f.st.(store.SessionDeleter).DeleteSession(ctx, name, expect)
 }
 
 func (f *fwdStoreID) StoreID() string { return f.st.(store.Identifier).StoreID() }

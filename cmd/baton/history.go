@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/batonhq/baton/internal/escape"
 	"github.com/batonhq/baton/internal/inspect"
 )
 
@@ -13,7 +14,9 @@ func runHistory(ctx context.Context, e *env, args []string) int {
 Prints the election log of NAME, oldest first: every acquisition, release,
 takeover, transfer and transfer request, with the token after it, and every
 change of the job's schedule (rescheduled, DETAIL: from -> to). TIME is the
-store's time of the write, for people to read.
+store's time of the write, for people to read. The last line ("now:")
+says the name's state as 'baton status' does: the log of a Group's name
+still ends in "acquired" after its session ended.
 
 The store is opened read-only: nothing is created or written.`)
 	storeURL := storeFlag(fs)
@@ -63,6 +66,18 @@ The store is opened read-only: nothing is created or written.`)
 		return exitOK
 	}
 	printHistory(e.stdout, evs)
+	// The log says what happened; the record and its session say what
+	// holds now (a Group's names stay "acquired" in the log when its
+	// session ends).
+	now, err := inspect.StoreNow(ctx, st, e.wallNow())
+	if err != nil {
+		return e.fail("history", readErr(*storeURL, err))
+	}
+	es, err := inspect.ReadStates(ctx, st, []string{name}, now)
+	if err != nil {
+		return e.fail("history", readErr(*storeURL, err))
+	}
+	fmt.Fprintf(e.stdout, "\nnow: %s\n", escape.String(es[0].State.Describe()))
 	return exitOK
 }
 

@@ -30,6 +30,9 @@ type jobSummary struct {
 	// Updated is the store's time of the last write (informational).
 	Updated  *time.Time `json:"updated,omitempty"`
 	Transfer string     `json:"transfer,omitempty"`
+	// State is the name's state, the same as 'baton status' shows
+	// (inspect.StateOf): free, held, session-ended or probably-dead.
+	State inspect.State `json:"state"`
 	// WatchedSeconds is how long this server has watched the record;
 	// LeaseRemainingSeconds the most lease the holder can have left as
 	// seen on this server's clock since it last saw the record change
@@ -84,11 +87,18 @@ func readJob(ctx context.Context, st store.Store, name string, w *watch, now tim
 	case err != nil:
 		return d, err
 	}
+	d.State = v.State
 	if e := v.Election; e != nil {
+		// The renewals of a name held through a session are the session
+		// record's writes: watch its version, not the name's.
+		ver := e.Version
+		if v.State.RenewalRecord != "" {
+			ver = v.State.RenewalVersion
+		}
 		if w.first.IsZero() {
-			w.first, w.changed, w.version = now, now, e.Version
-		} else if e.Version != w.version {
-			w.changed, w.version = now, e.Version
+			w.first, w.changed, w.version = now, now, ver
+		} else if ver != w.version {
+			w.changed, w.version = now, ver
 		}
 		d.Holder, d.Incarnation, d.Token, d.Transfer = e.Holder, e.Incarnation, e.Token, e.Transfer
 		d.LeaseSeconds = e.LeaseSeconds
@@ -97,7 +107,7 @@ func readJob(ctx context.Context, st store.Store, name string, w *watch, now tim
 		d.WatchedSeconds = now.Sub(w.first).Seconds()
 		// Until a change was seen, the holder may have renewed just before
 		// the server's first read: the bound starts from that read.
-		if e.Holder != "" {
+		if v.State.State == inspect.Held || v.State.State == inspect.ProbablyDead {
 			left := max(e.Lease-now.Sub(w.changed), 0).Seconds()
 			d.LeaseRemainingSeconds = &left
 		}

@@ -37,9 +37,11 @@ type opsServer struct {
 }
 
 // startMetrics listens on addr and serves /metrics, /healthz and /readyz
-// for the election name. With addr empty it returns nil, nil: no metrics.
-// A nil *opsServer is valid and does nothing.
-func startMetrics(addr, name string, logger *slog.Logger) (*opsServer, error) {
+// for the election name (a job's when job is true), whose series it
+// exports at 0 at once. With name empty (a Group) /readyz answers 200
+// while the process serves. With addr empty it returns nil, nil: no
+// metrics. A nil *opsServer is valid and does nothing.
+func startMetrics(addr, name string, job bool, logger *slog.Logger) (*opsServer, error) {
 	if addr == "" {
 		return nil, nil
 	}
@@ -48,6 +50,13 @@ func startMetrics(addr, name string, logger *slog.Logger) (*opsServer, error) {
 	m, err := baton.NewMetrics(reg)
 	if err != nil {
 		return nil, err
+	}
+	switch {
+	case name == "":
+	case job:
+		m.TrackJob(name)
+	default:
+		m.Track(name)
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -61,6 +70,10 @@ func startMetrics(addr, name string, logger *slog.Logger) (*opsServer, error) {
 	})
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		if name == "" {
+			fmt.Fprintln(w, "ready")
+			return
+		}
 		if err := m.Ready(name, time.Now()); err != nil {
 			w.WriteHeader(http.StatusServiceUnavailable)
 			fmt.Fprintf(w, "not ready: %v\n", err)

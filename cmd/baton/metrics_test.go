@@ -166,3 +166,40 @@ func mustWait(t *testing.T, d time.Duration, what string, cond func() bool) {
 		t.Fatalf("timed out after %v waiting until %s", d, what)
 	}
 }
+
+// The /metrics of a fresh 'baton run' has every counter at 0 before
+// anything happened, the build info, and no label named "job" (which
+// Prometheus attaches to every scraped series itself).
+func TestProcessMetricsFresh(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts real processes")
+	}
+	db := "sqlite:" + filepath.Join(t.TempDir(), "baton.db")
+	_, _, errb := startBaton(t, "run", "--store", db, "--lease", "3s", "--every", "1h", "--metrics-addr", "127.0.0.1:0",
+		"billing", "--", "true")
+	base := metricsBase(t, errb)
+	code, body := get(t, base+"/metrics")
+	if code != http.StatusOK {
+		t.Fatalf("/metrics: %d", code)
+	}
+	for _, want := range []string{
+		`baton_fence_rejections_total{name="billing"} 0`,
+		`baton_store_errors_total{name="billing"} 0`,
+		`baton_transitions_total{cause="store-lost",name="billing"} 0`,
+		`baton_job_periods_total{name="billing",state="failed"} 0`,
+		`baton_build_info{goversion="`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("/metrics lacks %s:\n%s", want, body)
+		}
+	}
+	for name, mf := range scrape(t, base) {
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "job" || l.GetName() == "instance" {
+					t.Errorf("%s has the label %q", name, l.GetName())
+				}
+			}
+		}
+	}
+}

@@ -378,7 +378,7 @@ func runRun(ctx context.Context, e *env, args []string) int {
 	if c.node != "" {
 		opts = append(opts, baton.WithNode(c.node))
 	}
-	ops, err := startMetrics(*metricsAddr, c.job.Name, logger)
+	ops, err := startMetrics(*metricsAddr, c.job.Name, c.job.Schedule != nil, logger)
 	if err != nil {
 		return e.fail("run", err)
 	}

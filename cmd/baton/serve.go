@@ -12,8 +12,8 @@ import (
 	"io/fs"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -21,6 +21,7 @@ import (
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/internal/escape"
+	"github.com/batonhq/baton/internal/inspect"
 	"github.com/batonhq/baton/internal/timeline"
 	"github.com/batonhq/baton/schedule"
 	"github.com/batonhq/baton/store"
@@ -38,11 +39,21 @@ the newest ledger rows with their delays and outcomes, and the election log
 drawn as a timeline. The page refreshes itself every --refresh without a
 reload; it loads nothing from the internet (its assets are in the binary).
 
-The store must be able to list its names (all four backends can); NAMEs add
-names to show, or name what to show on a store that cannot list.
+The page shows a summary (names by state, the largest holders), a table of
+one page of names that can be filtered (prefix, state, holder) and the
+detail of one name; each refresh reads that page and one name, never every
+name, so 100,000 names read as fast as ten. NAMEs restrict it to those
+names; without, it shows every name of the store (all four backends list
+their names a page at a time).
 
-  GET  /                          the page
-  GET  /api/jobs                  every name: name, holder, token, lease, last run
+  GET  /                          the page (?prefix= &state= &holder= &session= &cursor= &name=)
+  GET  /api/jobs                  one page of names: {"jobs": [...], "next": CURSOR}; query
+                                  limit (1-1000, default 100), cursor (the previous "next"),
+                                  prefix, holder, session, state (held, probably-dead,
+                                  session-ended, free). A filtered page may be short
+                                  before the end: go on while "next" is not empty
+  GET  /api/summary               counts by state, holder and session, counted at most
+                                  --refresh ago (counted_at says when)
   GET  /api/jobs/NAME             one name with its ledger rows and election log
   POST /api/jobs/NAME/trigger     ?period=KEY (default now): a durable manual run
   POST /api/jobs/NAME/resign      ?token=T (default the current token)
@@ -91,7 +102,7 @@ func runServe(ctx context.Context, e *env, args []string) int {
 		return e.fail("serve", err)
 	}
 	defer st.Close()
-	if _, ok := st.(store.Lister); !ok && len(pos) == 0 {
+	if _, ok := st.(store.PageLister); !ok && len(pos) == 0 {
 		return e.fail("serve", usagef("this store cannot list its names; name the jobs to show: baton serve --store ... NAME..."))
 	}
 	label, err := resolveStoreURL(*storeURL)
@@ -157,6 +168,12 @@ type server struct {
 
 	mu      sync.Mutex
 	watches map[string]*watch
+
+	sumMu   sync.Mutex
+	sum     inspect.Summary
+	sumAt   time.Time     // when sum was read (zero: never)
+	sumTook time.Duration // how long that took
+	sumBusy bool          // a count runs in the background
 }
 
 func newServer(st store.Store, label string, extra []string, refresh time.Duration, adminToken string) (*server, error) {
@@ -174,7 +191,9 @@ func newServer(st store.Store, label string, extra []string, refresh time.Durati
 		"secs": func(f float64) string {
 			return (time.Duration(f * float64(time.Second))).Round(time.Millisecond).String()
 		},
-		"css": func() template.CSS { return template.CSS(timeline.CSS) },
+		"css":       func() template.CSS { return template.CSS(timeline.CSS) },
+		"printable": escape.String,
+		"query":     pageQuery,
 		"legend": func() template.HTML {
 			return timeline.Legend(timeline.Item{Class: "held", Text: "held (label: token)"},
 				timeline.Item{Class: "band", Text: "nobody held it"},
@@ -200,9 +219,30 @@ func (s *server) routes() http.Handler {
 	mux.HandleFunc("GET /fragment", s.handleFragment)
 	mux.Handle("GET /static/", http.StripPrefix("/static/", s.static))
 	mux.HandleFunc("GET /api/jobs", s.handleList)
+	mux.HandleFunc("GET /api/summary", s.handleSummary)
 	mux.HandleFunc("GET /api/jobs/{name}", s.handleJob)
 	mux.HandleFunc("POST /api/jobs/{name}/{action}", s.handleAction)
 	return securityHeaders(mux)
+}
+
+// pageQuery is the page's query string for q with key set to val (an
+// empty val drops it): the links of the table and the pager.
+func pageQuery(q inspect.ListQuery, key, val string) string {
+	v := url.Values{}
+	for k, x := range map[string]string{"prefix": q.Prefix, "holder": q.Holder, "session": q.Session, "state": q.State, "cursor": q.After} {
+		if x != "" {
+			v.Set(k, x)
+		}
+	}
+	if q.Limit > 0 {
+		v.Set("limit", strconv.Itoa(q.Limit))
+	}
+	if val == "" {
+		v.Del(key)
+	} else {
+		v.Set(key, val)
+	}
+	return v.Encode()
 }
 
 // securityHeaders keeps the page from loading anything but itself.
@@ -215,18 +255,12 @@ func securityHeaders(h http.Handler) http.Handler {
 	})
 }
 
-// names lists the names to show: the store's and the extra ones.
-func (s *server) names(ctx context.Context) ([]string, error) {
-	names := slices.Clone(s.extra)
-	if l, ok := s.st.(store.Lister); ok {
-		n, err := l.Names(ctx)
-		if err != nil {
-			return nil, err
-		}
-		names = append(names, n...)
+// names returns the names serve is restricted to (nil: every name).
+func (s *server) names() []string {
+	if len(s.extra) == 0 {
+		return nil
 	}
-	slices.Sort(names)
-	return slices.Compact(names), nil
+	return s.extra
 }
 
 // read reads one name, carrying its observation across requests. Reads
@@ -242,20 +276,129 @@ func (s *server) read(ctx context.Context, name string) (jobDetail, error) {
 	return readJob(ctx, s.st, name, w, time.Now())
 }
 
-func (s *server) readAll(ctx context.Context) ([]jobDetail, error) {
-	names, err := s.names(ctx)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]jobDetail, 0, len(names))
-	for _, n := range names {
-		d, err := s.read(ctx, n)
-		if err != nil {
-			d.Error = err.Error()
+// jobRow is one name of a page of GET /api/jobs and of the page's table:
+// its record and its state, without the per-name reads of the detail.
+type jobRow struct {
+	Name        string        `json:"name"`
+	Holder      string        `json:"holder,omitempty"`
+	Incarnation string        `json:"incarnation,omitempty"`
+	Token       uint64        `json:"token"`
+	Session     string        `json:"session,omitempty"`
+	Transfer    string        `json:"transfer,omitempty"`
+	Updated     *time.Time    `json:"updated,omitempty"`
+	State       inspect.State `json:"state"`
+}
+
+// jobPage is GET /api/jobs.
+type jobPage struct {
+	Jobs []jobRow `json:"jobs"`
+	// Next is the cursor of the next page: pass it as ?cursor=; empty
+	// when this page is the last.
+	Next string `json:"next"`
+	// Scanned is how many names were read for this page (more than
+	// len(Jobs) when a filter left some out).
+	Scanned int `json:"scanned"`
+}
+
+// listQuery reads a listing's query parameters.
+func listQuery(r *http.Request) (inspect.ListQuery, error) {
+	v := r.URL.Query()
+	q := inspect.ListQuery{After: v.Get("cursor"), Prefix: v.Get("prefix"), Holder: v.Get("holder"),
+		Session: v.Get("session"), State: v.Get("state")}
+	if l := v.Get("limit"); l != "" {
+		n, err := strconv.Atoi(l)
+		if err != nil || n < 1 {
+			return q, fmt.Errorf("invalid limit %q; want 1 to %d", l, inspect.MaxLimit)
 		}
-		out = append(out, d)
+		q.Limit = n
+	}
+	return q, q.Check()
+}
+
+// listPage reads one page of names with their states.
+func (s *server) listPage(ctx context.Context, q inspect.ListQuery) (jobPage, error) {
+	now, err := inspect.StoreNow(ctx, s.st, time.Now())
+	if err != nil {
+		return jobPage{}, err
+	}
+	p, err := inspect.List(ctx, s.st, s.names(), q, now)
+	if err != nil {
+		return jobPage{}, err
+	}
+	out := jobPage{Jobs: make([]jobRow, 0, len(p.Entries)), Next: p.Next, Scanned: p.Scanned}
+	for _, e := range p.Entries {
+		row := jobRow{Name: e.Name, State: e.State, Token: e.State.Token}
+		if r := e.Record; r != nil {
+			u := r.Updated.UTC()
+			row.Holder, row.Incarnation, row.Session, row.Transfer, row.Updated = r.Holder, r.Incarnation, r.Session, r.Transfer, &u
+		}
+		out.Jobs = append(out.Jobs, row)
 	}
 	return out, nil
+}
+
+// summary counts the names, at most maxAge ago (or a few times as long
+// as counting takes): counting is one grouped query over every name, so
+// the page's refresh and the API answer from the last count while it is
+// fresh enough, and count again in the background once it is half that
+// old. Only the first request waits for a count.
+func (s *server) summary(ctx context.Context, maxAge time.Duration) (inspect.Summary, time.Time, error) {
+	s.sumMu.Lock()
+	fresh := max(maxAge, 10*s.sumTook)
+	age := time.Since(s.sumAt)
+	if !s.sumAt.IsZero() && age < fresh {
+		if age > fresh/2 && !s.sumBusy {
+			s.sumBusy = true
+			go s.count(context.WithoutCancel(ctx))
+		}
+		sum, at := s.sum, s.sumAt
+		s.sumMu.Unlock()
+		return sum, at, nil
+	}
+	s.sumMu.Unlock()
+	return s.count(ctx)
+}
+
+// count counts the names and keeps the count.
+func (s *server) count(ctx context.Context) (inspect.Summary, time.Time, error) {
+	defer func() {
+		s.sumMu.Lock()
+		s.sumBusy = false
+		s.sumMu.Unlock()
+	}()
+	start := time.Now()
+	now, err := inspect.StoreNow(ctx, s.st, start)
+	if err != nil {
+		return inspect.Summary{}, time.Time{}, err
+	}
+	var sum inspect.Summary
+	if names := s.names(); names != nil {
+		p, err := inspect.List(ctx, s.st, names, inspect.ListQuery{Limit: inspect.MaxLimit}, now)
+		if err != nil {
+			return sum, time.Time{}, err
+		}
+		sum = summarizeEntries(p.Entries)
+	} else if sum, err = inspect.Summarize(ctx, s.st, now); err != nil {
+		return sum, time.Time{}, err
+	}
+	sum.CountedAt = start.UTC()
+	s.sumMu.Lock()
+	s.sum, s.sumAt, s.sumTook = sum, start, time.Since(start)
+	s.sumMu.Unlock()
+	return sum, start, nil
+}
+
+// summarizeEntries counts the names given to serve by state.
+func summarizeEntries(es []inspect.Entry) inspect.Summary {
+	sum := inspect.Summary{States: map[string]int{}, Read: "read"}
+	for _, st := range inspect.States {
+		sum.States[st] = 0
+	}
+	for _, e := range es {
+		sum.Names++
+		sum.States[e.State.State]++
+	}
+	return sum
 }
 
 // card is one name as the page draws it.
@@ -268,31 +411,61 @@ type pageData struct {
 	Store     string
 	RefreshMS int64
 	Admin     bool
-	Jobs      []card
+	Query     inspect.ListQuery
+	States    []string
+	Summary   inspect.Summary
+	SummaryAt string
+	Page      jobPage
+	Detail    *card
+	Selected  string
 	Err       string
 	Now       string
 }
 
-func (s *server) data(ctx context.Context) pageData {
-	pd := pageData{Store: s.storeLabel, RefreshMS: s.refresh.Milliseconds(), Admin: s.admin,
+func (s *server) data(r *http.Request) pageData {
+	ctx := r.Context()
+	pd := pageData{Store: s.storeLabel, RefreshMS: s.refresh.Milliseconds(), Admin: s.admin, States: inspect.States,
 		Now: time.Now().UTC().Format("15:04:05Z")}
-	jobs, err := s.readAll(ctx)
+	q, err := listQuery(r)
 	if err != nil {
-		pd.Err = escape.String(readErr(s.storeLabel, err).Error())
+		pd.Err = escape.String(err.Error())
+		q = inspect.ListQuery{}
 	}
-	for _, d := range jobs {
+	pd.Query = q
+	fail := func(err error) {
+		if pd.Err == "" {
+			pd.Err = escape.String(readErr(s.storeLabel, err).Error())
+		}
+	}
+	if sum, at, err := s.summary(ctx, 5*s.refresh); err != nil {
+		fail(err)
+	} else {
+		pd.Summary, pd.SummaryAt = sum, at.UTC().Format("15:04:05Z")
+	}
+	if pd.Page, err = s.listPage(ctx, q); err != nil {
+		fail(err)
+	}
+	pd.Selected = r.URL.Query().Get("name")
+	if pd.Selected == "" && len(pd.Page.Jobs) > 0 {
+		pd.Selected = pd.Page.Jobs[0].Name
+	}
+	if pd.Selected != "" {
+		d, err := s.read(ctx, pd.Selected)
+		if err != nil {
+			d.Error = err.Error()
+		}
 		d = printableDetail(d) // html/template escapes HTML, not control characters
-		pd.Jobs = append(pd.Jobs, card{jobDetail: d, Chart: historyChart(d)})
+		pd.Detail = &card{jobDetail: d, Chart: historyChart(d)}
 	}
 	return pd
 }
 
 func (s *server) handlePage(w http.ResponseWriter, r *http.Request) {
-	s.render(w, "page.html", s.data(r.Context()))
+	s.render(w, "page.html", s.data(r))
 }
 
 func (s *server) handleFragment(w http.ResponseWriter, r *http.Request) {
-	s.render(w, "jobs", s.data(r.Context()))
+	s.render(w, "jobs", s.data(r))
 }
 
 func (s *server) render(w http.ResponseWriter, name string, data pageData) {
@@ -304,16 +477,26 @@ func (s *server) render(w http.ResponseWriter, name string, data pageData) {
 }
 
 func (s *server) handleList(w http.ResponseWriter, r *http.Request) {
-	jobs, err := s.readAll(r.Context())
+	q, err := listQuery(r)
+	if err != nil {
+		jsonError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	p, err := s.listPage(r.Context(), q)
 	if err != nil {
 		jsonError(w, http.StatusServiceUnavailable, readErr(s.storeLabel, err).Error())
 		return
 	}
-	list := make([]jobSummary, 0, len(jobs))
-	for _, d := range jobs {
-		list = append(list, d.jobSummary)
+	writeJSON(w, http.StatusOK, p)
+}
+
+func (s *server) handleSummary(w http.ResponseWriter, r *http.Request) {
+	sum, _, err := s.summary(r.Context(), s.refresh)
+	if err != nil {
+		jsonError(w, http.StatusServiceUnavailable, readErr(s.storeLabel, err).Error())
+		return
 	}
-	writeJSON(w, http.StatusOK, list)
+	writeJSON(w, http.StatusOK, sum)
 }
 
 func (s *server) handleJob(w http.ResponseWriter, r *http.Request) {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"image/png"
 	"net/http"
 	"net/http/httptest"
@@ -160,10 +161,11 @@ func TestServeAPI(t *testing.T) {
 	_, won := elect(t, st, "billing", "node-a")
 	term := <-won
 
-	var list []jobSummary
-	getJSON(t, url+"/api/jobs", http.StatusOK, &list)
-	if len(list) != 1 || list[0].Name != "billing" || list[0].Holder != "node-a" || list[0].Token != term.Token() {
-		t.Fatalf("GET /api/jobs: %+v", list)
+	var page jobPage
+	getJSON(t, url+"/api/jobs", http.StatusOK, &page)
+	if list := page.Jobs; len(list) != 1 || list[0].Name != "billing" || list[0].Holder != "node-a" || list[0].Token != term.Token() ||
+		list[0].State.State != "held" || page.Next != "" {
+		t.Fatalf("GET /api/jobs: %+v", page)
 	}
 	var d jobDetail
 	getJSON(t, url+"/api/jobs/billing", http.StatusOK, &d)
@@ -308,5 +310,88 @@ func TestServeListen(t *testing.T) {
 		if code != exitUsage || !strings.Contains(errb.String(), tc.want) || strings.Count(errb.String(), "\n") != 1 {
 			t.Errorf("serve %q: exit %d, stderr %q", tc.args, code, errb.String())
 		}
+	}
+}
+
+// GET /api/jobs pages and filters; GET /api/summary counts by state; bad
+// parameters are 400 with the reason.
+func TestServeAPIPages(t *testing.T) {
+	st, url := servedStore(t, "", time.Second)
+	ctx := t.Context()
+	sess := store.SessionPrefix + "g/1/1"
+	if _, err := st.Swap(ctx, store.Swap{Record: store.Record{Name: sess, Holder: "g", Incarnation: "1", Lease: time.Hour}}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 250 {
+		r := store.Record{Name: fmt.Sprintf("shard-%03d", i), Token: 1}
+		if i < 200 {
+			r.Holder, r.Incarnation, r.Session, r.Lease = "g", "1", sess, time.Hour
+		}
+		if _, err := st.Swap(ctx, store.Swap{Record: r, Event: store.Acquired}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	all := func(query string) (names []string, pages int) {
+		t.Helper()
+		cursor := ""
+		for {
+			var p jobPage
+			getJSON(t, url+"/api/jobs?"+query+"&cursor="+cursor, http.StatusOK, &p)
+			for _, j := range p.Jobs {
+				names = append(names, j.Name)
+			}
+			pages++
+			if p.Next == "" {
+				return names, pages
+			}
+			cursor = p.Next
+		}
+	}
+	if names, pages := all("limit=100"); len(names) != 250 || pages != 3 || names[0] != "shard-000" || names[249] != "shard-249" {
+		t.Fatalf("pages of 100: %d names in %d pages", len(names), pages)
+	}
+	for query, want := range map[string]int{
+		"limit=30&state=free":               50,
+		"limit=1000&state=held":             200,
+		"limit=7&holder=g":                  200,
+		"limit=50&prefix=shard-24":          10,
+		"limit=50&session=" + sess:          200,
+		"limit=50&state=probably-dead":      0,
+		"limit=5&prefix=shard-1&state=held": 100,
+	} {
+		if names, _ := all(query); len(names) != want {
+			t.Errorf("%s: %d names; want %d", query, len(names), want)
+		}
+	}
+	for _, bad := range []string{"limit=0", "limit=1001", "limit=x", "state=asleep"} {
+		resp, err := http.Get(url + "/api/jobs?" + bad)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var e map[string]string
+		json.NewDecoder(resp.Body).Decode(&e)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusBadRequest || !strings.Contains(e["error"], "invalid") {
+			t.Errorf("GET /api/jobs?%s: %d %v; want 400 naming the parameter", bad, resp.StatusCode, e)
+		}
+	}
+	var sum struct {
+		Names   int            `json:"names"`
+		States  map[string]int `json:"states"`
+		Holders []struct {
+			Holder string `json:"holder"`
+			Names  int    `json:"names"`
+			State  string `json:"state"`
+		} `json:"holders"`
+	}
+	getJSON(t, url+"/api/summary", http.StatusOK, &sum)
+	if sum.Names != 250 || sum.States["held"] != 200 || sum.States["free"] != 50 || len(sum.Holders) != 1 || sum.Holders[0].Names != 200 {
+		t.Fatalf("GET /api/summary: %+v", sum)
+	}
+	// The page itself: the summary, a page of the table, one detail.
+	code, body := get(t, url+"/?state=held&limit=20")
+	if code != http.StatusOK || strings.Count(body, `<tr class="held`) != 20 || !strings.Contains(body, `class="next"`) ||
+		!strings.Contains(body, `<section class="job" data-name="shard-000">`) {
+		t.Fatalf("GET /?state=held&limit=20: %d\n%s", code, body)
 	}
 }

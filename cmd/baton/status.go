@@ -12,13 +12,27 @@ import (
 )
 
 const statusSynopsis = `status [--store URL] [--json] [--observe D] NAME
+       status [--store URL] [--json] [--limit N | --all] [--prefix P] [--state S] [--holder H] [--cursor C]
 
 Prints what the store knows of NAME: the election record (holder, fencing
 token, lease, the store's time of the last write, a pending transfer
-request), the nodes waiting to take over (node id, since when, last seen),
-and, when NAME is a job, its schedule and catch-up policy, the next due
-period, the periods pending or running and the last finished run.
-NAME is required ('baton serve' shows every name in a store).
+request), its state, the nodes waiting to take over (node id, since when,
+last seen), and, when NAME is a job, its schedule and catch-up policy, the
+next due period, the periods pending or running and the last finished run.
+
+The state is the same in every view (status, serve, its API, history):
+free; held (directly or through a session, with the lease left at most, by
+store time); session-ended (its holder's session was released or lost: free
+to take, with the next token); probably-dead (held, but no renewal for more
+than a lease by store time: a flag for people, never a decision, since a
+contender waits lease + 2e on its own clock).
+
+Without NAME, status lists the names a page at a time (like systemctl
+list-timers): name, state, holder, token, schedule, next due and last run,
+--limit names (default 50) in the store's order, filtered by --prefix,
+--state, --holder; the last line says how to read the next page (--cursor),
+and --all reads every page. Each page costs a bounded read, whatever the
+number of names. With --json: {"jobs": [...], "next": CURSOR}.
 
 The store is opened read-only: nothing is created or written, a read-only
 file or database role works, and a missing store is "no baton store at
@@ -37,9 +51,20 @@ func runStatus(ctx context.Context, e *env, args []string) int {
 	storeURL := storeFlag(fs)
 	asJSON := fs.Bool("json", false, "print JSON (times RFC 3339, durations in seconds)")
 	observeFor := fs.Duration("observe", 0, "watch the record for this long and report the lease remaining as seen by this process (0: do not watch)")
+	var lf listFlags
+	lf.register(fs)
 	pos, done, code := e.parseMixed(fs, args)
 	if done {
 		return code
+	}
+	if len(pos) == 0 {
+		if *observeFor != 0 {
+			return e.fail("status", usagef("--observe needs a NAME"))
+		}
+		return runStatusList(ctx, e, *storeURL, *asJSON, lf)
+	}
+	if lf.set(fs) {
+		return e.fail("status", usagef("--limit, --all, --prefix, --state, --holder and --cursor list names; give them without NAME"))
 	}
 	name, err := oneName(pos, "NAME")
 	if err == nil && *observeFor < 0 {

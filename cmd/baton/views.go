@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/batonhq/baton/internal/escape"
 	"github.com/batonhq/baton/internal/inspect"
 	"github.com/batonhq/baton/store"
 )
@@ -26,10 +27,15 @@ func printStatus(w io.Writer, v inspect.View, seen observation) {
 			holder = fmt.Sprintf("%s (incarnation %s)", el.Holder, el.Incarnation)
 		}
 		fmt.Fprintf(w, "holder:    %s\n", holder)
+		fmt.Fprintf(w, "state:     %s\n", escape.String(v.State.Describe()))
 		fmt.Fprintf(w, "token:     %d\n", el.Token)
 		fmt.Fprintf(w, "lease:     %v\n", el.Lease)
 		if el.Session != "" {
-			fmt.Fprintf(w, "session:   %s (the holder renews it for all its names)\n", el.Session)
+			note := "the holder renews it for all its names"
+			if v.State.State == inspect.SessionEnded {
+				note = "ended: the holder no longer renews it"
+			}
+			fmt.Fprintf(w, "session:   %s (%s)\n", el.Session, note)
 		}
 		fmt.Fprintf(w, "written:   %s (store time, informational)\n", el.Updated.Format(timeLayout))
 		if seen.watched > 0 && el.Holder != "" {

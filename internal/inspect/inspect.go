@@ -35,6 +35,9 @@ type View struct {
 	Name string `json:"name"`
 	// Election is the election record; nil if no node ever led.
 	Election *Election `json:"election,omitempty"`
+	// State is the name's state (StateOf): free, held, session-ended
+	// or probably-dead.
+	State State `json:"state"`
 	// Candidates are the nodes campaigning without holding the record,
 	// by node id: those whose row is fresh (store.Candidate.Stale false).
 	Candidates []Candidate `json:"candidates"`
@@ -151,22 +154,28 @@ func ViewRun(r store.Run) Run {
 // election record, no job, no ledger row.
 var ErrUnknown = errors.New("no election record, job or run of that name in this store")
 
-// Read returns the view of name at wall time now (which only decides
-// whether the next due period is overdue).
+// Read returns the view of name at wall time now (which decides whether
+// the next due period is overdue and, on a store without a clock of its
+// own, is the store's time for the state: StoreNow).
 func Read(ctx context.Context, st store.Store, name string, now time.Time, opts Options) (View, error) {
 	if opts.Rows <= 0 {
 		opts.Rows = DefaultRows
 	}
-	v := View{Name: name, Candidates: []Candidate{}, Open: []Run{}}
-	rec, err := st.Get(ctx, name)
-	switch {
-	case err == nil:
+	v := View{Name: name, Candidates: []Candidate{}, Open: []Run{}, State: State{State: Free}}
+	storeNow, err := StoreNow(ctx, st, now)
+	if err != nil {
+		return v, err
+	}
+	es, err := ReadStates(ctx, st, []string{name}, storeNow)
+	if err != nil {
+		return v, err
+	}
+	if rec := es[0].Record; rec != nil {
 		v.Election = &Election{Holder: rec.Holder, Incarnation: rec.Incarnation, Token: rec.Token,
 			LeaseSeconds: rec.Lease.Seconds(), Lease: rec.Lease, Transfer: rec.Transfer, Session: rec.Session,
 			Version: rec.Version, Updated: rec.Updated.UTC()}
-	case !errors.Is(err, store.ErrNotFound):
-		return v, err
 	}
+	v.State = es[0].State
 	cands, err := st.Candidates(ctx, name)
 	if err != nil {
 		return v, err

@@ -56,6 +56,7 @@ func Run(t *testing.T, f Factory) {
 		{"UpdateJob", testUpdateJob},
 		{"Candidates", testCandidates},
 		{"Sessions", testSessions},
+		{"DeleteSession", testDeleteSession},
 		{"GetMany", testGetMany},
 		{"ManyNames", testManyNames},
 		{"WatchChanges", testWatchChanges},

@@ -1,5 +1,6 @@
-// Refreshes the jobs without reloading the page: fetches the server-rendered
-// fragment every data-refresh milliseconds and swaps it in when it changed.
+// Refreshes the summary, the page of names and the detail without reloading
+// the page: fetches the server-rendered fragment for the current query every
+// data-refresh milliseconds and swaps it in when it changed.
 (function () {
   "use strict";
   const every = Number(document.body.dataset.refresh) || 1000;
@@ -8,7 +9,9 @@
   let last = "";
   async function tick() {
     try {
-      const resp = await fetch("/fragment", { cache: "no-store" });
+      // The same page, filters and selection as the address bar says:
+      // one page of names and one name's detail, never every name.
+      const resp = await fetch("/fragment" + location.search, { cache: "no-store" });
       if (!resp.ok) throw new Error("HTTP " + resp.status);
       const html = await resp.text();
       // Keep open <details> open across refreshes.

@@ -1,0 +1,76 @@
+package storetest
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/batonhq/baton/store"
+)
+
+// testDeleteSession checks store.SessionDeleter: only a dead (free)
+// session record of the version read is deleted; the names held through it
+// keep their tokens and may be taken with token + 1; the election log of
+// the session and of its names is kept.
+func testDeleteSession(t *testing.T, open func() store.Store) {
+	s := open()
+	d, ok := s.(store.SessionDeleter)
+	if !ok {
+		t.Fatalf("%T does not implement store.SessionDeleter", s)
+	}
+	sess := mustSwap(t, s, store.Swap{Record: session("n1"), Event: store.Acquired})
+	held := mustSwap(t, s, store.Swap{Record: heldThrough("tenant-1", sess, 7), Event: store.Acquired})
+	before, err := s.History(ctx(t), sess.Name, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// A held session, a name that is no session's, a missing one, another
+	// version: refused, nothing deleted.
+	if err := d.DeleteSession(ctx(t), sess.Name, sess.Version); !errors.Is(err, store.ErrInvalid) {
+		t.Fatalf("deleting a held session: %v; want ErrInvalid", err)
+	}
+	if err := d.DeleteSession(ctx(t), "tenant-1", held.Version); !errors.Is(err, store.ErrInvalid) {
+		t.Fatalf("deleting a name's record: %v; want ErrInvalid", err)
+	}
+	if err := d.DeleteSession(ctx(t), store.SessionPrefix+"nobody/1/1", 1); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("deleting a missing session: %v; want ErrNotFound", err)
+	}
+	dead := mustSwap(t, s, store.Swap{Expect: sess.Version, Record: store.Record{Name: sess.Name, Lease: sess.Lease}, Event: store.Released})
+	if err := d.DeleteSession(ctx(t), sess.Name, sess.Version); !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("deleting with an old version: %v; want ErrConflict", err)
+	}
+	if got, err := s.Get(ctx(t), sess.Name); err != nil || got.Version != dead.Version {
+		t.Fatalf("after refused deletes: %+v, %v", got, err)
+	}
+
+	// The dead session, at its version: deleted.
+	if err := d.DeleteSession(ctx(t), sess.Name, dead.Version); err != nil {
+		t.Fatalf("deleting a dead session: %v", err)
+	}
+	if _, err := s.Get(ctx(t), sess.Name); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("Get of a deleted session: %v; want ErrNotFound", err)
+	}
+	if err := d.DeleteSession(ctx(t), sess.Name, dead.Version); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("deleting it again: %v; want ErrNotFound", err)
+	}
+	after, err := s.History(ctx(t), sess.Name, 0, 0)
+	if err != nil || len(after) != len(before)+1 {
+		t.Fatalf("the session's log after the delete: %d events, %v; want %d", len(after), err, len(before)+1)
+	}
+	// The name keeps its record and token, and is taken with token + 1.
+	got, err := s.Get(ctx(t), "tenant-1")
+	if err != nil || got.Token != 7 || got.Session != sess.Name {
+		t.Fatalf("the name after its session was deleted: %+v, %v", got, err)
+	}
+	other := mustSwap(t, s, store.Swap{Record: session("n2")})
+	taken := mustSwap(t, s, store.Swap{Expect: got.Version, Record: heldThrough("tenant-1", other, 8), Event: store.TakenOver})
+	if taken.Token != 8 {
+		t.Fatalf("taken with token %d; want 8", taken.Token)
+	}
+	if _, err := s.Swap(ctx(t), store.Swap{Expect: 0, Record: heldThrough("tenant-1", other, 9)}); !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("re-creating a kept name: %v; want ErrConflict", err)
+	}
+	if evs, err := s.History(ctx(t), "tenant-1", 0, 0); err != nil || len(evs) != 2 {
+		t.Fatalf("the name's log: %d events, %v; want 2", len(evs), err)
+	}
+}
