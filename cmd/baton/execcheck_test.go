@@ -79,7 +79,8 @@ func TestRunOnceNotAProgramHistory(t *testing.T) {
 	code, _, errOut := runBaton(t, args...)
 	checkOneLine(t, args, code, errOut, "is not a program")
 	code, out, errOut := runBaton(t, "history", "--store", u, "j")
-	if code != exitOK || strings.Contains(out, "acquired") || strings.Count(out, "\n") != 2 || !strings.Contains(out, "token-floor-raised") {
+	// The header, the floor's event, and the name's state now.
+	if code != exitOK || strings.Contains(out, "acquired") || strings.Count(out, "\n") != 4 || !strings.Contains(out, "token-floor-raised") {
 		t.Fatalf("history after the refused run: exit %d\n%s%s", code, out, errOut)
 	}
 }
