@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/batonhq/baton/internal/election"
 	"github.com/batonhq/baton/store"
 )
 
@@ -59,6 +60,13 @@ type State struct {
 	// held through one).
 	LeaseSeconds float64 `json:"lease_seconds,omitempty"`
 
+	// Damaged, when not empty, says why no contender will ever take the
+	// name over: the lease it is held with lies outside the bounds any
+	// valid configuration writes, or its token leaves no room for the
+	// next (the election machine refuses both, and the campaign for the
+	// name ends with one line). An operator fixes or deletes the record.
+	Damaged string `json:"damaged,omitempty"`
+
 	// Go callers: the same as durations, and the version of the record
 	// whose changes are renewals (the session's or the name's).
 	SinceRenewal   time.Duration `json:"-"`
@@ -86,6 +94,12 @@ func StateOf(rec store.Record, sess *store.Record, now time.Time) State {
 		live = *sess
 	}
 	s.Lease, s.LeaseSeconds = live.Lease, live.Lease.Seconds()
+	switch {
+	case live.Lease < election.MinLease || live.Lease > election.MaxLease:
+		s.Damaged = fmt.Sprintf("lease %v outside [%v, %v]", live.Lease, election.MinLease, election.MaxLease)
+	case rec.Token >= election.MaxToken:
+		s.Damaged = fmt.Sprintf("token %d leaves no room for another (the largest is %d)", rec.Token, election.MaxToken)
+	}
 	s.RenewalVersion, s.RenewalRecord = live.Version, live.Name
 	at := live.Updated.UTC()
 	s.Renewed = &at
@@ -105,6 +119,13 @@ func StateOf(rec store.Record, sess *store.Record, now time.Time) State {
 // Describe says the state in one line for people, as status prints it.
 // It reads only the fields that JSON carries.
 func (s State) Describe() string {
+	if s.Damaged != "" {
+		return s.describe() + "; DAMAGED: " + s.Damaged + ", so no contender will take it over (fix or delete the record)"
+	}
+	return s.describe()
+}
+
+func (s State) describe() string {
 	via := "directly"
 	if s.Session != "" {
 		via = "through session " + s.Session

@@ -1,6 +1,8 @@
 package inspect
 
 import (
+	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -51,5 +53,29 @@ func TestStateOf(t *testing.T) {
 				t.Fatal("no description")
 			}
 		})
+	}
+}
+
+// A held record whose lease no valid configuration writes, or whose token
+// has no successor, is shown damaged: the views say no contender will
+// take it over, as the election machine decides.
+func TestStateOfDamagedRecord(t *testing.T) {
+	now := time.Unix(1000, 0)
+	for _, tc := range []struct {
+		rec  store.Record
+		want string
+	}{
+		{store.Record{Name: "j", Holder: "x", Lease: math.MaxInt64, Token: 3, Updated: now}, "lease"},
+		{store.Record{Name: "j", Holder: "x", Lease: -1, Token: 3, Updated: now}, "lease"},
+		{store.Record{Name: "j", Holder: "x", Lease: 15 * time.Second, Token: math.MaxInt64, Updated: now}, "token"},
+		{store.Record{Name: "j", Holder: "x", Lease: 15 * time.Second, Token: 3, Updated: now}, ""},
+	} {
+		s := StateOf(tc.rec, nil, now)
+		switch {
+		case tc.want == "" && s.Damaged != "":
+			t.Errorf("%+v: damaged %q", tc.rec, s.Damaged)
+		case tc.want != "" && (!strings.Contains(s.Damaged, tc.want) || !strings.Contains(s.Describe(), "DAMAGED")):
+			t.Errorf("%+v: damaged %q, describe %q; want it named %s", tc.rec, s.Damaged, s.Describe(), tc.want)
+		}
 	}
 }
