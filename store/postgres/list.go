@@ -4,6 +4,8 @@ import (
 	"context"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/batonhq/baton/store"
 )
 
@@ -21,16 +23,8 @@ func (s *Store) Names(ctx context.Context) ([]string, error) {
 	if err != nil {
 		return nil, s.fail(ctx, op, err)
 	}
-	defer rows.Close()
-	var names []string
-	for rows.Next() {
-		var n string
-		if err := rows.Scan(&n); err != nil {
-			return nil, s.fail(ctx, op, err)
-		}
-		names = append(names, n)
-	}
-	if err := rows.Err(); err != nil {
+	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
 		return nil, s.fail(ctx, op, err)
 	}
 	return names, nil
@@ -69,16 +63,8 @@ func (s *Store) NamesPage(ctx context.Context, q store.NameQuery) ([]string, err
 	if err != nil {
 		return nil, s.fail(ctx, op, err)
 	}
-	defer rows.Close()
-	var names []string
-	for rows.Next() {
-		var n string
-		if err := rows.Scan(&n); err != nil {
-			return nil, s.fail(ctx, op, err)
-		}
-		names = append(names, n)
-	}
-	if err := rows.Err(); err != nil {
+	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
 		return nil, s.fail(ctx, op, err)
 	}
 	return names, nil

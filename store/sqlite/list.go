@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"time"
 
 	"github.com/batonhq/baton/store"
@@ -23,16 +24,8 @@ func (s *Store) Names(ctx context.Context) ([]string, error) {
 	if err != nil {
 		return nil, s.fail(ctx, op, err)
 	}
-	defer rows.Close()
-	var names []string
-	for rows.Next() {
-		var n string
-		if err := rows.Scan(&n); err != nil {
-			return nil, s.fail(ctx, op, err)
-		}
-		names = append(names, n)
-	}
-	if err := rows.Err(); err != nil {
+	names, err := scanNames(rows)
+	if err != nil {
 		return nil, s.fail(ctx, op, err)
 	}
 	return names, nil
@@ -74,16 +67,8 @@ func (s *Store) NamesPage(ctx context.Context, q store.NameQuery) ([]string, err
 	if err != nil {
 		return nil, s.fail(ctx, op, err)
 	}
-	defer rows.Close()
-	var names []string
-	for rows.Next() {
-		var n string
-		if err := rows.Scan(&n); err != nil {
-			return nil, s.fail(ctx, op, err)
-		}
-		names = append(names, n)
-	}
-	if err := rows.Err(); err != nil {
+	names, err := scanNames(rows)
+	if err != nil {
 		return nil, s.fail(ctx, op, err)
 	}
 	return names, nil
@@ -121,4 +106,18 @@ func (s *Store) CountHolders(ctx context.Context, now time.Time) ([]store.Holder
 		return nil, 0, s.fail(ctx, op, err)
 	}
 	return out, jobs, nil
+}
+
+// scanNames reads a one-column result of names and closes it.
+func scanNames(rows *sql.Rows) ([]string, error) {
+	defer rows.Close()
+	var names []string
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			return nil, err
+		}
+		names = append(names, n)
+	}
+	return names, rows.Err()
 }
