@@ -101,7 +101,7 @@ var (
 	// (store.Permanent: replaced, corrupt, foreign schema). The term ends at
 	// once, nothing is released on a store that cannot be trusted, and the
 	// machine stops campaigning: the cause wraps the store's error.
-	ErrStoreLost = errors.New("store lost: it is gone, replaced or corrupt")
+	ErrStoreLost = errors.New("store failed for good")
 )
 
 // lost wraps a permanent store error as a term's cause.

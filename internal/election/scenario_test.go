@@ -16,7 +16,7 @@ import (
 // node's own clock (at=1.5s: 1.5s after its start). Steps:
 //
 //	config lease=3s renew=1s margin=150ms poll=250ms retry=250ms node=n1 inc=n1.1
-//	start | tick | changed | resign [token=N]        (any step takes at=D)
+//	start [hold] | tick | changed | resign [token=N]  (any step takes at=D)
 //	get holder=N inc=I token=T v=V [lease=D] [transfer=N] | get free token=T v=V | get err=E
 //	swap | swap err=E     (ok: the record written, its version one more)
 //
@@ -90,7 +90,8 @@ func (x *harness) step(s scenario.Step) string {
 		x.m = election.New(x.cfg)
 		return ""
 	case "start":
-		ev = election.Start{}
+		_, hold := s.Get("hold")
+		ev = election.Start{Hold: hold}
 	case "tick":
 		ev = election.Tick{}
 	case "changed":
@@ -176,6 +177,8 @@ func (x *harness) action(a election.Action) string {
 		return "released"
 	case election.Idle:
 		return "idle"
+	case election.Failed:
+		return "failed: " + a.Err.Error()
 	}
 	return fmt.Sprintf("%T", a)
 }
