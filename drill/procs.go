@@ -27,6 +27,11 @@ import (
 // elect a first leader.
 const startTimeout = 30 * time.Second
 
+// drainRounds bounds, in rounds, how long a drill waits after its last
+// round for the ledger's due periods to finish before it counts (the
+// fencing+trigger column): a loaded machine may still be running one.
+const drainRounds = 20
+
 // runProcs runs the scenario p once for column col with real OS processes
 // on real time (Config.Procs).
 func runProcs(ctx context.Context, p Params, col Column, cfg Config) (Result, error) {
@@ -74,9 +79,13 @@ func runProcs(ctx context.Context, p Params, col Column, cfg Config) (Result, er
 	if err := d.run(ctx); err != nil {
 		return Result{}, err
 	}
+	pending, err := d.drain(ctx)
+	if err != nil {
+		return Result{}, err
+	}
 	d.stopAll()
 	d.writeEvents()
-	r, err := d.result(ctx, res)
+	r, err := d.result(ctx, res, pending)
 	if err != nil {
 		return r, err
 	}
@@ -366,6 +375,46 @@ func (d *procDrill) fault(f vcluster.Fault) error {
 	return nil
 }
 
+// drain waits, at most drainRounds rounds (and at least a few seconds),
+// for every period of the drill that the run ledger holds to reach a final
+// state, with the nodes still running. It returns the periods still not
+// final then, each of which the drill counts as pending at the end, never
+// as lost: its durable row stays for the next leader. Only the
+// fencing+trigger column keeps its batches in the ledger.
+func (d *procDrill) drain(ctx context.Context) (map[string]bool, error) {
+	if d.col != FencingTrigger {
+		return nil, nil
+	}
+	bound := max(time.Duration(drainRounds)*d.p.Round, 5*time.Second)
+	deadline := time.Now().Add(bound)
+	for {
+		pending := map[string]bool{}
+		for _, r := range d.p.Triggers {
+			key := schedule.Key(vcluster.Calendar{Day: d.p.Round}.Wall(time.Duration(r) * d.p.Round))
+			run, err := d.st.GetRun(ctx, vcluster.Job, key)
+			if errors.Is(err, store.ErrNotFound) {
+				pending[key] = true // triggered, so it exists; a read race at worst
+				continue
+			}
+			if err != nil {
+				return nil, fmt.Errorf("drill: reading period %s from the ledger: %w", key, err)
+			}
+			if !run.State.Final() {
+				pending[key] = true
+			}
+		}
+		if len(pending) == 0 || time.Now().After(deadline) {
+			if len(pending) > 0 {
+				d.progressf("drill --procs: %s, %s: %d period(s) still pending in the ledger after waiting %v", d.p.Fault, d.col, len(pending), bound)
+			}
+			return pending, nil
+		}
+		if !sleepCtx(ctx, d.p.poll()) {
+			return nil, ctx.Err()
+		}
+	}
+}
+
 // trigger makes round r's batch due: a durable pending row in the
 // fencing+trigger column, a momentary trigger to every node otherwise.
 func (d *procDrill) trigger(ctx context.Context, r int) error {
@@ -475,8 +524,8 @@ func (d *procDrill) progressDone(r Result) {
 	if d.cfg.Live {
 		io.WriteString(w, "\r\033[K")
 	}
-	fmt.Fprintf(w, "drill --procs: %s, %s: %d rounds in %.1fs; %d handovers, %d batches started, %d missed, %d double-started, %d rejected\n",
-		d.p.Fault, d.col, d.p.Rounds, time.Since(d.began).Seconds(), r.Handovers, r.Started, r.Missed, r.DoubleStarts, r.Rejected)
+	fmt.Fprintf(w, "drill --procs: %s, %s: %d rounds in %.1fs; %d handovers, %d batches started, %d missed, %d pending at the end, %d double-started, %d rejected\n",
+		d.p.Fault, d.col, d.p.Rounds, time.Since(d.began).Seconds(), r.Handovers, r.Started, r.Missed, r.PendingAtEnd, r.DoubleStarts, r.Rejected)
 }
 
 // sleepCtx waits d; false if ctx ended first.

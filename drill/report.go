@@ -104,7 +104,11 @@ func (r Report) Table() string {
 	}{
 		{"duplicate invoice lines", func(x Result) int { return x.DuplicateLines }},
 		{"missing invoice lines", func(x Result) int { return x.MissingLines }},
+		{"batches pending at the end", func(x Result) int { return x.PendingAtEnd }},
 	} {
+		if row.label == "batches pending at the end" && !anyPending(r) {
+			continue // only a process mode on a loaded machine has one
+		}
 		fmt.Fprintf(&b, "%-28s", row.label)
 		for _, c := range Columns {
 			fmt.Fprintf(&b, "%22d", row.v(r.Columns[c]))
@@ -158,6 +162,9 @@ func (r Report) Verdicts() string {
 			doubled = fmt.Sprintf("%s (%d invoice lines)", plural(x.DoubleStarts, "batch", "batches"), x.DuplicateLines)
 		}
 		fmt.Fprintf(&b, "  %-16s lost %s, doubled %s", c, lost, doubled)
+		if x.PendingAtEnd > 0 {
+			fmt.Fprintf(&b, "; %s pending at the end (still in the run ledger, not lost)", plural(x.PendingAtEnd, "batch", "batches"))
+		}
 		if x.Rejected > 0 {
 			fmt.Fprintf(&b, "; the fence refused %s", plural(x.Rejected, "stale write", "stale writes"))
 		}
@@ -167,6 +174,17 @@ func (r Report) Verdicts() string {
 		b.WriteString("\n")
 	}
 	return b.String()
+}
+
+// anyPending reports whether a column ended with a batch still pending in
+// the ledger.
+func anyPending(r Report) bool {
+	for _, c := range Columns {
+		if r.Columns[c].PendingAtEnd > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 func plural(n int, one, many string) string {

@@ -32,6 +32,14 @@ type Result struct {
 	DuplicateLines   int `json:"duplicateLines"`
 	MissingLines     int `json:"missingLines"`
 
+	// PendingAtEnd counts batches whose period was still open in the run
+	// ledger (pending or running) when the drill stopped its nodes, after
+	// waiting a bounded time for it: not lost, since the durable row stays
+	// for the next leader, and not counted in MissingLines. Only process
+	// modes can end with one (a loaded machine); the virtual clock runs
+	// every due period.
+	PendingAtEnd int `json:"pendingAtEnd"`
+
 	HandoverSeconds   float64 `json:"handoverSeconds"`
 	LeaderlessSeconds float64 `json:"leaderlessSeconds"`
 	TwoLeaderSeconds  float64 `json:"twoLeaderSeconds"`
