@@ -35,6 +35,12 @@ const drainRounds = 20
 // runProcs runs the scenario p once for column col with real OS processes
 // on real time (Config.Procs).
 func runProcs(ctx context.Context, p Params, col Column, cfg Config) (Result, error) {
+	return runEpisodes(ctx, p, col, cfg, nil, "")
+}
+
+// runEpisodes is runProcs with the faults eps (nil: p.Fault once, from
+// round p.Start) and the run named label (empty: after the fault).
+func runEpisodes(ctx context.Context, p Params, col Column, cfg Config, eps []Episode, label string) (Result, error) {
 	if len(cfg.Node) == 0 {
 		return Result{}, errors.New("drill: Config.Node must name the node command in process mode")
 	}
@@ -54,8 +60,11 @@ func runProcs(ctx context.Context, p Params, col Column, cfg Config) (Result, er
 	if cfg.Net != "" {
 		mode = "net-" + cfg.Net
 	}
-	name := fmt.Sprintf("%s-%s-%s", mode, p.Fault, col)
-	d := &procDrill{p: p, col: col, cfg: cfg, dir: dir, name: name, mode: "--procs",
+	if label == "" {
+		label = string(p.Fault)
+	}
+	name := fmt.Sprintf("%s-%s-%s", mode, label, col)
+	d := &procDrill{p: p, col: col, cfg: cfg, dir: dir, name: name, mode: "--procs", episodes: eps,
 		storePath: filepath.Join(dir, name+".baton.db"), resPath: filepath.Join(dir, name+".invoices.db")}
 	for _, f := range []string{d.storePath, d.resPath} {
 		for _, suffix := range []string{"", "-wal", "-shm"} {
@@ -127,7 +136,7 @@ type procDrill struct {
 	mode               string            // "--procs" or "--net", for progress lines
 	net                *netEnv           // net mode (Config.Net)
 	ledger             map[string]string // net mode: period -> state, as the nodes read it
-	episodes           []episode         // the soak's faults; nil: p.Fault once
+	episodes           []Episode         // the soak's faults; nil: p.Fault once
 
 	procs   []*proc
 	dead    []*exec.Cmd // killed, to be waited for
@@ -218,7 +227,7 @@ func (d *procDrill) run(ctx context.Context) error {
 	at := func(r int) time.Duration { return time.Duration(r) * d.p.Round }
 	eps := d.episodes
 	if eps == nil && d.p.Outage > 0 {
-		eps = []episode{{Fault: d.p.Fault, Start: d.p.Start, Outage: d.p.Outage}}
+		eps = []Episode{{Fault: d.p.Fault, Start: d.p.Start, Outage: d.p.Outage}}
 	}
 	for _, ep := range eps {
 		if isNetFault(ep.Fault) {
@@ -227,6 +236,13 @@ func (d *procDrill) run(ctx context.Context) error {
 		}
 		q := d.p
 		q.Fault, q.Start, q.Outage = ep.Fault, ep.Start, ep.Outage
+		if ep.Fault == Skew {
+			// A slow clock, and the store out of reach from the second
+			// round: the takeover comes while the skewed leader's own
+			// deadline says it still leads.
+			q.Fault = Drift
+			acts = append(acts, d.netActs(Isolate, ep.Start+1, ep.Outage-1)...)
+		}
 		if ep.Rate != 0 {
 			q.DriftRate = ep.Rate
 		}
@@ -284,8 +300,9 @@ type action struct {
 	do    func() error
 }
 
-// episode is one fault of a soak, on the node that leads when it begins.
-type episode struct {
+// Episode is one fault of a soak (SoakResult), on the node that leads
+// when it begins.
+type Episode struct {
 	Fault  Fault   `json:"fault"`
 	Start  int     `json:"start"`          // round
 	Outage int     `json:"outage"`         // rounds

@@ -284,4 +284,16 @@ func TestPostgresHost(t *testing.T) {
 	if storeWorks(t, nt.Host("client"), p.URL(), 3*time.Second) {
 		t.Fatal("the client used the server across a partition")
 	}
+	nt.Heal()
+	// Killed (a crash) and started again on its data.
+	p.Kill()
+	if storeWorks(t, nt.Host("client"), p.URL(), 3*time.Second) {
+		t.Fatal("the client used a killed server")
+	}
+	if err := p.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if !storeWorks(t, nt.Host("client"), p.URL(), 20*time.Second) {
+		t.Fatal("the client cannot use the restarted server")
+	}
 }

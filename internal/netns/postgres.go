@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -113,7 +114,7 @@ func (p *Postgres) Start() error {
 	p.cmd = cmd
 	deadline := time.Now().Add(memberStartTimeout)
 	for {
-		ready := p.host.Command("pg_isready", "-q", "-h", p.host.addr, "-p", strconv.Itoa(PostgresPort))
+		ready := p.host.Command("pg_isready", "-q", "-U", "postgres", "-h", p.host.addr, "-p", strconv.Itoa(PostgresPort))
 		if ready.Run() == nil {
 			return nil
 		}
@@ -124,8 +125,9 @@ func (p *Postgres) Start() error {
 	}
 }
 
-// Kill kills the server (SIGKILL to runuser and the postmaster: an
-// immediate crash) and waits; its data stays for Start.
+// Kill kills the postmaster (SIGKILL: a crash, recovered from on Start)
+// and waits until no process of the server is left on its host; its data
+// stays for Start.
 func (p *Postgres) Kill() {
 	p.mu.Lock()
 	cmd := p.cmd
@@ -134,9 +136,30 @@ func (p *Postgres) Kill() {
 	if cmd == nil {
 		return
 	}
-	killIn(p.host.ns) // the postmaster and its backends, under runuser
-	cmd.Process.Kill()
-	p.nt.Wait(cmd)
+	// The postmaster is runuser's child: killing it by its pid lets
+	// runuser reap it, so that no zombie keeps postmaster.pid's pid alive
+	// and the restarted server does not refuse to start.
+	if b, err := os.ReadFile(filepath.Join(p.data(), "postmaster.pid")); err == nil {
+		if pid, err := strconv.Atoi(strings.TrimSpace(strings.SplitN(string(b), "\n", 2)[0])); err == nil && pid > 1 {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
+	done := make(chan struct{})
+	go func() { p.nt.Wait(cmd); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		cmd.Process.Kill()
+		<-done
+	}
+	// The backends notice their postmaster's death and exit.
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		out, _ := exec.Command("ip", "netns", "pids", p.host.ns).Output()
+		if len(strings.Fields(string(out))) == 0 {
+			return
+		}
+	}
+	killIn(p.host.ns)
 }
 
 // Close kills the server and removes its files.
