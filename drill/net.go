@@ -64,6 +64,7 @@ type netEnv struct {
 	nodeHosts  []*netns.Host
 	url        string
 	parent     *history.Recorder // what the drill did to nodes (killed)
+	scratch    string            // the etcd members' data, removed by close
 }
 
 // startNet makes the hosts and starts the store on them, with fresh data
@@ -105,6 +106,7 @@ func startNet(cfg Config, nodes int, dir, name string) (*netEnv, error) {
 			nt.Close()
 			return nil, err
 		}
+		e.scratch = mdir
 		e.etcd, err = netns.StartEtcd(nt, e.storeHosts, cfg.Member, cfg.MemberEnv, mdir)
 		if err == nil {
 			e.url = e.etcd.URL()
@@ -131,6 +133,15 @@ func (e *netEnv) close() {
 	}
 	e.nt.Close()
 	e.parent.Close()
+	if e.scratch != "" {
+		// The members' data (preallocated write-ahead logs); their logs
+		// stay beside the drill's other files.
+		logs, _ := filepath.Glob(filepath.Join(e.scratch, "*.log"))
+		for _, l := range logs {
+			os.Rename(l, e.scratch+"-"+filepath.Base(l))
+		}
+		os.RemoveAll(e.scratch)
+	}
 }
 
 // netFault applies the beginning (on) or the end of net fault f to the
@@ -240,7 +251,7 @@ func (d *procDrill) checkHistory(keys []string) (*history.Result, error) {
 		if err := history.WriteEvidence(ev, res, recs); err != nil {
 			return &res, err
 		}
-		d.progressf("drill --net: %s, %s: %d violations; histories and the fence's timeline in %s", d.p.Fault, d.col, len(res.Violations), ev)
+		d.progressf("drill --net: %s, %s: %d violations; histories and the fence's timeline in %s", d.label, d.col, len(res.Violations), ev)
 	}
 	return &res, nil
 }

@@ -64,7 +64,7 @@ func runEpisodes(ctx context.Context, p Params, col Column, cfg Config, eps []Ep
 		label = string(p.Fault)
 	}
 	name := fmt.Sprintf("%s-%s-%s", mode, label, col)
-	d := &procDrill{p: p, col: col, cfg: cfg, dir: dir, name: name, mode: "--procs", episodes: eps,
+	d := &procDrill{p: p, col: col, cfg: cfg, dir: dir, name: name, mode: "--procs", episodes: eps, label: label,
 		storePath: filepath.Join(dir, name+".baton.db"), resPath: filepath.Join(dir, name+".invoices.db")}
 	for _, f := range []string{d.storePath, d.resPath} {
 		for _, suffix := range []string{"", "-wal", "-shm"} {
@@ -134,6 +134,7 @@ type procDrill struct {
 	storePath, resPath string
 	st                 store.Store       // nil in net mode: the parent cannot reach it
 	mode               string            // "--procs" or "--net", for progress lines
+	label              string            // the fault, or the soak's seed, for progress lines
 	net                *netEnv           // net mode (Config.Net)
 	ledger             map[string]string // net mode: period -> state, as the nodes read it
 	episodes           []Episode         // the soak's faults; nil: p.Fault once
@@ -192,7 +193,7 @@ func (e procEvent) until() time.Time {
 func (d *procDrill) run(ctx context.Context) error {
 	d.target = -1
 	d.began = time.Now()
-	d.progressf("drill %s: %s, %s: starting %d node processes", d.mode, d.p.Fault, d.col, d.p.Nodes)
+	d.progressf("drill %s: %s, %s: starting %d node processes", d.mode, d.label, d.col, d.p.Nodes)
 	for i := 0; i < d.p.Nodes; i++ {
 		d.procs = append(d.procs, &proc{idx: i, id: fmt.Sprintf("node-%d", i)})
 		if err := d.start(d.procs[i]); err != nil {
@@ -535,7 +536,7 @@ func (d *procDrill) drain(ctx context.Context) (map[string]bool, error) {
 		}
 		if len(pending) == 0 || time.Now().After(deadline) {
 			if len(pending) > 0 {
-				d.progressf("drill %s: %s, %s: %d period(s) still pending in the ledger after waiting %v", d.mode, d.p.Fault, d.col, len(pending), bound)
+				d.progressf("drill %s: %s, %s: %d period(s) still pending in the ledger after waiting %v", d.mode, d.label, d.col, len(pending), bound)
 			}
 			return pending, nil
 		}
@@ -663,7 +664,7 @@ func (d *procDrill) progressDone(r Result) {
 		io.WriteString(w, "\r\033[K")
 	}
 	fmt.Fprintf(w, "drill %s: %s, %s: %d rounds in %.1fs; %d handovers, %d batches started, %d missed, %d pending at the end, %d double-started, %d rejected\n",
-		d.mode, d.p.Fault, d.col, d.p.Rounds, time.Since(d.began).Seconds(), r.Handovers, r.Started, r.Missed, r.PendingAtEnd, r.DoubleStarts, r.Rejected)
+		d.mode, d.label, d.col, d.p.Rounds, time.Since(d.began).Seconds(), r.Handovers, r.Started, r.Missed, r.PendingAtEnd, r.DoubleStarts, r.Rejected)
 }
 
 // sleepCtx waits d; false if ctx ended first.

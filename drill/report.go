@@ -105,9 +105,18 @@ func (r Report) Table() string {
 		{"duplicate invoice lines", func(x Result) int { return x.DuplicateLines }},
 		{"missing invoice lines", func(x Result) int { return x.MissingLines }},
 		{"batches pending at the end", func(x Result) int { return x.PendingAtEnd }},
+		{"history checker violations", func(x Result) int {
+			if x.History == nil {
+				return 0
+			}
+			return len(x.History.Violations)
+		}},
 	} {
 		if row.label == "batches pending at the end" && !anyPending(r) {
 			continue // only a process mode on a loaded machine has one
+		}
+		if row.label == "history checker violations" && r.Columns[Plain].History == nil {
+			continue // net mode only
 		}
 		fmt.Fprintf(&b, "%-28s", row.label)
 		for _, c := range Columns {
