@@ -83,8 +83,10 @@ func (sp SoakParams) params() Params {
 }
 
 // schedule draws the soak's faults from its seed: every class in a
-// seeded order, again and again, each for 2 to 6 rounds, with 2 to 4
-// healed rounds after it; the last 6 rounds stay healed.
+// seeded order, again and again, each for 2 to 6 rounds (a pause or a
+// crash for longer than the lease, a pause before effect for the lease
+// and 4 rounds), with 2 to 4 healed rounds after it; the last 6 rounds
+// stay healed.
 func (sp SoakParams) schedule(p Params) []Episode {
 	rng := rand.New(rand.NewPCG(sp.Seed, 0x6261746f6e)) // "baton"
 	skew := sp.SkewRate
@@ -107,8 +109,12 @@ func (sp SoakParams) schedule(p Params) []Episode {
 		case Drift:
 			ep.Rate = p.DriftRate
 		case PauseBeforeEffect:
-			// armed long enough for a batch to come due while it leads
-			ep.Outage = max(outage, 3)
+			// Armed until a batch comes due (within 2 rounds), then frozen
+			// past the lease, so that a contender takes over and the late
+			// write meets a raised fence.
+			ep.Outage = max(outage, p.Lease+4)
+		case Pause, Crash:
+			ep.Outage = max(outage, p.Lease+1) // past the lease: a takeover
 		}
 		eps = append(eps, ep)
 		r += ep.Outage + 2 + rng.IntN(3)
