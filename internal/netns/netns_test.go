@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -38,6 +39,19 @@ func TestMain(m *testing.M) {
 			io.WriteString(c, "ok")
 			c.Close()
 		}
+	}
+	if os.Getenv("NETNS_TEST_HOLD") == "1" {
+		// Make a net with a process in it, say its namespaces, and wait
+		// to be interrupted.
+		nt, err := netns.New("a", "b")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		nt.Start(nt.Hosts()[0].Command("sleep", "60"))
+		fmt.Println(nt.Hosts()[0].NS(), nt.Hosts()[1].NS())
+		time.Sleep(time.Minute)
+		os.Exit(0)
 	}
 	if os.Getenv("NETNS_TEST_ETCD_MEMBER") == "1" {
 		if err := netns.EtcdMemberMain(context.Background(), os.Args[1:], os.Stdout); err != nil {
@@ -295,5 +309,37 @@ func TestPostgresHost(t *testing.T) {
 	}
 	if !storeWorks(t, nt.Host("client"), p.URL(), 20*time.Second) {
 		t.Fatal("the client cannot use the restarted server")
+	}
+}
+
+// An interrupted test run (SIGINT, SIGTERM) removes its namespaces before
+// it exits.
+func TestNetInterrupted(t *testing.T) {
+	netns.RequireT(t)
+	for _, sig := range []os.Signal{os.Interrupt, syscall.SIGTERM} {
+		cmd := exec.Command(os.Args[0])
+		cmd.Env = append(os.Environ(), "NETNS_TEST_HOLD=1")
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		var a, b string
+		if _, err := fmt.Fscan(out, &a, &b); err != nil {
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatalf("the holding process said nothing: %v", err)
+		}
+		cmd.Process.Signal(sig)
+		cmd.Wait()
+		names, err := netns.List()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if slices.Contains(names, a) || slices.Contains(names, b) {
+			t.Fatalf("%v left namespaces: %v", sig, names)
+		}
 	}
 }
