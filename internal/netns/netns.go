@@ -292,9 +292,19 @@ func (nt *Net) LinkDown(h *Host) error {
 	return run("ip", "-n", nt.bridge, "link", "set", h.veth(), "down")
 }
 
-// LinkUp brings h's link on the bridge up again.
+// LinkUp brings h's link on the bridge up again and waits (up to two
+// seconds) until the link reports its carrier back.
 func (nt *Net) LinkUp(h *Host) error {
-	return run("ip", "-n", nt.bridge, "link", "set", h.veth(), "up")
+	if err := run("ip", "-n", nt.bridge, "link", "set", h.veth(), "up"); err != nil {
+		return err
+	}
+	for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		out, err := exec.Command("ip", "-n", nt.bridge, "-o", "link", "show", h.veth()).Output()
+		if err == nil && strings.Contains(string(out), "state UP") {
+			return nil
+		}
+	}
+	return nil // the carrier is the kernel's business; callers retry their traffic
 }
 
 // Heal removes every fault: it flushes every host's rules and brings every
