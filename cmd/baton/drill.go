@@ -71,7 +71,12 @@ violation the histories and an HTML timeline go to --dir.
 With --soak D (and --net), a seeded randomized soak instead: the
 fencing+trigger column for D with a batch due every other round and faults
 of every class drawn from --seed (--schedules N runs seeds S to S+N-1), one
-line per schedule. It exits 1 if the checker found a violation.`
+line per schedule; --fault CLASS draws one class only. The class skew is a
+leader whose clock runs 1+--skew-rate times as fast and that then loses the
+store: --clock-margin must cover it. --net exits 1 if the checker found a
+violation. To see the checker fail: --unsafe-no-fence --fault
+pause-before-effect, or --soak 16s --fault skew --skew-rate -0.2
+--clock-margin 0.`
 
 func runDrill(ctx context.Context, e *env, args []string) int {
 	const name = "drill"
@@ -103,7 +108,7 @@ func runDrill(ctx context.Context, e *env, args []string) int {
 	fs.DurationVar(&p.Poll, "poll", p.Poll, "how often contenders and the scheduler look (0: a quarter round)")
 	fs.IntVar(&p.InvoiceLines, "invoice-lines", p.InvoiceLines, "invoice lines one batch writes")
 	fs.Float64Var(&p.DriftRate, "drift-rate", p.DriftRate, "with --fault drift: the clock runs 1+rate times as fast")
-	faultFlag := fs.String("fault", "all", "unreachable, pause, pause-before-effect, crash, drift or all")
+	faultFlag := fs.String("fault", "all", "unreachable, pause, pause-before-effect, crash, drift or all; with --net also partition, isolate, oneway-contenders, oneway-leader, flap, loss, member-kill; with --soak the one class to draw (skew too)")
 	storeFlag := fs.String("store", "sqlite", "election store: sqlite (a file in --dir) or mem")
 	dir := fs.String("dir", "", "keep the SQLite files (store and invoices) here instead of a temporary directory")
 	asJSON := fs.Bool("json", false, "print JSON: one object, or an array with --fault all")
@@ -160,6 +165,15 @@ func runDrill(ctx context.Context, e *env, args []string) int {
 	if *netStore != "" {
 		faults = append(slices.Clone(drill.Faults), drill.NetFaults...)
 	}
+	var soakFaults []drill.Fault
+	if *soak > 0 && *faultFlag != "all" {
+		// A soak draws from one class only: any fault, or skew.
+		f := drill.Fault(*faultFlag)
+		if !slices.Contains(drill.SoakFaults, f) {
+			return e.fail(name, usagef("--fault %q with --soak: want all or one of %v", *faultFlag, drill.SoakFaults))
+		}
+		soakFaults, *faultFlag = []drill.Fault{f}, "all"
+	}
 	if *faultFlag != "all" {
 		f, err := drill.ParseFault(*faultFlag)
 		if err != nil {
@@ -176,6 +190,13 @@ func runDrill(ctx context.Context, e *env, args []string) int {
 	p.Fault = faults[0]
 	if err := p.Validate(); err != nil {
 		return e.fail(name, usagef("%v", err))
+	}
+	sp := drill.SoakParams{Duration: *soak, Round: p.Round, Lease: p.Lease, Renew: p.Renew,
+		Margin: p.Margin, SkewRate: *skew, Faults: soakFaults}
+	if *soak > 0 {
+		if err := sp.Validate(); err != nil {
+			return e.fail(name, usagef("%v", err))
+		}
 	}
 	cfg := drill.Config{Store: *storeFlag, Dir: *dir}
 	keepDir := false
@@ -206,8 +227,7 @@ func runDrill(ctx context.Context, e *env, args []string) int {
 		}()
 	}
 	if *soak > 0 {
-		code := runSoak(ctx, e, cfg, drill.SoakParams{Duration: *soak, Round: p.Round, Lease: p.Lease, Renew: p.Renew,
-			Margin: p.Margin, SkewRate: *skew}, *seed, *schedules, *asJSON)
+		code := runSoak(ctx, e, cfg, sp, *seed, *schedules, *asJSON)
 		keepDir = code == exitFailure
 		return code
 	}
@@ -258,15 +278,15 @@ func runDrill(ctx context.Context, e *env, args []string) int {
 			return e.fail(name, err)
 		}
 	}
+	if keepDir {
+		return exitFailure // the history checker found a violation
+	}
 	return exitOK
 }
 
 // runSoak runs the seeded soak schedules and prints one line each, or
 // JSON; exit 1 if the history checker found a violation in any.
 func runSoak(ctx context.Context, e *env, cfg drill.Config, sp drill.SoakParams, seed uint64, n int, asJSON bool) int {
-	if err := sp.Validate(); err != nil {
-		return e.fail("drill", usagef("%v", err))
-	}
 	var results []drill.SoakResult
 	bad := 0
 	for i := range n {

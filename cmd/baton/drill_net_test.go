@@ -21,6 +21,8 @@ func TestDrillNetUsage(t *testing.T) {
 		{[]string{"drill", "--net", "etcd3", "--soak", "1m", "--schedules", "0"}, "--schedules 0: want 1 to 100000"},
 		{[]string{"drill", "--net", "etcd3", "--soak", "1m", "--seed", "18446744073709551615", "--schedules", "2"}, "too large for 2 schedules"},
 		{[]string{"drill", "--net", "etcd3", "--fault", "tornado"}, `unknown fault "tornado"`},
+		{[]string{"drill", "--net", "etcd3", "--soak", "1m", "--fault", "tornado"}, `--fault "tornado" with --soak: want all or one of`},
+		{[]string{"drill", "--net", "etcd3", "--soak", "1s"}, "soak duration must be at least 20 rounds"},
 	}
 	for _, tc := range tests {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
