@@ -52,6 +52,13 @@ var faultText = map[Fault]string{
 	PauseBeforeEffect: "is frozen between its Valid() check and its write",
 	Crash:             "is killed and restarts after the outage",
 	Drift:             "has a clock running fast",
+	Partition:         "is partitioned with a minority of the store's members",
+	Isolate:           "is cut off from every store host",
+	OneWayContenders:  "can reach the store while the other nodes cannot",
+	OneWayLeader:      "cannot reach the store while the other nodes can",
+	Flap:              "has its link flapping every lease/2",
+	Loss:              "and the store hosts lose 30% of the packets they receive",
+	MemberKill:        "sees a store member killed and restarted after the outage",
 }
 
 // Table renders the report laid out like the lesson's table: the real
