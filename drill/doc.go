@@ -39,6 +39,19 @@
 // that are not stopped. The report has the same shape; the times vary from
 // run to run, the guarantees do not.
 //
+// With Config.Net the process mode runs on test hosts (internal/netns):
+// network namespaces on a private bridge, one host per node, the store on
+// hosts of its own (etcd member processes, or a PostgreSQL server), and
+// the resource file shared on disk. The parent reaches no store: the
+// nodes write the durable triggers and read the ledger for it. The
+// unreachable fault is the leader's link cut; the network faults
+// (NetFaults: partition, isolate, one-way either way, flapping, 30% loss,
+// a member killed) are nftables rules and links taken down. Every node
+// records its history (internal/history) and the history checker's
+// verdict is in Result.History. Soak runs the fencing+trigger column for
+// a while under a schedule of faults of every class drawn from a seed,
+// a host with a slow clock among them (Skew).
+//
 // The three columns show what each layer buys, as in the lesson:
 //   - plain: election alone. A batch that comes due while nobody leads is
 //     lost; a leader that passed its Valid() check and then froze writes

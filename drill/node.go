@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -16,10 +17,13 @@ import (
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/fence"
+	"github.com/batonhq/baton/internal/history"
 	"github.com/batonhq/baton/internal/scheduler"
 	"github.com/batonhq/baton/internal/vcluster"
 	"github.com/batonhq/baton/schedule"
 	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/store/etcd"
+	"github.com/batonhq/baton/store/postgres"
 	"github.com/batonhq/baton/store/sqlite"
 )
 
@@ -47,7 +51,9 @@ func NodeMain(ctx context.Context, args []string, stdin io.Reader, stdout io.Wri
 		storePath, resPath, col   string
 		lease, renew, margin, pol time.Duration
 	)
-	fs.StringVar(&storePath, "store", "", "SQLite file of the election and the ledger")
+	fs.StringVar(&storePath, "store", "", "SQLite file of the election and the ledger, or an etcd:// or postgres:// URL (net mode)")
+	histPath := fs.String("history", "", "append the node's history records (internal/history) to this file")
+	fs.BoolVar(&n.noFence, "unsafe-no-fence", false, "write without the fence and record the writes as accepted: to show that the history checker fails")
 	fs.StringVar(&resPath, "resource", "", "SQLite file of the invoices and the fence")
 	fs.StringVar(&n.id, "node", "", "node id")
 	fs.StringVar(&col, "column", "", "plain, fencing or fencing+trigger")
@@ -74,11 +80,19 @@ func NodeMain(ctx context.Context, args []string, stdin io.Reader, stdout io.Wri
 	n.clock = newDriftClock()
 	n.started = make(chan struct{})
 
-	st, err := sqlite.Open(ctx, storePath, sqlite.WithTime(n.business))
+	st, err := openNodeStore(ctx, storePath, n.business)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
+	n.net = isStoreURL(storePath)
+	if *histPath != "" {
+		if n.hist, err = history.Create(*histPath); err != nil {
+			return err
+		}
+		defer n.hist.Close()
+	}
+	n.holder = fmt.Sprintf("%s#%d", n.id, os.Getpid())
 	n.st = &gatedStore{Store: st, g: &n.gate}
 	n.res, err = openResourceDB(resPath)
 	if err != nil {
@@ -93,7 +107,7 @@ func NodeMain(ctx context.Context, args []string, stdin io.Reader, stdout io.Wri
 
 	cal := vcluster.Calendar{Day: n.round}
 	drillOnly := scheduler.RunnerHooks.Configure(func(c *scheduler.Config) {
-		c.Momentary, c.Unfenced = n.col != FencingTrigger, n.col == Plain
+		c.Momentary, c.Unfenced = n.col != FencingTrigger, n.col == Plain || n.noFence
 	}).(schedule.Option)
 	n.runner, err = schedule.New(n.st, schedule.Job{Name: vcluster.Job}, n.execute, schedule.WithClock(businessClock{n}),
 		schedule.WithPoll(cal.Business(pol)), schedule.WithRetry(cal.Business(pol)), schedule.WithRescan(cal.Business(10*pol)),
@@ -104,8 +118,20 @@ func NodeMain(ctx context.Context, args []string, stdin io.Reader, stdout io.Wri
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	if n.net {
+		// Nobody else registers the job on a network store (the drill's
+		// parent cannot reach it).
+		for {
+			if _, err := n.runner.Register(ctx); err == nil {
+				break
+			}
+			if !sleepCtx(ctx, pol) {
+				return nil
+			}
+		}
+	}
 	go func() {
-		n.commands(stdin)
+		n.commands(ctx, stdin)
 		cancel()
 	}()
 	n.out.say("ready")
@@ -136,8 +162,30 @@ type procNode struct {
 
 	runner *schedule.Runner
 
+	net     bool // on a network store (--store is a URL)
+	noFence bool // --unsafe-no-fence
+	hist    *history.Recorder
+	holder  string // id#pid: the holder in the history
+
 	mu   sync.Mutex
 	term *baton.Term
+}
+
+// isStoreURL reports whether --store names a network store.
+func isStoreURL(s string) bool {
+	return strings.HasPrefix(s, "etcd://") || strings.HasPrefix(s, "postgres://") || strings.HasPrefix(s, "postgresql://")
+}
+
+// openNodeStore opens the node's store: an SQLite file on the business
+// clock, or an etcd cluster or PostgreSQL server by URL.
+func openNodeStore(ctx context.Context, s string, business func() time.Time) (store.Store, error) {
+	switch {
+	case strings.HasPrefix(s, "etcd://"):
+		return etcd.OpenURL(ctx, s)
+	case isStoreURL(s):
+		return postgres.Open(ctx, s)
+	}
+	return sqlite.Open(ctx, s, sqlite.WithTime(business))
 }
 
 // business maps real time to the business calendar, 24h per round from the
@@ -157,7 +205,7 @@ func (c businessClock) NewTimer(d time.Duration) baton.Timer {
 }
 
 // commands reads the parent's commands until stdin ends.
-func (n *procNode) commands(stdin io.Reader) {
+func (n *procNode) commands(ctx context.Context, stdin io.Reader) {
 	sc := bufio.NewScanner(stdin)
 	for sc.Scan() {
 		f := strings.Fields(sc.Text())
@@ -182,6 +230,15 @@ func (n *procNode) commands(stdin io.Reader) {
 			n.mu.Unlock()
 		case "wake":
 			n.runner.Wake()
+		case "durable":
+			// Net mode: the parent cannot reach the store, so every node
+			// writes the durable pending row; the first write wins, the
+			// others find it pending (schedule.Trigger).
+			if len(f) == 2 {
+				go n.durable(ctx, f[1])
+			}
+		case "ledger":
+			go n.ledger(ctx, f[1:])
 		case "cut":
 			n.gate.cut.Store(true)
 		case "reconnect":
@@ -202,10 +259,45 @@ func (n *procNode) commands(stdin io.Reader) {
 	}
 }
 
+// durable writes the pending row of period key, retrying while the store
+// is unreachable, and wakes the Runner.
+func (n *procNode) durable(ctx context.Context, key string) {
+	for {
+		_, err := schedule.Trigger(ctx, n.st, vcluster.Job, key)
+		if err == nil || errors.Is(err, schedule.ErrAlreadyDone) {
+			n.runner.Wake()
+			return
+		}
+		if !sleepCtx(ctx, n.poll) {
+			return
+		}
+	}
+}
+
+// ledger reports the ledger state of each period key ("ledger KEY
+// STATE"), for the parent's drain; unreachable rows are not reported.
+func (n *procNode) ledger(ctx context.Context, keys []string) {
+	for _, k := range keys {
+		c, cancel := context.WithTimeout(ctx, 2*n.poll)
+		run, err := n.st.GetRun(c, vcluster.Job, k)
+		cancel()
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			n.out.say("ledger %s none", k)
+		case err == nil:
+			n.out.say("ledger %s %s", k, run.State)
+			n.hist.Add(history.Record{Kind: history.Ledger, Name: vcluster.Job, Holder: n.holder, Period: k,
+				State: string(run.State), Token: run.Token, At: history.Now()})
+		}
+	}
+}
+
 // lead runs while this node holds t: it reports the term's validity, raises
 // the fence and runs the scheduler until the term ends.
 func (n *procNode) lead(ctx context.Context, t *baton.Term) error {
 	n.out.say("elected %d %d", t.Token(), n.clock.realAt(t.Deadline()).UnixNano())
+	n.hist.Add(history.Record{Kind: history.Elected, Name: vcluster.Job, Holder: n.holder, Token: t.Token(),
+		At: history.Now(), Until: history.At(n.clock.realAt(t.Deadline()))})
 	n.mu.Lock()
 	n.term = t
 	n.mu.Unlock()
@@ -214,6 +306,7 @@ func (n *procNode) lead(ctx context.Context, t *baton.Term) error {
 		n.term = nil
 		n.mu.Unlock()
 		n.out.say("lost %d", t.Token())
+		n.hist.Add(history.Record{Kind: history.Lost, Name: vcluster.Job, Holder: n.holder, Token: t.Token(), At: history.Now()})
 	}()
 	go n.watchDeadline(ctx, t)
 	select {
@@ -259,6 +352,8 @@ func (n *procNode) watchDeadline(ctx context.Context, t *baton.Term) {
 		if d := n.clock.realAt(t.Deadline()); d.Sub(last).Abs() > 100*time.Microsecond {
 			last = d
 			n.out.say("valid %d %d", t.Token(), d.UnixNano())
+			n.hist.Add(history.Record{Kind: history.Until, Name: vcluster.Job, Holder: n.holder, Token: t.Token(),
+				At: history.Now(), Until: history.At(d)})
 		}
 	}
 }
@@ -268,6 +363,8 @@ func (n *procNode) watchDeadline(ctx context.Context, t *baton.Term) {
 // write, and writes when the parent lets it go on (SIGCONT).
 func (n *procNode) execute(ctx context.Context, p schedule.Period, token uint64) (int, string, error) {
 	n.out.say("claimed %s %d", p.Key, token)
+	n.hist.Add(history.Record{Kind: history.Ledger, Name: vcluster.Job, Holder: n.holder, Period: p.Key,
+		State: string(store.Running), Token: token, At: history.Now()})
 	if n.armed.Load() {
 		n.gate.stop(n.out, fmt.Sprintf("freezing %s %d", p.Key, token))
 	}
@@ -291,15 +388,33 @@ func (n *procNode) execute(ctx context.Context, p schedule.Period, token uint64)
 func (n *procNode) raiseFence(ctx context.Context, token uint64) error {
 	n.gate.mu.RLock() // the resource is reachable when the store is not
 	defer n.gate.mu.RUnlock()
+	call := history.Now()
 	tx, err := n.res.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
 	defer tx.Rollback()
-	if err := fence.CheckTx(ctx, tx, fence.SQLite, vcluster.Job, token); err != nil {
+	if !n.noFence {
+		if err := fence.CheckTx(ctx, tx, fence.SQLite, vcluster.Job, token); err != nil {
+			if errors.Is(err, fence.ErrStaleToken) {
+				n.recordWrite("", token, call, false)
+			}
+			return err
+		}
+	}
+	if err := tx.Commit(); err != nil {
 		return err
 	}
-	return tx.Commit()
+	n.recordWrite("", token, call, true)
+	return nil
+}
+
+// recordWrite records a fenced write in the history: period empty for
+// the fence raised on taking office.
+func (n *procNode) recordWrite(period string, token uint64, call int64, accepted bool) {
+	ret := history.Now()
+	n.hist.Add(history.Record{Kind: history.Write, Name: vcluster.Job, Holder: n.holder, Token: token, Period: period,
+		Call: call, Return: ret, At: ret, Accepted: accepted})
 }
 
 // writeBatch writes one batch and records its landing (period, token, node
@@ -307,21 +422,38 @@ func (n *procNode) raiseFence(ctx context.Context, token uint64) error {
 func (n *procNode) writeBatch(ctx context.Context, period string, token uint64) (bool, error) {
 	n.gate.mu.RLock() // the resource is reachable when the store is not
 	defer n.gate.mu.RUnlock()
+	call := history.Now()
 	tx, err := n.res.BeginTx(ctx, nil)
 	if err != nil {
 		return false, err
 	}
 	defer tx.Rollback()
+	fenced := n.col != Plain && !n.noFence
 	landed, err := vcluster.WriteBatch(ctx, tx, vcluster.Batch{Period: period, Node: n.id, Token: token,
-		Lines: n.lines, Fence: n.col != Plain, Idempotent: n.col == FencingTrigger})
+		Lines: n.lines, Fence: fenced, Idempotent: n.col == FencingTrigger && !n.noFence})
 	if err != nil || !landed {
-		return false, errors.Join(err, tx.Commit())
+		err = errors.Join(err, tx.Commit())
+		switch {
+		case errors.Is(err, fence.ErrStaleToken):
+			n.recordWrite(period, token, call, false)
+		case err == nil && fenced:
+			// The period had landed already: the fence accepted the
+			// token (and committed it), the batch added nothing.
+			n.recordWrite("", token, call, true)
+		}
+		return false, err
 	}
 	if _, err := tx.ExecContext(ctx, `INSERT INTO landings (period, token, node, at) VALUES (?, ?, ?, ?)`,
 		period, int64(token), n.id, time.Now().UnixNano()); err != nil {
 		return false, err
 	}
-	return true, tx.Commit()
+	if err := tx.Commit(); err != nil {
+		return false, err
+	}
+	if fenced || n.noFence {
+		n.recordWrite(period, token, call, true)
+	}
+	return true, nil
 }
 
 // openResourceDB opens the shared resource file of a process-mode drill.

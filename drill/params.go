@@ -33,18 +33,20 @@ const (
 // Faults lists every fault, in the order "--fault all" runs them.
 var Faults = []Fault{Unreachable, Pause, PauseBeforeEffect, Crash, Drift}
 
-// ParseFault parses a fault name.
+// ParseFault parses a fault name: one of Faults, or of NetFaults (net
+// mode only).
 func ParseFault(s string) (Fault, error) {
-	for _, f := range Faults {
+	all := append(slices.Clone(Faults), NetFaults...)
+	for _, f := range all {
 		if string(f) == s {
 			return f, nil
 		}
 	}
-	names := make([]string, len(Faults))
-	for i, f := range Faults {
+	names := make([]string, len(all))
+	for i, f := range all {
 		names[i] = string(f)
 	}
-	return "", fmt.Errorf("unknown fault %q: want %s or all", s, strings.Join(names, ", "))
+	return "", fmt.Errorf("unknown fault %q: want %s or all (the last %d with --net only)", s, strings.Join(names, ", "), len(NetFaults))
 }
 
 // Column is one layer of protection, as in the lesson's table.

@@ -27,9 +27,20 @@ import (
 // elect a first leader.
 const startTimeout = 30 * time.Second
 
+// drainRounds bounds, in rounds, how long a drill waits after its last
+// round for the ledger's due periods to finish before it counts (the
+// fencing+trigger column): a loaded machine may still be running one.
+const drainRounds = 20
+
 // runProcs runs the scenario p once for column col with real OS processes
 // on real time (Config.Procs).
 func runProcs(ctx context.Context, p Params, col Column, cfg Config) (Result, error) {
+	return runEpisodes(ctx, p, col, cfg, nil, "")
+}
+
+// runEpisodes is runProcs with the faults eps (nil: p.Fault once, from
+// round p.Start) and the run named label (empty: after the fault).
+func runEpisodes(ctx context.Context, p Params, col Column, cfg Config, eps []Episode, label string) (Result, error) {
 	if len(cfg.Node) == 0 {
 		return Result{}, errors.New("drill: Config.Node must name the node command in process mode")
 	}
@@ -45,22 +56,43 @@ func runProcs(ctx context.Context, p Params, col Column, cfg Config) (Result, er
 		defer os.RemoveAll(d)
 		dir = d
 	}
-	name := fmt.Sprintf("procs-%s-%s", p.Fault, col)
-	d := &procDrill{p: p, col: col, cfg: cfg, dir: dir, name: name,
+	mode := "procs"
+	if cfg.Net != "" {
+		mode = "net-" + cfg.Net
+	}
+	if label == "" {
+		label = string(p.Fault)
+	}
+	name := fmt.Sprintf("%s-%s-%s", mode, label, col)
+	d := &procDrill{p: p, col: col, cfg: cfg, dir: dir, name: name, mode: "--procs", episodes: eps, label: label,
 		storePath: filepath.Join(dir, name+".baton.db"), resPath: filepath.Join(dir, name+".invoices.db")}
 	for _, f := range []string{d.storePath, d.resPath} {
 		for _, suffix := range []string{"", "-wal", "-shm"} {
 			os.Remove(f + suffix)
 		}
 	}
-	st, err := sqlite.Open(ctx, d.storePath)
-	if err != nil {
-		return Result{}, err
+	old, _ := filepath.Glob(filepath.Join(dir, name+".*.history"))
+	for _, f := range old {
+		os.Remove(f)
 	}
-	defer st.Close()
-	d.st = st
-	if _, err := st.EnsureJob(ctx, store.Job{Name: vcluster.Job, Schedule: "drill triggers"}); err != nil {
-		return Result{}, err
+	if cfg.Net != "" {
+		d.mode = "--net"
+		env, err := startNet(cfg, p.Nodes, dir, name)
+		if err != nil {
+			return Result{}, err
+		}
+		defer env.close()
+		d.net, d.storePath = env, env.url
+	} else {
+		st, err := sqlite.Open(ctx, d.storePath)
+		if err != nil {
+			return Result{}, err
+		}
+		defer st.Close()
+		d.st = st
+		if _, err := st.EnsureJob(ctx, store.Job{Name: vcluster.Job, Schedule: "drill triggers"}); err != nil {
+			return Result{}, err
+		}
 	}
 	res, err := openResourceDB(d.resPath)
 	if err != nil {
@@ -74,11 +106,20 @@ func runProcs(ctx context.Context, p Params, col Column, cfg Config) (Result, er
 	if err := d.run(ctx); err != nil {
 		return Result{}, err
 	}
+	pending, err := d.drain(ctx)
+	if err != nil {
+		return Result{}, err
+	}
 	d.stopAll()
 	d.writeEvents()
-	r, err := d.result(ctx, res)
+	r, err := d.result(ctx, res, pending)
 	if err != nil {
 		return r, err
+	}
+	if d.net != nil {
+		if r.History, err = d.checkHistory(periodKeys(p)); err != nil {
+			return r, err
+		}
 	}
 	d.progressDone(r)
 	return r, nil
@@ -91,7 +132,12 @@ type procDrill struct {
 	cfg                Config
 	dir, name          string
 	storePath, resPath string
-	st                 store.Store
+	st                 store.Store       // nil in net mode: the parent cannot reach it
+	mode               string            // "--procs" or "--net", for progress lines
+	label              string            // the fault, or the soak's seed, for progress lines
+	net                *netEnv           // net mode (Config.Net)
+	ledger             map[string]string // net mode: period -> state, as the nodes read it
+	episodes           []Episode         // the soak's faults; nil: p.Fault once
 
 	procs   []*proc
 	dead    []*exec.Cmd // killed, to be waited for
@@ -147,7 +193,7 @@ func (e procEvent) until() time.Time {
 func (d *procDrill) run(ctx context.Context) error {
 	d.target = -1
 	d.began = time.Now()
-	d.progressf("drill --procs: %s, %s: starting %d node processes", d.p.Fault, d.col, d.p.Nodes)
+	d.progressf("drill %s: %s, %s: starting %d node processes", d.mode, d.label, d.col, d.p.Nodes)
 	for i := 0; i < d.p.Nodes; i++ {
 		d.procs = append(d.procs, &proc{idx: i, id: fmt.Sprintf("node-%d", i)})
 		if err := d.start(d.procs[i]); err != nil {
@@ -178,15 +224,40 @@ func (d *procDrill) run(ctx context.Context) error {
 		d.send(pr, "start %d", d.t0.UnixNano())
 	}
 
-	type action struct {
-		at    time.Duration
-		fault bool
-		do    func() error
-	}
 	var acts []action
 	at := func(r int) time.Duration { return time.Duration(r) * d.p.Round }
-	for _, f := range faultEvents(d.p) { // the in-process drill's fault events
-		acts = append(acts, action{f.At, true, func() error { return d.fault(f) }})
+	eps := d.episodes
+	if eps == nil && d.p.Outage > 0 {
+		eps = []Episode{{Fault: d.p.Fault, Start: d.p.Start, Outage: d.p.Outage}}
+	}
+	for _, ep := range eps {
+		if isNetFault(ep.Fault) {
+			acts = append(acts, d.netActs(ep.Fault, ep.Start, ep.Outage)...)
+			continue
+		}
+		q := d.p
+		q.Fault, q.Start, q.Outage = ep.Fault, ep.Start, ep.Outage
+		if ep.Fault == Skew {
+			// A slow clock, and the store out of reach from the second
+			// round: the takeover comes while the skewed leader's own
+			// deadline says it still leads.
+			q.Fault = Drift
+			acts = append(acts, d.netActs(Isolate, ep.Start+1, ep.Outage-1)...)
+		}
+		if ep.Rate != 0 {
+			q.DriftRate = ep.Rate
+		}
+		for i, f := range faultEvents(q) { // the in-process drill's fault events
+			first := i == 0
+			acts = append(acts, action{f.At, true, func() error {
+				if first && d.episodes != nil {
+					d.mu.Lock()
+					d.target = d.leaderLocked() // each of the soak's faults hits the leader of its time
+					d.mu.Unlock()
+				}
+				return d.fault(f)
+			}})
+		}
 	}
 	for _, r := range d.p.Triggers {
 		acts = append(acts, action{at: at(r), do: func() error { return d.trigger(ctx, r) }})
@@ -223,6 +294,22 @@ func (d *procDrill) run(ctx context.Context) error {
 	return nil
 }
 
+// action is something the drill does at an instant after round 0.
+type action struct {
+	at    time.Duration
+	fault bool
+	do    func() error
+}
+
+// Episode is one fault of a soak (SoakResult), on the node that leads
+// when it begins.
+type Episode struct {
+	Fault  Fault   `json:"fault"`
+	Start  int     `json:"start"`          // round
+	Outage int     `json:"outage"`         // rounds
+	Rate   float64 `json:"rate,omitempty"` // drift: 1+Rate times as fast
+}
+
 // start starts a new incarnation of pr.
 func (d *procDrill) start(pr *proc) error {
 	pr.inc++
@@ -232,7 +319,16 @@ func (d *procDrill) start(pr *proc) error {
 		"--lease", (time.Duration(p.Lease) * p.Round).String(), "--renew", (time.Duration(p.Renew) * p.Round).String(),
 		"--clock-margin", p.Margin.String(), "--poll", p.poll().String(), "--round", p.Round.String(),
 		"--invoice-lines", strconv.Itoa(p.InvoiceLines))
+	if d.net != nil {
+		args = append(args, "--history", filepath.Join(d.dir, fmt.Sprintf("%s.%s.%d.history", d.name, pr.id, pr.inc)))
+		if d.cfg.UnsafeNoFence {
+			args = append(args, "--unsafe-no-fence")
+		}
+	}
 	cmd := exec.Command(d.cfg.Node[0], args...)
+	if d.net != nil {
+		cmd = d.net.nodeHosts[pr.idx].Command(d.cfg.Node[0], args...)
+	}
 	cmd.Env = append(os.Environ(), d.cfg.NodeEnv...)
 	log, err := os.Create(filepath.Join(d.dir, fmt.Sprintf("%s.%s.%d.log", d.name, pr.id, pr.inc)))
 	if err != nil {
@@ -248,7 +344,11 @@ func (d *procDrill) start(pr *proc) error {
 	if err != nil {
 		return err
 	}
-	if err := cmd.Start(); err != nil {
+	start := cmd.Start
+	if d.net != nil {
+		start = func() error { return d.net.nt.Start(cmd) }
+	}
+	if err := start(); err != nil {
 		return fmt.Errorf("drill: starting node %s: %w", pr.id, err)
 	}
 	pr.cmd, pr.stdin = cmd, stdin
@@ -288,6 +388,13 @@ func (d *procDrill) read(pr *proc, stdout io.Reader) {
 			}
 		case "error":
 			d.failed = fmt.Errorf("drill: node %s: %s", pr.id, strings.Join(ev.args, " "))
+		case "ledger":
+			if len(ev.args) == 2 {
+				if d.ledger == nil {
+					d.ledger = map[string]string{}
+				}
+				d.ledger[ev.args[0]] = ev.args[1]
+			}
 		}
 		d.mu.Unlock()
 	}
@@ -328,8 +435,14 @@ func (d *procDrill) fault(f vcluster.Fault) error {
 	pr := d.procs[d.target]
 	switch f.Kind {
 	case vcluster.Cut:
+		if d.net != nil {
+			return d.net.nt.LinkDown(d.net.nodeHosts[pr.idx]) // a real link cut
+		}
 		d.send(pr, "cut")
 	case vcluster.Reconnect:
+		if d.net != nil {
+			return d.net.nt.LinkUp(d.net.nodeHosts[pr.idx])
+		}
 		d.send(pr, "reconnect")
 	case vcluster.Freeze:
 		d.send(pr, "pause") // it stops itself (SIGSTOP) once no store call is in flight
@@ -346,6 +459,10 @@ func (d *procDrill) fault(f vcluster.Fault) error {
 		}
 		d.mu.Unlock()
 	case vcluster.Crash:
+		if pr.cmd == nil {
+			return nil // killed already
+		}
+		d.recordKilled(pr)
 		pr.cmd.Process.Kill()
 		d.mu.Lock()
 		d.events = append(d.events, procEvent{node: pr.idx, at: time.Now(), verb: "killed"})
@@ -354,6 +471,9 @@ func (d *procDrill) fault(f vcluster.Fault) error {
 		pr.stdin.Close()
 		pr.cmd = nil
 	case vcluster.Restart:
+		if pr.cmd != nil {
+			return nil // running
+		}
 		if err := d.start(pr); err != nil {
 			return err
 		}
@@ -366,10 +486,76 @@ func (d *procDrill) fault(f vcluster.Fault) error {
 	return nil
 }
 
+// drain waits, at most drainRounds rounds (and at least a few seconds),
+// for every period of the drill that the run ledger holds to reach a final
+// state, with the nodes still running. It returns the periods still not
+// final then, each of which the drill counts as pending at the end, never
+// as lost: its durable row stays for the next leader. Only the
+// fencing+trigger column keeps its batches in the ledger.
+func (d *procDrill) drain(ctx context.Context) (map[string]bool, error) {
+	if d.col != FencingTrigger {
+		return nil, nil
+	}
+	bound := max(time.Duration(drainRounds)*d.p.Round, 5*time.Second)
+	deadline := time.Now().Add(bound)
+	for {
+		pending := map[string]bool{}
+		if d.net != nil {
+			// The parent cannot reach the store: the nodes read the rows.
+			keys := periodKeys(d.p)
+			for _, pr := range d.procs {
+				d.send(pr, "ledger %s", strings.Join(keys, " "))
+			}
+			if !sleepCtx(ctx, 2*d.p.poll()) {
+				return nil, ctx.Err()
+			}
+			d.mu.Lock()
+			for _, k := range keys {
+				if st := store.RunState(d.ledger[k]); !st.Final() {
+					pending[k] = true
+				}
+			}
+			d.mu.Unlock()
+		}
+		for _, r := range d.p.Triggers {
+			if d.net != nil {
+				break
+			}
+			key := schedule.Key(vcluster.Calendar{Day: d.p.Round}.Wall(time.Duration(r) * d.p.Round))
+			run, err := d.st.GetRun(ctx, vcluster.Job, key)
+			if errors.Is(err, store.ErrNotFound) {
+				pending[key] = true // triggered, so it exists; a read race at worst
+				continue
+			}
+			if err != nil {
+				return nil, fmt.Errorf("drill: reading period %s from the ledger: %w", key, err)
+			}
+			if !run.State.Final() {
+				pending[key] = true
+			}
+		}
+		if len(pending) == 0 || time.Now().After(deadline) {
+			if len(pending) > 0 {
+				d.progressf("drill %s: %s, %s: %d period(s) still pending in the ledger after waiting %v", d.mode, d.label, d.col, len(pending), bound)
+			}
+			return pending, nil
+		}
+		if !sleepCtx(ctx, d.p.poll()) {
+			return nil, ctx.Err()
+		}
+	}
+}
+
 // trigger makes round r's batch due: a durable pending row in the
 // fencing+trigger column, a momentary trigger to every node otherwise.
 func (d *procDrill) trigger(ctx context.Context, r int) error {
 	key := schedule.Key(vcluster.Calendar{Day: d.p.Round}.Wall(time.Duration(r) * d.p.Round))
+	if d.col == FencingTrigger && d.net != nil {
+		for _, pr := range d.procs {
+			d.send(pr, "durable %s", key) // the first node to reach the store writes it
+		}
+		return nil
+	}
 	if d.col == FencingTrigger {
 		if _, err := schedule.Trigger(ctx, d.st, vcluster.Job, key); err != nil {
 			return fmt.Errorf("drill: trigger %s: %w", key, err)
@@ -390,6 +576,8 @@ func (d *procDrill) trigger(ctx context.Context, r int) error {
 func (d *procDrill) stopAll() {
 	for _, pr := range d.procs {
 		if pr.cmd != nil {
+			d.recordKilled(pr)
+			pr.cmd.Process.Signal(syscall.SIGCONT)
 			pr.cmd.Process.Kill()
 			pr.stdin.Close()
 			d.dead = append(d.dead, pr.cmd)
@@ -475,8 +663,8 @@ func (d *procDrill) progressDone(r Result) {
 	if d.cfg.Live {
 		io.WriteString(w, "\r\033[K")
 	}
-	fmt.Fprintf(w, "drill --procs: %s, %s: %d rounds in %.1fs; %d handovers, %d batches started, %d missed, %d double-started, %d rejected\n",
-		d.p.Fault, d.col, d.p.Rounds, time.Since(d.began).Seconds(), r.Handovers, r.Started, r.Missed, r.DoubleStarts, r.Rejected)
+	fmt.Fprintf(w, "drill %s: %s, %s: %d rounds in %.1fs; %d handovers, %d batches started, %d missed, %d pending at the end, %d double-started, %d rejected\n",
+		d.mode, d.label, d.col, d.p.Rounds, time.Since(d.began).Seconds(), r.Handovers, r.Started, r.Missed, r.PendingAtEnd, r.DoubleStarts, r.Rejected)
 }
 
 // sleepCtx waits d; false if ctx ended first.

@@ -101,7 +101,10 @@ func minTime(a, b time.Time) time.Time {
 	return a
 }
 
-func (d *procDrill) result(ctx context.Context, res *sql.DB) (Result, error) {
+// result measures the run. pending names the periods still open in the
+// ledger when the nodes were stopped (see drain): they count as pending at
+// the end, and their lines neither as written nor as missing.
+func (d *procDrill) result(ctx context.Context, res *sql.DB, pending map[string]bool) (Result, error) {
 	p := d.p
 	var r Result
 	rel := func(t time.Time) time.Duration { return t.Sub(d.t0) }
@@ -198,17 +201,22 @@ func (d *procDrill) result(ctx context.Context, res *sql.DB) (Result, error) {
 	if err := rows.Err(); err != nil {
 		return r, err
 	}
-	keys := make([]string, len(p.Triggers))
-	for i, t := range p.Triggers {
-		keys[i] = schedule.Key(vcluster.Config{Day: p.Round}.Wall(time.Duration(t) * p.Round))
-		n := landings[keys[i]]
+	var keys []string
+	for _, t := range p.Triggers {
+		key := schedule.Key(vcluster.Config{Day: p.Round}.Wall(time.Duration(t) * p.Round))
+		n := landings[key]
+		if n == 0 && pending[key] {
+			r.PendingAtEnd++
+			continue
+		}
+		keys = append(keys, key)
 		if n == 0 {
 			r.Missed++
 			continue
 		}
 		r.Started++
 		r.DoubleStarts += n - 1
-		r.DelayedRounds += int((rel(first[keys[i]]) - time.Duration(t)*p.Round) / p.Round)
+		r.DelayedRounds += int((rel(first[key]) - time.Duration(t)*p.Round) / p.Round)
 	}
 	r.DuplicateLines, r.MissingLines, err = countLines(ctx, res, keys, p.InvoiceLines)
 	return r, err

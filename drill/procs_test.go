@@ -8,11 +8,19 @@ import (
 	"time"
 
 	"github.com/batonhq/baton/drill"
+	"github.com/batonhq/baton/internal/netns"
 )
 
 // TestMain lets the test binary be a node of a process-mode drill: with
 // BATON_DRILL_TEST_NODE set it runs drill.NodeMain on its arguments.
 func TestMain(m *testing.M) {
+	if os.Getenv("BATON_DRILL_TEST_MEMBER") == "1" {
+		if err := netns.EtcdMemberMain(context.Background(), os.Args[1:], os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, "etcd member:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
 	if os.Getenv("BATON_DRILL_TEST_NODE") == "1" {
 		if err := drill.NodeMain(context.Background(), os.Args[1:], os.Stdin, os.Stdout); err != nil {
 			fmt.Fprintln(os.Stderr, "drill node:", err)

@@ -52,6 +52,13 @@ var faultText = map[Fault]string{
 	PauseBeforeEffect: "is frozen between its Valid() check and its write",
 	Crash:             "is killed and restarts after the outage",
 	Drift:             "has a clock running fast",
+	Partition:         "is partitioned with a minority of the store's members",
+	Isolate:           "is cut off from every store host",
+	OneWayContenders:  "can reach the store while the other nodes cannot",
+	OneWayLeader:      "cannot reach the store while the other nodes can",
+	Flap:              "has its link flapping every lease/2",
+	Loss:              "and the store hosts lose 30% of the packets they receive",
+	MemberKill:        "sees a store member killed and restarted after the outage",
 }
 
 // Table renders the report laid out like the lesson's table: the real
@@ -104,7 +111,20 @@ func (r Report) Table() string {
 	}{
 		{"duplicate invoice lines", func(x Result) int { return x.DuplicateLines }},
 		{"missing invoice lines", func(x Result) int { return x.MissingLines }},
+		{"batches pending at the end", func(x Result) int { return x.PendingAtEnd }},
+		{"history checker violations", func(x Result) int {
+			if x.History == nil {
+				return 0
+			}
+			return len(x.History.Violations)
+		}},
 	} {
+		if row.label == "batches pending at the end" && !anyPending(r) {
+			continue // only a process mode on a loaded machine has one
+		}
+		if row.label == "history checker violations" && r.Columns[Plain].History == nil {
+			continue // net mode only
+		}
 		fmt.Fprintf(&b, "%-28s", row.label)
 		for _, c := range Columns {
 			fmt.Fprintf(&b, "%22d", row.v(r.Columns[c]))
@@ -158,6 +178,9 @@ func (r Report) Verdicts() string {
 			doubled = fmt.Sprintf("%s (%d invoice lines)", plural(x.DoubleStarts, "batch", "batches"), x.DuplicateLines)
 		}
 		fmt.Fprintf(&b, "  %-16s lost %s, doubled %s", c, lost, doubled)
+		if x.PendingAtEnd > 0 {
+			fmt.Fprintf(&b, "; %s pending at the end (still in the run ledger, not lost)", plural(x.PendingAtEnd, "batch", "batches"))
+		}
 		if x.Rejected > 0 {
 			fmt.Fprintf(&b, "; the fence refused %s", plural(x.Rejected, "stale write", "stale writes"))
 		}
@@ -167,6 +190,17 @@ func (r Report) Verdicts() string {
 		b.WriteString("\n")
 	}
 	return b.String()
+}
+
+// anyPending reports whether a column ended with a batch still pending in
+// the ledger.
+func anyPending(r Report) bool {
+	for _, c := range Columns {
+		if r.Columns[c].PendingAtEnd > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 func plural(n int, one, many string) string {

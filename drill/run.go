@@ -10,6 +10,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/batonhq/baton/internal/history"
 	"github.com/batonhq/baton/internal/vcluster"
 	"github.com/batonhq/baton/schedule"
 	"github.com/batonhq/baton/store/memstore"
@@ -31,6 +32,18 @@ type Result struct {
 	Handovers        int `json:"handovers"`
 	DuplicateLines   int `json:"duplicateLines"`
 	MissingLines     int `json:"missingLines"`
+
+	// PendingAtEnd counts batches whose period was still open in the run
+	// ledger (pending or running) when the drill stopped its nodes, after
+	// waiting a bounded time for it: not lost, since the durable row stays
+	// for the next leader, and not counted in MissingLines. Only process
+	// modes can end with one (a loaded machine); the virtual clock runs
+	// every due period.
+	PendingAtEnd int `json:"pendingAtEnd"`
+
+	// History is the history checker's verdict over the nodes' records
+	// (net mode only).
+	History *history.Result `json:"history,omitempty"`
 
 	HandoverSeconds   float64 `json:"handoverSeconds"`
 	LeaderlessSeconds float64 `json:"leaderlessSeconds"`
@@ -64,6 +77,24 @@ type Config struct {
 	Progress io.Writer
 	// Live rewrites one progress line per round (carriage return).
 	Live bool
+
+	// Net runs the process mode on test hosts in network namespaces
+	// (internal/netns; needs root and nft): one host per node and the
+	// store on hosts of its own, "etcd3" or "etcd5" (that many etcd
+	// member processes) or "postgres" (one server). The unreachable
+	// fault is the leader's link cut, and the net faults (NetFaults)
+	// apply. Every node records its history and the result carries the
+	// history checker's verdict (Result.History).
+	Net string
+	// Member is the command that runs one etcd member
+	// (netns.EtcdMemberMain), such as {"/path/to/baton", "drill",
+	// "etcd-member"} (Net etcd3 or etcd5); MemberEnv is added to its
+	// environment.
+	Member    []string
+	MemberEnv []string
+	// UnsafeNoFence makes the nodes write without the fence, and record
+	// those writes as accepted (Net): to show the history checker fails.
+	UnsafeNoFence bool
 }
 
 // Run runs the scenario p once for column col and returns its measures. On
@@ -80,7 +111,10 @@ func run(ctx context.Context, p Params, col Column, cfg Config) (Result, []Event
 	if err := p.Validate(); err != nil {
 		return Result{}, nil, err
 	}
-	if cfg.Procs {
+	if isNetFault(p.Fault) && cfg.Net == "" {
+		return Result{}, nil, fmt.Errorf("fault %q is a network fault: it needs net mode (--net)", p.Fault)
+	}
+	if cfg.Procs || cfg.Net != "" {
 		r, err := runProcs(ctx, p, col, cfg)
 		return r, nil, err
 	}

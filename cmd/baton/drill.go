@@ -5,10 +5,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"os"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/batonhq/baton/drill"
+	"github.com/batonhq/baton/internal/netns"
 )
 
 const drillAbout = `Runs the lesson's experiment on baton's real code: the election state
@@ -43,10 +47,46 @@ In parentheses: the lesson's round model for the same parameters.
 
 Faults: unreachable (store calls fail), pause (frozen, then resumes),
 pause-before-effect (frozen between Valid() and the write), crash (killed,
-restarts as a new incarnation), drift (clock runs fast), all (each in turn).`
+restarts as a new incarnation), drift (clock runs fast), all (each in turn).
+
+With --net STORE (as root, with nft: apt-get install nftables), the process
+drill runs on test hosts: network namespaces on a private bridge
+(10.231.0.0/24, which exists only inside them: nothing routes out), one
+host per node and the store on hosts of its own: etcd3 or etcd5 (that many
+etcd member processes) or postgres (one server). "unreachable" is the
+leader's link cut (ip link set down), and seven network faults join:
+  partition          the leader's host with a minority of members, the rest apart
+  isolate            the leader's host cut off from every store host
+  oneway-contenders  the store hosts drop what the other nodes send
+  oneway-leader      the store hosts drop what the leader sends
+  flap               the leader's link down and up every lease/2
+  loss               30% random loss into the store hosts and the leader
+  member-kill        an etcd member (or the PostgreSQL server) killed, restarted
+Every node records its history (Valid intervals on CLOCK_MONOTONIC, fenced
+writes, ledger reads), and an independent checker verifies it: no two Valid
+intervals overlap, one holder per token, every due period accepted exactly
+once, every refusal stale, the fence linearizable (porcupine). On a
+violation the histories and an HTML timeline go to --dir.
+
+With --soak D (and --net), a seeded randomized soak instead: the
+fencing+trigger column for D with a batch due every other round and faults
+of every class drawn from --seed (--schedules N runs seeds S to S+N-1), one
+line per schedule; --fault CLASS draws one class only. The class skew is a
+leader whose clock runs 1+--skew-rate times as fast and that then loses the
+store: --clock-margin must cover it. --net exits 1 if the checker found a
+violation. To see the checker fail: --unsafe-no-fence --fault
+pause-before-effect, or --soak 16s --fault skew --skew-rate -0.2
+--clock-margin 0.`
 
 func runDrill(ctx context.Context, e *env, args []string) int {
 	const name = "drill"
+	if len(args) > 0 && args[0] == "etcd-member" {
+		// One etcd member of 'baton drill --net'; not listed in the help.
+		if err := netns.EtcdMemberMain(ctx, args[1:], e.stdout); err != nil {
+			return e.fail("drill etcd-member", err)
+		}
+		return exitOK
+	}
 	if len(args) > 0 && args[0] == "node" {
 		// One node of 'baton drill --procs'; not listed in the help.
 		if err := drill.NodeMain(ctx, args[1:], os.Stdin, e.stdout); err != nil {
@@ -68,16 +108,42 @@ func runDrill(ctx context.Context, e *env, args []string) int {
 	fs.DurationVar(&p.Poll, "poll", p.Poll, "how often contenders and the scheduler look (0: a quarter round)")
 	fs.IntVar(&p.InvoiceLines, "invoice-lines", p.InvoiceLines, "invoice lines one batch writes")
 	fs.Float64Var(&p.DriftRate, "drift-rate", p.DriftRate, "with --fault drift: the clock runs 1+rate times as fast")
-	faultFlag := fs.String("fault", "all", "unreachable, pause, pause-before-effect, crash, drift or all")
+	faultFlag := fs.String("fault", "all", "unreachable, pause, pause-before-effect, crash, drift or all; with --net also partition, isolate, oneway-contenders, oneway-leader, flap, loss, member-kill; with --soak the one class to draw (skew too)")
 	storeFlag := fs.String("store", "sqlite", "election store: sqlite (a file in --dir) or mem")
 	dir := fs.String("dir", "", "keep the SQLite files (store and invoices) here instead of a temporary directory")
 	asJSON := fs.Bool("json", false, "print JSON: one object, or an array with --fault all")
 	procs := fs.Bool("procs", false, "run real OS processes on one SQLite file, on real time (see above)")
 	htmlFile := fs.String("html", "", "also write the report as one self-contained HTML page to this file: the tables beside a timeline per column (virtual clock only)")
+	netStore := fs.String("net", "", "run the process drill on test hosts in network namespaces (root): etcd3, etcd5 or postgres")
+	soak := fs.Duration("soak", 0, "with --net: a seeded randomized soak of this long per schedule instead of the lesson's drill")
+	seed := fs.Uint64("seed", 1, "with --soak: the first schedule's seed")
+	schedules := fs.Int("schedules", 1, "with --soak: how many seeded schedules (seeds --seed, --seed+1, ...)")
+	skew := fs.Float64("skew-rate", -0.03, "with --soak: the skewed host's clock runs 1+rate times as fast")
+	unsafeNoFence := fs.Bool("unsafe-no-fence", false, "with --net: write without the fence (to see the history checker fail)")
 	if done, code := e.parse(fs, args); done {
 		return code
 	}
 	set := flagsSet(fs)
+	if *netStore != "" {
+		if !slices.Contains(drill.NetStores, *netStore) {
+			return e.fail(name, usagef("--net %q: want %s", *netStore, strings.Join(drill.NetStores, ", ")))
+		}
+		*procs = true
+	}
+	for _, f := range []string{"soak", "seed", "schedules", "skew-rate", "unsafe-no-fence"} {
+		if set[f] && *netStore == "" {
+			return e.fail(name, usagef("--%s needs --net", f))
+		}
+	}
+	if set["soak"] && *soak <= 0 {
+		return e.fail(name, usagef("--soak %v: want a positive duration such as 2m", *soak))
+	}
+	if *schedules < 1 || *schedules > 100000 {
+		return e.fail(name, usagef("--schedules %d: want 1 to 100000", *schedules))
+	}
+	if *seed > math.MaxUint64-uint64(*schedules) {
+		return e.fail(name, usagef("--seed %d: too large for %d schedules", *seed, *schedules))
+	}
 	if *procs {
 		if !set["round"] {
 			p.Round = procsRound
@@ -96,10 +162,25 @@ func runDrill(ctx context.Context, e *env, args []string) int {
 		return e.fail(name, usagef("--html draws the virtual-clock drill's timelines; drop --procs"))
 	}
 	faults := drill.Faults
+	if *netStore != "" {
+		faults = append(slices.Clone(drill.Faults), drill.NetFaults...)
+	}
+	var soakFaults []drill.Fault
+	if *soak > 0 && *faultFlag != "all" {
+		// A soak draws from one class only: any fault, or skew.
+		f := drill.Fault(*faultFlag)
+		if !slices.Contains(drill.SoakFaults, f) {
+			return e.fail(name, usagef("--fault %q with --soak: want all or one of %v", *faultFlag, drill.SoakFaults))
+		}
+		soakFaults, *faultFlag = []drill.Fault{f}, "all"
+	}
 	if *faultFlag != "all" {
 		f, err := drill.ParseFault(*faultFlag)
 		if err != nil {
 			return e.fail(name, usagef("--fault: %v", err))
+		}
+		if slices.Contains(drill.NetFaults, f) && *netStore == "" {
+			return e.fail(name, usagef("--fault %s is a network fault: add --net etcd3, etcd5 or postgres (as root)", f))
 		}
 		faults = []drill.Fault{f}
 	}
@@ -110,13 +191,45 @@ func runDrill(ctx context.Context, e *env, args []string) int {
 	if err := p.Validate(); err != nil {
 		return e.fail(name, usagef("%v", err))
 	}
+	sp := drill.SoakParams{Duration: *soak, Round: p.Round, Lease: p.Lease, Renew: p.Renew,
+		Margin: p.Margin, SkewRate: *skew, Faults: soakFaults}
+	if *soak > 0 {
+		if err := sp.Validate(); err != nil {
+			return e.fail(name, usagef("%v", err))
+		}
+	}
 	cfg := drill.Config{Store: *storeFlag, Dir: *dir}
+	keepDir := false
 	if *procs {
 		exe, err := os.Executable()
 		if err != nil {
 			return e.fail(name, fmt.Errorf("finding the baton executable for the node processes: %w", err))
 		}
 		cfg.Procs, cfg.Node, cfg.Progress, cfg.Live = true, []string{exe, "drill", "node"}, e.stderr, isTerminal(e.stderr)
+		if *netStore != "" {
+			if err := netns.Available(); err != nil {
+				return e.fail(name, fmt.Errorf("--net: %v", err))
+			}
+			cfg.Net, cfg.Member, cfg.UnsafeNoFence = *netStore, []string{exe, "drill", "etcd-member"}, *unsafeNoFence
+		}
+	}
+	if *netStore != "" && *dir == "" {
+		// Keep the histories when the checker finds a violation.
+		d, err := os.MkdirTemp("", "baton-drill-net-")
+		if err != nil {
+			return e.fail(name, err)
+		}
+		cfg.Dir = d
+		defer func() {
+			if !keepDir {
+				os.RemoveAll(d)
+			}
+		}()
+	}
+	if *soak > 0 {
+		code := runSoak(ctx, e, cfg, sp, *seed, *schedules, *asJSON)
+		keepDir = code == exitFailure
+		return code
 	}
 	var reports []drill.Report
 	for i, f := range faults {
@@ -126,6 +239,14 @@ func runDrill(ctx context.Context, e *env, args []string) int {
 			return e.fail(name, err)
 		}
 		reports = append(reports, rep)
+		for _, c := range drill.Columns {
+			if h := rep.Columns[c].History; h != nil && !h.OK() {
+				keepDir = true
+				for _, v := range h.Violations {
+					fmt.Fprintf(e.stderr, "baton drill: %s, %s: %s: %s\n", f, c, v.Check, v.Detail)
+				}
+			}
+		}
 		if !*asJSON {
 			if i > 0 {
 				fmt.Fprintln(e.stdout)
@@ -136,6 +257,9 @@ func runDrill(ctx context.Context, e *env, args []string) int {
 			}
 			io.WriteString(e.stdout, rep.Table())
 		}
+	}
+	if keepDir {
+		fmt.Fprintf(e.stderr, "baton drill: the history checker found violations; histories and timelines in %s\n", cfg.Dir)
 	}
 	if *htmlFile != "" {
 		if err := writeDrillHTML(*htmlFile, reports); err != nil {
@@ -153,6 +277,46 @@ func runDrill(ctx context.Context, e *env, args []string) int {
 		if err := enc.Encode(v); err != nil {
 			return e.fail(name, err)
 		}
+	}
+	if keepDir {
+		return exitFailure // the history checker found a violation
+	}
+	return exitOK
+}
+
+// runSoak runs the seeded soak schedules and prints one line each, or
+// JSON; exit 1 if the history checker found a violation in any.
+func runSoak(ctx context.Context, e *env, cfg drill.Config, sp drill.SoakParams, seed uint64, n int, asJSON bool) int {
+	var results []drill.SoakResult
+	bad := 0
+	for i := range n {
+		sp.Seed = seed + uint64(i)
+		r, err := drill.Soak(ctx, sp, cfg)
+		if err != nil {
+			return e.fail("drill", fmt.Errorf("soak seed %d: %w", sp.Seed, err))
+		}
+		if h := r.Result.History; h == nil || !h.OK() {
+			bad++
+			if h != nil {
+				for _, v := range h.Violations {
+					fmt.Fprintf(e.stderr, "baton drill: seed %d: %s: %s\n", sp.Seed, v.Check, v.Detail)
+				}
+			}
+		}
+		results = append(results, r)
+	}
+	if asJSON {
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(results); err != nil {
+			return e.fail("drill", err)
+		}
+	} else {
+		io.WriteString(e.stdout, drill.SoakTable(results))
+	}
+	if bad > 0 {
+		fmt.Fprintf(e.stderr, "baton drill: the history checker found violations in %d of %d schedules; histories and timelines in %s\n", bad, n, cfg.Dir)
+		return exitFailure
 	}
 	return exitOK
 }
