@@ -321,6 +321,10 @@ func (d *drive) do(a scheduler.Action) scheduler.Event {
 		var ev scheduler.Registered
 		call(func(ctx context.Context) { ev.Job, ev.Err = r.Register(ctx) })
 		return ev
+	case scheduler.ReadJob:
+		var ev scheduler.JobRead
+		call(func(ctx context.Context) { ev.Job, ev.Err = r.st.GetJob(ctx, r.job.Name) })
+		return ev
 	case scheduler.ReadRuns:
 		var ev scheduler.RunsRead
 		call(func(ctx context.Context) { ev.Rows, ev.Err = r.st.Runs(ctx, r.job.Name, a.After, 0) })
