@@ -36,6 +36,8 @@ import (
 //	                                      failed, skipped, pending
 //	baton_job_start_delay_seconds         scheduled time to start of each run (histogram)
 //	baton_job_last_success_timestamp_seconds  Unix time the last run finished done
+//	baton_job_suspended                   1 while the job is suspended ('baton suspend') as this
+//	                                      process last read it, else 0
 //
 // Metrics is safe for concurrent use.
 type Metrics struct {
@@ -49,6 +51,7 @@ type Metrics struct {
 	periods     *prometheus.CounterVec
 	delay       *prometheus.HistogramVec
 	lastSuccess *prometheus.GaugeVec
+	suspended   *prometheus.GaugeVec
 
 	mu    sync.Mutex
 	names map[string]*nameState
@@ -97,10 +100,12 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Buckets: []float64{0.01, 0.1, 0.5, 1, 5, 15, 60, 300, 900, 3600, 6 * 3600, 24 * 3600}}, job),
 		lastSuccess: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "baton_job_last_success_timestamp_seconds",
 			Help: "Unix time at which the job's last successful run finished."}, job),
+		suspended: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "baton_job_suspended",
+			Help: "1 while the job is suspended (baton suspend) as this process last read it, else 0."}, job),
 		names: map[string]*nameState{},
 	}
 	for _, c := range []prometheus.Collector{m.leader, m.token, m.transitions, m.renewal, m.leaseLeft,
-		m.fence, m.storeErrs, m.periods, m.delay, m.lastSuccess} {
+		m.fence, m.storeErrs, m.periods, m.delay, m.lastSuccess, m.suspended} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("baton: registering metrics: %w", err)
 		}
@@ -126,6 +131,16 @@ func (m *Metrics) PeriodState(job string, state store.RunState) {
 // period's scheduled time.
 func (m *Metrics) RunStarted(job string, delay time.Duration) {
 	m.delay.WithLabelValues(job).Observe(max(delay, 0).Seconds())
+}
+
+// JobSuspended records whether job is suspended, as this process last
+// read it.
+func (m *Metrics) JobSuspended(job string, suspended bool) {
+	v := 0.0
+	if suspended {
+		v = 1
+	}
+	m.suspended.WithLabelValues(job).Set(v)
 }
 
 // RunSucceeded records that a run of job finished done at t.

@@ -54,6 +54,8 @@ type Suspender interface {
 	// election record of that name exists, it appends a Suspended or
 	// Resumed event (Detail "by WHO: WHY") to the election log without
 	// changing the record. A missing job is ErrNotFound; By empty or By or
-	// Reason longer than MaxReasonLen is ErrInvalid; nothing is written.
+	// Reason longer than MaxReasonLen or not printable text (no control
+	// characters: every view shows them as given) is ErrInvalid; nothing
+	// is written.
 	SuspendJob(ctx context.Context, s JobSuspend) (Job, error)
 }

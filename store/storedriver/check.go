@@ -3,6 +3,8 @@ package storedriver
 import (
 	"fmt"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/batonhq/baton/fence"
 	"github.com/batonhq/baton/store"
@@ -154,6 +156,8 @@ func CheckSuspend(s store.JobSuspend, cur store.Job, found bool) error {
 		return fmt.Errorf("%w: suspending or resuming job %q needs who does it (By)", store.ErrInvalid, s.Name)
 	case len(s.By) > store.MaxReasonLen || len(s.Reason) > store.MaxReasonLen:
 		return fmt.Errorf("%w: who and why of at most %d bytes each, got %d and %d", store.ErrInvalid, store.MaxReasonLen, len(s.By), len(s.Reason))
+	case !printable(s.By) || !printable(s.Reason):
+		return fmt.Errorf("%w: who and why must be printable text, without control characters", store.ErrInvalid)
 	case !found:
 		return fmt.Errorf("job %q: %w", s.Name, store.ErrNotFound)
 	case s.Suspend && cur.Suspension.Active():
@@ -162,6 +166,19 @@ func CheckSuspend(s store.JobSuspend, cur store.Job, found bool) error {
 		return fmt.Errorf("%w: job %q is not suspended", store.ErrConflict, s.Name)
 	}
 	return nil
+}
+
+// printable reports whether s is valid UTF-8 of printable characters.
+func printable(s string) bool {
+	if !utf8.ValidString(s) {
+		return false
+	}
+	for _, r := range s {
+		if !unicode.IsPrint(r) {
+			return false
+		}
+	}
+	return true
 }
 
 // Suspend returns cur with the change s applied at store time at.

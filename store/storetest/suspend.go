@@ -22,7 +22,7 @@ func testSuspend(t *testing.T, open func() store.Store) {
 	if _, err := sp.SuspendJob(c, on); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("suspending a missing job: %v, want ErrNotFound", err)
 	}
-	for _, bad := range []store.JobSuspend{{Suspend: true, By: "x"}, {Name: "job", Suspend: true}, {Name: "job", Suspend: true, By: "x", Reason: strings.Repeat("r", store.MaxReasonLen+1)}} {
+	for _, bad := range []store.JobSuspend{{Suspend: true, By: "x"}, {Name: "job", Suspend: true}, {Name: "job", Suspend: true, By: "x", Reason: strings.Repeat("r", store.MaxReasonLen+1)}, {Name: "job", Suspend: true, By: "x", Reason: "a\x1b[2Jb"}} {
 		if _, err := sp.SuspendJob(c, bad); !errors.Is(err, store.ErrInvalid) {
 			t.Errorf("SuspendJob(%+v): %v, want ErrInvalid", bad, err)
 		}
