@@ -44,8 +44,9 @@ type JobSuspend struct {
 const MaxReasonLen = 500
 
 // Suspender is an optional capability: a store that keeps a job's
-// suspension (memstore, sqlite, postgres). A store without it has no
-// suspended jobs.
+// suspension (memstore, sqlite, postgres; not etcd, whose election log
+// cannot take an event without a write of the record, which would end
+// the holder's term). A store without it has no suspended jobs.
 type Suspender interface {
 	// SuspendJob suspends or resumes job s.Name and returns the job as
 	// stored. It is a compare-and-swap on the job's suspension: suspending
