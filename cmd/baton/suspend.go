@@ -105,7 +105,7 @@ func suspendResume(ctx context.Context, e *env, cmd string, args []string) int {
 	}
 	sp, ok := st.(store.Suspender)
 	if !ok {
-		return e.fail(cmd, fmt.Errorf("this store (%T) cannot keep a suspension yet: use a sqlite store", st))
+		return e.fail(cmd, fmt.Errorf("this store cannot keep a suspension yet (an etcd store cannot): use a SQLite or PostgreSQL store"))
 	}
 	j, err := sp.SuspendJob(ctx, store.JobSuspend{Name: name, Suspend: cmd == "suspend", By: who, Reason: *reason})
 	if errors.Is(err, store.ErrConflict) {

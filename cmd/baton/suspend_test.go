@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -144,5 +146,37 @@ func TestProcessSuspend(t *testing.T) {
 	// The leader kept its term: one acquisition, token 1 throughout.
 	if strings.Count(hist.String(), "acquired") != 1 || strings.Contains(hist.String(), "taken-over") {
 		t.Errorf("the suspension cost the leader its term:\n%s", hist)
+	}
+}
+
+// The serve API and page show a suspension and the log's detail.
+func TestServeSuspended(t *testing.T) {
+	st, url := servedStore(t, "", time.Second)
+	ctx := context.Background()
+	if _, err := st.EnsureJob(ctx, store.Job{Name: "billing", Schedule: "every 1h"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Swap(ctx, store.Swap{Record: store.Record{Name: "billing", Holder: "n1", Incarnation: "i1", Token: 1, Lease: time.Second}, Event: store.Acquired}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.SuspendJob(ctx, store.JobSuspend{Name: "billing", Suspend: true, By: "ops@h1", Reason: "<b>bad</b> deploy"}); err != nil {
+		t.Fatal(err)
+	}
+	var d jobDetail
+	getJSON(t, url+"/api/jobs/billing", http.StatusOK, &d)
+	if d.Job == nil || d.Job.Suspended == nil || d.Job.Suspended.By != "ops@h1" || d.Job.Suspended.Reason != "<b>bad</b> deploy" {
+		t.Fatalf("GET /api/jobs/billing: job %+v", d.Job)
+	}
+	if n := len(d.History); n != 2 || d.History[1].Kind != string(store.Suspended) || d.History[1].Detail != "by ops@h1: <b>bad</b> deploy" {
+		t.Errorf("history %+v", d.History)
+	}
+	resp, err := http.Get(url + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	page, _ := io.ReadAll(resp.Body)
+	if !strings.Contains(string(page), "by ops@h1: &lt;b&gt;bad&lt;/b&gt; deploy") {
+		t.Errorf("the page does not show the suspension, escaped:\n%s", page)
 	}
 }
