@@ -441,10 +441,10 @@ func liveness(ctx context.Context, o Options, c vcluster.Config, st store.Store,
 	}
 	every, _ := schedule.Every(24*time.Hour, 0)
 	// After the heal the new leader works off the backlog one period at a
-	// time, three store round trips each (read, claim, complete): at
-	// worst every period due by then.
+	// time, four store round trips each (read the job, read the ledger,
+	// claim, complete): at worst every period due by then.
 	heal := o.Duration * 3 / 4
-	catchUp := time.Duration(heal/o.Period+1) * 6 * c.Latency
+	catchUp := time.Duration(heal/o.Period+1) * 8 * c.Latency
 	limit := c.Wall(o.Duration - o.Settle() - catchUp)
 	for w := every.Next(vcluster.Epoch); !w.After(limit); w = every.Next(w) {
 		res.Periods++
