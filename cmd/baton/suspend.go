@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"os/user"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/internal/escape"
@@ -163,11 +165,13 @@ func suspendResume(ctx context.Context, e *env, cmd string, args []string) int {
 // printable refuses a flag value with a control character: it is stored
 // and shown by every view.
 func printable(flagName, v string) error {
-	if v == "" {
-		return nil
+	if !utf8.ValidString(v) {
+		return usagef("%s must be valid UTF-8", flagName)
 	}
-	if err := store.CheckName(v); err != nil {
-		return usagef("%s must be printable text without control characters", flagName)
+	for _, r := range v {
+		if !unicode.IsPrint(r) {
+			return usagef("%s must be printable text without control characters (it has %U)", flagName, r)
+		}
 	}
 	return nil
 }

@@ -43,6 +43,7 @@ func TestSuspendResume(t *testing.T) {
 		{[]string{"suspend", "--by", "", "billing"}, 2, "--by must not be empty"},
 		{[]string{"suspend", "--reason", "a\x1bb", "billing"}, 2, "--reason must be printable"},
 		{[]string{"suspend", "--reason", strings.Repeat("r", store.MaxReasonLen+1), "billing"}, 2, "at most 500 bytes"},
+		{[]string{"resume", "--reason", strings.Repeat("r", 300) + "\n", "billing"}, 2, "--reason must be printable text"},
 		{[]string{"suspend", "nosuch"}, 1, "baton suspend: nosuch: no election record, job or run of that name in this store"},
 		{[]string{"resume", "nosuch"}, 1, "baton resume: nosuch: no election record, job or run of that name in this store"},
 		{[]string{"suspend", "svc"}, 1, "svc is not a scheduled job"},
@@ -60,6 +61,13 @@ func TestSuspendResume(t *testing.T) {
 		t.Errorf("suspend --help: %s", r)
 	}
 
+	long := strings.Repeat("é", store.MaxReasonLen/2) // 500 bytes
+	if r := do("suspend", "--reason", long, "billing"); r.code != 0 {
+		t.Fatalf("suspend with a reason of 500 bytes: %s", r)
+	}
+	if r := do("resume", "billing"); r.code != 0 {
+		t.Fatalf("resume: %s", r)
+	}
 	if r := do("suspend", "billing", "--reason", "bad deploy", "--by", "ops@h1"); r.code != 0 || !strings.Contains(r.stdout, "suspended billing (by ops@h1: bad deploy)") {
 		t.Fatalf("suspend: %s", r)
 	}
