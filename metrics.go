@@ -37,6 +37,8 @@ import (
 //	                                      failed, skipped, pending
 //	baton_job_start_delay_seconds         scheduled time to start of each run (histogram)
 //	baton_job_last_success_timestamp_seconds  Unix time the last run finished done
+//	baton_job_suspended                   1 while the job is suspended ('baton suspend') as this
+//	                                      process last read it, else 0
 //
 // A name's counters (every cause and state) are exported at 0 from the
 // first time this Metrics hears of it (Track, or the Elector's start), so
@@ -66,6 +68,7 @@ type Metrics struct {
 	periods     *prometheus.CounterVec
 	delay       *prometheus.HistogramVec
 	lastSuccess *prometheus.GaugeVec
+	suspended   *prometheus.GaugeVec
 
 	groupHeld        prometheus.Gauge
 	groupTransitions *prometheus.CounterVec
@@ -136,6 +139,8 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		sessionRenewal: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "baton_session_renewal_duration_seconds",
 			Help:    "Latency of a Group's session renewal writes, from sending to the store's answer.",
 			Buckets: renewBuckets}),
+		suspended: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "baton_job_suspended",
+			Help: "1 while the job is suspended (baton suspend) as this process last read it, else 0."}, name),
 		names:    map[string]*nameState{},
 		tracked:  map[string]bool{},
 		sessions: map[*Group]time.Time{},
@@ -146,7 +151,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		ConstLabels: prometheus.Labels{"version": version, "goversion": goversion}})
 	info.Set(1)
 	for _, c := range []prometheus.Collector{m.leader, m.token, m.transitions, m.renewal, m.leaseLeft,
-		m.fence, m.storeErrs, m.periods, m.delay, m.lastSuccess,
+		m.fence, m.storeErrs, m.periods, m.delay, m.lastSuccess, m.suspended,
 		m.groupHeld, m.groupTransitions, m.groupStoreErrs, m.sessionRenewal, info} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("baton: registering metrics: %w", err)
@@ -290,6 +295,16 @@ func (m *Metrics) PeriodState(job string, state store.RunState) {
 // period's scheduled time.
 func (m *Metrics) RunStarted(job string, delay time.Duration) {
 	m.delay.WithLabelValues(job).Observe(max(delay, 0).Seconds())
+}
+
+// JobSuspended records whether job is suspended, as this process last
+// read it.
+func (m *Metrics) JobSuspended(job string, suspended bool) {
+	v := 0.0
+	if suspended {
+		v = 1
+	}
+	m.suspended.WithLabelValues(job).Set(v)
 }
 
 // RunSucceeded records that a run of job finished done at t.

@@ -21,6 +21,10 @@ type Observer interface {
 	// FenceRejected says a ledger write for name was refused because its
 	// token was stale.
 	FenceRejected(name string)
+	// JobSuspended says whether job was suspended ('baton suspend') when
+	// this process last read it: at registration and at each of the
+	// leader's passes.
+	JobSuspended(job string, suspended bool)
 }
 
 // WithObserver makes the Runner report to o (default: nobody).
@@ -33,3 +37,4 @@ func (nobody) PeriodState(string, store.RunState) {}
 func (nobody) RunStarted(string, time.Duration)   {}
 func (nobody) RunSucceeded(string, time.Time)     {}
 func (nobody) FenceRejected(string)               {}
+func (nobody) JobSuspended(string, bool)          {}

@@ -41,6 +41,8 @@ func (o *observed) RunSucceeded(job string, t time.Time) {
 	o.successes++
 }
 
+func (o *observed) JobSuspended(job string, suspended bool) {}
+
 func (o *observed) FenceRejected(name string) {
 	o.mu.Lock()
 	defer o.mu.Unlock()

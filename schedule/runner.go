@@ -320,6 +320,16 @@ func (d *drive) do(a scheduler.Action) scheduler.Event {
 	case scheduler.Register:
 		var ev scheduler.Registered
 		call(func(ctx context.Context) { ev.Job, ev.Err = r.Register(ctx) })
+		if ev.Err == nil {
+			r.obs.JobSuspended(r.job.Name, ev.Job.Suspension.Active())
+		}
+		return ev
+	case scheduler.ReadJob:
+		var ev scheduler.JobRead
+		call(func(ctx context.Context) { ev.Job, ev.Err = r.st.GetJob(ctx, r.job.Name) })
+		if ev.Err == nil {
+			r.obs.JobSuspended(r.job.Name, ev.Job.Suspension.Active())
+		}
 		return ev
 	case scheduler.ReadRuns:
 		var ev scheduler.RunsRead

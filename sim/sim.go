@@ -164,6 +164,11 @@ type Options struct {
 	// NoJitter makes the scheduler machine plan as if there were no
 	// jitter (mutation check: the jitter check must then fail).
 	NoJitter bool
+	// IgnoreSuspension makes the scheduler machine plan as if the job
+	// were never suspended (mutation check: with the operator faults, a
+	// quarter of the seeds suspend the job for a while, and the checker
+	// must see a claim after a node read the suspension).
+	IgnoreSuspension bool
 	// Trace gets the failover trace of each seed run.
 	Trace io.Writer
 
@@ -259,6 +264,8 @@ func (o Options) Validate() error {
 		return fmt.Errorf("jitter must be from 0 to less than the period (%v), got %v", o.Period, o.Jitter)
 	case o.NoJitter && o.Jitter == 0:
 		return fmt.Errorf("the no-jitter mutation needs a jitter")
+	case o.IgnoreSuspension && !slices.Contains(o.Faults, Operator):
+		return fmt.Errorf("the ignore-suspension mutation needs the operator faults, which suspend the job")
 	}
 	if _, err := ParseSessionMode(string(o.Sessions)); err != nil {
 		return err
@@ -317,7 +324,8 @@ func Run(ctx context.Context, o Options, seed uint64) (Result, error) {
 	c.Names, c.Sessions, c.Notify, c.CallLatency, c.Balance = o.Names, v.sessions, v.notify, v.callLatency, v.balance
 	c.Mutate = vcluster.Mutation{NoValidCheck: o.NoValidCheck, UnfencedLedger: o.UnfencedLedger,
 		NoSessionMargin: o.NoSessionMargin, SessionNameExpiry: o.SessionNameExpiry, NoPull: o.NoPull,
-		WrapDeadline: o.WrapDeadline, NoCatchUpCap: o.NoCatchUpCap, NoJitter: o.NoJitter}
+		WrapDeadline: o.WrapDeadline, NoCatchUpCap: o.NoCatchUpCap, NoJitter: o.NoJitter,
+		IgnoreSuspension: o.IgnoreSuspension}
 	c.Policy = scheduler.Policy{Max: o.CatchUpMax, Jitter: vcluster.Calendar{Day: o.Period}.Business(o.Jitter)}
 	if o.Trace != nil {
 		var kinds []string
@@ -433,10 +441,10 @@ func liveness(ctx context.Context, o Options, c vcluster.Config, st store.Store,
 	}
 	every, _ := schedule.Every(24*time.Hour, 0)
 	// After the heal the new leader works off the backlog one period at a
-	// time, three store round trips each (read, claim, complete): at
-	// worst every period due by then.
+	// time, four store round trips each (read the job, read the ledger,
+	// claim, complete): at worst every period due by then.
 	heal := o.Duration * 3 / 4
-	catchUp := time.Duration(heal/o.Period+1) * 6 * c.Latency
+	catchUp := time.Duration(heal/o.Period+1) * 8 * c.Latency
 	limit := c.Wall(o.Duration - o.Settle() - catchUp)
 	for w := every.Next(vcluster.Epoch); !w.After(limit); w = every.Next(w) {
 		res.Periods++
@@ -493,6 +501,21 @@ func drawVariant(o Options, seed uint64) variant {
 	// balanced runs existed.
 	v.balance = mode == SessionsOn && (o.Balance == BalanceOn || o.Balance == BalanceSeeded && rng.IntN(2) == 0)
 	return v
+}
+
+// drawSuspension draws, in a quarter of the seeds, an operator's
+// suspension of the job and its resume (from a stream of its own, so that
+// the other faults of a seed stay as they were): suspended from between
+// 10% and 35% of the run for 5% to 25% of it, resumed well before the
+// heal, so that the periods due meanwhile are caught up before the end.
+func drawSuspension(o Options, seed uint64) []vcluster.Fault {
+	rng := rand.New(rand.NewPCG(mix(seed), 0x73757370656e64)) // "suspend"
+	if rng.IntN(4) != 0 {
+		return nil
+	}
+	t := o.Duration/10 + time.Duration(rng.Int64N(int64(o.Duration/4)))
+	d := o.Duration/20 + time.Duration(rng.Int64N(int64(o.Duration/5)))
+	return []vcluster.Fault{{At: t, Kind: vcluster.Suspend}, {At: t + d, Kind: vcluster.Resume}}
 }
 
 // mix is SplitMix64's finalizer: nearby seeds give distant states.
@@ -644,6 +667,9 @@ func draw(o Options, seed uint64) (faults []vcluster.Fault, latency time.Duratio
 				}
 			}
 		}
+	}
+	if slices.Contains(o.Faults, Operator) {
+		faults = append(faults, drawSuspension(o, seed)...)
 	}
 	heal := o.Duration * 3 / 4
 	for i, f := range faults {

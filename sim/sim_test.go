@@ -76,6 +76,9 @@ func TestMutationsAreCaught(t *testing.T) {
 		// A planner that ignores the jitter claims the first period before
 		// its delay: every seed.
 		{"no jitter", func(o *sim.Options) { o.NoJitter = true }, 2},
+		// A planner that ignores a suspension claims a period after
+		// reading it: a quarter of the seeds suspend the job.
+		{"ignore suspension", func(o *sim.Options) { o.IgnoreSuspension = true }, 20},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o := sim.DefaultOptions()

@@ -335,6 +335,10 @@ type Job struct {
 	// Created is set by the store when the job is first registered. A job's
 	// first period is the first scheduled instant after it.
 	Created time.Time
+	// Suspension is the job's suspension by an operator
+	// (Suspender.SuspendJob); zero: not suspended. While it is active no
+	// node claims a period of the job.
+	Suspension Suspension
 }
 
 // RunState is the state of one period in the run ledger.

@@ -114,6 +114,8 @@ func commands() []command {
 		{name: "next", summary: "the next instants of a schedule or of a registered job", run: runNext},
 		{name: "trigger", summary: "ask for a run of a job now (durable: needs no leader)", run: runTrigger},
 		{name: "resign", summary: "ask the leader of a name to resign (guarded by its token)", run: runResign},
+		{name: "suspend", summary: "suspend a job on every node, durably, with who and why (no period is claimed)", run: runSuspend},
+		{name: "resume", summary: "resume a suspended job; missed periods are caught up by its policy", run: runResume},
 		{name: "transfer", summary: "ask the leader of a name to hand over to a waiting node (guarded by its token)", run: runTransfer},
 		{name: "store", summary: "operations on the store: floor raises a name's token after a restore", run: runStoreCmd},
 		{name: "prune", summary: "delete old finished runs of a job from the ledger", run: runPrune},

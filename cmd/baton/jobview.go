@@ -7,6 +7,7 @@ import (
 	"html/template"
 	"time"
 
+	"github.com/batonhq/baton/internal/escape"
 	"github.com/batonhq/baton/internal/inspect"
 	"github.com/batonhq/baton/internal/timeline"
 	"github.com/batonhq/baton/store"
@@ -64,6 +65,7 @@ type eventView struct {
 	Token    uint64    `json:"token"`
 	Transfer string    `json:"transfer,omitempty"`
 	Time     time.Time `json:"time"`
+	Detail   string    `json:"detail,omitempty"`
 }
 
 // watch is what the server saw of one record on its own monotonic clock,
@@ -128,7 +130,7 @@ func readJob(ctx context.Context, st store.Store, name string, w *watch, now tim
 		evs = evs[len(evs)-pageHistory:]
 	}
 	for _, e := range evs {
-		d.History = append(d.History, eventView{Seq: e.Seq, Kind: string(e.Kind), Holder: e.Holder, Token: e.Token, Transfer: e.Transfer, Time: e.Time.UTC()})
+		d.History = append(d.History, eventView{Seq: e.Seq, Kind: string(e.Kind), Holder: e.Holder, Token: e.Token, Transfer: e.Transfer, Time: e.Time.UTC(), Detail: escape.String(e.Detail)})
 	}
 	return d, nil
 }

@@ -102,6 +102,13 @@ func (s *opsServer) runnerOptions() []schedule.Option {
 	return []schedule.Option{schedule.WithObserver(s.metrics)}
 }
 
+// jobSuspended reports a job's suspension to the metrics, if any.
+func (s *opsServer) jobSuspended(job string, suspended bool) {
+	if s != nil {
+		s.metrics.JobSuspended(job, suspended)
+	}
+}
+
 // electorOptions returns the options that make an Elector report to s.
 func (s *opsServer) electorOptions() []baton.Option {
 	if s == nil {

@@ -413,7 +413,10 @@ func runRun(ctx context.Context, e *env, args []string) int {
 	runCtx, stopRun := context.WithCancelCause(ctx)
 	defer stopRun(nil)
 	if c.job.Schedule != nil {
-		go watchSchedule(runCtx, st, c.job, c.lease, stopRun)
+		if j, err := st.GetJob(ctx, c.job.Name); err == nil {
+			ops.jobSuspended(c.job.Name, j.Suspension.Active()) // exported from the start
+		}
+		go watchSchedule(runCtx, st, c.job, c.lease, stopRun, ops.jobSuspended)
 	}
 	octx, stopObserving := context.WithCancel(runCtx)
 	defer stopObserving()
@@ -495,7 +498,10 @@ func register(ctx context.Context, st store.Store, job schedule.Job, reschedule 
 // the node (stop, with the mismatch as the cause) once another node has
 // rescheduled it: a node never leads, nor waits to lead, with an old
 // schedule. Failed reads are ignored: the next one decides.
-func watchSchedule(ctx context.Context, st store.Store, job schedule.Job, every time.Duration, stop context.CancelCauseFunc) {
+//
+// It reports the job's suspension to seen at every read, so that every
+// node's baton_job_suspended follows it, not only the leader's.
+func watchSchedule(ctx context.Context, st store.Store, job schedule.Job, every time.Duration, stop context.CancelCauseFunc, seen func(string, bool)) {
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
@@ -506,6 +512,9 @@ func watchSchedule(ctx context.Context, st store.Store, job schedule.Job, every 
 		}
 		cctx, cancel := context.WithTimeout(ctx, every)
 		j, err := st.GetJob(cctx, job.Name) // a read: Register would write
+		if err == nil {
+			seen(job.Name, j.Suspension.Active())
+		}
 		if err == nil && !schedule.SameSpec(j.Schedule, job.Spec()) {
 			_, err = schedule.Register(cctx, st, job, false)
 		}

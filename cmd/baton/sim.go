@@ -53,6 +53,9 @@ margin and poll at the bounds of their ranges or between, the lease from
 50ms to 24h; every name's token near the largest; one name planted held by
 a node that does not exist with a lease no valid configuration writes,
 which no node may take; clocks at the very edge of the margin), or all.
+With operator, a quarter of the seeds also suspend the job for a while and
+resume it (baton suspend): no node may claim or skip a period after it
+read the suspension, while it lasts.
 
 Mutations (--mutate) turn a protection off; each must be caught:
 no-fence (no fencing at all), no-margin (takeover without the 2e wait),
@@ -63,7 +66,10 @@ session-name-expiry (a name held through a session is taken over when its
 own record stays unchanged for lease + 2e, ignoring the session), no-pull
 (balanced nodes never ask for a handover: the balance check must fail),
 wrap-deadline (a held record's lease is trusted whatever it is and
-lease + 2e wraps around: a hostile seed's planted record is taken over).`
+lease + 2e wraps around: a hostile seed's planted record is taken over),
+no-catch-up-cap (the planner ignores the catch-up cap), no-jitter (it
+ignores the jitter), ignore-suspension (it plans as if the job were never
+suspended: it claims periods while the job is suspended).`
 
 func runSim(ctx context.Context, e *env, args []string) int {
 	const name = "sim"
@@ -122,6 +128,8 @@ func runSim(ctx context.Context, e *env, args []string) int {
 		o.NoCatchUpCap = true
 	case "no-jitter":
 		o.NoJitter = true
+	case "ignore-suspension":
+		o.IgnoreSuspension = true
 	default:
 		return e.fail(name, usagef("--mutate %q: want %s", *mutate, mutationList))
 	}
@@ -180,7 +188,7 @@ func runSim(ctx context.Context, e *env, args []string) int {
 	return exitOK
 }
 
-const mutationList = "no-fence, no-margin, no-valid-check, unfenced-ledger, session-no-margin, session-name-expiry, no-pull, no-catch-up-cap, no-jitter or wrap-deadline"
+const mutationList = "no-fence, no-margin, no-valid-check, unfenced-ledger, session-no-margin, session-name-expiry, no-pull, no-catch-up-cap, no-jitter, ignore-suspension or wrap-deadline"
 
 // replayFlags are the flags given that shape a seed's run, for the
 // replay line of a violation: the seed alone would run another cluster.

@@ -77,9 +77,18 @@ func printStatus(w io.Writer, v inspect.View, seen observation) {
 				fmt.Fprintf(w, "catch-up:  %s, %s\n", j.CatchUp, window)
 			}
 		}
+		if s := j.Suspended; s != nil {
+			why := ""
+			if s.Reason != "" {
+				why = ": " + escape.String(s.Reason)
+			}
+			fmt.Fprintf(w, "suspended: since %s by %s%s (no period is claimed until 'baton resume')\n", s.Since.Format(timeLayout), escape.String(s.By), why)
+		}
 		if d := j.NextDue; d != nil {
 			note := ""
-			if d.Overdue {
+			if d.Overdue && j.Suspended != nil {
+				note = fmt.Sprintf(" (due %v ago; the job is suspended)", d.Late.Round(time.Second))
+			} else if d.Overdue {
 				note = fmt.Sprintf(" (due %v ago and not started: the leader is busy or catching up, or nobody leads)", d.Late.Round(time.Second))
 			}
 			fmt.Fprintf(w, "next due:  %s%s\n", d.Period, note)

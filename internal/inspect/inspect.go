@@ -98,6 +98,16 @@ type Job struct {
 	// ScheduleError is set when the stored description is not one this
 	// baton can read.
 	ScheduleError string `json:"schedule_error,omitempty"`
+	// Suspended is the operator's suspension ('baton suspend'); nil when
+	// the job is not suspended.
+	Suspended *Suspension `json:"suspended,omitempty"`
+}
+
+// Suspension is who suspended a job, why and when (store time).
+type Suspension struct {
+	By     string    `json:"by"`
+	Reason string    `json:"reason,omitempty"`
+	Since  time.Time `json:"since"`
 }
 
 // Due is a scheduled period that comes or came due.
@@ -225,6 +235,9 @@ func Read(ctx context.Context, st store.Store, name string, now time.Time, opts 
 // first) or, without one, after the registration.
 func viewJob(j store.Job, rows []store.Run, now time.Time) *Job {
 	out := &Job{Schedule: j.Schedule, Registered: j.Created.UTC()}
+	if s := j.Suspension; s.Active() {
+		out.Suspended = &Suspension{By: s.By, Reason: s.Reason, Since: s.At.UTC()}
+	}
 	s, p, err := schedule.ParseSpec(j.Schedule)
 	if err != nil {
 		out.ScheduleError = err.Error()

@@ -31,7 +31,8 @@
 // Momentary (a trigger is a moment that reaches only the node leading then,
 // not a ledger row) and Unfenced (ledger writes without the token check).
 // The simulator's mutations turn protections off on purpose (NoValidCheck,
-// Unfenced, NoCatchUpCap, NoJitter) to show that its checker notices.
+// Unfenced, NoCatchUpCap, NoJitter, IgnoreSuspension) to show that its
+// checker notices.
 //
 // What operators steer is decided here too, so the simulator checks it:
 // the catch-up cap (Policy.Max: a scheduled period with Max or more newer
@@ -39,8 +40,13 @@
 // claim is applied after skips that took time), the overlap policy
 // (Policy.Overlap skip: a period that came due while this leader's
 // previous run went on is skipped), the jitter (Policy.Jitter: a period's
-// first claim waits JitterOf(job, key), the same on every node) and a
-// backfill's plan (PlanBackfill). Config.Validate bounds them (bounds.go).
+// first claim waits JitterOf(job, key), the same on every node), a
+// backfill's plan (PlanBackfill) and the suspension: every pass reads the
+// job first (ReadJob) and, while it is suspended (store.Job.Suspension),
+// claims and skips nothing and reads it again at the next poll, in the
+// same term, so that a run in progress finishes; the periods that came due
+// meanwhile are caught up on resume by the catch-up policy.
+// Config.Validate bounds them (bounds.go).
 //
 // Retries of a failed period (Policy.Retries, RetryBackoff) are a Decide
 // rule: a failed row with attempts left is due once Finished + backoff has

@@ -53,6 +53,10 @@ type Config struct {
 	// no-jitter mutation, which it must catch. Never set outside the
 	// simulator.
 	NoJitter bool
+	// IgnoreSuspension plans as if the job were never suspended: the
+	// simulator's ignore-suspension mutation, which it must catch. Never
+	// set outside the simulator.
+	IgnoreSuspension bool
 
 	// ClockTolerance, when positive, turns the wall-clock guard on: before
 	// every pass that may claim or skip periods the machine asks for a
@@ -90,6 +94,12 @@ type Trigger struct {
 
 // Registered answers Register.
 type Registered struct {
+	Job store.Job
+	Err error
+}
+
+// JobRead answers ReadJob: the job as stored, with its suspension.
+type JobRead struct {
 	Job store.Job
 	Err error
 }
@@ -140,6 +150,7 @@ func (RunsRead) event()   {}
 func (Swapped) event()    {}
 func (ReadBack) event()   {}
 func (EffectDone) event() {}
+func (JobRead) event()    {}
 func (ClockRead) event()  {}
 
 // Action is an output of Step. The runtime executes actions in order and
@@ -149,6 +160,11 @@ type Action interface{ action() }
 
 // Register asks for store.EnsureJob of the job; answer Registered.
 type Register struct{}
+
+// ReadJob asks for store.GetJob of the job; answer JobRead. The machine
+// reads the job before every read of the ledger that it plans from, so
+// that it learns of a suspension within one poll, without its term ending.
+type ReadJob struct{}
 
 // ReadRuns asks for the job's ledger rows after After ("" : all of them);
 // answer RunsRead.
@@ -213,6 +229,7 @@ type Note struct {
 
 func (Register) action()    {}
 func (ReadRuns) action()    {}
+func (ReadJob) action()     {}
 func (SwapRun) action()     {}
 func (GetRun) action()      {}
 func (StartEffect) action() {}
@@ -246,6 +263,7 @@ const (
 	opEffect
 	opClock
 	opPrune // a prune of the ledger
+	opJob   // a read of the job
 )
 
 type timerJob int
@@ -296,6 +314,8 @@ type Machine struct {
 
 	busyFrom, busyTo time.Time // the previous run's start and finish, in this term
 	toldCatchUp      bool      // the catch-up of this term was logged
+
+	suspension store.Suspension // the job's, as last read
 }
 
 // New returns a machine with no term.
@@ -350,6 +370,8 @@ func (m *Machine) Step(now time.Time, ev Event) []Action {
 		return m.effectDone(now, ev)
 	case ClockRead:
 		return m.clockRead(now, ev)
+	case JobRead:
+		return m.jobRead(now, ev)
 	case Pruned:
 		return m.prunedReply(now, ev)
 	}
@@ -361,6 +383,7 @@ func (m *Machine) start(now time.Time, ev Start) []Action {
 	m.op, m.moves, m.inbox, m.dirty = opNone, nil, nil, false
 	m.cursor, m.hasFull, m.timer, m.next = "", false, timerNone, time.Time{}
 	m.skewed, m.busyFrom, m.busyTo, m.toldCatchUp = false, time.Time{}, time.Time{}, false
+	m.suspension = store.Suspension{}
 	if !m.registered {
 		m.op = opRegister
 		return []Action{Register{}}
@@ -427,6 +450,49 @@ func (m *Machine) plan(now time.Time) []Action {
 		m.period = Period{Key: t.Key, Scheduled: t.Scheduled}
 		return m.swap(KindTrigger, store.RunSwap{Run: run, Fenced: true})
 	}
+	m.op = opJob
+	return []Action{ReadJob{}}
+}
+
+// Suspended reports whether the job was suspended when the machine last
+// read it: while it is, the machine claims and skips no period.
+func (m *Machine) Suspended() bool { return m.suspension.Active() }
+
+// jobRead is the suspension's decision: while the job is suspended the
+// machine claims and skips nothing (a run in progress has finished: the
+// job is read only between runs) and reads the job again at the next
+// poll; the periods that come due meanwhile stay due and are caught up
+// on resume by the catch-up policy, like the periods of an outage.
+// Manual triggers and backfill rows stay pending until then.
+func (m *Machine) jobRead(now time.Time, r JobRead) []Action {
+	if !m.answered(opJob) {
+		return nil
+	}
+	if r.Err != nil {
+		return m.failure(now, "reading the job", r.Err, timerPass)
+	}
+	was := m.suspension
+	m.suspension = r.Job.Suspension
+	var acts []Action
+	switch sus := m.suspension; {
+	case sus.Active() && !was.Active():
+		msg := "job suspended by " + sus.By
+		if sus.Reason != "" {
+			msg += " (" + sus.Reason + ")"
+		}
+		acts = append(acts, Note{Level: slog.LevelWarn, Msg: msg + ": claiming no period until it is resumed"})
+	case !sus.Active() && was.Active():
+		acts = append(acts, Note{Level: slog.LevelInfo, Msg: "job resumed: periods that came due while suspended are caught up by the catch-up policy"})
+	}
+	if m.suspension.Active() && !m.cfg.IgnoreSuspension {
+		m.after(now, m.cfg.Poll, timerPass)
+		return acts
+	}
+	return append(acts, m.readRuns(now)...)
+}
+
+// readRuns reads the ledger to plan from.
+func (m *Machine) readRuns(now time.Time) []Action {
 	full := m.cursor == "" || !m.hasFull || now.Sub(m.lastFull) >= m.cfg.Rescan
 	after := m.cursor
 	if full {

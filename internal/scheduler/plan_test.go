@@ -328,6 +328,7 @@ func TestMachineLogsCatchUp(t *testing.T) {
 	now := base.Add(35 * time.Minute)
 	m.Step(now, scheduler.Start{Token: 1, Node: "n"})
 	m.Step(now, scheduler.Registered{Job: store.Job{Name: "j", Created: base.Add(-time.Minute)}})
+	m.Step(now, scheduler.JobRead{Job: store.Job{Name: "j", Created: base.Add(-time.Minute)}})
 	var notes []string
 	for _, a := range m.Step(now, scheduler.RunsRead{}) {
 		if n, ok := a.(scheduler.Note); ok {

@@ -38,6 +38,9 @@ func drive(t *testing.T, st store.Store, cfg scheduler.Config, start, end time.T
 				case scheduler.Register:
 					j, err := st.EnsureJob(ctx, store.Job{Name: cfg.Job, Schedule: "every 1s"})
 					reply = scheduler.Registered{Job: j, Err: err}
+				case scheduler.ReadJob:
+					j, err := st.GetJob(ctx, cfg.Job)
+					reply = scheduler.JobRead{Job: j, Err: err}
 				case scheduler.ReadRuns:
 					rows, err := st.Runs(ctx, cfg.Job, a.After, 0)
 					reply = scheduler.RunsRead{Rows: rows, Err: err}

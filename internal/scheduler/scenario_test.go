@@ -43,6 +43,7 @@ type harness struct {
 	m        *scheduler.Machine
 	now      time.Time
 	lastSwap store.RunSwap
+	job      store.Job // what a ReadJob is answered with, at once (suspend, resume)
 }
 
 func (x *harness) time(s string) time.Time {
@@ -159,6 +160,8 @@ func (x *harness) step(s scenario.Step) string {
 				x.cfg.Policy.Jitter = d
 			case "nocap":
 				x.cfg.NoCatchUpCap = true
+			case "ignoresuspension":
+				x.cfg.IgnoreSuspension = true
 			default:
 				x.t.Fatalf("config %s: unknown setting", a.Key)
 			}
@@ -170,6 +173,14 @@ func (x *harness) step(s scenario.Step) string {
 		node, _ := s.Get("node")
 		n, _ := strconv.ParseUint(tok, 10, 64)
 		ev = scheduler.Start{Token: n, Node: node}
+	case "suspend":
+		by, _ := s.Get("by")
+		why, _ := s.Get("why")
+		x.job.Suspension = store.Suspension{By: by, Reason: why, At: x.now}
+		return ""
+	case "resume":
+		x.job.Suspension = store.Suspension{}
+		return ""
 	case "end":
 		ev = scheduler.End{}
 	case "tick":
@@ -230,7 +241,19 @@ func (x *harness) step(s scenario.Step) string {
 		x.m = scheduler.New(x.cfg)
 	}
 	var out []string
-	for _, a := range x.m.Step(x.now, ev) {
+	acts := x.m.Step(x.now, ev)
+	for i := 0; i < len(acts); i++ {
+		a := acts[i]
+		if _, ok := a.(scheduler.ReadJob); ok {
+			// Answered at once with the job as the script set it; said
+			// only while it is suspended, so that scripts without a
+			// suspension read as before.
+			if x.job.Suspension.Active() {
+				out = append(out, "read job: suspended by "+x.job.Suspension.By)
+			}
+			acts = append(acts, x.m.Step(x.now, scheduler.JobRead{Job: x.job})...)
+			continue
+		}
 		if l := x.action(a); l != "" {
 			out = append(out, l)
 		}

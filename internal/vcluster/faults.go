@@ -1,10 +1,12 @@
 package vcluster
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/internal/election"
+	"github.com/batonhq/baton/store"
 )
 
 // FaultKind is one kind of fault event: the one fault vocabulary of the
@@ -28,6 +30,8 @@ const (
 	ArmPause                              // freeze when the next effect is about to start, before its Valid() check
 	ArmPauseInFlight                      // freeze right after sending the next ledger call
 	ResignAll                             // the node gives every name up at once (baton.Group.Close) and campaigns again
+	Suspend                               // an operator suspends the job (store.Suspender); Node is ignored
+	Resume                                // an operator resumes it
 )
 
 var faultNames = map[FaultKind]string{
@@ -35,6 +39,7 @@ var faultNames = map[FaultKind]string{
 	Disarm: "disarm", Crash: "crash", Restart: "restart", SetRate: "set-rate", SetLatency: "set-latency",
 	Resign: "resign", Transfer: "transfer", ArmPause: "arm-freeze-before-check",
 	ArmPauseInFlight: "arm-freeze-in-flight", ResignAll: "resign-all",
+	Suspend: "suspend", Resume: "resume",
 }
 
 // String names the fault kind.
@@ -111,6 +116,15 @@ func (e *engine) fault(f Fault) {
 			e.step(n, election.Resign{})
 			e.campaign(n)
 		}
+	case Suspend, Resume:
+		sp, ok := e.c.Store.(store.Suspender)
+		if !ok {
+			e.fail(fmt.Errorf("vcluster: a %v fault needs a store.Suspender, got %T", f.Kind, e.c.Store))
+			return
+		}
+		_, err := sp.SuspendJob(e.ctx, store.JobSuspend{Name: Job, Suspend: f.Kind == Suspend, By: "operator", Reason: "simulated"})
+		e.tracef("operator: %v %s: %v", f.Kind, Job, err)
+		e.logs[0].dirty = true
 	case Transfer:
 		i := f.Name % len(e.names)
 		if rec, err := e.c.Store.Get(e.ctx, e.names[i]); err == nil {

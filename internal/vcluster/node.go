@@ -43,6 +43,7 @@ type node struct {
 
 	armedBeforeCheck bool
 	armedInFlight    bool
+	sawSuspended     bool                   // its scheduler's last read of the job found it suspended
 	pending          *scheduler.StartEffect // frozen before the effect
 	pendingChecked   bool                   // after its Valid() check
 	frozenByEffect   bool

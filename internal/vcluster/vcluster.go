@@ -166,6 +166,9 @@ type Mutation struct {
 	// NoJitter plans as if the policy had no jitter
 	// (scheduler.Config.NoJitter).
 	NoJitter bool
+	// IgnoreSuspension plans as if the job were never suspended
+	// (scheduler.Config.IgnoreSuspension).
+	IgnoreSuspension bool
 }
 
 // electionConfig is node n's election machine configuration, for its
@@ -206,7 +209,7 @@ func (c Config) work() scheduler.Config {
 		Job: Job, Poll: cal.Business(c.Poll), Retry: cal.Business(c.Poll),
 		Rescan:    min(cal.Business(10*c.Poll), scheduler.MaxInterval), // within the machine's bounds on long leases
 		Momentary: !c.Persistent, Unfenced: !c.Fence || c.Mutate.UnfencedLedger, NoValidCheck: c.Mutate.NoValidCheck,
-		NoCatchUpCap: c.Mutate.NoCatchUpCap, NoJitter: c.Mutate.NoJitter,
+		NoCatchUpCap: c.Mutate.NoCatchUpCap, NoJitter: c.Mutate.NoJitter, IgnoreSuspension: c.Mutate.IgnoreSuspension,
 	}
 	if c.WorkPoll > 0 {
 		cfg.Poll = cal.Business(c.WorkPoll)

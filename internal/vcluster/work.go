@@ -107,6 +107,8 @@ func failed(a scheduler.Action, err error) scheduler.Event {
 		return scheduler.Registered{Err: err}
 	case scheduler.ReadRuns:
 		return scheduler.RunsRead{Err: err}
+	case scheduler.ReadJob:
+		return scheduler.JobRead{Err: err}
 	case scheduler.SwapRun:
 		return scheduler.Swapped{Err: err}
 	}
@@ -119,6 +121,11 @@ func (e *engine) call(n *node, a scheduler.Action) scheduler.Event {
 	case scheduler.Register:
 		var r scheduler.Registered
 		r.Job, r.Err = e.c.Store.EnsureJob(e.ctx, store.Job{Name: Job, Schedule: "virtual"})
+		return r
+	case scheduler.ReadJob:
+		var r scheduler.JobRead
+		r.Job, r.Err = e.c.Store.GetJob(e.ctx, Job)
+		n.sawSuspended = r.Err == nil && r.Job.Suspension.Active()
 		return r
 	case scheduler.ReadRuns:
 		var r scheduler.RunsRead
@@ -139,7 +146,7 @@ func (e *engine) call(n *node, a scheduler.Action) scheduler.Event {
 
 func (e *engine) doWork(n *node, a scheduler.Action) {
 	switch a := a.(type) {
-	case scheduler.Register, scheduler.ReadRuns, scheduler.SwapRun, scheduler.GetRun:
+	case scheduler.Register, scheduler.ReadJob, scheduler.ReadRuns, scheduler.SwapRun, scheduler.GetRun:
 		e.send(n, a)
 	case scheduler.StartEffect:
 		if n.armedBeforeCheck {
@@ -196,6 +203,7 @@ func (e *engine) ledgerWrite(n *node, a scheduler.SwapRun, r scheduler.Swapped) 
 	}
 	e.checkCap(a)
 	e.checkJitter(a)
+	e.checkSuspended(n, a)
 	if a.Kind == scheduler.KindComplete {
 		e.completions[sw.Period]++
 		if e.c.Check && e.completions[sw.Period] > 1 {
@@ -272,6 +280,20 @@ func (e *engine) checkCap(a scheduler.SwapRun) {
 		if n := newer(sw.Finished); n < max {
 			e.violate("catch-up cap: period %s skipped with only %d newer periods due (max %d)", sw.Period, n, max)
 		}
+	}
+}
+
+// checkSuspended checks that no node claims or skips a period after its
+// scheduler read the job suspended, while it still is: a claim whose
+// read of the job came before the suspension may still land (the
+// suspension takes effect at each node's next read of the job, within a
+// poll), a later one may not.
+func (e *engine) checkSuspended(n *node, a scheduler.SwapRun) {
+	if !e.c.Check || !n.sawSuspended || (a.Kind != scheduler.KindClaim && a.Kind != scheduler.KindSkip && a.Kind != scheduler.KindTrigger) {
+		return
+	}
+	if j, err := e.c.Store.GetJob(e.ctx, Job); err == nil && j.Suspension.Active() {
+		e.violate("suspend: %s wrote %s of %s after reading that the job is suspended (by %s), while it still is", n.id, a.Kind, a.Swap.Run.Period, j.Suspension.By)
 	}
 }
 

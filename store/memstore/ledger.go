@@ -38,7 +38,7 @@ func (c *client) EnsureJob(ctx context.Context, j store.Job) (store.Job, error) 
 	c.s.mu.Lock()
 	got, ok := c.s.jobs[j.Name]
 	if !ok {
-		j.Created = c.s.now()
+		j.Created, j.Suspension = c.s.now(), store.Suspension{}
 		c.s.jobs[j.Name] = j
 		got = j
 	}

@@ -36,8 +36,10 @@
 // # Schema versions
 //
 // Version 3 added the session a record is held through
-// (store.Record.Session) and the change feed's column. A writable Open of a
-// version 1 or 2 store upgrades it in place, in one transaction (no record,
+// (store.Record.Session) and the change feed's column; version 4 a job's
+// suspension (store.Job.Suspension: an older baton would claim the
+// periods of a suspended job). A writable Open of a
+// version 1, 2 or 3 store upgrades it in place, in one transaction (no record,
 // log event, job or run is lost), and gives the store a new id, so that
 // processes of an older baton that opened it before fail their next write
 // with store.ErrReplaced and stop, and an older baton's Open refuses the

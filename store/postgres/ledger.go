@@ -24,10 +24,10 @@ func (s *Store) EnsureJob(ctx context.Context, j store.Job) (store.Job, error) {
 		return store.Job{}, err
 	}
 	got := store.Job{Name: j.Name}
-	err := s.pool.QueryRow(ctx, s.sql.ensureJob, j.Name, j.Schedule).Scan(&got.Schedule, &got.Created)
+	err := scanJob(s.pool.QueryRow(ctx, s.sql.ensureJob, j.Name, j.Schedule), &got)
 	if errors.Is(err, pgx.ErrNoRows) {
 		// Registered before (perhaps concurrently, committed by now).
-		err = s.pool.QueryRow(ctx, s.sql.getJob, j.Name).Scan(&got.Schedule, &got.Created)
+		err = scanJob(s.pool.QueryRow(ctx, s.sql.getJob, j.Name), &got)
 	}
 	if err != nil {
 		return store.Job{}, s.fail(ctx, "ensure job", err)
@@ -292,7 +292,7 @@ func (s *Store) UpdateJob(ctx context.Context, u store.JobUpdate) (store.Job, er
 			return err
 		}
 		cur := store.Job{Name: u.Name}
-		err = tx.QueryRow(ctx, `SELECT schedule, created FROM `+s.q+`.jobs WHERE name = $1 FOR UPDATE`, u.Name).Scan(&cur.Schedule, &cur.Created)
+		err = scanJob(tx.QueryRow(ctx, `SELECT `+jobCols(s.version)+` FROM `+s.q+`.jobs WHERE name = $1 FOR UPDATE`, u.Name), &cur)
 		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 			return err
 		}
@@ -333,7 +333,7 @@ func (s *Store) GetJob(ctx context.Context, name string) (store.Job, error) {
 		return store.Job{}, err
 	}
 	j := store.Job{Name: name}
-	err := s.pool.QueryRow(ctx, s.sql.getJob, name).Scan(&j.Schedule, &j.Created)
+	err := scanJob(s.pool.QueryRow(ctx, s.sql.getJob, name), &j)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return store.Job{}, fmt.Errorf("job %q: %w", name, store.ErrNotFound)
 	}

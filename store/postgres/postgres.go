@@ -86,8 +86,8 @@ func newStatements(q string, schemaVersion int) statements {
 			FROM ` + q + `.swap_many($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) s`,
 		history: `SELECT seq, kind, holder, incarnation, token, transfer, time, ` + detail + ` FROM ` + q + `.election_log WHERE name = $1 AND seq > $2 ORDER BY seq LIMIT $3`,
 		ensureJob: `INSERT INTO ` + q + `.jobs (name, schedule, created) VALUES ($1, $2, clock_timestamp())
-			ON CONFLICT (name) DO NOTHING RETURNING schedule, created`,
-		getJob:        `SELECT schedule, created FROM ` + q + `.jobs WHERE name = $1`,
+			ON CONFLICT (name) DO NOTHING RETURNING ` + jobCols(schemaVersion),
+		getJob:        `SELECT ` + jobCols(schemaVersion) + ` FROM ` + q + `.jobs WHERE name = $1`,
 		getRun:        `SELECT ` + runCols + ` FROM ` + q + `.runs WHERE job = $1 AND period = $2`,
 		lockRun:       `SELECT ` + runCols + ` FROM ` + q + `.runs WHERE job = $1 AND period = $2 FOR UPDATE`,
 		electionToken: `SELECT token FROM ` + q + `.election WHERE name = $1 FOR SHARE`,
@@ -382,7 +382,7 @@ func openReadOnly(ctx context.Context, rawURL string, o config) (*Store, error) 
 		err = store.NoStore(fmt.Sprintf("schema %q of the database (it has no such schema)", schema))
 	case !meta:
 		err = fmt.Errorf("postgres: %w: postgres schema %q has no baton meta table, not a baton store; baton left it untouched: point the URL's schema parameter at another schema", store.ErrSchema, schema)
-	case v != "1" && v != "2" && v != strconv.Itoa(SchemaVersion):
+	case v != "1" && v != "2" && v != "3" && v != strconv.Itoa(SchemaVersion):
 		err = fmt.Errorf("postgres: %w: schema %q is not a baton store this baton reads (schema version %q; this baton supports 1 to %d)", store.ErrSchema, schema, v, SchemaVersion)
 	}
 	if err != nil {

@@ -20,9 +20,10 @@ import (
 // store.ErrSchema and left untouched. Version 2 added the election log's
 // detail column and the candidates table; version 3 the election record's
 // session column (store.Record.Session) and its change feed (the wxid
-// column, see WatchChanges). An older schema is upgraded in place when a
+// column, see WatchChanges); version 4 the job's suspension columns
+// (store.Job.Suspension, see suspend.go). An older schema is upgraded in place when a
 // writer opens it, and read as it is by a read-only opener.
-const SchemaVersion = 3
+const SchemaVersion = 4
 
 // ddl returns the statements that create schema version SchemaVersion in
 // schema q (a quoted identifier), with notifications on channel.
@@ -78,7 +79,10 @@ func ddl(q, channel string) []string {
 		`CREATE TABLE ` + q + `.jobs (
 			name     text COLLATE "C" PRIMARY KEY,
 			schedule text NOT NULL,
-			created  timestamptz NOT NULL)`,
+			created  timestamptz NOT NULL,
+			suspended_at   timestamptz,
+			suspended_by   text NOT NULL DEFAULT '',
+			suspend_reason text NOT NULL DEFAULT '')`,
 		`CREATE TABLE ` + q + `.runs (
 			job       text COLLATE "C" NOT NULL,
 			period    text COLLATE "C" NOT NULL,
@@ -412,7 +416,7 @@ func setup(ctx context.Context, pool *pgxpool.Pool, schema, q, channel string) e
 			for _, up := range []struct {
 				from  string
 				stmts []string
-			}{{"1", upgrade1(q)}, {"2", upgrade2(q, channel)}} {
+			}{{"1", upgrade1(q)}, {"2", upgrade2(q, channel)}, {"3", upgrade3(q)}} {
 				if v != up.from {
 					continue
 				}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -107,8 +108,8 @@ func TestSchemaUpgradeFrom2(t *testing.T) {
 	oldID := storeID(t, url)
 	s := open(t, url)
 	defer s.Close()
-	if v := schemaVersion(t, url); v != "3" {
-		t.Fatalf("schema version after a writable open: %s, want 3", v)
+	if v := schemaVersion(t, url); v != strconv.Itoa(postgres.SchemaVersion) {
+		t.Fatalf("schema version after a writable open: %s, want %d", v, postgres.SchemaVersion)
 	}
 	// A new id: a process of the old release that opened the store
 	// before fails its next write with ErrReplaced.
@@ -212,8 +213,8 @@ func TestSchemaUpgradeFrom1(t *testing.T) {
 
 	s := open(t, url)
 	defer s.Close()
-	if v := schemaVersion(t, url); v != "3" {
-		t.Fatalf("schema version after a writable open: %s, want 3", v)
+	if v := schemaVersion(t, url); v != strconv.Itoa(postgres.SchemaVersion) {
+		t.Fatalf("schema version after a writable open: %s, want %d", v, postgres.SchemaVersion)
 	}
 	if err := s.Heartbeat(testCtx(t), store.Candidate{Name: "billing", Node: "x", Incarnation: "x1", Every: time.Second}); err != nil {
 		t.Fatalf("Heartbeat after the upgrade: %v", err)

@@ -25,8 +25,7 @@ func (s *Store) EnsureJob(ctx context.Context, j store.Job) (store.Job, error) {
 			return err
 		}
 		got.Name = j.Name
-		return tx.QueryRowContext(ctx, `SELECT schedule, created_ns FROM baton_jobs WHERE name = ?`, j.Name).
-			Scan(&got.Schedule, nsScanner{&got.Created})
+		return s.scanJob(tx.QueryRowContext(ctx, `SELECT `+s.jobCols()+` FROM baton_jobs WHERE name = ?`, j.Name), &got)
 	})
 	if err != nil {
 		return store.Job{}, err
@@ -276,8 +275,7 @@ func (s *Store) UpdateJob(ctx context.Context, u store.JobUpdate) (store.Job, er
 	var out store.Job
 	err := s.write(ctx, "update job", func(tx *sql.Tx) error {
 		cur := store.Job{Name: u.Name}
-		err := tx.QueryRowContext(ctx, `SELECT schedule, created_ns FROM baton_jobs WHERE name = ?`, u.Name).
-			Scan(&cur.Schedule, nsScanner{&cur.Created})
+		err := s.scanJob(tx.QueryRowContext(ctx, `SELECT `+s.jobCols()+` FROM baton_jobs WHERE name = ?`, u.Name), &cur)
 		found := err == nil
 		if err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return err
@@ -326,7 +324,7 @@ func (s *Store) GetJob(ctx context.Context, name string) (store.Job, error) {
 		return store.Job{}, err
 	}
 	j := store.Job{Name: name}
-	err := s.db.QueryRowContext(ctx, `SELECT schedule, created_ns FROM baton_jobs WHERE name = ?`, name).Scan(&j.Schedule, nsScanner{&j.Created})
+	err := s.scanJob(s.db.QueryRowContext(ctx, `SELECT `+s.jobCols()+` FROM baton_jobs WHERE name = ?`, name), &j)
 	if errors.Is(err, sql.ErrNoRows) {
 		return store.Job{}, fmt.Errorf("job %q: %w", name, store.ErrNotFound)
 	}

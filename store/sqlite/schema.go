@@ -23,10 +23,11 @@ import (
 // schema_version. Version 2 added the election log's detail column and
 // the baton_candidates table; version 3 the election record's session
 // column (store.Record.Session) and the index on its version that the
-// change feed reads (see Store.WatchChanges). An older store is upgraded in
+// change feed reads (see Store.WatchChanges); version 4 the job's
+// suspension columns (store.Job.Suspension, see suspend.go). An older store is upgraded in
 // place when a writer opens it, and read as it is by a read-only opener. A
 // baton that knows an older version refuses a store of this one.
-const SchemaVersion = 3
+const SchemaVersion = 4
 
 // schema creates the baton tables. Every statement is idempotent, so
 // processes racing to create a new file converge.
@@ -66,7 +67,10 @@ var schema = []string{
 	`CREATE TABLE IF NOT EXISTS baton_jobs (
 		name       TEXT PRIMARY KEY,
 		schedule   TEXT NOT NULL,
-		created_ns INTEGER NOT NULL
+		created_ns INTEGER NOT NULL,
+		suspended_ns   INTEGER NOT NULL DEFAULT 0,
+		suspended_by   TEXT NOT NULL DEFAULT '',
+		suspend_reason TEXT NOT NULL DEFAULT ''
 	) STRICT`,
 	`CREATE TABLE IF NOT EXISTS baton_runs (
 		job          TEXT NOT NULL,
@@ -125,6 +129,7 @@ var upgrades = map[int64][]string{
 		versionIndex,
 		`UPDATE baton_meta SET value = 3 WHERE key = 'schema_version'`,
 	},
+	3: suspendUpgrade,
 }
 
 // queryRower is what *sql.DB, *sql.Conn and *sql.Tx have in common.

@@ -115,6 +115,13 @@ func TestSchemaVersion2Upgrade(t *testing.T) {
 	if got, err := s.Get(ctx(t), "free"); err != nil || got.Session != sess.Name {
 		t.Fatalf("Get(free) after the upgrade = %+v, %v", got, err)
 	}
+	// Its jobs are not suspended, and can be (schema 4).
+	if j, err := s.GetJob(ctx(t), "billing"); err != nil || j.Suspension.Active() {
+		t.Fatalf("GetJob(billing) after the upgrade = %+v, %v", j, err)
+	}
+	if j, err := s.SuspendJob(ctx(t), store.JobSuspend{Name: "billing", Suspend: true, By: "ops"}); err != nil || !j.Suspension.Active() || j.Schedule != "every 24h" {
+		t.Fatalf("SuspendJob after the upgrade = %+v, %v", j, err)
+	}
 	s.Close()
 
 	// Read-only, the upgraded store reads sessions too.

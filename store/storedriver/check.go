@@ -3,6 +3,8 @@ package storedriver
 import (
 	"fmt"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/batonhq/baton/fence"
 	"github.com/batonhq/baton/store"
@@ -142,4 +144,65 @@ func PruneBound(p store.Prune, keepKey string) string {
 		return keepKey
 	}
 	return p.Before
+}
+
+// CheckSuspend returns the error store.Suspender.SuspendJob gives when the
+// job is cur (found false: no such job), nil when the change applies.
+func CheckSuspend(s store.JobSuspend, cur store.Job, found bool) error {
+	switch {
+	case s.Name == "":
+		return fmt.Errorf("%w: suspending or resuming a job needs its name", store.ErrInvalid)
+	case s.By == "":
+		return fmt.Errorf("%w: suspending or resuming job %q needs who does it (By)", store.ErrInvalid, s.Name)
+	case len(s.By) > store.MaxReasonLen || len(s.Reason) > store.MaxReasonLen:
+		return fmt.Errorf("%w: who and why of at most %d bytes each, got %d and %d", store.ErrInvalid, store.MaxReasonLen, len(s.By), len(s.Reason))
+	case !printable(s.By) || !printable(s.Reason):
+		return fmt.Errorf("%w: who and why must be printable text, without control characters", store.ErrInvalid)
+	case !found:
+		return fmt.Errorf("job %q: %w", s.Name, store.ErrNotFound)
+	case s.Suspend && cur.Suspension.Active():
+		return fmt.Errorf("%w: job %q is already suspended (by %s)", store.ErrConflict, s.Name, cur.Suspension.By)
+	case !s.Suspend && !cur.Suspension.Active():
+		return fmt.Errorf("%w: job %q is not suspended", store.ErrConflict, s.Name)
+	}
+	return nil
+}
+
+// printable reports whether s is valid UTF-8 of printable characters.
+func printable(s string) bool {
+	if !utf8.ValidString(s) {
+		return false
+	}
+	for _, r := range s {
+		if !unicode.IsPrint(r) {
+			return false
+		}
+	}
+	return true
+}
+
+// Suspend returns cur with the change s applied at store time at.
+func Suspend(s store.JobSuspend, cur store.Job, at time.Time) store.Job {
+	cur.Suspension = store.Suspension{}
+	if s.Suspend {
+		cur.Suspension = store.Suspension{By: s.By, Reason: s.Reason, At: at}
+	}
+	return cur
+}
+
+// SuspendEvent returns the election log event store.Suspender.SuspendJob
+// appends to the log of rec's name: the record as it is, Kind
+// store.Suspended or store.Resumed, Detail "by WHO: WHY".
+func SuspendEvent(seq uint64, rec store.Record, s store.JobSuspend, at time.Time) store.Event {
+	kind := store.Resumed
+	if s.Suspend {
+		kind = store.Suspended
+	}
+	ev := NextEvent(seq, rec, kind)
+	ev.Time = at
+	ev.Detail = "by " + s.By
+	if s.Reason != "" {
+		ev.Detail += ": " + s.Reason
+	}
+	return ev
 }

@@ -54,6 +54,7 @@ func Run(t *testing.T, f Factory) {
 		{"RecentRuns", testRecentRuns},
 		{"PruneRuns", testPruneRuns},
 		{"UpdateJob", testUpdateJob},
+		{"Suspend", testSuspend},
 		{"Candidates", testCandidates},
 		{"Sessions", testSessions},
 		{"DeleteSession", testDeleteSession},

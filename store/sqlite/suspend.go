@@ -1,0 +1,89 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"time"
+
+	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/store/storedriver"
+)
+
+var _ store.Suspender = (*Store)(nil)
+
+// suspendUpgrade turns a version 3 store into a version 4 one: the job's
+// suspension (store.Job.Suspension), zero for every job.
+var suspendUpgrade = []string{
+	`ALTER TABLE baton_jobs ADD COLUMN suspended_ns INTEGER NOT NULL DEFAULT 0`,
+	`ALTER TABLE baton_jobs ADD COLUMN suspended_by TEXT NOT NULL DEFAULT ''`,
+	`ALTER TABLE baton_jobs ADD COLUMN suspend_reason TEXT NOT NULL DEFAULT ''`,
+	`UPDATE baton_meta SET value = 4 WHERE key = 'schema_version'`,
+}
+
+// jobCols are the baton_jobs columns scanJob reads; a store older than
+// version 4 (read-only) has no suspension columns and reads as none.
+func (s *Store) jobCols() string {
+	if s.schema < 4 {
+		return `schedule, created_ns, 0, '', ''`
+	}
+	return `schedule, created_ns, suspended_ns, suspended_by, suspend_reason`
+}
+
+// scanJob scans a row of jobCols into j (its Name is the caller's).
+func (s *Store) scanJob(row *sql.Row, j *store.Job) error {
+	var at int64
+	if err := row.Scan(&j.Schedule, nsScanner{&j.Created}, &at, &j.Suspension.By, &j.Suspension.Reason); err != nil {
+		return err
+	}
+	j.Suspension.At = time.Time{}
+	if at != 0 {
+		j.Suspension.At = time.Unix(0, at).UTC()
+	}
+	return nil
+}
+
+// SuspendJob implements store.Suspender: the job's row and the log's
+// event in one write transaction; the election record is not written.
+func (s *Store) SuspendJob(ctx context.Context, sj store.JobSuspend) (store.Job, error) {
+	var out store.Job
+	err := s.write(ctx, "suspend job", func(tx *sql.Tx) error {
+		cur := store.Job{Name: sj.Name}
+		err := s.scanJob(tx.QueryRowContext(ctx, `SELECT `+s.jobCols()+` FROM baton_jobs WHERE name = ?`, sj.Name), &cur)
+		found := err == nil
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return err
+		}
+		if err := storedriver.CheckSuspend(sj, cur, found); err != nil {
+			return err
+		}
+		at := s.now()
+		out = storedriver.Suspend(sj, cur, at)
+		var ns int64
+		if out.Suspension.Active() {
+			ns = at.UnixNano()
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE baton_jobs SET suspended_ns = ?, suspended_by = ?, suspend_reason = ? WHERE name = ?`,
+			ns, out.Suspension.By, out.Suspension.Reason, sj.Name); err != nil {
+			return err
+		}
+		rec, found, err := s.getRecord(ctx, tx, sj.Name)
+		if err != nil || !found {
+			return err
+		}
+		var last int64
+		if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(seq), 0) FROM baton_election_log WHERE name = ?`, rec.Name).Scan(&last); err != nil {
+			return err
+		}
+		ev := storedriver.SuspendEvent(uint64(last)+1, rec, sj, at)
+		_, err = tx.ExecContext(ctx,
+			`INSERT INTO baton_election_log (name, seq, kind, holder, incarnation, token, transfer, time_ns, detail)
+			 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			ev.Name, int64(ev.Seq), string(ev.Kind), ev.Holder, ev.Incarnation, int64(ev.Token), ev.Transfer, ev.Time.UnixNano(), ev.Detail)
+		return err
+	})
+	if err != nil {
+		return store.Job{}, err
+	}
+	return out, nil
+}

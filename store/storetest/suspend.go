@@ -1,0 +1,94 @@
+package storetest
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/batonhq/baton/store"
+)
+
+// testSuspend checks store.Suspender: a compare-and-swap on the job's
+// suspension, kept across handles, logged with who and why, and leaving
+// the election record (and so its holder's term) as it was.
+func testSuspend(t *testing.T, open func() store.Store) {
+	s := open()
+	sp, ok := s.(store.Suspender)
+	if !ok {
+		t.Skipf("%T does not implement store.Suspender", s)
+	}
+	c := ctx(t)
+	on := store.JobSuspend{Name: "job", Suspend: true, By: "ops@host", Reason: "bad deploy"}
+	if _, err := sp.SuspendJob(c, on); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("suspending a missing job: %v, want ErrNotFound", err)
+	}
+	for _, bad := range []store.JobSuspend{{Suspend: true, By: "x"}, {Name: "job", Suspend: true}, {Name: "job", Suspend: true, By: "x", Reason: strings.Repeat("r", store.MaxReasonLen+1)}, {Name: "job", Suspend: true, By: "x", Reason: "a\x1b[2Jb"}} {
+		if _, err := sp.SuspendJob(c, bad); !errors.Is(err, store.ErrInvalid) {
+			t.Errorf("SuspendJob(%+v): %v, want ErrInvalid", bad, err)
+		}
+	}
+	j, err := s.EnsureJob(c, store.Job{Name: "job", Schedule: "a", Suspension: store.Suspension{By: "planted"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j.Suspension != (store.Suspension{}) {
+		t.Fatalf("a new job is suspended: %+v", j.Suspension)
+	}
+	if _, err := sp.SuspendJob(c, store.JobSuspend{Name: "job", By: "x"}); !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("resuming a job that is not suspended: %v, want ErrConflict", err)
+	}
+	rec := mustSwap(t, s, store.Swap{Record: acquire("job", "a", 1), Event: store.Acquired})
+	got, err := sp.SuspendJob(c, on)
+	if err != nil || !got.Suspension.Active() || got.Suspension.By != on.By || got.Suspension.Reason != on.Reason || got.Schedule != "a" || !got.Created.Equal(j.Created) {
+		t.Fatalf("SuspendJob = %+v, %v", got, err)
+	}
+	if _, err := sp.SuspendJob(c, on); !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("suspending a suspended job: %v, want ErrConflict", err)
+	}
+	// Another handle sees it, through GetJob and EnsureJob.
+	other := open()
+	for what, read := range map[string]func() (store.Job, error){
+		"GetJob":    func() (store.Job, error) { return other.GetJob(c, "job") },
+		"EnsureJob": func() (store.Job, error) { return other.EnsureJob(c, store.Job{Name: "job", Schedule: "b"}) },
+	} {
+		if j2, err := read(); err != nil || j2.Suspension.By != on.By || j2.Suspension.Reason != on.Reason || !j2.Suspension.At.Equal(got.Suspension.At) {
+			t.Errorf("%s after a suspension = %+v, %v; want %+v", what, j2, err, got.Suspension)
+		}
+	}
+	// The record is untouched: its holder renews with the version it has.
+	if now, err := s.Get(c, "job"); err != nil || now != rec {
+		t.Fatalf("record after a suspension %+v, %v; want it unchanged %+v", now, err, rec)
+	}
+	rec = mustSwap(t, s, store.Swap{Expect: rec.Version, Record: rec})
+	// Rescheduling keeps the suspension.
+	if up, err := s.UpdateJob(c, store.JobUpdate{Name: "job", Expect: "a", Schedule: "b"}); err != nil || up.Suspension.By != on.By {
+		t.Fatalf("UpdateJob of a suspended job = %+v, %v; want it still suspended", up, err)
+	}
+	got, err = sp.SuspendJob(c, store.JobSuspend{Name: "job", By: "dev@host"})
+	if err != nil || got.Suspension != (store.Suspension{}) || got.Schedule != "b" {
+		t.Fatalf("resume = %+v, %v", got, err)
+	}
+	if j2, err := other.GetJob(c, "job"); err != nil || j2.Suspension.Active() {
+		t.Errorf("GetJob after resume = %+v, %v", j2, err)
+	}
+	evs, err := s.History(c, "job", 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kinds, details []string
+	for _, ev := range evs {
+		kinds = append(kinds, string(ev.Kind))
+		if ev.Kind == store.Suspended || ev.Kind == store.Resumed {
+			details = append(details, ev.Detail)
+			if ev.Holder != rec.Holder || ev.Token != rec.Token {
+				t.Errorf("%s event %+v: want the record's holder and token", ev.Kind, ev)
+			}
+		}
+	}
+	if want := "acquired suspended rescheduled resumed"; strings.Join(kinds, " ") != want {
+		t.Errorf("log kinds %q, want %q", kinds, want)
+	}
+	if want := "by ops@host: bad deploy|by dev@host"; strings.Join(details, "|") != want {
+		t.Errorf("log details %q, want %q", details, want)
+	}
+}
