@@ -125,7 +125,9 @@ func TestHostileStoreTextInBrowser(t *testing.T) {
 		t.Skip("starts a browser")
 	}
 	ctx := browsertest.New(t, 60*time.Second)
-	st, url := servedStore(t, "", 200*time.Millisecond)
+	// No refresh while the test reads the page: a refresh replaces the
+	// nodes it queries.
+	st, url := servedStore(t, "", time.Hour)
 	writeHostile(t, st)
 	const job = `section.job[data-name="billing"] `
 	if err := chromedp.Do(ctx, chromedp.Navigate(url), chromedp.WaitVisible(job+`dd.holder`)); err != nil {
