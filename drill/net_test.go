@@ -36,16 +36,8 @@ func netConfig(t *testing.T, store string) drill.Config {
 	return cfg
 }
 
-func netParams(f drill.Fault) drill.Params {
-	p := drill.DefaultParams()
-	p.Fault = f
-	p.Round, p.Margin = 200*time.Millisecond, 25*time.Millisecond
-	p.Rounds, p.Triggers = 13, []int{6, 12}
-	if raceEnabled {
-		p.InvoiceLines = 500
-	}
-	return p
-}
+// netParams is the process scenario of procs_test.go, on test hosts.
+func netParams(f drill.Fault) drill.Params { return procsParams(f) }
 
 // The lesson's drill on test hosts: the leader's link cut on a 3-member
 // etcd cluster. Fencing+trigger loses and doubles nothing, and the history
