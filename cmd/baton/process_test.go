@@ -58,7 +58,7 @@ func TestProcessRunScheduled(t *testing.T) {
 	}
 	cmd, out, errb := startBaton(t, "run", "--store", "mem:", "--lease", "3s", "--grace", "1s", "--every", "1s",
 		"billing", "--", "sh", "-c", `echo "period=$BATON_PERIOD token=$BATON_TOKEN"`)
-	time.Sleep(2500 * time.Millisecond)
+	waitFor(20*time.Second, func() bool { return strings.Count(errb.String(), "period finished: done") >= 2 })
 	cmd.Process.Signal(syscall.SIGTERM)
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("baton: %v\nstderr:\n%s", err, errb.String())

@@ -31,7 +31,10 @@ func TestRunOnPostgres(t *testing.T) {
 	storeURL := u.String()
 	cmd, out, errb := startBaton(t, "run", "--store", storeURL, "--node", "n1", "--lease", "3s", "--every", "1s",
 		"billing", "--", "sh", "-c", `echo "period=$BATON_PERIOD token=$BATON_TOKEN"`)
-	time.Sleep(2500 * time.Millisecond)
+	// Two periods done, however slowly the process starts (the race
+	// detector's binary on a loaded machine takes a second or more): wait
+	// for them in its log rather than for a fixed time.
+	waitFor(20*time.Second, func() bool { return strings.Count(errb.String(), "period finished: done") >= 2 })
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
