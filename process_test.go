@@ -29,9 +29,9 @@ import (
 // real time, so their timing assertions leave room for a busy machine.
 
 const (
-	procLease  = time.Second
-	procRenew  = 250 * time.Millisecond
-	procMargin = 100 * time.Millisecond
+	procLease  = time.Second * raceFactor
+	procRenew  = 250 * time.Millisecond * raceFactor
+	procMargin = 100 * time.Millisecond * raceFactor
 	procPoll   = 50 * time.Millisecond
 )
 
