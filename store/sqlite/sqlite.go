@@ -408,7 +408,11 @@ func refuseForeign(ctx context.Context, abs string, cfg config) error {
 	_, found, err := schemaVersion(ctx, db)
 	var objects int
 	if err == nil && !found {
-		err = db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_schema`).Scan(&objects)
+		// Only objects that are not baton's: another process creating
+		// the store in this instant may be seen half-way by this
+		// lock-free read (its tables, not yet its version row); the
+		// check under the write lock (schema.go) sees it whole.
+		err = db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_schema WHERE name NOT LIKE 'baton\_%' ESCAPE '\' AND name NOT LIKE 'sqlite\_%' ESCAPE '\'`).Scan(&objects)
 	}
 	switch {
 	case err != nil:
