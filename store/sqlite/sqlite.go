@@ -396,23 +396,16 @@ func refuseForeign(ctx context.Context, abs string, cfg config) error {
 	case fi.Size() == 0:
 		return nil
 	}
-	params := "&mode=ro"
-	if _, err := os.Stat(abs + "-wal"); errors.Is(err, fs.ErrNotExist) {
-		params += "&immutable=1"
-	}
-	db, err := sql.Open("sqlite", dsn(abs, cfg)+params)
-	if err != nil {
-		return fmt.Errorf("sqlite: open %s: %w", abs, err)
-	}
-	defer db.Close()
-	_, found, err := schemaVersion(ctx, db)
-	var objects int
-	if err == nil && !found {
-		// Only objects that are not baton's: another process creating
-		// the store in this instant may be seen half-way by this
-		// lock-free read (its tables, not yet its version row); the
-		// check under the write lock (schema.go) sees it whole.
-		err = db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_schema WHERE name NOT LIKE 'baton\_%' ESCAPE '\' AND name NOT LIKE 'sqlite\_%' ESCAPE '\'`).Scan(&objects)
+	// A file with no -wal beside it is read as immutable (no lock, no
+	// write). Another process may be making the store in that instant:
+	// an immutable read can then see its tables without their version
+	// row. So a file that looks foreign is read once more, with locks,
+	// once that process's -wal exists.
+	found, objects, err := foreignCheck(ctx, abs, cfg)
+	if err == nil && !found && objects > 0 {
+		if _, werr := os.Stat(abs + "-wal"); werr == nil {
+			found, objects, err = foreignCheck(ctx, abs, cfg)
+		}
 	}
 	switch {
 	case err != nil:
@@ -424,6 +417,25 @@ func refuseForeign(ctx context.Context, abs string, cfg config) error {
 		return foreignDatabase(abs)
 	}
 	return nil
+}
+
+// foreignCheck reads, without writing, whether abs holds baton's schema
+// version (found) and how many schema objects it has.
+func foreignCheck(ctx context.Context, abs string, cfg config) (found bool, objects int, err error) {
+	params := "&mode=ro"
+	if _, err := os.Stat(abs + "-wal"); errors.Is(err, fs.ErrNotExist) {
+		params += "&immutable=1"
+	}
+	db, err := sql.Open("sqlite", dsn(abs, cfg)+params)
+	if err != nil {
+		return false, 0, fmt.Errorf("sqlite: open %s: %w", abs, err)
+	}
+	defer db.Close()
+	_, found, err = schemaVersion(ctx, db)
+	if err == nil && !found {
+		err = db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_schema`).Scan(&objects)
+	}
+	return found, objects, err
 }
 
 // Close closes the store's connections and ends its watches. It does not
