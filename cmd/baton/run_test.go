@@ -145,7 +145,21 @@ func TestRunScheduledCommand(t *testing.T) {
 		done <- e.run(ctx, []string{"run", "--store", "mem:", "--node", "n1", "--lease", "3s", "--grace", "1s",
 			"--every", "1s", "billing", "--", "sh", "-c", `echo "period=$BATON_PERIOD token=$BATON_TOKEN node=$BATON_NODE name=$BATON_NAME"`})
 	}()
-	time.Sleep(2500 * time.Millisecond)
+	// Two periods done, then stop half-way between two periods: a stop at
+	// a whole second would race the next period's start (its row is left
+	// running for the next leader, which is not what this test is about).
+	waitFor(20*time.Second, func() bool {
+		rs, _ := ms.Runs(context.Background(), "billing", "", 0)
+		n := 0
+		for _, r := range rs {
+			if r.State == store.Done {
+				n++
+			}
+		}
+		return n >= 2
+	})
+	now := time.Now()
+	time.Sleep(now.Truncate(time.Second).Add(1500 * time.Millisecond).Sub(now) % time.Second)
 	cancel()
 	if code := <-done; code != exitOK {
 		t.Fatalf("exit %d, stderr:\n%s", code, errb.String())
