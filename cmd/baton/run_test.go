@@ -159,7 +159,7 @@ func TestRunScheduledCommand(t *testing.T) {
 		return n >= 2
 	})
 	now := time.Now()
-	time.Sleep(now.Truncate(time.Second).Add(1500 * time.Millisecond).Sub(now) % time.Second)
+	time.Sleep(now.Truncate(time.Second).Add(1500*time.Millisecond).Sub(now) % time.Second)
 	cancel()
 	if code := <-done; code != exitOK {
 		t.Fatalf("exit %d, stderr:\n%s", code, errb.String())
