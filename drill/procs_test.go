@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -72,15 +73,6 @@ func TestProcsGuarantees(t *testing.T) {
 	if testing.Verbose() {
 		cfg.Progress = os.Stderr
 	}
-	reps := map[drill.Fault]drill.Report{}
-	for _, f := range drill.Faults {
-		rep, err := drill.RunAll(t.Context(), procsParams(f), cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		reps[f] = rep
-		t.Logf("%s\n%s", f, rep.Table())
-	}
 	// The protocol's bound is lease + 2e + one poll after the fault's
 	// start: the contenders saw the last renewal at most a poll after it
 	// was made, before the fault. Real processes on a shared machine add
@@ -91,6 +83,29 @@ func TestProcsGuarantees(t *testing.T) {
 	slack := procsParams(drill.Crash).Round / 2
 	if raceEnabled {
 		slack = procsParams(drill.Crash).Round
+	}
+	// Safety is asserted on every run. The handover's timing is a bound on
+	// a machine that schedules the nodes promptly, which a CI runner
+	// testing other packages beside this one does not always do: a fault
+	// whose handover came late is run again, up to twice, and fails only
+	// when it is late every time. Every run's table is logged.
+	const tries = 3
+	reps := map[drill.Fault]drill.Report{}
+	for _, f := range drill.Faults {
+		for try := 1; ; try++ {
+			rep, err := drill.RunAll(t.Context(), procsParams(f), cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%s (run %d)\n%s", f, try, rep.Table())
+			reps[f] = rep
+			late := lateHandovers(rep, slack)
+			if len(late) == 0 || try == tries {
+				break
+			}
+			checkSafety(t, rep)
+			t.Logf("%s, run %d: the handover came late, running it again: %s", f, try, strings.Join(late, "; "))
+		}
 	}
 	checkGuarantees(t, reps, slack)
 }

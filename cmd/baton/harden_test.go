@@ -57,7 +57,11 @@ func TestRunStoreDeleted(t *testing.T) {
 			"billing", "--", "sh", "-c", `echo "period=$BATON_PERIOD token=$BATON_TOKEN node=$BATON_NODE"`)
 	}
 	cmd1, out1, err1 := run("n1")
-	time.Sleep(2500 * time.Millisecond)
+	// n1 runs a period or two before its store goes; a loaded machine
+	// starts it late, so the test waits for the output, not a fixed time.
+	if !waitFor(20*time.Second, func() bool { return strings.Count(out1.String(), "node=n1") >= 2 }) {
+		t.Fatalf("n1 ran fewer than 2 periods in 20s\nstderr:\n%s", err1)
+	}
 	for _, suffix := range []string{"", "-wal", "-shm"} {
 		if err := os.Remove(path + suffix); err != nil && !os.IsNotExist(err) {
 			t.Fatal(err)
@@ -74,7 +78,9 @@ func TestRunStoreDeleted(t *testing.T) {
 		t.Fatalf("n1 still runs %v after its store was deleted\nstderr:\n%s", time.Since(deleted), err1)
 	}
 	t.Logf("n1 exited %v after the deletion: %v", time.Since(deleted).Round(time.Millisecond), werr)
-	time.Sleep(2500 * time.Millisecond)
+	if !waitFor(20*time.Second, func() bool { return strings.Contains(out2.String(), "node=n2") }) {
+		t.Fatalf("n2 ran no period in 20s after n1 exited\nstderr:\n%s", err2)
+	}
 	if ee, ok := werr.(interface{ ExitCode() int }); !ok || ee.ExitCode() != 1 {
 		t.Errorf("n1 exited with %v, want exit status 1", werr)
 	}

@@ -78,7 +78,7 @@ func TestNoPasswordInOutputPostgres(t *testing.T) {
 
 	cmd, out, errb := startBaton(t, "run", "--store-file", file, "--node", "n1", "--lease", "3s", "--every", "1s",
 		"billing", "--", "sh", "-c", `echo "period=$BATON_PERIOD token=$BATON_TOKEN"`)
-	time.Sleep(2500 * time.Millisecond)
+	waitFor(20*time.Second, func() bool { return strings.Contains(out.String(), "token=1") })
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
