@@ -7,7 +7,7 @@ import (
 )
 
 // Observer is told what a Runner does with its job's periods, for metrics:
-// baton.Metrics implements it. Its methods are called from the Runner's
+// batonprom.Metrics implements it. Its methods are called from the Runner's
 // goroutine and must return quickly.
 type Observer interface {
 	// PeriodState says the Runner moved a period of job to state
