@@ -297,9 +297,7 @@ func (e *Elector) watch(ctx context.Context) <-chan []store.Change {
 
 // announce executes the machine's announcements about this Elector's term.
 func (e *Elector) announce(now time.Time, ev election.Event, acts []election.Action) {
-	if e.cfg.metrics != nil {
-		e.cfg.metrics.step(e.name, e.cfg.lease, e.d.g.Machine(e.name), now, ev, acts)
-	}
+	e.cfg.obs.elector(e.name, e.cfg.lease, e.d.g.Machine(e.name), now, ev, acts)
 	for _, a := range acts {
 		switch a := a.(type) {
 		case election.Elected:

@@ -257,9 +257,6 @@ func (g *Group) Stats() GroupStats {
 // write, not one per name). It waits until that write is done or ctx ends.
 // A closed Group cannot campaign again.
 func (g *Group) Close(ctx context.Context) error {
-	if m := g.cfg.metrics; m != nil {
-		defer m.groupClosed(g)
-	}
 	g.stopCollect()
 	defer func() { <-g.collected }()
 	g.mu.Lock()
@@ -287,9 +284,7 @@ func (g *Group) Close(ctx context.Context) error {
 
 // announce executes the machine's announcements on the loop goroutine.
 func (g *Group) announce(now time.Time, ev election.Event, acts []election.Action) {
-	if g.cfg.metrics != nil {
-		g.cfg.metrics.groupStep(g, now, ev, acts)
-	}
+	g.cfg.obs.group(now, ev, acts)
 	var lost int
 	var cause error
 	for _, a := range acts {

@@ -86,7 +86,7 @@ type config struct {
 	retry       time.Duration
 	clock       Clock
 	logger      *slog.Logger
-	metrics     *Metrics
+	obs         *observing // WithObserver's
 	balance     bool
 
 	renewSet, pollSet, retrySet bool

@@ -18,8 +18,10 @@
 //
 // With Config.Procs the same scenario runs on real OS processes and real
 // time ("baton drill --procs"): every node is a process (NodeMain, the
-// hidden "baton drill node") running baton.Elector and schedule.Runner (the
-// runtimes "baton run" uses) on one SQLite store file shared by all, with
+// hidden "baton drill node") running baton.Elector and internal/runner
+// (the runtime schedule.Runner wraps; both are what "baton run" uses), with
+// the drill's momentary triggers and unfenced ledger where its column has
+// them, on one SQLite store file shared by all, with
 // an executor whose batch writes fenced lines into a second SQLite file.
 // Both modes inject the same fault events (vcluster.Fault) and use the
 // same business calendar (vcluster.Calendar).

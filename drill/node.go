@@ -18,6 +18,7 @@ import (
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/fence"
 	"github.com/batonhq/baton/internal/history"
+	"github.com/batonhq/baton/internal/runner"
 	"github.com/batonhq/baton/internal/scheduler"
 	"github.com/batonhq/baton/internal/vcluster"
 	"github.com/batonhq/baton/schedule"
@@ -34,8 +35,9 @@ import (
 //
 // The node campaigns with a baton.Elector on the SQLite store shared by all
 // nodes and, while it leads, raises the resource's fence (unless plain) and
-// runs the drill's batches with a schedule.Runner, the runtime users run,
-// whose executor writes the batch with fenced writes (fence.CheckTx) into
+// runs the drill's batches with internal/runner, the runtime users run
+// through schedule.Runner, configured with the column's machine settings
+// (momentary triggers, an unfenced ledger), whose executor writes the batch with fenced writes (fence.CheckTx) into
 // the shared resource file. Its clock is the business calendar the virtual
 // cluster uses (vcluster.Calendar), on real time. It reads
 // commands from stdin, one a line (start ORIGIN, trigger KEY, wake, cut,
@@ -106,12 +108,14 @@ func NodeMain(ctx context.Context, args []string, stdin io.Reader, stdout io.Wri
 	}
 
 	cal := vcluster.Calendar{Day: n.round}
-	drillOnly := scheduler.RunnerHooks.Configure(func(c *scheduler.Config) {
-		c.Momentary, c.Unfenced = n.col != FencingTrigger, n.col == Plain || n.noFence
-	}).(schedule.Option)
-	n.runner, err = schedule.New(n.st, schedule.Job{Name: vcluster.Job}, n.execute, schedule.WithClock(businessClock{n}),
-		schedule.WithPoll(cal.Business(pol)), schedule.WithRetry(cal.Business(pol)), schedule.WithRescan(cal.Business(10*pol)),
-		schedule.WithCallTimeout(lease), drillOnly)
+	// The runtime schedule.Runner wraps, with the drill's own settings:
+	// momentary triggers and an unfenced ledger for the plain and fencing
+	// columns, which no user may configure.
+	n.runner, err = runner.New(runner.Config{
+		Machine: scheduler.Config{Job: vcluster.Job, Poll: cal.Business(pol), Retry: cal.Business(pol),
+			Rescan: cal.Business(10 * pol), Momentary: n.col != FencingTrigger, Unfenced: n.col == Plain || n.noFence},
+		Spec: schedule.Job{Name: vcluster.Job}.Spec(), Store: n.st, Exec: n.execute, Clock: businessClock{n},
+		CallTimeout: lease})
 	if err != nil {
 		return err
 	}
@@ -160,7 +164,7 @@ type procNode struct {
 	started chan struct{}
 	armed   atomic.Bool
 
-	runner *schedule.Runner
+	runner *runner.Runner
 
 	net     bool // on a network store (--store is a URL)
 	noFence bool // --unsafe-no-fence
@@ -224,7 +228,7 @@ func (n *procNode) commands(ctx context.Context, stdin io.Reader) {
 			n.mu.Lock()
 			if n.term != nil && n.term.Valid() && len(f) == 2 {
 				if at, err := schedule.ParseKey(f[1]); err == nil {
-					scheduler.RunnerHooks.Trigger(n.runner, scheduler.Trigger{Key: f[1], Scheduled: at})
+					n.runner.Trigger(scheduler.Trigger{Key: f[1], Scheduled: at})
 				}
 			}
 			n.mu.Unlock()
@@ -358,10 +362,10 @@ func (n *procNode) watchDeadline(ctx context.Context, t *baton.Term) {
 	}
 }
 
-// execute is the node's schedule.Executor: the batch. An armed node stops
+// execute is the node's executor (runner.Executor): the batch. An armed node stops
 // itself here (SIGSTOP), after the Runner's Valid() check and before the
 // write, and writes when the parent lets it go on (SIGCONT).
-func (n *procNode) execute(ctx context.Context, p schedule.Period, token uint64) (int, string, error) {
+func (n *procNode) execute(ctx context.Context, p scheduler.Period, token uint64) (int, string, error) {
 	n.out.say("claimed %s %d", p.Key, token)
 	n.hist.Add(history.Record{Kind: history.Ledger, Name: vcluster.Job, Holder: n.holder, Period: p.Key,
 		State: string(store.Running), Token: token, At: history.Now()})

@@ -7,7 +7,7 @@ import (
 )
 
 // Observer is told what a Runner does with its job's periods, for metrics:
-// baton.Metrics implements it. Its methods are called from the Runner's
+// batonprom.Metrics implements it. Its methods are called from the Runner's
 // goroutine and must return quickly.
 type Observer interface {
 	// PeriodState says the Runner moved a period of job to state
@@ -28,13 +28,4 @@ type Observer interface {
 }
 
 // WithObserver makes the Runner report to o (default: nobody).
-func WithObserver(o Observer) Option { return func(r *Runner) { r.obs = o } }
-
-// nobody is the Observer of a Runner without one.
-type nobody struct{}
-
-func (nobody) PeriodState(string, store.RunState) {}
-func (nobody) RunStarted(string, time.Duration)   {}
-func (nobody) RunSucceeded(string, time.Time)     {}
-func (nobody) FenceRejected(string)               {}
-func (nobody) JobSuspended(string, bool)          {}
+func WithObserver(o Observer) Option { return func(r *Runner) { r.cfg.Observer = o } }

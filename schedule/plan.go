@@ -128,9 +128,4 @@ type Period struct {
 
 // Delay returns how late a run started: Started - Scheduled, or 0 for a row
 // that has not started.
-func Delay(r store.Run) time.Duration {
-	if r.Started.IsZero() {
-		return 0
-	}
-	return r.Started.Sub(r.Scheduled)
-}
+func Delay(r store.Run) time.Duration { return scheduler.Delay(r) }

@@ -92,8 +92,8 @@ const DefaultPruneEvery = 10 * time.Minute
 // retention: the ledger keeps every row.
 func WithRetention(r Retention) Option {
 	return func(rn *Runner) {
-		rn.cfg.Retention = scheduler.Retention(r)
-		rn.cfg.PruneEvery, rn.cfg.PruneBatch = DefaultPruneEvery, PruneBatch
+		rn.cfg.Machine.Retention = scheduler.Retention(r)
+		rn.cfg.Machine.PruneEvery, rn.cfg.Machine.PruneBatch = DefaultPruneEvery, PruneBatch
 	}
 }
 

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton"
-	"github.com/batonhq/baton/fence"
+	"github.com/batonhq/baton/internal/runner"
 	"github.com/batonhq/baton/internal/scheduler"
 	"github.com/batonhq/baton/store"
 )
@@ -63,24 +63,24 @@ type Option func(*Runner)
 // WithClock sets the clock (default baton.RealClock). Its Now is read as
 // wall time for period arithmetic and for the ledger's Started and
 // Finished; its timers wake the Runner.
-func WithClock(c baton.Clock) Option { return func(r *Runner) { r.clock = c } }
+func WithClock(c baton.Clock) Option { return func(r *Runner) { r.cfg.Clock = c } }
 
 // WithPoll sets how often the Runner re-reads the ledger for manual
 // triggers when no period is due sooner (default DefaultPoll).
-func WithPoll(d time.Duration) Option { return func(r *Runner) { r.cfg.Poll = d } }
+func WithPoll(d time.Duration) Option { return func(r *Runner) { r.cfg.Machine.Poll = d } }
 
 // WithRescan sets how often the Runner reads the whole ledger (default
 // DefaultRescan). In between it reads only the rows after the newest
 // scheduled period before which every row is final, so a manual trigger of
 // a period older than that (a re-run of a failed period) is seen within
 // this interval; other triggers are seen at the next poll.
-func WithRescan(d time.Duration) Option { return func(r *Runner) { r.cfg.Rescan = d } }
+func WithRescan(d time.Duration) Option { return func(r *Runner) { r.cfg.Machine.Rescan = d } }
 
 // WithRetry sets the wait after a failed store call (default DefaultRetry).
-func WithRetry(d time.Duration) Option { return func(r *Runner) { r.cfg.Retry = d } }
+func WithRetry(d time.Duration) Option { return func(r *Runner) { r.cfg.Machine.Retry = d } }
 
 // WithCallTimeout bounds each store call (default DefaultCallTimeout).
-func WithCallTimeout(d time.Duration) Option { return func(r *Runner) { r.callTimeout = d } }
+func WithCallTimeout(d time.Duration) Option { return func(r *Runner) { r.cfg.CallTimeout = d } }
 
 // WithClockGuard turns the wall-clock guard on: before each pass that may
 // claim or skip periods the Runner reads ref, and while its own wall clock
@@ -93,11 +93,11 @@ func WithCallTimeout(d time.Duration) Option { return func(r *Runner) { r.callTi
 // The guard is off by default; ClockReference picks a reference for a
 // store, which is what baton run uses.
 func WithClockGuard(ref Reference, tolerance time.Duration) Option {
-	return func(r *Runner) { r.ref, r.cfg.ClockTolerance = ref, tolerance }
+	return func(r *Runner) { r.cfg.Reference, r.cfg.Machine.ClockTolerance = ref, tolerance }
 }
 
 // WithLogger sets the logger (default: discard).
-func WithLogger(l *slog.Logger) Option { return func(r *Runner) { r.logger = l } }
+func WithLogger(l *slog.Logger) Option { return func(r *Runner) { r.cfg.Logger = l } }
 
 // Defaults of a Runner's options.
 const (
@@ -117,29 +117,21 @@ const (
 // row, retry a completion with a read-back) is a deterministic state
 // machine; the Runner is its thin runtime: the clock, the store, the
 // executor in a goroutine. The simulator and the drill drive the very same
-// machine.
+// machine, and the drill's process mode this very runtime.
 //
 // One Runner runs at most one term at a time; a term must be run by at most
 // one Runner.
 type Runner struct {
-	st          store.Store
-	job         Job
-	exec        Executor
-	clock       baton.Clock
-	cfg         scheduler.Config
-	callTimeout time.Duration
-	logger      *slog.Logger
-	obs         Observer
-	wake        chan scheduler.Trigger
-	ref         Reference
+	cfg runner.Config // what New and the options build
+	r   *runner.Runner
 }
 
 // New returns a Runner for job on st. Options are validated; an invalid one
 // is an error naming the field.
 func New(st store.Store, job Job, exec Executor, opts ...Option) (*Runner, error) {
-	r := &Runner{st: st, job: job, exec: exec, clock: baton.RealClock{}, callTimeout: DefaultCallTimeout,
-		cfg:  scheduler.Config{Job: job.Name, Poll: DefaultPoll, Rescan: DefaultRescan, Retry: DefaultRetry},
-		wake: make(chan scheduler.Trigger, 16), obs: nobody{}}
+	r := &Runner{cfg: runner.Config{Store: st, Clock: baton.RealClock{}, CallTimeout: DefaultCallTimeout,
+		Machine:  scheduler.Config{Job: job.Name, Poll: DefaultPoll, Rescan: DefaultRescan, Retry: DefaultRetry},
+		Observer: runner.Nobody{}}}
 	for _, o := range opts {
 		o(r)
 	}
@@ -150,58 +142,41 @@ func New(st store.Store, job Job, exec Executor, opts ...Option) (*Runner, error
 		return nil, errors.New("schedule: job name must not be empty")
 	case exec == nil:
 		return nil, errors.New("schedule: executor must not be nil")
-	case r.obs == nil:
+	case r.cfg.Observer == nil:
 		return nil, errors.New("schedule: WithObserver: the observer must not be nil")
-	case r.clock == nil:
+	case r.cfg.Clock == nil:
 		return nil, errors.New("schedule: clock must not be nil")
-	case r.callTimeout <= 0:
-		return nil, fmt.Errorf("schedule: call timeout must be positive, got %v", r.callTimeout)
-	case r.cfg.ClockTolerance != 0 && r.ref == nil:
+	case r.cfg.CallTimeout <= 0:
+		return nil, fmt.Errorf("schedule: call timeout must be positive, got %v", r.cfg.CallTimeout)
+	case r.cfg.Machine.ClockTolerance != 0 && r.cfg.Reference == nil:
 		return nil, errors.New("schedule: WithClockGuard: the reference clock must not be nil")
-	case r.ref != nil && r.cfg.ClockTolerance < MinClockTolerance:
-		return nil, fmt.Errorf("schedule: WithClockGuard: tolerance %v is below %v; use e.g. %v", r.cfg.ClockTolerance, MinClockTolerance, DefaultClockTolerance)
+	case r.cfg.Reference != nil && r.cfg.Machine.ClockTolerance < MinClockTolerance:
+		return nil, fmt.Errorf("schedule: WithClockGuard: tolerance %v is below %v; use e.g. %v", r.cfg.Machine.ClockTolerance, MinClockTolerance, DefaultClockTolerance)
 	}
 	if job.Schedule != nil {
-		r.cfg.Schedule = job.Schedule
+		r.cfg.Machine.Schedule = job.Schedule
 	}
-	r.cfg.Policy = job.Policy.scheduler()
-	if err := r.cfg.Validate(); err != nil {
+	r.cfg.Machine.Policy = job.Policy.scheduler()
+	r.cfg.Spec = job.Spec()
+	r.cfg.Exec = func(ctx context.Context, p scheduler.Period, token uint64) (int, string, error) {
+		return exec(ctx, Period(p), token)
+	}
+	var err error
+	if r.r, err = runner.New(r.cfg); err != nil {
 		return nil, fmt.Errorf("schedule: %w", err)
 	}
-	if r.logger == nil {
-		r.logger = slog.New(slog.DiscardHandler)
-	}
-	r.logger = r.logger.With("job", job.Name)
 	return r, nil
 }
 
 // Register registers the job in the store if it is new (store.EnsureJob)
 // and returns it as stored; its Created fixes the first period. Run calls
 // it; callers may call it earlier to fail fast.
-func (r *Runner) Register(ctx context.Context) (store.Job, error) {
-	return r.st.EnsureJob(ctx, store.Job{Name: r.job.Name, Schedule: r.job.Spec()})
-}
+func (r *Runner) Register(ctx context.Context) (store.Job, error) { return r.r.Register(ctx) }
 
 // Wake asks the Runner to read the ledger now rather than at its next poll,
 // for a caller that has just written a manual trigger (Trigger). It never
 // blocks; it does nothing while no term runs.
-func (r *Runner) Wake() { r.trigger(scheduler.Trigger{}) }
-
-func init() {
-	// The drill reaches the Runner's machine through these (see
-	// scheduler.RunnerHooks); users cannot.
-	scheduler.RunnerHooks.Configure = func(mod func(*scheduler.Config)) any {
-		return Option(func(r *Runner) { mod(&r.cfg) })
-	}
-	scheduler.RunnerHooks.Trigger = func(runner any, t scheduler.Trigger) { runner.(*Runner).trigger(t) }
-}
-
-func (r *Runner) trigger(t scheduler.Trigger) {
-	select {
-	case r.wake <- t:
-	default:
-	}
-}
+func (r *Runner) Wake() { r.r.Wake() }
 
 // Run works through the job's due periods while t lasts. It returns when t
 // ends, with the term's cause (context.Cause of t.Context()), or when ctx
@@ -214,193 +189,4 @@ func (r *Runner) trigger(t scheduler.Trigger) {
 // fence.ErrStaleToken means a newer leader exists: Run writes nothing more
 // and waits for t to end. Run returns only once the effect it started has
 // returned.
-func (r *Runner) Run(ctx context.Context, t Term) error {
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	stop := context.AfterFunc(t.Context(), func() { cancel(context.Cause(t.Context())) })
-	defer stop()
-	d := &drive{r: r, t: t, ctx: ctx, m: scheduler.New(r.cfg),
-		log: r.logger.With("token", t.Token(), "node", t.Node())}
-	for len(r.wake) > 0 { // triggers of an earlier term are not this one's
-		<-r.wake
-	}
-	return d.run()
-}
-
-// drive is one term's run of the machine.
-type drive struct {
-	r      *Runner
-	t      Term
-	ctx    context.Context
-	m      *scheduler.Machine
-	log    *slog.Logger
-	effect chan scheduler.EffectDone // the running effect's result; nil: none
-	err    error                     // a Fail action's error
-}
-
-func (d *drive) run() error {
-	d.feed(scheduler.Start{Token: d.t.Token(), Node: d.t.Node()})
-	for d.err == nil {
-		var timer <-chan time.Time
-		var tm baton.Timer
-		if next := d.m.Next(); !next.IsZero() {
-			tm = d.r.clock.NewTimer(max(next.Sub(d.r.clock.Now()), 0))
-			timer = tm.C()
-		}
-		stopTimer := func() {
-			if tm != nil {
-				tm.Stop()
-			}
-		}
-		select {
-		case <-d.ctx.Done():
-			stopTimer()
-			return d.end(nil)
-		case done := <-d.effect:
-			d.effect = nil
-			if d.ctx.Err() != nil {
-				// The term ended as the effect returned: an effect cut
-				// short by the end of the term is not a failed run.
-				stopTimer()
-				return d.end(&done)
-			}
-			d.feed(done)
-		case <-timer:
-			d.feed(scheduler.Tick{})
-		case tr := <-d.r.wake:
-			d.feed(tr)
-		}
-		stopTimer()
-	}
-	if d.effect != nil {
-		<-d.effect
-	}
-	return d.err
-}
-
-// end tells the machine the term ended, lets a running effect return and
-// reports it (done: already returned), and returns the term's cause.
-func (d *drive) end(done *scheduler.EffectDone) error {
-	d.feed(scheduler.End{})
-	if done == nil && d.effect != nil {
-		ev := <-d.effect // the effect returns once ctx ends
-		done = &ev
-	}
-	d.effect = nil
-	if done != nil {
-		d.feed(*done)
-	}
-	return context.Cause(d.ctx)
-}
-
-// feed steps the machine with ev and executes its actions, feeding back
-// their answers, until the machine waits for a timer, the effect or the
-// end of the term.
-func (d *drive) feed(ev scheduler.Event) {
-	queue := []scheduler.Event{ev}
-	for len(queue) > 0 && d.err == nil {
-		ev, queue = queue[0], queue[1:]
-		for _, a := range d.m.Step(d.r.clock.Now(), ev) {
-			if reply := d.do(a); reply != nil {
-				queue = append(queue, reply)
-			}
-		}
-	}
-}
-
-// do executes one action and returns its answer, if it has one now.
-func (d *drive) do(a scheduler.Action) scheduler.Event {
-	r := d.r
-	call := func(f func(ctx context.Context)) {
-		ctx, cancel := context.WithTimeout(d.ctx, r.callTimeout)
-		defer cancel()
-		f(ctx)
-	}
-	switch a := a.(type) {
-	case scheduler.Register:
-		var ev scheduler.Registered
-		call(func(ctx context.Context) { ev.Job, ev.Err = r.Register(ctx) })
-		if ev.Err == nil {
-			r.obs.JobSuspended(r.job.Name, ev.Job.Suspension.Active())
-		}
-		return ev
-	case scheduler.ReadJob:
-		var ev scheduler.JobRead
-		call(func(ctx context.Context) { ev.Job, ev.Err = r.st.GetJob(ctx, r.job.Name) })
-		if ev.Err == nil {
-			r.obs.JobSuspended(r.job.Name, ev.Job.Suspension.Active())
-		}
-		return ev
-	case scheduler.ReadRuns:
-		var ev scheduler.RunsRead
-		call(func(ctx context.Context) { ev.Rows, ev.Err = r.st.Runs(ctx, r.job.Name, a.After, 0) })
-		return ev
-	case scheduler.SwapRun:
-		// Recording an outcome must not be cut short by the term ending
-		// now: the fence decides whether it still counts.
-		ctx := d.ctx
-		if a.Kind == scheduler.KindComplete {
-			ctx = context.WithoutCancel(ctx)
-		}
-		cctx, cancel := context.WithTimeout(ctx, r.callTimeout)
-		defer cancel()
-		var ev scheduler.Swapped
-		ev.Run, ev.Err = r.st.SwapRun(cctx, a.Swap)
-		r.observe(a.Swap.Run, ev.Err)
-		return ev
-	case scheduler.CheckClock:
-		var ev scheduler.ClockRead
-		call(func(ctx context.Context) { ev.Reference, ev.Err = r.ref.Now(ctx) })
-		return ev
-	case scheduler.Prune:
-		var ev scheduler.Pruned
-		call(func(ctx context.Context) { ev.N, ev.Err = r.st.PruneRuns(ctx, a.Prune) })
-		return ev
-	case scheduler.GetRun:
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(d.ctx), r.callTimeout)
-		defer cancel()
-		var ev scheduler.ReadBack
-		ev.Run, ev.Err = r.st.GetRun(cctx, r.job.Name, a.Period)
-		return ev
-	case scheduler.StartEffect:
-		if a.RequireValid && !d.t.Valid() {
-			return scheduler.EffectDone{NotStarted: true}
-		}
-		d.log.Info("period started", "period", a.Period.Key, "attempt", a.Run.Attempt, "delay", Delay(a.Run))
-		r.obs.RunStarted(r.job.Name, Delay(a.Run))
-		done := make(chan scheduler.EffectDone, 1)
-		d.effect = done
-		go func(p Period, token uint64) {
-			code, out, err := r.exec(d.ctx, p, token)
-			done <- scheduler.EffectDone{ExitCode: code, Output: out, Err: err}
-		}(Period(a.Period), a.Run.Token)
-	case scheduler.Halt:
-		d.log.Info("acting no more in this term; waiting for it to end", "cause", a.Cause)
-	case scheduler.Fail:
-		d.log.Error("work stopped: the store failed for good", "err", a.Err)
-		d.err = a.Err
-	case scheduler.Note:
-		attrs := []any{}
-		if a.Period != "" {
-			attrs = append(attrs, "period", a.Period)
-		}
-		if a.Err != nil {
-			attrs = append(attrs, "err", a.Err)
-		}
-		d.log.Log(d.ctx, a.Level, a.Msg, attrs...)
-	}
-	return nil
-}
-
-// observe reports a ledger write of run to the Observer.
-func (r *Runner) observe(run store.Run, err error) {
-	switch {
-	case errors.Is(err, fence.ErrStaleToken):
-		r.obs.FenceRejected(r.job.Name)
-	case err == nil:
-		r.obs.PeriodState(r.job.Name, run.State)
-		if run.State == store.Done {
-			r.obs.RunSucceeded(r.job.Name, run.Finished)
-		}
-	}
-}
+func (r *Runner) Run(ctx context.Context, t Term) error { return r.r.Run(ctx, t) }

@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/batonprom"
 	"github.com/batonhq/baton/schedule"
 )
 
@@ -31,7 +32,7 @@ func addMetricsFlag(fs *flag.FlagSet) *string {
 
 // opsServer serves a process's metrics and health endpoints.
 type opsServer struct {
-	metrics *baton.Metrics
+	metrics *batonprom.Metrics
 	srv     *http.Server
 	done    chan struct{}
 }
@@ -47,7 +48,7 @@ func startMetrics(addr, name string, job bool, logger *slog.Logger) (*opsServer,
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	m, err := baton.NewMetrics(reg)
+	m, err := batonprom.New(reg)
 	if err != nil {
 		return nil, err
 	}
@@ -92,8 +93,6 @@ func startMetrics(addr, name string, job bool, logger *slog.Logger) (*opsServer,
 	return s, nil
 }
 
-var _ schedule.Observer = (*baton.Metrics)(nil)
-
 // runnerOptions returns the options that make a job Runner report to s.
 func (s *opsServer) runnerOptions() []schedule.Option {
 	if s == nil {
@@ -114,7 +113,7 @@ func (s *opsServer) electorOptions() []baton.Option {
 	if s == nil {
 		return nil
 	}
-	return []baton.Option{baton.WithMetrics(s.metrics)}
+	return []baton.Option{baton.WithObserver(s.metrics)}
 }
 
 // close stops the server, waiting briefly for requests in flight.

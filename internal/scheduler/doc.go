@@ -19,15 +19,17 @@
 // store.Permanent errors ending its work.
 //
 // Runtimes, one machine:
-//   - schedule.Runner (real clock, real store, the executor in a
-//     goroutine): "baton run", library users, and every node process of
-//     "baton drill --procs" (which reaches its drill-only settings through
-//     RunnerHooks);
+//   - internal/runner (real clock, real store, the executor in a
+//     goroutine), which takes this machine's whole Config: wrapped by
+//     schedule.Runner, built from the public options, for "baton run" and
+//     library users, and used directly, with the drill-only settings
+//     below, by every node process of "baton drill --procs";
 //   - internal/vcluster (virtual time, store replies after a latency,
 //     faults at exact instants): "baton sim" and the in-process "baton
 //     drill".
 //
-// The drill's plain and fencing columns need two settings no user gets:
+// The drill's plain and fencing columns need two settings no user gets
+// (schedule.Runner has no option for them):
 // Momentary (a trigger is a moment that reaches only the node leading then,
 // not a ledger row) and Unfenced (ledger writes without the token check).
 // The simulator's mutations turn protections off on purpose (NoValidCheck,

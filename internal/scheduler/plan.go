@@ -102,6 +102,15 @@ type Period struct {
 	Manual    bool
 }
 
+// Delay returns how late a run started: Started - Scheduled, or 0 for a row
+// that has not started (schedule.Delay).
+func Delay(r store.Run) time.Duration {
+	if r.Started.IsZero() {
+		return 0
+	}
+	return r.Started.Sub(r.Scheduled)
+}
+
 // Step is what a plan does with one period.
 type Step int
 

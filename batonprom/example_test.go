@@ -1,4 +1,4 @@
-package baton_test
+package batonprom_test
 
 import (
 	"context"
@@ -9,17 +9,18 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/batonprom"
 	"github.com/batonhq/baton/store/memstore"
 )
 
 // Metrics go to a registry the caller owns; serve it with promhttp.
-func ExampleWithMetrics() {
+func Example() {
 	reg := prometheus.NewRegistry()
-	m, err := baton.NewMetrics(reg)
+	m, err := batonprom.New(reg)
 	if err != nil {
 		log.Fatal(err)
 	}
-	e, err := baton.New(memstore.New(), "billing", baton.WithNode("node-a"), baton.WithMetrics(m))
+	e, err := baton.New(memstore.New(), "billing", baton.WithNode("node-a"), baton.WithObserver(m))
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package baton_test
+package batonprom_test
 
 import (
 	"runtime"
@@ -11,13 +11,14 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/batonprom"
 	"github.com/batonhq/baton/store/memstore"
 )
 
-func newMetrics(t *testing.T) (*baton.Metrics, *prometheus.Registry) {
+func newMetrics(t *testing.T) (*batonprom.Metrics, *prometheus.Registry) {
 	t.Helper()
 	reg := prometheus.NewRegistry()
-	m, err := baton.NewMetrics(reg)
+	m, err := batonprom.New(reg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,8 +72,8 @@ func TestMetricsFollowLeadership(t *testing.T) {
 		st := memstore.New()
 		ma, rega := newMetrics(t)
 		mb, regb := newMetrics(t)
-		a := newElector(t, st.Client("a"), "a", baton.WithMetrics(ma))
-		b := newElector(t, st.Client("b"), "b", baton.WithMetrics(mb))
+		a := newElector(t, st.Client("a"), "a", baton.WithObserver(ma))
+		b := newElector(t, st.Client("b"), "b", baton.WithObserver(mb))
 
 		if err := ma.Ready("billing", time.Now()); err == nil {
 			t.Fatal("Ready before campaigning: want an error")
@@ -97,7 +98,7 @@ func TestMetricsFollowLeadership(t *testing.T) {
 		if n := gather(t, rega, "baton_lease_remaining_seconds", "name=billing"); n < 4 {
 			t.Fatalf("lease remaining samples %v, want at least 4", n)
 		}
-		for _, m := range []*baton.Metrics{ma, mb} {
+		for _, m := range []*batonprom.Metrics{ma, mb} {
 			if err := m.Ready("billing", time.Now()); err != nil {
 				t.Fatalf("Ready while leading or campaigning: %v", err)
 			}
@@ -167,7 +168,7 @@ func TestMetricsJobsAndFence(t *testing.T) {
 	if got := gather(t, reg, "baton_job_start_delay_seconds", "name=billing"); got != 1 {
 		t.Fatalf("start delay samples %v", got)
 	}
-	if _, err := baton.NewMetrics(reg); err == nil {
+	if _, err := batonprom.New(reg); err == nil {
 		t.Fatal("a second Metrics on one registry: want an error")
 	}
 }
@@ -269,7 +270,7 @@ func TestMetricsGroupAggregates(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		m, reg := newMetrics(t)
 		g, err := baton.NewGroup(memstore.New(), baton.WithNode("a"), baton.WithLease(lease), baton.WithRenew(renew),
-			baton.WithClockMargin(margin), baton.WithPoll(poll), baton.WithMetrics(m))
+			baton.WithClockMargin(margin), baton.WithPoll(poll), baton.WithObserver(m))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,4 +1,8 @@
-package baton
+// Package batonprom records what baton's Electors, Groups and job runners
+// do as Prometheus metrics (prometheus/client_golang), so that the root
+// package links no metrics stack it is not asked for. Its Metrics is a
+// baton.Observer and a schedule.Observer.
+package batonprom
 
 import (
 	"errors"
@@ -10,7 +14,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/batonhq/baton/internal/election"
+	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/schedule"
 	"github.com/batonhq/baton/store"
 )
 
@@ -18,7 +23,7 @@ import (
 // metrics, in a registry the caller passes in: the library keeps no global
 // state and registers nothing by itself. One Metrics serves any number of
 // Electors (one per name), Groups and job runners; pass it to each with
-// WithMetrics, and to schedule.WithObserver for jobs.
+// baton.WithObserver, and to schedule.WithObserver for jobs.
 //
 // Per election name of an Elector, and per job (label "name"; no metric has
 // a label "job" or "instance", which Prometheus attaches to every scraped
@@ -75,11 +80,15 @@ type Metrics struct {
 	groupStoreErrs   prometheus.Counter
 	sessionRenewal   prometheus.Histogram
 
-	mu       sync.Mutex
-	names    map[string]*nameState
-	tracked  map[string]bool
-	sessions map[*Group]time.Time // a session renewal in flight since
+	mu      sync.Mutex
+	names   map[string]*nameState
+	tracked map[string]bool
 }
+
+var (
+	_ baton.Observer    = (*Metrics)(nil)
+	_ schedule.Observer = (*Metrics)(nil)
+)
 
 // causes are the values of the label "cause", in the order they are
 // exported at 0.
@@ -88,22 +97,19 @@ var causes = []string{"elected", "lease-expired", "deposed", "resigned", "store-
 // periodStates are the values of the label "state" of baton_job_periods_total.
 var periodStates = []store.RunState{store.Pending, store.Running, store.Done, store.Failed, store.Skipped}
 
-// nameState is what Ready needs to know of one Elector, and what the
-// renewal histograms need between a write and its answer.
+// nameState is what Ready needs to know of one Elector.
 type nameState struct {
 	phase     string        // "idle", "campaigning", "leading"
 	lease     time.Duration // the Elector's lease
-	deadline  time.Time     // the held term's deadline
-	renewSent time.Time     // a renewal in flight since (zero: none)
 	failSince time.Time     // first store failure of the current run of failures (zero: last call answered)
 	lastErr   error
 }
 
-// NewMetrics creates baton's metrics and registers them with reg. It fails
-// if reg already holds metrics of the same names (one Metrics per registry).
-func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
+// New creates baton's metrics and registers them with reg. It fails if reg
+// already holds metrics of the same names (one Metrics per registry).
+func New(reg prometheus.Registerer) (*Metrics, error) {
 	if reg == nil {
-		return nil, errors.New("baton: metrics registry must not be nil")
+		return nil, errors.New("batonprom: metrics registry must not be nil")
 	}
 	name := []string{"name"}
 	m := &Metrics{
@@ -141,9 +147,8 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Buckets: renewBuckets}),
 		suspended: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "baton_job_suspended",
 			Help: "1 while the job is suspended (baton suspend) as this process last read it, else 0."}, name),
-		names:    map[string]*nameState{},
-		tracked:  map[string]bool{},
-		sessions: map[*Group]time.Time{},
+		names:   map[string]*nameState{},
+		tracked: map[string]bool{},
 	}
 	version, goversion := buildInfo()
 	info := prometheus.NewGauge(prometheus.GaugeOpts{Name: "baton_build_info",
@@ -154,7 +159,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		m.fence, m.storeErrs, m.periods, m.delay, m.lastSuccess, m.suspended,
 		m.groupHeld, m.groupTransitions, m.groupStoreErrs, m.sessionRenewal, info} {
 		if err := reg.Register(c); err != nil {
-			return nil, fmt.Errorf("baton: registering metrics: %w", err)
+			return nil, fmt.Errorf("batonprom: registering metrics: %w", err)
 		}
 	}
 	for _, c := range causes {
@@ -193,8 +198,8 @@ func buildInfo() (version, goversion string) {
 // Track exports every series of the election name at 0 (its leadership
 // gauges, every cause of its transitions, its fence rejections and store
 // errors), so that alerts and dashboards see the name before anything
-// happened to it. An Elector with WithMetrics tracks its name when it
-// starts; call Track earlier (before the first campaign) or for a fenced
+// happened to it. An Elector with baton.WithObserver(m) tracks its name
+// when it starts; call Track earlier (before the first campaign) or for a fenced
 // resource of another name. Tracking a name twice does nothing.
 func (m *Metrics) Track(name string) {
 	m.mu.Lock()
@@ -227,58 +232,27 @@ func (m *Metrics) trackLocked(name string) {
 	m.storeErrs.WithLabelValues(name)
 }
 
-// groupStep observes one step of a Group's machine, in aggregate: terms
-// won and ended, store errors, and the latency of session writes.
-func (m *Metrics) groupStep(g *Group, now time.Time, ev election.Event, acts []election.Action) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	var err error
-	switch ev := ev.(type) {
-	case election.GetReply:
-		err = ev.Err
-		if errors.Is(err, store.ErrNotFound) {
-			err = nil
-		}
-	case election.SwapReply:
-		err = ev.Err
-		if errors.Is(err, store.ErrConflict) {
-			err = nil
-		}
-		if sent, ok := m.sessions[g]; ok && store.IsSession(ev.Name) {
-			m.sessionRenewal.Observe(max(now.Sub(sent), 0).Seconds())
-			delete(m.sessions, g)
-		}
-	}
-	if err != nil {
-		m.groupStoreErrs.Inc()
-	}
-	for _, a := range acts {
-		switch a := a.(type) {
-		case election.Elected:
-			m.groupHeld.Inc()
-			m.groupTransitions.WithLabelValues("elected").Inc()
-		case election.Lost:
-			m.groupHeld.Dec()
-			m.groupTransitions.WithLabelValues(causeLabel(a.Cause)).Inc()
-		case election.Swap:
-			if store.IsSession(a.Swap.Record.Name) {
-				m.sessions[g] = now
-			}
-		}
-	}
+// GroupElected counts a term of a Group's name won (baton.Observer).
+func (m *Metrics) GroupElected() {
+	m.groupHeld.Inc()
+	m.groupTransitions.WithLabelValues("elected").Inc()
 }
 
-// groupClosed forgets a closed Group's write in flight.
-func (m *Metrics) groupClosed(g *Group) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	delete(m.sessions, g)
+// GroupLost counts a term of a Group's name ended, by cause
+// (baton.Observer).
+func (m *Metrics) GroupLost(cause error) {
+	m.groupHeld.Dec()
+	m.groupTransitions.WithLabelValues(causeLabel(cause)).Inc()
 }
 
-// WithMetrics makes the Elector record its leadership, renewals and store
-// errors in m, and a Group the aggregates over its names (default: no
-// metrics).
-func WithMetrics(m *Metrics) Option { return func(c *config) { c.metrics = m } }
+// GroupStoreError counts a failed store call of a Group (baton.Observer).
+func (m *Metrics) GroupStoreError(error) { m.groupStoreErrs.Inc() }
+
+// SessionRenewal records the latency of a Group's session renewal write
+// (baton.Observer).
+func (m *Metrics) SessionRenewal(latency time.Duration) {
+	m.sessionRenewal.Observe(max(latency, 0).Seconds())
+}
 
 // FenceRejected counts one write for name refused by a fence because its
 // token was stale. Job runners call it for the ledger; call it from your own
@@ -335,90 +309,96 @@ func (m *Metrics) Ready(name string, now time.Time) error {
 }
 
 // state returns name's state, creating it. m.mu must be held.
-func (m *Metrics) state(name string, lease time.Duration) *nameState {
+func (m *Metrics) state(name string) *nameState {
 	s := m.names[name]
 	if s == nil {
 		s = &nameState{phase: "idle"}
 		m.names[name] = s
 		m.trackLocked(name)
 	}
-	s.lease = lease
 	return s
 }
 
-// step observes one step of an Elector's machine: the event it was fed at
-// now, the actions it answered, and its state afterwards.
-func (m *Metrics) step(name string, lease time.Duration, mach *election.Machine, now time.Time, ev election.Event, acts []election.Action) {
+// Campaigning records that the Elector of name campaigns, with its lease
+// (baton.Observer).
+func (m *Metrics) Campaigning(name string, lease time.Duration) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	s := m.state(name, lease)
-	var replyErr error
-	replied := false
-	switch ev := ev.(type) {
-	case election.Start:
-		if s.phase == "idle" {
-			s.phase = "campaigning"
-		}
-	case election.GetReply:
-		replied, replyErr = true, ev.Err
-		if errors.Is(replyErr, store.ErrNotFound) {
-			replyErr = nil
-		}
-	case election.SwapReply:
-		replied, replyErr = true, ev.Err
-		if errors.Is(replyErr, store.ErrConflict) {
-			replyErr = nil
-		}
-		if !s.renewSent.IsZero() {
-			m.renewal.WithLabelValues(name).Observe(now.Sub(s.renewSent).Seconds())
-			s.renewSent = time.Time{}
-		}
-	}
-	if replied {
-		if replyErr != nil {
-			m.storeErrs.WithLabelValues(name).Inc()
-			if s.failSince.IsZero() {
-				s.failSince = now
-			}
-			s.lastErr = replyErr
-		} else {
-			s.failSince, s.lastErr = time.Time{}, nil
-		}
-	}
-	for _, a := range acts {
-		switch a := a.(type) {
-		case election.Elected:
-			s.phase, s.deadline = "leading", a.Deadline
-			m.leader.WithLabelValues(name).Set(1)
-			m.token.WithLabelValues(name).Set(float64(a.Token))
-			m.transitions.WithLabelValues(name, "elected").Inc()
-		case election.Extended:
-			m.leaseLeft.WithLabelValues(name).Observe(max(s.deadline.Sub(now), 0).Seconds())
-			s.deadline = a.Deadline
-		case election.Swap:
-			if mach.Leading() { // a renewal; an acquisition or release is sent while not leading
-				s.renewSent = now
-			}
-		case election.Lost:
-			s.phase = "campaigning"
-			m.leader.WithLabelValues(name).Set(0)
-			m.token.WithLabelValues(name).Set(0)
-			m.transitions.WithLabelValues(name, causeLabel(a.Cause)).Inc()
-		case election.Idle:
-			s.phase = "idle"
-		}
+	s := m.state(name)
+	s.lease = lease
+	if s.phase == "idle" {
+		s.phase = "campaigning"
 	}
 }
 
+// Idle records that the Elector of name stopped campaigning
+// (baton.Observer).
+func (m *Metrics) Idle(name string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.state(name).phase = "idle"
+}
+
+// StoreCall counts a failed store call of the Elector of name, and
+// remembers since when the store has been failing, for Ready
+// (baton.Observer).
+func (m *Metrics) StoreCall(name string, at time.Time, err error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s := m.state(name)
+	if err == nil {
+		s.failSince, s.lastErr = time.Time{}, nil
+		return
+	}
+	m.storeErrs.WithLabelValues(name).Inc()
+	if s.failSince.IsZero() {
+		s.failSince = at
+	}
+	s.lastErr = err
+}
+
+// Elected records a term of name won with token (baton.Observer).
+func (m *Metrics) Elected(name string, token uint64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.state(name).phase = "leading"
+	m.leader.WithLabelValues(name).Set(1)
+	m.token.WithLabelValues(name).Set(float64(token))
+	m.transitions.WithLabelValues(name, "elected").Inc()
+}
+
+// Renewal records the latency of a renewal write of name
+// (baton.Observer).
+func (m *Metrics) Renewal(name string, latency time.Duration) {
+	m.renewal.WithLabelValues(name).Observe(latency.Seconds())
+}
+
+// Extended records the lease the term of name had left when a renewal
+// succeeded (baton.Observer).
+func (m *Metrics) Extended(name string, left time.Duration) {
+	m.leaseLeft.WithLabelValues(name).Observe(max(left, 0).Seconds())
+}
+
+// Lost records the end of the term of name, by cause (baton.Observer).
+func (m *Metrics) Lost(name string, cause error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.state(name).phase = "campaigning"
+	m.leader.WithLabelValues(name).Set(0)
+	m.token.WithLabelValues(name).Set(0)
+	m.transitions.WithLabelValues(name, causeLabel(cause)).Inc()
+}
+
+// causeLabel returns the label "cause" of a term ended by err.
 func causeLabel(err error) string {
 	switch {
-	case errors.Is(err, election.ErrLeaseExpired):
+	case errors.Is(err, baton.ErrLeaseExpired):
 		return "lease-expired"
-	case errors.Is(err, election.ErrDeposed):
+	case errors.Is(err, baton.ErrDeposed):
 		return "deposed"
-	case errors.Is(err, election.ErrResigned):
+	case errors.Is(err, baton.ErrResigned):
 		return "resigned"
-	case errors.Is(err, election.ErrStoreLost):
+	case errors.Is(err, baton.ErrStoreLost):
 		return "store-lost"
 	default:
 		return "stopped"

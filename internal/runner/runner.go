@@ -1,0 +1,361 @@
+// Package runner is the runtime of the scheduler machine
+// (internal/scheduler): the clock, the store and the executor in a
+// goroutine around the leader's per-term work loop. It takes the machine's
+// whole Config, including the settings no user may configure (Momentary,
+// Unfenced), so that the drill's process mode runs the very runtime users
+// run. schedule.Runner is a thin wrapper over it built from the public
+// options; nothing outside baton imports this package.
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/fence"
+	"github.com/batonhq/baton/internal/scheduler"
+	"github.com/batonhq/baton/store"
+)
+
+// Term is the leadership a Runner works under (schedule.Term).
+type Term interface {
+	// Token is the term's fencing token.
+	Token() uint64
+	// Node is the id of the node holding the term.
+	Node() string
+	// Context is cancelled when the term ends.
+	Context() context.Context
+	// Valid reports, reading the clock, whether the term still holds.
+	Valid() bool
+}
+
+// Executor runs the effect of one period under the fencing token, with the
+// contract of schedule.Executor.
+type Executor func(ctx context.Context, p scheduler.Period, token uint64) (exitCode int, output string, err error)
+
+// Observer is told what a Runner does with its job's periods, with the
+// contract of schedule.Observer (which has the same methods).
+type Observer interface {
+	// PeriodState says the Runner moved a period of job to state.
+	PeriodState(job string, state store.RunState)
+	// RunStarted says a run of job started delay after its period's
+	// scheduled time.
+	RunStarted(job string, delay time.Duration)
+	// RunSucceeded says a run of job finished done at t.
+	RunSucceeded(job string, t time.Time)
+	// FenceRejected says a ledger write for name was refused because its
+	// token was stale.
+	FenceRejected(name string)
+	// JobSuspended says whether job was suspended when this process last
+	// read it.
+	JobSuspended(job string, suspended bool)
+}
+
+// Nobody is the Observer that is told nothing: the default.
+type Nobody struct{}
+
+// PeriodState does nothing.
+func (Nobody) PeriodState(string, store.RunState) {}
+
+// RunStarted does nothing.
+func (Nobody) RunStarted(string, time.Duration) {}
+
+// RunSucceeded does nothing.
+func (Nobody) RunSucceeded(string, time.Time) {}
+
+// FenceRejected does nothing.
+func (Nobody) FenceRejected(string) {}
+
+// JobSuspended does nothing.
+func (Nobody) JobSuspended(string, bool) {}
+
+// Reference is the wall clock of the wall-clock guard (schedule.Reference).
+type Reference interface {
+	// Now returns the reference's current time.
+	Now(ctx context.Context) (time.Time, error)
+}
+
+// Config is a Runner's whole configuration.
+type Config struct {
+	// Machine is the scheduler machine's Config, whole: Machine.Job is the
+	// job's name and the name of its election.
+	Machine scheduler.Config
+	// Spec is the job's schedule as registered (store.Job.Schedule).
+	Spec string
+	// Store holds the job and its ledger.
+	Store store.Store
+	// Exec runs a period's effect.
+	Exec Executor
+	// Clock is read as wall time for the machine and wakes the Runner.
+	Clock baton.Clock
+	// CallTimeout bounds each store call.
+	CallTimeout time.Duration
+	// Logger logs the Runner's work (nil: discard).
+	Logger *slog.Logger
+	// Observer is told what the Runner does (nil: Nobody).
+	Observer Observer
+	// Reference is the wall-clock guard's reference, required when
+	// Machine.ClockTolerance is set.
+	Reference Reference
+}
+
+// Runner runs a job's due periods while a term lasts: it drives the
+// scheduler machine with the clock, the store and the executor. One Runner
+// runs at most one term at a time; a term must be run by at most one
+// Runner.
+type Runner struct {
+	cfg  Config
+	log  *slog.Logger
+	wake chan scheduler.Trigger
+}
+
+// New returns a Runner for cfg. An invalid cfg is an error naming the
+// field; the machine's own bounds come back as Machine.Validate returns
+// them.
+func New(cfg Config) (*Runner, error) {
+	switch {
+	case cfg.Store == nil:
+		return nil, errors.New("store must not be nil")
+	case cfg.Exec == nil:
+		return nil, errors.New("executor must not be nil")
+	case cfg.Clock == nil:
+		return nil, errors.New("clock must not be nil")
+	case cfg.CallTimeout <= 0:
+		return nil, fmt.Errorf("call timeout must be positive, got %v", cfg.CallTimeout)
+	case cfg.Machine.ClockTolerance != 0 && cfg.Reference == nil:
+		return nil, errors.New("the reference clock must not be nil with a clock tolerance")
+	}
+	if err := cfg.Machine.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.Observer == nil {
+		cfg.Observer = Nobody{}
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Runner{cfg: cfg, log: log.With("job", cfg.Machine.Job), wake: make(chan scheduler.Trigger, 16)}, nil
+}
+
+// Register registers the job in the store if it is new (store.EnsureJob)
+// and returns it as stored.
+func (r *Runner) Register(ctx context.Context) (store.Job, error) {
+	return r.cfg.Store.EnsureJob(ctx, store.Job{Name: r.cfg.Machine.Job, Schedule: r.cfg.Spec})
+}
+
+// Trigger feeds t to the machine of the term that runs (with
+// Machine.Momentary, a momentary trigger; otherwise a request to read the
+// ledger now). It never blocks; it is dropped when no term runs, or when
+// sixteen are queued already.
+func (r *Runner) Trigger(t scheduler.Trigger) {
+	select {
+	case r.wake <- t:
+	default:
+	}
+}
+
+// Wake asks the Runner to read the ledger now rather than at its next
+// poll. It never blocks; it does nothing while no term runs.
+func (r *Runner) Wake() { r.Trigger(scheduler.Trigger{}) }
+
+// Run works through the job's due periods while t lasts, with the contract
+// of schedule.Runner.Run: it returns the term's cause when t ends, ctx's
+// error when ctx ends, or a store error that will never heal; never nil.
+// It returns only once the effect it started has returned.
+func (r *Runner) Run(ctx context.Context, t Term) error {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	stop := context.AfterFunc(t.Context(), func() { cancel(context.Cause(t.Context())) })
+	defer stop()
+	d := &drive{r: r, t: t, ctx: ctx, m: scheduler.New(r.cfg.Machine),
+		log: r.log.With("token", t.Token(), "node", t.Node())}
+	for len(r.wake) > 0 { // triggers of an earlier term are not this one's
+		<-r.wake
+	}
+	return d.run()
+}
+
+// drive is one term's run of the machine.
+type drive struct {
+	r      *Runner
+	t      Term
+	ctx    context.Context
+	m      *scheduler.Machine
+	log    *slog.Logger
+	effect chan scheduler.EffectDone // the running effect's result; nil: none
+	err    error                     // a Fail action's error
+}
+
+func (d *drive) run() error {
+	d.feed(scheduler.Start{Token: d.t.Token(), Node: d.t.Node()})
+	for d.err == nil {
+		var timer <-chan time.Time
+		var tm baton.Timer
+		if next := d.m.Next(); !next.IsZero() {
+			tm = d.r.cfg.Clock.NewTimer(max(next.Sub(d.r.cfg.Clock.Now()), 0))
+			timer = tm.C()
+		}
+		stopTimer := func() {
+			if tm != nil {
+				tm.Stop()
+			}
+		}
+		select {
+		case <-d.ctx.Done():
+			stopTimer()
+			return d.end(nil)
+		case done := <-d.effect:
+			d.effect = nil
+			if d.ctx.Err() != nil {
+				// The term ended as the effect returned: an effect cut
+				// short by the end of the term is not a failed run.
+				stopTimer()
+				return d.end(&done)
+			}
+			d.feed(done)
+		case <-timer:
+			d.feed(scheduler.Tick{})
+		case tr := <-d.r.wake:
+			d.feed(tr)
+		}
+		stopTimer()
+	}
+	if d.effect != nil {
+		<-d.effect
+	}
+	return d.err
+}
+
+// end tells the machine the term ended, lets a running effect return and
+// reports it (done: already returned), and returns the term's cause.
+func (d *drive) end(done *scheduler.EffectDone) error {
+	d.feed(scheduler.End{})
+	if done == nil && d.effect != nil {
+		ev := <-d.effect // the effect returns once ctx ends
+		done = &ev
+	}
+	d.effect = nil
+	if done != nil {
+		d.feed(*done)
+	}
+	return context.Cause(d.ctx)
+}
+
+// feed steps the machine with ev and executes its actions, feeding back
+// their answers, until the machine waits for a timer, the effect or the
+// end of the term.
+func (d *drive) feed(ev scheduler.Event) {
+	queue := []scheduler.Event{ev}
+	for len(queue) > 0 && d.err == nil {
+		ev, queue = queue[0], queue[1:]
+		for _, a := range d.m.Step(d.r.cfg.Clock.Now(), ev) {
+			if reply := d.do(a); reply != nil {
+				queue = append(queue, reply)
+			}
+		}
+	}
+}
+
+// do executes one action and returns its answer, if it has one now.
+func (d *drive) do(a scheduler.Action) scheduler.Event {
+	r, cfg := d.r, &d.r.cfg
+	job := cfg.Machine.Job
+	call := func(f func(ctx context.Context)) {
+		ctx, cancel := context.WithTimeout(d.ctx, cfg.CallTimeout)
+		defer cancel()
+		f(ctx)
+	}
+	switch a := a.(type) {
+	case scheduler.Register:
+		var ev scheduler.Registered
+		call(func(ctx context.Context) { ev.Job, ev.Err = r.Register(ctx) })
+		if ev.Err == nil {
+			cfg.Observer.JobSuspended(job, ev.Job.Suspension.Active())
+		}
+		return ev
+	case scheduler.ReadJob:
+		var ev scheduler.JobRead
+		call(func(ctx context.Context) { ev.Job, ev.Err = cfg.Store.GetJob(ctx, job) })
+		if ev.Err == nil {
+			cfg.Observer.JobSuspended(job, ev.Job.Suspension.Active())
+		}
+		return ev
+	case scheduler.ReadRuns:
+		var ev scheduler.RunsRead
+		call(func(ctx context.Context) { ev.Rows, ev.Err = cfg.Store.Runs(ctx, job, a.After, 0) })
+		return ev
+	case scheduler.SwapRun:
+		// Recording an outcome must not be cut short by the term ending
+		// now: the fence decides whether it still counts.
+		ctx := d.ctx
+		if a.Kind == scheduler.KindComplete {
+			ctx = context.WithoutCancel(ctx)
+		}
+		cctx, cancel := context.WithTimeout(ctx, cfg.CallTimeout)
+		defer cancel()
+		var ev scheduler.Swapped
+		ev.Run, ev.Err = cfg.Store.SwapRun(cctx, a.Swap)
+		r.observe(a.Swap.Run, ev.Err)
+		return ev
+	case scheduler.CheckClock:
+		var ev scheduler.ClockRead
+		call(func(ctx context.Context) { ev.Reference, ev.Err = cfg.Reference.Now(ctx) })
+		return ev
+	case scheduler.Prune:
+		var ev scheduler.Pruned
+		call(func(ctx context.Context) { ev.N, ev.Err = cfg.Store.PruneRuns(ctx, a.Prune) })
+		return ev
+	case scheduler.GetRun:
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(d.ctx), cfg.CallTimeout)
+		defer cancel()
+		var ev scheduler.ReadBack
+		ev.Run, ev.Err = cfg.Store.GetRun(cctx, job, a.Period)
+		return ev
+	case scheduler.StartEffect:
+		if a.RequireValid && !d.t.Valid() {
+			return scheduler.EffectDone{NotStarted: true}
+		}
+		delay := scheduler.Delay(a.Run)
+		d.log.Info("period started", "period", a.Period.Key, "attempt", a.Run.Attempt, "delay", delay)
+		cfg.Observer.RunStarted(job, delay)
+		done := make(chan scheduler.EffectDone, 1)
+		d.effect = done
+		go func(p scheduler.Period, token uint64) {
+			code, out, err := cfg.Exec(d.ctx, p, token)
+			done <- scheduler.EffectDone{ExitCode: code, Output: out, Err: err}
+		}(a.Period, a.Run.Token)
+	case scheduler.Halt:
+		d.log.Info("acting no more in this term; waiting for it to end", "cause", a.Cause)
+	case scheduler.Fail:
+		d.log.Error("work stopped: the store failed for good", "err", a.Err)
+		d.err = a.Err
+	case scheduler.Note:
+		attrs := []any{}
+		if a.Period != "" {
+			attrs = append(attrs, "period", a.Period)
+		}
+		if a.Err != nil {
+			attrs = append(attrs, "err", a.Err)
+		}
+		d.log.Log(d.ctx, a.Level, a.Msg, attrs...)
+	}
+	return nil
+}
+
+// observe reports a ledger write of run to the Observer.
+func (r *Runner) observe(run store.Run, err error) {
+	job, obs := r.cfg.Machine.Job, r.cfg.Observer
+	switch {
+	case errors.Is(err, fence.ErrStaleToken):
+		obs.FenceRejected(job)
+	case err == nil:
+		obs.PeriodState(job, run.State)
+		if run.State == store.Done {
+			obs.RunSucceeded(job, run.Finished)
+		}
+	}
+}
