@@ -19,15 +19,7 @@ func (s *Store) DeleteSession(ctx context.Context, name string, expect int64) er
 
 // DeleteSession implements store.SessionDeleter.
 func (c *client) DeleteSession(ctx context.Context, name string, expect int64) error {
-	if err := c.s.enter(ctx, c.node); err != nil {
-		return err
-	}
-	c.s.mu.Lock()
-	err := c.s.deleteSessionLocked(name, expect)
-	c.s.mu.Unlock()
-	if lerr := c.s.leave(ctx, c.node); lerr != nil {
-		return lerr
-	}
+	_, err := serve(ctx, c, func() (struct{}, error) { return struct{}{}, c.s.deleteSessionLocked(name, expect) })
 	return err
 }
 
