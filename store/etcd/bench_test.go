@@ -190,14 +190,15 @@ func holdMany(b *testing.B, s *etcd.Store, sess store.Record, n int) ([]string, 
 	return names, recs
 }
 
-// BenchmarkSwapMany measures a bulk takeover on a three-member cluster:
+// BenchmarkSwapMany1000 is BenchmarkStore/SwapMany1000 with the number of
+// transactions in flight varied, on a three-member cluster:
 // one op is one SwapMany of 1,000 names held through one session to
 // another session, token + 1 and a log event each (8 or 9 transactions of
 // up to 127 swaps). in-flight is how many transactions are sent at once;
 // the store's default was chosen from these figures.
-func BenchmarkSwapMany(b *testing.B) {
+func BenchmarkSwapMany1000(b *testing.B) {
 	for _, inFlight := range []int{1, 4, 8, 16} {
-		b.Run(fmt.Sprintf("names=1000/in-flight=%d", inFlight), func(b *testing.B) {
+		b.Run(fmt.Sprintf("in-flight=%d", inFlight), func(b *testing.B) {
 			defer etcd.SetBatchInFlight(etcd.SetBatchInFlight(inFlight))
 			s := benchStore(b)
 			ctx := context.Background()
@@ -233,13 +234,14 @@ func BenchmarkSwapMany(b *testing.B) {
 	}
 }
 
-// BenchmarkGetMany measures reading 1,000 records on a three-member
-// cluster through a handle that has not seen them. path=range is what
+// BenchmarkGetMany1000 is BenchmarkStore/GetMany1000 by the read path, on a
+// three-member cluster, through a handle that has not seen the records.
+// path=range is what
 // GetMany does with 1,000 names whose keys lie together: a count and one
 // range read. path=txns is what it does otherwise: 8 read-only
 // transactions of up to 127 gets, in-flight of them sent at once. raw is
 // the range read alone, without decoding or remembering the records.
-func BenchmarkGetMany(b *testing.B) {
+func BenchmarkGetMany1000(b *testing.B) {
 	setup := func(b *testing.B) (*etcd.Store, []string) {
 		s := benchStore(b)
 		sess, err := s.Swap(context.Background(), store.Swap{Record: sessionRecord("n1", "i1")})
@@ -259,13 +261,13 @@ func BenchmarkGetMany(b *testing.B) {
 			}
 		}
 	}
-	b.Run("names=1000/path=range", func(b *testing.B) {
+	b.Run("path=range", func(b *testing.B) {
 		s, names := setup(b)
 		b.ResetTimer()
 		run(b, s, names)
 	})
 	for _, inFlight := range []int{1, 4, 8, 16} {
-		b.Run(fmt.Sprintf("names=1000/path=txns/in-flight=%d", inFlight), func(b *testing.B) {
+		b.Run(fmt.Sprintf("path=txns/in-flight=%d", inFlight), func(b *testing.B) {
 			defer etcd.SetBatchInFlight(etcd.SetBatchInFlight(inFlight))
 			defer etcd.SetRangeMinNames(etcd.SetRangeMinNames(1 << 30))
 			s, names := setup(b)
@@ -273,7 +275,7 @@ func BenchmarkGetMany(b *testing.B) {
 			run(b, s, names)
 		})
 	}
-	b.Run("names=1000/raw", func(b *testing.B) {
+	b.Run("raw", func(b *testing.B) {
 		s, names := setup(b)
 		from, to := s.Prefix()+"e/"+names[0], s.Prefix()+"e/"+names[len(names)-1]+"\x00"
 		b.ResetTimer()
@@ -286,40 +288,15 @@ func BenchmarkGetMany(b *testing.B) {
 	})
 }
 
-// BenchmarkSessionRenewal measures the renewal of a session record on a
-// three-member cluster while held names are held through it: one op is
-// one Swap of the session record. The names' records are not touched, so
-// the figure does not depend on their number.
-func BenchmarkSessionRenewal(b *testing.B) {
-	for _, held := range []int{0, 100_000} {
-		b.Run(fmt.Sprintf("held=%d", held), func(b *testing.B) {
-			s := benchStore(b)
-			ctx := context.Background()
-			sess, err := s.Swap(ctx, store.Swap{Record: sessionRecord("n1", "i1")})
-			if err != nil {
-				b.Fatal(err)
-			}
-			holdMany(b, s, sess, held)
-			runtime.GC() // the setup's garbage is not the renewal's
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				if sess, err = s.Swap(ctx, store.Swap{Expect: sess.Version, Record: sess}); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
-	}
-}
-
 // BenchmarkChangeFeed measures the change feed on a three-member cluster:
 // one op is a renewal of one record through one handle and its arrival, by
 // name, on a WatchChanges feed of another handle, which also has a Watch
-// on every stored name (all on its one etcd watch). Compare stored=100
-// with stored=10000: the cost per commit does not grow with the records
+// on every stored name (all on its one etcd watch). Compare names=100
+// with names=10000: the cost per commit does not grow with the records
 // stored or watched.
 func BenchmarkChangeFeed(b *testing.B) {
 	for _, stored := range []int{100, 10_000} {
-		b.Run(fmt.Sprintf("stored=%d", stored), func(b *testing.B) {
+		b.Run(fmt.Sprintf("feed/names=%d", stored), func(b *testing.B) {
 			s := benchStore(b)
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
