@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/store/storedriver"
 )
 
 var (
@@ -135,7 +136,7 @@ func WithReadOnly() Option {
 func WithPoolConfig(fn func(*pgxpool.Config)) Option {
 	return func(c *config) error {
 		if fn == nil {
-			return fmt.Errorf("postgres: WithPoolConfig: %w: fn is nil; pass a function that adjusts the pool configuration", store.ErrInvalid)
+			return storedriver.InvalidOption("postgres", "WithPoolConfig", "fn is nil; pass a function that adjusts the pool configuration")
 		}
 		c.poolConfig = append(c.poolConfig, fn)
 		return nil

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/store/storedriver"
 )
 
 var (
@@ -92,7 +93,7 @@ type config struct {
 func WithMaxConns(n int) Option {
 	return func(c *config) error {
 		if n < 2 {
-			return fmt.Errorf("sqlite: WithMaxConns: %w: %d is below 2 (one connection for the watch poller, one for the rest); use e.g. %d", store.ErrInvalid, n, DefaultMaxConns)
+			return storedriver.InvalidOption("sqlite", "WithMaxConns", fmt.Sprintf("%d is below 2 (one connection for the watch poller, one for the rest); use e.g. %d", n, DefaultMaxConns))
 		}
 		c.maxConns = n
 		return nil
@@ -133,8 +134,8 @@ type Option func(*config) error
 // (Record.Updated, Event.Time, Job.Created) from. The default is time.Now.
 func WithTime(now func() time.Time) Option {
 	return func(c *config) error {
-		if now == nil {
-			return fmt.Errorf("sqlite: WithTime: %w: now is nil; pass a clock function such as time.Now", store.ErrInvalid)
+		if err := storedriver.CheckClock("sqlite", now); err != nil {
+			return err
 		}
 		c.now = now
 		return nil
@@ -148,7 +149,7 @@ func WithTime(now func() time.Time) Option {
 func WithBusyTimeout(d time.Duration) Option {
 	return func(c *config) error {
 		if d < time.Millisecond {
-			return fmt.Errorf("sqlite: WithBusyTimeout: %w: %v is below 1ms; use e.g. 5s", store.ErrInvalid, d)
+			return storedriver.InvalidOption("sqlite", "WithBusyTimeout", fmt.Sprintf("%v is below 1ms; use e.g. 5s", d))
 		}
 		c.busyTimeout = d
 		return nil
@@ -160,8 +161,8 @@ func WithBusyTimeout(d time.Duration) Option {
 // positive.
 func WithWatchInterval(d time.Duration) Option {
 	return func(c *config) error {
-		if d <= 0 {
-			return fmt.Errorf("sqlite: WithWatchInterval: %w: %v is not positive; use e.g. 50ms", store.ErrInvalid, d)
+		if err := storedriver.CheckPositive("sqlite", "WithWatchInterval", d, "50ms"); err != nil {
+			return err
 		}
 		c.watchInterval = d
 		return nil
