@@ -161,31 +161,14 @@ func sessionRecord(node, inc string) store.Record {
 	return store.Record{Name: store.SessionPrefix + node + "/" + inc + "/1", Holder: node, Incarnation: inc, Lease: 15 * time.Second}
 }
 
-// holdMany makes n names held through sess with SwapMany, in batches of
-// 1,000, and returns the names and their records.
+// holdMany makes n names held through sess (storetest.HoldMany) and
+// returns the names and their records.
 func holdMany(b *testing.B, s *etcd.Store, sess store.Record, n int) ([]string, []store.Record) {
 	b.Helper()
-	ctx := context.Background()
-	names := make([]string, n)
-	recs := make([]store.Record, n)
-	for lo := 0; lo < n; lo += 1000 {
-		hi := min(n, lo+1000)
-		swaps := make([]store.Swap, 0, hi-lo)
-		for i := lo; i < hi; i++ {
-			names[i] = fmt.Sprintf("shard-%06d", i)
-			swaps = append(swaps, store.Swap{Event: store.Acquired, Record: store.Record{
-				Name: names[i], Holder: sess.Holder, Incarnation: sess.Incarnation, Session: sess.Name, Token: 1, Lease: sess.Lease}})
-		}
-		res, err := s.SwapMany(ctx, swaps)
-		if err != nil {
-			b.Fatal(err)
-		}
-		for j, r := range res {
-			if r.Err != nil {
-				b.Fatal(r.Err)
-			}
-			recs[lo+j] = r.Record
-		}
+	recs := storetest.HoldMany(b, s, sess, n)
+	names := make([]string, len(recs))
+	for i, r := range recs {
+		names[i] = r.Name
 	}
 	return names, recs
 }

@@ -79,30 +79,7 @@ func BenchmarkPlainInsert(b *testing.B) {
 	}
 }
 
-// sessionSwaps returns swaps of names to records held through sess with
-// token, each expecting the version in expect (nil: creations).
-func sessionSwaps(sess store.Record, names []string, token uint64, expect []int64, ev store.EventKind) []store.Swap {
-	swaps := make([]store.Swap, len(names))
-	for i, n := range names {
-		swaps[i] = store.Swap{
-			Record: store.Record{Name: n, Holder: sess.Holder, Incarnation: sess.Incarnation, Session: sess.Name, Token: token, Lease: sess.Lease},
-			Event:  ev,
-		}
-		if expect != nil {
-			swaps[i].Expect = expect[i]
-		}
-	}
-	return swaps
-}
-
-func benchNames(n int) []string {
-	names := make([]string, n)
-	for i := range names {
-		names[i] = fmt.Sprintf("tenant-%06d", i)
-	}
-	return names
-}
-
+// newSession writes the session record of node and returns it.
 func newSession(b *testing.B, s *postgres.Store, node string) store.Record {
 	b.Helper()
 	rec, err := s.Swap(context.Background(), store.Swap{Record: store.Record{
@@ -112,27 +89,6 @@ func newSession(b *testing.B, s *postgres.Store, node string) store.Record {
 		b.Fatal(err)
 	}
 	return rec
-}
-
-// holdThrough acquires names through sess in batches of 5,000 and returns
-// their versions.
-func holdThrough(b *testing.B, s *postgres.Store, sess store.Record, names []string) []int64 {
-	b.Helper()
-	versions := make([]int64, 0, len(names))
-	for start := 0; start < len(names); start += 5000 {
-		chunk := names[start:min(start+5000, len(names))]
-		res, err := s.SwapMany(context.Background(), sessionSwaps(sess, chunk, 1, nil, store.Acquired))
-		if err != nil {
-			b.Fatal(err)
-		}
-		for _, r := range res {
-			if r.Err != nil {
-				b.Fatal(r.Err)
-			}
-			versions = append(versions, r.Record.Version)
-		}
-	}
-	return versions
 }
 
 // BenchmarkChangeFeed measures one commit seen through another handle's
@@ -149,9 +105,10 @@ func BenchmarkChangeFeed(b *testing.B) {
 				defer s.Close()
 				ctx, cancel := context.WithCancel(context.Background())
 				defer cancel()
-				names := benchNames(n)
-				sess := newSession(b, s, "n1")
-				holdThrough(b, s, sess, names)
+				var names []string
+				for _, r := range storetest.HoldMany(b, s, newSession(b, s, "n1"), n) {
+					names = append(names, r.Name)
+				}
 				var feed <-chan []store.Change
 				watches := map[string]<-chan struct{}{}
 				if kind == "feed" {

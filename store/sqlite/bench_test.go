@@ -29,34 +29,14 @@ func BenchmarkStore(b *testing.B) {
 }
 
 // holdThrough writes a session record of node and n names held through
-// it, in SwapMany batches, and returns the session and the names' records.
+// it, and returns the session and the names' records.
 func holdThrough(b *testing.B, s *sqlite.Store, node string, n int) (store.Record, []store.Record) {
 	b.Helper()
-	ctx := context.Background()
-	sess, err := s.Swap(ctx, store.Swap{Record: store.Record{Name: store.SessionPrefix + node + "/i1/1", Holder: node, Incarnation: "i1", Lease: 15 * time.Second}})
+	sess, err := s.Swap(context.Background(), store.Swap{Record: store.Record{Name: store.SessionPrefix + node + "/i1/1", Holder: node, Incarnation: "i1", Lease: 15 * time.Second}})
 	if err != nil {
 		b.Fatal(err)
 	}
-	recs := make([]store.Record, 0, n)
-	const batch = 5000
-	for lo := 0; lo < n; lo += batch {
-		var swaps []store.Swap
-		for i := lo; i < min(lo+batch, n); i++ {
-			swaps = append(swaps, store.Swap{Record: store.Record{Name: fmt.Sprintf("shard-%06d", i), Holder: node, Incarnation: "i1",
-				Token: 1, Lease: sess.Lease, Session: sess.Name}, Event: store.Acquired})
-		}
-		res, err := s.SwapMany(ctx, swaps)
-		if err != nil {
-			b.Fatal(err)
-		}
-		for _, r := range res {
-			if r.Err != nil {
-				b.Fatal(r.Err)
-			}
-			recs = append(recs, r.Record)
-		}
-	}
-	return sess, recs
+	return sess, storetest.HoldMany(b, s, sess, n)
 }
 
 // BenchmarkTakeover100k is a bulk takeover as the runtime runs it after a

@@ -109,7 +109,7 @@ func Benchmark(b *testing.B, open func(b *testing.B) store.Store) {
 		s := fresh(b)
 		bs := batchSwapper(b, s)
 		ctx := context.Background()
-		_, recs := holdThrough(b, s, bs, "n1", 1000)
+		_, recs := holdThrough(b, s, "n1", 1000)
 		sessions := [2]store.Record{sessionRecord(b, s, "n2"), {Name: store.SessionPrefix + "n1/i1/1", Holder: "n1", Incarnation: "i1"}}
 		swaps := make([]store.Swap, len(recs))
 		for i := 0; b.Loop(); i++ {
@@ -139,7 +139,7 @@ func Benchmark(b *testing.B, open func(b *testing.B) store.Store) {
 			b.Skip("backend does not implement store.BatchGetter")
 		}
 		ctx := context.Background()
-		_, recs := holdThrough(b, s, batchSwapper(b, s), "n1", 1000)
+		_, recs := holdThrough(b, s, "n1", 1000)
 		names := make([]string, len(recs))
 		for i, r := range recs {
 			names[i] = r.Name
@@ -160,7 +160,7 @@ func Benchmark(b *testing.B, open func(b *testing.B) store.Store) {
 			b.Run(fmt.Sprintf("held=%d", held), func(b *testing.B) {
 				s := fresh(b)
 				ctx := context.Background()
-				sess, _ := holdThrough(b, s, batchSwapper(b, s), "n1", held)
+				sess, _ := holdThrough(b, s, "n1", held)
 				for b.Loop() {
 					var err error
 					if sess, err = s.Swap(ctx, store.Swap{Expect: sess.Version, Record: sess}); err != nil {
@@ -195,18 +195,29 @@ func sessionRecord(b *testing.B, s store.Store, node string) store.Record {
 }
 
 // holdThrough writes the session record of node and n names held through
-// it (shard-000000, ...), in SwapMany batches of 1,000, and returns the
-// session and the names' records.
-func holdThrough(b *testing.B, s store.Store, bs store.BatchSwapper, node string, n int) (store.Record, []store.Record) {
+// it (HoldMany), and returns the session and the names' records.
+func holdThrough(b *testing.B, s store.Store, node string, n int) (store.Record, []store.Record) {
 	b.Helper()
-	ctx := context.Background()
 	sess := sessionRecord(b, s, node)
+	return sess, HoldMany(b, s, sess, n)
+}
+
+// HoldMany makes n names (shard-000000, shard-000001, ...) held through
+// the session record sess, which the caller wrote: SwapMany batches of
+// 1,000 creations, token 1 and an Acquired event each. It returns the
+// names' records in name order. It fails b on an error and skips it when
+// s does not batch (store.BatchSwapper). For a backend's own benchmarks
+// beside Benchmark.
+func HoldMany(b *testing.B, s store.Store, sess store.Record, n int) []store.Record {
+	b.Helper()
+	bs := batchSwapper(b, s)
+	ctx := context.Background()
 	recs := make([]store.Record, 0, n)
 	for lo := 0; lo < n; lo += 1000 {
 		swaps := make([]store.Swap, 0, 1000)
 		for i := lo; i < min(lo+1000, n); i++ {
 			swaps = append(swaps, store.Swap{Event: store.Acquired, Record: store.Record{Name: fmt.Sprintf("shard-%06d", i),
-				Holder: node, Incarnation: sess.Incarnation, Session: sess.Name, Token: 1, Lease: sess.Lease}})
+				Holder: sess.Holder, Incarnation: sess.Incarnation, Session: sess.Name, Token: 1, Lease: sess.Lease}})
 		}
 		res, err := bs.SwapMany(ctx, swaps)
 		if err != nil {
@@ -219,5 +230,5 @@ func holdThrough(b *testing.B, s store.Store, bs store.BatchSwapper, node string
 			recs = append(recs, r.Record)
 		}
 	}
-	return sess, recs
+	return recs
 }
