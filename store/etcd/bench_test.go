@@ -174,56 +174,27 @@ func holdMany(b *testing.B, s *etcd.Store, sess store.Record, n int) ([]string, 
 }
 
 // BenchmarkSwapMany1000 is BenchmarkStore/SwapMany1000 with the number of
-// transactions in flight varied, on a three-member cluster:
-// one op is one SwapMany of 1,000 names held through one session to
-// another session, token + 1 and a log event each (8 or 9 transactions of
-// up to 127 swaps). in-flight is how many transactions are sent at once;
-// the store's default was chosen from these figures.
+// transactions in flight varied, on a three-member cluster: one op is one
+// SwapMany of 1,000 names held through one session to another session,
+// token + 1 and a log event each (8 or 9 transactions of up to 127 swaps).
+// in-flight is how many transactions are sent at once; the store's default
+// was chosen from these figures.
 func BenchmarkSwapMany1000(b *testing.B) {
 	for _, inFlight := range []int{1, 4, 8, 16} {
 		b.Run(fmt.Sprintf("in-flight=%d", inFlight), func(b *testing.B) {
 			defer etcd.SetBatchInFlight(etcd.SetBatchInFlight(inFlight))
-			s := benchStore(b)
-			ctx := context.Background()
-			sess := [2]store.Record{sessionRecord("n1", "i1"), sessionRecord("n2", "i1")}
-			for i := range sess {
-				var err error
-				if sess[i], err = s.Swap(ctx, store.Swap{Record: sess[i]}); err != nil {
-					b.Fatal(err)
-				}
-			}
-			names, recs := holdMany(b, s, sess[0], 1000)
-			swaps := make([]store.Swap, len(names))
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				to := sess[(i+1)%2]
-				for j, r := range recs {
-					swaps[j] = store.Swap{Expect: r.Version, Event: store.TakenOver, Record: store.Record{
-						Name: names[j], Holder: to.Holder, Incarnation: to.Incarnation, Session: to.Name, Token: r.Token + 1, Lease: to.Lease}}
-				}
-				res, err := s.SwapMany(ctx, swaps)
-				if err != nil {
-					b.Fatal(err)
-				}
-				for j, r := range res {
-					if r.Err != nil {
-						b.Fatal(r.Err)
-					}
-					recs[j] = r.Record
-				}
-			}
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/1000, "ns/swap")
+			storetest.SwapMany1000(b, benchStore(b))
 		})
 	}
 }
 
 // BenchmarkGetMany1000 is BenchmarkStore/GetMany1000 by the read path, on a
 // three-member cluster, through a handle that has not seen the records.
-// path=range is what
-// GetMany does with 1,000 names whose keys lie together: a count and one
-// range read. path=txns is what it does otherwise: 8 read-only
-// transactions of up to 127 gets, in-flight of them sent at once. raw is
-// the range read alone, without decoding or remembering the records.
+// path=range is what GetMany does with 1,000 names whose keys lie
+// together: a count and one range read. path=txns is what it does
+// otherwise: 8 read-only transactions of up to 127 gets, in-flight of them
+// sent at once. raw is the range read alone, without decoding or
+// remembering the records.
 func BenchmarkGetMany1000(b *testing.B) {
 	setup := func(b *testing.B) (*etcd.Store, []string) {
 		s := benchStore(b)
