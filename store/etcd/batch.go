@@ -35,7 +35,8 @@ const (
 // flight at once. The chunks of a batch touch disjoint keys and each swap
 // is independent, so their order does not matter; sending them together
 // lets the leader put them in one Raft proposal round instead of waiting a
-// commit per chunk. See BenchmarkSwapMany for the figures behind it.
+// commit per chunk. See BenchmarkSwapMany1000 (bench_test.go) for the
+// figures behind it.
 var batchInFlight = 8
 
 // opsBudget and bytesBudget return the handle's current limits of one
@@ -149,7 +150,7 @@ func (s *Store) splitting(ctx context.Context, c chunk, f func(ctx context.Conte
 //     of its records, the batch as a whole is not one snapshot.
 //
 // On a three-member cluster a range read of 1,000 records costs about a
-// quarter of 1,000 gets in transactions (BenchmarkGetMany); the count
+// quarter of 1,000 gets in transactions (BenchmarkGetMany1000); the count
 // keeps it from reading many records nobody asked for. The records read
 // are remembered, so that a SwapMany on them (a bulk takeover) needs no
 // read of its own.

@@ -161,85 +161,41 @@ func sessionRecord(node, inc string) store.Record {
 	return store.Record{Name: store.SessionPrefix + node + "/" + inc + "/1", Holder: node, Incarnation: inc, Lease: 15 * time.Second}
 }
 
-// holdMany makes n names held through sess with SwapMany, in batches of
-// 1,000, and returns the names and their records.
+// holdMany makes n names held through sess (storetest.HoldMany) and
+// returns the names and their records.
 func holdMany(b *testing.B, s *etcd.Store, sess store.Record, n int) ([]string, []store.Record) {
 	b.Helper()
-	ctx := context.Background()
-	names := make([]string, n)
-	recs := make([]store.Record, n)
-	for lo := 0; lo < n; lo += 1000 {
-		hi := min(n, lo+1000)
-		swaps := make([]store.Swap, 0, hi-lo)
-		for i := lo; i < hi; i++ {
-			names[i] = fmt.Sprintf("shard-%06d", i)
-			swaps = append(swaps, store.Swap{Event: store.Acquired, Record: store.Record{
-				Name: names[i], Holder: sess.Holder, Incarnation: sess.Incarnation, Session: sess.Name, Token: 1, Lease: sess.Lease}})
-		}
-		res, err := s.SwapMany(ctx, swaps)
-		if err != nil {
-			b.Fatal(err)
-		}
-		for j, r := range res {
-			if r.Err != nil {
-				b.Fatal(r.Err)
-			}
-			recs[lo+j] = r.Record
-		}
+	recs := storetest.HoldMany(b, s, sess, n)
+	names := make([]string, len(recs))
+	for i, r := range recs {
+		names[i] = r.Name
 	}
 	return names, recs
 }
 
-// BenchmarkSwapMany measures a bulk takeover on a three-member cluster:
-// one op is one SwapMany of 1,000 names held through one session to
-// another session, token + 1 and a log event each (8 or 9 transactions of
-// up to 127 swaps). in-flight is how many transactions are sent at once;
-// the store's default was chosen from these figures.
-func BenchmarkSwapMany(b *testing.B) {
+// BenchmarkSwapMany1000 is BenchmarkStore/SwapMany1000 with the number of
+// transactions in flight varied, on a three-member cluster: one op is one
+// SwapMany of 1,000 names held through one session to another session,
+// token + 1 and a log event each (8 or 9 transactions of up to 127 swaps).
+// in-flight is how many transactions are sent at once; the store's default
+// was chosen from these figures.
+func BenchmarkSwapMany1000(b *testing.B) {
 	for _, inFlight := range []int{1, 4, 8, 16} {
-		b.Run(fmt.Sprintf("names=1000/in-flight=%d", inFlight), func(b *testing.B) {
+		b.Run(fmt.Sprintf("in-flight=%d", inFlight), func(b *testing.B) {
 			defer etcd.SetBatchInFlight(etcd.SetBatchInFlight(inFlight))
-			s := benchStore(b)
-			ctx := context.Background()
-			sess := [2]store.Record{sessionRecord("n1", "i1"), sessionRecord("n2", "i1")}
-			for i := range sess {
-				var err error
-				if sess[i], err = s.Swap(ctx, store.Swap{Record: sess[i]}); err != nil {
-					b.Fatal(err)
-				}
-			}
-			names, recs := holdMany(b, s, sess[0], 1000)
-			swaps := make([]store.Swap, len(names))
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				to := sess[(i+1)%2]
-				for j, r := range recs {
-					swaps[j] = store.Swap{Expect: r.Version, Event: store.TakenOver, Record: store.Record{
-						Name: names[j], Holder: to.Holder, Incarnation: to.Incarnation, Session: to.Name, Token: r.Token + 1, Lease: to.Lease}}
-				}
-				res, err := s.SwapMany(ctx, swaps)
-				if err != nil {
-					b.Fatal(err)
-				}
-				for j, r := range res {
-					if r.Err != nil {
-						b.Fatal(r.Err)
-					}
-					recs[j] = r.Record
-				}
-			}
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/1000, "ns/swap")
+			storetest.SwapMany1000(b, benchStore(b))
 		})
 	}
 }
 
-// BenchmarkGetMany measures reading 1,000 records on a three-member
-// cluster through a handle that has not seen them. path=range is what
-// GetMany does with 1,000 names whose keys lie together: a count and one
-// range read. path=txns is what it does otherwise: 8 read-only
-// transactions of up to 127 gets, in-flight of them sent at once. raw is
-// the range read alone, without decoding or remembering the records.
-func BenchmarkGetMany(b *testing.B) {
+// BenchmarkGetMany1000 is BenchmarkStore/GetMany1000 by the read path, on a
+// three-member cluster, through a handle that has not seen the records.
+// path=range is what GetMany does with 1,000 names whose keys lie
+// together: a count and one range read. path=txns is what it does
+// otherwise: 8 read-only transactions of up to 127 gets, in-flight of them
+// sent at once. raw is the range read alone, without decoding or
+// remembering the records.
+func BenchmarkGetMany1000(b *testing.B) {
 	setup := func(b *testing.B) (*etcd.Store, []string) {
 		s := benchStore(b)
 		sess, err := s.Swap(context.Background(), store.Swap{Record: sessionRecord("n1", "i1")})
@@ -259,13 +215,13 @@ func BenchmarkGetMany(b *testing.B) {
 			}
 		}
 	}
-	b.Run("names=1000/path=range", func(b *testing.B) {
+	b.Run("path=range", func(b *testing.B) {
 		s, names := setup(b)
 		b.ResetTimer()
 		run(b, s, names)
 	})
 	for _, inFlight := range []int{1, 4, 8, 16} {
-		b.Run(fmt.Sprintf("names=1000/path=txns/in-flight=%d", inFlight), func(b *testing.B) {
+		b.Run(fmt.Sprintf("path=txns/in-flight=%d", inFlight), func(b *testing.B) {
 			defer etcd.SetBatchInFlight(etcd.SetBatchInFlight(inFlight))
 			defer etcd.SetRangeMinNames(etcd.SetRangeMinNames(1 << 30))
 			s, names := setup(b)
@@ -273,7 +229,7 @@ func BenchmarkGetMany(b *testing.B) {
 			run(b, s, names)
 		})
 	}
-	b.Run("names=1000/raw", func(b *testing.B) {
+	b.Run("raw", func(b *testing.B) {
 		s, names := setup(b)
 		from, to := s.Prefix()+"e/"+names[0], s.Prefix()+"e/"+names[len(names)-1]+"\x00"
 		b.ResetTimer()
@@ -286,40 +242,15 @@ func BenchmarkGetMany(b *testing.B) {
 	})
 }
 
-// BenchmarkSessionRenewal measures the renewal of a session record on a
-// three-member cluster while held names are held through it: one op is
-// one Swap of the session record. The names' records are not touched, so
-// the figure does not depend on their number.
-func BenchmarkSessionRenewal(b *testing.B) {
-	for _, held := range []int{0, 100_000} {
-		b.Run(fmt.Sprintf("held=%d", held), func(b *testing.B) {
-			s := benchStore(b)
-			ctx := context.Background()
-			sess, err := s.Swap(ctx, store.Swap{Record: sessionRecord("n1", "i1")})
-			if err != nil {
-				b.Fatal(err)
-			}
-			holdMany(b, s, sess, held)
-			runtime.GC() // the setup's garbage is not the renewal's
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				if sess, err = s.Swap(ctx, store.Swap{Expect: sess.Version, Record: sess}); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
-	}
-}
-
 // BenchmarkChangeFeed measures the change feed on a three-member cluster:
 // one op is a renewal of one record through one handle and its arrival, by
 // name, on a WatchChanges feed of another handle, which also has a Watch
-// on every stored name (all on its one etcd watch). Compare stored=100
-// with stored=10000: the cost per commit does not grow with the records
+// on every stored name (all on its one etcd watch). Compare names=100
+// with names=10000: the cost per commit does not grow with the records
 // stored or watched.
 func BenchmarkChangeFeed(b *testing.B) {
 	for _, stored := range []int{100, 10_000} {
-		b.Run(fmt.Sprintf("stored=%d", stored), func(b *testing.B) {
+		b.Run(fmt.Sprintf("feed/names=%d", stored), func(b *testing.B) {
 			s := benchStore(b)
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()

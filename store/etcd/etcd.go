@@ -19,6 +19,7 @@ import (
 	"google.golang.org/grpc/codes"
 
 	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/store/storedriver"
 )
 
 // Defaults of the options.
@@ -105,10 +106,10 @@ func (c *config) apply(opts []Option) error {
 func WithPrefix(prefix string) Option {
 	return func(c *config) error {
 		if prefix == "" {
-			return fmt.Errorf("etcd: WithPrefix: %w: the prefix is empty; use a key prefix such as \"/baton/\"", store.ErrInvalid)
+			return storedriver.InvalidOption("etcd", "WithPrefix", `the prefix is empty; use a key prefix such as "/baton/"`)
 		}
 		if !strings.HasSuffix(prefix, "/") {
-			return fmt.Errorf("etcd: WithPrefix: %w: %q does not end with \"/\"; use %q", store.ErrInvalid, prefix, prefix+"/")
+			return storedriver.InvalidOption("etcd", "WithPrefix", fmt.Sprintf(`%q does not end with "/"; use %q`, prefix, prefix+"/"))
 		}
 		c.prefix = prefix
 		return nil
@@ -120,8 +121,8 @@ func WithPrefix(prefix string) Option {
 // configured.
 func WithDialTimeout(d time.Duration) Option {
 	return func(c *config) error {
-		if d <= 0 {
-			return fmt.Errorf("etcd: WithDialTimeout: %w: %v is not positive; use a duration such as 5s", store.ErrInvalid, d)
+		if err := storedriver.CheckPositive("etcd", "WithDialTimeout", d, "5s"); err != nil {
+			return err
 		}
 		c.dialTimeout = d
 		return nil
@@ -133,8 +134,8 @@ func WithDialTimeout(d time.Duration) Option {
 // returns store.ErrUnavailable instead of hanging. It must be positive.
 func WithRequestTimeout(d time.Duration) Option {
 	return func(c *config) error {
-		if d <= 0 {
-			return fmt.Errorf("etcd: WithRequestTimeout: %w: %v is not positive; use a duration such as 5s", store.ErrInvalid, d)
+		if err := storedriver.CheckPositive("etcd", "WithRequestTimeout", d, "5s"); err != nil {
+			return err
 		}
 		c.requestTimeout = d
 		return nil

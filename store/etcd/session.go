@@ -8,6 +8,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/store/storedriver"
 )
 
 var _ store.SessionDeleter = (*Store)(nil)
@@ -17,19 +18,15 @@ var _ store.SessionDeleter = (*Store)(nil)
 // identity), and moves the election log events the record carries in its
 // value to a log key of their own, so that History keeps them.
 func (s *Store) DeleteSession(ctx context.Context, name string, expect int64) error {
-	if !store.IsSession(name) {
-		return fmt.Errorf("etcd: delete %q: %w: not a session record", name, store.ErrInvalid)
+	if err := storedriver.CheckSessionName(name); err != nil {
+		return fmt.Errorf("etcd: %w", err)
 	}
 	c, err := s.read(ctx, name)
-	switch {
-	case err != nil:
+	if err != nil {
 		return err
-	case c.rec.Version == 0:
-		return fmt.Errorf("etcd: delete %q: %w", name, store.ErrNotFound)
-	case c.rec.Version != expect:
-		return fmt.Errorf("etcd: delete %q: %w", name, store.ErrConflict)
-	case !c.rec.Free():
-		return fmt.Errorf("etcd: delete %q: %w: the session is held (only dead sessions are deleted)", name, store.ErrInvalid)
+	}
+	if err := storedriver.CheckDeleteSession(name, c.rec, expect); err != nil {
+		return fmt.Errorf("etcd: %w", err)
 	}
 	ops := []clientv3.Op{clientv3.OpDelete(s.keys.record(name))}
 	if len(c.events) > 0 {

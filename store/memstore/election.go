@@ -69,16 +69,7 @@ func (c *client) Get(ctx context.Context, name string) (store.Record, error) {
 }
 
 func (c *client) Swap(ctx context.Context, sw store.Swap) (store.Record, error) {
-	if err := c.s.enter(ctx, c.node); err != nil {
-		return store.Record{}, err
-	}
-	c.s.mu.Lock()
-	rec, err := c.s.swapLocked(sw)
-	c.s.mu.Unlock()
-	if lerr := c.s.leave(ctx, c.node); lerr != nil {
-		return store.Record{}, lerr
-	}
-	return rec, err
+	return serve(ctx, c, func() (store.Record, error) { return c.s.swapLocked(sw) })
 }
 
 func (c *client) SwapMany(ctx context.Context, swaps []store.Swap) ([]store.SwapResult, error) {

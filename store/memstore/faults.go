@@ -69,6 +69,26 @@ func (s *Store) enter(ctx context.Context, node string) error {
 	return nil
 }
 
+// serve runs one call of c: enter's faults, fn under the store's lock,
+// then leave's faults, whose error wins over fn's result. On any error the
+// result is T's zero value.
+func serve[T any](ctx context.Context, c *client, fn func() (T, error)) (T, error) {
+	var zero T
+	if err := c.s.enter(ctx, c.node); err != nil {
+		return zero, err
+	}
+	c.s.mu.Lock()
+	v, err := fn()
+	c.s.mu.Unlock()
+	if lerr := c.s.leave(ctx, c.node); lerr != nil {
+		return zero, lerr
+	}
+	if err != nil {
+		return zero, err
+	}
+	return v, nil
+}
+
 // leave applies the reply half of a delay and the unreachable fault to a
 // call that was served: a node cut off while its call was in flight never
 // hears the answer, though the write may have been applied.

@@ -63,16 +63,7 @@ func (c *client) GetRun(ctx context.Context, job, period string) (store.Run, err
 }
 
 func (c *client) SwapRun(ctx context.Context, sw store.RunSwap) (store.Run, error) {
-	if err := c.s.enter(ctx, c.node); err != nil {
-		return store.Run{}, err
-	}
-	c.s.mu.Lock()
-	r, err := c.s.swapRunLocked(sw)
-	c.s.mu.Unlock()
-	if lerr := c.s.leave(ctx, c.node); lerr != nil {
-		return store.Run{}, lerr
-	}
-	return r, err
+	return serve(ctx, c, func() (store.Run, error) { return c.s.swapRunLocked(sw) })
 }
 
 func (s *Store) swapRunLocked(sw store.RunSwap) (store.Run, error) {
@@ -157,16 +148,7 @@ func (c *client) RecentRuns(ctx context.Context, job, before string, limit int) 
 }
 
 func (c *client) PruneRuns(ctx context.Context, p store.Prune) (int, error) {
-	if err := c.s.enter(ctx, c.node); err != nil {
-		return 0, err
-	}
-	c.s.mu.Lock()
-	n, err := c.s.pruneLocked(p)
-	c.s.mu.Unlock()
-	if lerr := c.s.leave(ctx, c.node); lerr != nil {
-		return 0, lerr
-	}
-	return n, err
+	return serve(ctx, c, func() (int, error) { return c.s.pruneLocked(p) })
 }
 
 func (s *Store) pruneLocked(p store.Prune) (int, error) {
@@ -205,13 +187,11 @@ func (s *Store) pruneLocked(p store.Prune) (int, error) {
 }
 
 func (c *client) UpdateJob(ctx context.Context, u store.JobUpdate) (store.Job, error) {
-	if err := c.s.enter(ctx, c.node); err != nil {
-		return store.Job{}, err
-	}
-	c.s.mu.Lock()
-	cur, ok := c.s.jobs[u.Name]
-	err := storedriver.CheckJobUpdate(u, cur, ok)
-	if err == nil {
+	return serve(ctx, c, func() (store.Job, error) {
+		cur, ok := c.s.jobs[u.Name]
+		if err := storedriver.CheckJobUpdate(u, cur, ok); err != nil {
+			return store.Job{}, err
+		}
 		cur.Schedule = u.Schedule
 		c.s.jobs[u.Name] = cur
 		if rec, ok := c.s.records[u.Name]; ok {
@@ -223,15 +203,8 @@ func (c *client) UpdateJob(ctx context.Context, u store.JobUpdate) (store.Job, e
 			c.s.logs[u.Name] = append(log, storedriver.RescheduledEvent(uint64(len(log))+1, rec, u, rec.Updated))
 			c.s.notifyLocked(u.Name, rec.Version)
 		}
-	}
-	c.s.mu.Unlock()
-	if lerr := c.s.leave(ctx, c.node); lerr != nil {
-		return store.Job{}, lerr
-	}
-	if err != nil {
-		return store.Job{}, err
-	}
-	return cur, nil
+		return cur, nil
+	})
 }
 
 // GetJob implements store.Store.

@@ -2,11 +2,11 @@ package memstore
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"time"
 
 	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/store/storedriver"
 )
 
 // Store is an in-memory store.Store. The zero value is not usable; call Open
@@ -55,8 +55,8 @@ type config struct {
 // the drill and the simulator pass their virtual clock. now must not be nil.
 func WithTime(now func() time.Time) Option {
 	return func(c *config) error {
-		if now == nil {
-			return fmt.Errorf("memstore: WithTime: %w: now is nil; pass a clock function such as time.Now", store.ErrInvalid)
+		if err := storedriver.CheckClock("memstore", now); err != nil {
+			return err
 		}
 		c.now = now
 		return nil

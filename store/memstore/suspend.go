@@ -17,13 +17,11 @@ func (s *Store) SuspendJob(ctx context.Context, sj store.JobSuspend) (store.Job,
 // SuspendJob implements store.Suspender: the job changes and the event is
 // appended under the store's lock; the record does not change.
 func (c *client) SuspendJob(ctx context.Context, sj store.JobSuspend) (store.Job, error) {
-	if err := c.s.enter(ctx, c.node); err != nil {
-		return store.Job{}, err
-	}
-	c.s.mu.Lock()
-	cur, ok := c.s.jobs[sj.Name]
-	err := storedriver.CheckSuspend(sj, cur, ok)
-	if err == nil {
+	return serve(ctx, c, func() (store.Job, error) {
+		cur, ok := c.s.jobs[sj.Name]
+		if err := storedriver.CheckSuspend(sj, cur, ok); err != nil {
+			return store.Job{}, err
+		}
 		at := c.s.now()
 		cur = storedriver.Suspend(sj, cur, at)
 		c.s.jobs[sj.Name] = cur
@@ -31,13 +29,6 @@ func (c *client) SuspendJob(ctx context.Context, sj store.JobSuspend) (store.Job
 			log := c.s.logs[sj.Name]
 			c.s.logs[sj.Name] = append(log, storedriver.SuspendEvent(uint64(len(log))+1, rec, sj, at))
 		}
-	}
-	c.s.mu.Unlock()
-	if lerr := c.s.leave(ctx, c.node); lerr != nil {
-		return store.Job{}, lerr
-	}
-	if err != nil {
-		return store.Job{}, err
-	}
-	return cur, nil
+		return cur, nil
+	})
 }

@@ -79,30 +79,7 @@ func BenchmarkPlainInsert(b *testing.B) {
 	}
 }
 
-// sessionSwaps returns swaps of names to records held through sess with
-// token, each expecting the version in expect (nil: creations).
-func sessionSwaps(sess store.Record, names []string, token uint64, expect []int64, ev store.EventKind) []store.Swap {
-	swaps := make([]store.Swap, len(names))
-	for i, n := range names {
-		swaps[i] = store.Swap{
-			Record: store.Record{Name: n, Holder: sess.Holder, Incarnation: sess.Incarnation, Session: sess.Name, Token: token, Lease: sess.Lease},
-			Event:  ev,
-		}
-		if expect != nil {
-			swaps[i].Expect = expect[i]
-		}
-	}
-	return swaps
-}
-
-func benchNames(n int) []string {
-	names := make([]string, n)
-	for i := range names {
-		names[i] = fmt.Sprintf("tenant-%06d", i)
-	}
-	return names
-}
-
+// newSession writes the session record of node and returns it.
 func newSession(b *testing.B, s *postgres.Store, node string) store.Record {
 	b.Helper()
 	rec, err := s.Swap(context.Background(), store.Swap{Record: store.Record{
@@ -112,96 +89,6 @@ func newSession(b *testing.B, s *postgres.Store, node string) store.Record {
 		b.Fatal(err)
 	}
 	return rec
-}
-
-// holdThrough acquires names through sess in batches of 5,000 and returns
-// their versions.
-func holdThrough(b *testing.B, s *postgres.Store, sess store.Record, names []string) []int64 {
-	b.Helper()
-	versions := make([]int64, 0, len(names))
-	for start := 0; start < len(names); start += 5000 {
-		chunk := names[start:min(start+5000, len(names))]
-		res, err := s.SwapMany(context.Background(), sessionSwaps(sess, chunk, 1, nil, store.Acquired))
-		if err != nil {
-			b.Fatal(err)
-		}
-		for _, r := range res {
-			if r.Err != nil {
-				b.Fatal(r.Err)
-			}
-			versions = append(versions, r.Record.Version)
-		}
-	}
-	return versions
-}
-
-// BenchmarkSwapManySession1000 measures a bulk takeover batch: 1,000
-// names held through one session taken over through another, token + 1
-// and a log event each, in one SwapMany.
-func BenchmarkSwapManySession1000(b *testing.B) {
-	s := open(b, pgtest.Start(b))
-	defer s.Close()
-	ctx := context.Background()
-	const n = 1000
-	names := benchNames(n)
-	sessions := []store.Record{newSession(b, s, "n1"), newSession(b, s, "n2")}
-	versions := holdThrough(b, s, sessions[0], names)
-	token := uint64(1)
-	for i := 0; b.Loop(); i++ {
-		token++
-		res, err := s.SwapMany(ctx, sessionSwaps(sessions[(i+1)%2], names, token, versions, store.TakenOver))
-		if err != nil {
-			b.Fatal(err)
-		}
-		for j, r := range res {
-			if r.Err != nil {
-				b.Fatal(r.Err)
-			}
-			versions[j] = r.Record.Version
-		}
-	}
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/swap")
-}
-
-// BenchmarkGetMany1000 measures reading 1,000 records in one GetMany.
-func BenchmarkGetMany1000(b *testing.B) {
-	s := open(b, pgtest.Start(b))
-	defer s.Close()
-	ctx := context.Background()
-	names := benchNames(1000)
-	holdThrough(b, s, newSession(b, s, "n1"), names)
-	for b.Loop() {
-		res, err := s.GetMany(ctx, names)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if res[999].Err != nil {
-			b.Fatal(res[999].Err)
-		}
-	}
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(names)), "ns/record")
-}
-
-// BenchmarkSessionRenewal measures the renewal of a session record while
-// 1,000 or 100,000 names are held through it: one Swap of one record,
-// whatever the number of names.
-func BenchmarkSessionRenewal(b *testing.B) {
-	for _, n := range []int{1000, 100000} {
-		b.Run(fmt.Sprintf("names=%d", n), func(b *testing.B) {
-			s := open(b, pgtest.Start(b))
-			defer s.Close()
-			ctx := context.Background()
-			sess := newSession(b, s, "n1")
-			holdThrough(b, s, sess, benchNames(n))
-			for b.Loop() {
-				var err error
-				sess, err = s.Swap(ctx, store.Swap{Expect: sess.Version, Record: sess})
-				if err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
-	}
 }
 
 // BenchmarkChangeFeed measures one commit seen through another handle's
@@ -218,9 +105,10 @@ func BenchmarkChangeFeed(b *testing.B) {
 				defer s.Close()
 				ctx, cancel := context.WithCancel(context.Background())
 				defer cancel()
-				names := benchNames(n)
-				sess := newSession(b, s, "n1")
-				holdThrough(b, s, sess, names)
+				var names []string
+				for _, r := range storetest.HoldMany(b, s, newSession(b, s, "n1"), n) {
+					names = append(names, r.Name)
+				}
 				var feed <-chan []store.Change
 				watches := map[string]<-chan struct{}{}
 				if kind == "feed" {

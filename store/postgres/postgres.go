@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/store/storedriver"
 )
 
 var (
@@ -135,7 +136,7 @@ func WithReadOnly() Option {
 func WithPoolConfig(fn func(*pgxpool.Config)) Option {
 	return func(c *config) error {
 		if fn == nil {
-			return fmt.Errorf("postgres: WithPoolConfig: %w: fn is nil; pass a function that adjusts the pool configuration", store.ErrInvalid)
+			return storedriver.InvalidOption("postgres", "WithPoolConfig", "fn is nil; pass a function that adjusts the pool configuration")
 		}
 		c.poolConfig = append(c.poolConfig, fn)
 		return nil
@@ -165,23 +166,9 @@ func Open(ctx context.Context, rawURL string, opts ...Option) (*Store, error) {
 	if o.readOnly {
 		return openReadOnly(ctx, rawURL, o)
 	}
-	connURL, schema, err := parseURL(rawURL)
+	pool, schema, err := newPool(ctx, rawURL, o)
 	if err != nil {
-		return nil, fmt.Errorf("postgres: %w: %w", store.ErrInvalid, err)
-	}
-	cfg, err := pgxpool.ParseConfig(connURL)
-	if err != nil {
-		return nil, fmt.Errorf("postgres: %w: %w", store.ErrInvalid, err)
-	}
-	for _, fn := range o.poolConfig {
-		fn(cfg)
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, unavailable("open", err)
-	}
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
-	if err != nil {
-		return nil, fmt.Errorf("postgres: %w: %w", store.ErrInvalid, err)
+		return nil, err
 	}
 	q := pgx.Identifier{schema}.Sanitize()
 	s := &Store{
@@ -204,6 +191,37 @@ func Open(ctx context.Context, rawURL string, opts ...Option) (*Store, error) {
 		return nil, s.fail(ctx, "open", err)
 	}
 	return s, nil
+}
+
+// newPool parses rawURL, applies the WithPoolConfig functions of o and
+// creates the connection pool, whose sessions are read-only when o is
+// (default_transaction_read_only). It returns the pool and the schema the
+// URL names. A malformed URL, or a configuration pgxpool refuses, is an
+// error wrapping store.ErrInvalid; a ctx already ended one wrapping
+// store.ErrUnavailable.
+func newPool(ctx context.Context, rawURL string, o config) (*pgxpool.Pool, string, error) {
+	connURL, schema, err := parseURL(rawURL)
+	if err != nil {
+		return nil, "", fmt.Errorf("postgres: %w: %w", store.ErrInvalid, err)
+	}
+	cfg, err := pgxpool.ParseConfig(connURL)
+	if err != nil {
+		return nil, "", fmt.Errorf("postgres: %w: %w", store.ErrInvalid, err)
+	}
+	for _, fn := range o.poolConfig {
+		fn(cfg)
+	}
+	if o.readOnly {
+		cfg.ConnConfig.RuntimeParams["default_transaction_read_only"] = "on"
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, "", unavailable("open", err)
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, "", fmt.Errorf("postgres: %w: %w", store.ErrInvalid, err)
+	}
+	return pool, schema, nil
 }
 
 // parseURL splits the schema parameter off a postgres URL.
@@ -344,24 +362,9 @@ func (s *Store) StoreTime(ctx context.Context) (time.Time, error) {
 
 // openReadOnly is Open with WithReadOnly.
 func openReadOnly(ctx context.Context, rawURL string, o config) (*Store, error) {
-	connURL, schema, err := parseURL(rawURL)
+	pool, schema, err := newPool(ctx, rawURL, o)
 	if err != nil {
-		return nil, fmt.Errorf("postgres: %w: %w", store.ErrInvalid, err)
-	}
-	cfg, err := pgxpool.ParseConfig(connURL)
-	if err != nil {
-		return nil, fmt.Errorf("postgres: %w: %w", store.ErrInvalid, err)
-	}
-	for _, fn := range o.poolConfig {
-		fn(cfg)
-	}
-	cfg.ConnConfig.RuntimeParams["default_transaction_read_only"] = "on"
-	if err := ctx.Err(); err != nil {
-		return nil, unavailable("open", err)
-	}
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
-	if err != nil {
-		return nil, fmt.Errorf("postgres: %w: %w", store.ErrInvalid, err)
+		return nil, err
 	}
 	q := pgx.Identifier{schema}.Sanitize()
 	s := &Store{pool: pool, schema: schema, q: q, channel: schema + "_baton", readOnly: true}

@@ -7,6 +7,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/store/storedriver"
 )
 
 var _ store.SessionDeleter = (*Store)(nil)
@@ -16,8 +17,8 @@ var _ store.SessionDeleter = (*Store)(nil)
 // session record of that version.
 func (s *Store) DeleteSession(ctx context.Context, name string, expect int64) error {
 	const op = "delete session"
-	if !store.IsSession(name) {
-		return fmt.Errorf("postgres: delete %q: %w: not a session record", name, store.ErrInvalid)
+	if err := storedriver.CheckSessionName(name); err != nil {
+		return fmt.Errorf("postgres: %w", err)
 	}
 	if err := s.enter(ctx, op); err != nil {
 		return err
@@ -31,20 +32,13 @@ func (s *Store) DeleteSession(ctx context.Context, name string, expect int64) er
 		if refused, err = s.sameStore(ctx, tx, op); refused != nil || err != nil {
 			return err
 		}
-		var holder string
-		var version int64
-		err = tx.QueryRow(ctx, `SELECT holder, version FROM `+s.q+`.election WHERE name = $1 FOR UPDATE`, name).Scan(&holder, &version)
-		switch {
-		case err == pgx.ErrNoRows:
-			outcome = fmt.Errorf("postgres: delete %q: %w", name, store.ErrNotFound)
-			return nil
-		case err != nil:
+		var cur store.Record
+		err = tx.QueryRow(ctx, `SELECT holder, version FROM `+s.q+`.election WHERE name = $1 FOR UPDATE`, name).Scan(&cur.Holder, &cur.Version)
+		if err != nil && err != pgx.ErrNoRows {
 			return err
-		case version != expect:
-			outcome = fmt.Errorf("postgres: delete %q: %w", name, store.ErrConflict)
-			return nil
-		case holder != "":
-			outcome = fmt.Errorf("postgres: delete %q: %w: the session is held (only dead sessions are deleted)", name, store.ErrInvalid)
+		}
+		if outcome = storedriver.CheckDeleteSession(name, cur, expect); outcome != nil {
+			outcome = fmt.Errorf("postgres: %w", outcome)
 			return nil
 		}
 		_, err = tx.Exec(ctx, `DELETE FROM `+s.q+`.election WHERE name = $1`, name)

@@ -274,10 +274,8 @@ func itoa(i int) string {
 func (s *Store) UpdateJob(ctx context.Context, u store.JobUpdate) (store.Job, error) {
 	var out store.Job
 	err := s.write(ctx, "update job", func(tx *sql.Tx) error {
-		cur := store.Job{Name: u.Name}
-		err := s.scanJob(tx.QueryRowContext(ctx, `SELECT `+s.jobCols()+` FROM baton_jobs WHERE name = ?`, u.Name), &cur)
-		found := err == nil
-		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		cur, found, err := s.jobTx(ctx, tx, u.Name)
+		if err != nil {
 			return err
 		}
 		if err := storedriver.CheckJobUpdate(u, cur, found); err != nil {
@@ -300,21 +298,38 @@ func (s *Store) UpdateJob(ctx context.Context, u store.JobUpdate) (store.Job, er
 			rec.Version, rec.Updated.UnixNano(), rec.Name); err != nil {
 			return err
 		}
-		var last int64
-		if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(seq), 0) FROM baton_election_log WHERE name = ?`, rec.Name).Scan(&last); err != nil {
-			return err
-		}
-		ev := storedriver.RescheduledEvent(uint64(last)+1, rec, u, rec.Updated)
-		_, err = tx.ExecContext(ctx,
-			`INSERT INTO baton_election_log (name, seq, kind, holder, incarnation, token, transfer, time_ns, detail)
-			 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			ev.Name, int64(ev.Seq), string(ev.Kind), ev.Holder, ev.Incarnation, int64(ev.Token), ev.Transfer, ev.Time.UnixNano(), ev.Detail)
-		return err
+		return appendEvent(ctx, tx, rec.Name, func(seq uint64) store.Event { return storedriver.RescheduledEvent(seq, rec, u, rec.Updated) })
 	})
 	if err != nil {
 		return store.Job{}, err
 	}
 	return out, nil
+}
+
+// jobTx reads the job registration of name in tx; found is false when
+// there is none.
+func (s *Store) jobTx(ctx context.Context, tx *sql.Tx, name string) (j store.Job, found bool, err error) {
+	j = store.Job{Name: name}
+	err = s.scanJob(tx.QueryRowContext(ctx, `SELECT `+s.jobCols()+` FROM baton_jobs WHERE name = ?`, name), &j)
+	if errors.Is(err, sql.ErrNoRows) {
+		return j, false, nil
+	}
+	return j, err == nil, err
+}
+
+// appendEvent appends to the election log of name, in tx, the event that
+// event makes with the next sequence number of that log.
+func appendEvent(ctx context.Context, tx *sql.Tx, name string, event func(seq uint64) store.Event) error {
+	var last int64
+	if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(seq), 0) FROM baton_election_log WHERE name = ?`, name).Scan(&last); err != nil {
+		return err
+	}
+	ev := event(uint64(last) + 1)
+	_, err := tx.ExecContext(ctx,
+		`INSERT INTO baton_election_log (name, seq, kind, holder, incarnation, token, transfer, time_ns, detail)
+		 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		ev.Name, int64(ev.Seq), string(ev.Kind), ev.Holder, ev.Incarnation, int64(ev.Token), ev.Transfer, ev.Time.UnixNano(), ev.Detail)
+	return err
 }
 
 // GetJob implements store.Store.

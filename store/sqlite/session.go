@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/store/storedriver"
 )
 
 var _ store.SessionDeleter = (*Store)(nil)
@@ -15,22 +16,17 @@ var _ store.SessionDeleter = (*Store)(nil)
 // transaction that checks the store's id first.
 func (s *Store) DeleteSession(ctx context.Context, name string, expect int64) error {
 	const op = "delete session"
-	if !store.IsSession(name) {
-		return fmt.Errorf("sqlite: delete %q: %w: not a session record", name, store.ErrInvalid)
+	if err := storedriver.CheckSessionName(name); err != nil {
+		return fmt.Errorf("sqlite: %w", err)
 	}
 	return s.write(ctx, op, func(tx *sql.Tx) error {
-		var holder string
-		var version int64
-		err := tx.QueryRowContext(ctx, `SELECT holder, version FROM baton_election WHERE name = ?1`, name).Scan(&holder, &version)
-		switch {
-		case errors.Is(err, sql.ErrNoRows):
-			return fmt.Errorf("sqlite: delete %q: %w", name, store.ErrNotFound)
-		case err != nil:
+		var cur store.Record
+		err := tx.QueryRowContext(ctx, `SELECT holder, version FROM baton_election WHERE name = ?1`, name).Scan(&cur.Holder, &cur.Version)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return err
-		case version != expect:
-			return fmt.Errorf("sqlite: delete %q: %w", name, store.ErrConflict)
-		case holder != "":
-			return fmt.Errorf("sqlite: delete %q: %w: the session is held (only dead sessions are deleted)", name, store.ErrInvalid)
+		}
+		if err := storedriver.CheckDeleteSession(name, cur, expect); err != nil {
+			return fmt.Errorf("sqlite: %w", err)
 		}
 		_, err = tx.ExecContext(ctx, `DELETE FROM baton_election WHERE name = ?1`, name)
 		return err

@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"time"
 
 	"github.com/batonhq/baton/store"
@@ -48,10 +47,8 @@ func (s *Store) scanJob(row *sql.Row, j *store.Job) error {
 func (s *Store) SuspendJob(ctx context.Context, sj store.JobSuspend) (store.Job, error) {
 	var out store.Job
 	err := s.write(ctx, "suspend job", func(tx *sql.Tx) error {
-		cur := store.Job{Name: sj.Name}
-		err := s.scanJob(tx.QueryRowContext(ctx, `SELECT `+s.jobCols()+` FROM baton_jobs WHERE name = ?`, sj.Name), &cur)
-		found := err == nil
-		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		cur, found, err := s.jobTx(ctx, tx, sj.Name)
+		if err != nil {
 			return err
 		}
 		if err := storedriver.CheckSuspend(sj, cur, found); err != nil {
@@ -71,16 +68,7 @@ func (s *Store) SuspendJob(ctx context.Context, sj store.JobSuspend) (store.Job,
 		if err != nil || !found {
 			return err
 		}
-		var last int64
-		if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(seq), 0) FROM baton_election_log WHERE name = ?`, rec.Name).Scan(&last); err != nil {
-			return err
-		}
-		ev := storedriver.SuspendEvent(uint64(last)+1, rec, sj, at)
-		_, err = tx.ExecContext(ctx,
-			`INSERT INTO baton_election_log (name, seq, kind, holder, incarnation, token, transfer, time_ns, detail)
-			 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			ev.Name, int64(ev.Seq), string(ev.Kind), ev.Holder, ev.Incarnation, int64(ev.Token), ev.Transfer, ev.Time.UnixNano(), ev.Detail)
-		return err
+		return appendEvent(ctx, tx, rec.Name, func(seq uint64) store.Event { return storedriver.SuspendEvent(seq, rec, sj, at) })
 	})
 	if err != nil {
 		return store.Job{}, err

@@ -206,3 +206,33 @@ func SuspendEvent(seq uint64, rec store.Record, s store.JobSuspend, at time.Time
 	}
 	return ev
 }
+
+// CheckSessionName returns the error store.SessionDeleter.DeleteSession
+// gives for a name that is not a session record's, nil for one that is.
+// Backends call it before they read anything; CheckDeleteSession applies
+// it too.
+func CheckSessionName(name string) error {
+	if !store.IsSession(name) {
+		return fmt.Errorf("delete %q: %w: not a session record", name, store.ErrInvalid)
+	}
+	return nil
+}
+
+// CheckDeleteSession returns the error store.SessionDeleter.DeleteSession
+// gives when the record of name is cur (cur.Version == 0 when it does not
+// exist) and the caller expects version expect, nil when the delete
+// applies: only a free session record at the expected version is deleted.
+func CheckDeleteSession(name string, cur store.Record, expect int64) error {
+	if err := CheckSessionName(name); err != nil {
+		return err
+	}
+	switch {
+	case cur.Version == 0:
+		return fmt.Errorf("delete %q: %w", name, store.ErrNotFound)
+	case cur.Version != expect:
+		return fmt.Errorf("delete %q: %w", name, store.ErrConflict)
+	case !cur.Free():
+		return fmt.Errorf("delete %q: %w: the session is held (only dead sessions are deleted)", name, store.ErrInvalid)
+	}
+	return nil
+}

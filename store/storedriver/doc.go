@@ -16,9 +16,14 @@
 //	watch.go        Watch (store.Watcher), where the backend can notify
 //	schema.go       creating and checking the backend's tables or keys, and the
 //	                store's identity (store.Identifier, store.ErrReplaced)
+//	<concept>.go    what a backend has beyond these, one concept a file, as
+//	                sqlite's open.go (the file checks), tx.go (write
+//	                transactions, error classification), encoding.go and
+//	                stmts.go, or etcd's batch.go
 //	<backend>_test.go  storetest.Run and the backend's own fault tests
 //	replaced_test.go   the store deleted or replaced under a handle
-//	bench_test.go   storetest.Benchmark
+//	bench_test.go   BenchmarkStore calling storetest.Benchmark, then the
+//	                backend's own benchmarks of what only it has
 //
 // A backend's errors keep the contract of package store: decisions
 // (ErrConflict, ErrInvalid, ErrNotFound, fence.ErrStaleToken) as such,
@@ -33,6 +38,7 @@
 //
 // Options have one shape in every backend: type Option func(*config) error;
 // an invalid value makes Open fail with an error that wraps store.ErrInvalid
-// and names the option ("sqlite: WithBusyTimeout: ..."). Nothing is clamped
+// and names the option ("sqlite: WithBusyTimeout: ...", built by
+// InvalidOption, CheckPositive and CheckClock). Nothing is clamped
 // silently.
 package storedriver

@@ -4,16 +4,32 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/batonhq/baton/store"
 )
 
-// Benchmark runs the benchmarks every backend reports, so that their
-// figures compare: Acquire (a takeover: a swap that raises the token and
-// appends a log event), Renew (a swap at the current version, no event),
-// FencedRunSwap (a ledger write checked against the election token) and,
-// when the backend batches, RenewMany10 (ten renewals in one SwapMany).
-// open returns a fresh, empty store; the benchmarks close it.
+// Benchmark runs the benchmarks every backend reports, under the same
+// names and units, so that their figures compare:
+//
+//   - Acquire: a takeover, a swap that raises the token and appends a log
+//     event.
+//   - Renew: a swap at the current version, no event.
+//   - FencedRunSwap: a ledger write checked against the election token.
+//   - RenewMany10: ten renewals in one SwapMany.
+//   - SwapMany1000: a bulk takeover, one SwapMany that moves 1,000 names
+//     held through one session to another, token + 1 and a log event
+//     each; it also reports ns/swap.
+//   - GetMany1000: one GetMany of 1,000 names held through a session; it
+//     also reports ns/record.
+//   - SessionRenewal/held=N: one renewal of a session record (a swap at
+//     its version, no event) while N names are held through it, N 1,000
+//     and 100,000: its cost must not depend on N.
+//
+// The batched benchmarks skip on a backend that does not implement
+// store.BatchSwapper (or store.BatchGetter). open returns a fresh, empty
+// store; the benchmarks close it. A backend's own benchmarks (of what
+// only it has) live beside its call of Benchmark.
 func Benchmark(b *testing.B, open func(b *testing.B) store.Store) {
 	fresh := func(b *testing.B) store.Store {
 		s := open(b)
@@ -66,10 +82,7 @@ func Benchmark(b *testing.B, open func(b *testing.B) store.Store) {
 	})
 	b.Run("RenewMany10", func(b *testing.B) {
 		s := fresh(b)
-		bs, ok := s.(store.BatchSwapper)
-		if !ok {
-			b.Skip("backend does not implement store.BatchSwapper")
-		}
+		bs := batchSwapper(b, s)
 		ctx := context.Background()
 		swaps := make([]store.Swap, 10)
 		for i := range swaps {
@@ -92,4 +105,134 @@ func Benchmark(b *testing.B, open func(b *testing.B) store.Store) {
 			}
 		}
 	})
+	b.Run("SwapMany1000", func(b *testing.B) { SwapMany1000(b, fresh(b)) })
+	b.Run("GetMany1000", func(b *testing.B) {
+		s := fresh(b)
+		bg, ok := s.(store.BatchGetter)
+		if !ok {
+			b.Skip("backend does not implement store.BatchGetter")
+		}
+		ctx := context.Background()
+		_, recs := holdThrough(b, s, "n1", 1000)
+		names := make([]string, len(recs))
+		for i, r := range recs {
+			names[i] = r.Name
+		}
+		for b.Loop() {
+			res, err := bg.GetMany(ctx, names)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if len(res) != len(names) || res[len(res)-1].Err != nil {
+				b.Fatalf("GetMany of %d names: %d results, the last %+v", len(names), len(res), res[len(res)-1])
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(names)), "ns/record")
+	})
+	b.Run("SessionRenewal", func(b *testing.B) {
+		for _, held := range []int{1000, 100_000} {
+			b.Run(fmt.Sprintf("held=%d", held), func(b *testing.B) {
+				s := fresh(b)
+				ctx := context.Background()
+				sess, _ := holdThrough(b, s, "n1", held)
+				for b.Loop() {
+					var err error
+					if sess, err = s.Swap(ctx, store.Swap{Expect: sess.Version, Record: sess}); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	})
+}
+
+// SwapMany1000 is Benchmark's SwapMany1000 on s, an empty store the caller
+// closes: for a backend that runs it again with a setting of its own
+// varied (etcd's transactions in flight).
+func SwapMany1000(b *testing.B, s store.Store) {
+	bs := batchSwapper(b, s)
+	ctx := context.Background()
+	_, recs := holdThrough(b, s, "n1", 1000)
+	sessions := [2]store.Record{sessionRecord(b, s, "n2"), {Name: store.SessionPrefix + "n1/i1/1", Holder: "n1", Incarnation: "i1"}}
+	swaps := make([]store.Swap, len(recs))
+	for i := 0; b.Loop(); i++ {
+		to := sessions[i%2]
+		for j, r := range recs {
+			next := r
+			next.Holder, next.Incarnation, next.Session, next.Token = to.Holder, to.Incarnation, to.Name, r.Token+1
+			swaps[j] = store.Swap{Expect: r.Version, Record: next, Event: store.TakenOver}
+		}
+		res, err := bs.SwapMany(ctx, swaps)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for j, r := range res {
+			if r.Err != nil {
+				b.Fatal(r.Err)
+			}
+			recs[j] = r.Record
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(recs)), "ns/swap")
+}
+
+// batchSwapper is s as a store.BatchSwapper; it skips b when s is not one.
+func batchSwapper(b *testing.B, s store.Store) store.BatchSwapper {
+	b.Helper()
+	bs, ok := s.(store.BatchSwapper)
+	if !ok {
+		b.Skip("backend does not implement store.BatchSwapper")
+	}
+	return bs
+}
+
+// sessionRecord writes the session record of node (incarnation i1, lease
+// 15s) and returns it.
+func sessionRecord(b *testing.B, s store.Store, node string) store.Record {
+	b.Helper()
+	sess, err := s.Swap(context.Background(), store.Swap{Record: store.Record{
+		Name: store.SessionPrefix + node + "/i1/1", Holder: node, Incarnation: "i1", Lease: 15 * time.Second}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return sess
+}
+
+// holdThrough writes the session record of node and n names held through
+// it (HoldMany), and returns the session and the names' records.
+func holdThrough(b *testing.B, s store.Store, node string, n int) (store.Record, []store.Record) {
+	b.Helper()
+	sess := sessionRecord(b, s, node)
+	return sess, HoldMany(b, s, sess, n)
+}
+
+// HoldMany makes n names (shard-000000, shard-000001, ...) held through
+// the session record sess, which the caller wrote: SwapMany batches of
+// 1,000 creations, token 1 and an Acquired event each. It returns the
+// names' records in name order. It fails b on an error and skips it when
+// s does not batch (store.BatchSwapper). For a backend's own benchmarks
+// beside Benchmark.
+func HoldMany(b *testing.B, s store.Store, sess store.Record, n int) []store.Record {
+	b.Helper()
+	bs := batchSwapper(b, s)
+	ctx := context.Background()
+	recs := make([]store.Record, 0, n)
+	for lo := 0; lo < n; lo += 1000 {
+		swaps := make([]store.Swap, 0, 1000)
+		for i := lo; i < min(lo+1000, n); i++ {
+			swaps = append(swaps, store.Swap{Event: store.Acquired, Record: store.Record{Name: fmt.Sprintf("shard-%06d", i),
+				Holder: sess.Holder, Incarnation: sess.Incarnation, Session: sess.Name, Token: 1, Lease: sess.Lease}})
+		}
+		res, err := bs.SwapMany(ctx, swaps)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, r := range res {
+			if r.Err != nil {
+				b.Fatal(r.Err)
+			}
+			recs = append(recs, r.Record)
+		}
+	}
+	return recs
 }

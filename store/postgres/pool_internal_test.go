@@ -1,0 +1,50 @@
+package postgres
+
+import (
+	"context"
+	"net/url"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/batonhq/baton/internal/pgtest"
+)
+
+// TestNewPool checks the one pool set-up of Open and its read-only form:
+// the schema comes from the URL, WithPoolConfig functions apply, and the
+// sessions are read-only exactly when the store is.
+func TestNewPool(t *testing.T) {
+	u, err := url.Parse(pgtest.Start(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	q.Set("schema", "s1")
+	u.RawQuery = q.Encode()
+	for _, tc := range []struct {
+		readOnly bool
+		want     string
+	}{{false, "off"}, {true, "on"}} {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		o := config{readOnly: tc.readOnly, poolConfig: []func(*pgxpool.Config){func(c *pgxpool.Config) {
+			c.ConnConfig.RuntimeParams["application_name"] = "baton-newpool"
+		}}}
+		pool, schema, err := newPool(ctx, u.String(), o)
+		if err != nil {
+			t.Fatalf("readOnly %v: %v", tc.readOnly, err)
+		}
+		defer pool.Close()
+		if schema != "s1" {
+			t.Errorf("readOnly %v: schema %q, want s1", tc.readOnly, schema)
+		}
+		var ro, app string
+		if err := pool.QueryRow(ctx, `SELECT current_setting('default_transaction_read_only'), current_setting('application_name')`).Scan(&ro, &app); err != nil {
+			t.Fatalf("readOnly %v: %v", tc.readOnly, err)
+		}
+		if ro != tc.want || app != "baton-newpool" {
+			t.Errorf("readOnly %v: default_transaction_read_only %q, application_name %q; want %q, baton-newpool", tc.readOnly, ro, app, tc.want)
+		}
+	}
+}

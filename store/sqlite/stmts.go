@@ -1,0 +1,152 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"strings"
+)
+
+// stmts are the statements the election record's hot paths run, prepared
+// once per connection (database/sql prepares a *sql.Stmt again on each
+// pooled connection it runs on, once): SQLite then parses and plans them
+// once, not at every call.
+type stmts struct {
+	get     *sql.Stmt // the record of one name
+	getMany *sql.Stmt // the records of the names in a JSON array
+	newest  *sql.Stmt // the newest record version
+	// Writes; nil in a read-only Store.
+	lastVersion *sql.Stmt // the store-wide version counter
+	setVersion  *sql.Stmt
+	// current reads the record (if any) and the newest log sequence
+	// number of each name in a JSON array
+	current *sql.Stmt
+	// upsert[k] writes 1<<k records, logEvent[k] appends 1<<k log
+	// events: see writeRows.
+	upsert   [blockKinds]*sql.Stmt
+	logEvent [blockKinds]*sql.Stmt
+}
+
+// Multi-row writes. A SwapMany writes its records with multi-row
+// INSERT statements of blockRows rows, and the rest of them with one
+// statement each of the sizes of the binary digits of the rest (32, 16,
+// ..., 1 rows): blockKinds statements per table, prepared once per
+// connection, so that a batch of n swaps runs about n/blockRows + log2
+// blockRows statements per table instead of n. Each row binds recordArgs
+// or eventArgs parameters: blockRows times either stays far below SQLite's
+// bound on the parameters of one statement (32,766 in modernc.org/sqlite).
+const (
+	blockKinds = 7
+	blockRows  = 1 << (blockKinds - 1) // 64
+	recordArgs = 9
+	eventArgs  = 8
+)
+
+// rowsSQL is head followed by n rows of k parameters each, then tail.
+func rowsSQL(head string, n, k int, tail string) string {
+	var b strings.Builder
+	b.WriteString(head)
+	b.WriteString(" VALUES ")
+	row := "(" + strings.Repeat("?, ", k-1) + "?)"
+	for i := range n {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(row)
+	}
+	b.WriteString(tail)
+	return b.String()
+}
+
+const (
+	upsertHead = `INSERT INTO baton_election (name, holder, incarnation, token, lease_ns, transfer, version, updated_ns, session)`
+	upsertTail = ` ON CONFLICT (name) DO UPDATE SET
+		holder = excluded.holder, incarnation = excluded.incarnation, token = excluded.token,
+		lease_ns = excluded.lease_ns, transfer = excluded.transfer, version = excluded.version,
+		updated_ns = excluded.updated_ns, session = excluded.session`
+	logHead = `INSERT INTO baton_election_log (name, seq, kind, holder, incarnation, token, transfer, time_ns)`
+)
+
+// prepare prepares s.st for the store's schema version.
+func (s *Store) prepare(ctx context.Context) error {
+	sel := `SELECT name, ` + recordCols + s.sessionCol() + ` FROM baton_election `
+	type text struct {
+		st   **sql.Stmt
+		text string
+	}
+	texts := []text{
+		{&s.st.get, sel + `WHERE name = ?`},
+		{&s.st.getMany, sel + `WHERE name IN (SELECT value FROM json_each(?))`},
+		{&s.st.newest, `SELECT coalesce(max(version), 0) FROM baton_election`},
+	}
+	if !s.readOnly {
+		texts = append(texts,
+			text{&s.st.lastVersion, `SELECT value FROM baton_meta WHERE key = 'last_version'`},
+			text{&s.st.setVersion, `UPDATE baton_meta SET value = ? WHERE key = 'last_version'`},
+			text{&s.st.current, `SELECT j.value, coalesce(e.holder, ''), coalesce(e.incarnation, ''), coalesce(e.token, 0), coalesce(e.lease_ns, 0),
+				coalesce(e.transfer, ''), coalesce(e.version, 0), e.updated_ns, coalesce(e.session, ''),
+				(SELECT coalesce(max(l.seq), 0) FROM baton_election_log l WHERE l.name = j.value)
+			 FROM json_each(?) j LEFT JOIN baton_election e ON e.name = j.value`},
+		)
+		for k := range blockKinds {
+			texts = append(texts,
+				text{&s.st.upsert[k], rowsSQL(upsertHead, 1<<k, recordArgs, upsertTail)},
+				text{&s.st.logEvent[k], rowsSQL(logHead, 1<<k, eventArgs, "")},
+			)
+		}
+	}
+	for _, t := range texts {
+		st, err := s.db.PrepareContext(ctx, t.text)
+		if err != nil {
+			return s.fail(ctx, "open", err)
+		}
+		*t.st = st
+	}
+	return nil
+}
+
+// all is every statement of st, nil ones included.
+func (st *stmts) all() []*sql.Stmt {
+	out := []*sql.Stmt{st.get, st.getMany, st.newest, st.lastVersion, st.setVersion, st.current}
+	out = append(out, st.upsert[:]...)
+	return append(out, st.logEvent[:]...)
+}
+
+// close closes the statements that were prepared.
+func (st *stmts) close() {
+	for _, p := range st.all() {
+		if p != nil {
+			p.Close()
+		}
+	}
+}
+
+// bound is the write statements of s.st bound to one transaction, each
+// when first used.
+type bound struct {
+	ctx context.Context
+	tx  *sql.Tx
+	st  *stmts
+	// tx's statement of each statement of st used so far
+	used map[*sql.Stmt]*sql.Stmt
+}
+
+// bind binds the write statements to tx, for the length of tx.
+func (s *Store) bind(ctx context.Context, tx *sql.Tx) *bound {
+	return &bound{ctx: ctx, tx: tx, st: &s.st, used: make(map[*sql.Stmt]*sql.Stmt, 8)}
+}
+
+// stmt is p bound to b's transaction.
+func (b *bound) stmt(p *sql.Stmt) *sql.Stmt {
+	t, ok := b.used[p]
+	if !ok {
+		t = b.tx.StmtContext(b.ctx, p)
+		b.used[p] = t
+	}
+	return t
+}
+
+func (b *bound) close() {
+	for _, t := range b.used {
+		t.Close()
+	}
+}
