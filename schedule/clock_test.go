@@ -2,6 +2,7 @@ package schedule_test
 
 import (
 	"context"
+	"errors"
 	"github.com/batonhq/baton/internal/testutil"
 	"log/slog"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/internal/bound"
 	"github.com/batonhq/baton/schedule"
 	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/store/memstore"
@@ -117,7 +119,12 @@ func TestClockGuardOptions(t *testing.T) {
 	if _, err := schedule.New(st, job, exec, schedule.WithClockGuard(nil, time.Second)); err == nil || !strings.Contains(err.Error(), "WithClockGuard") {
 		t.Errorf("nil reference: %v", err)
 	}
-	if _, err := schedule.New(st, job, exec, schedule.WithClockGuard(schedule.StepReference(), time.Nanosecond)); err == nil || !strings.Contains(err.Error(), "tolerance") {
-		t.Errorf("1ns tolerance: %v", err)
+	// Below the machine's minimum: its bound, naming the field.
+	var be *bound.Error
+	if _, err := schedule.New(st, job, exec, schedule.WithClockGuard(schedule.StepReference(), time.Nanosecond)); !errors.As(err, &be) || be.Field != "clock-tolerance" {
+		t.Errorf("1ns tolerance: %v, want a bound.Error naming clock-tolerance", err)
+	}
+	if _, err := schedule.New(st, job, exec, schedule.WithClockGuard(schedule.StepReference(), 0)); err == nil {
+		t.Error("zero tolerance with a reference: accepted, want an error (the guard would be off)")
 	}
 }

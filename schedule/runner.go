@@ -150,8 +150,9 @@ func New(st store.Store, job Job, exec Executor, opts ...Option) (*Runner, error
 		return nil, fmt.Errorf("schedule: call timeout must be positive, got %v", r.cfg.CallTimeout)
 	case r.cfg.Machine.ClockTolerance != 0 && r.cfg.Reference == nil:
 		return nil, errors.New("schedule: WithClockGuard: the reference clock must not be nil")
-	case r.cfg.Reference != nil && r.cfg.Machine.ClockTolerance < MinClockTolerance:
-		return nil, fmt.Errorf("schedule: WithClockGuard: tolerance %v is below %v; use e.g. %v", r.cfg.Machine.ClockTolerance, MinClockTolerance, DefaultClockTolerance)
+	case r.cfg.Reference != nil && r.cfg.Machine.ClockTolerance == 0:
+		// A tolerance outside its bounds is the machine's to report.
+		return nil, fmt.Errorf("schedule: WithClockGuard: a zero tolerance turns the guard off; leave the option out, or use e.g. %v", DefaultClockTolerance)
 	}
 	if job.Schedule != nil {
 		r.cfg.Machine.Schedule = job.Schedule

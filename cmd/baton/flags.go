@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/internal/bound"
 	"github.com/batonhq/baton/model"
 	"github.com/batonhq/baton/store"
 )
@@ -59,8 +60,10 @@ func noArgs(fs *flag.FlagSet) error {
 	return nil
 }
 
-// asUsage turns a model.FieldError, whose field is named like its flag, into
-// a usage error naming the flag and what it allows; other errors pass through.
+// asUsage turns an error naming a field as its flag is named (a
+// model.FieldError, a baton.OptionError, or a machine's bound.Error that
+// schedule.CheckOptions wraps) into a usage error naming the flag and what
+// it allows; other errors pass through.
 func asUsage(err error) error {
 	var fe *model.FieldError
 	if errors.As(err, &fe) {
@@ -69,6 +72,10 @@ func asUsage(err error) error {
 	var oe *baton.OptionError
 	if errors.As(err, &oe) {
 		return usagef("invalid --%s %s; want %s", oe.Option, oe.Got, oe.Want)
+	}
+	var be *bound.Error
+	if errors.As(err, &be) {
+		return usagef("invalid --%s %s; want %s", be.Field, be.Got, be.Want)
 	}
 	return err
 }

@@ -57,9 +57,9 @@ func (c Config) Validate() error {
 	case c.ClockTolerance < 0 || (c.ClockTolerance > 0 && c.ClockTolerance < MinClockTolerance):
 		return bound.Errorf("clock-tolerance", c.ClockTolerance, "0 (off) or at least %v", MinClockTolerance)
 	case c.Retention.Age < 0:
-		return bound.Errorf("keep-for", c.Retention.Age, "0 (keep every row) or more")
+		return bound.Errorf("keep", c.Retention.Age, "0 (keep every row) or more")
 	case c.Retention.Rows < 0:
-		return bound.Errorf("keep-runs", c.Retention.Rows, "0 (keep every row) or more")
+		return bound.Errorf("keep-rows", c.Retention.Rows, "0 (keep every row) or more")
 	case c.Retention.On() && c.PruneBatch < 1:
 		return bound.Errorf("prune-batch", c.PruneBatch, "at least 1 with a retention")
 	}
