@@ -37,15 +37,12 @@ opened read-only). T is an RFC 3339 time or a period key, such as
 	plan := fs.Bool("plan", false, "print the periods and what would be done with each; write nothing")
 	max := fs.Int("max", defaultBackfillMax, fmt.Sprintf("refuse a range of more than N periods (at most %d)", scheduler.MaxBackfill))
 	asJSON := fs.Bool("json", false, "print JSON")
-	pos, done, code := e.parseMixed(fs, args)
+	job, done, code := e.parseName("backfill", fs, args, "JOB")
 	if done {
 		return code
 	}
-	job, err := oneName(pos, "JOB")
-	if err != nil {
-		return e.fail("backfill", err)
-	}
 	var from, to time.Time
+	var err error
 	for _, f := range []struct {
 		name string
 		s    string
@@ -129,10 +126,7 @@ opened read-only). T is an RFC 3339 time or a period key, such as
 			Kept    int        `json:"kept"`
 			Periods []itemView `json:"periods"`
 		}{job, *plan, counts[scheduler.BackfillAdd], counts[scheduler.BackfillRerun], counts[scheduler.BackfillKeep], views}
-		if err := printJSON(e.stdout, out); err != nil {
-			return e.fail("backfill", err)
-		}
-		return exitOK
+		return e.writeJSON("backfill", out, exitOK)
 	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "PERIOD\tDO\tWAS")

@@ -116,6 +116,29 @@ func (b *benchFlags) check(fs *flag.FlagSet) ([]baton.Option, error) {
 	return opts, nil
 }
 
+// runBenchmark parses args with fs, on which b's flags and the
+// benchmark's own are registered, checks b and then extra (nil: nothing
+// more to check), runs bench with the Group options the flags make, and
+// reports its result (see report).
+func (e *env) runBenchmark(name string, fs *flag.FlagSet, b *benchFlags, args []string, extra func() error,
+	bench func(opts []baton.Option) (rep benchReport, doubleHeld int, err error)) int {
+	if done, code := e.parse(fs, args); done {
+		return code
+	}
+	opts, err := b.check(fs)
+	if err == nil && extra != nil {
+		err = extra()
+	}
+	if err != nil {
+		return e.fail(name, err)
+	}
+	rep, doubleHeld, err := bench(opts)
+	if err != nil {
+		return e.fail(name, err)
+	}
+	return e.report(name, b.json, rep, doubleHeld)
+}
+
 // effectiveRenew is the session's renew interval: --renew, or the
 // library's default of a third of the lease.
 func (b *benchFlags) effectiveRenew() time.Duration {

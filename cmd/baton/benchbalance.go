@@ -50,21 +50,15 @@ func runBenchBalance(ctx context.Context, e *env, args []string) int {
 	b.register(fs, 1000)
 	fs.Lookup("timeout").Usage = "give up (exit 1) when a phase takes longer than this"
 	procs := fs.Int("processes", 3, "balanced groups, the last of which joins late (at least 2)")
-	if done, code := e.parse(fs, args); done {
-		return code
-	}
-	opts, err := b.check(fs)
-	if err == nil && *procs < 2 {
-		err = usagef("invalid --processes %d; want 2 or more (one joins the others)", *procs)
-	}
-	if err != nil {
-		return e.fail(name, err)
-	}
-	rep, err := benchBalance(ctx, e, &b, *procs, opts)
-	if err != nil {
-		return e.fail(name, err)
-	}
-	return e.report(name, b.json, rep, rep.DoubleHeld)
+	return e.runBenchmark(name, fs, &b, args, func() error {
+		if *procs < 2 {
+			return usagef("invalid --processes %d; want 2 or more (one joins the others)", *procs)
+		}
+		return nil
+	}, func(opts []baton.Option) (benchReport, int, error) {
+		rep, err := benchBalance(ctx, e, &b, *procs, opts)
+		return rep, rep.DoubleHeld, err
+	})
 }
 
 // benchBalance runs 'bench balance'.

@@ -68,21 +68,15 @@ func runBenchHold(ctx context.Context, e *env, args []string) int {
 	b.register(fs, 1000)
 	duration := fs.Duration("duration", time.Minute, "how long to hold the names once every one is held")
 	metricsAddr := fs.String("metrics-addr", "", "serve the Group's /metrics (aggregates, not a series per name), /healthz and /readyz on this address (empty: off)")
-	if done, code := e.parse(fs, args); done {
-		return code
-	}
-	opts, err := b.check(fs)
-	if err == nil && *duration <= 0 {
-		err = usagef("invalid --duration %v; want a positive duration", *duration)
-	}
-	if err != nil {
-		return e.fail(name, err)
-	}
-	rep, err := benchHold(ctx, e, &b, *duration, *metricsAddr, opts)
-	if err != nil {
-		return e.fail(name, err)
-	}
-	return e.report(name, b.json, rep, 0)
+	return e.runBenchmark(name, fs, &b, args, func() error {
+		if *duration <= 0 {
+			return usagef("invalid --duration %v; want a positive duration", *duration)
+		}
+		return nil
+	}, func(opts []baton.Option) (benchReport, int, error) {
+		rep, err := benchHold(ctx, e, &b, *duration, *metricsAddr, opts)
+		return rep, 0, err
+	})
 }
 
 // benchHold runs 'bench hold'.

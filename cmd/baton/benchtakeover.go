@@ -64,18 +64,10 @@ func runBenchTakeover(ctx context.Context, e *env, args []string) int {
 	fs := e.newFlagSet(name, benchTakeoverSynopsis)
 	var b benchFlags
 	b.register(fs, 1000)
-	if done, code := e.parse(fs, args); done {
-		return code
-	}
-	opts, err := b.check(fs)
-	if err != nil {
-		return e.fail(name, err)
-	}
-	rep, err := benchTakeover(ctx, e, &b, opts)
-	if err != nil {
-		return e.fail(name, err)
-	}
-	return e.report(name, b.json, rep, rep.DoubleHeld)
+	return e.runBenchmark(name, fs, &b, args, nil, func(opts []baton.Option) (benchReport, int, error) {
+		rep, err := benchTakeover(ctx, e, &b, opts)
+		return rep, rep.DoubleHeld, err
+	})
 }
 
 // holderLine is one report line of the child.

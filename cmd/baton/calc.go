@@ -30,15 +30,12 @@ func calcQuorum(_ context.Context, e *env, args []string) int {
 	term := fs.Int64("term", 0, "term the candidate asks for, 0 or more")
 	lastTerm := fs.Int64("last-term", 0, "highest term accepted so far, 0 or more")
 	asJSON := fs.Bool("json", false, "print JSON")
-	if done, code := e.parse(fs, args); done {
+	if done, code := e.parseNoArgs(name, fs, args); done {
 		return code
 	}
-	if err := noArgs(fs); err != nil {
-		return e.fail(name, err)
-	}
 	set := flagsSet(fs)
-	if !set["members"] {
-		return e.fail(name, usagef("missing --members; want the number of voting members, 1 or more"))
+	if err := required(set, "want the number of voting members, 1 or more", "members"); err != nil {
+		return e.fail(name, err)
 	}
 	if !set["votes"] && !set["term"] && !set["last-term"] {
 		q, err := model.Quorum(*members)
@@ -46,7 +43,7 @@ func calcQuorum(_ context.Context, e *env, args []string) int {
 			return e.fail(name, asUsage(err))
 		}
 		if *asJSON {
-			return e.printCalc(name, struct {
+			return e.writeJSON(name, struct {
 				Members int `json:"members"`
 				Quorum  int `json:"quorum"`
 			}{*members, q}, exitOK)
@@ -54,10 +51,8 @@ func calcQuorum(_ context.Context, e *env, args []string) int {
 		fmt.Fprintf(e.stdout, "members  %d\nquorum   %d (majority: floor(%d/2)+1)\n", *members, q, *members)
 		return exitOK
 	}
-	for _, f := range []string{"votes", "term", "last-term"} {
-		if !set[f] {
-			return e.fail(name, usagef("missing --%s; a verdict needs --votes, --term and --last-term together", f))
-		}
+	if err := required(set, "a verdict needs --votes, --term and --last-term together", "votes", "term", "last-term"); err != nil {
+		return e.fail(name, err)
 	}
 	v, err := model.Elect(model.Ballot{Members: *members, Votes: *votes, Term: *term, LastTerm: *lastTerm})
 	if err != nil {
@@ -68,7 +63,7 @@ func calcQuorum(_ context.Context, e *env, args []string) int {
 		verdict, code = "elected", exitOK
 	}
 	if *asJSON {
-		return e.printCalc(name, struct {
+		return e.writeJSON(name, struct {
 			Members  int    `json:"members"`
 			Quorum   int    `json:"quorum"`
 			Votes    int    `json:"votes"`
@@ -95,24 +90,19 @@ func calcActivation(_ context.Context, e *env, args []string) int {
 	epsilon := fs.Duration("epsilon", 0, "clock uncertainty between nodes (required)")
 	ready := fs.Duration("ready", 0, "time from the old leader's last renewal to the end of the election")
 	asJSON := fs.Bool("json", false, "print JSON (durations in seconds)")
-	if done, code := e.parse(fs, args); done {
+	if done, code := e.parseNoArgs(name, fs, args); done {
 		return code
 	}
-	if err := noArgs(fs); err != nil {
-		return e.fail(name, err)
-	}
 	set := flagsSet(fs)
-	for _, f := range []string{"lease", "epsilon"} {
-		if !set[f] {
-			return e.fail(name, usagef("missing --%s; want a duration such as 8s or 150ms, 0s or more", f))
-		}
+	if err := required(set, "want a duration such as 8s or 150ms, 0s or more", "lease", "epsilon"); err != nil {
+		return e.fail(name, err)
 	}
 	safe, wait, err := model.Activation(*lease, *epsilon, *ready)
 	if err != nil {
 		return e.fail(name, asUsage(err))
 	}
 	if *asJSON {
-		return e.printCalc(name, struct {
+		return e.writeJSON(name, struct {
 			LeaseSeconds   float64 `json:"lease_seconds"`
 			EpsilonSeconds float64 `json:"epsilon_seconds"`
 			ReadySeconds   float64 `json:"ready_seconds"`
@@ -127,12 +117,4 @@ func calcActivation(_ context.Context, e *env, args []string) int {
 		fmt.Fprintf(e.stdout, "wait    %-8s (ready %s is at or after T_safe %s)\n", wait, *ready, safe)
 	}
 	return exitOK
-}
-
-// printCalc prints v as JSON and returns code.
-func (e *env) printCalc(name string, v any, code int) int {
-	if err := printJSON(e.stdout, v); err != nil {
-		return e.fail(name, err)
-	}
-	return code
 }

@@ -52,6 +52,17 @@ func flagsSet(fs *flag.FlagSet) map[string]bool {
 	return set
 }
 
+// required returns a usage error for the first of names that is not in
+// set (the flags given), "missing --NAME; " followed by why, or nil.
+func required(set map[string]bool, why string, names ...string) error {
+	for _, n := range names {
+		if !set[n] {
+			return usagef("missing --%s; %s", n, why)
+		}
+	}
+	return nil
+}
+
 // noArgs returns a usage error for the first positional argument left in fs.
 func noArgs(fs *flag.FlagSet) error {
 	if fs.NArg() > 0 {
@@ -95,6 +106,35 @@ func (e *env) parseMixed(fs *flag.FlagSet, args []string) (pos []string, done bo
 		pos = append(pos, rest[0])
 		args = rest[1:]
 	}
+}
+
+// parseNoArgs parses args with fs for command cmd, which takes flags only.
+// done and code are as for env.parse; a positional argument is a usage
+// error, printed.
+func (e *env) parseNoArgs(cmd string, fs *flag.FlagSet, args []string) (done bool, code int) {
+	if done, code := e.parse(fs, args); done {
+		return true, code
+	}
+	if err := noArgs(fs); err != nil {
+		return true, e.fail(cmd, err)
+	}
+	return false, exitOK
+}
+
+// parseName parses args with fs for command cmd, which takes one
+// positional argument what (NAME or JOB), flags before or after it, and
+// returns it (see oneName). done and code are as for env.parse; a missing,
+// extra or invalid argument is a usage error, printed.
+func (e *env) parseName(cmd string, fs *flag.FlagSet, args []string, what string) (name string, done bool, code int) {
+	pos, done, code := e.parseMixed(fs, args)
+	if done {
+		return "", true, code
+	}
+	name, err := oneName(pos, what)
+	if err != nil {
+		return "", true, e.fail(cmd, err)
+	}
+	return name, false, exitOK
 }
 
 // oneName returns the single NAME positional argument of cmd.

@@ -21,13 +21,9 @@ still ends in "acquired" after its session ended.
 The store is opened read-only: nothing is created or written.`)
 	storeURL := storeFlag(fs)
 	asJSON := fs.Bool("json", false, "print JSON")
-	pos, done, code := e.parseMixed(fs, args)
+	name, done, code := e.parseName("history", fs, args, "NAME")
 	if done {
 		return code
-	}
-	name, err := oneName(pos, "NAME")
-	if err != nil {
-		return e.fail("history", err)
 	}
 	st, err := e.openReader(ctx, *storeURL)
 	if err != nil {
@@ -56,10 +52,7 @@ The store is opened read-only: nothing is created or written.`)
 		for _, ev := range evs {
 			views = append(views, eventView{ev.Seq, ev.Time.UTC().Format(timeLayout), string(ev.Kind), ev.Holder, ev.Incarnation, ev.Token, ev.Transfer, ev.Detail})
 		}
-		if err := printJSON(e.stdout, views); err != nil {
-			return e.fail("history", err)
-		}
-		return exitOK
+		return e.writeJSON("history", views, exitOK)
 	}
 	if len(evs) == 0 {
 		fmt.Fprintf(e.stdout, "no election history for %s\n", name)

@@ -86,11 +86,8 @@ func modelRun(_ context.Context, e *env, args []string) int {
 	fs.BoolVar(&p.Fencing, "fencing", false, "reject the work of a node whose token is stale")
 	fs.BoolVar(&p.PersistentTrigger, "persistent-trigger", false, "keep a trigger that finds no leader until one appears")
 	asJSON := fs.Bool("json", false, "print one JSON object with the lesson's measure names")
-	if done, code := e.parse(fs, args); done {
+	if done, code := e.parseNoArgs(name, fs, args); done {
 		return code
-	}
-	if err := noArgs(fs); err != nil {
-		return e.fail(name, err)
 	}
 	if err := p.Validate(); err != nil {
 		return e.fail(name, asUsage(err))
@@ -120,21 +117,18 @@ func triggersText(ts []int) string {
 	return (*intList)(&ts).String()
 }
 
-func modelMeasure(_ context.Context, e *env, args []string) int {
-	const name = "model measure"
-	fs := e.newFlagSet(name, name+" [FLAGS]\n\nPrints the lesson's first block: the measures of a plain run, a run with fencing and\na run with fencing and a persistent trigger, then a lease scan without either.\nWith the defaults the output is the lesson's, byte for byte.")
+// modelBlock runs 'model measure' or 'model cost' (name): the lesson's
+// parameters as flags, the block's own flags (registered by more), and
+// the block (made by block) printed. about is the synopsis's text.
+func (e *env) modelBlock(name, about string, args []string, more func(*flag.FlagSet), block func(model.Params) (string, error)) int {
+	fs := e.newFlagSet(name, name+" [FLAGS]\n\n"+about+"\nWith the defaults the output is the lesson's, byte for byte.")
 	var p model.Params
 	paramFlags(fs, &p, false)
-	leases, outages := intList{2, 3, 5, 8}, intList{5, 2}
-	fs.Var(&leases, "leases", "comma-separated leases of the scan, each 1 or more")
-	fs.Var(&outages, "outages", "comma-separated outages of the scan, each 0 or more")
-	if done, code := e.parse(fs, args); done {
+	more(fs)
+	if done, code := e.parseNoArgs(name, fs, args); done {
 		return code
 	}
-	if err := noArgs(fs); err != nil {
-		return e.fail(name, err)
-	}
-	out, err := model.MeasureBlock(p, leases, outages)
+	out, err := block(p)
 	if err != nil {
 		return e.fail(name, asUsage(err))
 	}
@@ -142,27 +136,25 @@ func modelMeasure(_ context.Context, e *env, args []string) int {
 	return exitOK
 }
 
+func modelMeasure(_ context.Context, e *env, args []string) int {
+	leases, outages := intList{2, 3, 5, 8}, intList{5, 2}
+	return e.modelBlock("model measure", "Prints the lesson's first block: the measures of a plain run, a run with fencing and\na run with fencing and a persistent trigger, then a lease scan without either.", args,
+		func(fs *flag.FlagSet) {
+			fs.Var(&leases, "leases", "comma-separated leases of the scan, each 1 or more")
+			fs.Var(&outages, "outages", "comma-separated outages of the scan, each 0 or more")
+		},
+		func(p model.Params) (string, error) { return model.MeasureBlock(p, leases, outages) })
+}
+
 func modelCost(_ context.Context, e *env, args []string) int {
-	const name = "model cost"
-	fs := e.newFlagSet(name, name+" [FLAGS]\n\nPrints the lesson's second block: the plain run's leaderless and two-leader shares\nturned into missed and double batches and invoice lines a year.\nWith the defaults the output is the lesson's, byte for byte.")
-	var p model.Params
-	paramFlags(fs, &p, false)
 	o := model.DefaultCostOptions()
-	fs.IntVar(&o.InvoiceLines, "invoice-lines", o.InvoiceLines, "invoice lines one batch writes, 0 or more")
-	fs.Var((*intList)(&o.HandoversPerYear), "handovers", "comma-separated handovers per year, one row each, each 0 or more")
-	fs.IntVar(&o.LongLease, "long-lease", o.LongLease, "lease of the last line's run, 1 or more")
-	if done, code := e.parse(fs, args); done {
-		return code
-	}
-	if err := noArgs(fs); err != nil {
-		return e.fail(name, err)
-	}
-	out, err := model.CostBlock(p, o)
-	if err != nil {
-		return e.fail(name, asUsage(err))
-	}
-	io.WriteString(e.stdout, out)
-	return exitOK
+	return e.modelBlock("model cost", "Prints the lesson's second block: the plain run's leaderless and two-leader shares\nturned into missed and double batches and invoice lines a year.", args,
+		func(fs *flag.FlagSet) {
+			fs.IntVar(&o.InvoiceLines, "invoice-lines", o.InvoiceLines, "invoice lines one batch writes, 0 or more")
+			fs.Var((*intList)(&o.HandoversPerYear), "handovers", "comma-separated handovers per year, one row each, each 0 or more")
+			fs.IntVar(&o.LongLease, "long-lease", o.LongLease, "lease of the last line's run, 1 or more")
+		},
+		func(p model.Params) (string, error) { return model.CostBlock(p, o) })
 }
 
 func modelScan(_ context.Context, e *env, args []string) int {
@@ -177,11 +169,8 @@ func modelScan(_ context.Context, e *env, args []string) int {
 	fs.Var(&outages, "outages", "comma-separated outages, each 0 or more")
 	asCSV := fs.Bool("csv", false, "print CSV with a header row and every measure")
 	svgFile := fs.String("svg", "", "also plot the scan to this SVG file: a panel per measure, the lease on the x axis, a line per outage")
-	if done, code := e.parse(fs, args); done {
+	if done, code := e.parseNoArgs(name, fs, args); done {
 		return code
-	}
-	if err := noArgs(fs); err != nil {
-		return e.fail(name, err)
 	}
 	points, err := model.Scan(p, leases, outages)
 	if err != nil {

@@ -127,10 +127,7 @@ func runNext(ctx context.Context, e *env, args []string) int {
 		if v.Instants == nil {
 			v.Instants = []instant{}
 		}
-		if err := printJSON(e.stdout, v); err != nil {
-			return e.fail("next", err)
-		}
-		return exitOK
+		return e.writeJSON("next", v, exitOK)
 	}
 	fmt.Fprintf(e.stdout, "schedule:  %s\nfrom:      %s\n", escape.String(desc), at.Truncate(time.Millisecond).Format(time.RFC3339Nano))
 	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)

@@ -27,13 +27,13 @@ same rule (--keep, --keep-rows there).`, schedule.DefaultRetention, schedule.Pru
 	keepRows := fs.Int("keep-rows", schedule.DefaultRetention.Rows, "delete rows beyond the newest N (0: no bound by count)")
 	failed := fs.Bool("failed", false, "delete failed rows past the retention too")
 	asJSON := fs.Bool("json", false, "print JSON")
-	pos, done, code := e.parseMixed(fs, args)
+	job, done, code := e.parseName("prune", fs, args, "JOB")
 	if done {
 		return code
 	}
-	job, err := oneName(pos, "JOB")
 	var r schedule.Retention
-	if err == nil && *keep != "0" {
+	var err error
+	if *keep != "0" {
 		r.Age, err = schedule.ParseAge(*keep)
 		if err != nil {
 			err = usagef("invalid --keep: %v; or 0 for no bound by age", err)
@@ -66,10 +66,7 @@ same rule (--keep, --keep-rows there).`, schedule.DefaultRetention, schedule.Pru
 			KeepRows       int     `json:"keep_rows"`
 			FailedIncluded bool    `json:"failed_included"`
 		}{job, n, r.Age.Seconds(), r.Rows, *failed}
-		if err := printJSON(e.stdout, v); err != nil {
-			return e.fail("prune", err)
-		}
-		return exitOK
+		return e.writeJSON("prune", v, exitOK)
 	}
 	what := "done and skipped"
 	if *failed {

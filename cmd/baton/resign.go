@@ -36,16 +36,12 @@ func handover(ctx context.Context, e *env, cmd string, args []string) int {
 	if cmd == "transfer" {
 		fs.StringVar(&to, "to", "", "the node to hand over to (required)")
 	}
-	pos, done, code := e.parseMixed(fs, args)
+	name, done, code := e.parseName(cmd, fs, args, "NAME")
 	if done {
 		return code
 	}
-	name, err := oneName(pos, "NAME")
-	if err == nil && cmd == "transfer" && to == "" {
-		err = usagef("missing --to NODE")
-	}
-	if err != nil {
-		return e.fail(cmd, err)
+	if cmd == "transfer" && to == "" {
+		return e.fail(cmd, usagef("missing --to NODE"))
 	}
 	st, err := e.openExisting(ctx, *storeURL)
 	if err != nil {
@@ -92,10 +88,7 @@ func handover(ctx context.Context, e *env, cmd string, args []string) int {
 			Token  uint64 `json:"token"`
 			To     string `json:"to,omitempty"`
 		}{name, cmd, tok, to}
-		if err := printJSON(e.stdout, v); err != nil {
-			return e.fail(cmd, err)
-		}
-		return exitOK
+		return e.writeJSON(cmd, v, exitOK)
 	}
 	if cmd == "transfer" {
 		fmt.Fprintf(e.stdout, "asked the leader of %s (token %d) to hand over to %s\n", name, tok, to)

@@ -28,13 +28,12 @@ retention (see 'baton run --keep' and 'baton prune') are gone.`, defaultRunsLimi
 	limit := fs.Int("limit", defaultRunsLimit, "print at most N rows, the newest")
 	all := fs.Bool("all", false, "print every row (the whole ledger)")
 	before := fs.String("before", "", "print only rows whose period key sorts before KEY (paging back)")
-	pos, done, code := e.parseMixed(fs, args)
+	job, done, code := e.parseName("runs", fs, args, "JOB")
 	if done {
 		return code
 	}
-	job, err := oneName(pos, "JOB")
+	var err error
 	switch {
-	case err != nil:
 	case *limit < 1:
 		err = usagef("invalid --limit %d; want 1 or more (or --all)", *limit)
 	case *all && flagsSet(fs)["limit"]:
@@ -68,10 +67,7 @@ retention (see 'baton run --keep' and 'baton prune') are gone.`, defaultRunsLimi
 		views = append(views, inspect.ViewRun(r))
 	}
 	if *asJSON {
-		if err := printJSON(e.stdout, views); err != nil {
-			return e.fail("runs", err)
-		}
-		return exitOK
+		return e.writeJSON("runs", views, exitOK)
 	}
 	if len(rows) == 0 {
 		fmt.Fprintf(e.stdout, "no runs of %s\n", job)

@@ -34,11 +34,8 @@ func runSessions(ctx context.Context, e *env, args []string) int {
 	fs := e.newFlagSet("sessions", sessionsSynopsis)
 	storeURL := storeFlag(fs)
 	asJSON := fs.Bool("json", false, "print JSON (times RFC 3339, durations in seconds)")
-	if done, code := e.parse(fs, args); done {
+	if done, code := e.parseNoArgs("sessions", fs, args); done {
 		return code
-	}
-	if err := noArgs(fs); err != nil {
-		return e.fail("sessions", err)
 	}
 	st, err := e.openReader(ctx, *storeURL)
 	if err != nil {
@@ -54,10 +51,7 @@ func runSessions(ctx context.Context, e *env, args []string) int {
 		return e.fail("sessions", readErr(*storeURL, err))
 	}
 	if *asJSON {
-		if err := printJSON(e.stdout, ss); err != nil {
-			return e.fail("sessions", err)
-		}
-		return exitOK
+		return e.writeJSON("sessions", ss, exitOK)
 	}
 	if len(ss) == 0 {
 		fmt.Fprintln(e.stdout, "no session records")

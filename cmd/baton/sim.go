@@ -89,11 +89,8 @@ func runSim(ctx context.Context, e *env, args []string) int {
 	fs.DurationVar(&o.Renew, "renew", o.Renew, "renew interval")
 	fs.DurationVar(&o.Margin, "clock-margin", o.Margin, "clock uncertainty e")
 	asJSON := fs.Bool("json", false, "print the summary as JSON (durations in seconds); not with --trace")
-	if done, code := e.parse(fs, args); done {
+	if done, code := e.parseNoArgs(name, fs, args); done {
 		return code
-	}
-	if err := noArgs(fs); err != nil {
-		return e.fail(name, err)
 	}
 	fc, err := sim.ParseFaults(*faults)
 	if err != nil {
@@ -170,13 +167,11 @@ func runSim(ctx context.Context, e *env, args []string) int {
 		return e.fail(name, err)
 	}
 	if *asJSON {
-		if err := printJSON(e.stdout, simJSON(s, replay)); err != nil {
-			return e.fail(name, err)
-		}
+		code := exitOK
 		if len(s.Violations) > 0 {
-			return exitFailure
+			code = exitFailure
 		}
-		return exitOK
+		return e.writeJSON(name, simJSON(s, replay), code)
 	}
 	fmt.Fprint(e.stdout, s)
 	for _, v := range s.Violations {

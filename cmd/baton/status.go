@@ -99,10 +99,7 @@ func runStatus(ctx context.Context, e *env, args []string) int {
 			out.Observed = &observedJSON{WatchedSeconds: seen.watched.Seconds(), RenewalSeen: seen.changed,
 				SinceChangeSeconds: seen.since.Seconds(), RemainingSeconds: seen.remaining(v.Election.Lease).Seconds()}
 		}
-		if err := printJSON(e.stdout, out); err != nil {
-			return e.fail("status", err)
-		}
-		return exitOK
+		return e.writeJSON("status", out, exitOK)
 	}
 	printStatus(e.stdout, v, seen)
 	return exitOK

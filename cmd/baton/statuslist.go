@@ -115,10 +115,7 @@ func runStatusList(ctx context.Context, e *env, storeURL string, asJSON bool, lf
 		}
 	}
 	if asJSON {
-		if err := printJSON(e.stdout, out); err != nil {
-			return e.fail("status", err)
-		}
-		return exitOK
+		return e.writeJSON("status", out, exitOK)
 	}
 	tw.Flush()
 	switch {

@@ -34,13 +34,9 @@ unnoticed. --create writes it anyway, for a job that has not started yet.`)
 	period := fs.String("period", "", "the period key to run (again), e.g. 2026-01-02T15:04:05Z (default: a new manual key, now)")
 	asJSON := fs.Bool("json", false, "print JSON")
 	create := fs.Bool("create", false, "write the run even if JOB is not a registered scheduled job yet (it waits for the job's first 'baton run' with --every or --cron)")
-	pos, done, code := e.parseMixed(fs, args)
+	job, done, code := e.parseName("trigger", fs, args, "JOB")
 	if done {
 		return code
-	}
-	job, err := oneName(pos, "JOB")
-	if err != nil {
-		return e.fail("trigger", err)
 	}
 	key := *period
 	if key == "" {
@@ -83,10 +79,7 @@ unnoticed. --create writes it anyway, for a job that has not started yet.`)
 			Attempt int    `json:"attempt"`
 			Written bool   `json:"written"`
 		}{job, key, string(r.State), r.Token, r.Attempt, written}
-		if err := printJSON(e.stdout, v); err != nil {
-			return e.fail("trigger", err)
-		}
-		return exitOK
+		return e.writeJSON("trigger", v, exitOK)
 	}
 	if written {
 		fmt.Fprintf(e.stdout, "%s %s: pending; the leader of %s runs it\n", job, key, job)

@@ -41,11 +41,8 @@ func moduleVersion() string {
 
 func runVersion(ctx context.Context, e *env, args []string) int {
 	fs := e.newFlagSet("version", "version\n\nPrints baton's module version and the Go version it was built with.")
-	if done, code := e.parse(fs, args); done {
+	if done, code := e.parseNoArgs("version", fs, args); done {
 		return code
-	}
-	if err := noArgs(fs); err != nil {
-		return e.fail("version", err)
 	}
 	fmt.Fprintf(e.stdout, "baton %s %s %s/%s\n", moduleVersion(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
 	return exitOK

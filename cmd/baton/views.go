@@ -163,3 +163,13 @@ func printJSON(w io.Writer, v any) error {
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
 }
+
+// writeJSON prints v as JSON on standard output (printJSON) and returns
+// code; when the write fails it prints that as cmd's error instead and
+// returns 1.
+func (e *env) writeJSON(cmd string, v any, code int) int {
+	if err := printJSON(e.stdout, v); err != nil {
+		return e.fail(cmd, err)
+	}
+	return code
+}
