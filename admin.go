@@ -33,7 +33,7 @@ func request(ctx context.Context, st store.Store, name, to string, expectToken u
 	for {
 		rec, err := st.Get(ctx, name)
 		if errors.Is(err, store.ErrNotFound) {
-			return fmt.Errorf("%w: %q has never had a leader", ErrNotLeader, name)
+			return fmt.Errorf("baton: %w: %q has never had a leader", ErrNotLeader, name)
 		}
 		if err != nil {
 			return err
@@ -42,7 +42,7 @@ func request(ctx context.Context, st store.Store, name, to string, expectToken u
 			return fmt.Errorf("%w: %q is at token %d, the request expected %d", ErrStaleToken, name, rec.Token, expectToken)
 		}
 		if rec.Free() {
-			return fmt.Errorf("%w: %q is free (token %d)", ErrNotLeader, name, rec.Token)
+			return fmt.Errorf("baton: %w: %q is free (token %d)", ErrNotLeader, name, rec.Token)
 		}
 		rec.Transfer = to
 		_, err = st.Swap(ctx, store.Swap{Expect: rec.Version, Record: rec, Event: store.TransferRequested})

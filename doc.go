@@ -39,4 +39,20 @@
 // fence). Work that must happen exactly once needs both, and a durable
 // record of what is due (package schedule), so that a trigger that arrives
 // while nobody leads is run by the next leader.
+//
+// # Errors
+//
+// Every package of the module follows one convention. A sentinel error is
+// a bare phrase that states its contract and composes when wrapped:
+// store.ErrNotFound is "not found", ErrNotLeader "nobody holds the
+// election". An error a package constructs starts with the package's
+// name ("baton: ", "schedule: ", "drill: ", "sim: ", "model: "), then
+// says what failed, wrapping the sentinel or the cause with %w:
+//
+//	fmt.Errorf("baton: %w: %q is free (token %d)", ErrNotLeader, name, token)
+//
+// A package that wraps an error of its own does not repeat its name, and
+// an error that names an invalid option or field is typed (*OptionError)
+// so that a caller can say which to fix. Callers test errors with
+// errors.Is and errors.As, never by their text.
 package baton

@@ -8,7 +8,8 @@ import (
 )
 
 // Errors returned by the Elector and Term, and the causes a Term reports
-// when it ends. Test with errors.Is.
+// when it ends. Test with errors.Is. They are bare phrases (see "Errors"
+// in the package doc): the errors that wrap them say "baton: ".
 var (
 	// ErrLeaseExpired is a Term's cause when renewals failed (the store was
 	// unreachable or slow) until the lease deadline passed; the leader
@@ -35,10 +36,10 @@ var (
 
 	// ErrCampaigning is returned by Campaign and Run when this Elector is
 	// already campaigning or leading: one Elector holds at most one Term.
-	ErrCampaigning = errors.New("baton: this elector is already campaigning or leading")
+	ErrCampaigning = errors.New("this elector is already campaigning or leading")
 
 	// ErrClosed is returned by a Campaign that Close interrupted.
-	ErrClosed = errors.New("baton: elector closed")
+	ErrClosed = errors.New("elector closed")
 
 	// ErrStaleToken is returned by an operator request or a fenced write
 	// whose token is no longer the current one. It is fence.ErrStaleToken.
@@ -46,5 +47,5 @@ var (
 
 	// ErrNotLeader is returned by Transfer and RequestResign when the record
 	// has no holder to hand over from.
-	ErrNotLeader = errors.New("baton: nobody holds the election")
+	ErrNotLeader = errors.New("nobody holds the election")
 )

@@ -201,7 +201,7 @@ func (g *Group) Hold(ctx context.Context, names []string, onTerm func(*Term)) er
 	seen := make(map[string]bool, len(names))
 	for _, name := range names {
 		if g.wants[name] != nil || g.holding(name) || seen[name] {
-			return fmt.Errorf("%w: %q", ErrCampaigning, name)
+			return fmt.Errorf("baton: %w: %q", ErrCampaigning, name)
 		}
 		seen[name] = true
 	}

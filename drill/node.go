@@ -72,10 +72,10 @@ func NodeMain(ctx context.Context, args []string, stdin io.Reader, stdout io.Wri
 	case Plain, Fencing, FencingTrigger:
 		n.col = Column(col)
 	default:
-		return fmt.Errorf("--column %q: want plain, fencing or fencing+trigger", col)
+		return fmt.Errorf("drill: --column %q: want plain, fencing or fencing+trigger", col)
 	}
 	if storePath == "" || resPath == "" || n.id == "" || n.round <= 0 || n.lines <= 0 || pol <= 0 {
-		return errors.New("--store, --resource, --node, --round, --poll and --invoice-lines are required")
+		return errors.New("drill: --store, --resource, --node, --round, --poll and --invoice-lines are required")
 	}
 	n.poll = pol
 	n.out = &lineWriter{w: stdout}

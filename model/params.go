@@ -26,7 +26,7 @@ type FieldError struct {
 
 // Error says which field is wrong, its value and what is allowed.
 func (e *FieldError) Error() string {
-	return fmt.Sprintf("%s is %s; want %s", e.Field, e.Got, e.Want)
+	return fmt.Sprintf("model: %s is %s; want %s", e.Field, e.Got, e.Want)
 }
 
 // Unwrap returns ErrInvalidParams.

@@ -27,6 +27,15 @@ const (
 
 // ParseCatchUp parses "all", "latest" or "none".
 func ParseCatchUp(s string) (CatchUp, error) {
+	c, err := parseCatchUp(s)
+	if err != nil {
+		return "", fmt.Errorf("schedule: %w", err)
+	}
+	return c, nil
+}
+
+// parseCatchUp is ParseCatchUp with an error to wrap (ParseSpec's).
+func parseCatchUp(s string) (CatchUp, error) {
 	switch c := CatchUp(s); c {
 	case CatchUpAll, CatchUpLatest, CatchUpNone:
 		return c, nil
@@ -96,7 +105,7 @@ func ParseOverlap(s string) (Overlap, error) {
 	case OverlapQueue, OverlapSkip:
 		return o, nil
 	}
-	return "", fmt.Errorf("overlap policy %q: want queue or skip", s)
+	return "", fmt.Errorf("schedule: overlap policy %q: want queue or skip", s)
 }
 
 // JitterOf returns the delay of the period key of job under a jitter of at

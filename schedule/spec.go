@@ -62,15 +62,15 @@ func ParseSpec(desc string) (Schedule, Policy, error) {
 	sched, pol, _ := strings.Cut(desc, "; catch-up ")
 	s, err := parseSchedule(sched)
 	if err != nil {
-		return nil, p, fmt.Errorf("job schedule %q: %w", desc, err)
+		return nil, p, fmt.Errorf("schedule: job schedule %q: %w", desc, err)
 	}
 	if pol == "" {
 		p.CatchUp = CatchUpAll
 		return s, p, nil
 	}
 	items := strings.Split(pol, ", ")
-	if p.CatchUp, err = ParseCatchUp(items[0]); err != nil {
-		return nil, p, fmt.Errorf("job schedule %q: %w", desc, err)
+	if p.CatchUp, err = parseCatchUp(items[0]); err != nil {
+		return nil, p, fmt.Errorf("schedule: job schedule %q: %w", desc, err)
 	}
 	for _, it := range items[1:] {
 		k, v, _ := strings.Cut(it, " ")
@@ -92,11 +92,11 @@ func ParseSpec(desc string) (Schedule, Policy, error) {
 			bad = true
 		}
 		if bad {
-			return nil, p, fmt.Errorf("job schedule %q: bad catch-up item %q", desc, it)
+			return nil, p, fmt.Errorf("schedule: job schedule %q: bad catch-up item %q", desc, it)
 		}
 	}
 	if err := p.Validate(); err != nil {
-		return nil, p, fmt.Errorf("job schedule %q: %w", desc, err)
+		return nil, p, fmt.Errorf("schedule: job schedule %q: %w", desc, err)
 	}
 	return s, p, nil
 }

@@ -247,25 +247,25 @@ func DefaultOptions() Options {
 func (o Options) Validate() error {
 	switch {
 	case o.Nodes < 1 || o.Nodes > 50:
-		return fmt.Errorf("nodes must be from 1 to 50, got %d", o.Nodes)
+		return fmt.Errorf("sim: nodes must be from 1 to 50, got %d", o.Nodes)
 	case o.Duration < 10*o.Lease:
-		return fmt.Errorf("duration must be at least 10 leases (%v), got %v", 10*o.Lease, o.Duration)
+		return fmt.Errorf("sim: duration must be at least 10 leases (%v), got %v", 10*o.Lease, o.Duration)
 	case o.Renew <= 0 || o.Renew >= o.Lease:
-		return fmt.Errorf("renew must be positive and shorter than the lease")
+		return fmt.Errorf("sim: renew must be positive and shorter than the lease")
 	case o.Margin < 0 || o.Poll <= 0 || o.Period < 10*time.Millisecond:
-		return fmt.Errorf("margin must not be negative, poll must be positive, period at least 10ms")
+		return fmt.Errorf("sim: margin must not be negative, poll must be positive, period at least 10ms")
 	case o.Names < 0 || o.Names > 100:
-		return fmt.Errorf("names must be from 0 to 100, got %d", o.Names)
+		return fmt.Errorf("sim: names must be from 0 to 100, got %d", o.Names)
 	case o.CatchUpMax < 0 || o.CatchUpMax > scheduler.MaxCatchUp:
-		return fmt.Errorf("catch-up max must be from 0 (no cap) to %d, got %d", scheduler.MaxCatchUp, o.CatchUpMax)
+		return fmt.Errorf("sim: catch-up max must be from 0 (no cap) to %d, got %d", scheduler.MaxCatchUp, o.CatchUpMax)
 	case o.NoCatchUpCap && o.CatchUpMax == 0:
-		return fmt.Errorf("the no-catch-up-cap mutation needs a catch-up cap: catch-up max 1 or more")
+		return fmt.Errorf("sim: the no-catch-up-cap mutation needs a catch-up cap: catch-up max 1 or more")
 	case o.Jitter < 0 || o.Jitter >= o.Period:
-		return fmt.Errorf("jitter must be from 0 to less than the period (%v), got %v", o.Period, o.Jitter)
+		return fmt.Errorf("sim: jitter must be from 0 to less than the period (%v), got %v", o.Period, o.Jitter)
 	case o.NoJitter && o.Jitter == 0:
-		return fmt.Errorf("the no-jitter mutation needs a jitter")
+		return fmt.Errorf("sim: the no-jitter mutation needs a jitter")
 	case o.IgnoreSuspension && !slices.Contains(o.Faults, Operator):
-		return fmt.Errorf("the ignore-suspension mutation needs the operator faults, which suspend the job")
+		return fmt.Errorf("sim: the ignore-suspension mutation needs the operator faults, which suspend the job")
 	}
 	if _, err := ParseSessionMode(string(o.Sessions)); err != nil {
 		return err
@@ -274,10 +274,10 @@ func (o Options) Validate() error {
 		return err
 	}
 	if o.Balance == BalanceOn && o.Sessions != SessionsOn && o.Sessions != SessionsSeeded {
-		return fmt.Errorf("balance on needs every node to hold its names through a session: sessions on (or seeded), got %s", o.Sessions)
+		return fmt.Errorf("sim: balance on needs every node to hold its names through a session: sessions on (or seeded), got %s", o.Sessions)
 	}
 	if o.NoPull && o.Balance == BalanceOff {
-		return fmt.Errorf("the no-pull mutation needs balanced seeds: balance on or seeded")
+		return fmt.Errorf("sim: the no-pull mutation needs balanced seeds: balance on or seeded")
 	}
 	return nil
 }

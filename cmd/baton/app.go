@@ -189,9 +189,13 @@ func usagef(format string, a ...any) error { return &usageError{fmt.Sprintf(form
 // fail prints err as one line prefixed by the command name and returns the
 // exit code that fits it: 2 for usage errors, 1 otherwise.
 func (e *env) fail(cmd string, err error) int {
-	// The library's errors start with "baton: "; after "baton CMD: " that
-	// would be said twice.
+	// A package's errors start with its name (see "Errors" in package
+	// baton's doc); after "baton CMD: " that would be said twice for
+	// package baton and for the package a command is named after.
 	msg := strings.TrimPrefix(err.Error(), "baton: ")
+	if pkg, _, _ := strings.Cut(cmd, " "); pkg == "sim" || pkg == "drill" {
+		msg = strings.TrimPrefix(msg, pkg+": ")
+	}
 	fmt.Fprintf(e.stderr, "baton %s: %s\n", cmd, escape.String(oneLine(storeurl.Scrub(msg, e.secrets...))))
 	var u *usageError
 	if errors.As(err, &u) {
