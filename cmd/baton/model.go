@@ -83,8 +83,7 @@ func modelRun(_ context.Context, e *env, args []string) int {
 	fs := e.newFlagSet(name, name+" [FLAGS]\n\nRuns the lesson's round model once and prints its measures.\nThe defaults are the lesson's setting.")
 	var p model.Params
 	paramFlags(fs, &p, false)
-	fs.BoolVar(&p.Fencing, "fencing", false, "reject the work of a node whose token is stale")
-	fs.BoolVar(&p.PersistentTrigger, "persistent-trigger", false, "keep a trigger that finds no leader until one appears")
+	protectionFlags(fs, &p)
 	asJSON := fs.Bool("json", false, "print one JSON object with the lesson's measure names")
 	if done, code := e.parseNoArgs(name, fs, args); done {
 		return code
@@ -115,6 +114,13 @@ func triggersText(ts []int) string {
 		return "none"
 	}
 	return (*intList)(&ts).String()
+}
+
+// protectionFlags registers the two protections of the lesson's model
+// on fs: --fencing and --persistent-trigger.
+func protectionFlags(fs *flag.FlagSet, p *model.Params) {
+	fs.BoolVar(&p.Fencing, "fencing", false, "reject the work of a node whose token is stale")
+	fs.BoolVar(&p.PersistentTrigger, "persistent-trigger", false, "keep a trigger that finds no leader until one appears")
 }
 
 // modelBlock runs 'model measure' or 'model cost' (name): the lesson's
@@ -162,8 +168,7 @@ func modelScan(_ context.Context, e *env, args []string) int {
 	fs := e.newFlagSet(name, name+" [FLAGS]\n\nRuns the model for every lease and outage given and prints the lesson's\nlease scan columns, or with --csv every measure, one row per run.")
 	var p model.Params
 	paramFlags(fs, &p, true)
-	fs.BoolVar(&p.Fencing, "fencing", false, "reject the work of a node whose token is stale")
-	fs.BoolVar(&p.PersistentTrigger, "persistent-trigger", false, "keep a trigger that finds no leader until one appears")
+	protectionFlags(fs, &p)
 	leases, outages := intList{2, 3, 5, 8}, intList{5, 2}
 	fs.Var(&leases, "leases", "comma-separated leases, each 1 or more")
 	fs.Var(&outages, "outages", "comma-separated outages, each 0 or more")
