@@ -37,13 +37,14 @@
 // All keys live under a prefix (default "/baton/"); names are path-escaped
 // so that a name containing "/" cannot reach into another name's keys:
 //
-//	<prefix>schema                    schema version ("3")
-//	<prefix>schema-upgrade            only between the two steps of an upgrade from "1" or "2"
+//	<prefix>schema                    schema version ("4")
+//	<prefix>schema-upgrade            only between the two steps of an upgrade from "1", "2" or "3"
 //	<prefix>e/<name>                  election record (JSON), session records included
 //	<prefix>l/<name>/<seq, 20 digits> election log events from seq on (JSON: one, or a list)
 //	<prefix>j/<job>                   job registration (JSON)
 //	<prefix>r/<job>/<period>          run ledger row (JSON)
 //	<prefix>c/<name>/<node>           candidate row (JSON)
+//	<prefix>x/<name>/<seq>/<n>        log events written without the record (Suspended, Resumed; JSON)
 //
 // A prefix must end with "/". Open refuses a prefix that lies inside
 // another baton store's (a schema key at an ancestor, such as
@@ -71,15 +72,20 @@
 //
 // Version 2 added the session a record is held through (store.Record.Session)
 // to the record's value; version 3 the log events a record carries and log
-// keys of several events. A writable Open of a version 1 or 2 store
+// keys of several events; version 4 a job's suspension and the log events
+// an operator's suspend or resume writes beside the record (x/: a write of
+// the record would end its holder's term), which History merges into the
+// log, numbered in order. A writable Open of a version 1, 2 or 3 store
 // upgrades it in place (no record is rewritten: an older record has no
-// session and carries no events, and older log keys hold one event each)
+// session and carries no events, older log keys hold one event each, and
+// an older job is not suspended)
 // and gives its schema key a new create revision, so that processes of an
 // older baton that opened it before fail their next write with
 // store.ErrReplaced and stop, and an older baton's Open refuses the store:
 // a version 1 baton would read a name held through a live session as a
-// record nobody renews and take it over, and a version 2 baton would drop
-// the events a record carries when it rewrites it. Upgrade every process
+// record nobody renews and take it over, a version 2 baton would drop
+// the events a record carries when it rewrites it, and a version 3 baton
+// would claim the periods of a suspended job. Upgrade every process
 // of a deployment together. A read-only Open reads an older store as it
 // is.
 //

@@ -260,15 +260,43 @@ func (s *Store) conflict(name string, sw store.Swap, kv *mvccpb.KeyValue) error 
 }
 
 // History implements store.Store: one linearizable read-only transaction
-// of the name's record, for the events it carries, and of its log keys
-// from the first that can hold an event after the given sequence number.
-// A log key holds one event (schema versions 1 and 2) or several, oldest
-// first (version 3), and is named after its first event's sequence
-// number: the events a key holds are in order and below the next key's.
+// of the name's record, for the events it carries, of its log keys from
+// the first that can hold an event after the given sequence number, and
+// of the events logged without a write of the record (sideDir), merged
+// into the log in order (mergeSide). A log key holds one event (schema
+// versions 1 and 2) or several, oldest first (version 3), and is named
+// after its first event's sequence number: the events a key holds are in
+// order and below the next key's. A read that finds more side events than
+// it allowed for reads again.
 func (s *Store) History(ctx context.Context, name string, after uint64, limit int) ([]store.Event, error) {
 	if after == math.MaxUint64 {
 		return nil, nil
 	}
+	for allowed := 0; ; {
+		// The n side events make the merged numbers at most n above the
+		// log's own, so the log from after-n on holds every event of the
+		// page.
+		from, lim := after-min(after, uint64(allowed)), limit
+		if lim > 0 {
+			lim += allowed
+		}
+		main, through, side, err := s.readLog(ctx, name, from, lim)
+		if err != nil {
+			return nil, err
+		}
+		if len(side) > allowed {
+			allowed = len(side)
+			continue
+		}
+		return mergeSide(name, main, through, side, after, limit), nil
+	}
+}
+
+// readLog reads the log events of name numbered after after (up to limit
+// of them and maybe more; limit <= 0: all), the number up to which it read
+// them all (math.MaxUint64: to the log's end), and all the name's side
+// events, in one transaction.
+func (s *Store) readLog(ctx context.Context, name string, after uint64, limit int) ([]store.Event, uint64, []sideEvent, error) {
 	dir := s.keys.logDir(name)
 	// A key that holds an event after `after` is named at most
 	// inlineEvents below it.
@@ -282,29 +310,33 @@ func (s *Store) History(ctx context.Context, name string, after uint64, limit in
 		// other key holds at least one event of the page.
 		opts = append(opts, clientv3.WithLimit(int64(limit+inlineEvents)))
 	}
+	sideDir := s.keys.sideDir(name)
 	resp, err := s.txn(ctx, "history "+name, nil, []clientv3.Op{
 		clientv3.OpGet(s.keys.log(name, from), opts...),
 		clientv3.OpGet(s.keys.record(name)),
+		clientv3.OpGet(sideDir, clientv3.WithPrefix()),
 	}, nil)
 	if err != nil {
-		return nil, err
+		return nil, 0, nil, err
 	}
 	logs := resp.Responses[0].GetResponseRange()
 	var out []store.Event
+	var through uint64
 	add := func(ev store.Event) {
-		if ev.Seq > after && (limit <= 0 || len(out) < limit) {
+		through = max(through, ev.Seq)
+		if ev.Seq > after {
 			out = append(out, ev)
 		}
 	}
 	for _, kv := range logs.Kvs {
 		seq, err := strconv.ParseUint(strings.TrimPrefix(string(kv.Key), dir), 10, 64)
 		if err != nil {
-			return nil, fmt.Errorf("%w: etcd key %q is not a baton log key", store.ErrCorrupt, kv.Key)
+			return nil, 0, nil, fmt.Errorf("%w: etcd key %q is not a baton log key", store.ErrCorrupt, kv.Key)
 		}
 		if bytes.HasPrefix(kv.Value, []byte("[")) {
 			var evs []loggedEvent
 			if err := json.Unmarshal(kv.Value, &evs); err != nil {
-				return nil, fmt.Errorf("%w: etcd key %q does not hold baton log events: %v", store.ErrCorrupt, kv.Key, err)
+				return nil, 0, nil, fmt.Errorf("%w: etcd key %q does not hold baton log events: %v", store.ErrCorrupt, kv.Key, err)
 			}
 			for _, e := range evs {
 				add(e.event(name, e.Seq))
@@ -313,7 +345,7 @@ func (s *Store) History(ctx context.Context, name string, after uint64, limit in
 		}
 		var v eventValue
 		if err := json.Unmarshal(kv.Value, &v); err != nil {
-			return nil, fmt.Errorf("%w: etcd key %q does not hold a baton log event: %v", store.ErrCorrupt, kv.Key, err)
+			return nil, 0, nil, fmt.Errorf("%w: etcd key %q does not hold a baton log event: %v", store.ErrCorrupt, kv.Key, err)
 		}
 		add(v.event(name, seq))
 	}
@@ -321,16 +353,20 @@ func (s *Store) History(ctx context.Context, name string, after uint64, limit in
 		// The record's events come after every log key's.
 		cur, err := decodeRecord(name, rangeKV(resp, 1))
 		if err != nil {
-			return nil, err
+			return nil, 0, nil, err
 		}
 		for _, e := range cur.events {
 			add(e.event(name, e.Seq))
 		}
 	}
-	if out == nil {
-		out = []store.Event{}
+	side, err := decodeSide(sideDir, resp.Responses[2].GetResponseRange().Kvs)
+	if err != nil {
+		return nil, 0, nil, err
 	}
-	return out, nil
+	if !logs.More {
+		through = math.MaxUint64
+	}
+	return out, through, side, nil
 }
 
 func (k keys) candDir(name string) string { return k.prefix + "c/" + url.PathEscape(name) + "/" }

@@ -208,7 +208,7 @@ func TestUnknownSchema(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := etcd.Open(ctx, c.Endpoints(), etcd.WithPrefix(prefix))
-	if !errors.Is(err, store.ErrSchema) || !strings.Contains(err.Error(), `"99"`) || !strings.Contains(err.Error(), "versions 1 to 3") {
+	if !errors.Is(err, store.ErrSchema) || !strings.Contains(err.Error(), `"99"`) || !strings.Contains(err.Error(), "versions 1 to 4") {
 		t.Fatalf("Open on schema 99: %v, want ErrSchema naming both versions", err)
 	}
 	resp, err := s.Client().Get(ctx, prefix+"schema")

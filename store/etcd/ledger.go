@@ -18,6 +18,8 @@ import (
 type jobValue struct {
 	Schedule string    `json:"schedule,omitempty"`
 	Created  time.Time `json:"created"`
+	// Suspension is the job's suspension (schema version 4); nil: none.
+	Suspension *suspensionValue `json:"suspension,omitempty"`
 }
 
 // runValue is the stored form of a run ledger row; Job and Period come from
@@ -66,12 +68,11 @@ func (s *Store) EnsureJob(ctx context.Context, j store.Job) (store.Job, error) {
 	if j.Name == "" {
 		return store.Job{}, fmt.Errorf("%w: empty job name", store.ErrInvalid)
 	}
-	j.Created = s.now()
-	b, _ := json.Marshal(jobValue{Schedule: j.Schedule, Created: j.Created})
+	j.Created, j.Suspension = s.now(), store.Suspension{}
 	k := s.keys.job(j.Name)
 	resp, err := s.txn(ctx, "ensure job "+j.Name,
 		[]clientv3.Cmp{clientv3.Compare(clientv3.CreateRevision(k), "=", 0)},
-		[]clientv3.Op{clientv3.OpPut(k, string(b))},
+		[]clientv3.Op{clientv3.OpPut(k, encodeJob(j))},
 		[]clientv3.Op{clientv3.OpGet(k)})
 	if err != nil {
 		return store.Job{}, err
@@ -87,7 +88,7 @@ func (s *Store) EnsureJob(ctx context.Context, j store.Job) (store.Job, error) {
 	if err := json.Unmarshal(kv.Value, &v); err != nil {
 		return store.Job{}, fmt.Errorf("%w: etcd key %q does not hold a baton job: %v", store.ErrCorrupt, kv.Key, err)
 	}
-	return store.Job{Name: j.Name, Schedule: v.Schedule, Created: v.Created}, nil
+	return v.job(j.Name), nil
 }
 
 // GetRun implements store.Store with a linearizable read.
@@ -341,7 +342,7 @@ func (s *Store) UpdateJob(ctx context.Context, u store.JobUpdate) (store.Job, er
 			if err := json.Unmarshal(jkv.Value, &v); err != nil {
 				return store.Job{}, fmt.Errorf("%w: etcd key %q does not hold a baton job: %v", store.ErrSchema, jkv.Key, err)
 			}
-			cur = store.Job{Name: u.Name, Schedule: v.Schedule, Created: v.Created}
+			cur = v.job(u.Name)
 		}
 		if err := storedriver.CheckJobUpdate(u, cur, jkv != nil); err != nil {
 			return store.Job{}, err
@@ -351,12 +352,11 @@ func (s *Store) UpdateJob(ctx context.Context, u store.JobUpdate) (store.Job, er
 			return store.Job{}, err
 		}
 		cur.Schedule = u.Schedule
-		b, _ := json.Marshal(jobValue{Schedule: cur.Schedule, Created: cur.Created})
 		cmps := []clientv3.Cmp{
 			clientv3.Compare(clientv3.ModRevision(jobKey), "=", jkv.ModRevision),
 			clientv3.Compare(clientv3.ModRevision(recKey), "=", rec.rec.Version),
 		}
-		ops := []clientv3.Op{clientv3.OpPut(jobKey, string(b))}
+		ops := []clientv3.Op{clientv3.OpPut(jobKey, encodeJob(cur))}
 		var next store.Record
 		var events []loggedEvent
 		if rec.rec.Version != 0 {
@@ -397,5 +397,5 @@ func (s *Store) GetJob(ctx context.Context, name string) (store.Job, error) {
 	if err := json.Unmarshal(kv.Value, &v); err != nil {
 		return store.Job{}, fmt.Errorf("%w: etcd key %q does not hold a baton job: %v", store.ErrSchema, kv.Key, err)
 	}
-	return store.Job{Name: name, Schedule: v.Schedule, Created: v.Created}, nil
+	return v.job(name), nil
 }

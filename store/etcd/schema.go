@@ -14,18 +14,21 @@ import (
 // SchemaVersion is the layout version this package writes. Version 2 added
 // Record.Session to the election record's value. Version 3 lets a record
 // carry its newest log events and a log key hold several (see
-// inlineEvents). Stores of versions 1 and 2 are upgraded when a writer opens
+// inlineEvents). Version 4 adds a job's suspension (store.Job.Suspension)
+// to its value and the log events written without a write of the record
+// (sideDir). Stores of versions 1 to 3 are upgraded when a writer opens
 // them (see upgrade) and read as they are by a read-only opener: their
 // records simply have no session and carry no events. A baton that knows
 // only an older version refuses a newer store at Open: one that knows only
 // version 1 would take a name held through a live session for a record
-// nobody renews, and one that knows only version 2 would drop the events a
-// record carries when it rewrites the record.
-const SchemaVersion = 3
+// nobody renews, one that knows only version 2 would drop the events a
+// record carries when it rewrites the record, and one that knows only
+// version 3 would claim the periods of a suspended job.
+const SchemaVersion = 4
 
 // olderVersion reports whether v is a schema version this package
 // upgrades from.
-func olderVersion(v string) bool { return v == "1" || v == "2" }
+func olderVersion(v string) bool { return v == "1" || v == "2" || v == "3" }
 
 // upgradeKey returns the key that marks an upgrade from an older version
 // between its two steps (see upgrade).
@@ -93,11 +96,13 @@ func (s *Store) checkSchema(ctx context.Context) error {
 // created at revision rev) to SchemaVersion. The records need no rewrite:
 // a version 1 record is a version 2 record without a session, and a
 // version 2 record is a version 3 record that carries no log events, its
-// log one event per key. What must change is what running older processes
-// see: a handle of an older baton opened before the upgrade would read a
-// record held through a session as a record whose holder stopped renewing
-// it (version 1), or drop the log events a record carries when it rewrites
-// it (version 2). So the upgrade deletes the schema key and creates it
+// log one event per key, and a version 3 job is a version 4 job that is
+// not suspended. What must change is what running older processes see: a
+// handle of an older baton opened before the upgrade would read a record
+// held through a session as a record whose holder stopped renewing it
+// (version 1), drop the log events a record carries when it rewrites it
+// (version 2), or claim the periods of a job suspended after the upgrade
+// (version 3). So the upgrade deletes the schema key and creates it
 // afresh, which gives it a new create revision: every write of a handle
 // opened before compares the old one, fails, and reports
 // store.ErrReplaced (its leaders end their terms at once), and the older
@@ -202,7 +207,7 @@ func (s *Store) StoreID() string { return fmt.Sprintf("%x-%d", s.clusterID, s.sc
 
 // readSchema checks the schema version without writing it. An older
 // store is read as it is (its records have no sessions and carry no log
-// events).
+// events, its jobs are not suspended).
 func (s *Store) readSchema(ctx context.Context) error {
 	k := s.keys.schema()
 	resp, err := s.txn(ctx, "schema check", nil, []clientv3.Op{clientv3.OpGet(k), clientv3.OpGet(s.keys.upgrade(), clientv3.WithKeysOnly())}, nil)
