@@ -1,11 +1,17 @@
 package fence
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/batonhq/baton/store"
+)
 
 // ErrStaleToken is returned when work carries a fencing token lower than the
 // highest token the resource has already accepted for the same name. Nothing
-// of the rejected work is applied.
-var ErrStaleToken = errors.New("stale fencing token: a newer leader has already written")
+// of the rejected work is applied. It is store.ErrStaleToken, the store
+// contract's error (a fenced SwapRun or PruneRuns returns it), so errors.Is
+// matches either name.
+var ErrStaleToken = store.ErrStaleToken
 
 // ErrInvalidToken is returned for a fencing token that can never be accepted:
 // zero (no election hands it out), not a decimal number, or too large for

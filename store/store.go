@@ -76,6 +76,13 @@ var (
 	// was written. It never heals (a token is never lowered): callers end
 	// their term and stop; the name's work continues under another name.
 	ErrTokenLimit = errors.New("fencing tokens used up")
+
+	// ErrStaleToken is returned when work carries a fencing token lower
+	// than the highest token the resource has already accepted for the
+	// same name: by a fenced SwapRun or PruneRuns whose token is not the
+	// election record's. Nothing of the rejected work is applied.
+	// fence.ErrStaleToken is this error.
+	ErrStaleToken = errors.New("stale fencing token: a newer leader has already written")
 )
 
 // MaxToken is the largest fencing token a baton store holds, on every
@@ -156,7 +163,7 @@ type Store interface {
 	// row must not exist yet), returning the row as stored. If s.Fenced is
 	// true, the write is applied only if s.Run.Token equals the token of
 	// the election record named s.Run.Job, checked in the same atomic step;
-	// otherwise it returns an error wrapping fence.ErrStaleToken and writes
+	// otherwise it returns an error wrapping ErrStaleToken and writes
 	// nothing. On a version mismatch it returns ErrConflict.
 	SwapRun(ctx context.Context, s RunSwap) (Run, error)
 
@@ -179,7 +186,7 @@ type Store interface {
 	// resumes, so deleting it would make old periods due again. If
 	// p.Fenced is true, it deletes only if p.Token equals the token of the
 	// election record named p.Job, checked in the same atomic step;
-	// otherwise it returns an error wrapping fence.ErrStaleToken and
+	// otherwise it returns an error wrapping ErrStaleToken and
 	// deletes nothing.
 	PruneRuns(ctx context.Context, p Prune) (int, error)
 

@@ -13,7 +13,7 @@
 // recording the outcome, planning again at once after a run, taking over a
 // running row of a deposed or crashed leader, retrying a completion whose
 // outcome is unknown after reading it back, stopping at the first
-// fence.ErrStaleToken (a newer leader exists), planning again after a
+// store.ErrStaleToken (a newer leader exists), planning again after a
 // conflict, the read cursor (rows after the newest scheduled period before
 // which every row is final, and the whole ledger every Rescan), and
 // store.Permanent errors ending its work.

@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/batonhq/baton/fence"
 	"github.com/batonhq/baton/store"
 )
 
@@ -692,7 +691,7 @@ func (m *Machine) swapped(now time.Time, r Swapped) []Action {
 		m.claimed = r.Run
 		m.op = opEffect
 		return []Action{StartEffect{Period: m.period, Run: r.Run, RequireValid: !m.cfg.NoValidCheck}}
-	case errors.Is(err, fence.ErrStaleToken):
+	case errors.Is(err, store.ErrStaleToken):
 		if k == KindTrigger {
 			m.inbox = m.inbox[1:]
 		}
@@ -735,7 +734,7 @@ func (m *Machine) effectDone(now time.Time, r EffectDone) []Action {
 		// The term may already be over: start nothing. The row stays
 		// running; the next leader takes it over.
 		return m.halt(ErrNotValid)
-	case errors.Is(r.Err, fence.ErrStaleToken):
+	case errors.Is(r.Err, store.ErrStaleToken):
 		return m.halt(r.Err)
 	case errors.Is(r.Err, ErrInterrupted):
 		m.after(now, m.cfg.Retry, timerPass)
@@ -767,7 +766,7 @@ func (m *Machine) completeReply(now time.Time, r Swapped) []Action {
 	switch {
 	case err == nil, errors.Is(err, store.ErrConflict), errors.Is(err, store.ErrInvalid):
 		return append(m.completed(err, m.period.Key), m.pass(now)...)
-	case errors.Is(err, fence.ErrStaleToken):
+	case errors.Is(err, store.ErrStaleToken):
 		return append(m.completed(err, m.period.Key), m.halt(err)...)
 	case store.Permanent(err):
 		m.phase = failed

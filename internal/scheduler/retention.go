@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/batonhq/baton/fence"
 	"github.com/batonhq/baton/store"
 )
 
@@ -73,7 +72,7 @@ func (m *Machine) prunedReply(now time.Time, r Pruned) []Action {
 		return nil
 	}
 	switch {
-	case errors.Is(r.Err, fence.ErrStaleToken):
+	case errors.Is(r.Err, store.ErrStaleToken):
 		return m.halt(r.Err)
 	case r.Err != nil:
 		if store.Permanent(r.Err) {

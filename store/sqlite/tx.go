@@ -11,7 +11,6 @@ import (
 	driver "modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 
-	"github.com/batonhq/baton/fence"
 	"github.com/batonhq/baton/store"
 )
 
@@ -130,7 +129,7 @@ func classify(path, op string, busy time.Duration, err error) error {
 // invalid request, stale token, not found) rather than a database failure.
 func decided(err error) bool {
 	return errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrInvalid) ||
-		errors.Is(err, store.ErrNotFound) || errors.Is(err, fence.ErrStaleToken) ||
+		errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrStaleToken) ||
 		errors.Is(err, store.ErrSchema) || errors.Is(err, store.ErrReplaced)
 }
 

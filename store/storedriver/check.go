@@ -6,7 +6,6 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/batonhq/baton/fence"
 	"github.com/batonhq/baton/store"
 )
 
@@ -58,7 +57,7 @@ func CheckToken(what string, token uint64) error {
 // CheckRunSwap validates s against the current ledger row cur (cur.Version ==
 // 0 when the row does not exist) and, for a fenced swap, the current
 // election token of the job. It returns store.ErrConflict, store.ErrInvalid or
-// fence.ErrStaleToken, all wrapped with detail.
+// store.ErrStaleToken, all wrapped with detail.
 func CheckRunSwap(cur store.Run, s store.RunSwap, electionToken uint64) error {
 	r := s.Run
 	if r.Job == "" || r.Period == "" {
@@ -77,7 +76,7 @@ func CheckRunSwap(cur store.Run, s store.RunSwap, electionToken uint64) error {
 		return fmt.Errorf("%w: run %s/%s is already done", store.ErrInvalid, r.Job, r.Period)
 	}
 	if s.Fenced && r.Token != electionToken {
-		return fmt.Errorf("%w: run %s/%s carries token %d, the election of %q is at token %d", fence.ErrStaleToken, r.Job, r.Period, r.Token, r.Job, electionToken)
+		return fmt.Errorf("%w: run %s/%s carries token %d, the election of %q is at token %d", store.ErrStaleToken, r.Job, r.Period, r.Token, r.Job, electionToken)
 	}
 	return nil
 }
@@ -100,14 +99,14 @@ func NextEvent(seq uint64, rec store.Record, kind store.EventKind) store.Event {
 // CheckPrune returns the error store.Store.PruneRuns gives for p before touching
 // anything: store.ErrInvalid for a request that can never succeed, and for a
 // fenced one whose token is not electionToken, an error wrapping
-// fence.ErrStaleToken. Backends call it with the token they read in the
+// store.ErrStaleToken. Backends call it with the token they read in the
 // same atomic step as the delete.
 func CheckPrune(p store.Prune, electionToken uint64) error {
 	if !p.Valid() {
 		return fmt.Errorf("%w: prune of %q: want a job name, a limit of at least 1, final states only and a keep of 0 or more, got limit %d, states %v, keep %d", store.ErrInvalid, p.Job, p.Limit, p.States, p.Keep)
 	}
 	if p.Fenced && p.Token != electionToken {
-		return fmt.Errorf("%w: prune of %s carries token %d, the election of %q is at token %d", fence.ErrStaleToken, p.Job, p.Token, p.Job, electionToken)
+		return fmt.Errorf("%w: prune of %s carries token %d, the election of %q is at token %d", store.ErrStaleToken, p.Job, p.Token, p.Job, electionToken)
 	}
 	return nil
 }

@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/batonhq/baton/fence"
 	"github.com/batonhq/baton/store"
 )
 
@@ -88,8 +87,8 @@ func testPruneRuns(t *testing.T, open func() store.Store) {
 	// Fenced: the token must be the election's.
 	mustSwap(t, s, store.Swap{Record: acquire("job", "a", 4), Event: store.Acquired})
 	_, err = s.PruneRuns(ctx(t), store.Prune{Job: "job", Before: "p99", States: done, Limit: 100, Fenced: true, Token: 3})
-	if !errors.Is(err, fence.ErrStaleToken) {
-		t.Fatalf("stale fenced prune: %v, want fence.ErrStaleToken", err)
+	if !errors.Is(err, store.ErrStaleToken) {
+		t.Fatalf("stale fenced prune: %v, want store.ErrStaleToken", err)
 	}
 	// Everything before p99 that is done or skipped, manual rows too,
 	// except the newest scheduled row (p09), which planning resumes from.

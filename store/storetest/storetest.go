@@ -17,7 +17,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/batonhq/baton/fence"
 	"github.com/batonhq/baton/store"
 )
 
@@ -493,8 +492,8 @@ func testFencedRun(t *testing.T, open func() store.Store) {
 	mustSwap(t, s, store.Swap{Expect: rec.Version, Record: acquire("job", "n2", 2), Event: store.TakenOver})
 	stale := old
 	stale.State = store.Done
-	if _, err := s.SwapRun(ctx(t), store.RunSwap{Expect: old.Version, Run: stale, Fenced: true}); !errors.Is(err, fence.ErrStaleToken) {
-		t.Fatalf("fenced completion with a deposed token: got %v, want fence.ErrStaleToken", err)
+	if _, err := s.SwapRun(ctx(t), store.RunSwap{Expect: old.Version, Run: stale, Fenced: true}); !errors.Is(err, store.ErrStaleToken) {
+		t.Fatalf("fenced completion with a deposed token: got %v, want store.ErrStaleToken", err)
 	}
 	got, _ := s.GetRun(ctx(t), "job", p1)
 	if got.State != store.Running || got.Version != old.Version {
