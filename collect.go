@@ -13,8 +13,8 @@ import (
 const collectBatch = 100
 
 // collector deletes the dead session records that processes leave behind
-// (one per restart or lost session), a small batch per round, on a store
-// that can (store.SessionDeleter, store.PageLister). It deletes only a
+// (one per restart or lost session), a small batch per round
+// (Store.NamesPage, Store.DeleteSession). It deletes only a
 // session record that is free (dead: it never becomes held again, and the
 // store refuses to delete a held one), once it is past the grace: seen
 // free, at the same version, for longer than the grace on this process's
@@ -31,8 +31,6 @@ const collectBatch = 100
 // contender for one of its names ends it; then it is collected.
 type collector struct {
 	st    store.Store
-	pl    store.PageLister
-	del   store.SessionDeleter
 	clock Clock
 	every time.Duration // between rounds once a pass is complete
 	pause time.Duration // between the rounds of one pass
@@ -51,15 +49,9 @@ type seenFree struct {
 	since   time.Time
 }
 
-// newCollector returns the collector of a Group on st, or nil when st
-// cannot delete session records.
+// newCollector returns the collector of a Group on st.
 func newCollector(st store.Store, cfg config, count func(int)) *collector {
-	del, ok := st.(store.SessionDeleter)
-	pl, ok2 := st.(store.PageLister)
-	if !ok || !ok2 {
-		return nil
-	}
-	return &collector{st: st, pl: pl, del: del, clock: cfg.clock,
+	return &collector{st: st, clock: cfg.clock,
 		every: 4 * cfg.lease, pause: cfg.lease, grace: cfg.lease + 2*cfg.margin + 4*cfg.lease,
 		seen: map[string]seenFree{}, pass: map[string]seenFree{}, count: count}
 }
@@ -88,25 +80,19 @@ func (c *collector) run(ctx context.Context) {
 // round reads one batch of session records and deletes the ones dead for
 // longer than the grace. It reports whether the pass has more batches.
 func (c *collector) round(ctx context.Context) (more bool, err error) {
-	names, err := c.pl.NamesPage(ctx, store.NameQuery{After: c.cursor, Prefix: store.SessionPrefix, Limit: collectBatch})
+	names, err := c.st.NamesPage(ctx, store.NameQuery{After: c.cursor, Prefix: store.SessionPrefix, Limit: collectBatch})
 	if err != nil {
 		return false, err
 	}
 	recs := make([]*store.Record, len(names))
-	if bg, ok := c.st.(store.BatchGetter); ok && len(names) > 0 {
-		res, err := bg.GetMany(ctx, names)
+	if len(names) > 0 {
+		res, err := c.st.GetMany(ctx, names)
 		if err != nil {
 			return false, err
 		}
 		for i, r := range res {
 			if r.Err == nil {
 				rec := r.Record
-				recs[i] = &rec
-			}
-		}
-	} else {
-		for i, n := range names {
-			if rec, err := c.st.Get(ctx, n); err == nil {
 				recs[i] = &rec
 			}
 		}
@@ -132,7 +118,7 @@ func (c *collector) round(ctx context.Context) (more bool, err error) {
 			c.pass[n] = s
 			continue
 		}
-		err := c.del.DeleteSession(ctx, n, r.Version)
+		err := c.st.DeleteSession(ctx, n, r.Version)
 		switch {
 		case err == nil:
 			deleted++

@@ -13,7 +13,7 @@ import (
 )
 
 // sessionRecords counts the session records in st.
-func sessionRecords(t *testing.T, st store.PageLister) int {
+func sessionRecords(t *testing.T, st store.Store) int {
 	t.Helper()
 	n, after := 0, ""
 	for {

@@ -12,7 +12,7 @@ import (
 )
 
 // maxBatch is the most reads or swaps sent to the store in one batched
-// call (store.BatchGetter, store.BatchSwapper); larger sets go as several
+// call (Store.GetMany, Store.SwapMany); larger sets go as several
 // calls, at most maxInflightReads and maxInflightWrites at a time. A store
 // that takes long over a batch of writes gets smaller ones (down to
 // minBatch), so that no call holds the store for long: on a store with one
@@ -27,8 +27,8 @@ const (
 // driver is the thin runtime of an election.Group: it feeds the machine its
 // Clock's time, the Store's replies, timer ticks and change notifications,
 // and executes the machine's actions. Store requests go out concurrently,
-// the reads of one step as batched reads and its swaps as batched swaps
-// when the store can do that, so a group holding many names makes a few
+// the reads of one step as batched reads and its swaps as batched swaps,
+// so a group holding many names makes a few
 // calls per step, not one per name. One goroutine runs while the machine
 // has anything in flight or to do.
 type driver struct {
@@ -216,8 +216,7 @@ func (d *driver) adapt(took time.Duration) {
 }
 
 func (d *driver) sendGets(names []string, replies chan<- []election.Event) {
-	bg, batched := d.st.(store.BatchGetter)
-	if len(names) == 1 || !batched {
+	if len(names) == 1 {
 		for _, name := range names {
 			go func() {
 				ctx, cancel := context.WithTimeout(context.Background(), d.callTimeout())
@@ -234,7 +233,7 @@ func (d *driver) sendGets(names []string, replies chan<- []election.Event) {
 			defer func() { <-d.reads }()
 			ctx, cancel := context.WithTimeout(context.Background(), d.batchTimeout())
 			defer cancel()
-			res, err := bg.GetMany(ctx, chunk)
+			res, err := d.st.GetMany(ctx, chunk)
 			evs := make([]election.Event, len(chunk))
 			for i, name := range chunk {
 				r := election.GetReply{Name: name, Err: err}
@@ -249,8 +248,7 @@ func (d *driver) sendGets(names []string, replies chan<- []election.Event) {
 }
 
 func (d *driver) sendSwaps(swaps []store.Swap, replies chan<- []election.Event) {
-	bs, batched := d.st.(store.BatchSwapper)
-	if len(swaps) == 1 || !batched {
+	if len(swaps) == 1 {
 		for _, sw := range swaps {
 			go func() {
 				ctx, cancel := context.WithTimeout(context.Background(), d.callTimeout())
@@ -269,7 +267,7 @@ func (d *driver) sendSwaps(swaps []store.Swap, replies chan<- []election.Event) 
 			ctx, cancel := context.WithTimeout(context.Background(), d.batchTimeout())
 			defer cancel()
 			start := d.cfg.clock.Now()
-			res, err := bs.SwapMany(ctx, chunk)
+			res, err := d.st.SwapMany(ctx, chunk)
 			d.adapt(d.cfg.clock.Now().Sub(start))
 			d.logSwapErr(err)
 			evs := make([]election.Event, len(chunk))

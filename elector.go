@@ -272,21 +272,25 @@ func (e *Elector) Close(ctx context.Context) error {
 // post queues an event for the election loop.
 func (e *Elector) post(ev election.Event) { e.d.post(ev) }
 
-// watch turns the store's notifications about this name, if it has them,
-// into the driver's change notifications (of no version: Watch does not
-// say which).
+// watch follows the store's change feed for this Elector's name: the
+// feed's entries of other names are left out.
 func (e *Elector) watch(ctx context.Context) <-chan []store.Change {
-	w, ok := e.st.(store.Watcher)
-	if !ok {
-		return nil
-	}
-	in := w.Watch(ctx, e.name)
+	in := e.st.WatchChanges(ctx)
 	out := make(chan []store.Change)
 	go func() {
 		defer close(out)
-		for range in {
+		for batch := range in {
+			var mine []store.Change
+			for _, c := range batch {
+				if c.Name == e.name {
+					mine = append(mine, c)
+				}
+			}
+			if mine == nil {
+				continue
+			}
 			select {
-			case out <- []store.Change{{Name: e.name}}:
+			case out <- mine:
 			case <-ctx.Done():
 				return
 			}

@@ -85,10 +85,8 @@ type GroupStats struct {
 // renew interval and margin apply to the session and so to every name.
 // WithBalance, which New refuses, makes it a balanced Group.
 //
-// On a store that can delete dead session records (store.SessionDeleter
-// and store.PageLister: every backend), the Group also collects the ones
-// that processes leave behind at each restart or lost session: every four
-// leases it reads a batch of 100 session records and deletes those it has
+// The Group also collects the dead session records that processes leave
+// behind at each restart or lost session: every four leases it reads a batch of 100 session records and deletes those it has
 // seen dead (free), unchanged, for more than five leases plus twice the
 // clock margin on its own clock. A held session is never deleted, and a
 // deleted one loses nothing: the names that point at it keep their tokens
@@ -108,32 +106,24 @@ func NewGroup(st store.Store, opts ...Option) (*Group, error) {
 	cfg.logger = cfg.logger.With("node", cfg.node)
 	g := &Group{st: st, cfg: cfg, terms: map[string]*Term{}, wants: map[string]*want{}}
 	mc := cfg.machine()
-	w, feed := st.(store.ChangeWatcher)
-	if feed {
-		// The feed reports every change; the re-reads that stand in for
-		// a missed one can be rare.
-		mc.Check = checkWithFeed * cfg.lease
-	}
+	// The feed reports every change; the re-reads that stand in for a
+	// missed one can be rare.
+	mc.Check = checkWithFeed * cfg.lease
 	g.d = newDriver(st, cfg, election.NewGroup(mc, true))
 	g.d.announce = g.announce
-	if feed {
-		g.d.watch = w.WatchChanges
-	}
+	g.d.watch = st.WatchChanges
 	g.collected = make(chan struct{})
 	ctx, cancel := context.WithCancel(context.Background())
 	g.stopCollect = cancel
-	if c := newCollector(st, cfg, func(n int) {
+	c := newCollector(st, cfg, func(n int) {
 		g.mu.Lock()
 		g.stats.SessionsCollected += uint64(n)
 		g.mu.Unlock()
-	}); c != nil {
-		go func() {
-			defer close(g.collected)
-			c.run(ctx)
-		}()
-	} else {
-		close(g.collected)
-	}
+	})
+	go func() {
+		defer close(g.collected)
+		c.run(ctx)
+	}()
 	return g, nil
 }
 

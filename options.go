@@ -127,8 +127,8 @@ func WithClockMargin(e time.Duration) Option { return func(c *config) { c.margin
 
 // WithPoll sets how often a contender re-reads the record (default
 // DefaultPoll, at most a fifth of the lease; when set, between MinInterval
-// and half the lease). Stores that notify changes
-// (store.Watcher) wake contenders sooner.
+// and half the lease). The store's change feed (Store.WatchChanges) wakes
+// contenders sooner.
 func WithPoll(d time.Duration) Option { return func(c *config) { c.poll, c.pollSet = d, true } }
 
 // WithRetry sets how soon a failed renewal is retried (default the poll

@@ -113,3 +113,32 @@ func (s *gatedStore) Runs(ctx context.Context, job, after string, limit int) ([]
 	defer s.g.leave()
 	return s.Store.Runs(ctx, job, after, limit)
 }
+
+// WatchChanges passes the store's change feed through the gate: a node
+// cut off from the store loses its feed (it is closed, as over a broken
+// network) and gets none until the cut heals.
+func (s *gatedStore) WatchChanges(ctx context.Context) <-chan []store.Change {
+	out := make(chan []store.Change)
+	if err := s.g.enter(); err != nil {
+		close(out)
+		return out
+	}
+	s.g.leave()
+	ctx, cancel := context.WithCancel(ctx)
+	in := s.Store.WatchChanges(ctx)
+	go func() {
+		defer close(out)
+		defer cancel()
+		for batch := range in {
+			if s.g.cut.Load() {
+				return
+			}
+			select {
+			case out <- batch:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return out
+}

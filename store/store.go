@@ -14,10 +14,14 @@
 // at all. What it does not do: it never reads a clock to decide anything.
 // Store times (Record.Updated, Event.Time) are informational, for people.
 //
-// Optional capabilities are found by type assertion, in the manner of
-// database/sql/driver: a backend that can push change notifications
-// implements Watcher; one that can apply many record swaps in one write
-// implements BatchSwapper.
+// Store is the one interface every backend implements whole: record
+// compare-and-swap, batched reads and swaps, the change feed, the run
+// ledger, listing, session deletion and job suspension. A backend that
+// has no batched form of a call (or no cheap count) may answer it with the
+// fallbacks of package storedriver. Only two abilities are optional, found
+// by type assertion in the manner of database/sql/driver, because some
+// stores cannot have them: an identity (Identifier) and a clock of their
+// own (TimeSource).
 package store
 
 import (
@@ -213,6 +217,88 @@ type Store interface {
 	// old; Candidate.Stale says which ones to ignore.
 	Candidates(ctx context.Context, name string) ([]Candidate, error)
 
+	// GetMany returns one result per name, in order: the record, or an
+	// error wrapping ErrNotFound for a name without one, so that a process
+	// holding or contending for many names reads them in a few calls
+	// instead of one call per name. err is non-nil only when the read as
+	// a whole failed. Every result reflects one linearizable read of its
+	// own record (the batch is not a snapshot).
+	GetMany(ctx context.Context, names []string) (results []GetResult, err error)
+
+	// SwapMany applies each swap independently (each one compares its own
+	// version), in as few writes as the store can, so that a process
+	// holding many names renews them all in one round trip per renew
+	// period, and returns one result per swap, in order. err is non-nil
+	// only when the write as a whole failed.
+	SwapMany(ctx context.Context, swaps []Swap) (results []SwapResult, err error)
+
+	// WatchChanges returns a channel that receives, in batches, the
+	// election records (session records included) that were written,
+	// soon after the writes, so that a process watching many names
+	// follows one feed whose cost grows with the number of changes, not
+	// with the number of names. Each entry names a record and a Version
+	// it had after a write. While the channel is open, every write made
+	// after the call is reported by an entry of its record with the
+	// write's Version or a later one, so a reader that finds the version
+	// it wrote itself has nothing to re-read. A name may come more than
+	// once, and an entry may name a record that did not change since the
+	// reader's last read. A store that can no longer tell (a missed
+	// notification, a reconnect, a compacted history) closes the channel
+	// instead, and the caller re-reads what it follows and may watch
+	// again; callers keep polling as the fallback either way. The channel
+	// is closed when ctx ends.
+	WatchChanges(ctx context.Context) <-chan []Change
+
+	// Names returns every name that has an election record or a
+	// registered job, sorted, each once (session records are not names),
+	// for tools that show every name at once. Electors and job runners
+	// never need it.
+	Names(ctx context.Context) ([]string, error)
+
+	// NamesPage returns up to q.Limit names that have an election record
+	// or a registered job (session records are not names, unless
+	// q.Prefix begins with SessionPrefix: then it lists session records),
+	// each once, that come after q.After and begin with q.Prefix, in the
+	// store's order: byte order of the name in SQLite, PostgreSQL and
+	// memstore, of the escaped key in etcd. A shorter page than q.Limit
+	// is the last. Its cost grows with q.Limit, not with the number of
+	// names.
+	NamesPage(ctx context.Context, q NameQuery) ([]string, error)
+
+	// CountHolders returns the election records (session records left
+	// out) grouped by holder, incarnation and session, with the number of
+	// each group silent at now, and the number of registered jobs that
+	// have no election record, so that a summary of 100,000 names need
+	// not return them. A store without a grouped query answers by paging
+	// (storedriver.CountHolders).
+	CountHolders(ctx context.Context, now time.Time) (groups []HolderCount, jobsWithoutRecord int, err error)
+
+	// DeleteSession deletes the session record name if it is free (a dead
+	// session) and its version is expect, in one atomic step, so that the
+	// ones a process leaves behind at every restart or lost session do not
+	// pile up. A held session record, or a name that is not a session
+	// record's, is ErrInvalid; another version is ErrConflict; a missing
+	// record is ErrNotFound. Nothing is deleted then.
+	//
+	// Deleting a dead session record loses nothing: a free session record
+	// never becomes held again, a name that points at a dead or missing
+	// session may be taken at once (with its own token + 1: tokens live in
+	// the names' records, which are kept), and the election log is kept.
+	DeleteSession(ctx context.Context, name string, expect int64) error
+
+	// SuspendJob suspends or resumes job s.Name and returns the job as
+	// stored; while a job is suspended no node claims a period of it. It
+	// is a compare-and-swap on the job's suspension: suspending a
+	// suspended job, or resuming one that is not, is ErrConflict, so of
+	// two operators racing one wins. In the same atomic write, if the
+	// election record of that name exists, it appends a Suspended or
+	// Resumed event (Detail "by WHO: WHY") to the election log without
+	// changing the record (its version included: the holder's term goes
+	// on). A missing job is ErrNotFound; By empty or By or Reason longer
+	// than MaxReasonLen or not printable text (no control characters:
+	// every view shows them as given) is ErrInvalid; nothing is written.
+	SuspendJob(ctx context.Context, s JobSuspend) (Job, error)
+
 	// Close releases the store's resources. It does not change any record.
 	Close() error
 }
@@ -343,7 +429,7 @@ type Job struct {
 	// first period is the first scheduled instant after it.
 	Created time.Time
 	// Suspension is the job's suspension by an operator
-	// (Suspender.SuspendJob); zero: not suspended. While it is active no
+	// (Store.SuspendJob); zero: not suspended. While it is active no
 	// node claims a period of the job.
 	Suspension Suspension
 }
@@ -410,63 +496,11 @@ type RunSwap struct {
 	Fenced bool
 }
 
-// Watcher is an optional capability: a store that can tell a contender at
-// once that a record changed, instead of waiting for the next poll.
-type Watcher interface {
-	// Watch returns a channel that receives a value soon after the record
-	// of name changes (values may be coalesced; a notification may also
-	// come without a change). The channel is closed when ctx ends or the
-	// watch breaks; callers keep polling as the fallback either way.
-	Watch(ctx context.Context, name string) <-chan struct{}
-}
-
-// ChangeWatcher is an optional capability: a store that reports which
-// election records changed, so that a process watching many names (a
-// group holding or contending for thousands) follows one feed whose cost
-// grows with the number of changes, not with the number of names.
-type ChangeWatcher interface {
-	// WatchChanges returns a channel that receives, in batches, the
-	// election records (session records included) that were written,
-	// soon after the writes. Each entry names a record and a Version it
-	// had after a write. While the channel is open, every write made after
-	// the call is reported by an entry of its record with the write's
-	// Version or a later one, so a reader that finds the version it wrote
-	// itself has nothing to re-read. A name may come more than once, and
-	// an entry may name a record that did not change since the reader's
-	// last read. A store that can no longer tell (a missed notification,
-	// a reconnect, a compacted history) closes the channel instead, and
-	// the caller re-reads what it follows and may watch again. The channel
-	// is closed when ctx ends.
-	WatchChanges(ctx context.Context) <-chan []Change
-}
-
-// Change is one entry of a change feed (ChangeWatcher): the record of Name
-// was written and then had Version.
+// Change is one entry of a change feed (Store.WatchChanges): the record
+// of Name was written and then had Version.
 type Change struct {
 	Name    string
 	Version int64
-}
-
-// BatchSwapper is an optional capability: a store that can apply many swaps
-// as one write, so that a process holding many names renews them all in one
-// round trip per renew period.
-type BatchSwapper interface {
-	// SwapMany applies each swap independently (each one compares its own
-	// version) in one write, and returns one result per swap, in order.
-	// err is non-nil only when the write as a whole failed.
-	SwapMany(ctx context.Context, swaps []Swap) (results []SwapResult, err error)
-}
-
-// BatchGetter is an optional capability: a store that can read many
-// election records in one round trip, so that a process holding or
-// contending for many names reads them in a few calls instead of one call
-// per name.
-type BatchGetter interface {
-	// GetMany returns one result per name, in order: the record, or an
-	// error wrapping ErrNotFound for a name without one. err is non-nil
-	// only when the read as a whole failed. Every result reflects one
-	// linearizable read of its own record (the batch is not a snapshot).
-	GetMany(ctx context.Context, names []string) (results []GetResult, err error)
 }
 
 // GetResult is the outcome of one read in a GetMany.

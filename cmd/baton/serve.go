@@ -102,9 +102,6 @@ func runServe(ctx context.Context, e *env, args []string) int {
 		return e.fail("serve", err)
 	}
 	defer st.Close()
-	if _, ok := st.(store.PageLister); !ok && len(pos) == 0 {
-		return e.fail("serve", usagef("this store cannot list its names; name the jobs to show: baton serve --store ... NAME..."))
-	}
 	label, err := resolveStoreURL(*storeURL)
 	if err != nil {
 		return e.fail("serve", err)

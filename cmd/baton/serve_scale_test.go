@@ -25,17 +25,13 @@ func fillHeld(t *testing.T, st store.Store, n int) {
 	if _, err := st.Swap(t.Context(), store.Swap{Record: store.Record{Name: sess, Holder: "bench", Incarnation: "1", Lease: time.Hour}}); err != nil {
 		t.Fatal(err)
 	}
-	bs, ok := st.(store.BatchSwapper)
-	if !ok {
-		t.Fatalf("%T cannot swap in batches", st)
-	}
 	for lo := 0; lo < n; lo += 1000 {
 		var swaps []store.Swap
 		for i := lo; i < min(lo+1000, n); i++ {
 			swaps = append(swaps, store.Swap{Event: store.Acquired, Record: store.Record{Name: fmt.Sprintf("bench-%06d", i+1),
 				Holder: "bench", Incarnation: "1", Token: 1, Lease: time.Hour, Session: sess}})
 		}
-		res, err := bs.SwapMany(t.Context(), swaps)
+		res, err := st.SwapMany(t.Context(), swaps)
 		if err != nil {
 			t.Fatal(err)
 		}

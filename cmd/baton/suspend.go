@@ -53,7 +53,7 @@ func runResume(ctx context.Context, e *env, args []string) int {
 }
 
 // suspendResume implements 'baton suspend' and 'baton resume': one
-// compare-and-swap on the job's suspension (store.Suspender).
+// compare-and-swap on the job's suspension (store.Store.SuspendJob).
 func suspendResume(ctx context.Context, e *env, cmd string, args []string) int {
 	about := suspendAbout
 	if cmd == "resume" {
@@ -105,11 +105,7 @@ func suspendResume(ctx context.Context, e *env, cmd string, args []string) int {
 	} else if err != nil {
 		return e.fail(cmd, readErr(*storeURL, err))
 	}
-	sp, ok := st.(store.Suspender)
-	if !ok {
-		return e.fail(cmd, fmt.Errorf("this store cannot keep a suspension yet (an etcd store cannot): use a SQLite or PostgreSQL store"))
-	}
-	j, err := sp.SuspendJob(ctx, store.JobSuspend{Name: name, Suspend: cmd == "suspend", By: who, Reason: *reason})
+	j, err := st.SuspendJob(ctx, store.JobSuspend{Name: name, Suspend: cmd == "suspend", By: who, Reason: *reason})
 	if errors.Is(err, store.ErrConflict) {
 		if cmd == "resume" {
 			return e.fail(cmd, fmt.Errorf("refused: %s is not suspended", name))

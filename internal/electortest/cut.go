@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync/atomic"
+	"time"
 
 	"github.com/batonhq/baton/store"
 )
@@ -18,27 +19,14 @@ type Cuttable interface {
 	Cut(on bool)
 }
 
-// NewCuttable wraps st. The result is a store.Watcher when st is one.
-func NewCuttable(st store.Store) Cuttable {
-	c := &cuttable{inner: st}
-	if w, ok := st.(store.Watcher); ok {
-		return &cuttableWatcher{cuttable: c, w: w}
-	}
-	return c
-}
+// NewCuttable wraps st. Its change feed (WatchChanges) is st's, cut or
+// not: a cut stops calls, and a test that wants the feed to break too
+// ends the context it watches with.
+func NewCuttable(st store.Store) Cuttable { return &cuttable{inner: st} }
 
 type cuttable struct {
 	inner store.Store
 	cut   atomic.Bool
-}
-
-type cuttableWatcher struct {
-	*cuttable
-	w store.Watcher
-}
-
-func (c *cuttableWatcher) Watch(ctx context.Context, name string) <-chan struct{} {
-	return c.w.Watch(ctx, name)
 }
 
 func (c *cuttable) Cut(on bool) { c.cut.Store(on) }
@@ -141,4 +129,57 @@ func (c *cuttable) Candidates(ctx context.Context, name string) ([]store.Candida
 		return nil, err
 	}
 	return c.inner.Candidates(ctx, name)
+}
+
+func (c *cuttable) GetMany(ctx context.Context, names []string) ([]store.GetResult, error) {
+	if err := c.check(); err != nil {
+		return nil, err
+	}
+	return c.inner.GetMany(ctx, names)
+}
+
+func (c *cuttable) SwapMany(ctx context.Context, swaps []store.Swap) ([]store.SwapResult, error) {
+	if err := c.check(); err != nil {
+		return nil, err
+	}
+	return c.inner.SwapMany(ctx, swaps)
+}
+
+func (c *cuttable) WatchChanges(ctx context.Context) <-chan []store.Change {
+	return c.inner.WatchChanges(ctx)
+}
+
+func (c *cuttable) Names(ctx context.Context) ([]string, error) {
+	if err := c.check(); err != nil {
+		return nil, err
+	}
+	return c.inner.Names(ctx)
+}
+
+func (c *cuttable) NamesPage(ctx context.Context, q store.NameQuery) ([]string, error) {
+	if err := c.check(); err != nil {
+		return nil, err
+	}
+	return c.inner.NamesPage(ctx, q)
+}
+
+func (c *cuttable) CountHolders(ctx context.Context, now time.Time) ([]store.HolderCount, int, error) {
+	if err := c.check(); err != nil {
+		return nil, 0, err
+	}
+	return c.inner.CountHolders(ctx, now)
+}
+
+func (c *cuttable) DeleteSession(ctx context.Context, name string, expect int64) error {
+	if err := c.check(); err != nil {
+		return err
+	}
+	return c.inner.DeleteSession(ctx, name, expect)
+}
+
+func (c *cuttable) SuspendJob(ctx context.Context, s store.JobSuspend) (store.Job, error) {
+	if err := c.check(); err != nil {
+		return store.Job{}, err
+	}
+	return c.inner.SuspendJob(ctx, s)
 }

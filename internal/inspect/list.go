@@ -62,8 +62,8 @@ type Page struct {
 
 // List returns a page of the names of st that q selects, with their
 // states at the store's time now (StoreNow). It reads at most a few
-// pages of names and their records (store.PageLister and
-// store.BatchGetter), whatever the number of names in the store. With
+// pages of names and their records (Store.NamesPage and Store.GetMany),
+// whatever the number of names in the store. With
 // names not nil it pages through those names instead of the store's.
 func List(ctx context.Context, st store.Store, names []string, q ListQuery, now time.Time) (Page, error) {
 	if err := q.Check(); err != nil {
@@ -74,9 +74,6 @@ func List(ctx context.Context, st store.Store, names []string, q ListQuery, now 
 		limit = DefaultLimit
 	}
 	next := pager(st, names)
-	if next == nil {
-		return Page{}, errors.New("this store cannot list its names a page at a time")
-	}
 	var p Page
 	after := q.After
 	for range scanPages {
@@ -137,10 +134,7 @@ func pager(st store.Store, names []string) func(context.Context, store.NameQuery
 			return out, nil
 		}
 	}
-	if pl, ok := st.(store.PageLister); ok {
-		return pl.NamesPage
-	}
-	return nil
+	return st.NamesPage
 }
 
 // Summary counts the names of a store by state, holder and session.
@@ -155,9 +149,9 @@ type Summary struct {
 	Holders []HolderSummary `json:"holders"`
 	// Sessions is the number of distinct sessions among the names.
 	Sessions int `json:"sessions"`
-	// Read says how the counts were made: "counted" (one grouped query
-	// in the store) or "read" (every name read, page by page, on a store
-	// that cannot count).
+	// Read says how the counts were made: "counted" (counted by the
+	// store, Summarize) or "read" (every name read, when a caller counts
+	// the names it was given).
 	Read string `json:"read"`
 	// CountedAt is when the count began, for a caller that keeps it.
 	CountedAt time.Time `json:"counted_at,omitzero"`
@@ -176,19 +170,14 @@ type HolderSummary struct {
 }
 
 // Summarize counts the names of st by state, holder and session at the
-// store's time now: in one grouped query and one read of the sessions
-// when the store counts (store.Summarizer), else by reading every name a
-// page at a time.
+// store's time now: in one count of the store (Store.CountHolders: one
+// grouped query where the store has one) and one read of the sessions.
 func Summarize(ctx context.Context, st store.Store, now time.Time) (Summary, error) {
 	sum := Summary{States: map[string]int{}}
 	for _, s := range States {
 		sum.States[s] = 0
 	}
-	c, ok := st.(store.Summarizer)
-	if !ok {
-		return summarizeByReading(ctx, st, now, sum)
-	}
-	groups, jobs, err := c.CountHolders(ctx, now)
+	groups, jobs, err := st.CountHolders(ctx, now)
 	if err != nil {
 		return sum, err
 	}
@@ -236,52 +225,6 @@ func Summarize(ctx context.Context, st store.Store, now time.Time) (Summary, err
 			sum.Holders = append(sum.Holders, h)
 		}
 	}
-	sortHolders(sum.Holders)
-	return sum, nil
-}
-
-// summarizeByReading counts every name, reading them a page at a time.
-func summarizeByReading(ctx context.Context, st store.Store, now time.Time, sum Summary) (Summary, error) {
-	sum.Read = "read"
-	type key struct{ holder, inc, session string }
-	holders := map[key]*HolderSummary{}
-	sessions := map[string]bool{}
-	after := ""
-	for {
-		p, err := List(ctx, st, nil, ListQuery{After: after, Limit: MaxLimit}, now)
-		if err != nil {
-			return sum, err
-		}
-		for _, e := range p.Entries {
-			sum.Names++
-			sum.States[e.State.State]++
-			if e.State.Holder == "" {
-				continue
-			}
-			k := key{e.State.Holder, e.State.Incarnation, e.State.Session}
-			h := holders[k]
-			if h == nil {
-				h = &HolderSummary{Holder: k.holder, Incarnation: k.inc, Session: k.session, State: e.State.State, States: map[string]int{}}
-				holders[k] = h
-			}
-			h.Names++
-			h.States[e.State.State]++
-			if h.State != e.State.State {
-				h.State = ""
-			}
-			if k.session != "" {
-				sessions[k.session] = true
-			}
-		}
-		if p.Next == "" {
-			break
-		}
-		after = p.Next
-	}
-	for _, h := range holders {
-		sum.Holders = append(sum.Holders, *h)
-	}
-	sum.Sessions = len(sessions)
 	sortHolders(sum.Holders)
 	return sum, nil
 }

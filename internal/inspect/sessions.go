@@ -2,7 +2,6 @@ package inspect
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/batonhq/baton/store"
@@ -27,8 +26,8 @@ type Session struct {
 	State       string `json:"state"`
 	Holder      string `json:"holder,omitempty"`
 	Incarnation string `json:"incarnation,omitempty"`
-	// Names is how many names point at the session (nil when the store
-	// cannot count without reading every name).
+	// Names is how many names point at the session (never nil when
+	// Sessions returns it).
 	Names *int `json:"names,omitempty"`
 	// Written is the store's time of the record's last write: the last
 	// renewal of a live session, the end of a dead one.
@@ -39,29 +38,22 @@ type Session struct {
 
 // Sessions lists the session records of st with their states at the
 // store's time now, a page at a time, and how many names point at each
-// when the store counts (store.Summarizer).
+// (Store.CountHolders).
 func Sessions(ctx context.Context, st store.Store, now time.Time) ([]Session, error) {
-	pl, ok := st.(store.PageLister)
-	if !ok {
-		return nil, errors.New("this store cannot list its session records")
+	groups, _, err := st.CountHolders(ctx, now)
+	if err != nil {
+		return nil, err
 	}
-	var counts map[string]int
-	if c, ok := st.(store.Summarizer); ok {
-		groups, _, err := c.CountHolders(ctx, now)
-		if err != nil {
-			return nil, err
-		}
-		counts = map[string]int{}
-		for _, g := range groups {
-			if g.Session != "" {
-				counts[g.Session] += g.Names
-			}
+	counts := map[string]int{}
+	for _, g := range groups {
+		if g.Session != "" {
+			counts[g.Session] += g.Names
 		}
 	}
 	out := []Session{}
 	after := ""
 	for {
-		names, err := pl.NamesPage(ctx, store.NameQuery{After: after, Prefix: store.SessionPrefix, Limit: MaxLimit})
+		names, err := st.NamesPage(ctx, store.NameQuery{After: after, Prefix: store.SessionPrefix, Limit: MaxLimit})
 		if err != nil {
 			return nil, err
 		}
@@ -84,10 +76,8 @@ func Sessions(ctx context.Context, st store.Store, now time.Time) ([]Session, er
 			default:
 				s.State = SessionLive
 			}
-			if counts != nil {
-				c := counts[n]
-				s.Names = &c
-			}
+			c := counts[n]
+			s.Names = &c
 			out = append(out, s)
 		}
 		if len(names) < MaxLimit {

@@ -174,7 +174,7 @@ type Entry struct {
 }
 
 // ReadStates reads the records of names and the session records they
-// point at, in two batched reads when the store can (store.BatchGetter),
+// point at, in two batched reads (Store.GetMany),
 // and returns each name's state at the store's time now. Its cost grows
 // with len(names) and the number of distinct sessions among them.
 func ReadStates(ctx context.Context, st store.Store, names []string, now time.Time) ([]Entry, error) {
@@ -214,29 +214,17 @@ func getMany(ctx context.Context, st store.Store, names []string) ([]*store.Reco
 	if len(names) == 0 {
 		return out, nil
 	}
-	if bg, ok := st.(store.BatchGetter); ok {
-		res, err := bg.GetMany(ctx, names)
-		if err != nil {
-			return nil, err
-		}
-		for i, r := range res {
-			switch {
-			case r.Err == nil:
-				rec := r.Record
-				out[i] = &rec
-			case !errors.Is(r.Err, store.ErrNotFound):
-				return nil, r.Err
-			}
-		}
-		return out, nil
+	res, err := st.GetMany(ctx, names)
+	if err != nil {
+		return nil, err
 	}
-	for i, n := range names {
-		rec, err := st.Get(ctx, n)
+	for i, r := range res {
 		switch {
-		case err == nil:
+		case r.Err == nil:
+			rec := r.Record
 			out[i] = &rec
-		case !errors.Is(err, store.ErrNotFound):
-			return nil, err
+		case !errors.Is(r.Err, store.ErrNotFound):
+			return nil, r.Err
 		}
 	}
 	return out, nil

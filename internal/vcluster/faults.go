@@ -1,7 +1,6 @@
 package vcluster
 
 import (
-	"fmt"
 	"time"
 
 	"github.com/batonhq/baton"
@@ -30,7 +29,7 @@ const (
 	ArmPause                              // freeze when the next effect is about to start, before its Valid() check
 	ArmPauseInFlight                      // freeze right after sending the next ledger call
 	ResignAll                             // the node gives every name up at once (baton.Group.Close) and campaigns again
-	Suspend                               // an operator suspends the job (store.Suspender); Node is ignored
+	Suspend                               // an operator suspends the job (Store.SuspendJob); Node is ignored
 	Resume                                // an operator resumes it
 )
 
@@ -117,12 +116,7 @@ func (e *engine) fault(f Fault) {
 			e.campaign(n)
 		}
 	case Suspend, Resume:
-		sp, ok := e.c.Store.(store.Suspender)
-		if !ok {
-			e.fail(fmt.Errorf("vcluster: a %v fault needs a store.Suspender, got %T", f.Kind, e.c.Store))
-			return
-		}
-		_, err := sp.SuspendJob(e.ctx, store.JobSuspend{Name: Job, Suspend: f.Kind == Suspend, By: "operator", Reason: "simulated"})
+		_, err := e.c.Store.SuspendJob(e.ctx, store.JobSuspend{Name: Job, Suspend: f.Kind == Suspend, By: "operator", Reason: "simulated"})
 		e.tracef("operator: %v %s: %v", f.Kind, Job, err)
 		e.logs[0].dirty = true
 	case Transfer:

@@ -137,7 +137,7 @@ func (s *Store) splitting(ctx context.Context, c chunk, f func(ctx context.Conte
 	return s.splitting(ctx, chunk{mid, c.hi}, f)
 }
 
-// GetMany implements store.BatchGetter. It reads the records in one of two
+// GetMany implements store.Store. It reads the records in one of two
 // ways, both linearizable:
 //
 //   - a range read, when at least rangeMinNames names are asked for and
@@ -280,7 +280,7 @@ func (s *Store) getTxns(ctx context.Context, names []string, res []store.GetResu
 
 func one(int) int { return 1 }
 
-// SwapMany implements store.BatchSwapper. etcd transactions are
+// SwapMany implements store.Store. etcd transactions are
 // all-or-nothing, while each swap of a batch must succeed or fail on its
 // own, so SwapMany sends one transaction per chunk comparing every swap's
 // version; when one fails, the records read in its else branch show which

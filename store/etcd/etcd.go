@@ -64,12 +64,8 @@ type cached struct {
 }
 
 var (
-	_ store.Store         = (*Store)(nil)
-	_ store.Watcher       = (*Store)(nil)
-	_ store.BatchSwapper  = (*Store)(nil)
-	_ store.BatchGetter   = (*Store)(nil)
-	_ store.ChangeWatcher = (*Store)(nil)
-	_ store.Identifier    = (*Store)(nil)
+	_ store.Store      = (*Store)(nil)
+	_ store.Identifier = (*Store)(nil)
 )
 
 // Option configures Open. An invalid value makes Open fail with an error

@@ -6,15 +6,15 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/store/storedriver"
 )
 
-var _ store.Lister = (*Store)(nil)
-
-// Names implements store.Lister: it reads the keys (not the values) of the
+// Names implements store.Store: it reads the keys (not the values) of the
 // election records and the job registrations. Session records
 // (store.IsSession) are not names: they are left out.
 func (s *Store) Names(ctx context.Context) ([]string, error) {
@@ -38,9 +38,7 @@ func (s *Store) Names(ctx context.Context) ([]string, error) {
 	return slices.Compact(names), nil
 }
 
-var _ store.PageLister = (*Store)(nil)
-
-// NamesPage implements store.PageLister, in the order of the escaped keys:
+// NamesPage implements store.Store, in the order of the escaped keys:
 // one ranged read of at most q.Limit keys (not values) from the election
 // records and one from the job registrations, plus one more read when the
 // range crosses the session records, which it skips.
@@ -103,4 +101,11 @@ func (s *Store) pageDir(ctx context.Context, dir string, q store.NameQuery) ([]s
 		}
 	}
 	return out, nil
+}
+
+// CountHolders implements store.Store by reading every name, a page at a
+// time (storedriver.CountHolders): etcd has no grouped query. Its cost
+// grows with the number of names.
+func (s *Store) CountHolders(ctx context.Context, now time.Time) ([]store.HolderCount, int, error) {
+	return storedriver.CountHolders(ctx, s, now)
 }

@@ -11,9 +11,7 @@ import (
 	"github.com/batonhq/baton/store/storedriver"
 )
 
-var _ store.SessionDeleter = (*Store)(nil)
-
-// DeleteSession implements store.SessionDeleter: one transaction that
+// DeleteSession implements store.Store: one transaction that
 // deletes the key if it still has the version read (and the store its
 // identity), and moves the election log events the record carries in its
 // value to a log key of their own, so that History keeps them.

@@ -142,7 +142,9 @@ func (s *Store) follow(w *watch, dir string, wch clientv3.WatchChan) {
 	close(w.done)
 }
 
-// Watch implements store.Watcher on the handle's one watch of the
+// Watch returns a channel that receives a value soon after the record
+// of name changes, for callers that follow one name (baton itself
+// follows WatchChanges). It rides on the handle's one watch of the
 // election records (see hub). The channel closes when ctx ends, the store
 // is closed, or the watch ends (a member without a leader ends it after a
 // few election timeouts, so that a contender on the minority side falls
@@ -174,7 +176,7 @@ func (s *Store) Watch(ctx context.Context, name string) <-chan struct{} {
 	return ch
 }
 
-// WatchChanges implements store.ChangeWatcher on the handle's one watch of
+// WatchChanges implements store.Store on the handle's one watch of
 // the election records (see hub): every election record written after
 // WatchChanges returns is named in a batch, session records included. It
 // returns when the member has confirmed the watch (at most the request

@@ -19,14 +19,14 @@ func (s *Store) Swap(ctx context.Context, sw store.Swap) (store.Record, error) {
 	return s.Client("").Swap(ctx, sw)
 }
 
-// SwapMany implements store.BatchSwapper.
+// SwapMany implements store.Store.
 func (s *Store) SwapMany(ctx context.Context, swaps []store.Swap) ([]store.SwapResult, error) {
-	return s.Client("").(store.BatchSwapper).SwapMany(ctx, swaps)
+	return s.Client("").SwapMany(ctx, swaps)
 }
 
-// GetMany implements store.BatchGetter.
+// GetMany implements store.Store.
 func (s *Store) GetMany(ctx context.Context, names []string) ([]store.GetResult, error) {
-	return s.Client("").(store.BatchGetter).GetMany(ctx, names)
+	return s.Client("").GetMany(ctx, names)
 }
 
 // History implements store.Store.

@@ -3,23 +3,18 @@ package memstore
 import (
 	"context"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/store/storedriver"
 )
 
-var (
-	_ store.Lister = (*Store)(nil)
-	_ store.Lister = (*client)(nil)
-)
-
-// Names implements store.Lister.
+// Names implements store.Store.
 func (s *Store) Names(ctx context.Context) ([]string, error) {
-	return s.Client("").(store.Lister).Names(ctx)
+	return s.Client("").Names(ctx)
 }
 
-// Names implements store.Lister; session records are not names.
+// Names implements store.Store; session records are not names.
 func (c *client) Names(ctx context.Context) ([]string, error) {
 	if err := c.s.enter(ctx, c.node); err != nil {
 		return nil, err
@@ -42,20 +37,13 @@ func (c *client) Names(ctx context.Context) ([]string, error) {
 	return slices.Compact(names), nil
 }
 
-var (
-	_ store.PageLister = (*Store)(nil)
-	_ store.PageLister = (*client)(nil)
-	_ store.Summarizer = (*Store)(nil)
-	_ store.Summarizer = (*client)(nil)
-)
-
-// NamesPage implements store.PageLister, in byte order of the names. The
+// NamesPage implements store.Store, in byte order of the names. The
 // reference backend sorts every name: its cost is not bounded.
 func (s *Store) NamesPage(ctx context.Context, q store.NameQuery) ([]string, error) {
-	return s.Client("").(store.PageLister).NamesPage(ctx, q)
+	return s.Client("").NamesPage(ctx, q)
 }
 
-// NamesPage implements store.PageLister.
+// NamesPage implements store.Store.
 func (c *client) NamesPage(ctx context.Context, q store.NameQuery) ([]string, error) {
 	if err := q.Check(); err != nil {
 		return nil, err
@@ -75,23 +63,15 @@ func (c *client) NamesPage(ctx context.Context, q store.NameQuery) ([]string, er
 		c.s.mu.Unlock()
 		slices.Sort(all)
 	}
-	var out []string
-	for _, n := range all {
-		if n > q.After && strings.HasPrefix(n, q.Prefix) {
-			if out = append(out, n); len(out) == q.Limit {
-				break
-			}
-		}
-	}
-	return out, nil
+	return storedriver.Page(all, q)
 }
 
-// CountHolders implements store.Summarizer.
+// CountHolders implements store.Store.
 func (s *Store) CountHolders(ctx context.Context, now time.Time) ([]store.HolderCount, int, error) {
-	return s.Client("").(store.Summarizer).CountHolders(ctx, now)
+	return s.Client("").CountHolders(ctx, now)
 }
 
-// CountHolders implements store.Summarizer.
+// CountHolders implements store.Store.
 func (c *client) CountHolders(ctx context.Context, now time.Time) ([]store.HolderCount, int, error) {
 	if err := c.s.enter(ctx, c.node); err != nil {
 		return nil, 0, err
@@ -128,8 +108,6 @@ func (c *client) CountHolders(ctx context.Context, now time.Time) ([]store.Holde
 	for _, g := range groups {
 		out = append(out, *g)
 	}
-	slices.SortFunc(out, func(a, b store.HolderCount) int {
-		return strings.Compare(a.Holder+"\x00"+a.Incarnation+"\x00"+a.Session, b.Holder+"\x00"+b.Incarnation+"\x00"+b.Session)
-	})
+	storedriver.SortHolders(out)
 	return out, jobs, nil
 }

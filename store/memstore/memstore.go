@@ -21,7 +21,6 @@ type Store struct {
 	jobs    map[string]store.Job
 	runs    map[string]map[string]store.Run
 	keys    map[string][]string // per job, the period keys of runs in order
-	watches map[string][]chan struct{}
 	feeds   map[*feed]struct{}
 	cands   map[candKey]store.Candidate
 	faults  map[string]fault
@@ -35,10 +34,10 @@ type fault struct {
 }
 
 var (
-	_ store.Store        = (*Store)(nil)
-	_ store.Watcher      = (*Store)(nil)
-	_ store.BatchSwapper = (*Store)(nil)
-	_ store.TimeSource   = (*Store)(nil)
+	_ store.Store      = (*Store)(nil)
+	_ store.Store      = (*client)(nil)
+	_ store.TimeSource = (*Store)(nil)
+	_ store.TimeSource = (*client)(nil)
 )
 
 // Option configures Open. Like every backend's options, an invalid value
@@ -79,7 +78,6 @@ func Open(ctx context.Context, opts ...Option) (*Store, error) {
 		jobs:    map[string]store.Job{},
 		runs:    map[string]map[string]store.Run{},
 		keys:    map[string][]string{},
-		watches: map[string][]chan struct{}{},
 		feeds:   map[*feed]struct{}{},
 		cands:   map[candKey]store.Candidate{},
 		faults:  map[string]fault{},
@@ -122,7 +120,7 @@ func (c *client) Close() error { return nil }
 // StoreTime implements store.TimeSource: the store's time (WithTime), the
 // virtual clock in the drill and the simulator.
 func (s *Store) StoreTime(ctx context.Context) (time.Time, error) {
-	return s.Client("").(store.TimeSource).StoreTime(ctx)
+	return s.Client("").(*client).StoreTime(ctx)
 }
 
 // StoreTime implements store.TimeSource for a node, with its faults.

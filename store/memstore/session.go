@@ -3,21 +3,15 @@ package memstore
 import (
 	"context"
 
-	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/store/storedriver"
 )
 
-var (
-	_ store.SessionDeleter = (*Store)(nil)
-	_ store.SessionDeleter = (*client)(nil)
-)
-
-// DeleteSession implements store.SessionDeleter.
+// DeleteSession implements store.Store.
 func (s *Store) DeleteSession(ctx context.Context, name string, expect int64) error {
-	return s.Client("").(store.SessionDeleter).DeleteSession(ctx, name, expect)
+	return s.Client("").DeleteSession(ctx, name, expect)
 }
 
-// DeleteSession implements store.SessionDeleter.
+// DeleteSession implements store.Store.
 func (c *client) DeleteSession(ctx context.Context, name string, expect int64) error {
 	_, err := serve(ctx, c, func() (struct{}, error) { return struct{}{}, c.s.deleteSessionLocked(name, expect) })
 	return err

@@ -7,14 +7,12 @@ import (
 	"github.com/batonhq/baton/store/storedriver"
 )
 
-var _ store.Suspender = (*Store)(nil)
-
-// SuspendJob implements store.Suspender.
+// SuspendJob implements store.Store.
 func (s *Store) SuspendJob(ctx context.Context, sj store.JobSuspend) (store.Job, error) {
-	return s.Client("").(*client).SuspendJob(ctx, sj)
+	return s.Client("").SuspendJob(ctx, sj)
 }
 
-// SuspendJob implements store.Suspender: the job changes and the event is
+// SuspendJob implements store.Store: the job changes and the event is
 // appended under the store's lock; the record does not change.
 func (c *client) SuspendJob(ctx context.Context, sj store.JobSuspend) (store.Job, error) {
 	return serve(ctx, c, func() (store.Job, error) {

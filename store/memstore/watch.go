@@ -6,34 +6,9 @@ import (
 	"github.com/batonhq/baton/store"
 )
 
-// Watch implements store.Watcher.
-func (s *Store) Watch(ctx context.Context, name string) <-chan struct{} {
-	return s.Client("").(store.Watcher).Watch(ctx, name)
-}
-func (c *client) Watch(ctx context.Context, name string) <-chan struct{} {
-	ch := make(chan struct{}, 1)
-	c.s.mu.Lock()
-	c.s.watches[name] = append(c.s.watches[name], ch)
-	c.s.mu.Unlock()
-	go func() {
-		<-ctx.Done()
-		c.s.mu.Lock()
-		defer c.s.mu.Unlock()
-		w := c.s.watches[name]
-		for i := range w {
-			if w[i] == ch {
-				c.s.watches[name] = append(w[:i:i], w[i+1:]...)
-				break
-			}
-		}
-		close(ch)
-	}()
-	return ch
-}
-
-// WatchChanges implements store.ChangeWatcher.
+// WatchChanges implements store.Store.
 func (s *Store) WatchChanges(ctx context.Context) <-chan []store.Change {
-	return s.Client("").(store.ChangeWatcher).WatchChanges(ctx)
+	return s.Client("").WatchChanges(ctx)
 }
 
 // feed is one WatchChanges subscriber: the changes since its last batch,
@@ -76,19 +51,13 @@ func (c *client) WatchChanges(ctx context.Context) <-chan []store.Change {
 	return out
 }
 
-// notifyLocked wakes the watches of name, written at version v; s.mu
+// notifyLocked tells the change feeds of name, written at version v; s.mu
 // must be held.
 func (s *Store) notifyLocked(name string, v int64) {
 	for f := range s.feeds {
 		f.pending = append(f.pending, store.Change{Name: name, Version: v})
 		select {
 		case f.signal <- struct{}{}:
-		default:
-		}
-	}
-	for _, ch := range s.watches[name] {
-		select {
-		case ch <- struct{}{}:
 		default:
 		}
 	}

@@ -53,15 +53,15 @@
 //
 // A process holding many names through a session renews one record per
 // renew interval, whatever the number of names. The store implements
-// store.BatchSwapper with one statement per batch (one call of a function
-// that applies each swap in turn, independently, and notifies once for the
-// batch), store.BatchGetter with one name = ANY query, and
-// store.ChangeWatcher with a change feed: every record write stores the id
+// SwapMany with one statement per batch (one call of a function that
+// applies each swap in turn, independently, and notifies once for the
+// batch), GetMany with one name = ANY query, and WatchChanges with a
+// change feed: every record write stores the id
 // of its transaction in the record's row and sends one notification per
 // transaction, without a payload; the Store's one listening connection
 // then reads which records were written since its last read from that
 // indexed column and the snapshot of the read (see WatchChanges). The
-// per-name store.Watcher rides on the same feed. A notification costs a
+// per-name Watch rides on the same feed. A notification costs a
 // commit-time lock that serializes notifying transactions server-wide,
 // so the fewer transactions notify the better: batches notify once, and a
 // refused swap does not notify.

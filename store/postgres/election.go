@@ -45,7 +45,7 @@ func scanRecord(row pgx.Row, first ...any) (store.Record, error) {
 	return rec, nil
 }
 
-// GetMany implements store.BatchGetter: one statement for the whole batch,
+// GetMany implements store.Store: one statement for the whole batch,
 // one primary key probe per name, which reads every record in one
 // snapshot.
 func (s *Store) GetMany(ctx context.Context, names []string) ([]store.GetResult, error) {
@@ -192,7 +192,7 @@ func (s *Store) Swap(ctx context.Context, sw store.Swap) (store.Record, error) {
 	return row.outcome(sw)
 }
 
-// SwapMany implements store.BatchSwapper. The whole batch is one
+// SwapMany implements store.Store. The whole batch is one
 // statement, one round trip and one transaction: the schema's swap_many
 // function locks the batch's records in name order (so that batches
 // running at the same time never deadlock), decides each swap

@@ -234,7 +234,7 @@ func TestSwapManyConcurrentBatches(t *testing.T) {
 		errs := make(chan error, 2)
 		won := make(chan int, 2)
 		for _, c := range []struct {
-			s    interface{ store.BatchSwapper }
+			s    store.Store
 			node string
 			rev  bool
 		}{{a, "n1", false}, {b, "n2", true}} {

@@ -9,9 +9,7 @@ import (
 	"github.com/batonhq/baton/store"
 )
 
-var _ store.Lister = (*Store)(nil)
-
-// Names implements store.Lister. Session records are not names: they are
+// Names implements store.Store. Session records are not names: they are
 // left out.
 func (s *Store) Names(ctx context.Context) ([]string, error) {
 	const op = "names"
@@ -30,12 +28,7 @@ func (s *Store) Names(ctx context.Context) ([]string, error) {
 	return names, nil
 }
 
-var (
-	_ store.PageLister = (*Store)(nil)
-	_ store.Summarizer = (*Store)(nil)
-)
-
-// NamesPage implements store.PageLister: one query, each side a range of
+// NamesPage implements store.Store: one query, each side a range of
 // its primary key (names collate as bytes, "C") bounded by the limit.
 func (s *Store) NamesPage(ctx context.Context, q store.NameQuery) ([]string, error) {
 	const op = "names page"
@@ -70,7 +63,7 @@ func (s *Store) NamesPage(ctx context.Context, q store.NameQuery) ([]string, err
 	return names, nil
 }
 
-// CountHolders implements store.Summarizer with one grouped query.
+// CountHolders implements store.Store with one grouped query.
 func (s *Store) CountHolders(ctx context.Context, now time.Time) ([]store.HolderCount, int, error) {
 	const op = "count holders"
 	if err := s.enter(ctx, op); err != nil {

@@ -19,13 +19,9 @@ import (
 )
 
 var (
-	_ store.Store         = (*Store)(nil)
-	_ store.Watcher       = (*Store)(nil)
-	_ store.BatchSwapper  = (*Store)(nil)
-	_ store.BatchGetter   = (*Store)(nil)
-	_ store.ChangeWatcher = (*Store)(nil)
-	_ store.Identifier    = (*Store)(nil)
-	_ store.TimeSource    = (*Store)(nil)
+	_ store.Store      = (*Store)(nil)
+	_ store.Identifier = (*Store)(nil)
+	_ store.TimeSource = (*Store)(nil)
 )
 
 // DefaultSchema is the schema that holds baton's tables when the URL has no

@@ -10,9 +10,7 @@ import (
 	"github.com/batonhq/baton/store/storedriver"
 )
 
-var _ store.SessionDeleter = (*Store)(nil)
-
-// DeleteSession implements store.SessionDeleter: one transaction that
+// DeleteSession implements store.Store: one transaction that
 // checks the store's id, then deletes the row only if it is the free
 // session record of that version.
 func (s *Store) DeleteSession(ctx context.Context, name string, expect int64) error {

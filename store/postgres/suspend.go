@@ -11,8 +11,6 @@ import (
 	"github.com/batonhq/baton/store/storedriver"
 )
 
-var _ store.Suspender = (*Store)(nil)
-
 // upgrade3 turns a version 3 schema into a version 4 one: the job's
 // suspension (store.Job.Suspension), none for every job. It gives the
 // store a new id, so that a process of an older baton that opened the
@@ -48,7 +46,7 @@ func scanJob(row pgx.Row, j *store.Job) error {
 	return nil
 }
 
-// SuspendJob implements store.Suspender: one transaction that locks the
+// SuspendJob implements store.Store: one transaction that locks the
 // job, changes its suspension and appends the event with the record's
 // values as they are; the record is not written (no notification).
 func (s *Store) SuspendJob(ctx context.Context, sj store.JobSuspend) (store.Job, error) {

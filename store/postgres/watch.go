@@ -79,7 +79,9 @@ type feed struct {
 	pending map[string]int64 // guarded by s.mu
 }
 
-// Watch implements store.Watcher. A watch rides on the Store's change feed
+// Watch returns a channel that receives a value soon after the record
+// of name changes, for callers that follow one name (baton itself
+// follows WatchChanges). A watch rides on the Store's change feed
 // (see WatchChanges): it receives a value soon after a transaction that
 // wrote the record of name commits. All watches and feeds of a Store share
 // one dedicated connection, opened by the first and closed when the last
@@ -109,7 +111,7 @@ func (s *Store) Watch(ctx context.Context, name string) <-chan struct{} {
 	return ch
 }
 
-// WatchChanges implements store.ChangeWatcher. It returns once the Store's
+// WatchChanges implements store.Store. It returns once the Store's
 // listening connection listens and has read its position in the feed
 // (at once when it already runs), so that every record written by a
 // transaction that commits after the call returns is named. A batch comes

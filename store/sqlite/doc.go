@@ -79,7 +79,7 @@
 // # Many names: watches, batches
 //
 // SQLite has no notification between processes. Store implements
-// store.ChangeWatcher and store.Watcher honestly but with a fast poll: one
+// WatchChanges (and a per-name Watch) honestly but with a fast poll: one
 // goroutine per Store reads PRAGMA data_version (which changes only when
 // another connection commits) every 50ms by default, and when it changed
 // runs one indexed query for the election records written since the last
@@ -88,7 +88,7 @@
 // store holds or how many names are watched; every WatchChanges feed and
 // every Watch of the Store ride on that one poll.
 //
-// Store implements store.BatchSwapper and store.BatchGetter: SwapMany
+// Store implements SwapMany and GetMany in batches: SwapMany
 // applies all swaps in one IMMEDIATE transaction, one fsync for all: one
 // query reads the records and newest log sequence numbers of up to
 // GetManyChunk names, the swaps are decided in Go, and multi-row

@@ -68,7 +68,7 @@ func (s *Store) Get(ctx context.Context, name string) (store.Record, error) {
 // GetManyChunk is how many names GetMany reads with one query.
 const GetManyChunk = 1000
 
-// GetMany implements store.BatchGetter: one query per GetManyChunk names,
+// GetMany implements store.Store: one query per GetManyChunk names,
 // each a read of its own (the names of one chunk are read in one
 // snapshot, the chunks one after another).
 func (s *Store) GetMany(ctx context.Context, names []string) ([]store.GetResult, error) {
@@ -127,7 +127,7 @@ func (s *Store) Swap(ctx context.Context, sw store.Swap) (store.Record, error) {
 	return res[0].Record, res[0].Err
 }
 
-// SwapMany implements store.BatchSwapper: all swaps are applied in one
+// SwapMany implements store.Store: all swaps are applied in one
 // write transaction (one fsync), in order, each compared with the record as
 // left by the swaps before it. A swap refused by the contract (conflict,
 // invalid) is reported in its result and does not stop the others.

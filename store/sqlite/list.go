@@ -8,9 +8,7 @@ import (
 	"github.com/batonhq/baton/store"
 )
 
-var _ store.Lister = (*Store)(nil)
-
-// Names implements store.Lister. Session records (store.SessionPrefix) are
+// Names implements store.Store. Session records (store.SessionPrefix) are
 // not names: they are left out.
 func (s *Store) Names(ctx context.Context) ([]string, error) {
 	const op = "names"
@@ -31,12 +29,7 @@ func (s *Store) Names(ctx context.Context) ([]string, error) {
 	return names, nil
 }
 
-var (
-	_ store.PageLister = (*Store)(nil)
-	_ store.Summarizer = (*Store)(nil)
-)
-
-// NamesPage implements store.PageLister: one query, each side bounded by
+// NamesPage implements store.Store: one query, each side bounded by
 // the limit and read in the order of its primary key.
 func (s *Store) NamesPage(ctx context.Context, q store.NameQuery) ([]string, error) {
 	const op = "names page"
@@ -74,7 +67,7 @@ func (s *Store) NamesPage(ctx context.Context, q store.NameQuery) ([]string, err
 	return names, nil
 }
 
-// CountHolders implements store.Summarizer with one grouped query.
+// CountHolders implements store.Store with one grouped query.
 func (s *Store) CountHolders(ctx context.Context, now time.Time) ([]store.HolderCount, int, error) {
 	const op = "count holders"
 	if err := s.enter(ctx, op); err != nil {

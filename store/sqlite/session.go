@@ -10,9 +10,7 @@ import (
 	"github.com/batonhq/baton/store/storedriver"
 )
 
-var _ store.SessionDeleter = (*Store)(nil)
-
-// DeleteSession implements store.SessionDeleter, in one write
+// DeleteSession implements store.Store, in one write
 // transaction that checks the store's id first.
 func (s *Store) DeleteSession(ctx context.Context, name string, expect int64) error {
 	const op = "delete session"

@@ -14,12 +14,8 @@ import (
 )
 
 var (
-	_ store.Store         = (*Store)(nil)
-	_ store.Watcher       = (*Store)(nil)
-	_ store.BatchSwapper  = (*Store)(nil)
-	_ store.BatchGetter   = (*Store)(nil)
-	_ store.ChangeWatcher = (*Store)(nil)
-	_ store.Identifier    = (*Store)(nil)
+	_ store.Store      = (*Store)(nil)
+	_ store.Identifier = (*Store)(nil)
 )
 
 // MaxToken is the largest fencing token the sqlite store can hold: SQLite

@@ -9,8 +9,6 @@ import (
 	"github.com/batonhq/baton/store/storedriver"
 )
 
-var _ store.Suspender = (*Store)(nil)
-
 // suspendUpgrade turns a version 3 store into a version 4 one: the job's
 // suspension (store.Job.Suspension), zero for every job.
 var suspendUpgrade = []string{
@@ -42,7 +40,7 @@ func (s *Store) scanJob(row *sql.Row, j *store.Job) error {
 	return nil
 }
 
-// SuspendJob implements store.Suspender: the job's row and the log's
+// SuspendJob implements store.Store: the job's row and the log's
 // event in one write transaction; the election record is not written.
 func (s *Store) SuspendJob(ctx context.Context, sj store.JobSuspend) (store.Job, error) {
 	var out store.Job

@@ -82,7 +82,7 @@ func TestSwapManyMatchesMemstore(t *testing.T) {
 				}
 				swaps[i] = store.Swap{Expect: expect, Record: rec, Event: p.event}
 			}
-			res, err := st.(store.BatchSwapper).SwapMany(ctx(t), swaps)
+			res, err := st.SwapMany(ctx(t), swaps)
 			if err != nil {
 				t.Fatalf("round %d, backend %d: SwapMany: %v", round, b, err)
 			}

@@ -53,7 +53,9 @@ type feed struct {
 	broken  bool // the poll failed: the feed must close
 }
 
-// Watch implements store.Watcher with a fast poll, since SQLite has no
+// Watch returns a channel that receives a value soon after the record
+// of name changes, for callers that follow one name (baton itself
+// follows WatchChanges), with a fast poll, since SQLite has no
 // notification between processes. It rides on the Store's one change feed
 // poller (see WatchChanges): a watch costs a map entry, not a query.
 //
@@ -81,7 +83,7 @@ func (s *Store) Watch(ctx context.Context, name string) <-chan struct{} {
 	return ch
 }
 
-// WatchChanges implements store.ChangeWatcher with a fast poll: one
+// WatchChanges implements store.Store with a fast poll: one
 // goroutine per Store reads PRAGMA data_version on a connection of its own
 // every watch interval (DefaultWatchInterval unless WithWatchInterval says
 // otherwise). That number changes only when another connection, in this

@@ -145,7 +145,7 @@ func PruneBound(p store.Prune, keepKey string) string {
 	return p.Before
 }
 
-// CheckSuspend returns the error store.Suspender.SuspendJob gives when the
+// CheckSuspend returns the error store.Store.SuspendJob gives when the
 // job is cur (found false: no such job), nil when the change applies.
 func CheckSuspend(s store.JobSuspend, cur store.Job, found bool) error {
 	switch {
@@ -189,7 +189,7 @@ func Suspend(s store.JobSuspend, cur store.Job, at time.Time) store.Job {
 	return cur
 }
 
-// SuspendEvent returns the election log event store.Suspender.SuspendJob
+// SuspendEvent returns the election log event store.Store.SuspendJob
 // appends to the log of rec's name: the record as it is, Kind
 // store.Suspended or store.Resumed, Detail "by WHO: WHY".
 func SuspendEvent(seq uint64, rec store.Record, s store.JobSuspend, at time.Time) store.Event {
@@ -206,7 +206,7 @@ func SuspendEvent(seq uint64, rec store.Record, s store.JobSuspend, at time.Time
 	return ev
 }
 
-// CheckSessionName returns the error store.SessionDeleter.DeleteSession
+// CheckSessionName returns the error store.Store.DeleteSession
 // gives for a name that is not a session record's, nil for one that is.
 // Backends call it before they read anything; CheckDeleteSession applies
 // it too.
@@ -217,7 +217,7 @@ func CheckSessionName(name string) error {
 	return nil
 }
 
-// CheckDeleteSession returns the error store.SessionDeleter.DeleteSession
+// CheckDeleteSession returns the error store.Store.DeleteSession
 // gives when the record of name is cur (cur.Version == 0 when it does not
 // exist) and the caller expects version expect, nil when the delete
 // applies: only a free session record at the expected version is deleted.

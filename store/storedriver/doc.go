@@ -5,15 +5,27 @@
 // It holds the rules every backend applies inside its write transaction
 // (CheckSwap, CheckRunSwap) and the construction of election log entries
 // (NextEvent), so that all backends refuse the same swaps with the same
-// errors and write the same log. A new backend calls them, runs
+// errors and write the same log. A backend implements the whole of
+// store.Store (assert it: var _ store.Store = (*Store)(nil)); where it has
+// no batched or grouped form of a call, its method calls a fallback of
+// this package: GetMany by one Get per name, SwapMany by one Swap per
+// swap, Page to answer NamesPage from a sorted list of every name,
+// CountHolders by paging through the names and reading their records. The
+// fallbacks cost one call per name where a batched backend makes one per
+// batch; the change feed (WatchChanges) has none, since only the backend
+// knows when it was written (a poll of its own records will do, as the
+// SQLite backend's). A new backend calls them, runs
 // storetest.Run from its tests, and follows the layout of the shipped
 // backends (memstore, sqlite, postgres, etcd):
 //
 //	doc.go          package doc: guarantees, limits, the URL form
 //	<backend>.go    Store, Open(ctx, target, opts ...Option), the WithX options, Close
-//	election.go     Get, Swap, SwapMany, History (the election record and log)
+//	election.go     Get, GetMany, Swap, SwapMany, History (the election record and log)
 //	ledger.go       EnsureJob, GetRun, SwapRun, Runs (the run ledger)
-//	watch.go        Watch (store.Watcher), where the backend can notify
+//	list.go         Names, NamesPage, CountHolders
+//	session.go      DeleteSession
+//	suspend.go      SuspendJob
+//	watch.go        WatchChanges (the change feed)
 //	schema.go       creating and checking the backend's tables or keys, and the
 //	                store's identity (store.Identifier, store.ErrReplaced)
 //	<concept>.go    what a backend has beyond these, one concept a file, as

@@ -26,10 +26,8 @@ import (
 //     its version, no event) while N names are held through it, N 1,000
 //     and 100,000: its cost must not depend on N.
 //
-// The batched benchmarks skip on a backend that does not implement
-// store.BatchSwapper (or store.BatchGetter). open returns a fresh, empty
-// store; the benchmarks close it. A backend's own benchmarks (of what
-// only it has) live beside its call of Benchmark.
+// open returns a fresh, empty store; the benchmarks close it. A backend's
+// own benchmarks (of what only it has) live beside its call of Benchmark.
 func Benchmark(b *testing.B, open func(b *testing.B) store.Store) {
 	fresh := func(b *testing.B) store.Store {
 		s := open(b)
@@ -82,7 +80,6 @@ func Benchmark(b *testing.B, open func(b *testing.B) store.Store) {
 	})
 	b.Run("RenewMany10", func(b *testing.B) {
 		s := fresh(b)
-		bs := batchSwapper(b, s)
 		ctx := context.Background()
 		swaps := make([]store.Swap, 10)
 		for i := range swaps {
@@ -93,7 +90,7 @@ func Benchmark(b *testing.B, open func(b *testing.B) store.Store) {
 			swaps[i] = store.Swap{Expect: rec.Version, Record: rec}
 		}
 		for b.Loop() {
-			res, err := bs.SwapMany(ctx, swaps)
+			res, err := s.SwapMany(ctx, swaps)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -108,10 +105,6 @@ func Benchmark(b *testing.B, open func(b *testing.B) store.Store) {
 	b.Run("SwapMany1000", func(b *testing.B) { SwapMany1000(b, fresh(b)) })
 	b.Run("GetMany1000", func(b *testing.B) {
 		s := fresh(b)
-		bg, ok := s.(store.BatchGetter)
-		if !ok {
-			b.Skip("backend does not implement store.BatchGetter")
-		}
 		ctx := context.Background()
 		_, recs := holdThrough(b, s, "n1", 1000)
 		names := make([]string, len(recs))
@@ -119,7 +112,7 @@ func Benchmark(b *testing.B, open func(b *testing.B) store.Store) {
 			names[i] = r.Name
 		}
 		for b.Loop() {
-			res, err := bg.GetMany(ctx, names)
+			res, err := s.GetMany(ctx, names)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -150,7 +143,6 @@ func Benchmark(b *testing.B, open func(b *testing.B) store.Store) {
 // closes: for a backend that runs it again with a setting of its own
 // varied (etcd's transactions in flight).
 func SwapMany1000(b *testing.B, s store.Store) {
-	bs := batchSwapper(b, s)
 	ctx := context.Background()
 	_, recs := holdThrough(b, s, "n1", 1000)
 	sessions := [2]store.Record{sessionRecord(b, s, "n2"), {Name: store.SessionPrefix + "n1/i1/1", Holder: "n1", Incarnation: "i1"}}
@@ -162,7 +154,7 @@ func SwapMany1000(b *testing.B, s store.Store) {
 			next.Holder, next.Incarnation, next.Session, next.Token = to.Holder, to.Incarnation, to.Name, r.Token+1
 			swaps[j] = store.Swap{Expect: r.Version, Record: next, Event: store.TakenOver}
 		}
-		res, err := bs.SwapMany(ctx, swaps)
+		res, err := s.SwapMany(ctx, swaps)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -174,16 +166,6 @@ func SwapMany1000(b *testing.B, s store.Store) {
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(recs)), "ns/swap")
-}
-
-// batchSwapper is s as a store.BatchSwapper; it skips b when s is not one.
-func batchSwapper(b *testing.B, s store.Store) store.BatchSwapper {
-	b.Helper()
-	bs, ok := s.(store.BatchSwapper)
-	if !ok {
-		b.Skip("backend does not implement store.BatchSwapper")
-	}
-	return bs
 }
 
 // sessionRecord writes the session record of node (incarnation i1, lease
@@ -209,12 +191,10 @@ func holdThrough(b *testing.B, s store.Store, node string, n int) (store.Record,
 // HoldMany makes n names (shard-000000, shard-000001, ...) held through
 // the session record sess, which the caller wrote: SwapMany batches of
 // 1,000 creations, token 1 and an Acquired event each. It returns the
-// names' records in name order. It fails b on an error and skips it when
-// s does not batch (store.BatchSwapper). For a backend's own benchmarks
-// beside Benchmark.
+// names' records in name order. It fails b on an error. For a backend's
+// own benchmarks beside Benchmark.
 func HoldMany(b *testing.B, s store.Store, sess store.Record, n int) []store.Record {
 	b.Helper()
-	bs := batchSwapper(b, s)
 	ctx := context.Background()
 	recs := make([]store.Record, 0, n)
 	for lo := 0; lo < n; lo += 1000 {
@@ -223,7 +203,7 @@ func HoldMany(b *testing.B, s store.Store, sess store.Record, n int) []store.Rec
 			swaps = append(swaps, store.Swap{Event: store.Acquired, Record: store.Record{Name: fmt.Sprintf("shard-%06d", i),
 				Holder: sess.Holder, Incarnation: sess.Incarnation, Session: sess.Name, Token: 1, Lease: sess.Lease}})
 		}
-		res, err := bs.SwapMany(ctx, swaps)
+		res, err := s.SwapMany(ctx, swaps)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -11,58 +11,43 @@ import (
 	"github.com/batonhq/baton/store"
 )
 
-// RunLister checks a backend's store.Lister: every name with an election
-// record or a registered job, sorted, each once; and its store.PageLister
-// (pages that follow each other by cursor, filtered by prefix, without
-// session records) and, when it has one, its store.Summarizer. The backend
-// must implement store.Lister and store.PageLister.
-func RunLister(t *testing.T, f Factory) {
-	t.Run("NamesPage", func(t *testing.T) { testNamesPage(t, f) })
-	t.Run("CountHolders", func(t *testing.T) { testCountHolders(t, f) })
-	t.Run("Names", func(t *testing.T) {
-		open := f(t)
-		s := open()
-		t.Cleanup(func() { s.Close() })
-		l, ok := s.(store.Lister)
-		if !ok {
-			t.Fatalf("%T does not implement store.Lister", s)
+// testNames checks Names: every name with an election record or a
+// registered job, sorted, each once, without session records.
+func testNames(t *testing.T, open func() store.Store) {
+	s := open()
+	names, err := s.Names(ctx(t))
+	if err != nil || len(names) != 0 {
+		t.Fatalf("Names of an empty store: %q, %v", names, err)
+	}
+	mustSwap(t, s, store.Swap{Record: acquire("b/election", "n1", 1), Event: store.Acquired})
+	mustSwap(t, s, store.Swap{Record: acquire("a job", "n1", 1), Event: store.Acquired})
+	mustSwap(t, s, store.Swap{Record: store.Record{Name: store.SessionPrefix + "n1/i/1", Holder: "n1", Incarnation: "i", Lease: time.Second}})
+	for _, j := range []string{"a job", "c-job"} {
+		if _, err := s.EnsureJob(ctx(t), store.Job{Name: j, Schedule: "every 1h"}); err != nil {
+			t.Fatal(err)
 		}
-		names, err := l.Names(ctx(t))
-		if err != nil || len(names) != 0 {
-			t.Fatalf("Names of an empty store: %q, %v", names, err)
-		}
-		mustSwap(t, s, store.Swap{Record: acquire("b/election", "n1", 1), Event: store.Acquired})
-		mustSwap(t, s, store.Swap{Record: acquire("a job", "n1", 1), Event: store.Acquired})
-		for _, j := range []string{"a job", "c-job"} {
-			if _, err := s.EnsureJob(ctx(t), store.Job{Name: j, Schedule: "every 1h"}); err != nil {
-				t.Fatal(err)
-			}
-		}
-		names, err = l.Names(ctx(t))
-		if want := []string{"a job", "b/election", "c-job"}; err != nil || !slices.Equal(names, want) {
-			t.Fatalf("Names: %q, %v; want %q", names, err, want)
-		}
-	})
+	}
+	names, err = s.Names(ctx(t))
+	if want := []string{"a job", "b/election", "c-job"}; err != nil || !slices.Equal(names, want) {
+		t.Fatalf("Names: %q, %v; want %q", names, err, want)
+	}
 }
 
-func testNamesPage(t *testing.T, f Factory) {
-	open := f(t)
+// testNamesPage checks NamesPage: pages that follow each other by
+// cursor, filtered by prefix, without session records unless the prefix
+// asks for them.
+func testNamesPage(t *testing.T, open func() store.Store) {
 	s := open()
-	t.Cleanup(func() { s.Close() })
-	l, ok := s.(store.PageLister)
-	if !ok {
-		t.Fatalf("%T does not implement store.PageLister", s)
-	}
 	page := func(q store.NameQuery) []string {
 		t.Helper()
-		names, err := l.NamesPage(ctx(t), q)
+		names, err := s.NamesPage(ctx(t), q)
 		if err != nil {
 			t.Fatalf("NamesPage(%+v): %v", q, err)
 		}
 		return names
 	}
 	for _, limit := range []int{0, -1, store.MaxPage + 1} {
-		if _, err := l.NamesPage(ctx(t), store.NameQuery{Limit: limit}); !errors.Is(err, store.ErrInvalid) {
+		if _, err := s.NamesPage(ctx(t), store.NameQuery{Limit: limit}); !errors.Is(err, store.ErrInvalid) {
 			t.Fatalf("NamesPage with limit %d: %v; want ErrInvalid", limit, err)
 		}
 	}
@@ -141,15 +126,12 @@ func sorted(s []string) []string {
 	return s
 }
 
-func testCountHolders(t *testing.T, f Factory) {
-	open := f(t)
+// testCountHolders checks CountHolders: the election records grouped by
+// holder, incarnation and session, silent ones counted, and the jobs
+// without a record.
+func testCountHolders(t *testing.T, open func() store.Store) {
 	s := open()
-	t.Cleanup(func() { s.Close() })
-	c, ok := s.(store.Summarizer)
-	if !ok {
-		t.Skipf("%T does not implement store.Summarizer (optional)", s)
-	}
-	groups, jobs, err := c.CountHolders(ctx(t), time.Now())
+	groups, jobs, err := s.CountHolders(ctx(t), time.Now())
 	if err != nil || len(groups) != 0 || jobs != 0 {
 		t.Fatalf("CountHolders of an empty store: %+v, %d, %v", groups, jobs, err)
 	}
@@ -167,7 +149,7 @@ func testCountHolders(t *testing.T, f Factory) {
 			t.Fatal(err)
 		}
 	}
-	groups, jobs, err = c.CountHolders(ctx(t), time.Now().Add(-time.Hour))
+	groups, jobs, err = s.CountHolders(ctx(t), time.Now().Add(-time.Hour))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,7 +170,7 @@ func testCountHolders(t *testing.T, f Factory) {
 	// An hour on, every record is silent (written more than its lease
 	// ago); a second after now, none of the 3s leases has run out.
 	for at, silent := range map[time.Duration]bool{time.Hour: true, time.Second: false} {
-		groups, _, err = c.CountHolders(ctx(t), time.Now().Add(at))
+		groups, _, err = s.CountHolders(ctx(t), time.Now().Add(at))
 		if err != nil {
 			t.Fatal(err)
 		}

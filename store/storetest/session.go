@@ -7,16 +7,12 @@ import (
 	"github.com/batonhq/baton/store"
 )
 
-// testDeleteSession checks store.SessionDeleter: only a dead (free)
+// testDeleteSession checks DeleteSession: only a dead (free)
 // session record of the version read is deleted; the names held through it
 // keep their tokens and may be taken with token + 1; the election log of
 // the session and of its names is kept.
 func testDeleteSession(t *testing.T, open func() store.Store) {
 	s := open()
-	d, ok := s.(store.SessionDeleter)
-	if !ok {
-		t.Fatalf("%T does not implement store.SessionDeleter", s)
-	}
 	sess := mustSwap(t, s, store.Swap{Record: session("n1"), Event: store.Acquired})
 	held := mustSwap(t, s, store.Swap{Record: heldThrough("tenant-1", sess, 7), Event: store.Acquired})
 	before, err := s.History(ctx(t), sess.Name, 0, 0)
@@ -26,17 +22,17 @@ func testDeleteSession(t *testing.T, open func() store.Store) {
 
 	// A held session, a name that is no session's, a missing one, another
 	// version: refused, nothing deleted.
-	if err := d.DeleteSession(ctx(t), sess.Name, sess.Version); !errors.Is(err, store.ErrInvalid) {
+	if err := s.DeleteSession(ctx(t), sess.Name, sess.Version); !errors.Is(err, store.ErrInvalid) {
 		t.Fatalf("deleting a held session: %v; want ErrInvalid", err)
 	}
-	if err := d.DeleteSession(ctx(t), "tenant-1", held.Version); !errors.Is(err, store.ErrInvalid) {
+	if err := s.DeleteSession(ctx(t), "tenant-1", held.Version); !errors.Is(err, store.ErrInvalid) {
 		t.Fatalf("deleting a name's record: %v; want ErrInvalid", err)
 	}
-	if err := d.DeleteSession(ctx(t), store.SessionPrefix+"nobody/1/1", 1); !errors.Is(err, store.ErrNotFound) {
+	if err := s.DeleteSession(ctx(t), store.SessionPrefix+"nobody/1/1", 1); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("deleting a missing session: %v; want ErrNotFound", err)
 	}
 	dead := mustSwap(t, s, store.Swap{Expect: sess.Version, Record: store.Record{Name: sess.Name, Lease: sess.Lease}, Event: store.Released})
-	if err := d.DeleteSession(ctx(t), sess.Name, sess.Version); !errors.Is(err, store.ErrConflict) {
+	if err := s.DeleteSession(ctx(t), sess.Name, sess.Version); !errors.Is(err, store.ErrConflict) {
 		t.Fatalf("deleting with an old version: %v; want ErrConflict", err)
 	}
 	if got, err := s.Get(ctx(t), sess.Name); err != nil || got.Version != dead.Version {
@@ -44,13 +40,13 @@ func testDeleteSession(t *testing.T, open func() store.Store) {
 	}
 
 	// The dead session, at its version: deleted.
-	if err := d.DeleteSession(ctx(t), sess.Name, dead.Version); err != nil {
+	if err := s.DeleteSession(ctx(t), sess.Name, dead.Version); err != nil {
 		t.Fatalf("deleting a dead session: %v", err)
 	}
 	if _, err := s.Get(ctx(t), sess.Name); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("Get of a deleted session: %v; want ErrNotFound", err)
 	}
-	if err := d.DeleteSession(ctx(t), sess.Name, dead.Version); !errors.Is(err, store.ErrNotFound) {
+	if err := s.DeleteSession(ctx(t), sess.Name, dead.Version); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("deleting it again: %v; want ErrNotFound", err)
 	}
 	after, err := s.History(ctx(t), sess.Name, 0, 0)

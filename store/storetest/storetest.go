@@ -4,7 +4,10 @@
 // documented in package store: compare-and-swap semantics, the election log
 // written atomically with the record, tokens that never go back, fenced run
 // ledger writes, concurrency between handles, durability across reopening,
-// and the optional Watcher and BatchSwapper capabilities when present.
+// batched reads and swaps, the change feed, listing, session deletion and
+// suspension: the whole of store.Store, on every backend, with no part of
+// it skipped. It does not test the optional store.Identifier and
+// store.TimeSource (each backend's own tests do).
 package storetest
 
 import (
@@ -26,7 +29,8 @@ import (
 // suite closes every handle it opens.
 type Factory func(t *testing.T) (open func() store.Store)
 
-// Run runs the conformance suite against the backend made by f.
+// Run runs the conformance suite against the backend made by f: every
+// method of store.Store, none of them optional.
 func Run(t *testing.T, f Factory) {
 	tests := []struct {
 		name string
@@ -48,7 +52,6 @@ func Run(t *testing.T, f Factory) {
 		{"FencedRunWrites", testFencedRun},
 		{"RunsOrderAndPaging", testRunsPaging},
 		{"ConcurrentRunClaimOneWinner", testConcurrentRunClaim},
-		{"Watch", testWatch},
 		{"SwapMany", testSwapMany},
 		{"RecentRuns", testRecentRuns},
 		{"PruneRuns", testPruneRuns},
@@ -60,6 +63,9 @@ func Run(t *testing.T, f Factory) {
 		{"GetMany", testGetMany},
 		{"ManyNames", testManyNames},
 		{"WatchChanges", testWatchChanges},
+		{"Names", testNames},
+		{"NamesPage", testNamesPage},
+		{"CountHolders", testCountHolders},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -189,16 +195,14 @@ func testTokenLimit(t *testing.T, open func() store.Store) {
 	refused("a takeover to token MaxToken+1", err)
 	_, err = s.Swap(ctx(t), store.Swap{Record: acquire("huge", "n1", 1<<64-1), Event: store.Acquired})
 	refused("a new record at token 2^64-1", err)
-	if bs, ok := s.(store.BatchSwapper); ok {
-		res, err := bs.SwapMany(ctx(t), []store.Swap{
-			{Expect: rec.Version, Record: acquire("max", "n2", store.MaxToken+1), Event: store.TakenOver},
-			{Record: acquire("ok", "n1", 1), Event: store.Acquired},
-		})
-		if err != nil || len(res) != 2 || res[1].Err != nil {
-			t.Fatalf("SwapMany with one token above the maximum = %+v, %v; want the other swap applied", res, err)
-		}
-		refused("SwapMany to token MaxToken+1", res[0].Err)
+	res, err := s.SwapMany(ctx(t), []store.Swap{
+		{Expect: rec.Version, Record: acquire("max", "n2", store.MaxToken+1), Event: store.TakenOver},
+		{Record: acquire("ok", "n1", 1), Event: store.Acquired},
+	})
+	if err != nil || len(res) != 2 || res[1].Err != nil {
+		t.Fatalf("SwapMany with one token above the maximum = %+v, %v; want the other swap applied", res, err)
 	}
+	refused("SwapMany to token MaxToken+1", res[0].Err)
 	_, err = s.SwapRun(ctx(t), store.RunSwap{Run: store.Run{Job: "max", Period: "2026-01-01T00:00:00Z", State: store.Running, Token: store.MaxToken + 1, Holder: "n1"}})
 	refused("a run at token MaxToken+1", err)
 	got, err := s.Get(ctx(t), "max")
@@ -285,8 +289,8 @@ func testHistoryPaging(t *testing.T, open func() store.Store) {
 			next, kind = store.Record{Name: "hp", Token: rec.Token, Lease: rec.Lease}, store.Released
 		}
 		sw := store.Swap{Expect: rec.Version, Record: next, Event: kind}
-		if bs, ok := s.(store.BatchSwapper); ok && i%3 == 0 {
-			res, err := bs.SwapMany(ctx(t), []store.Swap{sw})
+		if i%3 == 0 {
+			res, err := s.SwapMany(ctx(t), []store.Swap{sw})
 			if err == nil {
 				err = res[0].Err
 			}
@@ -569,53 +573,10 @@ func testConcurrentRunClaim(t *testing.T, open func() store.Store) {
 	}
 }
 
-func testWatch(t *testing.T, open func() store.Store) {
-	s := open()
-	w, ok := s.(store.Watcher)
-	if !ok {
-		t.Skip("backend does not implement store.Watcher (optional)")
-	}
-	c, cancel := context.WithCancel(ctx(t))
-	defer cancel()
-	rec := mustSwap(t, open(), store.Swap{Record: acquire("w", "n1", 1), Event: store.Acquired})
-	ch := w.Watch(c, "w")
-	// A watch may wake once when it starts; let that pass, so that the
-	// notification below can only come from the change.
-	time.Sleep(300 * time.Millisecond)
-	for drained := false; !drained; {
-		select {
-		case _, open := <-ch:
-			if !open {
-				t.Fatal("watch channel closed before ctx ended")
-			}
-		default:
-			drained = true
-		}
-	}
-	other := open()
-	deadline := time.After(10 * time.Second)
-	rec = mustSwap(t, other, store.Swap{Expect: rec.Version, Record: rec})
-	select {
-	case _, open := <-ch:
-		if !open {
-			t.Fatal("watch channel closed before ctx ended")
-		}
-	case <-deadline:
-		t.Fatal("no watch notification within 10s of a change made through another handle")
-	}
-	cancel()
-	for range ch {
-	}
-}
-
 func testSwapMany(t *testing.T, open func() store.Store) {
 	s := open()
-	b, ok := s.(store.BatchSwapper)
-	if !ok {
-		t.Skip("backend does not implement store.BatchSwapper (optional)")
-	}
 	a := mustSwap(t, s, store.Swap{Record: acquire("m1", "n1", 1), Event: store.Acquired})
-	res, err := b.SwapMany(ctx(t), []store.Swap{
+	res, err := s.SwapMany(ctx(t), []store.Swap{
 		{Expect: a.Version, Record: a},
 		{Expect: 12345, Record: acquire("m2", "n1", 1)},
 		{Record: acquire("m3", "n1", 1), Event: store.Acquired},
@@ -678,26 +639,20 @@ func testSessions(t *testing.T, open func() store.Store) {
 			t.Fatalf("Swap(%+v) = %v, want ErrInvalid", bad, err)
 		}
 	}
-	if l, ok := s.(store.Lister); ok {
-		names, err := l.Names(ctx(t))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !slices.Equal(names, []string{"tenant-1"}) {
-			t.Fatalf("Names() = %q, want only the election name (no session records)", names)
-		}
+	names, err := s.Names(ctx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(names, []string{"tenant-1"}) {
+		t.Fatalf("Names() = %q, want only the election name (no session records)", names)
 	}
 }
 
 func testGetMany(t *testing.T, open func() store.Store) {
 	s := open()
-	g, ok := s.(store.BatchGetter)
-	if !ok {
-		t.Skip("backend does not implement store.BatchGetter (optional)")
-	}
 	a := mustSwap(t, s, store.Swap{Record: acquire("g1", "n1", 1), Event: store.Acquired})
 	b := mustSwap(t, s, store.Swap{Record: acquire("g3", "n2", 4), Event: store.Acquired})
-	res, err := g.GetMany(ctx(t), []string{"g3", "g2", "g1", "g3"})
+	res, err := s.GetMany(ctx(t), []string{"g3", "g2", "g1", "g3"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -707,7 +662,7 @@ func testGetMany(t *testing.T, open func() store.Store) {
 		res[3].Err != nil || res[3].Record.Version != b.Version {
 		t.Fatalf("GetMany results = %+v", res)
 	}
-	if res, err := g.GetMany(ctx(t), nil); err != nil || len(res) != 0 {
+	if res, err := s.GetMany(ctx(t), nil); err != nil || len(res) != 0 {
 		t.Fatalf("GetMany(nil) = %v, %v", res, err)
 	}
 }
@@ -717,11 +672,6 @@ func testGetMany(t *testing.T, open func() store.Store) {
 // renew interval and at a bulk takeover.
 func testManyNames(t *testing.T, open func() store.Store) {
 	s := open()
-	b, okb := s.(store.BatchSwapper)
-	g, okg := s.(store.BatchGetter)
-	if !okb || !okg {
-		t.Skip("backend does not implement store.BatchSwapper and store.BatchGetter (optional)")
-	}
 	sess := mustSwap(t, s, store.Swap{Record: session("n1")})
 	const n = 1000
 	names := make([]string, n)
@@ -730,7 +680,7 @@ func testManyNames(t *testing.T, open func() store.Store) {
 		names[i] = fmt.Sprintf("shard-%04d", i)
 		swaps[i] = store.Swap{Record: heldThrough(names[i], sess, 1), Event: store.Acquired}
 	}
-	res, err := b.SwapMany(ctx(t), swaps)
+	res, err := s.SwapMany(ctx(t), swaps)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -739,7 +689,7 @@ func testManyNames(t *testing.T, open func() store.Store) {
 			t.Fatalf("swap %d of %d: %v", i, n, r.Err)
 		}
 	}
-	got, err := g.GetMany(ctx(t), names)
+	got, err := s.GetMany(ctx(t), names)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -754,7 +704,7 @@ func testManyNames(t *testing.T, open func() store.Store) {
 		swaps[i] = store.Swap{Expect: got[i].Record.Version, Record: heldThrough(names[i], other, 2), Event: store.TakenOver}
 	}
 	swaps[7].Expect++ // one stale expectation: only it fails
-	res, err = b.SwapMany(ctx(t), swaps)
+	res, err = s.SwapMany(ctx(t), swaps)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -770,35 +720,29 @@ func testManyNames(t *testing.T, open func() store.Store) {
 
 func testWatchChanges(t *testing.T, open func() store.Store) {
 	s := open()
-	w, ok := s.(store.ChangeWatcher)
-	if !ok {
-		t.Skip("backend does not implement store.ChangeWatcher (optional)")
-	}
 	c, cancel := context.WithCancel(ctx(t))
 	defer cancel()
 	mustSwap(t, s, store.Swap{Record: acquire("quiet", "n1", 1), Event: store.Acquired})
-	ch := w.WatchChanges(c)
+	ch := s.WatchChanges(c)
 	// Changes through another handle, one alone and a batch of them: every
 	// name comes, with the version the write gave it; the unchanged one
 	// need not.
 	other := open()
 	rec := mustSwap(t, other, store.Swap{Record: acquire("c1", "n2", 1), Event: store.Acquired})
 	want := map[string]int64{"c1": rec.Version}
-	if b, ok := other.(store.BatchSwapper); ok {
-		var swaps []store.Swap
-		for i := range 50 {
-			swaps = append(swaps, store.Swap{Record: acquire(fmt.Sprintf("c-batch-%02d", i), "n2", 1), Event: store.Acquired})
+	var swaps []store.Swap
+	for i := range 50 {
+		swaps = append(swaps, store.Swap{Record: acquire(fmt.Sprintf("c-batch-%02d", i), "n2", 1), Event: store.Acquired})
+	}
+	res, err := s.SwapMany(ctx(t), swaps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range res {
+		if r.Err != nil {
+			t.Fatal(r.Err)
 		}
-		res, err := b.SwapMany(ctx(t), swaps)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, r := range res {
-			if r.Err != nil {
-				t.Fatal(r.Err)
-			}
-			want[r.Record.Name] = r.Record.Version
-		}
+		want[r.Record.Name] = r.Record.Version
 	}
 	deadline := time.After(10 * time.Second)
 	for len(want) > 0 {

@@ -2,28 +2,25 @@ package storetest
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/batonhq/baton/store"
 )
 
-// testSuspend checks store.Suspender: a compare-and-swap on the job's
+// testSuspend checks SuspendJob: a compare-and-swap on the job's
 // suspension, kept across handles, logged with who and why, and leaving
 // the election record (and so its holder's term) as it was.
 func testSuspend(t *testing.T, open func() store.Store) {
 	s := open()
-	sp, ok := s.(store.Suspender)
-	if !ok {
-		t.Skipf("%T does not implement store.Suspender", s)
-	}
 	c := ctx(t)
 	on := store.JobSuspend{Name: "job", Suspend: true, By: "ops@host", Reason: "bad deploy"}
-	if _, err := sp.SuspendJob(c, on); !errors.Is(err, store.ErrNotFound) {
+	if _, err := s.SuspendJob(c, on); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("suspending a missing job: %v, want ErrNotFound", err)
 	}
 	for _, bad := range []store.JobSuspend{{Suspend: true, By: "x"}, {Name: "job", Suspend: true}, {Name: "job", Suspend: true, By: "x", Reason: strings.Repeat("r", store.MaxReasonLen+1)}, {Name: "job", Suspend: true, By: "x", Reason: "a\x1b[2Jb"}} {
-		if _, err := sp.SuspendJob(c, bad); !errors.Is(err, store.ErrInvalid) {
+		if _, err := s.SuspendJob(c, bad); !errors.Is(err, store.ErrInvalid) {
 			t.Errorf("SuspendJob(%+v): %v, want ErrInvalid", bad, err)
 		}
 	}
@@ -34,15 +31,15 @@ func testSuspend(t *testing.T, open func() store.Store) {
 	if j.Suspension != (store.Suspension{}) {
 		t.Fatalf("a new job is suspended: %+v", j.Suspension)
 	}
-	if _, err := sp.SuspendJob(c, store.JobSuspend{Name: "job", By: "x"}); !errors.Is(err, store.ErrConflict) {
+	if _, err := s.SuspendJob(c, store.JobSuspend{Name: "job", By: "x"}); !errors.Is(err, store.ErrConflict) {
 		t.Fatalf("resuming a job that is not suspended: %v, want ErrConflict", err)
 	}
 	rec := mustSwap(t, s, store.Swap{Record: acquire("job", "a", 1), Event: store.Acquired})
-	got, err := sp.SuspendJob(c, on)
+	got, err := s.SuspendJob(c, on)
 	if err != nil || !got.Suspension.Active() || got.Suspension.By != on.By || got.Suspension.Reason != on.Reason || got.Schedule != "a" || !got.Created.Equal(j.Created) {
 		t.Fatalf("SuspendJob = %+v, %v", got, err)
 	}
-	if _, err := sp.SuspendJob(c, on); !errors.Is(err, store.ErrConflict) {
+	if _, err := s.SuspendJob(c, on); !errors.Is(err, store.ErrConflict) {
 		t.Fatalf("suspending a suspended job: %v, want ErrConflict", err)
 	}
 	// Another handle sees it, through GetJob and EnsureJob.
@@ -64,7 +61,7 @@ func testSuspend(t *testing.T, open func() store.Store) {
 	if up, err := s.UpdateJob(c, store.JobUpdate{Name: "job", Expect: "a", Schedule: "b"}); err != nil || up.Suspension.By != on.By {
 		t.Fatalf("UpdateJob of a suspended job = %+v, %v; want it still suspended", up, err)
 	}
-	got, err = sp.SuspendJob(c, store.JobSuspend{Name: "job", By: "dev@host"})
+	got, err = s.SuspendJob(c, store.JobSuspend{Name: "job", By: "dev@host"})
 	if err != nil || got.Suspension != (store.Suspension{}) || got.Schedule != "b" {
 		t.Fatalf("resume = %+v, %v", got, err)
 	}
@@ -90,5 +87,51 @@ func testSuspend(t *testing.T, open func() store.Store) {
 	}
 	if want := "by ops@host: bad deploy|by dev@host"; strings.Join(details, "|") != want {
 		t.Errorf("log details %q, want %q", details, want)
+	}
+	// Suspensions between the record's own events, several in a row:
+	// the log stays one sequence, numbered from 1 up by one, and pages of
+	// it follow each other by cursor whatever their size.
+	if rec, err = s.Get(c, "job"); err != nil { // rescheduling changed its version
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		rec = mustSwap(t, s, store.Swap{Expect: rec.Version, Record: rec, Event: store.TransferRequested})
+		for range i + 1 {
+			if _, err := s.SuspendJob(c, on); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.SuspendJob(c, store.JobSuspend{Name: "job", By: "dev@host"}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	all, err := s.History(c, "job", 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all) != len(evs)+3+2*6 {
+		t.Fatalf("%d events after more suspensions, want %d", len(all), len(evs)+3+2*6)
+	}
+	for i, ev := range all {
+		if ev.Seq != uint64(i+1) {
+			t.Fatalf("event %d of the log has Seq %d: %+v", i, ev.Seq, all)
+		}
+	}
+	for _, limit := range []int{1, 2, 5} {
+		var paged []store.Event
+		for after := uint64(0); ; {
+			page, err := s.History(c, "job", after, limit)
+			if err != nil {
+				t.Fatal(err)
+			}
+			paged = append(paged, page...)
+			if len(page) < limit {
+				break
+			}
+			after = page[len(page)-1].Seq
+		}
+		if !slices.Equal(paged, all) {
+			t.Errorf("History in pages of %d:\n%+v\nwant\n%+v", limit, paged, all)
+		}
 	}
 }

@@ -1,0 +1,128 @@
+package storedriver
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/batonhq/baton/store"
+)
+
+// The fallbacks below let a minimal backend implement the whole of
+// store.Store: a backend without a batched read, a batched write or a
+// grouped count calls them from its own methods, at the cost of one call
+// per name (or a read of every name) where a batched backend makes one.
+
+// GetMany answers store.Store.GetMany by one Get per name: a result per
+// name, ErrNotFound as that name's result, any other error as the whole
+// read's.
+func GetMany(ctx context.Context, st interface {
+	Get(ctx context.Context, name string) (store.Record, error)
+}, names []string) ([]store.GetResult, error) {
+	out := make([]store.GetResult, len(names))
+	for i, n := range names {
+		rec, err := st.Get(ctx, n)
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			return nil, err
+		}
+		out[i] = store.GetResult{Record: rec, Err: err}
+	}
+	return out, nil
+}
+
+// SwapMany answers store.Store.SwapMany by one Swap per swap, in order:
+// ErrConflict and ErrInvalid are that swap's result, any other error
+// stops the batch and is the whole write's (the swaps before it may have
+// been applied, as after any failed write: callers re-read).
+func SwapMany(ctx context.Context, st interface {
+	Swap(ctx context.Context, s store.Swap) (store.Record, error)
+}, swaps []store.Swap) ([]store.SwapResult, error) {
+	out := make([]store.SwapResult, len(swaps))
+	for i, sw := range swaps {
+		rec, err := st.Swap(ctx, sw)
+		if err != nil && !errors.Is(err, store.ErrConflict) && !errors.Is(err, store.ErrInvalid) {
+			return nil, err
+		}
+		out[i] = store.SwapResult{Record: rec, Err: err}
+	}
+	return out, nil
+}
+
+// Page answers store.Store.NamesPage from sorted, every name the query
+// can return in the store's order (the names, or the session records when
+// q.Prefix begins with store.SessionPrefix), for a backend that lists
+// rather than pages: its cost grows with the number of names.
+func Page(sorted []string, q store.NameQuery) ([]string, error) {
+	if err := q.Check(); err != nil {
+		return nil, err
+	}
+	i, _ := slices.BinarySearch(sorted, q.After)
+	var out []string
+	for _, n := range sorted[i:] {
+		if n > q.After && strings.HasPrefix(n, q.Prefix) {
+			if out = append(out, n); len(out) == q.Limit {
+				break
+			}
+		}
+	}
+	return out, nil
+}
+
+// CountHolders answers store.Store.CountHolders by reading every name, a
+// page at a time (NamesPage, GetMany), for a backend that cannot group in
+// a query: its cost grows with the number of names.
+func CountHolders(ctx context.Context, st interface {
+	NamesPage(ctx context.Context, q store.NameQuery) ([]string, error)
+	GetMany(ctx context.Context, names []string) ([]store.GetResult, error)
+}, now time.Time) ([]store.HolderCount, int, error) {
+	type key struct{ holder, inc, session string }
+	groups := map[key]*store.HolderCount{}
+	jobs := 0
+	for after := ""; ; {
+		names, err := st.NamesPage(ctx, store.NameQuery{After: after, Limit: store.MaxPage})
+		if err != nil {
+			return nil, 0, err
+		}
+		res, err := st.GetMany(ctx, names)
+		if err != nil {
+			return nil, 0, err
+		}
+		for _, r := range res {
+			if r.Err != nil {
+				jobs++ // a name without a record is a job's
+				continue
+			}
+			rec := r.Record
+			k := key{rec.Holder, rec.Incarnation, rec.Session}
+			g := groups[k]
+			if g == nil {
+				g = &store.HolderCount{Holder: rec.Holder, Incarnation: rec.Incarnation, Session: rec.Session}
+				groups[k] = g
+			}
+			g.Names++
+			if rec.Updated.Add(rec.Lease).Before(now) {
+				g.Silent++
+			}
+		}
+		if len(names) < store.MaxPage {
+			break
+		}
+		after = names[len(names)-1]
+	}
+	out := make([]store.HolderCount, 0, len(groups))
+	for _, g := range groups {
+		out = append(out, *g)
+	}
+	SortHolders(out)
+	return out, jobs, nil
+}
+
+// SortHolders sorts the groups of a CountHolders answer by holder,
+// incarnation and session, as every backend returns them.
+func SortHolders(gs []store.HolderCount) {
+	slices.SortFunc(gs, func(a, b store.HolderCount) int {
+		return strings.Compare(a.Holder+"\x00"+a.Incarnation+"\x00"+a.Session, b.Holder+"\x00"+b.Incarnation+"\x00"+b.Session)
+	})
+}
