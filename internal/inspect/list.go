@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/store/storedriver"
 )
 
 // Bounds of a listing.
@@ -122,16 +123,7 @@ func pager(st store.Store, names []string) func(context.Context, store.NameQuery
 		slices.Sort(sorted)
 		sorted = slices.Compact(sorted)
 		return func(_ context.Context, q store.NameQuery) ([]string, error) {
-			i, _ := slices.BinarySearch(sorted, q.After)
-			var out []string
-			for _, n := range sorted[i:] {
-				if n > q.After && strings.HasPrefix(n, q.Prefix) {
-					if out = append(out, n); len(out) == q.Limit {
-						break
-					}
-				}
-			}
-			return out, nil
+			return storedriver.Page(sorted, q)
 		}
 	}
 	return st.NamesPage

@@ -331,24 +331,11 @@ func (s *Store) UpdateJob(ctx context.Context, u store.JobUpdate) (store.Job, er
 	op := "update job " + u.Name
 	jobKey, recKey := s.keys.job(u.Name), s.keys.record(u.Name)
 	for attempt := 0; attempt < fenceRetries; attempt++ {
-		resp, err := s.txn(ctx, op, nil, []clientv3.Op{clientv3.OpGet(jobKey), clientv3.OpGet(recKey)}, nil)
+		_, jkv, cur, rec, err := s.readJob(ctx, op, u.Name)
 		if err != nil {
 			return store.Job{}, err
-		}
-		jkv := rangeKV(resp, 0)
-		var cur store.Job
-		if jkv != nil {
-			var v jobValue
-			if err := json.Unmarshal(jkv.Value, &v); err != nil {
-				return store.Job{}, fmt.Errorf("%w: etcd key %q does not hold a baton job: %v", store.ErrSchema, jkv.Key, err)
-			}
-			cur = v.job(u.Name)
 		}
 		if err := storedriver.CheckJobUpdate(u, cur, jkv != nil); err != nil {
-			return store.Job{}, err
-		}
-		rec, err := decodeRecord(u.Name, rangeKV(resp, 1))
-		if err != nil {
 			return store.Job{}, err
 		}
 		cur.Schedule = u.Schedule

@@ -83,6 +83,30 @@ func decodeSide(dir string, kvs []*mvccpb.KeyValue) ([]sideEvent, error) {
 	return out, nil
 }
 
+// readJob reads the job name (jkv nil: no such job) and its election
+// record (Version 0: none), and what more reads, in one transaction
+// whose response it returns too.
+func (s *Store) readJob(ctx context.Context, op, name string, more ...clientv3.Op) (*clientv3.TxnResponse, *mvccpb.KeyValue, store.Job, cached, error) {
+	resp, err := s.txn(ctx, op, nil, append([]clientv3.Op{clientv3.OpGet(s.keys.job(name)), clientv3.OpGet(s.keys.record(name))}, more...), nil)
+	if err != nil {
+		return nil, nil, store.Job{}, cached{}, err
+	}
+	jkv := rangeKV(resp, 0)
+	var cur store.Job
+	if jkv != nil {
+		var v jobValue
+		if err := json.Unmarshal(jkv.Value, &v); err != nil {
+			return nil, nil, store.Job{}, cached{}, fmt.Errorf("%w: etcd key %q does not hold a baton job: %v", store.ErrSchema, jkv.Key, err)
+		}
+		cur = v.job(name)
+	}
+	rec, err := decodeRecord(name, rangeKV(resp, 1))
+	if err != nil {
+		return nil, nil, store.Job{}, cached{}, err
+	}
+	return resp, jkv, cur, rec, nil
+}
+
 // SuspendJob implements store.Store: one transaction that compares the
 // job's and the record's ModRevisions with those read, and writes the job
 // and, when the record exists, the event as a key of the side directory
@@ -93,27 +117,11 @@ func (s *Store) SuspendJob(ctx context.Context, sj store.JobSuspend) (store.Job,
 	op := "suspend job " + sj.Name
 	jobKey, recKey, dir := s.keys.job(sj.Name), s.keys.record(sj.Name), s.keys.sideDir(sj.Name)
 	for attempt := 0; attempt < fenceRetries; attempt++ {
-		resp, err := s.txn(ctx, op, nil, []clientv3.Op{
-			clientv3.OpGet(jobKey), clientv3.OpGet(recKey),
-			clientv3.OpGet(dir, clientv3.WithPrefix(), clientv3.WithKeysOnly()),
-		}, nil)
+		resp, jkv, cur, rec, err := s.readJob(ctx, op, sj.Name, clientv3.OpGet(dir, clientv3.WithPrefix(), clientv3.WithKeysOnly()))
 		if err != nil {
 			return store.Job{}, err
-		}
-		jkv := rangeKV(resp, 0)
-		var cur store.Job
-		if jkv != nil {
-			var v jobValue
-			if err := json.Unmarshal(jkv.Value, &v); err != nil {
-				return store.Job{}, fmt.Errorf("%w: etcd key %q does not hold a baton job: %v", store.ErrCorrupt, jkv.Key, err)
-			}
-			cur = v.job(sj.Name)
 		}
 		if err := storedriver.CheckSuspend(sj, cur, jkv != nil); err != nil {
-			return store.Job{}, err
-		}
-		rec, err := decodeRecord(sj.Name, rangeKV(resp, 1))
-		if err != nil {
 			return store.Job{}, err
 		}
 		at := s.now()

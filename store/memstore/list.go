@@ -76,22 +76,11 @@ func (c *client) CountHolders(ctx context.Context, now time.Time) ([]store.Holde
 	if err := c.s.enter(ctx, c.node); err != nil {
 		return nil, 0, err
 	}
-	type key struct{ holder, inc, session string }
-	groups := map[key]*store.HolderCount{}
+	var h storedriver.Holders
 	c.s.mu.Lock()
 	for n, r := range c.s.records {
-		if store.IsSession(n) {
-			continue
-		}
-		k := key{r.Holder, r.Incarnation, r.Session}
-		g := groups[k]
-		if g == nil {
-			g = &store.HolderCount{Holder: r.Holder, Incarnation: r.Incarnation, Session: r.Session}
-			groups[k] = g
-		}
-		g.Names++
-		if r.Updated.Add(r.Lease).Before(now) {
-			g.Silent++
+		if !store.IsSession(n) {
+			h.Add(r, now)
 		}
 	}
 	jobs := 0
@@ -104,10 +93,5 @@ func (c *client) CountHolders(ctx context.Context, now time.Time) ([]store.Holde
 	if err := c.s.leave(ctx, c.node); err != nil {
 		return nil, 0, err
 	}
-	out := make([]store.HolderCount, 0, len(groups))
-	for _, g := range groups {
-		out = append(out, *g)
-	}
-	storedriver.SortHolders(out)
-	return out, jobs, nil
+	return h.Counts(), jobs, nil
 }

@@ -77,8 +77,7 @@ func CountHolders(ctx context.Context, st interface {
 	NamesPage(ctx context.Context, q store.NameQuery) ([]string, error)
 	GetMany(ctx context.Context, names []string) ([]store.GetResult, error)
 }, now time.Time) ([]store.HolderCount, int, error) {
-	type key struct{ holder, inc, session string }
-	groups := map[key]*store.HolderCount{}
+	var h Holders
 	jobs := 0
 	for after := ""; ; {
 		names, err := st.NamesPage(ctx, store.NameQuery{After: after, Limit: store.MaxPage})
@@ -94,34 +93,55 @@ func CountHolders(ctx context.Context, st interface {
 				jobs++ // a name without a record is a job's
 				continue
 			}
-			rec := r.Record
-			k := key{rec.Holder, rec.Incarnation, rec.Session}
-			g := groups[k]
-			if g == nil {
-				g = &store.HolderCount{Holder: rec.Holder, Incarnation: rec.Incarnation, Session: rec.Session}
-				groups[k] = g
-			}
-			g.Names++
-			if rec.Updated.Add(rec.Lease).Before(now) {
-				g.Silent++
-			}
+			h.Add(r.Record, now)
 		}
 		if len(names) < store.MaxPage {
 			break
 		}
 		after = names[len(names)-1]
 	}
-	out := make([]store.HolderCount, 0, len(groups))
-	for _, g := range groups {
-		out = append(out, *g)
-	}
-	SortHolders(out)
-	return out, jobs, nil
+	return h.Counts(), jobs, nil
 }
 
-// SortHolders sorts the groups of a CountHolders answer by holder,
+// Holders groups election records as store.Store.CountHolders returns
+// them. The zero value is empty and ready to use.
+type Holders struct {
+	groups map[holderKey]*store.HolderCount
+}
+
+type holderKey struct{ holder, inc, session string }
+
+// Add counts r in its group, as silent if its lease ran out before now
+// (by store time).
+func (h *Holders) Add(r store.Record, now time.Time) {
+	if h.groups == nil {
+		h.groups = map[holderKey]*store.HolderCount{}
+	}
+	k := holderKey{r.Holder, r.Incarnation, r.Session}
+	g := h.groups[k]
+	if g == nil {
+		g = &store.HolderCount{Holder: r.Holder, Incarnation: r.Incarnation, Session: r.Session}
+		h.groups[k] = g
+	}
+	g.Names++
+	if r.Updated.Add(r.Lease).Before(now) {
+		g.Silent++
+	}
+}
+
+// Counts returns the groups, sorted by holder, incarnation and session.
+func (h *Holders) Counts() []store.HolderCount {
+	out := make([]store.HolderCount, 0, len(h.groups))
+	for _, g := range h.groups {
+		out = append(out, *g)
+	}
+	sortHolders(out)
+	return out
+}
+
+// sortHolders sorts the groups of a CountHolders answer by holder,
 // incarnation and session, as every backend returns them.
-func SortHolders(gs []store.HolderCount) {
+func sortHolders(gs []store.HolderCount) {
 	slices.SortFunc(gs, func(a, b store.HolderCount) int {
 		return strings.Compare(a.Holder+"\x00"+a.Incarnation+"\x00"+a.Session, b.Holder+"\x00"+b.Incarnation+"\x00"+b.Session)
 	})
