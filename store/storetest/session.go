@@ -2,10 +2,61 @@ package storetest
 
 import (
 	"errors"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/batonhq/baton/store"
 )
+
+// session returns a session record of node, and a name record held
+// through it.
+func session(node string) store.Record {
+	return store.Record{Name: store.SessionPrefix + node + "/i1/1", Holder: node, Incarnation: "i1", Lease: 3 * time.Second}
+}
+
+func heldThrough(name string, sess store.Record, token uint64) store.Record {
+	return store.Record{Name: name, Holder: sess.Holder, Incarnation: sess.Incarnation, Session: sess.Name, Token: token, Lease: sess.Lease}
+}
+
+func testSessions(t *testing.T, open func() store.Store) {
+	s := open()
+	sess := mustSwap(t, s, store.Swap{Record: session("n1")})
+	held := mustSwap(t, s, store.Swap{Record: heldThrough("tenant-1", sess, 1), Event: store.Acquired})
+	got, err := s.Get(ctx(t), "tenant-1")
+	if err != nil || got.Session != sess.Name || got.Holder != "n1" || got.Token != 1 {
+		t.Fatalf("Get of a record held through a session = %+v, %v", got, err)
+	}
+	// A renewal of the session leaves the name's record alone.
+	renewed := mustSwap(t, s, store.Swap{Expect: sess.Version, Record: sess})
+	if got, _ := s.Get(ctx(t), "tenant-1"); got.Version != held.Version {
+		t.Fatalf("renewing the session changed the name's record: version %d -> %d", held.Version, got.Version)
+	}
+	// A contender ends the dead session with a free record; it is never
+	// held again, and the name is taken with a higher token.
+	dead := mustSwap(t, s, store.Swap{Expect: renewed.Version, Record: store.Record{Name: sess.Name, Lease: sess.Lease}})
+	if _, err := s.Swap(ctx(t), store.Swap{Expect: dead.Version, Record: sess}); !errors.Is(err, store.ErrInvalid) {
+		t.Fatalf("a dead session was held again: %v", err)
+	}
+	other := mustSwap(t, s, store.Swap{Record: session("n2")})
+	mustSwap(t, s, store.Swap{Expect: held.Version, Record: heldThrough("tenant-1", other, 2), Event: store.TakenOver})
+	// A free record naming a session, and a session that is not one, are refused.
+	for _, bad := range []store.Record{
+		{Name: "tenant-2", Session: other.Name},
+		{Name: "tenant-2", Holder: "n2", Incarnation: "i1", Session: "tenant-1"},
+	} {
+		if _, err := s.Swap(ctx(t), store.Swap{Record: bad}); !errors.Is(err, store.ErrInvalid) {
+			t.Fatalf("Swap(%+v) = %v, want ErrInvalid", bad, err)
+		}
+	}
+	names, err := s.Names(ctx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(names, []string{"tenant-1"}) {
+		t.Fatalf("Names() = %q, want only the election name (no session records)", names)
+	}
+}
 
 // testDeleteSession checks DeleteSession: only a dead (free)
 // session record of the version read is deleted; the names held through it
