@@ -39,8 +39,8 @@ type driver struct {
 	// announce executes the machine's announcements (Elected, Extended,
 	// Lost, Released, Failed) on the loop goroutine.
 	announce func(now time.Time, ev election.Event, acts []election.Action)
-	// watch follows change notifications for the loop: a per-name watch
-	// for an Elector, the store's change feed for a Group.
+	// watch follows change notifications for the loop: the store's
+	// change feed, for an Elector filtered to its name.
 	watch func(ctx context.Context) <-chan []store.Change
 
 	mu      sync.Mutex
