@@ -1,0 +1,82 @@
+package store
+
+import (
+	"time"
+)
+
+// Job is a scheduled job's registration in the store.
+type Job struct {
+	// Name is the job's name; its election record has the same name.
+	Name string
+	// Schedule describes the schedule, for people (e.g. "every 24h").
+	Schedule string
+	// Created is set by the store when the job is first registered. A job's
+	// first period is the first scheduled instant after it.
+	Created time.Time
+	// Suspension is the job's suspension by an operator
+	// (Store.SuspendJob); zero: not suspended. While it is active no
+	// node claims a period of the job.
+	Suspension Suspension
+}
+
+// RunState is the state of one period in the run ledger.
+type RunState string
+
+// Run states.
+const (
+	// Pending: due (or triggered by hand) and not started.
+	Pending RunState = "pending"
+	// Running: claimed by the leader with Token.
+	Running RunState = "running"
+	// Done: completed under Token. A done row never changes again.
+	Done RunState = "done"
+	// Failed: the command ran and failed under Token.
+	Failed RunState = "failed"
+	// Skipped: not run by policy (outside the catch-up window, or the
+	// catch-up policy said so).
+	Skipped RunState = "skipped"
+)
+
+// Final reports whether a run in this state is finished for good.
+func (s RunState) Final() bool { return s == Done || s == Failed || s == Skipped }
+
+// Run is one row of the run ledger: one period of one job.
+type Run struct {
+	// Job is the job's name.
+	Job string
+	// Period is the stable key of the scheduled instant: its RFC 3339 time
+	// in UTC, the same on every node.
+	Period string
+	// Scheduled is the instant the period came due.
+	Scheduled time.Time
+	// State is the row's state.
+	State RunState
+	// Token is the fencing token of the attempt that claimed or finished it.
+	Token uint64
+	// Holder is the node that claimed it.
+	Holder string
+	// Attempt counts claims; a takeover of a running row adds one.
+	Attempt int
+	// Manual is true for a row written by a manual trigger.
+	Manual bool
+	// Started and Finished are the attempt's local start and end times.
+	Started  time.Time
+	Finished time.Time
+	// ExitCode is the command's exit status (done or failed rows).
+	ExitCode int
+	// Output is the tail of the command's output.
+	Output string
+	// Version changes on every write; 0 means "does not exist".
+	Version int64
+}
+
+// RunSwap is one compare-and-swap of a run ledger row.
+type RunSwap struct {
+	// Expect is the version the row must have; 0 means it must not exist.
+	Expect int64
+	// Run holds the new values. Its Version is ignored.
+	Run Run
+	// Fenced makes the write conditional on Run.Token being the current
+	// token of the election record named Run.Job.
+	Fenced bool
+}
