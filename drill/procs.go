@@ -1,17 +1,14 @@
 package drill
 
 import (
-	"bufio"
 	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -152,44 +149,6 @@ type procDrill struct {
 	target int // the faulted node, -1 before the fault
 }
 
-// proc is one node process, across its incarnations.
-type proc struct {
-	idx   int
-	id    string
-	inc   int
-	cmd   *exec.Cmd
-	stdin io.WriteCloser
-	// Under procDrill.mu: the node has stopped itself (pause, or armed
-	// before a write) and whether the fault is over, so that it gets
-	// SIGCONT as soon as both are true.
-	stopped, release bool
-}
-
-// procEvent is one line of a node's report, or something the drill did to
-// a node (killed, continued).
-type procEvent struct {
-	node int
-	at   time.Time
-	verb string
-	args []string
-}
-
-func (e procEvent) token() uint64 {
-	if len(e.args) == 0 {
-		return 0
-	}
-	v, _ := strconv.ParseUint(e.args[0], 10, 64)
-	return v
-}
-
-func (e procEvent) until() time.Time {
-	if len(e.args) < 2 {
-		return time.Time{}
-	}
-	v, _ := strconv.ParseInt(e.args[1], 10, 64)
-	return time.Unix(0, v)
-}
-
 func (d *procDrill) run(ctx context.Context) error {
 	d.target = -1
 	d.began = time.Now()
@@ -308,107 +267,6 @@ type Episode struct {
 	Start  int     `json:"start"`          // round
 	Outage int     `json:"outage"`         // rounds
 	Rate   float64 `json:"rate,omitempty"` // drift: 1+Rate times as fast
-}
-
-// start starts a new incarnation of pr.
-func (d *procDrill) start(pr *proc) error {
-	pr.inc++
-	p := d.p
-	args := append(slices.Clone(d.cfg.Node[1:]),
-		"--store", d.storePath, "--resource", d.resPath, "--node", pr.id, "--column", string(d.col),
-		"--lease", (time.Duration(p.Lease) * p.Round).String(), "--renew", (time.Duration(p.Renew) * p.Round).String(),
-		"--clock-margin", p.Margin.String(), "--poll", p.poll().String(), "--round", p.Round.String(),
-		"--invoice-lines", strconv.Itoa(p.InvoiceLines))
-	if d.net != nil {
-		args = append(args, "--history", filepath.Join(d.dir, fmt.Sprintf("%s.%s.%d.history", d.name, pr.id, pr.inc)))
-		if d.cfg.UnsafeNoFence {
-			args = append(args, "--unsafe-no-fence")
-		}
-	}
-	cmd := exec.Command(d.cfg.Node[0], args...)
-	if d.net != nil {
-		cmd = d.net.nodeHosts[pr.idx].Command(d.cfg.Node[0], args...)
-	}
-	cmd.Env = append(os.Environ(), d.cfg.NodeEnv...)
-	log, err := os.Create(filepath.Join(d.dir, fmt.Sprintf("%s.%s.%d.log", d.name, pr.id, pr.inc)))
-	if err != nil {
-		return err
-	}
-	cmd.Stderr = log
-	defer log.Close() // the child has its own copy
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		return err
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return err
-	}
-	start := cmd.Start
-	if d.net != nil {
-		start = func() error { return d.net.nt.Start(cmd) }
-	}
-	if err := start(); err != nil {
-		return fmt.Errorf("drill: starting node %s: %w", pr.id, err)
-	}
-	pr.cmd, pr.stdin = cmd, stdin
-	d.mu.Lock()
-	pr.stopped, pr.release = false, false
-	d.mu.Unlock()
-	d.readers.Add(1)
-	go d.read(pr, stdout)
-	return nil
-}
-
-// read parses a node's report lines until its stdout closes.
-func (d *procDrill) read(pr *proc, stdout io.Reader) {
-	defer d.readers.Done()
-	sc := bufio.NewScanner(stdout)
-	for sc.Scan() {
-		f := strings.Fields(sc.Text())
-		if len(f) < 2 {
-			continue
-		}
-		ns, err := strconv.ParseInt(f[0], 10, 64)
-		if err != nil {
-			continue
-		}
-		ev := procEvent{node: pr.idx, at: time.Unix(0, ns), verb: f[1], args: f[2:]}
-		d.mu.Lock()
-		d.events = append(d.events, ev)
-		switch ev.verb {
-		case "ready":
-			if pr.inc == 1 {
-				d.ready++
-			}
-		case "paused", "freezing":
-			pr.stopped = true
-			if pr.release {
-				d.cont(pr)
-			}
-		case "error":
-			d.failed = fmt.Errorf("drill: node %s: %s", pr.id, strings.Join(ev.args, " "))
-		case "ledger":
-			if len(ev.args) == 2 {
-				if d.ledger == nil {
-					d.ledger = map[string]string{}
-				}
-				d.ledger[ev.args[0]] = ev.args[1]
-			}
-		}
-		d.mu.Unlock()
-	}
-}
-
-// cont resumes a stopped node (SIGCONT). d.mu is held.
-func (d *procDrill) cont(pr *proc) {
-	pr.stopped, pr.release = false, false
-	pr.cmd.Process.Signal(syscall.SIGCONT)
-	d.events = append(d.events, procEvent{node: pr.idx, at: time.Now(), verb: "continued"})
-}
-
-func (d *procDrill) send(pr *proc, format string, a ...any) {
-	fmt.Fprintf(pr.stdin, format+"\n", a...) // a dead node's pipe fails: nothing to tell it
 }
 
 // leaderLocked returns the node that won the newest term, or -1.
@@ -589,82 +447,6 @@ func (d *procDrill) stopAll() {
 		cmd.Wait()
 	}
 	d.dead = nil
-}
-
-// writeEvents writes every event, in time order and relative to round 0,
-// to NAME.events in the drill's directory, for a post-mortem with --dir.
-func (d *procDrill) writeEvents() {
-	d.mu.Lock()
-	evs := slices.Clone(d.events)
-	d.mu.Unlock()
-	slices.SortStableFunc(evs, func(a, b procEvent) int { return a.at.Compare(b.at) })
-	var b strings.Builder
-	for _, e := range evs {
-		fmt.Fprintf(&b, "%9.3fs  round %5.2f  %s  %s %s\n", e.at.Sub(d.t0).Seconds(), float64(e.at.Sub(d.t0))/float64(d.p.Round),
-			d.procs[e.node].id, e.verb, strings.Join(e.args, " "))
-	}
-	os.WriteFile(filepath.Join(d.dir, d.name+".events"), []byte(b.String()), 0o644)
-}
-
-// logTail returns the end of the nodes' stderr logs, for an error message.
-func (d *procDrill) logTail() string {
-	var b strings.Builder
-	for _, pr := range d.procs {
-		data, err := os.ReadFile(filepath.Join(d.dir, fmt.Sprintf("%s.%s.%d.log", d.name, pr.id, pr.inc)))
-		if err != nil || len(data) == 0 {
-			continue
-		}
-		if len(data) > 2000 {
-			data = data[len(data)-2000:]
-		}
-		fmt.Fprintf(&b, "\n%s:\n%s", pr.id, data)
-	}
-	return b.String()
-}
-
-// progressRound reports that round r has begun.
-func (d *procDrill) progressRound(r int) {
-	w := d.cfg.Progress
-	if w == nil || !d.cfg.Live {
-		return
-	}
-	d.mu.Lock()
-	leader := d.leaderLocked()
-	var tok uint64
-	for _, e := range d.events {
-		if e.verb == "elected" && e.node == leader {
-			tok = max(tok, e.token())
-		}
-	}
-	target := d.target
-	d.mu.Unlock()
-	rounds := min(r, d.p.Rounds)
-	const width = 24
-	bar := strings.Repeat("#", rounds*width/d.p.Rounds) + strings.Repeat(".", width-rounds*width/d.p.Rounds)
-	state := ""
-	if target >= 0 && r >= d.p.Start && r < d.p.Start+d.p.Outage {
-		state = fmt.Sprintf("  fault on node-%d", target)
-	}
-	fmt.Fprintf(w, "\r\033[K%-19s %-15s [%s] round %2d/%d  leader node-%d (token %d)%s",
-		d.p.Fault, d.col, bar, rounds, d.p.Rounds, leader, tok, state)
-}
-
-func (d *procDrill) progressf(format string, a ...any) {
-	if d.cfg.Progress != nil && !d.cfg.Live {
-		fmt.Fprintf(d.cfg.Progress, format+"\n", a...)
-	}
-}
-
-func (d *procDrill) progressDone(r Result) {
-	w := d.cfg.Progress
-	if w == nil {
-		return
-	}
-	if d.cfg.Live {
-		io.WriteString(w, "\r\033[K")
-	}
-	fmt.Fprintf(w, "drill %s: %s, %s: %d rounds in %.1fs; %d handovers, %d batches started, %d missed, %d pending at the end, %d double-started, %d rejected\n",
-		d.mode, d.label, d.col, d.p.Rounds, time.Since(d.began).Seconds(), r.Handovers, r.Started, r.Missed, r.PendingAtEnd, r.DoubleStarts, r.Rejected)
 }
 
 // sleepCtx waits d; false if ctx ended first.

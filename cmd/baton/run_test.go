@@ -3,12 +3,13 @@ package main
 import (
 	"bytes"
 	"context"
-	"github.com/batonhq/baton/internal/testutil"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/batonhq/baton/internal/testutil"
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/schedule"
