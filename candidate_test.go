@@ -65,8 +65,8 @@ func TestCandidateRows(t *testing.T) {
 			t.Fatal(err)
 		}
 		w := <-bc
-		if w.err != nil {
-			t.Fatal(w.err)
+		if w.Err != nil {
+			t.Fatal(w.Err)
 		}
 		synctest.Wait()
 		if cs := candidates(t, st); len(cs) != 0 {
@@ -84,11 +84,11 @@ func TestCandidateRows(t *testing.T) {
 			t.Fatalf("a's row after it went silent: %+v (present %v)", c, ok)
 		}
 		st.SetUnreachable("a", false)
-		if err := w.term.Resign(t.Context()); err != nil {
+		if err := w.Term.Resign(t.Context()); err != nil {
 			t.Fatal(err)
 		}
-		if w := <-ac; w.err != nil {
-			t.Fatal(w.err)
+		if w := <-ac; w.Err != nil {
+			t.Fatal(w.Err)
 		}
 	})
 }

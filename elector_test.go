@@ -9,56 +9,26 @@ import (
 	"time"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/internal/batontest"
 	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/store/memstore"
 )
 
+// The tests' timings and helpers, shared with batonprom's tests.
 const (
-	lease  = 3 * time.Second
-	renew  = time.Second
-	margin = 200 * time.Millisecond
-	poll   = 100 * time.Millisecond
+	lease  = batontest.Lease
+	renew  = batontest.Renew
+	margin = batontest.Margin
+	poll   = batontest.Poll
 )
 
-func newElector(t *testing.T, st store.Store, node string, opts ...baton.Option) *baton.Elector {
-	t.Helper()
-	opts = append([]baton.Option{baton.WithNode(node), baton.WithLease(lease), baton.WithRenew(renew),
-		baton.WithClockMargin(margin), baton.WithPoll(poll)}, opts...)
-	e, err := baton.New(st, "billing", opts...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Inside a synctest bubble every goroutine must end before the test
-	// does; Close waits for the elector's.
-	t.Cleanup(func() { e.Close(context.Background()) })
-	return e
-}
+type won = batontest.Won
 
-// campaign starts e.Campaign in a goroutine and returns a channel with its
-// result and the virtual time it returned.
-func campaign(ctx context.Context, e *baton.Elector) <-chan won {
-	ch := make(chan won, 1)
-	go func() {
-		t, err := e.Campaign(ctx)
-		ch <- won{t, err, time.Now()}
-	}()
-	return ch
-}
-
-type won struct {
-	term *baton.Term
-	err  error
-	at   time.Time
-}
-
-func mustCampaign(t *testing.T, e *baton.Elector) *baton.Term {
-	t.Helper()
-	term, err := e.Campaign(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return term
-}
+var (
+	newElector   = batontest.NewElector
+	campaign     = batontest.Campaign
+	mustCampaign = batontest.MustCampaign
+)
 
 func TestCampaignOnFreeRecord(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
@@ -119,22 +89,22 @@ func TestTakeoverAfterLeasePlusTwoMargins(t *testing.T) {
 			t.Fatalf("a after its deadline: err %v valid %v", ta.Err(), ta.Valid())
 		}
 		w := <-bc
-		if w.err != nil {
-			t.Fatal(w.err)
+		if w.Err != nil {
+			t.Fatal(w.Err)
 		}
 		// b first saw a's last version when it read at or after lastRenewal.
-		wait := w.at.Sub(lastRenewal)
+		wait := w.At.Sub(lastRenewal)
 		if wait < lease+2*margin || wait > lease+2*margin+poll {
 			t.Fatalf("b took over %v after a's last write, want within [%v, %v]", wait, lease+2*margin, lease+2*margin+poll)
 		}
-		if w.term.Token() != ta.Token()+1 {
-			t.Fatalf("token %d after %d", w.term.Token(), ta.Token())
+		if w.Term.Token() != ta.Token()+1 {
+			t.Fatalf("token %d after %d", w.Term.Token(), ta.Token())
 		}
 		evs, _ := st.History(t.Context(), "billing", 0, 0)
 		if last := evs[len(evs)-1]; last.Kind != store.TakenOver || last.Holder != "b" || last.Token != 2 {
 			t.Fatalf("last event %+v", last)
 		}
-		w.term.Resign(t.Context())
+		w.Term.Resign(t.Context())
 	})
 }
 
@@ -258,14 +228,14 @@ func TestResignStopsWorkThenReleasesForImmediateHandover(t *testing.T) {
 		}
 		obs.mu.Unlock()
 		w := <-bc
-		if w.err != nil {
-			t.Fatal(w.err)
+		if w.Err != nil {
+			t.Fatal(w.Err)
 		}
-		if d := w.at.Sub(resigned); d > poll {
+		if d := w.At.Sub(resigned); d > poll {
 			t.Fatalf("handover after a release took %v, want at most one poll (%v)", d, poll)
 		}
-		if w.term.Token() != 2 {
-			t.Fatalf("token %d", w.term.Token())
+		if w.Term.Token() != 2 {
+			t.Fatalf("token %d", w.Term.Token())
 		}
 	})
 }
@@ -293,14 +263,14 @@ func TestTransfer(t *testing.T) {
 		}
 		asked := time.Now()
 		w := <-bc
-		if w.err != nil {
-			t.Fatal(w.err)
+		if w.Err != nil {
+			t.Fatal(w.Err)
 		}
-		if d := w.at.Sub(asked); d > renew+poll {
+		if d := w.At.Sub(asked); d > renew+poll {
 			t.Fatalf("transfer took %v", d)
 		}
-		if !errors.Is(ta.Err(), baton.ErrDeposed) || w.term.Token() != 2 {
-			t.Fatalf("a: %v; b token %d", ta.Err(), w.term.Token())
+		if !errors.Is(ta.Err(), baton.ErrDeposed) || w.Term.Token() != 2 {
+			t.Fatalf("a: %v; b token %d", ta.Err(), w.Term.Token())
 		}
 		select {
 		case w := <-cc:
@@ -321,7 +291,7 @@ func TestTransfer(t *testing.T) {
 				t.Fatalf("history %v, want %v", kinds, want)
 			}
 		}
-		w.term.Resign(t.Context())
+		w.Term.Resign(t.Context())
 	})
 }
 

@@ -3,7 +3,6 @@ package baton_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/internal/batontest"
 	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/store/memstore"
 )
@@ -83,27 +83,10 @@ func newGroup(t *testing.T, st store.Store, node string) *baton.Group {
 	return g
 }
 
-func shardNames(n int) []string {
-	names := make([]string, n)
-	for i := range names {
-		names[i] = fmt.Sprintf("shard-%04d", i)
-	}
-	return names
-}
-
-// waitHeld lets virtual time pass in steps of poll until g holds n names,
-// and returns how long that took; it fails after limit.
-func waitHeld(t *testing.T, g *baton.Group, n int, limit time.Duration) time.Duration {
-	t.Helper()
-	start := time.Now()
-	for g.Stats().Held < n {
-		if time.Since(start) > limit {
-			t.Fatalf("%v holds %d of %d names after %v", g, g.Stats().Held, n, limit)
-		}
-		time.Sleep(poll / 10)
-	}
-	return time.Since(start)
-}
+var (
+	shardNames = batontest.ShardNames
+	waitHeld   = batontest.WaitHeld
+)
 
 func TestGroupRenewsOnceWhateverTheNumberOfNames(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
@@ -271,10 +254,10 @@ func TestGroupAndElectorContendForOneName(t *testing.T) {
 		sa.cut.Store(true)
 		cutAt := time.Now()
 		w := <-ch
-		if w.err != nil {
-			t.Fatal(w.err)
+		if w.Err != nil {
+			t.Fatal(w.Err)
 		}
-		if took := w.at.Sub(cutAt); took > lease+2*margin+2*poll {
+		if took := w.At.Sub(cutAt); took > lease+2*margin+2*poll {
 			t.Fatalf("elector took over %v after the group was cut off", took)
 		}
 		if gt := g.Term("billing"); gt != nil && gt.Valid() {
@@ -308,10 +291,10 @@ func TestGroupHonoursTransferRequests(t *testing.T) {
 			t.Fatal(err)
 		}
 		w := <-ch3
-		if w.err != nil || w.term.Token() != tok+1 {
+		if w.Err != nil || w.Term.Token() != tok+1 {
 			t.Fatalf("transfer target's campaign = %+v", w)
 		}
-		if took := w.at.Sub(start); took > 2*poll {
+		if took := w.At.Sub(start); took > 2*poll {
 			t.Fatalf("handover took %v", took)
 		}
 		if stopped.Load() != 1 {

@@ -73,12 +73,12 @@ func TestCampaignStopsOnPermanentError(t *testing.T) {
 		time.Sleep(10 * poll)
 		select {
 		case r := <-res:
-			t.Fatalf("Campaign returned on a transient error: %v", r.err)
+			t.Fatalf("Campaign returned on a transient error: %v", r.Err)
 		default:
 		}
 		st.SetUnreachable("a", false)
-		if r := <-res; r.err != nil {
-			t.Fatalf("Campaign after the store came back: %v", r.err)
+		if r := <-res; r.Err != nil {
+			t.Fatalf("Campaign after the store came back: %v", r.Err)
 		}
 	})
 }

@@ -107,8 +107,8 @@ func TestMetricsFollowLeadership(t *testing.T) {
 		// The store stops answering a: its lease expires and b takes over.
 		st.SetUnreachable("a", true)
 		w := <-wonB
-		if w.err != nil {
-			t.Fatal(w.err)
+		if w.Err != nil {
+			t.Fatal(w.Err)
 		}
 		synctest.Wait()
 		if got := gather(t, rega, "baton_transitions_total", "name=billing", "cause=lease-expired"); got != 1 {
@@ -117,8 +117,8 @@ func TestMetricsFollowLeadership(t *testing.T) {
 		if got := gather(t, rega, "baton_leader", "name=billing"); got != 0 {
 			t.Fatalf("a after losing: baton_leader %v, want 0", got)
 		}
-		if got := gather(t, regb, "baton_token", "name=billing"); got != float64(w.term.Token()) || w.term.Token() != term.Token()+1 {
-			t.Fatalf("b: baton_token %v, term token %d, want %d", got, w.term.Token(), term.Token()+1)
+		if got := gather(t, regb, "baton_token", "name=billing"); got != float64(w.Term.Token()) || w.Term.Token() != term.Token()+1 {
+			t.Fatalf("b: baton_token %v, term token %d, want %d", got, w.Term.Token(), term.Token()+1)
 		}
 		if got := gather(t, rega, "baton_store_errors_total", "name=billing"); got == 0 {
 			t.Fatal("a: no store errors counted while unreachable")
@@ -138,11 +138,11 @@ func TestMetricsFollowLeadership(t *testing.T) {
 		if err := ma.Ready("billing", time.Now()); err != nil {
 			t.Fatalf("Ready after the store came back: %v", err)
 		}
-		if err := w.term.Resign(t.Context()); err != nil {
+		if err := w.Term.Resign(t.Context()); err != nil {
 			t.Fatal(err)
 		}
-		if got := <-wonA; got.err != nil {
-			t.Fatal(got.err)
+		if got := <-wonA; got.Err != nil {
+			t.Fatal(got.Err)
 		}
 		if got := gather(t, regb, "baton_transitions_total", "name=billing", "cause=resigned"); got != 1 {
 			t.Fatalf("b: resigned transitions %v, want 1", got)
