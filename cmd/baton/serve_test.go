@@ -64,6 +64,7 @@ func TestServePageInBrowser(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a browser")
 	}
+	t.Parallel() // its own store, server and browser
 	ctx := browsertest.New(t, 60*time.Second)
 	st, url := servedStore(t, "s3cret", 200*time.Millisecond)
 

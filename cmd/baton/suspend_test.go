@@ -110,6 +110,7 @@ func TestProcessSuspend(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts real processes")
 	}
+	t.Parallel() // its own SQLite file and processes
 	dir := t.TempDir()
 	db := "sqlite:" + filepath.Join(dir, "b.db")
 	effects := filepath.Join(dir, "effects")
