@@ -2,6 +2,7 @@ package drill_test
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"strings"
@@ -14,7 +15,8 @@ import (
 )
 
 // TestMain lets the test binary be a node of a process-mode drill: with
-// BATON_DRILL_TEST_NODE set it runs drill.NodeMain on its arguments.
+// BATON_DRILL_TEST_NODE set it runs drill.NodeMain on its arguments
+// (BATON_DRILL_TEST_MEMBER: an etcd member of a net-mode drill).
 func TestMain(m *testing.M) {
 	if os.Getenv("BATON_DRILL_TEST_MEMBER") == "1" {
 		if err := netns.EtcdMemberMain(context.Background(), os.Args[1:], os.Stdout); err != nil {
@@ -29,6 +31,16 @@ func TestMain(m *testing.M) {
 			os.Exit(1)
 		}
 		os.Exit(0)
+	}
+	// The net-mode tests run in parallel (t.Parallel), each on network
+	// namespaces of its own, and spend their time waiting on real rounds
+	// (a few seconds of CPU in a minute): unless -test.parallel is given,
+	// run four at a time instead of one per CPU.
+	flag.Parse()
+	explicit := false
+	flag.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "test.parallel" })
+	if !explicit {
+		flag.Set("test.parallel", "4")
 	}
 	os.Exit(m.Run())
 }
