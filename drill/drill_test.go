@@ -28,7 +28,11 @@ func runAll(t *testing.T, store string) map[drill.Fault]drill.Report {
 
 // The guarantees the drill exists to show, on the embedded SQLite store.
 func TestDrillGuarantees(t *testing.T) {
-	checkGuarantees(t, runAll(t, "sqlite"), 0)
+	reps := runAll(t, "sqlite")
+	if len(reps) != len(drill.Faults) {
+		t.Fatalf("%d faults run, want every one of %v", len(reps), drill.Faults)
+	}
+	checkGuarantees(t, reps, 0)
 }
 
 // Same flags, same numbers; and the store backend does not change them.

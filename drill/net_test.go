@@ -46,6 +46,7 @@ func TestNetDrillUnreachable(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts 3 etcd members and 5 nodes in network namespaces, three times")
 	}
+	t.Parallel() // its own namespaces; asserts safety, not timing
 	cfg := netConfig(t, "etcd3")
 	rep, err := drill.RunAll(t.Context(), netParams(drill.Unreachable), cfg)
 	if err != nil {
@@ -77,8 +78,10 @@ func TestNetSoakShort(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a soak of 14 seconds per store in network namespaces")
 	}
+	t.Parallel() // its own namespaces; asserts safety, not timing
 	for _, st := range []string{"etcd3", "postgres"} {
 		t.Run(st, func(t *testing.T) {
+			t.Parallel()
 			cfg := netConfig(t, st)
 			res, err := drill.Soak(t.Context(), drill.DefaultSoakParams(14*time.Second, 1), cfg)
 			if err != nil {
@@ -105,7 +108,9 @@ func TestNetCheckerFails(t *testing.T) {
 	if testing.Short() {
 		t.Skip("two net-mode runs")
 	}
+	t.Parallel() // its own namespaces, one per subtest
 	t.Run("fence disabled", func(t *testing.T) {
+		t.Parallel()
 		cfg := netConfig(t, "etcd3")
 		cfg.UnsafeNoFence = true
 		p := netParams(drill.PauseBeforeEffect)
@@ -119,6 +124,7 @@ func TestNetCheckerFails(t *testing.T) {
 		t.Logf("violations: %+v", r.History.Violations)
 	})
 	t.Run("zero margin, skewed host", func(t *testing.T) {
+		t.Parallel()
 		cfg := netConfig(t, "etcd3")
 		sp := drill.DefaultSoakParams(14*time.Second, 1)
 		sp.Margin, sp.SkewRate, sp.Faults = 0, -0.2, []drill.Fault{drill.Skew}
@@ -139,6 +145,7 @@ func TestNetCheckerFails(t *testing.T) {
 		t.Logf("\n%s", drill.SoakTable([]drill.SoakResult{res}))
 	})
 	t.Run("margin covers the skew", func(t *testing.T) {
+		t.Parallel()
 		// The same schedule with 2e above 600ms/0.8 - 600ms = 150ms.
 		cfg := netConfig(t, "etcd3")
 		sp := drill.DefaultSoakParams(14*time.Second, 1)

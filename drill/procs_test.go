@@ -2,6 +2,7 @@ package drill_test
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"strings"
@@ -10,10 +11,12 @@ import (
 
 	"github.com/batonhq/baton/drill"
 	"github.com/batonhq/baton/internal/netns"
+	"github.com/batonhq/baton/internal/testenv"
 )
 
 // TestMain lets the test binary be a node of a process-mode drill: with
-// BATON_DRILL_TEST_NODE set it runs drill.NodeMain on its arguments.
+// BATON_DRILL_TEST_NODE set it runs drill.NodeMain on its arguments
+// (BATON_DRILL_TEST_MEMBER: an etcd member of a net-mode drill).
 func TestMain(m *testing.M) {
 	if os.Getenv("BATON_DRILL_TEST_MEMBER") == "1" {
 		if err := netns.EtcdMemberMain(context.Background(), os.Args[1:], os.Stdout); err != nil {
@@ -28,6 +31,16 @@ func TestMain(m *testing.M) {
 			os.Exit(1)
 		}
 		os.Exit(0)
+	}
+	// The net-mode tests run in parallel (t.Parallel), each on network
+	// namespaces of its own, and spend their time waiting on real rounds
+	// (a few seconds of CPU in a minute): unless -test.parallel is given,
+	// run four at a time instead of one per CPU.
+	flag.Parse()
+	explicit := false
+	flag.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "test.parallel" })
+	if !explicit {
+		flag.Set("test.parallel", "4")
 	}
 	os.Exit(m.Run())
 }
@@ -50,11 +63,20 @@ func procsParams(f drill.Fault) drill.Params {
 }
 
 // The guarantees the drill exists to show, on real processes, real time and
-// real signals: the same assertions as TestDrillGuarantees.
+// real signals: the same assertions as TestDrillGuarantees. Every fault runs
+// with testenv.Long (CI=true or BATON_LONG=1); by default two, the ones that
+// need a real process most: a paused leader whose stale write the fence
+// rejects (SIGSTOP, SIGCONT) and a killed one whose batch is missed
+// (SIGKILL). TestDrillGuarantees runs every fault on virtual time.
 func TestProcsGuarantees(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts 5 processes per run for 15 runs of about 3 seconds each")
 	}
+	faults := drill.Faults
+	if !testenv.Long() {
+		faults = []drill.Fault{drill.PauseBeforeEffect, drill.Crash}
+	}
+	t.Logf("faults: %v", faults)
 	// The files stay for a post-mortem when the test fails: the events of
 	// every run (NAME.events) and the SQLite files.
 	dir, err := os.MkdirTemp("", "baton-drill-procs-")
@@ -91,7 +113,7 @@ func TestProcsGuarantees(t *testing.T) {
 	// when it is late every time. Every run's table is logged.
 	const tries = 3
 	reps := map[drill.Fault]drill.Report{}
-	for _, f := range drill.Faults {
+	for _, f := range faults {
 		for try := 1; ; try++ {
 			rep, err := drill.RunAll(t.Context(), procsParams(f), cfg)
 			if err != nil {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/internal/testenv"
 	"github.com/batonhq/baton/schedule"
 	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/store/memstore"
@@ -86,8 +87,16 @@ func TestRunnerRetentionEverySecond(t *testing.T) {
 }
 
 // A job run every hour keeps its last 30 days (the age bound of the default
-// retention); failed rows stay until pruned by hand.
+// retention); failed rows stay until pruned by hand. The 40 days always run;
+// by default the leader renews its lease every 20 minutes (renewals are not
+// what this measures, and a 10s renewal is 345,600 wake-ups), with
+// testenv.Long (CI) every 10 seconds as a production lease does.
 func TestRetentionByAge(t *testing.T) {
+	lease, renew := time.Hour, 20*time.Minute
+	if testenv.Long() {
+		lease, renew = 30*time.Second, 10*time.Second
+	}
+	t.Logf("lease %v, renewed every %v", lease, renew)
 	synctest.Test(t, func(t *testing.T) {
 		ms := memstore.New()
 		hourly, _ := schedule.Every(time.Hour, 0)
@@ -100,8 +109,8 @@ func TestRetentionByAge(t *testing.T) {
 			}
 			return 0, "", nil
 		}
-		el, err := baton.New(ms, "hourly", baton.WithNode("a"), baton.WithLease(30*time.Second),
-			baton.WithRenew(10*time.Second), baton.WithClockMargin(time.Second), baton.WithPoll(10*time.Second))
+		el, err := baton.New(ms, "hourly", baton.WithNode("a"), baton.WithLease(lease),
+			baton.WithRenew(renew), baton.WithClockMargin(time.Second), baton.WithPoll(10*time.Second))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -131,6 +131,7 @@ func TestBenchHoldSQLite(t *testing.T) {
 	if testing.Short() {
 		t.Skip("holds names for 5s of real time")
 	}
+	t.Parallel() // its own SQLite file
 	db := "sqlite:" + filepath.Join(t.TempDir(), "b.db")
 	code, out, stderr := runBaton(t, "bench", "hold", "--store", db, "--names", "1000", "--lease", "5s", "--duration", "5s", "--json")
 	if code != exitOK {
@@ -175,6 +176,7 @@ func TestBenchBalanceSQLite(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs balanced groups for a few seconds of real time")
 	}
+	t.Parallel() // its own SQLite file
 	db := "sqlite:" + filepath.Join(t.TempDir(), "b.db")
 	code, out, stderr := runBaton(t, "bench", "balance", "--store", db, "--names", "300", "--lease", "1s", "--clock-margin", "100ms", "--timeout", "30s", "--json")
 	if code != exitOK {
@@ -213,6 +215,7 @@ func TestBenchTakeoverProcess(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts real processes")
 	}
+	t.Parallel() // its own SQLite file; the takeover window has seconds of slack
 	names := 10000
 	if raceEnabled {
 		names = 1000

@@ -25,6 +25,7 @@ func TestDrillHTMLInBrowser(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs every drill and starts a browser")
 	}
+	t.Parallel() // its own report file and browser
 	file := filepath.Join(t.TempDir(), "report.html")
 	code, out, stderr := runBaton(t, "drill", "--json", "--html", file)
 	if code != 0 {

@@ -50,6 +50,7 @@ func TestRunStoreDeleted(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts real processes")
 	}
+	t.Parallel() // its own SQLite file and processes; the waits have seconds of slack
 	dir := t.TempDir()
 	path := filepath.Join(dir, "baton.db")
 	run := func(node string) (*exec.Cmd, *syncBuffer, *syncBuffer) {

@@ -124,6 +124,7 @@ func TestHostileStoreTextInBrowser(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a browser")
 	}
+	t.Parallel() // its own store, server and browser
 	ctx := browsertest.New(t, 60*time.Second)
 	// No refresh while the test reads the page: a refresh replaces the
 	// nodes it queries.

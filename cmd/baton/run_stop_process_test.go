@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/batonhq/baton/internal/testenv"
 )
 
 // The acceptance test of the supervisor's own deadline (issue 21): two
@@ -23,14 +25,14 @@ import (
 // after the stopped leader's group is gone; after SIGTSTP the leader goes
 // on leading and is never stopped.
 //
-// One round of 4.5s per signal; BATON_LONG=1 runs the acceptance's ten
-// rounds of 8s each.
+// One round of 4.5s per signal; with testenv.Long (BATON_LONG=1, or
+// CI=true as .ci/run sets) the acceptance's ten rounds of 8s each.
 func TestProcessRunStoppedLeader(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts real processes")
 	}
 	rounds, hold := 1, 4500*time.Millisecond
-	if os.Getenv("BATON_LONG") == "1" {
+	if testenv.Long() {
 		rounds, hold = 10, 8*time.Second
 	}
 	for _, sig := range []syscall.Signal{syscall.SIGSTOP, syscall.SIGTSTP} {

@@ -198,7 +198,12 @@ func TestRunSingleton(t *testing.T) {
 		done <- e.run(ctx, []string{"run", "--store", "mem:", "--lease", "3s", "--grace", "1s", "svc", "--",
 			"sh", "-c", `echo "up token=$BATON_TOKEN period=$BATON_PERIOD."; trap 'echo got TERM; exit 0' TERM; sleep 0.3; exit 3`})
 	}()
-	time.Sleep(1800 * time.Millisecond) // exits at 0.3s, restarted after 1s
+	// It exits at 0.3s and is restarted after 1s; stop it once the second
+	// run has exited too, in the second restart's wait (a fixed sleep of
+	// 1.8s missed the second start on a loaded machine).
+	mustWaitFor(t, func() bool {
+		return strings.Count(out.String(), "up token=1 period=.") == 2 && strings.Count(errb.String(), `status="exit 3"`) == 2
+	})
 	began := time.Now()
 	cancel()
 	if code := <-done; code != exitOK {

@@ -64,6 +64,7 @@ func TestServePageInBrowser(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a browser")
 	}
+	t.Parallel() // its own store, server and browser
 	ctx := browsertest.New(t, 60*time.Second)
 	st, url := servedStore(t, "s3cret", 200*time.Millisecond)
 
@@ -242,11 +243,17 @@ func TestServeAPI(t *testing.T) {
 // text returns the text of the first element matching sel.
 func text(t *testing.T, ctx context.Context, sel string) string {
 	t.Helper()
-	s, err := chromedp.Run(ctx, chromedp.Text(sel))
-	if err != nil {
-		t.Fatalf("text of %s: %v", sel, err)
+	for try := 1; ; try++ {
+		s, err := chromedp.Run(ctx, chromedp.Text(sel))
+		if err == nil {
+			return s
+		}
+		// A refresh may replace the node between the query and the read
+		// ("No node with given id found"): query again, a few times.
+		if try == 3 {
+			t.Fatalf("text of %s: %v", sel, err)
+		}
 	}
-	return s
 }
 
 // eval evaluates a JavaScript expression in the page.

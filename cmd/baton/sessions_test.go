@@ -18,6 +18,7 @@ func TestProcessSessionsCollected(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts real processes")
 	}
+	t.Parallel() // its own SQLite file and processes
 	url := "sqlite:" + filepath.Join(t.TempDir(), "b.db")
 	hold := func(duration string) {
 		t.Helper()

@@ -88,8 +88,10 @@ func TestProcessStateViews(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts real processes")
 	}
+	t.Parallel() // its own stores and processes; the waits have seconds of slack
 	for backend, open := range stateBackends(t) {
 		t.Run(backend, func(t *testing.T) {
+			t.Parallel()
 			url := open(t)
 			st, err := (&env{}).openStore(t.Context(), url)
 			if err != nil {

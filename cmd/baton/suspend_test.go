@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -110,6 +111,7 @@ func TestProcessSuspend(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts real processes")
 	}
+	t.Parallel() // its own SQLite file and processes
 	dir := t.TempDir()
 	db := "sqlite:" + filepath.Join(dir, "b.db")
 	effects := filepath.Join(dir, "effects")
@@ -119,9 +121,23 @@ func TestProcessSuspend(t *testing.T) {
 	}
 	var logs []*syncBuffer
 	for _, node := range []string{"a", "b", "c"} {
-		_, _, errb := startBaton(t, "run", "--store", db, "--node", node, "--lease", "3s", "--grace", "1s", "--every", "1s",
+		cmd, _, errb := startBaton(t, "run", "--store", db, "--node", node, "--lease", "3s", "--grace", "1s", "--every", "1s",
 			"job", "--", "sh", "-c", `echo "$BATON_PERIOD $BATON_TOKEN" >> `+effects)
 		logs = append(logs, errb)
+		// Stop each node with SIGTERM before the temporary directory is
+		// removed: a SIGKILL left its running command writing the effects
+		// file while the directory was being removed.
+		t.Cleanup(func() {
+			cmd.Process.Signal(syscall.SIGTERM)
+			done := make(chan struct{})
+			go func() { cmd.Wait(); close(done) }()
+			select {
+			case <-done:
+			case <-time.After(10 * time.Second):
+				cmd.Process.Kill()
+				<-done
+			}
+		})
 	}
 	if !waitFor(10*time.Second, func() bool { return lines() >= 2 }) {
 		t.Fatalf("no runs within 10s; logs:\n%s", logs[0].String())

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/internal/testenv"
 	"github.com/batonhq/baton/store"
 )
 
@@ -66,9 +67,14 @@ func Run(t *testing.T, b Backend) {
 }
 
 // testResignHandover: three nodes run a 1s job; the leader resigns three
-// times. Each time exactly one other node takes over under the next token,
-// and every period is done once.
+// times (twice by default, three times with testenv.Long). Each time
+// exactly one other node takes over under the next token, and every period
+// is done once.
 func testResignHandover(t *testing.T, c *Cluster, open func(string) store.Store) {
+	resigns := 2
+	if testenv.Long() {
+		resigns = 3
+	}
 	c.Runner = true
 	for i := range 3 {
 		id := fmt.Sprintf("n%d", i+1)
@@ -79,7 +85,7 @@ func testResignHandover(t *testing.T, c *Cluster, open func(string) store.Store)
 	c.StartAll()
 	leader, tr := c.WaitOneLeader(10 * time.Second)
 	time.Sleep(1500 * time.Millisecond)
-	for range 3 {
+	for range resigns {
 		leader.Resign(tr)
 		prev := tr.Term.Token()
 		leader, tr = c.WaitOneLeader(c.Timing.Safe() + 10*time.Second)

@@ -108,6 +108,7 @@ func reach(t *testing.T, from, to *netns.Host) bool {
 }
 
 func TestNetFaults(t *testing.T) {
+	t.Parallel() // a Net of its own
 	nt := netns.NewT(t, "a", "b", "c")
 	a, b, c := nt.Host("a"), nt.Host("b"), nt.Host("c")
 	for _, h := range nt.Hosts() {
@@ -271,6 +272,7 @@ func storeServes(t *testing.T, h *netns.Host, url string) bool {
 // them, a majority survives a killed member, and the member restarts on
 // its data.
 func TestEtcdMembers(t *testing.T) {
+	t.Parallel() // a Net of its own
 	nt := netns.NewT(t, "etcd-0", "etcd-1", "etcd-2", "client")
 	members := nt.Hosts()[:3]
 	e, err := netns.StartEtcd(nt, members, []string{os.Args[0]}, []string{"NETNS_TEST_ETCD_MEMBER=1"}, t.TempDir())
@@ -303,6 +305,7 @@ func TestEtcdMembers(t *testing.T) {
 
 // A PostgreSQL server on its own host serves a client on another.
 func TestPostgresHost(t *testing.T) {
+	t.Parallel() // a Net of its own
 	nt := netns.NewT(t, "pg", "client")
 	p, err := netns.StartPostgres(nt, nt.Host("pg"))
 	if err != nil {

@@ -66,3 +66,17 @@ func Chromium(t testing.TB) string {
 	Require(t, "chromium", "no chromium, chromium-browser or google-chrome on PATH (apt-get install chromium)")
 	return ""
 }
+
+// LongVar names the environment variable that asks for the full-length
+// versions of the long tests outside CI.
+const LongVar = "BATON_LONG"
+
+// Long reports whether the long tests run at full length: when CI=true
+// (.ci/run sets it) or BATON_LONG=1. Otherwise they run a shorter version
+// that can still fail (fewer seeds, days or rounds, never none), so that
+// `go test ./...` stays quick on a developer's machine. A test that
+// shortens itself says by how much in its doc comment and logs the length
+// it ran.
+func Long() bool {
+	return os.Getenv("CI") == "true" || os.Getenv(LongVar) == "1"
+}

@@ -23,3 +23,25 @@ func TestRequired(t *testing.T) {
 		})
 	}
 }
+
+func TestLong(t *testing.T) {
+	tests := []struct {
+		ci, long string
+		want     bool
+	}{
+		{"", "", false},
+		{"true", "", true},
+		{"", "1", true},
+		{"false", "0", false},
+		{"1", "", false},
+	}
+	for _, tc := range tests {
+		t.Run("CI="+tc.ci+",BATON_LONG="+tc.long, func(t *testing.T) {
+			t.Setenv("CI", tc.ci)
+			t.Setenv(LongVar, tc.long)
+			if got := Long(); got != tc.want {
+				t.Fatalf("Long() with CI=%q %s=%q = %v, want %v", tc.ci, LongVar, tc.long, got, tc.want)
+			}
+		})
+	}
+}
