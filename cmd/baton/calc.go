@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/batonhq/baton/model"
+	"github.com/batonhq/baton/internal/model"
 )
 
 func calcSubcommands() []command {

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/batonhq/baton/drill"
+	"github.com/batonhq/baton/internal/drill"
 	"github.com/batonhq/baton/internal/netns"
 )
 

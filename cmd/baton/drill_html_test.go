@@ -14,8 +14,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/batonhq/baton/drill"
 	"github.com/batonhq/baton/internal/browsertest"
+	"github.com/batonhq/baton/internal/drill"
 )
 
 // 'baton drill --html' opens in headless Chromium with one timeline per

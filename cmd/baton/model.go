@@ -9,7 +9,7 @@ import (
 	"io"
 	"strconv"
 
-	"github.com/batonhq/baton/model"
+	"github.com/batonhq/baton/internal/model"
 )
 
 // modelSubcommands are the subcommands of "baton model", in help order.

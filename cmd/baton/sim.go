@@ -7,7 +7,7 @@ import (
 	"runtime/debug"
 	"strings"
 
-	"github.com/batonhq/baton/sim"
+	"github.com/batonhq/baton/internal/sim"
 )
 
 const simAbout = `Runs the real election machine, the real scheduler machine (the work loop

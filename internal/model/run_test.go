@@ -99,13 +99,13 @@ func loadVectors(t *testing.T) vectorFile {
 		t.Fatal(err)
 	}
 	if len(vf.Runs) < 3000 {
-		t.Fatalf("testdata/vectors.json has %d runs; regenerate it (see model/testdata/gen)", len(vf.Runs))
+		t.Fatalf("testdata/vectors.json has %d runs; regenerate it (see internal/model/testdata/gen)", len(vf.Runs))
 	}
 	return vf
 }
 
 // TestRunMatchesLessonModel compares Run with the results of the lesson's own
-// model, recorded by model/testdata/gen.
+// model, recorded by internal/model/testdata/gen.
 func TestRunMatchesLessonModel(t *testing.T) {
 	vf := loadVectors(t)
 	failed := 0

@@ -3,7 +3,7 @@ package model_test
 import (
 	"fmt"
 
-	"github.com/batonhq/baton/model"
+	"github.com/batonhq/baton/internal/model"
 )
 
 // The lesson's plain run: node 0 is unreachable in rounds 6-10, the batch of

@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"testing"
 
-	"github.com/batonhq/baton/drill"
+	"github.com/batonhq/baton/internal/drill"
 )
 
 func runAll(t *testing.T, store string) map[drill.Fault]drill.Report {

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/batonhq/baton/drill"
+	"github.com/batonhq/baton/internal/drill"
 )
 
 // checkGuarantees asserts what the drill exists to show, in either mode:

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/batonhq/baton/sim"
+	"github.com/batonhq/baton/internal/sim"
 )
 
 // A fixed set of seeds runs in every `go test`; CI runs a larger budget

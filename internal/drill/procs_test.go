@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/batonhq/baton/drill"
+	"github.com/batonhq/baton/internal/drill"
 	"github.com/batonhq/baton/internal/netns"
 	"github.com/batonhq/baton/internal/testenv"
 )

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/batonhq/baton/model"
+	"github.com/batonhq/baton/internal/model"
 )
 
 // Report is one fault's drill: its parameters and the three columns.
