@@ -10,8 +10,8 @@ import (
 // The CLI's golden files hold the lesson's two blocks, checked against the
 // lesson's text by the CLI's tests.
 const (
-	measureGolden = "../cmd/baton/testdata/model_measure.golden"
-	costGolden    = "../cmd/baton/testdata/model_cost.golden"
+	measureGolden = "../../cmd/baton/testdata/model_measure.golden"
+	costGolden    = "../../cmd/baton/testdata/model_cost.golden"
 )
 
 func readFile(t *testing.T, path string) string {
