@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/batonhq/baton/internal/testenv"
+
 	"github.com/jackc/pgx/v5"
 
 	"github.com/batonhq/baton/internal/pgtest"
@@ -82,6 +84,7 @@ func TestWritersRefuseForeignDatabase(t *testing.T) {
 // Every writer refuses a PostgreSQL schema that holds an application's
 // tables, with the read commands' message, and leaves it as it was.
 func TestWritersRefuseForeignSchema(t *testing.T) {
+	testenv.ParallelUnlessLong(t)
 	raw := pgtest.Start(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()

@@ -14,6 +14,7 @@ import (
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/internal/pgtest"
 	"github.com/batonhq/baton/internal/supervise"
+	"github.com/batonhq/baton/internal/testenv"
 	"github.com/batonhq/baton/store/memstore"
 )
 
@@ -31,6 +32,12 @@ func TestMain(m *testing.M) {
 	if os.Getenv("BATON_TEST_MAIN") == "1" {
 		main()
 		return
+	}
+	// The parallel tests (real processes, browsers, benchmarks of seconds)
+	// mostly wait: four at a time in a developer's run; in CI, under the
+	// race detector, one per CPU.
+	if !testenv.Long() {
+		testenv.DefaultParallel(4)
 	}
 	pgtest.Main(m)
 }

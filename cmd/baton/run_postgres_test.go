@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/batonhq/baton/internal/testenv"
+
 	"github.com/batonhq/baton/internal/pgtest"
 	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/store/postgres"
@@ -21,6 +23,7 @@ func TestRunOnPostgres(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts real processes")
 	}
+	testenv.ParallelUnlessLong(t)
 	u, err := url.Parse(pgtest.Start(t))
 	if err != nil {
 		t.Fatal(err)

@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/batonhq/baton/internal/testenv"
+
 	"github.com/batonhq/baton/store"
 )
 
@@ -162,6 +164,7 @@ func TestProcessRunOnce(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts real processes")
 	}
+	testenv.ParallelUnlessLong(t)
 	db := "sqlite:" + filepath.Join(t.TempDir(), "b.db")
 	t.Run("status", func(t *testing.T) {
 		for script, want := range map[string]int{"exit 3": 3, "exit 0": 0, "kill -TERM $$": 143} {
@@ -219,6 +222,7 @@ func TestRunTimeout(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs real processes")
 	}
+	testenv.ParallelUnlessLong(t)
 	e, _, errb, ms := shared()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan int)

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/batonhq/baton/internal/testenv"
+
 	"github.com/batonhq/baton/internal/testutil"
 
 	"github.com/batonhq/baton"
@@ -139,6 +141,7 @@ func TestRunScheduledCommand(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs real processes for a few seconds")
 	}
+	testenv.ParallelUnlessLong(t)
 	e, out, errb, ms := shared()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan int)
@@ -191,6 +194,7 @@ func TestRunSingleton(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs real processes")
 	}
+	testenv.ParallelUnlessLong(t)
 	e, out, errb, ms := shared()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan int)
@@ -230,6 +234,7 @@ func TestRunHandover(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs real processes for a few seconds")
 	}
+	testenv.ParallelUnlessLong(t)
 	e1, out1, errb1, ms := shared()
 	e2 := &env{stdout: &syncBuffer{}, stderr: &syncBuffer{}, open: e1.open}
 	args := func(node string) []string {
@@ -389,6 +394,7 @@ func TestRunRetries(t *testing.T) {
 // change, and the first stops with the same complaint when it would lead
 // again.
 func TestRunRefusesAnotherSchedule(t *testing.T) {
+	testenv.ParallelUnlessLong(t)
 	e, out, errb, ms := shared()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/batonhq/baton/internal/testenv"
+
 	"github.com/chromedp/chromedp"
 
 	"github.com/batonhq/baton/internal/browsertest"
@@ -54,6 +56,7 @@ func TestServePageAtScaleInBrowser(t *testing.T) {
 	if testing.Short() {
 		t.Skip("writes 100,000 names and starts a browser")
 	}
+	testenv.ParallelUnlessLong(t)
 	n := 100000
 	ctx := browsertest.New(t, 120*time.Second)
 	base := os.Getenv("BATON_SERVE_URL")

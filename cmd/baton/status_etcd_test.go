@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/batonhq/baton/internal/testenv"
+
 	"github.com/batonhq/baton/internal/etcdtest"
 	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/store/etcd"
@@ -16,6 +18,7 @@ import (
 // that means (degraded mode), in one line with exit status 1, not a usage
 // error; once the members are back it reports the leader again.
 func TestStatusEtcdQuorumLoss(t *testing.T) {
+	testenv.ParallelUnlessLong(t)
 	c := etcdtest.StartCluster(t, 3)
 	const prefix = "/status-test/"
 	url := "etcd://" + c.Endpoint(0) + "?prefix=" + prefix + "&dial-timeout=2s&request-timeout=2s"

@@ -2,7 +2,6 @@ package drill_test
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"os"
 	"strings"
@@ -36,12 +35,7 @@ func TestMain(m *testing.M) {
 	// namespaces of its own, and spend their time waiting on real rounds
 	// (a few seconds of CPU in a minute): unless -test.parallel is given,
 	// run four at a time instead of one per CPU.
-	flag.Parse()
-	explicit := false
-	flag.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "test.parallel" })
-	if !explicit {
-		flag.Set("test.parallel", "4")
-	}
+	testenv.DefaultParallel(4)
 	os.Exit(m.Run())
 }
 
@@ -72,6 +66,7 @@ func TestProcsGuarantees(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts 5 processes per run for 15 runs of about 3 seconds each")
 	}
+	testenv.ParallelUnlessLong(t)
 	faults := drill.Faults
 	if !testenv.Long() {
 		faults = []drill.Fault{drill.PauseBeforeEffect, drill.Crash}

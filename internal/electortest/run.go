@@ -49,6 +49,7 @@ func Run(t *testing.T, b Backend) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			testenv.ParallelUnlessLong(t)
 			loc := b.Fresh(t)
 			var res Resource
 			if b.Resource != nil {
@@ -58,6 +59,7 @@ func Run(t *testing.T, b Backend) {
 		})
 	}
 	t.Run("StoreReplaced", func(t *testing.T) {
+		testenv.ParallelUnlessLong(t)
 		loc := b.Fresh(t)
 		if loc.Replace == nil {
 			t.Skip("the backend gives no way to replace its store")

@@ -9,9 +9,11 @@
 package testenv
 
 import (
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -79,4 +81,29 @@ const LongVar = "BATON_LONG"
 // it ran.
 func Long() bool {
 	return os.Getenv("CI") == "true" || os.Getenv(LongVar) == "1"
+}
+
+// ParallelUnlessLong marks t to run in parallel with the package's other
+// parallel tests, unless the long tests run (Long: CI). It is for real-time
+// tests that mostly wait (on leases, rounds, processes) and bound timing
+// with slack: beside each other they cost a developer's run little CPU,
+// while CI, which runs them under the race detector at full length, keeps
+// them one at a time so that their slack holds on two loaded cores.
+func ParallelUnlessLong(t *testing.T) {
+	if !Long() {
+		t.Parallel()
+	}
+}
+
+// DefaultParallel, called from a TestMain, lets n parallel tests run at
+// once (instead of one per CPU) unless -test.parallel is given. It is for
+// packages whose parallel tests mostly wait on real time or on other
+// processes.
+func DefaultParallel(n int) {
+	flag.Parse()
+	explicit := false
+	flag.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "test.parallel" })
+	if !explicit {
+		flag.Set("test.parallel", strconv.Itoa(n))
+	}
 }

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/batonhq/baton/internal/testenv"
+
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/batonhq/baton/internal/electortest"
@@ -96,6 +98,7 @@ func (ec *ecluster) addNode(id string, ms ...int) *electortest.Node {
 // members restart exactly one node leads, under a higher token, and it
 // catches up the periods that came due during the outage.
 func TestElectorQuorumLoss(t *testing.T) {
+	testenv.ParallelUnlessLong(t)
 	c := etcdtest.StartCluster(t, 3)
 	ec := newECluster(t, c)
 	ec.Runner = true
@@ -176,6 +179,7 @@ func TestElectorQuorumLoss(t *testing.T) {
 // there is one leader; when the big side's nodes stop, a node of the small
 // side takes over under a higher token: tokens only ever increased.
 func TestElectorPartition3Plus2(t *testing.T) {
+	testenv.ParallelUnlessLong(t)
 	c := etcdtest.StartCluster(t, 5)
 	lead := c.Leader(0)
 	minority := []int{lead, (lead + 1) % 5}
@@ -257,6 +261,7 @@ func TestElectorPartition3Plus2(t *testing.T) {
 // a 1s job throughout: the periods of the handover are each done once.
 // After the heal the old leader rejoins as a contender.
 func TestElectorLeaderMemberCutOff(t *testing.T) {
+	testenv.ParallelUnlessLong(t)
 	c := etcdtest.StartCluster(t, 3)
 	alone := c.Leader(0)
 	rest := []int{(alone + 1) % 3, (alone + 2) % 3}

@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/batonhq/baton/internal/testenv"
+
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -299,6 +301,7 @@ func TestElectorServerDown(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs a PostgreSQL server for seconds")
 	}
+	testenv.ParallelUnlessLong(t)
 	c := newCluster(t, 3)
 	first, term := c.leader(10*time.Second, 0)
 	t.Logf("%s leads with token %d", first.ID, term.Token())
@@ -362,6 +365,7 @@ func TestElectorSessionsKilled(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs a PostgreSQL server for seconds")
 	}
+	testenv.ParallelUnlessLong(t)
 	c := newCluster(t, 3)
 	c.leader(10*time.Second, 0)
 	ctx := testCtx(t)
