@@ -263,8 +263,16 @@ func TestRunHandover(t *testing.T) {
 		t.Fatalf("n1:\n%s\nn2:\n%s", out1.String(), out2)
 	}
 	rs, _ := ms.Runs(context.Background(), "billing", "", 0)
-	for _, r := range rs {
-		if r.State != store.Done || r.Attempt != 1 {
+	// A stop may catch a node in the middle of a run: the period n1 was
+	// running when it stopped is run again by n2 (attempt 2), and the one
+	// n2 was running when it stopped stays running, the newest row. Every
+	// other row is done at the first attempt.
+	for i, r := range rs {
+		switch {
+		case r.State == store.Running && i == len(rs)-1 && r.Token == 2:
+		case r.State == store.Done && r.Attempt == 1:
+		case r.State == store.Done && r.Attempt == 2 && r.Token == 2 && r.Scheduled.Before(stopped):
+		default:
 			t.Errorf("row %+v", r)
 		}
 		if r.Token == 2 && r.Started.Sub(stopped) > 1100*time.Millisecond && r.Scheduled.Before(stopped) {

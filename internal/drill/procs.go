@@ -114,7 +114,7 @@ func runEpisodes(ctx context.Context, p Params, col Column, cfg Config, eps []Ep
 		return r, err
 	}
 	if d.net != nil {
-		if r.History, err = d.checkHistory(periodKeys(p)); err != nil {
+		if r.History, err = d.checkHistory(periodKeys(p), pending); err != nil {
 			return r, err
 		}
 	}

@@ -34,8 +34,11 @@ func TestMain(m *testing.M) {
 	// The net-mode tests run in parallel (t.Parallel), each on network
 	// namespaces of its own, and spend their time waiting on real rounds
 	// (a few seconds of CPU in a minute): unless -test.parallel is given,
-	// run four at a time instead of one per CPU.
-	testenv.DefaultParallel(4)
+	// run four at a time instead of one per CPU; in CI (testenv.Long),
+	// under the race detector, one per CPU.
+	if !testenv.Long() {
+		testenv.DefaultParallel(4)
+	}
 	os.Exit(m.Run())
 }
 
