@@ -1,7 +1,6 @@
 package election
 
 import (
-	"container/heap"
 	"fmt"
 	"slices"
 	"time"
@@ -120,7 +119,7 @@ func (g *Group) Next() time.Time {
 			at = top.at
 			break
 		}
-		heap.Pop(&g.timers) // stale
+		g.timers.pop() // stale
 	}
 	if g.sm != nil {
 		at = earliest(at, g.sm.Next())
@@ -249,33 +248,56 @@ func (g *Group) resign(now time.Time, ev Resign) []Action {
 func (g *Group) tick(now time.Time) []Action {
 	var acts []Action
 	for len(g.timers) > 0 && !now.Before(g.timers[0].at) {
-		t := heap.Pop(&g.timers).(timer)
+		t := g.timers.pop()
 		e := g.names[t.name]
 		if e == nil || !e.due.Equal(t.at) {
 			continue
 		}
 		e.due = time.Time{}
-		acts = append(acts, g.stepName(now, t.name, Tick{})...)
+		acts = concat(acts, g.stepName(now, t.name, Tick{}))
 	}
 	if g.sm != nil {
-		acts = append(acts, g.stepSession(now, Tick{})...)
+		acts = concat(acts, g.stepSession(now, Tick{}))
 	}
-	for _, s := range sortedKeys(g.obs) {
-		o := g.obs[s]
-		if o == nil {
-			continue // ended by an earlier one's names
-		}
-		if at := o.next(); !at.IsZero() && !now.Before(at) {
-			acts = append(acts, g.afterObserver(now, s, o.tick(now, g.cfg))...)
+	if g.observerDue(now) {
+		for _, s := range sortedKeys(g.obs) {
+			o := g.obs[s]
+			if o == nil {
+				continue // ended by an earlier one's names
+			}
+			if at := o.next(); !at.IsZero() && !now.Before(at) {
+				acts = concat(acts, g.afterObserver(now, s, o.tick(now, g.cfg)))
+			}
 		}
 	}
 	if g.sessions && g.count[leading] > 0 && !g.checkAt.IsZero() && !now.Before(g.checkAt) {
-		acts = append(acts, g.check(now)...)
+		acts = concat(acts, g.check(now))
 	}
 	if g.balancing() && !now.Before(g.balanceAt) {
-		acts = append(acts, g.balance(now)...)
+		acts = concat(acts, g.balance(now))
 	}
-	return append(acts, g.takeLater(now)...)
+	return concat(acts, g.takeLater(now))
+}
+
+// observerDue reports whether an observer's read is due at now. Only a due
+// observer's tick changes anything (an observer that is not due becomes
+// due only by time), so a tick with none due skips sorting them.
+func (g *Group) observerDue(now time.Time) bool {
+	for _, o := range g.obs {
+		if at := o.next(); !at.IsZero() && !now.Before(at) {
+			return true
+		}
+	}
+	return false
+}
+
+// concat appends b to a; when a is empty it returns b itself (every
+// action slice here is fresh, its receiver's to keep), saving a copy.
+func concat(a, b []Action) []Action {
+	if len(a) == 0 {
+		return b
+	}
+	return append(a, b...)
 }
 
 // check re-reads the next share of the held names, so that each is read
@@ -342,27 +364,47 @@ func (g *Group) stepName(now time.Time, name string, ev Event) []Action {
 }
 
 // filter keeps a name machine's actions for the runtime, handling Await
-// and dropping the machine's own Idle.
+// and dropping the machine's own Idle. The machine's slice is its caller's
+// to keep: most steps have neither, and it is returned as it is.
 func (g *Group) filter(now time.Time, name string, in []Action) []Action {
-	out := in[:0:0]
-	for _, a := range in {
+	for i, a := range in {
+		switch a.(type) {
+		case Idle, Await:
+			return g.filterFrom(now, name, in, i)
+		case Elected:
+			g.elected(now, name)
+		}
+	}
+	return in
+}
+
+// filterFrom is filter from in[i] on, the actions before it kept (a
+// slice of its own: appending never overwrites in).
+func (g *Group) filterFrom(now time.Time, name string, in []Action, i int) []Action {
+	out := in[:i:i]
+	for _, a := range in[i:] {
 		switch a := a.(type) {
 		case Idle:
 		case Await:
 			out = append(out, g.await(now, name, a.Session)...)
 		case Elected:
-			if g.sessions {
-				g.order = append(g.order, name)
-				if g.checkAt.IsZero() {
-					g.checkAt = now.Add(g.cfg.Renew)
-				}
-			}
+			g.elected(now, name)
 			out = append(out, a)
 		default:
 			out = append(out, a)
 		}
 	}
 	return out
+}
+
+// elected notes that name was won (its re-reads, in session mode).
+func (g *Group) elected(now time.Time, name string) {
+	if g.sessions {
+		g.order = append(g.order, name)
+		if g.checkAt.IsZero() {
+			g.checkAt = now.Add(g.cfg.Renew)
+		}
+	}
 }
 
 // await registers name as waiting on session s, or, if s is known dead,
@@ -449,7 +491,7 @@ func (g *Group) track(now time.Time, name string, e *entry) {
 	if at := m.Next(); !e.due.Equal(at) {
 		e.due = at
 		if !at.IsZero() {
-			heap.Push(&g.timers, timer{at: at, name: name})
+			g.timers.push(timer{at: at, name: name})
 		}
 	}
 	if m.waitOwn {
@@ -559,15 +601,48 @@ type timer struct {
 	name string
 }
 
+// timerHeap is a min-heap of timers by instant. Typed rather than
+// container/heap, whose interface boxes every timer pushed or popped: the
+// algorithm is container/heap's own, step for step, so that timers due at
+// one instant come out in the same order as before.
 type timerHeap []timer
 
-func (h timerHeap) Len() int           { return len(h) }
-func (h timerHeap) Less(i, j int) bool { return h[i].at.Before(h[j].at) }
-func (h timerHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *timerHeap) Push(x any)        { *h = append(*h, x.(timer)) }
-func (h *timerHeap) Pop() any {
-	old := *h
-	t := old[len(old)-1]
-	*h = old[:len(old)-1]
+func (h timerHeap) less(i, j int) bool { return h[i].at.Before(h[j].at) }
+
+func (h *timerHeap) push(t timer) {
+	*h = append(*h, t)
+	q := *h
+	for j := len(q) - 1; ; {
+		i := (j - 1) / 2 // parent
+		if i == j || !q.less(j, i) {
+			break
+		}
+		q[i], q[j] = q[j], q[i]
+		j = i
+	}
+}
+
+func (h *timerHeap) pop() timer {
+	q := *h
+	n := len(q) - 1
+	q[0], q[n] = q[n], q[0]
+	for i := 0; ; {
+		j1 := 2*i + 1
+		if j1 >= n || j1 < 0 {
+			break
+		}
+		j := j1 // left child
+		if j2 := j1 + 1; j2 < n && q.less(j2, j1) {
+			j = j2
+		}
+		if !q.less(j, i) {
+			break
+		}
+		q[i], q[j] = q[j], q[i]
+		i = j
+	}
+	t := q[n]
+	q[n] = timer{}
+	*h = q[:n]
 	return t
 }
