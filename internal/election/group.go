@@ -148,6 +148,7 @@ func (g *Group) balancing() bool {
 // answers.
 func (g *Group) Step(now time.Time, ev Event) []Action {
 	var acts []Action
+	in := ev // passed on as it came: boxing a reply again costs an allocation
 	switch ev := ev.(type) {
 	case Start:
 		acts = g.start(now, ev)
@@ -162,14 +163,14 @@ func (g *Group) Step(now time.Time, ev Event) []Action {
 			acts = g.obs[ev.Name].changed(now, ev.Version)
 			acts = g.afterObserver(now, ev.Name, acts)
 		case g.names[ev.Name] != nil:
-			acts = g.stepName(now, ev.Name, Changed{Version: ev.Version})
+			acts = g.stepName(now, ev.Name, in) // the machine reads only the version
 		}
 	case GetReply:
 		g.out--
-		acts = g.reply(now, ev.Name, ev)
+		acts = g.reply(now, ev.Name, in)
 	case SwapReply:
 		g.out--
-		acts = g.reply(now, ev.Name, ev)
+		acts = g.reply(now, ev.Name, in)
 	default:
 		panic(fmt.Sprintf("election: event %T is not for a Group", ev))
 	}
