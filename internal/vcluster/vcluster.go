@@ -244,7 +244,7 @@ type event struct {
 	node int32
 	inc  int32
 	gen  int32
-	ev   any           // election.Event (evReply) or scheduler.Event (evWorkReply)
+	ev   any           // election.Event or a batch's []election.Event (evReply), a call (evCall: see send), scheduler.Event (evWorkReply)
 	arg  time.Duration // trigger instant (evTrigger, evNodeTrigger), fault index (evFault)
 }
 
@@ -365,6 +365,9 @@ type engine struct {
 
 	leaders int
 	lastAt  time.Duration
+
+	gets  []string     // the reads of the batch being stepped (steps)
+	swaps []store.Swap // its writes
 
 	names   []string       // Job, then the other names
 	nameIdx map[string]int // index in names
@@ -514,7 +517,7 @@ func (e *engine) dispatch(ev event) {
 		e.arrive(ev)
 		return
 	case evCall:
-		e.apply(e.nodes[ev.node], ev.inc, ev.ev.(election.Action), e.nodes[ev.node].latency)
+		e.apply(e.nodes[ev.node], ev.inc, ev.ev, e.nodes[ev.node].latency)
 		return
 	}
 	n := e.nodes[ev.node]
@@ -527,6 +530,15 @@ func (e *engine) dispatch(ev event) {
 	}
 	switch ev.kind {
 	case evReply:
+		if evs, ok := ev.ev.([]election.Event); ok { // a batched call's answers
+			if e.c.CallLatency && n.cut {
+				for i, r := range evs {
+					evs[i] = e.lostAnswer(n, r)
+				}
+			}
+			e.steps(n, evs)
+			return
+		}
 		r := ev.ev.(election.Event)
 		if e.c.CallLatency && n.cut {
 			if r = e.lostAnswer(n, r); r == nil {
