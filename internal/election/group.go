@@ -49,6 +49,7 @@ type Group struct {
 
 	// Contenders waiting on other processes' sessions.
 	obs     map[string]*observer
+	obsList []*observer                    // obs's values, in no order: iterated for every Next
 	waiters map[string]map[string]struct{} // session -> names
 	dead    map[string]struct{}            // sessions known to be dead
 
@@ -115,7 +116,7 @@ func (g *Group) Next() time.Time {
 	var at time.Time
 	for len(g.timers) > 0 {
 		top := g.timers[0]
-		if e := g.names[top.name]; e != nil && e.due.Equal(top.at) {
+		if top.e.due.Equal(top.at) {
 			at = top.at
 			break
 		}
@@ -124,7 +125,7 @@ func (g *Group) Next() time.Time {
 	if g.sm != nil {
 		at = earliest(at, g.sm.Next())
 	}
-	for _, o := range g.obs {
+	for _, o := range g.obsList {
 		at = earliest(at, o.next())
 	}
 	if g.sessions && g.count[leading] > 0 {
@@ -250,8 +251,8 @@ func (g *Group) tick(now time.Time) []Action {
 	var acts []Action
 	for len(g.timers) > 0 && !now.Before(g.timers[0].at) {
 		t := g.timers.pop()
-		e := g.names[t.name]
-		if e == nil || !e.due.Equal(t.at) {
+		e := t.e
+		if !e.due.Equal(t.at) {
 			continue
 		}
 		e.due = time.Time{}
@@ -284,7 +285,7 @@ func (g *Group) tick(now time.Time) []Action {
 // observer's tick changes anything (an observer that is not due becomes
 // due only by time), so a tick with none due skips sorting them.
 func (g *Group) observerDue(now time.Time) bool {
-	for _, o := range g.obs {
+	for _, o := range g.obsList {
 		if at := o.next(); !at.IsZero() && !now.Before(at) {
 			return true
 		}
@@ -429,6 +430,7 @@ func (g *Group) await(now time.Time, name, s string) []Action {
 	if g.obs[s] == nil {
 		o := &observer{name: s}
 		g.obs[s] = o
+		g.obsList = append(g.obsList, o)
 		return o.read(now)
 	}
 	return nil
@@ -441,7 +443,7 @@ func (g *Group) afterObserver(now time.Time, s string, acts []Action) []Action {
 	if o != nil && o.corrupt != nil {
 		// The session's record cannot be judged: every name that waits
 		// on it ends its campaign, and nobody takes them over.
-		delete(g.obs, s)
+		g.dropObserver(s)
 		waiting := g.waiters[s]
 		delete(g.waiters, s)
 		for _, name := range sortedKeys(waiting) {
@@ -456,7 +458,7 @@ func (g *Group) afterObserver(now time.Time, s string, acts []Action) []Action {
 		// Nobody waits any more (the names stopped or were taken while
 		// a read was out): the observer goes, or it would poll forever
 		// and the group would never be idle.
-		delete(g.obs, s)
+		g.dropObserver(s)
 		return acts
 	}
 	if o == nil || !o.dead {
@@ -466,7 +468,7 @@ func (g *Group) afterObserver(now time.Time, s string, acts []Action) []Action {
 		clear(g.dead) // a cache: forgetting only costs a read
 	}
 	g.dead[s] = struct{}{}
-	delete(g.obs, s)
+	g.dropObserver(s)
 	waiting := g.waiters[s]
 	delete(g.waiters, s)
 	var names []string
@@ -492,7 +494,7 @@ func (g *Group) track(now time.Time, name string, e *entry) {
 	if at := m.Next(); !e.due.Equal(at) {
 		e.due = at
 		if !at.IsZero() {
-			g.timers.push(timer{at: at, name: name})
+			g.timers.push(timer{at: at, name: name, e: e})
 		}
 	}
 	if m.waitOwn {
@@ -500,6 +502,17 @@ func (g *Group) track(now time.Time, name string, e *entry) {
 	}
 	if s := e.await; s != "" && (m.awaiting != s || m.phase != contending) {
 		g.unwait(name, e)
+	}
+}
+
+// dropObserver ends the observer of session s.
+func (g *Group) dropObserver(s string) {
+	if o := g.obs[s]; o != nil {
+		delete(g.obs, s)
+		i := slices.Index(g.obsList, o)
+		g.obsList[i] = g.obsList[len(g.obsList)-1]
+		g.obsList[len(g.obsList)-1] = nil
+		g.obsList = g.obsList[:len(g.obsList)-1]
 	}
 }
 
@@ -513,7 +526,7 @@ func (g *Group) unwait(name string, e *entry) {
 		if len(w) == 0 {
 			delete(g.waiters, s)
 			if o := g.obs[s]; o != nil && o.inflight == opNone {
-				delete(g.obs, s) // nobody waits; a late reply is dropped
+				g.dropObserver(s) // nobody waits; a late reply is dropped
 			}
 		}
 	}
@@ -597,9 +610,12 @@ func sortedKeys[V any](m map[string]V) []string {
 	return keys
 }
 
+// timer is a name's timer: its entry, g.names[name], which stays the
+// name's for the group's life.
 type timer struct {
 	at   time.Time
 	name string
+	e    *entry
 }
 
 // timerHeap is a min-heap of timers by instant. Typed rather than
