@@ -268,7 +268,7 @@ type (
 // is never split.
 func (e *engine) sendGets(n *node, names []string) {
 	if _, ok := e.c.Store.(store.BatchGetter); len(names) > 1 && ok {
-		e.sendCall(n, getBatch(slices.Clone(names)))
+		e.sendCall(n, getBatch(names))
 		return
 	}
 	for _, name := range names {
@@ -279,7 +279,7 @@ func (e *engine) sendGets(n *node, names []string) {
 // sendSwaps sends the writes of one step, as sendGets its reads.
 func (e *engine) sendSwaps(n *node, swaps []store.Swap) {
 	if _, ok := e.c.Store.(store.BatchSwapper); len(swaps) > 1 && ok {
-		e.sendCall(n, swapBatch(slices.Clone(swaps)))
+		e.sendCall(n, swapBatch(swaps))
 		return
 	}
 	for _, sw := range swaps {
@@ -289,12 +289,19 @@ func (e *engine) sendSwaps(n *node, swaps []store.Swap) {
 
 // sendCall sends one election store call (a Get, a Swap, a getBatch or a
 // swapBatch): it fails at once when n is cut off, travels to the store
-// with CallLatency, else is applied now.
+// with CallLatency, else is applied now. A batch is steps' scratch slice:
+// it is copied only to wait in the queue.
 func (e *engine) sendCall(n *node, call any) {
 	switch err := e.reachable(n); {
 	case err != nil:
 		e.push(event{at: e.now + n.latency, kind: evReply, node: int32(n.idx), inc: int32(n.inc), ev: failedCall(call, err)})
 	case e.c.CallLatency:
+		switch b := call.(type) {
+		case getBatch:
+			call = slices.Clone(b)
+		case swapBatch:
+			call = slices.Clone(b)
+		}
 		e.push(event{at: e.now + n.latency, kind: evCall, node: int32(n.idx), inc: int32(n.inc), ev: call})
 	default:
 		e.apply(n, int32(n.inc), call, n.latency)
