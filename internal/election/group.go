@@ -294,10 +294,17 @@ func (g *Group) observerDue(now time.Time) bool {
 }
 
 // concat appends b to a; when a is empty it returns b itself (every
-// action slice here is fresh, its receiver's to keep), saving a copy.
+// action slice here is fresh, its receiver's to keep), saving a copy. A
+// tick of many names appends one action per name: the first growth makes
+// room for several, not just the one.
 func concat(a, b []Action) []Action {
 	if len(a) == 0 {
 		return b
+	}
+	if len(a)+len(b) > cap(a) {
+		grown := make([]Action, len(a), max(8, 2*(len(a)+len(b))))
+		copy(grown, a)
+		a = grown
 	}
 	return append(a, b...)
 }

@@ -418,11 +418,12 @@ func (e *engine) notify(name string, v int64) {
 		return
 	}
 	isName := e.nameIndex(name) >= 0
+	var ch election.Event = election.Changed{Name: name, Version: v} // boxed once for every node
 	for _, m := range e.nodes {
 		if !m.up || m.cut || (!m.sessions && !isName) {
 			continue
 		}
-		e.push(event{at: e.now + m.latency, kind: evReply, node: int32(m.idx), inc: int32(m.inc), ev: election.Changed{Name: name, Version: v}})
+		e.push(event{at: e.now + m.latency, kind: evReply, node: int32(m.idx), inc: int32(m.inc), ev: ch})
 	}
 }
 
