@@ -36,6 +36,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"time"
 
 	"github.com/batonhq/baton/internal/election"
@@ -254,10 +255,32 @@ type event struct {
 // heap itself holds only the ordering keys and a slot index, no pointers:
 // sifting moves 24 bytes with no write barriers, and the events, which
 // carry an interface, stay in their slots until popped.
+//
+// The events known before the run (faults, triggers) are not in the heap
+// but in fixed, sorted by the same order, from next on: pop takes
+// whichever comes first, so the heap holds only the events the run makes.
 type queue struct {
 	h    []qent
 	evs  []event
 	free []int32
+
+	fixed []event
+	next  int
+}
+
+// preload sets the events known before the run (their seq set).
+func (q *queue) preload(evs []event) {
+	slices.SortFunc(evs, func(a, b event) int {
+		x, y := qent{at: a.at, key: key(&a)}, qent{at: b.at, key: key(&b)}
+		switch {
+		case x.less(y):
+			return -1
+		case y.less(x):
+			return 1
+		}
+		return 0
+	})
+	q.fixed, q.next = evs, 0
 }
 
 // qent is an event's place in the heap: its instant, its order key (faults
@@ -285,7 +308,7 @@ func (a qent) less(b qent) bool {
 	return a.key < b.key
 }
 
-func (q *queue) len() int { return len(q.h) }
+func (q *queue) len() int { return len(q.h) + len(q.fixed) - q.next }
 
 func (q *queue) push(ev event) {
 	var slot int32
@@ -313,6 +336,13 @@ func (q *queue) push(ev event) {
 }
 
 func (q *queue) pop() event {
+	if q.next < len(q.fixed) {
+		f := &q.fixed[q.next]
+		if len(q.h) == 0 || (qent{at: f.at, key: key(f)}).less(q.h[0]) {
+			q.next++
+			return *f
+		}
+	}
 	h := q.h
 	top := h[0]
 	last := len(h) - 1
@@ -428,19 +458,29 @@ func Run(ctx context.Context, c Config) (Outcome, error) {
 		e.newMachine(n)
 		e.nodes = append(e.nodes, n)
 	}
+	// The faults and the triggers, known before the run, wait in a sorted
+	// list beside the heap (numbered as if pushed, in the same order: the
+	// queue gives the same order as when they were in it).
+	var fixed []event
+	fix := func(ev event) {
+		e.seq++
+		ev.seq = int64(e.seq)
+		fixed = append(fixed, ev)
+	}
 	for i, f := range c.Faults {
-		e.push(event{at: f.At, kind: evFault, arg: time.Duration(i)})
+		fix(event{at: f.At, kind: evFault, arg: time.Duration(i)})
 	}
 	if !c.Persistent {
 		for _, t := range c.Triggers {
-			e.push(event{at: t, kind: evTrigger, arg: t})
+			fix(event{at: t, kind: evTrigger, arg: t})
 		}
 	} else if c.Schedule != nil {
 		// Wake the leaders when a period comes due.
 		for w := c.Schedule.Next(Epoch); !w.IsZero() && c.Virtual(w) <= c.End; w = c.Schedule.Next(w) {
-			e.push(event{at: c.Virtual(w), kind: evTrigger})
+			fix(event{at: c.Virtual(w), kind: evTrigger})
 		}
 	}
+	e.q.preload(fixed)
 	for _, n := range e.nodes {
 		e.campaign(n)
 	}
