@@ -32,6 +32,7 @@ type node struct {
 	tickAt                 time.Duration // ... for this instant
 	termGen                int           // tags the scheduler machine's replies with their term
 	mailbox                []event
+	cutErr, lostErr        error // the errors of a call while cut off, and of an answer lost so
 
 	// The term of Job, which the scheduler machine works under.
 	term     uint64
@@ -123,7 +124,10 @@ func (e *engine) valid(n *node) bool {
 
 func (e *engine) reachable(n *node) error {
 	if n.cut {
-		return fmt.Errorf("%w: %s is cut off (injected fault)", store.ErrUnavailable, n.id)
+		if n.cutErr == nil { // made once: errors are values, and a cut node fails every call
+			n.cutErr = fmt.Errorf("%w: %s is cut off (injected fault)", store.ErrUnavailable, n.id)
+		}
+		return n.cutErr
 	}
 	return nil
 }
@@ -167,14 +171,15 @@ func (e *engine) steps(n *node, evs []election.Event) {
 	}
 	e.sendGets(n, gets)
 	e.sendSwaps(n, swaps)
-	clear(swaps) // the records' strings, for the collector
+	clear(gets) // the actions, for the collector
+	clear(swaps)
 	e.gets, e.swaps = gets[:0], swaps[:0]
 	e.armTimer(n)
 }
 
 // step1 steps one event and executes its announcements; it appends its
 // store calls to gets and swaps.
-func (e *engine) step1(n *node, ev election.Event, gets []string, swaps []store.Swap) ([]string, []store.Swap) {
+func (e *engine) step1(n *node, ev election.Event, gets, swaps []election.Action) ([]election.Action, []election.Action) {
 	var sess string
 	var alive bool
 	if e.c.Trace != nil {
@@ -199,12 +204,12 @@ func (e *engine) step1(n *node, ev election.Event, gets []string, swaps []store.
 	if len(acts) > 1 {
 		slices.SortStableFunc(acts, func(a, b election.Action) int { return strings.Compare(actionName(a), actionName(b)) })
 	}
-	for _, a := range acts {
-		switch a := a.(type) {
+	for _, act := range acts {
+		switch a := act.(type) {
 		case election.Get:
-			gets = append(gets, a.Name)
+			gets = append(gets, act)
 		case election.Swap:
-			swaps = append(swaps, a.Swap)
+			swaps = append(swaps, act)
 		case election.Elected:
 			i := e.nameIndex(a.Name)
 			if e.c.Check && e.damaged[i] {
@@ -257,8 +262,8 @@ func (e *engine) step1(n *node, ev election.Event, gets []string, swaps []store.
 // write (SwapMany): an election store call of two or more records. Their
 // answers come back as one []election.Event, in order.
 type (
-	getBatch  []string
-	swapBatch []store.Swap
+	getBatch  struct{ names []string }
+	swapBatch struct{ swaps []store.Swap }
 )
 
 // sendGets sends the reads of one step: one Get for a single name (as the
@@ -266,30 +271,41 @@ type (
 // GetMany for more. A node holds at most a few hundred records (Names is
 // at most 100), fewer than the driver's largest batch (1,000), so a batch
 // is never split.
-func (e *engine) sendGets(n *node, names []string) {
-	if _, ok := e.c.Store.(store.BatchGetter); len(names) > 1 && ok {
-		e.sendCall(n, getBatch(names))
+func (e *engine) sendGets(n *node, gets []election.Action) {
+	if _, ok := e.c.Store.(store.BatchGetter); len(gets) > 1 && ok {
+		b := &e.getBatch
+		b.names = b.names[:0]
+		for _, a := range gets {
+			b.names = append(b.names, a.(election.Get).Name)
+		}
+		e.sendCall(n, b)
 		return
 	}
-	for _, name := range names {
-		e.sendCall(n, election.Get{Name: name})
+	for _, a := range gets {
+		e.sendCall(n, a)
 	}
 }
 
 // sendSwaps sends the writes of one step, as sendGets its reads.
-func (e *engine) sendSwaps(n *node, swaps []store.Swap) {
+func (e *engine) sendSwaps(n *node, swaps []election.Action) {
 	if _, ok := e.c.Store.(store.BatchSwapper); len(swaps) > 1 && ok {
-		e.sendCall(n, swapBatch(swaps))
+		b := &e.swapBatch
+		b.swaps = b.swaps[:0]
+		for _, a := range swaps {
+			b.swaps = append(b.swaps, a.(election.Swap).Swap)
+		}
+		e.sendCall(n, b)
+		clear(b.swaps) // the records' strings, for the collector
 		return
 	}
-	for _, sw := range swaps {
-		e.sendCall(n, election.Swap{Swap: sw})
+	for _, a := range swaps {
+		e.sendCall(n, a)
 	}
 }
 
-// sendCall sends one election store call (a Get, a Swap, a getBatch or a
-// swapBatch): it fails at once when n is cut off, travels to the store
-// with CallLatency, else is applied now. A batch is steps' scratch slice:
+// sendCall sends one election store call (a Get, a Swap, a *getBatch or
+// a *swapBatch): it fails at once when n is cut off, travels to the store
+// with CallLatency, else is applied now. A batch is the engine's scratch:
 // it is copied only to wait in the queue.
 func (e *engine) sendCall(n *node, call any) {
 	switch err := e.reachable(n); {
@@ -297,10 +313,10 @@ func (e *engine) sendCall(n *node, call any) {
 		e.push(event{at: e.now + n.latency, kind: evReply, node: int32(n.idx), inc: int32(n.inc), ev: failedCall(call, err)})
 	case e.c.CallLatency:
 		switch b := call.(type) {
-		case getBatch:
-			call = slices.Clone(b)
-		case swapBatch:
-			call = slices.Clone(b)
+		case *getBatch:
+			call = &getBatch{slices.Clone(b.names)}
+		case *swapBatch:
+			call = &swapBatch{slices.Clone(b.swaps)}
 		}
 		e.push(event{at: e.now + n.latency, kind: evCall, node: int32(n.idx), inc: int32(n.inc), ev: call})
 	default:
@@ -317,15 +333,15 @@ func failedCall(call any, err error) any {
 		return election.GetReply{Name: a.Name, Err: err}
 	case election.Swap:
 		return election.SwapReply{Name: a.Swap.Record.Name, Err: err}
-	case getBatch:
-		evs := make([]election.Event, len(a))
-		for i, name := range a {
+	case *getBatch:
+		evs := make([]election.Event, len(a.names))
+		for i, name := range a.names {
 			evs[i] = election.GetReply{Name: name, Err: err}
 		}
 		return evs
-	case swapBatch:
-		evs := make([]election.Event, len(a))
-		for i, sw := range a {
+	case *swapBatch:
+		evs := make([]election.Event, len(a.swaps))
+		for i, sw := range a.swaps {
 			evs[i] = election.SwapReply{Name: sw.Record.Name, Err: err}
 		}
 		return evs
@@ -337,7 +353,10 @@ func failedCall(call any, err error) any {
 // error of a node cut off before the answer came back (CallLatency): the
 // call's outcome is unknown to it.
 func (e *engine) lostAnswer(n *node, ev election.Event) election.Event {
-	err := fmt.Errorf("%w: %s was cut off before the answer came (injected fault)", store.ErrUnavailable, n.id)
+	if n.lostErr == nil { // made once, as cutErr
+		n.lostErr = fmt.Errorf("%w: %s was cut off before the answer came (injected fault)", store.ErrUnavailable, n.id)
+	}
+	err := n.lostErr
 	switch r := ev.(type) {
 	case election.GetReply:
 		return election.GetReply{Name: r.Name, Err: err}
@@ -363,10 +382,10 @@ func (e *engine) apply(n *node, inc int32, call any, latency time.Duration) {
 		r.Record, r.Err = e.c.Store.Swap(e.ctx, a.Swap)
 		e.swapped(n, a.Swap, r)
 		ev = election.Event(r)
-	case getBatch:
-		res, err := e.c.Store.(store.BatchGetter).GetMany(e.ctx, a)
-		evs := make([]election.Event, len(a))
-		for i, name := range a {
+	case *getBatch:
+		res, err := e.c.Store.(store.BatchGetter).GetMany(e.ctx, a.names)
+		evs := make([]election.Event, len(a.names))
+		for i, name := range a.names {
 			r := election.GetReply{Name: name, Err: err}
 			if err == nil {
 				r.Record, r.Err = res[i].Record, res[i].Err
@@ -374,10 +393,10 @@ func (e *engine) apply(n *node, inc int32, call any, latency time.Duration) {
 			evs[i] = r
 		}
 		ev = evs
-	case swapBatch:
-		res, err := e.c.Store.(store.BatchSwapper).SwapMany(e.ctx, a)
-		evs := make([]election.Event, len(a))
-		for i, sw := range a {
+	case *swapBatch:
+		res, err := e.c.Store.(store.BatchSwapper).SwapMany(e.ctx, a.swaps)
+		evs := make([]election.Event, len(a.swaps))
+		for i, sw := range a.swaps {
 			r := election.SwapReply{Name: sw.Record.Name, Err: err}
 			if err == nil {
 				r.Record, r.Err = res[i].Record, res[i].Err

@@ -396,8 +396,9 @@ type engine struct {
 	leaders int
 	lastAt  time.Duration
 
-	gets  []string     // the reads of the batch being stepped (steps)
-	swaps []store.Swap // its writes
+	gets, swaps []election.Action // the reads and writes of the batch being stepped (steps)
+	getBatch    getBatch          // sendGets' scratch
+	swapBatch   swapBatch         // sendSwaps'
 
 	names   []string       // Job, then the other names
 	nameIdx map[string]int // index in names
