@@ -256,7 +256,7 @@ func (g *Group) tick(now time.Time) []Action {
 			continue
 		}
 		e.due = time.Time{}
-		acts = concat(acts, g.stepName(now, t.name, Tick{}))
+		acts = concat(acts, g.stepEntry(now, t.name, e, Tick{}))
 	}
 	if g.sm != nil {
 		acts = concat(acts, g.stepSession(now, Tick{}))
@@ -357,8 +357,8 @@ func (g *Group) reply(now time.Time, name string, ev Event) []Action {
 		}
 		return g.afterObserver(now, name, acts)
 	}
-	if g.names[name] != nil {
-		return g.stepName(now, name, ev)
+	if e := g.names[name]; e != nil {
+		return g.stepEntry(now, name, e, ev)
 	}
 	return nil // a late reply for a session or observer that is gone
 }
@@ -366,7 +366,11 @@ func (g *Group) reply(now time.Time, name string, ev Event) []Action {
 // stepName steps the machine of name and handles what it asks of the
 // group.
 func (g *Group) stepName(now time.Time, name string, ev Event) []Action {
-	e := g.names[name]
+	return g.stepEntry(now, name, g.names[name], ev)
+}
+
+// stepEntry is stepName with the name's entry at hand.
+func (g *Group) stepEntry(now time.Time, name string, e *entry, ev Event) []Action {
 	acts := g.filter(now, name, e.m.Step(now, ev))
 	g.track(now, name, e)
 	return acts
