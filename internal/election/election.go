@@ -277,6 +277,7 @@ func (p phase) String() string {
 type Machine struct {
 	cfg   Config
 	phase phase
+	get   Action // Get{Name: cfg.Name}, boxed once: a contender reads every poll
 
 	inflight op        // the one store request in flight
 	sentAt   time.Time // when it was sent
@@ -465,7 +466,10 @@ func (m *Machine) start(now time.Time) []Action {
 
 func (m *Machine) read(now time.Time) []Action {
 	m.inflight, m.sentAt, m.readAt = opRead, now, time.Time{}
-	return []Action{Get{Name: m.cfg.Name}}
+	if m.get == nil {
+		m.get = Get{Name: m.cfg.Name}
+	}
+	return []Action{m.get}
 }
 
 func (m *Machine) send(now time.Time, o op, sw store.Swap) []Action {

@@ -1,7 +1,6 @@
 package election
 
 import (
-	"container/heap"
 	"fmt"
 	"slices"
 	"time"
@@ -50,6 +49,7 @@ type Group struct {
 
 	// Contenders waiting on other processes' sessions.
 	obs     map[string]*observer
+	obsList []*observer                    // obs's values, in no order: iterated for every Next
 	waiters map[string]map[string]struct{} // session -> names
 	dead    map[string]struct{}            // sessions known to be dead
 
@@ -116,16 +116,16 @@ func (g *Group) Next() time.Time {
 	var at time.Time
 	for len(g.timers) > 0 {
 		top := g.timers[0]
-		if e := g.names[top.name]; e != nil && e.due.Equal(top.at) {
+		if top.e.due.Equal(top.at) {
 			at = top.at
 			break
 		}
-		heap.Pop(&g.timers) // stale
+		g.timers.pop() // stale
 	}
 	if g.sm != nil {
 		at = earliest(at, g.sm.Next())
 	}
-	for _, o := range g.obs {
+	for _, o := range g.obsList {
 		at = earliest(at, o.next())
 	}
 	if g.sessions && g.count[leading] > 0 {
@@ -149,6 +149,7 @@ func (g *Group) balancing() bool {
 // answers.
 func (g *Group) Step(now time.Time, ev Event) []Action {
 	var acts []Action
+	in := ev // passed on as it came: boxing a reply again costs an allocation
 	switch ev := ev.(type) {
 	case Start:
 		acts = g.start(now, ev)
@@ -163,14 +164,14 @@ func (g *Group) Step(now time.Time, ev Event) []Action {
 			acts = g.obs[ev.Name].changed(now, ev.Version)
 			acts = g.afterObserver(now, ev.Name, acts)
 		case g.names[ev.Name] != nil:
-			acts = g.stepName(now, ev.Name, Changed{Version: ev.Version})
+			acts = g.stepName(now, ev.Name, in) // the machine reads only the version
 		}
 	case GetReply:
 		g.out--
-		acts = g.reply(now, ev.Name, ev)
+		acts = g.reply(now, ev.Name, in)
 	case SwapReply:
 		g.out--
-		acts = g.reply(now, ev.Name, ev)
+		acts = g.reply(now, ev.Name, in)
 	default:
 		panic(fmt.Sprintf("election: event %T is not for a Group", ev))
 	}
@@ -249,33 +250,63 @@ func (g *Group) resign(now time.Time, ev Resign) []Action {
 func (g *Group) tick(now time.Time) []Action {
 	var acts []Action
 	for len(g.timers) > 0 && !now.Before(g.timers[0].at) {
-		t := heap.Pop(&g.timers).(timer)
-		e := g.names[t.name]
-		if e == nil || !e.due.Equal(t.at) {
+		t := g.timers.pop()
+		e := t.e
+		if !e.due.Equal(t.at) {
 			continue
 		}
 		e.due = time.Time{}
-		acts = append(acts, g.stepName(now, t.name, Tick{})...)
+		acts = concat(acts, g.stepEntry(now, t.name, e, Tick{}))
 	}
 	if g.sm != nil {
-		acts = append(acts, g.stepSession(now, Tick{})...)
+		acts = concat(acts, g.stepSession(now, Tick{}))
 	}
-	for _, s := range sortedKeys(g.obs) {
-		o := g.obs[s]
-		if o == nil {
-			continue // ended by an earlier one's names
-		}
-		if at := o.next(); !at.IsZero() && !now.Before(at) {
-			acts = append(acts, g.afterObserver(now, s, o.tick(now, g.cfg))...)
+	if g.observerDue(now) {
+		for _, s := range sortedKeys(g.obs) {
+			o := g.obs[s]
+			if o == nil {
+				continue // ended by an earlier one's names
+			}
+			if at := o.next(); !at.IsZero() && !now.Before(at) {
+				acts = concat(acts, g.afterObserver(now, s, o.tick(now, g.cfg)))
+			}
 		}
 	}
 	if g.sessions && g.count[leading] > 0 && !g.checkAt.IsZero() && !now.Before(g.checkAt) {
-		acts = append(acts, g.check(now)...)
+		acts = concat(acts, g.check(now))
 	}
 	if g.balancing() && !now.Before(g.balanceAt) {
-		acts = append(acts, g.balance(now)...)
+		acts = concat(acts, g.balance(now))
 	}
-	return append(acts, g.takeLater(now)...)
+	return concat(acts, g.takeLater(now))
+}
+
+// observerDue reports whether an observer's read is due at now. Only a due
+// observer's tick changes anything (an observer that is not due becomes
+// due only by time), so a tick with none due skips sorting them.
+func (g *Group) observerDue(now time.Time) bool {
+	for _, o := range g.obsList {
+		if at := o.next(); !at.IsZero() && !now.Before(at) {
+			return true
+		}
+	}
+	return false
+}
+
+// concat appends b to a; when a is empty it returns b itself (every
+// action slice here is fresh, its receiver's to keep), saving a copy. A
+// tick of many names appends one action per name: the first growth makes
+// room for several, not just the one.
+func concat(a, b []Action) []Action {
+	if len(a) == 0 {
+		return b
+	}
+	if len(a)+len(b) > cap(a) {
+		grown := make([]Action, len(a), max(8, 2*(len(a)+len(b))))
+		copy(grown, a)
+		a = grown
+	}
+	return append(a, b...)
 }
 
 // check re-reads the next share of the held names, so that each is read
@@ -326,8 +357,8 @@ func (g *Group) reply(now time.Time, name string, ev Event) []Action {
 		}
 		return g.afterObserver(now, name, acts)
 	}
-	if g.names[name] != nil {
-		return g.stepName(now, name, ev)
+	if e := g.names[name]; e != nil {
+		return g.stepEntry(now, name, e, ev)
 	}
 	return nil // a late reply for a session or observer that is gone
 }
@@ -335,34 +366,58 @@ func (g *Group) reply(now time.Time, name string, ev Event) []Action {
 // stepName steps the machine of name and handles what it asks of the
 // group.
 func (g *Group) stepName(now time.Time, name string, ev Event) []Action {
-	e := g.names[name]
+	return g.stepEntry(now, name, g.names[name], ev)
+}
+
+// stepEntry is stepName with the name's entry at hand.
+func (g *Group) stepEntry(now time.Time, name string, e *entry, ev Event) []Action {
 	acts := g.filter(now, name, e.m.Step(now, ev))
 	g.track(now, name, e)
 	return acts
 }
 
 // filter keeps a name machine's actions for the runtime, handling Await
-// and dropping the machine's own Idle.
+// and dropping the machine's own Idle. The machine's slice is its caller's
+// to keep: most steps have neither, and it is returned as it is.
 func (g *Group) filter(now time.Time, name string, in []Action) []Action {
-	out := in[:0:0]
-	for _, a := range in {
+	for i, a := range in {
+		switch a.(type) {
+		case Idle, Await:
+			return g.filterFrom(now, name, in, i)
+		case Elected:
+			g.elected(now, name)
+		}
+	}
+	return in
+}
+
+// filterFrom is filter from in[i] on, the actions before it kept (a
+// slice of its own: appending never overwrites in).
+func (g *Group) filterFrom(now time.Time, name string, in []Action, i int) []Action {
+	out := in[:i:i]
+	for _, a := range in[i:] {
 		switch a := a.(type) {
 		case Idle:
 		case Await:
 			out = append(out, g.await(now, name, a.Session)...)
 		case Elected:
-			if g.sessions {
-				g.order = append(g.order, name)
-				if g.checkAt.IsZero() {
-					g.checkAt = now.Add(g.cfg.Renew)
-				}
-			}
+			g.elected(now, name)
 			out = append(out, a)
 		default:
 			out = append(out, a)
 		}
 	}
 	return out
+}
+
+// elected notes that name was won (its re-reads, in session mode).
+func (g *Group) elected(now time.Time, name string) {
+	if g.sessions {
+		g.order = append(g.order, name)
+		if g.checkAt.IsZero() {
+			g.checkAt = now.Add(g.cfg.Renew)
+		}
+	}
 }
 
 // await registers name as waiting on session s, or, if s is known dead,
@@ -386,6 +441,7 @@ func (g *Group) await(now time.Time, name, s string) []Action {
 	if g.obs[s] == nil {
 		o := &observer{name: s}
 		g.obs[s] = o
+		g.obsList = append(g.obsList, o)
 		return o.read(now)
 	}
 	return nil
@@ -398,7 +454,7 @@ func (g *Group) afterObserver(now time.Time, s string, acts []Action) []Action {
 	if o != nil && o.corrupt != nil {
 		// The session's record cannot be judged: every name that waits
 		// on it ends its campaign, and nobody takes them over.
-		delete(g.obs, s)
+		g.dropObserver(s)
 		waiting := g.waiters[s]
 		delete(g.waiters, s)
 		for _, name := range sortedKeys(waiting) {
@@ -413,7 +469,7 @@ func (g *Group) afterObserver(now time.Time, s string, acts []Action) []Action {
 		// Nobody waits any more (the names stopped or were taken while
 		// a read was out): the observer goes, or it would poll forever
 		// and the group would never be idle.
-		delete(g.obs, s)
+		g.dropObserver(s)
 		return acts
 	}
 	if o == nil || !o.dead {
@@ -423,7 +479,7 @@ func (g *Group) afterObserver(now time.Time, s string, acts []Action) []Action {
 		clear(g.dead) // a cache: forgetting only costs a read
 	}
 	g.dead[s] = struct{}{}
-	delete(g.obs, s)
+	g.dropObserver(s)
 	waiting := g.waiters[s]
 	delete(g.waiters, s)
 	var names []string
@@ -449,7 +505,7 @@ func (g *Group) track(now time.Time, name string, e *entry) {
 	if at := m.Next(); !e.due.Equal(at) {
 		e.due = at
 		if !at.IsZero() {
-			heap.Push(&g.timers, timer{at: at, name: name})
+			g.timers.push(timer{at: at, name: name, e: e})
 		}
 	}
 	if m.waitOwn {
@@ -457,6 +513,17 @@ func (g *Group) track(now time.Time, name string, e *entry) {
 	}
 	if s := e.await; s != "" && (m.awaiting != s || m.phase != contending) {
 		g.unwait(name, e)
+	}
+}
+
+// dropObserver ends the observer of session s.
+func (g *Group) dropObserver(s string) {
+	if o := g.obs[s]; o != nil {
+		delete(g.obs, s)
+		i := slices.Index(g.obsList, o)
+		g.obsList[i] = g.obsList[len(g.obsList)-1]
+		g.obsList[len(g.obsList)-1] = nil
+		g.obsList = g.obsList[:len(g.obsList)-1]
 	}
 }
 
@@ -470,7 +537,7 @@ func (g *Group) unwait(name string, e *entry) {
 		if len(w) == 0 {
 			delete(g.waiters, s)
 			if o := g.obs[s]; o != nil && o.inflight == opNone {
-				delete(g.obs, s) // nobody waits; a late reply is dropped
+				g.dropObserver(s) // nobody waits; a late reply is dropped
 			}
 		}
 	}
@@ -554,20 +621,56 @@ func sortedKeys[V any](m map[string]V) []string {
 	return keys
 }
 
+// timer is a name's timer: its entry, g.names[name], which stays the
+// name's for the group's life.
 type timer struct {
 	at   time.Time
 	name string
+	e    *entry
 }
 
+// timerHeap is a min-heap of timers by instant. Typed rather than
+// container/heap, whose interface boxes every timer pushed or popped: the
+// algorithm is container/heap's own, step for step, so that timers due at
+// one instant come out in the same order as before.
 type timerHeap []timer
 
-func (h timerHeap) Len() int           { return len(h) }
-func (h timerHeap) Less(i, j int) bool { return h[i].at.Before(h[j].at) }
-func (h timerHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *timerHeap) Push(x any)        { *h = append(*h, x.(timer)) }
-func (h *timerHeap) Pop() any {
-	old := *h
-	t := old[len(old)-1]
-	*h = old[:len(old)-1]
+func (h timerHeap) less(i, j int) bool { return h[i].at.Before(h[j].at) }
+
+func (h *timerHeap) push(t timer) {
+	*h = append(*h, t)
+	q := *h
+	for j := len(q) - 1; ; {
+		i := (j - 1) / 2 // parent
+		if i == j || !q.less(j, i) {
+			break
+		}
+		q[i], q[j] = q[j], q[i]
+		j = i
+	}
+}
+
+func (h *timerHeap) pop() timer {
+	q := *h
+	n := len(q) - 1
+	q[0], q[n] = q[n], q[0]
+	for i := 0; ; {
+		j1 := 2*i + 1
+		if j1 >= n || j1 < 0 {
+			break
+		}
+		j := j1 // left child
+		if j2 := j1 + 1; j2 < n && q.less(j2, j1) {
+			j = j2
+		}
+		if !q.less(j, i) {
+			break
+		}
+		q[i], q[j] = q[j], q[i]
+		i = j
+	}
+	t := q[n]
+	q[n] = timer{}
+	*h = q[:n]
 	return t
 }

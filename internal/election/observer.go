@@ -18,7 +18,8 @@ import (
 // the wait starts again.
 type observer struct {
 	name     string
-	inflight op // opRead or opRelease (the write that ends the session)
+	get      Action // Get{Name: name}, boxed once: it reads every poll
+	inflight op     // opRead or opRelease (the write that ends the session)
 	seen     store.Record
 	seenAt   time.Time
 	hasSeen  bool
@@ -46,7 +47,10 @@ func (o *observer) next() time.Time {
 
 func (o *observer) read(now time.Time) []Action {
 	o.inflight, o.readAt = opRead, time.Time{}
-	return []Action{Get{Name: o.name}}
+	if o.get == nil {
+		o.get = Get{Name: o.name}
+	}
+	return []Action{o.get}
 }
 
 func (o *observer) expired(now time.Time, cfg Config) bool {

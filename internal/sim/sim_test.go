@@ -145,16 +145,20 @@ func TestParseFaults(t *testing.T) {
 	}
 }
 
-// BenchmarkSeed measures one seed of the default options on one core.
+// BenchmarkSeed measures one seed of the default options on one core, and
+// how many events a seed runs.
 func BenchmarkSeed(b *testing.B) {
 	o := sim.DefaultOptions()
-	seed := uint64(0)
+	seed, events := uint64(0), 0
 	for b.Loop() {
 		seed++
-		if _, err := sim.Run(b.Context(), o, seed); err != nil {
+		r, err := sim.Run(b.Context(), o, seed)
+		if err != nil {
 			b.Fatal(err)
 		}
+		events += r.Events
 	}
+	b.ReportMetric(float64(events)/float64(seed), "events/seed")
 }
 
 // Balanced seeds end balanced: with 12 names on 5 nodes every live node

@@ -115,10 +115,18 @@ func (e *engine) checkLog(i int) {
 
 // driftBeyond latches once two clocks' rates differ by more than the
 // margin allows: from then on the protocol promises nothing about belief,
-// and only the fence stands between a stale leader and the data.
-func (e *engine) ratesWithinMargin() bool {
+// and only the fence stands between a stale leader and the data. The
+// rates change only at a SetRate fault, which calls rateChanged: this
+// reads what that found.
+func (e *engine) ratesWithinMargin() bool { return !e.driftBeyond }
+
+// rateChanged latches driftBeyond when the nodes' rates, as they are now,
+// differ by more than MaxRateRatio. Called after every change of a rate,
+// in the event that changes it, so that the check after that event sees
+// it, as when every check compared the rates itself.
+func (e *engine) rateChanged() {
 	if e.driftBeyond {
-		return false
+		return
 	}
 	lo, hi := e.nodes[0].rate, e.nodes[0].rate
 	for _, n := range e.nodes {
@@ -126,7 +134,5 @@ func (e *engine) ratesWithinMargin() bool {
 	}
 	if hi/lo > e.c.MaxRateRatio() {
 		e.driftBeyond = true
-		return false
 	}
-	return true
 }

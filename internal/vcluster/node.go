@@ -32,6 +32,7 @@ type node struct {
 	tickAt                 time.Duration // ... for this instant
 	termGen                int           // tags the scheduler machine's replies with their term
 	mailbox                []event
+	cutErr, lostErr        error // the errors of a call while cut off, and of an answer lost so
 
 	// The term of Job, which the scheduler machine works under.
 	term     uint64
@@ -123,7 +124,10 @@ func (e *engine) valid(n *node) bool {
 
 func (e *engine) reachable(n *node) error {
 	if n.cut {
-		return fmt.Errorf("%w: %s is cut off (injected fault)", store.ErrUnavailable, n.id)
+		if n.cutErr == nil { // made once: errors are values, and a cut node fails every call
+			n.cutErr = fmt.Errorf("%w: %s is cut off (injected fault)", store.ErrUnavailable, n.id)
+		}
+		return n.cutErr
 	}
 	return nil
 }
@@ -140,13 +144,42 @@ func (e *engine) nameIndex(name string) int {
 	return -1
 }
 
-// step feeds the election machine and executes its actions, as package
-// baton's driver does: the names' store calls are applied when sent (with
-// CallLatency: when they arrive, the node's latency later) and answered
-// after the node's latency, and the announcements become the node's
-// terms. A name whose term ended is campaigned for again by its machine
-// (election.Start.Hold), as in baton.Elector.Run and baton.Group.Hold.
+// step feeds the election machine one event and executes its actions (see
+// steps).
 func (e *engine) step(n *node, ev election.Event) {
+	one := [1]election.Event{ev}
+	e.steps(n, one[:])
+}
+
+// steps feeds the election machine a batch of events (the answers of one
+// batched store call, or a single event) and executes its actions, as
+// package baton's driver does (driver.step): each event is stepped and its
+// announcements become the node's terms at once; the store calls of the
+// whole batch are sent after it, the reads as one batched read (GetMany)
+// and the writes as one batched write (SwapMany) when there are two or
+// more of a kind and the store can batch them, else one call each. The
+// calls are applied when sent (with CallLatency: when they arrive, the
+// node's latency later) and answered after the node's latency, a batch's
+// answers together. A name whose term ended is campaigned for again by its
+// machine (election.Start.Hold), as in baton.Elector.Run and
+// baton.Group.Hold.
+func (e *engine) steps(n *node, evs []election.Event) {
+	gets, swaps := e.gets[:0], e.swaps[:0]
+	e.gets, e.swaps = nil, nil // taken: a step within (none today) gets its own
+	for _, ev := range evs {
+		gets, swaps = e.step1(n, ev, gets, swaps)
+	}
+	e.sendGets(n, gets)
+	e.sendSwaps(n, swaps)
+	clear(gets) // the actions, for the collector
+	clear(swaps)
+	e.gets, e.swaps = gets[:0], swaps[:0]
+	e.armTimer(n)
+}
+
+// step1 steps one event and executes its announcements; it appends its
+// store calls to gets and swaps.
+func (e *engine) step1(n *node, ev election.Event, gets, swaps []election.Action) ([]election.Action, []election.Action) {
 	var sess string
 	var alive bool
 	if e.c.Trace != nil {
@@ -168,18 +201,15 @@ func (e *engine) step(n *node, ev election.Event) {
 	// driver sends them concurrently, so their order across names means
 	// nothing; here it is made canonical (by name, each name's own actions
 	// in their order) so that a seed replays event for event.
-	slices.SortStableFunc(acts, func(a, b election.Action) int { return strings.Compare(actionName(a), actionName(b)) })
-	for _, a := range acts {
-		switch a := a.(type) {
-		case election.Get, election.Swap:
-			switch err := e.reachable(n); {
-			case err != nil:
-				e.push(event{at: e.now + n.latency, kind: evReply, node: int32(n.idx), inc: int32(n.inc), ev: failedCall(a, err)})
-			case e.c.CallLatency:
-				e.push(event{at: e.now + n.latency, kind: evCall, node: int32(n.idx), inc: int32(n.inc), ev: a})
-			default:
-				e.apply(n, int32(n.inc), a, n.latency)
-			}
+	if len(acts) > 1 {
+		slices.SortStableFunc(acts, func(a, b election.Action) int { return strings.Compare(actionName(a), actionName(b)) })
+	}
+	for _, act := range acts {
+		switch a := act.(type) {
+		case election.Get:
+			gets = append(gets, act)
+		case election.Swap:
+			swaps = append(swaps, act)
 		case election.Elected:
 			i := e.nameIndex(a.Name)
 			if e.c.Check && e.damaged[i] {
@@ -225,16 +255,96 @@ func (e *engine) step(n *node, ev election.Event) {
 			}
 		}
 	}
-	e.armTimer(n)
+	return gets, swaps
 }
 
-// failedCall is the answer to an election store call that failed with err.
-func failedCall(a election.Action, err error) election.Event {
-	switch a := a.(type) {
+// getBatch is a batched read of the names (GetMany), swapBatch a batched
+// write (SwapMany): an election store call of two or more records. Their
+// answers come back as one []election.Event, in order.
+type (
+	getBatch  struct{ names []string }
+	swapBatch struct{ swaps []store.Swap }
+)
+
+// sendGets sends the reads of one step: one Get for a single name (as the
+// driver does, and for a store that cannot batch: each its own call), one
+// GetMany for more. A node holds at most a few hundred records (Names is
+// at most 100), fewer than the driver's largest batch (1,000), so a batch
+// is never split.
+func (e *engine) sendGets(n *node, gets []election.Action) {
+	if _, ok := e.c.Store.(store.BatchGetter); len(gets) > 1 && ok {
+		b := &e.getBatch
+		b.names = b.names[:0]
+		for _, a := range gets {
+			b.names = append(b.names, a.(election.Get).Name)
+		}
+		e.sendCall(n, b)
+		return
+	}
+	for _, a := range gets {
+		e.sendCall(n, a)
+	}
+}
+
+// sendSwaps sends the writes of one step, as sendGets its reads.
+func (e *engine) sendSwaps(n *node, swaps []election.Action) {
+	if _, ok := e.c.Store.(store.BatchSwapper); len(swaps) > 1 && ok {
+		b := &e.swapBatch
+		b.swaps = b.swaps[:0]
+		for _, a := range swaps {
+			b.swaps = append(b.swaps, a.(election.Swap).Swap)
+		}
+		e.sendCall(n, b)
+		clear(b.swaps) // the records' strings, for the collector
+		return
+	}
+	for _, a := range swaps {
+		e.sendCall(n, a)
+	}
+}
+
+// sendCall sends one election store call (a Get, a Swap, a *getBatch or
+// a *swapBatch): it fails at once when n is cut off, travels to the store
+// with CallLatency, else is applied now. A batch is the engine's scratch:
+// it is copied only to wait in the queue.
+func (e *engine) sendCall(n *node, call any) {
+	switch err := e.reachable(n); {
+	case err != nil:
+		e.push(event{at: e.now + n.latency, kind: evReply, node: int32(n.idx), inc: int32(n.inc), ev: failedCall(call, err)})
+	case e.c.CallLatency:
+		switch b := call.(type) {
+		case *getBatch:
+			call = &getBatch{slices.Clone(b.names)}
+		case *swapBatch:
+			call = &swapBatch{slices.Clone(b.swaps)}
+		}
+		e.push(event{at: e.now + n.latency, kind: evCall, node: int32(n.idx), inc: int32(n.inc), ev: call})
+	default:
+		e.apply(n, int32(n.inc), call, n.latency)
+	}
+}
+
+// failedCall is the answer to an election store call that failed with err:
+// a batch's every answer carries it, as the driver gives every name of a
+// batched call that failed the call's error.
+func failedCall(call any, err error) any {
+	switch a := call.(type) {
 	case election.Get:
 		return election.GetReply{Name: a.Name, Err: err}
 	case election.Swap:
 		return election.SwapReply{Name: a.Swap.Record.Name, Err: err}
+	case *getBatch:
+		evs := make([]election.Event, len(a.names))
+		for i, name := range a.names {
+			evs[i] = election.GetReply{Name: name, Err: err}
+		}
+		return evs
+	case *swapBatch:
+		evs := make([]election.Event, len(a.swaps))
+		for i, sw := range a.swaps {
+			evs[i] = election.SwapReply{Name: sw.Record.Name, Err: err}
+		}
+		return evs
 	}
 	return nil
 }
@@ -243,7 +353,10 @@ func failedCall(a election.Action, err error) election.Event {
 // error of a node cut off before the answer came back (CallLatency): the
 // call's outcome is unknown to it.
 func (e *engine) lostAnswer(n *node, ev election.Event) election.Event {
-	err := fmt.Errorf("%w: %s was cut off before the answer came (injected fault)", store.ErrUnavailable, n.id)
+	if n.lostErr == nil { // made once, as cutErr
+		n.lostErr = fmt.Errorf("%w: %s was cut off before the answer came (injected fault)", store.ErrUnavailable, n.id)
+	}
+	err := n.lostErr
 	switch r := ev.(type) {
 	case election.GetReply:
 		return election.GetReply{Name: r.Name, Err: err}
@@ -256,35 +369,64 @@ func (e *engine) lostAnswer(n *node, ev election.Event) election.Event {
 
 // apply executes a store call of n's election machine (incarnation inc)
 // now, whatever became of n since it sent it, and sends the answer back
-// after latency.
-func (e *engine) apply(n *node, inc int32, a election.Action, latency time.Duration) {
-	var ev election.Event
-	switch a := a.(type) {
+// after latency: a batch's answers in one event.
+func (e *engine) apply(n *node, inc int32, call any, latency time.Duration) {
+	var ev any
+	switch a := call.(type) {
 	case election.Get:
 		r := election.GetReply{Name: a.Name}
 		r.Record, r.Err = e.c.Store.Get(e.ctx, a.Name)
-		ev = r
+		ev = election.Event(r)
 	case election.Swap:
 		r := election.SwapReply{Name: a.Swap.Record.Name}
 		r.Record, r.Err = e.c.Store.Swap(e.ctx, a.Swap)
-		if r.Err == nil {
-			if i := e.nameIndex(r.Name); i >= 0 {
-				e.logs[i].dirty = true
+		e.swapped(n, a.Swap, r)
+		ev = election.Event(r)
+	case *getBatch:
+		res, err := e.c.Store.(store.BatchGetter).GetMany(e.ctx, a.names)
+		evs := make([]election.Event, len(a.names))
+		for i, name := range a.names {
+			r := election.GetReply{Name: name, Err: err}
+			if err == nil {
+				r.Record, r.Err = res[i].Record, res[i].Err
 			}
-			e.notify(r.Name, r.Record.Version)
-			if store.IsSession(r.Name) && r.Record.Free() && !strings.Contains(r.Name, "/"+n.id+"/") {
-				e.tracef("%s found session %s dead and wrote it free", n.id, r.Name)
-			}
-			if a.Swap.Event == store.TransferRequested {
-				e.tracef("%s asks %s to hand %s over (balance)", n.id, r.Record.Holder, r.Name)
-			}
+			evs[i] = r
 		}
-		if e.c.Check && errors.Is(r.Err, store.ErrInvalid) {
-			e.violate("%s: the store refused a swap of %s as invalid: %v", n.id, r.Name, r.Err)
+		ev = evs
+	case *swapBatch:
+		res, err := e.c.Store.(store.BatchSwapper).SwapMany(e.ctx, a.swaps)
+		evs := make([]election.Event, len(a.swaps))
+		for i, sw := range a.swaps {
+			r := election.SwapReply{Name: sw.Record.Name, Err: err}
+			if err == nil {
+				r.Record, r.Err = res[i].Record, res[i].Err
+			}
+			e.swapped(n, sw, r)
+			evs[i] = r
 		}
-		ev = r
+		ev = evs
 	}
 	e.push(event{at: e.now + latency, kind: evReply, node: int32(n.idx), inc: inc, ev: ev})
+}
+
+// swapped accounts for a swap the store applied or refused: the name's
+// log to check, the change to notify, the checks.
+func (e *engine) swapped(n *node, sw store.Swap, r election.SwapReply) {
+	if r.Err == nil {
+		if i := e.nameIndex(r.Name); i >= 0 {
+			e.logs[i].dirty = true
+		}
+		e.notify(r.Name, r.Record.Version)
+		if store.IsSession(r.Name) && r.Record.Free() && !strings.Contains(r.Name, "/"+n.id+"/") {
+			e.tracef("%s found session %s dead and wrote it free", n.id, r.Name)
+		}
+		if sw.Event == store.TransferRequested {
+			e.tracef("%s asks %s to hand %s over (balance)", n.id, r.Record.Holder, r.Name)
+		}
+	}
+	if e.c.Check && errors.Is(r.Err, store.ErrInvalid) {
+		e.violate("%s: the store refused a swap of %s as invalid: %v", n.id, r.Name, r.Err)
+	}
 }
 
 // notify sends the change of record name, now at version v, to the nodes
@@ -295,11 +437,12 @@ func (e *engine) notify(name string, v int64) {
 		return
 	}
 	isName := e.nameIndex(name) >= 0
+	var ch election.Event = election.Changed{Name: name, Version: v} // boxed once for every node
 	for _, m := range e.nodes {
 		if !m.up || m.cut || (!m.sessions && !isName) {
 			continue
 		}
-		e.push(event{at: e.now + m.latency, kind: evReply, node: int32(m.idx), inc: int32(m.inc), ev: election.Changed{Name: name, Version: v}})
+		e.push(event{at: e.now + m.latency, kind: evReply, node: int32(m.idx), inc: int32(m.inc), ev: ch})
 	}
 }
 

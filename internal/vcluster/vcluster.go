@@ -36,6 +36,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"time"
 
 	"github.com/batonhq/baton/internal/election"
@@ -244,60 +245,133 @@ type event struct {
 	node int32
 	inc  int32
 	gen  int32
-	ev   any           // election.Event (evReply) or scheduler.Event (evWorkReply)
+	ev   any           // election.Event or a batch's []election.Event (evReply), a call (evCall: see send), scheduler.Event (evWorkReply)
 	arg  time.Duration // trigger instant (evTrigger, evNodeTrigger), fault index (evFault)
 }
 
 // queue is a binary min-heap of events by time; at one instant faults
 // come first, then the order of pushing. (Typed, not container/heap: an
-// interface conversion per event costs more than the rest of a push.)
-type queue []event
+// interface conversion per event costs more than the rest of a push.) The
+// heap itself holds only the ordering keys and a slot index, no pointers:
+// sifting moves 24 bytes with no write barriers, and the events, which
+// carry an interface, stay in their slots until popped.
+//
+// The events known before the run (faults, triggers) are not in the heap
+// but in fixed, sorted by the same order, from next on: pop takes
+// whichever comes first, so the heap holds only the events the run makes.
+type queue struct {
+	h    []qent
+	evs  []event
+	free []int32
 
-func (q queue) less(i, j int) bool {
-	if q[i].at != q[j].at {
-		return q[i].at < q[j].at
-	}
-	if fi, fj := q[i].kind == evFault, q[j].kind == evFault; fi != fj {
-		return fi // faults take effect first at their instant
-	}
-	return q[i].seq < q[j].seq
+	fixed []event
+	next  int
 }
 
+// preload sets the events known before the run (their seq set).
+func (q *queue) preload(evs []event) {
+	slices.SortFunc(evs, func(a, b event) int {
+		x, y := qent{at: a.at, key: key(&a)}, qent{at: b.at, key: key(&b)}
+		switch {
+		case x.less(y):
+			return -1
+		case y.less(x):
+			return 1
+		}
+		return 0
+	})
+	q.fixed, q.next = evs, 0
+}
+
+// qent is an event's place in the heap: its instant, its order key (faults
+// first, then push order: see key) and its slot in evs.
+type qent struct {
+	at   time.Duration
+	key  uint64
+	slot int32
+}
+
+// key orders the events of one instant as less did before: a fault
+// before any other event, then by seq.
+func key(ev *event) uint64 {
+	k := uint64(ev.seq)
+	if ev.kind != evFault {
+		k |= 1 << 62
+	}
+	return k
+}
+
+func (a qent) less(b qent) bool {
+	if a.at != b.at {
+		return a.at < b.at
+	}
+	return a.key < b.key
+}
+
+func (q *queue) len() int { return len(q.h) + len(q.fixed) - q.next }
+
 func (q *queue) push(ev event) {
-	*q = append(*q, ev)
-	h := *q
-	for i := len(h) - 1; i > 0; {
+	var slot int32
+	if n := len(q.free); n > 0 {
+		slot = q.free[n-1]
+		q.free = q.free[:n-1]
+		q.evs[slot] = ev
+	} else {
+		slot = int32(len(q.evs))
+		q.evs = append(q.evs, ev)
+	}
+	x := qent{at: ev.at, key: key(&ev), slot: slot}
+	q.h = append(q.h, x)
+	h := q.h
+	i := len(h) - 1
+	for i > 0 {
 		p := (i - 1) / 2
-		if !h.less(i, p) {
+		if !x.less(h[p]) {
 			break
 		}
-		h[i], h[p] = h[p], h[i]
+		h[i] = h[p]
 		i = p
 	}
+	h[i] = x
 }
 
 func (q *queue) pop() event {
-	h := *q
+	if q.next < len(q.fixed) {
+		f := &q.fixed[q.next]
+		if len(q.h) == 0 || (qent{at: f.at, key: key(f)}).less(q.h[0]) {
+			q.next++
+			return *f
+		}
+	}
+	h := q.h
 	top := h[0]
 	last := len(h) - 1
-	h[0] = h[last]
+	x := h[last]
 	h = h[:last]
-	for i := 0; ; {
-		l, m := 2*i+1, i
-		if l < len(h) && h.less(l, m) {
-			m = l
+	if last > 0 {
+		i := 0
+		for {
+			l := 2*i + 1
+			if l >= last {
+				break
+			}
+			m := l
+			if r := l + 1; r < last && h[r].less(h[l]) {
+				m = r
+			}
+			if !h[m].less(x) {
+				break
+			}
+			h[i] = h[m]
+			i = m
 		}
-		if r := l + 1; r < len(h) && h.less(r, m) {
-			m = r
-		}
-		if m == i {
-			break
-		}
-		h[i], h[m] = h[m], h[i]
-		i = m
+		h[i] = x
 	}
-	*q = h
-	return top
+	q.h = h
+	ev := q.evs[top.slot]
+	q.evs[top.slot] = event{} // drop the payload for the collector
+	q.free = append(q.free, top.slot)
+	return ev
 }
 
 // logState is how far a name's election log was checked.
@@ -321,6 +395,10 @@ type engine struct {
 
 	leaders int
 	lastAt  time.Duration
+
+	gets, swaps []election.Action // the reads and writes of the batch being stepped (steps)
+	getBatch    getBatch          // sendGets' scratch
+	swapBatch   swapBatch         // sendSwaps'
 
 	names   []string       // Job, then the other names
 	nameIdx map[string]int // index in names
@@ -381,23 +459,33 @@ func Run(ctx context.Context, c Config) (Outcome, error) {
 		e.newMachine(n)
 		e.nodes = append(e.nodes, n)
 	}
+	// The faults and the triggers, known before the run, wait in a sorted
+	// list beside the heap (numbered as if pushed, in the same order: the
+	// queue gives the same order as when they were in it).
+	var fixed []event
+	fix := func(ev event) {
+		e.seq++
+		ev.seq = int64(e.seq)
+		fixed = append(fixed, ev)
+	}
 	for i, f := range c.Faults {
-		e.push(event{at: f.At, kind: evFault, arg: time.Duration(i)})
+		fix(event{at: f.At, kind: evFault, arg: time.Duration(i)})
 	}
 	if !c.Persistent {
 		for _, t := range c.Triggers {
-			e.push(event{at: t, kind: evTrigger, arg: t})
+			fix(event{at: t, kind: evTrigger, arg: t})
 		}
 	} else if c.Schedule != nil {
 		// Wake the leaders when a period comes due.
 		for w := c.Schedule.Next(Epoch); !w.IsZero() && c.Virtual(w) <= c.End; w = c.Schedule.Next(w) {
-			e.push(event{at: c.Virtual(w), kind: evTrigger})
+			fix(event{at: c.Virtual(w), kind: evTrigger})
 		}
 	}
+	e.q.preload(fixed)
 	for _, n := range e.nodes {
 		e.campaign(n)
 	}
-	for len(e.q) > 0 && e.err == nil && e.out.Violation == nil {
+	for e.q.len() > 0 && e.err == nil && e.out.Violation == nil {
 		ev := e.q.pop()
 		if ev.at > c.End {
 			break
@@ -470,7 +558,7 @@ func (e *engine) dispatch(ev event) {
 		e.arrive(ev)
 		return
 	case evCall:
-		e.apply(e.nodes[ev.node], ev.inc, ev.ev.(election.Action), e.nodes[ev.node].latency)
+		e.apply(e.nodes[ev.node], ev.inc, ev.ev, e.nodes[ev.node].latency)
 		return
 	}
 	n := e.nodes[ev.node]
@@ -483,6 +571,15 @@ func (e *engine) dispatch(ev event) {
 	}
 	switch ev.kind {
 	case evReply:
+		if evs, ok := ev.ev.([]election.Event); ok { // a batched call's answers
+			if e.c.CallLatency && n.cut {
+				for i, r := range evs {
+					evs[i] = e.lostAnswer(n, r)
+				}
+			}
+			e.steps(n, evs)
+			return
+		}
 		r := ev.ev.(election.Event)
 		if e.c.CallLatency && n.cut {
 			if r = e.lostAnswer(n, r); r == nil {
