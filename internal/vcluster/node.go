@@ -267,12 +267,11 @@ type (
 )
 
 // sendGets sends the reads of one step: one Get for a single name (as the
-// driver does, and for a store that cannot batch: each its own call), one
-// GetMany for more. A node holds at most a few hundred records (Names is
+// driver does), one GetMany for more. A node holds at most a few hundred records (Names is
 // at most 100), fewer than the driver's largest batch (1,000), so a batch
 // is never split.
 func (e *engine) sendGets(n *node, gets []election.Action) {
-	if _, ok := e.c.Store.(store.BatchGetter); len(gets) > 1 && ok {
+	if len(gets) > 1 {
 		b := &e.getBatch
 		b.names = b.names[:0]
 		for _, a := range gets {
@@ -288,7 +287,7 @@ func (e *engine) sendGets(n *node, gets []election.Action) {
 
 // sendSwaps sends the writes of one step, as sendGets its reads.
 func (e *engine) sendSwaps(n *node, swaps []election.Action) {
-	if _, ok := e.c.Store.(store.BatchSwapper); len(swaps) > 1 && ok {
+	if len(swaps) > 1 {
 		b := &e.swapBatch
 		b.swaps = b.swaps[:0]
 		for _, a := range swaps {
@@ -383,7 +382,7 @@ func (e *engine) apply(n *node, inc int32, call any, latency time.Duration) {
 		e.swapped(n, a.Swap, r)
 		ev = election.Event(r)
 	case *getBatch:
-		res, err := e.c.Store.(store.BatchGetter).GetMany(e.ctx, a.names)
+		res, err := e.c.Store.GetMany(e.ctx, a.names)
 		evs := make([]election.Event, len(a.names))
 		for i, name := range a.names {
 			r := election.GetReply{Name: name, Err: err}
@@ -394,7 +393,7 @@ func (e *engine) apply(n *node, inc int32, call any, latency time.Duration) {
 		}
 		ev = evs
 	case *swapBatch:
-		res, err := e.c.Store.(store.BatchSwapper).SwapMany(e.ctx, a.swaps)
+		res, err := e.c.Store.SwapMany(e.ctx, a.swaps)
 		evs := make([]election.Event, len(a.swaps))
 		for i, sw := range a.swaps {
 			r := election.SwapReply{Name: sw.Record.Name, Err: err}
