@@ -1,0 +1,239 @@
+package sim
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"time"
+
+	"github.com/batonhq/baton/internal/vcluster"
+)
+
+// variant is how a seed's cluster runs its names.
+type variant struct {
+	sessions    []bool // per node: holds its names through a session
+	notify      bool   // change notifications (else polling alone, as when a watch is broken)
+	callLatency bool   // election requests travel the latency before the store applies them
+	balance     bool   // balanced holding (every node through a session)
+}
+
+// drawVariant says which nodes of a seed hold their names through a
+// session, whether the nodes get change notifications and whether the
+// election's requests, not only its answers, take the store's latency
+// (each half the seeds). It draws from a stream of its own, so that a
+// seed's fault schedule does not depend on it.
+func drawVariant(o Options, seed uint64) variant {
+	// Consecutive seeds make correlated first draws of a PCG: mix the seed.
+	rng := rand.New(rand.NewPCG(mix(seed), 0x73657373696f6e)) // "session"
+	mode := o.Sessions
+	if mode == SessionsSeeded {
+		mode = []SessionMode{SessionsOn, SessionsOff, SessionsMixed}[rng.IntN(3)]
+		if o.Balance == BalanceOn {
+			mode = SessionsOn
+		}
+	}
+	on := make([]bool, o.Nodes)
+	switch mode {
+	case SessionsOn:
+		for i := range on {
+			on[i] = true
+		}
+	case SessionsMixed:
+		for i := range on {
+			on[i] = rng.IntN(2) == 0
+		}
+		if o.Nodes > 1 && !slices.Contains(on, true) {
+			on[rng.IntN(o.Nodes)] = true
+		}
+		if o.Nodes > 1 && !slices.Contains(on, false) {
+			on[rng.IntN(o.Nodes)] = false
+		}
+	}
+	v := variant{sessions: on, notify: rng.IntN(2) == 0, callLatency: rng.IntN(2) == 0}
+	// Drawn last, so that the draws above stay what they were before
+	// balanced runs existed.
+	v.balance = mode == SessionsOn && (o.Balance == BalanceOn || o.Balance == BalanceSeeded && rng.IntN(2) == 0)
+	return v
+}
+
+// drawSuspension draws, in a quarter of the seeds, an operator's
+// suspension of the job and its resume (from a stream of its own, so that
+// the other faults of a seed stay as they were): suspended from between
+// 10% and 35% of the run for 5% to 25% of it, resumed well before the
+// heal, so that the periods due meanwhile are caught up before the end.
+func drawSuspension(o Options, seed uint64) []vcluster.Fault {
+	rng := rand.New(rand.NewPCG(mix(seed), 0x73757370656e64)) // "suspend"
+	if rng.IntN(4) != 0 {
+		return nil
+	}
+	t := o.Duration/10 + time.Duration(rng.Int64N(int64(o.Duration/4)))
+	d := o.Duration/20 + time.Duration(rng.Int64N(int64(o.Duration/5)))
+	return []vcluster.Fault{{At: t, Kind: vcluster.Suspend}, {At: t + d, Kind: vcluster.Resume}}
+}
+
+// mix is SplitMix64's finalizer: nearby seeds give distant states.
+func mix(x uint64) uint64 {
+	x += 0x9e3779b97f4a7c15
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
+	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
+	return x ^ (x >> 31)
+}
+
+// draw makes the fault schedule of a seed. Faults begin and end within the
+// first 70% of the run; at 75% everything is healed, so the rest of the run
+// shows liveness.
+func draw(o Options, seed uint64) (faults []vcluster.Fault, latency time.Duration, beyond bool) {
+	rng := rand.New(rand.NewPCG(seed, 0x62617a6f6e))        // "baton"
+	names := rand.New(rand.NewPCG(mix(seed), 0x6e616d6573)) // "names"
+	// The store's one-way latency: a local store to a distant one.
+	latency = o.scaled(time.Duration(1+rng.IntN(100)) * time.Millisecond)
+	window := o.Duration * 7 / 10
+	at := func() time.Duration { return 2*o.Lease + time.Duration(rng.Int64N(int64(window-2*o.Lease))) }
+	length := func() time.Duration {
+		// Any length: most short, some longer than several leases.
+		return time.Duration(rng.ExpFloat64() * float64(o.Lease))
+	}
+	node := func() int {
+		if rng.IntN(2) == 0 {
+			return 0 // the first leader, most often still leading
+		}
+		return rng.IntN(o.Nodes)
+	}
+	add := func(f vcluster.Fault) { faults = append(faults, f) }
+	// Hostile is a kind of seed, not of episode (hostile.go): its seeds
+	// draw their episodes from the other classes.
+	classes := slices.DeleteFunc(slices.Clone(o.Faults), func(c FaultClass) bool { return c == Hostile })
+	if len(classes) == 0 && len(o.Faults) > 0 {
+		classes = slices.DeleteFunc(slices.Clone(AllFaults), func(c FaultClass) bool { return c == Hostile })
+	}
+	episodes := 1 + rng.IntN(10)
+	for i := 0; i < episodes && len(classes) > 0; i++ {
+		class := classes[rng.IntN(len(classes))]
+		t, d, n := at(), length(), node()
+		switch class {
+		case Partition:
+			add(vcluster.Fault{At: t, Node: n, Kind: vcluster.Cut})
+			add(vcluster.Fault{At: t + d, Node: n, Kind: vcluster.Reconnect})
+		case Pause:
+			add(vcluster.Fault{At: t, Node: n, Kind: vcluster.Freeze})
+			add(vcluster.Fault{At: t + d, Node: n, Kind: vcluster.Thaw})
+		case PauseBeforeEffect:
+			// Frozen after the Valid() check (only fencing stops the
+			// write that follows), just before it (the check must stop
+			// the effect), or with a ledger call in flight (its answer
+			// leads to writes under the old token: the ledger's fence
+			// stops them).
+			arm := []vcluster.FaultKind{vcluster.ArmFreeze, vcluster.ArmPause, vcluster.ArmPauseInFlight}[rng.IntN(3)]
+			add(vcluster.Fault{At: t, Node: n, Kind: arm})
+			add(vcluster.Fault{At: t + d + o.Lease, Node: n, Kind: vcluster.Disarm})
+		case Crash:
+			add(vcluster.Fault{At: t, Node: n, Kind: vcluster.Crash})
+			add(vcluster.Fault{At: t + d, Node: n, Kind: vcluster.Restart})
+		case Drift:
+			// Within the margin most of the time, beyond it sometimes.
+			bound := float64(o.Margin) / float64(o.Lease) // rates 1±bound stay within (1+b)/(1-b) < 1+2e/lease for small b
+			dev := rng.Float64() * bound * 0.9
+			if rng.IntN(4) == 0 {
+				dev = bound * (2 + 8*rng.Float64())
+				beyond = true
+			}
+			rate := 1 + dev
+			if rng.IntN(2) == 0 {
+				rate = 1 - min(dev, 0.5)
+			}
+			add(vcluster.Fault{At: t, Node: n, Kind: vcluster.SetRate, Rate: rate})
+			add(vcluster.Fault{At: t + d + o.Lease, Node: n, Kind: vcluster.SetRate, Rate: 1})
+		case StoreOutage:
+			for x := 0; x < o.Nodes; x++ {
+				add(vcluster.Fault{At: t, Node: x, Kind: vcluster.Cut})
+				add(vcluster.Fault{At: t + d, Node: x, Kind: vcluster.Reconnect})
+			}
+		case SlowStore:
+			lat := o.scaled(time.Duration(1+rng.IntN(1000)) * time.Millisecond * time.Duration(1+rng.IntN(3)))
+			add(vcluster.Fault{At: t, Node: n, Kind: vcluster.SetLatency, Latency: lat})
+			add(vcluster.Fault{At: t + d, Node: n, Kind: vcluster.SetLatency, Latency: latency})
+		case Operator:
+			// The job's name half the time, else one of the others (drawn
+			// from a stream of its own: the job's schedule stays the same
+			// whatever the number of names).
+			name := 0
+			if o.Names > 0 && names.IntN(2) == 0 {
+				name = 1 + names.IntN(o.Names)
+			}
+			resign, all := rng.IntN(2) == 0, names.IntN(4) == 0
+			if resign || all {
+				kind := vcluster.Resign
+				if all {
+					kind = vcluster.ResignAll // the process gives every name up at once
+				}
+				add(vcluster.Fault{At: t, Node: n, Kind: kind, Name: name})
+			} else {
+				add(vcluster.Fault{At: t, Node: n, Kind: vcluster.Transfer, To: rng.IntN(o.Nodes), Name: name})
+			}
+		case Skew:
+			// A leader stops at the worst moment. Node n's clock runs slow
+			// and every other fast, their ratio close to the largest the
+			// margin covers; then n stops renewing. If n leads, its term
+			// stays valid by its slow clock until its last renewal's send
+			// time + lease, while a fast contender counts lease + 2e from
+			// when it read that renewal: a takeover that waits only the
+			// lease lands inside n's term unless store round trips make up
+			// for the margin, so the store answers within a few
+			// milliseconds while n is cut off or frozen. Or n freezes at
+			// its next ledger call (within a period), the call in flight,
+			// and wakes about when a contender takes over, the others'
+			// store replies slow: the call's answer leads to ledger writes
+			// under the old token, which only the ledger's fence refuses
+			// while the successor holds the term but has not written yet.
+			ratio := 1 + 2*float64(o.Margin)/float64(o.Lease)*(0.6+0.35*rng.Float64())
+			if o.hostile {
+				// At the very edge of what the margin covers.
+				ratio = 1 + 2*float64(o.Margin)/float64(o.Lease)*(1-1e-9)
+			}
+			slow, fast := 1/math.Sqrt(ratio), math.Sqrt(ratio)
+			stop := t + time.Duration(rng.Int64N(int64(o.Renew)))
+			end := stop + o.Lease + 2*o.Margin + d
+			lat, inFlight := o.scaled(time.Duration(1+rng.IntN(5))*time.Millisecond), false
+			switch rng.IntN(3) {
+			case 0:
+				add(vcluster.Fault{At: stop, Node: n, Kind: vcluster.Cut})
+				add(vcluster.Fault{At: end, Node: n, Kind: vcluster.Reconnect})
+			case 1:
+				add(vcluster.Fault{At: stop, Node: n, Kind: vcluster.Freeze})
+				add(vcluster.Fault{At: end, Node: n, Kind: vcluster.Thaw})
+			default:
+				end = stop + o.Lease + 2*o.Margin + time.Duration(rng.Int64N(int64(o.Renew)))
+				lat, inFlight = o.scaled(time.Duration(100+rng.IntN(200))*time.Millisecond), true
+				add(vcluster.Fault{At: stop, Node: n, Kind: vcluster.ArmPauseInFlight})
+				add(vcluster.Fault{At: end, Node: n, Kind: vcluster.Disarm})
+			}
+			for x := 0; x < o.Nodes; x++ {
+				rate := fast
+				if x == n {
+					rate = slow
+				}
+				add(vcluster.Fault{At: t, Node: x, Kind: vcluster.SetRate, Rate: rate})
+				add(vcluster.Fault{At: end, Node: x, Kind: vcluster.SetRate, Rate: 1})
+				if x != n || !inFlight {
+					add(vcluster.Fault{At: t, Node: x, Kind: vcluster.SetLatency, Latency: lat})
+					add(vcluster.Fault{At: end, Node: x, Kind: vcluster.SetLatency, Latency: latency})
+				}
+			}
+		}
+	}
+	if slices.Contains(o.Faults, Operator) {
+		faults = append(faults, drawSuspension(o, seed)...)
+	}
+	heal := o.Duration * 3 / 4
+	for i, f := range faults {
+		faults[i].At = min(f.At, heal) // episodes that would outlast the window end at the heal
+	}
+	for x := 0; x < o.Nodes; x++ {
+		for _, k := range []vcluster.FaultKind{vcluster.Reconnect, vcluster.Thaw, vcluster.Disarm, vcluster.Restart} {
+			add(vcluster.Fault{At: heal, Node: x, Kind: k})
+		}
+		add(vcluster.Fault{At: heal, Node: x, Kind: vcluster.SetRate, Rate: 1})
+		add(vcluster.Fault{At: heal, Node: x, Kind: vcluster.SetLatency, Latency: latency})
+	}
+	return faults, latency, beyond
+}
