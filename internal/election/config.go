@@ -1,0 +1,53 @@
+package election
+
+import "time"
+
+// Config is the machine's fixed configuration. Every runtime validates it
+// with Validate before it builds a machine (bounds.go).
+type Config struct {
+	Name        string        // election name
+	Node        string        // this node's id
+	Incarnation string        // this process instance; new on every restart
+	Lease       time.Duration // how long a successful renewal keeps leadership valid
+	Renew       time.Duration // time between renewals (< Lease)
+	Margin      time.Duration // clock uncertainty e; takeover waits Lease + 2*Margin
+	Poll        time.Duration // how often a contender re-reads the record
+	Retry       time.Duration // how soon a failed leader renewal is retried
+	// Check is how often a contender waiting for another process's session
+	// (Await) re-reads its record anyway, to see a release that no change
+	// notification reported; 0 means Poll. A Group also re-reads each name
+	// it holds this often (Check events).
+	Check time.Duration
+
+	// Balance makes a Group in session mode share its names with the other
+	// balanced processes that campaign for them: it asks a process that
+	// holds at least two more of them than it does to hand some over
+	// (see balance.go). Ignored without sessions.
+	Balance bool
+
+	// Mutate turns protections off, so that the simulator (baton sim
+	// --mutate) and the tests can show that their checks catch each
+	// breach. Never set outside them.
+	Mutate Mutations
+}
+
+// Mutations each turn one protection of the protocol off. The zero value
+// is the protocol as it ships.
+type Mutations struct {
+	// NoSessionMargin makes an observer end another process's session once
+	// its record stayed unchanged for the lease alone, without the 2e.
+	NoSessionMargin bool
+	// SessionNameExpiry makes a contender treat a name held through another
+	// process's session like a name renewed on its own record: taken over
+	// once that record stayed unchanged for lease + 2e, whether the session
+	// lives or not.
+	SessionNameExpiry bool
+	// NoPull makes a balanced Group never ask for a handover, so the names
+	// stay where they fell and the simulator's balance check must catch it.
+	NoPull bool
+	// WrapDeadline brings back the arithmetic before the bounds: a held
+	// record's lease is trusted whatever it is, and lease + 2e wraps
+	// around instead of saturating, so a huge or negative stored lease
+	// looks expired at once.
+	WrapDeadline bool
+}

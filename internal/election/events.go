@@ -1,0 +1,148 @@
+package election
+
+import (
+	"time"
+
+	"github.com/batonhq/baton/store"
+)
+
+// Event is an input to Step.
+type Event interface{ event() }
+
+// Start asks an idle machine to campaign. Name says for which name when
+// the event goes to a Group; a Machine ignores it. With Hold the machine
+// holds the name until it is told to stop (Resign with token 0): whenever
+// a term ends and its release is done, it campaigns again by itself. Only
+// a permanent store error (Failed, or a term lost with ErrStoreLost) ends
+// a hold otherwise. This is the one place the rule lives: baton.Group's
+// Hold, the Elector's Run and the simulator all start names this way.
+type Start struct {
+	Name string
+	Hold bool
+}
+
+// Tick says a timer fired; the machine checks what is due.
+type Tick struct{}
+
+// Changed says the store notified a change of the record (a hint). Name
+// says which record when the event goes to a Group; Version is the
+// record's version after the change, 0 when the store did not say. A
+// notification of a version the machine knows already (its own write, or
+// the record it last read) needs no read.
+type Changed struct {
+	Name    string
+	Version int64
+}
+
+// Check asks a leader that holds its name through a session to re-read its
+// record: the holder never writes it, so this is how it learns of a
+// transfer request or another change made by an operator. A Group sends it
+// for every held name once per Config.Check.
+type Check struct{}
+
+// SessionEnded tells a contender that the session Session is dead: a
+// record held through it may be taken at once (Await).
+type SessionEnded struct{ Session string }
+
+// Resign with Token 0 asks a contender to stop campaigning (and a leader to
+// resign). Resign with a token asks the leader to resign only if it still
+// leads under that token, so a late request never ends a newer term. Name
+// says which name when the event goes to a Group ("" there: every name).
+type Resign struct {
+	Name  string
+	Token uint64
+}
+
+// GetReply answers a Get action. Name is the Get's.
+type GetReply struct {
+	Name   string
+	Record store.Record
+	Err    error
+}
+
+// SwapReply answers a Swap action. Name is the swapped record's.
+type SwapReply struct {
+	Name   string
+	Record store.Record
+	Err    error
+}
+
+func (Start) event()        {}
+func (Tick) event()         {}
+func (Changed) event()      {}
+func (Resign) event()       {}
+func (Check) event()        {}
+func (SessionEnded) event() {}
+func (GetReply) event()     {}
+func (SwapReply) event()    {}
+
+// Action is an output of Step. The runtime executes actions in order.
+type Action interface{ action() }
+
+// Get asks the runtime to read the record and feed back a GetReply.
+type Get struct{ Name string }
+
+// Swap asks the runtime to perform a compare-and-swap and feed back a
+// SwapReply.
+type Swap struct{ Swap store.Swap }
+
+// Elected announces a new term of Name.
+type Elected struct {
+	Name     string
+	Token    uint64
+	Deadline time.Time
+	Record   store.Record
+}
+
+// Extended announces that a renewal moved the term's deadline. From a
+// Group, Name "" means every term held through the group's session.
+type Extended struct {
+	Name     string
+	Deadline time.Time
+}
+
+// Lost announces the end of the term of Name. The runtime must stop the
+// term's work when it executes this action; actions that follow (a
+// release) are only ever emitted after it.
+type Lost struct {
+	Name  string
+	Cause error
+}
+
+// Released says the machine's release of the record of Name was written
+// (or given up, or not needed) and the machine is idle.
+type Released struct {
+	Name string
+	Err  error
+}
+
+// Failed says the campaign for Name ended for good: the store answered a
+// contender with a permanent error (store.Permanent). The machine is idle;
+// a new Start tries again.
+type Failed struct {
+	Name string
+	Err  error
+}
+
+// Await says the record of Name is held through another process's session
+// Session: the contender waits until it hears that the session ended
+// (SessionEnded), because the session record, not this one, tells whether
+// the holder is alive. A Group watches the session for it.
+type Await struct {
+	Name    string
+	Session string
+}
+
+// Idle says the machine has nothing in flight and nothing to do until the
+// next Start: the runtime may stop driving it.
+type Idle struct{}
+
+func (Get) action()      {}
+func (Swap) action()     {}
+func (Elected) action()  {}
+func (Extended) action() {}
+func (Lost) action()     {}
+func (Released) action() {}
+func (Idle) action()     {}
+func (Failed) action()   {}
+func (Await) action()    {}
