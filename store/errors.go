@@ -60,6 +60,14 @@ var (
 	// election record's. Nothing of the rejected work is applied.
 	// fence.ErrStaleToken is this error.
 	ErrStaleToken = errors.New("stale fencing token: a newer leader has already written")
+
+	// ErrSuspended is returned by a SwapRun that would claim or skip a
+	// period (write a row running or skipped) of a job that is suspended
+	// (Job.Suspension) at the moment of the write, checked in the same
+	// atomic step: an operator suspended the job after the caller last
+	// read it. Nothing was written. It heals on resume: callers read the
+	// job again and claim nothing while it stays suspended.
+	ErrSuspended = errors.New("job suspended")
 )
 
 // MaxToken is the largest fencing token a baton store holds, on every

@@ -67,7 +67,16 @@ type Store interface {
 	// true, the write is applied only if s.Run.Token equals the token of
 	// the election record named s.Run.Job, checked in the same atomic step;
 	// otherwise it returns an error wrapping ErrStaleToken and writes
-	// nothing. On a version mismatch it returns ErrConflict.
+	// nothing. On a version mismatch it returns ErrConflict. A write that
+	// claims or skips a period (s.Run.State is Running: it starts an
+	// attempt, a takeover included; or Skipped) of a job that is
+	// suspended at that moment, read in the same atomic step, returns an
+	// error wrapping ErrSuspended and writes nothing, so that no period
+	// starts after SuspendJob returned (unless s.IgnoreSuspension). Other
+	// writes land while the job is suspended: the outcome (Done, Failed)
+	// of a run in progress, and Pending rows (manual triggers, backfill),
+	// which wait for the resume. A run of a job that is not registered is
+	// never suspended.
 	SwapRun(ctx context.Context, s RunSwap) (Run, error)
 
 	// Runs returns up to limit ledger rows of job whose period key is
@@ -193,7 +202,9 @@ type Store interface {
 	// election record of that name exists, it appends a Suspended or
 	// Resumed event (Detail "by WHO: WHY") to the election log without
 	// changing the record (its version included: the holder's term goes
-	// on). A missing job is ErrNotFound; By empty or By or Reason longer
+	// on). A claim that SwapRun checks after SuspendJob returned is
+	// refused (ErrSuspended); one that committed before, and its run,
+	// go on. A missing job is ErrNotFound; By empty or By or Reason longer
 	// than MaxReasonLen or not printable text (no control characters:
 	// every view shows them as given) is ErrInvalid; nothing is written.
 	SuspendJob(ctx context.Context, s JobSuspend) (Job, error)

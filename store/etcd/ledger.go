@@ -91,6 +91,19 @@ func (s *Store) EnsureJob(ctx context.Context, j store.Job) (store.Job, error) {
 	return v.job(j.Name), nil
 }
 
+// decodeJob returns the job name held by kv (nil: no such job, the zero
+// job).
+func decodeJob(name string, kv *mvccpb.KeyValue) (store.Job, error) {
+	if kv == nil {
+		return store.Job{Name: name}, nil
+	}
+	var v jobValue
+	if err := json.Unmarshal(kv.Value, &v); err != nil {
+		return store.Job{}, fmt.Errorf("%w: etcd key %q does not hold a baton job: %v", store.ErrSchema, kv.Key, err)
+	}
+	return v.job(name), nil
+}
+
 // GetRun implements store.Store with a linearizable read.
 func (s *Store) GetRun(ctx context.Context, job, period string) (store.Run, error) {
 	resp, err := s.get(ctx, "get run "+job+"/"+period, s.keys.run(job, period))
@@ -112,23 +125,32 @@ func (s *Store) GetRun(ctx context.Context, job, period string) (store.Run, erro
 const fenceRetries = 3
 
 // SwapRun implements store.Store. It reads the row (and, when fenced, the
-// election record) in one linearizable read, checks them with
-// storedriver.CheckRunSwap, then writes the row in a transaction that compares
-// the row's ModRevision with sw.Expect and, when fenced, the record's
-// ModRevision with the one just read: a record unchanged since the check
-// still carries the token that was checked. If only the record changed (a
-// renewal), the check is repeated with the values the transaction read,
-// up to three times.
+// election record; for a claim or skip, the job) in one linearizable
+// read, checks them with storedriver.CheckRunSwap and CheckRunSuspended,
+// then writes the row in a transaction that compares the row's ModRevision
+// with sw.Expect and, when fenced, the record's ModRevision with the one
+// just read: a record unchanged since the check still carries the token
+// that was checked. A claim or skip compares the job's ModRevision too (0
+// when there is none): a job unchanged since the check is not suspended.
+// If only the record or the job changed (a renewal, a suspension), the
+// check is repeated with the values the transaction read, up to three
+// times.
 func (s *Store) SwapRun(ctx context.Context, sw store.RunSwap) (store.Run, error) {
 	r := sw.Run
 	if r.Job == "" || r.Period == "" {
 		return store.Run{}, storedriver.CheckRunSwap(store.Run{}, sw, 0)
 	}
 	op := "swap run " + r.Job + "/" + r.Period
-	runKey, recKey := s.keys.run(r.Job, r.Period), s.keys.record(r.Job)
+	runKey, recKey, jobKey := s.keys.run(r.Job, r.Period), s.keys.record(r.Job), s.keys.job(r.Job)
 	reads := []clientv3.Op{clientv3.OpGet(runKey)}
+	recAt, jobAt := -1, -1 // the record's and the job's index among reads
 	if sw.Fenced {
+		recAt = len(reads)
 		reads = append(reads, clientv3.OpGet(recKey))
+	}
+	if sw.Claims() {
+		jobAt = len(reads)
+		reads = append(reads, clientv3.OpGet(jobKey))
 	}
 	resp, err := s.txn(ctx, op, nil, reads, nil)
 	if err != nil {
@@ -141,20 +163,38 @@ func (s *Store) SwapRun(ctx context.Context, sw store.RunSwap) (store.Run, error
 		}
 		var rec cached
 		if sw.Fenced {
-			if rec, err = decodeRecord(r.Job, rangeKV(resp, 1)); err != nil {
+			if rec, err = decodeRecord(r.Job, rangeKV(resp, recAt)); err != nil {
 				return store.Run{}, err
 			}
 		}
 		if err := storedriver.CheckRunSwap(cur, sw, rec.rec.Token); err != nil {
 			return store.Run{}, err
 		}
+		var jobRev int64 // 0: no such job
+		if sw.Claims() {
+			jkv := rangeKV(resp, jobAt)
+			job, err := decodeJob(r.Job, jkv)
+			if err != nil {
+				return store.Run{}, err
+			}
+			if jkv != nil {
+				jobRev = jkv.ModRevision
+			}
+			if err := storedriver.CheckRunSuspended(sw, job, jkv != nil); err != nil {
+				return store.Run{}, err
+			}
+		}
 		if attempt == fenceRetries {
-			return store.Run{}, fmt.Errorf("etcd %s: %w: the election record of %q changed %d times during the write; try again",
+			return store.Run{}, fmt.Errorf("etcd %s: %w: the election record or the job of %q changed %d times during the write; try again",
 				op, store.ErrUnavailable, r.Job, fenceRetries)
 		}
 		cmps := []clientv3.Cmp{clientv3.Compare(clientv3.ModRevision(runKey), "=", sw.Expect)}
 		if sw.Fenced {
 			cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(recKey), "=", rec.rec.Version))
+		}
+		if sw.Claims() {
+			// A job unchanged since the check is still not suspended.
+			cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(jobKey), "=", jobRev))
 		}
 		resp, err = s.txn(ctx, op, cmps, []clientv3.Op{clientv3.OpPut(runKey, encodeRun(r))}, reads)
 		if err != nil {
@@ -380,9 +420,5 @@ func (s *Store) GetJob(ctx context.Context, name string) (store.Job, error) {
 	if kv == nil {
 		return store.Job{}, fmt.Errorf("job %q: %w", name, store.ErrNotFound)
 	}
-	var v jobValue
-	if err := json.Unmarshal(kv.Value, &v); err != nil {
-		return store.Job{}, fmt.Errorf("%w: etcd key %q does not hold a baton job: %v", store.ErrSchema, kv.Key, err)
-	}
-	return v.job(name), nil
+	return decodeJob(name, kv)
 }

@@ -71,6 +71,10 @@ func (s *Store) swapRunLocked(sw store.RunSwap) (store.Run, error) {
 	if err := storedriver.CheckRunSwap(cur, sw, s.records[sw.Run.Job].Token); err != nil {
 		return store.Run{}, err
 	}
+	job, found := s.jobs[sw.Run.Job]
+	if err := storedriver.CheckRunSuspended(sw, job, found); err != nil {
+		return store.Run{}, err
+	}
 	s.version++
 	r := sw.Run
 	r.Version = s.version

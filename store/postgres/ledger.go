@@ -85,10 +85,12 @@ func (s *Store) GetRun(ctx context.Context, job, period string) (store.Run, erro
 	return r, nil
 }
 
-// SwapRun implements store.Store. One transaction: a fenced swap first
-// takes a share lock on the job's election record, so that no takeover can
-// commit between the token check and the write; then the row is locked,
-// checked with storedriver.CheckRunSwap, and written.
+// SwapRun implements store.Store. One transaction: a claim or skip first
+// takes a share lock on the job (its suspension), a fenced swap then a
+// share lock on the job's election record, so that no suspension or
+// takeover can commit between the checks and the write; then the row is
+// locked, checked with storedriver.CheckRunSwap and CheckRunSuspended, and
+// written.
 func (s *Store) SwapRun(ctx context.Context, sw store.RunSwap) (store.Run, error) {
 	if err := s.enter(ctx, "swap run"); err != nil {
 		return store.Run{}, err
@@ -114,6 +116,20 @@ func (s *Store) SwapRun(ctx context.Context, sw store.RunSwap) (store.Run, error
 			refused = s.replaced("swap run", "id "+id)
 			return nil
 		}
+		// A claim or skip first takes a share lock on the job, which
+		// SuspendJob locks for update: a suspension commits before this
+		// read or after this transaction. The job before the election
+		// record, in the order of SuspendJob and UpdateJob.
+		var job store.Job
+		var suspendedAt *time.Time
+		found := false
+		if sw.Claims() {
+			err := tx.QueryRow(ctx, `SELECT suspended_at, suspended_by FROM `+s.q+`.jobs WHERE name = $1 FOR SHARE`, r.Job).Scan(&suspendedAt, &job.Suspension.By)
+			if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+				return err
+			}
+			found, job.Suspension.At = err == nil, fromNull(suspendedAt)
+		}
 		var electionToken int64
 		if sw.Fenced {
 			err := tx.QueryRow(ctx, s.sql.electionToken, r.Job).Scan(&electionToken)
@@ -127,6 +143,9 @@ func (s *Store) SwapRun(ctx context.Context, sw store.RunSwap) (store.Run, error
 		}
 		if refused = storedriver.CheckRunSwap(cur, sw, uint64(electionToken)); refused != nil {
 			return nil // nothing written; the rollback is harmless
+		}
+		if refused = storedriver.CheckRunSuspended(sw, job, found); refused != nil {
+			return nil
 		}
 		args := []any{r.Job, r.Period, toNull(r.Scheduled), string(r.State), int64(r.Token), r.Holder, int64(r.Attempt),
 			r.Manual, toNull(r.Started), toNull(r.Finished), int64(r.ExitCode), []byte(r.Output)}

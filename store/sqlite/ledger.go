@@ -75,9 +75,9 @@ func (s *Store) GetRun(ctx context.Context, job, period string) (store.Run, erro
 	return r, nil
 }
 
-// SwapRun implements store.Store. The row, and for a fenced swap the
-// election token, are read, checked and written under the file's write lock
-// (BEGIN IMMEDIATE).
+// SwapRun implements store.Store. The row, for a fenced swap the
+// election token, and for a claim or skip the job's suspension, are read,
+// checked and written under the file's write lock (BEGIN IMMEDIATE).
 func (s *Store) SwapRun(ctx context.Context, sw store.RunSwap) (store.Run, error) {
 	var out store.Run
 	err := s.write(ctx, "swap run", func(tx *sql.Tx) error {
@@ -96,6 +96,17 @@ func (s *Store) SwapRun(ctx context.Context, sw store.RunSwap) (store.Run, error
 		}
 		if err := storedriver.CheckRunSwap(cur, sw, electionToken); err != nil {
 			return err
+		}
+		if sw.Claims() {
+			// Under the same write lock as SuspendJob's: a suspension
+			// commits before this read or after this write.
+			job, found, err := s.jobTx(ctx, tx, r.Job)
+			if err != nil {
+				return err
+			}
+			if err := storedriver.CheckRunSuspended(sw, job, found); err != nil {
+				return err
+			}
 		}
 		if err := checkRun(r); err != nil {
 			return err

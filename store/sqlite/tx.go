@@ -129,7 +129,7 @@ func classify(path, op string, busy time.Duration, err error) error {
 // invalid request, stale token, not found) rather than a database failure.
 func decided(err error) bool {
 	return errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrInvalid) ||
-		errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrStaleToken) ||
+		errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrStaleToken) || errors.Is(err, store.ErrSuspended) ||
 		errors.Is(err, store.ErrSchema) || errors.Is(err, store.ErrReplaced)
 }
 

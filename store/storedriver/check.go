@@ -81,6 +81,28 @@ func CheckRunSwap(cur store.Run, s store.RunSwap, electionToken uint64) error {
 	return nil
 }
 
+// CheckRunSuspended returns the error store.Store.SwapRun gives for s
+// when the job of s.Run is job (found false: not registered), nil when
+// the write applies: a claim or skip (s.Claims) of a suspended job wraps
+// store.ErrSuspended, unless s.IgnoreSuspension. Backends call it after
+// CheckRunSwap, with the job read in the same atomic step as the write
+// and under the lock (or compare) that orders it with SuspendJob; they
+// need read the job only when s.Claims.
+func CheckRunSuspended(s store.RunSwap, job store.Job, found bool) error {
+	if !found || !s.Claims() || s.IgnoreSuspension || !job.Suspension.Active() {
+		return nil
+	}
+	return fmt.Errorf("%w: job %q was suspended by %s; the %s of period %s is refused until it is resumed",
+		store.ErrSuspended, s.Run.Job, job.Suspension.By, claimWord(s.Run.State), s.Run.Period)
+}
+
+func claimWord(st store.RunState) string {
+	if st == store.Skipped {
+		return "skip"
+	}
+	return "claim"
+}
+
 // NextEvent returns the election log event that records the swap s applied
 // with sequence number seq at store time of the new record rec.
 func NextEvent(seq uint64, rec store.Record, kind store.EventKind) store.Event {

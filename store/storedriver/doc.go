@@ -38,7 +38,7 @@
 //	                backend's own benchmarks of what only it has
 //
 // A backend's errors keep the contract of package store: decisions
-// (ErrConflict, ErrInvalid, ErrNotFound, ErrStaleToken) as such,
+// (ErrConflict, ErrInvalid, ErrNotFound, ErrStaleToken, ErrSuspended) as such,
 // anything that may heal as ErrUnavailable, and what never heals as
 // ErrReplaced (the store is gone or is another one), ErrCorrupt (damaged
 // data, values that are not baton's, a write refused by a constraint

@@ -52,6 +52,7 @@ func Run(t *testing.T, f Factory) {
 		{"PruneRuns", testPruneRuns},
 		{"UpdateJob", testUpdateJob},
 		{"Suspend", testSuspend},
+		{"SuspendedClaimRefused", testSuspendedClaim},
 		{"Candidates", testCandidates},
 		{"Sessions", testSessions},
 		{"DeleteSession", testDeleteSession},

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/batonhq/baton/store"
 )
@@ -133,5 +134,89 @@ func testSuspend(t *testing.T, open func() store.Store) {
 		if !slices.Equal(paged, all) {
 			t.Errorf("History in pages of %d:\n%+v\nwant\n%+v", limit, paged, all)
 		}
+	}
+}
+
+// testSuspendedClaim checks that SwapRun refuses, with ErrSuspended and
+// writing nothing, a claim or skip of a period of a job that another
+// handle suspended after the caller's last read of it; that the outcome
+// of a run in progress and a pending row still land while it is
+// suspended; and that claims land again after the resume.
+func testSuspendedClaim(t *testing.T, open func() store.Store) {
+	s, op := open(), open() // the leader's handle and the operator's
+	c := ctx(t)
+	const p2, p3, p4 = "2026-11-29T01:00:00Z", "2026-11-29T02:00:00Z", "2026-11-29T03:00:00Z"
+	sched := time.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC)
+	if _, err := s.EnsureJob(c, store.Job{Name: "job", Schedule: "every 1h"}); err != nil {
+		t.Fatal(err)
+	}
+	mustSwap(t, s, store.Swap{Record: acquire("job", "n1", 1), Event: store.Acquired})
+	run := func(period string, st store.RunState, attempt int) store.Run {
+		return store.Run{Job: "job", Period: period, Scheduled: sched, State: st, Token: 1, Holder: "n1", Attempt: attempt, Started: sched}
+	}
+	running, err := s.SwapRun(c, store.RunSwap{Run: run(p1, store.Running, 1), Fenced: true})
+	if err != nil {
+		t.Fatalf("claim before the suspension: %v", err)
+	}
+	pending, err := s.SwapRun(c, store.RunSwap{Run: store.Run{Job: "job", Period: p3, Scheduled: sched, State: store.Pending, Manual: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := op.SuspendJob(c, store.JobSuspend{Name: "job", Suspend: true, By: "ops@host"}); err != nil {
+		t.Fatal(err)
+	}
+	// A manual trigger while suspended: its pending row waits for the resume.
+	if _, err := s.SwapRun(c, store.RunSwap{Run: store.Run{Job: "job", Period: p4, Scheduled: sched, State: store.Pending, Manual: true}}); err != nil {
+		t.Fatalf("a pending row while the job is suspended: %v, want it written", err)
+	}
+	before, err := s.Runs(c, "job", "", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	takeover := run(p1, store.Running, 2)
+	pendingClaim := run(p3, store.Running, 1)
+	pendingClaim.Manual = true
+	skip := run(p2, store.Skipped, 0)
+	skip.Output = "outside the catch-up window"
+	for what, sw := range map[string]store.RunSwap{
+		"a claim of a new period":         {Run: run(p2, store.Running, 1), Fenced: true},
+		"an unfenced claim":               {Run: run(p2, store.Running, 1)},
+		"a skip":                          {Run: skip, Fenced: true},
+		"a claim of a pending row":        {Expect: pending.Version, Run: pendingClaim, Fenced: true},
+		"a takeover of the running row":   {Expect: running.Version, Run: takeover, Fenced: true},
+		"a claim of a pending row (bare)": {Expect: pending.Version, Run: pendingClaim},
+	} {
+		if got, err := s.SwapRun(c, sw); !errors.Is(err, store.ErrSuspended) || errors.Is(err, store.ErrConflict) || store.Permanent(err) {
+			t.Errorf("%s while the job is suspended = %+v, %v; want ErrSuspended", what, got, err)
+		}
+	}
+	if after, err := s.Runs(c, "job", "", 0); err != nil || !slices.Equal(after, before) {
+		t.Fatalf("ledger after refused claims:\n%+v, %v\nwant it unchanged:\n%+v", after, err, before)
+	}
+	// The run in progress finishes.
+	done := running
+	done.State, done.Finished, done.Output = store.Done, sched.Add(time.Minute), "ok\n"
+	if _, err := s.SwapRun(c, store.RunSwap{Expect: running.Version, Run: done, Fenced: true}); err != nil {
+		t.Fatalf("recording the outcome of a run in progress while suspended: %v, want it written", err)
+	}
+	if _, err := op.SuspendJob(c, store.JobSuspend{Name: "job", By: "ops@host"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.SwapRun(c, store.RunSwap{Run: run(p2, store.Running, 1), Fenced: true}); err != nil {
+		t.Fatalf("claim after the resume: %v", err)
+	}
+	if _, err := s.SwapRun(c, store.RunSwap{Expect: pending.Version, Run: pendingClaim, Fenced: true}); err != nil {
+		t.Fatalf("claim of the pending row after the resume: %v", err)
+	}
+	// The simulator's mutation passes the check (its checker must see it).
+	if _, err := op.SuspendJob(c, store.JobSuspend{Name: "job", Suspend: true, By: "ops@host"}); err != nil {
+		t.Fatal(err)
+	}
+	skip.Period = p4
+	if _, err := s.SwapRun(c, store.RunSwap{Run: skip, Fenced: true}); !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("a skip at the wrong version while suspended: %v; want ErrConflict (the version rule first)", err)
+	}
+	if _, err := s.SwapRun(c, store.RunSwap{Run: run("2026-11-29T05:00:00Z", store.Running, 1), Fenced: true, IgnoreSuspension: true}); err != nil {
+		t.Fatalf("a claim with IgnoreSuspension while suspended: %v, want it written", err)
 	}
 }
