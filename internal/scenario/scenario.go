@@ -116,7 +116,7 @@ func parse(l string) Step {
 }
 
 // Err returns the store error a scenario names: notfound, unavailable,
-// conflict, invalid, stale (fence.ErrStaleToken), replaced, or boom (an
+// conflict, invalid, stale (fence.ErrStaleToken), replaced, suspended, or boom (an
 // error of no kind); "" is nil. ok is false for any other name.
 func Err(name string) (err error, ok bool) {
 	switch name {
@@ -134,6 +134,8 @@ func Err(name string) (err error, ok bool) {
 		return fence.ErrStaleToken, true
 	case "replaced":
 		return store.ErrReplaced, true
+	case "suspended":
+		return store.ErrSuspended, true
 	case "boom":
 		return errors.New("boom"), true
 	}

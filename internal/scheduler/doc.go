@@ -47,7 +47,11 @@
 // job first (ReadJob) and, while it is suspended (store.Job.Suspension),
 // claims and skips nothing and reads it again at the next poll, in the
 // same term, so that a run in progress finishes; the periods that came due
-// meanwhile are caught up on resume by the catch-up policy.
+// meanwhile are caught up on resume by the catch-up policy. A suspension
+// that commits between that read and a claim is caught by the store,
+// which refuses the claim (or skip) in the write's own atomic step
+// (store.ErrSuspended): the machine notes it and reads the job again at
+// once. IgnoreSuspension passes that check too (RunSwap.IgnoreSuspension).
 // Config.Validate bounds them (bounds.go).
 //
 // Retries of a failed period (Policy.Retries, RetryBackoff) are a Decide

@@ -128,7 +128,10 @@ func (k Kind) String() string {
 }
 
 // SwapRun asks for store.SwapRun(Swap); answer Swapped. A KindComplete
-// write must not be cut short by the end of the term.
+// write must not be cut short by the end of the term. A claim or skip
+// that the store refuses with store.ErrSuspended (the job was suspended
+// after the pass read it) is not an error: the machine reads the job
+// again at once and claims nothing while it stays suspended.
 type SwapRun struct {
 	Kind Kind
 	Swap store.RunSwap

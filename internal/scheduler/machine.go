@@ -275,6 +275,7 @@ func (m *Machine) swap(k Kind, sw store.RunSwap) []Action {
 	if m.cfg.Unfenced {
 		sw.Fenced = false
 	}
+	sw.IgnoreSuspension = m.cfg.IgnoreSuspension
 	m.op, m.kind = opSwap, k
 	return []Action{SwapRun{Kind: k, Swap: sw}}
 }
@@ -469,6 +470,15 @@ func (m *Machine) swapped(now time.Time, r Swapped) []Action {
 	case store.Permanent(err):
 		m.phase = failed
 		return []Action{Fail{Err: fmt.Errorf("%s %s: %w", k, m.period.Key, err)}}
+	case errors.Is(err, store.ErrSuspended):
+		// An operator suspended the job after this pass read it: the
+		// store refused the claim or skip in the write's own step. Plan
+		// again at once: the pass reads the job first, finds it
+		// suspended and waits (a momentary trigger is a moment: gone).
+		if k == KindTrigger {
+			m.inbox = m.inbox[1:]
+		}
+		return append([]Action{Note{Level: slog.LevelInfo, Msg: k.String() + " refused: the job was suspended meanwhile; reading it again", Period: m.period.Key, Err: err}}, m.pass(now)...)
 	case errors.Is(err, store.ErrConflict):
 		// The row moved on: plan again at once (a triggered period that
 		// has a row is the planner's).

@@ -25,7 +25,8 @@ import (
 //	effect [exit=N] [err=E] | effect notstarted
 //	pruned n=N | pruned err=E
 //
-// E is unavailable, conflict, invalid, stale, replaced, interrupted or boom.
+// E is unavailable, conflict, invalid, stale, replaced, suspended, interrupted
+// or boom.
 // The output lists the actions, one a line, then the timer the machine
 // asks for.
 func TestScenarios(t *testing.T) {
@@ -282,6 +283,9 @@ func (x *harness) action(a scheduler.Action) string {
 		}
 		if !a.Swap.Fenced {
 			s += " UNFENCED"
+		}
+		if a.Swap.IgnoreSuspension {
+			s += " IGNORING-SUSPENSION"
 		}
 		return s
 	case scheduler.GetRun:
