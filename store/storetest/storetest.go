@@ -53,6 +53,7 @@ func Run(t *testing.T, f Factory) {
 		{"UpdateJob", testUpdateJob},
 		{"Suspend", testSuspend},
 		{"SuspendedClaimRefused", testSuspendedClaim},
+		{"SuspendRacingClaims", testSuspendRacingClaims},
 		{"Candidates", testCandidates},
 		{"Sessions", testSessions},
 		{"DeleteSession", testDeleteSession},

@@ -2,8 +2,10 @@ package storetest
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -218,5 +220,46 @@ func testSuspendedClaim(t *testing.T, open func() store.Store) {
 	}
 	if _, err := s.SwapRun(c, store.RunSwap{Run: run("2026-11-29T05:00:00Z", store.Running, 1), Fenced: true, IgnoreSuspension: true}); err != nil {
 		t.Fatalf("a claim with IgnoreSuspension while suspended: %v, want it written", err)
+	}
+}
+
+// testSuspendRacingClaims runs suspensions and resumes of a job against
+// fenced claims of its periods on other handles: every claim lands or is
+// refused with ErrSuspended (no deadlock, no other error), and each
+// toggle applies.
+func testSuspendRacingClaims(t *testing.T, open func() store.Store) {
+	s, op := open(), open()
+	c := ctx(t)
+	if _, err := s.EnsureJob(c, store.Job{Name: "job", Schedule: "every 1h"}); err != nil {
+		t.Fatal(err)
+	}
+	mustSwap(t, s, store.Swap{Record: acquire("job", "n1", 1), Event: store.Acquired})
+	const toggles, claims = 10, 40
+	var wg sync.WaitGroup
+	errs := make(chan error, toggles+claims)
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		for i := range toggles {
+			if _, err := op.SuspendJob(c, store.JobSuspend{Name: "job", Suspend: i%2 == 0, By: "ops@host"}); err != nil {
+				errs <- fmt.Errorf("toggle %d: %w", i, err)
+			}
+		}
+	}()
+	go func() {
+		defer wg.Done()
+		at := time.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC)
+		for i := range claims {
+			p := at.Add(time.Duration(i) * time.Hour)
+			r := store.Run{Job: "job", Period: p.Format(time.RFC3339), Scheduled: p, State: store.Running, Token: 1, Holder: "n1", Attempt: 1}
+			if _, err := s.SwapRun(c, store.RunSwap{Run: r, Fenced: true}); err != nil && !errors.Is(err, store.ErrSuspended) {
+				errs <- fmt.Errorf("claim %d: %w", i, err)
+			}
+		}
+	}()
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
 	}
 }
