@@ -1,11 +1,15 @@
 package schedule_test
 
 import (
+	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/batonhq/baton/schedule"
+	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/store/memstore"
 )
 
 func mustTime(t *testing.T, s string) time.Time {
@@ -184,6 +188,35 @@ func TestSpecRoundTrip(t *testing.T) {
 		"every 10s; catch-up all, colour red", "every 10s; catch-up all,"} {
 		if _, _, err := schedule.ParseSpec(bad); err == nil {
 			t.Errorf("ParseSpec(%q) accepted", bad)
+		}
+	}
+}
+
+// A job registered before the catch-up cap existed is stored without
+// one. A node never takes its policy from the store, so a node with the
+// default cap does not run it uncapped: it is refused as a mismatch until
+// it reschedules, which stores the cap.
+func TestStoredWithoutCapIsNotRunUncapped(t *testing.T) {
+	ctx := context.Background()
+	for _, old := range []string{"every 10s; catch-up all", "every 10s"} {
+		ms := memstore.New()
+		if _, err := ms.EnsureJob(ctx, store.Job{Name: "old", Schedule: old}); err != nil {
+			t.Fatal(err)
+		}
+		s, err := schedule.Every(10*time.Second, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, p, err := schedule.ParseSpec(old); err != nil || p.Max != 0 {
+			t.Fatalf("ParseSpec(%q) = %+v, %v; want no cap", old, p, err)
+		}
+		job := schedule.Job{Name: "old", Schedule: s, Policy: schedule.Policy{Max: schedule.DefaultCatchUpMax}}
+		if _, err := schedule.Register(ctx, ms, job, false); !errors.Is(err, schedule.ErrScheduleMismatch) {
+			t.Fatalf("%q: a node with the default cap registers: %v, want ErrScheduleMismatch", old, err)
+		}
+		got, err := schedule.Register(ctx, ms, job, true)
+		if want := "every 10s; catch-up all, max 100"; err != nil || got.Schedule != want {
+			t.Fatalf("%q rescheduled: %q, %v; want %q", old, got.Schedule, err, want)
 		}
 	}
 }
