@@ -6,7 +6,8 @@ import "time"
 // an operator suspended or resumed the job of this name. Their Detail says
 // who and why ("by WHO: WHY"). The record's holder, token and version are
 // unchanged: a leader keeps its term (a run in progress finishes), and its
-// scheduler learns of the suspension when it next reads the job.
+// scheduler learns of the suspension when it next reads the job; a claim
+// or skip it sends meanwhile is refused by SwapRun (ErrSuspended).
 const (
 	Suspended EventKind = "suspended"
 	Resumed   EventKind = "resumed"
