@@ -23,7 +23,7 @@ as P processes would be, hold the same N names:
 It prints, for each phase, the seconds until the names were shared and how
 many handovers that took (terms ended by a request: a balanced group's or
 an operator's), and doubleHeld: the names that two groups held with a valid
-term at one sampling instant (each name is sampled every poll interval;
+term at one moment (each name is sampled every poll interval;
 0 is the only right answer). --timeout bounds each phase (exit 1).`
 
 // balanceReport is what 'bench balance' prints.
@@ -120,17 +120,14 @@ func benchBalance(ctx context.Context, e *env, b *benchFlags, procs int, opts []
 		began := time.Now()
 		lo, hi := len(names)/len(live), (len(names)+len(live)-1)/len(live)
 		for {
-			for _, name := range names {
-				valid := 0
-				for _, g := range groups {
-					if g == nil {
-						continue
-					}
-					if t := g.Term(name); t != nil && t.Valid() {
-						valid++
-					}
+			var sampled []*baton.Group
+			for _, g := range groups {
+				if g != nil {
+					sampled = append(sampled, g)
 				}
-				if valid > 1 {
+			}
+			for _, name := range names {
+				if doubleHeld(name, sampled) {
 					rep.DoubleHeld++
 				}
 			}
@@ -196,4 +193,37 @@ func (r balanceReport) print(w io.Writer) {
 		{"leave", fmt.Sprintf("%.3f s, %d handovers, held %v", r.LeaveSeconds, r.LeaveHandovers, r.HeldAfterLeave)},
 		{"double held", fmt.Sprint(r.DoubleHeld)},
 	}))
+}
+
+// doubleHeld reports whether two of the groups held name with terms valid
+// at one moment. The groups' terms cannot be read at one moment: a whole
+// handover (the holder's term ends, the record is released and taken, the
+// new term begins) can happen between two reads, and the holder's term
+// read valid before it and the new holder's after it are no overlap. So it
+// reads the groups in order and then all but the last again: a term valid
+// at both of its reads had not ended in between (an ended Term is never
+// valid again), so a term of another group read valid between them was
+// valid at the same moment.
+func doubleHeld(name string, gs []*baton.Group) bool {
+	k := len(gs)
+	if k < 2 {
+		return false
+	}
+	seen := make([]*baton.Term, 2*k-1)
+	for r := range seen {
+		if t := gs[r%k].Term(name); t != nil && t.Valid() {
+			seen[r] = t
+		}
+	}
+	for i := range k - 1 {
+		if seen[i] == nil || seen[i+k] != seen[i] {
+			continue
+		}
+		for p := i + 1; p < i+k; p++ {
+			if seen[p] != nil {
+				return true
+			}
+		}
+	}
+	return false
 }
