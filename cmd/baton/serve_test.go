@@ -98,6 +98,11 @@ func TestServePageInBrowser(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.Navigate(url), chromedp.WaitVisible(job+`dd.holder`)); err != nil {
 		t.Fatal(err)
 	}
+	// The ledger's rows may come with a refresh after the first paint (a
+	// loaded machine): wait for both before reading the page.
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`(t => !!t && t.includes("done") && t.includes("pending"))(document.querySelector('`+job+`table.ledger')?.textContent)`)); err != nil {
+		t.Fatalf("the ledger never showed its done and pending rows: %v", err)
+	}
 	holder, token, ledger := text(t, ctx, job+`dd.holder`), text(t, ctx, job+`dd.token`), text(t, ctx, job+`table.ledger`)
 	if sched, next := text(t, ctx, job+`dd.schedule`), text(t, ctx, job+`dd.next`); !strings.Contains(sched, "1h") || next == "-" {
 		t.Errorf("page shows schedule %q, next due %q", sched, next)
