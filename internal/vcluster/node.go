@@ -44,7 +44,6 @@ type node struct {
 
 	armedBeforeCheck bool
 	armedInFlight    bool
-	sawSuspended     bool                   // its scheduler's last read of the job found it suspended
 	pending          *scheduler.StartEffect // frozen before the effect
 	pendingChecked   bool                   // after its Valid() check
 	frozenByEffect   bool

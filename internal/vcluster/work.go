@@ -125,7 +125,6 @@ func (e *engine) call(n *node, a scheduler.Action) scheduler.Event {
 	case scheduler.ReadJob:
 		var r scheduler.JobRead
 		r.Job, r.Err = e.c.Store.GetJob(e.ctx, Job)
-		n.sawSuspended = r.Err == nil && r.Job.Suspension.Active()
 		return r
 	case scheduler.ReadRuns:
 		var r scheduler.RunsRead
@@ -203,7 +202,7 @@ func (e *engine) ledgerWrite(n *node, a scheduler.SwapRun, r scheduler.Swapped) 
 	}
 	e.checkCap(a)
 	e.checkJitter(a)
-	e.checkSuspended(n, a)
+	e.checkSuspended(a)
 	if a.Kind == scheduler.KindComplete {
 		e.completions[sw.Period]++
 		if e.c.Check && e.completions[sw.Period] > 1 {
@@ -283,17 +282,17 @@ func (e *engine) checkCap(a scheduler.SwapRun) {
 	}
 }
 
-// checkSuspended checks that no node claims or skips a period after its
-// scheduler read the job suspended, while it still is: a claim whose
-// read of the job came before the suspension may still land (the
-// suspension takes effect at each node's next read of the job, within a
-// poll), a later one may not.
-func (e *engine) checkSuspended(n *node, a scheduler.SwapRun) {
-	if !e.c.Check || !n.sawSuspended || (a.Kind != scheduler.KindClaim && a.Kind != scheduler.KindSkip && a.Kind != scheduler.KindTrigger) {
+// checkSuspended checks that no claim or skip (a write that starts an
+// attempt or skips a period, store.RunSwap.Claims) lands while the job is
+// suspended: the store refuses one in the same atomic step as the write,
+// so even a claim whose scheduler read the job before the suspension
+// cannot land after it.
+func (e *engine) checkSuspended(a scheduler.SwapRun) {
+	if !e.c.Check || !a.Swap.Claims() {
 		return
 	}
 	if j, err := e.c.Store.GetJob(e.ctx, Job); err == nil && j.Suspension.Active() {
-		e.violate("suspend: %s wrote %s of %s after reading that the job is suspended (by %s), while it still is", n.id, a.Kind, a.Swap.Run.Period, j.Suspension.By)
+		e.violate("suspend: %s of %s landed while the job is suspended (by %s)", a.Kind, a.Swap.Run.Period, j.Suspension.By)
 	}
 }
 
