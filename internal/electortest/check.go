@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"testing"
 	"time"
 
 	"github.com/batonhq/baton"
@@ -226,5 +227,28 @@ func (c *Cluster) DoneThrough(st store.Store, through time.Time, within time.Dur
 			t.Fatalf("periods through %s not all done within %v: %s", schedule.Key(through), within, missing)
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// CheckCutTakeover checks the takeover of a leader cut off from the store
+// at cut: the old term (first) stepped down at ended, and leader took
+// over with next. The takeover comes at least lease + 2e (Timing.Safe)
+// after the old leader's last successful renewal started, and at most
+// bound after it; the old deadline is before the takeover; the token
+// rises.
+func CheckCutTakeover(t *testing.T, tm Timing, first, next *TermRec, leader *Node, cut, ended time.Time, bound time.Duration) {
+	t.Helper()
+	lastRenewal := first.Term.Deadline().Add(-tm.Lease)
+	takeover := next.Won.Sub(lastRenewal)
+	t.Logf("cut at +0; a's last successful renewal started at %v, a stepped down at %v, %s took over at %v with token %d",
+		lastRenewal.Sub(cut).Round(time.Millisecond), ended.Sub(cut).Round(time.Millisecond), leader.ID, next.Won.Sub(cut).Round(time.Millisecond), next.Term.Token())
+	if takeover < tm.Safe()-time.Millisecond || takeover > bound {
+		t.Errorf("takeover %v after a's last renewal started, want within [%v, %v]", takeover, tm.Safe(), bound)
+	}
+	if !first.Term.Deadline().Before(next.Won) {
+		t.Errorf("a's deadline %v is not before the takeover %v", first.Term.Deadline(), next.Won)
+	}
+	if next.Term.Token() <= first.Term.Token() {
+		t.Errorf("token %d after %d", next.Term.Token(), first.Term.Token())
 	}
 }

@@ -293,3 +293,20 @@ func (c *Cluster) WaitOneLeader(within time.Duration) (*Node, *TermRec) {
 
 // isStale reports a write the fence refused.
 func isStale(err error) bool { return errors.Is(err, fence.ErrStaleToken) }
+
+// LeadFirst starts first and waits until it leads, then starts the others
+// and lets two seconds of periods run while they watch it renew. It
+// returns first's term.
+func (c *Cluster) LeadFirst(first *Node, others ...*Node) *TermRec {
+	c.t.Helper()
+	c.Start(first)
+	_, rec := c.WaitOneLeader(10 * time.Second)
+	if rec.Term.Node() != first.ID {
+		c.t.Fatalf("%s leads, want %s", rec.Term.Node(), first.ID)
+	}
+	for _, n := range others {
+		c.Start(n)
+	}
+	time.Sleep(2 * time.Second)
+	return rec
+}

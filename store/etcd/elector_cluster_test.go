@@ -107,13 +107,7 @@ func TestElectorQuorumLoss(t *testing.T) {
 	observer := ec.open(0, 1, 2)
 	defer observer.Close()
 
-	ec.Start(a)
-	_, first := ec.WaitOneLeader(10 * time.Second)
-	if first.Term.Node() != "a" {
-		t.Fatalf("%s leads, want a", first.Term.Node())
-	}
-	ec.Start(b)
-	time.Sleep(2 * time.Second) // a few periods run; b watches a renew
+	first := ec.LeadFirst(a, b) // periods run; the others watch a renew
 
 	c.Stop(1)
 	c.Stop(2)
@@ -273,14 +267,7 @@ func TestElectorLeaderMemberCutOff(t *testing.T) {
 	observer := ec.open(rest...)
 	defer observer.Close()
 
-	ec.Start(a)
-	_, first := ec.WaitOneLeader(10 * time.Second)
-	if first.Term.Node() != "a" {
-		t.Fatalf("%s leads, want a", first.Term.Node())
-	}
-	ec.Start(b)
-	ec.Start(cc)
-	time.Sleep(2 * time.Second) // periods run; b and c watch a renew
+	first := ec.LeadFirst(a, b, cc) // periods run; the others watch a renew
 
 	c.Partition([]int{alone}, rest)
 	cut := time.Now()
@@ -290,20 +277,7 @@ func TestElectorLeaderMemberCutOff(t *testing.T) {
 	if leader == a {
 		t.Fatal("a leads again while cut off")
 	}
-	lastRenewal := first.Term.Deadline().Add(-timing.Lease)
-	takeover := next.Won.Sub(lastRenewal)
-	bound := timing.Safe() + timing.Poll + 2*timing.Slack
-	t.Logf("cut at +0; a's last successful renewal started at %v, a stepped down at %v, %s took over at %v with token %d",
-		lastRenewal.Sub(cut).Round(time.Millisecond), ended.Sub(cut).Round(time.Millisecond), leader.ID, next.Won.Sub(cut).Round(time.Millisecond), next.Term.Token())
-	if takeover < timing.Safe()-time.Millisecond || takeover > bound {
-		t.Errorf("takeover %v after a's last renewal started, want within [%v, %v]", takeover, timing.Safe(), bound)
-	}
-	if !first.Term.Deadline().Before(next.Won) {
-		t.Errorf("a's deadline %v is not before the takeover %v", first.Term.Deadline(), next.Won)
-	}
-	if next.Term.Token() <= first.Term.Token() {
-		t.Errorf("token %d after %d", next.Term.Token(), first.Term.Token())
-	}
+	electortest.CheckCutTakeover(t, timing, first, next, leader, cut, ended, timing.Safe()+timing.Poll+2*timing.Slack)
 	ec.DoneThrough(observer, time.Now(), 10*time.Second)
 
 	c.Heal()
