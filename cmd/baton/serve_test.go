@@ -248,17 +248,17 @@ func TestServeAPI(t *testing.T) {
 // text returns the text of the first element matching sel.
 func text(t *testing.T, ctx context.Context, sel string) string {
 	t.Helper()
-	for try := 1; ; try++ {
-		s, err := chromedp.Run(ctx, chromedp.Text(sel))
-		if err == nil {
-			return s
-		}
-		// A refresh may replace the node between the query and the read
-		// ("No node with given id found"): query again, a few times.
-		if try == 3 {
-			t.Fatalf("text of %s: %v", sel, err)
-		}
+	// One evaluation in the page reads the element's text in one turn of
+	// its event loop, so a refresh cannot replace the element between
+	// finding it and reading it (chromedp.Text takes two round trips).
+	// The predicate is an array (truthy even for an empty text), so the
+	// poll waits only for the element to exist.
+	expr := fmt.Sprintf(`(e => e ? [e.innerText] : null)(document.querySelector(%q))`, sel)
+	v, err := chromedp.Run(ctx, chromedp.Poll[[]string](expr, chromedp.WithPollingTimeout(10*time.Second)))
+	if err != nil || len(v) != 1 {
+		t.Fatalf("text of %s: %v (%q)", sel, err, v)
 	}
+	return v[0]
 }
 
 // eval evaluates a JavaScript expression in the page.
