@@ -117,8 +117,8 @@ type Config struct {
 	// node cut off while a call is out loses the answer: the call may
 	// have been applied, and the node cannot know (an unknown outcome).
 	CallLatency bool
-	// Notify delivers change notifications, as baton's Watch and
-	// WatchChanges do: every write of a record reaches the other nodes
+	// Notify delivers change notifications, as baton's change feed
+	// (WatchChanges) does: every write of a record reaches the other nodes
 	// that follow it as a Changed event after their latency (a node with
 	// sessions follows every record, one without only the names). The
 	// machines poll all the same; the notifications are hints.

@@ -101,9 +101,9 @@
 // through it.
 //
 // A Store handle follows the election records with one etcd watch on
-// their key prefix, started by the first watcher and ended with the last:
-// every WatchChanges feed and every per-name Watch of the handle rides on
-// it, so a process following 100,000 names costs the cluster one watcher,
-// and each write costs the handle a look-up of its name, whatever the
-// number of records stored or watched.
+// their key prefix, started by the first WatchChanges feed and ended with
+// the last: every feed of the handle rides on it, so a process following
+// 100,000 names costs the cluster one watcher, and each write costs the
+// handle one entry per feed, whatever the number of records stored or
+// watched.
 package etcd

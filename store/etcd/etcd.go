@@ -292,7 +292,7 @@ func (s *Store) Client() *clientv3.Client { return s.cli }
 func (s *Store) Prefix() string { return s.cfg.prefix }
 
 // Close releases the store. It closes the client if Open or OpenURL made
-// it. Watch channels close.
+// it. Change feeds close.
 func (s *Store) Close() error {
 	if !s.owned {
 		return nil

@@ -14,11 +14,11 @@ import (
 
 // A Store handle follows its election records with at most one etcd watch,
 // on the records' key prefix, however many callers watch: every
-// WatchChanges feed and every per-name Watch rides on it. The watch starts
-// with the first watcher and ends with the last; per event it costs a map
-// look-up of the name's watchers and one entry per feed, whatever the
-// number of records stored or watched. 100,000 per-name etcd watches would
-// be 100,000 watchers on the members and 100,000 goroutines here.
+// WatchChanges feed rides on it. The watch starts with the first feed and
+// ends with the last; per event it costs one entry per feed, whatever the
+// number of records stored or watched. An etcd watch per name followed
+// would be, for 100,000 names, 100,000 watchers on the members and 100,000
+// goroutines here.
 //
 // The watch requires a leader: a member that loses its quorum ends it
 // (after a few election timeouts). When the watch ends for any reason (no
@@ -40,7 +40,6 @@ type watch struct {
 	ended  bool
 	users  int
 	feeds  map[*feed]struct{}
-	names  map[string]map[chan struct{}]struct{}
 }
 
 // feed is one WatchChanges subscriber: the records changed since its last
@@ -66,7 +65,6 @@ func (s *Store) join() *watch {
 		done:   make(chan struct{}),
 		users:  1,
 		feeds:  map[*feed]struct{}{},
-		names:  map[string]map[chan struct{}]struct{}{},
 	}
 	h.cur = w
 	dir := s.keys.prefix + "e/"
@@ -89,7 +87,7 @@ func (s *Store) leave(w *watch) {
 }
 
 // follow dispatches the events of w's etcd watch until it ends, then
-// closes every channel riding on it.
+// closes w.done, which ends every feed riding on it.
 func (s *Store) follow(w *watch, dir string, wch clientv3.WatchChan) {
 	h := &s.feed
 	created := false
@@ -117,12 +115,6 @@ func (s *Store) follow(w *watch, dir string, wch clientv3.WatchChan) {
 				default:
 				}
 			}
-			for ch := range w.names[name] {
-				select {
-				case ch <- struct{}{}:
-				default: // coalesced with the pending notification
-				}
-			}
 		}
 		h.mu.Unlock()
 	}
@@ -133,47 +125,7 @@ func (s *Store) follow(w *watch, dir string, wch clientv3.WatchChan) {
 	}
 	w.ended = true
 	w.cancel()
-	for _, chs := range w.names {
-		for ch := range chs {
-			close(ch)
-		}
-	}
-	w.names = nil
 	close(w.done)
-}
-
-// Watch returns a channel that receives a value soon after the record
-// of name changes, for callers that follow one name (baton itself
-// follows WatchChanges). It rides on the handle's one watch of the
-// election records (see hub). The channel closes when ctx ends, the store
-// is closed, or the watch ends (a member without a leader ends it after a
-// few election timeouts, so that a contender on the minority side falls
-// back to polling, which fails with ErrUnavailable). It returns at once;
-// notifications start when the member has set the watch up.
-func (s *Store) Watch(ctx context.Context, name string) <-chan struct{} {
-	ch := make(chan struct{}, 1)
-	s.feed.mu.Lock()
-	defer s.feed.mu.Unlock()
-	w := s.join()
-	chs := w.names[name]
-	if chs == nil {
-		chs = map[chan struct{}]struct{}{}
-		w.names[name] = chs
-	}
-	chs[ch] = struct{}{}
-	context.AfterFunc(ctx, func() {
-		s.feed.mu.Lock()
-		defer s.feed.mu.Unlock()
-		if w.names != nil { // else follow closed ch when the watch ended
-			delete(w.names[name], ch)
-			if len(w.names[name]) == 0 {
-				delete(w.names, name)
-			}
-			close(ch)
-		}
-		s.leave(w)
-	})
-	return ch
 }
 
 // WatchChanges implements store.Store on the handle's one watch of

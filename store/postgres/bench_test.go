@@ -92,61 +92,39 @@ func newSession(b *testing.B, s *postgres.Store, node string) store.Record {
 }
 
 // BenchmarkChangeFeed measures one commit seen through another handle's
-// change feed (feed) or per-name watches of every stored name (watch),
-// with 100 or 10,000 names stored: from the Swap's call until the feed
-// names the record, or its watch fires.
+// change feed, with 100 or 10,000 names stored: from the Swap's call until
+// the feed names the record.
 func BenchmarkChangeFeed(b *testing.B) {
-	for _, kind := range []string{"feed", "watch"} {
-		for _, n := range []int{100, 10000} {
-			b.Run(fmt.Sprintf("%s/names=%d", kind, n), func(b *testing.B) {
-				url := pgtest.Start(b)
-				w, s := open(b, url), open(b, url)
-				defer w.Close()
-				defer s.Close()
-				ctx, cancel := context.WithCancel(context.Background())
-				defer cancel()
-				var names []string
-				for _, r := range storetest.HoldMany(b, s, newSession(b, s, "n1"), n) {
-					names = append(names, r.Name)
-				}
-				var feed <-chan []store.Change
-				watches := map[string]<-chan struct{}{}
-				if kind == "feed" {
-					feed = w.WatchChanges(ctx)
-				} else {
-					// The first watch wakes once the listener is up;
-					// the others come after and wake on changes only.
-					first := w.Watch(ctx, names[0])
-					<-first
-					watches[names[0]] = first
-					for _, name := range names[1:] {
-						watches[name] = w.Watch(ctx, name)
-					}
-				}
-				rec, err := s.Get(ctx, names[n/2])
+	for _, n := range []int{100, 10000} {
+		b.Run(fmt.Sprintf("feed/names=%d", n), func(b *testing.B) {
+			url := pgtest.Start(b)
+			w, s := open(b, url), open(b, url)
+			defer w.Close()
+			defer s.Close()
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			var names []string
+			for _, r := range storetest.HoldMany(b, s, newSession(b, s, "n1"), n) {
+				names = append(names, r.Name)
+			}
+			feed := w.WatchChanges(ctx)
+			rec, err := s.Get(ctx, names[n/2])
+			if err != nil {
+				b.Fatal(err)
+			}
+			for b.Loop() {
+				rec, err = s.Swap(ctx, store.Swap{Expect: rec.Version, Record: rec})
 				if err != nil {
 					b.Fatal(err)
 				}
-				for b.Loop() {
-					rec, err = s.Swap(ctx, store.Swap{Expect: rec.Version, Record: rec})
-					if err != nil {
-						b.Fatal(err)
+				for seen := false; !seen; {
+					batch, ok := <-feed
+					if !ok {
+						b.Fatal("feed closed")
 					}
-					if kind == "watch" {
-						if _, ok := <-watches[rec.Name]; !ok {
-							b.Fatal("watch closed")
-						}
-						continue
-					}
-					for seen := false; !seen; {
-						batch, ok := <-feed
-						if !ok {
-							b.Fatal("feed closed")
-						}
-						seen = slices.ContainsFunc(batch, func(c store.Change) bool { return c.Name == rec.Name })
-					}
+					seen = slices.ContainsFunc(batch, func(c store.Change) bool { return c.Name == rec.Name })
 				}
-			})
-		}
+			}
+		})
 	}
 }

@@ -46,8 +46,8 @@
 // store (it knows versions up to 2): an older baton would read a name held
 // through a live session as a record nobody renews and take it over.
 // Upgrade every process of a deployment together. A read-only Open reads a
-// version 1 or 2 store as it is (records without sessions; Watch and
-// WatchChanges closed at once, so callers poll).
+// version 1 or 2 store as it is (records without sessions; WatchChanges
+// closed at once, so callers poll).
 //
 // # Many names
 //
@@ -60,8 +60,8 @@
 // of its transaction in the record's row and sends one notification per
 // transaction, without a payload; the Store's one listening connection
 // then reads which records were written since its last read from that
-// indexed column and the snapshot of the read (see WatchChanges). The
-// per-name Watch rides on the same feed. A notification costs a
+// indexed column and the snapshot of the read (see WatchChanges). A
+// notification costs a
 // commit-time lock that serializes notifying transactions server-wide,
 // so the fewer transactions notify the better: batches notify once, and a
 // refused swap does not notify.

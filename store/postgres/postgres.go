@@ -116,8 +116,8 @@ type config struct {
 // wrapping store.ErrNotFound ("no baton store at ..."); one that is not a
 // baton store (no meta table, an unknown version) one wrapping
 // store.ErrSchema. A schema of an older version (1 or 2) is read as it
-// is: records read as held without a session, and Watch and WatchChanges
-// return closed channels (callers poll). Write methods fail with
+// is: records read as held without a session, and WatchChanges returns
+// closed channels (callers poll). Write methods fail with
 // store.ErrInvalid.
 func WithReadOnly() Option {
 	return func(c *config) error {
@@ -256,7 +256,7 @@ func parseURL(rawURL string) (connURL, schema string, err error) {
 	return u.String(), schema, nil
 }
 
-// Close closes the watches and the connection pool. It does not change any
+// Close closes the change feeds and the connection pool. It does not change any
 // record. Calls after Close fail with store.ErrUnavailable.
 func (s *Store) Close() error {
 	s.mu.Lock()

@@ -36,16 +36,16 @@ const readTimeout = 10 * time.Second
 // not do: numbers are drawn in one order and committed in another, and a
 // reader that saw number 10 committed can miss number 9 committing after
 // it.) The cost of a read grows with the records written since the last
-// one, not with the records stored or the watches open.
+// one, not with the records stored or the feeds open.
 
 // listener is the one connection of a Store that LISTENs on the store's
-// channel. It runs while at least one watch or change feed is open, reads
-// the change feed after each notification, and fans the names it finds out
-// to the watches of those names and to every feed.
+// channel. It runs while at least one change feed is open, reads the
+// change feed after each notification, and fans the names it finds out to
+// every feed.
 //
 // When the connection cannot be opened or breaks, the listener closes all
-// its watches and feeds and exits: a caller sees its channel closed and
-// falls back to polling, and a later Watch starts a new listener. There is
+// its feeds and exits: a caller sees its channel closed and falls back to
+// polling, and a later WatchChanges starts a new listener. There is
 // no silent reconnection, because notifications sent while no connection
 // listened are lost, and a caller that was told nothing would not know to
 // re-read.
@@ -55,18 +55,7 @@ type listener struct {
 	done   chan struct{}
 	ready  chan struct{} // closed when listening with a position, or on exit
 
-	// guarded by s.mu
-	subs  map[string]map[*watch]struct{}
-	feeds map[*feed]struct{}
-}
-
-// watch is one Watch call's subscription.
-type watch struct {
-	name   string
-	ch     chan struct{}
-	l      *listener
-	closed bool        // guarded by s.mu
-	stop   func() bool // stops the context.AfterFunc
+	feeds map[*feed]struct{} // guarded by s.mu
 }
 
 // feed is one WatchChanges call's subscription: the records changed since
@@ -77,38 +66,6 @@ type feed struct {
 	out     chan []store.Change
 	signal  chan struct{}
 	pending map[string]int64 // guarded by s.mu
-}
-
-// Watch returns a channel that receives a value soon after the record
-// of name changes, for callers that follow one name (baton itself
-// follows WatchChanges). A watch rides on the Store's change feed
-// (see WatchChanges): it receives a value soon after a transaction that
-// wrote the record of name commits. All watches and feeds of a Store share
-// one dedicated connection, opened by the first and closed when the last
-// ends. Right after that connection starts listening, each of its watches
-// receives one notification, so that a change made between the caller's
-// last read and the LISTEN is not missed. The channel is closed when ctx
-// ends, when the Store is closed, or when the listening connection cannot
-// be opened or breaks; callers keep polling as the fallback either way. On
-// a read-only Store of an older schema version the channel is closed at
-// once.
-func (s *Store) Watch(ctx context.Context, name string) <-chan struct{} {
-	ch := make(chan struct{}, 1)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed || ctx.Err() != nil || s.version < SchemaVersion {
-		close(ch)
-		return ch
-	}
-	l := s.listenerLocked()
-	w := &watch{name: name, ch: ch, l: l}
-	if l.subs[name] == nil {
-		l.subs[name] = map[*watch]struct{}{}
-	}
-	l.subs[name][w] = struct{}{}
-	// The function runs in its own goroutine, so holding s.mu here is safe.
-	w.stop = context.AfterFunc(ctx, func() { s.endWatch(w) })
-	return ch
 }
 
 // WatchChanges implements store.Store. It returns once the Store's
@@ -151,7 +108,7 @@ func (s *Store) listenerLocked() *listener {
 		ctx, cancel := context.WithCancel(context.Background())
 		l := &listener{
 			s: s, cancel: cancel, done: make(chan struct{}), ready: make(chan struct{}),
-			subs: map[string]map[*watch]struct{}{}, feeds: map[*feed]struct{}{},
+			feeds: map[*feed]struct{}{},
 		}
 		s.watcher = l
 		go l.run(ctx)
@@ -202,34 +159,15 @@ func (s *Store) endFeed(f *feed) {
 	s.stopIfIdleLocked(l)
 }
 
-// endWatch closes w when its ctx ends, and stops the listener when w was
-// its last subscription.
-func (s *Store) endWatch(w *watch) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if w.closed {
-		return
-	}
-	w.closed = true
-	close(w.ch)
-	l := w.l
-	delete(l.subs[w.name], w)
-	if len(l.subs[w.name]) == 0 {
-		delete(l.subs, w.name)
-	}
-	s.stopIfIdleLocked(l)
-}
-
-// stopIfIdleLocked stops l when it has no watch and no feed left; s.mu must
-// be held.
+// stopIfIdleLocked stops l when it has no feed left; s.mu must be held.
 func (s *Store) stopIfIdleLocked(l *listener) {
-	if len(l.subs) == 0 && len(l.feeds) == 0 && s.watcher == l {
+	if len(l.feeds) == 0 && s.watcher == l {
 		s.watcher = nil
 		l.cancel()
 	}
 }
 
-// stop ends the listener and waits for it to close its watches.
+// stop ends the listener and waits for it to exit.
 func (l *listener) stop() {
 	l.cancel()
 	<-l.done
@@ -245,7 +183,7 @@ type position struct {
 
 func (l *listener) run(ctx context.Context) {
 	defer close(l.done)
-	defer l.closeAll()
+	defer l.detach()
 	readyOnce := false
 	defer func() {
 		if !readyOnce {
@@ -280,7 +218,6 @@ func (l *listener) run(ctx context.Context) {
 	}
 	readyOnce = true
 	close(l.ready)
-	l.wakeAll()
 	drained, cancelDrained := context.WithCancel(ctx)
 	cancelDrained()
 	for {
@@ -343,21 +280,13 @@ func (l *listener) read(ctx context.Context, conn *pgx.Conn, from position) (pos
 	return to, changes, nil
 }
 
-// deliver wakes the watches of names and hands names to every feed.
+// deliver hands the changes to every feed.
 func (l *listener) deliver(changes []store.Change) {
 	if len(changes) == 0 {
 		return
 	}
 	l.s.mu.Lock()
 	defer l.s.mu.Unlock()
-	for _, c := range changes {
-		for w := range l.subs[c.Name] {
-			select {
-			case w.ch <- struct{}{}:
-			default: // one pending value is enough
-			}
-		}
-	}
 	for f := range l.feeds {
 		for _, c := range changes {
 			f.pending[c.Name] = max(f.pending[c.Name], c.Version)
@@ -369,34 +298,13 @@ func (l *listener) deliver(changes []store.Change) {
 	}
 }
 
-// wakeAll wakes every watch once.
-func (l *listener) wakeAll() {
-	l.s.mu.Lock()
-	defer l.s.mu.Unlock()
-	for _, ws := range l.subs {
-		for w := range ws {
-			select {
-			case w.ch <- struct{}{}:
-			default:
-			}
-		}
-	}
-}
-
-// closeAll closes every watch of the listener, which is exiting; its feeds
-// close their channels when they see l.done.
-func (l *listener) closeAll() {
+// detach unhooks the listener, which is exiting, from its Store, so that a
+// later WatchChanges starts a new one; its feeds close their channels when
+// they see l.done.
+func (l *listener) detach() {
 	s := l.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, ws := range l.subs {
-		for w := range ws {
-			w.closed = true
-			close(w.ch)
-			w.stop()
-		}
-	}
-	l.subs = map[string]map[*watch]struct{}{}
 	if s.watcher == l {
 		s.watcher = nil
 	}

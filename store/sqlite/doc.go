@@ -79,14 +79,14 @@
 // # Many names: watches, batches
 //
 // SQLite has no notification between processes. Store implements
-// WatchChanges (and a per-name Watch) honestly but with a fast poll: one
+// WatchChanges honestly but with a fast poll: one
 // goroutine per Store reads PRAGMA data_version (which changes only when
 // another connection commits) every 50ms by default, and when it changed
 // runs one indexed query for the election records written since the last
 // version it saw (every write gives its record the next value of a
 // store-wide counter). A poll costs what the commits wrote, not what the
-// store holds or how many names are watched; every WatchChanges feed and
-// every Watch of the Store ride on that one poll.
+// store holds or how many names are watched; every WatchChanges feed of
+// the Store rides on that one poll.
 //
 // Store implements SwapMany and GetMany in batches: SwapMany
 // applies all swaps in one IMMEDIATE transaction, one fsync for all: one

@@ -152,7 +152,7 @@ func WithBusyTimeout(d time.Duration) Option {
 	}
 }
 
-// WithWatchInterval sets how often Watch polls the file for commits made by
+// WithWatchInterval sets how often WatchChanges polls the file for commits made by
 // other connections. The default is DefaultWatchInterval. It must be
 // positive.
 func WithWatchInterval(d time.Duration) Option {
@@ -244,12 +244,12 @@ func newStore(db *sql.DB, abs string, cfg config, file fileID) *Store {
 	return s
 }
 
-// Close closes the store's connections and ends its watches. It does not
+// Close closes the store's connections and ends its change feeds. It does not
 // change any record. Calls after Close fail with store.ErrUnavailable.
 func (s *Store) Close() error {
 	var err error
 	s.closeOnce.Do(func() {
-		s.hub.mu.Lock() // orders the flag with Watch starting a poller
+		s.hub.mu.Lock() // orders the flag with WatchChanges starting a poller
 		s.closed.Store(true)
 		s.hub.mu.Unlock()
 		close(s.done)

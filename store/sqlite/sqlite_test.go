@@ -297,8 +297,8 @@ func TestClosed(t *testing.T) {
 	if _, err := s.Swap(ctx(t), store.Swap{Record: store.Record{Name: "a"}}); !errors.Is(err, store.ErrUnavailable) {
 		t.Fatalf("Swap after Close: %v, want ErrUnavailable", err)
 	}
-	if _, ok := <-s.Watch(ctx(t), "a"); ok {
-		t.Fatal("Watch after Close returned an open channel")
+	if _, ok := <-s.WatchChanges(ctx(t)); ok {
+		t.Fatal("WatchChanges after Close returned an open channel")
 	}
 	if err := s.Close(); err != nil {
 		t.Fatalf("second Close: %v", err)
@@ -615,31 +615,47 @@ func TestReopenDurability(t *testing.T) {
 	}
 }
 
-// TestWatchOtherHandle: a write through another handle (another process,
-// as far as SQLite knows) reaches a watch; Close ends the watch.
-func TestWatchOtherHandle(t *testing.T) {
+// TestWatchChangesOtherHandle: a write through another handle (another
+// process, as far as SQLite knows) reaches the change feed, which names
+// only the record written, at its version; Close ends the feed.
+func TestWatchChangesOtherHandle(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "baton.db")
 	watcher := open(t, path, sqlite.WithWatchInterval(5*time.Millisecond))
 	writer := open(t, path)
-	chA := watcher.Watch(ctx(t), "a")
-	chB := watcher.Watch(ctx(t), "b")
-	if _, err := writer.Swap(ctx(t), store.Swap{Record: store.Record{Name: "a", Holder: "n1", Incarnation: "i1", Token: 1}, Event: store.Acquired}); err != nil {
+	feed := watcher.WatchChanges(ctx(t))
+	b, err := writer.Swap(ctx(t), store.Swap{Record: store.Record{Name: "b", Holder: "n1", Incarnation: "i1", Token: 1}, Event: store.Acquired})
+	if err != nil {
 		t.Fatal(err)
 	}
 	select {
-	case _, ok := <-chA:
+	case batch, ok := <-feed:
 		if !ok {
-			t.Fatal("watch closed instead of notifying")
+			t.Fatal("feed closed instead of naming the write")
+		}
+		if want := []store.Change{{Name: "b", Version: b.Version}}; !slices.Equal(batch, want) {
+			t.Fatalf("feed gave %v after a write of b, want %v", batch, want)
 		}
 	case <-time.After(10 * time.Second):
-		t.Fatal("no notification within 10s of a write by another handle")
+		t.Fatal("no change within 10s of a write by another handle")
+	}
+	rec, err := writer.Swap(ctx(t), store.Swap{Record: store.Record{Name: "a", Holder: "n1", Incarnation: "i1", Token: 1}, Event: store.Acquired})
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case batch, ok := <-feed:
+		if !ok {
+			t.Fatal("feed closed instead of naming the write")
+		}
+		// The poller names only the records written, not every record.
+		if want := []store.Change{{Name: "a", Version: rec.Version}}; !slices.Equal(batch, want) {
+			t.Fatalf("feed gave %v after a write of a, want %v", batch, want)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no change within 10s of a write by another handle")
 	}
 	watcher.Close()
-	for range chA { // drains a pending notification; ends when closed
-	}
-	// The poller notifies only watches whose record changed.
-	if _, ok := <-chB; ok {
-		t.Fatal("the watch of b was notified of a write to a")
+	for range feed { // ends when Close closes it
 	}
 }
 

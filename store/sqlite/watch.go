@@ -9,39 +9,29 @@ import (
 	"github.com/batonhq/baton/store"
 )
 
-// hub holds a Store's watches and change feeds. One poller goroutine
-// serves all of them while there is at least one.
+// hub holds a Store's change feeds. One poller goroutine serves all of
+// them while there is at least one.
 //
 // The poller follows the election records by version: every write gives
 // the record it writes the next value of the store-wide version counter,
 // under the file's write lock, so the versions committed at any moment are
 // all the versions up to the newest, and the records written since version
 // v are those whose version is above v (baton_election_version indexes
-// them). cursor is the newest version the poller has dispatched; a watch
+// them). cursor is the newest version the poller has dispatched; a feed
 // registered under mu is told of every record written after its
 // registration, since those get versions above cursor.
 type hub struct {
 	mu      sync.Mutex
-	byName  map[string]map[*sub]struct{}
 	feeds   map[*feed]struct{}
 	running bool
 	cursor  int64
 }
 
 func (h *hub) init() {
-	h.byName = map[string]map[*sub]struct{}{}
 	h.feeds = map[*feed]struct{}{}
 }
 
-func (h *hub) empty() bool { return len(h.byName) == 0 && len(h.feeds) == 0 }
-
-// sub is one Watch call.
-type sub struct {
-	name   string
-	ch     chan struct{}
-	stop   func() bool // unregisters the ctx callback
-	closed bool        // guarded by hub.mu
-}
+func (h *hub) empty() bool { return len(h.feeds) == 0 }
 
 // feed is one WatchChanges call: the records written since its last
 // batch, each once, at the newest version read, and a signal that there
@@ -53,36 +43,6 @@ type feed struct {
 	broken  bool // the poll failed: the feed must close
 }
 
-// Watch returns a channel that receives a value soon after the record
-// of name changes, for callers that follow one name (baton itself
-// follows WatchChanges), with a fast poll, since SQLite has no
-// notification between processes. It rides on the Store's one change feed
-// poller (see WatchChanges): a watch costs a map entry, not a query.
-//
-// The channel is closed when ctx ends, when the store is closed, or when
-// the poll fails (the watch is broken; callers keep polling anyway).
-func (s *Store) Watch(ctx context.Context, name string) <-chan struct{} {
-	ch := make(chan struct{}, 1)
-	w := &sub{name: name, ch: ch}
-	h := &s.hub
-	if !s.subscribe(ctx, "watch", func() {
-		m := h.byName[name]
-		if m == nil {
-			m = map[*sub]struct{}{}
-			h.byName[name] = m
-		}
-		m[w] = struct{}{}
-		w.stop = context.AfterFunc(ctx, func() {
-			h.mu.Lock()
-			defer h.mu.Unlock()
-			h.dropSub(w)
-		})
-	}) {
-		close(ch)
-	}
-	return ch
-}
-
 // WatchChanges implements store.Store with a fast poll: one
 // goroutine per Store reads PRAGMA data_version on a connection of its own
 // every watch interval (DefaultWatchInterval unless WithWatchInterval says
@@ -90,10 +50,9 @@ func (s *Store) Watch(ctx context.Context, name string) <-chan struct{} {
 // process or another, commits to the file, so an idle poll is one cheap
 // statement. When it changed, the poller runs one indexed query for the
 // election records written since the last version it saw, and hands their
-// names to every change feed and to the watches of those names. Its cost
-// per commit grows with the number of records the commit wrote, not with
-// the number of records stored or watched, and one poll serves every feed
-// and watch of the Store.
+// names to every change feed. Its cost per commit grows with the number
+// of records the commit wrote, not with the number of records stored or
+// watched, and one poll serves every feed of the Store.
 //
 // A feed whose reader is slow gets the names written meanwhile in one
 // batch, each once. The channel is closed when ctx ends, when the store is
@@ -102,7 +61,7 @@ func (s *Store) WatchChanges(ctx context.Context) <-chan []store.Change {
 	out := make(chan []store.Change)
 	f := &feed{seen: map[string]int{}, signal: make(chan struct{}, 1)}
 	h := &s.hub
-	if !s.subscribe(ctx, "watch changes", func() { h.feeds[f] = struct{}{} }) {
+	if !s.subscribe(ctx, f) {
 		close(out)
 		return out
 	}
@@ -140,11 +99,11 @@ func (s *Store) WatchChanges(ctx context.Context) <-chan []store.Change {
 	return out
 }
 
-// subscribe runs add under the hub's lock, starting the poller if it is
-// not running; it returns false, without calling add, when the store is
-// closed or cannot be read, or ctx has ended.
-func (s *Store) subscribe(ctx context.Context, op string, add func()) bool {
-	if s.enter(ctx, op) != nil {
+// subscribe registers f under the hub's lock, starting the poller if it
+// is not running; it returns false, without registering f, when the store
+// is closed or cannot be read, or ctx has ended.
+func (s *Store) subscribe(ctx context.Context, f *feed) bool {
+	if s.enter(ctx, "watch changes") != nil {
 		return false
 	}
 	h := &s.hub
@@ -156,11 +115,12 @@ func (s *Store) subscribe(ctx context.Context, op string, add func()) bool {
 			return false
 		}
 		if h.running || haveStart {
-			add()
+			h.feeds[f] = struct{}{}
 			if !h.running {
 				// The poller starts at a version read before the
 				// registration: it dispatches every record written after
-				// that read, and so every one written after add.
+				// that read, and so every one written after f's
+				// registration.
 				h.running, h.cursor = true, start
 				s.pollers.Add(1)
 				go s.poll()
@@ -176,38 +136,15 @@ func (s *Store) subscribe(ctx context.Context, op string, add func()) bool {
 	}
 }
 
-// dropSub unregisters w and closes its channel; h.mu must be held.
-func (h *hub) dropSub(w *sub) {
-	if w.closed {
-		return
-	}
-	w.closed = true
-	close(w.ch)
-	if w.stop != nil {
-		w.stop()
-	}
-	if m := h.byName[w.name]; m != nil {
-		delete(m, w)
-		if len(m) == 0 {
-			delete(h.byName, w.name)
-		}
-	}
-}
-
-// closeAll ends every watch and feed.
+// closeAll ends every feed.
 func (h *hub) closeAll() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.breakAll()
 }
 
-// breakAll ends every watch and feed; h.mu must be held.
+// breakAll ends every feed; h.mu must be held.
 func (h *hub) breakAll() {
-	for _, m := range h.byName {
-		for w := range m {
-			h.dropSub(w)
-		}
-	}
 	for f := range h.feeds {
 		f.broken = true
 		select {
@@ -218,7 +155,7 @@ func (h *hub) breakAll() {
 	}
 }
 
-// poll serves the hub until no watch or feed is left, the store is closed
+// poll serves the hub until no feed is left, the store is closed
 // or a poll fails.
 func (s *Store) poll() {
 	defer s.pollers.Done()
@@ -323,8 +260,7 @@ func (s *Store) pollOnce(ctx context.Context, p *poller) error {
 const writtenSince = `SELECT name, version FROM baton_election WHERE version > ?`
 
 // dispatch reads the election records written after version cursor, with
-// their versions, and hands them to the feeds and to the watches of those
-// names.
+// their versions, and hands them to the feeds.
 func (s *Store) dispatch(ctx context.Context, written *sql.Stmt, cursor int64) error {
 	rows, err := written.QueryContext(ctx, cursor)
 	if err != nil {
@@ -364,16 +300,6 @@ func (s *Store) dispatch(ctx context.Context, written *sql.Stmt, cursor int64) e
 		select {
 		case f.signal <- struct{}{}:
 		default:
-		}
-	}
-	if len(h.byName) > 0 {
-		for _, c := range changes {
-			for w := range h.byName[c.Name] {
-				select {
-				case w.ch <- struct{}{}:
-				default:
-				}
-			}
 		}
 	}
 	return nil
