@@ -79,10 +79,6 @@ type RunSwap struct {
 	// Fenced makes the write conditional on Run.Token being the current
 	// token of the election record named Run.Job.
 	Fenced bool
-	// IgnoreSuspension lets a claim or skip be written while the job is
-	// suspended (see Store.SwapRun): the simulator's ignore-suspension
-	// mutation, whose checker must notice it. Never set it otherwise.
-	IgnoreSuspension bool
 }
 
 // Claims reports whether s claims or skips a period: it writes the row

@@ -72,7 +72,7 @@ type Store interface {
 	// attempt, a takeover included; or Skipped) of a job that is
 	// suspended at that moment, read in the same atomic step, returns an
 	// error wrapping ErrSuspended and writes nothing, so that no period
-	// starts after SuspendJob returned (unless s.IgnoreSuspension). Other
+	// starts after SuspendJob returned. Other
 	// writes land while the job is suspended: the outcome (Done, Failed)
 	// of a run in progress, and Pending rows (manual triggers, backfill),
 	// which wait for the resume. A run of a job that is not registered is

@@ -83,6 +83,9 @@ func benchBalance(ctx context.Context, e *env, b *benchFlags, procs int, opts []
 		}
 	}()
 	names := benchNames(b.prefix, b.names)
+	// One logger for every group: loggers made apart would each lock
+	// their own handler and write to stderr at once.
+	logger := b.logs.logger(e.stderr)
 	start := func(i int) error {
 		st := shared
 		if st == nil {
@@ -97,7 +100,7 @@ func benchBalance(ctx context.Context, e *env, b *benchFlags, procs int, opts []
 			}
 		}
 		g, err := baton.NewGroup(st, append(opts, baton.WithNode(fmt.Sprintf("bench-%d", i+1)), baton.WithBalance(),
-			baton.WithLogger(b.logs.logger(e.stderr)))...)
+			baton.WithLogger(logger))...)
 		if err != nil {
 			return asUsage(err)
 		}

@@ -85,7 +85,8 @@ func benchHold(ctx context.Context, e *env, b *benchFlags, duration time.Duratio
 	if err != nil {
 		return holdReport{}, err
 	}
-	ops, err := startMetrics(metricsAddr, "", false, b.logs.logger(e.stderr))
+	logger := b.logs.logger(e.stderr) // one handler: its lock orders every line
+	ops, err := startMetrics(metricsAddr, "", false, logger)
 	if err != nil {
 		return holdReport{}, err
 	}
@@ -97,7 +98,7 @@ func benchHold(ctx context.Context, e *env, b *benchFlags, duration time.Duratio
 	}
 	defer raw.Close()
 	var counts storeCounts
-	g, err := baton.NewGroup(countStore(raw, &counts), append(opts, baton.WithLogger(b.logs.logger(e.stderr)))...)
+	g, err := baton.NewGroup(countStore(raw, &counts), append(opts, baton.WithLogger(logger))...)
 	if err != nil {
 		return holdReport{}, asUsage(err)
 	}

@@ -51,7 +51,9 @@
 // that commits between that read and a claim is caught by the store,
 // which refuses the claim (or skip) in the write's own atomic step
 // (store.ErrSuspended): the machine notes it and reads the job again at
-// once. IgnoreSuspension passes that check too (RunSwap.IgnoreSuspension).
+// once. (The simulator's ignore-suspension mutation turns off both: this
+// machine's IgnoreSuspension and the in-memory store's check,
+// memstore.WithoutSuspensionCheck.)
 // Config.Validate bounds them (bounds.go).
 //
 // Retries of a failed period (Policy.Retries, RetryBackoff) are a Decide

@@ -275,7 +275,6 @@ func (m *Machine) swap(k Kind, sw store.RunSwap) []Action {
 	if m.cfg.Unfenced {
 		sw.Fenced = false
 	}
-	sw.IgnoreSuspension = m.cfg.IgnoreSuspension
 	m.op, m.kind = opSwap, k
 	return []Action{SwapRun{Kind: k, Swap: sw}}
 }

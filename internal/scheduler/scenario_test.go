@@ -284,9 +284,6 @@ func (x *harness) action(a scheduler.Action) string {
 		if !a.Swap.Fenced {
 			s += " UNFENCED"
 		}
-		if a.Swap.IgnoreSuspension {
-			s += " IGNORING-SUSPENSION"
-		}
 		return s
 	case scheduler.GetRun:
 		return "read back " + fmtKey(a.Period)

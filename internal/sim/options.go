@@ -135,9 +135,10 @@ type Options struct {
 	// jitter (mutation check: the jitter check must then fail).
 	NoJitter bool
 	// IgnoreSuspension makes the scheduler machine plan as if the job
-	// were never suspended (mutation check: with the operator faults, a
-	// quarter of the seeds suspend the job for a while, and the checker
-	// must see a claim after a node read the suspension).
+	// were never suspended and the store write its claims anyway
+	// (memstore.WithoutSuspensionCheck): the mutation check. With the
+	// operator faults a quarter of the seeds suspend the job for a while,
+	// and the checker must see a claim or skip land while it is.
 	IgnoreSuspension bool
 	// Trace gets the failover trace of each seed run.
 	Trace io.Writer

@@ -81,7 +81,12 @@ func Run(ctx context.Context, o Options, seed uint64) (Result, error) {
 	// One business day per period: Every(24h) in wall time.
 	every, _ := schedule.Every(24*time.Hour, 0)
 	clock := vcluster.NewClock(o.Period)
-	st := memstore.New(memstore.WithTime(clock.Now))
+	mopts := []memstore.Option{memstore.WithTime(clock.Now)}
+	if o.IgnoreSuspension {
+		// The rule lives in the store: the mutation breaks it there too.
+		mopts = append(mopts, memstore.WithoutSuspensionCheck())
+	}
+	st := memstore.New(mopts...)
 	faults, latency, beyond := draw(o, seed)
 	v := drawVariant(o, seed)
 	c := vcluster.Config{

@@ -12,7 +12,8 @@ import (
 // Store is an in-memory store.Store. The zero value is not usable; call Open
 // or New.
 type Store struct {
-	now func() time.Time // store time for Updated and Event.Time
+	now              func() time.Time // store time for Updated and Event.Time
+	ignoreSuspension bool             // WithoutSuspensionCheck
 
 	mu      sync.Mutex
 	version int64
@@ -46,7 +47,20 @@ var (
 type Option func(*config) error
 
 type config struct {
-	now func() time.Time
+	now              func() time.Time
+	ignoreSuspension bool
+}
+
+// WithoutSuspensionCheck makes SwapRun write a claim or skip of a
+// suspended job instead of refusing it with store.ErrSuspended: the
+// simulator's ignore-suspension mutation, which breaks the rule where it
+// lives (in the store, atomic with the write) so that its checker must
+// notice. Never use it otherwise.
+func WithoutSuspensionCheck() Option {
+	return func(c *config) error {
+		c.ignoreSuspension = true
+		return nil
+	}
 }
 
 // WithTime sets the function the store reads its informational store time
@@ -72,15 +86,16 @@ func Open(ctx context.Context, opts ...Option) (*Store, error) {
 		}
 	}
 	return &Store{
-		now:     cfg.now,
-		records: map[string]store.Record{},
-		logs:    map[string][]store.Event{},
-		jobs:    map[string]store.Job{},
-		runs:    map[string]map[string]store.Run{},
-		keys:    map[string][]string{},
-		feeds:   map[*feed]struct{}{},
-		cands:   map[candKey]store.Candidate{},
-		faults:  map[string]fault{},
+		now:              cfg.now,
+		ignoreSuspension: cfg.ignoreSuspension,
+		records:          map[string]store.Record{},
+		logs:             map[string][]store.Event{},
+		jobs:             map[string]store.Job{},
+		runs:             map[string]map[string]store.Run{},
+		keys:             map[string][]string{},
+		feeds:            map[*feed]struct{}{},
+		cands:            map[candKey]store.Candidate{},
+		faults:           map[string]fault{},
 	}, nil
 }
 

@@ -84,12 +84,12 @@ func CheckRunSwap(cur store.Run, s store.RunSwap, electionToken uint64) error {
 // CheckRunSuspended returns the error store.Store.SwapRun gives for s
 // when the job of s.Run is job (found false: not registered), nil when
 // the write applies: a claim or skip (s.Claims) of a suspended job wraps
-// store.ErrSuspended, unless s.IgnoreSuspension. Backends call it after
+// store.ErrSuspended. Backends call it after
 // CheckRunSwap, with the job read in the same atomic step as the write
 // and under the lock (or compare) that orders it with SuspendJob; they
 // need read the job only when s.Claims.
 func CheckRunSuspended(s store.RunSwap, job store.Job, found bool) error {
-	if !found || !s.Claims() || s.IgnoreSuspension || !job.Suspension.Active() {
+	if !found || !s.Claims() || !job.Suspension.Active() {
 		return nil
 	}
 	return fmt.Errorf("%w: job %q was suspended by %s; the %s of period %s is refused until it is resumed",
