@@ -32,7 +32,7 @@ func TestDrillGuarantees(t *testing.T) {
 	if len(reps) != len(drill.Faults) {
 		t.Fatalf("%d faults run, want every one of %v", len(reps), drill.Faults)
 	}
-	checkGuarantees(t, reps, 0)
+	checkGuarantees(t, reps, nil)
 }
 
 // Same flags, same numbers; and the store backend does not change them.

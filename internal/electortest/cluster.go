@@ -25,6 +25,7 @@ import (
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/fence"
+	"github.com/batonhq/baton/internal/testenv"
 	"github.com/batonhq/baton/schedule"
 	"github.com/batonhq/baton/store"
 )
@@ -83,6 +84,7 @@ type Cluster struct {
 	acks   []Write // writes acknowledged to their leader
 	execs  []Write // the Runner's executions that succeeded
 	errs   []string
+	delay  *testenv.Delay
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 }
@@ -97,7 +99,7 @@ func New(t *testing.T, tm Timing, res Resource) *Cluster {
 	if tm.CallTimeout == 0 {
 		tm.CallTimeout = 2 * time.Second
 	}
-	c := &Cluster{t: t, Timing: tm, Res: res}
+	c := &Cluster{t: t, Timing: tm, Res: res, delay: testenv.MeasureDelay(t)}
 	ctx, cancel := context.WithCancel(context.Background())
 	c.cancel = cancel
 	c.wg.Add(1)
@@ -111,6 +113,14 @@ func New(t *testing.T, tm Timing, res Resource) *Cluster {
 		c.wg.Wait()
 	})
 	return c
+}
+
+// Slack is how late a deadline between from and to may be noticed: the
+// Timing's Slack plus the scheduling delay this process measured over that
+// interval (testenv.Delay), so that a bound stays tight on a quiet machine
+// and grows on a loaded one by what the machine took.
+func (c *Cluster) Slack(from, to time.Time) time.Duration {
+	return c.delay.Slack(c.Timing.Slack, from, to)
 }
 
 // Nodes returns the cluster's nodes.

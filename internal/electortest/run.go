@@ -127,7 +127,7 @@ func testLeaderCutOff(t *testing.T, c *Cluster, open func(string) store.Store) {
 	if leader == a {
 		t.Fatal("a leads again while cut off")
 	}
-	CheckCutTakeover(t, tm, first, next, leader, cut, ended, tm.Safe()+2*tm.Poll+2*tm.Slack)
+	CheckCutTakeover(t, tm, first, next, leader, cut, ended, tm.Safe()+2*tm.Poll+2*c.Slack(cut, next.Won))
 	c.DoneThrough(observer, time.Now(), 10*time.Second)
 
 	link.Cut(false)
@@ -158,8 +158,8 @@ func testStoreReplaced(t *testing.T, c *Cluster, loc Location) {
 	if !errors.Is(first.Term.Err(), baton.ErrStoreLost) || !errors.Is(first.Term.Err(), store.ErrReplaced) {
 		t.Fatalf("the leader's term ended with %v, want ErrStoreLost wrapping store.ErrReplaced", first.Term.Err())
 	}
-	if took := ended.Sub(replaced); took > tm.Renew+tm.Slack {
-		t.Errorf("the leader stepped down %v after the store was replaced, want within a renew interval (%v) and slack", took, tm.Renew)
+	if took, slack := ended.Sub(replaced), c.Slack(replaced, ended); took > tm.Renew+slack {
+		t.Errorf("the leader stepped down %v after the store was replaced, want within a renew interval (%v) and slack (%v)", took, tm.Renew, slack)
 	}
 	if !ended.Before(first.Term.Deadline()) {
 		t.Errorf("the leader stepped down at its deadline, not at its next renewal")

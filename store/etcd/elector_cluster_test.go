@@ -277,7 +277,7 @@ func TestElectorLeaderMemberCutOff(t *testing.T) {
 	if leader == a {
 		t.Fatal("a leads again while cut off")
 	}
-	electortest.CheckCutTakeover(t, timing, first, next, leader, cut, ended, timing.Safe()+timing.Poll+2*timing.Slack)
+	electortest.CheckCutTakeover(t, timing, first, next, leader, cut, ended, timing.Safe()+timing.Poll+2*ec.Slack(cut, next.Won))
 	ec.DoneThrough(observer, time.Now(), 10*time.Second)
 
 	c.Heal()
