@@ -99,7 +99,7 @@ func precheck(sw store.Swap) error {
 	if err := store.CheckName(r.Name); err != nil {
 		return storedriver.CheckSwap(store.Record{}, sw)
 	}
-	if err := storedriver.CheckToken(fmt.Sprintf("election %q", r.Name), r.Token); err != nil {
+	if err := storedriver.CheckElectionToken(r.Name, r.Token); err != nil {
 		return err // a bigint holds no more
 	}
 	for _, v := range []string{r.Holder, r.Incarnation, r.Transfer, r.Session, string(sw.Event)} {

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/batonhq/baton/store"
-	"github.com/batonhq/baton/store/storedriver"
 )
 
 // Time conversion: times are stored as integer Unix nanoseconds, UTC; the
@@ -50,5 +49,3 @@ func (n nsScanner) Scan(v any) error {
 	*n.t = timeOf(ns)
 	return nil
 }
-
-func checkToken(what string, token uint64) error { return storedriver.CheckToken(what, token) }

@@ -141,7 +141,7 @@ func (s *Store) SwapRun(ctx context.Context, sw store.RunSwap) (store.Run, error
 
 // checkRun refuses values the file cannot hold.
 func checkRun(r store.Run) error {
-	if err := checkToken(fmt.Sprintf("run %s/%s", r.Job, r.Period), r.Token); err != nil {
+	if err := storedriver.CheckRunToken(r.Job, r.Period, r.Token); err != nil {
 		return err
 	}
 	if err := checkTime("Scheduled", r.Scheduled); err != nil {

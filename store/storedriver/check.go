@@ -23,7 +23,7 @@ func CheckSwap(cur store.Record, s store.Swap) error {
 	if cur.Version != s.Expect {
 		return fmt.Errorf("%w: %q is at version %d, expected %d", store.ErrConflict, s.Record.Name, cur.Version, s.Expect)
 	}
-	if err := CheckToken(fmt.Sprintf("election %q", s.Record.Name), max(cur.Token, s.Record.Token)); err != nil {
+	if err := CheckElectionToken(s.Record.Name, max(cur.Token, s.Record.Token)); err != nil {
 		return err
 	}
 	if s.Record.Token < cur.Token {
@@ -41,17 +41,31 @@ func CheckSwap(cur store.Record, s store.Swap) error {
 	return nil
 }
 
-// CheckToken returns an error wrapping store.ErrInvalid and
-// store.ErrTokenLimit if token, of what (an election record, a run), is
-// above store.MaxToken. Backends call it (CheckSwap and CheckRunSwap do)
-// before writing a token, so that every backend refuses the same tokens
-// with the same permanent error.
-func CheckToken(what string, token uint64) error {
+// CheckElectionToken returns an error wrapping store.ErrInvalid and
+// store.ErrTokenLimit if token, of the election record name, is above
+// store.MaxToken; CheckRunToken the same for a run of job's period.
+// Backends call them (CheckSwap and CheckRunSwap do) before writing a
+// token, so that every backend refuses the same tokens with the same
+// permanent error. Both are on the path of every write: they format their
+// message only for a token they refuse.
+func CheckElectionToken(name string, token uint64) error {
 	if token > store.MaxToken {
-		return fmt.Errorf("%w: %w: %s token %d is above %d, the largest a baton store holds; a token is never lowered, so give the work another name",
-			store.ErrInvalid, store.ErrTokenLimit, what, token, uint64(store.MaxToken))
+		return tokenLimit(fmt.Sprintf("election %q", name), token)
 	}
 	return nil
+}
+
+// CheckRunToken is CheckElectionToken for the token of a run.
+func CheckRunToken(job, period string, token uint64) error {
+	if token > store.MaxToken {
+		return tokenLimit(fmt.Sprintf("run %s/%s", job, period), token)
+	}
+	return nil
+}
+
+func tokenLimit(what string, token uint64) error {
+	return fmt.Errorf("%w: %w: %s token %d is above %d, the largest a baton store holds; a token is never lowered, so give the work another name",
+		store.ErrInvalid, store.ErrTokenLimit, what, token, uint64(store.MaxToken))
 }
 
 // CheckRunSwap validates s against the current ledger row cur (cur.Version ==
@@ -69,7 +83,7 @@ func CheckRunSwap(cur store.Run, s store.RunSwap, electionToken uint64) error {
 	if cur.Version != s.Expect {
 		return fmt.Errorf("%w: run %s/%s is at version %d, expected %d", store.ErrConflict, r.Job, r.Period, cur.Version, s.Expect)
 	}
-	if err := CheckToken(fmt.Sprintf("run %s/%s", r.Job, r.Period), r.Token); err != nil {
+	if err := CheckRunToken(r.Job, r.Period, r.Token); err != nil {
 		return err
 	}
 	if cur.Version != 0 && cur.State == store.Done {

@@ -43,9 +43,9 @@
 // ErrReplaced (the store is gone or is another one), ErrCorrupt (damaged
 // data, values that are not baton's, a write refused by a constraint
 // baton did not make) or ErrSchema (not a baton store, an unknown
-// version), and a token above store.MaxToken as ErrTokenLimit (CheckToken;
-// CheckSwap and CheckRunSwap apply it): store.Permanent tells electors and
-// runners to stop.
+// version), and a token above store.MaxToken as ErrTokenLimit
+// (CheckElectionToken, CheckRunToken; CheckSwap and CheckRunSwap apply
+// them): store.Permanent tells electors and runners to stop.
 // Errors never quote a password.
 //
 // Options have one shape in every backend: type Option func(*config) error;
