@@ -451,7 +451,7 @@ func decodeCand(name, dir string, kv *mvccpb.KeyValue) (store.Candidate, error) 
 		err = json.Unmarshal(kv.Value, &v)
 	}
 	if err != nil {
-		return store.Candidate{}, fmt.Errorf("%w: etcd key %q does not hold a baton candidate: %v", store.ErrSchema, kv.Key, err)
+		return store.Candidate{}, fmt.Errorf("%w: etcd key %q does not hold a baton candidate: %v", store.ErrCorrupt, kv.Key, err)
 	}
 	return store.Candidate{Name: name, Node: node, Incarnation: v.Incarnation, Every: v.Every, Since: v.Since, Seen: v.Seen}, nil
 }

@@ -99,7 +99,7 @@ func decodeJob(name string, kv *mvccpb.KeyValue) (store.Job, error) {
 	}
 	var v jobValue
 	if err := json.Unmarshal(kv.Value, &v); err != nil {
-		return store.Job{}, fmt.Errorf("%w: etcd key %q does not hold a baton job: %v", store.ErrSchema, kv.Key, err)
+		return store.Job{}, fmt.Errorf("%w: etcd key %q does not hold a baton job: %v", store.ErrCorrupt, kv.Key, err)
 	}
 	return v.job(name), nil
 }

@@ -93,4 +93,15 @@ func TestPrefixValidated(t *testing.T) {
 	if _, err := s.Get(ctx, "broken"); !errors.Is(err, store.ErrCorrupt) {
 		t.Errorf("a record that is not baton's: %v, want ErrCorrupt", err)
 	}
+	// A job value that is not baton's is damaged data, not another schema,
+	// for a read and for every write that reads it first.
+	if _, err := s.Client().Put(ctx, outer+"j/broken", "not json"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.GetJob(ctx, "broken"); !errors.Is(err, store.ErrCorrupt) {
+		t.Errorf("GetJob of a job that is not baton's: %v, want ErrCorrupt", err)
+	}
+	if _, err := s.SuspendJob(ctx, store.JobSuspend{Name: "broken", Suspend: true, By: "op"}); !errors.Is(err, store.ErrCorrupt) {
+		t.Errorf("SuspendJob of a job that is not baton's: %v, want ErrCorrupt", err)
+	}
 }

@@ -92,13 +92,9 @@ func (s *Store) readJob(ctx context.Context, op, name string, more ...clientv3.O
 		return nil, nil, store.Job{}, cached{}, err
 	}
 	jkv := rangeKV(resp, 0)
-	var cur store.Job
-	if jkv != nil {
-		var v jobValue
-		if err := json.Unmarshal(jkv.Value, &v); err != nil {
-			return nil, nil, store.Job{}, cached{}, fmt.Errorf("%w: etcd key %q does not hold a baton job: %v", store.ErrSchema, jkv.Key, err)
-		}
-		cur = v.job(name)
+	cur, err := decodeJob(name, jkv)
+	if err != nil {
+		return nil, nil, store.Job{}, cached{}, err
 	}
 	rec, err := decodeRecord(name, rangeKV(resp, 1))
 	if err != nil {
