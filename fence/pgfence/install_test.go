@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/batonhq/baton/fence"
 	"github.com/batonhq/baton/fence/pgfence"
@@ -137,8 +138,27 @@ func TestGoAndSQLWritersShareTheFence(t *testing.T) {
 		t.Fatalf("Go writer with token 6 after SQL's 7: %v, want ErrStaleToken", err)
 	}
 	// fence.CheckTx's postgres dialect, through database/sql, too.
-	if err := goWrite(7); err != nil {
+	sdb := stdlib.OpenDBFromPool(pool)
+	defer sdb.Close()
+	checkTx := func(token uint64) error {
+		tx, err := sdb.BeginTx(ctx, nil)
+		if err != nil {
+			return err
+		}
+		defer tx.Rollback()
+		if err := fence.CheckTx(ctx, tx, fence.Postgres, "billing", token); err != nil {
+			return err
+		}
+		return tx.Commit()
+	}
+	if err := checkTx(6); !errors.Is(err, fence.ErrStaleToken) {
+		t.Fatalf("fence.CheckTx with token 6 after SQL's 7: %v, want ErrStaleToken", err)
+	}
+	if err := checkTx(8); err != nil {
 		t.Fatal(err)
+	}
+	if err := sqlWrite(ctx, pool, "billing", 7, nil); sqlState(err) != pgfence.SQLStateStale {
+		t.Fatalf("SQL writer with token 7 after fence.CheckTx's 8: %v", err)
 	}
 }
 
