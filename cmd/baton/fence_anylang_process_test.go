@@ -42,6 +42,9 @@ const debianPython = "/usr/bin/python3"
 // lines landed, and every frozen job's write refused. The Python job runs
 // with signed tokens (baton run --fence-key-file, baton fence install
 // --key-file).
+//
+// Five rounds per language (about 15s each, the two side by side); under
+// testenv.Long (CI) ten, one language after the other.
 func TestProcessFenceAnyLanguage(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts real processes")
@@ -55,14 +58,14 @@ func TestProcessFenceAnyLanguage(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Run("python", func(t *testing.T) {
-		t.Parallel()
+		testenv.ParallelUnlessLong(t)
 		if out, err := exec.Command(debianPython, "-c", "import psycopg2").CombinedOutput(); err != nil {
 			testenv.Require(t, pgtest.Component, fmt.Sprintf("%s cannot import psycopg2 (install python3-psycopg2): %v %s", debianPython, err, strings.TrimSpace(string(out))))
 		}
 		fenceRounds(t, rounds, true, debianPython, filepath.Join(dir, "billing.py"))
 	})
 	t.Run("psql", func(t *testing.T) {
-		t.Parallel()
+		testenv.ParallelUnlessLong(t)
 		if _, err := exec.LookPath("psql"); err != nil {
 			testenv.Require(t, pgtest.Component, "psql is not on PATH (install postgresql-client)")
 		}
