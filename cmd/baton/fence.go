@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"strconv"
 	"strings"
@@ -82,6 +83,9 @@ func runFenceInstall(ctx context.Context, e *env, args []string) int {
 			return e.fail("fence install", usagef("invalid --key-file: %v", err))
 		}
 		key = k
+	}
+	if u, err := url.Parse(*dbURL); err == nil && (u.Scheme == "postgres" || u.Scheme == "postgresql") && u.Query().Has("schema") {
+		return e.fail("fence install", usagef("invalid --db %s: the schema parameter belongs to a baton store's URL; give the fence's schema with --schema", storeurl.Redact(*dbURL)))
 	}
 	cfg, err := pgx.ParseConfig(*dbURL)
 	if err != nil {

@@ -89,6 +89,7 @@ func TestFenceInstall(t *testing.T) {
 		{"fence", "install", "--db", db, "--schema", ""},
 		{"fence", "install", "--db", "postgres://u:hunter2-secret@[::1"},
 		{"fence", "install", "--db", db, "extra"},
+		{"fence", "install", "--db", db + "&schema=baton"},
 		{"fence", "nope"},
 		{"fence"},
 	} {
