@@ -34,6 +34,11 @@
 //   - Env and FromEnv, for a command started by `baton run`: the name and
 //     token travel in environment variables, and the command passes them on
 //     to the resources it writes.
+//   - SQL, for a command in any language: the PostgreSQL function
+//     baton_fence(name, token[, sig]) that pgfence.Install (baton fence
+//     install) puts in the database, raising SQLSTATE BF001 for a stale
+//     token; for SQLite, SQLiteDDL's triggers and the statement
+//     SQLiteCheck. Both share their table with CheckTx and pgfence.
 //
 // # Authenticated tokens
 //
@@ -53,7 +58,9 @@
 // when the forged token is below the largest the store holds, or put the
 // resource's highest back to the election's current token (baton status
 // NAME shows it): for CheckTx and pgfence, UPDATE baton_fence SET token =
-// CURRENT WHERE name = 'NAME', with the leader stopped; for a Guard,
+// CURRENT WHERE name = 'NAME', with the leader stopped (on SQLite with
+// SQLiteDDL's triggers, DROP TRIGGER baton_fence_stale first and run
+// SQLiteDDL again after); for a Guard,
 // restart the process. Work the forger did under the forged token is the
 // forger's; the fence cannot tell it apart afterwards.
 //

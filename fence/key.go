@@ -65,6 +65,11 @@ func ReadKeyFile(path string) (*Key, error) {
 	return k, nil
 }
 
+// Secret returns a copy of the key's secret bytes, for installing the key
+// in a resource that verifies signatures itself (pgfence.Install puts it
+// in the database). Keep it as secret as the key file.
+func (k *Key) Secret() []byte { return append([]byte(nil), k.secret...) }
+
 // Sign returns the signature of token for name.
 func (k *Key) Sign(name string, token uint64) string {
 	m := hmac.New(sha256.New, k.secret)

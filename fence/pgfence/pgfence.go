@@ -33,6 +33,18 @@
 // Under REPEATABLE READ or SERIALIZABLE, a concurrent raise of the same
 // name makes Check fail with a serialization failure (SQLSTATE 40001)
 // instead: roll back and retry the whole transaction as usual.
+//
+// # The SQL function, for jobs in other languages
+//
+// Install (or `baton fence install`) puts the same check into the
+// database as the function baton_fence(name text, token bigint, sig text
+// DEFAULT NULL), on the same table, so that a job in Python, Java or
+// shell+psql calls SELECT baton_fence($BATON_NAME, $BATON_TOKEN) first in
+// its transaction, and Go writers and such jobs fence each other. A stale
+// token raises SQLStateStale (BF001) and aborts the transaction; with a
+// key installed, a token without its valid signature raises
+// SQLStateBadSignature (BF002). InstallSQL is its DDL, for migrations;
+// Classify maps the SQLSTATEs to package fence's errors.
 package pgfence
 
 import (

@@ -1,0 +1,179 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/batonhq/baton/fence"
+	"github.com/batonhq/baton/fence/pgfence"
+	"github.com/batonhq/baton/internal/escape"
+	"github.com/batonhq/baton/store/storeurl"
+)
+
+// runFenceCmd implements 'baton fence': the fence on the resource's side,
+// for jobs in any language.
+func runFenceCmd(ctx context.Context, e *env, args []string) int {
+	const want = "want: baton fence install --db URL, or baton fence sql --dialect postgres|sqlite"
+	switch {
+	case len(args) == 0:
+		return e.fail("fence", usagef("missing the operation; %s", want))
+	case args[0] == "install":
+		return runFenceInstall(ctx, e, args[1:])
+	case args[0] == "sql":
+		return runFenceSQL(e, args[1:])
+	case args[0] == "-h" || args[0] == "--help" || args[0] == "-help":
+		fmt.Fprint(e.stdout, "Usage: baton fence install|sql [FLAGS]\n\n"+fenceAbout+"\n\nRun 'baton fence OPERATION --help' for its flags.\n")
+		return exitOK
+	}
+	return e.fail("fence", usagef("unknown fence operation %q; %s", args[0], want))
+}
+
+const fenceAbout = "The fence checks BATON_TOKEN where the work lands, in the same transaction,\n" +
+	"so that a deposed leader's late work is refused whatever language the job is\n" +
+	"written in. install puts the SQL function baton_fence(name, token[, sig]) into\n" +
+	"a PostgreSQL database; sql prints the DDL (PostgreSQL) or the table and\n" +
+	"statements (SQLite) for review or migrations."
+
+// runFenceInstall implements 'baton fence install'.
+func runFenceInstall(ctx context.Context, e *env, args []string) int {
+	const synopsis = "fence install --db URL [--schema S] [--key-file F]\n\n" +
+		"Installs the SQL fence in the PostgreSQL database at URL, in one transaction:\n" +
+		"the table baton_fence (the one Go's pgfence and fence.CheckTx use; an existing\n" +
+		"one is kept with its tokens) and the function\n\n" +
+		"  baton_fence(name text, token bigint, sig text DEFAULT NULL) RETURNS bigint\n\n" +
+		"which, called in the job's transaction (SELECT baton_fence($BATON_NAME,\n" +
+		"$BATON_TOKEN)), raises the name's token to token, or raises SQLSTATE\n" +
+		pgfence.SQLStateStale + " (stale token: a newer leader wrote; roll back), " + pgfence.SQLStateBadSignature + " (bad signature)\n" +
+		"or " + pgfence.SQLStateInvalid + " (empty name, token below 1). A second install is a no-op and\n" +
+		"says so; a schema holding a baton_fence table or function of another shape is\n" +
+		"refused and left unchanged.\n\n" +
+		"With --key-file (the key of baton run --fence-key-file), the function accepts\n" +
+		"only tokens signed by it: pass $BATON_TOKEN_SIG as sig. The key is kept in\n" +
+		"the table baton_fence_key, readable by its owner only (the function runs as\n" +
+		"its owner); it needs the extension pgcrypto. Installing another key replaces it."
+	fs := e.newFlagSet("fence install", synopsis)
+	dbURL := fs.String("db", "", "the PostgreSQL database, as a URL (postgres://USER@HOST/DB) or a key=value string; the password may come from $PGPASSWORD (required)")
+	schema := fs.String("schema", "public", "the schema to install into; the Go helpers find the table through the connection's search_path")
+	keyFile := fs.String("key-file", "", "require tokens signed by the hex key in `PATH` (see baton run --fence-key-file)")
+	if done, code := e.parseNoArgs("fence install", fs, args); done {
+		return code
+	}
+	if *dbURL == "" {
+		return e.fail("fence install", usagef("missing --db URL, the PostgreSQL database to install the fence into"))
+	}
+	e.secrets = append(e.secrets, storeurl.Secrets(*dbURL)...)
+	if pw := os.Getenv("PGPASSWORD"); pw != "" {
+		e.secrets = append(e.secrets, pw)
+	}
+	if *schema == "" {
+		return e.fail("fence install", usagef("invalid --schema \"\"; want a schema name"))
+	}
+	var key *fence.Key
+	if *keyFile != "" {
+		k, err := fence.ReadKeyFile(*keyFile)
+		if err != nil {
+			return e.fail("fence install", usagef("invalid --key-file: %v", err))
+		}
+		key = k
+	}
+	if u, err := url.Parse(*dbURL); err == nil && (u.Scheme == "postgres" || u.Scheme == "postgresql") && u.Query().Has("schema") {
+		return e.fail("fence install", usagef("invalid --db %s: the schema parameter belongs to a baton store's URL; give the fence's schema with --schema", storeurl.Redact(*dbURL)))
+	}
+	cfg, err := pgx.ParseConfig(*dbURL)
+	if err != nil {
+		return e.fail("fence install", usagef("invalid --db %s: %v", storeurl.Redact(*dbURL), err))
+	}
+	if cfg.ConnectTimeout == 0 {
+		cfg.ConnectTimeout = 10 * time.Second
+	}
+	conn, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		return e.fail("fence install", fmt.Errorf("connecting to the database: %w", err))
+	}
+	defer conn.Close(context.Background())
+	res, err := pgfence.Install(ctx, conn, pgfence.InstallOptions{Schema: *schema, Key: key})
+	if errors.Is(err, pgfence.ErrForeign) {
+		return e.fail("fence install", usagef("%v", err))
+	}
+	if err != nil {
+		return e.fail("fence install", err)
+	}
+	where := "schema " + escape.String(strconv.Quote(res.Schema)) + " of database " + escape.String(strconv.Quote(cfg.Database))
+	switch {
+	case res.Created && res.TableExisted:
+		fmt.Fprintf(e.stdout, "installed the SQL fence version %d in %s: function baton_fence(name, token[, sig]); the existing table baton_fence is kept with its tokens\n", pgfence.Version, where)
+	case res.Created:
+		fmt.Fprintf(e.stdout, "installed the SQL fence version %d in %s: function baton_fence(name, token[, sig]) and table baton_fence\n", pgfence.Version, where)
+	case !res.KeyChanged:
+		fmt.Fprintf(e.stdout, "%s has the SQL fence version %d already: nothing changed\n", where, pgfence.Version)
+	}
+	switch {
+	case res.KeyChanged:
+		fmt.Fprintf(e.stdout, "key installed in %s: baton_fence now accepts only tokens signed by it (pass $BATON_TOKEN_SIG as its third argument)\n", where)
+	case res.Signed && key == nil:
+		fmt.Fprintln(e.stdout, "a key is installed: baton_fence accepts only signed tokens (pass $BATON_TOKEN_SIG as its third argument)")
+	}
+	return exitOK
+}
+
+// runFenceSQL implements 'baton fence sql'.
+func runFenceSQL(e *env, args []string) int {
+	const synopsis = "fence sql --dialect postgres|sqlite [--schema S]\n\n" +
+		"Prints the SQL of the fence, for review or for an application's migrations.\n" +
+		"postgres: the DDL that 'baton fence install' runs (without the key, which only\n" +
+		"install writes). sqlite: the table that Go's fence.CheckTx uses, triggers that\n" +
+		"refuse a stale token, and, as a comment, the statement to run first in every\n" +
+		"fenced transaction. The output can be piped into psql -1 or sqlite3."
+	fs := e.newFlagSet("fence sql", synopsis)
+	dialect := fs.String("dialect", "", "postgres or sqlite (required)")
+	schema := fs.String("schema", "public", "postgres only: the schema to create the fence in")
+	if done, code := e.parseNoArgs("fence sql", fs, args); done {
+		return code
+	}
+	switch *dialect {
+	case "postgres":
+		ddl, err := pgfence.InstallSQL(*schema)
+		if err != nil {
+			return e.fail("fence sql", usagef("invalid --schema: %v", err))
+		}
+		fmt.Fprintf(e.stdout, "-- baton SQL fence version %d for PostgreSQL, schema %s: run in one transaction (psql -1).\n"+
+			"-- In the job's transaction: SELECT baton_fence($BATON_NAME, $BATON_TOKEN [, $BATON_TOKEN_SIG]);\n"+
+			"-- SQLSTATE %s: stale token, roll back; %s: bad signature; %s: empty name or token below 1.\n"+
+			"-- A key (signed tokens only) is installed by baton fence install --key-file.\n\n%s",
+			pgfence.Version, escape.String(strconv.Quote(*schema)), pgfence.SQLStateStale, pgfence.SQLStateBadSignature, pgfence.SQLStateInvalid, ddl)
+	case "sqlite":
+		if flagsSet(fs)["schema"] {
+			return e.fail("fence sql", usagef("--schema is for --dialect postgres; SQLite has no schemas (point sqlite3 at the database file)"))
+		}
+		fmt.Fprintf(e.stdout, "-- baton fence for SQLite: run once (sqlite3 DB < this file; Python: executescript).\n%s\n"+
+			"-- Then, first in every fenced transaction (BEGIN IMMEDIATE), with :name bound to\n"+
+			"-- $BATON_NAME and :token to $BATON_TOKEN as an integer:\n--\n%s--\n"+
+			"-- A stale token fails it with %q:\n"+
+			"-- SQLite has rolled the transaction back; stop there (sqlite3 -bail; Python's\n"+
+			"-- sqlite3 raises IntegrityError), since statements after it would run outside\n"+
+			"-- any transaction.\n",
+			fence.SQLiteDDL, commentLines(fence.SQLiteCheck), fence.SQLiteStaleMessage)
+	case "":
+		return e.fail("fence sql", usagef("missing --dialect; want postgres or sqlite"))
+	default:
+		return e.fail("fence sql", usagef("invalid --dialect %s; want postgres or sqlite", escape.String(strconv.Quote(*dialect))))
+	}
+	return exitOK
+}
+
+// commentLines prefixes every line of s with "-- ".
+func commentLines(s string) string {
+	var b strings.Builder
+	for _, l := range strings.Split(strings.TrimSuffix(s, "\n"), "\n") {
+		b.WriteString("-- " + l + "\n")
+	}
+	return b.String()
+}

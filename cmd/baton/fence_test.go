@@ -1,0 +1,203 @@
+package main
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/batonhq/baton/fence"
+	"github.com/batonhq/baton/fence/pgfence"
+	"github.com/batonhq/baton/internal/pgtest"
+)
+
+// withPassword returns the pgtest URL u with a password in it (the test
+// server trusts local connections, so any password is accepted): no
+// output may show it.
+func withPassword(t *testing.T, u string) string {
+	t.Helper()
+	pu, err := url.Parse(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pu.User = url.UserPassword(pu.User.Username(), "hunter2-secret")
+	return pu.String()
+}
+
+func TestFenceInstall(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	db := withPassword(t, pgtest.Start(t))
+	noSecret := func(out ...string) {
+		t.Helper()
+		for _, o := range out {
+			if strings.Contains(o, "hunter2") {
+				t.Fatalf("output shows the password: %q", o)
+			}
+		}
+	}
+	code, out, errb := runBaton(t, "fence", "install", "--db", db)
+	noSecret(out, errb)
+	if code != exitOK || !strings.Contains(out, "installed the SQL fence version 1") {
+		t.Fatalf("first install: exit %d\n%s%s", code, out, errb)
+	}
+	code, out, errb = runBaton(t, "fence", "install", "--db", db)
+	noSecret(out, errb)
+	if code != exitOK || !strings.HasSuffix(out, "has the SQL fence version 1 already: nothing changed\n") {
+		t.Fatalf("second install: exit %d\n%s%s", code, out, errb)
+	}
+	// A key: needs pgcrypto, which Debian's server has.
+	keyFile := filepath.Join(t.TempDir(), "key")
+	if err := os.WriteFile(keyFile, []byte("00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errb = runBaton(t, "fence", "install", "--db", db, "--key-file", keyFile)
+	if code != exitOK || !strings.Contains(out, "key installed") {
+		t.Fatalf("install with a key: exit %d\n%s%s", code, out, errb)
+	}
+	code, out, _ = runBaton(t, "fence", "install", "--db", db, "--key-file", keyFile)
+	if code != exitOK || !strings.Contains(out, "nothing changed") || strings.Contains(out, "key installed") {
+		t.Fatalf("install with the same key again: exit %d\n%s", code, out)
+	}
+	k, err := fence.ReadKeyFile(keyFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := pgx.Connect(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, `SELECT baton_fence('n', 3, $1)`, k.Sign("n", 3)); err != nil {
+		t.Fatalf("a signed token after install --key-file: %v", err)
+	}
+	if _, err := conn.Exec(ctx, `SELECT baton_fence('n', 4)`); sqlStateOf(err) != pgfence.SQLStateBadSignature {
+		t.Fatalf("an unsigned token after install --key-file: %v", err)
+	}
+
+	for _, bad := range [][]string{
+		{"fence", "install"},
+		{"fence", "install", "--db", db, "--key-file", filepath.Join(t.TempDir(), "none")},
+		{"fence", "install", "--db", db, "--schema", ""},
+		{"fence", "install", "--db", "postgres://u:hunter2-secret@[::1"},
+		{"fence", "install", "--db", db, "extra"},
+		{"fence", "install", "--db", db + "&schema=baton"},
+		{"fence", "nope"},
+		{"fence"},
+	} {
+		code, out, errb := runBaton(t, bad...)
+		noSecret(out, errb)
+		if code != exitUsage || strings.Count(errb, "\n") != 1 {
+			t.Errorf("%q: exit %d, stderr %q; want 2 and one line", bad, code, errb)
+		}
+	}
+}
+
+// sqlStateOf returns the SQLSTATE of a PostgreSQL error, "" for others.
+func sqlStateOf(err error) string {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return pe.Code
+	}
+	return ""
+}
+
+// A database with a foreign baton_fence table: refused in one line,
+// exit 2, nothing changed.
+func TestFenceInstallForeign(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	db := pgtest.Start(t)
+	conn, err := pgx.Connect(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, `CREATE TABLE baton_fence (id serial PRIMARY KEY, name text, token text)`); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errb := runBaton(t, "fence", "install", "--db", db)
+	if code != exitUsage || out != "" || strings.Count(errb, "\n") != 1 || !strings.Contains(errb, "not this baton's fence") {
+		t.Fatalf("install over a foreign table: exit %d, stdout %q, stderr %q", code, out, errb)
+	}
+	t.Log(strings.TrimSpace(errb))
+	var objects int
+	if err := conn.QueryRow(ctx, `SELECT count(*) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+		WHERE n.nspname = 'public' AND c.relname LIKE 'baton_fence%' AND c.relkind = 'r'`).Scan(&objects); err != nil || objects != 1 {
+		t.Fatalf("%d baton_fence tables after the refusal (%v), want the foreign one only", objects, err)
+	}
+}
+
+// 'baton fence sql --dialect postgres', run as printed, makes what install
+// makes: install afterwards finds it and changes nothing.
+func TestFenceSQLPostgres(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	db := pgtest.Start(t)
+	code, ddl, errb := runBaton(t, "fence", "sql", "--dialect", "postgres", "--schema", "billing")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errb)
+	}
+	conn, err := pgx.Connect(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(ctx, ddl); err != nil {
+		t.Fatalf("the printed DDL: %v", err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errb := runBaton(t, "fence", "install", "--db", db, "--schema", "billing")
+	if code != exitOK || !strings.Contains(out, "nothing changed") {
+		t.Fatalf("install after the printed DDL: exit %d\n%s%s", code, out, errb)
+	}
+	if _, err := conn.Exec(ctx, `SELECT billing.baton_fence('n', 2)`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Exec(ctx, `SELECT billing.baton_fence('n', 1)`); sqlStateOf(err) != pgfence.SQLStateStale {
+		t.Fatalf("stale token: %v", err)
+	}
+}
+
+// 'baton fence sql --dialect sqlite' prints fence.SQLiteDDL and, as a
+// comment, fence.SQLiteCheck; the output runs as a script.
+func TestFenceSQLSQLite(t *testing.T) {
+	code, out, errb := runBaton(t, "fence", "sql", "--dialect", "sqlite")
+	if code != exitOK || !strings.Contains(out, fence.SQLiteDDL) || !strings.Contains(out, commentLines(fence.SQLiteCheck)) {
+		t.Fatalf("exit %d, stderr %q, output:\n%s", code, errb, out)
+	}
+	db, err := sql.Open("sqlite", filepath.Join(t.TempDir(), "f.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(out); err != nil {
+		t.Fatalf("the printed script: %v", err)
+	}
+	if _, err := db.Exec(fence.SQLiteCheck, sql.Named("name", "n"), sql.Named("token", 2)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(fence.SQLiteCheck, sql.Named("name", "n"), sql.Named("token", 1)); err == nil || !strings.Contains(err.Error(), fence.SQLiteStaleMessage) {
+		t.Fatalf("stale token: %v", err)
+	}
+	if code, _, errb := runBaton(t, "fence", "sql", "--dialect", "sqlite", "--schema", "x"); code != exitUsage || strings.Count(errb, "\n") != 1 {
+		t.Fatalf("--schema with sqlite: exit %d, %q", code, errb)
+	}
+	if code, _, errb := runBaton(t, "fence", "sql"); code != exitUsage || !strings.Contains(errb, "missing --dialect") {
+		t.Fatalf("no --dialect: exit %d, %q", code, errb)
+	}
+}

@@ -1,0 +1,361 @@
+package pgfence
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"strconv"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/batonhq/baton/fence"
+)
+
+// Version is the version of the SQL fence that InstallSQL writes and
+// Install installs, recorded in the schema's baton_fence_meta table (key
+// 'version'). Install refuses a schema whose recorded version it does not
+// know, changing nothing.
+const Version = 1
+
+// The SQLSTATEs the SQL function baton_fence raises, in a class of their
+// own ("BF") that PostgreSQL does not use. Classify maps them to package
+// fence's errors.
+const (
+	// SQLStateStale: the token is below the highest accepted for the
+	// name; a newer leader wrote. The transaction is aborted: roll back.
+	SQLStateStale = "BF001"
+	// SQLStateBadSignature: a key is installed and the signature is
+	// missing, malformed or not the key's for (name, token). Nothing moved.
+	SQLStateBadSignature = "BF002"
+	// SQLStateInvalid: an empty or NULL name, or a token that is NULL or
+	// below 1. Nothing moved.
+	SQLStateInvalid = "BF003"
+)
+
+// ErrForeign is returned by Install when the schema holds a baton_fence
+// table, function or companion table that Install did not make (other
+// columns, no version record, an unknown version). Install changed nothing.
+var ErrForeign = errors.New("pgfence: the schema holds baton_fence objects that are not this baton's fence")
+
+// Classify returns err wrapped so that errors.Is matches package fence's
+// error for a SQLSTATE of the function baton_fence: fence.ErrStaleToken
+// for SQLStateStale, fence.ErrBadSignature for SQLStateBadSignature,
+// fence.ErrInvalidToken for SQLStateInvalid. Any other error, and nil, is
+// returned unchanged. Use it on the error of a statement that calls
+// baton_fence from Go.
+func Classify(err error) error {
+	var pgErr *pgconn.PgError
+	if !errors.As(err, &pgErr) {
+		return err
+	}
+	switch pgErr.Code {
+	case SQLStateStale:
+		return fmt.Errorf("%w: %w", fence.ErrStaleToken, err)
+	case SQLStateBadSignature:
+		return fmt.Errorf("%w: %w", fence.ErrBadSignature, err)
+	case SQLStateInvalid:
+		return fmt.Errorf("%w: %w", fence.ErrInvalidToken, err)
+	}
+	return err
+}
+
+// checkSchema refuses a schema name PostgreSQL cannot hold.
+func checkSchema(schema string) error {
+	if schema == "" || len(schema) > 63 || strings.ContainsRune(schema, 0) {
+		return fmt.Errorf("pgfence: schema name %q: want 1 to 63 bytes, no NUL", schema)
+	}
+	return nil
+}
+
+// ddl returns the statements of version Version in schema (quoted as q).
+// The fence table is the one Check and fence.Postgres use, created only if
+// missing, so that an existing one (made by CreateTable) is kept.
+func ddl(q string) []string {
+	return []string{
+		`CREATE SCHEMA IF NOT EXISTS ` + q,
+		`CREATE TABLE IF NOT EXISTS ` + q + `.` + DefaultTable + ` (name TEXT PRIMARY KEY, token BIGINT NOT NULL)`,
+		`CREATE TABLE ` + q + `.baton_fence_meta (key text PRIMARY KEY, value text NOT NULL)`,
+		`CREATE TABLE ` + q + `.baton_fence_key (
+	id     int PRIMARY KEY CHECK (id = 1),
+	secret bytea NOT NULL CHECK (octet_length(secret) >= ` + strconv.Itoa(fence.MinKeyLen) + `))`,
+		`REVOKE ALL ON ` + q + `.baton_fence_key FROM PUBLIC`,
+		`CREATE FUNCTION ` + q + `.baton_fence(p_name text, p_token bigint, p_sig text DEFAULT NULL)
+RETURNS bigint
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+	k       bytea;
+	msg     bytea;
+	highest bigint;
+BEGIN
+	IF p_name IS NULL OR p_name = '' THEN
+		RAISE EXCEPTION 'baton_fence: empty name' USING ERRCODE = '` + SQLStateInvalid + `',
+			HINT = 'pass the election name, $BATON_NAME';
+	END IF;
+	IF p_token IS NULL OR p_token < 1 THEN
+		RAISE EXCEPTION 'baton_fence: invalid token % for %', coalesce(p_token::text, 'NULL'), quote_literal(p_name)
+			USING ERRCODE = '` + SQLStateInvalid + `', HINT = 'pass the fencing token, $BATON_TOKEN; election tokens start at 1';
+	END IF;
+	SELECT secret INTO k FROM ` + q + `.baton_fence_key WHERE id = 1;
+	IF k IS NOT NULL THEN
+		IF p_sig IS NULL OR p_sig !~ '^[0-9a-fA-F]{64}$' THEN
+			RAISE EXCEPTION 'baton_fence: token % for % carries no valid signature', p_token, quote_literal(p_name)
+				USING ERRCODE = '` + SQLStateBadSignature + `', HINT = 'this fence holds a key: pass $BATON_TOKEN_SIG as the third argument';
+		END IF;
+		msg := int8send(octet_length(convert_to(p_name, 'UTF8'))::bigint) || convert_to(p_name, 'UTF8') || int8send(p_token);
+		-- Compared under a second HMAC, so that the time taken tells
+		-- nothing about how much of a forged signature matched.
+		IF ` + q + `.baton_fence_hmac(` + q + `.baton_fence_hmac(msg, k), k)
+				<> ` + q + `.baton_fence_hmac(decode(p_sig, 'hex'), k) THEN
+			RAISE EXCEPTION 'baton_fence: token % for % is not signed by this fence''s key', p_token, quote_literal(p_name)
+				USING ERRCODE = '` + SQLStateBadSignature + `';
+		END IF;
+	END IF;
+	INSERT INTO ` + q + `.` + DefaultTable + ` AS f (name, token) VALUES (p_name, p_token)
+		ON CONFLICT (name) DO UPDATE SET token = excluded.token WHERE f.token <= excluded.token;
+	IF FOUND THEN
+		RETURN p_token;
+	END IF;
+	SELECT f.token INTO highest FROM ` + q + `.` + DefaultTable + ` f WHERE f.name = p_name;
+	RAISE EXCEPTION 'baton_fence: stale token % for %: the fence has accepted token %', p_token, quote_literal(p_name), highest
+		USING ERRCODE = '` + SQLStateStale + `',
+			DETAIL = 'a newer leader has written under a higher token',
+			HINT = 'roll the transaction back: none of its work may commit';
+END
+$fn$`,
+		`COMMENT ON FUNCTION ` + q + `.baton_fence(text, bigint, text) IS
+'baton fence version ` + strconv.Itoa(Version) + `: accepts (name, token[, signature]) if token is at least the highest accepted for name, raising it in the caller''s transaction; raises SQLSTATE ` +
+			SQLStateStale + ` (stale), ` + SQLStateBadSignature + ` (bad signature), ` + SQLStateInvalid + ` (invalid input)'`,
+		`INSERT INTO ` + q + `.baton_fence_meta (key, value) VALUES ('version', '` + strconv.Itoa(Version) + `')`,
+	}
+}
+
+// InstallSQL returns the DDL of the SQL fence in schema, as Install runs
+// it when the schema has no fence yet, one statement after another, each
+// ended by a semicolon and a blank line, for review or for an
+// application's migrations. Run it in one transaction. It makes:
+//
+//   - the table baton_fence (name TEXT PRIMARY KEY, token BIGINT NOT
+//     NULL), the one Check, CheckSigned and fence.Postgres use, if it does
+//     not exist; an existing one is kept with its tokens;
+//   - baton_fence_meta, holding the row ('version', Version);
+//   - baton_fence_key, where Install puts the key (readable by the owner
+//     only: PUBLIC's rights are revoked);
+//   - the function baton_fence(name text, token bigint, sig text DEFAULT
+//     NULL) RETURNS bigint, SECURITY DEFINER, which does what Check does,
+//     in the caller's transaction, and raises SQLStateStale,
+//     SQLStateBadSignature or SQLStateInvalid. It returns token.
+//
+// The key is not part of it (a migration file must not hold the secret):
+// Install writes it, and the helper function baton_fence_hmac that calls
+// pgcrypto's hmac(), whose schema only the database knows.
+func InstallSQL(schema string) (string, error) {
+	if err := checkSchema(schema); err != nil {
+		return "", err
+	}
+	return strings.Join(ddl(pgx.Identifier{schema}.Sanitize()), ";\n\n") + ";\n", nil
+}
+
+// Beginner starts a transaction: *pgx.Conn and *pgxpool.Pool are
+// Beginners.
+type Beginner interface {
+	Begin(ctx context.Context) (pgx.Tx, error)
+}
+
+// InstallOptions are Install's settings.
+type InstallOptions struct {
+	// Schema is where the fence goes; "" means "public". Check and
+	// fence.Postgres resolve baton_fence through the connection's
+	// search_path: put Schema on it for them to use the same table.
+	Schema string
+	// Key, if set, makes the function accept only tokens signed by it
+	// (the third argument, $BATON_TOKEN_SIG). It needs the extension
+	// pgcrypto, which Install creates if the server has it and the user
+	// may; an existing key is replaced. Nil leaves the key as it is: none
+	// on a new install.
+	Key *fence.Key
+}
+
+// InstallResult says what Install found and did.
+type InstallResult struct {
+	Schema string // the schema, as given or "public"
+	// Created is true when Install created the fence now, false when
+	// version Version was installed already.
+	Created bool
+	// TableExisted is true when Created and the baton_fence table existed
+	// before (made by CreateTable or fence.CreateTable): it was kept.
+	TableExisted bool
+	// KeyChanged is true when Install wrote a key that was not installed.
+	KeyChanged bool
+	// Signed is true when a key is installed, after Install.
+	Signed bool
+}
+
+// Install installs the SQL fence (see InstallSQL) in opts.Schema, in one
+// transaction under an advisory lock, so that installs at the same time do
+// not race. Installing again is a no-op (Created and KeyChanged false). A
+// schema holding a baton_fence table with other columns, or a function or
+// table of the fence without a version record Install knows, is refused
+// with an error wrapping ErrForeign, and nothing is changed. With
+// opts.Key, a server without pgcrypto is refused with an error naming the
+// fix, and nothing is changed.
+func Install(ctx context.Context, db Beginner, opts InstallOptions) (InstallResult, error) {
+	schema := opts.Schema
+	if schema == "" {
+		schema = "public"
+	}
+	res := InstallResult{Schema: schema}
+	if err := checkSchema(schema); err != nil {
+		return res, err
+	}
+	q := pgx.Identifier{schema}.Sanitize()
+	err := pgx.BeginFunc(ctx, db, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, lockKey(schema)); err != nil {
+			return err
+		}
+		installed, tableExists, err := inspect(ctx, tx, schema, q)
+		if err != nil {
+			return err
+		}
+		if !installed {
+			for _, stmt := range ddl(q) {
+				if _, err := tx.Exec(ctx, stmt); err != nil {
+					return fmt.Errorf("pgfence: Install: %w", err)
+				}
+			}
+			res.Created, res.TableExisted = true, tableExists
+		}
+		if opts.Key != nil {
+			changed, err := installKey(ctx, tx, q, opts.Key)
+			if err != nil {
+				return err
+			}
+			res.KeyChanged = changed
+		}
+		return tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM `+q+`.baton_fence_key)`).Scan(&res.Signed)
+	})
+	if err != nil {
+		return InstallResult{Schema: schema}, err
+	}
+	return res, nil
+}
+
+// lockKey is the advisory lock key that serialises installs in one schema.
+func lockKey(schema string) int64 {
+	h := fnv.New64a()
+	h.Write([]byte("baton fence " + schema))
+	return int64(h.Sum64())
+}
+
+// inspect reports whether schema holds version Version of the fence, and
+// whether its baton_fence table exists; anything of the fence's names
+// that Install did not make is an error wrapping ErrForeign.
+func inspect(ctx context.Context, tx pgx.Tx, schema, q string) (installed, tableExists bool, err error) {
+	foreign := func(format string, a ...any) error {
+		return fmt.Errorf("%w: schema %q: %s; baton changed nothing: install into another schema (--schema)", ErrForeign, schema, fmt.Sprintf(format, a...))
+	}
+	var (
+		table, meta, key bool
+		funcs            int
+	)
+	err = tx.QueryRow(ctx, `
+		SELECT to_regclass($1) IS NOT NULL, to_regclass($2) IS NOT NULL, to_regclass($3) IS NOT NULL,
+		       (SELECT count(*) FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+		        WHERE n.nspname = $4 AND p.proname = 'baton_fence')`,
+		q+"."+DefaultTable, q+".baton_fence_meta", q+".baton_fence_key", schema).Scan(&table, &meta, &key, &funcs)
+	if err != nil {
+		return false, false, fmt.Errorf("pgfence: Install: %w", err)
+	}
+	if table {
+		if err := checkTable(ctx, tx, q); err != nil {
+			return false, false, foreign("%v", err)
+		}
+	}
+	if !meta {
+		if key || funcs > 0 {
+			return false, false, foreign("a baton_fence function or baton_fence_key table without baton_fence_meta")
+		}
+		return false, table, nil
+	}
+	var v string
+	err = tx.QueryRow(ctx, `SELECT value FROM `+q+`.baton_fence_meta WHERE key = 'version'`).Scan(&v)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return false, false, foreign("baton_fence_meta has no version")
+	case err != nil:
+		return false, false, foreign("baton_fence_meta is not baton's (%v)", err)
+	case v != strconv.Itoa(Version):
+		return false, false, foreign("fence version %q, this baton knows version %d", v, Version)
+	case !table || !key || funcs != 1:
+		return false, false, foreign("fence version %s is incomplete (table %v, key table %v, %d baton_fence functions)", v, table, key, funcs)
+	}
+	return true, true, nil
+}
+
+// checkTable returns an error unless the table q.baton_fence has the
+// columns name text and token bigint not null, and name as primary key.
+func checkTable(ctx context.Context, tx pgx.Tx, q string) error {
+	var cols, pk []string
+	err := tx.QueryRow(ctx, `
+		SELECT (SELECT array_agg(a.attname || ' ' || format_type(a.atttypid, a.atttypmod) || CASE WHEN a.attnotnull THEN ' not null' ELSE '' END ORDER BY a.attnum)
+		        FROM pg_attribute a WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped),
+		       coalesce((SELECT array_agg(a.attname::text ORDER BY a.attname) FROM pg_index i
+		        JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY (i.indkey)
+		        WHERE i.indrelid = c.oid AND i.indisprimary), '{}')
+		FROM pg_class c WHERE c.oid = to_regclass($1) AND c.relkind IN ('r', 'p')`, q+"."+DefaultTable).Scan(&cols, &pk)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return errors.New("baton_fence is not a table")
+	}
+	if err != nil {
+		return err
+	}
+	want := []string{"name text not null", "token bigint not null"}
+	if strings.Join(cols, ", ") != strings.Join(want, ", ") || len(pk) != 1 || pk[0] != "name" {
+		return fmt.Errorf("table baton_fence has columns (%s) and primary key (%s), want (%s) and (name)",
+			strings.Join(cols, ", "), strings.Join(pk, ", "), strings.Join(want, ", "))
+	}
+	return nil
+}
+
+// installKey creates pgcrypto if needed, the helper baton_fence_hmac that
+// calls its hmac(), and writes k, reporting whether the key changed.
+func installKey(ctx context.Context, tx pgx.Tx, q string, k *fence.Key) (bool, error) {
+	var available, have bool
+	err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_available_extensions WHERE name = 'pgcrypto'),
+		EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'pgcrypto')`).Scan(&available, &have)
+	if err != nil {
+		return false, fmt.Errorf("pgfence: Install: %w", err)
+	}
+	if !have && !available {
+		return false, errors.New("pgfence: Install: a key needs the extension pgcrypto (its hmac()), which this PostgreSQL server does not have: install the server's contrib modules, or install without a key and have the Go side check signatures")
+	}
+	if !have {
+		if _, err := tx.Exec(ctx, `CREATE EXTENSION IF NOT EXISTS pgcrypto`); err != nil {
+			return false, fmt.Errorf("pgfence: Install: a key needs the extension pgcrypto: CREATE EXTENSION pgcrypto: %w (ask the database owner or a superuser to run it)", err)
+		}
+	}
+	var cq string
+	if err := tx.QueryRow(ctx, `SELECT extnamespace::regnamespace::text FROM pg_extension WHERE extname = 'pgcrypto'`).Scan(&cq); err != nil {
+		return false, fmt.Errorf("pgfence: Install: %w", err)
+	}
+	stmts := []string{
+		`CREATE OR REPLACE FUNCTION ` + q + `.baton_fence_hmac(msg bytea, k bytea) RETURNS bytea
+LANGUAGE sql IMMUTABLE STRICT SET search_path = pg_catalog, pg_temp
+AS $fn$ SELECT ` + cq + `.hmac(msg, k, 'sha256') $fn$`,
+	}
+	for _, s := range stmts {
+		if _, err := tx.Exec(ctx, s); err != nil {
+			return false, fmt.Errorf("pgfence: Install: %w", err)
+		}
+	}
+	tag, err := tx.Exec(ctx, `INSERT INTO `+q+`.baton_fence_key AS k (id, secret) VALUES (1, $1)
+		ON CONFLICT (id) DO UPDATE SET secret = excluded.secret WHERE k.secret <> excluded.secret`, k.Secret())
+	if err != nil {
+		return false, fmt.Errorf("pgfence: Install: %w", err)
+	}
+	return tag.RowsAffected() == 1, nil
+}
