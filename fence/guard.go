@@ -142,5 +142,18 @@ func (g *Guard) Highest(name string) uint64 {
 
 // staleError is the error for a token below the highest accepted.
 func staleError(name string, token, highest uint64) error {
-	return fmt.Errorf("%w: name %q, token %d, highest %d", ErrStaleToken, name, token, highest)
+	return &staleErr{name, token, highest}
 }
+
+// staleErr is a refusal by a fence of this package: it wraps ErrStaleToken
+// and keeps the highest token, for the fence log (LogRefusal).
+type staleErr struct {
+	name           string
+	token, highest uint64
+}
+
+func (e *staleErr) Error() string {
+	return fmt.Sprintf("%v: name %q, token %d, highest %d", ErrStaleToken, e.name, e.token, e.highest)
+}
+
+func (e *staleErr) Unwrap() error { return ErrStaleToken }
