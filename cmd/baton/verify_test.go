@@ -1,0 +1,279 @@
+package main
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/batonhq/baton/fence"
+	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/store/storeurl"
+)
+
+// fencedWriteArg makes the test binary the fenced command of the verify
+// tests (see TestMain): "fenced-write DRIVER DSN [force]" writes one
+// invoice line for $BATON_PERIOD through the logged fence, as a real job
+// would, and exits 0 (written, or the period had landed), 3 (stale token,
+// refusal logged) or 1.
+const fencedWriteArg = "fenced-write"
+
+// fencedWrite is the command: idempotent per period (a period that landed
+// already is not written, nor fenced, again, so a re-run after a takeover
+// logs no second acceptance) unless force, which plays a stale leader that
+// wakes up and writes without looking.
+func fencedWrite(args []string) int {
+	if len(args) < 2 {
+		fmt.Fprintln(os.Stderr, "fenced-write DRIVER DSN [force]")
+		return 2
+	}
+	driver, dsn, force := args[0], args[1], len(args) > 2 && args[2] == "force"
+	d := fence.SQLite
+	if driver == "pgx" {
+		d = fence.Postgres
+	}
+	d, err := d.WithLog(fence.DefaultLogTable)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	w, err := fence.WriteFromEnv()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	ctx := context.Background()
+	db, err := sql.Open(driver, dsn)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer db.Close()
+	err = writeInvoiceLine(ctx, db, d, w, force)
+	if errors.Is(err, fence.ErrStaleToken) {
+		if lerr := fence.LogRefusal(ctx, db, d, w, err); lerr != nil {
+			fmt.Fprintln(os.Stderr, lerr)
+		}
+		fmt.Fprintln(os.Stderr, err)
+		return 3
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return 0
+}
+
+func writeInvoiceLine(ctx context.Context, db *sql.DB, d fence.Dialect, w fence.Write, force bool) error {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	q := `SELECT COUNT(*) FROM invoice WHERE period = ?`
+	ins := `INSERT INTO invoice (period, token) VALUES (?, ?)`
+	if d == fence.Postgres {
+		q, ins = `SELECT COUNT(*) FROM invoice WHERE period = $1`, `INSERT INTO invoice (period, token) VALUES ($1, $2)`
+	}
+	var n int
+	if err := tx.QueryRowContext(ctx, q, w.Period).Scan(&n); err != nil {
+		return err
+	}
+	if n > 0 && !force {
+		return nil // landed already
+	}
+	if err := fence.CheckWriteTx(ctx, tx, d, w); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, ins, w.Period, int64(w.Token)); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// createInvoice creates the fence, its log and the invoice table.
+func createInvoice(t *testing.T, db *sql.DB, d fence.Dialect) {
+	t.Helper()
+	ctx := context.Background()
+	if err := fence.CreateTable(ctx, db, d); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.ExecContext(ctx, `CREATE TABLE invoice (period TEXT NOT NULL, token BIGINT NOT NULL)`); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The acceptance of 'baton verify': three baton run nodes on one SQLite
+// store write every period's invoice line through the logged fence; the
+// leader is killed (SIGKILL) and another takes over. Verify says "exactly
+// once" and exits 0; a stale write, refused, shows in the table and still
+// exits 0; a forged second acceptance of one period makes it name that
+// period and exit 1.
+func TestVerifyChaosSQLite(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts real processes")
+	}
+	t.Parallel() // its own files and processes; the waits have seconds of slack
+	dir := t.TempDir()
+	storeURL := "sqlite:" + filepath.Join(dir, "baton.db")
+	resPath := filepath.Join(dir, "res.db")
+	dsn := "file:" + resPath + "?_txlock=immediate&_pragma=busy_timeout(10000)&_pragma=journal_mode(wal)"
+	res, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Close()
+	d, _ := fence.SQLite.WithLog(fence.DefaultLogTable)
+	createInvoice(t, res, d)
+	chaosRun(t, storeURL, "sqlite", dsn)
+	verifyAfterChaos(t, storeURL, "sqlite:"+resPath, "sqlite", dsn, res, d)
+}
+
+// chaosRun runs three nodes of job billing (every second, the fenced
+// command) on storeURL, kills the first leader once it has done two
+// periods, and stops every node once the new leader has done three more.
+func chaosRun(t *testing.T, storeURL, driver, dsn string) {
+	t.Helper()
+	type node struct {
+		cmd  *exec.Cmd
+		errb *syncBuffer
+	}
+	nodes := map[string]node{}
+	for _, id := range []string{"n1", "n2", "n3"} {
+		cmd, _, errb := startBaton(t, "run", "--store", storeURL, "--node", id, "--lease", "2s", "--every", "1s",
+			"billing", "--", os.Args[0], fencedWriteArg, driver, dsn)
+		nodes[id] = node{cmd, errb}
+	}
+	ctx := context.Background()
+	st, err := storeurl.OpenReadOnly(ctx, storeURL)
+	for i := 0; err != nil && i < 100; i++ { // the first node creates the store
+		time.Sleep(50 * time.Millisecond)
+		st, err = storeurl.OpenReadOnly(ctx, storeURL)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	done := func() (n int, holder string) {
+		rows, _ := st.RecentRuns(ctx, "billing", "", 0)
+		for _, r := range rows {
+			if r.State == store.Done {
+				n++
+				holder = r.Holder
+			}
+		}
+		if len(rows) > 0 {
+			holder = rows[0].Holder
+		}
+		return n, holder
+	}
+	var first string
+	if !waitFor(20*time.Second, func() bool { n, h := done(); first = h; return n >= 2 }) {
+		t.Fatalf("no two periods done in 20s; n1's log:\n%s", nodes["n1"].errb.String())
+	}
+	leader, ok := nodes[first]
+	if !ok {
+		t.Fatalf("the ledger's holder %q is no node", first)
+	}
+	leader.cmd.Process.Signal(syscall.SIGKILL)
+	leader.cmd.Wait()
+	before, _ := done()
+	if !waitFor(30*time.Second, func() bool { n, h := done(); return n >= before+3 && h != first }) {
+		n, h := done()
+		t.Fatalf("after killing %s: %d periods done (from %d), the newest by %s, in 30s", first, n, before, h)
+	}
+	for id, n := range nodes {
+		if id != first {
+			n.cmd.Process.Signal(syscall.SIGTERM)
+			n.cmd.Wait()
+		}
+	}
+	evs, _ := st.History(ctx, "billing", 0, 0)
+	t.Logf("killed %s after %d periods; %d election log events", first, before, len(evs))
+}
+
+// verifyAfterChaos runs verify on the chaos run's store and fence, then
+// adds a refused stale write and a forged acceptance.
+func verifyAfterChaos(t *testing.T, storeURL, fenceURL, driver, dsn string, res *sql.DB, d fence.Dialect) {
+	t.Helper()
+	verify := func() (int, string, string) {
+		return runBaton(t, "verify", "--store", storeURL, "--fence-db", fenceURL, "billing")
+	}
+	code, out, stderr := verify()
+	if code != 0 || !strings.HasPrefix(out, "billing: exactly once\n") {
+		t.Fatalf("verify after the chaos run: exit %d, want 0 and exactly once\n%s%s", code, out, stderr)
+	}
+	t.Logf("verify:\n%s", out)
+
+	// A stale leader wakes up and writes a done period with token 1.
+	ctx := context.Background()
+	log, err := fence.ReadLog(ctx, res, d, "billing")
+	if err != nil || len(log) == 0 {
+		t.Fatalf("fence log: %v, %d rows", err, len(log))
+	}
+	var period string
+	for _, e := range log {
+		if e.Outcome == fence.Accepted && e.Token > 1 && e.Period != "" {
+			period = e.Period
+		}
+	}
+	if period == "" {
+		t.Fatalf("no period accepted with a token above 1: %+v", log)
+	}
+	stale := exec.Command(os.Args[0], fencedWriteArg, driver, dsn, "force")
+	stale.Env = append(os.Environ(), fence.Env("billing", 1, period, "stale")...)
+	if out, err := stale.CombinedOutput(); !isExit(err, 3) {
+		t.Fatalf("a stale write of %s: %v, want exit 3 (refused)\n%s", period, err, out)
+	}
+	code, out, stderr = verify()
+	if code != 0 || !strings.HasPrefix(out, "billing: exactly once\n") {
+		t.Fatalf("verify after a refused stale write: exit %d, want 0\n%s%s", code, out, stderr)
+	}
+	row := lineOf(out, period)
+	if f := strings.Fields(row); len(f) < 7 || f[5] != "1" || f[6] != "exactly" {
+		t.Fatalf("period %s's row does not show token 1 refused: %q\n%s", period, row, out)
+	}
+
+	// A forged second acceptance of that period, inserted by hand.
+	ins := `INSERT INTO baton_fence_log (name, token, period, outcome, highest, at_ns) VALUES (?, ?, ?, 'accepted', ?, ?)`
+	if driver == "pgx" {
+		ins = `INSERT INTO baton_fence_log (name, token, period, outcome, highest, at_ns) VALUES ($1, $2, $3, 'accepted', $4, $5)`
+	}
+	last := log[len(log)-1].Token
+	if _, err := res.ExecContext(ctx, ins, "billing", int64(last), period, int64(last), time.Now().UnixNano()); err != nil {
+		t.Fatal(err)
+	}
+	code, out, stderr = verify()
+	if code != 1 || !strings.Contains(out, "violation: twice: period "+period+": accepted 2 times") {
+		t.Fatalf("verify after a forged double acceptance of %s: exit %d, want 1 naming it\n%s%s", period, code, out, stderr)
+	}
+	if !strings.HasPrefix(out, "billing: VIOLATED: 1 violation\n") {
+		t.Errorf("verdict line:\n%s", out)
+	}
+	code, jsonOut, _ := runBaton(t, "verify", "--json", "--store", storeURL, "--fence-db", fenceURL, "billing")
+	if code != 1 || !strings.Contains(jsonOut, `"ok": false`) || !strings.Contains(jsonOut, `"check": "twice"`) {
+		t.Errorf("verify --json after the forgery: exit %d\n%s", code, jsonOut)
+	}
+}
+
+func isExit(err error, code int) bool {
+	var ee *exec.ExitError
+	return errors.As(err, &ee) && ee.ExitCode() == code
+}
+
+// lineOf returns the first line of out that starts with prefix.
+func lineOf(out, prefix string) string {
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, prefix) {
+			return l
+		}
+	}
+	return ""
+}
