@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/batonhq/baton/fence"
+	"github.com/batonhq/baton/internal/pgtest"
+	"github.com/batonhq/baton/internal/testenv"
 	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/store/storeurl"
 )
@@ -56,7 +58,7 @@ func fencedWrite(args []string) int {
 		return 1
 	}
 	defer db.Close()
-	err = writeInvoiceLine(ctx, db, d, w, force)
+	err = writeInvoiceLine(ctx, db, d, driver == "pgx", w, force)
 	if errors.Is(err, fence.ErrStaleToken) {
 		if lerr := fence.LogRefusal(ctx, db, d, w, err); lerr != nil {
 			fmt.Fprintln(os.Stderr, lerr)
@@ -71,7 +73,7 @@ func fencedWrite(args []string) int {
 	return 0
 }
 
-func writeInvoiceLine(ctx context.Context, db *sql.DB, d fence.Dialect, w fence.Write, force bool) error {
+func writeInvoiceLine(ctx context.Context, db *sql.DB, d fence.Dialect, pg bool, w fence.Write, force bool) error {
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
@@ -79,7 +81,7 @@ func writeInvoiceLine(ctx context.Context, db *sql.DB, d fence.Dialect, w fence.
 	defer tx.Rollback()
 	q := `SELECT COUNT(*) FROM invoice WHERE period = ?`
 	ins := `INSERT INTO invoice (period, token) VALUES (?, ?)`
-	if d == fence.Postgres {
+	if pg {
 		q, ins = `SELECT COUNT(*) FROM invoice WHERE period = $1`, `INSERT INTO invoice (period, token) VALUES ($1, $2)`
 	}
 	var n int
@@ -174,9 +176,16 @@ func chaosRun(t *testing.T, storeURL, driver, dsn string) {
 		}
 		return n, holder
 	}
+	logs := func() string {
+		var b strings.Builder
+		for _, id := range []string{"n1", "n2", "n3"} {
+			fmt.Fprintf(&b, "%s's log:\n%s", id, nodes[id].errb.String())
+		}
+		return b.String()
+	}
 	var first string
 	if !waitFor(20*time.Second, func() bool { n, h := done(); first = h; return n >= 2 }) {
-		t.Fatalf("no two periods done in 20s; n1's log:\n%s", nodes["n1"].errb.String())
+		t.Fatalf("no two periods done in 20s\n%s", logs())
 	}
 	leader, ok := nodes[first]
 	if !ok {
@@ -187,7 +196,7 @@ func chaosRun(t *testing.T, storeURL, driver, dsn string) {
 	before, _ := done()
 	if !waitFor(30*time.Second, func() bool { n, h := done(); return n >= before+3 && h != first }) {
 		n, h := done()
-		t.Fatalf("after killing %s: %d periods done (from %d), the newest by %s, in 30s", first, n, before, h)
+		t.Fatalf("after killing %s: %d periods done (from %d), the newest by %s, in 30s\n%s", first, n, before, h, logs())
 	}
 	for id, n := range nodes {
 		if id != first {
@@ -276,4 +285,24 @@ func lineOf(out, prefix string) string {
 		}
 	}
 	return ""
+}
+
+// The same on PostgreSQL: the store and the fence (fence.Postgres with
+// the log) in one throwaway server's database. BATON_REQUIRE=postgres
+// makes a missing server a failure (pgtest.Start).
+func TestVerifyChaosPostgres(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts real processes")
+	}
+	testenv.ParallelUnlessLong(t)
+	dsn := pgtest.Start(t)
+	res, err := sql.Open("pgx", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Close()
+	d, _ := fence.Postgres.WithLog(fence.DefaultLogTable)
+	createInvoice(t, res, d)
+	chaosRun(t, dsn, "pgx", dsn)
+	verifyAfterChaos(t, dsn, dsn, "pgx", dsn, res, d)
 }
