@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton/fence"
+	"github.com/batonhq/baton/internal/history"
 	"github.com/batonhq/baton/internal/pgtest"
 	"github.com/batonhq/baton/internal/testenv"
 	"github.com/batonhq/baton/store"
@@ -305,4 +306,49 @@ func TestVerifyChaosPostgres(t *testing.T) {
 	createInvoice(t, res, d)
 	chaosRun(t, dsn, "pgx", dsn)
 	verifyAfterChaos(t, dsn, dsn, "pgx", dsn, res, d)
+}
+
+// Bad input is one line naming the flag, exit 2; an unreachable fence
+// database is exit 1 and never shows its password.
+func TestVerifyUsage(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--from", "nope", "j"}, "--from"},
+		{[]string{"--to", "2026-13-01", "j"}, "--to"},
+		{[]string{"--from", "2026-01-02", "--to", "2026-01-01", "j"}, "not before --to"},
+		{[]string{"--fence-db", "mysql://u:PW77@h/x", "j"}, "--fence-db"},
+		{[]string{"--fence-db", "sqlite:" + filepath.Join(t.TempDir(), "none.db"), "j"}, "--fence-db"},
+		{[]string{"--fence-db", "sqlite:x.db", "--fence-log", "a;b", "j"}, "--fence"},
+		{[]string{"--bogus"}, "bogus"},
+	} {
+		args := append([]string{"verify", "--store", "mem:"}, tt.args...)
+		code, _, stderr := runBaton(t, args...)
+		checkOneLine(t, args, code, stderr, tt.want)
+		if strings.Contains(stderr, "PW77") {
+			t.Errorf("baton %s: the password is shown: %s", strings.Join(args, " "), stderr)
+		}
+	}
+	args := []string{"verify", "--store", "mem:", "--fence-db", "postgres://u:SECRET99@127.0.0.1:1/x", "j"}
+	code, _, stderr := runBaton(t, args...)
+	if code != exitFailure || strings.Contains(stderr, "SECRET99") || strings.Count(stderr, "\n") != 1 {
+		t.Errorf("baton %s: exit %d, want 1, one line without the password: %q", strings.Join(args, " "), code, stderr)
+	}
+	if code, out, _ := runBaton(t, "verify", "--help"); code != 0 || !strings.Contains(out, "exactly once") {
+		t.Errorf("verify --help: exit %d\n%s", code, out)
+	}
+}
+
+// Every string from a store or the fence log is printed escaped.
+func TestVerifyEscapes(t *testing.T) {
+	var b strings.Builder
+	printVerify(&b, history.Report{Name: "job", HasLog: true,
+		Periods:    []history.PeriodRow{{Period: "P\x1b[31m", State: "done\r", Accepted: []uint64{1}, Verdict: "exactly once"}},
+		Violations: []history.Violation{{Check: "twice", Detail: "period \x1b]0;x\x07: accepted 2 times (n\x1b#i token 1)"}}})
+	for _, r := range b.String() {
+		if r < ' ' && r != '\n' {
+			t.Fatalf("raw control character %q in:\n%q", r, b.String())
+		}
+	}
 }
