@@ -246,6 +246,7 @@ func verifyAfterChaos(t *testing.T, storeURL, fenceURL, driver, dsn string, res 
 	if code != 0 || !strings.HasPrefix(out, "billing: exactly once\n") {
 		t.Fatalf("verify after a refused stale write: exit %d, want 0\n%s%s", code, out, stderr)
 	}
+	t.Logf("verify after a refused stale write:\n%s", out)
 	row := lineOf(out, period)
 	if f := strings.Fields(row); len(f) < 7 || f[5] != "1" || f[6] != "exactly" {
 		t.Fatalf("period %s's row does not show token 1 refused: %q\n%s", period, row, out)
