@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"time"
 )
@@ -227,3 +228,53 @@ func PruneLog(ctx context.Context, db Execer, d Dialect, name string, before tim
 
 // nowNano is the time a log row records.
 func nowNano() int64 { return time.Now().UnixNano() }
+
+// GuardLog is where a Guard keeps its fence log (Guard.SetLog): a table
+// of a database, written as Dialect.WithLog describes, that `baton
+// verify --fence-db` reads.
+type GuardLog struct {
+	// DB is the database; Dialect must keep a log (WithLog).
+	DB      Execer
+	Dialect Dialect
+	// OnError, if not nil, is called with every error writing a row (the
+	// work's outcome is unchanged by it). It runs with the name's lock
+	// held and must not call the Guard.
+	OnError func(error)
+}
+
+// SetLog makes g record every token it accepts and every one it refuses
+// as stale in l, one row each, written while g's lock for the name is
+// held, so that the log's order of one name is g's. Call it before g's
+// first use; it must not be called while g is in use.
+//
+// What is guaranteed: less than for CheckWriteTx. The work of a Guard
+// lives in process memory, not in l's database, so no row is atomic with
+// it: an "accepted" row is written after fn returned nil, and a process
+// that dies in between, or a failed insert (reported to l.OnError), leaves
+// an accepted token unlogged, which `baton verify` reports as a lost
+// period rather than hiding. A logged row is always true.
+func (g *Guard) SetLog(l GuardLog) error {
+	if l.DB == nil {
+		return errors.New("fence: Guard.SetLog: nil DB")
+	}
+	if err := l.Dialect.check(); err != nil {
+		return err
+	}
+	if l.Dialect.log == "" {
+		return errors.New("fence: Guard.SetLog: the Dialect keeps no log; use Dialect.WithLog")
+	}
+	g.log = &l
+	return nil
+}
+
+// record writes one row of g's log, if g keeps one.
+func (g *Guard) record(w Write, outcome string, highest uint64) {
+	if g.log == nil {
+		return
+	}
+	d := g.log.Dialect
+	_, err := g.log.DB.ExecContext(context.Background(), d.logInsert, w.Name, int64(min(w.Token, math.MaxInt64)), w.Period, outcome, int64(min(highest, math.MaxInt64)), nowNano())
+	if err != nil && g.log.OnError != nil {
+		g.log.OnError(fmt.Errorf("fence: log the %s token %d of %q in %s: %w", outcome, w.Token, w.Name, d.log, err))
+	}
+}

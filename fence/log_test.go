@@ -4,7 +4,11 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -152,5 +156,52 @@ func TestFenceLogErrors(t *testing.T) {
 	d, _ := fence.Postgres.WithLog("my_log")
 	if d, err := d.WithTable("other_fence"); err != nil || d.LogTable() != "my_log" {
 		t.Errorf("WithTable after WithLog: %v, log %q", err, d.LogTable())
+	}
+}
+
+// A Guard with a log, directly and behind Middleware, logs what it
+// accepted and refused, in its order, with the period.
+func TestGuardLog(t *testing.T) {
+	db, d := openLogged(t)
+	var logErrs []error
+	g := fence.NewGuard()
+	if err := g.SetLog(fence.GuardLog{DB: db, Dialect: d, OnError: func(err error) { logErrs = append(logErrs, err) }}); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.SetLog(fence.GuardLog{DB: db, Dialect: fence.SQLite}); err == nil {
+		t.Error("SetLog with a Dialect that keeps no log accepted")
+	}
+	if err := g.DoWrite(fence.Write{Name: "job", Token: 2, Period: "P1"}, func() error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	failed := errors.New("work failed")
+	if err := g.DoWrite(fence.Write{Name: "job", Token: 3, Period: "P2"}, func() error { return failed }); err != failed {
+		t.Fatal(err) // not applied: not logged
+	}
+	if err := g.DoWrite(fence.Write{Name: "job", Token: 1, Period: "P2"}, func() error { return nil }); !errors.Is(err, fence.ErrStaleToken) {
+		t.Fatalf("token 1 after 2: %v", err)
+	}
+	srv := httptest.NewServer(fence.Middleware(g, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {})))
+	defer srv.Close()
+	for _, w := range []fence.Write{{Name: "job", Token: 2, Period: "P3"}, {Name: "job", Token: 1, Period: "P4"}} {
+		req, _ := http.NewRequest("POST", srv.URL, nil)
+		fence.SetWriteHeaders(req, w)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	log, err := fence.ReadLog(context.Background(), db, d, "job")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range log {
+		got = append(got, fmt.Sprintf("%s %d %s %d", e.Period, e.Token, e.Outcome, e.Highest))
+	}
+	want := []string{"P1 2 accepted 2", "P2 1 refused 2", "P3 2 accepted 2", "P4 1 refused 2"}
+	if !slices.Equal(got, want) || len(logErrs) > 0 {
+		t.Fatalf("log %q, want %q; log errors %v", got, want, logErrs)
 	}
 }
