@@ -91,6 +91,11 @@ func (d *Dialect) setLog(table string) {
 	}
 	d.logRead = "SELECT seq, name, token, period, outcome, highest, at_ns FROM " + table + " WHERE name = " + p1 + " ORDER BY seq"
 	d.logPrune = "DELETE FROM " + table + " WHERE name = " + p1 + " AND at_ns < " + p2
+	p3 := "?"
+	if d.name == "postgres" {
+		p3 = "$3"
+	}
+	d.logPruneBelow = d.logPrune + " AND period < " + p3
 }
 
 // WithLog returns d keeping a fence log in table (DefaultLogTable is the
@@ -207,15 +212,23 @@ func ReadLog(ctx context.Context, db Querier, d Dialect, name string) ([]LogEntr
 }
 
 // PruneLog deletes the fence log rows of name written before before, and
-// returns how many.
-func PruneLog(ctx context.Context, db Execer, d Dialect, name string, before time.Time) (int64, error) {
+// returns how many. When keepFrom is not empty, the rows of a period
+// that sorts at or after keepFrom are kept whatever their age (`baton
+// prune` passes the oldest period the run ledger still has, so that every
+// period the ledger keeps keeps its log rows); rows with no period sort
+// before every key.
+func PruneLog(ctx context.Context, db Execer, d Dialect, name string, before time.Time, keepFrom string) (int64, error) {
 	if err := d.check(); err != nil {
 		return 0, err
 	}
 	if d.log == "" {
 		return 0, errors.New("fence: PruneLog: the Dialect keeps no log; use Dialect.WithLog")
 	}
-	res, err := db.ExecContext(ctx, d.logPrune, name, before.UnixNano())
+	q, args := d.logPrune, []any{name, before.UnixNano()}
+	if keepFrom != "" {
+		q, args = d.logPruneBelow, append(args, keepFrom)
+	}
+	res, err := db.ExecContext(ctx, q, args...)
 	if err != nil {
 		return 0, fmt.Errorf("fence: prune %s: %w", d.log, err)
 	}

@@ -125,11 +125,14 @@ func TestFenceLog(t *testing.T) {
 		t.Fatal(err)
 	}
 	// PruneLog deletes by age, per name.
-	if n, err := fence.PruneLog(ctx, db, d, "job", time.Now().Add(-time.Hour)); err != nil || n != 0 {
+	if n, err := fence.PruneLog(ctx, db, d, "job", time.Now().Add(-time.Hour), ""); err != nil || n != 0 {
 		t.Fatalf("prune older than an hour: %d, %v", n, err)
 	}
-	if n, err := fence.PruneLog(ctx, db, d, "job", time.Now().Add(time.Second)); err != nil || n != 4 {
-		t.Fatalf("prune all of job: %d, %v, want 4", n, err)
+	if n, err := fence.PruneLog(ctx, db, d, "job", time.Now().Add(time.Second), "P2"); err != nil || n != 2 {
+		t.Fatalf("prune all of job below P2: %d, %v, want 2 (P1 and the row with no period)", n, err)
+	}
+	if n, err := fence.PruneLog(ctx, db, d, "job", time.Now().Add(time.Second), ""); err != nil || n != 2 {
+		t.Fatalf("prune the rest of job: %d, %v, want 2", n, err)
 	}
 	if log, _ := fence.ReadLog(ctx, db, d, "other"); len(log) != 1 {
 		t.Fatalf("other's log after pruning job: %+v", log)

@@ -25,7 +25,7 @@ type Dialect struct {
 	create  string // create the table if it does not exist
 
 	// The fence log (WithLog); all empty when d keeps none.
-	log, logInsert, logCreate, logIndex, logRead, logPrune string
+	log, logInsert, logCreate, logIndex, logRead, logPrune, logPruneBelow string
 }
 
 // The supported dialects, using DefaultTable.

@@ -25,9 +25,9 @@ rows. The leader of a job started with 'baton run' prunes by itself with the
 same rule (--keep, --keep-rows there).
 
 With --fence-db it also deletes JOB's rows of the fence log (see 'baton
-verify') written more than --keep ago: by age only, whatever --keep-rows
-says. Verify does not judge periods older than the ledger's oldest row,
-so a log kept longer than the ledger is harmless.`, schedule.DefaultRetention, schedule.PruneBatch))
+verify') written more than --keep ago, except those of the periods the
+ledger still has (whatever their age): verify judges every period the
+ledger keeps on its whole record, and does not judge older ones.`, schedule.DefaultRetention, schedule.PruneBatch))
 	storeURL := storeFlag(fs)
 	keep := fs.String("keep", schedule.FormatAge(schedule.DefaultRetention.Age), "delete rows older than this: days (30d) or a duration (72h); 0: no bound by age")
 	keepRows := fs.Int("keep-rows", schedule.DefaultRetention.Rows, "delete rows beyond the newest N (0: no bound by count)")
@@ -76,7 +76,19 @@ so a log kept longer than the ledger is harmless.`, schedule.DefaultRetention, s
 	}
 	var logged int64
 	if fdb != nil && r.Age > 0 {
-		if logged, err = fence.PruneLog(ctx, fdb.db, fdb.d, job, now.Add(-r.Age)); err != nil {
+		// The log rows of every period the ledger keeps stay, so that
+		// verify judges each of those periods on its whole record.
+		rows, err := st.RecentRuns(ctx, job, "", 0)
+		if err != nil {
+			return e.fail("prune", readErr(*storeURL, fmt.Errorf("after deleting %d ledger rows: %w", n, err)))
+		}
+		oldest := ""
+		for _, row := range rows {
+			if oldest == "" || row.Period < oldest {
+				oldest = row.Period
+			}
+		}
+		if logged, err = fence.PruneLog(ctx, fdb.db, fdb.d, job, now.Add(-r.Age), oldest); err != nil {
 			return e.fail("prune", fmt.Errorf("after deleting %d ledger rows: %w", n, err))
 		}
 	}

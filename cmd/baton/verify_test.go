@@ -272,6 +272,23 @@ func verifyAfterChaos(t *testing.T, storeURL, fenceURL, driver, dsn string, res 
 	if code != 1 || !strings.Contains(jsonOut, `"ok": false`) || !strings.Contains(jsonOut, `"check": "twice"`) {
 		t.Errorf("verify --json after the forgery: exit %d\n%s", code, jsonOut)
 	}
+
+	// Pruning the ledger and the fence log together keeps the log rows of
+	// the periods the ledger keeps: the forgery of the newest period is
+	// still named; the pruned periods' rows are gone.
+	code, out, stderr = runBaton(t, "prune", "--store", storeURL, "--fence-db", fenceURL, "--keep", "1ms", "billing")
+	if code != 0 || !strings.Contains(out, "fence log rows older than") {
+		t.Fatalf("prune --fence-db: exit %d\n%s%s", code, out, stderr)
+	}
+	after, err := fence.ReadLog(ctx, res, d, "billing")
+	if err != nil || len(after) >= len(log) {
+		t.Fatalf("fence log after prune: %d rows (%v), before %d", len(after), err, len(log))
+	}
+	code, out, stderr = verify()
+	if code != 1 || !strings.Contains(out, "violation: twice: period "+period+": accepted 2 times") {
+		t.Fatalf("verify after prune: exit %d, want 1 naming %s\n%s%s", code, period, out, stderr)
+	}
+	t.Logf("prune: %d fence log rows of %d left; verify:\n%s", len(after), len(log)+2, out)
 }
 
 func isExit(err error, code int) bool {

@@ -68,7 +68,8 @@ type Report struct {
 	Accepted int `json:"accepted"`
 	Refused  int `json:"refused"`
 	// BeforeLedger counts the accepted periods older than the ledger's
-	// oldest row: pruned from the ledger, not judged.
+	// oldest row (every one, when the ledger is empty): pruned from the
+	// ledger, not judged.
 	BeforeLedger int `json:"before_ledger"`
 	// HasLog says whether a fence log was read.
 	HasLog     bool        `json:"fence_log"`
@@ -236,7 +237,7 @@ func Verify(p Production) Report {
 		if inLedger[key] {
 			continue
 		}
-		if key < oldest {
+		if len(ledger) == 0 || key < oldest {
 			rep.BeforeLedger++
 			continue
 		}

@@ -141,3 +141,12 @@ func TestVerifyRangeAndRetention(t *testing.T) {
 		t.Fatalf("no log: %+v", rep)
 	}
 }
+
+// An empty ledger judges no period of the log (all pruned).
+func TestVerifyEmptyLedger(t *testing.T) {
+	p := production()
+	p.Ledger = nil
+	if rep := Verify(p); !rep.OK() || rep.BeforeLedger != 4 {
+		t.Fatalf("empty ledger: %+v", rep)
+	}
+}
