@@ -141,6 +141,15 @@ cannot be read), 2 on a usage error. Both stores are opened read-only.`)
 			if v.Names[i].Violations == nil {
 				v.Names[i].Violations = []history.Violation{}
 			}
+			for j := range v.Names[i].Periods {
+				p := &v.Names[i].Periods[j]
+				if p.Accepted == nil {
+					p.Accepted = []uint64{}
+				}
+				if p.Refused == nil {
+					p.Refused = []uint64{}
+				}
+			}
 		}
 		return e.writeJSON("verify", v, code)
 	}
@@ -165,7 +174,7 @@ func verdictOf(reps []history.Report) string {
 	}
 	switch {
 	case n > 0:
-		return fmt.Sprintf("VIOLATED: %d %s", n, map[bool]string{true: "violation", false: "violations"}[n == 1])
+		return "VIOLATED: " + plural(n, "violation", "violations")
 	case !logged:
 		return "terms and tokens consistent; periods not judged (no --fence-db)"
 	}
@@ -187,13 +196,14 @@ func printVerify(w io.Writer, r history.Report) {
 	}
 	fmt.Fprintf(w, "%s: %s\n", name, verdictOf([]history.Report{r}))
 	if r.HasLog {
-		fmt.Fprintf(w, "  %d terms; %d periods judged (%d done); the fence accepted %d and refused %d writes", r.Terms, judged, done, r.Accepted, r.Refused)
+		fmt.Fprintf(w, "  %s; %s judged (%d done); the fence accepted %d and refused %d writes",
+			plural(r.Terms, "term", "terms"), plural(judged, "period", "periods"), done, r.Accepted, r.Refused)
 		if r.BeforeLedger > 0 {
 			fmt.Fprintf(w, "; %d accepted periods older than the ledger's oldest row (pruned) not judged", r.BeforeLedger)
 		}
 		fmt.Fprintln(w)
 	} else {
-		fmt.Fprintf(w, "  %d terms; %d periods in the ledger\n", r.Terms, len(r.Periods))
+		fmt.Fprintf(w, "  %s; %s in the ledger\n", plural(r.Terms, "term", "terms"), plural(len(r.Periods), "period", "periods"))
 	}
 	if len(r.Periods) > 0 {
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
@@ -243,4 +253,12 @@ func parseInstant(flagName, s string) (time.Time, error) {
 		return t, nil
 	}
 	return time.Time{}, usagef("invalid %s %q: want an RFC 3339 time (2026-01-02T15:04:05Z) or a date (2026-01-02)", flagName, s)
+}
+
+// plural returns "1 violation" or "N violations".
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }
