@@ -22,7 +22,7 @@ import (
 )
 
 // fencedWriteArg makes the test binary the fenced command of the verify
-// tests (see TestMain): "fenced-write DRIVER DSN [force]" writes one
+// tests (see TestMain): "fenced-write DRIVER DSN [force|naive-slow]" writes one
 // invoice line for $BATON_PERIOD through the logged fence, as a real job
 // would, and exits 0 (written, or the period had landed), 3 (stale token,
 // refusal logged) or 1.
@@ -31,13 +31,19 @@ const fencedWriteArg = "fenced-write"
 // fencedWrite is the command: idempotent per period (a period that landed
 // already is not written, nor fenced, again, so a re-run after a takeover
 // logs no second acceptance) unless force, which plays a stale leader that
-// wakes up and writes without looking.
+// wakes up and writes without looking; naive-slow does not look either,
+// and takes 3 seconds to exit after its commit (a job that is not
+// idempotent, deposed before it is recorded done).
 func fencedWrite(args []string) int {
 	if len(args) < 2 {
 		fmt.Fprintln(os.Stderr, "fenced-write DRIVER DSN [force]")
 		return 2
 	}
-	driver, dsn, force := args[0], args[1], len(args) > 2 && args[2] == "force"
+	mode := ""
+	if len(args) > 2 {
+		mode = args[2]
+	}
+	driver, dsn, force := args[0], args[1], mode == "force" || mode == "naive-slow"
 	d := fence.SQLite
 	if driver == "pgx" {
 		d = fence.Postgres
@@ -70,6 +76,9 @@ func fencedWrite(args []string) int {
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
+	}
+	if mode == "naive-slow" {
+		time.Sleep(3 * time.Second)
 	}
 	return 0
 }
@@ -369,4 +378,82 @@ func TestVerifyEscapes(t *testing.T) {
 			t.Fatalf("raw control character %q in:\n%q", r, b.String())
 		}
 	}
+}
+
+// The checker sees a real double run, not only a forged one: a job that
+// is not idempotent commits its write and is deposed (its node killed)
+// before the period is recorded done; the next leader runs the period
+// again with its own token, which the fence accepts. Verify names that
+// period and exits 1.
+func TestVerifyCatchesDoubleRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts real processes")
+	}
+	t.Parallel()
+	dir := t.TempDir()
+	storeURL := "sqlite:" + filepath.Join(dir, "baton.db")
+	resPath := filepath.Join(dir, "res.db")
+	dsn := "file:" + resPath + "?_txlock=immediate&_pragma=busy_timeout(10000)&_pragma=journal_mode(wal)"
+	res, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Close()
+	d, _ := fence.SQLite.WithLog(fence.DefaultLogTable)
+	createInvoice(t, res, d)
+	var cmds []*exec.Cmd
+	for _, id := range []string{"n1", "n2"} {
+		cmd, _, _ := startBaton(t, "run", "--store", storeURL, "--node", id, "--lease", "2s", "--every", "1h",
+			"billing", "--", os.Args[0], fencedWriteArg, "sqlite", dsn, "naive-slow")
+		cmds = append(cmds, cmd)
+	}
+	// --every 1h runs nothing by itself: trigger one period by hand.
+	var stderr string
+	if !waitFor(20*time.Second, func() bool { // once a node has made the store and the job
+		var code int
+		code, _, stderr = runBaton(t, "trigger", "--store", storeURL, "billing")
+		return code == 0
+	}) {
+		t.Fatalf("trigger: %s", stderr)
+	}
+	ctx := context.Background()
+	var first fence.LogEntry
+	if !waitFor(20*time.Second, func() bool {
+		log, _ := fence.ReadLog(ctx, res, d, "billing")
+		for _, e := range log {
+			if e.Outcome == fence.Accepted && e.Period != "" {
+				first = e
+				return true
+			}
+		}
+		return false
+	}) {
+		t.Fatal("no period accepted in 20s")
+	}
+	// The first writer is still in its 3 seconds: kill the leader, whose
+	// period is still running in the ledger.
+	st, err := storeurl.OpenReadOnly(ctx, storeURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	run, err := st.GetRun(ctx, "billing", first.Period)
+	if err != nil || run.State != store.Running {
+		t.Fatalf("period %s after its write: %+v, %v; want running", first.Period, run, err)
+	}
+	leader := map[string]*exec.Cmd{"n1": cmds[0], "n2": cmds[1]}[run.Holder]
+	leader.Process.Signal(syscall.SIGKILL)
+	leader.Wait()
+	if !waitFor(30*time.Second, func() bool {
+		r, err := st.GetRun(ctx, "billing", first.Period)
+		return err == nil && r.State == store.Done
+	}) {
+		t.Fatalf("period %s not done by the next leader in 30s", first.Period)
+	}
+	code, out, stderr := runBaton(t, "verify", "--store", storeURL, "--fence-db", "sqlite:"+resPath, "billing")
+	want := "violation: twice: period " + first.Period + ": accepted 2 times"
+	if code != 1 || !strings.Contains(out, want) {
+		t.Fatalf("verify after a double run: exit %d, want 1 and %q\n%s%s", code, want, out, stderr)
+	}
+	t.Logf("verify:\n%s", out)
 }
