@@ -19,24 +19,25 @@ func runVerify(ctx context.Context, e *env, args []string) int {
 	fs := e.newFlagSet("verify", `verify [--store URL] [--fence-db URL] [--fence-log TABLE] [--from T] [--to T] [--json] [JOB|NAME...]
 
 Proves from what the deployment recorded that every due period of each JOB
-was done exactly once, by the leader of its time, and that the fence
-refused only stale leaders. It reads three records: the election log (see
-'baton history'), the run ledger (see 'baton runs') and the fence log, the
-fence's own record of the tokens it accepted and refused, kept in the
-resource's database when the fence is opened with a log (fence.Dialect
-.WithLog, pgfence.CheckLogged; the command passes BATON_PERIOD on with its
-token: fence.WriteFromEnv). Without NAMEs it verifies every name in the
-store.
+was done exactly once, under a token of a term of the election log, and
+that the fence refused only stale tokens. It reads three records: the
+election log (see 'baton history'), the run ledger (see 'baton runs') and
+the fence log, the fence's own record of the tokens it accepted and
+refused, kept in the resource's database when the fence is opened with a
+log (fence.Dialect.WithLog, pgfence.CheckLogged, Guard.SetLog; the command
+passes BATON_PERIOD on with its token: fence.WriteFromEnv). Without NAMEs
+it verifies every name in the store.
 
-It checks that the election log misses no event (so its terms, each
-from its event to the next, do not overlap; its times are the writers'
-clocks and do not count) and that the terms' tokens rise; that the fence accepted rising tokens, each one a term's; that
-every refused token was stale (the fence held a higher one); that every
-done period in range was accepted exactly once, a failed, pending or
-running one at most once, a skipped one never; and that every accepted
-period is in the ledger (periods older than the ledger's oldest row were
-pruned from it and are not judged). Without --fence-db only the election
-log and the ledger's tokens are checked.
+It checks that the election log misses no event (so its terms, each from
+its event to the next, do not overlap; its times are the writers' clocks
+and do not count) and that the terms' tokens rise; that the fence
+accepted rising tokens, each one a term's; that every refused token was
+stale (the fence held a higher one); that every done period in range was
+accepted exactly once, a failed, pending or running one at most once, a
+skipped one never; and that every accepted period is in the ledger
+(periods older than the ledger's oldest row were pruned from it and are
+not judged). Without --fence-db only the election log and the ledger's
+tokens are checked.
 
 It prints, per name, a verdict ("exactly once" when all is well) and a
 table of the periods: due time, ledger state, the tokens the fence
