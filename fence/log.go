@@ -263,8 +263,9 @@ type GuardLog struct {
 // What is guaranteed: less than for CheckWriteTx. The work of a Guard
 // lives in process memory, not in l's database, so no row is atomic with
 // it: an "accepted" row is written after fn returned nil, and a process
-// that dies in between, or a failed insert (reported to l.OnError), leaves
-// an accepted token unlogged, which `baton verify` reports as a lost
+// that dies in between, or a failed insert (reported to l.OnError; one
+// that takes more than 10 seconds is abandoned, since the name's lock is
+// held meanwhile), leaves an accepted token unlogged, which `baton verify` reports as a lost
 // period rather than hiding. A logged row is always true.
 func (g *Guard) SetLog(l GuardLog) error {
 	if l.DB == nil {
@@ -280,13 +281,19 @@ func (g *Guard) SetLog(l GuardLog) error {
 	return nil
 }
 
+// guardLogTimeout bounds the write of one row of a Guard's log, which
+// holds the name's lock.
+const guardLogTimeout = 10 * time.Second
+
 // record writes one row of g's log, if g keeps one.
 func (g *Guard) record(w Write, outcome string, highest uint64) {
 	if g.log == nil {
 		return
 	}
 	d := g.log.Dialect
-	_, err := g.log.DB.ExecContext(context.Background(), d.logInsert, w.Name, int64(min(w.Token, math.MaxInt64)), w.Period, outcome, int64(min(highest, math.MaxInt64)), nowNano())
+	ctx, cancel := context.WithTimeout(context.Background(), guardLogTimeout)
+	defer cancel()
+	_, err := g.log.DB.ExecContext(ctx, d.logInsert, w.Name, int64(min(w.Token, math.MaxInt64)), w.Period, outcome, int64(min(highest, math.MaxInt64)), nowNano())
 	if err != nil && g.log.OnError != nil {
 		g.log.OnError(fmt.Errorf("fence: log the %s token %d of %q in %s: %w", outcome, w.Token, w.Name, d.log, err))
 	}

@@ -73,6 +73,9 @@ func (d Dialect) WithTable(table string) (Dialect, error) {
 	if !identifier.MatchString(table) {
 		return Dialect{}, fmt.Errorf("fence: Dialect.WithTable: table %q is not a plain SQL identifier", table)
 	}
+	if table == d.log {
+		return Dialect{}, fmt.Errorf("fence: Dialect.WithTable: table %q is the fence log's; give the fence its own (such as %s)", table, DefaultTable)
+	}
 	nd := newDialect(d.name, table)
 	nd.key = d.key
 	nd.setLog(d.log)
