@@ -46,8 +46,10 @@ its period. --from and --to bound the periods judged by their scheduled
 instant (FROM <= due < TO; RFC 3339 or a date, 2026-01-02); the terms and
 tokens are checked over the whole logs.
 
-What it cannot see: a fenced write made without the log, and refusals the
-writer did not log (fence.LogRefusal is best effort, after the rollback).
+What it cannot see: a fenced write made without the log, refusals the
+writer did not log (fence.LogRefusal is best effort, after the rollback),
+and a period that never got a ledger row (it learns from the ledger which
+periods came due).
 
 Exit status: 0 when everything holds, 1 on a violation (or when a store
 cannot be read), 2 on a usage error. Both stores are opened read-only.`)

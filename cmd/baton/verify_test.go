@@ -457,3 +457,37 @@ func TestVerifyCatchesDoubleRun(t *testing.T) {
 	}
 	t.Logf("verify:\n%s", out)
 }
+
+// The lesson's drill writes its batches through the logged fence, so
+// verify judges its files as a deployment's: the fencing+trigger column
+// of a pause before the effect is exactly once, with the frozen leader's
+// stale write refused; the plain column, which writes without the fence
+// (so logs nothing), has every period lost.
+func TestVerifyDrillFiles(t *testing.T) {
+	dir := t.TempDir()
+	if code, _, stderr := runBaton(t, "drill", "--dir", dir, "--fault", "pause-before-effect"); code != 0 {
+		t.Fatalf("drill: exit %d\n%s", code, stderr)
+	}
+	files := func(col string) []string {
+		base := filepath.Join(dir, "pause-before-effect-"+col)
+		return []string{"verify", "--store", "sqlite:" + base + ".baton.db", "--fence-db", "sqlite:" + base + ".invoices.db", "billing"}
+	}
+	code, out, stderr := runBaton(t, files("fencing+trigger")...)
+	if code != 0 || !strings.HasPrefix(out, "billing: exactly once\n") || !strings.Contains(out, "refused 1 writes") {
+		t.Fatalf("verify of the fencing+trigger column: exit %d, want 0, exactly once, one refusal\n%s%s", code, out, stderr)
+	}
+	var refused bool
+	for _, l := range strings.Split(out, "\n") {
+		if f := strings.Fields(l); len(f) == 8 && f[2] == "done" && f[5] == "1" && f[4] == "2" {
+			refused = true // accepted by 2, token 1 refused
+		}
+	}
+	if !refused {
+		t.Errorf("no period shows token 2 accepted and token 1 refused:\n%s", out)
+	}
+	t.Logf("fencing+trigger:\n%s", out)
+	code, out, _ = runBaton(t, files("plain")...)
+	if code != 1 || !strings.Contains(out, "violation: lost: period ") {
+		t.Fatalf("verify of the plain column: exit %d, want 1 and lost periods\n%s", code, out)
+	}
+}
