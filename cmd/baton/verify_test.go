@@ -283,21 +283,53 @@ func verifyAfterChaos(t *testing.T, storeURL, fenceURL, driver, dsn string, res 
 	}
 
 	// Pruning the ledger and the fence log together keeps the log rows of
-	// the periods the ledger keeps: the forgery of the newest period is
-	// still named; the pruned periods' rows are gone.
+	// the periods the ledger keeps, and deletes older ones.
+	perPeriod := func() map[string]int {
+		log, err := fence.ReadLog(ctx, res, d, "billing")
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := map[string]int{}
+		for _, e := range log {
+			m[e.Period]++
+		}
+		return m
+	}
+	before := perPeriod()
 	code, out, stderr = runBaton(t, "prune", "--store", storeURL, "--fence-db", fenceURL, "--keep", "1ms", "billing")
 	if code != 0 || !strings.Contains(out, "fence log rows older than") {
 		t.Fatalf("prune --fence-db: exit %d\n%s%s", code, out, stderr)
 	}
-	after, err := fence.ReadLog(ctx, res, d, "billing")
-	if err != nil || len(after) >= len(log) {
-		t.Fatalf("fence log after prune: %d rows (%v), before %d", len(after), err, len(log))
+	after := perPeriod()
+	st, err := storeurl.OpenReadOnly(ctx, storeURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	rows, err := st.RecentRuns(ctx, "billing", "", 0)
+	if err != nil || len(rows) == 0 || len(rows) == len(log) {
+		t.Fatalf("ledger after prune: %d rows, %v", len(rows), err)
+	}
+	for _, r := range rows {
+		if after[r.Period] != before[r.Period] {
+			t.Errorf("period %s, kept in the ledger: %d fence log rows after prune, %d before", r.Period, after[r.Period], before[r.Period])
+		}
+	}
+	if len(after) >= len(before) {
+		t.Errorf("prune deleted no period's log rows: %v, before %v", after, before)
+	}
+	// A forgery of a period the ledger kept is still named.
+	kept := rows[len(rows)-1].Period
+	for range 2 {
+		if _, err := res.ExecContext(ctx, ins, "billing", int64(last), kept, int64(last), time.Now().UnixNano()); err != nil {
+			t.Fatal(err)
+		}
 	}
 	code, out, stderr = verify()
-	if code != 1 || !strings.Contains(out, "violation: twice: period "+period+": accepted 2 times") {
-		t.Fatalf("verify after prune: exit %d, want 1 naming %s\n%s%s", code, period, out, stderr)
+	if code != 1 || !strings.Contains(out, "violation: twice: period "+kept+": accepted ") {
+		t.Fatalf("verify after prune and a forgery of %s: exit %d, want 1 naming it\n%s%s", kept, code, out, stderr)
 	}
-	t.Logf("prune: %d fence log rows of %d left; verify:\n%s", len(after), len(log)+2, out)
+	t.Logf("prune: the log rows of %d of %d periods left; verify:\n%s", len(after), len(before), out)
 }
 
 func isExit(err error, code int) bool {
