@@ -38,25 +38,32 @@ func BenchmarkGuardCheckParallel(b *testing.B) {
 // a rising token, then one invoice insert, then the commit, on the test
 // database of openSQLite (a WAL file, synchronous=NORMAL).
 func benchInsert(b *testing.B, fenced bool) {
+	benchInsertDialect(b, fenced, fence.SQLite)
+}
+
+func benchInsertDialect(b *testing.B, fenced bool, d fence.Dialect) {
 	ctx := context.Background()
 	db := openSQLite(b)
+	if err := fence.CreateTable(ctx, db, d); err != nil {
+		b.Fatal(err)
+	}
 	var tok uint64
 	for b.Loop() {
 		tok++
-		if err := insertOnce(ctx, db, fenced, tok); err != nil {
+		if err := insertOnce(ctx, db, fenced, d, tok); err != nil {
 			b.Fatal(err)
 		}
 	}
 }
 
-func insertOnce(ctx context.Context, db *sql.DB, fenced bool, tok uint64) error {
+func insertOnce(ctx context.Context, db *sql.DB, fenced bool, d fence.Dialect, tok uint64) error {
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
 	defer tx.Rollback()
 	if fenced {
-		if err := fence.CheckTx(ctx, tx, fence.SQLite, "billing", tok); err != nil {
+		if err := fence.CheckWriteTx(ctx, tx, d, fence.Write{Name: "billing", Token: tok, Period: "2026-01-02T15:04:05Z"}); err != nil {
 			return err
 		}
 	}
@@ -71,3 +78,13 @@ func BenchmarkCheckTxSQLite(b *testing.B) { benchInsert(b, true) }
 
 // BenchmarkPlainInsertSQLite is the same transaction without CheckTx.
 func BenchmarkPlainInsertSQLite(b *testing.B) { benchInsert(b, false) }
+
+// BenchmarkCheckTxLoggedSQLite is BenchmarkCheckTxSQLite with the fence
+// log (Dialect.WithLog): one more insert in the transaction.
+func BenchmarkCheckTxLoggedSQLite(b *testing.B) {
+	d, err := fence.SQLite.WithLog(fence.DefaultLogTable)
+	if err != nil {
+		b.Fatal(err)
+	}
+	benchInsertDialect(b, true, d)
+}

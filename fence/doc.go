@@ -90,4 +90,17 @@
 //     leader to find out; baton's run ledger does that.
 //   - Separate resources are fenced separately; a fence does not make work
 //     across two resources atomic.
+//
+// # The fence log
+//
+// Opt-in, the fence keeps its own record of what it answered, for `baton
+// verify` to prove from it that every period was accepted exactly once:
+// Dialect.WithLog makes CheckWriteTx add an "accepted" row (name, token,
+// period, time) in the caller's transaction, so the row exists if and
+// only if the work committed, and LogRefusal add a "refused" row after
+// the rollback, best effort. Guard.SetLog logs a Guard's answers, also
+// best effort (its work is in memory: no row is atomic with it); with a
+// Guard, Middleware logs the period of the HeaderPeriod header. ReadLog
+// reads the log and PruneLog deletes old rows (`baton prune --fence-db`).
+// Package pgfence writes the same table with CheckLogged.
 package fence

@@ -23,7 +23,8 @@ import (
 type Guard struct {
 	mu    sync.Mutex
 	names map[string]*slot
-	key   *Key // nil: tokens are not authenticated
+	key   *Key      // nil: tokens are not authenticated
+	log   *GuardLog // nil: no fence log
 }
 
 // slot is the state of one name. mu serialises the check with the work of Do;
@@ -94,22 +95,32 @@ func (g *Guard) Do(name string, token uint64, fn func() error) error {
 // returns an error wrapping ErrBadSignature and changes nothing, whatever
 // the token; a Guard without a key ignores sig.
 func (g *Guard) DoSigned(name string, token uint64, sig string, fn func() error) error {
+	return g.DoWrite(Write{Name: name, Token: token, Sig: sig}, fn)
+}
+
+// DoWrite is DoSigned for w, which also names the period the work does,
+// for the fence log (SetLog); without a log the period is ignored.
+func (g *Guard) DoWrite(w Write, fn func() error) error {
+	name, token := w.Name, w.Token
 	if err := validate(name, token); err != nil {
 		return err
 	}
-	if err := verify(g.key, name, token, sig); err != nil {
+	if err := verify(g.key, name, token, w.Sig); err != nil {
 		return err
 	}
 	s := g.slot(name)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if h := s.highest.Load(); token < h {
-		return staleError(name, token, h)
+		err := staleError(name, token, h)
+		g.record(w, Refused, h)
+		return err
 	}
 	if err := fn(); err != nil {
 		return err
 	}
 	s.highest.Store(token)
+	g.record(w, Accepted, token)
 	return nil
 }
 
@@ -142,5 +153,18 @@ func (g *Guard) Highest(name string) uint64 {
 
 // staleError is the error for a token below the highest accepted.
 func staleError(name string, token, highest uint64) error {
-	return fmt.Errorf("%w: name %q, token %d, highest %d", ErrStaleToken, name, token, highest)
+	return &staleErr{name, token, highest}
 }
+
+// staleErr is a refusal by a fence of this package: it wraps ErrStaleToken
+// and keeps the highest token, for the fence log (LogRefusal).
+type staleErr struct {
+	name           string
+	token, highest uint64
+}
+
+func (e *staleErr) Error() string {
+	return fmt.Sprintf("%v: name %q, token %d, highest %d", ErrStaleToken, e.name, e.token, e.highest)
+}
+
+func (e *staleErr) Unwrap() error { return ErrStaleToken }

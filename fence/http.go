@@ -15,6 +15,9 @@ const (
 	// HeaderSig carries the token's signature (see Key), for a service
 	// whose Guard holds a key.
 	HeaderSig = "Baton-Token-Sig"
+	// HeaderPeriod carries the key of the period the request does, for
+	// the fence log of the service's Guard (Guard.SetLog); optional.
+	HeaderPeriod = "Baton-Period"
 )
 
 // SetHeaders sets the fence headers of req to name and token, replacing any
@@ -30,6 +33,21 @@ func SetHeaders(req *http.Request, name string, token uint64) {
 func SetSignedHeaders(req *http.Request, name string, token uint64, sig string) {
 	SetHeaders(req, name, token)
 	req.Header.Set(HeaderSig, sig)
+}
+
+// SetWriteHeaders sets the fence headers of req to w: its name, token,
+// signature (when not empty) and period (when not empty), replacing any
+// that were there.
+func SetWriteHeaders(req *http.Request, w Write) {
+	SetHeaders(req, w.Name, w.Token)
+	req.Header.Del(HeaderSig)
+	req.Header.Del(HeaderPeriod)
+	if w.Sig != "" {
+		req.Header.Set(HeaderSig, w.Sig)
+	}
+	if w.Period != "" {
+		req.Header.Set(HeaderPeriod, w.Period)
+	}
 }
 
 // Middleware fences an HTTP service with g. For each request it reads the
@@ -59,7 +77,9 @@ func SetSignedHeaders(req *http.Request, name string, token uint64, sig string) 
 // Guard a key to refuse such tokens.
 //
 // Requests for one name are served one at a time, including the time next
-// takes; requests for different names are served in parallel.
+// takes; requests for different names are served in parallel. When g
+// keeps a fence log (Guard.SetLog), every request served and every one
+// refused as stale is logged, with the period of its HeaderPeriod.
 func Middleware(g *Guard, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		name, token, err := fromHeaders(r.Header)
@@ -67,7 +87,8 @@ func Middleware(g *Guard, next http.Handler) http.Handler {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
-		err = g.DoSigned(name, token, r.Header.Get(HeaderSig), func() error {
+		fw := Write{Name: name, Token: token, Sig: r.Header.Get(HeaderSig), Period: r.Header.Get(HeaderPeriod)}
+		err = g.DoWrite(fw, func() error {
 			next.ServeHTTP(w, r)
 			return nil
 		})

@@ -23,6 +23,9 @@ type Dialect struct {
 	upsert  string // insert or raise the token; affects 1 row if accepted, 0 if stale
 	highest string // read the stored token of a name
 	create  string // create the table if it does not exist
+
+	// The fence log (WithLog); all empty when d keeps none.
+	log, logInsert, logCreate, logIndex, logRead, logPrune, logPruneBelow string
 }
 
 // The supported dialects, using DefaultTable.
@@ -70,8 +73,12 @@ func (d Dialect) WithTable(table string) (Dialect, error) {
 	if !identifier.MatchString(table) {
 		return Dialect{}, fmt.Errorf("fence: Dialect.WithTable: table %q is not a plain SQL identifier", table)
 	}
+	if table == d.log {
+		return Dialect{}, fmt.Errorf("fence: Dialect.WithTable: table %q is the fence log's; give the fence its own (such as %s)", table, DefaultTable)
+	}
 	nd := newDialect(d.name, table)
 	nd.key = d.key
+	nd.setLog(d.log)
 	return nd, nil
 }
 
@@ -111,7 +118,8 @@ type Execer interface {
 }
 
 // CreateTable creates d's fence table if it does not exist yet: one row per
-// name, holding the highest token accepted for it. It never changes an
+// name, holding the highest token accepted for it; and, when d keeps a
+// log (WithLog), the log table and its index. It never changes an
 // existing table.
 func CreateTable(ctx context.Context, db Execer, d Dialect) error {
 	if err := d.check(); err != nil {
@@ -119,6 +127,14 @@ func CreateTable(ctx context.Context, db Execer, d Dialect) error {
 	}
 	if _, err := db.ExecContext(ctx, d.create); err != nil {
 		return fmt.Errorf("fence: create table %s: %w", d.table, err)
+	}
+	if d.log == "" {
+		return nil
+	}
+	for _, q := range []string{d.logCreate, d.logIndex} {
+		if _, err := db.ExecContext(ctx, q); err != nil {
+			return fmt.Errorf("fence: create table %s: %w", d.log, err)
+		}
 	}
 	return nil
 }
@@ -168,8 +184,11 @@ func CreateTable(ctx context.Context, db Execer, d Dialect) error {
 // _pragma=busy_timeout(5000)). With the default deferred transactions, a
 // transaction that has read before calling CheckTx can fail with
 // SQLITE_BUSY when another connection writes first.
+//
+// With a Dialect that keeps a log (WithLog), CheckTx logs an accepted
+// token with no period; CheckWriteTx names the period.
 func CheckTx(ctx context.Context, tx *sql.Tx, d Dialect, name string, token uint64) error {
-	return CheckSignedTx(ctx, tx, d, name, token, "")
+	return CheckWriteTx(ctx, tx, d, Write{Name: name, Token: token})
 }
 
 // CheckSignedTx is CheckTx for a token that carries the signature sig (see
@@ -177,6 +196,11 @@ func CheckTx(ctx context.Context, tx *sql.Tx, d Dialect, name string, token uint
 // touching the database, a token whose signature is missing or invalid,
 // with an error wrapping ErrBadSignature; without a key it ignores sig.
 func CheckSignedTx(ctx context.Context, tx *sql.Tx, d Dialect, name string, token uint64, sig string) error {
+	return CheckWriteTx(ctx, tx, d, Write{Name: name, Token: token, Sig: sig})
+}
+
+// checkSignedTx is the check itself, without the log.
+func checkSignedTx(ctx context.Context, tx *sql.Tx, d Dialect, name string, token uint64, sig string) error {
 	if err := d.check(); err != nil {
 		return err
 	}

@@ -46,3 +46,24 @@ func TestDialectStatements(t *testing.T) {
 		})
 	}
 }
+
+// TestLogStatements pins the fence log's statements of both dialects.
+func TestLogStatements(t *testing.T) {
+	pg, _ := Postgres.WithLog(DefaultLogTable)
+	lite, _ := SQLite.WithLog(DefaultLogTable)
+	for _, s := range []struct{ got, want string }{
+		{pg.logInsert, "INSERT INTO baton_fence_log (name, token, period, outcome, highest, at_ns) VALUES ($1, $2, $3, $4, $5, $6)"},
+		{pg.logCreate, "CREATE TABLE IF NOT EXISTS baton_fence_log (seq BIGSERIAL PRIMARY KEY, name TEXT NOT NULL, token BIGINT NOT NULL, period TEXT NOT NULL, outcome TEXT NOT NULL, highest BIGINT NOT NULL, at_ns BIGINT NOT NULL)"},
+		{pg.logRead, "SELECT seq, name, token, period, outcome, highest, at_ns FROM baton_fence_log WHERE name = $1 ORDER BY seq"},
+		{pg.logPrune, "DELETE FROM baton_fence_log WHERE name = $1 AND at_ns < $2"},
+		{pg.logPruneBelow, "DELETE FROM baton_fence_log WHERE name = $1 AND at_ns < $2 AND period < $3"},
+		{lite.logPruneBelow, "DELETE FROM baton_fence_log WHERE name = ? AND at_ns < ? AND period < ?"},
+		{lite.logInsert, "INSERT INTO baton_fence_log (name, token, period, outcome, highest, at_ns) VALUES (?, ?, ?, ?, ?, ?)"},
+		{lite.logCreate, "CREATE TABLE IF NOT EXISTS baton_fence_log (seq INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT NOT NULL, token BIGINT NOT NULL, period TEXT NOT NULL, outcome TEXT NOT NULL, highest BIGINT NOT NULL, at_ns BIGINT NOT NULL)"},
+		{lite.logIndex, "CREATE INDEX IF NOT EXISTS baton_fence_log_name ON baton_fence_log (name, seq)"},
+	} {
+		if s.got != s.want {
+			t.Errorf("\n got %s\nwant %s", s.got, s.want)
+		}
+	}
+}

@@ -26,6 +26,9 @@ func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == supervise.Arg {
 		os.Exit(supervise.Main(os.Args[2:]))
 	}
+	if len(os.Args) > 1 && os.Args[1] == fencedWriteArg {
+		os.Exit(fencedWrite(os.Args[2:]))
+	}
 	// The supervisors that the tests start are this binary: built with
 	// -race, each would sleep a second at exit.
 	os.Setenv("GORACE", "atexit_sleep_ms=0")

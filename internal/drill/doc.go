@@ -9,8 +9,9 @@
 // Valid(), run, record, take over), the election record and the run
 // ledger live in a real store (SQLite by default), and every batch writes
 // its invoice lines into a real SQLite table, through the fence
-// (fence.CheckTx) in the columns that fence. Duplicates and gaps are counted
-// from those rows, not from counters.
+// (fence.CheckTx) in the columns that fence, with the fence log
+// (vcluster.Fence), so that `baton verify` can judge a drill's files.
+// Duplicates and gaps are counted from those rows, not from counters.
 //
 // Time is virtual: a discrete-event loop delivers timers, store replies and
 // faults at exact instants in a fixed order, so a drill takes a second and

@@ -399,7 +399,7 @@ func (n *procNode) raiseFence(ctx context.Context, token uint64) error {
 	}
 	defer tx.Rollback()
 	if !n.noFence {
-		if err := fence.CheckTx(ctx, tx, fence.SQLite, vcluster.Job, token); err != nil {
+		if err := fence.CheckTx(ctx, tx, vcluster.Fence, vcluster.Job, token); err != nil {
 			if errors.Is(err, fence.ErrStaleToken) {
 				n.recordWrite("", token, call, false)
 			}
@@ -440,6 +440,7 @@ func (n *procNode) writeBatch(ctx context.Context, period string, token uint64) 
 		switch {
 		case errors.Is(err, fence.ErrStaleToken):
 			n.recordWrite(period, token, call, false)
+			err = errors.Join(err, fence.LogRefusal(ctx, n.res, vcluster.Fence, fence.Write{Name: vcluster.Job, Token: token, Period: period}, err))
 		case err == nil && fenced:
 			// The period had landed already: the fence accepted the
 			// token (and committed it), the batch added nothing.

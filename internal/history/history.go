@@ -282,73 +282,24 @@ func Check(recs []Record, due []string) Result {
 	ivs := Intervals(recs)
 	res.Intervals = len(ivs)
 
-	// No two Valid intervals of one name overlap.
-	byName := map[string][]Interval{}
-	for _, iv := range ivs {
-		byName[iv.Name] = append(byName[iv.Name], iv)
-	}
-	for _, name := range sortedKeys(byName) {
-		list := byName[name]
-		slices.SortFunc(list, func(a, b Interval) int { return cmp.Compare(a.From, b.From) })
-		var reach Interval // the interval reaching furthest so far
-		for i, iv := range list {
-			if i > 0 && iv.From < reach.To {
-				add("overlap", "%s: %s (token %d) believed it led %.1fms into the term of %s (token %d)",
-					name, reach.Holder, reach.Token, float64(reach.To-iv.From)/1e6, iv.Holder, iv.Token)
-			}
-			if i == 0 || iv.To > reach.To {
-				reach = iv
-			}
-		}
-	}
-
-	// A token has one holder; each holder's tokens rise.
-	type nt struct {
-		name  string
-		token uint64
-	}
-	holderOf := map[nt]string{}
-	lastOf := map[[2]string]uint64{}
-	elections := filter(recs, func(r Record) bool { return r.Kind == Elected })
-	slices.SortStableFunc(elections, func(a, b Record) int { return cmp.Compare(a.At, b.At) })
-	for _, r := range elections {
-		k := nt{r.Name, r.Token}
-		if h, ok := holderOf[k]; ok && h != r.Holder {
-			add("token", "%s: token %d was won by %s and by %s", r.Name, r.Token, h, r.Holder)
-		}
-		holderOf[k] = r.Holder
-		hk := [2]string{r.Name, r.Holder}
-		if last, ok := lastOf[hk]; ok && r.Token <= last {
-			add("token", "%s: %s won token %d after token %d", r.Name, r.Holder, r.Token, last)
-		}
-		lastOf[hk] = r.Token
-	}
+	res.Violations = append(res.Violations, overlaps(ivs)...)
+	res.Violations = append(res.Violations, tokens(filter(recs, func(r Record) bool { return r.Kind == Elected }))...)
 
 	// Every due period accepted exactly once.
 	writes := filter(recs, func(r Record) bool { return r.Kind == Write })
 	res.Writes = len(writes)
-	accepted := map[string][]Record{}
 	for _, w := range writes {
 		if w.Accepted {
 			res.Accepted++
-			if w.Period != "" {
-				accepted[w.Period] = append(accepted[w.Period], w)
-			}
 		} else {
 			res.Refused++
 		}
 	}
 	res.Periods = len(due)
+	accepted := acceptedByPeriod(writes)
 	for _, p := range due {
-		switch ws := accepted[p]; {
-		case len(ws) == 0:
-			add("lost", "period %s: no write of it was accepted", p)
-		case len(ws) > 1:
-			var who []string
-			for _, w := range ws {
-				who = append(who, fmt.Sprintf("%s token %d", w.Holder, w.Token))
-			}
-			add("twice", "period %s: accepted %d times (%s)", p, len(ws), strings.Join(who, ", "))
+		if v, bad := exactlyOnce(p, accepted[p], true); bad {
+			res.Violations = append(res.Violations, v)
 		}
 	}
 
@@ -398,6 +349,94 @@ func Check(recs []Record, due []string) Result {
 		}
 	}
 	return res
+}
+
+// overlaps returns a violation for every Valid interval that begins
+// before another of the same name has ended.
+func overlaps(ivs []Interval) []Violation {
+	var out []Violation
+	add := func(check, format string, a ...any) {
+		out = append(out, Violation{check, fmt.Sprintf(format, a...)})
+	}
+	byName := map[string][]Interval{}
+	for _, iv := range ivs {
+		byName[iv.Name] = append(byName[iv.Name], iv)
+	}
+	for _, name := range sortedKeys(byName) {
+		list := byName[name]
+		slices.SortFunc(list, func(a, b Interval) int { return cmp.Compare(a.From, b.From) })
+		var reach Interval // the interval reaching furthest so far
+		for i, iv := range list {
+			if i > 0 && iv.From < reach.To {
+				add("overlap", "%s: %s (token %d) believed it led %.1fms into the term of %s (token %d)",
+					name, reach.Holder, reach.Token, float64(reach.To-iv.From)/1e6, iv.Holder, iv.Token)
+			}
+			if i == 0 || iv.To > reach.To {
+				reach = iv
+			}
+		}
+	}
+
+	return out
+}
+
+// tokens returns the violations of "a token has one holder, and each
+// holder's tokens rise" among the Elected records.
+func tokens(elections []Record) []Violation {
+	var out []Violation
+	add := func(check, format string, a ...any) {
+		out = append(out, Violation{check, fmt.Sprintf(format, a...)})
+	}
+	type nt struct {
+		name  string
+		token uint64
+	}
+	holderOf := map[nt]string{}
+	lastOf := map[[2]string]uint64{}
+	elections = slices.Clone(elections)
+	slices.SortStableFunc(elections, func(a, b Record) int { return cmp.Compare(a.At, b.At) })
+	for _, r := range elections {
+		k := nt{r.Name, r.Token}
+		if h, ok := holderOf[k]; ok && h != r.Holder {
+			add("token", "%s: token %d was won by %s and by %s", r.Name, r.Token, h, r.Holder)
+		}
+		holderOf[k] = r.Holder
+		hk := [2]string{r.Name, r.Holder}
+		if last, ok := lastOf[hk]; ok && r.Token <= last {
+			add("token", "%s: %s won token %d after token %d", r.Name, r.Holder, r.Token, last)
+		}
+		lastOf[hk] = r.Token
+	}
+
+	return out
+}
+
+// acceptedByPeriod groups the accepted writes that name a period by it.
+func acceptedByPeriod(writes []Record) map[string][]Record {
+	out := map[string][]Record{}
+	for _, w := range writes {
+		if w.Accepted && w.Period != "" {
+			out[w.Period] = append(out[w.Period], w)
+		}
+	}
+	return out
+}
+
+// exactlyOnce judges period p by its accepted writes ws: accepted more
+// than once is "twice"; never accepted is "lost" when must is set. It
+// returns the violation and whether there is one.
+func exactlyOnce(p string, ws []Record, must bool) (Violation, bool) {
+	switch {
+	case len(ws) == 0 && must:
+		return Violation{"lost", fmt.Sprintf("period %s: no write of it was accepted", p)}, true
+	case len(ws) > 1:
+		var who []string
+		for _, w := range ws {
+			who = append(who, fmt.Sprintf("%s token %d", w.Holder, w.Token))
+		}
+		return Violation{"twice", fmt.Sprintf("period %s: accepted %d times (%s)", p, len(ws), strings.Join(who, ", "))}, true
+	}
+	return Violation{}, false
 }
 
 // FenceModel is the fence as porcupine sees it: a register holding the

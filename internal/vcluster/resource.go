@@ -3,6 +3,7 @@ package vcluster
 import (
 	"context"
 	"database/sql"
+	"errors"
 
 	"github.com/batonhq/baton/fence"
 )
@@ -35,10 +36,21 @@ type Batch struct {
 	Idempotent bool
 }
 
-// CreateResource creates the invoices and fence tables in db, an SQLite
-// database.
+// Fence is the SQLite fence of the drill's resource, with the fence log
+// (fence.DefaultLogTable), so that `baton verify` can judge a drill's
+// files as it judges a deployment's.
+var Fence = func() fence.Dialect {
+	d, err := fence.SQLite.WithLog(fence.DefaultLogTable)
+	if err != nil {
+		panic(err) // a constant, valid table name
+	}
+	return d
+}()
+
+// CreateResource creates the invoices and fence tables, and the fence log,
+// in db, an SQLite database.
 func CreateResource(ctx context.Context, db *sql.DB) error {
-	if err := fence.CreateTable(ctx, db, fence.SQLite); err != nil {
+	if err := fence.CreateTable(ctx, db, Fence); err != nil {
 		return err
 	}
 	_, err := db.ExecContext(ctx, `
@@ -57,14 +69,23 @@ func (r SQLResource) Raise(ctx context.Context, name string, token uint64) error
 		return err
 	}
 	defer tx.Rollback()
-	if err := fence.CheckTx(ctx, tx, fence.SQLite, name, token); err != nil {
+	if err := fence.CheckTx(ctx, tx, Fence, name, token); err != nil {
 		return err
 	}
 	return tx.Commit()
 }
 
-// Write implements Resource: WriteBatch in one transaction.
+// Write implements Resource: WriteBatch in one transaction. A stale
+// token's refusal is logged after the rollback.
 func (r SQLResource) Write(ctx context.Context, b Batch) (bool, error) {
+	landed, err := r.write(ctx, b)
+	if b.Fence && errors.Is(err, fence.ErrStaleToken) {
+		err = errors.Join(err, fence.LogRefusal(ctx, r.DB, Fence, fence.Write{Name: Job, Token: b.Token, Period: b.Period}, err))
+	}
+	return landed, err
+}
+
+func (r SQLResource) write(ctx context.Context, b Batch) (bool, error) {
 	tx, err := r.DB.BeginTx(ctx, nil)
 	if err != nil {
 		return false, err
@@ -81,13 +102,34 @@ func (r SQLResource) Write(ctx context.Context, b Batch) (bool, error) {
 // made by CreateResource, without committing it. It reports false when the
 // period's batch had already landed (Idempotent) and nothing was added; a
 // stale token is an error wrapping fence.ErrStaleToken.
+//
+// The fence log (Fence) gets an accepted row with b's period only for a
+// batch that lands: an idempotent batch looks for its period first (a
+// read: nothing is written before the fence check), and one whose period
+// had landed is checked, raising the fence, without a period, as the
+// raise on taking office is.
 func WriteBatch(ctx context.Context, tx *sql.Tx, b Batch) (bool, error) {
+	already := false // the period's batch had landed
+	if b.Idempotent {
+		var n int
+		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM batches WHERE period = ?`, b.Period).Scan(&n); err != nil {
+			return false, err
+		}
+		already = n > 0
+	}
 	if b.Fence {
-		if err := fence.CheckTx(ctx, tx, fence.SQLite, Job, b.Token); err != nil {
+		w := fence.Write{Name: Job, Token: b.Token}
+		if !already {
+			w.Period = b.Period
+		}
+		if err := fence.CheckWriteTx(ctx, tx, Fence, w); err != nil {
 			return false, err
 		}
 	}
 	if b.Idempotent {
+		if already {
+			return false, nil
+		}
 		res, err := tx.ExecContext(ctx, `INSERT INTO batches (period, token) VALUES (?, ?) ON CONFLICT (period) DO NOTHING`, b.Period, int64(b.Token))
 		if err != nil {
 			return false, err

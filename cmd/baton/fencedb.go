@@ -1,0 +1,66 @@
+package main
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"os"
+	"strings"
+
+	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" database/sql driver, for a PostgreSQL fence database
+	_ "modernc.org/sqlite"             // the "sqlite" driver, for an SQLite fence database
+
+	"github.com/batonhq/baton/fence"
+	"github.com/batonhq/baton/store/storeurl"
+)
+
+// fenceDB is an open fence database: the resource's own database, where
+// the fence table and its log (fence.Dialect.WithLog) live.
+type fenceDB struct {
+	db *sql.DB
+	d  fence.Dialect
+}
+
+// openFenceDB opens the fence database url (sqlite:PATH, or a postgres://
+// or postgresql:// URL) with the log table logTable. readOnly opens an
+// SQLite file read-only (it must exist). The password of url is kept
+// from every error (e.secrets).
+func (e *env) openFenceDB(ctx context.Context, url, logTable string, readOnly bool) (*fenceDB, error) {
+	e.secrets = append(e.secrets, storeurl.Secrets(url)...)
+	scheme, rest, _ := strings.Cut(url, ":")
+	var driver, dsn string
+	var d fence.Dialect
+	switch strings.ToLower(scheme) {
+	case "sqlite":
+		if rest == "" {
+			return nil, usagef("--fence-db %q: want sqlite:PATH", url)
+		}
+		path := strings.TrimPrefix(rest, "//")
+		if _, err := os.Stat(path); err != nil {
+			return nil, usagef("--fence-db: %v", err)
+		}
+		driver, dsn, d = "sqlite", "file:"+path+"?_pragma=busy_timeout(5000)", fence.SQLite
+		if readOnly {
+			dsn += "&mode=ro"
+		}
+	case "postgres", "postgresql":
+		driver, dsn, d = "pgx", url, fence.Postgres
+	default:
+		return nil, usagef("--fence-db %q: want sqlite:PATH or a postgres:// URL", storeurl.Redact(url))
+	}
+	d, err := d.WithLog(logTable)
+	if err != nil {
+		return nil, usagef("--fence-log: %v", err)
+	}
+	db, err := sql.Open(driver, dsn)
+	if err != nil {
+		return nil, usagef("--fence-db %s: %v", storeurl.Redact(url), err)
+	}
+	if err := db.PingContext(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("fence database %s unreachable: %w", storeurl.Redact(url), err)
+	}
+	return &fenceDB{db: db, d: d}, nil
+}
+
+func (f *fenceDB) Close() error { return f.db.Close() }

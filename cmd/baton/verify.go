@@ -1,0 +1,264 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/batonhq/baton/fence"
+	"github.com/batonhq/baton/internal/escape"
+	"github.com/batonhq/baton/internal/history"
+	"github.com/batonhq/baton/internal/inspect"
+	"github.com/batonhq/baton/schedule"
+)
+
+func runVerify(ctx context.Context, e *env, args []string) int {
+	fs := e.newFlagSet("verify", `verify [--store URL] [--fence-db URL] [--fence-log TABLE] [--from T] [--to T] [--json] [JOB|NAME...]
+
+Proves from what the deployment recorded that every due period of each JOB
+was done exactly once, under a token of a term of the election log, and
+that the fence refused only stale tokens. It reads three records: the
+election log (see 'baton history'), the run ledger (see 'baton runs') and
+the fence log, the fence's own record of the tokens it accepted and
+refused, kept in the resource's database when the fence is opened with a
+log (fence.Dialect.WithLog, pgfence.CheckLogged, Guard.SetLog; the command
+passes BATON_PERIOD on with its token: fence.WriteFromEnv). Without NAMEs
+it verifies every name in the store.
+
+It checks that the election log misses no event (so its terms, each from
+its event to the next, do not overlap; its times are the writers' clocks
+and do not count) and that the terms' tokens rise; that the fence
+accepted rising tokens, each one a term's; that every refused token was
+stale (the fence held a higher one); that every done period in range was
+accepted exactly once, a failed, pending or running one at most once, a
+skipped one never; and that every accepted period is in the ledger
+(periods older than the ledger's oldest row were pruned from it and are
+not judged). Without --fence-db only the election log and the ledger's
+tokens are checked.
+
+It prints, per name, a verdict ("exactly once" when all is well) and a
+table of the periods: due time, ledger state, the tokens the fence
+accepted and the stale tokens it refused; then every violation, naming
+its period. --from and --to bound the periods judged by their scheduled
+instant (FROM <= due < TO; RFC 3339 or a date, 2026-01-02); the terms and
+tokens are checked over the whole logs.
+
+What it cannot see: a fenced write made without the log, refusals the
+writer did not log (fence.LogRefusal is best effort, after the rollback),
+and a period that never got a ledger row (it learns from the ledger which
+periods came due).
+
+Exit status: 0 when everything holds, 1 on a violation (or when a store
+cannot be read), 2 on a usage error. Both stores are opened read-only.`)
+	storeURL := storeFlag(fs)
+	fenceURL := fs.String("fence-db", "", "the fence's database: sqlite:PATH or a postgres:// URL (password from the URL or $PGPASSWORD)")
+	logTable := fs.String("fence-log", fence.DefaultLogTable, "the fence log table in --fence-db")
+	fromS := fs.String("from", "", "judge periods due at or after T (RFC 3339 or YYYY-MM-DD)")
+	toS := fs.String("to", "", "judge periods due before T (RFC 3339 or YYYY-MM-DD)")
+	asJSON := fs.Bool("json", false, "print JSON: the verdict and, per name, the periods and violations")
+	names, done, code := e.parseMixed(fs, args)
+	if done {
+		return code
+	}
+	from, err := parseInstant("--from", *fromS)
+	if err != nil {
+		return e.fail("verify", err)
+	}
+	to, err := parseInstant("--to", *toS)
+	if err != nil {
+		return e.fail("verify", err)
+	}
+	if !from.IsZero() && !to.IsZero() && !from.Before(to) {
+		return e.fail("verify", usagef("--from %s is not before --to %s; give a range that holds a period", *fromS, *toS))
+	}
+	for _, n := range names {
+		if err := checkName("NAME", n); err != nil {
+			return e.fail("verify", err)
+		}
+	}
+	st, err := e.openReader(ctx, *storeURL)
+	if err != nil {
+		return e.fail("verify", err)
+	}
+	defer st.Close()
+	var fdb *fenceDB
+	if *fenceURL != "" {
+		if fdb, err = e.openFenceDB(ctx, *fenceURL, *logTable, true); err != nil {
+			return e.fail("verify", err)
+		}
+		defer fdb.Close()
+	}
+	if len(names) == 0 {
+		if names, err = st.Names(ctx); err != nil {
+			return e.fail("verify", readErr(*storeURL, err))
+		}
+		if len(names) == 0 {
+			return e.fail("verify", fmt.Errorf("the store holds no name to verify"))
+		}
+	}
+	var reps []history.Report
+	for _, name := range names {
+		p := history.Production{Name: name, From: from, To: to, HasLog: fdb != nil}
+		if p.Events, err = st.History(ctx, name, 0, 0); err != nil {
+			return e.fail("verify", readErr(*storeURL, err))
+		}
+		if p.Ledger, err = st.RecentRuns(ctx, name, "", 0); err != nil {
+			return e.fail("verify", readErr(*storeURL, err))
+		}
+		if len(p.Events) == 0 && len(p.Ledger) == 0 {
+			if err := inspect.Known(ctx, st, name); err != nil {
+				return e.fail("verify", readErr(*storeURL, err))
+			}
+		}
+		if fdb != nil {
+			if p.Log, err = fence.ReadLog(ctx, fdb.db, fdb.d, name); err != nil {
+				return e.fail("verify", fmt.Errorf("%w (is the fence opened with a log? see 'baton verify --help')", err))
+			}
+		}
+		reps = append(reps, history.Verify(p))
+	}
+	ok := true
+	for _, r := range reps {
+		ok = ok && r.OK()
+	}
+	code = exitOK
+	if !ok {
+		code = exitFailure
+	}
+	if *asJSON {
+		v := struct {
+			Verdict string           `json:"verdict"`
+			OK      bool             `json:"ok"`
+			Names   []history.Report `json:"names"`
+		}{verdictOf(reps), ok, reps}
+		for i := range v.Names {
+			if v.Names[i].Periods == nil {
+				v.Names[i].Periods = []history.PeriodRow{}
+			}
+			if v.Names[i].Violations == nil {
+				v.Names[i].Violations = []history.Violation{}
+			}
+			for j := range v.Names[i].Periods {
+				p := &v.Names[i].Periods[j]
+				if p.Accepted == nil {
+					p.Accepted = []uint64{}
+				}
+				if p.Refused == nil {
+					p.Refused = []uint64{}
+				}
+			}
+		}
+		return e.writeJSON("verify", v, code)
+	}
+	for i, r := range reps {
+		if i > 0 {
+			fmt.Fprintln(e.stdout)
+		}
+		printVerify(e.stdout, r)
+	}
+	if len(reps) > 1 {
+		fmt.Fprintf(e.stdout, "\nverdict: %s\n", verdictOf(reps))
+	}
+	return code
+}
+
+// verdictOf is the one-line verdict over every name.
+func verdictOf(reps []history.Report) string {
+	n, logged := 0, true
+	for _, r := range reps {
+		n += len(r.Violations)
+		logged = logged && r.HasLog
+	}
+	switch {
+	case n > 0:
+		return "VIOLATED: " + plural(n, "violation", "violations")
+	case !logged:
+		return "terms and tokens consistent; periods not judged (no --fence-db)"
+	}
+	return "exactly once"
+}
+
+// printVerify prints one name's report: the verdict, the period table,
+// the violations. Every string from a store is escaped.
+func printVerify(w io.Writer, r history.Report) {
+	name := escape.String(r.Name)
+	done, judged := 0, 0
+	for _, p := range r.Periods {
+		if p.State == "done" {
+			done++
+		}
+		if p.Verdict != "not judged" {
+			judged++
+		}
+	}
+	fmt.Fprintf(w, "%s: %s\n", name, verdictOf([]history.Report{r}))
+	if r.HasLog {
+		fmt.Fprintf(w, "  %s; %s judged (%d done); the fence accepted %d and refused %d writes",
+			plural(r.Terms, "term", "terms"), plural(judged, "period", "periods"), done, r.Accepted, r.Refused)
+		if r.BeforeLedger > 0 {
+			fmt.Fprintf(w, "; %d accepted periods older than the ledger's oldest row (pruned) not judged", r.BeforeLedger)
+		}
+		fmt.Fprintln(w)
+	} else {
+		fmt.Fprintf(w, "  %s; %s in the ledger\n", plural(r.Terms, "term", "terms"), plural(len(r.Periods), "period", "periods"))
+	}
+	if len(r.Periods) > 0 {
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "PERIOD\tDUE\tSTATE\tLEDGER TOKEN\tACCEPTED BY\tREFUSED (STALE)\tVERDICT")
+		for _, p := range r.Periods {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", escape.String(p.Period), p.Scheduled.UTC().Format(time.RFC3339),
+				escape.String(p.State), tokenOrDash(p.LedgerToken), tokenList(p.Accepted), tokenList(p.Refused), p.Verdict)
+		}
+		tw.Flush()
+	}
+	for _, v := range r.Violations {
+		fmt.Fprintf(w, "violation: %s: %s\n", v.Check, escape.String(v.Detail))
+	}
+}
+
+func tokenOrDash(t uint64) string {
+	if t == 0 {
+		return "-"
+	}
+	return fmt.Sprint(t)
+}
+
+func tokenList(ts []uint64) string {
+	if len(ts) == 0 {
+		return "-"
+	}
+	s := make([]string, len(ts))
+	for i, t := range ts {
+		s[i] = fmt.Sprint(t)
+	}
+	return strings.Join(s, ",")
+}
+
+// parseInstant parses --from or --to: RFC 3339, a period key, or a date
+// (midnight UTC); empty is the zero time (no bound).
+func parseInstant(flagName, s string) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return t, nil
+	}
+	if t, err := schedule.ParseKey(s); err == nil {
+		return t, nil
+	}
+	if t, err := time.Parse(time.DateOnly, s); err == nil {
+		return t, nil
+	}
+	return time.Time{}, usagef("invalid %s %q: want an RFC 3339 time (2026-01-02T15:04:05Z) or a date (2026-01-02)", flagName, s)
+}
+
+// plural returns "1 violation" or "N violations".
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
