@@ -322,10 +322,10 @@ func TestConcurrentRandomTokens(t *testing.T) {
 		up := newUpstream(t)
 		up.hold = time.Millisecond
 		proxies := []*httptest.Server{newProxy(t, up, dbs[0], b.dialect), newProxy(t, up, dbs[1], b.dialect)}
-		const n = 40
+		const n = 60
 		tokens := make([]uint64, n)
 		for i := range tokens {
-			tokens[i] = 1 + rng.Uint64N(10)
+			tokens[i] = 1 + rng.Uint64N(4)
 		}
 		codes := make([]int, n)
 		errs := make([]error, n)
