@@ -117,6 +117,7 @@ func commands() []command {
 		{name: "suspend", summary: "suspend a job on every node, durably, with who and why (no period is claimed)", run: runSuspend},
 		{name: "resume", summary: "resume a suspended job; missed periods are caught up by its policy", run: runResume},
 		{name: "transfer", summary: "ask the leader of a name to hand over to a waiting node (guarded by its token)", run: runTransfer},
+		{name: "fence", summary: "fencing for resources in any language: proxy, an HTTP reverse proxy that forwards current tokens only", run: runFenceCmd},
 		{name: "store", summary: "operations on the store: floor raises a name's token after a restore", run: runStoreCmd},
 		{name: "prune", summary: "delete old finished runs of a job from the ledger", run: runPrune},
 		{name: "backfill", summary: "run a range of a job's past periods again (--plan: show, write nothing)", run: runBackfill},
