@@ -31,6 +31,11 @@
 //     with the work.
 //   - Middleware and SetHeaders, for an HTTP service: the token travels in
 //     the Baton-Token request header and a Guard checks it.
+//   - HoldTx, after a committed CheckTx, for work whose effect is outside
+//     the database: the name's fence stays held until the work is done.
+//   - Package fenceproxy (`baton fence proxy`), for an HTTP service in
+//     any language: a reverse proxy that forwards a request only with a
+//     current Baton-Token, keeping the fence in SQLite or PostgreSQL.
 //   - Env and FromEnv, for a command started by `baton run`: the name and
 //     token travel in environment variables, and the command passes them on
 //     to the resources it writes.

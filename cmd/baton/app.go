@@ -118,7 +118,7 @@ func commands() []command {
 		{name: "resume", summary: "resume a suspended job; missed periods are caught up by its policy", run: runResume},
 		{name: "transfer", summary: "ask the leader of a name to hand over to a waiting node (guarded by its token)", run: runTransfer},
 		{name: "store", summary: "operations on the store: floor raises a name's token after a restore", run: runStoreCmd},
-		{name: "fence", summary: "the fence in the resource, for jobs in any language: SQL for PostgreSQL and SQLite", run: runFenceCmd},
+		{name: "fence", summary: "the fence in the resource, for jobs in any language: SQL for PostgreSQL and SQLite, an HTTP proxy", run: runFenceCmd},
 		{name: "verify", summary: "prove from the election log, the ledger and the fence log that every period was done exactly once", run: runVerify},
 		{name: "prune", summary: "delete old finished runs of a job from the ledger", run: runPrune},
 		{name: "backfill", summary: "run a range of a job's past periods again (--plan: show, write nothing)", run: runBackfill},

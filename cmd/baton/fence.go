@@ -21,7 +21,7 @@ import (
 // runFenceCmd implements 'baton fence': the fence on the resource's side,
 // for jobs in any language.
 func runFenceCmd(ctx context.Context, e *env, args []string) int {
-	const want = "want: baton fence install --db URL, or baton fence sql --dialect postgres|sqlite"
+	const want = "want: baton fence install --db URL, baton fence sql --dialect postgres|sqlite, or baton fence proxy --upstream URL"
 	switch {
 	case len(args) == 0:
 		return e.fail("fence", usagef("missing the operation; %s", want))
@@ -29,8 +29,10 @@ func runFenceCmd(ctx context.Context, e *env, args []string) int {
 		return runFenceInstall(ctx, e, args[1:])
 	case args[0] == "sql":
 		return runFenceSQL(e, args[1:])
+	case args[0] == "proxy":
+		return runFenceProxy(ctx, e, args[1:])
 	case args[0] == "-h" || args[0] == "--help" || args[0] == "-help":
-		fmt.Fprint(e.stdout, "Usage: baton fence install|sql [FLAGS]\n\n"+fenceAbout+"\n\nRun 'baton fence OPERATION --help' for its flags.\n")
+		fmt.Fprint(e.stdout, "Usage: baton fence install|sql|proxy [FLAGS]\n\n"+fenceAbout+"\n\nRun 'baton fence OPERATION --help' for its flags.\n")
 		return exitOK
 	}
 	return e.fail("fence", usagef("unknown fence operation %q; %s", args[0], want))
@@ -40,7 +42,9 @@ const fenceAbout = "The fence checks BATON_TOKEN where the work lands, in the sa
 	"so that a deposed leader's late work is refused whatever language the job is\n" +
 	"written in. install puts the SQL function baton_fence(name, token[, sig]) into\n" +
 	"a PostgreSQL database; sql prints the DDL (PostgreSQL) or the table and\n" +
-	"statements (SQLite) for review or migrations."
+	"statements (SQLite) for review or migrations; proxy is an HTTP reverse proxy\n" +
+	"in front of any HTTP resource that forwards a request only with a current\n" +
+	"Baton-Token (409 for a stale one, 403 for a bad signature)."
 
 // runFenceInstall implements 'baton fence install'.
 func runFenceInstall(ctx context.Context, e *env, args []string) int {
