@@ -28,7 +28,7 @@ func TestFenceProxyUsage(t *testing.T) {
 		want string
 	}{
 		{[]string{"fence"}, "missing the operation"},
-		{[]string{"fence", "install"}, `unknown fence operation "install"`},
+		{[]string{"fence", "nosuch"}, `unknown fence operation "nosuch"`},
 		{[]string{"fence", "proxy"}, "missing --upstream"},
 		{[]string{"fence", "proxy", "--upstream", "ftp://h/"}, `scheme "ftp"`},
 		{[]string{"fence", "proxy", "--upstream", "localhost:8080"}, `scheme "localhost"`},
