@@ -33,7 +33,8 @@
 // Momentary (a trigger is a moment that reaches only the node leading then,
 // not a ledger row) and Unfenced (ledger writes without the token check).
 // The simulator's mutations turn protections off on purpose (NoValidCheck,
-// Unfenced, NoCatchUpCap, NoJitter, IgnoreSuspension) to show that its
+// Unfenced, NoCatchUpCap, NoJitter, IgnoreSuspension, NoOverlapSkip,
+// NoRetryBackoff, NoManualExempt) to show that its
 // checker notices.
 //
 // What operators steer is decided here too, so the simulator checks it:

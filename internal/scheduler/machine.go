@@ -389,7 +389,7 @@ func (m *Machine) runsRead(now time.Time, r RunsRead) []Action {
 	pol := m.policy()
 	plan := Decide(Input{Now: now, Created: m.created, Schedule: m.cfg.Schedule, Policy: pol,
 		Token: m.token, Rows: r.Rows, Floor: floor, Limit: m.cfg.Limit, Job: m.cfg.Job,
-		BusyFrom: m.busyFrom, BusyTo: m.busyTo})
+		BusyFrom: m.busyFrom, BusyTo: m.busyTo, NoManualExempt: m.cfg.NoManualExempt})
 	m.moves, m.wake, m.planAt = plan.Moves, plan.Wake, now
 	var acts []Action
 	if plan.Overdue > 0 && !m.toldCatchUp {
@@ -587,6 +587,12 @@ func (m *Machine) policy() Policy {
 	}
 	if m.cfg.NoJitter {
 		pol.Jitter = 0
+	}
+	if m.cfg.NoOverlapSkip {
+		pol.Overlap = OverlapQueue
+	}
+	if m.cfg.NoRetryBackoff {
+		pol.RetryBackoff = 0
 	}
 	return pol
 }

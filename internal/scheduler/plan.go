@@ -189,6 +189,9 @@ type Input struct {
 	// started and finished: with Policy.Overlap skip, a scheduled period
 	// without a row that came due in (BusyFrom, BusyTo] is skipped.
 	BusyFrom, BusyTo time.Time
+	// NoManualExempt plans manual periods like scheduled ones (the
+	// simulator's no-manual-exempt mutation, Config.NoManualExempt).
+	NoManualExempt bool
 }
 
 // DefaultLimit is Input.Limit's default.
@@ -399,7 +402,7 @@ func Decide(in Input) Plan {
 moves:
 	for _, c := range cands {
 		a := Move{Step: Claim, Period: c.p, Prev: c.prev}
-		if !c.p.Manual {
+		if !c.p.Manual || in.NoManualExempt {
 			late := in.Now.Sub(c.p.Scheduled)
 			if c.prev.State == store.Failed {
 				// A retry: no longer worth it if the policy would skip the

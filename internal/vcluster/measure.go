@@ -1,6 +1,10 @@
 package vcluster
 
-import "time"
+import (
+	"time"
+
+	"github.com/batonhq/baton/store"
+)
 
 // Election is one term won.
 type Election struct {
@@ -28,6 +32,12 @@ type Outcome struct {
 	// own clock at the end; -1 for a node that is down or frozen then.
 	HeldByNode     []int
 	FaultsInjected map[FaultKind]int
+	// Finished is, per period, its last committed write that finished it
+	// (done, failed or skipped), kept when retention prunes the row.
+	Finished map[string]store.Run
+	// Backfilled is, per period a backfill made pending (added or re-run),
+	// when it did so: the last backfill's.
+	Backfilled map[string]time.Duration
 	// Violation is the first invariant that failed (Check only).
 	Violation error
 	// Timeline is what each node did and suffered, in order (Config.Timeline only).

@@ -31,6 +31,9 @@ type node struct {
 	tickQueued             bool          // a tick of tickGen is in the queue ...
 	tickAt                 time.Duration // ... for this instant
 	termGen                int           // tags the scheduler machine's replies with their term
+	starts                 int           // Starts stepped into the scheduler machine: tags an effect with the machine term it belongs to
+	busyTok                uint64        // the token of the node's last run that the machine saw end, in that term ...
+	busyFrom, busyTo       time.Time     // ... and when it started and ended (the overlap check)
 	mailbox                []event
 	cutErr, lostErr        error // the errors of a call while cut off, and of an answer lost so
 

@@ -133,6 +133,13 @@ type Config struct {
 	Clock *Clock
 	// Timeline makes the run record Outcome.Timeline.
 	Timeline bool
+	// Effect, when set, says how long the effect of a period's attempt
+	// takes in virtual time and whether it fails (exit code 1, nothing
+	// written), from the period's key and the attempt alone, so that a
+	// re-run after a handover takes what the first run took. nil: every
+	// effect succeeds at once. A run longer than the period is what the
+	// overlap policy and the catch-up of the periods behind it are for.
+	Effect func(key string, attempt int) (d time.Duration, fail bool)
 	// Plant is written to the store before the nodes start, as records
 	// another program or a damaged store left: free records with tokens
 	// near the largest, or names held by a node that does not exist with
@@ -169,6 +176,15 @@ type Mutation struct {
 	// IgnoreSuspension plans as if the job were never suspended
 	// (scheduler.Config.IgnoreSuspension).
 	IgnoreSuspension bool
+	// NoOverlapSkip plans as if the overlap policy were queue
+	// (scheduler.Config.NoOverlapSkip).
+	NoOverlapSkip bool
+	// NoRetryBackoff retries a failed period at once
+	// (scheduler.Config.NoRetryBackoff).
+	NoRetryBackoff bool
+	// NoManualExempt plans manual periods like scheduled ones
+	// (scheduler.Config.NoManualExempt).
+	NoManualExempt bool
 }
 
 // electionConfig is node n's election machine configuration, for its
@@ -210,6 +226,7 @@ func (c Config) work() scheduler.Config {
 		Rescan:    min(cal.Business(10*c.Poll), scheduler.MaxInterval), // within the machine's bounds on long leases
 		Momentary: !c.Persistent, Unfenced: !c.Fence || c.Mutate.UnfencedLedger, NoValidCheck: c.Mutate.NoValidCheck,
 		NoCatchUpCap: c.Mutate.NoCatchUpCap, NoJitter: c.Mutate.NoJitter, IgnoreSuspension: c.Mutate.IgnoreSuspension,
+		NoOverlapSkip: c.Mutate.NoOverlapSkip, NoRetryBackoff: c.Mutate.NoRetryBackoff, NoManualExempt: c.Mutate.NoManualExempt,
 	}
 	if c.WorkPoll > 0 {
 		cfg.Poll = cal.Business(c.WorkPoll)
@@ -232,6 +249,7 @@ const (
 	evWake               // a persistent period came due: look now
 	evWorkCall           // a scheduler store call reaches the store
 	evCall               // an election store call reaches the store (CallLatency)
+	evEffectDone         // an effect that takes time ends (Config.Effect)
 )
 
 // logState is how far a name's election log was checked.
@@ -269,6 +287,7 @@ type engine struct {
 	granted        []int      // names whose terms were won or extended in this event
 	acceptedTokens uint64     // highest token of an accepted fenced write
 	completions    map[string]int
+	rows           map[string]store.Run // per period: its last committed ledger write (retries, backfill)
 	driftBeyond    bool
 }
 
@@ -279,7 +298,7 @@ func Run(ctx context.Context, c Config) (Outcome, error) {
 	if c.Nodes < 1 || c.Day <= 0 || c.Lease <= 0 || c.Renew <= 0 || c.Poll <= 0 || c.Store == nil || c.Resource == nil {
 		return Outcome{}, errors.New("vcluster: incomplete config")
 	}
-	e := &engine{c: c, cal: Calendar{c.Day}, work: c.work(), ctx: ctx, completions: map[string]int{}}
+	e := &engine{c: c, cal: Calendar{c.Day}, work: c.work(), ctx: ctx, completions: map[string]int{}, rows: map[string]store.Run{}}
 	// The machines' own bounds, as every runtime applies them: the
 	// simulator runs no setting production would refuse.
 	if err := e.electionConfig(&node{id: "node-0", inc: 1}).Validate(); err != nil {
@@ -291,7 +310,7 @@ func Run(ctx context.Context, c Config) (Outcome, error) {
 	e.out = Outcome{
 		Landings: map[string]int{}, FirstLanding: map[string]time.Duration{},
 		LeaderlessDays: map[int]bool{}, TwoLeaderDays: map[int]bool{}, FaultsInjected: map[FaultKind]int{},
-		HeldAtEnd: map[string]int{},
+		HeldAtEnd: map[string]int{}, Finished: map[string]store.Run{}, Backfilled: map[string]time.Duration{},
 	}
 	if _, err := c.Store.EnsureJob(ctx, store.Job{Name: Job, Schedule: "virtual"}); err != nil {
 		return e.out, err
@@ -460,6 +479,9 @@ func (e *engine) dispatch(ev event) {
 		if int(ev.gen) == n.termGen {
 			e.stepWork(n, ev.ev.(scheduler.Event))
 		}
+	case evEffectDone:
+		end := ev.ev.(effectEnd)
+		e.finishEffect(n, end.a, end.fail, int(ev.gen) == n.starts)
 	case evWorkTick:
 		if int(ev.gen) == n.workGen {
 			e.stepWork(n, scheduler.Tick{})
