@@ -300,6 +300,13 @@ func Decide(in Input) Plan {
 	}
 	var cands []cand
 	var current time.Time // the newest scheduled instant not after Now
+	if from.After(in.Created) && !from.After(in.Now) {
+		// The newest scheduled row's instant (or the floor's): current
+		// unless a newer instant is due, which the loop below finds. A
+		// row of it still open (a crashed leader's run, taken over) is
+		// the current period for catch-up none.
+		current = from
+	}
 	var due []time.Time   // every scheduled instant enumerated, in order
 	extra := 0            // due instants after the ones enumerated (counted up to Policy.Max)
 	if in.Schedule != nil {
