@@ -140,6 +140,19 @@ type Options struct {
 	// operator faults a quarter of the seeds suspend the job for a while,
 	// and the checker must see a claim or skip land while it is.
 	IgnoreSuspension bool
+	// NoOverlapSkip makes the scheduler machine plan as if the overlap
+	// policy were queue (mutation check: half the seeds draw overlap skip,
+	// and half draw runs longer than the period).
+	NoOverlapSkip bool
+	// NoRetryBackoff makes the scheduler machine retry a failed period at
+	// once (mutation check: half the seeds draw retries, and some of
+	// those runs that fail).
+	NoRetryBackoff bool
+	// NoManualExempt makes the scheduler machine plan manual periods
+	// (backfill rows) like scheduled ones, so that the catch-up policy
+	// or window skips them (mutation check: with the operator faults, a
+	// third of the seeds backfill).
+	NoManualExempt bool
 	// Trace gets the failover trace of each seed run.
 	Trace io.Writer
 
@@ -218,6 +231,8 @@ func (o Options) Validate() error {
 		return fmt.Errorf("sim: the no-jitter mutation needs a jitter")
 	case o.IgnoreSuspension && !slices.Contains(o.Faults, Operator):
 		return fmt.Errorf("sim: the ignore-suspension mutation needs the operator faults, which suspend the job")
+	case o.NoManualExempt && !slices.Contains(o.Faults, Operator):
+		return fmt.Errorf("sim: the no-manual-exempt mutation needs the operator faults, which backfill")
 	}
 	if _, err := ParseSessionMode(string(o.Sessions)); err != nil {
 		return err

@@ -38,6 +38,8 @@ type Outcome struct {
 	// Backfilled is, per period a backfill made pending (added or re-run),
 	// when it did so: the last backfill's.
 	Backfilled map[string]time.Duration
+	// Covered counts what the run exercised of the job's rules.
+	Covered Coverage
 	// Violation is the first invariant that failed (Check only).
 	Violation error
 	// Timeline is what each node did and suffered, in order (Config.Timeline only).
@@ -75,4 +77,20 @@ func (e *engine) observe() {
 		e.account(e.lastAt, e.now, e.leaders)
 		e.leaders, e.lastAt = count, e.now
 	}
+}
+
+// Coverage counts what a run exercised of the rules operators steer, from
+// the ledger writes that committed and the effects that ran: evidence that
+// a run of seeds draws what ships.
+type Coverage struct {
+	OverlapSkips   int // periods skipped by the overlap policy
+	CapSkips       int // by the catch-up cap
+	WindowSkips    int // by the catch-up window
+	PolicySkips    int // by catch-up latest or none
+	Retries        int // claims of a period whose last attempt failed
+	Failures       int // effects that failed
+	LongRuns       int // effects longer than a period (Config.Day)
+	BackfillRuns   int // claims of a period a backfill made pending
+	Pruned         int // ledger rows pruned by retention
+	SuspendRefused int // claims and skips the store refused because the job was suspended
 }

@@ -80,8 +80,15 @@ type Config struct {
 	// is checked against it; with a jitter, every first claim of a
 	// scheduled period is checked to start no earlier than its instant
 	// plus its jitter.
-	Policy   scheduler.Policy
-	Triggers []time.Duration // virtual instants (not Persistent)
+	Policy scheduler.Policy
+	// Retention, when on, makes the leaders prune the ledger's done and
+	// skipped rows past it (scheduler.Config.Retention; its durations on
+	// the business wall clock), PruneBatch rows a batch, a round every
+	// PruneEvery of virtual time.
+	Retention  scheduler.Retention
+	PruneEvery time.Duration
+	PruneBatch int
+	Triggers   []time.Duration // virtual instants (not Persistent)
 	// Idempotent makes a batch record its period in the same transaction
 	// as its rows, so that a re-run after a lost completion adds nothing.
 	Idempotent   bool
@@ -233,6 +240,9 @@ func (c Config) work() scheduler.Config {
 	}
 	if c.Persistent && c.Schedule != nil {
 		cfg.Schedule, cfg.Policy = c.Schedule, c.Policy
+	}
+	if c.Retention.On() {
+		cfg.Retention, cfg.PruneEvery, cfg.PruneBatch = c.Retention, cal.Business(c.PruneEvery), c.PruneBatch
 	}
 	return cfg
 }

@@ -113,6 +113,8 @@ func failed(a scheduler.Action, err error) scheduler.Event {
 		return scheduler.JobRead{Err: err}
 	case scheduler.SwapRun:
 		return scheduler.Swapped{Err: err}
+	case scheduler.Prune:
+		return scheduler.Pruned{Err: err}
 	}
 	return scheduler.ReadBack{Err: err}
 }
@@ -141,13 +143,24 @@ func (e *engine) call(n *node, a scheduler.Action) scheduler.Event {
 		var r scheduler.ReadBack
 		r.Run, r.Err = e.c.Store.GetRun(e.ctx, Job, a.Period)
 		return r
+	case scheduler.Prune:
+		var r scheduler.Pruned
+		r.N, r.Err = e.c.Store.PruneRuns(e.ctx, a.Prune)
+		e.out.Covered.Pruned += r.N
+		if r.Err == nil && r.N > 0 {
+			e.tracef("%s pruned %d rows with token %d", n.id, r.N, a.Prune.Token)
+		}
+		if errors.Is(r.Err, fence.ErrStaleToken) {
+			e.out.Rejected++
+		}
+		return r
 	}
 	panic("vcluster: not a store call")
 }
 
 func (e *engine) doWork(n *node, a scheduler.Action) {
 	switch a := a.(type) {
-	case scheduler.Register, scheduler.ReadJob, scheduler.ReadRuns, scheduler.SwapRun, scheduler.GetRun:
+	case scheduler.Register, scheduler.ReadJob, scheduler.ReadRuns, scheduler.SwapRun, scheduler.GetRun, scheduler.Prune:
 		e.send(n, a)
 	case scheduler.StartEffect:
 		if n.armedBeforeCheck {
@@ -195,6 +208,9 @@ func (e *engine) ledgerWrite(n *node, a scheduler.SwapRun, r scheduler.Swapped) 
 		e.tracef("%s %s of %s with token %d refused by the ledger's fence", n.id, a.Kind, sw.Period, sw.Token)
 		e.note(n, Happening{Kind: Refused, Token: sw.Token, Period: sw.Period, Cause: fmt.Sprintf("%s in the ledger", a.Kind)})
 		return
+	case errors.Is(r.Err, store.ErrSuspended):
+		e.out.Covered.SuspendRefused++
+		return
 	case r.Err != nil:
 		return
 	}
@@ -208,6 +224,7 @@ func (e *engine) ledgerWrite(n *node, a scheduler.SwapRun, r scheduler.Swapped) 
 	e.checkOverlap(n, a)
 	e.checkRetry(a)
 	e.checkSkip(a)
+	e.cover(a)
 	e.rows[sw.Period] = r.Run
 	if a.Kind == scheduler.KindComplete || a.Kind == scheduler.KindSkip {
 		e.out.Finished[sw.Period] = r.Run
@@ -238,6 +255,12 @@ type effectEnd struct {
 func (e *engine) runEffect(n *node, a scheduler.StartEffect) {
 	if e.c.Effect != nil {
 		if d, fail := e.c.Effect(a.Period.Key, a.Run.Attempt); d > 0 || fail {
+			if d > e.c.Day {
+				e.out.Covered.LongRuns++
+			}
+			if fail {
+				e.out.Covered.Failures++
+			}
 			e.push(event{at: e.now + d, kind: evEffectDone, node: int32(n.idx), inc: int32(n.inc), gen: int32(n.starts), ev: effectEnd{a, fail}})
 			return
 		}
@@ -346,6 +369,31 @@ func (e *engine) backfill(f Fault) {
 	e.tracef("operator: backfill %s to %s: %d periods, %d made pending", schedule.Key(from), schedule.Key(to), len(items), added)
 }
 
+// cover counts what the committed write a exercised (Outcome.Covered).
+func (e *engine) cover(a scheduler.SwapRun) {
+	sw, c := a.Swap.Run, &e.out.Covered
+	switch a.Kind {
+	case scheduler.KindSkip:
+		switch out := sw.Output; {
+		case strings.HasPrefix(out, overlapReason):
+			c.OverlapSkips++
+		case strings.Contains(out, capReason):
+			c.CapSkips++
+		case strings.Contains(out, windowReason):
+			c.WindowSkips++
+		case strings.HasPrefix(out, "skipped: catch-up policy "):
+			c.PolicySkips++
+		}
+	case scheduler.KindClaim:
+		if prev, ok := e.rows[sw.Period]; ok && prev.Version == a.Swap.Expect && prev.State == store.Failed {
+			c.Retries++
+		}
+		if _, ok := e.out.Backfilled[sw.Period]; ok && sw.Manual {
+			c.BackfillRuns++
+		}
+	}
+}
+
 // overlapReason marks a skip by the overlap policy.
 const overlapReason = "skipped: overlap: "
 
@@ -415,6 +463,11 @@ func (e *engine) checkSkip(a scheduler.SwapRun) {
 		e.violate("manual period %s (a trigger or backfill) skipped: %s", sw.Period, sw.Output)
 	case strings.Contains(sw.Output, windowReason) && (e.c.Policy.Window <= 0 || sw.Finished.Sub(sw.Scheduled) <= e.c.Policy.Window):
 		e.violate("catch-up window: period %s skipped %v late, within the window of %v", sw.Period, sw.Finished.Sub(sw.Scheduled), e.c.Policy.Window)
+	case strings.HasPrefix(sw.Output, "skipped: catch-up policy ") && e.c.Schedule != nil:
+		// latest and none skip a period only once a newer one is due.
+		if next := e.c.Schedule.Next(sw.Scheduled); next.IsZero() || next.After(sw.Finished) {
+			e.violate("catch-up policy: period %s skipped (%s) at %s, before any newer period was due (the next at %s)", sw.Period, sw.Output, sw.Finished.UTC().Format(time.RFC3339Nano), next.UTC().Format(time.RFC3339Nano))
+		}
 	}
 }
 
