@@ -307,8 +307,8 @@ func Decide(in Input) Plan {
 		// the current period for catch-up none.
 		current = from
 	}
-	var due []time.Time   // every scheduled instant enumerated, in order
-	extra := 0            // due instants after the ones enumerated (counted up to Policy.Max)
+	var due []time.Time // every scheduled instant enumerated, in order
+	extra := 0          // due instants after the ones enumerated (counted up to Policy.Max)
 	if in.Schedule != nil {
 		n := 0
 		var brk time.Time // the first instant left out by Limit
