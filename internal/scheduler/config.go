@@ -58,6 +58,10 @@ type Config struct {
 	// (Input.NoManualExempt): the simulator's no-manual-exempt mutation,
 	// which it must catch. Never set outside the simulator.
 	NoManualExempt bool
+	// NoTimeout runs as if Policy.Timeout were 0: the simulator's
+	// no-timeout mutation, which it must catch. Never set outside the
+	// simulator.
+	NoTimeout bool
 
 	// ClockTolerance, when positive, turns the wall-clock guard on: before
 	// every pass that may claim or skip periods the machine asks for a

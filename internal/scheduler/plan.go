@@ -57,6 +57,10 @@ type Policy struct {
 	// by JitterOf(job, key, Jitter): the same delay on every node and
 	// after every handover, recorded in the run's delay.
 	Jitter time.Duration
+	// Timeout, when positive, stops a run still going Timeout after it
+	// started (StopEffect) and records it failed, "timeout": a failure
+	// like any other, retried by Retries.
+	Timeout time.Duration
 }
 
 // Overlap policies (schedule.Overlap's values).
