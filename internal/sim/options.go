@@ -153,6 +153,10 @@ type Options struct {
 	// or window skips them (mutation check: with the operator faults, a
 	// third of the seeds backfill).
 	NoManualExempt bool
+	// NoTimeout lets runs go on past the policy's timeout (mutation
+	// check: a quarter of the seeds draw a timeout that their long runs
+	// outlast).
+	NoTimeout bool
 	// Trace gets the failover trace of each seed run.
 	Trace io.Writer
 

@@ -108,7 +108,7 @@ func Run(ctx context.Context, o Options, seed uint64) (Result, error) {
 		NoSessionMargin: o.NoSessionMargin, SessionNameExpiry: o.SessionNameExpiry, NoPull: o.NoPull,
 		WrapDeadline: o.WrapDeadline, NoCatchUpCap: o.NoCatchUpCap, NoJitter: o.NoJitter,
 		IgnoreSuspension: o.IgnoreSuspension, NoOverlapSkip: o.NoOverlapSkip, NoRetryBackoff: o.NoRetryBackoff,
-		NoManualExempt: o.NoManualExempt}
+		NoManualExempt: o.NoManualExempt, NoTimeout: o.NoTimeout}
 	c.Policy = w.policy
 	c.Policy.Max, c.Policy.Jitter = o.CatchUpMax, vcluster.Calendar{Day: o.Period}.Business(o.Jitter)
 	c.Retention, c.PruneEvery, c.PruneBatch, c.Effect = w.retention, w.pruneEvery, w.pruneBatch, w.effect
@@ -120,9 +120,9 @@ func Run(ctx context.Context, o Options, seed uint64) (Result, error) {
 		onOff := map[bool]string{true: "on", false: "off"}
 		fmt.Fprintf(o.Trace, "%d names besides %s; %s; balanced %s; change notifications %s; store latency %v, election requests travel it %s\n",
 			o.Names, vcluster.Job, strings.Join(kinds, ", "), onOff[v.balance], onOff[v.notify], latency, onOff[v.callLatency])
-		fmt.Fprintf(o.Trace, "policy: catch-up %s, max %d, window %v, overlap %s, jitter %v, %d retries (backoff %v); retention %+v; runs take time %s (longest %v); %d backfills\n",
+		fmt.Fprintf(o.Trace, "policy: catch-up %s, max %d, window %v, overlap %s, jitter %v, %d retries (backoff %v), timeout %v; retention %+v; runs take time %s (longest %v); %d backfills\n",
 			c.Policy.CatchUp, c.Policy.Max, c.Policy.Window, c.Policy.Overlap, c.Policy.Jitter, c.Policy.Retries, c.Policy.RetryBackoff,
-			c.Retention, onOff[w.effect != nil], w.longest, len(w.backfills))
+			c.Policy.Timeout, c.Retention, onOff[w.effect != nil], w.longest, len(w.backfills))
 		if o.hostile {
 			fmt.Fprintf(o.Trace, "hostile: lease %v, renew %v, margin %v, poll %v, period %v, %v simulated; planted %d records, held: %v\n",
 				o.Lease, o.Renew, o.Margin, o.Poll, o.Period, o.Duration, len(plant), planted(plant))

@@ -70,6 +70,7 @@ func TestSeedsExerciseWhatShips(t *testing.T) {
 		c.BackfillRuns += x.BackfillRuns
 		c.Pruned += x.Pruned
 		c.SuspendRefused += x.SuspendRefused
+		c.Timeouts += x.Timeouts
 		if r.Suspended {
 			suspended++
 		}
@@ -80,7 +81,7 @@ func TestSeedsExerciseWhatShips(t *testing.T) {
 		"overlap skips": c.OverlapSkips, "cap skips": c.CapSkips, "window skips": c.WindowSkips,
 		"catch-up latest/none skips": c.PolicySkips, "retries": c.Retries, "failed runs": c.Failures,
 		"runs longer than the period": c.LongRuns, "backfilled periods run": c.BackfillRuns,
-		"rows pruned": c.Pruned, "seeds that suspend": suspended,
+		"rows pruned": c.Pruned, "seeds that suspend": suspended, "runs stopped by the timeout": c.Timeouts,
 	} {
 		if n == 0 {
 			t.Errorf("100 seeds exercised no %s", what)
@@ -134,6 +135,9 @@ func TestMutationsAreCaught(t *testing.T) {
 		// backfill row: a third of the seeds backfill, and only a failed,
 		// skipped or pruned period is made pending again.
 		{"no manual exemption", func(o *sim.Options) { o.NoManualExempt = true }, 80},
+		// Runs that go on past the timeout: a quarter of the seeds draw
+		// one, and a fifth of their runs before the heal outlast it.
+		{"no timeout", func(o *sim.Options) { o.NoTimeout = true }, 60},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o := sim.DefaultOptions()

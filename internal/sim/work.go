@@ -39,7 +39,8 @@ type work struct {
 // two periods (longer than the period: the overlap policy decides), a
 // tenth no time; a run fails with a chance of 0, 10% or 30% (drawn per
 // seed); after the heal every run is short and succeeds, so that the
-// backlog is worked off. With the operator faults a third of the seeds
+// backlog is worked off. Half the seeds whose runs take time stop a run
+// after a timeout of half a period to one and a half. With the operator faults a third of the seeds
 // backfill one or two ranges of up to three past periods.
 func drawWork(o Options, seed uint64) work {
 	pol := rand.New(rand.NewPCG(mix(seed), 0x706f6c696379)) // "policy"
@@ -103,6 +104,11 @@ func drawWork(o Options, seed uint64) work {
 			return time.Duration(u * float64(period) * 3 / 10), fail
 		}
 		w.longest = 2 * o.Period
+		if eff.IntN(2) == 0 {
+			// From half a period to one and a half: the long runs
+			// outlast it often, the others never.
+			w.policy.Timeout = cal.Business(o.Period/2 + time.Duration(eff.Int64N(int64(o.Period))))
+		}
 	}
 	// A long run before the heal holds up to the cap's periods behind it,
 	// each possibly long; a failure is retried after the backoff.

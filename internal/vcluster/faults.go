@@ -147,7 +147,7 @@ func (e *engine) fault(f Fault) {
 // first: it passed its Valid() check before it froze. Then everything that
 // arrived while it was frozen, then its timers.
 func (e *engine) resume(n *node) {
-	n.frozen, n.frozenByEffect = false, false
+	n.frozen, n.frozenByEffect, n.effFroze = false, false, true
 	if a := n.pending; a != nil {
 		n.pending = nil
 		if n.pendingChecked {

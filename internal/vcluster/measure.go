@@ -93,4 +93,5 @@ type Coverage struct {
 	BackfillRuns   int // claims of a period a backfill made pending
 	Pruned         int // ledger rows pruned by retention
 	SuspendRefused int // claims and skips the store refused because the job was suspended
+	Timeouts       int // runs stopped by the timeout
 }

@@ -192,6 +192,9 @@ type Mutation struct {
 	// NoManualExempt plans manual periods like scheduled ones
 	// (scheduler.Config.NoManualExempt).
 	NoManualExempt bool
+	// NoTimeout lets runs go on past the policy's timeout
+	// (scheduler.Config.NoTimeout).
+	NoTimeout bool
 }
 
 // electionConfig is node n's election machine configuration, for its
@@ -234,6 +237,7 @@ func (c Config) work() scheduler.Config {
 		Momentary: !c.Persistent, Unfenced: !c.Fence || c.Mutate.UnfencedLedger, NoValidCheck: c.Mutate.NoValidCheck,
 		NoCatchUpCap: c.Mutate.NoCatchUpCap, NoJitter: c.Mutate.NoJitter, IgnoreSuspension: c.Mutate.IgnoreSuspension,
 		NoOverlapSkip: c.Mutate.NoOverlapSkip, NoRetryBackoff: c.Mutate.NoRetryBackoff, NoManualExempt: c.Mutate.NoManualExempt,
+		NoTimeout: c.Mutate.NoTimeout,
 	}
 	if c.WorkPoll > 0 {
 		cfg.Poll = cal.Business(c.WorkPoll)
@@ -490,8 +494,7 @@ func (e *engine) dispatch(ev event) {
 			e.stepWork(n, ev.ev.(scheduler.Event))
 		}
 	case evEffectDone:
-		end := ev.ev.(effectEnd)
-		e.finishEffect(n, end.a, end.fail, int(ev.gen) == n.starts)
+		e.effectEnded(n, ev)
 	case evWorkTick:
 		if int(ev.gen) == n.workGen {
 			e.stepWork(n, scheduler.Tick{})

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"time"
 
@@ -169,6 +170,8 @@ func (e *engine) doWork(n *node, a scheduler.Action) {
 			return
 		}
 		e.startEffect(n, a)
+	case scheduler.StopEffect:
+		e.stopEffect(n, a)
 	case scheduler.Halt:
 		e.tracef("%s token %d acts no more in this term: %v", n.id, n.term, a.Cause)
 	case scheduler.Fail:
@@ -245,8 +248,8 @@ func (e *engine) ledgerWrite(n *node, a scheduler.SwapRun, r scheduler.Swapped) 
 
 // effectEnd is an effect that takes time, ending (evEffectDone).
 type effectEnd struct {
-	a    scheduler.StartEffect
-	fail bool
+	a             scheduler.StartEffect
+	fail, stopped bool // stopped: the runtime stopped it (StopEffect)
 }
 
 // runEffect is the batch: the period's invoice lines in one transaction,
@@ -261,11 +264,53 @@ func (e *engine) runEffect(n *node, a scheduler.StartEffect) {
 			if fail {
 				e.out.Covered.Failures++
 			}
-			e.push(event{at: e.now + d, kind: evEffectDone, node: int32(n.idx), inc: int32(n.inc), gen: int32(n.starts), ev: effectEnd{a, fail}})
+			n.effID++
+			n.effStart, n.effFroze, n.effRun = e.now, false, a
+			e.push(event{at: e.now + d, kind: evEffectDone, node: int32(n.idx), inc: int32(n.inc), gen: int32(n.starts),
+				ev: effectEnd{a: a, fail: fail}, arg: time.Duration(n.effID)})
 			return
 		}
 	}
 	e.finishEffect(n, a, false, true)
+}
+
+// stopEffect stops n's effect that takes time, as the runtime kills a
+// command: it reports at once, interrupted, and writes nothing.
+func (e *engine) stopEffect(n *node, a scheduler.StopEffect) {
+	if n.effID == 0 || slices.Contains(n.effStopped, n.effID) {
+		return
+	}
+	n.effStopped = append(n.effStopped, n.effID)
+	e.tracef("%s stops its run of %s: %v", n.id, n.effRun.Period.Key, a.Cause)
+	e.push(event{at: e.now, kind: evEffectDone, node: int32(n.idx), inc: int32(n.inc), gen: int32(n.starts),
+		ev: effectEnd{a: n.effRun, stopped: true}, arg: time.Duration(n.effID)})
+}
+
+// effectEnded is the end of an effect that takes time (evEffectDone):
+// stopped, or run to its end unless it was stopped before. A run that
+// ends by itself past the policy's timeout, on a node whose machine works
+// in its term and was never frozen meanwhile, was not stopped in time.
+func (e *engine) effectEnded(n *node, ev event) {
+	end, deliver := ev.ev.(effectEnd), int(ev.gen) == n.starts
+	id := int(ev.arg)
+	if end.stopped {
+		e.out.Covered.Timeouts++
+		e.busy(n, end.a, deliver)
+		if deliver {
+			e.stepWork(n, scheduler.EffectDone{ExitCode: 128 + 15, Output: "stopped", Err: scheduler.ErrInterrupted})
+		}
+		return
+	}
+	if i := slices.Index(n.effStopped, id); i >= 0 {
+		n.effStopped = slices.Delete(n.effStopped, i, i+1)
+		return // killed: it writes nothing
+	}
+	if t := e.c.Policy.Timeout; e.c.Check && t > 0 && deliver && n.sm.Working() && id == n.effID && !n.effFroze {
+		if ran := e.cal.Business(e.now - n.effStart); ran > t+time.Millisecond {
+			e.violate("timeout: the run of %s by %s went on for %v, past the timeout of %v", end.a.Period.Key, n.id, ran, t)
+		}
+	}
+	e.finishEffect(n, end.a, end.fail, deliver)
 }
 
 // finishEffect ends the effect a of n: it writes the lines unless the
