@@ -62,6 +62,11 @@ type Config struct {
 	// no-timeout mutation, which it must catch. Never set outside the
 	// simulator.
 	NoTimeout bool
+	// NodeJitter derives the jitter from the node's name too, so that
+	// every node draws its own delay and a handover re-rolls it: the
+	// simulator's node-jitter mutation, which it must catch. Never set
+	// outside the simulator.
+	NodeJitter bool
 
 	// ClockTolerance, when positive, turns the wall-clock guard on: before
 	// every pass that may claim or skip periods the machine asks for a

@@ -34,7 +34,7 @@
 // not a ledger row) and Unfenced (ledger writes without the token check).
 // The simulator's mutations turn protections off on purpose (NoValidCheck,
 // Unfenced, NoCatchUpCap, NoJitter, IgnoreSuspension, NoOverlapSkip,
-// NoRetryBackoff, NoManualExempt, NoTimeout) to show that its
+// NoRetryBackoff, NoManualExempt, NoTimeout, NodeJitter) to show that its
 // checker notices.
 //
 // What operators steer is decided here too, so the simulator checks it:

@@ -401,8 +401,12 @@ func (m *Machine) runsRead(now time.Time, r RunsRead) []Action {
 		floor, _ = time.Parse(KeyLayout, m.cursor)
 	}
 	pol := m.policy()
+	job := m.cfg.Job // the jitter's seed
+	if m.cfg.NodeJitter {
+		job += "\x00" + m.node
+	}
 	plan := Decide(Input{Now: now, Created: m.created, Schedule: m.cfg.Schedule, Policy: pol,
-		Token: m.token, Rows: r.Rows, Floor: floor, Limit: m.cfg.Limit, Job: m.cfg.Job,
+		Token: m.token, Rows: r.Rows, Floor: floor, Limit: m.cfg.Limit, Job: job,
 		BusyFrom: m.busyFrom, BusyTo: m.busyTo, NoManualExempt: m.cfg.NoManualExempt})
 	m.moves, m.wake, m.planAt = plan.Moves, plan.Wake, now
 	var acts []Action

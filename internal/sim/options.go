@@ -157,6 +157,10 @@ type Options struct {
 	// check: a quarter of the seeds draw a timeout that their long runs
 	// outlast).
 	NoTimeout bool
+	// NodeJitter makes every node derive its own jitter, so that a
+	// handover re-rolls it (mutation check: the jitter check must then
+	// fail).
+	NodeJitter bool
 	// Trace gets the failover trace of each seed run.
 	Trace io.Writer
 
@@ -231,8 +235,8 @@ func (o Options) Validate() error {
 		return fmt.Errorf("sim: the no-catch-up-cap mutation needs a catch-up cap: catch-up max 1 or more")
 	case o.Jitter < 0 || o.Jitter >= o.Period:
 		return fmt.Errorf("sim: jitter must be from 0 to less than the period (%v), got %v", o.Period, o.Jitter)
-	case o.NoJitter && o.Jitter == 0:
-		return fmt.Errorf("sim: the no-jitter mutation needs a jitter")
+	case (o.NoJitter || o.NodeJitter) && o.Jitter == 0:
+		return fmt.Errorf("sim: the no-jitter and node-jitter mutations need a jitter")
 	case o.IgnoreSuspension && !slices.Contains(o.Faults, Operator):
 		return fmt.Errorf("sim: the ignore-suspension mutation needs the operator faults, which suspend the job")
 	case o.NoManualExempt && !slices.Contains(o.Faults, Operator):

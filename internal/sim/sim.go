@@ -108,7 +108,7 @@ func Run(ctx context.Context, o Options, seed uint64) (Result, error) {
 		NoSessionMargin: o.NoSessionMargin, SessionNameExpiry: o.SessionNameExpiry, NoPull: o.NoPull,
 		WrapDeadline: o.WrapDeadline, NoCatchUpCap: o.NoCatchUpCap, NoJitter: o.NoJitter,
 		IgnoreSuspension: o.IgnoreSuspension, NoOverlapSkip: o.NoOverlapSkip, NoRetryBackoff: o.NoRetryBackoff,
-		NoManualExempt: o.NoManualExempt, NoTimeout: o.NoTimeout}
+		NoManualExempt: o.NoManualExempt, NoTimeout: o.NoTimeout, NodeJitter: o.NodeJitter}
 	c.Policy = w.policy
 	c.Policy.Max, c.Policy.Jitter = o.CatchUpMax, vcluster.Calendar{Day: o.Period}.Business(o.Jitter)
 	c.Retention, c.PruneEvery, c.PruneBatch, c.Effect = w.retention, w.pruneEvery, w.pruneBatch, w.effect

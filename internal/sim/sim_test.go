@@ -138,6 +138,9 @@ func TestMutationsAreCaught(t *testing.T) {
 		// Runs that go on past the timeout: a quarter of the seeds draw
 		// one, and a fifth of their runs before the heal outlast it.
 		{"no timeout", func(o *sim.Options) { o.NoTimeout = true }, 60},
+		// Every node its own jitter: a node whose delay is shorter than
+		// the job's claims early, about every other period.
+		{"a jitter per node", func(o *sim.Options) { o.NodeJitter = true }, 5},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o := sim.DefaultOptions()

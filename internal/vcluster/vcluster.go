@@ -195,6 +195,9 @@ type Mutation struct {
 	// NoTimeout lets runs go on past the policy's timeout
 	// (scheduler.Config.NoTimeout).
 	NoTimeout bool
+	// NodeJitter draws each node's own jitter
+	// (scheduler.Config.NodeJitter).
+	NodeJitter bool
 }
 
 // electionConfig is node n's election machine configuration, for its
@@ -237,7 +240,7 @@ func (c Config) work() scheduler.Config {
 		Momentary: !c.Persistent, Unfenced: !c.Fence || c.Mutate.UnfencedLedger, NoValidCheck: c.Mutate.NoValidCheck,
 		NoCatchUpCap: c.Mutate.NoCatchUpCap, NoJitter: c.Mutate.NoJitter, IgnoreSuspension: c.Mutate.IgnoreSuspension,
 		NoOverlapSkip: c.Mutate.NoOverlapSkip, NoRetryBackoff: c.Mutate.NoRetryBackoff, NoManualExempt: c.Mutate.NoManualExempt,
-		NoTimeout: c.Mutate.NoTimeout,
+		NoTimeout: c.Mutate.NoTimeout, NodeJitter: c.Mutate.NodeJitter,
 	}
 	if c.WorkPoll > 0 {
 		cfg.Poll = cal.Business(c.WorkPoll)
