@@ -25,7 +25,12 @@
 //   - Every bound of a setting: election.Config.Validate and
 //     scheduler.Config.Validate, called by Run before anything happens.
 //   - The leader's work loop (plan, claim, check Valid, run, record):
-//     the scheduler machine, as schedule.Runner drives it.
+//     the scheduler machine, as schedule.Runner drives it; so are the
+//     catch-up policy and window, overlap, jitter, retries, retention,
+//     the suspension and the run timeout (the machine asks to stop a run,
+//     StopEffect; the engine only stops it). A backfill is
+//     scheduler.PlanBackfill written by schedule.Trigger, as baton
+//     backfill does.
 //
 // What stays here is the runtime: the virtual clock, the event queue, the
 // store calls' latency and faults, and the checks.
