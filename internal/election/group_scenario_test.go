@@ -2,6 +2,7 @@ package election_test
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -184,23 +185,24 @@ func (x *groupHarness) step(s scenario.Step) string {
 	if next := x.g.Next(); !next.IsZero() {
 		out = append(out, "next "+since(next))
 	}
-	// The group lists the actions of different names in map order: sort
-	// them by line (each name's own actions keep their order only when
-	// they differ in kind, which a script shows).
+	// The group lists the actions of different names in map order: they
+	// are sorted by the record they are about, each record's own actions
+	// in their order (as the simulator makes them canonical).
 	head, tail := out, []string(nil)
 	if n := len(out); n > 0 && strings.HasPrefix(out[n-1], "next ") {
 		head, tail = out[:n-1], out[n-1:]
 	}
-	sortStable(head)
+	slices.SortStableFunc(head, func(a, b string) int { return strings.Compare(about(a), about(b)) })
 	return strings.Join(append(head, tail...), "\n")
 }
 
-func sortStable(s []string) {
-	for i := 1; i < len(s); i++ {
-		for j := i; j > 0 && s[j] < s[j-1]; j-- {
-			s[j], s[j-1] = s[j-1], s[j]
-		}
+// about is the record a rendered action is about: its second word.
+func about(line string) string {
+	f := strings.Fields(line)
+	if len(f) < 2 {
+		return ""
 	}
+	return strings.TrimSuffix(f[1], ":")
 }
 
 func (x *groupHarness) action(a election.Action) string {
