@@ -75,6 +75,11 @@ type Policy struct {
 	// (JitterOf): the same on every node, not re-drawn by a handover,
 	// and part of the run's recorded delay.
 	Jitter time.Duration
+	// Timeout, when positive, stops a run still going Timeout after it
+	// started: the Executor's context is cancelled with the cause
+	// ErrTimeout, and the run is recorded failed ("timeout"), retried
+	// like any failure. 0: no limit.
+	Timeout time.Duration
 }
 
 // Bounds of Policy.Max and Policy.Jitter.
@@ -118,7 +123,7 @@ func JitterOf(job, key string, max time.Duration) time.Duration {
 // scheduler returns the machine's form of p.
 func (p Policy) scheduler() scheduler.Policy {
 	return scheduler.Policy{CatchUp: string(p.CatchUp), Window: p.Window, Retries: p.Retries,
-		RetryBackoff: p.RetryBackoff, Max: p.Max, Overlap: string(p.Overlap), Jitter: p.Jitter}
+		RetryBackoff: p.RetryBackoff, Max: p.Max, Overlap: string(p.Overlap), Jitter: p.Jitter, Timeout: p.Timeout}
 }
 
 // Validate reports a policy that can never be applied. Its bounds are the

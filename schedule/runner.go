@@ -33,6 +33,11 @@ var _ Term = (*baton.Term)(nil)
 // recorded as failed.
 var ErrInterrupted = scheduler.ErrInterrupted
 
+// ErrTimeout is the cause of the context of a run stopped by
+// Policy.Timeout (context.Cause), and is wrapped in the error recorded for
+// it.
+var ErrTimeout = scheduler.ErrTimeout
+
 // Executor runs the effect of one period under the fencing token. ctx is
 // cancelled when the term ends (or the Runner's caller cancels); an
 // executor that was cut short by ctx must return a non-nil error, and the

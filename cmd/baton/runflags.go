@@ -166,7 +166,7 @@ func (f runFlags) checkSchedule(c *runConfig) error {
 		return usagef("invalid --overlap %q; want queue or skip", f.overlap)
 	}
 	c.job.Policy = schedule.Policy{CatchUp: cu, Window: f.window, Retries: f.retries, RetryBackoff: f.retryBackoff,
-		Overlap: ov, Jitter: f.jitter}
+		Overlap: ov, Jitter: f.jitter, Timeout: max(f.timeout, 0)} // a negative --timeout is refused below
 	if s != nil {
 		c.job.Policy.Max = f.catchUpMax
 	}

@@ -168,25 +168,20 @@ func (m multi) Write(p []byte) (int, error) {
 	return m.l.Write(p)
 }
 
-// errTimeout is the cause when a scheduled run is stopped by --timeout.
-var errTimeout = errors.New("timeout")
-
 // periodExec returns the executor of scheduled runs under t.
 func (r *runner) periodExec(t *baton.Term) schedule.Executor {
 	return func(ctx context.Context, p schedule.Period, token uint64) (int, string, error) {
+		// --timeout is the scheduler machine's (schedule.Policy.Timeout):
+		// it cancels ctx with the cause schedule.ErrTimeout.
+		timedOut := func() bool { return errors.Is(context.Cause(ctx), schedule.ErrTimeout) }
 		ctx, cancel := stopBefore(ctx, t, r.cfg.grace)
 		defer cancel(nil)
-		if r.cfg.timeout > 0 {
-			var stop context.CancelFunc
-			ctx, stop = context.WithTimeoutCause(ctx, r.cfg.timeout, errTimeout)
-			defer stop()
-		}
 		st, out, err := r.command(ctx, t, append(r.env(t), "BATON_PERIOD="+p.Key))
 		switch {
-		case errors.Is(err, supervise.ErrStopped) && errors.Is(context.Cause(ctx), errTimeout):
+		case errors.Is(err, supervise.ErrStopped) && timedOut():
 			// A failure of the period, recorded with its reason.
 			r.logger.Warn("run timed out; recorded failed", "period", p.Key, "timeout", r.cfg.timeout)
-			err = fmt.Errorf("timeout: stopped after --timeout %v (%s)", r.cfg.timeout, st)
+			err = fmt.Errorf("%w: stopped after --timeout %v (%s)", schedule.ErrTimeout, r.cfg.timeout, st)
 		case errors.Is(err, supervise.ErrStopped):
 			// Stopped by baton (the term ended or its lease is about to):
 			// not a failure of the period, which runs again.

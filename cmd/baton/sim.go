@@ -55,7 +55,20 @@ a node that does not exist with a lease no valid configuration writes,
 which no node may take; clocks at the very edge of the margin), or all.
 With operator, a quarter of the seeds also suspend the job for a while and
 resume it (baton suspend): no node may claim or skip a period after it
-read the suspension, while it lasts.
+read the suspension, while it lasts; and a third backfill one or two
+ranges of past periods (baton backfill), each period it makes pending to
+run once more, never skipped.
+
+Each seed also draws the job's policy, as baton run's flags set it: the
+catch-up policy (all, latest, none), a window, overlap queue or skip,
+retries with a backoff, a retention, and whether runs take time (some
+longer than the period, some failing) with a timeout; the jitter and the
+catch-up cap are the flags'. The checker verifies every skip against its
+reason (cap, window, latest or none, overlap: the period came due while
+the term's previous run went on), every retry (retries left, after the
+backoff), every run against the timeout (stopped no later), and every
+first claim against the jitter. The second line of --trace says what the
+seed drew.
 
 Mutations (--mutate) turn a protection off; each must be caught:
 no-fence (no fencing at all), no-margin (takeover without the 2e wait),
@@ -69,7 +82,12 @@ wrap-deadline (a held record's lease is trusted whatever it is and
 lease + 2e wraps around: a hostile seed's planted record is taken over),
 no-catch-up-cap (the planner ignores the catch-up cap), no-jitter (it
 ignores the jitter), ignore-suspension (it plans as if the job were never
-suspended: it claims periods while the job is suspended).`
+suspended: it claims periods while the job is suspended), no-overlap-skip
+(overlap skip queues instead), no-retry-backoff (a failure is retried at
+once), no-manual-exempt (backfilled periods are skipped by the catch-up
+policy or window like scheduled ones), no-timeout (runs go on past the
+timeout), node-jitter (every node derives its own jitter, so a handover
+re-rolls it).`
 
 func runSim(ctx context.Context, e *env, args []string) int {
 	const name = "sim"
@@ -127,6 +145,16 @@ func runSim(ctx context.Context, e *env, args []string) int {
 		o.NoJitter = true
 	case "ignore-suspension":
 		o.IgnoreSuspension = true
+	case "no-overlap-skip":
+		o.NoOverlapSkip = true
+	case "no-retry-backoff":
+		o.NoRetryBackoff = true
+	case "no-manual-exempt":
+		o.NoManualExempt = true
+	case "no-timeout":
+		o.NoTimeout = true
+	case "node-jitter":
+		o.NodeJitter = true
 	default:
 		return e.fail(name, usagef("--mutate %q: want %s", *mutate, mutationList))
 	}
@@ -183,7 +211,7 @@ func runSim(ctx context.Context, e *env, args []string) int {
 	return exitOK
 }
 
-const mutationList = "no-fence, no-margin, no-valid-check, unfenced-ledger, session-no-margin, session-name-expiry, no-pull, no-catch-up-cap, no-jitter, ignore-suspension or wrap-deadline"
+const mutationList = "no-fence, no-margin, no-valid-check, unfenced-ledger, session-no-margin, session-name-expiry, no-pull, no-catch-up-cap, no-jitter, ignore-suspension, no-overlap-skip, no-retry-backoff, no-manual-exempt, no-timeout, node-jitter or wrap-deadline"
 
 // replayFlags are the flags given that shape a seed's run, for the
 // replay line of a violation: the seed alone would run another cluster.

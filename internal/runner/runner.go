@@ -187,6 +187,7 @@ type drive struct {
 	m      *scheduler.Machine
 	log    *slog.Logger
 	effect chan scheduler.EffectDone // the running effect's result; nil: none
+	stop   context.CancelCauseFunc   // stops the running effect (StopEffect)
 	err    error                     // a Fail action's error
 }
 
@@ -324,10 +325,17 @@ func (d *drive) do(a scheduler.Action) scheduler.Event {
 		cfg.Observer.RunStarted(job, delay)
 		done := make(chan scheduler.EffectDone, 1)
 		d.effect = done
+		ectx, stop := context.WithCancelCause(d.ctx)
+		d.stop = stop
 		go func(p scheduler.Period, token uint64) {
-			code, out, err := cfg.Exec(d.ctx, p, token)
+			defer stop(nil)
+			code, out, err := cfg.Exec(ectx, p, token)
 			done <- scheduler.EffectDone{ExitCode: code, Output: out, Err: err}
 		}(a.Period, a.Run.Token)
+	case scheduler.StopEffect:
+		if d.stop != nil {
+			d.stop(a.Cause)
+		}
 	case scheduler.Halt:
 		d.log.Info("acting no more in this term; waiting for it to end", "cause", a.Cause)
 	case scheduler.Fail:

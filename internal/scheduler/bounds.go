@@ -91,6 +91,8 @@ func (p Policy) Validate() error {
 		return bound.Errorf("overlap", p.Overlap, "%s or %s", OverlapQueue, OverlapSkip)
 	case p.Jitter < 0 || p.Jitter > MaxJitter || (p.Jitter > 0 && p.Jitter < time.Millisecond):
 		return bound.Errorf("jitter", p.Jitter, "0 or from 1ms to %v", MaxJitter)
+	case p.Timeout < 0 || p.Timeout > MaxInterval || (p.Timeout > 0 && p.Timeout < time.Millisecond):
+		return bound.Errorf("timeout", p.Timeout, "0 (no limit) or from 1ms to %v", MaxInterval)
 	}
 	return nil
 }

@@ -40,6 +40,9 @@ func TestConfigValidate(t *testing.T) {
 		{"retries", func(c *scheduler.Config) { c.Policy.Retries, c.Policy.RetryBackoff = math.MaxInt, time.Second }},
 		{"retry-backoff", func(c *scheduler.Config) { c.Policy.Retries = 2 }},
 		{"retry-backoff", func(c *scheduler.Config) { c.Policy.Retries, c.Policy.RetryBackoff = 2, math.MaxInt64 }},
+		{"timeout", func(c *scheduler.Config) { c.Policy.Timeout = -1 }},
+		{"timeout", func(c *scheduler.Config) { c.Policy.Timeout = time.Microsecond }},
+		{"timeout", func(c *scheduler.Config) { c.Policy.Timeout = math.MaxInt64 }},
 	} {
 		c := ok
 		tc.mod(&c)

@@ -44,6 +44,29 @@ type Config struct {
 	// simulator's ignore-suspension mutation, which it must catch. Never
 	// set outside the simulator.
 	IgnoreSuspension bool
+	// NoOverlapSkip plans as if Policy.Overlap were queue: the
+	// simulator's no-overlap-skip mutation, which it must catch. Never
+	// set outside the simulator.
+	NoOverlapSkip bool
+	// NoRetryBackoff plans as if Policy.RetryBackoff were 0 (a failed
+	// period with retries left is due again at once): the simulator's
+	// no-retry-backoff mutation, which it must catch. Never set outside
+	// the simulator.
+	NoRetryBackoff bool
+	// NoManualExempt plans manual periods (triggers and backfill rows)
+	// like scheduled ones, subject to the catch-up policy and window
+	// (Input.NoManualExempt): the simulator's no-manual-exempt mutation,
+	// which it must catch. Never set outside the simulator.
+	NoManualExempt bool
+	// NoTimeout runs as if Policy.Timeout were 0: the simulator's
+	// no-timeout mutation, which it must catch. Never set outside the
+	// simulator.
+	NoTimeout bool
+	// NodeJitter derives the jitter from the node's name too, so that
+	// every node draws its own delay and a handover re-rolls it: the
+	// simulator's node-jitter mutation, which it must catch. Never set
+	// outside the simulator.
+	NodeJitter bool
 
 	// ClockTolerance, when positive, turns the wall-clock guard on: before
 	// every pass that may claim or skip periods the machine asks for a

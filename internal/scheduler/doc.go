@@ -33,7 +33,8 @@
 // Momentary (a trigger is a moment that reaches only the node leading then,
 // not a ledger row) and Unfenced (ledger writes without the token check).
 // The simulator's mutations turn protections off on purpose (NoValidCheck,
-// Unfenced, NoCatchUpCap, NoJitter, IgnoreSuspension) to show that its
+// Unfenced, NoCatchUpCap, NoJitter, IgnoreSuspension, NoOverlapSkip,
+// NoRetryBackoff, NoManualExempt, NoTimeout, NodeJitter) to show that its
 // checker notices.
 //
 // What operators steer is decided here too, so the simulator checks it:
@@ -61,6 +62,12 @@
 // passed (and is Wake until then), so the claim is the ordinary Move.Swap
 // with Attempt + 1; finalPrefix does not count such a row as final, or the
 // cursor would hide it until the rescan.
+//
+// The run timeout (Policy.Timeout) is the machine's too: while an effect
+// runs, Next is its start plus the timeout; the Tick then asks the runtime
+// to stop it (StopEffect), and the EffectDone that follows is recorded
+// failed, "timeout" (ErrTimeout), whatever the effect reported, and
+// retried like any failure.
 //
 // Retention (retention.go) is part of the loop: with Config.Retention on,
 // a machine that would otherwise wait (a plan with no moves) and whose

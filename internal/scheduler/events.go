@@ -155,6 +155,16 @@ type StartEffect struct {
 	RequireValid bool
 }
 
+// StopEffect asks the runtime to stop the running effect (cancel its
+// context with Cause): it ran past Policy.Timeout. The effect still
+// answers EffectDone when it returns; the machine records it failed,
+// "timeout", whatever the effect reports.
+type StopEffect struct{ Cause error }
+
+// ErrTimeout is StopEffect's cause, and wrapped in the error recorded
+// for a run stopped by Policy.Timeout.
+var ErrTimeout = errors.New("timeout")
+
 // Halt says the machine acts no more in this term (a newer leader exists,
 // or the term is no longer valid); the runtime waits for the term to end.
 type Halt struct{ Cause error }
@@ -178,6 +188,7 @@ func (SwapRun) action()     {}
 func (GetRun) action()      {}
 func (StartEffect) action() {}
 func (Halt) action()        {}
+func (StopEffect) action()  {}
 func (Fail) action()        {}
 func (Note) action()        {}
 func (CheckClock) action()  {}

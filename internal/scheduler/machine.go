@@ -88,6 +88,9 @@ type Machine struct {
 	toldCatchUp      bool      // the catch-up of this term was logged
 
 	suspension store.Suspension // the job's, as last read
+
+	stopAt   time.Time // when the running effect is stopped (Policy.Timeout; zero: never)
+	stopping bool      // it was told to stop
 }
 
 // New returns a machine with no term.
@@ -102,6 +105,9 @@ func (m *Machine) Busy() bool { return m.op != opNone }
 
 // Next returns when the machine wants a Tick; zero means no timer.
 func (m *Machine) Next() time.Time {
+	if m.phase == working && m.op == opEffect && !m.stopAt.IsZero() && !m.stopping {
+		return m.stopAt
+	}
 	if m.phase != working || m.op != opNone {
 		return time.Time{}
 	}
@@ -153,6 +159,7 @@ func (m *Machine) start(now time.Time, ev Start) []Action {
 	m.cursor, m.hasFull, m.timer, m.next = "", false, timerNone, time.Time{}
 	m.skewed, m.busyFrom, m.busyTo, m.toldCatchUp = false, time.Time{}, time.Time{}, false
 	m.suspension = store.Suspension{}
+	m.stopAt, m.stopping = time.Time{}, false
 	if !m.registered {
 		m.op = opRegister
 		return []Action{Register{}}
@@ -306,6 +313,13 @@ func (m *Machine) tick(now time.Time) []Action {
 	// A wall clock stepped back since the timer was set (a clock the guard
 	// waited for, now corrected) would put the timer off by the step: the
 	// runtime's timer ran its real duration, so it fires now.
+	if m.phase == working && m.op == opEffect && !m.stopAt.IsZero() && !m.stopping && !now.Before(m.stopAt) {
+		// The run went on past its timeout: stop it; its EffectDone
+		// records it failed.
+		m.stopping = true
+		return []Action{StopEffect{Cause: ErrTimeout}, Note{Level: slog.LevelWarn,
+			Msg: fmt.Sprintf("run still going after the timeout of %v; stopping it", m.policy().Timeout), Period: m.period.Key}}
+	}
 	early := now.Before(m.next) && !now.Before(m.setAt)
 	if m.phase != working || m.op != opNone || m.timer == timerNone || early {
 		return nil
@@ -387,9 +401,13 @@ func (m *Machine) runsRead(now time.Time, r RunsRead) []Action {
 		floor, _ = time.Parse(KeyLayout, m.cursor)
 	}
 	pol := m.policy()
+	job := m.cfg.Job // the jitter's seed
+	if m.cfg.NodeJitter {
+		job += "\x00" + m.node
+	}
 	plan := Decide(Input{Now: now, Created: m.created, Schedule: m.cfg.Schedule, Policy: pol,
-		Token: m.token, Rows: r.Rows, Floor: floor, Limit: m.cfg.Limit, Job: m.cfg.Job,
-		BusyFrom: m.busyFrom, BusyTo: m.busyTo})
+		Token: m.token, Rows: r.Rows, Floor: floor, Limit: m.cfg.Limit, Job: job,
+		BusyFrom: m.busyFrom, BusyTo: m.busyTo, NoManualExempt: m.cfg.NoManualExempt})
 	m.moves, m.wake, m.planAt = plan.Moves, plan.Wake, now
 	var acts []Action
 	if plan.Overdue > 0 && !m.toldCatchUp {
@@ -460,6 +478,10 @@ func (m *Machine) swapped(now time.Time, r Swapped) []Action {
 		}
 		m.claimed = r.Run
 		m.op = opEffect
+		m.stopAt, m.stopping = time.Time{}, false
+		if t := m.policy().Timeout; t > 0 {
+			m.stopAt = now.Add(t)
+		}
 		return []Action{StartEffect{Period: m.period, Run: r.Run, RequireValid: !m.cfg.NoValidCheck}}
 	case errors.Is(err, store.ErrStaleToken):
 		if k == KindTrigger {
@@ -495,6 +517,15 @@ func (m *Machine) effectDone(now time.Time, r EffectDone) []Action {
 	}
 	m.op = opNone
 	key := m.period.Key
+	stopped := m.stopping
+	m.stopAt, m.stopping = time.Time{}, false
+	if stopped && !r.NotStarted && m.phase == working {
+		// Stopped by the timeout: a failure of the period, whatever the
+		// effect reports (an effect cut short by a stop reports one).
+		if !errors.Is(r.Err, ErrTimeout) && !errors.Is(r.Err, store.ErrStaleToken) {
+			r.Err = fmt.Errorf("%w: stopped after %v", ErrTimeout, m.policy().Timeout)
+		}
+	}
 	if m.phase == ended {
 		// The term ended while the effect ran: an effect cut short stays
 		// running for the next leader; a finished one is recorded once.
@@ -587,6 +618,15 @@ func (m *Machine) policy() Policy {
 	}
 	if m.cfg.NoJitter {
 		pol.Jitter = 0
+	}
+	if m.cfg.NoOverlapSkip {
+		pol.Overlap = OverlapQueue
+	}
+	if m.cfg.NoRetryBackoff {
+		pol.RetryBackoff = 0
+	}
+	if m.cfg.NoTimeout {
+		pol.Timeout = 0
 	}
 	return pol
 }

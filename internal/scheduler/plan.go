@@ -57,6 +57,10 @@ type Policy struct {
 	// by JitterOf(job, key, Jitter): the same delay on every node and
 	// after every handover, recorded in the run's delay.
 	Jitter time.Duration
+	// Timeout, when positive, stops a run still going Timeout after it
+	// started (StopEffect) and records it failed, "timeout": a failure
+	// like any other, retried by Retries.
+	Timeout time.Duration
 }
 
 // Overlap policies (schedule.Overlap's values).
@@ -189,6 +193,9 @@ type Input struct {
 	// started and finished: with Policy.Overlap skip, a scheduled period
 	// without a row that came due in (BusyFrom, BusyTo] is skipped.
 	BusyFrom, BusyTo time.Time
+	// NoManualExempt plans manual periods like scheduled ones (the
+	// simulator's no-manual-exempt mutation, Config.NoManualExempt).
+	NoManualExempt bool
 }
 
 // DefaultLimit is Input.Limit's default.
@@ -297,8 +304,15 @@ func Decide(in Input) Plan {
 	}
 	var cands []cand
 	var current time.Time // the newest scheduled instant not after Now
-	var due []time.Time   // every scheduled instant enumerated, in order
-	extra := 0            // due instants after the ones enumerated (counted up to Policy.Max)
+	if from.After(in.Created) && !from.After(in.Now) {
+		// The newest scheduled row's instant (or the floor's): current
+		// unless a newer instant is due, which the loop below finds. A
+		// row of it still open (a crashed leader's run, taken over) is
+		// the current period for catch-up none.
+		current = from
+	}
+	var due []time.Time // every scheduled instant enumerated, in order
+	extra := 0          // due instants after the ones enumerated (counted up to Policy.Max)
 	if in.Schedule != nil {
 		n := 0
 		var brk time.Time // the first instant left out by Limit
@@ -399,7 +413,7 @@ func Decide(in Input) Plan {
 moves:
 	for _, c := range cands {
 		a := Move{Step: Claim, Period: c.p, Prev: c.prev}
-		if !c.p.Manual {
+		if !c.p.Manual || in.NoManualExempt {
 			late := in.Now.Sub(c.p.Scheduled)
 			if c.prev.State == store.Failed {
 				// A retry: no longer worth it if the policy would skip the

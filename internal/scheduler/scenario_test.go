@@ -161,6 +161,10 @@ func (x *harness) step(s scenario.Step) string {
 				x.cfg.Policy.Jitter = d
 			case "nocap":
 				x.cfg.NoCatchUpCap = true
+			case "timeout":
+				x.cfg.Policy.Timeout = d
+			case "notimeout":
+				x.cfg.NoTimeout = true
 			case "ignoresuspension":
 				x.cfg.IgnoreSuspension = true
 			default:
@@ -300,6 +304,8 @@ func (x *harness) action(a scheduler.Action) string {
 			s += " UNFENCED"
 		}
 		return s
+	case scheduler.StopEffect:
+		return "stop effect: " + a.Cause.Error()
 	case scheduler.Halt:
 		return "halt: " + a.Cause.Error()
 	case scheduler.Fail:

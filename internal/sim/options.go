@@ -140,6 +140,27 @@ type Options struct {
 	// operator faults a quarter of the seeds suspend the job for a while,
 	// and the checker must see a claim or skip land while it is.
 	IgnoreSuspension bool
+	// NoOverlapSkip makes the scheduler machine plan as if the overlap
+	// policy were queue (mutation check: half the seeds draw overlap skip,
+	// and half draw runs longer than the period).
+	NoOverlapSkip bool
+	// NoRetryBackoff makes the scheduler machine retry a failed period at
+	// once (mutation check: half the seeds draw retries, and some of
+	// those runs that fail).
+	NoRetryBackoff bool
+	// NoManualExempt makes the scheduler machine plan manual periods
+	// (backfill rows) like scheduled ones, so that the catch-up policy
+	// or window skips them (mutation check: with the operator faults, a
+	// third of the seeds backfill).
+	NoManualExempt bool
+	// NoTimeout lets runs go on past the policy's timeout (mutation
+	// check: a quarter of the seeds draw a timeout that their long runs
+	// outlast).
+	NoTimeout bool
+	// NodeJitter makes every node derive its own jitter, so that a
+	// handover re-rolls it (mutation check: the jitter check must then
+	// fail).
+	NodeJitter bool
 	// Trace gets the failover trace of each seed run.
 	Trace io.Writer
 
@@ -214,10 +235,12 @@ func (o Options) Validate() error {
 		return fmt.Errorf("sim: the no-catch-up-cap mutation needs a catch-up cap: catch-up max 1 or more")
 	case o.Jitter < 0 || o.Jitter >= o.Period:
 		return fmt.Errorf("sim: jitter must be from 0 to less than the period (%v), got %v", o.Period, o.Jitter)
-	case o.NoJitter && o.Jitter == 0:
-		return fmt.Errorf("sim: the no-jitter mutation needs a jitter")
+	case (o.NoJitter || o.NodeJitter) && o.Jitter == 0:
+		return fmt.Errorf("sim: the no-jitter and node-jitter mutations need a jitter")
 	case o.IgnoreSuspension && !slices.Contains(o.Faults, Operator):
 		return fmt.Errorf("sim: the ignore-suspension mutation needs the operator faults, which suspend the job")
+	case o.NoManualExempt && !slices.Contains(o.Faults, Operator):
+		return fmt.Errorf("sim: the no-manual-exempt mutation needs the operator faults, which backfill")
 	}
 	if _, err := ParseSessionMode(string(o.Sessions)); err != nil {
 		return err

@@ -49,7 +49,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/batonhq/baton/internal/scheduler"
 	"github.com/batonhq/baton/internal/vcluster"
 	"github.com/batonhq/baton/schedule"
 	"github.com/batonhq/baton/store"
@@ -68,6 +67,12 @@ type Result struct {
 	Balanced  bool // the seed ran balanced (and, without a violation, ended balanced)
 	Hostile   bool // the seed ran at the edges of the ranges (hostile.go)
 	Simulated time.Duration
+	// Covered counts what the seed exercised of the job's rules.
+	Covered vcluster.Coverage
+	// Suspended and Backfills say whether the seed suspended the job and
+	// how many backfills it drew.
+	Suspended bool
+	Backfills int
 	Violation error
 }
 
@@ -89,6 +94,8 @@ func Run(ctx context.Context, o Options, seed uint64) (Result, error) {
 	st := memstore.New(mopts...)
 	faults, latency, beyond := draw(o, seed)
 	v := drawVariant(o, seed)
+	w := drawWork(o, seed)
+	faults = append(faults, w.backfills...)
 	c := vcluster.Config{
 		Nodes: o.Nodes, Lease: o.Lease, Renew: o.Renew, Margin: o.Margin, Poll: o.Poll, WorkPoll: o.Period,
 		Latency: latency, WorkLatency: true, Day: o.Period,
@@ -100,8 +107,11 @@ func Run(ctx context.Context, o Options, seed uint64) (Result, error) {
 	c.Mutate = vcluster.Mutation{NoValidCheck: o.NoValidCheck, UnfencedLedger: o.UnfencedLedger,
 		NoSessionMargin: o.NoSessionMargin, SessionNameExpiry: o.SessionNameExpiry, NoPull: o.NoPull,
 		WrapDeadline: o.WrapDeadline, NoCatchUpCap: o.NoCatchUpCap, NoJitter: o.NoJitter,
-		IgnoreSuspension: o.IgnoreSuspension}
-	c.Policy = scheduler.Policy{Max: o.CatchUpMax, Jitter: vcluster.Calendar{Day: o.Period}.Business(o.Jitter)}
+		IgnoreSuspension: o.IgnoreSuspension, NoOverlapSkip: o.NoOverlapSkip, NoRetryBackoff: o.NoRetryBackoff,
+		NoManualExempt: o.NoManualExempt, NoTimeout: o.NoTimeout, NodeJitter: o.NodeJitter}
+	c.Policy = w.policy
+	c.Policy.Max, c.Policy.Jitter = o.CatchUpMax, vcluster.Calendar{Day: o.Period}.Business(o.Jitter)
+	c.Retention, c.PruneEvery, c.PruneBatch, c.Effect = w.retention, w.pruneEvery, w.pruneBatch, w.effect
 	if o.Trace != nil {
 		var kinds []string
 		for i, on := range v.sessions {
@@ -110,6 +120,9 @@ func Run(ctx context.Context, o Options, seed uint64) (Result, error) {
 		onOff := map[bool]string{true: "on", false: "off"}
 		fmt.Fprintf(o.Trace, "%d names besides %s; %s; balanced %s; change notifications %s; store latency %v, election requests travel it %s\n",
 			o.Names, vcluster.Job, strings.Join(kinds, ", "), onOff[v.balance], onOff[v.notify], latency, onOff[v.callLatency])
+		fmt.Fprintf(o.Trace, "policy: catch-up %s, max %d, window %v, overlap %s, jitter %v, %d retries (backoff %v), timeout %v; retention %+v; runs take time %s (longest %v); %d backfills\n",
+			c.Policy.CatchUp, c.Policy.Max, c.Policy.Window, c.Policy.Overlap, c.Policy.Jitter, c.Policy.Retries, c.Policy.RetryBackoff,
+			c.Policy.Timeout, c.Retention, onOff[w.effect != nil], w.longest, len(w.backfills))
 		if o.hostile {
 			fmt.Fprintf(o.Trace, "hostile: lease %v, renew %v, margin %v, poll %v, period %v, %v simulated; planted %d records, held: %v\n",
 				o.Lease, o.Renew, o.Margin, o.Poll, o.Period, o.Duration, len(plant), planted(plant))
@@ -124,9 +137,10 @@ func Run(ctx context.Context, o Options, seed uint64) (Result, error) {
 		return res, err
 	}
 	res.Events, res.Checks, res.Faults, res.Rejected, res.Beyond = out.Events, out.Checks, out.FaultsInjected, out.Rejected, beyond
-	res.Violation = out.Violation
+	res.Violation, res.Covered, res.Backfills = out.Violation, out.Covered, len(w.backfills)
+	res.Suspended = out.FaultsInjected[vcluster.Suspend] > 0
 	if res.Violation == nil {
-		res.Violation = liveness(ctx, o, c, st, &res)
+		res.Violation = liveness(o, c, w, out, &res)
 	}
 	damaged := planted(plant)
 	if res.Violation == nil {
@@ -200,32 +214,41 @@ func untouched(ctx context.Context, o Options, st store.Store, plant []store.Rec
 }
 
 // liveness: every period due by Duration - Settle - the catch-up time is
-// done. The fault schedule heals everything by then (see draw).
-func liveness(ctx context.Context, o Options, c vcluster.Config, st store.Store, res *Result) error {
-	rows, err := st.Runs(ctx, vcluster.Job, "", 0)
-	if err != nil {
-		return err
-	}
-	// A period skipped by the catch-up cap counts: the checker verified
-	// the skip against the cap when it was written.
-	done := map[string]bool{}
-	for _, r := range rows {
-		if r.State == store.Done || (r.State == store.Skipped && strings.Contains(r.Output, "outside the catch-up window: ")) {
-			done[r.Period] = true
-		}
-	}
+// finished: done, failed (its retries spent or given up by the policy) or
+// skipped by the policy (the checker verified every skip when it was
+// written); and every period a backfill made pending early enough was run
+// again. The fault schedule heals everything by then (see draw), and runs
+// are short after the heal (drawWork). A finished period counts also when
+// retention has pruned its row since (Outcome.Finished).
+func liveness(o Options, c vcluster.Config, w work, out vcluster.Outcome, res *Result) error {
 	every, _ := schedule.Every(24*time.Hour, 0)
 	// After the heal the new leader works off the backlog one period at a
 	// time, four store round trips each (read the job, read the ledger,
-	// claim, complete): at worst every period due by then.
+	// claim, complete): at worst every period due by then; a run still
+	// going at the heal, and the runs queued behind it, take w.slack more.
 	heal := o.Duration * 3 / 4
-	catchUp := time.Duration(heal/o.Period+1) * 8 * c.Latency
+	catchUp := time.Duration(heal/o.Period+1)*8*c.Latency + w.slack
 	limit := c.Wall(o.Duration - o.Settle() - catchUp)
-	for w := every.Next(vcluster.Epoch); !w.After(limit); w = every.Next(w) {
+	for t := every.Next(vcluster.Epoch); !t.After(limit); t = every.Next(t) {
 		res.Periods++
-		if k := schedule.Key(w); !done[k] {
+		if k := schedule.Key(t); out.Finished[k].State == "" {
 			return &vcluster.Violation{At: o.Duration.Seconds(), Invariant: fmt.Sprintf(
-				"liveness: period %s (due at %.3fs) was not done %v after the last fault", k, c.Virtual(w).Seconds(), o.Settle()+catchUp)}
+				"liveness: period %s (due at %.3fs) was not finished %v after the last fault", k, c.Virtual(t).Seconds(), o.Settle()+catchUp)}
+		}
+	}
+	keys := make([]string, 0, len(out.Backfilled))
+	for k := range out.Backfilled {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		at := out.Backfilled[k]
+		if at+o.Settle()+catchUp+time.Duration(len(keys))*(w.longest+o.Period) > o.Duration {
+			continue
+		}
+		if f := out.Finished[k]; f.State != store.Done && f.State != store.Failed {
+			return &vcluster.Violation{At: o.Duration.Seconds(), Invariant: fmt.Sprintf(
+				"backfill: period %s, made pending at %.3fs, was not run again by the end (%q)", k, at.Seconds(), f.State)}
 		}
 	}
 	return nil

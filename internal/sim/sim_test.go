@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/batonhq/baton/internal/sim"
+	"github.com/batonhq/baton/internal/vcluster"
 )
 
 // A fixed set of seeds runs in every `go test`; CI runs a larger budget
@@ -41,6 +42,50 @@ func TestSameSeedSameRun(t *testing.T) {
 	a, b := run(), run()
 	if len(a) == 0 || !bytes.Equal(a, b) {
 		t.Fatalf("seed 42 ran differently twice (%d and %d bytes of trace)", len(a), len(b))
+	}
+}
+
+// The seeds draw what ships (issue 25's last acceptance line, and the
+// simulator issue's coverage item): over 100 seeds with the default
+// options, every rule operators steer is exercised, not only drawn.
+func TestSeedsExerciseWhatShips(t *testing.T) {
+	var c vcluster.Coverage
+	suspended, backfills := 0, 0
+	for seed := uint64(1); seed <= 100; seed++ {
+		r, err := sim.Run(t.Context(), sim.DefaultOptions(), seed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Violation != nil {
+			t.Fatalf("seed %d: %v", seed, r.Violation)
+		}
+		x := r.Covered
+		c.OverlapSkips += x.OverlapSkips
+		c.CapSkips += x.CapSkips
+		c.WindowSkips += x.WindowSkips
+		c.PolicySkips += x.PolicySkips
+		c.Retries += x.Retries
+		c.Failures += x.Failures
+		c.LongRuns += x.LongRuns
+		c.BackfillRuns += x.BackfillRuns
+		c.Pruned += x.Pruned
+		c.SuspendRefused += x.SuspendRefused
+		c.Timeouts += x.Timeouts
+		if r.Suspended {
+			suspended++
+		}
+		backfills += r.Backfills
+	}
+	t.Logf("100 seeds: %+v; %d suspended the job, %d backfills", c, suspended, backfills)
+	for what, n := range map[string]int{
+		"overlap skips": c.OverlapSkips, "cap skips": c.CapSkips, "window skips": c.WindowSkips,
+		"catch-up latest/none skips": c.PolicySkips, "retries": c.Retries, "failed runs": c.Failures,
+		"runs longer than the period": c.LongRuns, "backfilled periods run": c.BackfillRuns,
+		"rows pruned": c.Pruned, "seeds that suspend": suspended, "runs stopped by the timeout": c.Timeouts,
+	} {
+		if n == 0 {
+			t.Errorf("100 seeds exercised no %s", what)
+		}
 	}
 }
 
@@ -79,6 +124,23 @@ func TestMutationsAreCaught(t *testing.T) {
 		// A planner that ignores a suspension claims a period after
 		// reading it: a quarter of the seeds suspend the job.
 		{"ignore suspension", func(o *sim.Options) { o.IgnoreSuspension = true }, 20},
+		// A planner that queues what overlap skip should skip claims a
+		// period that came due during a run longer than the period: half
+		// the seeds skip, half the seeds' runs take time.
+		{"no overlap skip", func(o *sim.Options) { o.NoOverlapSkip = true }, 40},
+		// A planner that retries a failure at once: half the seeds retry,
+		// and of those with runs that take time two thirds fail some.
+		{"no retry backoff", func(o *sim.Options) { o.NoRetryBackoff = true }, 60},
+		// A planner that lets the catch-up policy or window skip a
+		// backfill row: a third of the seeds backfill, and only a failed,
+		// skipped or pruned period is made pending again.
+		{"no manual exemption", func(o *sim.Options) { o.NoManualExempt = true }, 80},
+		// Runs that go on past the timeout: a quarter of the seeds draw
+		// one, and a fifth of their runs before the heal outlast it.
+		{"no timeout", func(o *sim.Options) { o.NoTimeout = true }, 60},
+		// Every node its own jitter: a node whose delay is shorter than
+		// the job's claims early, about every other period.
+		{"a jitter per node", func(o *sim.Options) { o.NodeJitter = true }, 5},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o := sim.DefaultOptions()

@@ -20,11 +20,27 @@ import (
 //   - every ledger write that commits carries the election's current
 //     token (the ledger's fence; checked when fencing);
 //   - no effect starts on a node whose term is not valid by its own clock;
-//   - at most one completion per period is committed, and with
-//     idempotent batches at most one batch of rows lands per period.
+//   - at most one successful completion per period is committed (since
+//     the last backfill that made it pending), and with idempotent
+//     batches at most one batch of rows lands per period;
+//   - the job's policy: no claim or skip lands while the job is
+//     suspended; a scheduled period is claimed only while fewer than the
+//     catch-up cap's newer periods are due, and skipped by the cap only
+//     when that many are; skipped by the window only when later than it,
+//     by catch-up latest or none only once a newer period is due; with
+//     overlap skip, never claimed when it came due (its instant plus its
+//     jitter) while the term's previous run went on, and skipped for
+//     overlap only then; never claimed before its instant plus its jitter;
+//     a manual period (a trigger, a backfill row) is never skipped; a
+//     failed period is retried only with retries left and after the
+//     backoff; a run of a working term never goes on past the timeout
+//     (the machine stops it).
 //
-// The last three are checked where the write or the effect happens
-// (work.go), the others here.
+// Those about writes and effects are checked where the write or the
+// effect happens (work.go), the others here. The liveness checks at the
+// end (every period due early enough finished, every backfilled period
+// run again) are package sim's, from Outcome.Finished and
+// Outcome.Backfilled.
 
 // Violation is a failed invariant.
 type Violation struct {

@@ -31,6 +31,7 @@ const (
 	ResignAll                             // the node gives every name up at once (baton.Group.Close) and campaigns again
 	Suspend                               // an operator suspends the job (Store.SuspendJob); Node is ignored
 	Resume                                // an operator resumes it
+	Backfill                              // an operator backfills the periods due From to Until (baton backfill); Node is ignored
 )
 
 var faultNames = map[FaultKind]string{
@@ -38,7 +39,7 @@ var faultNames = map[FaultKind]string{
 	Disarm: "disarm", Crash: "crash", Restart: "restart", SetRate: "set-rate", SetLatency: "set-latency",
 	Resign: "resign", Transfer: "transfer", ArmPause: "arm-freeze-before-check",
 	ArmPauseInFlight: "arm-freeze-in-flight", ResignAll: "resign-all",
-	Suspend: "suspend", Resume: "resume",
+	Suspend: "suspend", Resume: "resume", Backfill: "backfill",
 }
 
 // String names the fault kind.
@@ -53,6 +54,8 @@ type Fault struct {
 	Latency time.Duration // SetLatency
 	To      int           // Transfer
 	Name    int           // Resign, Transfer: which name (0: Job, i: "shard-i")
+	// From and Until are the virtual instants a Backfill covers.
+	From, Until time.Duration
 }
 
 func (e *engine) fault(f Fault) {
@@ -120,6 +123,8 @@ func (e *engine) fault(f Fault) {
 		_, err := e.c.Store.SuspendJob(e.ctx, store.JobSuspend{Name: Job, Suspend: f.Kind == Suspend, By: "operator", Reason: "simulated"})
 		e.tracef("operator: %v %s: %v", f.Kind, Job, err)
 		e.logs[0].dirty = true
+	case Backfill:
+		e.backfill(f)
 	case Transfer:
 		i := f.Name % len(e.names)
 		if rec, err := e.c.Store.Get(e.ctx, e.names[i]); err == nil {
@@ -142,7 +147,7 @@ func (e *engine) fault(f Fault) {
 // first: it passed its Valid() check before it froze. Then everything that
 // arrived while it was frozen, then its timers.
 func (e *engine) resume(n *node) {
-	n.frozen, n.frozenByEffect = false, false
+	n.frozen, n.frozenByEffect, n.effFroze = false, false, true
 	if a := n.pending; a != nil {
 		n.pending = nil
 		if n.pendingChecked {
@@ -154,7 +159,7 @@ func (e *engine) resume(n *node) {
 	mail := n.mailbox
 	n.mailbox = nil
 	for _, ev := range mail {
-		if ev.kind == evReply || ev.kind == evWorkReply || ev.kind == evNodeTrigger {
+		if ev.kind == evReply || ev.kind == evWorkReply || ev.kind == evNodeTrigger || ev.kind == evEffectDone {
 			e.dispatch(ev)
 		}
 	}

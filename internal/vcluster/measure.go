@@ -1,6 +1,10 @@
 package vcluster
 
-import "time"
+import (
+	"time"
+
+	"github.com/batonhq/baton/store"
+)
 
 // Election is one term won.
 type Election struct {
@@ -28,6 +32,14 @@ type Outcome struct {
 	// own clock at the end; -1 for a node that is down or frozen then.
 	HeldByNode     []int
 	FaultsInjected map[FaultKind]int
+	// Finished is, per period, its last committed write that finished it
+	// (done, failed or skipped), kept when retention prunes the row.
+	Finished map[string]store.Run
+	// Backfilled is, per period a backfill made pending (added or re-run),
+	// when it did so: the last backfill's.
+	Backfilled map[string]time.Duration
+	// Covered counts what the run exercised of the job's rules.
+	Covered Coverage
 	// Violation is the first invariant that failed (Check only).
 	Violation error
 	// Timeline is what each node did and suffered, in order (Config.Timeline only).
@@ -65,4 +77,21 @@ func (e *engine) observe() {
 		e.account(e.lastAt, e.now, e.leaders)
 		e.leaders, e.lastAt = count, e.now
 	}
+}
+
+// Coverage counts what a run exercised of the rules operators steer, from
+// the ledger writes that committed and the effects that ran: evidence that
+// a run of seeds draws what ships.
+type Coverage struct {
+	OverlapSkips   int // periods skipped by the overlap policy
+	CapSkips       int // by the catch-up cap
+	WindowSkips    int // by the catch-up window
+	PolicySkips    int // by catch-up latest or none
+	Retries        int // claims of a period whose last attempt failed
+	Failures       int // effects that failed
+	LongRuns       int // effects longer than a period (Config.Day)
+	BackfillRuns   int // claims of a period a backfill made pending
+	Pruned         int // ledger rows pruned by retention
+	SuspendRefused int // claims and skips the store refused because the job was suspended
+	Timeouts       int // runs stopped by the timeout
 }

@@ -31,6 +31,14 @@ type node struct {
 	tickQueued             bool          // a tick of tickGen is in the queue ...
 	tickAt                 time.Duration // ... for this instant
 	termGen                int           // tags the scheduler machine's replies with their term
+	starts                 int           // Starts stepped into the scheduler machine: tags an effect with the machine term it belongs to
+	busyTok                uint64        // the token of the node's last run that the machine saw end, in that term ...
+	busyFrom, busyTo       time.Time     // ... and when it started and ended (the overlap check)
+	effID                  int           // the node's last effect that takes time
+	effStopped             []int         // effects stopped (StopEffect) whose own end is still to come
+	effStart               time.Duration // when effID started
+	effFroze               bool          // the node was frozen while it ran (no timeout check)
+	effRun                 scheduler.StartEffect
 	mailbox                []event
 	cutErr, lostErr        error // the errors of a call while cut off, and of an answer lost so
 
@@ -104,6 +112,7 @@ func (e *engine) newMachine(n *node) {
 	n.term, n.deadline, n.pending = 0, time.Time{}, nil
 	n.held = make([]holding, len(e.names))
 	n.tickQueued = false
+	n.effStopped = n.effStopped[:0] // the old incarnation's effects end with it
 }
 
 // campaign starts the campaign for every name, as a new process does.

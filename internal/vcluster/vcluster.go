@@ -25,7 +25,12 @@
 //   - Every bound of a setting: election.Config.Validate and
 //     scheduler.Config.Validate, called by Run before anything happens.
 //   - The leader's work loop (plan, claim, check Valid, run, record):
-//     the scheduler machine, as schedule.Runner drives it.
+//     the scheduler machine, as schedule.Runner drives it; so are the
+//     catch-up policy and window, overlap, jitter, retries, retention,
+//     the suspension and the run timeout (the machine asks to stop a run,
+//     StopEffect; the engine only stops it). A backfill is
+//     scheduler.PlanBackfill written by schedule.Trigger, as baton
+//     backfill does.
 //
 // What stays here is the runtime: the virtual clock, the event queue, the
 // store calls' latency and faults, and the checks.
@@ -80,8 +85,15 @@ type Config struct {
 	// is checked against it; with a jitter, every first claim of a
 	// scheduled period is checked to start no earlier than its instant
 	// plus its jitter.
-	Policy   scheduler.Policy
-	Triggers []time.Duration // virtual instants (not Persistent)
+	Policy scheduler.Policy
+	// Retention, when on, makes the leaders prune the ledger's done and
+	// skipped rows past it (scheduler.Config.Retention; its durations on
+	// the business wall clock), PruneBatch rows a batch, a round every
+	// PruneEvery of virtual time.
+	Retention  scheduler.Retention
+	PruneEvery time.Duration
+	PruneBatch int
+	Triggers   []time.Duration // virtual instants (not Persistent)
 	// Idempotent makes a batch record its period in the same transaction
 	// as its rows, so that a re-run after a lost completion adds nothing.
 	Idempotent   bool
@@ -133,6 +145,13 @@ type Config struct {
 	Clock *Clock
 	// Timeline makes the run record Outcome.Timeline.
 	Timeline bool
+	// Effect, when set, says how long the effect of a period's attempt
+	// takes in virtual time and whether it fails (exit code 1, nothing
+	// written), from the period's key and the attempt alone, so that a
+	// re-run after a handover takes what the first run took. nil: every
+	// effect succeeds at once. A run longer than the period is what the
+	// overlap policy and the catch-up of the periods behind it are for.
+	Effect func(key string, attempt int) (d time.Duration, fail bool)
 	// Plant is written to the store before the nodes start, as records
 	// another program or a damaged store left: free records with tokens
 	// near the largest, or names held by a node that does not exist with
@@ -169,6 +188,21 @@ type Mutation struct {
 	// IgnoreSuspension plans as if the job were never suspended
 	// (scheduler.Config.IgnoreSuspension).
 	IgnoreSuspension bool
+	// NoOverlapSkip plans as if the overlap policy were queue
+	// (scheduler.Config.NoOverlapSkip).
+	NoOverlapSkip bool
+	// NoRetryBackoff retries a failed period at once
+	// (scheduler.Config.NoRetryBackoff).
+	NoRetryBackoff bool
+	// NoManualExempt plans manual periods like scheduled ones
+	// (scheduler.Config.NoManualExempt).
+	NoManualExempt bool
+	// NoTimeout lets runs go on past the policy's timeout
+	// (scheduler.Config.NoTimeout).
+	NoTimeout bool
+	// NodeJitter draws each node's own jitter
+	// (scheduler.Config.NodeJitter).
+	NodeJitter bool
 }
 
 // electionConfig is node n's election machine configuration, for its
@@ -210,12 +244,17 @@ func (c Config) work() scheduler.Config {
 		Rescan:    min(cal.Business(10*c.Poll), scheduler.MaxInterval), // within the machine's bounds on long leases
 		Momentary: !c.Persistent, Unfenced: !c.Fence || c.Mutate.UnfencedLedger, NoValidCheck: c.Mutate.NoValidCheck,
 		NoCatchUpCap: c.Mutate.NoCatchUpCap, NoJitter: c.Mutate.NoJitter, IgnoreSuspension: c.Mutate.IgnoreSuspension,
+		NoOverlapSkip: c.Mutate.NoOverlapSkip, NoRetryBackoff: c.Mutate.NoRetryBackoff, NoManualExempt: c.Mutate.NoManualExempt,
+		NoTimeout: c.Mutate.NoTimeout, NodeJitter: c.Mutate.NodeJitter,
 	}
 	if c.WorkPoll > 0 {
 		cfg.Poll = cal.Business(c.WorkPoll)
 	}
 	if c.Persistent && c.Schedule != nil {
 		cfg.Schedule, cfg.Policy = c.Schedule, c.Policy
+	}
+	if c.Retention.On() {
+		cfg.Retention, cfg.PruneEvery, cfg.PruneBatch = c.Retention, cal.Business(c.PruneEvery), c.PruneBatch
 	}
 	return cfg
 }
@@ -232,6 +271,7 @@ const (
 	evWake               // a persistent period came due: look now
 	evWorkCall           // a scheduler store call reaches the store
 	evCall               // an election store call reaches the store (CallLatency)
+	evEffectDone         // an effect that takes time ends (Config.Effect)
 )
 
 // logState is how far a name's election log was checked.
@@ -269,6 +309,7 @@ type engine struct {
 	granted        []int      // names whose terms were won or extended in this event
 	acceptedTokens uint64     // highest token of an accepted fenced write
 	completions    map[string]int
+	rows           map[string]store.Run // per period: its last committed ledger write (retries, backfill)
 	driftBeyond    bool
 }
 
@@ -279,7 +320,7 @@ func Run(ctx context.Context, c Config) (Outcome, error) {
 	if c.Nodes < 1 || c.Day <= 0 || c.Lease <= 0 || c.Renew <= 0 || c.Poll <= 0 || c.Store == nil || c.Resource == nil {
 		return Outcome{}, errors.New("vcluster: incomplete config")
 	}
-	e := &engine{c: c, cal: Calendar{c.Day}, work: c.work(), ctx: ctx, completions: map[string]int{}}
+	e := &engine{c: c, cal: Calendar{c.Day}, work: c.work(), ctx: ctx, completions: map[string]int{}, rows: map[string]store.Run{}}
 	// The machines' own bounds, as every runtime applies them: the
 	// simulator runs no setting production would refuse.
 	if err := e.electionConfig(&node{id: "node-0", inc: 1}).Validate(); err != nil {
@@ -291,7 +332,7 @@ func Run(ctx context.Context, c Config) (Outcome, error) {
 	e.out = Outcome{
 		Landings: map[string]int{}, FirstLanding: map[string]time.Duration{},
 		LeaderlessDays: map[int]bool{}, TwoLeaderDays: map[int]bool{}, FaultsInjected: map[FaultKind]int{},
-		HeldAtEnd: map[string]int{},
+		HeldAtEnd: map[string]int{}, Finished: map[string]store.Run{}, Backfilled: map[string]time.Duration{},
 	}
 	if _, err := c.Store.EnsureJob(ctx, store.Job{Name: Job, Schedule: "virtual"}); err != nil {
 		return e.out, err
@@ -460,6 +501,8 @@ func (e *engine) dispatch(ev event) {
 		if int(ev.gen) == n.termGen {
 			e.stepWork(n, ev.ev.(scheduler.Event))
 		}
+	case evEffectDone:
+		e.effectEnded(n, ev)
 	case evWorkTick:
 		if int(ev.gen) == n.workGen {
 			e.stepWork(n, scheduler.Tick{})

@@ -4,11 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/batonhq/baton/fence"
 	"github.com/batonhq/baton/internal/scheduler"
+	"github.com/batonhq/baton/schedule"
 	"github.com/batonhq/baton/store"
 )
 
@@ -38,6 +40,7 @@ func (e *engine) startWork(n *node) {
 		}
 		n.fenced = n.term
 	}
+	n.starts++
 	e.stepWork(n, scheduler.Start{Token: n.term, Node: n.id})
 }
 
@@ -111,6 +114,8 @@ func failed(a scheduler.Action, err error) scheduler.Event {
 		return scheduler.JobRead{Err: err}
 	case scheduler.SwapRun:
 		return scheduler.Swapped{Err: err}
+	case scheduler.Prune:
+		return scheduler.Pruned{Err: err}
 	}
 	return scheduler.ReadBack{Err: err}
 }
@@ -139,13 +144,24 @@ func (e *engine) call(n *node, a scheduler.Action) scheduler.Event {
 		var r scheduler.ReadBack
 		r.Run, r.Err = e.c.Store.GetRun(e.ctx, Job, a.Period)
 		return r
+	case scheduler.Prune:
+		var r scheduler.Pruned
+		r.N, r.Err = e.c.Store.PruneRuns(e.ctx, a.Prune)
+		e.out.Covered.Pruned += r.N
+		if r.Err == nil && r.N > 0 {
+			e.tracef("%s pruned %d rows with token %d", n.id, r.N, a.Prune.Token)
+		}
+		if errors.Is(r.Err, fence.ErrStaleToken) {
+			e.out.Rejected++
+		}
+		return r
 	}
 	panic("vcluster: not a store call")
 }
 
 func (e *engine) doWork(n *node, a scheduler.Action) {
 	switch a := a.(type) {
-	case scheduler.Register, scheduler.ReadJob, scheduler.ReadRuns, scheduler.SwapRun, scheduler.GetRun:
+	case scheduler.Register, scheduler.ReadJob, scheduler.ReadRuns, scheduler.SwapRun, scheduler.GetRun, scheduler.Prune:
 		e.send(n, a)
 	case scheduler.StartEffect:
 		if n.armedBeforeCheck {
@@ -154,6 +170,8 @@ func (e *engine) doWork(n *node, a scheduler.Action) {
 			return
 		}
 		e.startEffect(n, a)
+	case scheduler.StopEffect:
+		e.stopEffect(n, a)
 	case scheduler.Halt:
 		e.tracef("%s token %d acts no more in this term: %v", n.id, n.term, a.Cause)
 	case scheduler.Fail:
@@ -193,6 +211,9 @@ func (e *engine) ledgerWrite(n *node, a scheduler.SwapRun, r scheduler.Swapped) 
 		e.tracef("%s %s of %s with token %d refused by the ledger's fence", n.id, a.Kind, sw.Period, sw.Token)
 		e.note(n, Happening{Kind: Refused, Token: sw.Token, Period: sw.Period, Cause: fmt.Sprintf("%s in the ledger", a.Kind)})
 		return
+	case errors.Is(r.Err, store.ErrSuspended):
+		e.out.Covered.SuspendRefused++
+		return
 	case r.Err != nil:
 		return
 	}
@@ -203,7 +224,16 @@ func (e *engine) ledgerWrite(n *node, a scheduler.SwapRun, r scheduler.Swapped) 
 	e.checkCap(a)
 	e.checkJitter(a)
 	e.checkSuspended(a)
-	if a.Kind == scheduler.KindComplete {
+	e.checkOverlap(n, a)
+	e.checkRetry(a)
+	e.checkSkip(a)
+	e.cover(a)
+	e.rows[sw.Period] = r.Run
+	if a.Kind == scheduler.KindComplete || a.Kind == scheduler.KindSkip {
+		e.out.Finished[sw.Period] = r.Run
+	}
+	if a.Kind == scheduler.KindComplete && sw.State == store.Done {
+		// A failed attempt may be retried: only successes count.
 		e.completions[sw.Period]++
 		if e.c.Check && e.completions[sw.Period] > 1 {
 			e.violate("period %s completed %d times", sw.Period, e.completions[sw.Period])
@@ -216,10 +246,88 @@ func (e *engine) ledgerWrite(n *node, a scheduler.SwapRun, r scheduler.Swapped) 
 	}
 }
 
+// effectEnd is an effect that takes time, ending (evEffectDone).
+type effectEnd struct {
+	a             scheduler.StartEffect
+	fail, stopped bool // stopped: the runtime stopped it (StopEffect)
+}
+
 // runEffect is the batch: the period's invoice lines in one transaction,
-// through the fence when fencing.
+// through the fence when fencing. With Config.Effect it takes the time
+// that says and may fail; the lines are written when it ends.
 func (e *engine) runEffect(n *node, a scheduler.StartEffect) {
+	if e.c.Effect != nil {
+		if d, fail := e.c.Effect(a.Period.Key, a.Run.Attempt); d > 0 || fail {
+			if d > e.c.Day {
+				e.out.Covered.LongRuns++
+			}
+			if fail {
+				e.out.Covered.Failures++
+			}
+			n.effID++
+			n.effStart, n.effFroze, n.effRun = e.now, false, a
+			e.push(event{at: e.now + d, kind: evEffectDone, node: int32(n.idx), inc: int32(n.inc), gen: int32(n.starts),
+				ev: effectEnd{a: a, fail: fail}, arg: time.Duration(n.effID)})
+			return
+		}
+	}
+	e.finishEffect(n, a, false, true)
+}
+
+// stopEffect stops n's effect that takes time, as the runtime kills a
+// command: it reports at once, interrupted, and writes nothing.
+func (e *engine) stopEffect(n *node, a scheduler.StopEffect) {
+	if n.effID == 0 || slices.Contains(n.effStopped, n.effID) {
+		return
+	}
+	n.effStopped = append(n.effStopped, n.effID)
+	e.tracef("%s stops its run of %s: %v", n.id, n.effRun.Period.Key, a.Cause)
+	e.push(event{at: e.now, kind: evEffectDone, node: int32(n.idx), inc: int32(n.inc), gen: int32(n.starts),
+		ev: effectEnd{a: n.effRun, stopped: true}, arg: time.Duration(n.effID)})
+}
+
+// effectEnded is the end of an effect that takes time (evEffectDone):
+// stopped, or run to its end unless it was stopped before. A run that
+// ends by itself past the policy's timeout, on a node whose machine works
+// in its term and was never frozen meanwhile, was not stopped in time.
+func (e *engine) effectEnded(n *node, ev event) {
+	end, deliver := ev.ev.(effectEnd), int(ev.gen) == n.starts
+	id := int(ev.arg)
+	if end.stopped {
+		e.out.Covered.Timeouts++
+		e.busy(n, end.a, deliver)
+		if deliver {
+			e.stepWork(n, scheduler.EffectDone{ExitCode: 128 + 15, Output: "stopped", Err: scheduler.ErrInterrupted})
+		}
+		return
+	}
+	if i := slices.Index(n.effStopped, id); i >= 0 {
+		n.effStopped = slices.Delete(n.effStopped, i, i+1)
+		return // killed: it writes nothing
+	}
+	if t := e.c.Policy.Timeout; e.c.Check && t > 0 && deliver && n.sm.Working() && id == n.effID && !n.effFroze {
+		if ran := e.cal.Business(e.now - n.effStart); ran > t+time.Millisecond {
+			e.violate("timeout: the run of %s by %s went on for %v, past the timeout of %v", end.a.Period.Key, n.id, ran, t)
+		}
+	}
+	e.finishEffect(n, end.a, end.fail, deliver)
+}
+
+// finishEffect ends the effect a of n: it writes the lines unless the
+// effect fails, and tells the machine when deliver says the machine is
+// still in the term (Start) that started it. A process does not know that
+// its term ended while its effect ran: the write goes through the fence
+// all the same.
+func (e *engine) finishEffect(n *node, a scheduler.StartEffect, fail, deliver bool) {
 	period, token := a.Period.Key, a.Run.Token
+	if fail {
+		e.tracef("%s run of %s with token %d failed (simulated)", n.id, period, token)
+		e.busy(n, a, deliver)
+		if deliver {
+			e.stepWork(n, scheduler.EffectDone{ExitCode: 1, Output: "simulated failure"})
+		}
+		return
+	}
 	landed, err := e.c.Resource.Write(e.ctx, Batch{Period: period, Node: n.id, Token: token,
 		Lines: e.c.InvoiceLines, Fence: e.c.Fence, Idempotent: e.c.Idempotent})
 	switch {
@@ -227,7 +335,9 @@ func (e *engine) runEffect(n *node, a scheduler.StartEffect) {
 		e.out.Rejected++
 		e.tracef("%s write of %s with token %d rejected by the fence", n.id, period, token)
 		e.note(n, Happening{Kind: Refused, Token: token, Period: period, Cause: "writing the invoice lines"})
-		e.stepWork(n, scheduler.EffectDone{Err: err})
+		if deliver {
+			e.stepWork(n, scheduler.EffectDone{Err: err})
+		}
 		return
 	case err != nil:
 		e.fail(err)
@@ -248,7 +358,162 @@ func (e *engine) runEffect(n *node, a scheduler.StartEffect) {
 		e.tracef("%s wrote %d lines of %s with token %d", n.id, e.c.InvoiceLines, period, token)
 		e.note(n, Happening{Kind: Wrote, Token: token, Period: period})
 	}
-	e.stepWork(n, scheduler.EffectDone{})
+	e.busy(n, a, deliver)
+	if deliver {
+		e.stepWork(n, scheduler.EffectDone{})
+	}
+}
+
+// busy notes, for the overlap check, the run a of n that its machine is
+// told ended now while working in its term: that term's previous run.
+func (e *engine) busy(n *node, a scheduler.StartEffect, deliver bool) {
+	if deliver && n.sm.Working() {
+		n.busyTok, n.busyFrom, n.busyTo = a.Run.Token, a.Run.Started, e.cal.Wall(e.now)
+	}
+}
+
+// backfill is an operator's "baton backfill" of the periods due from
+// f.From to f.Until: the machine's plan (scheduler.PlanBackfill) written as
+// manual triggers of the periods' keys (schedule.Trigger), as the command
+// does. Every period it makes pending must then be run once more.
+func (e *engine) backfill(f Fault) {
+	from, to := e.c.Wall(f.From), e.c.Wall(f.Until)
+	if e.c.Schedule == nil || !e.c.Persistent {
+		return
+	}
+	rows, err := e.c.Store.Runs(e.ctx, Job, schedule.Key(from.Add(-time.Second)), 0)
+	if err != nil {
+		e.fail(err)
+		return
+	}
+	items, err := scheduler.PlanBackfill(e.c.Schedule, from, to, e.cal.Wall(e.now), rows, scheduler.MaxBackfill)
+	if err != nil {
+		e.tracef("operator: backfill %s to %s: %v", schedule.Key(from), schedule.Key(to), err)
+		return
+	}
+	added := 0
+	for _, it := range items {
+		if it.Do == scheduler.BackfillKeep {
+			continue
+		}
+		r, err := schedule.Trigger(e.ctx, e.c.Store, Job, it.Period.Key)
+		switch {
+		case errors.Is(err, schedule.ErrAlreadyDone):
+			continue
+		case err != nil:
+			e.fail(err)
+			return
+		}
+		if r.State != store.Pending {
+			continue
+		}
+		added++
+		e.rows[r.Period], e.completions[r.Period], e.out.Backfilled[r.Period] = r, 0, e.now
+		delete(e.out.Finished, r.Period)
+	}
+	e.tracef("operator: backfill %s to %s: %d periods, %d made pending", schedule.Key(from), schedule.Key(to), len(items), added)
+}
+
+// cover counts what the committed write a exercised (Outcome.Covered).
+func (e *engine) cover(a scheduler.SwapRun) {
+	sw, c := a.Swap.Run, &e.out.Covered
+	switch a.Kind {
+	case scheduler.KindSkip:
+		switch out := sw.Output; {
+		case strings.HasPrefix(out, overlapReason):
+			c.OverlapSkips++
+		case strings.Contains(out, capReason):
+			c.CapSkips++
+		case strings.Contains(out, windowReason):
+			c.WindowSkips++
+		case strings.HasPrefix(out, "skipped: catch-up policy "):
+			c.PolicySkips++
+		}
+	case scheduler.KindClaim:
+		if prev, ok := e.rows[sw.Period]; ok && prev.Version == a.Swap.Expect && prev.State == store.Failed {
+			c.Retries++
+		}
+		if _, ok := e.out.Backfilled[sw.Period]; ok && sw.Manual {
+			c.BackfillRuns++
+		}
+	}
+}
+
+// overlapReason marks a skip by the overlap policy.
+const overlapReason = "skipped: overlap: "
+
+// checkOverlap checks the overlap policy skip: a scheduled period's first
+// claim by a term never comes due (its instant plus its jitter) while
+// that term's previous run went on, and a period is skipped for overlap
+// only when it did.
+func (e *engine) checkOverlap(n *node, a scheduler.SwapRun) {
+	sw := a.Swap.Run
+	if !e.c.Check || sw.Manual || a.Swap.Expect != 0 {
+		return
+	}
+	skip := a.Kind == scheduler.KindSkip && strings.HasPrefix(sw.Output, overlapReason)
+	if e.c.Policy.Overlap != scheduler.OverlapSkip {
+		if skip {
+			e.violate("overlap: period %s skipped for overlap under overlap %q", sw.Period, e.c.Policy.Overlap)
+		}
+		return
+	}
+	due := sw.Scheduled.Add(scheduler.JitterOf(Job, sw.Period, e.c.Policy.Jitter))
+	during := n.busyTok == sw.Token && due.After(n.busyFrom) && !due.After(n.busyTo)
+	switch {
+	case a.Kind == scheduler.KindClaim && during:
+		e.violate("overlap skip: period %s (due %s) claimed by %s with token %d, though it came due while that term's previous run went on (%s to %s)",
+			sw.Period, due.Format(time.RFC3339Nano), n.id, sw.Token, n.busyFrom.Format(time.RFC3339Nano), n.busyTo.Format(time.RFC3339Nano))
+	case skip && !during:
+		e.violate("overlap skip: period %s (due %s) skipped for overlap by %s with token %d, though no run of that term went on then",
+			sw.Period, due.Format(time.RFC3339Nano), n.id, sw.Token)
+	}
+}
+
+// checkRetry checks a claim of a period whose last committed outcome is a
+// failure (a retry): the failed attempt had retries left (Attempt at most
+// Policy.Retries), and the claim starts no earlier than Policy.RetryBackoff
+// after it finished.
+func (e *engine) checkRetry(a scheduler.SwapRun) {
+	sw := a.Swap.Run
+	if !e.c.Check || a.Kind != scheduler.KindClaim || a.Swap.Expect == 0 {
+		return
+	}
+	prev, ok := e.rows[sw.Period]
+	if !ok || prev.Version != a.Swap.Expect || prev.State != store.Failed {
+		return
+	}
+	pol := e.c.Policy
+	switch {
+	case prev.Attempt > pol.Retries:
+		e.violate("retries: period %s claimed again (attempt %d) after its attempt %d failed, with %d retries", sw.Period, sw.Attempt, prev.Attempt, pol.Retries)
+	case sw.Started.Before(prev.Finished.Add(pol.RetryBackoff)):
+		e.violate("retries: period %s retried %v after its failure, before the backoff of %v", sw.Period, sw.Started.Sub(prev.Finished), pol.RetryBackoff)
+	}
+}
+
+// windowReason marks a skip by the catch-up window.
+const windowReason = "outside the catch-up window of "
+
+// checkSkip checks what a skip may skip: never a manual period (a trigger
+// or a backfill row, which an operator asked for), and, by the catch-up
+// window, only a period later than the window.
+func (e *engine) checkSkip(a scheduler.SwapRun) {
+	sw := a.Swap.Run
+	if !e.c.Check || a.Kind != scheduler.KindSkip {
+		return
+	}
+	switch {
+	case sw.Manual:
+		e.violate("manual period %s (a trigger or backfill) skipped: %s", sw.Period, sw.Output)
+	case strings.Contains(sw.Output, windowReason) && (e.c.Policy.Window <= 0 || sw.Finished.Sub(sw.Scheduled) <= e.c.Policy.Window):
+		e.violate("catch-up window: period %s skipped %v late, within the window of %v", sw.Period, sw.Finished.Sub(sw.Scheduled), e.c.Policy.Window)
+	case strings.HasPrefix(sw.Output, "skipped: catch-up policy ") && e.c.Schedule != nil:
+		// latest and none skip a period only once a newer one is due.
+		if next := e.c.Schedule.Next(sw.Scheduled); next.IsZero() || next.After(sw.Finished) {
+			e.violate("catch-up policy: period %s skipped (%s) at %s, before any newer period was due (the next at %s)", sw.Period, sw.Output, sw.Finished.UTC().Format(time.RFC3339Nano), next.UTC().Format(time.RFC3339Nano))
+		}
+	}
 }
 
 // capReason marks a skip by the catch-up cap (scheduler.Policy.Max).
