@@ -120,6 +120,10 @@ type Machine struct {
 	sess     *sessionView
 	awaiting string // another process's session the contender waits on
 	waitOwn  bool   // the contender waits for sess to be alive to acquire
+	// swept: the machine is a Group's, whose check sweep re-reads an
+	// awaited record (Check events) at a rate that does not grow with the
+	// number of names; the machine sets no timer of its own for it.
+	swept bool
 }
 
 // New returns an idle machine.
@@ -212,8 +216,11 @@ func (m *Machine) Step(now time.Time, ev Event) []Action {
 			}
 		}
 	case Check:
-		if m.phase == leading && m.sess != nil && m.inflight == opNone {
+		switch {
+		case m.phase == leading && m.sess != nil && m.inflight == opNone:
 			acts = m.read(now)
+		case m.phase == contending && m.inflight == opNone && m.awaiting != "" && !m.waitOwn:
+			acts = m.read(now) // the sweep's re-read of an awaited record
 		}
 	case pull:
 		acts = m.pull(now)
@@ -599,6 +606,11 @@ func (m *Machine) contenderRead(now time.Time, r GetReply) []Action {
 		// ended; re-read now and then for a release.
 		m.awaiting = rec.Session
 		m.readAt = now.Add(m.check())
+		if m.swept {
+			// The Group's sweep re-reads it (Check), at a bounded rate;
+			// a change notification reads it at once (Changed).
+			m.readAt = time.Time{}
+		}
 		if rec.Transfer == m.cfg.Node {
 			// Asked to come here (pull): the holder frees it towards
 			// this node as soon as it reads the request.

@@ -52,11 +52,15 @@ type Group struct {
 	obsList []*observer                    // obs's values, in no order: iterated for every Next
 	waiters map[string]map[string]struct{} // session -> names
 	dead    map[string]struct{}            // sessions known to be dead
+	feed    bool                           // the change feed is live (Feed)
+	fed     bool                           // a feed was live before
 
-	// Re-reads of held names (session mode).
-	order   []string // names in the order they were won
+	// The check sweep: re-reads of held names (session mode) and of
+	// awaited ones (see check).
+	order   []string // names in the order they were won or began to await
 	next    int      // index into order of the next name to check
 	checkAt time.Time
+	waiting int // names that await another process's session (entry.await set)
 
 	out int // store requests sent and not answered
 
@@ -75,7 +79,9 @@ type entry struct {
 }
 
 // NewGroup returns an idle Group. cfg.Name is ignored; cfg.Check is how
-// often each held name is re-read in session mode (0: Lease).
+// often each held name is re-read in session mode (0: Lease), and each
+// name that awaits another process's session (0: Poll), but never more
+// than CheckRate names a second in all.
 func NewGroup(cfg Config, sessions bool) *Group {
 	if sessions && cfg.Check <= 0 {
 		cfg.Check = cfg.Lease
@@ -128,7 +134,7 @@ func (g *Group) Next() time.Time {
 	for _, o := range g.obsList {
 		at = earliest(at, o.next())
 	}
-	if g.sessions && g.count[leading] > 0 {
+	if g.sweeping() {
 		at = earliest(at, g.checkAt)
 	}
 	if g.balancing() {
@@ -157,6 +163,19 @@ func (g *Group) Step(now time.Time, ev Event) []Action {
 		acts = g.resign(now, ev)
 	case Tick:
 		acts = g.tick(now)
+	case Feed:
+		g.feed = ev.Live
+		if g.fed || !ev.Live {
+			// A feed lost, or a new one after a gap: a write may have
+			// gone unreported; the observers read again now (and poll
+			// while there is no feed).
+			for _, o := range g.obsList {
+				if o.inflight == opNone && !o.readAt.IsZero() {
+					o.readAt = now
+				}
+			}
+		}
+		g.fed = g.fed || ev.Live
 	case Changed:
 		switch {
 		case g.sm != nil && ev.Name == g.sm.cfg.Name:
@@ -194,6 +213,7 @@ func (g *Group) start(now time.Time, ev Start) []Action {
 		cfg := g.cfg
 		cfg.Name = name
 		m := New(cfg)
+		m.swept = true
 		if g.sessions {
 			m.sess = &g.view
 		}
@@ -272,7 +292,7 @@ func (g *Group) tick(now time.Time) []Action {
 			}
 		}
 	}
-	if g.sessions && g.count[leading] > 0 && !g.checkAt.IsZero() && !now.Before(g.checkAt) {
+	if g.sweeping() && !g.checkAt.IsZero() && !now.Before(g.checkAt) {
 		acts = concat(acts, g.check(now))
 	}
 	if g.balancing() && !now.Before(g.balanceAt) {
@@ -309,23 +329,67 @@ func concat(a, b []Action) []Action {
 	return append(a, b...)
 }
 
-// check re-reads the next share of the held names, so that each is read
-// about once per Check: the holder never writes them, so this is how it
-// sees an operator's change that no notification reported.
-func (g *Group) check(now time.Time) []Action {
-	every := g.cfg.Check
-	if every <= 0 {
-		every = g.cfg.Lease
+// CheckRate is the most names a Group re-reads a second in its check
+// sweep, however many it holds or awaits: the sweep then takes longer than
+// Config.Check (100 s for 100,000 names). The re-reads only stand in for a
+// change notification that was missed or that the store cannot send:
+// whether a holder lives is told by its session record, which the
+// observer reads every Poll whatever the number of names, and a change
+// notification makes a contender read a record at once.
+const CheckRate = 1000
+
+// CheckLeases is how many leases a Group holding its names through a
+// session (baton.NewGroup) waits between two re-reads of a held or
+// awaited name (Config.Check): the store's change feed reports every
+// change, so the re-reads that stand in for a missed one can be rare.
+const CheckLeases = 4
+
+// sweeping reports whether the check sweep has names to re-read.
+func (g *Group) sweeping() bool {
+	return (g.sessions && g.count[leading] > 0) || g.waiting > 0
+}
+
+// checkEvery is how often the sweep re-reads each name: Config.Check
+// while the change feed is live (Feed), since the feed reports every
+// change and the re-reads only stand in for a missed one; without a feed
+// a lease in session mode (Config.Check if it is shorter), and
+// Config.Check (0: Poll) otherwise.
+func (g *Group) checkEvery() time.Duration {
+	switch {
+	case g.feed && g.cfg.Check > 0:
+		return g.cfg.Check
+	case g.sessions:
+		return min(g.cfg.Lease, g.cfg.Check)
+	case g.cfg.Check > 0:
+		return g.cfg.Check
 	}
-	g.checkAt = now.Add(g.cfg.Renew)
-	n := (g.count[leading]*int(g.cfg.Renew) + int(every) - 1) / int(every)
-	if len(g.order) > 2*g.count[leading]+64 {
+	return g.cfg.Poll
+}
+
+// check re-reads the next share of the held and awaited names, so that
+// each is read about once per Check, and at most CheckRate a second in
+// all. The holder never writes the names it holds through its session, so
+// this is how it sees an operator's change that no notification reported;
+// a contender that awaits another process's session sees so a release
+// (the session, not these re-reads, tells it whether the holder lives).
+func (g *Group) check(now time.Time) []Action {
+	every := g.checkEvery()
+	step := min(g.cfg.Renew, every) // the sweep's interval
+	g.checkAt = now.Add(step)
+	total := g.waiting
+	if g.sessions {
+		total += g.count[leading]
+	}
+	n := int((int64(total)*int64(step) + int64(every) - 1) / int64(every))
+	n = min(n, max(1, int(CheckRate*int64(step)/int64(time.Second))))
+	if len(g.order) > 2*total+64 {
 		kept, seen := g.order[:0], map[string]bool{}
 		for _, name := range g.order {
-			if g.names[name].m.phase == leading && !seen[name] {
+			if g.swept(g.names[name]) && !seen[name] {
 				kept, seen[name] = append(kept, name), true
 			}
 		}
+		clear(g.order[len(kept):])
 		g.order, g.next = kept, 0
 	}
 	var acts []Action
@@ -335,12 +399,18 @@ func (g *Group) check(now time.Time) []Action {
 		}
 		name := g.order[g.next]
 		g.next++
-		if g.names[name].m.phase == leading {
+		if g.swept(g.names[name]) {
 			acts = append(acts, g.stepName(now, name, Check{})...)
 			n--
 		}
 	}
 	return acts
+}
+
+// swept reports whether the check sweep re-reads e's name: held through
+// the session, or awaiting another process's session.
+func (g *Group) swept(e *entry) bool {
+	return (g.sessions && e.m.phase == leading) || (e.m.phase == contending && e.await != "")
 }
 
 func (g *Group) reply(now time.Time, name string, ev Event) []Action {
@@ -437,9 +507,16 @@ func (g *Group) await(now time.Time, name, s string) []Action {
 		g.waiters[s] = map[string]struct{}{}
 	}
 	g.waiters[s][name] = struct{}{}
-	g.names[name].await = s
+	if e := g.names[name]; e.await == "" {
+		if !g.sweeping() {
+			g.checkAt = now.Add(min(g.cfg.Renew, g.checkEvery()))
+		}
+		e.await = s
+		g.waiting++
+		g.order = append(g.order, name) // the sweep re-reads it
+	}
 	if g.obs[s] == nil {
-		o := &observer{name: s}
+		o := &observer{name: s, feed: &g.feed}
 		g.obs[s] = o
 		g.obsList = append(g.obsList, o)
 		return o.read(now)
@@ -460,6 +537,7 @@ func (g *Group) afterObserver(now time.Time, s string, acts []Action) []Action {
 		for _, name := range sortedKeys(waiting) {
 			if e := g.names[name]; e.await == s {
 				e.await = ""
+				g.waiting--
 				acts = append(acts, g.stepName(now, name, sessionCorrupt{session: s, err: o.corrupt})...)
 			}
 		}
@@ -532,6 +610,7 @@ func (g *Group) dropObserver(s string) {
 func (g *Group) unwait(name string, e *entry) {
 	s := e.await
 	e.await = ""
+	g.waiting--
 	if w := g.waiters[s]; w != nil {
 		delete(w, name)
 		if len(w) == 0 {

@@ -62,9 +62,16 @@ func (e *engine) fault(f Fault) {
 	e.note(n, Happening{Kind: FaultBegan, Fault: f.Kind.String()})
 	switch f.Kind {
 	case Cut:
+		if !n.cut {
+			e.feed(n, false) // its notifications are lost from now on
+		}
 		n.cut = true
 	case Reconnect:
+		was := n.cut
 		n.cut = false
+		if was {
+			e.feed(n, true) // watched again
+		}
 	case Freeze:
 		if n.up {
 			n.frozen = true

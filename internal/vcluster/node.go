@@ -108,12 +108,26 @@ func (e *engine) newMachine(n *node) {
 
 // campaign starts the campaign for every name, as a new process does.
 func (e *engine) campaign(n *node) {
+	e.feed(n, true)
 	for _, name := range e.names {
 		// Held until the node stops, as baton.Group.Hold and
 		// Elector.Run hold them: the machine campaigns again after each
 		// term by itself.
 		e.step(n, election.Start{Name: name, Hold: true})
 	}
+}
+
+// feed tells n's Group that its change feed opened (live) or closed, as
+// package baton's driver does (election.Feed): with Config.Notify, a node
+// holding its names through a session follows every record, so its feed
+// is live unless it is cut off from the store (its notifications are then
+// lost, and a real feed would close). An Elector's feed reports only its
+// names, not the session records its observers read: it never says live.
+func (e *engine) feed(n *node, live bool) {
+	if !e.c.Notify || !n.sessions || !n.up || (live && n.cut) {
+		return
+	}
+	e.dispatch(event{at: e.now, kind: evReply, node: int32(n.idx), inc: int32(n.inc), ev: election.Event(election.Feed{Live: live})})
 }
 
 // valid is Term.Valid() of n's current term of Job, read on n's own clock.
@@ -361,6 +375,8 @@ func (e *engine) lostAnswer(n *node, ev election.Event) election.Event {
 	case election.SwapReply:
 		e.tracef("%s is cut off: the answer to its swap of %s is lost (the swap %s)", n.id, r.Name, map[bool]string{true: "went through", false: "failed"}[r.Err == nil])
 		return election.SwapReply{Name: r.Name, Err: err}
+	case election.Feed:
+		return r // the runtime's own news, not the store's
 	}
 	return nil // a change notification: the feed is broken
 }

@@ -175,9 +175,13 @@ type Mutation struct {
 // current incarnation.
 func (e *engine) electionConfig(n *node) election.Config {
 	m := e.c.Mutate
+	var check time.Duration // an Elector's: the poll interval
+	if n.sessions {
+		check = election.CheckLeases * e.c.Lease // as baton.NewGroup sets it
+	}
 	return election.Config{
 		Node: n.id, Incarnation: fmt.Sprintf("%s.%d", n.id, n.inc),
-		Lease: e.c.Lease, Renew: e.c.Renew, Margin: e.c.Margin, Poll: e.c.Poll, Retry: e.c.Poll,
+		Lease: e.c.Lease, Renew: e.c.Renew, Margin: e.c.Margin, Poll: e.c.Poll, Retry: e.c.Poll, Check: check,
 		Balance: e.c.Balance && n.sessions,
 		Mutate: election.Mutations{NoSessionMargin: m.NoSessionMargin, SessionNameExpiry: m.SessionNameExpiry,
 			NoPull: m.NoPull, WrapDeadline: m.WrapDeadline},
