@@ -224,6 +224,8 @@ func (m *Machine) Step(now time.Time, ev Event) []Action {
 		}
 	case pull:
 		acts = m.pull(now)
+	case poll:
+		acts = m.poll(now)
 	case sessionCorrupt:
 		if m.phase == contending && m.inflight == opNone && m.awaiting == ev.session {
 			m.awaiting = ""
@@ -317,6 +319,25 @@ func (m *Machine) tick(now time.Time) []Action {
 		}
 	}
 	return nil
+}
+
+// poll is a Group's early Tick for a contender whose next read is due
+// soon (within half a poll): it reads now, with the reads due now, in one
+// batched read, and from then on the two poll together. A read is never
+// unsafe early; what is never early is a takeover: the record is taken
+// only if it stayed unchanged for its whole wait (expired), at any time.
+type poll struct{}
+
+func (poll) event() {}
+
+func (m *Machine) poll(now time.Time) []Action {
+	if m.phase != contending || m.inflight != opNone || m.readAt.IsZero() {
+		return nil
+	}
+	if !now.Before(m.readAt) {
+		return m.tick(now)
+	}
+	return m.read(now)
 }
 
 // expired reports whether the observed record stayed at one version for

@@ -269,6 +269,7 @@ func (g *Group) resign(now time.Time, ev Resign) []Action {
 
 func (g *Group) tick(now time.Time) []Action {
 	var acts []Action
+	polled := false
 	for len(g.timers) > 0 && !now.Before(g.timers[0].at) {
 		t := g.timers.pop()
 		e := t.e
@@ -276,18 +277,31 @@ func (g *Group) tick(now time.Time) []Action {
 			continue
 		}
 		e.due = time.Time{}
+		polled = polled || e.phase == contending
 		acts = concat(acts, g.stepEntry(now, t.name, e, Tick{}))
+	}
+	if polled {
+		acts = concat(acts, g.pollSoon(now))
 	}
 	if g.sm != nil {
 		acts = concat(acts, g.stepSession(now, Tick{}))
 	}
 	if g.observerDue(now) {
+		// Polling (no live feed), the observers due within half a poll
+		// read now too, in the same batched read: from then on they poll
+		// together, one tick and one read for all. A read earlier than
+		// due is always safe: the wait counts from when a version was
+		// first seen, which a read can only make later than its write.
+		soon := now
+		if !g.feed {
+			soon = now.Add(g.cfg.Poll / 2)
+		}
 		for _, s := range sortedKeys(g.obs) {
 			o := g.obs[s]
 			if o == nil {
 				continue // ended by an earlier one's names
 			}
-			if at := o.next(); !at.IsZero() && !now.Before(at) {
+			if at := o.next(); !at.IsZero() && !soon.Before(at) {
 				acts = concat(acts, g.afterObserver(now, s, o.tick(now, g.cfg)))
 			}
 		}
@@ -299,6 +313,35 @@ func (g *Group) tick(now time.Time) []Action {
 		acts = concat(acts, g.balance(now))
 	}
 	return concat(acts, g.takeLater(now))
+}
+
+// pollSoon steps, with the contenders' reads due now, the contenders
+// whose timers are due within half a poll (poll): their reads go in the
+// same batched read, and from then on they poll together, one tick and
+// one read for them all rather than one each. The other timers due so
+// soon stay as they are.
+func (g *Group) pollSoon(now time.Time) []Action {
+	soon := now.Add(g.cfg.Poll / 2)
+	var acts []Action
+	var keep []timer
+	for len(g.timers) > 0 && !soon.Before(g.timers[0].at) {
+		t := g.timers.pop()
+		e := t.e
+		switch {
+		case !e.due.Equal(t.at):
+		case e.phase != contending:
+			keep = append(keep, t)
+		default:
+			e.due = time.Time{}
+			acts = concat(acts, g.stepEntry(now, t.name, e, poll{}))
+		}
+	}
+	for _, t := range keep {
+		if t.e.due.Equal(t.at) {
+			g.timers.push(t)
+		}
+	}
+	return acts
 }
 
 // observerDue reports whether an observer's read is due at now. Only a due
@@ -374,12 +417,14 @@ func (g *Group) checkEvery() time.Duration {
 // (the session, not these re-reads, tells it whether the holder lives).
 func (g *Group) check(now time.Time) []Action {
 	every := g.checkEvery()
-	step := min(g.cfg.Renew, every) // the sweep's interval
-	g.checkAt = now.Add(step)
 	total := g.waiting
 	if g.sessions {
 		total += g.count[leading]
 	}
+	// The sweep's interval: a renew interval, or longer when there are
+	// fewer names than that would read one at a time.
+	step := max(min(g.cfg.Renew, every), every/time.Duration(max(total, 1)))
+	g.checkAt = now.Add(step)
 	n := int((int64(total)*int64(step) + int64(every) - 1) / int64(every))
 	n = min(n, max(1, int(CheckRate*int64(step)/int64(time.Second))))
 	if len(g.order) > 2*total+64 {

@@ -79,8 +79,10 @@ func (o *observer) end(now time.Time) []Action {
 	return []Action{Swap{Swap: store.Swap{Expect: o.seen.Version, Record: free}}}
 }
 
+// tick reads the record (or ends the session when its wait ran out); the
+// Group calls it when the read is due or soon (see Group.tick).
 func (o *observer) tick(now time.Time, cfg Config) []Action {
-	if o.inflight != opNone || o.dead || o.corrupt != nil || o.readAt.IsZero() || now.Before(o.readAt) {
+	if o.inflight != opNone || o.dead || o.corrupt != nil || o.readAt.IsZero() {
 		return nil
 	}
 	if o.expired(now, cfg) {

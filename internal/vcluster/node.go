@@ -32,7 +32,8 @@ type node struct {
 	tickAt                 time.Duration // ... for this instant
 	termGen                int           // tags the scheduler machine's replies with their term
 	mailbox                []event
-	cutErr, lostErr        error // the errors of a call while cut off, and of an answer lost so
+	cutErr, lostErr        error    // the errors of a call while cut off, and of an answer lost so
+	changes                *changes // the change notifications queued for it, while more may join
 
 	// The term of Job, which the scheduler machine works under.
 	term     uint64
@@ -456,8 +457,31 @@ func (e *engine) notify(name string, v int64) {
 		if !m.up || m.cut || (!m.sessions && !isName) {
 			continue
 		}
-		e.push(event{at: e.now + m.latency, kind: evReply, node: int32(m.idx), inc: int32(m.inc), ev: ch})
+		at := e.now + m.latency
+		if c := m.changes; c != nil && c.at == at && c.inc == m.inc {
+			// Changes that reach a node at one instant come as one
+			// batch, as a feed delivers them ([]store.Change).
+			c.evs = append(c.evs, ch)
+			continue
+		}
+		var c *changes
+		if k := len(e.spare); k > 0 {
+			c, e.spare = e.spare[k-1], e.spare[:k-1]
+		} else {
+			c = &changes{}
+		}
+		c.at, c.inc, c.evs = at, m.inc, append(c.evs, ch)
+		m.changes = c
+		e.push(event{at: at, kind: evReply, node: int32(m.idx), inc: int32(m.inc), ev: c})
 	}
+}
+
+// changes is a batch of change notifications on its way to a node: the
+// ones that reach it at one instant.
+type changes struct {
+	at  time.Duration
+	inc int
+	evs []election.Event
 }
 
 // actionName is the record an action is about ("" for none or every one).

@@ -264,6 +264,8 @@ type engine struct {
 	getBatch    getBatch          // sendGets' scratch
 	swapBatch   swapBatch         // sendSwaps'
 
+	spare []*changes // notification batches delivered, for reuse
+
 	names   []string       // Job, then the other names
 	nameIdx map[string]int // index in names
 
@@ -426,6 +428,9 @@ func (e *engine) dispatch(ev event) {
 		return
 	}
 	n := e.nodes[ev.node]
+	if c, ok := ev.ev.(*changes); ok && n.changes == c {
+		n.changes = nil // on its way: later ones make a new batch
+	}
 	if int(ev.inc) != n.inc || !n.up {
 		return // meant for an incarnation that has crashed
 	}
@@ -435,6 +440,15 @@ func (e *engine) dispatch(ev event) {
 	}
 	switch ev.kind {
 	case evReply:
+		if c, ok := ev.ev.(*changes); ok {
+			if !e.c.CallLatency || !n.cut { // else the feed is broken
+				e.steps(n, c.evs)
+			}
+			clear(c.evs)
+			c.evs = c.evs[:0]
+			e.spare = append(e.spare, c)
+			return
+		}
 		if evs, ok := ev.ev.([]election.Event); ok { // a batched call's answers
 			if e.c.CallLatency && n.cut {
 				for i, r := range evs {
