@@ -86,7 +86,8 @@ func (p phase) String() string {
 type Machine struct {
 	cfg   Config
 	phase phase
-	get   Action // Get{Name: cfg.Name}, boxed once: a contender reads every poll
+	get   Action   // Get{Name: cfg.Name}, boxed once: a contender reads every poll
+	gets  []Action // []Action{get}, made once: what read returns
 
 	inflight op        // the one store request in flight
 	sentAt   time.Time // when it was sent
@@ -286,8 +287,13 @@ func (m *Machine) read(now time.Time) []Action {
 	m.inflight, m.sentAt, m.readAt = opRead, now, time.Time{}
 	if m.get == nil {
 		m.get = Get{Name: m.cfg.Name}
+		m.gets = []Action{m.get}
 	}
-	return []Action{m.get}
+	// The same slice every time (its one element set again): a step's
+	// actions are read, or appended to (which copies, at full capacity),
+	// never written in place.
+	m.gets[0] = m.get
+	return m.gets[:1:1]
 }
 
 func (m *Machine) send(now time.Time, o op, sw store.Swap) []Action {

@@ -19,8 +19,9 @@ import (
 // the wait starts again.
 type observer struct {
 	name     string
-	get      Action // Get{Name: name}, boxed once: it reads every poll
-	inflight op     // opRead or opRelease (the write that ends the session)
+	get      Action   // Get{Name: name}, boxed once: it reads every poll
+	gets     []Action // []Action{get}, made once (as Machine.read's)
+	inflight op       // opRead or opRelease (the write that ends the session)
 	seen     store.Record
 	seenAt   time.Time
 	hasSeen  bool
@@ -56,8 +57,10 @@ func (o *observer) read(now time.Time) []Action {
 	o.inflight, o.readAt = opRead, time.Time{}
 	if o.get == nil {
 		o.get = Get{Name: o.name}
+		o.gets = []Action{o.get}
 	}
-	return []Action{o.get}
+	o.gets[0] = o.get
+	return o.gets[:1:1]
 }
 
 func (o *observer) expired(now time.Time, cfg Config) bool {

@@ -32,8 +32,8 @@ type node struct {
 	tickAt                 time.Duration // ... for this instant
 	termGen                int           // tags the scheduler machine's replies with their term
 	mailbox                []event
-	cutErr, lostErr        error    // the errors of a call while cut off, and of an answer lost so
-	changes                *changes // the change notifications queued for it, while more may join
+	cutErr, lostErr        error  // the errors of a call while cut off, and of an answer lost so
+	changes                *batch // the change notifications queued for it, while more may join
 
 	// The term of Job, which the scheduler machine works under.
 	term     uint64
@@ -399,27 +399,27 @@ func (e *engine) apply(n *node, inc int32, call any, latency time.Duration) {
 		ev = election.Event(r)
 	case *getBatch:
 		res, err := e.c.Store.GetMany(e.ctx, a.names)
-		evs := make([]election.Event, len(a.names))
+		b := e.newBatch()
 		for i, name := range a.names {
 			r := election.GetReply{Name: name, Err: err}
 			if err == nil {
 				r.Record, r.Err = res[i].Record, res[i].Err
 			}
-			evs[i] = r
+			b.evs = append(b.evs, r)
 		}
-		ev = evs
+		ev = b
 	case *swapBatch:
 		res, err := e.c.Store.SwapMany(e.ctx, a.swaps)
-		evs := make([]election.Event, len(a.swaps))
+		b := e.newBatch()
 		for i, sw := range a.swaps {
 			r := election.SwapReply{Name: sw.Record.Name, Err: err}
 			if err == nil {
 				r.Record, r.Err = res[i].Record, res[i].Err
 			}
 			e.swapped(n, sw, r)
-			evs[i] = r
+			b.evs = append(b.evs, r)
 		}
-		ev = evs
+		ev = b
 	}
 	e.push(event{at: e.now + latency, kind: evReply, node: int32(n.idx), inc: inc, ev: ev})
 }
@@ -464,24 +464,48 @@ func (e *engine) notify(name string, v int64) {
 			c.evs = append(c.evs, ch)
 			continue
 		}
-		var c *changes
-		if k := len(e.spare); k > 0 {
-			c, e.spare = e.spare[k-1], e.spare[:k-1]
-		} else {
-			c = &changes{}
-		}
-		c.at, c.inc, c.evs = at, m.inc, append(c.evs, ch)
+		c := e.newBatch()
+		c.at, c.inc, c.notes, c.evs = at, m.inc, true, append(c.evs, ch)
 		m.changes = c
 		e.push(event{at: at, kind: evReply, node: int32(m.idx), inc: int32(m.inc), ev: c})
 	}
 }
 
-// changes is a batch of change notifications on its way to a node: the
-// ones that reach it at one instant.
-type changes struct {
-	at  time.Duration
-	inc int
-	evs []election.Event
+// batch is events on their way to a node in one queued event: the
+// answers of a batched store call, in order, or the change notifications
+// (notes) that reach it at one instant. Delivered, it is reused.
+type batch struct {
+	at    time.Duration // notes: when they arrive ...
+	inc   int           // ... at which incarnation, while more may join
+	notes bool
+	evs   []election.Event
+}
+
+// newBatch returns an empty batch, reused if one was delivered.
+func (e *engine) newBatch() *batch {
+	if k := len(e.spare); k > 0 {
+		b := e.spare[k-1]
+		e.spare = e.spare[:k-1]
+		return b
+	}
+	return &batch{}
+}
+
+// deliver steps n through batch b (or drops it: a cut node's notifications,
+// with CallLatency its answers lost) and keeps b for reuse.
+func (e *engine) deliver(n *node, b *batch) {
+	switch {
+	case !e.c.CallLatency || !n.cut:
+		e.steps(n, b.evs)
+	case !b.notes: // a cut node's notifications are lost: the feed is broken
+		for i, r := range b.evs {
+			b.evs[i] = e.lostAnswer(n, r)
+		}
+		e.steps(n, b.evs)
+	}
+	clear(b.evs)
+	*b = batch{evs: b.evs[:0]}
+	e.spare = append(e.spare, b)
 }
 
 // actionName is the record an action is about ("" for none or every one).

@@ -264,7 +264,7 @@ type engine struct {
 	getBatch    getBatch          // sendGets' scratch
 	swapBatch   swapBatch         // sendSwaps'
 
-	spare []*changes // notification batches delivered, for reuse
+	spare []*batch // batches delivered, for reuse
 
 	names   []string       // Job, then the other names
 	nameIdx map[string]int // index in names
@@ -428,7 +428,7 @@ func (e *engine) dispatch(ev event) {
 		return
 	}
 	n := e.nodes[ev.node]
-	if c, ok := ev.ev.(*changes); ok && n.changes == c {
+	if c, ok := ev.ev.(*batch); ok && n.changes == c {
 		n.changes = nil // on its way: later ones make a new batch
 	}
 	if int(ev.inc) != n.inc || !n.up {
@@ -440,13 +440,8 @@ func (e *engine) dispatch(ev event) {
 	}
 	switch ev.kind {
 	case evReply:
-		if c, ok := ev.ev.(*changes); ok {
-			if !e.c.CallLatency || !n.cut { // else the feed is broken
-				e.steps(n, c.evs)
-			}
-			clear(c.evs)
-			c.evs = c.evs[:0]
-			e.spare = append(e.spare, c)
+		if b, ok := ev.ev.(*batch); ok {
+			e.deliver(n, b)
 			return
 		}
 		if evs, ok := ev.ev.([]election.Event); ok { // a batched call's answers
