@@ -31,6 +31,29 @@ import (
 // any of its names is taken: the same argument as a single name's takeover,
 // made once per session instead of once per name.
 //
+// What a contender reads. It waits on the session, not on each name: the
+// session's observer reads the session record every Poll or, while the
+// store's change feed is live (Feed), only when the feed reports a change
+// of it and once the wait (lease + 2e) has run out, so that watching a
+// session costs one read per renewal, whatever the number of names held
+// through it. The awaited names themselves are read at once when the feed
+// reports a change of one, and otherwise only by the check sweep: about
+// once per Config.Check each, and at most CheckRate names a second in all
+// (the held names' re-reads share the sweep). Safety rests on none of
+// these reads: a name held through a live session is taken only after the
+// session was written dead, and every take is a swap on the version read.
+// What they bound is how soon a contender sees a name freed while its
+// holder's session lives (one name resigned, handed over or transferred):
+// with the feed, at once (one notification, one read); without a feed, or
+// if it closed, within a sweep of the names (max(Check, N/CheckRate) for
+// N names held and awaited, plus a sweep interval). A crash takeover waits
+// for none of it: the holder's session stops changing, the observer finds
+// it unchanged when the wait runs out, writes it dead, and every waiting
+// name is taken at once, lease + 2e after the last renewal it saw, as
+// before (with the feed the read comes when the wait ends; polling, within
+// a Poll of it). A contender asked to come here (a pull) still reads every
+// Poll.
+//
 // Without sessions, a Group holds each name by renewing its own record: the
 // protocol of a single Elector, which is a Group of one name.
 type Group struct {
