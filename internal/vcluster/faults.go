@@ -101,6 +101,7 @@ func (e *engine) fault(f Fault) {
 		if !n.up {
 			n.up = true
 			e.newMachine(n)
+			e.feed(n, true)
 			e.campaign(n)
 		}
 	case SetRate:

@@ -109,7 +109,6 @@ func (e *engine) newMachine(n *node) {
 
 // campaign starts the campaign for every name, as a new process does.
 func (e *engine) campaign(n *node) {
-	e.feed(n, true)
 	for _, name := range e.names {
 		// Held until the node stops, as baton.Group.Hold and
 		// Elector.Run hold them: the machine campaigns again after each

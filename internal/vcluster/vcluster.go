@@ -349,6 +349,7 @@ func Run(ctx context.Context, c Config) (Outcome, error) {
 	}
 	e.q.preload(fixed)
 	for _, n := range e.nodes {
+		e.feed(n, true) // a new process watches the store's changes
 		e.campaign(n)
 	}
 	for e.q.len() > 0 && e.err == nil && e.out.Violation == nil {
