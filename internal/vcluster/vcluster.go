@@ -120,8 +120,12 @@ type Config struct {
 	// Notify delivers change notifications, as baton's change feed
 	// (WatchChanges) does: every write of a record reaches the other nodes
 	// that follow it as a Changed event after their latency (a node with
-	// sessions follows every record, one without only the names). The
-	// machines poll all the same; the notifications are hints.
+	// sessions follows every record, one without only the names), those
+	// that reach a node at one instant as one batch. A node with sessions
+	// is told its feed is live (election.Feed) while it is not cut off, as
+	// package baton's driver tells its Group: its observers then read a
+	// session only when notified and when its wait runs out. The machines
+	// poll all the same otherwise; the notifications are hints.
 	Notify bool
 	// Mutate turns protections of the scheduler or election machine off,
 	// so that a test can show the checker catches it.
