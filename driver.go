@@ -42,6 +42,11 @@ type driver struct {
 	// watch follows change notifications for the loop: the store's
 	// change feed, for an Elector filtered to its name.
 	watch func(ctx context.Context) <-chan []store.Change
+	// feed says that watch reports every record, session records
+	// included: the machine is told when the feed opens and closes
+	// (election.Feed), and its observers then read another process's
+	// session record only when it changed, not every poll.
+	feed bool
 
 	mu      sync.Mutex
 	pending []election.Event
@@ -104,6 +109,9 @@ func (d *driver) loop(stopped chan struct{}) {
 	if d.watch != nil {
 		changes = d.watch(wctx)
 	}
+	if d.feed && changes != nil {
+		d.step([]election.Event{election.Feed{Live: true}}, replies)
+	}
 	var timer Timer
 	var fire <-chan time.Time
 	var at time.Time
@@ -152,6 +160,9 @@ func (d *driver) loop(stopped chan struct{}) {
 				changes = nil
 				rt := d.cfg.clock.NewTimer(d.cfg.lease)
 				rewatch = rt.C()
+				if d.feed {
+					idle = d.step([]election.Event{election.Feed{}}, replies)
+				}
 				continue
 			}
 			evs := make([]election.Event, len(batch))
@@ -162,6 +173,9 @@ func (d *driver) loop(stopped chan struct{}) {
 		case <-rewatch:
 			rewatch = nil
 			changes = d.watch(wctx)
+			if d.feed && changes != nil {
+				idle = d.step([]election.Event{election.Feed{Live: true}}, replies)
+			}
 		}
 	}
 }

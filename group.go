@@ -48,10 +48,6 @@ type Group struct {
 	stats  GroupStats
 }
 
-// checkWithFeed is how many leases pass between two re-reads of a held or
-// awaited name when the store has a change feed (without one: one lease).
-const checkWithFeed = 4
-
 // want is why the Group campaigns for a name.
 type want struct {
 	hold    bool        // Hold: campaign again whenever a term ends
@@ -108,10 +104,11 @@ func NewGroup(st store.Store, opts ...Option) (*Group, error) {
 	mc := cfg.machine()
 	// The feed reports every change; the re-reads that stand in for a
 	// missed one can be rare.
-	mc.Check = checkWithFeed * cfg.lease
+	mc.Check = election.CheckLeases * cfg.lease
 	g.d = newDriver(st, cfg, election.NewGroup(mc, true))
 	g.d.announce = g.announce
 	g.d.watch = st.WatchChanges
+	g.d.feed = true
 	g.collected = make(chan struct{})
 	ctx, cancel := context.WithCancel(context.Background())
 	g.stopCollect = cancel

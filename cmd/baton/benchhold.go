@@ -28,7 +28,8 @@ holds every one, holds them for --duration. Then it prints, for the hold
   recordsWrittenPerSec  election records those calls wrote, per second
   storeReadsPerSec      read calls (Get, GetMany, ...), per second: a holder
                         re-reads each held name in batches, once every four
-                        leases (once a lease on a store without a change feed)
+                        leases (once a lease without a live change feed), and
+                        at most 1,000 names a second whatever N
   cpuPercent            user + system CPU of this process / wall time, in %
                         of one core
   rssBytes              resident memory at the end (rssPeakBytes: the peak)

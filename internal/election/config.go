@@ -16,7 +16,9 @@ type Config struct {
 	// Check is how often a contender waiting for another process's session
 	// (Await) re-reads its record anyway, to see a release that no change
 	// notification reported; 0 means Poll. A Group also re-reads each name
-	// it holds this often (Check events).
+	// it holds this often (Check events). A Group in session mode uses it
+	// while its change feed is live (Feed), else at most a lease; and a
+	// Group re-reads at most CheckRate names a second in all.
 	Check time.Duration
 
 	// Balance makes a Group in session mode share its names with the other

@@ -86,7 +86,8 @@ func (p phase) String() string {
 type Machine struct {
 	cfg   Config
 	phase phase
-	get   Action // Get{Name: cfg.Name}, boxed once: a contender reads every poll
+	get   Action   // Get{Name: cfg.Name}, boxed once: a contender reads every poll
+	gets  []Action // []Action{get}, made once: what read returns
 
 	inflight op        // the one store request in flight
 	sentAt   time.Time // when it was sent
@@ -120,6 +121,10 @@ type Machine struct {
 	sess     *sessionView
 	awaiting string // another process's session the contender waits on
 	waitOwn  bool   // the contender waits for sess to be alive to acquire
+	// swept: the machine is a Group's, whose check sweep re-reads an
+	// awaited record (Check events) at a rate that does not grow with the
+	// number of names; the machine sets no timer of its own for it.
+	swept bool
 }
 
 // New returns an idle machine.
@@ -212,11 +217,16 @@ func (m *Machine) Step(now time.Time, ev Event) []Action {
 			}
 		}
 	case Check:
-		if m.phase == leading && m.sess != nil && m.inflight == opNone {
+		switch {
+		case m.phase == leading && m.sess != nil && m.inflight == opNone:
 			acts = m.read(now)
+		case m.phase == contending && m.inflight == opNone && m.awaiting != "" && !m.waitOwn:
+			acts = m.read(now) // the sweep's re-read of an awaited record
 		}
 	case pull:
 		acts = m.pull(now)
+	case poll:
+		acts = m.poll(now)
 	case sessionCorrupt:
 		if m.phase == contending && m.inflight == opNone && m.awaiting == ev.session {
 			m.awaiting = ""
@@ -277,8 +287,13 @@ func (m *Machine) read(now time.Time) []Action {
 	m.inflight, m.sentAt, m.readAt = opRead, now, time.Time{}
 	if m.get == nil {
 		m.get = Get{Name: m.cfg.Name}
+		m.gets = []Action{m.get}
 	}
-	return []Action{m.get}
+	// The same slice every time (its one element set again): a step's
+	// actions are read, or appended to (which copies, at full capacity),
+	// never written in place.
+	m.gets[0] = m.get
+	return m.gets[:1:1]
 }
 
 func (m *Machine) send(now time.Time, o op, sw store.Swap) []Action {
@@ -310,6 +325,25 @@ func (m *Machine) tick(now time.Time) []Action {
 		}
 	}
 	return nil
+}
+
+// poll is a Group's early Tick for a contender whose next read is due
+// soon (within half a poll): it reads now, with the reads due now, in one
+// batched read, and from then on the two poll together. A read is never
+// unsafe early; what is never early is a takeover: the record is taken
+// only if it stayed unchanged for its whole wait (expired), at any time.
+type poll struct{}
+
+func (poll) event() {}
+
+func (m *Machine) poll(now time.Time) []Action {
+	if m.phase != contending || m.inflight != opNone || m.readAt.IsZero() {
+		return nil
+	}
+	if !now.Before(m.readAt) {
+		return m.tick(now)
+	}
+	return m.read(now)
 }
 
 // expired reports whether the observed record stayed at one version for
@@ -599,6 +633,11 @@ func (m *Machine) contenderRead(now time.Time, r GetReply) []Action {
 		// ended; re-read now and then for a release.
 		m.awaiting = rec.Session
 		m.readAt = now.Add(m.check())
+		if m.swept {
+			// The Group's sweep re-reads it (Check), at a bounded rate;
+			// a change notification reads it at once (Changed).
+			m.readAt = time.Time{}
+		}
 		if rec.Transfer == m.cfg.Node {
 			// Asked to come here (pull): the holder frees it towards
 			// this node as soon as it reads the request.

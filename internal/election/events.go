@@ -36,13 +36,27 @@ type Changed struct {
 
 // Check asks a leader that holds its name through a session to re-read its
 // record: the holder never writes it, so this is how it learns of a
-// transfer request or another change made by an operator. A Group sends it
-// for every held name once per Config.Check.
+// transfer request or another change made by an operator. It asks a
+// contender that awaits another process's session (Await) the same: that
+// is how it sees a release that no change notification reported. A Group
+// sends it for every held or awaited name about once per Config.Check, and
+// to at most CheckRate names a second in all (its check sweep).
 type Check struct{}
 
 // SessionEnded tells a contender that the session Session is dead: a
 // record held through it may be taken at once (Await).
 type SessionEnded struct{ Session string }
+
+// Feed tells a Group whether the store's change feed is live: Live when a
+// feed (store.Store.WatchChanges) was opened, not Live when it closed. While
+// it is live, every write of a record is reported by a Changed event, so
+// an observer of another process's session reads the session record only
+// when it changed and once its lease plus 2e ran out, not every Poll: the
+// cost of watching a session is then one read per renewal. A Group starts
+// without a feed (polling); when a feed opens again after one closed, the
+// observers re-read at once, since a write between the two went
+// unreported.
+type Feed struct{ Live bool }
 
 // Resign with Token 0 asks a contender to stop campaigning (and a leader to
 // resign). Resign with a token asks the leader to resign only if it still
@@ -72,6 +86,7 @@ func (Tick) event()         {}
 func (Changed) event()      {}
 func (Resign) event()       {}
 func (Check) event()        {}
+func (Feed) event()         {}
 func (SessionEnded) event() {}
 func (GetReply) event()     {}
 func (SwapReply) event()    {}

@@ -31,6 +31,29 @@ import (
 // any of its names is taken: the same argument as a single name's takeover,
 // made once per session instead of once per name.
 //
+// What a contender reads. It waits on the session, not on each name: the
+// session's observer reads the session record every Poll or, while the
+// store's change feed is live (Feed), only when the feed reports a change
+// of it and once the wait (lease + 2e) has run out, so that watching a
+// session costs one read per renewal, whatever the number of names held
+// through it. The awaited names themselves are read at once when the feed
+// reports a change of one, and otherwise only by the check sweep: about
+// once per Config.Check each, and at most CheckRate names a second in all
+// (the held names' re-reads share the sweep). Safety rests on none of
+// these reads: a name held through a live session is taken only after the
+// session was written dead, and every take is a swap on the version read.
+// What they bound is how soon a contender sees a name freed while its
+// holder's session lives (one name resigned, handed over or transferred):
+// with the feed, at once (one notification, one read); without a feed, or
+// if it closed, within a sweep of the names (max(Check, N/CheckRate) for
+// N names held and awaited, plus a sweep interval). A crash takeover waits
+// for none of it: the holder's session stops changing, the observer finds
+// it unchanged when the wait runs out, writes it dead, and every waiting
+// name is taken at once, lease + 2e after the last renewal it saw, as
+// before (with the feed the read comes when the wait ends; polling, within
+// a Poll of it). A contender asked to come here (a pull) still reads every
+// Poll.
+//
 // Without sessions, a Group holds each name by renewing its own record: the
 // protocol of a single Elector, which is a Group of one name.
 type Group struct {
@@ -52,11 +75,15 @@ type Group struct {
 	obsList []*observer                    // obs's values, in no order: iterated for every Next
 	waiters map[string]map[string]struct{} // session -> names
 	dead    map[string]struct{}            // sessions known to be dead
+	feed    bool                           // the change feed is live (Feed)
+	fed     bool                           // a feed was live before
 
-	// Re-reads of held names (session mode).
-	order   []string // names in the order they were won
+	// The check sweep: re-reads of held names (session mode) and of
+	// awaited ones (see check).
+	order   []string // names in the order they were won or began to await
 	next    int      // index into order of the next name to check
 	checkAt time.Time
+	waiting int // names that await another process's session (entry.await set)
 
 	out int // store requests sent and not answered
 
@@ -75,7 +102,9 @@ type entry struct {
 }
 
 // NewGroup returns an idle Group. cfg.Name is ignored; cfg.Check is how
-// often each held name is re-read in session mode (0: Lease).
+// often each held name is re-read in session mode (0: Lease), and each
+// name that awaits another process's session (0: Poll), but never more
+// than CheckRate names a second in all.
 func NewGroup(cfg Config, sessions bool) *Group {
 	if sessions && cfg.Check <= 0 {
 		cfg.Check = cfg.Lease
@@ -128,7 +157,7 @@ func (g *Group) Next() time.Time {
 	for _, o := range g.obsList {
 		at = earliest(at, o.next())
 	}
-	if g.sessions && g.count[leading] > 0 {
+	if g.sweeping() {
 		at = earliest(at, g.checkAt)
 	}
 	if g.balancing() {
@@ -157,6 +186,19 @@ func (g *Group) Step(now time.Time, ev Event) []Action {
 		acts = g.resign(now, ev)
 	case Tick:
 		acts = g.tick(now)
+	case Feed:
+		g.feed = ev.Live
+		if g.fed || !ev.Live {
+			// A feed lost, or a new one after a gap: a write may have
+			// gone unreported; the observers read again now (and poll
+			// while there is no feed).
+			for _, o := range g.obsList {
+				if o.inflight == opNone && !o.readAt.IsZero() {
+					o.readAt = now
+				}
+			}
+		}
+		g.fed = g.fed || ev.Live
 	case Changed:
 		switch {
 		case g.sm != nil && ev.Name == g.sm.cfg.Name:
@@ -194,6 +236,7 @@ func (g *Group) start(now time.Time, ev Start) []Action {
 		cfg := g.cfg
 		cfg.Name = name
 		m := New(cfg)
+		m.swept = true
 		if g.sessions {
 			m.sess = &g.view
 		}
@@ -249,6 +292,7 @@ func (g *Group) resign(now time.Time, ev Resign) []Action {
 
 func (g *Group) tick(now time.Time) []Action {
 	var acts []Action
+	polled := false
 	for len(g.timers) > 0 && !now.Before(g.timers[0].at) {
 		t := g.timers.pop()
 		e := t.e
@@ -256,29 +300,71 @@ func (g *Group) tick(now time.Time) []Action {
 			continue
 		}
 		e.due = time.Time{}
+		polled = polled || e.phase == contending
 		acts = concat(acts, g.stepEntry(now, t.name, e, Tick{}))
+	}
+	if polled {
+		acts = concat(acts, g.pollSoon(now))
 	}
 	if g.sm != nil {
 		acts = concat(acts, g.stepSession(now, Tick{}))
 	}
 	if g.observerDue(now) {
+		// Polling (no live feed), the observers due within half a poll
+		// read now too, in the same batched read: from then on they poll
+		// together, one tick and one read for all. A read earlier than
+		// due is always safe: the wait counts from when a version was
+		// first seen, which a read can only make later than its write.
+		soon := now
+		if !g.feed {
+			soon = now.Add(g.cfg.Poll / 2)
+		}
 		for _, s := range sortedKeys(g.obs) {
 			o := g.obs[s]
 			if o == nil {
 				continue // ended by an earlier one's names
 			}
-			if at := o.next(); !at.IsZero() && !now.Before(at) {
+			if at := o.next(); !at.IsZero() && !soon.Before(at) {
 				acts = concat(acts, g.afterObserver(now, s, o.tick(now, g.cfg)))
 			}
 		}
 	}
-	if g.sessions && g.count[leading] > 0 && !g.checkAt.IsZero() && !now.Before(g.checkAt) {
+	if g.sweeping() && !g.checkAt.IsZero() && !now.Before(g.checkAt) {
 		acts = concat(acts, g.check(now))
 	}
 	if g.balancing() && !now.Before(g.balanceAt) {
 		acts = concat(acts, g.balance(now))
 	}
 	return concat(acts, g.takeLater(now))
+}
+
+// pollSoon steps, with the contenders' reads due now, the contenders
+// whose timers are due within half a poll (poll): their reads go in the
+// same batched read, and from then on they poll together, one tick and
+// one read for them all rather than one each. The other timers due so
+// soon stay as they are.
+func (g *Group) pollSoon(now time.Time) []Action {
+	soon := now.Add(g.cfg.Poll / 2)
+	var acts []Action
+	var keep []timer
+	for len(g.timers) > 0 && !soon.Before(g.timers[0].at) {
+		t := g.timers.pop()
+		e := t.e
+		switch {
+		case !e.due.Equal(t.at):
+		case e.phase != contending:
+			keep = append(keep, t)
+		default:
+			e.due = time.Time{}
+			acts = concat(acts, g.stepEntry(now, t.name, e, poll{}))
+		}
+	}
+	for _, t := range keep {
+		if t.e.due.Equal(t.at) {
+			g.timers.push(t)
+		}
+	}
+	return acts
 }
 
 // observerDue reports whether an observer's read is due at now. Only a due
@@ -309,23 +395,69 @@ func concat(a, b []Action) []Action {
 	return append(a, b...)
 }
 
-// check re-reads the next share of the held names, so that each is read
-// about once per Check: the holder never writes them, so this is how it
-// sees an operator's change that no notification reported.
-func (g *Group) check(now time.Time) []Action {
-	every := g.cfg.Check
-	if every <= 0 {
-		every = g.cfg.Lease
+// CheckRate is the most names a Group re-reads a second in its check
+// sweep, however many it holds or awaits: the sweep then takes longer than
+// Config.Check (100 s for 100,000 names). The re-reads only stand in for a
+// change notification that was missed or that the store cannot send:
+// whether a holder lives is told by its session record, which the
+// observer reads every Poll whatever the number of names, and a change
+// notification makes a contender read a record at once.
+const CheckRate = 1000
+
+// CheckLeases is how many leases a Group holding its names through a
+// session (baton.NewGroup) waits between two re-reads of a held or
+// awaited name (Config.Check): the store's change feed reports every
+// change, so the re-reads that stand in for a missed one can be rare.
+const CheckLeases = 4
+
+// sweeping reports whether the check sweep has names to re-read.
+func (g *Group) sweeping() bool {
+	return (g.sessions && g.count[leading] > 0) || g.waiting > 0
+}
+
+// checkEvery is how often the sweep re-reads each name: Config.Check
+// while the change feed is live (Feed), since the feed reports every
+// change and the re-reads only stand in for a missed one; without a feed
+// a lease in session mode (Config.Check if it is shorter), and
+// Config.Check (0: Poll) otherwise.
+func (g *Group) checkEvery() time.Duration {
+	switch {
+	case g.feed && g.cfg.Check > 0:
+		return g.cfg.Check
+	case g.sessions:
+		return min(g.cfg.Lease, g.cfg.Check)
+	case g.cfg.Check > 0:
+		return g.cfg.Check
 	}
-	g.checkAt = now.Add(g.cfg.Renew)
-	n := (g.count[leading]*int(g.cfg.Renew) + int(every) - 1) / int(every)
-	if len(g.order) > 2*g.count[leading]+64 {
+	return g.cfg.Poll
+}
+
+// check re-reads the next share of the held and awaited names, so that
+// each is read about once per Check, and at most CheckRate a second in
+// all. The holder never writes the names it holds through its session, so
+// this is how it sees an operator's change that no notification reported;
+// a contender that awaits another process's session sees so a release
+// (the session, not these re-reads, tells it whether the holder lives).
+func (g *Group) check(now time.Time) []Action {
+	every := g.checkEvery()
+	total := g.waiting
+	if g.sessions {
+		total += g.count[leading]
+	}
+	// The sweep's interval: a renew interval, or longer when there are
+	// fewer names than that would read one at a time.
+	step := max(min(g.cfg.Renew, every), every/time.Duration(max(total, 1)))
+	g.checkAt = now.Add(step)
+	n := int((int64(total)*int64(step) + int64(every) - 1) / int64(every))
+	n = min(n, max(1, int(CheckRate*int64(step)/int64(time.Second))))
+	if len(g.order) > 2*total+64 {
 		kept, seen := g.order[:0], map[string]bool{}
 		for _, name := range g.order {
-			if g.names[name].m.phase == leading && !seen[name] {
+			if g.swept(g.names[name]) && !seen[name] {
 				kept, seen[name] = append(kept, name), true
 			}
 		}
+		clear(g.order[len(kept):])
 		g.order, g.next = kept, 0
 	}
 	var acts []Action
@@ -335,12 +467,18 @@ func (g *Group) check(now time.Time) []Action {
 		}
 		name := g.order[g.next]
 		g.next++
-		if g.names[name].m.phase == leading {
+		if g.swept(g.names[name]) {
 			acts = append(acts, g.stepName(now, name, Check{})...)
 			n--
 		}
 	}
 	return acts
+}
+
+// swept reports whether the check sweep re-reads e's name: held through
+// the session, or awaiting another process's session.
+func (g *Group) swept(e *entry) bool {
+	return (g.sessions && e.m.phase == leading) || (e.m.phase == contending && e.await != "")
 }
 
 func (g *Group) reply(now time.Time, name string, ev Event) []Action {
@@ -437,9 +575,16 @@ func (g *Group) await(now time.Time, name, s string) []Action {
 		g.waiters[s] = map[string]struct{}{}
 	}
 	g.waiters[s][name] = struct{}{}
-	g.names[name].await = s
+	if e := g.names[name]; e.await == "" {
+		if !g.sweeping() {
+			g.checkAt = now.Add(min(g.cfg.Renew, g.checkEvery()))
+		}
+		e.await = s
+		g.waiting++
+		g.order = append(g.order, name) // the sweep re-reads it
+	}
 	if g.obs[s] == nil {
-		o := &observer{name: s}
+		o := &observer{name: s, feed: &g.feed}
 		g.obs[s] = o
 		g.obsList = append(g.obsList, o)
 		return o.read(now)
@@ -460,6 +605,7 @@ func (g *Group) afterObserver(now time.Time, s string, acts []Action) []Action {
 		for _, name := range sortedKeys(waiting) {
 			if e := g.names[name]; e.await == s {
 				e.await = ""
+				g.waiting--
 				acts = append(acts, g.stepName(now, name, sessionCorrupt{session: s, err: o.corrupt})...)
 			}
 		}
@@ -532,6 +678,7 @@ func (g *Group) dropObserver(s string) {
 func (g *Group) unwait(name string, e *entry) {
 	s := e.await
 	e.await = ""
+	g.waiting--
 	if w := g.waiters[s]; w != nil {
 		delete(w, name)
 		if len(w) == 0 {

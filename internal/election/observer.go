@@ -8,8 +8,9 @@ import (
 )
 
 // observer follows another process's session record for the contenders
-// that await it. It reads the record every Poll; a free or missing record
-// is a dead session. When the record stayed at one version for its lease
+// that await it. It reads the record every Poll, or, while the store's
+// change feed is live (Feed), when a change is reported and when the wait
+// below ran out; a free or missing record is a dead session. When the record stayed at one version for its lease
 // plus twice the clock margin on this node's clock, the session's holder
 // has passed its own deadline (the same argument as a takeover of a name),
 // and the observer writes the record free: the session is dead, and every
@@ -18,8 +19,9 @@ import (
 // the wait starts again.
 type observer struct {
 	name     string
-	get      Action // Get{Name: name}, boxed once: it reads every poll
-	inflight op     // opRead or opRelease (the write that ends the session)
+	get      Action   // Get{Name: name}, boxed once: it reads every poll
+	gets     []Action // []Action{get}, made once (as Machine.read's)
+	inflight op       // opRead or opRelease (the write that ends the session)
 	seen     store.Record
 	seenAt   time.Time
 	hasSeen  bool
@@ -27,6 +29,12 @@ type observer struct {
 	dead     bool
 	killed   bool  // this observer wrote it dead (it expired); else found dead
 	corrupt  error // the record's lease is outside the bounds: never judged
+	feed     *bool // the Group's: the change feed is live (no polling)
+	// A change notified while a read was out, which the read may predate:
+	// the highest version notified, or unknown (a notification without
+	// one). The reply is read again unless it is at least that version.
+	notified int64
+	unknown  bool
 }
 
 // sessionCorrupt tells a contender that the session it awaits has a record
@@ -49,8 +57,10 @@ func (o *observer) read(now time.Time) []Action {
 	o.inflight, o.readAt = opRead, time.Time{}
 	if o.get == nil {
 		o.get = Get{Name: o.name}
+		o.gets = []Action{o.get}
 	}
-	return []Action{o.get}
+	o.gets[0] = o.get
+	return o.gets[:1:1]
 }
 
 func (o *observer) expired(now time.Time, cfg Config) bool {
@@ -72,8 +82,10 @@ func (o *observer) end(now time.Time) []Action {
 	return []Action{Swap{Swap: store.Swap{Expect: o.seen.Version, Record: free}}}
 }
 
+// tick reads the record (or ends the session when its wait ran out); the
+// Group calls it when the read is due or soon (see Group.tick).
 func (o *observer) tick(now time.Time, cfg Config) []Action {
-	if o.inflight != opNone || o.dead || o.corrupt != nil || o.readAt.IsZero() || now.Before(o.readAt) {
+	if o.inflight != opNone || o.dead || o.corrupt != nil || o.readAt.IsZero() {
 		return nil
 	}
 	if o.expired(now, cfg) {
@@ -85,8 +97,15 @@ func (o *observer) tick(now time.Time, cfg Config) []Action {
 // changed is a change notification of the session record, at version v
 // (0: not known): read it now, unless v is the version observed.
 func (o *observer) changed(now time.Time, v int64) []Action {
-	if o.inflight != opNone || o.dead || (v != 0 && o.hasSeen && v == o.seen.Version) {
+	if o.dead || (v != 0 && o.hasSeen && v == o.seen.Version) {
 		return nil
+	}
+	if o.inflight == opRead {
+		o.notified, o.unknown = max(o.notified, v), o.unknown || v == 0
+		return nil
+	}
+	if o.inflight != opNone {
+		return nil // the write that ends it: a conflict reads again
 	}
 	return o.read(now)
 }
@@ -114,10 +133,22 @@ func (o *observer) getReply(now time.Time, cfg Config, r GetReply) []Action {
 	if !o.hasSeen || r.Record.Version != o.seen.Version {
 		o.seen, o.seenAt, o.hasSeen = r.Record, now, true
 	}
+	if o.unknown || o.notified > r.Record.Version {
+		// A change was notified while the read was out and this answer
+		// may predate it: read again rather than wait a whole lease.
+		o.notified, o.unknown = 0, false
+		return o.read(now)
+	}
+	o.notified, o.unknown = 0, false
 	if o.expired(now, cfg) {
 		return o.end(now)
 	}
-	o.readAt = earliest(now.Add(cfg.Poll), o.seenAt.Add(o.wait(cfg)))
+	o.readAt = o.seenAt.Add(o.wait(cfg))
+	if o.feed == nil || !*o.feed {
+		o.readAt = earliest(now.Add(cfg.Poll), o.readAt)
+	}
+	// With the feed live, a renewal or release is reported (changed) and
+	// read then: until the wait ran out, nothing else can change.
 	return nil
 }
 

@@ -65,9 +65,16 @@ func (e *engine) fault(f Fault) {
 	e.note(n, Happening{Kind: FaultBegan, Fault: f.Kind.String()})
 	switch f.Kind {
 	case Cut:
+		if !n.cut {
+			e.feed(n, false) // its notifications are lost from now on
+		}
 		n.cut = true
 	case Reconnect:
+		was := n.cut
 		n.cut = false
+		if was {
+			e.feed(n, true) // watched again
+		}
 	case Freeze:
 		if n.up {
 			n.frozen = true
@@ -97,6 +104,7 @@ func (e *engine) fault(f Fault) {
 		if !n.up {
 			n.up = true
 			e.newMachine(n)
+			e.feed(n, true)
 			e.campaign(n)
 		}
 	case SetRate:

@@ -40,7 +40,8 @@ type node struct {
 	effFroze               bool          // the node was frozen while it ran (no timeout check)
 	effRun                 scheduler.StartEffect
 	mailbox                []event
-	cutErr, lostErr        error // the errors of a call while cut off, and of an answer lost so
+	cutErr, lostErr        error  // the errors of a call while cut off, and of an answer lost so
+	changes                *batch // the change notifications queued for it, while more may join
 
 	// The term of Job, which the scheduler machine works under.
 	term     uint64
@@ -123,6 +124,19 @@ func (e *engine) campaign(n *node) {
 		// term by itself.
 		e.step(n, election.Start{Name: name, Hold: true})
 	}
+}
+
+// feed tells n's Group that its change feed opened (live) or closed, as
+// package baton's driver does (election.Feed): with Config.Notify, a node
+// holding its names through a session follows every record, so its feed
+// is live unless it is cut off from the store (its notifications are then
+// lost, and a real feed would close). An Elector's feed reports only its
+// names, not the session records its observers read: it never says live.
+func (e *engine) feed(n *node, live bool) {
+	if !e.c.Notify || !n.sessions || !n.up || (live && n.cut) {
+		return
+	}
+	e.dispatch(event{at: e.now, kind: evReply, node: int32(n.idx), inc: int32(n.inc), ev: election.Event(election.Feed{Live: live})})
 }
 
 // valid is Term.Valid() of n's current term of Job, read on n's own clock.
@@ -370,6 +384,8 @@ func (e *engine) lostAnswer(n *node, ev election.Event) election.Event {
 	case election.SwapReply:
 		e.tracef("%s is cut off: the answer to its swap of %s is lost (the swap %s)", n.id, r.Name, map[bool]string{true: "went through", false: "failed"}[r.Err == nil])
 		return election.SwapReply{Name: r.Name, Err: err}
+	case election.Feed:
+		return r // the runtime's own news, not the store's
 	}
 	return nil // a change notification: the feed is broken
 }
@@ -391,27 +407,27 @@ func (e *engine) apply(n *node, inc int32, call any, latency time.Duration) {
 		ev = election.Event(r)
 	case *getBatch:
 		res, err := e.c.Store.GetMany(e.ctx, a.names)
-		evs := make([]election.Event, len(a.names))
+		b := e.newBatch()
 		for i, name := range a.names {
 			r := election.GetReply{Name: name, Err: err}
 			if err == nil {
 				r.Record, r.Err = res[i].Record, res[i].Err
 			}
-			evs[i] = r
+			b.evs = append(b.evs, r)
 		}
-		ev = evs
+		ev = b
 	case *swapBatch:
 		res, err := e.c.Store.SwapMany(e.ctx, a.swaps)
-		evs := make([]election.Event, len(a.swaps))
+		b := e.newBatch()
 		for i, sw := range a.swaps {
 			r := election.SwapReply{Name: sw.Record.Name, Err: err}
 			if err == nil {
 				r.Record, r.Err = res[i].Record, res[i].Err
 			}
 			e.swapped(n, sw, r)
-			evs[i] = r
+			b.evs = append(b.evs, r)
 		}
-		ev = evs
+		ev = b
 	}
 	e.push(event{at: e.now + latency, kind: evReply, node: int32(n.idx), inc: inc, ev: ev})
 }
@@ -449,8 +465,55 @@ func (e *engine) notify(name string, v int64) {
 		if !m.up || m.cut || (!m.sessions && !isName) {
 			continue
 		}
-		e.push(event{at: e.now + m.latency, kind: evReply, node: int32(m.idx), inc: int32(m.inc), ev: ch})
+		at := e.now + m.latency
+		if c := m.changes; c != nil && c.at == at && c.inc == m.inc {
+			// Changes that reach a node at one instant come as one
+			// batch, as a feed delivers them ([]store.Change).
+			c.evs = append(c.evs, ch)
+			continue
+		}
+		c := e.newBatch()
+		c.at, c.inc, c.notes, c.evs = at, m.inc, true, append(c.evs, ch)
+		m.changes = c
+		e.push(event{at: at, kind: evReply, node: int32(m.idx), inc: int32(m.inc), ev: c})
 	}
+}
+
+// batch is events on their way to a node in one queued event: the
+// answers of a batched store call, in order, or the change notifications
+// (notes) that reach it at one instant. Delivered, it is reused.
+type batch struct {
+	at    time.Duration // notes: when they arrive ...
+	inc   int           // ... at which incarnation, while more may join
+	notes bool
+	evs   []election.Event
+}
+
+// newBatch returns an empty batch, reused if one was delivered.
+func (e *engine) newBatch() *batch {
+	if k := len(e.spare); k > 0 {
+		b := e.spare[k-1]
+		e.spare = e.spare[:k-1]
+		return b
+	}
+	return &batch{}
+}
+
+// deliver steps n through batch b (or drops it: a cut node's notifications,
+// with CallLatency its answers lost) and keeps b for reuse.
+func (e *engine) deliver(n *node, b *batch) {
+	switch {
+	case !e.c.CallLatency || !n.cut:
+		e.steps(n, b.evs)
+	case !b.notes: // a cut node's notifications are lost: the feed is broken
+		for i, r := range b.evs {
+			b.evs[i] = e.lostAnswer(n, r)
+		}
+		e.steps(n, b.evs)
+	}
+	clear(b.evs)
+	*b = batch{evs: b.evs[:0]}
+	e.spare = append(e.spare, b)
 }
 
 // actionName is the record an action is about ("" for none or every one).

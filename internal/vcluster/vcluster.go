@@ -132,8 +132,12 @@ type Config struct {
 	// Notify delivers change notifications, as baton's change feed
 	// (WatchChanges) does: every write of a record reaches the other nodes
 	// that follow it as a Changed event after their latency (a node with
-	// sessions follows every record, one without only the names). The
-	// machines poll all the same; the notifications are hints.
+	// sessions follows every record, one without only the names), those
+	// that reach a node at one instant as one batch. A node with sessions
+	// is told its feed is live (election.Feed) while it is not cut off, as
+	// package baton's driver tells its Group: its observers then read a
+	// session only when notified and when its wait runs out. The machines
+	// poll all the same otherwise; the notifications are hints.
 	Notify bool
 	// Mutate turns protections of the scheduler or election machine off,
 	// so that a test can show the checker catches it.
@@ -209,9 +213,13 @@ type Mutation struct {
 // current incarnation.
 func (e *engine) electionConfig(n *node) election.Config {
 	m := e.c.Mutate
+	var check time.Duration // an Elector's: the poll interval
+	if n.sessions {
+		check = election.CheckLeases * e.c.Lease // as baton.NewGroup sets it
+	}
 	return election.Config{
 		Node: n.id, Incarnation: fmt.Sprintf("%s.%d", n.id, n.inc),
-		Lease: e.c.Lease, Renew: e.c.Renew, Margin: e.c.Margin, Poll: e.c.Poll, Retry: e.c.Poll,
+		Lease: e.c.Lease, Renew: e.c.Renew, Margin: e.c.Margin, Poll: e.c.Poll, Retry: e.c.Poll, Check: check,
 		Balance: e.c.Balance && n.sessions,
 		Mutate: election.Mutations{NoSessionMargin: m.NoSessionMargin, SessionNameExpiry: m.SessionNameExpiry,
 			NoPull: m.NoPull, WrapDeadline: m.WrapDeadline},
@@ -300,6 +308,8 @@ type engine struct {
 	getBatch    getBatch          // sendGets' scratch
 	swapBatch   swapBatch         // sendSwaps'
 
+	spare []*batch // batches delivered, for reuse
+
 	names   []string       // Job, then the other names
 	nameIdx map[string]int // index in names
 
@@ -384,6 +394,7 @@ func Run(ctx context.Context, c Config) (Outcome, error) {
 	}
 	e.q.preload(fixed)
 	for _, n := range e.nodes {
+		e.feed(n, true) // a new process watches the store's changes
 		e.campaign(n)
 	}
 	for e.q.len() > 0 && e.err == nil && e.out.Violation == nil {
@@ -463,6 +474,9 @@ func (e *engine) dispatch(ev event) {
 		return
 	}
 	n := e.nodes[ev.node]
+	if c, ok := ev.ev.(*batch); ok && n.changes == c {
+		n.changes = nil // on its way: later ones make a new batch
+	}
 	if int(ev.inc) != n.inc || !n.up {
 		return // meant for an incarnation that has crashed
 	}
@@ -472,6 +486,10 @@ func (e *engine) dispatch(ev event) {
 	}
 	switch ev.kind {
 	case evReply:
+		if b, ok := ev.ev.(*batch); ok {
+			e.deliver(n, b)
+			return
+		}
 		if evs, ok := ev.ev.([]election.Event); ok { // a batched call's answers
 			if e.c.CallLatency && n.cut {
 				for i, r := range evs {
