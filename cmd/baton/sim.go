@@ -128,33 +128,33 @@ func runSim(ctx context.Context, e *env, args []string) int {
 	case "no-margin":
 		o.NoMargin = true
 	case "no-valid-check":
-		o.NoValidCheck = true
+		o.Mutate.Work.NoValidCheck = true
 	case "unfenced-ledger":
-		o.UnfencedLedger = true
+		o.Mutate.UnfencedLedger = true
 	case "session-no-margin":
-		o.NoSessionMargin = true
+		o.Mutate.Election.NoSessionMargin = true
 	case "session-name-expiry":
-		o.SessionNameExpiry = true
+		o.Mutate.Election.SessionNameExpiry = true
 	case "no-pull":
-		o.NoPull = true
+		o.Mutate.Election.NoPull = true
 	case "wrap-deadline":
-		o.WrapDeadline = true
+		o.Mutate.Election.WrapDeadline = true
 	case "no-catch-up-cap":
-		o.NoCatchUpCap = true
+		o.Mutate.Work.NoCatchUpCap = true
 	case "no-jitter":
-		o.NoJitter = true
+		o.Mutate.Work.NoJitter = true
 	case "ignore-suspension":
-		o.IgnoreSuspension = true
+		o.Mutate.Work.IgnoreSuspension = true
 	case "no-overlap-skip":
-		o.NoOverlapSkip = true
+		o.Mutate.Work.NoOverlapSkip = true
 	case "no-retry-backoff":
-		o.NoRetryBackoff = true
+		o.Mutate.Work.NoRetryBackoff = true
 	case "no-manual-exempt":
-		o.NoManualExempt = true
+		o.Mutate.Work.NoManualExempt = true
 	case "no-timeout":
-		o.NoTimeout = true
+		o.Mutate.Work.NoTimeout = true
 	case "node-jitter":
-		o.NodeJitter = true
+		o.Mutate.Work.NodeJitter = true
 	default:
 		return e.fail(name, usagef("--mutate %q: want %s", *mutate, mutationList))
 	}

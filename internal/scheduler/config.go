@@ -28,45 +28,10 @@ type Config struct {
 	PruneEvery time.Duration
 	PruneBatch int
 
-	// NoValidCheck starts effects without asking the runtime to check
-	// Term.Valid first: the simulator's no-valid-check mutation, which it
-	// must catch. Never set outside the simulator.
-	NoValidCheck bool
-	// NoCatchUpCap plans as if Policy.Max were 0: the simulator's
-	// no-catch-up-cap mutation, which it must catch. Never set outside
-	// the simulator.
-	NoCatchUpCap bool
-	// NoJitter plans as if Policy.Jitter were 0: the simulator's
-	// no-jitter mutation, which it must catch. Never set outside the
-	// simulator.
-	NoJitter bool
-	// IgnoreSuspension plans as if the job were never suspended: the
-	// simulator's ignore-suspension mutation, which it must catch. Never
-	// set outside the simulator.
-	IgnoreSuspension bool
-	// NoOverlapSkip plans as if Policy.Overlap were queue: the
-	// simulator's no-overlap-skip mutation, which it must catch. Never
-	// set outside the simulator.
-	NoOverlapSkip bool
-	// NoRetryBackoff plans as if Policy.RetryBackoff were 0 (a failed
-	// period with retries left is due again at once): the simulator's
-	// no-retry-backoff mutation, which it must catch. Never set outside
-	// the simulator.
-	NoRetryBackoff bool
-	// NoManualExempt plans manual periods (triggers and backfill rows)
-	// like scheduled ones, subject to the catch-up policy and window
-	// (Input.NoManualExempt): the simulator's no-manual-exempt mutation,
-	// which it must catch. Never set outside the simulator.
-	NoManualExempt bool
-	// NoTimeout runs as if Policy.Timeout were 0: the simulator's
-	// no-timeout mutation, which it must catch. Never set outside the
-	// simulator.
-	NoTimeout bool
-	// NodeJitter derives the jitter from the node's name too, so that
-	// every node draws its own delay and a handover re-rolls it: the
-	// simulator's node-jitter mutation, which it must catch. Never set
-	// outside the simulator.
-	NodeJitter bool
+	// Mutate turns protections off, so that the simulator (baton sim
+	// --mutate) and the tests can show that their checks catch each
+	// breach. Never set outside them.
+	Mutate Mutations
 
 	// ClockTolerance, when positive, turns the wall-clock guard on: before
 	// every pass that may claim or skip periods the machine asks for a
@@ -79,3 +44,35 @@ type Config struct {
 
 // Config returns the machine's configuration.
 func (m *Machine) Config() Config { return m.cfg }
+
+// Mutations each turn one protection of the machine off, as a simulator
+// mutation (baton sim --mutate NAME, the name in brackets) whose check
+// must catch it. The zero value is the machine as it ships.
+type Mutations struct {
+	// NoValidCheck starts effects without asking the runtime to check
+	// Term.Valid first [no-valid-check].
+	NoValidCheck bool
+	// NoCatchUpCap plans as if Policy.Max were 0 [no-catch-up-cap].
+	NoCatchUpCap bool
+	// NoJitter plans as if Policy.Jitter were 0 [no-jitter].
+	NoJitter bool
+	// IgnoreSuspension plans as if the job were never suspended
+	// [ignore-suspension].
+	IgnoreSuspension bool
+	// NoOverlapSkip plans as if Policy.Overlap were queue
+	// [no-overlap-skip].
+	NoOverlapSkip bool
+	// NoRetryBackoff plans as if Policy.RetryBackoff were 0: a failed
+	// period with retries left is due again at once [no-retry-backoff].
+	NoRetryBackoff bool
+	// NoManualExempt plans manual periods (triggers and backfill rows)
+	// like scheduled ones, subject to the catch-up policy and window
+	// (Input.NoManualExempt) [no-manual-exempt].
+	NoManualExempt bool
+	// NoTimeout runs as if Policy.Timeout were 0 [no-timeout].
+	NoTimeout bool
+	// NodeJitter derives the jitter from the node's name too, so that
+	// every node draws its own delay and a handover re-rolls it
+	// [node-jitter].
+	NodeJitter bool
+}

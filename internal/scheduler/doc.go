@@ -32,10 +32,8 @@
 // (schedule.Runner has no option for them):
 // Momentary (a trigger is a moment that reaches only the node leading then,
 // not a ledger row) and Unfenced (ledger writes without the token check).
-// The simulator's mutations turn protections off on purpose (NoValidCheck,
-// Unfenced, NoCatchUpCap, NoJitter, IgnoreSuspension, NoOverlapSkip,
-// NoRetryBackoff, NoManualExempt, NoTimeout, NodeJitter) to show that its
-// checker notices.
+// The simulator's mutations turn protections off on purpose (Unfenced, and
+// each of Config.Mutate's Mutations) to show that its checker notices.
 //
 // What operators steer is decided here too, so the simulator checks it:
 // the catch-up cap (Policy.Max: a scheduled period with Max or more newer
@@ -53,7 +51,7 @@
 // which refuses the claim (or skip) in the write's own atomic step
 // (store.ErrSuspended): the machine notes it and reads the job again at
 // once. (The simulator's ignore-suspension mutation turns off both: this
-// machine's IgnoreSuspension and the in-memory store's check,
+// machine's Mutate.IgnoreSuspension and the in-memory store's check,
 // memstore.WithoutSuspensionCheck.)
 // Config.Validate bounds them (bounds.go).
 //

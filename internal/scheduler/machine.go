@@ -260,7 +260,7 @@ func (m *Machine) jobRead(now time.Time, r JobRead) []Action {
 	case !sus.Active() && was.Active():
 		acts = append(acts, Note{Level: slog.LevelInfo, Msg: "job resumed: periods that came due while suspended are caught up by the catch-up policy"})
 	}
-	if m.suspension.Active() && !m.cfg.IgnoreSuspension {
+	if m.suspension.Active() && !m.cfg.Mutate.IgnoreSuspension {
 		m.after(now, m.cfg.Poll, timerPass)
 		return acts
 	}
@@ -402,12 +402,12 @@ func (m *Machine) runsRead(now time.Time, r RunsRead) []Action {
 	}
 	pol := m.policy()
 	job := m.cfg.Job // the jitter's seed
-	if m.cfg.NodeJitter {
+	if m.cfg.Mutate.NodeJitter {
 		job += "\x00" + m.node
 	}
 	plan := Decide(Input{Now: now, Created: m.created, Schedule: m.cfg.Schedule, Policy: pol,
 		Token: m.token, Rows: r.Rows, Floor: floor, Limit: m.cfg.Limit, Job: job,
-		BusyFrom: m.busyFrom, BusyTo: m.busyTo, NoManualExempt: m.cfg.NoManualExempt})
+		BusyFrom: m.busyFrom, BusyTo: m.busyTo, NoManualExempt: m.cfg.Mutate.NoManualExempt})
 	m.moves, m.wake, m.planAt = plan.Moves, plan.Wake, now
 	var acts []Action
 	if plan.Overdue > 0 && !m.toldCatchUp {
@@ -482,7 +482,7 @@ func (m *Machine) swapped(now time.Time, r Swapped) []Action {
 		if t := m.policy().Timeout; t > 0 {
 			m.stopAt = now.Add(t)
 		}
-		return []Action{StartEffect{Period: m.period, Run: r.Run, RequireValid: !m.cfg.NoValidCheck}}
+		return []Action{StartEffect{Period: m.period, Run: r.Run, RequireValid: !m.cfg.Mutate.NoValidCheck}}
 	case errors.Is(err, store.ErrStaleToken):
 		if k == KindTrigger {
 			m.inbox = m.inbox[1:]
@@ -613,19 +613,19 @@ func (m *Machine) readBack(now time.Time, r ReadBack) []Action {
 // mutation turns off.
 func (m *Machine) policy() Policy {
 	pol := m.cfg.Policy
-	if m.cfg.NoCatchUpCap {
+	if m.cfg.Mutate.NoCatchUpCap {
 		pol.Max = 0
 	}
-	if m.cfg.NoJitter {
+	if m.cfg.Mutate.NoJitter {
 		pol.Jitter = 0
 	}
-	if m.cfg.NoOverlapSkip {
+	if m.cfg.Mutate.NoOverlapSkip {
 		pol.Overlap = OverlapQueue
 	}
-	if m.cfg.NoRetryBackoff {
+	if m.cfg.Mutate.NoRetryBackoff {
 		pol.RetryBackoff = 0
 	}
-	if m.cfg.NoTimeout {
+	if m.cfg.Mutate.NoTimeout {
 		pol.Timeout = 0
 	}
 	return pol

@@ -194,7 +194,7 @@ type Input struct {
 	// without a row that came due in (BusyFrom, BusyTo] is skipped.
 	BusyFrom, BusyTo time.Time
 	// NoManualExempt plans manual periods like scheduled ones (the
-	// simulator's no-manual-exempt mutation, Config.NoManualExempt).
+	// simulator's no-manual-exempt mutation, Config.Mutate.NoManualExempt).
 	NoManualExempt bool
 }
 

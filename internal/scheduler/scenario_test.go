@@ -144,7 +144,7 @@ func (x *harness) step(s scenario.Step) string {
 			case "unfenced":
 				x.cfg.Unfenced = true
 			case "novalid":
-				x.cfg.NoValidCheck = true
+				x.cfg.Mutate.NoValidCheck = true
 			case "keep":
 				x.cfg.Retention.Age = d
 			case "keeprows":
@@ -160,13 +160,13 @@ func (x *harness) step(s scenario.Step) string {
 			case "jitter":
 				x.cfg.Policy.Jitter = d
 			case "nocap":
-				x.cfg.NoCatchUpCap = true
+				x.cfg.Mutate.NoCatchUpCap = true
 			case "timeout":
 				x.cfg.Policy.Timeout = d
 			case "notimeout":
-				x.cfg.NoTimeout = true
+				x.cfg.Mutate.NoTimeout = true
 			case "ignoresuspension":
-				x.cfg.IgnoreSuspension = true
+				x.cfg.Mutate.IgnoreSuspension = true
 			default:
 				x.t.Fatalf("config %s: unknown setting", a.Key)
 			}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton/internal/scheduler"
+	"github.com/batonhq/baton/internal/vcluster"
 )
 
 // The fault classes.
@@ -86,19 +87,19 @@ type Options struct {
 	// NoMargin configures the nodes without the 2e margin while the
 	// invariants still assume e (mutation check).
 	NoMargin bool
-	// NoValidCheck makes the scheduler machine start effects without
-	// checking Valid() first (mutation check).
-	NoValidCheck bool
-	// UnfencedLedger makes the scheduler machine write the ledger without
-	// the token check (mutation check).
-	UnfencedLedger bool
-	// NoSessionMargin makes observers end another process's session after
-	// its lease without the 2e (mutation check).
-	NoSessionMargin bool
-	// SessionNameExpiry makes contenders take a name held through a
-	// session over when its own record stayed unchanged for lease + 2e,
-	// ignoring the session (mutation check).
-	SessionNameExpiry bool
+	// Mutate turns protections of the machines off (baton sim --mutate;
+	// the names are in the machines' Mutations docs): each is a mutation
+	// whose check must then find a violation. Some need the seeds to
+	// draw what they break, and Validate says which: a catch-up cap
+	// (CatchUpMax) for Work.NoCatchUpCap, a jitter for Work.NoJitter and
+	// Work.NodeJitter, the operator faults for Work.IgnoreSuspension
+	// (with the in-memory store's own check off too:
+	// memstore.WithoutSuspensionCheck) and Work.NoManualExempt, balanced
+	// seeds for Election.NoPull. The seeds draw the rest in a share of
+	// runs: overlap skip and runs longer than the period in half of them,
+	// retries and failing runs, timeouts that long runs outlast, hostile
+	// records for Election.WrapDeadline.
+	Mutate vcluster.Mutation
 	// Names is how many names every node campaigns for besides the job's
 	// ("shard-1" to "shard-<Names>"): held like the job's, without work.
 	Names int
@@ -111,56 +112,16 @@ type Options struct {
 	// others by asking for handovers; at the end every live node must
 	// hold N/P names rounded down or up.
 	Balance BalanceMode
-	// NoPull makes balanced nodes never ask for a handover (mutation
-	// check: the balance check must then fail).
-	NoPull bool
-	// WrapDeadline trusts a held record's lease whatever it is and lets
-	// lease + 2e wrap around (mutation check: a hostile seed's damaged
-	// record is then taken over).
-	WrapDeadline bool
 	// CatchUpMax is the job's catch-up cap (scheduler.Policy.Max): after a
 	// leaderless stretch only the newest CatchUpMax missed periods run;
 	// older ones are skipped, and the checker verifies every claim and
 	// skip against the cap. 0: no cap.
 	CatchUpMax int
-	// NoCatchUpCap makes the scheduler machine plan as if there were no
-	// cap (mutation check: the cap check must then fail).
-	NoCatchUpCap bool
 	// Jitter is the job's jitter in virtual time (a fraction of Period):
 	// every period's first claim waits a delay in [0, Jitter] derived
 	// from the job's name and the period key, and the checker verifies
 	// that no claim comes earlier. 0: none.
 	Jitter time.Duration
-	// NoJitter makes the scheduler machine plan as if there were no
-	// jitter (mutation check: the jitter check must then fail).
-	NoJitter bool
-	// IgnoreSuspension makes the scheduler machine plan as if the job
-	// were never suspended and the store write its claims anyway
-	// (memstore.WithoutSuspensionCheck): the mutation check. With the
-	// operator faults a quarter of the seeds suspend the job for a while,
-	// and the checker must see a claim or skip land while it is.
-	IgnoreSuspension bool
-	// NoOverlapSkip makes the scheduler machine plan as if the overlap
-	// policy were queue (mutation check: half the seeds draw overlap skip,
-	// and half draw runs longer than the period).
-	NoOverlapSkip bool
-	// NoRetryBackoff makes the scheduler machine retry a failed period at
-	// once (mutation check: half the seeds draw retries, and some of
-	// those runs that fail).
-	NoRetryBackoff bool
-	// NoManualExempt makes the scheduler machine plan manual periods
-	// (backfill rows) like scheduled ones, so that the catch-up policy
-	// or window skips them (mutation check: with the operator faults, a
-	// third of the seeds backfill).
-	NoManualExempt bool
-	// NoTimeout lets runs go on past the policy's timeout (mutation
-	// check: a quarter of the seeds draw a timeout that their long runs
-	// outlast).
-	NoTimeout bool
-	// NodeJitter makes every node derive its own jitter, so that a
-	// handover re-rolls it (mutation check: the jitter check must then
-	// fail).
-	NodeJitter bool
 	// Trace gets the failover trace of each seed run.
 	Trace io.Writer
 
@@ -231,15 +192,15 @@ func (o Options) Validate() error {
 		return fmt.Errorf("sim: names must be from 0 to 100, got %d", o.Names)
 	case o.CatchUpMax < 0 || o.CatchUpMax > scheduler.MaxCatchUp:
 		return fmt.Errorf("sim: catch-up max must be from 0 (no cap) to %d, got %d", scheduler.MaxCatchUp, o.CatchUpMax)
-	case o.NoCatchUpCap && o.CatchUpMax == 0:
+	case o.Mutate.Work.NoCatchUpCap && o.CatchUpMax == 0:
 		return fmt.Errorf("sim: the no-catch-up-cap mutation needs a catch-up cap: catch-up max 1 or more")
 	case o.Jitter < 0 || o.Jitter >= o.Period:
 		return fmt.Errorf("sim: jitter must be from 0 to less than the period (%v), got %v", o.Period, o.Jitter)
-	case (o.NoJitter || o.NodeJitter) && o.Jitter == 0:
+	case (o.Mutate.Work.NoJitter || o.Mutate.Work.NodeJitter) && o.Jitter == 0:
 		return fmt.Errorf("sim: the no-jitter and node-jitter mutations need a jitter")
-	case o.IgnoreSuspension && !slices.Contains(o.Faults, Operator):
+	case o.Mutate.Work.IgnoreSuspension && !slices.Contains(o.Faults, Operator):
 		return fmt.Errorf("sim: the ignore-suspension mutation needs the operator faults, which suspend the job")
-	case o.NoManualExempt && !slices.Contains(o.Faults, Operator):
+	case o.Mutate.Work.NoManualExempt && !slices.Contains(o.Faults, Operator):
 		return fmt.Errorf("sim: the no-manual-exempt mutation needs the operator faults, which backfill")
 	}
 	if _, err := ParseSessionMode(string(o.Sessions)); err != nil {
@@ -251,7 +212,7 @@ func (o Options) Validate() error {
 	if o.Balance == BalanceOn && o.Sessions != SessionsOn && o.Sessions != SessionsSeeded {
 		return fmt.Errorf("sim: balance on needs every node to hold its names through a session: sessions on (or seeded), got %s", o.Sessions)
 	}
-	if o.NoPull && o.Balance == BalanceOff {
+	if o.Mutate.Election.NoPull && o.Balance == BalanceOff {
 		return fmt.Errorf("sim: the no-pull mutation needs balanced seeds: balance on or seeded")
 	}
 	return nil

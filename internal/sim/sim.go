@@ -87,7 +87,7 @@ func Run(ctx context.Context, o Options, seed uint64) (Result, error) {
 	every, _ := schedule.Every(24*time.Hour, 0)
 	clock := vcluster.NewClock(o.Period)
 	mopts := []memstore.Option{memstore.WithTime(clock.Now)}
-	if o.IgnoreSuspension {
+	if o.Mutate.Work.IgnoreSuspension {
 		// The rule lives in the store: the mutation breaks it there too.
 		mopts = append(mopts, memstore.WithoutSuspensionCheck())
 	}
@@ -104,11 +104,7 @@ func Run(ctx context.Context, o Options, seed uint64) (Result, error) {
 		Check: true, Trace: o.Trace, Clock: clock, Plant: plant,
 	}
 	c.Names, c.Sessions, c.Notify, c.CallLatency, c.Balance = o.Names, v.sessions, v.notify, v.callLatency, v.balance
-	c.Mutate = vcluster.Mutation{NoValidCheck: o.NoValidCheck, UnfencedLedger: o.UnfencedLedger,
-		NoSessionMargin: o.NoSessionMargin, SessionNameExpiry: o.SessionNameExpiry, NoPull: o.NoPull,
-		WrapDeadline: o.WrapDeadline, NoCatchUpCap: o.NoCatchUpCap, NoJitter: o.NoJitter,
-		IgnoreSuspension: o.IgnoreSuspension, NoOverlapSkip: o.NoOverlapSkip, NoRetryBackoff: o.NoRetryBackoff,
-		NoManualExempt: o.NoManualExempt, NoTimeout: o.NoTimeout, NodeJitter: o.NodeJitter}
+	c.Mutate = o.Mutate
 	c.Policy = w.policy
 	c.Policy.Max, c.Policy.Jitter = o.CatchUpMax, vcluster.Calendar{Day: o.Period}.Business(o.Jitter)
 	c.Retention, c.PruneEvery, c.PruneBatch, c.Effect = w.retention, w.pruneEvery, w.pruneBatch, w.effect

@@ -101,46 +101,46 @@ func TestMutationsAreCaught(t *testing.T) {
 		// Two valid leaders need a slow leader, a fast contender and a
 		// fast store at once: the skew fault, about one seed in fourteen.
 		{"no 2e margin", func(o *sim.Options) { o.NoMargin = true }, 200},
-		{"no Valid() check before an effect", func(o *sim.Options) { o.NoValidCheck = true }, 200},
-		{"unfenced ledger", func(o *sim.Options) { o.UnfencedLedger = true }, 200},
+		{"no Valid() check before an effect", func(o *sim.Options) { o.Mutate.Work.NoValidCheck = true }, 200},
+		{"unfenced ledger", func(o *sim.Options) { o.Mutate.UnfencedLedger = true }, 200},
 		// A session's observer that skips the 2e: like no-margin, it
 		// needs the skew fault on a node holding names through a session.
-		{"session ended without the 2e", func(o *sim.Options) { o.NoSessionMargin = true }, 200},
+		{"session ended without the 2e", func(o *sim.Options) { o.Mutate.Election.NoSessionMargin = true }, 200},
 		// A contender that ignores the session takes a session-held name
 		// lease + 2e after it first read it: any seed with a session holder.
-		{"session-held name taken on its record's expiry", func(o *sim.Options) { o.SessionNameExpiry = true }, 20},
+		{"session-held name taken on its record's expiry", func(o *sim.Options) { o.Mutate.Election.SessionNameExpiry = true }, 20},
 		// Balanced nodes that never ask for a handover leave the names
 		// where they fell: the end-of-run balance check fails.
-		{"balanced nodes that never pull", func(o *sim.Options) { o.Balance, o.NoPull = sim.BalanceOn, true }, 5},
+		{"balanced nodes that never pull", func(o *sim.Options) { o.Balance, o.Mutate.Election.NoPull = sim.BalanceOn, true }, 5},
 		// Deadline arithmetic that trusts a stored lease and wraps: a
 		// hostile seed's planted record is taken over.
-		{"wrapping deadline arithmetic", func(o *sim.Options) { o.Faults, o.WrapDeadline = []sim.FaultClass{sim.Hostile}, true }, 200},
+		{"wrapping deadline arithmetic", func(o *sim.Options) { o.Faults, o.Mutate.Election.WrapDeadline = []sim.FaultClass{sim.Hostile}, true }, 200},
 		// A planner that ignores the catch-up cap runs every missed period
 		// of a leaderless stretch longer than the cap: about half the seeds.
-		{"no catch-up cap", func(o *sim.Options) { o.NoCatchUpCap = true }, 20},
+		{"no catch-up cap", func(o *sim.Options) { o.Mutate.Work.NoCatchUpCap = true }, 20},
 		// A planner that ignores the jitter claims the first period before
 		// its delay: every seed.
-		{"no jitter", func(o *sim.Options) { o.NoJitter = true }, 2},
+		{"no jitter", func(o *sim.Options) { o.Mutate.Work.NoJitter = true }, 2},
 		// A planner that ignores a suspension claims a period after
 		// reading it: a quarter of the seeds suspend the job.
-		{"ignore suspension", func(o *sim.Options) { o.IgnoreSuspension = true }, 20},
+		{"ignore suspension", func(o *sim.Options) { o.Mutate.Work.IgnoreSuspension = true }, 20},
 		// A planner that queues what overlap skip should skip claims a
 		// period that came due during a run longer than the period: half
 		// the seeds skip, half the seeds' runs take time.
-		{"no overlap skip", func(o *sim.Options) { o.NoOverlapSkip = true }, 40},
+		{"no overlap skip", func(o *sim.Options) { o.Mutate.Work.NoOverlapSkip = true }, 40},
 		// A planner that retries a failure at once: half the seeds retry,
 		// and of those with runs that take time two thirds fail some.
-		{"no retry backoff", func(o *sim.Options) { o.NoRetryBackoff = true }, 60},
+		{"no retry backoff", func(o *sim.Options) { o.Mutate.Work.NoRetryBackoff = true }, 60},
 		// A planner that lets the catch-up policy or window skip a
 		// backfill row: a third of the seeds backfill, and only a failed,
 		// skipped or pruned period is made pending again.
-		{"no manual exemption", func(o *sim.Options) { o.NoManualExempt = true }, 80},
+		{"no manual exemption", func(o *sim.Options) { o.Mutate.Work.NoManualExempt = true }, 80},
 		// Runs that go on past the timeout: a quarter of the seeds draw
 		// one, and a fifth of their runs before the heal outlast it.
-		{"no timeout", func(o *sim.Options) { o.NoTimeout = true }, 60},
+		{"no timeout", func(o *sim.Options) { o.Mutate.Work.NoTimeout = true }, 60},
 		// Every node its own jitter: a node whose delay is shorter than
 		// the job's claims early, about every other period.
-		{"a jitter per node", func(o *sim.Options) { o.NodeJitter = true }, 5},
+		{"a jitter per node", func(o *sim.Options) { o.Mutate.Work.NodeJitter = true }, 5},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o := sim.DefaultOptions()

@@ -164,49 +164,16 @@ type Config struct {
 	Plant []store.Record
 }
 
-// Mutation is a protection turned off on purpose.
+// Mutation is a protection turned off on purpose: the machines' own
+// Mutations, and the ledger's fence.
 type Mutation struct {
-	// NoValidCheck starts effects without checking Valid() first.
-	NoValidCheck bool
-	// UnfencedLedger writes the ledger without the token check.
+	// UnfencedLedger writes the ledger without the token check
+	// (scheduler.Config.Unfenced).
 	UnfencedLedger bool
-	// NoSessionMargin ends another process's session after its lease
-	// without the 2e (election.Config.NoSessionMargin).
-	NoSessionMargin bool
-	// SessionNameExpiry takes a name held through a session over when its
-	// own record stayed unchanged for lease + 2e, ignoring the session
-	// (election.Config.SessionNameExpiry).
-	SessionNameExpiry bool
-	// NoPull makes balanced nodes never ask for a handover
-	// (election.Config.NoPull): the names stay where they fell.
-	NoPull bool
-	// WrapDeadline trusts a held record's lease whatever it is and lets
-	// lease + 2e wrap (election.Mutations.WrapDeadline).
-	WrapDeadline bool
-	// NoCatchUpCap plans as if the policy had no catch-up cap
-	// (scheduler.Config.NoCatchUpCap).
-	NoCatchUpCap bool
-	// NoJitter plans as if the policy had no jitter
-	// (scheduler.Config.NoJitter).
-	NoJitter bool
-	// IgnoreSuspension plans as if the job were never suspended
-	// (scheduler.Config.IgnoreSuspension).
-	IgnoreSuspension bool
-	// NoOverlapSkip plans as if the overlap policy were queue
-	// (scheduler.Config.NoOverlapSkip).
-	NoOverlapSkip bool
-	// NoRetryBackoff retries a failed period at once
-	// (scheduler.Config.NoRetryBackoff).
-	NoRetryBackoff bool
-	// NoManualExempt plans manual periods like scheduled ones
-	// (scheduler.Config.NoManualExempt).
-	NoManualExempt bool
-	// NoTimeout lets runs go on past the policy's timeout
-	// (scheduler.Config.NoTimeout).
-	NoTimeout bool
-	// NodeJitter draws each node's own jitter
-	// (scheduler.Config.NodeJitter).
-	NodeJitter bool
+	// Election turns off protections of every node's election machine.
+	Election election.Mutations
+	// Work turns off protections of every node's scheduler machine.
+	Work scheduler.Mutations
 }
 
 // electionConfig is node n's election machine configuration, for its
@@ -221,8 +188,7 @@ func (e *engine) electionConfig(n *node) election.Config {
 		Node: n.id, Incarnation: fmt.Sprintf("%s.%d", n.id, n.inc),
 		Lease: e.c.Lease, Renew: e.c.Renew, Margin: e.c.Margin, Poll: e.c.Poll, Retry: e.c.Poll, Check: check,
 		Balance: e.c.Balance && n.sessions,
-		Mutate: election.Mutations{NoSessionMargin: m.NoSessionMargin, SessionNameExpiry: m.SessionNameExpiry,
-			NoPull: m.NoPull, WrapDeadline: m.WrapDeadline},
+		Mutate:  m.Election,
 	}
 }
 
@@ -250,10 +216,7 @@ func (c Config) work() scheduler.Config {
 	cfg := scheduler.Config{
 		Job: Job, Poll: cal.Business(c.Poll), Retry: cal.Business(c.Poll),
 		Rescan:    min(cal.Business(10*c.Poll), scheduler.MaxInterval), // within the machine's bounds on long leases
-		Momentary: !c.Persistent, Unfenced: !c.Fence || c.Mutate.UnfencedLedger, NoValidCheck: c.Mutate.NoValidCheck,
-		NoCatchUpCap: c.Mutate.NoCatchUpCap, NoJitter: c.Mutate.NoJitter, IgnoreSuspension: c.Mutate.IgnoreSuspension,
-		NoOverlapSkip: c.Mutate.NoOverlapSkip, NoRetryBackoff: c.Mutate.NoRetryBackoff, NoManualExempt: c.Mutate.NoManualExempt,
-		NoTimeout: c.Mutate.NoTimeout, NodeJitter: c.Mutate.NodeJitter,
+		Momentary: !c.Persistent, Unfenced: !c.Fence || c.Mutate.UnfencedLedger, Mutate: c.Mutate.Work,
 	}
 	if c.WorkPoll > 0 {
 		cfg.Poll = cal.Business(c.WorkPoll)
