@@ -128,3 +128,64 @@ func BenchmarkChangeFeed(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkRawUpdate is the floor a renewal is measured against: one
+// UPDATE of one column of a one-row table shaped like the election
+// record, through a pgx pool, autocommit, on the durable server (fsync,
+// synchronous commits and full page writes on; pgtest.StartDurable), the
+// server BenchmarkRenew runs on.
+func BenchmarkRawUpdate(b *testing.B) {
+	ctx := context.Background()
+	pool, err := pgxpool.New(ctx, pgtest.StartDurable(b))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer pool.Close()
+	if _, err := pool.Exec(ctx, `CREATE TABLE raw (
+			name        text COLLATE "C" PRIMARY KEY,
+			holder      text NOT NULL,
+			incarnation text NOT NULL,
+			token       bigint NOT NULL,
+			lease_ns    bigint NOT NULL,
+			transfer    text NOT NULL,
+			version     bigint NOT NULL,
+			updated     timestamptz NOT NULL,
+			session     text NOT NULL DEFAULT '')`); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, `INSERT INTO raw VALUES ('bench', 'n1', 'i1', 1, 15000000000, '', 1, now(), '')`); err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if _, err := pool.Exec(ctx, `UPDATE raw SET updated = $1 WHERE name = $2`, time.Now(), "bench"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkRenew is a leader's renewal on the durable server
+// BenchmarkRawUpdate runs on: a Swap at the record's version with the
+// same values (name: an Elector's name; session: a session record, as a
+// Group renews it whatever the number of names held through it).
+func BenchmarkRenew(b *testing.B) {
+	for _, kind := range []string{"name", "session"} {
+		b.Run(kind, func(b *testing.B) {
+			s := open(b, pgtest.StartDurable(b))
+			defer s.Close()
+			ctx := context.Background()
+			name := "bench"
+			if kind == "session" {
+				name = store.SessionPrefix + "n1/i1/1"
+			}
+			rec, err := s.Swap(ctx, store.Swap{Record: store.Record{Name: name, Holder: "n1", Incarnation: "i1", Token: 1, Lease: 15 * time.Second}})
+			if err != nil {
+				b.Fatal(err)
+			}
+			for b.Loop() {
+				if rec, err = s.Swap(ctx, store.Swap{Expect: rec.Version, Record: rec}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
