@@ -12,14 +12,16 @@ import (
 // hub holds a Store's change feeds. One poller goroutine serves all of
 // them while there is at least one.
 //
-// The poller follows the election records by version: every write gives
-// the record it writes the next value of the store-wide version counter,
-// under the file's write lock, so the versions committed at any moment are
-// all the versions up to the newest, and the records written since version
-// v are those whose version is above v (baton_election_version indexes
-// them). cursor is the newest version the poller has dispatched; a feed
-// registered under mu is told of every record written after its
-// registration, since those get versions above cursor.
+// The poller follows the election records by their changed column: every
+// write but a renewal sets it to a new value of the store-wide counter
+// (last_change), above every value committed before, under the file's
+// write lock, so the records changed since counter value c are those whose
+// changed is above c (baton_election_changed indexes them). A renewal
+// leaves the column, and so is not on the feed (store.Store.WatchChanges
+// allows it; see renewStmt). In a store older than version 5 (read-only)
+// the version column plays its part. cursor is the newest value the poller
+// has dispatched; a feed registered under mu is told of every record
+// changed after its registration, since those get values above cursor.
 type hub struct {
 	mu      sync.Mutex
 	feeds   map[*feed]struct{}
@@ -224,7 +226,7 @@ func (s *Store) newPoller(ctx context.Context, conn *sql.Conn) (*poller, error) 
 	if err != nil {
 		return nil, err
 	}
-	written, err := conn.PrepareContext(ctx, writtenSince)
+	written, err := conn.PrepareContext(ctx, s.writtenSince())
 	if err != nil {
 		dv.Close()
 		return nil, err
@@ -255,12 +257,16 @@ func (s *Store) pollOnce(ctx context.Context, p *poller) error {
 	return s.dispatch(ctx, p.written, cursor)
 }
 
-// writtenSince selects the election records written after a version: a
-// range of the index baton_election_version.
-const writtenSince = `SELECT name, version FROM baton_election WHERE version > ?`
+// writtenSince selects the election records changed after a counter value,
+// with their versions and changed values: a range of the index
+// baton_election_changed (or, before version 5, baton_election_version).
+func (s *Store) writtenSince() string {
+	c := s.changedCol()
+	return `SELECT name, version, ` + c + ` FROM baton_election WHERE ` + c + ` > ?`
+}
 
-// dispatch reads the election records written after version cursor, with
-// their versions, and hands them to the feeds.
+// dispatch reads the election records changed after counter value cursor,
+// with their versions, and hands them to the feeds.
 func (s *Store) dispatch(ctx context.Context, written *sql.Stmt, cursor int64) error {
 	rows, err := written.QueryContext(ctx, cursor)
 	if err != nil {
@@ -270,12 +276,13 @@ func (s *Store) dispatch(ctx context.Context, written *sql.Stmt, cursor int64) e
 	newest := cursor
 	for rows.Next() {
 		var c store.Change
-		if err := rows.Scan(&c.Name, &c.Version); err != nil {
+		var changed int64
+		if err := rows.Scan(&c.Name, &c.Version, &changed); err != nil {
 			rows.Close()
 			return err
 		}
 		changes = append(changes, c)
-		newest = max(newest, c.Version)
+		newest = max(newest, changed)
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {

@@ -41,6 +41,22 @@ func CheckSwap(cur store.Record, s store.Swap) error {
 	return nil
 }
 
+// Renews reports whether s, applied to the record cur, is a renewal: a
+// swap at cur's version, without an event, of a held record, whose new
+// values are cur's (holder, incarnation, token, lease, transfer and
+// session). It changes only the record's Version and Updated. A backend
+// need not report a renewal on its change feed (see
+// store.Store.WatchChanges), so that it can write one with the fewest
+// pages: a watcher of the record has nothing to act on (a contender times
+// the lease from its own reads and takes over only by a Swap at the
+// version it read, which the renewal made fail).
+func Renews(cur store.Record, s store.Swap) bool {
+	r := s.Record
+	return s.Event == "" && cur.Version != 0 && s.Expect == cur.Version && cur.Holder != "" &&
+		r.Name == cur.Name && r.Holder == cur.Holder && r.Incarnation == cur.Incarnation && r.Token == cur.Token &&
+		r.Lease == cur.Lease && r.Transfer == cur.Transfer && r.Session == cur.Session
+}
+
 // CheckToken returns an error wrapping store.ErrInvalid and
 // store.ErrTokenLimit if token, of what (an election record, a run), is
 // above store.MaxToken. Backends call it (CheckSwap and CheckRunSwap do)
