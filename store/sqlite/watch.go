@@ -45,12 +45,15 @@ type feed struct {
 	broken  bool // the poll failed: the feed must close
 }
 
-// WatchChanges implements store.Store with a fast poll: one
-// goroutine per Store reads PRAGMA data_version on a connection of its own
-// every watch interval (DefaultWatchInterval unless WithWatchInterval says
-// otherwise). That number changes only when another connection, in this
-// process or another, commits to the file, so an idle poll is one cheap
-// statement. When it changed, the poller runs one indexed query for the
+// WatchChanges implements store.Store with a poll woken by the file's
+// writes: one goroutine per Store reads PRAGMA data_version on a
+// connection of its own whenever the -wal file is written, by any process
+// on this host (inotify, on Linux), and every watch interval
+// (DefaultWatchInterval unless WithWatchInterval says otherwise) whatever
+// happens, the fallback where the notification is missing or missed.
+// That number changes only when another connection, in this process or
+// another, commits to the file, so an idle poll is one cheap statement,
+// and an idle store wakes the poller only at the interval. When it changed, the poller runs one indexed query for the
 // election records written since the last version it saw, and hands their
 // names to every change feed. Its cost per commit grows with the number
 // of records the commit wrote, not with the number of records stored or
@@ -193,6 +196,25 @@ func (s *Store) poll() {
 	defer p.close()
 	t := time.NewTicker(s.cfg.watchInterval)
 	defer t.Stop()
+	// Woken by writes to the -wal file (notify_linux.go), the poller
+	// polls at once, then again after 1, 2, 4 and 8ms while data_version
+	// has not moved: the log is written before the commit is synced and
+	// published, so the first look may come early. Polls woken so are
+	// at least minWakeGap apart; the ticker's poll stays, for what the
+	// notifier misses.
+	var wake <-chan struct{}
+	n := newWALNotifier(s.path + "-wal")
+	if n != nil {
+		defer n.Close()
+		wake = n.C
+	}
+	soon := time.NewTimer(time.Hour)
+	soon.Stop()
+	defer soon.Stop()
+	var (
+		last  time.Time     // the last poll
+		retry time.Duration // the next retry's delay after a wake; 0: none due
+	)
 	for {
 		h.mu.Lock()
 		if h.empty() {
@@ -201,18 +223,49 @@ func (s *Store) poll() {
 			return
 		}
 		h.mu.Unlock()
-		if err := s.pollOnce(ctx, p); err != nil {
+		last = time.Now()
+		changed, err := s.pollOnce(ctx, p)
+		if err != nil {
 			broken()
 			return
 		}
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			broken()
-			return
+		switch {
+		case changed:
+			retry = 0
+		case retry > 0 && retry <= maxWakeRetry:
+			soon.Reset(retry)
+			retry *= 2
+		}
+		for waiting := true; waiting; {
+			select {
+			case <-t.C:
+				if n != nil {
+					n.rearm()
+				}
+				waiting = false
+			case <-wake:
+				if gap := time.Since(last); gap < minWakeGap {
+					soon.Reset(minWakeGap - gap)
+				} else {
+					waiting = false
+				}
+				retry = time.Millisecond
+			case <-soon.C:
+				waiting = false
+			case <-ctx.Done():
+				broken()
+				return
+			}
 		}
 	}
 }
+
+// Wake-ups of the poller by the notifier: polls at least minWakeGap apart,
+// retries while the commit is not visible yet up to maxWakeRetry apart.
+const (
+	minWakeGap   = time.Millisecond
+	maxWakeRetry = 8 * time.Millisecond
+)
 
 // poller is the poller's statements, prepared on its own connection, and
 // the data_version it saw last.
@@ -240,21 +293,21 @@ func (p *poller) close() {
 }
 
 // pollOnce is one poll: it reads data_version and, when it changed,
-// dispatches the records written since the hub's cursor.
-func (s *Store) pollOnce(ctx context.Context, p *poller) error {
+// dispatches the records written since the hub's cursor, and says so.
+func (s *Store) pollOnce(ctx context.Context, p *poller) (changed bool, err error) {
 	h := &s.hub
 	h.mu.Lock()
 	cursor := h.cursor
 	h.mu.Unlock()
 	var dv int64
 	if err := p.dataVersion.QueryRowContext(ctx).Scan(&dv); err != nil {
-		return err
+		return false, err
 	}
 	if dv == p.seen {
-		return nil
+		return false, nil
 	}
 	p.seen = dv
-	return s.dispatch(ctx, p.written, cursor)
+	return true, s.dispatch(ctx, p.written, cursor)
 }
 
 // writtenSince selects the election records changed after a counter value,

@@ -163,7 +163,7 @@ func BenchmarkChangeFeedPerCommit(b *testing.B) {
 			b.Fatal(err)
 		}
 		defer p.close()
-		if err := s.pollOnce(ctx, p); err != nil {
+		if _, err := s.pollOnce(ctx, p); err != nil {
 			b.Fatal(err)
 		}
 		rec := res[0].Record
@@ -175,7 +175,7 @@ func BenchmarkChangeFeedPerCommit(b *testing.B) {
 				b.Fatal(err)
 			}
 			b.StartTimer()
-			if err := s.pollOnce(ctx, p); err != nil {
+			if _, err := s.pollOnce(ctx, p); err != nil {
 				b.Fatal(err)
 			}
 			h.mu.Lock()
