@@ -82,12 +82,15 @@
 // # Many names: watches, batches
 //
 // SQLite has no notification between processes. Store implements
-// WatchChanges honestly but with a fast poll: one
-// goroutine per Store reads PRAGMA data_version (which changes only when
-// another connection commits) every 50ms by default, and when it changed
-// runs one indexed query for the election records written since the last
-// version it saw (every write gives its record the next value of a
-// store-wide counter). A poll costs what the commits wrote, not what the
+// WatchChanges with a poll woken by the file's writes: one goroutine per
+// Store reads PRAGMA data_version (which changes only when another
+// connection commits) whenever the -wal file is written, by any process
+// on this host (inotify, on Linux; a commit is seen within milliseconds),
+// and every 50ms by default whatever happens (the fallback, and all there
+// is elsewhere), and when it changed runs one indexed query for the
+// election records changed since the last counter value it saw (every
+// write but a renewal gives its record the next value of a store-wide
+// counter). A poll costs what the commits wrote, not what the
 // store holds or how many names are watched; every WatchChanges feed of
 // the Store rides on that one poll.
 //
