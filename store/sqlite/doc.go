@@ -87,7 +87,9 @@
 // connection commits) whenever the -wal file is written, by any process
 // on this host (inotify, on Linux; a commit is seen within milliseconds),
 // and every 50ms by default whatever happens (the fallback, and all there
-// is elsewhere), and when it changed runs one indexed query for the
+// is elsewhere and under testing/synctest's virtual clock, whose bubble a
+// goroutine waiting on a file would never let idle), and when it changed
+// runs one indexed query for the
 // election records changed since the last counter value it saw (every
 // write but a renewal gives its record the next value of a store-wide
 // counter). A poll costs what the commits wrote, not what the
