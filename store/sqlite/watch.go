@@ -198,11 +198,13 @@ func (s *Store) poll() {
 	t := time.NewTicker(s.cfg.watchInterval)
 	defer t.Stop()
 	// Woken by writes to the -wal file (notify_linux.go), the poller
-	// polls at once, then again after 1, 2, 4 and 8ms, and every 8ms,
-	// while data_version has not moved, for at most maxWakeWait: the log
-	// is written before the commit is synced and published, so the first
-	// look may come early (by an fsync, or longer on a loaded host).
-	// Polls woken so are at least minWakeGap apart; the ticker's poll
+	// polls at once, then again 1, 2, 4, 8, 16 and 32ms after the poll
+	// before (63ms in all, past the ticker's default interval): a
+	// commit's pages are written to the log before it is synced and
+	// published in the shared index, which raises no event, so a poll
+	// may come before the commit is visible, and one that sees another
+	// commit, made just before, cannot tell that this one is still on its
+	// way. Polls woken so are at least minWakeGap apart; the ticker's poll
 	// stays, for what the notifier misses.
 	var (
 		wake <-chan struct{}
@@ -219,9 +221,8 @@ func (s *Store) poll() {
 	soon.Stop()
 	defer soon.Stop()
 	var (
-		last   time.Time     // the last poll
-		wokeAt time.Time     // the last wake
-		retry  time.Duration // the next retry's delay after a wake; 0: none due
+		last  time.Time     // the last poll
+		retry time.Duration // the next poll's delay after a wake; 0: none due
 	)
 	for {
 		h.mu.Lock()
@@ -232,18 +233,14 @@ func (s *Store) poll() {
 		}
 		h.mu.Unlock()
 		last = time.Now()
-		changed, err := s.pollOnce(ctx, p)
-		if err != nil {
+		if _, err := s.pollOnce(ctx, p); err != nil {
 			broken()
 			return
 		}
-		switch {
-		case changed:
-			retry = 0
-		case retry > 0 && time.Since(wokeAt) < maxWakeWait:
+		if retry > 0 && retry <= maxWakeRetry {
 			soon.Reset(retry)
-			retry = min(2*retry, maxWakeRetry)
-		default:
+			retry *= 2
+		} else {
 			retry = 0
 		}
 		for waiting := true; waiting; {
@@ -259,7 +256,7 @@ func (s *Store) poll() {
 				} else {
 					waiting = false
 				}
-				retry, wokeAt = time.Millisecond, time.Now()
+				retry = time.Millisecond
 			case <-soon.C:
 				waiting = false
 			case <-ctx.Done():
@@ -278,13 +275,11 @@ func (s *Store) poll() {
 func virtualClock() bool { return time.Now().Before(time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC)) }
 
 // Wake-ups of the poller by the notifier: polls at least minWakeGap apart,
-// retries while the commit is not visible yet up to maxWakeRetry apart and
-// for up to maxWakeWait after the wake (a write to the log that commits
-// nothing, such as a checkpoint's reset of it, costs that many polls).
+// and after a wake again at delays doubling up to maxWakeRetry: seven
+// polls for a write to the log, whatever it commits.
 const (
 	minWakeGap   = time.Millisecond
-	maxWakeRetry = 8 * time.Millisecond
-	maxWakeWait  = time.Second
+	maxWakeRetry = 32 * time.Millisecond
 )
 
 // poller is the poller's statements, prepared on its own connection, and
