@@ -283,10 +283,11 @@ func BenchmarkChangeFeed(b *testing.B) {
 
 // BenchmarkSessionRenewVsKeepAlive runs a session renewal (a Swap of a
 // session record at its version, the write a Group makes once per renew
-// interval) and etcd's own lease renewal (KeepAliveOnce of a granted
-// lease) in turn, on one client of a cluster whose members fsync, each
-// timed on its own: keepalive-ns and renew-ns are the mean of each,
-// renew/keepalive their ratio, with one and three members.
+// interval), etcd's own lease renewal (KeepAliveOnce of a granted lease)
+// and a plain Put of a value as long as the record's, in turn, on one
+// client of a cluster whose members fsync, each timed on its own:
+// keepalive-ns, put-ns and renew-ns are the mean of each, renew/keepalive
+// and renew/put the ratios, with one and three members.
 func BenchmarkSessionRenewVsKeepAlive(b *testing.B) {
 	for _, n := range []int{1, 3} {
 		b.Run(fmt.Sprintf("members=%d", n), func(b *testing.B) {
@@ -311,16 +312,27 @@ func BenchmarkSessionRenewVsKeepAlive(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			var keep, renew time.Duration
+			got, err := cli.Get(ctx, "/bench/keepalive/", clientv3.WithPrefix())
+			if err != nil || len(got.Kvs) == 0 {
+				b.Fatalf("the session record's key: %v, %v", got, err)
+			}
+			value := string(got.Kvs[0].Value)
+			var keep, put, renew time.Duration
 			for i := 0; b.Loop(); i++ {
-				for k := range 2 {
+				for k := range 3 {
 					start := time.Now()
-					if (i+k)%2 == 0 {
+					switch (i + k) % 3 {
+					case 0:
 						if _, err := cli.KeepAliveOnce(ctx, lease.ID); err != nil {
 							b.Fatal(err)
 						}
 						keep += time.Since(start)
-					} else {
+					case 1:
+						if _, err := cli.Put(ctx, "/bench/put", value); err != nil {
+							b.Fatal(err)
+						}
+						put += time.Since(start)
+					default:
 						if rec, err = s.Swap(ctx, store.Swap{Expect: rec.Version, Record: rec}); err != nil {
 							b.Fatal(err)
 						}
@@ -328,9 +340,12 @@ func BenchmarkSessionRenewVsKeepAlive(b *testing.B) {
 					}
 				}
 			}
-			b.ReportMetric(float64(keep.Nanoseconds())/float64(b.N), "keepalive-ns")
-			b.ReportMetric(float64(renew.Nanoseconds())/float64(b.N), "renew-ns")
+			n := float64(b.N)
+			b.ReportMetric(float64(keep.Nanoseconds())/n, "keepalive-ns")
+			b.ReportMetric(float64(put.Nanoseconds())/n, "put-ns")
+			b.ReportMetric(float64(renew.Nanoseconds())/n, "renew-ns")
 			b.ReportMetric(float64(renew)/float64(keep), "renew/keepalive")
+			b.ReportMetric(float64(renew)/float64(put), "renew/put")
 		})
 	}
 }
