@@ -274,11 +274,13 @@ func (s *Store) poll() {
 // so its virtual time from moving: the poll alone serves there.
 func virtualClock() bool { return time.Now().Before(time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC)) }
 
-// Wake-ups of the poller by the notifier: polls at least minWakeGap apart,
-// and after a wake again at delays doubling up to maxWakeRetry: seven
-// polls for a write to the log, whatever it commits.
+// Wake-ups of the poller by the notifier: a wake polls at once if the
+// last poll is minWakeGap old (a handover after a quiet while is seen at
+// once; a stream of commits, a bulk takeover's, is polled at most every
+// minWakeGap, 200 times a second), and again at delays doubling up to
+// maxWakeRetry: seven polls for a write to the log, whatever it commits.
 const (
-	minWakeGap   = time.Millisecond
+	minWakeGap   = 5 * time.Millisecond
 	maxWakeRetry = 32 * time.Millisecond
 )
 
