@@ -148,7 +148,17 @@ type Store interface {
 	// it had after a write. While the channel is open, every write made
 	// after the call is reported by an entry of its record with the
 	// write's Version or a later one, so a reader that finds the version
-	// it wrote itself has nothing to re-read. A name may come more than
+	// it wrote itself has nothing to re-read; except a renewal of an
+	// election record that is not a session's (a Swap without an event
+	// that keeps every value of a held record and changes only its
+	// Version and Updated: storedriver.Renews), which a store may leave
+	// out (SQLite and PostgreSQL do, so that a renewal writes one row and
+	// nothing else). Such a renewal changes nothing a watcher acts on: a
+	// contender of the name times the lease from its own reads (it reads
+	// again every poll interval), and takes over only by a Swap at the
+	// version it read, which fails once the record was renewed, whether
+	// or not the feed named the renewal. A session's renewals are on the
+	// feed: its observers read it on a reported change. A name may come more than
 	// once, and an entry may name a record that did not change since the
 	// reader's last read. A store that can no longer tell (a missed
 	// notification, a reconnect, a compacted history) closes the channel

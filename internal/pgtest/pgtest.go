@@ -364,6 +364,9 @@ var shared struct {
 	main   bool // Main is running the tests
 	server *Server
 	err    error
+	// the durable server (StartDurable), started on first use
+	durable    *Server
+	durableErr error
 }
 
 // Main runs the tests of a package that uses Start and exits; call it from
@@ -375,9 +378,11 @@ func Main(m *testing.M) {
 	shared.mu.Unlock()
 	code := m.Run()
 	shared.mu.Lock()
-	if shared.server != nil {
-		if err := shared.server.Close(); err != nil {
-			fmt.Fprintln(os.Stderr, "pgtest: stopping the shared server:", err)
+	for _, srv := range []*Server{shared.server, shared.durable} {
+		if srv != nil {
+			if err := srv.Close(); err != nil {
+				fmt.Fprintln(os.Stderr, "pgtest: stopping a shared server:", err)
+			}
 		}
 	}
 	shared.mu.Unlock()
@@ -408,6 +413,41 @@ func Shared(t testing.TB) *Server {
 		t.Fatal(shared.err)
 	}
 	return shared.server
+}
+
+// StartDurable is Start on a second shared local server, started on first
+// use, that runs with fsync, synchronous commits and full page writes on
+// (StartDurableServer): for benchmarks whose figures must include the cost
+// of a durable commit. With BATON_PG_URL set it is Start: that server's
+// settings are its own.
+func StartDurable(t testing.TB) string {
+	t.Helper()
+	if os.Getenv(URLVar) != "" {
+		return Start(t)
+	}
+	shared.mu.Lock()
+	if !shared.main {
+		shared.mu.Unlock()
+		t.Fatal("pgtest: call pgtest.Main(m) from TestMain to use the shared server")
+	}
+	if shared.durable == nil && shared.durableErr == nil {
+		shared.durable, shared.durableErr = StartDurableServer()
+	}
+	s, err := shared.durable, shared.durableErr
+	shared.mu.Unlock()
+	if err != nil {
+		if errors.Is(err, ErrNotInstalled) {
+			testenv.Require(t, Component, err.Error())
+		}
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	db, err := s.CreateDatabase(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s.URL(db)
 }
 
 // Start creates a fresh, empty database on the shared server and returns

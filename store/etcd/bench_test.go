@@ -13,6 +13,7 @@ import (
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/internal/electortest"
 	"github.com/batonhq/baton/internal/etcdtest"
+	"github.com/batonhq/baton/internal/testenv"
 	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/store/etcd"
 	"github.com/batonhq/baton/store/storetest"
@@ -276,6 +277,75 @@ func BenchmarkChangeFeed(b *testing.B) {
 					}
 				}
 			}
+		})
+	}
+}
+
+// BenchmarkSessionRenewVsKeepAlive runs a session renewal (a Swap of a
+// session record at its version, the write a Group makes once per renew
+// interval), etcd's own lease renewal (KeepAliveOnce of a granted lease)
+// and a plain Put of a value as long as the record's, in turn, on one
+// client of a cluster whose members fsync, each timed on its own:
+// keepalive-ns, put-ns and renew-ns are the mean of each, renew/keepalive
+// and renew/put the ratios, with one and three members.
+func BenchmarkSessionRenewVsKeepAlive(b *testing.B) {
+	for _, n := range []int{1, 3} {
+		b.Run(fmt.Sprintf("members=%d", n), func(b *testing.B) {
+			c, err := etcdtest.StartDurable(n)
+			if err != nil {
+				testenv.Require(b, "etcd", err.Error())
+			}
+			b.Cleanup(c.Close)
+			s := openStore(b, c.Endpoints(), etcd.WithPrefix("/bench/keepalive/"))
+			defer s.Close()
+			cli, err := clientv3.New(clientv3.Config{Endpoints: c.Endpoints(), DialTimeout: 5 * time.Second})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer cli.Close()
+			ctx := context.Background()
+			lease, err := cli.Grant(ctx, 15)
+			if err != nil {
+				b.Fatal(err)
+			}
+			rec, err := s.Swap(ctx, store.Swap{Record: store.Record{Name: store.SessionPrefix + "n1/i1/1", Holder: "n1", Incarnation: "i1", Lease: 15 * time.Second}})
+			if err != nil {
+				b.Fatal(err)
+			}
+			got, err := cli.Get(ctx, "/bench/keepalive/", clientv3.WithPrefix())
+			if err != nil || len(got.Kvs) == 0 {
+				b.Fatalf("the session record's key: %v, %v", got, err)
+			}
+			value := string(got.Kvs[0].Value)
+			var keep, put, renew time.Duration
+			for i := 0; b.Loop(); i++ {
+				for k := range 3 {
+					start := time.Now()
+					switch (i + k) % 3 {
+					case 0:
+						if _, err := cli.KeepAliveOnce(ctx, lease.ID); err != nil {
+							b.Fatal(err)
+						}
+						keep += time.Since(start)
+					case 1:
+						if _, err := cli.Put(ctx, "/bench/put", value); err != nil {
+							b.Fatal(err)
+						}
+						put += time.Since(start)
+					default:
+						if rec, err = s.Swap(ctx, store.Swap{Expect: rec.Version, Record: rec}); err != nil {
+							b.Fatal(err)
+						}
+						renew += time.Since(start)
+					}
+				}
+			}
+			n := float64(b.N)
+			b.ReportMetric(float64(keep.Nanoseconds())/n, "keepalive-ns")
+			b.ReportMetric(float64(put.Nanoseconds())/n, "put-ns")
+			b.ReportMetric(float64(renew.Nanoseconds())/n, "renew-ns")
+			b.ReportMetric(float64(renew)/float64(keep), "renew/keepalive")
+			b.ReportMetric(float64(renew)/float64(put), "renew/put")
 		})
 	}
 }

@@ -166,7 +166,11 @@ func derefOr[T any](p *T, def T) T {
 
 // Swap implements store.Store. It is one statement, one round trip: the
 // schema's swap_one function compares, writes the record, appends the log
-// event and notifies watchers in one transaction.
+// event and notifies watchers in one transaction. A swap that may be a
+// renewal (no event, a held record, an expected version) is tried first
+// as the renewal's one-row UPDATE (statements.renew), which leaves the
+// change feed out; when it matches no row, swap_one decides, a second
+// round trip.
 func (s *Store) Swap(ctx context.Context, sw store.Swap) (store.Record, error) {
 	const op = "swap"
 	if err := s.enter(ctx, op); err != nil {
@@ -179,6 +183,24 @@ func (s *Store) Swap(ctx context.Context, sw store.Swap) (store.Record, error) {
 		return store.Record{}, err
 	}
 	r := sw.Record
+	if sw.Event == "" && sw.Expect != 0 && r.Holder != "" && !store.IsSession(r.Name) {
+		// Perhaps a renewal: one UPDATE of one row (statements.renew).
+		var (
+			version int64
+			updated time.Time
+		)
+		err := s.pool.QueryRow(ctx, s.sql.renew, s.id, r.Name, sw.Expect, r.Holder, r.Incarnation,
+			int64(r.Token), int64(r.Lease), r.Transfer, r.Session).Scan(&version, &updated)
+		if err == nil {
+			rec := r
+			rec.Version, rec.Updated = version, updated.UTC()
+			return rec, nil
+		}
+		if !errors.Is(err, pgx.ErrNoRows) {
+			return store.Record{}, s.fail(ctx, op, err)
+		}
+		// Not a renewal of the record as stored: swap_one decides.
+	}
 	row, err := scanSwapRow(s.pool.QueryRow(ctx, s.sql.swapOne, s.id, r.Name, sw.Expect, r.Holder, r.Incarnation,
 		int64(r.Token), int64(r.Lease), r.Transfer, r.Session, string(sw.Event)))
 	if errors.Is(err, pgx.ErrNoRows) {

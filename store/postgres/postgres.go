@@ -54,7 +54,7 @@ type Store struct {
 
 // statements are the store's SQL, with the schema filled in.
 type statements struct {
-	get, getMany, swapOne, swapMany, history, ensureJob, getJob, getRun, lockRun, insertRun, updateRun, runs, electionToken string
+	get, getMany, renew, swapOne, swapMany, history, ensureJob, getJob, getRun, lockRun, insertRun, updateRun, runs, electionToken string
 }
 
 func newStatements(q string, schemaVersion int) statements {
@@ -76,6 +76,19 @@ func newStatements(q string, schemaVersion int) statements {
 		// with every name).
 		getMany: `SELECT n.ord, e.* FROM unnest($1::text[]) WITH ORDINALITY n(name, ord)
 			CROSS JOIN LATERAL (SELECT ` + recCols + ` FROM ` + q + `.election e WHERE e.name = n.name LIMIT 1) e`,
+		// A renewal (storedriver.Renews) as one UPDATE of the record's
+		// version and updated columns, and nothing else: neither column
+		// is indexed and wxid stays, so the update is a heap-only tuple
+		// update of one page (no index entry, no change-feed row); no
+		// notification (a renewal need not be on the feed); the sequence
+		// is one nextval, as for every version. The store id is checked
+		// in the same statement. No row: not a renewal of the record as
+		// it is (or another store), and Swap asks swap_one.
+		renew: `UPDATE ` + q + `.election e SET version = nextval('` + q + `.version_seq'), updated = clock_timestamp()
+			WHERE e.name = $2 AND e.version = $3 AND e.holder = $4 AND e.holder <> '' AND e.incarnation = $5
+			  AND e.token = $6 AND e.lease_ns = $7 AND e.transfer = $8 AND e.` + session + ` = $9
+			  AND EXISTS (SELECT 1 FROM ` + q + `.meta m WHERE m.key = 'store_id' AND m.value = $1)
+			RETURNING e.version, e.updated`,
 		// swap_one and swap_many check the store id themselves.
 		swapOne: `SELECT ` + out + `
 			FROM ` + q + `.swap_one($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) s`,

@@ -370,7 +370,11 @@ func TestWatchChangesLatency(t *testing.T) {
 	for i := range 20 {
 		start := time.Now()
 		if i > 0 {
-			rec, err = a.Swap(ctx, store.Swap{Expect: rec.Version, Record: rec})
+			// A change of the transfer request: a renewal is not on
+			// the feed.
+			next := rec
+			next.Transfer = map[string]string{"": "n2"}[rec.Transfer]
+			rec, err = a.Swap(ctx, store.Swap{Expect: rec.Version, Record: next})
 			if err != nil {
 				t.Fatal(err)
 			}

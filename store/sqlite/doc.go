@@ -54,7 +54,10 @@
 // a new store.
 //
 // Versions come from one store-wide counter in baton_meta, so a version is
-// never reused, even across names or after a record is recreated. Times are
+// never reused for a name, even after its record is recreated. Every write
+// but a renewal raises the counter; a renewal (storedriver.Renews) writes
+// only its record's row, with the next version above the record's own and
+// the counter, and is not on the change feed (see renewStmt). Times are
 // stored as integer Unix nanoseconds and read back in UTC; the zero
 // time.Time is stored as NULL. Tokens are uint64 in Go and signed 64-bit
 // integers in SQLite: tokens up to MaxToken (2^63-1, store.MaxToken)
@@ -79,12 +82,17 @@
 // # Many names: watches, batches
 //
 // SQLite has no notification between processes. Store implements
-// WatchChanges honestly but with a fast poll: one
-// goroutine per Store reads PRAGMA data_version (which changes only when
-// another connection commits) every 50ms by default, and when it changed
-// runs one indexed query for the election records written since the last
-// version it saw (every write gives its record the next value of a
-// store-wide counter). A poll costs what the commits wrote, not what the
+// WatchChanges with a poll woken by the file's writes: one goroutine per
+// Store reads PRAGMA data_version (which changes only when another
+// connection commits) whenever the -wal file is written, by any process
+// on this host (inotify, on Linux; a commit is seen within milliseconds),
+// and every 50ms by default whatever happens (the fallback, and all there
+// is elsewhere and under testing/synctest's virtual clock, whose bubble a
+// goroutine waiting on a file would never let idle), and when it changed
+// runs one indexed query for the
+// election records changed since the last counter value it saw (every
+// write but a renewal gives its record the next value of a store-wide
+// counter). A poll costs what the commits wrote, not what the
 // store holds or how many names are watched; every WatchChanges feed of
 // the Store rides on that one poll.
 //

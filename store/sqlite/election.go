@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	sqldriver "database/sql/driver"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -118,13 +119,83 @@ func readMany(ctx context.Context, getMany *sql.Stmt, names []string, found map[
 
 // Swap implements store.Store. The record is read, compared and written
 // under the file's write lock (BEGIN IMMEDIATE), so a swap is atomic with
-// respect to every other connection to the file, in any process.
+// respect to every other connection to the file, in any process. A swap
+// that may be a renewal (no event, a held record that is not a session's,
+// an expected version) is tried first as the renewal's one-row UPDATE (renewStmt, see renew); when
+// it matches no row, the swap goes the general way.
 func (s *Store) Swap(ctx context.Context, sw store.Swap) (store.Record, error) {
-	res, err := s.swapMany(ctx, "swap", []store.Swap{sw})
+	if sw.Event == "" && sw.Expect != 0 && sw.Record.Holder != "" && !store.IsSession(sw.Record.Name) && !s.readOnly {
+		rec, ok, err := s.renew(ctx, sw)
+		if err != nil || ok {
+			return rec, err
+		}
+	}
+	var res []store.SwapResult
+	err := s.write(ctx, "swap", func(tx *sql.Tx) error {
+		b := s.bind(ctx, tx)
+		defer b.close()
+		var err error
+		res, err = s.swapTx(ctx, b, []store.Swap{sw})
+		return err
+	})
 	if err != nil {
 		return store.Record{}, err
 	}
 	return res[0].Record, res[0].Err
+}
+
+// renew applies sw if it renews the record as stored (storedriver.Renews):
+// one statement, renewStmt, in a transaction of its own (autocommit), on
+// the writer connection, under the Store's write turn (s.writing) as every
+// write. ok is false, and nothing was written, when no record matched.
+// The rows are read to the end, so that an error of the commit, which
+// ends the statement, is seen.
+func (s *Store) renew(ctx context.Context, sw store.Swap) (rec store.Record, ok bool, err error) {
+	const op = "swap"
+	if err := s.enter(ctx, op); err != nil {
+		return store.Record{}, false, err
+	}
+	select {
+	case s.writing <- struct{}{}:
+	case <-ctx.Done():
+		return store.Record{}, false, s.fail(ctx, op, ctx.Err())
+	}
+	defer func() { <-s.writing }()
+	st := s.st.renew
+	if s.writer.Load() != nil {
+		st = s.writerRenew
+	}
+	r := sw.Record
+	updated := s.now()
+	rows, err := st.QueryContext(ctx, updated.UnixNano(), r.Name, sw.Expect, r.Holder, r.Incarnation,
+		int64(r.Token), int64(r.Lease), r.Transfer, r.Session, s.id)
+	if errors.Is(err, sqldriver.ErrBadConn) || errors.Is(err, sql.ErrConnDone) {
+		return store.Record{}, false, nil // the general way gives the writer up (see begin)
+	}
+	if err != nil {
+		return store.Record{}, false, s.fail(ctx, op, err)
+	}
+	for rows.Next() {
+		if err := rows.Scan(&r.Version); err != nil {
+			rows.Close()
+			return store.Record{}, false, s.fail(ctx, op, err)
+		}
+		ok = true
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return store.Record{}, false, s.fail(ctx, op, err)
+	}
+	if !ok {
+		return store.Record{}, false, nil
+	}
+	// A write committed to a file the path no longer names counts for
+	// nobody (as in write).
+	if err := s.checkFile(op); err != nil {
+		return store.Record{}, false, err
+	}
+	r.Updated = updated
+	return r, true, nil
 }
 
 // SwapMany implements store.Store: all swaps are applied in one
@@ -135,71 +206,16 @@ func (s *Store) Swap(ctx context.Context, sw store.Swap) (store.Record, error) {
 // The transaction reads the records the swaps name and their newest log
 // sequence numbers (one query per GetManyChunk names), decides every
 // swap in Go, then writes the records and the log events with multi-row
-// statements (see blockRows), and the store's version counter once: its
+// statements (see blockRows), and the store's counter once: its
 // cost grows with the number of swaps, but by far fewer statements than
 // two per swap.
 func (s *Store) SwapMany(ctx context.Context, swaps []store.Swap) ([]store.SwapResult, error) {
-	return s.swapMany(ctx, "swap many", swaps)
-}
-
-func (s *Store) swapMany(ctx context.Context, op string, swaps []store.Swap) ([]store.SwapResult, error) {
-	res := make([]store.SwapResult, len(swaps))
-	err := s.write(ctx, op, func(tx *sql.Tx) error {
+	var res []store.SwapResult
+	err := s.write(ctx, "swap many", func(tx *sql.Tx) error {
 		b := s.bind(ctx, tx)
 		defer b.close()
-		var last int64
-		if err := b.stmt(s.st.lastVersion).QueryRowContext(ctx).Scan(&last); err != nil {
-			return err
-		}
-		cur, seqs, err := s.current(ctx, b, swaps)
-		if err != nil {
-			return err
-		}
-		// The records to write, each name's last one, in the order of
-		// their first swap; and the log events, in the order of theirs.
-		var recs []store.Record
-		at := make(map[string]int, len(swaps))
-		var evs []store.Event
-		next := last
-		for i, sw := range swaps {
-			rec, err := s.decide(cur[sw.Record.Name], sw, next+1)
-			if err != nil {
-				if !decided(err) {
-					return err
-				}
-				res[i].Err = err
-				continue
-			}
-			next++
-			cur[rec.Name] = rec
-			res[i].Record = rec
-			if j, ok := at[rec.Name]; ok {
-				recs[j] = rec
-			} else {
-				at[rec.Name] = len(recs)
-				recs = append(recs, rec)
-			}
-			if sw.Event != "" {
-				seqs[rec.Name]++
-				evs = append(evs, storedriver.NextEvent(seqs[rec.Name], rec, sw.Event))
-			}
-		}
-		if next == last {
-			return nil
-		}
-		if err := writeRows(b, &s.st.upsert, len(recs), func(args []any, i int) []any {
-			r := &recs[i]
-			return append(args, r.Name, r.Holder, r.Incarnation, int64(r.Token), int64(r.Lease), r.Transfer, r.Version, r.Updated.UnixNano(), r.Session)
-		}); err != nil {
-			return err
-		}
-		if err := writeRows(b, &s.st.logEvent, len(evs), func(args []any, i int) []any {
-			e := &evs[i]
-			return append(args, e.Name, int64(e.Seq), string(e.Kind), e.Holder, e.Incarnation, int64(e.Token), e.Transfer, e.Time.UnixNano())
-		}); err != nil {
-			return err
-		}
-		_, err = b.stmt(s.st.setVersion).ExecContext(ctx, next)
+		var err error
+		res, err = s.swapTx(ctx, b, swaps)
 		return err
 	})
 	if err != nil {
@@ -208,11 +224,93 @@ func (s *Store) swapMany(ctx context.Context, op string, swaps []store.Swap) ([]
 	return res, nil
 }
 
+// swapTx applies swaps in b's write transaction.
+//
+// Each record written gets a version above its current one and the
+// counter (last_change); a swap that is not a renewal (storedriver.Renews)
+// also sets the record's changed column to that version, for the change
+// feed, and raises the counter to it. A renewal leaves both: see
+// renewStmt.
+func (s *Store) swapTx(ctx context.Context, b *bound, swaps []store.Swap) ([]store.SwapResult, error) {
+	res := make([]store.SwapResult, len(swaps))
+	var last int64
+	if err := b.stmt(s.st.lastVersion).QueryRowContext(ctx).Scan(&last); err != nil {
+		return nil, err
+	}
+	cur, seqs, err := s.current(ctx, b, swaps)
+	if err != nil {
+		return nil, err
+	}
+	// The records to write, each name's last one, in the order of
+	// their first swap; and the log events, in the order of theirs.
+	var recs []row
+	at := make(map[string]int, len(swaps))
+	var evs []store.Event
+	next := last
+	for i, sw := range swaps {
+		c := cur[sw.Record.Name]
+		renews := storedriver.Renews(c.Record, sw)
+		v := max(next, c.Version) + 1
+		rec, err := s.decide(c.Record, sw, v)
+		if err != nil {
+			if !decided(err) {
+				return nil, err
+			}
+			res[i].Err = err
+			continue
+		}
+		changed := c.changed
+		if !renews {
+			next, changed = v, v
+		}
+		cur[rec.Name] = row{Record: rec, changed: changed}
+		res[i].Record = rec
+		if j, ok := at[rec.Name]; ok {
+			recs[j] = cur[rec.Name]
+		} else {
+			at[rec.Name] = len(recs)
+			recs = append(recs, cur[rec.Name])
+		}
+		if sw.Event != "" {
+			seqs[rec.Name]++
+			evs = append(evs, storedriver.NextEvent(seqs[rec.Name], rec, sw.Event))
+		}
+	}
+	if len(recs) == 0 {
+		return res, nil
+	}
+	if err := writeRows(b, &s.st.upsert, len(recs), func(args []any, i int) []any {
+		r := &recs[i]
+		return append(args, r.Name, r.Holder, r.Incarnation, int64(r.Token), int64(r.Lease), r.Transfer, r.Version, r.Updated.UnixNano(), r.Session, r.changed)
+	}); err != nil {
+		return nil, err
+	}
+	if err := writeRows(b, &s.st.logEvent, len(evs), func(args []any, i int) []any {
+		e := &evs[i]
+		return append(args, e.Name, int64(e.Seq), string(e.Kind), e.Holder, e.Incarnation, int64(e.Token), e.Transfer, e.Time.UnixNano())
+	}); err != nil {
+		return nil, err
+	}
+	if next != last {
+		if _, err := b.stmt(s.st.setVersion).ExecContext(ctx, next); err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+// row is an election record as stored: with its changed column, the
+// counter's value at its last write other than a renewal.
+type row struct {
+	store.Record
+	changed int64
+}
+
 // current reads, inside b's transaction, the records the swaps name and
 // the newest log sequence number (0 for none) of each name: one query per
 // GetManyChunk swaps. A name without a record is missing from recs.
-func (s *Store) current(ctx context.Context, b *bound, swaps []store.Swap) (recs map[string]store.Record, seqs map[string]uint64, err error) {
-	recs = make(map[string]store.Record, len(swaps))
+func (s *Store) current(ctx context.Context, b *bound, swaps []store.Swap) (recs map[string]row, seqs map[string]uint64, err error) {
+	recs = make(map[string]row, len(swaps))
 	seqs = make(map[string]uint64, len(swaps))
 	names := make([]string, 0, min(len(swaps), GetManyChunk))
 	for lo := 0; lo < len(swaps); lo += GetManyChunk {
@@ -228,7 +326,7 @@ func (s *Store) current(ctx context.Context, b *bound, swaps []store.Swap) (recs
 }
 
 // readCurrent runs the statement current for names.
-func readCurrent(ctx context.Context, current *sql.Stmt, names []string, recs map[string]store.Record, seqs map[string]uint64) error {
+func readCurrent(ctx context.Context, current *sql.Stmt, names []string, recs map[string]row, seqs map[string]uint64) error {
 	arg, err := json.Marshal(names)
 	if err != nil {
 		return err
@@ -239,16 +337,16 @@ func readCurrent(ctx context.Context, current *sql.Stmt, names []string, recs ma
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var rec store.Record
+		var r row
 		var token, lease, seq int64
-		if err := rows.Scan(&rec.Name, &rec.Holder, &rec.Incarnation, &token, &lease, &rec.Transfer, &rec.Version, nsScanner{&rec.Updated}, &rec.Session, &seq); err != nil {
+		if err := rows.Scan(&r.Name, &r.Holder, &r.Incarnation, &token, &lease, &r.Transfer, &r.Version, nsScanner{&r.Updated}, &r.Session, &r.changed, &seq); err != nil {
 			return err
 		}
-		rec.Token, rec.Lease = uint64(token), time.Duration(lease)
-		if rec.Version != 0 {
-			recs[rec.Name] = rec
+		r.Token, r.Lease = uint64(token), time.Duration(lease)
+		if r.Version != 0 {
+			recs[r.Name] = r
 		}
-		seqs[rec.Name] = uint64(seq)
+		seqs[r.Name] = uint64(seq)
 	}
 	return rows.Err()
 }

@@ -111,7 +111,7 @@ func (s *Store) SwapRun(ctx context.Context, sw store.RunSwap) (store.Run, error
 		if err := checkRun(r); err != nil {
 			return err
 		}
-		if r.Version, err = nextVersion(ctx, tx); err != nil {
+		if r.Version, err = nextVersion(ctx, tx, 0); err != nil {
 			return err
 		}
 		_, err = tx.ExecContext(ctx,
@@ -301,11 +301,12 @@ func (s *Store) UpdateJob(ctx context.Context, u store.JobUpdate) (store.Job, er
 		if err != nil || !found {
 			return err
 		}
-		if rec.Version, err = nextVersion(ctx, tx); err != nil {
+		if rec.Version, err = nextVersion(ctx, tx, rec.Version); err != nil {
 			return err
 		}
 		rec.Updated = s.now()
-		if _, err := tx.ExecContext(ctx, `UPDATE baton_election SET version = ?, updated_ns = ? WHERE name = ?`,
+		// changed too: a change the holder must see (its feed names it).
+		if _, err := tx.ExecContext(ctx, `UPDATE baton_election SET version = ?1, updated_ns = ?2, changed = ?1 WHERE name = ?3`,
 			rec.Version, rec.Updated.UnixNano(), rec.Name); err != nil {
 			return err
 		}

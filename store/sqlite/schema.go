@@ -24,16 +24,23 @@ import (
 // the baton_candidates table; version 3 the election record's session
 // column (store.Record.Session) and the index on its version that the
 // change feed reads (see Store.WatchChanges); version 4 the job's
-// suspension columns (store.Job.Suspension, see suspend.go). An older store is upgraded in
-// place when a writer opens it, and read as it is by a read-only opener. A
-// baton that knows an older version refuses a store of this one.
-const SchemaVersion = 4
+// suspension columns (store.Job.Suspension, see suspend.go); version 5 the
+// election record's changed column, which the change feed follows instead
+// of the version, so that a renewal writes one row and nothing else (see
+// renewStmt), and renamed the version counter last_version to
+// last_change. An older store is upgraded in place when a writer opens it,
+// and read as it is by a read-only opener. A baton that knows an older
+// version refuses a store of this one; one of an older version still
+// running when the store is upgraded fails its next write (its counter
+// key is gone) instead of writing records the change feed would not see.
+const SchemaVersion = 5
 
 // schema creates the baton tables. Every statement is idempotent, so
 // processes racing to create a new file converge.
 //
-// baton_meta holds schema_version and last_version, the store-wide version
-// counter that every write raises (see nextVersion).
+// baton_meta holds schema_version and last_change, the store-wide counter
+// that every write but a renewal raises (see nextVersion): the newest
+// changed value of an election record, and a floor for new versions.
 var schema = []string{
 	`CREATE TABLE IF NOT EXISTS baton_meta (
 		key   TEXT PRIMARY KEY,
@@ -48,9 +55,10 @@ var schema = []string{
 		transfer    TEXT NOT NULL,
 		version     INTEGER NOT NULL,
 		updated_ns  INTEGER NOT NULL,
-		session     TEXT NOT NULL DEFAULT ''
+		session     TEXT NOT NULL DEFAULT '',
+		changed     INTEGER NOT NULL DEFAULT 0
 	) STRICT`,
-	versionIndex,
+	changedIndex,
 	`CREATE TABLE IF NOT EXISTS baton_election_log (
 		name        TEXT NOT NULL,
 		seq         INTEGER NOT NULL,
@@ -88,7 +96,7 @@ var schema = []string{
 		version      INTEGER NOT NULL,
 		PRIMARY KEY (job, period)
 	) STRICT`,
-	fmt.Sprintf(`INSERT INTO baton_meta (key, value) VALUES ('schema_version', %d), ('last_version', 0)
+	fmt.Sprintf(`INSERT INTO baton_meta (key, value) VALUES ('schema_version', %d), ('last_change', 0)
 		ON CONFLICT (key) DO NOTHING`, SchemaVersion),
 	storeIDStmt,
 }
@@ -109,10 +117,16 @@ const candidatesTable = `CREATE TABLE IF NOT EXISTS baton_candidates (
 		PRIMARY KEY (name, node)
 	) STRICT, WITHOUT ROWID`
 
-// versionIndex orders the election records by version: the store-wide
-// counter every write raises, so the records written since version v are
-// the index entries above v, and the change feed reads only those.
+// versionIndex ordered the election records by version for the change
+// feed of a version 3 or 4 store; version 5 drops it for changedIndex.
 const versionIndex = `CREATE INDEX IF NOT EXISTS baton_election_version ON baton_election (version)`
+
+// changedIndex orders the election records by changed: the value of the
+// store-wide counter at the record's last write other than a renewal, so
+// that the records changed since counter value c are the index entries
+// above c, and the change feed reads only those. A renewal changes neither
+// the column nor the index (one page written, not three).
+const changedIndex = `CREATE INDEX IF NOT EXISTS baton_election_changed ON baton_election (changed)`
 
 // upgrades[v] turns a version v store into a version v+1 one; they run in
 // order, in one transaction under the write lock, after the version was
@@ -130,6 +144,17 @@ var upgrades = map[int64][]string{
 		`UPDATE baton_meta SET value = 3 WHERE key = 'schema_version'`,
 	},
 	3: suspendUpgrade,
+	4: {
+		`ALTER TABLE baton_election ADD COLUMN changed INTEGER NOT NULL DEFAULT 0`,
+		`UPDATE baton_election SET changed = version`,
+		changedIndex,
+		`DROP INDEX IF EXISTS baton_election_version`,
+		// A baton of version 4 still running reads and raises
+		// last_version at every write: without it, its writes fail
+		// rather than leave changed behind.
+		`UPDATE baton_meta SET key = 'last_change' WHERE key = 'last_version'`,
+		`UPDATE baton_meta SET value = 5 WHERE key = 'schema_version'`,
+	},
 }
 
 // queryRower is what *sql.DB, *sql.Conn and *sql.Tx have in common.
@@ -390,6 +415,15 @@ func (s *Store) detailCol() string {
 		return "''"
 	}
 	return "detail"
+}
+
+// changedCol is the election record's column the change feed follows:
+// changed, or version in a store older than version 5 (read-only).
+func (s *Store) changedCol() string {
+	if s.schema < 5 {
+		return "version"
+	}
+	return "changed"
 }
 
 // sessionCol is the election record's session column, or an empty string

@@ -63,6 +63,9 @@ type Store struct {
 	// writer is the connection the Store's writes run on, kept apart
 	// from the pool (see dedicateWriter); nil: writes take a pooled one.
 	writer atomic.Pointer[sql.Conn]
+	// writerRenew is renewStmt prepared on the writer connection (see
+	// renew); set before writer, closed with it.
+	writerRenew *sql.Stmt
 
 	closed    atomic.Bool
 	closeOnce sync.Once
@@ -256,6 +259,9 @@ func (s *Store) Close() error {
 		s.pollers.Wait()
 		s.hub.closeAll()
 		s.st.close()
+		if s.writerRenew != nil {
+			s.writerRenew.Close()
+		}
 		if c := s.writer.Swap(nil); c != nil {
 			c.Close()
 		}

@@ -15,8 +15,9 @@ type stmts struct {
 	getMany *sql.Stmt // the records of the names in a JSON array
 	newest  *sql.Stmt // the newest record version
 	// Writes; nil in a read-only Store.
-	lastVersion *sql.Stmt // the store-wide version counter
+	lastVersion *sql.Stmt // the store-wide counter, last_change
 	setVersion  *sql.Stmt
+	renew       *sql.Stmt // a renewal: renewStmt
 	// current reads the record (if any) and the newest log sequence
 	// number of each name in a JSON array
 	current *sql.Stmt
@@ -37,7 +38,7 @@ type stmts struct {
 const (
 	blockKinds = 7
 	blockRows  = 1 << (blockKinds - 1) // 64
-	recordArgs = 9
+	recordArgs = 10
 	eventArgs  = 8
 )
 
@@ -58,11 +59,37 @@ func rowsSQL(head string, n, k int, tail string) string {
 }
 
 const (
-	upsertHead = `INSERT INTO baton_election (name, holder, incarnation, token, lease_ns, transfer, version, updated_ns, session)`
+	upsertHead = `INSERT INTO baton_election (name, holder, incarnation, token, lease_ns, transfer, version, updated_ns, session, changed)`
 	upsertTail = ` ON CONFLICT (name) DO UPDATE SET
 		holder = excluded.holder, incarnation = excluded.incarnation, token = excluded.token,
 		lease_ns = excluded.lease_ns, transfer = excluded.transfer, version = excluded.version,
-		updated_ns = excluded.updated_ns, session = excluded.session`
+		updated_ns = excluded.updated_ns, session = excluded.session, changed = excluded.changed`
+	// renewStmt is a renewal (storedriver.Renews) as one UPDATE that
+	// writes the record's version and updated_ns and nothing else: one
+	// page of baton_election. What it leaves out, and why that is enough:
+	//   - changed, and so baton_election_changed: a renewal need not be on
+	//     the change feed (store.Store.WatchChanges);
+	//   - the counter last_change (a page of baton_meta): the new version
+	//     is above the record's own and the counter, so it is above every
+	//     version the record had and the counter at its last other
+	//     write; a record leaves the counter behind only while renewals
+	//     alone write it, and the next other write of it (nextVersion with
+	//     its version as floor) raises the counter above them. A session
+	//     record is never renewed this way (its renewals are on the feed),
+	//     so a deleted session record's version is at most the counter,
+	//     and one made again under that name starts above it;
+	//   - the log: a renewal has no event.
+	// It is a statement of its own (autocommit: one transaction, as a
+	// raw UPDATE is), and checks the store id itself (checkStoreID's
+	// read, in the statement). No row: not a renewal of the record as it
+	// is, or another store, and the swap goes the general way (see
+	// Store.Swap).
+	renewStmt = `UPDATE baton_election SET
+		version = max(version, (SELECT value FROM baton_meta WHERE key = 'last_change')) + 1, updated_ns = ?1
+		WHERE name = ?2 AND version = ?3 AND holder = ?4 AND holder <> '' AND incarnation = ?5 AND token = ?6
+		  AND lease_ns = ?7 AND transfer = ?8 AND session = ?9
+		  AND (SELECT value FROM baton_meta WHERE key = 'store_id') = ?10
+		RETURNING version`
 	logHead = `INSERT INTO baton_election_log (name, seq, kind, holder, incarnation, token, transfer, time_ns)`
 )
 
@@ -76,14 +103,15 @@ func (s *Store) prepare(ctx context.Context) error {
 	texts := []text{
 		{&s.st.get, sel + `WHERE name = ?`},
 		{&s.st.getMany, sel + `WHERE name IN (SELECT value FROM json_each(?))`},
-		{&s.st.newest, `SELECT coalesce(max(version), 0) FROM baton_election`},
+		{&s.st.newest, `SELECT coalesce(max(` + s.changedCol() + `), 0) FROM baton_election`},
 	}
 	if !s.readOnly {
 		texts = append(texts,
-			text{&s.st.lastVersion, `SELECT value FROM baton_meta WHERE key = 'last_version'`},
-			text{&s.st.setVersion, `UPDATE baton_meta SET value = ? WHERE key = 'last_version'`},
+			text{&s.st.lastVersion, `SELECT value FROM baton_meta WHERE key = 'last_change'`},
+			text{&s.st.setVersion, `UPDATE baton_meta SET value = ? WHERE key = 'last_change'`},
+			text{&s.st.renew, renewStmt},
 			text{&s.st.current, `SELECT j.value, coalesce(e.holder, ''), coalesce(e.incarnation, ''), coalesce(e.token, 0), coalesce(e.lease_ns, 0),
-				coalesce(e.transfer, ''), coalesce(e.version, 0), e.updated_ns, coalesce(e.session, ''),
+				coalesce(e.transfer, ''), coalesce(e.version, 0), e.updated_ns, coalesce(e.session, ''), coalesce(e.changed, 0),
 				(SELECT coalesce(max(l.seq), 0) FROM baton_election_log l WHERE l.name = j.value)
 			 FROM json_each(?) j LEFT JOIN baton_election e ON e.name = j.value`},
 		)
@@ -106,7 +134,7 @@ func (s *Store) prepare(ctx context.Context) error {
 
 // all is every statement of st, nil ones included.
 func (st *stmts) all() []*sql.Stmt {
-	out := []*sql.Stmt{st.get, st.getMany, st.newest, st.lastVersion, st.setVersion, st.current}
+	out := []*sql.Stmt{st.get, st.getMany, st.newest, st.lastVersion, st.setVersion, st.renew, st.current}
 	out = append(out, st.upsert[:]...)
 	return append(out, st.logEvent[:]...)
 }

@@ -59,6 +59,12 @@ func (s *Store) dedicateWriter(ctx context.Context) error {
 			return s.fail(ctx, "open", err)
 		}
 	}
+	renew, err := c.PrepareContext(ctx, renewStmt)
+	if err != nil {
+		c.Close()
+		return s.fail(ctx, "open", err)
+	}
+	s.writerRenew = renew
 	s.writer.Store(c)
 	return nil
 }
@@ -181,10 +187,13 @@ func (s *Store) write(ctx context.Context, op string, fn func(tx *sql.Tx) error)
 	return s.checkFile(op)
 }
 
-// nextVersion takes the next value of the store-wide version counter. A
-// version is never reused, across names and tables.
-func nextVersion(ctx context.Context, tx *sql.Tx) (int64, error) {
+// nextVersion raises the store-wide counter to above floor and its own
+// value, and returns the new value: the version of a write that is not a
+// renewal (a run's, or a record's with floor its current version, which a
+// renewal may have taken above the counter: see renewStmt). A version is
+// never reused for one record or run.
+func nextVersion(ctx context.Context, tx *sql.Tx, floor int64) (int64, error) {
 	var v int64
-	err := tx.QueryRowContext(ctx, `UPDATE baton_meta SET value = value + 1 WHERE key = 'last_version' RETURNING value`).Scan(&v)
+	err := tx.QueryRowContext(ctx, `UPDATE baton_meta SET value = max(value, ?) + 1 WHERE key = 'last_change' RETURNING value`, floor).Scan(&v)
 	return v, err
 }

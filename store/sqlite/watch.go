@@ -12,14 +12,16 @@ import (
 // hub holds a Store's change feeds. One poller goroutine serves all of
 // them while there is at least one.
 //
-// The poller follows the election records by version: every write gives
-// the record it writes the next value of the store-wide version counter,
-// under the file's write lock, so the versions committed at any moment are
-// all the versions up to the newest, and the records written since version
-// v are those whose version is above v (baton_election_version indexes
-// them). cursor is the newest version the poller has dispatched; a feed
-// registered under mu is told of every record written after its
-// registration, since those get versions above cursor.
+// The poller follows the election records by their changed column: every
+// write but a renewal sets it to a new value of the store-wide counter
+// (last_change), above every value committed before, under the file's
+// write lock, so the records changed since counter value c are those whose
+// changed is above c (baton_election_changed indexes them). A renewal
+// leaves the column, and so is not on the feed (store.Store.WatchChanges
+// allows it; see renewStmt). In a store older than version 5 (read-only)
+// the version column plays its part. cursor is the newest value the poller
+// has dispatched; a feed registered under mu is told of every record
+// changed after its registration, since those get values above cursor.
 type hub struct {
 	mu      sync.Mutex
 	feeds   map[*feed]struct{}
@@ -43,14 +45,18 @@ type feed struct {
 	broken  bool // the poll failed: the feed must close
 }
 
-// WatchChanges implements store.Store with a fast poll: one
-// goroutine per Store reads PRAGMA data_version on a connection of its own
-// every watch interval (DefaultWatchInterval unless WithWatchInterval says
-// otherwise). That number changes only when another connection, in this
-// process or another, commits to the file, so an idle poll is one cheap
-// statement. When it changed, the poller runs one indexed query for the
-// election records written since the last version it saw, and hands their
-// names to every change feed. Its cost per commit grows with the number
+// WatchChanges implements store.Store with a poll woken by the file's
+// writes: one goroutine per Store reads PRAGMA data_version on a
+// connection of its own whenever the -wal file is written, by any process
+// on this host (inotify, on Linux), and every watch interval
+// (DefaultWatchInterval unless WithWatchInterval says otherwise) whatever
+// happens, the fallback where the notification is missing or missed.
+// That number changes only when another connection, in this process or
+// another, commits to the file, so an idle poll is one cheap statement,
+// and an idle store wakes the poller only at the interval. When it
+// changed, the poller runs one indexed query for the election records
+// changed since the last counter value it saw, and hands their names to
+// every change feed. Its cost per commit grows with the number
 // of records the commit wrote, not with the number of records stored or
 // watched, and one poll serves every feed of the Store.
 //
@@ -191,6 +197,33 @@ func (s *Store) poll() {
 	defer p.close()
 	t := time.NewTicker(s.cfg.watchInterval)
 	defer t.Stop()
+	// Woken by writes to the -wal file (notify_linux.go), the poller
+	// polls at once, then again 1, 2, 4, 8, 16 and 32ms after the poll
+	// before (63ms in all, past the ticker's default interval): a
+	// commit's pages are written to the log before it is synced and
+	// published in the shared index, which raises no event, so a poll
+	// may come before the commit is visible, and one that sees another
+	// commit, made just before, cannot tell that this one is still on its
+	// way. Polls woken so are at least minWakeGap apart; the ticker's poll
+	// stays, for what the notifier misses.
+	var (
+		wake <-chan struct{}
+		n    *walNotifier
+	)
+	if !virtualClock() {
+		n = newWALNotifier(s.path + "-wal")
+	}
+	if n != nil {
+		defer n.Close()
+		wake = n.C
+	}
+	soon := time.NewTimer(time.Hour)
+	soon.Stop()
+	defer soon.Stop()
+	var (
+		last  time.Time     // the last poll
+		retry time.Duration // the next poll's delay after a wake; 0: none due
+	)
 	for {
 		h.mu.Lock()
 		if h.empty() {
@@ -199,18 +232,57 @@ func (s *Store) poll() {
 			return
 		}
 		h.mu.Unlock()
-		if err := s.pollOnce(ctx, p); err != nil {
+		last = time.Now()
+		if _, err := s.pollOnce(ctx, p); err != nil {
 			broken()
 			return
 		}
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			broken()
-			return
+		if retry > 0 && retry <= maxWakeRetry {
+			soon.Reset(retry)
+			retry *= 2
+		} else {
+			retry = 0
+		}
+		for waiting := true; waiting; {
+			select {
+			case <-t.C:
+				if n != nil {
+					n.rearm()
+				}
+				waiting = false
+			case <-wake:
+				if gap := time.Since(last); gap < minWakeGap {
+					soon.Reset(minWakeGap - gap)
+				} else {
+					waiting = false
+				}
+				retry = time.Millisecond
+			case <-soon.C:
+				waiting = false
+			case <-ctx.Done():
+				broken()
+				return
+			}
 		}
 	}
 }
+
+// virtualClock reports a clock before 2001: testing/synctest's virtual
+// time, which starts at midnight UTC on 2000-01-01 (no host keeps such a
+// clock for real). In a synctest bubble the notifier's goroutine, waiting
+// on a file descriptor, would keep the bubble from ever being idle, and
+// so its virtual time from moving: the poll alone serves there.
+func virtualClock() bool { return time.Now().Before(time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC)) }
+
+// Wake-ups of the poller by the notifier: a wake polls at once if the
+// last poll is minWakeGap old (a handover after a quiet while is seen at
+// once; a stream of commits, a bulk takeover's, is polled at most every
+// minWakeGap, 200 times a second), and again at delays doubling up to
+// maxWakeRetry: seven polls for a write to the log, whatever it commits.
+const (
+	minWakeGap   = 5 * time.Millisecond
+	maxWakeRetry = 32 * time.Millisecond
+)
 
 // poller is the poller's statements, prepared on its own connection, and
 // the data_version it saw last.
@@ -224,7 +296,7 @@ func (s *Store) newPoller(ctx context.Context, conn *sql.Conn) (*poller, error) 
 	if err != nil {
 		return nil, err
 	}
-	written, err := conn.PrepareContext(ctx, writtenSince)
+	written, err := conn.PrepareContext(ctx, s.writtenSince())
 	if err != nil {
 		dv.Close()
 		return nil, err
@@ -238,29 +310,33 @@ func (p *poller) close() {
 }
 
 // pollOnce is one poll: it reads data_version and, when it changed,
-// dispatches the records written since the hub's cursor.
-func (s *Store) pollOnce(ctx context.Context, p *poller) error {
+// dispatches the records written since the hub's cursor, and says so.
+func (s *Store) pollOnce(ctx context.Context, p *poller) (changed bool, err error) {
 	h := &s.hub
 	h.mu.Lock()
 	cursor := h.cursor
 	h.mu.Unlock()
 	var dv int64
 	if err := p.dataVersion.QueryRowContext(ctx).Scan(&dv); err != nil {
-		return err
+		return false, err
 	}
 	if dv == p.seen {
-		return nil
+		return false, nil
 	}
 	p.seen = dv
-	return s.dispatch(ctx, p.written, cursor)
+	return true, s.dispatch(ctx, p.written, cursor)
 }
 
-// writtenSince selects the election records written after a version: a
-// range of the index baton_election_version.
-const writtenSince = `SELECT name, version FROM baton_election WHERE version > ?`
+// writtenSince selects the election records changed after a counter value,
+// with their versions and changed values: a range of the index
+// baton_election_changed (or, before version 5, baton_election_version).
+func (s *Store) writtenSince() string {
+	c := s.changedCol()
+	return `SELECT name, version, ` + c + ` FROM baton_election WHERE ` + c + ` > ?`
+}
 
-// dispatch reads the election records written after version cursor, with
-// their versions, and hands them to the feeds.
+// dispatch reads the election records changed after counter value cursor,
+// with their versions, and hands them to the feeds.
 func (s *Store) dispatch(ctx context.Context, written *sql.Stmt, cursor int64) error {
 	rows, err := written.QueryContext(ctx, cursor)
 	if err != nil {
@@ -270,12 +346,13 @@ func (s *Store) dispatch(ctx context.Context, written *sql.Stmt, cursor int64) e
 	newest := cursor
 	for rows.Next() {
 		var c store.Change
-		if err := rows.Scan(&c.Name, &c.Version); err != nil {
+		var changed int64
+		if err := rows.Scan(&c.Name, &c.Version, &changed); err != nil {
 			rows.Close()
 			return err
 		}
 		changes = append(changes, c)
-		newest = max(newest, c.Version)
+		newest = max(newest, changed)
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {

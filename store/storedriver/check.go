@@ -41,6 +41,31 @@ func CheckSwap(cur store.Record, s store.Swap) error {
 	return nil
 }
 
+// Renews reports whether s, applied to the record cur, is a renewal that
+// a backend may leave off its change feed: a swap at cur's version,
+// without an event, of a held election record (not a session's), whose
+// new values are cur's (holder, incarnation, token, lease, transfer and
+// session). It changes only the record's Version and Updated. A backend
+// need not report it on its change feed (see store.Store.WatchChanges),
+// so that it can write one with the fewest pages: a watcher of the record
+// has nothing to act on (a contender of a name on its own record times
+// the lease from its own reads, every poll, and takes over only by a Swap
+// at the version it read, which the renewal made fail).
+//
+// A session's renewal is not one: it stays on the feed. The observers of
+// a session read it when the feed reports a change and otherwise only
+// when their lease + 2e wait runs out (internal/election, while the feed
+// is live), so a renewal left off the feed would be seen up to a renew
+// interval late, and a crash takeover, timed from the last renewal seen,
+// would come as late. One session renewal per process per renew interval
+// costs the feed little.
+func Renews(cur store.Record, s store.Swap) bool {
+	r := s.Record
+	return s.Event == "" && cur.Version != 0 && s.Expect == cur.Version && cur.Holder != "" && !store.IsSession(r.Name) &&
+		r.Name == cur.Name && r.Holder == cur.Holder && r.Incarnation == cur.Incarnation && r.Token == cur.Token &&
+		r.Lease == cur.Lease && r.Transfer == cur.Transfer && r.Session == cur.Session
+}
+
 // CheckElectionToken returns an error wrapping store.ErrInvalid and
 // store.ErrTokenLimit if token, of the election record name, is above
 // store.MaxToken; CheckRunToken the same for a run of job's period.

@@ -1,0 +1,14 @@
+//go:build !linux
+
+package sqlite
+
+// walNotifier is inotify's wake-up of the change-feed poller, on Linux
+// only; elsewhere the poll alone serves.
+type walNotifier struct{ C chan struct{} }
+
+func newWALNotifier(string) *walNotifier { return nil }
+
+func (*walNotifier) rearm() {}
+
+// Close stops the notifier.
+func (*walNotifier) Close() {}
