@@ -110,7 +110,11 @@ func (c *client) Runs(ctx context.Context, job, after string, limit int) ([]stor
 	if found {
 		i++
 	}
-	var out []store.Run
+	n := len(ks) - i
+	if limit > 0 {
+		n = min(n, limit)
+	}
+	out := make([]store.Run, 0, n) // one allocation: the rows are large
 	for ; i < len(ks) && (limit <= 0 || len(out) < limit); i++ {
 		out = append(out, c.s.runs[job][ks[i]])
 	}
