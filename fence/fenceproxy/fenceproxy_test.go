@@ -36,11 +36,11 @@ func TestMain(m *testing.M) { pgtest.Main(m) }
 type backend struct {
 	name    string
 	dialect fence.Dialect
-	open    func(t *testing.T, n int) []*sql.DB
+	open    func(t testing.TB, n int) []*sql.DB
 }
 
 var backends = []backend{
-	{"sqlite", fence.SQLite, func(t *testing.T, n int) []*sql.DB {
+	{"sqlite", fence.SQLite, func(t testing.TB, n int) []*sql.DB {
 		path := filepath.Join(t.TempDir(), "fence.db")
 		var dbs []*sql.DB
 		for range n {
@@ -53,7 +53,7 @@ var backends = []backend{
 		}
 		return dbs
 	}},
-	{"postgres", fence.Postgres, func(t *testing.T, n int) []*sql.DB {
+	{"postgres", fence.Postgres, func(t testing.TB, n int) []*sql.DB {
 		u := pgtest.Start(t)
 		var dbs []*sql.DB
 		for range n {
@@ -79,7 +79,7 @@ type upstream struct {
 	hold     time.Duration // how long each request is worked on
 }
 
-func newUpstream(t *testing.T) *upstream {
+func newUpstream(t testing.TB) *upstream {
 	u := &upstream{}
 	u.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if u.inflight.Add(1) > 1 {
@@ -116,7 +116,7 @@ func (u *upstream) seen() []uint64 {
 }
 
 // newProxy starts a proxy in front of up, with its state in db.
-func newProxy(t *testing.T, up *upstream, db *sql.DB, d fence.Dialect, opts ...fenceproxy.Option) *httptest.Server {
+func newProxy(t testing.TB, up *upstream, db *sql.DB, d fence.Dialect, opts ...fenceproxy.Option) *httptest.Server {
 	t.Helper()
 	if err := fence.CreateTable(context.Background(), db, d); err != nil {
 		t.Fatal(err)
