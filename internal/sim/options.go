@@ -87,8 +87,8 @@ type Options struct {
 	// NoMargin configures the nodes without the 2e margin while the
 	// invariants still assume e (mutation check).
 	NoMargin bool
-	// Mutate turns protections of the machines off (baton sim --mutate;
-	// the names are in the machines' Mutations docs): each is a mutation
+	// Mutate turns protections of the machines off (baton sim --mutate
+	// NAME sets one; its --help lists them): each is a mutation
 	// whose check must then find a violation. Some need the seeds to
 	// draw what they break, and Validate says which: a catch-up cap
 	// (CatchUpMax) for Work.NoCatchUpCap, a jitter for Work.NoJitter and
