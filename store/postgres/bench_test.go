@@ -199,27 +199,10 @@ func BenchmarkRenewVsRawUpdate(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	var raw, renew time.Duration
-	for i := 0; b.Loop(); i++ {
-		for k := range 2 {
-			start := time.Now()
-			if (i+k)%2 == 0 {
-				if _, err := pool.Exec(ctx, `UPDATE raw SET updated = $1 WHERE name = $2`, start, "bench"); err != nil {
-					b.Fatal(err)
-				}
-				raw += time.Since(start)
-			} else {
-				if rec, err = s.Swap(ctx, store.Swap{Expect: rec.Version, Record: rec}); err != nil {
-					b.Fatal(err)
-				}
-				renew += time.Since(start)
-			}
-		}
-	}
-	n := float64(b.N)
-	b.ReportMetric(float64(raw.Nanoseconds())/n, "raw-ns")
-	b.ReportMetric(float64(renew.Nanoseconds())/n, "renew-ns")
-	b.ReportMetric(float64(renew)/float64(raw), "renew/raw")
+	storetest.RenewVsRaw(b, s, rec, func(ctx context.Context, now time.Time) error {
+		_, err := pool.Exec(ctx, `UPDATE raw SET updated = $1 WHERE name = $2`, now, "bench")
+		return err
+	})
 }
 
 // rawTable makes the one-row table of BenchmarkRawUpdate, shaped like the

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/store/storetest"
 )
 
 // BenchmarkRawUpdate is the floor a renewal is measured against: one
@@ -114,25 +115,8 @@ func BenchmarkRenewVsRawUpdate(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	var raw, renew time.Duration
-	for i := 0; b.Loop(); i++ {
-		for k := range 2 {
-			start := time.Now()
-			if (i+k)%2 == 0 {
-				if _, err := update.ExecContext(ctx, start.UnixNano(), "bench"); err != nil {
-					b.Fatal(err)
-				}
-				raw += time.Since(start)
-			} else {
-				if rec, err = s.Swap(ctx, store.Swap{Expect: rec.Version, Record: rec}); err != nil {
-					b.Fatal(err)
-				}
-				renew += time.Since(start)
-			}
-		}
-	}
-	n := float64(b.N)
-	b.ReportMetric(float64(raw.Nanoseconds())/n, "raw-ns")
-	b.ReportMetric(float64(renew.Nanoseconds())/n, "renew-ns")
-	b.ReportMetric(float64(renew)/float64(raw), "renew/raw")
+	storetest.RenewVsRaw(b, s, rec, func(ctx context.Context, now time.Time) error {
+		_, err := update.ExecContext(ctx, now.UnixNano(), "bench")
+		return err
+	})
 }
