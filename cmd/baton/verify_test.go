@@ -135,15 +135,7 @@ func TestVerifyChaosSQLite(t *testing.T) {
 	t.Parallel() // its own files and processes; the waits have seconds of slack
 	dir := t.TempDir()
 	storeURL := "sqlite:" + filepath.Join(dir, "baton.db")
-	resPath := filepath.Join(dir, "res.db")
-	dsn := "file:" + resPath + "?_txlock=immediate&_pragma=busy_timeout(10000)&_pragma=journal_mode(wal)"
-	res, err := sql.Open("sqlite", dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Close()
-	d, _ := fence.SQLite.WithLog(fence.DefaultLogTable)
-	createInvoice(t, res, d)
+	resPath, dsn, res, d := sqliteResource(t, dir)
 	chaosRun(t, storeURL, "sqlite", dsn)
 	verifyAfterChaos(t, storeURL, "sqlite:"+resPath, "sqlite", dsn, res, d)
 }
@@ -424,15 +416,7 @@ func TestVerifyCatchesDoubleRun(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	storeURL := "sqlite:" + filepath.Join(dir, "baton.db")
-	resPath := filepath.Join(dir, "res.db")
-	dsn := "file:" + resPath + "?_txlock=immediate&_pragma=busy_timeout(10000)&_pragma=journal_mode(wal)"
-	res, err := sql.Open("sqlite", dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Close()
-	d, _ := fence.SQLite.WithLog(fence.DefaultLogTable)
-	createInvoice(t, res, d)
+	resPath, dsn, res, d := sqliteResource(t, dir)
 	var cmds []*exec.Cmd
 	for _, id := range []string{"n1", "n2"} {
 		cmd, _, _ := startBaton(t, "run", "--store", storeURL, "--node", id, "--lease", "2s", "--every", "1h",
@@ -522,4 +506,22 @@ func TestVerifyDrillFiles(t *testing.T) {
 	if code != 1 || !strings.Contains(out, "violation: lost: period ") {
 		t.Fatalf("verify of the plain column: exit %d, want 1 and lost periods\n%s", code, out)
 	}
+}
+
+// sqliteResource opens the fenced resource of a verify test, an SQLite
+// file in dir with the invoice table and the logged fence: its path, its
+// DSN (for the nodes' jobs), a handle closed at the end of t, and the
+// fence's dialect.
+func sqliteResource(t *testing.T, dir string) (path, dsn string, res *sql.DB, d fence.Dialect) {
+	t.Helper()
+	path = filepath.Join(dir, "res.db")
+	dsn = "file:" + path + "?_txlock=immediate&_pragma=busy_timeout(10000)&_pragma=journal_mode(wal)"
+	res, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { res.Close() })
+	d, _ = fence.SQLite.WithLog(fence.DefaultLogTable)
+	createInvoice(t, res, d)
+	return path, dsn, res, d
 }
