@@ -244,12 +244,26 @@ func (m *Machine) Step(now time.Time, ev Event) []Action {
 	case Resign:
 		acts = m.resign(now, ev.Token)
 	case GetReply:
-		acts = m.getReply(now, ev)
+		return m.stepReply(now, ev, false)
 	case SwapReply:
-		acts = m.swapReply(now, ev)
+		return m.stepReply(now, GetReply(ev), true)
 	default:
 		panic(fmt.Sprintf("election: unknown event %T", ev))
 	}
+	return m.stepped(acts)
+}
+
+// stepReply is Step for a store answer, r a SwapReply when swap: the
+// typed path (Group.StepGet, StepSwap) that never boxes it into an Event.
+func (m *Machine) stepReply(now time.Time, r GetReply, swap bool) []Action {
+	if swap {
+		return m.stepped(m.swapReply(now, SwapReply(r)))
+	}
+	return m.stepped(m.getReply(now, r))
+}
+
+// stepped ends every step: an idle machine with nothing in flight says so.
+func (m *Machine) stepped(acts []Action) []Action {
 	if m.phase == idle && m.inflight == opNone {
 		acts = append(acts, Idle{})
 	}

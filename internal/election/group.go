@@ -178,7 +178,7 @@ func (g *Group) balancing() bool {
 // answers.
 func (g *Group) Step(now time.Time, ev Event) []Action {
 	var acts []Action
-	in := ev // passed on as it came: boxing a reply again costs an allocation
+	in := ev // passed on as it came: boxing it again costs an allocation
 	switch ev := ev.(type) {
 	case Start:
 		acts = g.start(now, ev)
@@ -209,14 +209,31 @@ func (g *Group) Step(now time.Time, ev Event) []Action {
 			acts = g.stepName(now, ev.Name, in) // the machine reads only the version
 		}
 	case GetReply:
-		g.out--
-		acts = g.reply(now, ev.Name, in)
+		return g.StepGet(now, ev)
 	case SwapReply:
-		g.out--
-		acts = g.reply(now, ev.Name, in)
+		return g.StepSwap(now, ev)
 	default:
 		panic(fmt.Sprintf("election: event %T is not for a Group", ev))
 	}
+	return g.stepped(now, acts)
+}
+
+// StepGet is Step(now, r) without boxing r into an Event: the path of the
+// runtimes, which step every store answer. Step calls it.
+func (g *Group) StepGet(now time.Time, r GetReply) []Action {
+	g.out--
+	return g.stepped(now, g.reply(now, r.Name, r, false))
+}
+
+// StepSwap is Step(now, r) without boxing r into an Event, as StepGet.
+func (g *Group) StepSwap(now time.Time, r SwapReply) []Action {
+	g.out--
+	return g.stepped(now, g.reply(now, r.Name, GetReply(r), true))
+}
+
+// stepped ends every step of the group: the session given up when no name
+// needs it, the store requests counted, Idle when nothing is left to do.
+func (g *Group) stepped(now time.Time, acts []Action) []Action {
 	g.maybeEndSession(now, &acts)
 	for _, a := range acts {
 		switch a.(type) {
@@ -481,22 +498,23 @@ func (g *Group) swept(e *entry) bool {
 	return (g.sessions && e.m.phase == leading) || (e.m.phase == contending && e.await != "")
 }
 
-func (g *Group) reply(now time.Time, name string, ev Event) []Action {
+// reply steps the answer r (a SwapReply when swap) to a store request of
+// the session, an observer or a name.
+func (g *Group) reply(now time.Time, name string, r GetReply, swap bool) []Action {
 	if g.sm != nil && name == g.sm.cfg.Name {
-		return g.stepSession(now, ev)
+		return g.sessionActs(now, g.sm.stepReply(now, r, swap))
 	}
 	if o := g.obs[name]; o != nil {
 		var acts []Action
-		switch r := ev.(type) {
-		case GetReply:
+		if swap {
+			acts = o.swapReply(now, g.cfg, SwapReply(r))
+		} else {
 			acts = o.getReply(now, g.cfg, r)
-		case SwapReply:
-			acts = o.swapReply(now, g.cfg, r)
 		}
 		return g.afterObserver(now, name, acts)
 	}
 	if e := g.names[name]; e != nil {
-		return g.stepEntry(now, name, e, ev)
+		return g.entryActs(now, name, e, e.m.stepReply(now, r, swap))
 	}
 	return nil // a late reply for a session or observer that is gone
 }
@@ -509,7 +527,12 @@ func (g *Group) stepName(now time.Time, name string, ev Event) []Action {
 
 // stepEntry is stepName with the name's entry at hand.
 func (g *Group) stepEntry(now time.Time, name string, e *entry, ev Event) []Action {
-	acts := g.filter(now, name, e.m.Step(now, ev))
+	return g.entryActs(now, name, e, e.m.Step(now, ev))
+}
+
+// entryActs handles the actions of a step of the name's machine.
+func (g *Group) entryActs(now time.Time, name string, e *entry, acts []Action) []Action {
+	acts = g.filter(now, name, acts)
 	g.track(now, name, e)
 	return acts
 }
@@ -693,8 +716,13 @@ func (g *Group) unwait(name string, e *entry) {
 // stepSession steps the group's own session and turns its announcements
 // into the names' terms.
 func (g *Group) stepSession(now time.Time, ev Event) []Action {
+	return g.sessionActs(now, g.sm.Step(now, ev))
+}
+
+// sessionActs handles the actions of a step of the group's own session.
+func (g *Group) sessionActs(now time.Time, acts []Action) []Action {
 	var out []Action
-	for _, a := range g.sm.Step(now, ev) {
+	for _, a := range acts {
 		switch a := a.(type) {
 		case Get, Swap:
 			out = append(out, a)

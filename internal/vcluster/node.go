@@ -1,6 +1,7 @@
 package vcluster
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -30,6 +31,7 @@ type node struct {
 	tickGen, workGen       int
 	tickQueued             bool          // a tick of tickGen is in the queue ...
 	tickAt                 time.Duration // ... for this instant
+	tickNext               time.Time     // ... set for the group's Next (zero: the clock changed since)
 	termGen                int           // tags the scheduler machine's replies with their term
 	starts                 int           // Starts stepped into the scheduler machine: tags an effect with the machine term it belongs to
 	busyTok                uint64        // the token of the node's last run that the machine saw end, in that term ...
@@ -186,10 +188,26 @@ func (e *engine) step(n *node, ev election.Event) {
 // machine (election.Start.Hold), as in baton.Elector.Run and
 // baton.Group.Hold.
 func (e *engine) steps(n *node, evs []election.Event) {
+	e.stepAll(n, evs, nil, nil)
+}
+
+// stepAll is steps for the events evs, then the store answers gr and sr
+// (a batch holds one kind), which are stepped typed, never boxed into an
+// election.Event (election.Group.StepGet, StepSwap).
+func (e *engine) stepAll(n *node, evs []election.Event, gr []election.GetReply, sr []election.SwapReply) {
 	gets, swaps := e.gets[:0], e.swaps[:0]
 	e.gets, e.swaps = nil, nil // taken: a step within (none today) gets its own
+	now := n.local(e.now)      // the node's clock, which no step moves
 	for _, ev := range evs {
-		gets, swaps = e.step1(n, ev, gets, swaps)
+		gets, swaps = e.step1(n, now, ev, gets, swaps)
+	}
+	for i := range gr {
+		sess, alive := e.session(n)
+		gets, swaps = e.stepped(n, sess, alive, n.g.StepGet(now, gr[i]), gets, swaps)
+	}
+	for i := range sr {
+		sess, alive := e.session(n)
+		gets, swaps = e.stepped(n, sess, alive, n.g.StepSwap(now, sr[i]), gets, swaps)
 	}
 	e.sendGets(n, gets)
 	e.sendSwaps(n, swaps)
@@ -199,15 +217,25 @@ func (e *engine) steps(n *node, evs []election.Event) {
 	e.armTimer(n)
 }
 
-// step1 steps one event and executes its announcements; it appends its
-// store calls to gets and swaps.
-func (e *engine) step1(n *node, ev election.Event, gets, swaps []election.Action) ([]election.Action, []election.Action) {
-	var sess string
-	var alive bool
+// step1 steps one event at the node's local time now and executes its
+// announcements; it appends its store calls to gets and swaps.
+func (e *engine) step1(n *node, now time.Time, ev election.Event, gets, swaps []election.Action) ([]election.Action, []election.Action) {
+	sess, alive := e.session(n)
+	return e.stepped(n, sess, alive, n.g.Step(now, ev), gets, swaps)
+}
+
+// session is n's session before a step, for the trace (nothing without
+// one).
+func (e *engine) session(n *node) (sess string, alive bool) {
 	if e.c.Trace != nil {
 		sess, alive = n.g.Session()
 	}
-	acts := n.g.Step(n.local(e.now), ev)
+	return sess, alive
+}
+
+// stepped executes the actions acts of a step of n, its session before
+// the step sess (alive): see step1.
+func (e *engine) stepped(n *node, sess string, alive bool, acts []election.Action, gets, swaps []election.Action) ([]election.Action, []election.Action) {
 	if e.c.Trace != nil {
 		if s, a := n.g.Session(); s != sess || a != alive {
 			switch {
@@ -282,7 +310,7 @@ func (e *engine) step1(n *node, ev election.Event, gets, swaps []election.Action
 
 // getBatch is a batched read of the names (GetMany), swapBatch a batched
 // write (SwapMany): an election store call of two or more records. Their
-// answers come back as one []election.Event, in order.
+// answers come back in one *batch, in order.
 type (
 	getBatch  struct{ names []string }
 	swapBatch struct{ swaps []store.Swap }
@@ -331,7 +359,7 @@ func (e *engine) sendSwaps(n *node, swaps []election.Action) {
 func (e *engine) sendCall(n *node, call any) {
 	switch err := e.reachable(n); {
 	case err != nil:
-		e.push(event{at: e.now + n.latency, kind: evReply, node: int32(n.idx), inc: int32(n.inc), ev: failedCall(call, err)})
+		e.push(event{at: e.now + n.latency, kind: evReply, node: int32(n.idx), inc: int32(n.inc), ev: e.failedCall(call, err)})
 	case e.c.CallLatency:
 		switch b := call.(type) {
 		case *getBatch:
@@ -348,88 +376,116 @@ func (e *engine) sendCall(n *node, call any) {
 // failedCall is the answer to an election store call that failed with err:
 // a batch's every answer carries it, as the driver gives every name of a
 // batched call that failed the call's error.
-func failedCall(call any, err error) any {
+func (e *engine) failedCall(call any, err error) *batch {
+	b := e.newBatch()
 	switch a := call.(type) {
 	case election.Get:
-		return election.GetReply{Name: a.Name, Err: err}
+		b.gets = append(b.gets, election.GetReply{Name: a.Name, Err: err})
 	case election.Swap:
-		return election.SwapReply{Name: a.Swap.Record.Name, Err: err}
+		b.swaps = append(b.swaps, election.SwapReply{Name: a.Swap.Record.Name, Err: err})
 	case *getBatch:
-		evs := make([]election.Event, len(a.names))
-		for i, name := range a.names {
-			evs[i] = election.GetReply{Name: name, Err: err}
+		for _, name := range a.names {
+			b.gets = append(b.gets, election.GetReply{Name: name, Err: err})
 		}
-		return evs
 	case *swapBatch:
-		evs := make([]election.Event, len(a.swaps))
-		for i, sw := range a.swaps {
-			evs[i] = election.SwapReply{Name: sw.Record.Name, Err: err}
+		for _, sw := range a.swaps {
+			b.swaps = append(b.swaps, election.SwapReply{Name: sw.Record.Name, Err: err})
 		}
-		return evs
 	}
-	return nil
+	return b
 }
 
 // lostAnswer turns the answer of a call that reached the store into the
 // error of a node cut off before the answer came back (CallLatency): the
 // call's outcome is unknown to it.
 func (e *engine) lostAnswer(n *node, ev election.Event) election.Event {
-	if n.lostErr == nil { // made once, as cutErr
-		n.lostErr = fmt.Errorf("%w: %s was cut off before the answer came (injected fault)", store.ErrUnavailable, n.id)
-	}
-	err := n.lostErr
 	switch r := ev.(type) {
 	case election.GetReply:
-		return election.GetReply{Name: r.Name, Err: err}
+		return e.lostGet(n, r)
 	case election.SwapReply:
-		e.tracef("%s is cut off: the answer to its swap of %s is lost (the swap %s)", n.id, r.Name, map[bool]string{true: "went through", false: "failed"}[r.Err == nil])
-		return election.SwapReply{Name: r.Name, Err: err}
+		return e.lostSwap(n, r)
 	case election.Feed:
 		return r // the runtime's own news, not the store's
 	}
 	return nil // a change notification: the feed is broken
 }
 
+// lostGet is lostAnswer for the answer to a read.
+func (e *engine) lostGet(n *node, r election.GetReply) election.GetReply {
+	return election.GetReply{Name: r.Name, Err: lostErr(n)}
+}
+
+// lostSwap is lostAnswer for the answer to a write.
+func (e *engine) lostSwap(n *node, r election.SwapReply) election.SwapReply {
+	e.tracef("%s is cut off: the answer to its swap of %s is lost (the swap %s)", n.id, r.Name, map[bool]string{true: "went through", false: "failed"}[r.Err == nil])
+	return election.SwapReply{Name: r.Name, Err: lostErr(n)}
+}
+
+// lostErr is the error of the answers n lost being cut off.
+func lostErr(n *node) error {
+	if n.lostErr == nil { // made once, as cutErr
+		n.lostErr = fmt.Errorf("%w: %s was cut off before the answer came (injected fault)", store.ErrUnavailable, n.id)
+	}
+	return n.lostErr
+}
+
 // apply executes a store call of n's election machine (incarnation inc)
 // now, whatever became of n since it sent it, and sends the answer back
 // after latency: a batch's answers in one event.
 func (e *engine) apply(n *node, inc int32, call any, latency time.Duration) {
-	var ev any
+	b := e.newBatch()
 	switch a := call.(type) {
 	case election.Get:
 		r := election.GetReply{Name: a.Name}
 		r.Record, r.Err = e.c.Store.Get(e.ctx, a.Name)
-		ev = election.Event(r)
+		b.gets = append(b.gets, r)
 	case election.Swap:
 		r := election.SwapReply{Name: a.Swap.Record.Name}
 		r.Record, r.Err = e.c.Store.Swap(e.ctx, a.Swap)
 		e.swapped(n, a.Swap, r)
-		ev = election.Event(r)
+		b.swaps = append(b.swaps, r)
 	case *getBatch:
-		res, err := e.c.Store.GetMany(e.ctx, a.names)
-		b := e.newBatch()
+		res, err := e.getMany(a.names)
 		for i, name := range a.names {
 			r := election.GetReply{Name: name, Err: err}
 			if err == nil {
 				r.Record, r.Err = res[i].Record, res[i].Err
 			}
-			b.evs = append(b.evs, r)
+			b.gets = append(b.gets, r)
 		}
-		ev = b
 	case *swapBatch:
 		res, err := e.c.Store.SwapMany(e.ctx, a.swaps)
-		b := e.newBatch()
 		for i, sw := range a.swaps {
 			r := election.SwapReply{Name: sw.Record.Name, Err: err}
 			if err == nil {
 				r.Record, r.Err = res[i].Record, res[i].Err
 			}
 			e.swapped(n, sw, r)
-			b.evs = append(b.evs, r)
+			b.swaps = append(b.swaps, r)
 		}
-		ev = b
 	}
-	e.push(event{at: e.now + latency, kind: evReply, node: int32(n.idx), inc: inc, ev: ev})
+	e.push(event{at: e.now + latency, kind: evReply, node: int32(n.idx), inc: inc, ev: b})
+}
+
+// getManyAppender is a store that reads a batch into a slice of the
+// caller's (memstore.Store.GetManyAppend).
+type getManyAppender interface {
+	GetManyAppend(ctx context.Context, dst []store.GetResult, names []string) ([]store.GetResult, error)
+}
+
+// getMany is the store's GetMany, into the engine's scratch slice when the
+// store can (apply copies the results out before the next read).
+func (e *engine) getMany(names []string) ([]store.GetResult, error) {
+	s, ok := e.c.Store.(getManyAppender)
+	if !ok {
+		return e.c.Store.GetMany(e.ctx, names)
+	}
+	clear(e.got[:cap(e.got)]) // the last read's records, for the collector
+	res, err := s.GetManyAppend(e.ctx, e.got[:0], names)
+	if err == nil {
+		e.got = res[:0]
+	}
+	return res, err
 }
 
 // swapped accounts for a swap the store applied or refused: the name's
@@ -480,13 +536,17 @@ func (e *engine) notify(name string, v int64) {
 }
 
 // batch is events on their way to a node in one queued event: the
-// answers of a batched store call, in order, or the change notifications
-// (notes) that reach it at one instant. Delivered, it is reused.
+// answers of a store call (gets or swaps, a batched call's in order), or
+// the change notifications (notes, in evs) that reach it at one instant.
+// Delivered, it is reused. The answers are kept typed: boxed into an
+// election.Event, each would cost an allocation of its whole record.
 type batch struct {
 	at    time.Duration // notes: when they arrive ...
 	inc   int           // ... at which incarnation, while more may join
 	notes bool
 	evs   []election.Event
+	gets  []election.GetReply
+	swaps []election.SwapReply
 }
 
 // newBatch returns an empty batch, reused if one was delivered.
@@ -504,15 +564,23 @@ func (e *engine) newBatch() *batch {
 func (e *engine) deliver(n *node, b *batch) {
 	switch {
 	case !e.c.CallLatency || !n.cut:
-		e.steps(n, b.evs)
+		e.stepAll(n, b.evs, b.gets, b.swaps)
 	case !b.notes: // a cut node's notifications are lost: the feed is broken
 		for i, r := range b.evs {
 			b.evs[i] = e.lostAnswer(n, r)
 		}
-		e.steps(n, b.evs)
+		for i, r := range b.gets {
+			b.gets[i] = e.lostGet(n, r)
+		}
+		for i, r := range b.swaps {
+			b.swaps[i] = e.lostSwap(n, r)
+		}
+		e.stepAll(n, b.evs, b.gets, b.swaps)
 	}
 	clear(b.evs)
-	*b = batch{evs: b.evs[:0]}
+	clear(b.gets)
+	clear(b.swaps)
+	*b = batch{evs: b.evs[:0], gets: b.gets[:0], swaps: b.swaps[:0]}
 	e.spare = append(e.spare, b)
 }
 
@@ -547,11 +615,17 @@ func (e *engine) armTimer(n *node) {
 		n.tickQueued = false
 		return
 	}
+	if n.tickQueued && n.tickAt >= e.now && next.Equal(n.tickNext) {
+		// The timer the queued tick was set for, on the same clock:
+		// tickAt is what realAt would give again (or now, if that is
+		// past, and tickAt is now then).
+		return
+	}
 	at := max(n.realAt(next), e.now)
 	if n.tickQueued && n.tickAt == at {
 		return
 	}
 	n.tickGen++
-	n.tickQueued, n.tickAt = true, at
+	n.tickQueued, n.tickAt, n.tickNext = true, at, next
 	e.push(event{at: at, kind: evTick, node: int32(n.idx), inc: int32(n.inc), gen: int32(n.tickGen)})
 }

@@ -15,7 +15,7 @@ type event struct {
 	node int32
 	inc  int32
 	gen  int32
-	ev   any           // election.Event or a batch's []election.Event (evReply), a call (evCall: see send), scheduler.Event (evWorkReply)
+	ev   any           // election.Event or a *batch (evReply), a call (evCall: see send), scheduler.Event (evWorkReply)
 	arg  time.Duration // trigger instant (evTrigger, evNodeTrigger), fault index (evFault)
 }
 

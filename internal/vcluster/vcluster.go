@@ -271,7 +271,8 @@ type engine struct {
 	getBatch    getBatch          // sendGets' scratch
 	swapBatch   swapBatch         // sendSwaps'
 
-	spare []*batch // batches delivered, for reuse
+	spare []*batch          // batches delivered, for reuse
+	got   []store.GetResult // the scratch of batched reads (getMany)
 
 	names   []string       // Job, then the other names
 	nameIdx map[string]int // index in names
@@ -451,15 +452,6 @@ func (e *engine) dispatch(ev event) {
 	case evReply:
 		if b, ok := ev.ev.(*batch); ok {
 			e.deliver(n, b)
-			return
-		}
-		if evs, ok := ev.ev.([]election.Event); ok { // a batched call's answers
-			if e.c.CallLatency && n.cut {
-				for i, r := range evs {
-					evs[i] = e.lostAnswer(n, r)
-				}
-			}
-			e.steps(n, evs)
 			return
 		}
 		r := ev.ev.(election.Event)

@@ -29,6 +29,15 @@ func (s *Store) GetMany(ctx context.Context, names []string) ([]store.GetResult,
 	return s.Client("").GetMany(ctx, names)
 }
 
+// GetManyAppend is GetMany with the results appended to dst (pass dst[:0]
+// to reuse a slice), for a caller that reads in a loop and is done with one
+// read's results before the next: the simulator, whose batched reads
+// would otherwise allocate a slice of records each.
+func (s *Store) GetManyAppend(ctx context.Context, dst []store.GetResult, names []string) ([]store.GetResult, error) {
+	c := client{s: s}
+	return c.getMany(ctx, dst, names)
+}
+
 // History implements store.Store.
 func (s *Store) History(ctx context.Context, name string, after uint64, limit int) ([]store.Event, error) {
 	return s.Client("").History(ctx, name, after, limit)
@@ -89,18 +98,22 @@ func (c *client) SwapMany(ctx context.Context, swaps []store.Swap) ([]store.Swap
 }
 
 func (c *client) GetMany(ctx context.Context, names []string) ([]store.GetResult, error) {
+	return c.getMany(ctx, make([]store.GetResult, 0, len(names)), names)
+}
+
+// getMany is GetMany, its results appended to res.
+func (c *client) getMany(ctx context.Context, res []store.GetResult, names []string) ([]store.GetResult, error) {
 	if err := c.s.enter(ctx, c.node); err != nil {
 		return nil, err
 	}
 	c.s.mu.Lock()
-	res := make([]store.GetResult, len(names))
-	for i, n := range names {
+	for _, n := range names {
 		rec, ok := c.s.records[n]
 		if !ok {
-			res[i].Err = fmt.Errorf("election %q: %w", n, store.ErrNotFound)
+			res = append(res, store.GetResult{Err: fmt.Errorf("election %q: %w", n, store.ErrNotFound)})
 			continue
 		}
-		res[i].Record = rec
+		res = append(res, store.GetResult{Record: rec})
 	}
 	c.s.mu.Unlock()
 	if err := c.s.leave(ctx, c.node); err != nil {
