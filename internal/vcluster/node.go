@@ -480,10 +480,10 @@ func (e *engine) getMany(names []string) ([]store.GetResult, error) {
 	if !ok {
 		return e.c.Store.GetMany(e.ctx, names)
 	}
-	clear(e.got[:cap(e.got)]) // the last read's records, for the collector
+	clear(e.got) // the last read's records, for the collector
 	res, err := s.GetManyAppend(e.ctx, e.got[:0], names)
 	if err == nil {
-		e.got = res[:0]
+		e.got = res // its length, what the next read clears
 	}
 	return res, err
 }

@@ -16,6 +16,7 @@ func (s *Store) SetUnreachable(node string, on bool) {
 	f := s.faults[node]
 	f.unreachable = on
 	s.faults[node] = f
+	s.touched.Store(true)
 }
 
 // SetDelay makes every call through Client(node) wait d before it is
@@ -27,6 +28,7 @@ func (s *Store) SetDelay(node string, d time.Duration) {
 	f := s.faults[node]
 	f.delay = d
 	s.faults[node] = f
+	s.touched.Store(true)
 }
 
 // SetError makes every call through Client(node) fail with err (nil
@@ -39,12 +41,17 @@ func (s *Store) SetError(node string, err error) {
 	f := s.faults[node]
 	f.err = err
 	s.faults[node] = f
+	s.touched.Store(true)
 }
 
 func (s *Store) enter(ctx context.Context, node string) error {
-	s.mu.Lock()
-	f, closed := s.faults[node], s.closed
-	s.mu.Unlock()
+	var f fault
+	var closed bool
+	if s.touched.Load() {
+		s.mu.Lock()
+		f, closed = s.faults[node], s.closed
+		s.mu.Unlock()
+	}
 	if closed {
 		return fmt.Errorf("%w: memstore is closed", store.ErrUnavailable)
 	}

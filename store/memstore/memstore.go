@@ -3,6 +3,7 @@ package memstore
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/batonhq/baton/store"
@@ -26,6 +27,9 @@ type Store struct {
 	cands   map[candKey]store.Candidate
 	faults  map[string]fault
 	closed  bool
+	// touched is set with the first fault or Close, never cleared: until
+	// then a call's enter and leave have nothing to look up (no lock).
+	touched atomic.Bool
 }
 
 type fault struct {
@@ -120,6 +124,7 @@ func (s *Store) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.closed = true
+	s.touched.Store(true)
 	return nil
 }
 
