@@ -355,7 +355,7 @@ func (e *engine) sendSwaps(n *node, swaps []election.Action) {
 // sendCall sends one election store call (a Get, a Swap, a *getBatch or
 // a *swapBatch): it fails at once when n is cut off, travels to the store
 // with CallLatency, else is applied now. A batch is the engine's scratch:
-// it is copied only to wait in the queue.
+// it is copied only to wait in the queue, into one reused once applied.
 func (e *engine) sendCall(n *node, call any) {
 	switch err := e.reachable(n); {
 	case err != nil:
@@ -363,13 +363,42 @@ func (e *engine) sendCall(n *node, call any) {
 	case e.c.CallLatency:
 		switch b := call.(type) {
 		case *getBatch:
-			call = &getBatch{slices.Clone(b.names)}
+			var c *getBatch
+			if k := len(e.spareGets); k > 0 {
+				c, e.spareGets = e.spareGets[k-1], e.spareGets[:k-1]
+			} else {
+				c = &getBatch{}
+			}
+			c.names = append(c.names, b.names...)
+			call = c
 		case *swapBatch:
-			call = &swapBatch{slices.Clone(b.swaps)}
+			var c *swapBatch
+			if k := len(e.spareSwaps); k > 0 {
+				c, e.spareSwaps = e.spareSwaps[k-1], e.spareSwaps[:k-1]
+			} else {
+				c = &swapBatch{}
+			}
+			c.swaps = append(c.swaps, b.swaps...)
+			call = c
 		}
 		e.push(event{at: e.now + n.latency, kind: evCall, node: int32(n.idx), inc: int32(n.inc), ev: call})
 	default:
 		e.apply(n, int32(n.inc), call, n.latency)
+	}
+}
+
+// applied keeps a batched call that travelled to the store (CallLatency)
+// for reuse by sendCall once the store applied it.
+func (e *engine) applied(call any) {
+	switch b := call.(type) {
+	case *getBatch:
+		clear(b.names) // the strings, for the collector
+		b.names = b.names[:0]
+		e.spareGets = append(e.spareGets, b)
+	case *swapBatch:
+		clear(b.swaps)
+		b.swaps = b.swaps[:0]
+		e.spareSwaps = append(e.spareSwaps, b)
 	}
 }
 

@@ -274,6 +274,9 @@ type engine struct {
 	spare []*batch          // batches delivered, for reuse
 	got   []store.GetResult // the scratch of batched reads (getMany)
 
+	spareGets  []*getBatch  // batched calls applied (CallLatency), for reuse
+	spareSwaps []*swapBatch // (applied)
+
 	names   []string       // Job, then the other names
 	nameIdx map[string]int // index in names
 
@@ -435,6 +438,7 @@ func (e *engine) dispatch(ev event) {
 		return
 	case evCall:
 		e.apply(e.nodes[ev.node], ev.inc, ev.ev, e.nodes[ev.node].latency)
+		e.applied(ev.ev)
 		return
 	}
 	n := e.nodes[ev.node]
