@@ -22,7 +22,10 @@
 // (WithMaxConns) and runs its own writes one at a time: SQLite has one
 // writer per file, so N writers of one process would only take turns
 // through the busy handler's sleeps; they queue in the Store instead, and
-// reads go on beside the writer (WAL). With a pool of 3 or more, the
+// reads go on beside the writer (WAL). A single swap (Swap: a lease or
+// session renewal) goes ahead of the queued writes that are not one, so
+// a renewal waits for at most the write in progress, not for every
+// batched write (SwapMany) queued before it. With a pool of 3 or more, the
 // writes run on one connection kept for them, with a page cache of up to
 // 64 MiB (SQLite drops a connection's cache whenever another one has
 // committed, so a writer that changes connections reads the file again),

@@ -122,7 +122,8 @@ func readMany(ctx context.Context, getMany *sql.Stmt, names []string, found map[
 // respect to every other connection to the file, in any process. A swap
 // that may be a renewal (no event, a held record that is not a session's,
 // an expected version) is tried first as the renewal's one-row UPDATE (renewStmt, see renew); when
-// it matches no row, the swap goes the general way.
+// it matches no row, the swap goes the general way. Either way a swap
+// waits for the Store's write turn ahead of queued batched writes (see turn).
 func (s *Store) Swap(ctx context.Context, sw store.Swap) (store.Record, error) {
 	if sw.Event == "" && sw.Expect != 0 && sw.Record.Holder != "" && !store.IsSession(sw.Record.Name) && !s.readOnly {
 		rec, ok, err := s.renew(ctx, sw)
@@ -131,7 +132,7 @@ func (s *Store) Swap(ctx context.Context, sw store.Swap) (store.Record, error) {
 		}
 	}
 	var res []store.SwapResult
-	err := s.write(ctx, "swap", func(tx *sql.Tx) error {
+	err := s.writeTurn(ctx, "swap", true, func(tx *sql.Tx) error {
 		b := s.bind(ctx, tx)
 		defer b.close()
 		var err error
@@ -155,12 +156,10 @@ func (s *Store) renew(ctx context.Context, sw store.Swap) (rec store.Record, ok 
 	if err := s.enter(ctx, op); err != nil {
 		return store.Record{}, false, err
 	}
-	select {
-	case s.writing <- struct{}{}:
-	case <-ctx.Done():
-		return store.Record{}, false, s.fail(ctx, op, ctx.Err())
+	if err := s.writing.acquire(ctx, true); err != nil {
+		return store.Record{}, false, s.fail(ctx, op, err)
 	}
-	defer func() { <-s.writing }()
+	defer s.writing.release()
 	st := s.st.renew
 	if s.writer.Load() != nil {
 		st = s.writerRenew

@@ -55,11 +55,11 @@ type Store struct {
 	readOnly bool
 	st       stmts // prepared statements; see prepare
 
-	// writing holds one token per write in progress: a Store runs its
-	// writes one at a time, so that its callers queue here, in order and
-	// at no cost, instead of as many connections retrying SQLite's write
-	// lock in the busy handler's sleeps.
-	writing chan struct{}
+	// writing is the write turn: a Store runs its writes one at a time,
+	// so that its callers queue here, in order (single swaps first: see
+	// turn) and at no cost, instead of as many connections retrying
+	// SQLite's write lock in the busy handler's sleeps.
+	writing turn
 	// writer is the connection the Store's writes run on, kept apart
 	// from the pool (see dedicateWriter); nil: writes take a pooled one.
 	writer atomic.Pointer[sql.Conn]
@@ -242,7 +242,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 func newStore(db *sql.DB, abs string, cfg config, file fileID) *Store {
 	db.SetMaxOpenConns(cfg.maxConns)
 	db.SetMaxIdleConns(cfg.maxConns) // each new connection runs the DSN's pragmas: keep them
-	s := &Store{db: db, path: abs, cfg: cfg, file: file, done: make(chan struct{}), writing: make(chan struct{}, 1)}
+	s := &Store{db: db, path: abs, cfg: cfg, file: file, done: make(chan struct{})}
 	s.hub.init()
 	return s
 }

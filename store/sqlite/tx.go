@@ -147,18 +147,22 @@ func decided(err error) bool {
 // one of its connections at a time asks SQLite for the write lock; the busy
 // timeout is left for the writers of other processes.
 func (s *Store) write(ctx context.Context, op string, fn func(tx *sql.Tx) error) error {
+	return s.writeTurn(ctx, op, false, fn)
+}
+
+// writeTurn is write, with urgent saying whether the write goes ahead of
+// the queued writes that are not urgent (see turn): a single swap's.
+func (s *Store) writeTurn(ctx context.Context, op string, urgent bool, fn func(tx *sql.Tx) error) error {
 	if err := s.enter(ctx, op); err != nil {
 		return err
 	}
 	if s.readOnly {
 		return fmt.Errorf("sqlite: %s: %w: %s was opened read-only", op, store.ErrInvalid, s.path)
 	}
-	select {
-	case s.writing <- struct{}{}:
-	case <-ctx.Done():
-		return s.fail(ctx, op, ctx.Err())
+	if err := s.writing.acquire(ctx, urgent); err != nil {
+		return s.fail(ctx, op, err)
 	}
-	defer func() { <-s.writing }()
+	defer s.writing.release()
 	tx, err := s.begin(ctx)
 	if err != nil {
 		return s.fail(ctx, op, err)
