@@ -363,21 +363,11 @@ func (e *engine) sendCall(n *node, call any) {
 	case e.c.CallLatency:
 		switch b := call.(type) {
 		case *getBatch:
-			var c *getBatch
-			if k := len(e.spareGets); k > 0 {
-				c, e.spareGets = e.spareGets[k-1], e.spareGets[:k-1]
-			} else {
-				c = &getBatch{}
-			}
+			c := spare(&e.spareGets)
 			c.names = append(c.names, b.names...)
 			call = c
 		case *swapBatch:
-			var c *swapBatch
-			if k := len(e.spareSwaps); k > 0 {
-				c, e.spareSwaps = e.spareSwaps[k-1], e.spareSwaps[:k-1]
-			} else {
-				c = &swapBatch{}
-			}
+			c := spare(&e.spareSwaps)
 			c.swaps = append(c.swaps, b.swaps...)
 			call = c
 		}
@@ -385,6 +375,17 @@ func (e *engine) sendCall(n *node, call any) {
 	default:
 		e.apply(n, int32(n.inc), call, n.latency)
 	}
+}
+
+// spare takes a batch kept for reuse (applied) from s, or a new one.
+func spare[T any](s *[]*T) *T {
+	if k := len(*s); k > 0 {
+		c := (*s)[k-1]
+		(*s)[k-1] = nil
+		*s = (*s)[:k-1]
+		return c
+	}
+	return new(T)
 }
 
 // applied keeps a batched call that travelled to the store (CallLatency)
