@@ -189,7 +189,7 @@ func (s *Store) Swap(ctx context.Context, sw store.Swap) (store.Record, error) {
 			version int64
 			updated time.Time
 		)
-		err := s.pool.QueryRow(ctx, s.sql.renew, s.id, r.Name, sw.Expect, r.Holder, r.Incarnation,
+		err := s.swaps.QueryRow(ctx, s.sql.renew, s.id, r.Name, sw.Expect, r.Holder, r.Incarnation,
 			int64(r.Token), int64(r.Lease), r.Transfer, r.Session).Scan(&version, &updated)
 		if err == nil {
 			rec := r
@@ -201,7 +201,7 @@ func (s *Store) Swap(ctx context.Context, sw store.Swap) (store.Record, error) {
 		}
 		// Not a renewal of the record as stored: swap_one decides.
 	}
-	row, err := scanSwapRow(s.pool.QueryRow(ctx, s.sql.swapOne, s.id, r.Name, sw.Expect, r.Holder, r.Incarnation,
+	row, err := scanSwapRow(s.swaps.QueryRow(ctx, s.sql.swapOne, s.id, r.Name, sw.Expect, r.Holder, r.Incarnation,
 		int64(r.Token), int64(r.Lease), r.Transfer, r.Session, string(sw.Event)))
 	if errors.Is(err, pgx.ErrNoRows) {
 		// No row: the schema holds another store id, and nothing was

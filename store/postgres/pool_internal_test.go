@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/batonhq/baton/internal/pgtest"
+	"github.com/batonhq/baton/store"
 )
 
 // TestNewPool checks the one pool set-up of Open and its read-only form:
@@ -46,5 +47,46 @@ func TestNewPool(t *testing.T) {
 		if ro != tc.want || app != "baton-newpool" {
 			t.Errorf("readOnly %v: default_transaction_read_only %q, application_name %q; want %q, baton-newpool", tc.readOnly, ro, app, tc.want)
 		}
+	}
+}
+
+// TestSwapNotBehindBusyPool checks that a Swap (a renewal) gets a
+// connection while every connection of the Store's main pool is taken,
+// as by batched reads and writes in flight: it has a pool of its own.
+func TestSwapNotBehindBusyPool(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s, err := Open(ctx, pgtest.Start(t), WithPoolConfig(func(c *pgxpool.Config) { c.MaxConns = 2 }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	rec, err := s.Swap(ctx, store.Swap{Record: store.Record{Name: "busy", Holder: "n1", Incarnation: "i1", Token: 1, Lease: time.Second}, Event: store.Acquired})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var held []*pgxpool.Conn
+	for range s.pool.Config().MaxConns {
+		c, err := s.pool.Acquire(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		held = append(held, c)
+	}
+	defer func() {
+		for _, c := range held {
+			c.Release()
+		}
+	}()
+	// A renewal (its one-row UPDATE), then a swap that goes to swap_one.
+	sctx, scancel := context.WithTimeout(ctx, 10*time.Second)
+	defer scancel()
+	if rec, err = s.Swap(sctx, store.Swap{Expect: rec.Version, Record: rec}); err != nil {
+		t.Fatalf("renewal with the main pool taken: %v", err)
+	}
+	free := rec
+	free.Holder, free.Incarnation = "", ""
+	if _, err := s.Swap(sctx, store.Swap{Expect: rec.Version, Record: free, Event: store.Released}); err != nil {
+		t.Fatalf("release with the main pool taken: %v", err)
 	}
 }

@@ -34,9 +34,17 @@ const DefaultSchema = "baton"
 var schemaName = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,56}$`)
 
 // Store is a store.Store on a PostgreSQL database, over a pgxpool
-// connection pool. It is safe for concurrent use. Open it with Open.
+// connection pool, and a second pool of two connections for Swap alone,
+// so that a renewal never waits for a connection behind batched calls. It
+// is safe for concurrent use. Open it with Open.
 type Store struct {
-	pool    *pgxpool.Pool
+	pool *pgxpool.Pool
+	// swaps is the pool of Swap alone (swapConns connections; nil in a
+	// read-only Store): a renewal is a Swap, and it must not wait for a
+	// connection behind the batched calls (GetMany, SwapMany: a Group
+	// has several in flight), the change feed's catch-up reads or a
+	// ledger scan, which can hold every connection of pool.
+	swaps   *pgxpool.Pool
 	schema  string // plain identifier
 	q       string // schema, quoted for SQL
 	id      string // the store id, read by Open
@@ -199,8 +207,19 @@ func Open(ctx context.Context, rawURL string, opts ...Option) (*Store, error) {
 		pool.Close()
 		return nil, s.fail(ctx, "open", err)
 	}
+	cfg := pool.Config()
+	cfg.MaxConns, cfg.MinConns, cfg.MinIdleConns = swapConns, 0, 0
+	if s.swaps, err = pgxpool.NewWithConfig(ctx, cfg); err != nil {
+		pool.Close()
+		return nil, s.fail(ctx, "open", err)
+	}
 	return s, nil
 }
+
+// swapConns is the size of a Store's pool for Swap: two, so that two
+// renewals of one process (two Electors, or a session and a name) need
+// not wait for each other's round trip.
+const swapConns = 2
 
 // newPool parses rawURL, applies the WithPoolConfig functions of o and
 // creates the connection pool, whose sessions are read-only when o is
@@ -285,6 +304,9 @@ func (s *Store) Close() error {
 		l.stop()
 	}
 	s.pool.Close()
+	if s.swaps != nil {
+		s.swaps.Close()
+	}
 	return nil
 }
 

@@ -250,7 +250,8 @@ func TestTerminatedSession(t *testing.T) {
 		case <-time.After(10 * time.Millisecond):
 		}
 	}
-	if err := srv.Exec(ctx, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'baton_terminate_test'`); err != nil {
+	if err := srv.Exec(ctx, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+		WHERE application_name = 'baton_terminate_test' AND wait_event_type = 'Lock'`); err != nil {
 		t.Fatal(err)
 	}
 	if err := <-done; !errors.Is(err, store.ErrUnavailable) {
