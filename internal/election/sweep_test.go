@@ -21,6 +21,7 @@ type sweepWorld struct {
 	groups []*election.Group
 	down   []bool
 	gets   []map[string]int // per group: reads per record
+	swaps  []int            // per group: the most swaps one step asked for
 }
 
 func newSweepWorld(t *testing.T, feed bool) *sweepWorld {
@@ -39,6 +40,7 @@ func (w *sweepWorld) add(node string) int {
 	w.groups = append(w.groups, election.NewGroup(cfg, true))
 	w.down = append(w.down, false)
 	w.gets = append(w.gets, map[string]int{})
+	w.swaps = append(w.swaps, 0)
 	i := len(w.groups) - 1
 	if w.feed {
 		w.step(i, election.Feed{Live: true})
@@ -61,7 +63,15 @@ func (w *sweepWorld) step(i int, ev election.Event) {
 		if w.down[e.g] {
 			continue
 		}
-		for _, a := range w.groups[e.g].Step(w.now, e.ev) {
+		acts := w.groups[e.g].Step(w.now, e.ev)
+		swaps := 0
+		for _, a := range acts {
+			if _, ok := a.(election.Swap); ok {
+				swaps++
+			}
+		}
+		w.swaps[e.g] = max(w.swaps[e.g], swaps)
+		for _, a := range acts {
 			switch a := a.(type) {
 			case election.Get:
 				w.gets[e.g][a.Name]++
@@ -204,6 +214,38 @@ func TestAwaitWithoutFeed(t *testing.T) {
 	}
 	if took := w.now.Sub(start); !w.leads(b, "x") || took > 3*time.Second+time.Second {
 		t.Fatalf("b took x %v after a resigned it (leads: %v), want within a lease and a sweep interval", took, w.leads(b, "x"))
+	}
+}
+
+// A crash takeover of many names is asked for TakeStep swaps a step, the
+// steps all at the instant the session was found dead: the runtime can
+// send the first batch before the last is planned, and no name waits
+// longer for it.
+func TestTakeoverInSteps(t *testing.T) {
+	w := newSweepWorld(t, true)
+	a, b := w.add("a"), w.add("b")
+	const n = 2*election.TakeStep + election.TakeStep/2
+	for i := range n {
+		w.step(a, election.Start{Name: "name-" + itoa(i), Hold: true})
+	}
+	w.run(w.now.Add(2 * time.Second))
+	for i := range n {
+		w.step(b, election.Start{Name: "name-" + itoa(i), Hold: true})
+	}
+	w.run(w.now.Add(time.Second))
+	w.swaps[b] = 0
+	w.down[a] = true
+	for i := 0; i < 10000 && !w.leads(b, "name-0"); i++ {
+		w.run(w.now.Add(time.Millisecond))
+	}
+	first := w.now
+	for i := range n {
+		if !w.leads(b, "name-"+itoa(i)) {
+			t.Fatalf("at %v, b took name-0 but not name-%d", first, i)
+		}
+	}
+	if w.swaps[b] > election.TakeStep || w.swaps[b] < election.TakeStep/2 {
+		t.Fatalf("b asked for up to %d swaps in one step to take %d names, want at most TakeStep (%d)", w.swaps[b], n, election.TakeStep)
 	}
 }
 
