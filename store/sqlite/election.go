@@ -231,14 +231,59 @@ func (s *Store) SwapMany(ctx context.Context, swaps []store.Swap) ([]store.SwapR
 // feed, and raises the counter to it. A renewal leaves both: see
 // renewStmt.
 func (s *Store) swapTx(ctx context.Context, b *bound, swaps []store.Swap) ([]store.SwapResult, error) {
-	res := make([]store.SwapResult, len(swaps))
 	var last int64
 	if err := b.stmt(s.st.lastVersion).QueryRowContext(ctx).Scan(&last); err != nil {
 		return nil, err
 	}
-	cur, seqs, err := s.current(ctx, b, swaps)
+	if takes(swaps) {
+		res, rest, v, err := s.takeTx(ctx, b, swaps, last)
+		if err != nil {
+			return nil, err
+		}
+		if len(rest) > 0 {
+			// Refused: the general path says why, against the records
+			// as they are (it writes none of them: see takeTx).
+			sub := make([]store.Swap, len(rest))
+			for j, i := range rest {
+				sub[j] = swaps[i]
+			}
+			got, next, err := s.swapRows(ctx, b, sub, v)
+			if err != nil {
+				return nil, err
+			}
+			for j, i := range rest {
+				res[i] = got[j]
+			}
+			v = next
+		}
+		if v != last {
+			if _, err := b.stmt(s.st.setVersion).ExecContext(ctx, v); err != nil {
+				return nil, err
+			}
+		}
+		return res, nil
+	}
+	res, next, err := s.swapRows(ctx, b, swaps, last)
 	if err != nil {
 		return nil, err
+	}
+	if next != last {
+		if _, err := b.stmt(s.st.setVersion).ExecContext(ctx, next); err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+// swapRows is swapTx's general path, the counter at last: it reads the
+// records the swaps name, decides each swap in Go (storedriver.CheckSwap)
+// and writes the records and log events with multi-row statements. It
+// returns the counter's new value, which the caller writes.
+func (s *Store) swapRows(ctx context.Context, b *bound, swaps []store.Swap, last int64) ([]store.SwapResult, int64, error) {
+	res := make([]store.SwapResult, len(swaps))
+	cur, seqs, err := s.current(ctx, b, swaps)
+	if err != nil {
+		return nil, 0, err
 	}
 	// The records to write, each name's last one, in the order of
 	// their first swap; and the log events, in the order of theirs.
@@ -253,7 +298,7 @@ func (s *Store) swapTx(ctx context.Context, b *bound, swaps []store.Swap) ([]sto
 		rec, err := s.decide(c.Record, sw, v)
 		if err != nil {
 			if !decided(err) {
-				return nil, err
+				return nil, 0, err
 			}
 			res[i].Err = err
 			continue
@@ -276,26 +321,21 @@ func (s *Store) swapTx(ctx context.Context, b *bound, swaps []store.Swap) ([]sto
 		}
 	}
 	if len(recs) == 0 {
-		return res, nil
+		return res, last, nil
 	}
 	if err := writeRows(b, &s.st.upsert, len(recs), func(args []any, i int) []any {
 		r := &recs[i]
 		return append(args, r.Name, r.Holder, r.Incarnation, int64(r.Token), int64(r.Lease), r.Transfer, r.Version, r.Updated.UnixNano(), r.Session, r.changed)
 	}); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	if err := writeRows(b, &s.st.logEvent, len(evs), func(args []any, i int) []any {
 		e := &evs[i]
 		return append(args, e.Name, int64(e.Seq), string(e.Kind), e.Holder, e.Incarnation, int64(e.Token), e.Transfer, e.Time.UnixNano())
 	}); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	if next != last {
-		if _, err := b.stmt(s.st.setVersion).ExecContext(ctx, next); err != nil {
-			return nil, err
-		}
-	}
-	return res, nil
+	return res, next, nil
 }
 
 // row is an election record as stored: with its changed column, the

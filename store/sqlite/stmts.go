@@ -21,6 +21,8 @@ type stmts struct {
 	// current reads the record (if any) and the newest log sequence
 	// number of each name in a JSON array
 	current *sql.Stmt
+	// take and takeLog write a batch of takes: see takeStmt.
+	take, takeLog *sql.Stmt
 	// upsert[k] writes 1<<k records, logEvent[k] appends 1<<k log
 	// events: see writeRows.
 	upsert   [blockKinds]*sql.Stmt
@@ -110,6 +112,8 @@ func (s *Store) prepare(ctx context.Context) error {
 			text{&s.st.lastVersion, `SELECT value FROM baton_meta WHERE key = 'last_change'`},
 			text{&s.st.setVersion, `UPDATE baton_meta SET value = ? WHERE key = 'last_change'`},
 			text{&s.st.renew, renewStmt},
+			text{&s.st.take, takeStmt},
+			text{&s.st.takeLog, takeLogStmt},
 			text{&s.st.current, `SELECT j.value, coalesce(e.holder, ''), coalesce(e.incarnation, ''), coalesce(e.token, 0), coalesce(e.lease_ns, 0),
 				coalesce(e.transfer, ''), coalesce(e.version, 0), e.updated_ns, coalesce(e.session, ''), coalesce(e.changed, 0),
 				(SELECT coalesce(max(l.seq), 0) FROM baton_election_log l WHERE l.name = j.value)
@@ -134,7 +138,7 @@ func (s *Store) prepare(ctx context.Context) error {
 
 // all is every statement of st, nil ones included.
 func (st *stmts) all() []*sql.Stmt {
-	out := []*sql.Stmt{st.get, st.getMany, st.newest, st.lastVersion, st.setVersion, st.renew, st.current}
+	out := []*sql.Stmt{st.get, st.getMany, st.newest, st.lastVersion, st.setVersion, st.renew, st.current, st.take, st.takeLog}
 	out = append(out, st.upsert[:]...)
 	return append(out, st.logEvent[:]...)
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/batonhq/baton/store"
 )
@@ -101,5 +102,114 @@ func testManyNames(t *testing.T, open func() store.Store) {
 	}
 	if evs, _ := s.History(ctx(t), names[n-1], 0, 0); len(evs) != 2 || evs[1].Kind != store.TakenOver || evs[1].Token != 2 {
 		t.Fatalf("log of %s after a batched takeover = %+v", names[n-1], evs)
+	}
+}
+
+// testSwapManyTakes moves many records of one session to another in one
+// SwapMany, as a bulk takeover does, some of the swaps refused for each
+// reason a take can be (the record moved on, it does not exist, the token
+// would go back), and checks every outcome, record and log event against
+// the same swaps made one Swap at a time on another store: a backend's
+// batched path for takes (one statement for all of them) must decide
+// exactly as a single swap does.
+func testSwapManyTakes(t *testing.T, open func() store.Store) {
+	const n = 24
+	from := store.SessionPrefix + "n1/n1-1/1"
+	to := store.SessionPrefix + "n2/n2-1/1"
+	// The two stores may be one (open gives the same store again on some
+	// backends): each has its own names.
+	batch := func(s store.Store, prefix string) []store.Swap {
+		var swaps []store.Swap
+		for i := range n {
+			name := fmt.Sprintf("%s-%02d", prefix, i)
+			if i == 9 {
+				swaps = append(swaps, store.Swap{Expect: 7, Event: store.TakenOver, Record: store.Record{Name: name, Holder: "n2", Incarnation: "n2-1", Session: to, Token: 1, Lease: 3 * time.Second}})
+				continue // never written: a conflict
+			}
+			r := acquire(name, "n1", uint64(1+i%3))
+			r.Session = from
+			cur := mustSwap(t, s, store.Swap{Record: r, Event: store.Acquired})
+			read := cur
+			switch i {
+			case 3: // renewed after it was read: a conflict
+				mustSwap(t, s, store.Swap{Expect: cur.Version, Record: cur})
+			case 5: // its token raised after it was read (an operator's floor): a conflict
+				up := cur
+				up.Token += 5
+				mustSwap(t, s, store.Swap{Expect: cur.Version, Record: up, Event: store.FloorRaised})
+			}
+			next := store.Record{Name: name, Holder: "n2", Incarnation: "n2-1", Session: to, Token: read.Token + 1, Lease: 3 * time.Second}
+			if i == 7 { // a token that would go back: invalid
+				next.Token = read.Token - 1
+			}
+			swaps = append(swaps, store.Swap{Expect: read.Version, Record: next, Event: store.TakenOver})
+		}
+		return swaps
+	}
+	many, one := open(), open()
+	manySwaps, oneSwaps := batch(many, "takemany"), batch(one, "takeone")
+	res, err := many.SwapMany(ctx(t), manySwaps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res) != n {
+		t.Fatalf("SwapMany of %d swaps returned %d results", n, len(res))
+	}
+	outcome := func(err error) string {
+		switch {
+		case err == nil:
+			return "applied"
+		case errors.Is(err, store.ErrConflict):
+			return "conflict"
+		case errors.Is(err, store.ErrInvalid):
+			return "invalid"
+		case errors.Is(err, store.ErrNotFound):
+			return "not found"
+		}
+		return "error " + err.Error()
+	}
+	for i, sw := range oneSwaps {
+		rec, err := one.Swap(ctx(t), sw)
+		name := manySwaps[i].Record.Name
+		if got, want := outcome(res[i].Err), outcome(err); got != want {
+			t.Fatalf("%s: SwapMany %s (%v), one Swap %s (%v)", name, got, res[i].Err, want, err)
+		}
+		if err != nil {
+			continue
+		}
+		got := res[i].Record
+		if got.Holder != rec.Holder || got.Token != rec.Token || got.Session != rec.Session || got.Incarnation != rec.Incarnation {
+			t.Fatalf("%s: SwapMany wrote %+v, one Swap %+v", name, got, rec)
+		}
+		if got.Version <= manySwaps[i].Expect {
+			t.Fatalf("%s: taken at version %d, not above %d", name, got.Version, manySwaps[i].Expect)
+		}
+		stored, err := many.Get(ctx(t), name)
+		if err != nil || stored.Version != got.Version || stored.Token != got.Token || stored.Session != to {
+			t.Fatalf("%s: stored %+v (%v), SwapMany returned %+v", name, stored, err, got)
+		}
+	}
+	for i := range n {
+		name := fmt.Sprintf("takemany-%02d", i)
+		a, errA := many.Get(ctx(t), name)
+		b, errB := one.Get(ctx(t), fmt.Sprintf("takeone-%02d", i))
+		if outcome(errA) != outcome(errB) || a.Holder != b.Holder || a.Token != b.Token || a.Session != b.Session {
+			t.Fatalf("%s: after SwapMany %+v (%v), after one Swap at a time %+v (%v)", name, a, errA, b, errB)
+		}
+		ha, _ := many.History(ctx(t), name, 0, 0)
+		hb, _ := one.History(ctx(t), fmt.Sprintf("takeone-%02d", i), 0, 0)
+		if len(ha) != len(hb) {
+			t.Fatalf("%s: %d log events after SwapMany, %d after one Swap at a time", name, len(ha), len(hb))
+		}
+		for k := range ha {
+			x, y := ha[k], hb[k]
+			if x.Seq != y.Seq || x.Kind != y.Kind || x.Holder != y.Holder || x.Token != y.Token {
+				t.Fatalf("%s: log event %d is %+v after SwapMany, %+v after one Swap at a time", name, k, x, y)
+			}
+		}
+	}
+	// A taken record goes on from the version SwapMany returned.
+	if _, err := many.Swap(ctx(t), store.Swap{Expect: res[0].Record.Version, Record: res[0].Record}); err != nil {
+		t.Fatalf("renewal at the version SwapMany returned: %v", err)
 	}
 }

@@ -48,6 +48,7 @@ func Run(t *testing.T, f Factory) {
 		{"RunsOrderAndPaging", testRunsPaging},
 		{"ConcurrentRunClaimOneWinner", testConcurrentRunClaim},
 		{"SwapMany", testSwapMany},
+		{"SwapManyTakes", testSwapManyTakes},
 		{"RecentRuns", testRecentRuns},
 		{"PruneRuns", testPruneRuns},
 		{"UpdateJob", testUpdateJob},
