@@ -183,7 +183,29 @@ func (d *driver) loop(stopped chan struct{}) {
 // step feeds events to the machine, executes its announcements at once
 // and sends its store requests, batched. It reports whether the machine
 // ended idle.
+//
+// A large batch (the replies to a batched call, or a change feed's
+// report of many writes) is stepped election.TakeStep events at a time,
+// each part's requests sent before the next is stepped, and a timer that
+// has come due meanwhile (the session's renewal, most often) is stepped
+// between two parts: no batch holds up a renewal for longer than one part
+// takes.
 func (d *driver) step(evs []election.Event, replies chan<- []election.Event) (idle bool) {
+	for {
+		n := min(len(evs), election.TakeStep)
+		idle = d.stepPart(evs[:n], replies)
+		evs = evs[n:]
+		if len(evs) == 0 {
+			return idle
+		}
+		if next := d.g.Next(); !next.IsZero() && !next.After(d.cfg.clock.Now()) {
+			d.stepPart([]election.Event{election.Tick{}}, replies)
+		}
+	}
+}
+
+// stepPart is step for at most a part of events.
+func (d *driver) stepPart(evs []election.Event, replies chan<- []election.Event) (idle bool) {
 	var gets []string
 	var swaps []store.Swap
 	for _, ev := range evs {
