@@ -207,7 +207,9 @@ func (s *Store) renew(ctx context.Context, sw store.Swap) (rec store.Record, ok 
 // swap in Go, then writes the records and the log events with multi-row
 // statements (see blockRows), and the store's counter once: its
 // cost grows with the number of swaps, but by far fewer statements than
-// two per swap.
+// two per swap. A batch of takes (a bulk takeover: see takes) is written
+// with one statement for its records and one for its log events, and
+// reads only the records of the swaps it refuses.
 func (s *Store) SwapMany(ctx context.Context, swaps []store.Swap) ([]store.SwapResult, error) {
 	var res []store.SwapResult
 	err := s.write(ctx, "swap many", func(tx *sql.Tx) error {

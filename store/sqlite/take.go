@@ -11,9 +11,9 @@ import (
 // A batch of takes (a takeover of many names, or many acquisitions) is
 // written with one UPDATE for all its records and one INSERT ... SELECT for
 // all its log events, instead of swapRows' read of every record, a
-// decision in Go and multi-row writes that bind ten parameters a record:
-// 6 µs a name against 10 in a batch of 1,000 (BENCHMARKS.md). It decides
-// exactly as storedriver.CheckSwap does:
+// decision in Go and multi-row writes that bind ten parameters a record
+// (about a quarter less time a batch: BenchmarkTakeover100k, figures in
+// BENCHMARKS.md). It decides exactly as storedriver.CheckSwap does:
 //
 //   - takes checks, once per swap, every rule that does not depend on the
 //     stored record (CheckSwap against the record the swap expects);
@@ -24,8 +24,8 @@ import (
 //   - a swap the UPDATE did not apply goes through swapRows, which reads
 //     the record and returns CheckSwap's error for it.
 const (
-	// takeStmt writes the records of the takes in the JSON array ?8 of
-	// [name, expected version, new token], all with the same holder,
+	// takeStmt writes the records of the takes in the JSON object ?8,
+	// name: [expected version, new token], all with the same holder,
 	// incarnation, lease, transfer and session, at version ?5 (also
 	// their changed column: the change feed reports them) and store time
 	// ?6. Every take of the batch gets the same version: one above the
