@@ -656,17 +656,18 @@ func (g *Group) afterObserver(now time.Time, s string, acts []Action) []Action {
 	}
 	g.dead[s] = struct{}{}
 	g.dropObserver(s)
-	waiting := g.waiters[s]
+	waiting := g.waiters[s].list()
 	delete(g.waiters, s)
-	var names []string
-	for _, name := range waiting.list() {
-		if g.names[name].await == s {
-			names = append(names, name)
+	if g.cfg.Balance && g.sessions {
+		var names []string
+		for _, name := range waiting {
+			if g.names[name].await == s {
+				names = append(names, name)
+			}
 		}
+		waiting = g.takeNow(now, s, names)
 	}
-	for _, name := range g.takeNow(now, s, names) {
-		g.ending = append(g.ending, ended{name: name, session: s})
-	}
+	g.ending = append(g.ending, ended{session: s, names: waiting})
 	return concat(acts, g.endSome(now))
 }
 
@@ -680,24 +681,38 @@ func (g *Group) afterObserver(now time.Time, s string, acts []Action) []Action {
 // one batch.
 const TakeStep = 1000
 
-// ended is a name to tell that the session it awaits is dead.
-type ended struct{ name, session string }
+// ended is the names of a dead session that are still to be told so, in
+// order: those that still await it then.
+type ended struct {
+	session string
+	names   []string
+}
 
-// endSome tells the first TakeStep names of ending that their session
-// ended (SessionEnded), and leaves the rest due now. A name told late
-// may have moved on meanwhile (read again, stopped, taken through
-// another path): the machine takes it only if it still awaits that
-// session with nothing in flight, as when told at once.
+// endSome tells the next TakeStep names of ending that await a dead
+// session that it ended (SessionEnded), and leaves the rest due now. A
+// name told late may have moved on meanwhile (read again, stopped, taken
+// through another path): it is told only if it still awaits that session,
+// and the machine takes it only if it has nothing in flight, as when told
+// at once. The names are looked at here, a step at a time, not when the
+// session was found dead: for 100,000 names that look took 30 ms.
 func (g *Group) endSome(now time.Time) []Action {
-	n := min(len(g.ending), TakeStep)
 	var acts []Action
-	for _, x := range g.ending[:n] {
-		if e := g.names[x.name]; e != nil {
-			acts = concat(acts, g.stepEntry(now, x.name, e, SessionEnded{Session: x.session}))
+	budget := TakeStep
+	for budget > 0 && len(g.ending) > 0 {
+		x := &g.ending[0]
+		n := min(len(x.names), budget)
+		for _, name := range x.names[:n] {
+			if e := g.names[name]; e != nil && e.await == x.session {
+				acts = concat(acts, g.stepEntry(now, name, e, SessionEnded{Session: x.session}))
+			}
+		}
+		x.names = x.names[n:]
+		budget -= n
+		if len(x.names) == 0 {
+			g.ending[0] = ended{}
+			g.ending = g.ending[1:]
 		}
 	}
-	clear(g.ending[:n])
-	g.ending = g.ending[n:]
 	g.endingAt = time.Time{}
 	if len(g.ending) > 0 {
 		g.endingAt = now
