@@ -106,16 +106,33 @@ func testManyNames(t *testing.T, open func() store.Store) {
 }
 
 // testSwapManyTakes moves many records of one session to another in one
-// SwapMany, as a bulk takeover does, some of the swaps refused for each
-// reason a take can be (the record moved on, it does not exist, the token
-// would go back), and checks every outcome, record and log event against
-// the same swaps made one Swap at a time on another store: a backend's
-// batched path for takes (one statement for all of them) must decide
-// exactly as a single swap does.
+// SwapMany, as a bulk takeover does (and, again, frees many records in
+// one, as a release of many names does), some of the swaps refused for
+// each reason a take can be (the record moved on, it does not exist, the
+// token would go back), and checks every outcome, record and log event
+// against the same swaps made one Swap at a time on another store: a
+// backend's batched path for takes (one statement for all of them) must
+// decide exactly as a single swap does.
 func testSwapManyTakes(t *testing.T, open func() store.Store) {
+	for _, release := range []bool{false, true} {
+		kind := "take"
+		if release {
+			kind = "free"
+		}
+		t.Run(kind, func(t *testing.T) { testSwapManyKind(t, open, kind, release) })
+	}
+}
+
+func testSwapManyKind(t *testing.T, open func() store.Store, kind string, release bool) {
 	const n = 24
 	from := store.SessionPrefix + "n1/n1-1/1"
 	to := store.SessionPrefix + "n2/n2-1/1"
+	next := func(name string, token uint64) (store.Record, store.EventKind) {
+		if release {
+			return store.Record{Name: name, Token: token, Lease: 3 * time.Second}, store.Released
+		}
+		return store.Record{Name: name, Holder: "n2", Incarnation: "n2-1", Session: to, Token: token + 1, Lease: 3 * time.Second}, store.TakenOver
+	}
 	// The two stores may be one (open gives the same store again on some
 	// backends): each has its own names.
 	batch := func(s store.Store, prefix string) []store.Swap {
@@ -123,10 +140,11 @@ func testSwapManyTakes(t *testing.T, open func() store.Store) {
 		for i := range n {
 			name := fmt.Sprintf("%s-%02d", prefix, i)
 			if i == 9 {
-				swaps = append(swaps, store.Swap{Expect: 7, Event: store.TakenOver, Record: store.Record{Name: name, Holder: "n2", Incarnation: "n2-1", Session: to, Token: 1, Lease: 3 * time.Second}})
+				rec, ev := next(name, 1)
+				swaps = append(swaps, store.Swap{Expect: 7, Event: ev, Record: rec})
 				continue // never written: a conflict
 			}
-			r := acquire(name, "n1", uint64(1+i%3))
+			r := acquire(name, "n1", uint64(2+i%3))
 			r.Session = from
 			cur := mustSwap(t, s, store.Swap{Record: r, Event: store.Acquired})
 			read := cur
@@ -138,16 +156,18 @@ func testSwapManyTakes(t *testing.T, open func() store.Store) {
 				up.Token += 5
 				mustSwap(t, s, store.Swap{Expect: cur.Version, Record: up, Event: store.FloorRaised})
 			}
-			next := store.Record{Name: name, Holder: "n2", Incarnation: "n2-1", Session: to, Token: read.Token + 1, Lease: 3 * time.Second}
+			rec, ev := next(name, read.Token)
 			if i == 7 { // a token that would go back: invalid
-				next.Token = read.Token - 1
+				rec.Token = read.Token - 1
 			}
-			swaps = append(swaps, store.Swap{Expect: read.Version, Record: next, Event: store.TakenOver})
+			swaps = append(swaps, store.Swap{Expect: read.Version, Record: rec, Event: ev})
 		}
 		return swaps
 	}
 	many, one := open(), open()
-	manySwaps, oneSwaps := batch(many, "takemany"), batch(one, "takeone")
+	manyName := func(i int) string { return fmt.Sprintf("%smany-%02d", kind, i) }
+	oneName := func(i int) string { return fmt.Sprintf("%sone-%02d", kind, i) }
+	manySwaps, oneSwaps := batch(many, kind+"many"), batch(one, kind+"one")
 	res, err := many.SwapMany(ctx(t), manySwaps)
 	if err != nil {
 		t.Fatal(err)
@@ -170,7 +190,7 @@ func testSwapManyTakes(t *testing.T, open func() store.Store) {
 	}
 	for i, sw := range oneSwaps {
 		rec, err := one.Swap(ctx(t), sw)
-		name := manySwaps[i].Record.Name
+		name := manyName(i)
 		if got, want := outcome(res[i].Err), outcome(err); got != want {
 			t.Fatalf("%s: SwapMany %s (%v), one Swap %s (%v)", name, got, res[i].Err, want, err)
 		}
@@ -182,34 +202,38 @@ func testSwapManyTakes(t *testing.T, open func() store.Store) {
 			t.Fatalf("%s: SwapMany wrote %+v, one Swap %+v", name, got, rec)
 		}
 		if got.Version <= manySwaps[i].Expect {
-			t.Fatalf("%s: taken at version %d, not above %d", name, got.Version, manySwaps[i].Expect)
+			t.Fatalf("%s: written at version %d, not above %d", name, got.Version, manySwaps[i].Expect)
 		}
 		stored, err := many.Get(ctx(t), name)
-		if err != nil || stored.Version != got.Version || stored.Token != got.Token || stored.Session != to {
+		if err != nil || stored.Version != got.Version || stored.Token != got.Token || stored.Session != got.Session || stored.Holder != got.Holder {
 			t.Fatalf("%s: stored %+v (%v), SwapMany returned %+v", name, stored, err, got)
 		}
 	}
 	for i := range n {
-		name := fmt.Sprintf("takemany-%02d", i)
-		a, errA := many.Get(ctx(t), name)
-		b, errB := one.Get(ctx(t), fmt.Sprintf("takeone-%02d", i))
+		a, errA := many.Get(ctx(t), manyName(i))
+		b, errB := one.Get(ctx(t), oneName(i))
 		if outcome(errA) != outcome(errB) || a.Holder != b.Holder || a.Token != b.Token || a.Session != b.Session {
-			t.Fatalf("%s: after SwapMany %+v (%v), after one Swap at a time %+v (%v)", name, a, errA, b, errB)
+			t.Fatalf("%s: after SwapMany %+v (%v), after one Swap at a time %+v (%v)", manyName(i), a, errA, b, errB)
 		}
-		ha, _ := many.History(ctx(t), name, 0, 0)
-		hb, _ := one.History(ctx(t), fmt.Sprintf("takeone-%02d", i), 0, 0)
+		ha, _ := many.History(ctx(t), manyName(i), 0, 0)
+		hb, _ := one.History(ctx(t), oneName(i), 0, 0)
 		if len(ha) != len(hb) {
-			t.Fatalf("%s: %d log events after SwapMany, %d after one Swap at a time", name, len(ha), len(hb))
+			t.Fatalf("%s: %d log events after SwapMany, %d after one Swap at a time", manyName(i), len(ha), len(hb))
 		}
 		for k := range ha {
 			x, y := ha[k], hb[k]
 			if x.Seq != y.Seq || x.Kind != y.Kind || x.Holder != y.Holder || x.Token != y.Token {
-				t.Fatalf("%s: log event %d is %+v after SwapMany, %+v after one Swap at a time", name, k, x, y)
+				t.Fatalf("%s: log event %d is %+v after SwapMany, %+v after one Swap at a time", manyName(i), k, x, y)
 			}
 		}
 	}
-	// A taken record goes on from the version SwapMany returned.
-	if _, err := many.Swap(ctx(t), store.Swap{Expect: res[0].Record.Version, Record: res[0].Record}); err != nil {
-		t.Fatalf("renewal at the version SwapMany returned: %v", err)
+	// A record SwapMany wrote goes on from the version it returned.
+	again := res[0].Record
+	if release {
+		again, _ = next(again.Name, again.Token)
+		again.Token = res[0].Record.Token + 1
+	}
+	if _, err := many.Swap(ctx(t), store.Swap{Expect: res[0].Record.Version, Record: again}); err != nil {
+		t.Fatalf("a swap at the version SwapMany returned: %v", err)
 	}
 }
