@@ -8,35 +8,39 @@ import (
 	"github.com/batonhq/baton/store/storedriver"
 )
 
-// A batch of takes (a takeover of many names, or many acquisitions) is
+// A batch of takes (a takeover of many names, or a release of many) is
 // written with one UPDATE for all its records and one INSERT ... SELECT for
 // all its log events, instead of swapRows' read of every record, a
 // decision in Go and multi-row writes that bind ten parameters a record
-// (about a quarter less time a batch: BenchmarkTakeover100k, figures in
+// (about a third less time a batch: BenchmarkTakeover100k, figures in
 // BENCHMARKS.md). It decides exactly as storedriver.CheckSwap does:
 //
 //   - takes checks, once per swap, every rule that does not depend on the
 //     stored record (CheckSwap against the record the swap expects);
-//   - the UPDATE applies a swap only where the rules that do depend on
-//     it hold: the record exists at the expected version and its token is
-//     at most the new one (CheckSwap's version and token rules; its rule
-//     for session records does not arise, as takes leaves those out);
+//   - the UPDATE writes a record only where it is at the version the
+//     swap expects (CheckSwap's version rule), and sets its token to the
+//     stored one raised by one for a take, kept for a release: what every
+//     take and release of the election machine asks for;
+//   - takeTx compares each token written with the swap's: if any differs
+//     (a caller asked for another token, which may be refused: CheckSwap's
+//     token rules), the UPDATE is undone (a savepoint) and swapRows
+//     decides the whole batch; CheckSwap's rule for session records does
+//     not arise, as takes leaves those out;
 //   - a swap the UPDATE did not apply goes through swapRows, which reads
 //     the record and returns CheckSwap's error for it.
 const (
 	// takeStmt writes the records of the takes in the JSON object ?8,
-	// name: [expected version, new token], all with the same holder,
-	// incarnation, lease, transfer and session, at version ?5 (also
-	// their changed column: the change feed reports them) and store time
-	// ?6. Every take of the batch gets the same version: one above the
-	// counter and every expected version, as swapRows would give the
-	// first of them.
-	takeStmt = `UPDATE baton_election SET holder = ?1, incarnation = ?2, token = j.value ->> 1, lease_ns = ?3,
+	// name: expected version, all with the same holder, incarnation,
+	// lease, transfer and session, their tokens raised by ?9 (1 or 0), at
+	// version ?5 (also their changed column: the change feed reports
+	// them) and store time ?6. Every take of the batch gets the same
+	// version: one above the counter and every expected version, as
+	// swapRows would give the first of them.
+	takeStmt = `UPDATE baton_election SET holder = ?1, incarnation = ?2, token = token + ?9, lease_ns = ?3,
 			transfer = ?4, version = ?5, changed = ?5, updated_ns = ?6, session = ?7
 		FROM json_each(?8) AS j
-		WHERE baton_election.name = j.key AND baton_election.version = j.value ->> 0
-		  AND baton_election.token <= j.value ->> 1
-		RETURNING baton_election.name`
+		WHERE baton_election.name = j.key AND baton_election.version = j.value
+		RETURNING baton_election.name, baton_election.token`
 	// takeLogStmt appends the event ?1 of every record takeStmt wrote at
 	// version ?2 (no other record has that changed value: it is above
 	// the counter), each after its name's newest event.
@@ -84,10 +88,12 @@ func takes(swaps []store.Swap) bool {
 // counter's new value.
 func (s *Store) takeTx(ctx context.Context, b *bound, swaps []store.Swap, last int64) (res []store.SwapResult, rest []int, v int64, err error) {
 	v = last
-	rows := make(map[string][2]any, len(swaps))
+	rows := make(map[string]int64, len(swaps))
+	want := make(map[string]uint64, len(swaps))
 	for _, sw := range swaps {
 		v = max(v, sw.Expect)
-		rows[sw.Record.Name] = [2]any{sw.Expect, sw.Record.Token}
+		rows[sw.Record.Name] = sw.Expect
+		want[sw.Record.Name] = sw.Record.Token
 	}
 	v++
 	arg, err := json.Marshal(rows)
@@ -95,26 +101,46 @@ func (s *Store) takeTx(ctx context.Context, b *bound, swaps []store.Swap, last i
 		return nil, nil, 0, err
 	}
 	r0 := swaps[0].Record
+	var raise int64 // a take raises the token by one, a release keeps it
+	if r0.Holder != "" {
+		raise = 1
+	}
+	if _, err := b.tx.ExecContext(ctx, `SAVEPOINT take`); err != nil {
+		return nil, nil, 0, err
+	}
 	now := s.now()
-	q, err := b.stmt(s.st.take).QueryContext(ctx, r0.Holder, r0.Incarnation, int64(r0.Lease), r0.Transfer, v, now.UnixNano(), r0.Session, string(arg))
+	q, err := b.stmt(s.st.take).QueryContext(ctx, r0.Holder, r0.Incarnation, int64(r0.Lease), r0.Transfer, v, now.UnixNano(), r0.Session, string(arg), raise)
 	if err != nil {
 		return nil, nil, 0, err
 	}
 	applied := make(map[string]struct{}, len(swaps))
+	exact := true
 	for q.Next() {
 		var name string
-		if err := q.Scan(&name); err != nil {
+		var token int64
+		if err := q.Scan(&name, &token); err != nil {
 			q.Close()
 			return nil, nil, 0, err
 		}
 		applied[name] = struct{}{}
+		exact = exact && uint64(token) == want[name]
 	}
 	q.Close()
 	if err := q.Err(); err != nil {
 		return nil, nil, 0, err
 	}
-	if len(applied) == 0 {
+	if !exact || len(applied) == 0 {
+		// A swap whose token is not the stored one raised by one (kept,
+		// for a release): undone, and the general path decides all.
+		for _, q := range []string{`ROLLBACK TO take`, `RELEASE take`} {
+			if _, err := b.tx.ExecContext(ctx, q); err != nil {
+				return nil, nil, 0, err
+			}
+		}
 		return make([]store.SwapResult, len(swaps)), allIndexes(len(swaps)), last, nil
+	}
+	if _, err := b.tx.ExecContext(ctx, `RELEASE take`); err != nil {
+		return nil, nil, 0, err
 	}
 	if _, err := b.stmt(s.st.takeLog).ExecContext(ctx, string(swaps[0].Event), v); err != nil {
 		return nil, nil, 0, err
