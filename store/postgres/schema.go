@@ -159,7 +159,6 @@ const notifyPayload = ""
 //   - Its plans, made once per connection, probe the primary key once per
 //     swap (no table scans, hash or merge joins), so that its cost grows
 //     with the batch, not with the records stored.
-//
 //   - A batch of one round in which no swap expects version 0 (so that
 //     none can create a record: a bulk takeover) is one statement: it
 //     locks the records in name order, decides with swap_applies()
