@@ -208,3 +208,103 @@ var digits = regexp.MustCompile(`[0-9]+`)
 // versionRE blanks the numbers of an error's text: the copies' versions
 // differ (their tokens are compared in the records).
 func versionRE(s string) string { return digits.ReplaceAllString(s, "N") }
+
+// Two takeover batches of the same records at the same time, in opposite
+// orders, one on the one-statement path and one the rounds' way (it also
+// acquires a new name): neither deadlocks, each name is taken by exactly
+// one of them, and the other's swap is refused against the winner's
+// record, as locked.
+func TestSwapManyConcurrentTakeovers(t *testing.T) {
+	url := pgtest.Start(t)
+	a, b := open(t, url), open(t, url)
+	defer a.Close()
+	defer b.Close()
+	ctx := testCtx(t)
+	const n = 300
+	recs := make([]store.Record, n)
+	acq := make([]store.Swap, n)
+	for i := range acq {
+		acq[i] = store.Swap{Record: acquire(fmt.Sprintf("t%03d", i), "n0", 1), Event: store.Acquired}
+	}
+	res, err := a.SwapMany(ctx, acq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range res {
+		if r.Err != nil {
+			t.Fatal(r.Err)
+		}
+		recs[i] = r.Record
+	}
+	for round := range 5 {
+		mk := func(node string, rev bool) []store.Swap {
+			sw := make([]store.Swap, 0, n+1)
+			for i := range recs {
+				cur := recs[i]
+				if rev {
+					cur = recs[n-1-i]
+				}
+				next := cur
+				next.Holder, next.Incarnation, next.Token = node, node+"-1", cur.Token+1
+				sw = append(sw, store.Swap{Expect: cur.Version, Record: next, Event: store.TakenOver})
+			}
+			if rev { // expects version 0: the rounds' way
+				sw = append(sw, store.Swap{Record: acquire(fmt.Sprintf("new%d", round), node, 1), Event: store.Acquired})
+			}
+			return sw
+		}
+		type result struct {
+			node string
+			res  []store.SwapResult
+			err  error
+		}
+		done := make(chan result, 2)
+		for _, c := range []struct {
+			s    store.Store
+			node string
+			rev  bool
+		}{{a, "na", false}, {b, "nb", true}} {
+			go func() {
+				res, err := c.s.SwapMany(ctx, mk(c.node, c.rev))
+				if err == nil && c.rev {
+					if res[n].Err != nil {
+						err = fmt.Errorf("the acquisition: %w", res[n].Err)
+					}
+					res = res[:n]
+					for i, j := 0, n-1; i < j; i, j = i+1, j-1 {
+						res[i], res[j] = res[j], res[i]
+					}
+				}
+				done <- result{c.node, res, err}
+			}()
+		}
+		got := [2]result{<-done, <-done}
+		for _, g := range got {
+			if g.err != nil {
+				t.Fatalf("round %d, %s: %v", round, g.node, g.err)
+			}
+		}
+		for i := range recs {
+			var winner *store.SwapResult
+			for _, g := range got {
+				r := g.res[i]
+				switch {
+				case r.Err == nil && winner == nil:
+					winner = &g.res[i]
+				case r.Err == nil:
+					t.Fatalf("round %d: %s taken by both batches", round, recs[i].Name)
+				case !errors.Is(r.Err, store.ErrConflict):
+					t.Fatalf("round %d: %s refused with %v, want ErrConflict", round, recs[i].Name, r.Err)
+				}
+			}
+			if winner == nil {
+				t.Fatalf("round %d: %s taken by neither batch", round, recs[i].Name)
+			}
+			cur, err := a.Get(ctx, recs[i].Name)
+			if err != nil || cur.Version != winner.Record.Version || cur.Holder != winner.Record.Holder || cur.Token != recs[i].Token+1 {
+				t.Fatalf("round %d: %s is %+v, %v; the winner wrote %+v", round, recs[i].Name, cur, err, winner.Record)
+			}
+			recs[i] = cur
+		}
+	}
+}
