@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/batonhq/baton/internal/pgtest"
 	"github.com/batonhq/baton/store"
 )
@@ -306,5 +308,99 @@ func TestSwapManyConcurrentTakeovers(t *testing.T) {
 			}
 			recs[i] = cur
 		}
+	}
+}
+
+// A swap of a batch whose record another transaction writes and commits
+// while the batch waits for its lock is decided against the record as
+// locked (the committed one), not as it was when the batch's statement
+// began: on the one-statement path as in the rounds.
+func TestSwapManyDecidesAgainstLockedRecord(t *testing.T) {
+	url := pgtest.Start(t)
+	s := open(t, url)
+	defer s.Close()
+	ctx := testCtx(t)
+	for _, path := range []string{"one statement", "rounds"} {
+		t.Run(path, func(t *testing.T) {
+			p := strings.ReplaceAll(path, " ", "") + "-"
+			var recs []store.Record
+			for _, n := range []string{"a", "b", "c"} {
+				rec, err := s.Swap(ctx, store.Swap{Record: acquire(p+n, "n1", 1), Event: store.Acquired})
+				if err != nil {
+					t.Fatal(err)
+				}
+				recs = append(recs, rec)
+			}
+			c, err := pgx.Connect(ctx, url)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close(ctx)
+			tx, err := c.Begin(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tx.Rollback(ctx)
+			// Another writer takes b, and holds its lock until commit.
+			var newVersion int64
+			if err := tx.QueryRow(ctx, `UPDATE baton.election SET holder = 'n9', token = token + 5,
+				version = nextval('baton.version_seq'), wxid = pg_current_xact_id()::text::bigint
+				WHERE name = $1 RETURNING version`, p+"b").Scan(&newVersion); err != nil {
+				t.Fatal(err)
+			}
+			var swaps []store.Swap
+			for _, r := range recs {
+				next := r
+				next.Holder, next.Incarnation, next.Token = "n2", "n2-1", r.Token+1
+				swaps = append(swaps, store.Swap{Expect: r.Version, Record: next, Event: store.TakenOver})
+			}
+			if path == "rounds" {
+				swaps = append(swaps, store.Swap{Record: acquire(p+"new", "n2", 1), Event: store.Acquired})
+			}
+			type result struct {
+				res []store.SwapResult
+				err error
+			}
+			done := make(chan result, 1)
+			go func() {
+				res, err := s.SwapMany(ctx, swaps)
+				done <- result{res, err}
+			}()
+			// Wait until the batch waits for b's lock.
+			cc, err := pgx.Connect(ctx, url)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cc.Close(ctx)
+			for waiting := false; !waiting; {
+				if err := cc.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_stat_activity
+					WHERE wait_event_type = 'Lock' AND query LIKE '%swap_many%')`).Scan(&waiting); err != nil {
+					t.Fatal(err)
+				}
+				select {
+				case r := <-done:
+					t.Fatalf("the batch ended before the other writer committed: %+v, %v", r.res, r.err)
+				case <-time.After(10 * time.Millisecond):
+				}
+			}
+			if err := tx.Commit(ctx); err != nil {
+				t.Fatal(err)
+			}
+			r := <-done
+			if r.err != nil {
+				t.Fatal(r.err)
+			}
+			for i, want := range []bool{true, false, true} {
+				if got := r.res[i].Err == nil; got != want {
+					t.Fatalf("swap of %s: applied %v (%v), want %v", recs[i].Name, got, r.res[i].Err, want)
+				}
+			}
+			if err := r.res[1].Err; !errors.Is(err, store.ErrConflict) || !strings.Contains(err.Error(), fmt.Sprint(newVersion)) {
+				t.Fatalf("swap of b: %v; want a conflict with the other writer's version %d", err, newVersion)
+			}
+			if got, err := s.Get(ctx, p+"b"); err != nil || got.Holder != "n9" || got.Version != newVersion {
+				t.Fatalf("b after the batch: %+v, %v", got, err)
+			}
+		})
 	}
 }
