@@ -125,12 +125,12 @@ func TestSchemaVersionRefused(t *testing.T) {
 		t.Fatalf("Open of a version 99 schema = %v, want ErrSchema", err)
 	}
 	msg := err.Error()
-	if strings.Contains(msg, "\n") || !strings.Contains(msg, "99") || !strings.Contains(msg, "version 4") {
-		t.Errorf("error message %q should be one line naming versions 99 and 4", msg)
+	if strings.Contains(msg, "\n") || !strings.Contains(msg, "99") || !strings.Contains(msg, "version 5") {
+		t.Errorf("error message %q should be one line naming versions 99 and 5", msg)
 	}
 
 	// Nothing was rewritten.
-	superExec(t, url, `UPDATE baton.meta SET value = '4' WHERE key = 'schema_version'`)
+	superExec(t, url, `UPDATE baton.meta SET value = '5' WHERE key = 'schema_version'`)
 	s = open(t, url)
 	defer s.Close()
 	got, err := s.Get(testCtx(t), "a")

@@ -21,9 +21,11 @@ import (
 // detail column and the candidates table; version 3 the election record's
 // session column (store.Record.Session) and its change feed (the wxid
 // column, see WatchChanges); version 4 the job's suspension columns
-// (store.Job.Suspension, see suspend.go). An older schema is upgraded in place when a
-// writer opens it, and read as it is by a read-only opener.
-const SchemaVersion = 4
+// (store.Job.Suspension, see suspend.go); version 5 swap_many's one-statement
+// path (see recordFunctions), with the same outcomes. An older schema is
+// upgraded in place when a writer opens it, and read as it is by a
+// read-only opener.
+const SchemaVersion = 5
 
 // ddl returns the statements that create schema version SchemaVersion in
 // schema q (a quoted identifier), with notifications on channel.
@@ -124,7 +126,7 @@ const currentXID = `pg_current_xact_id()::text::bigint`
 const notifyPayload = ""
 
 // recordFunctions returns the statements that create the record
-// functions of schema q.
+// functions of schema q, or replace them (upgrade4).
 //
 // swap_applies() is the rules of storedriver.CheckSwap, in one place: a
 // swap applies only if the version matches, the token does not go back, a
@@ -157,6 +159,13 @@ const notifyPayload = ""
 //   - Its plans, made once per connection, probe the primary key once per
 //     swap (no table scans, hash or merge joins), so that its cost grows
 //     with the batch, not with the records stored.
+//   - A batch of one round in which no swap expects version 0 (so that
+//     none can create a record: a bulk takeover) is one statement: it
+//     locks the records in name order, decides with swap_applies()
+//     against them as locked, updates, logs and returns in one pass,
+//     each record probed once for its lock, once for its update and
+//     once for its log's last seq. Its outcomes are those of the rounds
+//     (TestSwapManyOneStatementPath compares them with swap_one's).
 //
 // A batch of one costs several times what swap_one() costs in the
 // server, so Swap calls swap_one().
@@ -177,7 +186,7 @@ func recordFunctions(q, channel string) []string {
 	recVals := `p_name, p_holder, p_incarnation, p_token, p_lease_ns, p_transfer, p_session,
 						nextval('` + q + `.version_seq'), clock_timestamp(), ` + currentXID
 	return []string{
-		`CREATE FUNCTION ` + q + `.swap_applies(p_name text, p_expect bigint, p_holder text, p_incarnation text,
+		`CREATE OR REPLACE FUNCTION ` + q + `.swap_applies(p_name text, p_expect bigint, p_holder text, p_incarnation text,
 			p_token bigint, p_session text, e_exists boolean, e_version bigint, e_token bigint, e_holder text)
 		RETURNS boolean LANGUAGE sql IMMUTABLE AS $fn$
 			SELECT NOT ((p_holder = '' AND p_incarnation <> '')
@@ -186,7 +195,7 @@ func recordFunctions(q, channel string) []string {
 					ELSE e_version = p_expect AND e_token <= p_token
 						AND NOT (starts_with(p_name, ` + prefix + `) AND e_holder = '' AND p_holder <> '') END
 		$fn$`,
-		`CREATE FUNCTION ` + q + `.swap_one(p_store_id text,
+		`CREATE OR REPLACE FUNCTION ` + q + `.swap_one(p_store_id text,
 			p_name text, p_expect bigint, p_holder text, p_incarnation text,
 			p_token bigint, p_lease_ns bigint, p_transfer text, p_session text, p_event text)
 		RETURNS TABLE (o_applied boolean, o_holder text, o_incarnation text, o_token bigint,
@@ -235,7 +244,7 @@ func recordFunctions(q, channel string) []string {
 				rec.transfer, rec.session, rec.version, rec.updated;
 		END
 		$fn$`,
-		`CREATE FUNCTION ` + q + `.swap_many(p_store_id text, p_round integer[],
+		`CREATE OR REPLACE FUNCTION ` + q + `.swap_many(p_store_id text, p_round integer[],
 			p_name text[], p_expect bigint[], p_holder text[], p_incarnation text[],
 			p_token bigint[], p_lease_ns bigint[], p_transfer text[], p_session text[], p_event text[])
 		RETURNS TABLE (o_ord integer, o_applied boolean, o_holder text, o_incarnation text, o_token bigint,
@@ -255,8 +264,60 @@ func recordFunctions(q, channel string) []string {
 			v_create boolean;   -- this round creates records
 			v_applied boolean;  -- this round applies a swap
 			v_any    boolean := false;
+			v_xid    bigint;
 		BEGIN
 			IF NOT EXISTS (SELECT 1 FROM ` + q + `.meta m WHERE m.key = 'store_id' AND m.value = p_store_id) THEN
+				RETURN;
+			END IF;
+			IF (SELECT max(k) FROM unnest(p_round) k) = 1 AND 0 <> ALL(p_expect) THEN
+				-- One round, and no swap can create a record (one that
+				-- expects version 0 goes the general way below): the whole
+				-- batch as one statement. It locks the records in name
+				-- order, decides each swap against its record as locked,
+				-- writes the swaps that apply and their log events, and
+				-- returns every swap's outcome, each record probed once
+				-- for the lock, once for the UPDATE and once for its log's
+				-- last seq.
+				v_xid := ` + currentXID + `;
+				RETURN QUERY
+				WITH d AS MATERIALIZED (
+					SELECT r.ord, r.name, r.holder, r.incarnation, r.token, r.lease_ns, r.transfer,
+						r.session, r.event, c.holder AS c_holder, c.incarnation AS c_incarnation,
+						c.token AS c_token, c.lease_ns AS c_lease_ns, c.transfer AS c_transfer,
+						c.session AS c_session, c.version AS c_version, c.updated AS c_updated,
+						` + q + `.swap_applies(r.name, r.expect, r.holder, r.incarnation, r.token, r.session,
+							c.name IS NOT NULL, c.version, c.token, c.holder) AS ok
+					FROM (SELECT * FROM ` + req("expect", "holder", "incarnation", "token", "lease_ns", "transfer", "session", "event") + `
+						ORDER BY r.name COLLATE "C") r
+					LEFT JOIN LATERAL (SELECT * FROM ` + q + `.election e WHERE e.name = r.name FOR UPDATE) c ON true
+				), up AS (
+					UPDATE ` + q + `.election AS e SET
+						holder = d.holder, incarnation = d.incarnation, token = d.token,
+						lease_ns = d.lease_ns, transfer = d.transfer, session = d.session,
+						version = nextval('` + q + `.version_seq'), updated = clock_timestamp(), wxid = v_xid
+					FROM d WHERE e.name = d.name AND d.ok
+					RETURNING d.ord, d.event, e.name, e.holder, e.incarnation, e.token, e.lease_ns,
+						e.transfer, e.session, e.version, e.updated
+				), lg AS (
+					INSERT INTO ` + q + `.election_log
+						(name, seq, kind, holder, incarnation, token, transfer, time)
+					SELECT u.name,
+						coalesce((SELECT max(l.seq) FROM ` + q + `.election_log l WHERE l.name = u.name), 0) + 1,
+						u.event, u.holder, u.incarnation, u.token, u.transfer, u.updated
+					FROM up u WHERE u.event <> ''
+				)
+				SELECT u.ord::integer, true, u.holder, u.incarnation, u.token, u.lease_ns,
+					u.transfer, u.session, u.version, u.updated
+				FROM up u
+				UNION ALL
+				SELECT d.ord::integer, false, d.c_holder, d.c_incarnation, d.c_token, d.c_lease_ns,
+					d.c_transfer, d.c_session, coalesce(d.c_version, 0), d.c_updated
+				FROM d WHERE NOT d.ok
+				ORDER BY 1;
+				-- This transaction wrote a record: a swap applied.
+				IF EXISTS (SELECT 1 FROM ` + q + `.election e WHERE e.wxid = v_xid) THEN
+					PERFORM pg_notify('` + channel + `', '` + notifyPayload + `');
+				END IF;
 				RETURN;
 			END IF;
 			FOR v_k IN 1 .. (SELECT coalesce(max(k), 0) FROM unnest(p_round) k) LOOP
@@ -374,6 +435,17 @@ func upgrade2(q, channel string) []string {
 		`UPDATE `+q+`.meta SET value = '3' WHERE key = 'schema_version'`)
 }
 
+// upgrade4 turns a version 4 schema into a version 5 one: the record
+// functions replaced, swap_many with its one-statement path. Its outcomes
+// are those of version 4's, so the store keeps its id: a process of an
+// older baton that opened the store before goes on with the same
+// results (a new one refuses to open version 5, as for every newer
+// version).
+func upgrade4(q, channel string) []string {
+	return append(recordFunctions(q, channel),
+		`UPDATE `+q+`.meta SET value = '5' WHERE key = 'schema_version'`)
+}
+
 // lockKey is the advisory lock key that serialises schema creation in one
 // schema across processes.
 func lockKey(schema string) int64 {
@@ -416,7 +488,7 @@ func setup(ctx context.Context, pool *pgxpool.Pool, schema, q, channel string) e
 			for _, up := range []struct {
 				from  string
 				stmts []string
-			}{{"1", upgrade1(q)}, {"2", upgrade2(q, channel)}, {"3", upgrade3(q)}} {
+			}{{"1", upgrade1(q)}, {"2", upgrade2(q, channel)}, {"3", upgrade3(q)}, {"4", upgrade4(q, channel)}} {
 				if v != up.from {
 					continue
 				}

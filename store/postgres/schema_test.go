@@ -252,3 +252,120 @@ func TestSchemaUpgradeConcurrent(t *testing.T) {
 		}
 	}
 }
+
+// A version 4 store (testdata/schema_v4.sql, as b0f49e9 created it) is
+// read as it is by a read-only opener and upgraded in place by a writer,
+// which replaces swap_many; it keeps its id, since the new functions give
+// the old ones' outcomes, so a process of the previous release that
+// opened it before goes on swapping.
+func TestSchemaUpgradeFrom4(t *testing.T) {
+	url := pgtest.Start(t)
+	ddl, err := os.ReadFile("testdata/schema_v4.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	superExec(t, url, string(ddl))
+	ctx := testCtx(t)
+	id := storeID(t, url)
+	c, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(ctx)
+	// What a version 4 baton writes: names acquired with one swap_many.
+	oldSwapMany := `SELECT o_ord, o_applied, o_version FROM baton.swap_many($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ORDER BY o_ord`
+	names := []string{"billing", "reports"}
+	versions := map[string]int64{}
+	rows, err := c.Query(ctx, oldSwapMany, id, []int32{1, 1}, names, []int64{0, 0}, []string{"n1", "n1"},
+		[]string{"n1-1", "n1-1"}, []int64{3, 3}, []int64{int64(3 * time.Second), int64(3 * time.Second)},
+		[]string{"", ""}, []string{"", ""}, []string{string(store.Acquired), string(store.Acquired)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var ord int32
+		var applied bool
+		var v int64
+		if err := rows.Scan(&ord, &applied, &v); err != nil || !applied {
+			t.Fatalf("version 4 swap_many: %v, %v", applied, err)
+		}
+		versions[names[ord-1]] = v
+	}
+	if rows.Err() != nil || len(versions) != 2 {
+		t.Fatalf("version 4 swap_many: %v, %v", versions, rows.Err())
+	}
+
+	ro, err := postgres.Open(ctx, url, postgres.WithReadOnly())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec, err := ro.Get(ctx, "billing"); err != nil || rec.Version != versions["billing"] {
+		t.Fatalf("read-only Get of a version 4 store: %+v, %v", rec, err)
+	}
+	ro.Close()
+	if v := schemaVersion(t, url); v != "4" {
+		t.Fatalf("a read-only open changed the schema version to %s", v)
+	}
+
+	s := open(t, url)
+	defer s.Close()
+	if v := schemaVersion(t, url); v != strconv.Itoa(postgres.SchemaVersion) {
+		t.Fatalf("schema version after a writable open: %s, want %d", v, postgres.SchemaVersion)
+	}
+	if got := storeID(t, url); got != id || s.StoreID() != id {
+		t.Fatalf("store id after the upgrade: %s (handle %s), want the old %s", got, s.StoreID(), id)
+	}
+	var def string
+	if err := c.QueryRow(ctx, `SELECT pg_get_functiondef('baton.swap_many'::regproc)`).Scan(&def); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(def, "MATERIALIZED") {
+		t.Fatal("swap_many after the upgrade is not version 5's (no one-statement path)")
+	}
+	// The upgraded store takes over both names in one batch (the
+	// one-statement path), logging after the old release's events.
+	var swaps []store.Swap
+	for _, n := range names {
+		rec, err := s.Get(ctx, n)
+		if err != nil || rec.Version != versions[n] {
+			t.Fatalf("Get(%s) after the upgrade: %+v, %v", n, rec, err)
+		}
+		next := rec
+		next.Holder, next.Incarnation, next.Token = "n2", "n2-1", rec.Token+1
+		swaps = append(swaps, store.Swap{Expect: rec.Version, Record: next, Event: store.TakenOver})
+	}
+	res, err := s.SwapMany(ctx, swaps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range res {
+		if r.Err != nil || r.Record.Holder != "n2" || r.Record.Token != 4 {
+			t.Fatalf("takeover of %s after the upgrade: %+v", names[i], r)
+		}
+		evs, err := s.History(ctx, names[i], 0, 0)
+		if err != nil || len(evs) != 2 || evs[1].Seq != 2 || evs[1].Kind != store.TakenOver {
+			t.Fatalf("History(%s) after the upgrade: %+v, %v", names[i], evs, err)
+		}
+		versions[names[i]] = r.Record.Version
+	}
+	// A process of the previous release goes on: its call, with the id
+	// it read, is answered.
+	rows, err = c.Query(ctx, oldSwapMany, id, []int32{1}, []string{"billing"}, []int64{versions["billing"]}, []string{"n1"},
+		[]string{"n1-1"}, []int64{5}, []int64{int64(3 * time.Second)}, []string{""}, []string{""}, []string{string(store.TakenOver)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for rows.Next() {
+		var ord int32
+		var applied bool
+		var v int64
+		if err := rows.Scan(&ord, &applied, &v); err != nil || !applied {
+			t.Fatalf("a version 4 call after the upgrade: %v, %v", applied, err)
+		}
+		n++
+	}
+	if rows.Err() != nil || n != 1 {
+		t.Fatalf("a version 4 call after the upgrade: %d rows, %v", n, rows.Err())
+	}
+}
