@@ -79,12 +79,13 @@ type feed struct {
 // records written, not with the records stored. The channel is closed
 // when ctx ends, when the Store is closed, or when the listening
 // connection cannot be opened or breaks (then the caller re-reads what it
-// follows and may watch again). On a read-only Store of an older schema
-// version the channel is closed at once.
+// follows and may watch again). On a read-only Store of a schema older
+// than version 4 the channel is closed at once (version 4's writes are
+// fed as version 5's: the two differ only in swap_many's plan).
 func (s *Store) WatchChanges(ctx context.Context) <-chan []store.Change {
 	out := make(chan []store.Change)
 	s.mu.Lock()
-	if s.closed || ctx.Err() != nil || s.version < SchemaVersion {
+	if s.closed || ctx.Err() != nil || s.version < 4 {
 		s.mu.Unlock()
 		close(out)
 		return out
