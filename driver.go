@@ -185,14 +185,14 @@ func (d *driver) loop(stopped chan struct{}) {
 // ended idle.
 //
 // A large batch (the replies to a batched call, or a change feed's
-// report of many writes) is stepped election.TakeStep events at a time,
+// report of many writes) is stepped election.DefaultTakeStep events at a time,
 // each part's requests sent before the next is stepped, and a timer that
 // has come due meanwhile (the session's renewal, most often) is stepped
 // between two parts: no batch holds up a renewal for longer than one part
 // takes.
 func (d *driver) step(evs []election.Event, replies chan<- []election.Event) (idle bool) {
 	for {
-		n := min(len(evs), election.TakeStep)
+		n := min(len(evs), election.DefaultTakeStep)
 		idle = d.stepPart(evs[:n], replies)
 		evs = evs[n:]
 		if len(evs) == 0 {

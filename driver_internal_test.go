@@ -54,8 +54,8 @@ func TestDriverTicksBetweenParts(t *testing.T) {
 				break
 			}
 		}
-		if tick < 0 || tick > election.TakeStep {
-			t.Fatalf("the due timer was stepped at position %d of %d events, want right after the first %d", tick, len(stepped), election.TakeStep)
+		if tick < 0 || tick > election.DefaultTakeStep {
+			t.Fatalf("the due timer was stepped at position %d of %d events, want right after the first %d", tick, len(stepped), election.DefaultTakeStep)
 		}
 		synctest.Wait()
 		for len(replies) > 0 {

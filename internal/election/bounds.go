@@ -53,6 +53,8 @@ func (c Config) Validate() error {
 		return bound.Errorf("retry", c.Retry, "between %v and half the lease (%v)", MinInterval, half)
 	case c.Check != 0 && (c.Check < MinInterval || c.Check > MaxLease):
 		return bound.Errorf("check", c.Check, "0 (the poll interval) or between %v and %v", MinInterval, MaxLease)
+	case c.TakeStep < 0:
+		return bound.Errorf("take-step", c.TakeStep, "0 (%d names a step) or more", DefaultTakeStep)
 	case c.Node == "":
 		return bound.Errorf("node", `""`, "a node id")
 	case c.Incarnation == "":

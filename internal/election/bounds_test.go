@@ -197,6 +197,7 @@ func TestConfigValidate(t *testing.T) {
 		{"retry", func(c *election.Config) { c.Retry = math.MaxInt64 }},
 		{"check", func(c *election.Config) { c.Check = -1 }},
 		{"check", func(c *election.Config) { c.Check = math.MaxInt64 }},
+		{"take-step", func(c *election.Config) { c.TakeStep = -1 }},
 		{"node", func(c *election.Config) { c.Node = "" }},
 		{"node", func(c *election.Config) { c.Node = "a\x1bb" }},
 		{"incarnation", func(c *election.Config) { c.Incarnation = "" }},

@@ -27,6 +27,13 @@ type Config struct {
 	// (see balance.go). Ignored without sessions.
 	Balance bool
 
+	// TakeStep is the most names a Group tells in one step that the
+	// session they await ended (the rest are due at once, a step at a
+	// time: see DefaultTakeStep); 0 means DefaultTakeStep. The simulator
+	// draws small ones, so that its takeovers of a few names run in steps
+	// as a library's takeover of many does.
+	TakeStep int
+
 	// Mutate turns protections off, so that the simulator (baton sim
 	// --mutate) and the tests can show that their checks catch each
 	// breach. Never set outside them.

@@ -671,15 +671,15 @@ func (g *Group) afterObserver(now time.Time, s string, acts []Action) []Action {
 	return concat(acts, g.endSome(now))
 }
 
-// TakeStep is the most names a Group tells in one step that the session
-// they await is dead: a takeover of many names is emitted a step of
+// DefaultTakeStep is the most names a Group tells in one step that the
+// session they await is dead, unless Config.TakeStep says otherwise: a takeover of many names is emitted a step of
 // TakeStep swaps at a time, the rest due at once (Next), so that the
 // runtime sends the first batches while the machine plans the next
 // instead of after it planned them all (100,000 names: about 170 ms of
 // planning on this project's 2-core benchmark machine). It is the size
 // of the library's batched writes (Store.SwapMany), so each step fills
 // one batch.
-const TakeStep = 1000
+const DefaultTakeStep = 1000
 
 // ended is the names of a dead session that are still to be told so, in
 // order: those that still await it then.
@@ -688,7 +688,7 @@ type ended struct {
 	names   []string
 }
 
-// endSome tells the next TakeStep names of ending that await a dead
+// endSome tells the next Config.TakeStep names of ending that await a dead
 // session that it ended (SessionEnded), and leaves the rest due now. A
 // name told late may have moved on meanwhile (read again, stopped, taken
 // through another path): it is told only if it still awaits that session,
@@ -697,7 +697,10 @@ type ended struct {
 // session was found dead: for 100,000 names that look took 30 ms.
 func (g *Group) endSome(now time.Time) []Action {
 	var acts []Action
-	budget := TakeStep
+	budget := g.cfg.TakeStep
+	if budget <= 0 {
+		budget = DefaultTakeStep
+	}
 	for budget > 0 && len(g.ending) > 0 {
 		x := &g.ending[0]
 		n := min(len(x.names), budget)

@@ -217,14 +217,14 @@ func TestAwaitWithoutFeed(t *testing.T) {
 	}
 }
 
-// A crash takeover of many names is asked for TakeStep swaps a step, the
+// A crash takeover of many names is asked for DefaultTakeStep swaps a step, the
 // steps all at the instant the session was found dead: the runtime can
 // send the first batch before the last is planned, and no name waits
 // longer for it.
 func TestTakeoverInSteps(t *testing.T) {
 	w := newSweepWorld(t, true)
 	a, b := w.add("a"), w.add("b")
-	const n = 2*election.TakeStep + election.TakeStep/2
+	const n = 2*election.DefaultTakeStep + election.DefaultTakeStep/2
 	for i := range n {
 		w.step(a, election.Start{Name: "name-" + itoa(i), Hold: true})
 	}
@@ -244,8 +244,8 @@ func TestTakeoverInSteps(t *testing.T) {
 			t.Fatalf("at %v, b took name-0 but not name-%d", first, i)
 		}
 	}
-	if w.swaps[b] > election.TakeStep || w.swaps[b] < election.TakeStep/2 {
-		t.Fatalf("b asked for up to %d swaps in one step to take %d names, want at most TakeStep (%d)", w.swaps[b], n, election.TakeStep)
+	if w.swaps[b] > election.DefaultTakeStep || w.swaps[b] < election.DefaultTakeStep/2 {
+		t.Fatalf("b asked for up to %d swaps in one step to take %d names, want at most DefaultTakeStep (%d)", w.swaps[b], n, election.DefaultTakeStep)
 	}
 }
 

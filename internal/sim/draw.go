@@ -1,11 +1,13 @@
 package sim
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
 	"time"
 
+	"github.com/batonhq/baton/internal/election"
 	"github.com/batonhq/baton/internal/vcluster"
 )
 
@@ -15,6 +17,7 @@ type variant struct {
 	notify      bool   // change notifications (else polling alone, as when a watch is broken)
 	callLatency bool   // election requests travel the latency before the store applies them
 	balance     bool   // balanced holding (every node through a session)
+	takeStep    int    // election.Config.TakeStep (0: the default)
 }
 
 // drawVariant says which nodes of a seed hold their names through a
@@ -53,6 +56,11 @@ func drawVariant(o Options, seed uint64) variant {
 	// Drawn last, so that the draws above stay what they were before
 	// balanced runs existed.
 	v.balance = mode == SessionsOn && (o.Balance == BalanceOn || o.Balance == BalanceSeeded && rng.IntN(2) == 0)
+	// Half the seeds take a dead session's names 1 to 3 a step, so that a
+	// takeover of a few names runs in steps as one of thousands does.
+	if rng.IntN(2) == 0 {
+		v.takeStep = 1 + rng.IntN(3)
+	}
 	return v
 }
 
@@ -236,4 +244,12 @@ func draw(o Options, seed uint64) (faults []vcluster.Fault, latency time.Duratio
 		add(vcluster.Fault{At: heal, Node: x, Kind: vcluster.SetLatency, Latency: latency})
 	}
 	return faults, latency, beyond
+}
+
+// takeStepText says how many names a step takes, for the trace.
+func takeStepText(n int) string {
+	if n == 0 {
+		return fmt.Sprint(election.DefaultTakeStep)
+	}
+	return fmt.Sprint(n)
 }

@@ -121,6 +121,9 @@ type Config struct {
 	// balanced (election.Config.Balance, baton.WithBalance): they share
 	// the names by asking for handovers.
 	Balance bool
+	// TakeStep is election.Config.TakeStep for every node (0: the
+	// library's default).
+	TakeStep int
 	// CallLatency makes the election machines' store calls travel the
 	// node's latency before the store applies them, as WorkLatency does for
 	// the scheduler's: a renewal or takeover lands after it was sent, and a
@@ -187,8 +190,8 @@ func (e *engine) electionConfig(n *node) election.Config {
 	return election.Config{
 		Node: n.id, Incarnation: fmt.Sprintf("%s.%d", n.id, n.inc),
 		Lease: e.c.Lease, Renew: e.c.Renew, Margin: e.c.Margin, Poll: e.c.Poll, Retry: e.c.Poll, Check: check,
-		Balance: e.c.Balance && n.sessions,
-		Mutate:  m.Election,
+		Balance: e.c.Balance && n.sessions, TakeStep: e.c.TakeStep,
+		Mutate: m.Election,
 	}
 }
 
