@@ -110,7 +110,8 @@ type feed struct {
 // the previous read, each once (a name may come again in a later batch,
 // and a batch may name a record written just before the call). Reading
 // it costs one indexed query per notification, whose size grows with the
-// records written, not with the records stored. The channel is closed
+// records written, not with the records stored; a session's renewal,
+// whose notification names the record and its version, costs none. The channel is closed
 // when ctx ends, when the Store is closed, or when the listening
 // connection cannot be opened or breaks (then the caller re-reads what it
 // follows and may watch again). On a read-only Store of an older schema
