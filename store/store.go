@@ -157,8 +157,13 @@ type Store interface {
 	// contender of the name times the lease from its own reads (it reads
 	// again every poll interval), and takes over only by a Swap at the
 	// version it read, which fails once the record was renewed, whether
-	// or not the feed named the renewal. A session's renewals are on the
-	// feed: its observers read it on a reported change. A name may come more than
+	// or not the feed named the renewal. A session record's renewal
+	// (storedriver.RenewsSession) is reported like any write, because a
+	// session's observers read it on a reported change; SQLite and PostgreSQL write it as one row as well, and report
+	// it by another means than the one their other writes use (SQLite's
+	// poller reads the held session records' versions at every poll after
+	// a commit, PostgreSQL's renewal notifies its new version; see their
+	// WatchChanges). A name may come more than
 	// once, and an entry may name a record that did not change since the
 	// reader's last read. A store that can no longer tell (a missed
 	// notification, a reconnect, a compacted history) closes the channel

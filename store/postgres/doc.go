@@ -59,15 +59,19 @@
 // SwapMany with one statement per batch (one call of a function that
 // applies each swap in turn, independently, and notifies once for the
 // batch), GetMany with one name = ANY query, and WatchChanges with a
-// change feed: every record write stores the id
+// change feed: every record write but a renewal stores the id
 // of its transaction in the record's row and sends one notification per
 // transaction, without a payload; the Store's one listening connection
 // then reads which records were written since its last read from that
 // indexed column and the snapshot of the read (see WatchChanges). A
-// notification costs a
+// renewal writes only the record's version and updated columns; a name's
+// is not on the feed, and a session's sends a notification whose payload
+// names the record and its version, which the listener reports without
+// a read. A notification costs a
 // commit-time lock that serializes notifying transactions server-wide,
-// so the fewer transactions notify the better: batches notify once, and a
-// refused swap does not notify.
+// so the fewer transactions notify the better: batches notify once, a
+// session renews once per process per renew interval, and a refused swap
+// does not notify.
 //
 // # What it does not guarantee: replicas and failover
 //

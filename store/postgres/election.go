@@ -168,9 +168,10 @@ func derefOr[T any](p *T, def T) T {
 // schema's swap_one function compares, writes the record, appends the log
 // event and notifies watchers in one transaction. A swap that may be a
 // renewal (no event, a held record, an expected version) is tried first
-// as the renewal's one-row UPDATE (statements.renew), which leaves the
-// change feed out; when it matches no row, swap_one decides, a second
-// round trip.
+// as the renewal's one-row UPDATE (statements.renew; for a session record
+// statements.renewSession, which also notifies the change feed's
+// listeners of the record's new version), which leaves the wxid column
+// out; when it matches no row, swap_one decides, a second round trip.
 func (s *Store) Swap(ctx context.Context, sw store.Swap) (store.Record, error) {
 	const op = "swap"
 	if err := s.enter(ctx, op); err != nil {
@@ -183,14 +184,21 @@ func (s *Store) Swap(ctx context.Context, sw store.Swap) (store.Record, error) {
 		return store.Record{}, err
 	}
 	r := sw.Record
-	if sw.Event == "" && sw.Expect != 0 && r.Holder != "" && !store.IsSession(r.Name) {
-		// Perhaps a renewal: one UPDATE of one row (statements.renew).
+	if sw.Event == "" && sw.Expect != 0 && r.Holder != "" {
+		// Perhaps a renewal: one UPDATE of one row (statements.renew,
+		// renewSession).
 		var (
 			version int64
 			updated time.Time
+			err     error
 		)
-		err := s.swaps.QueryRow(ctx, s.sql.renew, s.id, r.Name, sw.Expect, r.Holder, r.Incarnation,
-			int64(r.Token), int64(r.Lease), r.Transfer, r.Session).Scan(&version, &updated)
+		if store.IsSession(r.Name) {
+			err = s.swaps.QueryRow(ctx, s.sql.renewSession, s.id, r.Name, sw.Expect, r.Holder, r.Incarnation,
+				int64(r.Token), int64(r.Lease), r.Transfer, r.Session, s.channel).Scan(&version, &updated, nil)
+		} else {
+			err = s.swaps.QueryRow(ctx, s.sql.renew, s.id, r.Name, sw.Expect, r.Holder, r.Incarnation,
+				int64(r.Token), int64(r.Lease), r.Transfer, r.Session).Scan(&version, &updated)
+		}
 		if err == nil {
 			rec := r
 			rec.Version, rec.Updated = version, updated.UTC()

@@ -62,7 +62,7 @@ type Store struct {
 
 // statements are the store's SQL, with the schema filled in.
 type statements struct {
-	get, getMany, renew, swapOne, swapMany, history, ensureJob, getJob, getRun, lockRun, insertRun, updateRun, runs, electionToken string
+	get, getMany, renew, renewSession, swapOne, swapMany, history, ensureJob, getJob, getRun, lockRun, insertRun, updateRun, runs, electionToken string
 }
 
 func newStatements(q string, schemaVersion int) statements {
@@ -84,7 +84,7 @@ func newStatements(q string, schemaVersion int) statements {
 		// with every name).
 		getMany: `SELECT n.ord, e.* FROM unnest($1::text[]) WITH ORDINALITY n(name, ord)
 			CROSS JOIN LATERAL (SELECT ` + recCols + ` FROM ` + q + `.election e WHERE e.name = n.name LIMIT 1) e`,
-		// A renewal (storedriver.Renews) as one UPDATE of the record's
+		// A name's renewal (storedriver.Renews) as one UPDATE of the record's
 		// version and updated columns, and nothing else: neither column
 		// is indexed and wxid stays, so the update is a heap-only tuple
 		// update of one page (no index entry, no change-feed row); no
@@ -97,6 +97,19 @@ func newStatements(q string, schemaVersion int) statements {
 			  AND e.token = $6 AND e.lease_ns = $7 AND e.transfer = $8 AND e.` + session + ` = $9
 			  AND EXISTS (SELECT 1 FROM ` + q + `.meta m WHERE m.key = 'store_id' AND m.value = $1)
 			RETURNING e.version, e.updated`,
+		// A session's renewal (storedriver.RenewsSession): the same
+		// one-row UPDATE, and a notification on the store's channel ($10)
+		// whose payload names the record and its new version (see
+		// sessionPayload), sent at the commit: the change feed reports
+		// the renewal from the payload (a session's observers learn of its
+		// renewals there), without the wxid write (an entry in wxid's
+		// index) that swap_one's feed needs.
+		renewSession: `WITH u AS (UPDATE ` + q + `.election e SET version = nextval('` + q + `.version_seq'), updated = clock_timestamp()
+			WHERE e.name = $2 AND e.version = $3 AND e.holder = $4 AND e.holder <> '' AND e.incarnation = $5
+			  AND e.token = $6 AND e.lease_ns = $7 AND e.transfer = $8 AND e.` + session + ` = $9
+			  AND EXISTS (SELECT 1 FROM ` + q + `.meta m WHERE m.key = 'store_id' AND m.value = $1)
+			RETURNING e.version, e.updated)
+			SELECT u.version, u.updated, pg_notify($10, '` + sessionPayloadTag + `' || u.version::text || ' ' || $2) FROM u`,
 		// swap_one and swap_many check the store id themselves.
 		swapOne: `SELECT ` + out + `
 			FROM ` + q + `.swap_one($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) s`,

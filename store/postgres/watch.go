@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -37,6 +39,38 @@ const readTimeout = 10 * time.Second
 // reader that saw number 10 committed can miss number 9 committing after
 // it.) The cost of a read grows with the records written since the last
 // one, not with the records stored or the feeds open.
+//
+// A session's renewal (storedriver.RenewsSession, statements.renewSession)
+// leaves wxid as it was, so that it writes no index entry, and the read
+// does not find it: its notification names the record and its new
+// version instead (sessionPayload), and the listener reports that. A
+// notification is delivered after its transaction committed, so the
+// version it names is visible by then. Notifications whose payloads all
+// name session renewals need no read.
+
+// sessionPayloadTag begins the payload of a session renewal's
+// notification: the tag, the record's new version in decimal, a space and
+// the record's name. Every other notification's payload is notifyPayload
+// (empty).
+const sessionPayloadTag = "session-renewal "
+
+// sessionPayload parses a session renewal's notification payload; ok is
+// false for any other payload.
+func sessionPayload(p string) (c store.Change, ok bool) {
+	rest, ok := strings.CutPrefix(p, sessionPayloadTag)
+	if !ok {
+		return store.Change{}, false
+	}
+	v, name, ok := strings.Cut(rest, " ")
+	if !ok || !store.IsSession(name) {
+		return store.Change{}, false
+	}
+	version, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || version <= 0 {
+		return store.Change{}, false
+	}
+	return store.Change{Name: name, Version: version}, true
+}
 
 // listener is the one connection of a Store that LISTENs on the store's
 // channel. It runs while at least one change feed is open, reads the
@@ -76,7 +110,8 @@ type feed struct {
 // the previous read, each once (a name may come again in a later batch,
 // and a batch may name a record written just before the call). Reading
 // it costs one indexed query per notification, whose size grows with the
-// records written, not with the records stored. The channel is closed
+// records written, not with the records stored; a session's renewal,
+// whose notification names the record and its version, costs none. The channel is closed
 // when ctx ends, when the Store is closed, or when the listening
 // connection cannot be opened or breaks (then the caller re-reads what it
 // follows and may watch again). On a read-only Store of a schema older
@@ -223,16 +258,22 @@ func (l *listener) run(ctx context.Context) {
 	cancelDrained()
 	for {
 		wctx, cancel := context.WithTimeout(ctx, listenPing)
-		_, err := conn.WaitForNotification(wctx)
+		n, err := conn.WaitForNotification(wctx)
 		cancel()
+		// renewed: the session renewals the notifications name; mustRead:
+		// a notification of another write, which the read below finds.
+		var renewed []store.Change
+		mustRead := true
 		switch {
 		case err == nil:
-			// Notifications already received say nothing the read
-			// below will not find.
-			for {
-				if _, err := conn.WaitForNotification(drained); err != nil {
-					break
+			mustRead = false
+			for err == nil {
+				if c, ok := sessionPayload(n.Payload); ok {
+					renewed = append(renewed, c)
+				} else {
+					mustRead = true
 				}
+				n, err = conn.WaitForNotification(drained)
 			}
 		case ctx.Err() != nil:
 			return
@@ -241,6 +282,10 @@ func (l *listener) run(ctx context.Context) {
 			// server is still there.
 		default:
 			return // the connection broke
+		}
+		l.deliver(renewed)
+		if !mustRead {
+			continue
 		}
 		var changes []store.Change
 		pos, changes, err = l.read(ctx, conn, pos)

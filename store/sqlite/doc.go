@@ -58,9 +58,11 @@
 //
 // Versions come from one store-wide counter in baton_meta, so a version is
 // never reused for a name, even after its record is recreated. Every write
-// but a renewal raises the counter; a renewal (storedriver.Renews) writes
-// only its record's row, with the next version above the record's own and
-// the counter, and is not on the change feed (see renewStmt). Times are
+// but a renewal raises the counter; a renewal (storedriver.Renews, or
+// RenewsSession of a session record) writes only its record's row, with
+// the next version above the record's own and the counter. A name's
+// renewal is not on the change feed; a session's is, found by the poller
+// in the session records' versions (see renewStmt, sessionsStmt). Times are
 // stored as integer Unix nanoseconds and read back in UTC; the zero
 // time.Time is stored as NULL. Tokens are uint64 in Go and signed 64-bit
 // integers in SQLite: tokens up to MaxToken (2^63-1, store.MaxToken)

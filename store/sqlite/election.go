@@ -120,12 +120,13 @@ func readMany(ctx context.Context, getMany *sql.Stmt, names []string, found map[
 // Swap implements store.Store. The record is read, compared and written
 // under the file's write lock (BEGIN IMMEDIATE), so a swap is atomic with
 // respect to every other connection to the file, in any process. A swap
-// that may be a renewal (no event, a held record that is not a session's,
-// an expected version) is tried first as the renewal's one-row UPDATE (renewStmt, see renew); when
-// it matches no row, the swap goes the general way. Either way a swap
-// waits for the Store's write turn ahead of queued batched writes (see turn).
+// that may be a renewal (no event, a held record, a name's or a
+// session's, an expected version) is tried first as the renewal's one-row
+// UPDATE (renewStmt, see renew); when it matches no row, the swap goes the
+// general way. Either way a swap waits for the Store's write turn ahead of
+// queued batched writes (see turn).
 func (s *Store) Swap(ctx context.Context, sw store.Swap) (store.Record, error) {
-	if sw.Event == "" && sw.Expect != 0 && sw.Record.Holder != "" && !store.IsSession(sw.Record.Name) && !s.readOnly {
+	if sw.Event == "" && sw.Expect != 0 && sw.Record.Holder != "" && !s.readOnly {
 		rec, ok, err := s.renew(ctx, sw)
 		if err != nil || ok {
 			return rec, err
@@ -145,7 +146,8 @@ func (s *Store) Swap(ctx context.Context, sw store.Swap) (store.Record, error) {
 	return res[0].Record, res[0].Err
 }
 
-// renew applies sw if it renews the record as stored (storedriver.Renews):
+// renew applies sw if it renews the record as stored (storedriver.Renews,
+// or storedriver.RenewsSession for a session record):
 // one statement, renewStmt, in a transaction of its own (autocommit), on
 // the writer connection, under the Store's write turn (s.writing) as every
 // write. ok is false, and nothing was written, when no record matched.

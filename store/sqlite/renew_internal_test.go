@@ -26,9 +26,11 @@ func counterAndChanged(t *testing.T, s *Store, name string) (counter, changed in
 // or in a batch (SwapMany), raises the record's version above the counter
 // and its own and writes neither the counter nor the changed column, so it
 // is not on the change feed; the record's next other write gets a version
-// above every version it had. A session's renewal is on the feed (its
-// observers learn of it there), and a session deleted and made again gets
-// a version above every version it had.
+// above every version it had. A session's renewal (Swap) writes one row
+// as well, and is on the feed all the same (its observers learn of it
+// there: the poller reads the session records' versions), and a session
+// renewed, freed, deleted and made again gets a version above every
+// version it had.
 func TestRenewalWritesOneRow(t *testing.T) {
 	ctx := context.Background()
 	s, err := Open(ctx, filepath.Join(t.TempDir(), "baton.db"))
@@ -101,26 +103,29 @@ func TestRenewalWritesOneRow(t *testing.T) {
 		t.Fatal("the change feed did not name the release")
 	}
 
-	// A session: its renewal is a change, on the feed.
+	// A session: its renewal writes one row, and is on the feed.
 	sess := store.SessionPrefix + "n1/i1/1"
 	srec, err := s.Swap(ctx, store.Swap{Record: store.Record{Name: sess, Holder: "n1", Incarnation: "i1", Lease: time.Second}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	<-feed // its creation
-	if srec, err = s.Swap(ctx, store.Swap{Expect: srec.Version, Record: srec}); err != nil {
-		t.Fatal(err)
-	}
-	if c, ch := counterAndChanged(t, s, sess); c != srec.Version || ch != srec.Version {
-		t.Fatalf("after the session's renewal: counter %d, changed %d; want %d", c, ch, srec.Version)
-	}
-	select {
-	case b := <-feed:
-		if len(b) != 1 || b[0].Name != sess || b[0].Version != srec.Version {
-			t.Fatalf("feed after the session's renewal: %v", b)
+	c1, ch1 := counterAndChanged(t, s, sess)
+	for i := range 3 {
+		if srec, err = s.Swap(ctx, store.Swap{Expect: srec.Version, Record: srec}); err != nil {
+			t.Fatal(err)
 		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("the change feed did not name the session's renewal")
+		if c, ch := counterAndChanged(t, s, sess); c != c1 || ch != ch1 {
+			t.Fatalf("session renewal %d wrote the counter (%d, was %d) or changed (%d, was %d)", i, c, c1, ch, ch1)
+		}
+		select {
+		case b := <-feed:
+			if len(b) != 1 || b[0].Name != sess || b[0].Version != srec.Version {
+				t.Fatalf("feed after the session's renewal %d (version %d): %v", i, srec.Version, b)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("the change feed did not name the session's renewal %d", i)
+		}
 	}
 	sfree := srec
 	sfree.Holder, sfree.Incarnation = "", ""
@@ -136,5 +141,14 @@ func TestRenewalWritesOneRow(t *testing.T) {
 	}
 	if again.Version <= sfree.Version {
 		t.Fatalf("session made again at version %d, at most its old %d", again.Version, sfree.Version)
+	}
+}
+
+// TestSessionPrefixEnd: sessionPrefixEnd bounds exactly the names that
+// begin with store.SessionPrefix, in byte order.
+func TestSessionPrefixEnd(t *testing.T) {
+	p := store.SessionPrefix
+	if want := p[:len(p)-1] + string(rune(p[len(p)-1]+1)); sessionPrefixEnd != want {
+		t.Fatalf("sessionPrefixEnd = %q, want %q", sessionPrefixEnd, want)
 	}
 }

@@ -4,7 +4,14 @@ import (
 	"context"
 	"database/sql"
 	"strings"
+
+	"github.com/batonhq/baton/store"
 )
+
+// sessionPrefixEnd is the least string above every name that begins with
+// store.SessionPrefix ("@session/"): the prefix with its last byte, '/',
+// raised by one (TestSessionPrefixEnd checks it).
+const sessionPrefixEnd = "@session0"
 
 // stmts are the statements the election record's hot paths run, prepared
 // once per connection (database/sql prepares a *sql.Stmt again on each
@@ -18,6 +25,7 @@ type stmts struct {
 	lastVersion *sql.Stmt // the store-wide counter, last_change
 	setVersion  *sql.Stmt
 	renew       *sql.Stmt // a renewal: renewStmt
+	sessions    *sql.Stmt // the held session records' versions: sessionsStmt
 	// current reads the record (if any) and the newest log sequence
 	// number of each name in a JSON array
 	current *sql.Stmt
@@ -66,20 +74,24 @@ const (
 		holder = excluded.holder, incarnation = excluded.incarnation, token = excluded.token,
 		lease_ns = excluded.lease_ns, transfer = excluded.transfer, version = excluded.version,
 		updated_ns = excluded.updated_ns, session = excluded.session, changed = excluded.changed`
-	// renewStmt is a renewal (storedriver.Renews) as one UPDATE that
-	// writes the record's version and updated_ns and nothing else: one
-	// page of baton_election. What it leaves out, and why that is enough:
-	//   - changed, and so baton_election_changed: a renewal need not be on
-	//     the change feed (store.Store.WatchChanges);
+	// renewStmt is a renewal (storedriver.Renews, or RenewsSession of a
+	// session record) as one UPDATE that writes the record's version and
+	// updated_ns and nothing else: one page of baton_election. What it
+	// leaves out, and why that is enough:
+	//   - changed, and so baton_election_changed: a name's renewal need
+	//     not be on the change feed (store.Store.WatchChanges); a
+	//     session's is, and the poller finds it by the version instead
+	//     (sessionsStmt);
 	//   - the counter last_change (a page of baton_meta): the new version
 	//     is above the record's own and the counter, so it is above every
 	//     version the record had and the counter at its last other
 	//     write; a record leaves the counter behind only while renewals
 	//     alone write it, and the next other write of it (nextVersion with
 	//     its version as floor) raises the counter above them. A session
-	//     record is never renewed this way (its renewals are on the feed),
-	//     so a deleted session record's version is at most the counter,
-	//     and one made again under that name starts above it;
+	//     record is deleted only when free (DeleteSession), and the write
+	//     that freed it was not a renewal, so a deleted session record's
+	//     version is at most the counter, and one made again under that
+	//     name starts above it;
 	//   - the log: a renewal has no event.
 	// It is a statement of its own (autocommit: one transaction, as a
 	// raw UPDATE is), and checks the store id itself (checkStoreID's
@@ -92,6 +104,16 @@ const (
 		  AND lease_ns = ?7 AND transfer = ?8 AND session = ?9
 		  AND (SELECT value FROM baton_meta WHERE key = 'store_id') = ?10
 		RETURNING version`
+	// sessionsStmt reads the held session records' versions, a range of
+	// the primary key on store.SessionPrefix: the poller runs it at every
+	// poll that follows a commit, and reports the session records whose
+	// version moved, so that a session's renewal, which renewStmt leaves
+	// off baton_election_changed, is on the feed as soon as a change is.
+	// Its cost grows with the session records stored, one a process
+	// that runs a Group (DeleteSession removes dead ones), not with the
+	// names.
+	sessionsStmt = `SELECT name, version FROM baton_election
+		WHERE name >= '` + store.SessionPrefix + `' AND name < '` + sessionPrefixEnd + `' AND holder <> ''`
 	logHead = `INSERT INTO baton_election_log (name, seq, kind, holder, incarnation, token, transfer, time_ns)`
 )
 
@@ -106,6 +128,7 @@ func (s *Store) prepare(ctx context.Context) error {
 		{&s.st.get, sel + `WHERE name = ?`},
 		{&s.st.getMany, sel + `WHERE name IN (SELECT value FROM json_each(?))`},
 		{&s.st.newest, `SELECT coalesce(max(` + s.changedCol() + `), 0) FROM baton_election`},
+		{&s.st.sessions, sessionsStmt},
 	}
 	if !s.readOnly {
 		texts = append(texts,
@@ -138,7 +161,7 @@ func (s *Store) prepare(ctx context.Context) error {
 
 // all is every statement of st, nil ones included.
 func (st *stmts) all() []*sql.Stmt {
-	out := []*sql.Stmt{st.get, st.getMany, st.newest, st.lastVersion, st.setVersion, st.renew, st.current, st.take, st.takeLog}
+	out := []*sql.Stmt{st.get, st.getMany, st.newest, st.sessions, st.lastVersion, st.setVersion, st.renew, st.current, st.take, st.takeLog}
 	out = append(out, st.upsert[:]...)
 	return append(out, st.logEvent[:]...)
 }

@@ -17,16 +17,23 @@ import (
 // (last_change), above every value committed before, under the file's
 // write lock, so the records changed since counter value c are those whose
 // changed is above c (baton_election_changed indexes them). A renewal
-// leaves the column, and so is not on the feed (store.Store.WatchChanges
-// allows it; see renewStmt). In a store older than version 5 (read-only)
-// the version column plays its part. cursor is the newest value the poller
-// has dispatched; a feed registered under mu is told of every record
-// changed after its registration, since those get values above cursor.
+// leaves the column (see renewStmt): a name's renewal is not on the feed
+// (store.Store.WatchChanges allows it), and a session's is found by its
+// version: at every poll that reads the column the poller also reads the
+// held session records' versions (sessionsStmt) and reports those that
+// differ from sessions, the versions it read last. In a store older than
+// version 5 (read-only) the version column plays the changed column's
+// part. cursor is the newest value the poller has dispatched; a feed
+// registered under mu is told of every record changed after its
+// registration, since those get values above cursor, and of every
+// session renewal committed after it, since those give versions that
+// sessions, read before, does not hold.
 type hub struct {
-	mu      sync.Mutex
-	feeds   map[*feed]struct{}
-	running bool
-	cursor  int64
+	mu       sync.Mutex
+	feeds    map[*feed]struct{}
+	running  bool
+	cursor   int64
+	sessions map[string]int64 // held session record -> version; the poller's
 }
 
 func (h *hub) init() {
@@ -55,10 +62,14 @@ type feed struct {
 // another, commits to the file, so an idle poll is one cheap statement,
 // and an idle store wakes the poller only at the interval. When it
 // changed, the poller runs one indexed query for the election records
-// changed since the last counter value it saw, and hands their names to
-// every change feed. Its cost per commit grows with the number
-// of records the commit wrote, not with the number of records stored or
-// watched, and one poll serves every feed of the Store.
+// changed since the last counter value it saw, and one range of the
+// primary key for the versions of the held session records, and hands
+// the names of the records changed and of the session records whose
+// version moved (a session's renewal, which renewStmt leaves off the
+// changed column) to every change feed. Its cost per commit grows with
+// the number of records the commit wrote and the number of session
+// records (one per process running a Group), not with the number of
+// names stored or watched, and one poll serves every feed of the Store.
 //
 // A feed whose reader is slow gets the names written meanwhile in one
 // batch, each once. The channel is closed when ctx ends, when the store is
@@ -114,6 +125,7 @@ func (s *Store) subscribe(ctx context.Context, f *feed) bool {
 	}
 	h := &s.hub
 	start, haveStart := int64(0), false
+	var sessions map[string]int64
 	for {
 		h.mu.Lock()
 		if s.closed.Load() || ctx.Err() != nil {
@@ -127,7 +139,7 @@ func (s *Store) subscribe(ctx context.Context, f *feed) bool {
 				// registration: it dispatches every record written after
 				// that read, and so every one written after f's
 				// registration.
-				h.running, h.cursor = true, start
+				h.running, h.cursor, h.sessions = true, start, sessions
 				s.pollers.Add(1)
 				go s.poll()
 			}
@@ -136,6 +148,10 @@ func (s *Store) subscribe(ctx context.Context, f *feed) bool {
 		}
 		h.mu.Unlock()
 		if err := s.st.newest.QueryRowContext(ctx).Scan(&start); err != nil {
+			return false
+		}
+		var err error
+		if sessions, err = readSessions(ctx, s.st.sessions); err != nil {
 			return false
 		}
 		haveStart = true
@@ -287,8 +303,8 @@ const (
 // poller is the poller's statements, prepared on its own connection, and
 // the data_version it saw last.
 type poller struct {
-	dataVersion, written *sql.Stmt
-	seen                 int64
+	dataVersion, written, sessions *sql.Stmt
+	seen                           int64
 }
 
 func (s *Store) newPoller(ctx context.Context, conn *sql.Conn) (*poller, error) {
@@ -301,12 +317,19 @@ func (s *Store) newPoller(ctx context.Context, conn *sql.Conn) (*poller, error) 
 		dv.Close()
 		return nil, err
 	}
-	return &poller{dataVersion: dv, written: written, seen: -1}, nil
+	sessions, err := conn.PrepareContext(ctx, sessionsStmt)
+	if err != nil {
+		dv.Close()
+		written.Close()
+		return nil, err
+	}
+	return &poller{dataVersion: dv, written: written, sessions: sessions, seen: -1}, nil
 }
 
 func (p *poller) close() {
 	p.dataVersion.Close()
 	p.written.Close()
+	p.sessions.Close()
 }
 
 // pollOnce is one poll: it reads data_version and, when it changed,
@@ -324,7 +347,7 @@ func (s *Store) pollOnce(ctx context.Context, p *poller) (changed bool, err erro
 		return false, nil
 	}
 	p.seen = dv
-	return true, s.dispatch(ctx, p.written, cursor)
+	return true, s.dispatch(ctx, p, cursor)
 }
 
 // writtenSince selects the election records changed after a counter value,
@@ -335,10 +358,33 @@ func (s *Store) writtenSince() string {
 	return `SELECT name, version, ` + c + ` FROM baton_election WHERE ` + c + ` > ?`
 }
 
+// readSessions runs sessionsStmt: the held session records' versions.
+func readSessions(ctx context.Context, st *sql.Stmt) (map[string]int64, error) {
+	rows, err := st.QueryContext(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string]int64{}
+	for rows.Next() {
+		var (
+			name string
+			v    int64
+		)
+		if err := rows.Scan(&name, &v); err != nil {
+			return nil, err
+		}
+		out[name] = v
+	}
+	return out, rows.Err()
+}
+
 // dispatch reads the election records changed after counter value cursor,
-// with their versions, and hands them to the feeds.
-func (s *Store) dispatch(ctx context.Context, written *sql.Stmt, cursor int64) error {
-	rows, err := written.QueryContext(ctx, cursor)
+// with their versions, and the held session records whose version moved
+// since the last poll (a session's renewal, which leaves the changed
+// column), and hands them to the feeds.
+func (s *Store) dispatch(ctx context.Context, p *poller, cursor int64) error {
+	rows, err := p.written.QueryContext(ctx, cursor)
 	if err != nil {
 		return err
 	}
@@ -358,12 +404,22 @@ func (s *Store) dispatch(ctx context.Context, written *sql.Stmt, cursor int64) e
 	if err := rows.Err(); err != nil {
 		return err
 	}
-	if len(changes) == 0 {
-		return nil
+	sessions, err := readSessions(ctx, p.sessions)
+	if err != nil {
+		return err
 	}
 	h := &s.hub
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	for name, v := range sessions {
+		if h.sessions[name] != v {
+			changes = append(changes, store.Change{Name: name, Version: v})
+		}
+	}
+	h.sessions = sessions
+	if len(changes) == 0 {
+		return nil
+	}
 	h.cursor = newest
 	for f := range h.feeds {
 		for _, c := range changes {

@@ -52,16 +52,31 @@ func CheckSwap(cur store.Record, s store.Swap) error {
 // the lease from its own reads, every poll, and takes over only by a Swap
 // at the version it read, which the renewal made fail).
 //
-// A session's renewal is not one: it stays on the feed. The observers of
-// a session read it when the feed reports a change and otherwise only
-// when their lease + 2e wait runs out (internal/election, while the feed
-// is live), so a renewal left off the feed would be seen up to a renew
-// interval late, and a crash takeover, timed from the last renewal seen,
-// would come as late. One session renewal per process per renew interval
-// costs the feed little.
+// A session's renewal is not one (see RenewsSession): it stays on the
+// feed. The observers of a session read it when the feed reports a
+// change and otherwise only when their lease + 2e wait runs out
+// (internal/election, while the feed is live), so a renewal left off the
+// feed would be seen up to a renew interval late, and a crash takeover,
+// timed from the last renewal seen, would come as late.
 func Renews(cur store.Record, s store.Swap) bool {
 	r := s.Record
 	return s.Event == "" && cur.Version != 0 && s.Expect == cur.Version && cur.Holder != "" && !store.IsSession(r.Name) &&
+		r.Name == cur.Name && r.Holder == cur.Holder && r.Incarnation == cur.Incarnation && r.Token == cur.Token &&
+		r.Lease == cur.Lease && r.Transfer == cur.Transfer && r.Session == cur.Session
+}
+
+// RenewsSession reports whether s, applied to the record cur, is a
+// session's renewal: what Renews says of a name's record, of a session
+// record (store.IsSession) instead. It changes only the record's Version
+// and Updated, and it must be on the change feed (see Renews and
+// store.Store.WatchChanges). A backend may write it as one row all the
+// same and report it by other means than the feed's index: SQLite's
+// poller reads the versions of the held session records at every poll
+// that follows a commit, PostgreSQL's renewal sends a notification that
+// names the record and its version.
+func RenewsSession(cur store.Record, s store.Swap) bool {
+	r := s.Record
+	return s.Event == "" && cur.Version != 0 && s.Expect == cur.Version && cur.Holder != "" && store.IsSession(r.Name) &&
 		r.Name == cur.Name && r.Holder == cur.Holder && r.Incarnation == cur.Incarnation && r.Token == cur.Token &&
 		r.Lease == cur.Lease && r.Transfer == cur.Transfer && r.Session == cur.Session
 }

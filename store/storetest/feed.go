@@ -57,3 +57,42 @@ func testWatchChanges(t *testing.T, open func() store.Store) {
 	for range ch {
 	}
 }
+
+// testWatchSessionRenewals: a session's renewal (a Swap at the record's
+// version that changes only Version and Updated: what a Group writes
+// once per renew interval) is on the change feed at its version, made
+// through the watching handle or another one, renewal after renewal; a
+// name's renewal need not be (store.Store.WatchChanges), a session's must
+// be, because its observers learn of it there.
+func testWatchSessionRenewals(t *testing.T, open func() store.Store) {
+	s := open()
+	other := open()
+	c, cancel := context.WithCancel(ctx(t))
+	defer cancel()
+	sess := mustSwap(t, s, store.Swap{Record: session("n1")})
+	ch := s.WatchChanges(c)
+	deadline := time.After(10 * time.Second)
+	for i := range 4 {
+		via := s
+		if i%2 == 1 {
+			via = other
+		}
+		sess = mustSwap(t, via, store.Swap{Expect: sess.Version, Record: sess})
+		for found := false; !found; {
+			select {
+			case batch, open := <-ch:
+				if !open {
+					t.Fatalf("change feed closed before ctx ended; waiting for renewal %d of %s", i, sess.Name)
+				}
+				for _, c := range batch {
+					found = found || c.Name == sess.Name && c.Version >= sess.Version
+				}
+			case <-deadline:
+				t.Fatalf("change feed did not name renewal %d of session %s (version %d) within 10s", i, sess.Name, sess.Version)
+			}
+		}
+	}
+	cancel()
+	for range ch {
+	}
+}

@@ -61,6 +61,7 @@ func Run(t *testing.T, f Factory) {
 		{"GetMany", testGetMany},
 		{"ManyNames", testManyNames},
 		{"WatchChanges", testWatchChanges},
+		{"WatchSessionRenewals", testWatchSessionRenewals},
 		{"Names", testNames},
 		{"NamesPage", testNamesPage},
 		{"CountHolders", testCountHolders},
