@@ -91,7 +91,7 @@ type Group struct {
 	later     map[string]later // names of dead sessions left to the others for now
 	laterAt   time.Time        // the earliest of later (zero: none)
 
-	// Names to tell that their session ended, TakeStep a step (endSome).
+	// Names to tell that their session ended, Config.TakeStep a step (endSome).
 	ending   []ended
 	endingAt time.Time // when the rest of ending is due (zero: none left)
 	split    *split    // takeNow's view, reused for a poll interval
@@ -672,13 +672,13 @@ func (g *Group) afterObserver(now time.Time, s string, acts []Action) []Action {
 }
 
 // DefaultTakeStep is the most names a Group tells in one step that the
-// session they await is dead, unless Config.TakeStep says otherwise: a takeover of many names is emitted a step of
-// TakeStep swaps at a time, the rest due at once (Next), so that the
-// runtime sends the first batches while the machine plans the next
-// instead of after it planned them all (100,000 names: about 170 ms of
-// planning on this project's 2-core benchmark machine). It is the size
-// of the library's batched writes (Store.SwapMany), so each step fills
-// one batch.
+// session they await is dead, unless Config.TakeStep says otherwise. A
+// takeover of many names is emitted that many swaps a step, the rest due
+// at once (Next), so that the runtime sends the first batches while the
+// machine plans the next, instead of after it planned them all (100,000
+// names in one step took about 170 ms on this project's 2-core benchmark
+// machine). It is the size of the library's batched writes
+// (Store.SwapMany), so each step fills one batch.
 const DefaultTakeStep = 1000
 
 // ended is the names of a dead session that are still to be told so, in
