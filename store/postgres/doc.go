@@ -39,9 +39,10 @@
 // (store.Record.Session) and the change feed's column; version 4 a job's
 // suspension (store.Job.Suspension: an older baton would claim the
 // periods of a suspended job); version 5 replaced the record functions
-// (swap_many's one-statement path for a bulk takeover, same outcomes),
-// keeping the store's id: a process of the previous release that opened a
-// version 4 store before goes on. A writable Open of a
+// (swap_many's one-statement path for a bulk takeover, same outcomes) and
+// version 6 again (that path without a row lock before its UPDATE, same
+// outcomes), each keeping the store's id: a process of the previous
+// release that opened the store before goes on. A writable Open of a
 // version 1, 2 or 3 store upgrades it in place, in one transaction (no record,
 // log event, job or run is lost), and gives the store a new id, so that
 // processes of an older baton that opened it before fail their next write

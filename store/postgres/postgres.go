@@ -429,7 +429,7 @@ func openReadOnly(ctx context.Context, rawURL string, o config) (*Store, error) 
 		err = store.NoStore(fmt.Sprintf("schema %q of the database (it has no such schema)", schema))
 	case !meta:
 		err = fmt.Errorf("postgres: %w: postgres schema %q has no baton meta table, not a baton store; baton left it untouched: point the URL's schema parameter at another schema", store.ErrSchema, schema)
-	case v != "1" && v != "2" && v != "3" && v != "4" && v != strconv.Itoa(SchemaVersion):
+	case v != "1" && v != "2" && v != "3" && v != "4" && v != "5" && v != strconv.Itoa(SchemaVersion):
 		err = fmt.Errorf("postgres: %w: schema %q is not a baton store this baton reads (schema version %q; this baton supports 1 to %d)", store.ErrSchema, schema, v, SchemaVersion)
 	}
 	if err != nil {

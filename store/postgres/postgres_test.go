@@ -3,6 +3,7 @@ package postgres_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/url"
 	"strings"
 	"testing"
@@ -125,12 +126,13 @@ func TestSchemaVersionRefused(t *testing.T) {
 		t.Fatalf("Open of a version 99 schema = %v, want ErrSchema", err)
 	}
 	msg := err.Error()
-	if strings.Contains(msg, "\n") || !strings.Contains(msg, "99") || !strings.Contains(msg, "version 5") {
-		t.Errorf("error message %q should be one line naming versions 99 and 5", msg)
+	want := fmt.Sprintf("version %d", postgres.SchemaVersion)
+	if strings.Contains(msg, "\n") || !strings.Contains(msg, "99") || !strings.Contains(msg, want) {
+		t.Errorf("error message %q should be one line naming versions 99 and %d", msg, postgres.SchemaVersion)
 	}
 
 	// Nothing was rewritten.
-	superExec(t, url, `UPDATE baton.meta SET value = '5' WHERE key = 'schema_version'`)
+	superExec(t, url, fmt.Sprintf(`UPDATE baton.meta SET value = '%d' WHERE key = 'schema_version'`, postgres.SchemaVersion))
 	s = open(t, url)
 	defer s.Close()
 	got, err := s.Get(testCtx(t), "a")

@@ -22,10 +22,12 @@ import (
 // session column (store.Record.Session) and its change feed (the wxid
 // column, see WatchChanges); version 4 the job's suspension columns
 // (store.Job.Suspension, see suspend.go); version 5 swap_many's one-statement
-// path (see recordFunctions), with the same outcomes. An older schema is
+// path (see recordFunctions), with the same outcomes; version 6 that path
+// without a row lock taken before its UPDATE, with the same outcomes. An
+// older schema is
 // upgraded in place when a writer opens it, and read as it is by a
 // read-only opener.
-const SchemaVersion = 5
+const SchemaVersion = 6
 
 // ddl returns the statements that create schema version SchemaVersion in
 // schema q (a quoted identifier), with notifications on channel.
@@ -37,7 +39,8 @@ const SchemaVersion = 5
 //     wxid is the id of the transaction that wrote the row last, indexed,
 //     which the change feed reads (see WatchChanges).
 //   - election_log: (name, seq) → store.Event; seq = previous max + 1,
-//     written by swap_core() while it holds the record's row lock.
+//     written by the record functions while the writing transaction
+//     holds the record's row lock.
 //   - jobs: store.Job.
 //   - runs: (job, period) → store.Run; zero times are NULL, output is bytea
 //     so that any bytes a command printed round-trip.
@@ -126,7 +129,7 @@ const currentXID = `pg_current_xact_id()::text::bigint`
 const notifyPayload = ""
 
 // recordFunctions returns the statements that create the record
-// functions of schema q, or replace them (upgrade4).
+// functions of schema q, or replace them (upgrade4, upgrade5).
 //
 // swap_applies() is the rules of storedriver.CheckSwap, in one place: a
 // swap applies only if the version matches, the token does not go back, a
@@ -160,12 +163,16 @@ const notifyPayload = ""
 //     swap (no table scans, hash or merge joins), so that its cost grows
 //     with the batch, not with the records stored.
 //   - A batch of one round in which no swap expects version 0 (so that
-//     none can create a record: a bulk takeover) is one statement: it
-//     locks the records in name order, decides with swap_applies()
-//     against them as locked, updates, logs and returns in one pass,
-//     each record probed once for its lock, once for its update and
-//     once for its log's last seq. Its outcomes are those of the rounds
-//     (TestSwapManyOneStatementPath compares them with swap_one's).
+//     none can create a record: a bulk takeover) is one statement: an
+//     UPDATE that reaches the records in name order and decides each
+//     with swap_applies() as it writes it (a record another transaction
+//     writes is waited for and decided at its new version), logs and
+//     returns the swaps that applied, each record probed once for its
+//     update and once for its log's last seq; a second statement, when
+//     a swap was refused, returns the refused ones with their records as
+//     they are then. Its outcomes are those of the rounds
+//     (TestSwapManyOneStatementPath compares them with swap_one's;
+//     storetest's ConcurrentTakesOneWinner races batches).
 //
 // A batch of one costs several times what swap_one() costs in the
 // server, so Swap calls swap_one().
@@ -265,38 +272,43 @@ func recordFunctions(q, channel string) []string {
 			v_applied boolean;  -- this round applies a swap
 			v_any    boolean := false;
 			v_xid    bigint;
+			v_n      bigint;    -- swaps the one-statement path applied
 		BEGIN
 			IF NOT EXISTS (SELECT 1 FROM ` + q + `.meta m WHERE m.key = 'store_id' AND m.value = p_store_id) THEN
 				RETURN;
 			END IF;
 			IF (SELECT max(k) FROM unnest(p_round) k) = 1 AND 0 <> ALL(p_expect) THEN
 				-- One round, and no swap can create a record (one that
-				-- expects version 0 goes the general way below): the whole
-				-- batch as one statement. It locks the records in name
-				-- order, decides each swap against its record as locked,
-				-- writes the swaps that apply and their log events, and
-				-- returns every swap's outcome, each record probed once
-				-- for the lock, once for the UPDATE and once for its log's
-				-- last seq.
+				-- expects version 0 goes the general way below): a bulk
+				-- takeover or release. The UPDATE decides each swap with
+				-- swap_applies() against its record as it writes it, with
+				-- no row lock taken before: a record that another
+				-- transaction is writing is waited for and decided again
+				-- at its new version (PostgreSQL evaluates an UPDATE's
+				-- condition again on the newest version of a row it had
+				-- to wait for). It reaches the records in name order (the
+				-- batch, sorted, joined to the primary key), so batches at
+				-- the same time never deadlock. It writes the log events
+				-- of the swaps that apply and returns them; a second
+				-- statement, only if a swap was refused, returns the
+				-- refused ones with their records as they are then
+				-- (committed, at least as new as the one each was decided
+				-- against), without a lock, which could deadlock with a
+				-- batch waiting in its UPDATE for a record this one wrote.
 				v_xid := ` + currentXID + `;
 				RETURN QUERY
-				WITH d AS MATERIALIZED (
-					SELECT r.ord, r.name, r.holder, r.incarnation, r.token, r.lease_ns, r.transfer,
-						r.session, r.event, c.holder AS c_holder, c.incarnation AS c_incarnation,
-						c.token AS c_token, c.lease_ns AS c_lease_ns, c.transfer AS c_transfer,
-						c.session AS c_session, c.version AS c_version, c.updated AS c_updated,
-						` + q + `.swap_applies(r.name, r.expect, r.holder, r.incarnation, r.token, r.session,
-							c.name IS NOT NULL, c.version, c.token, c.holder) AS ok
-					FROM (SELECT * FROM ` + req("expect", "holder", "incarnation", "token", "lease_ns", "transfer", "session", "event") + `
-						ORDER BY r.name COLLATE "C") r
-					LEFT JOIN LATERAL (SELECT * FROM ` + q + `.election e WHERE e.name = r.name FOR UPDATE) c ON true
+				WITH r AS MATERIALIZED (
+					SELECT * FROM ` + req("expect", "holder", "incarnation", "token", "lease_ns", "transfer", "session", "event") + `
+					ORDER BY r.name COLLATE "C"
 				), up AS (
 					UPDATE ` + q + `.election AS e SET
-						holder = d.holder, incarnation = d.incarnation, token = d.token,
-						lease_ns = d.lease_ns, transfer = d.transfer, session = d.session,
+						holder = r.holder, incarnation = r.incarnation, token = r.token,
+						lease_ns = r.lease_ns, transfer = r.transfer, session = r.session,
 						version = nextval('` + q + `.version_seq'), updated = clock_timestamp(), wxid = v_xid
-					FROM d WHERE e.name = d.name AND d.ok
-					RETURNING d.ord, d.event, e.name, e.holder, e.incarnation, e.token, e.lease_ns,
+					FROM r WHERE e.name = r.name
+						AND ` + q + `.swap_applies(r.name, r.expect, r.holder, r.incarnation, r.token, r.session,
+							true, e.version, e.token, e.holder)
+					RETURNING r.ord, r.event, e.name, e.holder, e.incarnation, e.token, e.lease_ns,
 						e.transfer, e.session, e.version, e.updated
 				), lg AS (
 					INSERT INTO ` + q + `.election_log
@@ -308,15 +320,20 @@ func recordFunctions(q, channel string) []string {
 				)
 				SELECT u.ord::integer, true, u.holder, u.incarnation, u.token, u.lease_ns,
 					u.transfer, u.session, u.version, u.updated
-				FROM up u
-				UNION ALL
-				SELECT d.ord::integer, false, d.c_holder, d.c_incarnation, d.c_token, d.c_lease_ns,
-					d.c_transfer, d.c_session, coalesce(d.c_version, 0), d.c_updated
-				FROM d WHERE NOT d.ok
-				ORDER BY 1;
-				-- This transaction wrote a record: a swap applied.
-				IF EXISTS (SELECT 1 FROM ` + q + `.election e WHERE e.wxid = v_xid) THEN
+				FROM up u;
+				GET DIAGNOSTICS v_n = ROW_COUNT;
+				IF v_n > 0 THEN
 					PERFORM pg_notify('` + channel + `', '` + notifyPayload + `');
+				END IF;
+				IF v_n < cardinality(p_name) THEN
+					-- The refused swaps: those whose record this
+					-- transaction did not write.
+					RETURN QUERY
+					SELECT r.ord::integer, false, e.holder, e.incarnation, e.token, e.lease_ns,
+						e.transfer, e.session, coalesce(e.version, 0), e.updated
+					FROM ` + req() + `
+					` + cur + `
+					WHERE e.wxid IS DISTINCT FROM v_xid;
 				END IF;
 				RETURN;
 			END IF;
@@ -446,6 +463,15 @@ func upgrade4(q, channel string) []string {
 		`UPDATE `+q+`.meta SET value = '5' WHERE key = 'schema_version'`)
 }
 
+// upgrade5 turns a version 5 schema into a version 6 one: the record
+// functions replaced, swap_many's one-statement path without a row lock
+// taken before its UPDATE. The outcomes are version 5's, so the store keeps
+// its id, as in upgrade4.
+func upgrade5(q, channel string) []string {
+	return append(recordFunctions(q, channel),
+		`UPDATE `+q+`.meta SET value = '6' WHERE key = 'schema_version'`)
+}
+
 // lockKey is the advisory lock key that serialises schema creation in one
 // schema across processes.
 func lockKey(schema string) int64 {
@@ -488,7 +514,7 @@ func setup(ctx context.Context, pool *pgxpool.Pool, schema, q, channel string) e
 			for _, up := range []struct {
 				from  string
 				stmts []string
-			}{{"1", upgrade1(q)}, {"2", upgrade2(q, channel)}, {"3", upgrade3(q)}, {"4", upgrade4(q, channel)}} {
+			}{{"1", upgrade1(q)}, {"2", upgrade2(q, channel)}, {"3", upgrade3(q)}, {"4", upgrade4(q, channel)}, {"5", upgrade5(q, channel)}} {
 				if v != up.from {
 					continue
 				}

@@ -3,6 +3,7 @@ package storetest
 import (
 	"errors"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -235,5 +236,111 @@ func testSwapManyKind(t *testing.T, open func() store.Store, kind string, releas
 	}
 	if _, err := many.Swap(ctx(t), store.Swap{Expect: res[0].Record.Version, Record: again}); err != nil {
 		t.Fatalf("a swap at the version SwapMany returned: %v", err)
+	}
+}
+
+// testConcurrentTakes races batched takeovers of the same names: several
+// handles each take every name of a dead session, in batches sent at
+// once, each handle with the batches in another order and a stale
+// expectation for a share of the names (refused whatever the others
+// do). Every name must be taken by exactly one handle, every other swap
+// of it refused with ErrConflict, and its log must hold one takeover;
+// no batch may fail as a whole (a backend that locks the records of
+// racing batches in different orders deadlocks here, and the database
+// aborts one).
+func testConcurrentTakes(t *testing.T, open func() store.Store) {
+	const (
+		n        = 240
+		batch    = 40
+		handles  = 4
+		prefix   = "race-"
+		batches  = n / batch
+		staleMod = handles + 1
+	)
+	s := open()
+	dead := mustSwap(t, s, store.Swap{Record: session("n0")})
+	held := make([]store.Swap, n)
+	for i := range held {
+		held[i] = store.Swap{Record: heldThrough(fmt.Sprintf("%s%03d", prefix, i), dead, 3), Event: store.Acquired}
+	}
+	res, err := s.SwapMany(ctx(t), held)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs := make([]store.Record, n)
+	for i, r := range res {
+		if r.Err != nil {
+			t.Fatalf("acquire %d: %v", i, r.Err)
+		}
+		recs[i] = r.Record
+	}
+	type outcome struct {
+		handle int
+		err    error
+	}
+	outcomes := make([][]outcome, n)
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for h := range handles {
+		st := open()
+		sess := mustSwap(t, st, store.Swap{Record: session(fmt.Sprintf("n%d", h+1))})
+		for b := range batches {
+			k := (b + h*batches/handles) % batches // each handle starts elsewhere
+			wg.Go(func() {
+				var swaps []store.Swap
+				var idx []int
+				for i := k * batch; i < (k+1)*batch; i++ {
+					j := i
+					if h%2 == 1 {
+						j = (k+1)*batch - 1 - (i - k*batch) // this handle's batch backwards
+					}
+					sw := store.Swap{Expect: recs[j].Version, Record: heldThrough(recs[j].Name, sess, recs[j].Token+1), Event: store.TakenOver}
+					if j%staleMod == h {
+						sw.Expect = recs[j].Version - 1 // read long ago: refused
+					}
+					swaps, idx = append(swaps, sw), append(idx, j)
+				}
+				<-start
+				res, err := st.SwapMany(ctx(t), swaps)
+				if err != nil {
+					t.Errorf("handle %d: a batch failed as a whole: %v", h, err)
+					return
+				}
+				mu.Lock()
+				defer mu.Unlock()
+				for x, r := range res {
+					outcomes[idx[x]] = append(outcomes[idx[x]], outcome{h, r.Err})
+				}
+			})
+		}
+	}
+	close(start)
+	wg.Wait()
+	if t.Failed() {
+		return
+	}
+	for i, got := range outcomes {
+		winner := -1
+		for _, o := range got {
+			switch {
+			case o.err == nil && winner >= 0:
+				t.Fatalf("%s taken by handles %d and %d", recs[i].Name, winner, o.handle)
+			case o.err == nil:
+				winner = o.handle
+			case !errors.Is(o.err, store.ErrConflict):
+				t.Fatalf("%s, handle %d: %v, want ErrConflict", recs[i].Name, o.handle, o.err)
+			}
+		}
+		if len(got) != handles || winner < 0 {
+			t.Fatalf("%s: %d outcomes, winner %d; want %d outcomes and one winner", recs[i].Name, len(got), winner, handles)
+		}
+		if winner == i%staleMod {
+			t.Fatalf("%s taken by handle %d through a stale expectation", recs[i].Name, winner)
+		}
+		evs, err := s.History(ctx(t), recs[i].Name, 0, 0)
+		if err != nil || len(evs) != 2 || evs[1].Kind != store.TakenOver || evs[1].Token != recs[i].Token+1 || evs[1].Holder != fmt.Sprintf("n%d", winner+1) {
+			t.Fatalf("log of %s (won by handle %d) = %+v, %v", recs[i].Name, winner, evs, err)
+		}
 	}
 }

@@ -49,6 +49,7 @@ func Run(t *testing.T, f Factory) {
 		{"ConcurrentRunClaimOneWinner", testConcurrentRunClaim},
 		{"SwapMany", testSwapMany},
 		{"SwapManyTakes", testSwapManyTakes},
+		{"ConcurrentTakesOneWinner", testConcurrentTakes},
 		{"RecentRuns", testRecentRuns},
 		{"PruneRuns", testPruneRuns},
 		{"UpdateJob", testUpdateJob},
