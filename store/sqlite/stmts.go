@@ -89,16 +89,16 @@ const (
 	//     not be on the change feed (store.Store.WatchChanges); a
 	//     session's is, and the poller finds it by the version instead
 	//     (sessionsStmt);
-	//   - the store-wide counter (counterKey, a page of baton_meta): the new version
-	//     is above the record's own and the counter, so it is above every
-	//     version the record had and the counter at its last other
-	//     write; a record leaves the counter behind only while renewals
-	//     alone write it, and the next other write of it (nextVersion with
-	//     its version as floor) raises the counter above them. A session
-	//     record is deleted only when free (DeleteSession), and the write
-	//     that freed it was not a renewal, so a deleted session record's
-	//     version is at most the counter, and one made again under that
-	//     name starts above it;
+	//   - the store-wide counter (counterKey, a page of baton_meta): the
+	//     new version is above the record's own and the counter, so it is
+	//     above every version the record had and the counter at its last
+	//     other write; a record leaves the counter behind only while
+	//     renewals alone write it, and the next other write of it
+	//     (nextVersion with its version as floor) raises the counter above
+	//     them. A session record is deleted only when free
+	//     (DeleteSession), and the write that freed it was not a renewal,
+	//     so a deleted session record's version is at most the counter,
+	//     and one made again under that name starts above it;
 	//   - the log: a renewal has no event.
 	// It is a statement of its own (autocommit: one transaction, as a
 	// raw UPDATE is), and checks the store id itself (checkStoreID's
