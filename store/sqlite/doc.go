@@ -62,7 +62,10 @@
 // RenewsSession of a session record) writes only its record's row, with
 // the next version above the record's own and the counter. A name's
 // renewal is not on the change feed; a session's is, found by the poller
-// in the session records' versions (see renewStmt, sessionsStmt). Times are
+// in the session records' versions (see renewStmt, sessionsStmt). Each
+// election record also keeps the sequence number of its name's newest log
+// event (log_seq, schema 6): a write of a log event takes the next one and
+// raises it in the same transaction, without reading the log. Times are
 // stored as integer Unix nanoseconds and read back in UTC; the zero
 // time.Time is stored as NULL. Tokens are uint64 in Go and signed 64-bit
 // integers in SQLite: tokens up to MaxToken (2^63-1, store.MaxToken)
@@ -103,7 +106,7 @@
 //
 // Store implements SwapMany and GetMany in batches: SwapMany
 // applies all swaps in one IMMEDIATE transaction, one fsync for all: one
-// query reads the records and newest log sequence numbers of up to
+// query reads the records and their newest log sequence numbers of up to
 // GetManyChunk names, the swaps are decided in Go, and multi-row
 // statements of up to 64 rows write the records and the log events, all
 // prepared once per connection; GetMany reads up to

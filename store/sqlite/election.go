@@ -230,7 +230,7 @@ func (s *Store) SwapMany(ctx context.Context, swaps []store.Swap) ([]store.SwapR
 // swapTx applies swaps in b's write transaction.
 //
 // Each record written gets a version above its current one and the
-// counter (last_change); a swap that is not a renewal (storedriver.Renews)
+// counter (counterKey); a swap that is not a renewal (storedriver.Renews)
 // also sets the record's changed column to that version, for the change
 // feed, and raises the counter to it. A renewal leaves both: see
 // renewStmt.
@@ -327,9 +327,12 @@ func (s *Store) swapRows(ctx context.Context, b *bound, swaps []store.Swap, last
 	if len(recs) == 0 {
 		return res, last, nil
 	}
+	// Each record is written with log_seq its name's newest sequence
+	// number after the batch (seqs holds every name read), the one of
+	// its last event written below.
 	if err := writeRows(b, &s.st.upsert, len(recs), func(args []any, i int) []any {
 		r := &recs[i]
-		return append(args, r.Name, r.Holder, r.Incarnation, int64(r.Token), int64(r.Lease), r.Transfer, r.Version, r.Updated.UnixNano(), r.Session, r.changed)
+		return append(args, r.Name, r.Holder, r.Incarnation, int64(r.Token), int64(r.Lease), r.Transfer, r.Version, r.Updated.UnixNano(), r.Session, r.changed, int64(seqs[r.Name]))
 	}); err != nil {
 		return nil, 0, err
 	}

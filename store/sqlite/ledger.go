@@ -330,13 +330,15 @@ func (s *Store) jobTx(ctx context.Context, tx *sql.Tx, name string) (j store.Job
 }
 
 // appendEvent appends to the election log of name, in tx, the event that
-// event makes with the next sequence number of that log.
+// event makes with the next sequence number of that log. The name's
+// election record must exist: its log_seq is raised to that number, in
+// the same transaction (no record: sql.ErrNoRows, and nothing written).
 func appendEvent(ctx context.Context, tx *sql.Tx, name string, event func(seq uint64) store.Event) error {
-	var last int64
-	if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(seq), 0) FROM baton_election_log WHERE name = ?`, name).Scan(&last); err != nil {
+	var seq int64
+	if err := tx.QueryRowContext(ctx, `UPDATE baton_election SET log_seq = log_seq + 1 WHERE name = ? RETURNING log_seq`, name).Scan(&seq); err != nil {
 		return err
 	}
-	ev := event(uint64(last) + 1)
+	ev := event(uint64(seq))
 	_, err := tx.ExecContext(ctx,
 		`INSERT INTO baton_election_log (name, seq, kind, holder, incarnation, token, transfer, time_ns, detail)
 		 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,

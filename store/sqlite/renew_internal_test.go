@@ -13,7 +13,7 @@ import (
 func counterAndChanged(t *testing.T, s *Store, name string) (counter, changed int64) {
 	t.Helper()
 	ctx := context.Background()
-	if err := s.db.QueryRowContext(ctx, `SELECT value FROM baton_meta WHERE key = 'last_change'`).Scan(&counter); err != nil {
+	if err := s.db.QueryRowContext(ctx, `SELECT value FROM baton_meta WHERE key = '`+counterKey+`'`).Scan(&counter); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.db.QueryRowContext(ctx, `SELECT changed FROM baton_election WHERE name = ?`, name).Scan(&changed); err != nil {

@@ -28,17 +28,30 @@ import (
 // election record's changed column, which the change feed follows instead
 // of the version, so that a renewal writes one row and nothing else (see
 // renewStmt), and renamed the version counter last_version to
-// last_change. An older store is upgraded in place when a writer opens it,
-// and read as it is by a read-only opener. A baton that knows an older
-// version refuses a store of this one; one of an older version still
-// running when the store is upgraded fails its next write (its counter
-// key is gone) instead of writing records the change feed would not see.
-const SchemaVersion = 5
+// last_change; version 6 the election record's log_seq column, the
+// sequence number of the name's newest log event, which every write of a
+// log event reads and raises instead of reading the log's max(seq) (see
+// logSeqUpgrade), and renamed the counter last_change to change_counter
+// (counterKey). An older store is upgraded in place when a writer opens
+// it, and read as it is by a read-only opener. A baton that knows an
+// older version refuses a store of this one; one of an older version
+// still running when the store is upgraded fails its next write (its
+// counter key is gone) instead of writing records the change feed would
+// not see (version 5) or log events that log_seq does not count (version
+// 6).
+const SchemaVersion = 6
+
+// counterKey is the baton_meta key of the store-wide counter that every
+// write but a renewal raises (see nextVersion). Its name changes with an
+// upgrade whose writes an older baton must not make (last_version before
+// version 5, last_change before version 6): such a baton, still running,
+// finds no counter and fails its next write.
+const counterKey = "change_counter"
 
 // schema creates the baton tables. Every statement is idempotent, so
 // processes racing to create a new file converge.
 //
-// baton_meta holds schema_version and last_change, the store-wide counter
+// baton_meta holds schema_version and the store-wide counter (counterKey)
 // that every write but a renewal raises (see nextVersion): the newest
 // changed value of an election record, and a floor for new versions.
 var schema = []string{
@@ -56,7 +69,8 @@ var schema = []string{
 		version     INTEGER NOT NULL,
 		updated_ns  INTEGER NOT NULL,
 		session     TEXT NOT NULL DEFAULT '',
-		changed     INTEGER NOT NULL DEFAULT 0
+		changed     INTEGER NOT NULL DEFAULT 0,
+		log_seq     INTEGER NOT NULL DEFAULT 0
 	) STRICT`,
 	changedIndex,
 	`CREATE TABLE IF NOT EXISTS baton_election_log (
@@ -96,8 +110,8 @@ var schema = []string{
 		version      INTEGER NOT NULL,
 		PRIMARY KEY (job, period)
 	) STRICT`,
-	fmt.Sprintf(`INSERT INTO baton_meta (key, value) VALUES ('schema_version', %d), ('last_change', 0)
-		ON CONFLICT (key) DO NOTHING`, SchemaVersion),
+	fmt.Sprintf(`INSERT INTO baton_meta (key, value) VALUES ('schema_version', %d), ('%s', 0)
+		ON CONFLICT (key) DO NOTHING`, SchemaVersion, counterKey),
 	storeIDStmt,
 }
 
@@ -155,6 +169,24 @@ var upgrades = map[int64][]string{
 		`UPDATE baton_meta SET key = 'last_change' WHERE key = 'last_version'`,
 		`UPDATE baton_meta SET value = 5 WHERE key = 'schema_version'`,
 	},
+	5: logSeqUpgrade,
+}
+
+// logSeqUpgrade turns a version 5 store into a version 6 one. The election
+// record's log_seq is the sequence number of its name's newest log event
+// (0: none): a write of a log event takes log_seq + 1 and stores it back,
+// in the same transaction, instead of reading max(seq) from the log (a
+// search of the log's primary key per event; a bulk takeover's figures
+// are in BENCHMARKS.md). The upgrade sets it from the log.
+var logSeqUpgrade = []string{
+	`ALTER TABLE baton_election ADD COLUMN log_seq INTEGER NOT NULL DEFAULT 0`,
+	`UPDATE baton_election SET log_seq = (SELECT coalesce(max(l.seq), 0) FROM baton_election_log l WHERE l.name = baton_election.name)`,
+	// A baton of version 5 still running would append log events at the
+	// log's max(seq) + 1 without raising log_seq, and this version's next
+	// event of that name would then collide with it (the log's primary
+	// key): without its counter key it fails at once instead.
+	`UPDATE baton_meta SET key = '` + counterKey + `' WHERE key = 'last_change'`,
+	`UPDATE baton_meta SET value = 6 WHERE key = 'schema_version'`,
 }
 
 // queryRower is what *sql.DB, *sql.Conn and *sql.Tx have in common.

@@ -22,12 +22,15 @@ type stmts struct {
 	getMany *sql.Stmt // the records of the names in a JSON array
 	newest  *sql.Stmt // the newest record version
 	// Writes; nil in a read-only Store.
-	lastVersion *sql.Stmt // the store-wide counter, last_change
+	lastVersion *sql.Stmt // the store-wide counter (counterKey)
 	setVersion  *sql.Stmt
 	renew       *sql.Stmt // a renewal: renewStmt
 	sessions    *sql.Stmt // the held session records' versions: sessionsStmt
 	// current reads the record (if any) and the newest log sequence
-	// number of each name in a JSON array
+	// number of each name in a JSON array: the record's log_seq, or, for a
+	// name without a record, the log's max(seq) (a deleted session record
+	// may have left events in the log; a new name has none, and the
+	// search finds nothing)
 	current *sql.Stmt
 	// take and takeLog write a batch of takes: see takeStmt.
 	take, takeLog *sql.Stmt
@@ -48,7 +51,7 @@ type stmts struct {
 const (
 	blockKinds = 7
 	blockRows  = 1 << (blockKinds - 1) // 64
-	recordArgs = 10
+	recordArgs = 11
 	eventArgs  = 8
 )
 
@@ -69,11 +72,15 @@ func rowsSQL(head string, n, k int, tail string) string {
 }
 
 const (
-	upsertHead = `INSERT INTO baton_election (name, holder, incarnation, token, lease_ns, transfer, version, updated_ns, session, changed)`
+	// upsertHead and upsertTail write records with their log_seq: the
+	// sequence number of the name's newest log event once the batch's
+	// events are written (see swapRows).
+	upsertHead = `INSERT INTO baton_election (name, holder, incarnation, token, lease_ns, transfer, version, updated_ns, session, changed, log_seq)`
 	upsertTail = ` ON CONFLICT (name) DO UPDATE SET
 		holder = excluded.holder, incarnation = excluded.incarnation, token = excluded.token,
 		lease_ns = excluded.lease_ns, transfer = excluded.transfer, version = excluded.version,
-		updated_ns = excluded.updated_ns, session = excluded.session, changed = excluded.changed`
+		updated_ns = excluded.updated_ns, session = excluded.session, changed = excluded.changed,
+		log_seq = excluded.log_seq`
 	// renewStmt is a renewal (storedriver.Renews, or RenewsSession of a
 	// session record) as one UPDATE that writes the record's version and
 	// updated_ns and nothing else: one page of baton_election. What it
@@ -82,16 +89,16 @@ const (
 	//     not be on the change feed (store.Store.WatchChanges); a
 	//     session's is, and the poller finds it by the version instead
 	//     (sessionsStmt);
-	//   - the counter last_change (a page of baton_meta): the new version
-	//     is above the record's own and the counter, so it is above every
-	//     version the record had and the counter at its last other
-	//     write; a record leaves the counter behind only while renewals
-	//     alone write it, and the next other write of it (nextVersion with
-	//     its version as floor) raises the counter above them. A session
-	//     record is deleted only when free (DeleteSession), and the write
-	//     that freed it was not a renewal, so a deleted session record's
-	//     version is at most the counter, and one made again under that
-	//     name starts above it;
+	//   - the store-wide counter (counterKey, a page of baton_meta): the
+	//     new version is above the record's own and the counter, so it is
+	//     above every version the record had and the counter at its last
+	//     other write; a record leaves the counter behind only while
+	//     renewals alone write it, and the next other write of it
+	//     (nextVersion with its version as floor) raises the counter above
+	//     them. A session record is deleted only when free
+	//     (DeleteSession), and the write that freed it was not a renewal,
+	//     so a deleted session record's version is at most the counter,
+	//     and one made again under that name starts above it;
 	//   - the log: a renewal has no event.
 	// It is a statement of its own (autocommit: one transaction, as a
 	// raw UPDATE is), and checks the store id itself (checkStoreID's
@@ -99,7 +106,7 @@ const (
 	// is, or another store, and the swap goes the general way (see
 	// Store.Swap).
 	renewStmt = `UPDATE baton_election SET
-		version = max(version, (SELECT value FROM baton_meta WHERE key = 'last_change')) + 1, updated_ns = ?1
+		version = max(version, (SELECT value FROM baton_meta WHERE key = '` + counterKey + `')) + 1, updated_ns = ?1
 		WHERE name = ?2 AND version = ?3 AND holder = ?4 AND holder <> '' AND incarnation = ?5 AND token = ?6
 		  AND lease_ns = ?7 AND transfer = ?8 AND session = ?9
 		  AND (SELECT value FROM baton_meta WHERE key = 'store_id') = ?10
@@ -132,14 +139,14 @@ func (s *Store) prepare(ctx context.Context) error {
 	}
 	if !s.readOnly {
 		texts = append(texts,
-			text{&s.st.lastVersion, `SELECT value FROM baton_meta WHERE key = 'last_change'`},
-			text{&s.st.setVersion, `UPDATE baton_meta SET value = ? WHERE key = 'last_change'`},
+			text{&s.st.lastVersion, `SELECT value FROM baton_meta WHERE key = '` + counterKey + `'`},
+			text{&s.st.setVersion, `UPDATE baton_meta SET value = ? WHERE key = '` + counterKey + `'`},
 			text{&s.st.renew, renewStmt},
 			text{&s.st.take, takeStmt},
 			text{&s.st.takeLog, takeLogStmt},
 			text{&s.st.current, `SELECT j.value, coalesce(e.holder, ''), coalesce(e.incarnation, ''), coalesce(e.token, 0), coalesce(e.lease_ns, 0),
 				coalesce(e.transfer, ''), coalesce(e.version, 0), e.updated_ns, coalesce(e.session, ''), coalesce(e.changed, 0),
-				(SELECT coalesce(max(l.seq), 0) FROM baton_election_log l WHERE l.name = j.value)
+				coalesce(e.log_seq, (SELECT coalesce(max(l.seq), 0) FROM baton_election_log l WHERE l.name = j.value))
 			 FROM json_each(?) j LEFT JOIN baton_election e ON e.name = j.value`},
 		)
 		for k := range blockKinds {

@@ -33,19 +33,21 @@ const (
 	// name: expected version, all with the same holder, incarnation,
 	// lease, transfer and session, their tokens raised by ?9 (1 or 0), at
 	// version ?5 (also their changed column: the change feed reports
-	// them) and store time ?6. Every take of the batch gets the same
-	// version: one above the counter and every expected version, as
-	// swapRows would give the first of them.
+	// them) and store time ?6, and their log_seq raised by one: the
+	// sequence number of the event takeLogStmt appends for each. Every
+	// take of the batch gets the same version: one above the counter and
+	// every expected version, as swapRows would give the first of them.
 	takeStmt = `UPDATE baton_election SET holder = ?1, incarnation = ?2, token = token + ?9, lease_ns = ?3,
-			transfer = ?4, version = ?5, changed = ?5, updated_ns = ?6, session = ?7
+			transfer = ?4, version = ?5, changed = ?5, updated_ns = ?6, session = ?7, log_seq = log_seq + 1
 		FROM json_each(?8) AS j
 		WHERE baton_election.name = j.key AND baton_election.version = j.value
 		RETURNING baton_election.name, baton_election.token`
 	// takeLogStmt appends the event ?1 of every record takeStmt wrote at
 	// version ?2 (no other record has that changed value: it is above
-	// the counter), each after its name's newest event.
+	// the counter), each at the sequence number takeStmt raised log_seq
+	// to: after its name's newest event, without reading the log.
 	takeLogStmt = `INSERT INTO baton_election_log (name, seq, kind, holder, incarnation, token, transfer, time_ns)
-		SELECT e.name, coalesce((SELECT max(l.seq) FROM baton_election_log l WHERE l.name = e.name), 0) + 1,
+		SELECT e.name, e.log_seq,
 			?1, e.holder, e.incarnation, e.token, e.transfer, e.updated_ns
 		FROM baton_election e WHERE e.changed = ?2`
 )

@@ -198,6 +198,6 @@ func (s *Store) writeTurn(ctx context.Context, op string, urgent bool, fn func(t
 // never reused for one record or run.
 func nextVersion(ctx context.Context, tx *sql.Tx, floor int64) (int64, error) {
 	var v int64
-	err := tx.QueryRowContext(ctx, `UPDATE baton_meta SET value = max(value, ?) + 1 WHERE key = 'last_change' RETURNING value`, floor).Scan(&v)
+	err := tx.QueryRowContext(ctx, `UPDATE baton_meta SET value = max(value, ?) + 1 WHERE key = '`+counterKey+`' RETURNING value`, floor).Scan(&v)
 	return v, err
 }

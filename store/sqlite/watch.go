@@ -14,7 +14,7 @@ import (
 //
 // The poller follows the election records by their changed column: every
 // write but a renewal sets it to a new value of the store-wide counter
-// (last_change), above every value committed before, under the file's
+// (counterKey), above every value committed before, under the file's
 // write lock, so the records changed since counter value c are those whose
 // changed is above c (baton_election_changed indexes them). A renewal
 // leaves the column (see renewStmt): a name's renewal is not on the feed
