@@ -397,8 +397,10 @@ func TestElectorSessionsKilled(t *testing.T) {
 
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
 	var idle, midRenewal, rounds int
-	end := time.Now().Add(4 * time.Second)
-	for time.Now().Before(end) {
+	// Four seconds, and longer (up to twelve) until a renewal was caught
+	// waiting: under -race a round catches one in about a third of tries.
+	end, last := time.Now().Add(4*time.Second), time.Now().Add(12*time.Second)
+	for now := time.Now(); now.Before(end) || (midRenewal == 0 && now.Before(last)); now = time.Now() {
 		rounds++
 		if rounds%2 == 0 {
 			// Mid-renewal: hold the record's row lock so that the next
@@ -410,7 +412,9 @@ func TestElectorSessionsKilled(t *testing.T) {
 			if _, err := tx.Exec(ctx, `SELECT 1 FROM baton.election WHERE name = $1 FOR UPDATE`, job); err != nil {
 				t.Fatal(err)
 			}
-			for wait := time.Now().Add(timing.Renew); time.Now().Before(wait); time.Sleep(2 * time.Millisecond) {
+			// Two renew intervals: a leader's next renewal comes within
+			// one of its last, which may have just ended.
+			for wait := time.Now().Add(2 * timing.Renew); time.Now().Before(wait); time.Sleep(2 * time.Millisecond) {
 				if n := kill("baton_node_%", `wait_event_type = 'Lock'`); n > 0 {
 					midRenewal += n
 					break
