@@ -59,40 +59,55 @@ func TestServePageAtScaleInBrowser(t *testing.T) {
 	testenv.ParallelUnlessLong(t)
 	n := 100000
 	ctx := browsertest.New(t, 120*time.Second)
-	base := os.Getenv("BATON_SERVE_URL")
-	if base == "" {
-		url := "sqlite:" + filepath.Join(t.TempDir(), "b.db")
-		st, err := storeurl.Open(t.Context(), url)
+	// serve starts the page over a new SQLite store of k held names.
+	serve := func(k int) string {
+		st, err := storeurl.Open(t.Context(), "sqlite:"+filepath.Join(t.TempDir(), fmt.Sprintf("b%d.db", k)))
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer st.Close()
+		t.Cleanup(func() { st.Close() })
 		began := time.Now()
-		fillHeld(t, st, n)
-		t.Logf("wrote %d names in %v", n, time.Since(began).Round(time.Millisecond))
+		fillHeld(t, st, k)
+		t.Logf("wrote %d names in %v", k, time.Since(began).Round(time.Millisecond))
 		s, err := newServer(st, "sqlite", nil, time.Second, "")
 		if err != nil {
 			t.Fatal(err)
 		}
 		hs := httptest.NewServer(s.routes())
-		defer hs.Close()
-		base = hs.URL
+		t.Cleanup(hs.Close)
+		return hs.URL
+	}
+	// render loads the page at url and returns how long it took to show
+	// its summary and its table.
+	render := func(url string) time.Duration {
+		if err := chromedp.Do(ctx, chromedp.Navigate("about:blank")); err != nil {
+			t.Fatal(err)
+		}
+		began := time.Now()
+		if err := chromedp.Do(ctx, chromedp.Navigate(url), chromedp.WaitVisible(`section.summary a.count[data-state="held"]`),
+			chromedp.WaitVisible(`table.names tbody tr`)); err != nil {
+			t.Fatal(err)
+		}
+		return time.Since(began)
+	}
+	// The bound on the render: 10 s, plus five times what the same page
+	// of 100 names takes in the same browser just before (on a machine
+	// loaded by other tests both grow; a page whose work grew with the
+	// names would take minutes). Not checked under the race detector.
+	limit := 10 * time.Second
+	base := os.Getenv("BATON_SERVE_URL")
+	if base == "" {
+		small := render(serve(100))
+		limit += 5 * small
+		t.Logf("the page of 100 names rendered in %v: limit %v", small.Round(time.Millisecond), limit.Round(time.Millisecond))
+		base = serve(n)
 	} else if v := os.Getenv("BATON_SERVE_NAMES"); v != "" {
 		var err error
 		if n, err = strconv.Atoi(v); err != nil {
 			t.Fatalf("BATON_SERVE_NAMES=%q: %v", v, err)
 		}
 	}
-	if err := chromedp.Do(ctx, chromedp.Navigate("about:blank")); err != nil {
-		t.Fatal(err)
-	}
-
-	began := time.Now()
-	if err := chromedp.Do(ctx, chromedp.Navigate(base), chromedp.WaitVisible(`section.summary a.count[data-state="held"]`),
-		chromedp.WaitVisible(`table.names tbody tr`)); err != nil {
-		t.Fatal(err)
-	}
-	took := time.Since(began)
+	took := render(base)
 	held := text(t, ctx, `section.summary a.count[data-state="held"] b`)
 	total := eval[string](t, ctx, `document.querySelector('section.summary').dataset.names`)
 	rows := eval[int](t, ctx, `document.querySelectorAll('table.names tbody tr').length`)
@@ -100,8 +115,14 @@ func TestServePageAtScaleInBrowser(t *testing.T) {
 	if held != fmt.Sprint(n) || total != fmt.Sprint(n) || rows != 100 {
 		t.Fatalf("the page shows %s held of %s names, %d rows; want %d, %d, 100", held, total, rows, n, n)
 	}
-	if took > 10*time.Second {
-		t.Errorf("the page took %v to render", took)
+	switch {
+	case took > limit && raceEnabled:
+		// The race detector slows the server's code many times over (the
+		// 100,000 names take 30-40 times as long to write): the bound
+		// would measure the detector. The page's shape is checked above.
+		t.Logf("the page took %v to render, more than %v: not a failure under the race detector", took, limit.Round(time.Millisecond))
+	case took > limit:
+		t.Errorf("the page took %v to render, more than %v", took, limit.Round(time.Millisecond))
 	}
 	if os.Getenv("BATON_SERVE_URL") == "" {
 		browsertest.Screenshot(t, ctx, "serve-100k.png")
