@@ -194,9 +194,11 @@ func TestBenchBalanceSQLite(t *testing.T) {
 	if r.JoinHandovers < 100 || r.JoinHandovers > 150 || r.JoinSeconds <= 0 || r.LeaveSeconds <= 0 {
 		t.Errorf("join: %d handovers in %.3fs, leave %.3fs", r.JoinHandovers, r.JoinSeconds, r.LeaveSeconds)
 	}
-	// The leaver's 100 names are split by the rendezvous hash before they
-	// are taken: few move twice (those the hash gives to a survivor that
-	// is already at its share, if the other did not take them first).
+	// The leaver's 100 names are split by the rendezvous hash and the
+	// shares before they are taken: few move twice. (0 in 6 of 6 runs
+	// under -race, quiet or beside four busy loops; before the survivor at
+	// its share left the rest to the other for longer, 11 in 4 of 6 quiet
+	// runs, and 47 in CI.)
 	if r.LeaveHandovers > 30 {
 		t.Errorf("leave: %d handovers for the leaver's 100 names", r.LeaveHandovers)
 	}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"flag"
 	"os"
@@ -13,9 +12,12 @@ import (
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
 
 // runBaton runs the CLI with args and returns its exit code and output.
+// The output is written under a lock: a command that gives up on closing
+// a Group in time (bench, after a store call timed out) returns while the
+// Group's goroutines may still log.
 func runBaton(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
-	var out, errb bytes.Buffer
+	var out, errb syncBuffer
 	code = run(context.Background(), args, &out, &errb)
 	return code, out.String(), errb.String()
 }

@@ -49,8 +49,13 @@ import (
 // the lease plus twice the margin), the names that waited on it are split
 // before they are taken (takeNow): each balanced Group takes at once those
 // that the rendezvous hash gives to it rather than to the other live nodes
-// it sees, up to its share, and the rest a renew interval later, so that
-// few names move twice.
+// it sees, up to its share. A renew interval later (takeLater) it takes,
+// up to its share, those that nobody took yet; at its share, while it sees
+// another node under its own, it leaves them to that node for up to
+// shareWaits renew intervals more, and then takes what is left whatever
+// its share. So the names fall where the hash and the shares put them even
+// when the nodes see the session end a renew interval or more apart (a
+// loaded machine), and few names move twice.
 //
 // What it does not do: names that are free (never held, or released) go
 // to whoever comes first, as without balance; the balance follows, by
@@ -194,12 +199,11 @@ func (g *Group) share(loads map[string]int) (lo, hi int) {
 // takeNow splits the names that wait on a session found dead: a balanced
 // Group takes at once those that the rendezvous hash gives to it rather
 // than to the other live nodes it sees, as many as bring it to its share,
-// and the others a renew interval later (later), so that the nodes the
-// names fall to take them first and few names move twice. Whoever has not
-// taken a name by then, this Group takes it: the wait delays a name, it
+// and the others later (takeLater), so that the nodes the names fall to
+// take them first and few names move twice. The wait delays a name, it
 // never leaves it unheld. It returns the names to take now, in order.
 func (g *Group) takeNow(now time.Time, s string, names []string) []string {
-	if !g.cfg.Balance || !g.sessions {
+	if !g.cfg.Balance || !g.sessions || g.cfg.Mutate.NoSplit {
 		return names
 	}
 	sp := g.splitAt(now)
@@ -234,9 +238,10 @@ func (g *Group) takeNow(now time.Time, s string, names []string) []string {
 // name, so it is reused for a poll interval, its room reduced by each
 // name taken meanwhile.
 type split struct {
-	at     time.Time
-	room   int
-	others []string
+	at         time.Time
+	room       int
+	others     []string
+	othersRoom bool // some other node is seen under the share
 }
 
 func (g *Group) splitAt(now time.Time) *split {
@@ -246,6 +251,9 @@ func (g *Group) splitAt(now time.Time) *split {
 	mine, loads, _ := g.loads(false)
 	_, hi := g.share(loads)
 	sp := &split{at: now, room: max(hi-mine, 0)}
+	for _, load := range loads {
+		sp.othersRoom = sp.othersRoom || load < hi
+	}
 	for node := range loads {
 		sp.others = append(sp.others, node)
 	}
@@ -259,26 +267,64 @@ func (g *Group) splitAt(now time.Time) *split {
 type later struct {
 	at      time.Time
 	session string
+	waits   int // renew intervals it was left once due, the Group being at its share
 }
 
+// shareWaits is how many renew intervals more a balanced Group at its
+// share leaves a dead session's name to the nodes it sees under theirs,
+// once the name is due, before it takes the name whatever its share. More
+// than one, because a node's count of its room may be a round old: it
+// spends some of it on names another node took already (those swaps
+// conflict), and takes the rest a renew interval later. A name waits at
+// most 1+shareWaits renew intervals after its session was found dead, and
+// only while a node that seems to have room does not take it.
+const shareWaits = 3
+
 // takeLater tells the names left to the others whose time is up that their
-// session is dead, if they still wait on it.
+// session is dead, if they still wait on it: as many as bring the Group to
+// its share. At its share it leaves the rest to the nodes under theirs,
+// for a renew interval at a time, shareWaits times at most: a node that
+// saw the session end later than this one, or spent its room on names
+// already taken, takes them first.
 func (g *Group) takeLater(now time.Time) []Action {
 	if g.laterAt.IsZero() || now.Before(g.laterAt) {
 		return nil
 	}
 	g.laterAt = time.Time{}
 	var acts []Action
+	var sp *split
 	for _, name := range sortedKeys(g.later) {
 		l := g.later[name]
 		if now.Before(l.at) {
 			g.laterAt = earliest(g.laterAt, l.at)
 			continue
 		}
-		delete(g.later, name)
-		if m := g.names[name].m; m.phase == contending && m.awaiting == l.session {
-			acts = append(acts, g.stepName(now, name, SessionEnded{Session: l.session})...)
+		m := g.names[name].m
+		if m.phase != contending || m.awaiting != l.session {
+			delete(g.later, name) // taken, or moved on
+			continue
 		}
+		if m.inflight != opNone {
+			// A read is out: the machine would not take it now. Look
+			// again a poll interval on, the room kept for it.
+			l.at = now.Add(g.cfg.Poll)
+			g.later[name] = l
+			g.laterAt = earliest(g.laterAt, l.at)
+			continue
+		}
+		if sp == nil {
+			sp = g.splitAt(now)
+		}
+		if sp.room <= 0 && sp.othersRoom && l.waits < shareWaits {
+			l.at = now.Add(g.cfg.Renew)
+			l.waits++
+			g.later[name] = l
+			g.laterAt = earliest(g.laterAt, l.at)
+			continue
+		}
+		sp.room = max(sp.room-1, 0)
+		delete(g.later, name)
+		acts = append(acts, g.stepName(now, name, SessionEnded{Session: l.session})...)
 	}
 	return acts
 }

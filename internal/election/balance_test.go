@@ -24,12 +24,17 @@ func balanceWorld(t *rapid.T, names int) *gworld {
 }
 
 func (w *gworld) join(id string, noPull bool) *gnode {
+	return w.joinMutated(id, election.Mutations{NoPull: noPull})
+}
+
+// joinMutated starts a balanced node with the mutations mut.
+func (w *gworld) joinMutated(id string, mut election.Mutations) *gnode {
 	n := &gnode{id: id, rate: 1, sessions: true, balance: true, hold: true}
 	w.restart(n)
-	if noPull {
+	if mut != (election.Mutations{}) {
 		n.g = election.NewGroup(election.Config{
 			Node: n.id, Incarnation: n.id + ".1", Lease: pLease, Renew: pRenew, Margin: pMargin, Poll: pPoll, Retry: pPoll,
-			Balance: true, Mutate: election.Mutations{NoPull: true},
+			Balance: true, Mutate: mut,
 		}, true)
 	}
 	w.nodes = append(w.nodes, n)
@@ -41,18 +46,44 @@ func (w *gworld) join(id string, noPull bool) *gnode {
 
 // run lets d pass in steps of 50ms, every node doing what is due, checking
 // the safety properties after every step.
-func (w *gworld) run(d time.Duration) {
+func (w *gworld) run(d time.Duration) { w.runCounting(d, nil) }
+
+// runCounting is run, and it returns how many terms the nodes of counted
+// lost meanwhile: the handovers among them.
+func (w *gworld) runCounting(d time.Duration, counted []*gnode) (lost int) {
+	leading := func() map[string]bool {
+		on := map[string]bool{}
+		for _, n := range counted {
+			for _, name := range w.names {
+				if m := n.g.Machine(name); m != nil && m.Leading() {
+					on[n.id+"/"+name] = true
+				}
+			}
+		}
+		return on
+	}
+	was := leading()
 	end := w.now.Add(d)
 	for w.now.Before(end) {
 		for _, n := range w.nodes {
-			for len(n.reqs) > 0 || len(n.replies) > 0 {
+			for !n.paused && (len(n.reqs) > 0 || len(n.replies) > 0) {
 				w.progress(n)
 			}
 			w.progress(n)
 		}
 		w.check()
 		w.now = w.now.Add(50 * time.Millisecond)
+		if counted != nil {
+			is := leading()
+			for k := range was {
+				if !is[k] {
+					lost++
+				}
+			}
+			was = is
+		}
 	}
+	return lost
 }
 
 // balanced says whether every live node holds N/P names rounded down or
@@ -118,6 +149,77 @@ func TestBalancedGroupsShareTheNames(t *testing.T) {
 			t.Fatalf("after %s left: %v", leaver.id, err)
 		}
 	})
+}
+
+// leaveMoves runs three balanced nodes until they share the names; then
+// one leaves, and one of the two left is paused (a slow machine) for up to
+// 1.5 renew intervals when the leaver's session ends. It returns the terms
+// the two left lost to each other meanwhile: the names that moved twice.
+func leaveMoves(t *rapid.T, mut election.Mutations) (moves int, names int, pause time.Duration) {
+	w := balanceWorld(t, rapid.IntRange(30, 120).Draw(t, "names"))
+	nodes := []*gnode{w.joinMutated("a", mut), w.joinMutated("b", mut), w.joinMutated("c", mut)}
+	w.run(settle)
+	if err := w.balanced(nodes); err != nil {
+		t.Fatal(err)
+	}
+	leaver := rapid.IntRange(0, 2).Draw(t, "leaver")
+	var live []*gnode
+	for i, n := range nodes {
+		if i != leaver {
+			live = append(live, n)
+		}
+	}
+	slow := live[rapid.IntRange(0, 1).Draw(t, "slow")]
+	pause = time.Duration(rapid.IntRange(0, 30).Draw(t, "pause")) * pRenew / 20
+	nodes[leaver].hold = false
+	w.step(nodes[leaver], election.Resign{})
+	slow.paused = true
+	moves = w.runCounting(pause, live)
+	slow.paused = false
+	moves += w.runCounting(settle, live)
+	if err := w.balanced(live); err != nil {
+		t.Fatalf("after the leave (%s paused %v): %v", slow.id, pause, err)
+	}
+	return moves, len(w.names), pause
+}
+
+// leaveMovesMax bounds the names that move twice in leaveMoves. The split
+// does not make it 0: a node's count of the others' names is a read old,
+// and the pulls that follow a count of one too many move a name. In 1,000
+// draws, 0 moved in 799 and at most 4 in any; without the split (NoSplit)
+// 4 to 20 moved in every draw of 100.
+const leaveMovesMax = 6
+
+// A leave moves each of the leaver's names about once: the two left split
+// them by the rendezvous hash and their shares, the one at its share
+// leaving the rest to the one under it for a few renew intervals more, so
+// that a node that sees the session end that much later still gets them
+// first.
+func TestBalancedLeaveMovesFewNamesTwice(t *testing.T) {
+	t.Parallel()
+	rapid.Check(t, func(t *rapid.T) {
+		if moves, names, pause := leaveMoves(t, election.Mutations{}); moves > leaveMovesMax {
+			t.Fatalf("%d of %d names moved twice after a leave (a survivor paused %v), want at most %d", moves, names, pause, leaveMovesMax)
+		}
+	})
+}
+
+// The check above sees a Group that takes a dead session's names at once
+// (the NoSplit mutation): more than leaveMovesMax names move in some draw.
+func TestLeaveCheckCatchesNoSplit(t *testing.T) {
+	t.Parallel()
+	caught := 0
+	rapid.Check(t, func(t *rapid.T) {
+		if caught > 0 {
+			return // seen: the other draws need not run
+		}
+		if moves, _, _ := leaveMoves(t, election.Mutations{NoSplit: true}); moves > leaveMovesMax {
+			caught++
+		}
+	})
+	if caught == 0 {
+		t.Fatal("a Group that does not split a dead session's names passed the leave check in every draw")
+	}
 }
 
 // The check above is not vacuous: without pulls (the NoPull mutation) the

@@ -54,6 +54,11 @@ type Mutations struct {
 	// NoPull makes a balanced Group never ask for a handover, so the names
 	// stay where they fell and the simulator's balance check must catch it.
 	NoPull bool
+	// NoSplit makes a balanced Group take a dead session's names at once,
+	// all of them, as an unbalanced one does, instead of splitting them
+	// by the rendezvous hash and the shares: names move twice after a
+	// leave, and the election tests' leave check must catch it.
+	NoSplit bool
 	// WrapDeadline brings back the arithmetic before the bounds: a held
 	// record's lease is trusted whatever it is, and lease + 2e wraps
 	// around instead of saturating, so a huge or negative stored lease
