@@ -114,6 +114,12 @@ func TestNetCheckerFails(t *testing.T) {
 		cfg := netConfig(t, "etcd3")
 		cfg.UnsafeNoFence = true
 		p := netParams(drill.PauseBeforeEffect)
+		// The late write must come after the takeover, so the freeze
+		// outlasts it by seconds: with the default 5 rounds (1 s, thawed
+		// about 0.25 s after the earliest takeover) CI's loaded machine
+		// elected the next leader 0.09 s after the thaw, the frozen
+		// leader's write landed first, and nothing was accepted twice.
+		p.Outage, p.Rounds = 10, 18
 		r, err := drill.Run(t.Context(), p, drill.FencingTrigger, cfg)
 		if err != nil {
 			t.Fatal(err)
