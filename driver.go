@@ -54,13 +54,17 @@ type driver struct {
 	stopped chan struct{} // closed when the running loop exits
 	wake    chan struct{}
 	reads   chan struct{} // batched reads in flight
-	writes  chan struct{} // batched writes in flight
 	batch   atomic.Int64  // the size of the next batched writes
+
+	wmu      sync.Mutex
+	queued   []store.Swap            // swaps for batched writes not yet sent, oldest first
+	queuedTo chan<- []election.Event // where their replies go
+	writers  int                     // goroutines sending queued (writeQueued), at most maxInflightWrites
 }
 
 func newDriver(st store.Store, cfg config, g *election.Group) *driver {
 	d := &driver{st: st, cfg: cfg, g: g, wake: make(chan struct{}, 1),
-		reads: make(chan struct{}, maxInflightReads), writes: make(chan struct{}, maxInflightWrites)}
+		reads: make(chan struct{}, maxInflightReads)}
 	d.batch.Store(maxBatch)
 	return d
 }
@@ -296,26 +300,57 @@ func (d *driver) sendSwaps(swaps []store.Swap, replies chan<- []election.Event) 
 		}
 		return
 	}
-	for chunk := range chunks(swaps, int(d.batch.Load())) {
-		go func() {
-			d.writes <- struct{}{}
-			defer func() { <-d.writes }()
-			ctx, cancel := context.WithTimeout(context.Background(), d.batchTimeout())
-			defer cancel()
-			start := d.cfg.clock.Now()
-			res, err := d.st.SwapMany(ctx, chunk)
-			d.adapt(d.cfg.clock.Now().Sub(start))
-			d.logSwapErr(err)
-			evs := make([]election.Event, len(chunk))
-			for i, sw := range chunk {
-				r := election.SwapReply{Name: sw.Record.Name, Err: err}
-				if err == nil {
-					r.Record, r.Err = res[i].Record, res[i].Err
-				}
-				evs[i] = r
+	if len(swaps) == 0 {
+		return
+	}
+	d.wmu.Lock()
+	d.queued = append(d.queued, swaps...)
+	d.queuedTo = replies
+	start := min(maxInflightWrites-d.writers, (len(d.queued)+int(d.batch.Load())-1)/int(d.batch.Load()))
+	d.writers += start
+	d.wmu.Unlock()
+	for range start {
+		go d.writeQueued()
+	}
+}
+
+// writeQueued sends the queued swaps as batched writes, at most
+// d.batch.Load() a call, until none is left. The batch is cut when it is
+// sent, not when the machine asked for its swaps: a bulk takeover asks for
+// 100,000 in steps of election.DefaultTakeStep, and a batch size that adapt
+// halved while a slow batch was out is doubled back for the swaps still
+// queued, not only for those of later steps.
+func (d *driver) writeQueued() {
+	for {
+		d.wmu.Lock()
+		n := min(len(d.queued), int(d.batch.Load()))
+		if n == 0 {
+			d.writers--
+			d.queued = nil
+			d.wmu.Unlock()
+			return
+		}
+		// The replies go to the loop that queued them: the loop ends
+		// only when the machine is idle, so with nothing queued.
+		chunk, replies := d.queued[:n:n], d.queuedTo
+		d.queued = d.queued[n:]
+		d.wmu.Unlock()
+
+		ctx, cancel := context.WithTimeout(context.Background(), d.batchTimeout())
+		start := d.cfg.clock.Now()
+		res, err := d.st.SwapMany(ctx, chunk)
+		cancel()
+		d.adapt(d.cfg.clock.Now().Sub(start))
+		d.logSwapErr(err)
+		evs := make([]election.Event, len(chunk))
+		for i, sw := range chunk {
+			r := election.SwapReply{Name: sw.Record.Name, Err: err}
+			if err == nil {
+				r.Record, r.Err = res[i].Record, res[i].Err
 			}
-			replies <- evs
-		}()
+			evs[i] = r
+		}
+		replies <- evs
 	}
 }
 

@@ -1,11 +1,15 @@
 package baton
 
 import (
+	"context"
+	"fmt"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
 
 	"github.com/batonhq/baton/internal/election"
+	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/store/memstore"
 )
 
@@ -60,6 +64,81 @@ func TestDriverTicksBetweenParts(t *testing.T) {
 		synctest.Wait()
 		for len(replies) > 0 {
 			<-replies
+		}
+	})
+}
+
+// slowFirstStore is a store whose first batched writes are slow (holding
+// the store longer than adapt allows) and the rest quick; it records the
+// size of every batched write and applies none.
+type slowFirstStore struct {
+	*memstore.Store
+	mu    sync.Mutex
+	sizes []int
+	slow  int // how many batched writes are still slow
+}
+
+func (s *slowFirstStore) SwapMany(ctx context.Context, swaps []store.Swap) ([]store.SwapResult, error) {
+	s.mu.Lock()
+	s.sizes = append(s.sizes, len(swaps))
+	slow := s.slow > 0
+	s.slow--
+	s.mu.Unlock()
+	if slow {
+		time.Sleep(200 * time.Millisecond)
+	} else {
+		time.Sleep(time.Millisecond)
+	}
+	return make([]store.SwapResult, len(swaps)), nil
+}
+
+// The batch size that slow writes halved grows back for the swaps already
+// queued: a bulk takeover's later steps, asked for while the store was
+// slow, are not written in small batches once it is quick again (a
+// 100,000-name takeover on SQLite ran in batches of 50, each with its
+// commit, for seconds after two slow batches: BENCHMARKS.md).
+func TestDriverBatchRecovers(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cfg, err := newConfig([]Option{WithNode("a"), WithIncarnation("a.1"), WithLease(3 * time.Second)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		st := &slowFirstStore{Store: memstore.New(), slow: 2}
+		d := newDriver(st, cfg, election.NewGroup(cfg.machine(), true))
+		swaps := func(n int) []store.Swap {
+			out := make([]store.Swap, n)
+			for i := range out {
+				out[i] = store.Swap{Record: store.Record{Name: fmt.Sprint("n", i)}}
+			}
+			return out
+		}
+		replies := make(chan []election.Event, 1024)
+		d.sendSwaps(swaps(2*maxBatch), replies) // both batches slow: the size halves twice
+		time.Sleep(time.Second)
+		synctest.Wait()
+		if got := d.batch.Load(); got != maxBatch/4 {
+			t.Fatalf("batch size after two slow batches: %d, want %d", got, maxBatch/4)
+		}
+		const later = 20 * maxBatch
+		d.sendSwaps(swaps(later), replies) // a later step, asked for at the small size
+		time.Sleep(time.Second)
+		synctest.Wait()
+		st.mu.Lock()
+		sizes := st.sizes[2:]
+		st.mu.Unlock()
+		sent, full := 0, 0
+		for _, n := range sizes {
+			sent += n
+			if n == maxBatch {
+				full++
+			}
+		}
+		if sent != later {
+			t.Fatalf("%d swaps written, want %d", sent, later)
+		}
+		// 250, 500, then 1,000 a batch (two in flight may each double).
+		if len(sizes) > later/maxBatch+4 || full < later/maxBatch-3 {
+			t.Fatalf("%d swaps in %d batches %v: want the size back at %d after a few", later, len(sizes), sizes, maxBatch)
 		}
 	})
 }
