@@ -27,7 +27,8 @@ const (
 // driver is the thin runtime of an election.Group: it feeds the machine its
 // Clock's time, the Store's replies, timer ticks and change notifications,
 // and executes the machine's actions. Store requests go out concurrently,
-// the reads of one step as batched reads and its swaps as batched swaps,
+// the reads of one step as batched reads, and the swaps of every step
+// queued for batched swaps (writeQueued),
 // so a group holding many names makes a few
 // calls per step, not one per name. One goroutine runs while the machine
 // has anything in flight or to do.
