@@ -307,7 +307,8 @@ func (d *driver) sendSwaps(swaps []store.Swap, replies chan<- []election.Event) 
 	d.wmu.Lock()
 	d.queued = append(d.queued, swaps...)
 	d.queuedTo = replies
-	start := min(maxInflightWrites-d.writers, (len(d.queued)+int(d.batch.Load())-1)/int(d.batch.Load()))
+	size := int(d.batch.Load())
+	start := min(maxInflightWrites-d.writers, (len(d.queued)+size-1)/size) // writers for the batches queued
 	d.writers += start
 	d.wmu.Unlock()
 	for range start {
