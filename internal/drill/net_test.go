@@ -83,18 +83,25 @@ func TestNetSoakShort(t *testing.T) {
 		t.Run(st, func(t *testing.T) {
 			t.Parallel()
 			cfg := netConfig(t, st)
-			res, err := drill.Soak(t.Context(), drill.DefaultSoakParams(14*time.Second, 1), cfg)
-			if err != nil {
-				t.Fatal(err)
+			// A soak starved by a loaded machine (CI under -race: 13
+			// periods in 14 s once) runs again, twice as long; every
+			// run's history is checked, and only its size may be retried.
+			for _, d := range []time.Duration{14 * time.Second, 28 * time.Second} {
+				res, err := drill.Soak(t.Context(), drill.DefaultSoakParams(d, 1), cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Logf("\n%s", drill.SoakTable([]drill.SoakResult{res}))
+				h := res.Result.History
+				if h == nil || !h.OK() {
+					t.Fatalf("checker: %+v", h)
+				}
+				if h.Periods >= 20 && len(res.Episodes) >= 4 {
+					return
+				}
+				t.Logf("a soak of %v: %d periods and %d faults, too small to mean anything", d, h.Periods, len(res.Episodes))
 			}
-			t.Logf("\n%s", drill.SoakTable([]drill.SoakResult{res}))
-			h := res.Result.History
-			if h == nil || !h.OK() {
-				t.Fatalf("checker: %+v", h)
-			}
-			if h.Periods < 20 || len(res.Episodes) < 4 {
-				t.Fatalf("a soak of %d periods and %d faults: too small to mean anything", h.Periods, len(res.Episodes))
-			}
+			t.Fatal("every soak was too small to mean anything (want 20 periods and 4 faults)")
 		})
 	}
 }
