@@ -253,9 +253,8 @@ func (r *runner) lead(ctx context.Context, e *env, st store.Store, ops *opsServe
 		}
 		go watchSchedule(runCtx, st, c.job, c.lease, stopRun, ops.jobSuspended)
 	}
-	octx, stopObserving := context.WithCancel(runCtx)
-	defer stopObserving()
-	go r.observe(octx, r.poll(), nil)
+	stopWatching := r.watch(runCtx, r.poll(), nil)
+	defer stopWatching()
 	err := r.el.Run(runCtx, func(ctx context.Context, t *baton.Term) error {
 		r.leading.Store(true)
 		defer r.leading.Store(false)
@@ -274,7 +273,7 @@ func (r *runner) lead(ctx context.Context, e *env, st store.Store, ops *opsServe
 		}
 		return sr.Run(ctx, t)
 	})
-	stopObserving()
+	stopWatching()
 	if cause := context.Cause(runCtx); errors.Is(cause, schedule.ErrScheduleMismatch) {
 		return e.fail("run", usagef("%v", cause))
 	}

@@ -93,6 +93,22 @@ func (r *runner) logStart() {
 // holder: the Elector's default poll, at most a fifth of the lease.
 func (r *runner) poll() time.Duration { return min(baton.DefaultPoll, r.cfg.lease/5) }
 
+// watch runs observe in a goroutine until the returned stop is called or
+// ctx ends. stop waits for the goroutine to return, so that no "waiting for
+// leadership" line comes out after the line run ends with.
+func (r *runner) watch(ctx context.Context, every time.Duration, foreign func(store.Record)) (stop func()) {
+	octx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		r.observe(octx, every, foreign)
+	}()
+	return func() {
+		cancel()
+		<-done
+	}
+}
+
 // observe logs the election record's holder and token whenever they
 // change while this node does not lead, until ctx ends. foreign, when not
 // nil, is called with the first record held by another process.
@@ -247,21 +263,23 @@ func (r *runner) once(ctx context.Context, e *env) int {
 		cancel(errNotObtained)
 	}
 	every := r.poll()
+	var stopWatching func()
 	switch {
 	case r.cfg.wait == 0:
 		// Do not wait: give up as soon as another process holds it, also
 		// when it won a race with this one.
 		every = min(every, 50*time.Millisecond)
-		go r.observe(cctx, every, giveUp)
+		stopWatching = r.watch(cctx, every, giveUp)
 	case r.cfg.wait > 0:
 		tctx, stop := context.WithTimeoutCause(cctx, r.cfg.wait, errNotObtained)
 		defer stop()
 		cctx = tctx
-		go r.observe(cctx, every, nil)
+		stopWatching = r.watch(cctx, every, nil)
 	default:
-		go r.observe(cctx, every, nil)
+		stopWatching = r.watch(cctx, every, nil)
 	}
 	t, err := r.el.Campaign(cctx)
+	stopWatching()
 	if err != nil {
 		if ctx.Err() != nil {
 			r.logger.Info("stopped while waiting for leadership; the command did not run")
