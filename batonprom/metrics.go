@@ -1,7 +1,7 @@
 // Package batonprom records what baton's Electors, Groups and job runners
 // do as Prometheus metrics (prometheus/client_golang), so that the root
 // package links no metrics stack it is not asked for. Its Metrics is a
-// baton.Observer and a schedule.Observer.
+// baton.Observer and a schedule.ClockObserver.
 package batonprom
 
 import (
@@ -44,6 +44,8 @@ import (
 //	baton_job_last_success_timestamp_seconds  Unix time the last run finished done
 //	baton_job_suspended                   1 while the job is suspended ('baton suspend') as this
 //	                                      process last read it, else 0
+//	baton_job_clock_held                  1 while this process leads the job and its wall-clock
+//	                                      guard holds it off (schedule.WithClockGuard), else 0
 //
 // A name's counters (every cause and state) are exported at 0 from the
 // first time this Metrics hears of it (Track, or the Elector's start), so
@@ -74,6 +76,7 @@ type Metrics struct {
 	delay       *prometheus.HistogramVec
 	lastSuccess *prometheus.GaugeVec
 	suspended   *prometheus.GaugeVec
+	clockHeld   *prometheus.GaugeVec
 
 	groupHeld        prometheus.Gauge
 	groupTransitions *prometheus.CounterVec
@@ -86,8 +89,8 @@ type Metrics struct {
 }
 
 var (
-	_ baton.Observer    = (*Metrics)(nil)
-	_ schedule.Observer = (*Metrics)(nil)
+	_ baton.Observer         = (*Metrics)(nil)
+	_ schedule.ClockObserver = (*Metrics)(nil)
 )
 
 // causes are the values of the label "cause", in the order they are
@@ -147,6 +150,8 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 			Buckets: renewBuckets}),
 		suspended: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "baton_job_suspended",
 			Help: "1 while the job is suspended (baton suspend) as this process last read it, else 0."}, name),
+		clockHeld: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "baton_job_clock_held",
+			Help: "1 while this process leads the job and its wall-clock guard holds it off (its wall clock differs from the reference by more than the tolerance: it claims and skips no period), else 0."}, name),
 		names:   map[string]*nameState{},
 		tracked: map[string]bool{},
 	}
@@ -156,7 +161,7 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 		ConstLabels: prometheus.Labels{"version": version, "goversion": goversion}})
 	info.Set(1)
 	for _, c := range []prometheus.Collector{m.leader, m.token, m.transitions, m.renewal, m.leaseLeft,
-		m.fence, m.storeErrs, m.periods, m.delay, m.lastSuccess, m.suspended,
+		m.fence, m.storeErrs, m.periods, m.delay, m.lastSuccess, m.suspended, m.clockHeld,
 		m.groupHeld, m.groupTransitions, m.groupStoreErrs, m.sessionRenewal, info} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("batonprom: registering metrics: %w", err)
@@ -216,6 +221,7 @@ func (m *Metrics) TrackJob(name string) {
 	for _, s := range periodStates {
 		m.periods.WithLabelValues(name, string(s))
 	}
+	m.clockHeld.WithLabelValues(name)
 }
 
 func (m *Metrics) trackLocked(name string) {
@@ -279,6 +285,16 @@ func (m *Metrics) JobSuspended(job string, suspended bool) {
 		v = 1
 	}
 	m.suspended.WithLabelValues(job).Set(v)
+}
+
+// ClockHeld records whether the wall-clock guard holds this process's
+// term of job off (schedule.ClockObserver).
+func (m *Metrics) ClockHeld(job string, held bool, _ time.Duration) {
+	v := 0.0
+	if held {
+		v = 1
+	}
+	m.clockHeld.WithLabelValues(job).Set(v)
 }
 
 // RunSucceeded records that a run of job finished done at t.

@@ -169,6 +169,14 @@ func TestMetricsJobsAndFence(t *testing.T) {
 	if got := gather(t, reg, "baton_job_start_delay_seconds", "name=billing"); got != 1 {
 		t.Fatalf("start delay samples %v", got)
 	}
+	m.ClockHeld("billing", true, 10*time.Minute)
+	if got := gather(t, reg, "baton_job_clock_held", "name=billing"); got != 1 {
+		t.Fatalf("clock held %v while held, want 1", got)
+	}
+	m.ClockHeld("billing", false, 0)
+	if got := gather(t, reg, "baton_job_clock_held", "name=billing"); got != 0 {
+		t.Fatalf("clock held %v after, want 0", got)
+	}
 	if _, err := batonprom.New(reg); err == nil {
 		t.Fatal("a second Metrics on one registry: want an error")
 	}
@@ -233,6 +241,7 @@ func TestMetricsExportedAtZero(t *testing.T) {
 		{"baton_job_periods_total", "name=billing", "state=done"},
 		{"baton_job_periods_total", "name=billing", "state=failed"},
 		{"baton_job_periods_total", "name=billing", "state=skipped"},
+		{"baton_job_clock_held", "name=billing"},
 		{"baton_transitions_total", "name=svc", "cause=elected"},
 		{"baton_transitions_total", "name=svc", "cause=lease-expired"},
 		{"baton_transitions_total", "name=svc", "cause=store-lost"},

@@ -6,6 +6,7 @@ import (
 	"github.com/batonhq/baton/internal/testutil"
 	"log/slog"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -28,19 +29,61 @@ func (c *skewedClock) NewTimer(d time.Duration) baton.Timer { return baton.RealC
 // syncBuffer is a log destination safe for concurrent writers.
 type syncBuffer = testutil.Buffer
 
+// clockObserver is a schedule.ClockObserver that keeps what the clock
+// guard told it.
+type clockObserver struct {
+	mu    sync.Mutex
+	calls []clockCall
+}
+
+type clockCall struct {
+	held bool
+	skew time.Duration
+}
+
+func (*clockObserver) PeriodState(string, store.RunState) {}
+func (*clockObserver) RunStarted(string, time.Duration)   {}
+func (*clockObserver) RunSucceeded(string, time.Time)     {}
+func (*clockObserver) FenceRejected(string)               {}
+func (*clockObserver) JobSuspended(string, bool)          {}
+
+func (o *clockObserver) ClockHeld(_ string, held bool, skew time.Duration) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.calls = append(o.calls, clockCall{held, skew})
+}
+
+func (o *clockObserver) told() []clockCall {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return append([]clockCall(nil), o.calls...)
+}
+
 // A leader whose wall clock runs ten minutes ahead of the store's claims
-// and skips nothing, whatever the catch-up policy, says why, and resumes
-// when its clock agrees again: then it runs the periods due by the
-// reference, not by its own clock.
+// and skips nothing, whatever the catch-up policy, says why (a log line,
+// and its ClockObserver is told), and resumes when its clock agrees again:
+// then it runs the periods due by the reference, not by its own clock.
+//
+// A term that ends while held off (stopped here before the clock is set
+// right) tells its ClockObserver that it no longer holds the job off.
 func TestClockGuardWaitsForAgreement(t *testing.T) {
-	for _, catchUp := range []schedule.CatchUp{schedule.CatchUpAll, schedule.CatchUpLatest} {
-		t.Run(string(catchUp), func(t *testing.T) {
+	for _, tc := range []struct {
+		catchUp   schedule.CatchUp
+		heldToEnd bool
+	}{{schedule.CatchUpAll, false}, {schedule.CatchUpLatest, false}, {schedule.CatchUpLatest, true}} {
+		catchUp := tc.catchUp
+		name := string(catchUp)
+		if tc.heldToEnd {
+			name += "/held-to-the-end"
+		}
+		t.Run(name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				ms := memstore.New(memstore.WithTime(time.Now)) // the reference: the store's clock
 				clock := &skewedClock{}
 				clock.off.Store(int64(10 * time.Minute))
 				fx := &effects{}
 				logs := &syncBuffer{}
+				obs := &clockObserver{}
 				job := schedule.Job{Name: "billing", Schedule: every(t, time.Second), Policy: schedule.Policy{CatchUp: catchUp}}
 				st := ms.Client("a")
 				e, err := baton.New(st, job.Name, baton.WithNode("a"), baton.WithLease(lease), baton.WithRenew(renew),
@@ -50,7 +93,7 @@ func TestClockGuardWaitsForAgreement(t *testing.T) {
 				}
 				r, err := schedule.New(st, job, quick(fx, "a"), schedule.WithClock(clock), schedule.WithPoll(poll),
 					schedule.WithClockGuard(schedule.ClockReference(st), schedule.DefaultClockTolerance),
-					schedule.WithLogger(slog.New(slog.NewTextHandler(logs, nil))))
+					schedule.WithLogger(slog.New(slog.NewTextHandler(logs, nil))), schedule.WithObserver(obs))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -68,12 +111,27 @@ func TestClockGuardWaitsForAgreement(t *testing.T) {
 				if !strings.Contains(logs.String(), "the wall clock is 10m0s ahead of the reference clock") {
 					t.Fatalf("no log line says why the leader waits:\n%s", logs.String())
 				}
+				if got := obs.told(); len(got) != 1 || !got[0].held || got[0].skew != 10*time.Minute {
+					t.Fatalf("the observer was told %+v, want once held 10m ahead", got)
+				}
+				if tc.heldToEnd {
+					cancel()
+					<-done
+					e.Close(context.Background())
+					if got := obs.told(); len(got) != 2 || got[1] != (clockCall{}) {
+						t.Errorf("the observer was told %+v, want held, then no longer at the term's end", got)
+					}
+					return
+				}
 
 				clock.off.Store(0) // the clock is corrected
 				// Stop between two periods: at a whole second a period's
 				// effect starts at the very instant of the cancel and is
 				// left running, which is not what this test is about.
 				time.Sleep(5*time.Second + 500*time.Millisecond)
+				if got := obs.told(); len(got) != 2 || got[1].held || got[1].skew.Abs() > schedule.DefaultClockTolerance {
+					t.Errorf("the observer was told %+v, want held then no longer", got)
+				}
 				cancel()
 				<-done
 				e.Close(context.Background())
@@ -93,6 +151,9 @@ func TestClockGuardWaitsForAgreement(t *testing.T) {
 				}
 				if !strings.Contains(logs.String(), "agrees with the reference clock again") {
 					t.Errorf("no log line says the leader resumed:\n%s", logs.String())
+				}
+				if got := obs.told(); len(got) != 2 {
+					t.Errorf("the observer was told %+v after the term, want nothing more", got)
 				}
 			})
 		})

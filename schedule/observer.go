@@ -27,5 +27,39 @@ type Observer interface {
 	JobSuspended(job string, suspended bool)
 }
 
-// WithObserver makes the Runner report to o (default: nobody).
-func WithObserver(o Observer) Option { return func(r *Runner) { r.cfg.Observer = o } }
+// ClockObserver is an Observer that is also told when the wall-clock guard
+// (WithClockGuard) holds the leader off: batonprom.Metrics implements it
+// (baton_job_clock_held). A leader held off keeps its term and claims and
+// skips nothing, so that no other node runs the job either: an operator
+// wants to know. Its method is called from the Runner's goroutine and must
+// return quickly.
+type ClockObserver interface {
+	Observer
+	// ClockHeld says the guard began (held) or stopped holding the leader
+	// of job off: its wall clock was skew ahead of the reference, behind
+	// when negative. A term that ends while held off is told held false
+	// with skew 0.
+	ClockHeld(job string, held bool, skew time.Duration)
+}
+
+// WithObserver makes the Runner report to o (default: nobody). When o is a
+// ClockObserver it is told of the clock guard too.
+func WithObserver(o Observer) Option {
+	return func(r *Runner) {
+		if o == nil {
+			r.cfg.Observer = nil // refused by New
+			return
+		}
+		r.cfg.Observer = clockObserver{o}
+	}
+}
+
+// clockObserver makes an Observer a runner.Observer: ClockHeld goes to it
+// when it is a ClockObserver.
+type clockObserver struct{ Observer }
+
+func (o clockObserver) ClockHeld(job string, held bool, skew time.Duration) {
+	if c, ok := o.Observer.(ClockObserver); ok {
+		c.ClockHeld(job, held, skew)
+	}
+}

@@ -52,6 +52,10 @@ type Observer interface {
 	// JobSuspended says whether job was suspended when this process last
 	// read it.
 	JobSuspended(job string, suspended bool)
+	// ClockHeld says the wall-clock guard began (held) or stopped holding
+	// the leader of job off, its wall clock skew ahead of the reference
+	// (behind when negative); a term that ends held off is told held false.
+	ClockHeld(job string, held bool, skew time.Duration)
 }
 
 // Nobody is the Observer that is told nothing: the default.
@@ -71,6 +75,9 @@ func (Nobody) FenceRejected(string) {}
 
 // JobSuspended does nothing.
 func (Nobody) JobSuspended(string, bool) {}
+
+// ClockHeld does nothing.
+func (Nobody) ClockHeld(string, bool, time.Duration) {}
 
 // Reference is the wall clock of the wall-clock guard (schedule.Reference).
 type Reference interface {
@@ -176,7 +183,13 @@ func (r *Runner) Run(ctx context.Context, t Term) error {
 	for len(r.wake) > 0 { // triggers of an earlier term are not this one's
 		<-r.wake
 	}
-	return d.run()
+	err := d.run()
+	if d.clockHeld {
+		// The guard held this term off to its end: the next term (here
+		// or elsewhere) says for itself.
+		r.cfg.Observer.ClockHeld(r.cfg.Machine.Job, false, 0)
+	}
+	return err
 }
 
 // drive is one term's run of the machine.
@@ -191,6 +204,8 @@ type drive struct {
 	err    error                     // a Fail action's error
 	// stepped is the Clock's reading the machine was last stepped at.
 	stepped time.Time
+	// clockHeld: the Observer was last told the guard holds the term off.
+	clockHeld bool
 }
 
 func (d *drive) run() error {
@@ -349,6 +364,9 @@ func (d *drive) do(a scheduler.Action) scheduler.Event {
 	case scheduler.Fail:
 		d.log.Error("work stopped: the store failed for good", "err", a.Err)
 		d.err = a.Err
+	case scheduler.ClockHeld:
+		d.clockHeld = a.Held
+		cfg.Observer.ClockHeld(job, a.Held, a.Skew)
 	case scheduler.Note:
 		attrs := []any{}
 		if a.Period != "" {

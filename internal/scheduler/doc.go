@@ -78,5 +78,6 @@
 // claim or skip, the machine asks for a reference time (CheckClock); while
 // its wall clock differs from the reference by more than the tolerance it
 // plans no Claim or Skip moves and prunes nothing (it only completes what
-// runs) and asks again at the poll.
+// runs) and asks again at the poll. It says so once (a Note, and ClockHeld
+// for metrics), and again when the clocks agree.
 package scheduler

@@ -173,6 +173,17 @@ type Halt struct{ Cause error }
 // machine's work; the runtime stops and returns Err.
 type Fail struct{ Err error }
 
+// ClockHeld says the wall-clock guard began to hold the machine off
+// (Held: its wall clock is Skew ahead of the reference, behind when
+// negative, by more than Config.ClockTolerance) or stopped (the clocks
+// agree again, off by Skew): for metrics, beside the Note that says so.
+// A machine that is held off when its term ends says nothing more: the
+// runtime clears what it was told at the end of the term.
+type ClockHeld struct {
+	Held bool
+	Skew time.Duration
+}
+
 // Note is something worth a log line.
 type Note struct {
 	Level  slog.Level
@@ -192,6 +203,7 @@ func (StopEffect) action()  {}
 func (Fail) action()        {}
 func (Note) action()        {}
 func (CheckClock) action()  {}
+func (ClockHeld) action()   {}
 
 // ErrNotValid is Halt's cause when a claimed effect was not started
 // because the term was no longer valid.

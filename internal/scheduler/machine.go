@@ -196,7 +196,7 @@ func (m *Machine) clockRead(now time.Time, r ClockRead) []Action {
 			m.skewed = true
 			acts = append(acts, Note{Level: slog.LevelWarn, Msg: fmt.Sprintf(
 				"the wall clock is %v %s the reference clock (tolerance %v): claiming and skipping no period until they agree",
-				skew.Abs(), aheadBehind(skew), m.cfg.ClockTolerance)})
+				skew.Abs(), aheadBehind(skew), m.cfg.ClockTolerance)}, ClockHeld{Held: true, Skew: skew})
 		}
 		m.after(now, m.cfg.Poll, timerPass)
 		return acts
@@ -205,7 +205,7 @@ func (m *Machine) clockRead(now time.Time, r ClockRead) []Action {
 	if m.skewed {
 		m.skewed = false
 		acts = append(acts, Note{Level: slog.LevelInfo, Msg: fmt.Sprintf(
-			"the wall clock agrees with the reference clock again (off by %v); resuming", skew)})
+			"the wall clock agrees with the reference clock again (off by %v); resuming", skew)}, ClockHeld{Skew: skew})
 	}
 	return append(acts, m.plan(now)...)
 }
