@@ -44,8 +44,9 @@ import (
 //	baton_job_last_success_timestamp_seconds  Unix time the last run finished done
 //	baton_job_suspended                   1 while the job is suspended ('baton suspend') as this
 //	                                      process last read it, else 0
-//	baton_job_clock_held                  1 while this process leads the job and its wall-clock
-//	                                      guard holds it off (schedule.WithClockGuard), else 0
+//	baton_job_clock_held                  1 while the wall-clock guard (schedule.WithClockGuard)
+//	                                      holds this process off the job, leading or having
+//	                                      given its term up (WithClockStepDown), else 0
 //
 // A name's counters (every cause and state) are exported at 0 from the
 // first time this Metrics hears of it (Track, or the Elector's start), so
@@ -151,7 +152,7 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 		suspended: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "baton_job_suspended",
 			Help: "1 while the job is suspended (baton suspend) as this process last read it, else 0."}, name),
 		clockHeld: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "baton_job_clock_held",
-			Help: "1 while this process leads the job and its wall-clock guard holds it off (its wall clock differs from the reference by more than the tolerance: it claims and skips no period), else 0."}, name),
+			Help: "1 while the wall-clock guard holds this process off the job (its wall clock differs from the reference by more than the tolerance): as the leader it claims and skips no period; after giving the term up it does not campaign. Else 0."}, name),
 		names:   map[string]*nameState{},
 		tracked: map[string]bool{},
 	}
@@ -287,8 +288,9 @@ func (m *Metrics) JobSuspended(job string, suspended bool) {
 	m.suspended.WithLabelValues(job).Set(v)
 }
 
-// ClockHeld records whether the wall-clock guard holds this process's
-// term of job off (schedule.ClockObserver).
+// ClockHeld records whether the wall-clock guard holds this process off
+// job (schedule.ClockObserver), or, after it gave its term up, whether it
+// waits for its clock before campaigning (baton run).
 func (m *Metrics) ClockHeld(job string, held bool, _ time.Duration) {
 	v := 0.0
 	if held {

@@ -25,6 +25,11 @@ const (
 	// MinClockTolerance is the smallest tolerance WithClockGuard accepts:
 	// a reference read over a network includes the round trip.
 	MinClockTolerance = scheduler.MinClockTolerance
+	// DefaultClockStepDown is how long baton run's leader stays held off
+	// by the guard before it gives its term up (WithClockStepDown): long
+	// enough for NTP to set a clock right, short next to the periods of a
+	// job worth guarding.
+	DefaultClockStepDown = time.Minute
 )
 
 // StoreReference returns the clock of a store that has one of its own

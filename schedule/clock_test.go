@@ -189,3 +189,135 @@ func TestClockGuardOptions(t *testing.T) {
 		t.Error("zero tolerance with a reference: accepted, want an error (the guard would be off)")
 	}
 }
+
+// A leader held off by its clock for WithClockStepDown gives its term up
+// (Run returns ErrClockHeld, the Elector resigns), so that a node whose
+// clock agrees leads and runs the job; the held-off node waits in
+// AwaitClock and does not campaign again while its clock is off, and
+// campaigns again once it agrees (and leads when the other node stops).
+func TestClockGuardStepsDown(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ms := memstore.New(memstore.WithTime(time.Now)) // the reference: the store's clock
+		fx := &effects{}
+		job := schedule.Job{Name: "billing", Schedule: every(t, time.Second)}
+		ctx, cancel := context.WithCancel(context.Background())
+		var wg sync.WaitGroup
+		defer wg.Wait() // also after a failure: the bubble ends with its goroutines
+		defer cancel()
+		stepped := make(chan error, 8)
+		node := func(ctx context.Context, id string, clock *skewedClock) {
+			st := ms.Client(id)
+			e, err := baton.New(st, job.Name, baton.WithNode(id), baton.WithLease(lease), baton.WithRenew(renew),
+				baton.WithClockMargin(margin), baton.WithPoll(poll))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ref := schedule.ClockReference(st)
+			r, err := schedule.New(st, job, quick(fx, id), schedule.WithClock(clock), schedule.WithPoll(poll),
+				schedule.WithClockGuard(ref, schedule.DefaultClockTolerance), schedule.WithClockStepDown(5*time.Second))
+			if err != nil {
+				t.Fatal(err)
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer e.Close(context.Background())
+				for ctx.Err() == nil {
+					err := e.Run(ctx, func(ctx context.Context, t *baton.Term) error { return r.Run(ctx, t) })
+					if !errors.Is(err, schedule.ErrClockHeld) {
+						return
+					}
+					stepped <- err
+					if schedule.AwaitClock(ctx, ref, clock, schedule.DefaultClockTolerance, poll) != nil {
+						return
+					}
+				}
+			}()
+		}
+		bad := &skewedClock{}
+		bad.off.Store(int64(10 * time.Minute))
+		node(ctx, "a", bad)
+		time.Sleep(time.Second) // a leads
+		bctx, stopB := context.WithCancel(ctx)
+		node(bctx, "b", &skewedClock{})
+
+		time.Sleep(20 * time.Second)
+		select {
+		case err := <-stepped:
+			if !strings.Contains(err.Error(), "10m0s ahead of the reference clock") {
+				t.Errorf("the step-down's error does not say why: %v", err)
+			}
+		default:
+			t.Fatal("the held-off leader did not step down")
+		}
+		if len(stepped) != 0 {
+			t.Fatalf("a stepped down %d more times: it campaigned again with its clock off", len(stepped))
+		}
+		rs := rows(t, ms, job.Name)
+		if len(rs) < 10 {
+			t.Fatalf("b ran %d periods in the 15 s after a stepped down, want about 15", len(rs))
+		}
+		for _, row := range rs {
+			if row.Holder != "b" {
+				t.Fatalf("period %s claimed by %s, whose clock is 10 minutes ahead", row.Period, row.Holder)
+			}
+		}
+
+		bad.off.Store(0) // a's clock is set right: it is a candidate again
+		time.Sleep(2 * time.Second)
+		stopB() // b resigns: a takes over
+		time.Sleep(5 * time.Second)
+		cancel()
+		wg.Wait()
+		if len(stepped) != 0 {
+			t.Fatalf("a stepped down again after its clock was set right")
+		}
+		var byA int
+		for _, row := range rows(t, ms, job.Name) {
+			if row.Holder == "a" {
+				byA++
+			}
+		}
+		if byA < 3 {
+			t.Fatalf("a ran %d periods in the 5 s after b stopped, its clock set right", byA)
+		}
+	})
+}
+
+// AwaitClock waits while the clock is off the reference, returns once they
+// agree, and refuses arguments that cannot work.
+func TestAwaitClock(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ms := memstore.New(memstore.WithTime(time.Now))
+		ref := schedule.ClockReference(ms.Client("a"))
+		clock := &skewedClock{}
+		clock.off.Store(int64(-2 * time.Second))
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := schedule.AwaitClock(ctx, ref, clock, schedule.DefaultClockTolerance, poll); !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("a clock 2s behind: AwaitClock returned %v, want the deadline", err)
+		}
+		clock.off.Store(int64(-500 * time.Millisecond))
+		start := time.Now()
+		if err := schedule.AwaitClock(context.Background(), ref, clock, schedule.DefaultClockTolerance, poll); err != nil || time.Since(start) != 0 {
+			t.Fatalf("a clock within the tolerance: AwaitClock returned %v after %v", err, time.Since(start))
+		}
+		go func() {
+			time.Sleep(3 * time.Second)
+			clock.off.Store(int64(10 * time.Minute))
+			time.Sleep(time.Second)
+			clock.off.Store(0)
+		}()
+		time.Sleep(3*time.Second + time.Millisecond)
+		start = time.Now()
+		if err := schedule.AwaitClock(context.Background(), ref, clock, schedule.DefaultClockTolerance, poll); err != nil {
+			t.Fatal(err)
+		}
+		if waited := time.Since(start); waited < 900*time.Millisecond || waited > time.Second+poll {
+			t.Fatalf("AwaitClock returned %v after the clock was set right 1s later", waited)
+		}
+		if err := schedule.AwaitClock(context.Background(), ref, clock, 0, poll); err == nil {
+			t.Fatal("a zero tolerance: want an error")
+		}
+	})
+}

@@ -101,6 +101,53 @@ func WithClockGuard(ref Reference, tolerance time.Duration) Option {
 	return func(r *Runner) { r.cfg.Reference, r.cfg.Machine.ClockTolerance = ref, tolerance }
 }
 
+// WithClockStepDown makes a leader that the clock guard (WithClockGuard)
+// has held off for d give its term up: Run returns an error wrapping
+// ErrClockHeld (baton.Elector.Run then resigns), so that a node whose
+// clock agrees can lead rather than a leader that keeps the job and runs
+// nothing. Before campaigning again, call AwaitClock, or the same node
+// may win the term back. d is at least the poll (WithPoll); 0 (the
+// default) keeps the term.
+func WithClockStepDown(d time.Duration) Option {
+	return func(r *Runner) { r.cfg.Machine.ClockStepDown = d }
+}
+
+// ErrClockHeld is wrapped in the error Run returns when it gave its term
+// up because the clock guard held it off for WithClockStepDown.
+var ErrClockHeld = scheduler.ErrClockHeld
+
+// AwaitClock returns nil once clock's wall time agrees with ref within
+// tolerance (the guard's own comparison), reading both every poll, or
+// ctx's error when ctx ends first. An error of ref is retried at the next
+// poll; the last one is wrapped in the error returned when ctx ends. It is
+// what a node that stepped down (ErrClockHeld) waits on before it
+// campaigns again.
+func AwaitClock(ctx context.Context, ref Reference, clock baton.Clock, tolerance, poll time.Duration) error {
+	if ref == nil || clock == nil || tolerance <= 0 || poll <= 0 {
+		return fmt.Errorf("schedule: AwaitClock: needs a reference, a clock, and a positive tolerance and poll (got tolerance %v, poll %v)", tolerance, poll)
+	}
+	var last error
+	for {
+		at, err := ref.Now(ctx)
+		if err == nil {
+			if _, off := scheduler.Skew(clock.Now(), at, tolerance); !off {
+				return nil
+			}
+		}
+		last = err
+		tm := clock.NewTimer(poll)
+		select {
+		case <-ctx.Done():
+			tm.Stop()
+			if last != nil {
+				return fmt.Errorf("%w (the reference clock: %w)", context.Cause(ctx), last)
+			}
+			return context.Cause(ctx)
+		case <-tm.C():
+		}
+	}
+}
+
 // WithLogger sets the logger (default: discard).
 func WithLogger(l *slog.Logger) Option { return func(r *Runner) { r.cfg.Logger = l } }
 
@@ -155,6 +202,8 @@ func New(st store.Store, job Job, exec Executor, opts ...Option) (*Runner, error
 		return nil, fmt.Errorf("schedule: call timeout must be positive, got %v", r.cfg.CallTimeout)
 	case r.cfg.Machine.ClockTolerance != 0 && r.cfg.Reference == nil:
 		return nil, errors.New("schedule: WithClockGuard: the reference clock must not be nil")
+	case r.cfg.Machine.ClockStepDown != 0 && r.cfg.Machine.ClockTolerance == 0:
+		return nil, errors.New("schedule: WithClockStepDown needs WithClockGuard")
 	case r.cfg.Reference != nil && r.cfg.Machine.ClockTolerance == 0:
 		// A tolerance outside its bounds is the machine's to report.
 		return nil, fmt.Errorf("schedule: WithClockGuard: a zero tolerance turns the guard off; leave the option out, or use e.g. %v", DefaultClockTolerance)
@@ -188,7 +237,8 @@ func (r *Runner) Wake() { r.r.Wake() }
 // ends, with the term's cause (context.Cause of t.Context()), or when ctx
 // ends, with ctx's error, or with a store error that will never heal
 // (store.Permanent: the store was replaced, is corrupt or has a foreign
-// schema). It never returns nil.
+// schema), or, with WithClockStepDown, with an error wrapping ErrClockHeld
+// when the clock guard held it off that long. It never returns nil.
 //
 // Before starting an effect it checks t.Valid(); the effect runs under a
 // context that ends with the term. A write refused with

@@ -108,6 +108,14 @@ func (s *opsServer) jobSuspended(job string, suspended bool) {
 	}
 }
 
+// clockHeld reports to the metrics, if any, that this node waits for its
+// clock before campaigning again (it gave its term up: --clock-step-down).
+func (s *opsServer) clockHeld(job string, held bool) {
+	if s != nil {
+		s.metrics.ClockHeld(job, held, 0)
+	}
+}
+
 // electorOptions returns the options that make an Elector report to s.
 func (s *opsServer) electorOptions() []baton.Option {
 	if s == nil {

@@ -145,10 +145,13 @@ type runConfig struct {
 	// clockTolerance is the wall-clock guard's tolerance for scheduled
 	// runs; 0 turns the guard off.
 	clockTolerance time.Duration
-	keep           schedule.Retention
-	logs           logConfig
-	reschedule     bool   // --reschedule: replace the stored schedule
-	metricsAddr    string // --metrics-addr; empty: no metrics server
+	// clockStepDown is how long the guard may hold a leader off before it
+	// gives its term up; 0 keeps the term.
+	clockStepDown time.Duration
+	keep          schedule.Retention
+	logs          logConfig
+	reschedule    bool   // --reschedule: replace the stored schedule
+	metricsAddr   string // --metrics-addr; empty: no metrics server
 }
 
 // runRun is 'baton run': parse the arguments, validate them, execute.
@@ -181,11 +184,15 @@ func parseRun(e *env, args []string) (f runFlags, done bool, code int) {
 }
 
 // runnerOptions are the schedule.Runner options c asks for: the retention
-// and, unless --clock-tolerance is 0, the wall-clock guard against ref.
+// and, unless --clock-tolerance is 0, the wall-clock guard against ref,
+// with its step-down unless --clock-step-down is 0.
 func (c runConfig) runnerOptions(ref schedule.Reference) []schedule.Option {
 	opts := []schedule.Option{schedule.WithRetention(c.keep)}
 	if c.clockTolerance != 0 {
 		opts = append(opts, schedule.WithClockGuard(ref, c.clockTolerance))
+		if c.clockStepDown != 0 {
+			opts = append(opts, schedule.WithClockStepDown(c.clockStepDown))
+		}
 	}
 	return opts
 }
@@ -255,7 +262,7 @@ func (r *runner) lead(ctx context.Context, e *env, st store.Store, ops *opsServe
 	}
 	stopWatching := r.watch(runCtx, r.poll(), nil)
 	defer stopWatching()
-	err := r.el.Run(runCtx, func(ctx context.Context, t *baton.Term) error {
+	work := func(ctx context.Context, t *baton.Term) error {
 		r.leading.Store(true)
 		defer r.leading.Store(false)
 		if c.job.Schedule == nil {
@@ -272,7 +279,23 @@ func (r *runner) lead(ctx context.Context, e *env, st store.Store, ops *opsServe
 			return err
 		}
 		return sr.Run(ctx, t)
-	})
+	}
+	var err error
+	for {
+		err = r.el.Run(runCtx, work)
+		if !errors.Is(err, schedule.ErrClockHeld) || runCtx.Err() != nil {
+			break
+		}
+		// The term was given up (--clock-step-down): campaigning now
+		// could win it back with the same clock.
+		r.logger.Warn("not campaigning until the wall clock agrees with the reference clock")
+		ops.clockHeld(c.job.Name, true)
+		if err = schedule.AwaitClock(runCtx, ref, baton.RealClock{}, c.clockTolerance, schedule.DefaultPoll); err != nil {
+			break
+		}
+		ops.clockHeld(c.job.Name, false)
+		r.logger.Info("the wall clock agrees with the reference clock again; campaigning")
+	}
 	stopWatching()
 	if cause := context.Cause(runCtx); errors.Is(cause, schedule.ErrScheduleMismatch) {
 		return e.fail("run", usagef("%v", cause))

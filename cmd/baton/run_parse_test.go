@@ -18,7 +18,7 @@ func runDefaults() runFlags {
 		lease: baton.DefaultLease, margin: baton.DefaultMargin, grace: 5 * time.Second,
 		sched:   scheduleFlags{tz: "UTC"},
 		catchUp: "all", catchUpMax: schedule.DefaultCatchUpMax, overlap: string(schedule.OverlapQueue),
-		clockTolerance: schedule.DefaultClockTolerance, retryBackoff: 10 * time.Second,
+		clockTolerance: schedule.DefaultClockTolerance, clockStepDown: schedule.DefaultClockStepDown, retryBackoff: 10 * time.Second,
 		wait: -1, restart: string(restartAlways),
 		keep: "30d", keepRows: schedule.DefaultRetention.Rows,
 		logs: logConfig{format: "text", level: "info"},

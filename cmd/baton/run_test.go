@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -78,6 +79,8 @@ func TestRunBadInput(t *testing.T) {
 		{"nothing after --", []string{"--every", "1m", "j", "--"}, []string{"missing COMMAND"}},
 		{"flag after job", []string{"j", "--every", "1m", "--", "true"}, []string{"flags go before JOB"}},
 		{"command not found", []string{"--every", "1m", "j", "--", "no-such-command-baton-test"}, []string{"no-such-command-baton-test", "not found"}},
+		{"step-down below the poll", []string{"--every", "1m", "--clock-step-down", "10ms", "j", "--", "true"}, []string{"--clock-step-down 10ms", "at least the poll"}},
+		{"step-down without the guard", []string{"--every", "1m", "--clock-tolerance", "0", "--clock-step-down", "1m", "j", "--", "true"}, []string{"--clock-step-down needs the clock guard"}},
 		{"grace not below lease minus renew", []string{"--lease", "15s", "--grace", "10s", "j", "--", "true"}, []string{"--grace", "lease minus the renew interval", "15s - 5s = 10s"}},
 		{"renew not below lease", []string{"--lease", "3s", "--renew", "3s", "j", "--", "true"}, []string{"--renew"}},
 		{"bad lease", []string{"--lease", "0s", "j", "--", "true"}, []string{"--lease"}},
@@ -184,6 +187,58 @@ func TestRunScheduledCommand(t *testing.T) {
 	rec, _ := ms.Get(context.Background(), "billing")
 	if !rec.Free() {
 		t.Errorf("lease not released: %+v", rec)
+	}
+}
+
+// A leader whose wall clock is off the store's (here: the store's clock is
+// set 10 minutes back) runs no period, gives its term up after
+// --clock-step-down, campaigns no more while the clocks disagree, and
+// campaigns, leads and runs periods again once they agree.
+func TestRunClockStepDown(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a real command for a few seconds")
+	}
+	testenv.ParallelUnlessLong(t)
+	var off atomic.Int64
+	off.Store(int64(-10 * time.Minute))
+	ms := memstore.New(memstore.WithTime(func() time.Time { return time.Now().Add(time.Duration(off.Load())) }))
+	out, errb := &syncBuffer{}, &syncBuffer{}
+	e := &env{stdout: out, stderr: errb, open: func(context.Context, string) (store.Store, error) { return ms.Client(""), nil }}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan int)
+	go func() {
+		done <- e.run(ctx, []string{"run", "--store", "mem:", "--node", "n1", "--lease", "3s", "--grace", "1s",
+			"--every", "1s", "--clock-step-down", "2s", "billing", "--", "true"})
+	}()
+	waitFor(20*time.Second, func() bool { return strings.Contains(errb.String(), "not campaigning until the wall clock agrees") })
+	if rs, _ := ms.Runs(context.Background(), "billing", "", 0); len(rs) != 0 {
+		t.Fatalf("the node ran %d periods with its clock 10 minutes ahead", len(rs))
+	}
+	if rec, _ := ms.Get(context.Background(), "billing"); !rec.Free() {
+		t.Fatalf("the term was not given up: %+v\n%s", rec, errb)
+	}
+	time.Sleep(2 * time.Second)
+	if rec, _ := ms.Get(context.Background(), "billing"); !rec.Free() || rec.Token != 1 {
+		t.Fatalf("the node campaigned again with its clock off: %+v\n%s", rec, errb)
+	}
+	off.Store(0)
+	waitFor(20*time.Second, func() bool {
+		rs, _ := ms.Runs(context.Background(), "billing", "", 0)
+		return len(rs) >= 2
+	})
+	cancel()
+	if code := <-done; code != exitOK {
+		t.Fatalf("exit %d, stderr:\n%s", code, errb)
+	}
+	rs, _ := ms.Runs(context.Background(), "billing", "", 0)
+	if len(rs) < 2 || rs[0].Token != 2 {
+		t.Fatalf("after the clocks agreed: %+v, want periods run under token 2\n%s", rs, errb)
+	}
+	for _, want := range []string{"10m0s ahead of the reference clock (tolerance 1s)", "giving the term up", "agrees with the reference clock again; campaigning"} {
+		if !strings.Contains(errb.String(), want) {
+			t.Errorf("the log lacks %q:\n%s", want, errb)
+		}
 	}
 }
 

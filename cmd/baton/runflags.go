@@ -26,6 +26,7 @@ type runFlags struct {
 	jitter         time.Duration
 	timeout        time.Duration
 	clockTolerance time.Duration
+	clockStepDown  time.Duration
 	retries        int
 	retryBackoff   time.Duration
 	once           bool
@@ -60,6 +61,7 @@ func (f *runFlags) register(fs *flag.FlagSet) (*fenceKeyFlag, *string) {
 	fs.DurationVar(&f.jitter, "jitter", 0, "delay each period by up to this much, derived from JOB and the period key (the same on every node; recorded in the run's delay), so that jobs on one cron minute do not all start at once; 0: none")
 	fs.DurationVar(&f.timeout, "timeout", 0, "with --every or --cron: stop a run still going after this long and record it failed (reason \"timeout\"); 0: no limit")
 	fs.DurationVar(&f.clockTolerance, "clock-tolerance", schedule.DefaultClockTolerance, "with --every or --cron: claim and skip no period while this node's wall clock differs from the reference (PostgreSQL's server clock; elsewhere the wall clock at start carried forward by the monotonic clock) by more than this; 0 turns the guard off")
+	fs.DurationVar(&f.clockStepDown, "clock-step-down", schedule.DefaultClockStepDown, "with the clock guard: a leader held off by it this long gives its term up, so that a node whose clock agrees leads, and campaigns again once its own clock agrees; 0: keep the term (and run nothing) while held off")
 	fs.IntVar(&f.retries, "retries", 0, "with --every or --cron: run a failed period (non-zero exit, timeout) again up to N times; each attempt is counted in the ledger ('baton runs')")
 	fs.DurationVar(&f.retryBackoff, "retry-backoff", 10*time.Second, "with --retries: the wait between a failed attempt and the next")
 	fs.BoolVar(&f.once, "once", false, "run COMMAND once while leading, release, and exit with its status (see Exit status)")
@@ -103,7 +105,7 @@ func (f *runFlags) positional(rest []string) error {
 func (f runFlags) check() (runConfig, error) {
 	c := runConfig{storeURL: f.storeURL, node: f.node, lease: f.lease, renew: f.lease / 3, margin: f.margin,
 		grace: f.grace, job: schedule.Job{Name: f.job}, argv: f.argv, key: &fenceKeyFlag{path: f.fenceKey},
-		once: f.once, wait: f.wait, timeout: f.timeout, clockTolerance: f.clockTolerance, logs: f.logs,
+		once: f.once, wait: f.wait, timeout: f.timeout, clockTolerance: f.clockTolerance, clockStepDown: f.clockStepDown, logs: f.logs,
 		keep: schedule.Retention{Rows: f.keepRows}, reschedule: f.reschedule, metricsAddr: f.metricsAddr}
 	if f.set["renew"] {
 		c.renew = f.renew
@@ -138,8 +140,11 @@ func (f runFlags) check() (runConfig, error) {
 	if err := f.checkMode(&c); err != nil {
 		return c, err
 	}
+	if f.set["clock-step-down"] && c.clockTolerance == 0 && c.clockStepDown != 0 {
+		return c, usagef("--clock-step-down needs the clock guard; leave it out with --clock-tolerance 0")
+	}
 	// The scheduler machine's bounds (catch-up policy, retries, jitter,
-	// retention, clock tolerance), before any store is opened.
+	// retention, clock tolerance and step-down), before any store is opened.
 	if err := schedule.CheckOptions(c.job, c.runnerOptions(schedule.StepReference())...); err != nil {
 		return c, asUsage(err)
 	}

@@ -364,6 +364,9 @@ func (d *drive) do(a scheduler.Action) scheduler.Event {
 	case scheduler.Fail:
 		d.log.Error("work stopped: the store failed for good", "err", a.Err)
 		d.err = a.Err
+	case scheduler.StepDown:
+		d.log.Warn("work stopped: the wall clock disagrees with the reference; giving the term up", "err", a.Err)
+		d.err = a.Err
 	case scheduler.ClockHeld:
 		d.clockHeld = a.Held
 		cfg.Observer.ClockHeld(job, a.Held, a.Skew)

@@ -56,6 +56,10 @@ func (c Config) Validate() error {
 		return bound.Errorf("limit", c.Limit, "0 (no limit) or more")
 	case c.ClockTolerance < 0 || (c.ClockTolerance > 0 && c.ClockTolerance < MinClockTolerance):
 		return bound.Errorf("clock-tolerance", c.ClockTolerance, "0 (off) or at least %v", MinClockTolerance)
+	case c.ClockStepDown < 0 || (c.ClockStepDown > 0 && c.ClockStepDown < c.Poll):
+		return bound.Errorf("clock-step-down", c.ClockStepDown, "0 (keep the term) or at least the poll %v", c.Poll)
+	case c.ClockStepDown > 0 && c.ClockTolerance == 0:
+		return bound.Errorf("clock-step-down", c.ClockStepDown, "0 while the clock guard is off (clock-tolerance 0)")
 	case c.Retention.Age < 0:
 		return bound.Errorf("keep", c.Retention.Age, "0 (keep every row) or more")
 	case c.Retention.Rows < 0:

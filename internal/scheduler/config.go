@@ -40,6 +40,13 @@ type Config struct {
 	// skips nothing (it still records the outcome of a run in progress,
 	// and asks again at the next poll).
 	ClockTolerance time.Duration
+	// ClockStepDown, when positive (with ClockTolerance), ends a term that
+	// the guard has held off for that long: the machine asks the runtime
+	// to stop (StepDown, its cause wrapping ErrClockHeld), so that the
+	// term is resigned and a node whose clock agrees can lead, instead of
+	// a leader that keeps the job and runs nothing. Zero: a held-off
+	// leader keeps its term.
+	ClockStepDown time.Duration
 }
 
 // Config returns the machine's configuration.

@@ -184,6 +184,16 @@ type ClockHeld struct {
 	Skew time.Duration
 }
 
+// StepDown says the machine ends its term: the wall-clock guard held it off
+// for Config.ClockStepDown. The runtime stops and returns Err (wrapping
+// ErrClockHeld), so that its caller resigns the term. No effect runs then:
+// the guard is asked only between two runs.
+type StepDown struct{ Err error }
+
+// ErrClockHeld is wrapped in StepDown's error: the wall clock disagreed
+// with the reference for Config.ClockStepDown.
+var ErrClockHeld = errors.New("the wall-clock guard held the term off")
+
 // Note is something worth a log line.
 type Note struct {
 	Level  slog.Level
@@ -204,6 +214,7 @@ func (Fail) action()        {}
 func (Note) action()        {}
 func (CheckClock) action()  {}
 func (ClockHeld) action()   {}
+func (StepDown) action()    {}
 
 // ErrNotValid is Halt's cause when a claimed effect was not started
 // because the term was no longer valid.

@@ -80,6 +80,7 @@ type Machine struct {
 
 	setAt     time.Time // the wall time the timer was set at
 	skewed    bool      // the last clock check found the wall clock off the reference
+	skewedAt  time.Time // when a clock check first found it off, this term
 	nextPrune time.Time // when the next prune round may start
 	pruning   bool      // a round is under way (its last batch was full)
 	pruned    int       // rows deleted so far in the round
@@ -189,14 +190,22 @@ func (m *Machine) clockRead(now time.Time, r ClockRead) []Action {
 	if r.Err != nil {
 		return m.failure(now, "reading the reference clock", r.Err, timerPass)
 	}
-	skew := now.Round(0).Sub(r.Reference.Round(0))
-	if skew.Abs() > m.cfg.ClockTolerance {
+	skew, off := Skew(now, r.Reference, m.cfg.ClockTolerance)
+	if off {
 		var acts []Action
 		if !m.skewed {
-			m.skewed = true
+			m.skewed, m.skewedAt = true, now
 			acts = append(acts, Note{Level: slog.LevelWarn, Msg: fmt.Sprintf(
 				"the wall clock is %v %s the reference clock (tolerance %v): claiming and skipping no period until they agree",
-				skew.Abs(), aheadBehind(skew), m.cfg.ClockTolerance)}, ClockHeld{Held: true, Skew: skew})
+				skew.Abs().Round(time.Millisecond), aheadBehind(skew), m.cfg.ClockTolerance)}, ClockHeld{Held: true, Skew: skew})
+		}
+		// now and skewedAt are this node's wall readings; a monotonic
+		// reading in both (the runtime's clock) makes the wait immune to
+		// the very step that the guard saw.
+		if held := now.Sub(m.skewedAt); m.cfg.ClockStepDown > 0 && held >= m.cfg.ClockStepDown {
+			m.phase = failed
+			return append(acts, StepDown{Err: fmt.Errorf("%w for %v (the wall clock %v %s the reference clock): stepping down, so that a node whose clock agrees can lead",
+				ErrClockHeld, held.Round(time.Millisecond), skew.Abs().Round(time.Millisecond), aheadBehind(skew))})
 		}
 		m.after(now, m.cfg.Poll, timerPass)
 		return acts
@@ -205,9 +214,19 @@ func (m *Machine) clockRead(now time.Time, r ClockRead) []Action {
 	if m.skewed {
 		m.skewed = false
 		acts = append(acts, Note{Level: slog.LevelInfo, Msg: fmt.Sprintf(
-			"the wall clock agrees with the reference clock again (off by %v); resuming", skew)}, ClockHeld{Skew: skew})
+			"the wall clock agrees with the reference clock again (off by %v); resuming", skew.Round(time.Millisecond))}, ClockHeld{Skew: skew})
 	}
 	return append(acts, m.plan(now)...)
+}
+
+// Skew is the wall-clock guard's comparison, the one rule every runtime
+// uses: how far the wall time now is ahead of the reference ref (behind
+// when negative), and whether that is more than tolerance. Only the wall
+// readings are compared (a time with a monotonic reading would compare
+// those).
+func Skew(now, ref time.Time, tolerance time.Duration) (skew time.Duration, off bool) {
+	skew = now.Round(0).Sub(ref.Round(0))
+	return skew, skew.Abs() > tolerance
 }
 
 func aheadBehind(skew time.Duration) string {

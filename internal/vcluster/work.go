@@ -176,6 +176,8 @@ func (e *engine) doWork(n *node, a scheduler.Action) {
 		e.tracef("%s token %d acts no more in this term: %v", n.id, n.term, a.Cause)
 	case scheduler.Fail:
 		e.fail(a.Err)
+	case scheduler.StepDown:
+		e.fail(a.Err) // the simulator turns no clock guard on: never
 	case scheduler.Note:
 		if e.c.Trace != nil && a.Level >= slog.LevelWarn {
 			e.tracef("%s %s %s: %v", n.id, a.Msg, a.Period, a.Err)
