@@ -73,3 +73,39 @@ func Example() {
 	// run 2026-11-29T06:00:00Z~manual.000000 manual true token 1
 	// ledger 2026-11-29T06:00:00Z~manual.000000 done token 1
 }
+
+// A scheduled job guarded against a wrong wall clock, as baton run runs it:
+// a leader whose clock is off the reference (PostgreSQL's server clock, or
+// a step detector) by more than a second runs nothing; after a minute of
+// that it gives its term up (Run returns ErrClockHeld and the Elector
+// resigns), waits until its clock agrees, and campaigns again, so that a
+// node whose clock agrees leads meanwhile.
+func ExampleWithClockStepDown() {
+	ctx := context.Background()
+	st := memstore.New()
+	every, err := schedule.Every(time.Hour, 0)
+	if err != nil {
+		log.Fatal(err)
+	}
+	job := schedule.Job{Name: "billing", Schedule: every}
+	ref := schedule.ClockReference(st)
+	r, err := schedule.New(st, job, func(ctx context.Context, p schedule.Period, token uint64) (int, string, error) {
+		return 0, "", nil // the job's work, under token
+	}, schedule.WithClockGuard(ref, schedule.DefaultClockTolerance), schedule.WithClockStepDown(schedule.DefaultClockStepDown))
+	if err != nil {
+		log.Fatal(err)
+	}
+	e, err := baton.New(st, job.Name)
+	if err != nil {
+		log.Fatal(err)
+	}
+	for {
+		err := e.Run(ctx, func(ctx context.Context, t *baton.Term) error { return r.Run(ctx, t) })
+		if !errors.Is(err, schedule.ErrClockHeld) {
+			log.Fatal(err)
+		}
+		if err := schedule.AwaitClock(ctx, ref, baton.RealClock{}, schedule.DefaultClockTolerance, schedule.DefaultPoll); err != nil {
+			log.Fatal(err)
+		}
+	}
+}
