@@ -80,6 +80,7 @@ func TestRunBadInput(t *testing.T) {
 		{"flag after job", []string{"j", "--every", "1m", "--", "true"}, []string{"flags go before JOB"}},
 		{"command not found", []string{"--every", "1m", "j", "--", "no-such-command-baton-test"}, []string{"no-such-command-baton-test", "not found"}},
 		{"step-down below the poll", []string{"--every", "1m", "--clock-step-down", "10ms", "j", "--", "true"}, []string{"--clock-step-down 10ms", "at least the poll"}},
+		{"step-down without a schedule", []string{"--clock-step-down", "1m", "j", "--", "true"}, []string{"--clock-step-down needs a schedule"}},
 		{"step-down without the guard", []string{"--every", "1m", "--clock-tolerance", "0", "--clock-step-down", "1m", "j", "--", "true"}, []string{"--clock-step-down needs the clock guard"}},
 		{"grace not below lease minus renew", []string{"--lease", "15s", "--grace", "10s", "j", "--", "true"}, []string{"--grace", "lease minus the renew interval", "15s - 5s = 10s"}},
 		{"renew not below lease", []string{"--lease", "3s", "--renew", "3s", "j", "--", "true"}, []string{"--renew"}},

@@ -61,7 +61,7 @@ func (f *runFlags) register(fs *flag.FlagSet) (*fenceKeyFlag, *string) {
 	fs.DurationVar(&f.jitter, "jitter", 0, "delay each period by up to this much, derived from JOB and the period key (the same on every node; recorded in the run's delay), so that jobs on one cron minute do not all start at once; 0: none")
 	fs.DurationVar(&f.timeout, "timeout", 0, "with --every or --cron: stop a run still going after this long and record it failed (reason \"timeout\"); 0: no limit")
 	fs.DurationVar(&f.clockTolerance, "clock-tolerance", schedule.DefaultClockTolerance, "with --every or --cron: claim and skip no period while this node's wall clock differs from the reference (PostgreSQL's server clock; elsewhere the wall clock at start carried forward by the monotonic clock) by more than this; 0 turns the guard off")
-	fs.DurationVar(&f.clockStepDown, "clock-step-down", schedule.DefaultClockStepDown, "with the clock guard: a leader held off by it this long gives its term up, so that a node whose clock agrees leads, and campaigns again once its own clock agrees; 0: keep the term (and run nothing) while held off")
+	fs.DurationVar(&f.clockStepDown, "clock-step-down", schedule.DefaultClockStepDown, "with --every or --cron and the clock guard: a leader held off by it this long gives its term up, so that a node whose clock agrees leads, and campaigns again once its own clock agrees; 0: keep the term (and run nothing) while held off")
 	fs.IntVar(&f.retries, "retries", 0, "with --every or --cron: run a failed period (non-zero exit, timeout) again up to N times; each attempt is counted in the ledger ('baton runs')")
 	fs.DurationVar(&f.retryBackoff, "retry-backoff", 10*time.Second, "with --retries: the wait between a failed attempt and the next")
 	fs.BoolVar(&f.once, "once", false, "run COMMAND once while leading, release, and exit with its status (see Exit status)")
@@ -197,6 +197,8 @@ func (f runFlags) checkMode(c *runConfig) error {
 		return usagef("invalid --timeout %v; want 0 (no limit) or more", c.timeout)
 	case f.set["timeout"] && !scheduled:
 		return usagef("--timeout needs a schedule (--every or --cron)")
+	case f.set["clock-step-down"] && !scheduled:
+		return usagef("--clock-step-down needs a schedule (--every or --cron): only a scheduled job has a clock guard")
 	case f.set["retries"] && !scheduled:
 		return usagef("--retries needs a schedule (--every or --cron); a singleton restarts by --restart")
 	case f.set["retry-backoff"] && !f.set["retries"]:
