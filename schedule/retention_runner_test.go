@@ -38,6 +38,11 @@ func runLeader(t *testing.T, ms *memstore.Store, job schedule.Job, d time.Durati
 		time.Sleep(24 * time.Hour)
 		check(day)
 	}
+	// Stop between two periods: a cancel at the very instant a period
+	// starts (a day's end is a whole second) races its start, and the
+	// period is left running for the next leader (seen once in 4 runs of
+	// the suite).
+	time.Sleep(500 * time.Millisecond)
 	cancel()
 	<-done
 	rs, err := ms.Runs(context.Background(), job.Name, "", 0)

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -27,6 +28,10 @@ import (
 // debianPython is the python3 that Debian's python3-psycopg2 serves; the
 // first python3 on PATH may be another.
 const debianPython = "/usr/bin/python3"
+
+// periodStartedRE finds the period of each "period started" line of
+// baton run's log: the job started next bills it.
+var periodStartedRE = regexp.MustCompile(`msg="period started" .*period=(\S+)`)
 
 // The acceptance test of fencing from other languages (issue 27): baton
 // run on 3 nodes, store and resource on PostgreSQL, runs a billing job
@@ -156,9 +161,10 @@ func fenceRounds(t *testing.T, rounds int, signed bool, command ...string) {
 		}
 		// The leader's next job start.
 		var (
-			n     *fenceNode
-			pid   int
-			token int64
+			n      *fenceNode
+			pid    int
+			token  int64
+			period string // of the job started
 		)
 		if !waitFor(20*time.Second, func() bool {
 			rec, err := st.Get(ctx, "billing")
@@ -173,6 +179,9 @@ func fenceRounds(t *testing.T, rounds int, signed bool, command ...string) {
 			n.started = len(m)
 			pid, _ = strconv.Atoi(m[len(m)-1][1])
 			token = int64(rec.Token)
+			if ps := periodStartedRE.FindAllStringSubmatch(n.errb.String(), -1); len(ps) > 0 {
+				period = ps[len(ps)-1][1]
+			}
 			return true
 		}) {
 			t.Fatalf("round %d: no job started on the leader", done+1)
@@ -196,6 +205,16 @@ func fenceRounds(t *testing.T, rounds int, signed bool, command ...string) {
 			syscall.Kill(-pid, syscall.SIGCONT)
 			thawNode()
 			t.Logf("attempt %d: node %s's job was frozen connected; thawed, trying again", attempts, n.id)
+			continue
+		}
+		// Nor after it wrote and disconnected: on a loaded machine this
+		// process can be late by the job's whole 0.6 s of work.
+		var lines int
+		pool.QueryRow(ctx, `SELECT count(*) FROM invoice_line WHERE period = $1 AND token = $2 AND node = $3`, period, token, n.id).Scan(&lines)
+		if period == "" || lines > 0 {
+			syscall.Kill(-pid, syscall.SIGCONT)
+			thawNode()
+			t.Logf("attempt %d: node %s's job of period %q was frozen after it wrote; thawed, trying again", attempts, n.id, period)
 			continue
 		}
 		frozen := time.Now()

@@ -22,29 +22,38 @@ func checkGuarantees(t *testing.T, reps map[drill.Fault]drill.Report, slack map[
 		for _, late := range lateHandovers(rep, slack[f]) {
 			t.Error(late)
 		}
+		for _, miss := range undemonstrated(rep) {
+			t.Error(miss)
+		}
 	}
 	if len(reps) == 0 {
 		t.Error("no fault was run")
 	}
-	// The assertions of the faults run (every fault but in the procs
-	// test's default, see TestProcsGuarantees).
-	if pbe, ok := reps[drill.PauseBeforeEffect]; ok {
-		if plain := pbe.Columns[drill.Plain]; plain.DoubleStarts < 1 || plain.DuplicateLines == 0 {
-			t.Errorf("plain under pause-before-effect: %+v; want the stale leader's batch to land too", plain)
+}
+
+// undemonstrated says what rep's fault should have shown and did not: the
+// harm of the columns without a protection (plain lets a stale leader's
+// batch land under pause-before-effect, and misses the batch due while
+// nobody led under unreachable, pause and crash) and fencing's rejection
+// of the stale write. On real processes these depend on where the fault
+// lands in the nodes' work, so a run that shows nothing is run again
+// (TestProcsGuarantees).
+func undemonstrated(rep drill.Report) []string {
+	var out []string
+	switch f := rep.Params.Fault; f {
+	case drill.PauseBeforeEffect:
+		if plain := rep.Columns[drill.Plain]; plain.DoubleStarts < 1 || plain.DuplicateLines == 0 {
+			out = append(out, fmt.Sprintf("plain under pause-before-effect: %+v; want the stale leader's batch to land too", plain))
 		}
-		if fenced := pbe.Columns[drill.Fencing]; fenced.Rejected < 1 || fenced.DoubleStarts != 0 || fenced.DuplicateLines != 0 {
-			t.Errorf("fencing under pause-before-effect: %+v; want the stale write rejected", fenced)
+		if fenced := rep.Columns[drill.Fencing]; fenced.Rejected < 1 || fenced.DoubleStarts != 0 || fenced.DuplicateLines != 0 {
+			out = append(out, fmt.Sprintf("fencing under pause-before-effect: %+v; want the stale write rejected", fenced))
 		}
-	}
-	for _, f := range []drill.Fault{drill.Unreachable, drill.Pause, drill.Crash} {
-		rep, ok := reps[f]
-		if !ok {
-			continue
-		}
+	case drill.Unreachable, drill.Pause, drill.Crash:
 		if r := rep.Columns[drill.Plain]; r.Missed < 1 {
-			t.Errorf("plain under %s: %+v; want the batch due while nobody led missed", f, r)
+			out = append(out, fmt.Sprintf("plain under %s: %+v; want the batch due while nobody led missed", f, r))
 		}
 	}
+	return out
 }
 
 // lateHandovers says, for each column of rep whose handover after a crash,

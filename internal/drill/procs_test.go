@@ -112,7 +112,9 @@ func TestProcsGuarantees(t *testing.T) {
 	// a machine that schedules the nodes promptly, which a CI runner
 	// testing other packages beside this one does not always do: a fault
 	// whose handover came late is run again, up to twice, and fails only
-	// when it is late every time. Every run's table is logged.
+	// when it is late every time. So is one whose unprotected column did
+	// not show its harm (a paused leader that resumed too late for its
+	// stale batch to land: undemonstrated). Every run's table is logged.
 	const tries = 3
 	reps := map[drill.Fault]drill.Report{}
 	for _, f := range faults {
@@ -125,12 +127,12 @@ func TestProcsGuarantees(t *testing.T) {
 			slack := delay.Slack(base, start, time.Now())
 			t.Logf("%s (run %d, handover slack %v)\n%s", f, try, slack, rep.Table())
 			reps[f], slacks[f] = rep, slack
-			late := lateHandovers(rep, slack)
+			late := append(lateHandovers(rep, slack), undemonstrated(rep)...)
 			if len(late) == 0 || try == tries {
 				break
 			}
 			checkSafety(t, rep)
-			t.Logf("%s, run %d: the handover came late, running it again: %s", f, try, strings.Join(late, "; "))
+			t.Logf("%s, run %d: the handover came late or the fault showed nothing, running it again: %s", f, try, strings.Join(late, "; "))
 		}
 	}
 	checkGuarantees(t, reps, slacks)
