@@ -29,10 +29,10 @@ type Observer interface {
 
 // ClockObserver is an Observer that is also told when the wall-clock guard
 // (WithClockGuard) holds the leader off: batonprom.Metrics implements it
-// (baton_job_clock_held). A leader held off keeps its term and claims and
-// skips nothing, so that no other node runs the job either: an operator
-// wants to know. Its method is called from the Runner's goroutine and must
-// return quickly.
+// (baton_job_clock_held). A leader held off claims and skips nothing and,
+// until it gives its term up (WithClockStepDown), keeps it, so that no
+// other node runs the job either: an operator wants to know. Its method is
+// called from the Runner's goroutine and must return quickly.
 type ClockObserver interface {
 	Observer
 	// ClockHeld says the guard began (held) or stopped holding the leader
