@@ -52,7 +52,13 @@ seed, one in eight among others, every seed when alone: lease, renew,
 margin and poll at the bounds of their ranges or between, the lease from
 50ms to 24h; every name's token near the largest; one name planted held by
 a node that does not exist with a lease no valid configuration writes,
-which no node may take; clocks at the very edge of the margin), or all.
+which no node may take; clocks at the very edge of the margin), clock-step
+(a third of the seeds turn baton run's wall-clock guard on, with a
+tolerance of a quarter period and, in most, a step-down after two periods,
+and step nodes' wall clocks off the store's, within the tolerance and
+beyond, ahead and behind: no node may claim or skip a period after a clock
+check that found its clock off, and a leader held off must step down in
+time and campaign again once its clock agrees), or all.
 With operator, a quarter of the seeds also suspend the job for a while and
 resume it (baton suspend): no node may claim or skip a period after it
 read the suspension, while it lasts; and a third backfill one or two
@@ -87,7 +93,8 @@ suspended: it claims periods while the job is suspended), no-overlap-skip
 once), no-manual-exempt (backfilled periods are skipped by the catch-up
 policy or window like scheduled ones), no-timeout (runs go on past the
 timeout), node-jitter (every node derives its own jitter, so a handover
-re-rolls it).`
+re-rolls it), no-clock-guard (every clock check is taken as agreeing),
+no-step-down (a leader held off by its clock guard keeps its term).`
 
 func runSim(ctx context.Context, e *env, args []string) int {
 	const name = "sim"
@@ -155,6 +162,10 @@ func runSim(ctx context.Context, e *env, args []string) int {
 		o.Mutate.Work.NoTimeout = true
 	case "node-jitter":
 		o.Mutate.Work.NodeJitter = true
+	case "no-clock-guard":
+		o.Mutate.Work.NoClockGuard = true
+	case "no-step-down":
+		o.Mutate.Work.NoStepDown = true
 	default:
 		return e.fail(name, usagef("--mutate %q: want %s", *mutate, mutationList))
 	}
@@ -214,7 +225,7 @@ func runSim(ctx context.Context, e *env, args []string) int {
 	return exitOK
 }
 
-const mutationList = "no-fence, no-margin, no-valid-check, unfenced-ledger, session-no-margin, session-name-expiry, no-pull, no-catch-up-cap, no-jitter, ignore-suspension, no-overlap-skip, no-retry-backoff, no-manual-exempt, no-timeout, node-jitter or wrap-deadline"
+const mutationList = "no-fence, no-margin, no-valid-check, unfenced-ledger, session-no-margin, session-name-expiry, no-pull, no-catch-up-cap, no-jitter, ignore-suspension, no-overlap-skip, no-retry-backoff, no-manual-exempt, no-timeout, node-jitter, no-clock-guard, no-step-down or wrap-deadline"
 
 // replayFlags are the flags given that shape a seed's run, for the
 // replay line of a violation: the seed alone would run another cluster.

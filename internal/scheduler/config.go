@@ -82,4 +82,10 @@ type Mutations struct {
 	// every node draws its own delay and a handover re-rolls it
 	// [node-jitter].
 	NodeJitter bool
+	// NoClockGuard plans as if every clock check found the wall clock
+	// agreeing with the reference [no-clock-guard].
+	NoClockGuard bool
+	// NoStepDown runs as if Config.ClockStepDown were 0: a leader held
+	// off by the guard keeps its term [no-step-down].
+	NoStepDown bool
 }

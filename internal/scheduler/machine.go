@@ -191,7 +191,7 @@ func (m *Machine) clockRead(now time.Time, r ClockRead) []Action {
 		return m.failure(now, "reading the reference clock", r.Err, timerPass)
 	}
 	skew, off := Skew(now, r.Reference, m.cfg.ClockTolerance)
-	if off {
+	if off && !m.cfg.Mutate.NoClockGuard {
 		var acts []Action
 		if !m.skewed {
 			m.skewed, m.skewedAt = true, now
@@ -202,7 +202,7 @@ func (m *Machine) clockRead(now time.Time, r ClockRead) []Action {
 		// now and skewedAt are this node's wall readings; a monotonic
 		// reading in both (the runtime's clock) makes the wait immune to
 		// the very step that the guard saw.
-		if held := now.Sub(m.skewedAt); m.cfg.ClockStepDown > 0 && held >= m.cfg.ClockStepDown {
+		if held := now.Sub(m.skewedAt); m.cfg.ClockStepDown > 0 && !m.cfg.Mutate.NoStepDown && held >= m.cfg.ClockStepDown {
 			m.phase = failed
 			return append(acts, StepDown{Err: fmt.Errorf("%w for %v (the wall clock %v %s the reference clock): stepping down, so that a node whose clock agrees can lead",
 				ErrClockHeld, held.Round(time.Millisecond), skew.Abs().Round(time.Millisecond), aheadBehind(skew))})

@@ -109,10 +109,12 @@ func draw(o Options, seed uint64) (faults []vcluster.Fault, latency time.Duratio
 	}
 	add := func(f vcluster.Fault) { faults = append(faults, f) }
 	// Hostile is a kind of seed, not of episode (hostile.go): its seeds
-	// draw their episodes from the other classes.
-	classes := slices.DeleteFunc(slices.Clone(o.Faults), func(c FaultClass) bool { return c == Hostile })
-	if len(classes) == 0 && len(o.Faults) > 0 {
-		classes = slices.DeleteFunc(slices.Clone(AllFaults), func(c FaultClass) bool { return c == Hostile })
+	// draw their episodes from the other classes. Clock steps come from a
+	// stream of their own (clock.go).
+	episodic := func(c FaultClass) bool { return c != Hostile && c != ClockStep }
+	classes := slices.DeleteFunc(slices.Clone(o.Faults), func(c FaultClass) bool { return !episodic(c) })
+	if len(classes) == 0 && slices.Contains(o.Faults, Hostile) {
+		classes = slices.DeleteFunc(slices.Clone(AllFaults), func(c FaultClass) bool { return !episodic(c) })
 	}
 	episodes := 1 + rng.IntN(10)
 	for i := 0; i < episodes && len(classes) > 0; i++ {

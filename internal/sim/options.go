@@ -23,10 +23,11 @@ const (
 	Operator          FaultClass = "operator"            // resignations and transfers
 	Skew              FaultClass = "skew"                // clocks within e at their worst: one slow, the others fast, then it is cut off or frozen
 	Hostile           FaultClass = "hostile"             // timings at the edges of their ranges, tokens near the largest, a damaged record, clocks at the edge of the margin (hostile.go)
+	ClockStep         FaultClass = "clock-step"          // the wall-clock guard on, and nodes' wall clocks stepped off the store's, within its tolerance and beyond (clock.go)
 )
 
 // AllFaults lists every fault class.
-var AllFaults = []FaultClass{Partition, Pause, PauseBeforeEffect, Crash, Drift, StoreOutage, SlowStore, Operator, Skew, Hostile}
+var AllFaults = []FaultClass{Partition, Pause, PauseBeforeEffect, Crash, Drift, StoreOutage, SlowStore, Operator, Skew, Hostile, ClockStep}
 
 // The balance modes.
 const (
@@ -94,7 +95,8 @@ type Options struct {
 	// (CatchUpMax) for Work.NoCatchUpCap, a jitter for Work.NoJitter and
 	// Work.NodeJitter, the operator faults for Work.IgnoreSuspension
 	// (with the in-memory store's own check off too:
-	// memstore.WithoutSuspensionCheck) and Work.NoManualExempt, balanced
+	// memstore.WithoutSuspensionCheck) and Work.NoManualExempt, the
+	// clock-step faults for Work.NoClockGuard and Work.NoStepDown, balanced
 	// seeds for Election.NoPull. The seeds draw the rest in a share of
 	// runs: overlap skip and runs longer than the period in half of them,
 	// retries and failing runs, timeouts that long runs outlast, hostile
@@ -202,6 +204,8 @@ func (o Options) Validate() error {
 		return fmt.Errorf("sim: the ignore-suspension mutation needs the operator faults, which suspend the job")
 	case o.Mutate.Work.NoManualExempt && !slices.Contains(o.Faults, Operator):
 		return fmt.Errorf("sim: the no-manual-exempt mutation needs the operator faults, which backfill")
+	case (o.Mutate.Work.NoClockGuard || o.Mutate.Work.NoStepDown) && !slices.Contains(o.Faults, ClockStep):
+		return fmt.Errorf("sim: the no-clock-guard and no-step-down mutations need the clock-step faults, which turn the clock guard on")
 	}
 	if _, err := ParseSessionMode(string(o.Sessions)); err != nil {
 		return err

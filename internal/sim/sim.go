@@ -6,8 +6,9 @@
 // pauses of any length (also between a Valid() check and a write), crashes
 // and restarts as new incarnations, clock rates within the margin e and
 // beyond it, store outages, slow store replies, operators' resignations
-// and transfers, and a leader stopping at the worst moment ("skew"). The
-// virtual cluster (internal/vcluster) runs the real election machine (the
+// and transfers, a leader stopping at the worst moment ("skew"), and, with
+// the wall-clock guard on, wall clocks stepped off the store's (clock.go).
+// The virtual cluster (internal/vcluster) runs the real election machine (the
 // election.Group that baton.Elector and baton.Group drive), the real
 // scheduler machine (what schedule.Runner drives), a real store and the
 // real fence under it and checks the invariants after every event; at the
@@ -95,7 +96,9 @@ func Run(ctx context.Context, o Options, seed uint64) (Result, error) {
 	faults, latency, beyond := draw(o, seed)
 	v := drawVariant(o, seed)
 	w := drawWork(o, seed)
+	g := drawClock(o, seed)
 	faults = append(faults, w.backfills...)
+	faults = append(faults, g.steps...)
 	c := vcluster.Config{
 		Nodes: o.Nodes, Lease: o.Lease, Renew: o.Renew, Margin: o.Margin, Poll: o.Poll, WorkPoll: o.Period,
 		Latency: latency, WorkLatency: true, Day: o.Period,
@@ -109,6 +112,7 @@ func Run(ctx context.Context, o Options, seed uint64) (Result, error) {
 	c.Policy = w.policy
 	c.Policy.Max, c.Policy.Jitter = o.CatchUpMax, vcluster.Calendar{Day: o.Period}.Business(o.Jitter)
 	c.Retention, c.PruneEvery, c.PruneBatch, c.Effect = w.retention, w.pruneEvery, w.pruneBatch, w.effect
+	c.ClockTolerance, c.ClockStepDown = g.tolerance, g.stepDown
 	if o.Trace != nil {
 		var kinds []string
 		for i, on := range v.sessions {
@@ -120,6 +124,9 @@ func Run(ctx context.Context, o Options, seed uint64) (Result, error) {
 		fmt.Fprintf(o.Trace, "policy: catch-up %s, max %d, window %v, overlap %s, jitter %v, %d retries (backoff %v), timeout %v; retention %+v; runs take time %s (longest %v); %d backfills\n",
 			c.Policy.CatchUp, c.Policy.Max, c.Policy.Window, c.Policy.Overlap, c.Policy.Jitter, c.Policy.Retries, c.Policy.RetryBackoff,
 			c.Policy.Timeout, c.Retention, onOff[w.effect != nil], w.longest, len(w.backfills))
+		if g.tolerance > 0 {
+			fmt.Fprintf(o.Trace, "clock guard: tolerance %v, step-down %v (business time); %d clock steps\n", g.tolerance, g.stepDown, (len(g.steps)-o.Nodes)/2)
+		}
 		if o.hostile {
 			fmt.Fprintf(o.Trace, "hostile: lease %v, renew %v, margin %v, poll %v, period %v, %v simulated; planted %d records, held: %v\n",
 				o.Lease, o.Renew, o.Margin, o.Poll, o.Period, o.Duration, len(plant), planted(plant))

@@ -71,6 +71,9 @@ func TestSeedsExerciseWhatShips(t *testing.T) {
 		c.Pruned += x.Pruned
 		c.SuspendRefused += x.SuspendRefused
 		c.Timeouts += x.Timeouts
+		c.ClockHeld += x.ClockHeld
+		c.SteppedDown += x.SteppedDown
+		c.ClockWithin += x.ClockWithin
 		if r.Suspended {
 			suspended++
 		}
@@ -82,6 +85,8 @@ func TestSeedsExerciseWhatShips(t *testing.T) {
 		"catch-up latest/none skips": c.PolicySkips, "retries": c.Retries, "failed runs": c.Failures,
 		"runs longer than the period": c.LongRuns, "backfilled periods run": c.BackfillRuns,
 		"rows pruned": c.Pruned, "seeds that suspend": suspended, "runs stopped by the timeout": c.Timeouts,
+		"leaders held off by the clock guard": c.ClockHeld, "held-off leaders stepping down": c.SteppedDown,
+		"claims with a clock off within the tolerance": c.ClockWithin,
 	} {
 		if n == 0 {
 			t.Errorf("100 seeds exercised no %s", what)
@@ -141,6 +146,11 @@ func TestMutationsAreCaught(t *testing.T) {
 		// Every node its own jitter: a node whose delay is shorter than
 		// the job's claims early, about every other period.
 		{"a jitter per node", func(o *sim.Options) { o.Mutate.Work.NodeJitter = true }, 5},
+		// A clock guard that lets every clock through, and one that
+		// never steps down: a third of the seeds turn it on, two thirds
+		// of their steps go beyond the tolerance, most of those long.
+		{"no clock guard", func(o *sim.Options) { o.Mutate.Work.NoClockGuard = true }, 30},
+		{"no step-down", func(o *sim.Options) { o.Mutate.Work.NoStepDown = true }, 40},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o := sim.DefaultOptions()
@@ -204,6 +214,29 @@ func TestParseFaults(t *testing.T) {
 	}
 	if _, err := sim.ParseFaults("crash,meteor"); err == nil {
 		t.Fatal("unknown fault accepted")
+	}
+}
+
+// A mutation whose damage its seeds cannot draw is refused, not run to a
+// clean summary that proves nothing.
+func TestMutationsNeedTheirFaults(t *testing.T) {
+	o := sim.DefaultOptions()
+	o.Faults = []sim.FaultClass{sim.Pause, sim.Crash}
+	for name, m := range map[string]func(*sim.Options){
+		"no-clock-guard":    func(o *sim.Options) { o.Mutate.Work.NoClockGuard = true },
+		"no-step-down":      func(o *sim.Options) { o.Mutate.Work.NoStepDown = true },
+		"ignore-suspension": func(o *sim.Options) { o.Mutate.Work.IgnoreSuspension = true },
+	} {
+		x := o
+		m(&x)
+		if err := x.Validate(); err == nil {
+			t.Errorf("%s with faults %v: accepted", name, x.Faults)
+		}
+	}
+	o.Faults = append(o.Faults, sim.ClockStep)
+	o.Mutate.Work.NoStepDown = true
+	if err := o.Validate(); err != nil {
+		t.Errorf("no-step-down with the clock-step faults: %v", err)
 	}
 }
 

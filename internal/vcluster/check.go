@@ -97,6 +97,23 @@ func (e *engine) check() {
 			e.checkLog(i)
 		}
 	}
+	if e.work.ClockStepDown > 0 {
+		e.checkStepDown()
+	}
+}
+
+// checkStepDown: a leader that its clock guard holds off (its machine said
+// ClockHeld) has given its term up within ClockStepDown and three polls of
+// the machine, counted from when it was last thawed.
+func (e *engine) checkStepDown() {
+	bound := e.cal.Elapsed(e.work.ClockStepDown + 3*e.work.Poll)
+	for _, n := range e.nodes {
+		if n.up && !n.frozen && n.heldAt >= 0 && n.term != 0 && e.now-n.heldAt > bound {
+			e.violate("%s, held off by its clock guard since %v, still leads with token %d %v later: it did not step down (step-down %v)",
+				n.id, n.heldAt, n.term, e.now-n.heldAt, e.work.ClockStepDown)
+			return
+		}
+	}
 }
 
 // holds reports whether n holds a term of the i-th name that is valid by

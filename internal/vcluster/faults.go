@@ -32,6 +32,7 @@ const (
 	Suspend                               // an operator suspends the job (Store.SuspendJob); Node is ignored
 	Resume                                // an operator resumes it
 	Backfill                              // an operator backfills the periods due From to Until (baton backfill); Node is ignored
+	StepClock                             // the node's wall clock is Offset off the true time (a step; 0: set right), in a term from its next clock check
 )
 
 var faultNames = map[FaultKind]string{
@@ -39,7 +40,7 @@ var faultNames = map[FaultKind]string{
 	Disarm: "disarm", Crash: "crash", Restart: "restart", SetRate: "set-rate", SetLatency: "set-latency",
 	Resign: "resign", Transfer: "transfer", ArmPause: "arm-freeze-before-check",
 	ArmPauseInFlight: "arm-freeze-in-flight", ResignAll: "resign-all",
-	Suspend: "suspend", Resume: "resume", Backfill: "backfill",
+	Suspend: "suspend", Resume: "resume", Backfill: "backfill", StepClock: "step-clock",
 }
 
 // String names the fault kind.
@@ -52,6 +53,7 @@ type Fault struct {
 	Kind    FaultKind
 	Rate    float64       // SetRate
 	Latency time.Duration // SetLatency
+	Offset  time.Duration // StepClock: business time, ahead when positive
 	To      int           // Transfer
 	Name    int           // Resign, Transfer: which name (0: Job, i: "shard-i")
 	// From and Until are the virtual instants a Backfill covers.
@@ -83,6 +85,7 @@ func (e *engine) fault(f Fault) {
 		if n.frozen && !n.frozenByEffect {
 			e.resume(n)
 		}
+		e.clockThawed(n)
 	case ArmFreeze:
 		n.armed = true
 	case ArmPause:
@@ -94,6 +97,7 @@ func (e *engine) fault(f Fault) {
 		if n.frozen && n.frozenByEffect {
 			e.resume(n)
 		}
+		e.clockThawed(n)
 	case Crash:
 		if n.up {
 			n.up, n.frozen, n.frozenByEffect, n.mailbox = false, false, false, nil
@@ -113,6 +117,11 @@ func (e *engine) fault(f Fault) {
 		e.rateChanged()
 		if n.up && !n.frozen {
 			e.armTimer(n)
+		}
+	case StepClock:
+		n.stepTo, n.stepping = f.Offset, true
+		if !n.sm.Working() {
+			e.landStep(n)
 		}
 	case SetLatency:
 		n.latency = f.Latency
@@ -168,7 +177,7 @@ func (e *engine) resume(n *node) {
 	mail := n.mailbox
 	n.mailbox = nil
 	for _, ev := range mail {
-		if ev.kind == evReply || ev.kind == evWorkReply || ev.kind == evNodeTrigger || ev.kind == evEffectDone {
+		if ev.kind == evReply || ev.kind == evWorkReply || ev.kind == evNodeTrigger || ev.kind == evEffectDone || ev.kind == evStepDown {
 			e.dispatch(ev)
 		}
 	}

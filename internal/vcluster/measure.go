@@ -83,6 +83,9 @@ func (e *engine) observe() {
 // the ledger writes that committed and the effects that ran: evidence that
 // a run of seeds draws what ships.
 type Coverage struct {
+	ClockHeld      int // times a leader's clock guard held it off
+	SteppedDown    int // times a held-off leader gave its term up
+	ClockWithin    int // claims by a node whose wall clock was off, within the tolerance
 	OverlapSkips   int // periods skipped by the overlap policy
 	CapSkips       int // by the catch-up cap
 	WindowSkips    int // by the catch-up window

@@ -58,6 +58,21 @@ type node struct {
 	pending          *scheduler.StartEffect // frozen before the effect
 	pendingChecked   bool                   // after its Valid() check
 	frozenByEffect   bool
+
+	// The wall-clock guard (Config.ClockTolerance): the node's wall clock
+	// is wallOff off the true time (StepClock); its last clock check was
+	// answered while it was checkedOff off; heldAt is when its machine
+	// said the guard holds it off (-1: it does not), restarted at a thaw;
+	// awaiting: it stepped down and campaigns for Job again only once
+	// its clock agrees (schedule.AwaitClock).
+	wallOff, checkedOff time.Duration
+	heldAt              time.Duration
+	awaiting            bool
+	// A step of the wall clock (StepClock) to stepTo, while stepping,
+	// lands on a node in a term at its machine's next clock check (see
+	// landStep).
+	stepTo   time.Duration
+	stepping bool
 }
 
 // holding is a term of a name without work: its token (0: none) and its
@@ -116,6 +131,7 @@ func (e *engine) newMachine(n *node) {
 	n.held = make([]holding, len(e.names))
 	n.tickQueued = false
 	n.effStopped = n.effStopped[:0] // the old incarnation's effects end with it
+	n.heldAt, n.awaiting = -1, false
 }
 
 // campaign starts the campaign for every name, as a new process does.

@@ -165,6 +165,16 @@ type Config struct {
 	// a lease no valid Config writes. A planted record that is held is
 	// damaged: the check fails if any node is ever elected for it.
 	Plant []store.Record
+	// ClockTolerance, when positive, turns every node's wall-clock guard
+	// on (scheduler.Config.ClockTolerance, business time), against the
+	// true time as its reference (a store's clock); StepClock faults set a
+	// node's wall clock off. ClockStepDown is the guard's step-down
+	// (scheduler.Config.ClockStepDown): the node then resigns Job and
+	// campaigns for it again once its clock agrees, as baton run does.
+	// With Check, every claim and skip is checked to follow a clock check
+	// that found the clock within the tolerance, and a leader held off for
+	// ClockStepDown plus three polls to have stepped down.
+	ClockTolerance, ClockStepDown time.Duration
 }
 
 // Mutation is a protection turned off on purpose: the machines' own
@@ -230,6 +240,7 @@ func (c Config) work() scheduler.Config {
 	if c.Retention.On() {
 		cfg.Retention, cfg.PruneEvery, cfg.PruneBatch = c.Retention, cal.Business(c.PruneEvery), c.PruneBatch
 	}
+	cfg.ClockTolerance, cfg.ClockStepDown = c.ClockTolerance, c.ClockStepDown
 	return cfg
 }
 
@@ -246,6 +257,7 @@ const (
 	evWorkCall           // a scheduler store call reaches the store
 	evCall               // an election store call reaches the store (CallLatency)
 	evEffectDone         // an effect that takes time ends (Config.Effect)
+	evStepDown           // a leader held off by its clock guard resigns the job (scheduler.StepDown)
 )
 
 // logState is how far a name's election log was checked.
@@ -483,6 +495,11 @@ func (e *engine) dispatch(ev event) {
 		}
 	case evEffectDone:
 		e.effectEnded(n, ev)
+	case evStepDown:
+		// Not a store answer: a node cut off loses none of it.
+		if int(ev.gen) == n.termGen {
+			e.step(n, election.Resign{Name: Job})
+		}
 	case evWorkTick:
 		if int(ev.gen) == n.workGen {
 			e.stepWork(n, scheduler.Tick{})

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton/fence"
+	"github.com/batonhq/baton/internal/election"
 	"github.com/batonhq/baton/internal/scheduler"
 	"github.com/batonhq/baton/schedule"
 	"github.com/batonhq/baton/store"
@@ -47,12 +48,14 @@ func (e *engine) startWork(n *node) {
 // endWork tells n's scheduler machine that the term ended.
 func (e *engine) endWork(n *node) {
 	n.termGen++
+	n.heldAt = -1
 	e.stepWork(n, scheduler.End{})
+	e.landStep(n)
 }
 
 // stepWork feeds the scheduler machine and executes its actions.
 func (e *engine) stepWork(n *node, ev scheduler.Event) {
-	wall := e.cal.Wall(e.now)
+	wall := e.cal.Wall(e.now).Add(n.wallOff) // the node's wall clock
 	for _, a := range n.sm.Step(wall, ev) {
 		e.doWork(n, a)
 	}
@@ -62,7 +65,7 @@ func (e *engine) stepWork(n *node, ev scheduler.Event) {
 func (e *engine) armWork(n *node) {
 	n.workGen++
 	if next := n.sm.Next(); !next.IsZero() {
-		e.push(event{at: max(e.cal.Virtual(next), e.now), kind: evWorkTick, node: int32(n.idx), inc: int32(n.inc), gen: int32(n.workGen)})
+		e.push(event{at: max(e.cal.Virtual(next.Add(-n.wallOff)), e.now), kind: evWorkTick, node: int32(n.idx), inc: int32(n.inc), gen: int32(n.workGen)})
 	}
 }
 
@@ -161,8 +164,24 @@ func (e *engine) call(n *node, a scheduler.Action) scheduler.Event {
 
 func (e *engine) doWork(n *node, a scheduler.Action) {
 	switch a := a.(type) {
-	case scheduler.Register, scheduler.ReadJob, scheduler.ReadRuns, scheduler.SwapRun, scheduler.GetRun, scheduler.Prune:
+	case scheduler.SwapRun:
+		e.checkClockGuard(n, a)
 		e.send(n, a)
+	case scheduler.Register, scheduler.ReadJob, scheduler.ReadRuns, scheduler.GetRun, scheduler.Prune:
+		e.send(n, a)
+	case scheduler.CheckClock:
+		// The reference is the true time (a store's clock, PostgreSQL's),
+		// answered at once.
+		e.landStep(n)
+		n.checkedOff = n.wallOff
+		e.reply(n, int32(n.termGen), scheduler.ClockRead{Reference: e.cal.Wall(e.now)}, 0)
+	case scheduler.ClockHeld:
+		e.tracef("%s token %d: the clock guard holds it off: %v (skew %v)", n.id, n.term, a.Held, a.Skew)
+		n.heldAt = -1
+		if a.Held {
+			n.heldAt = e.now
+			e.out.Covered.ClockHeld++
+		}
 	case scheduler.StartEffect:
 		if n.armedBeforeCheck {
 			n.frozen, n.frozenByEffect, n.pending, n.pendingChecked = true, true, &a, false
@@ -177,11 +196,81 @@ func (e *engine) doWork(n *node, a scheduler.Action) {
 	case scheduler.Fail:
 		e.fail(a.Err)
 	case scheduler.StepDown:
-		e.fail(a.Err) // the simulator turns no clock guard on: never
+		// As baton run does: Run returns, the Elector resigns and stops
+		// campaigning, and the node waits for its clock to agree.
+		e.tracef("%s token %d steps down: %v", n.id, n.term, a.Err)
+		e.out.Covered.SteppedDown++
+		n.awaiting = true // heldAt stays: the term must end, and soon (checkStepDown)
+		e.push(event{at: e.now, kind: evStepDown, node: int32(n.idx), inc: int32(n.inc), gen: int32(n.termGen)})
 	case scheduler.Note:
 		if e.c.Trace != nil && a.Level >= slog.LevelWarn {
 			e.tracef("%s %s %s: %v", n.id, a.Msg, a.Period, a.Err)
 		}
+	}
+}
+
+// clockOff reports whether n's wall clock is off the true time by more than
+// the clock guard's tolerance, by the guard's own comparison.
+func (e *engine) clockOff(n *node) bool {
+	truth := e.cal.Wall(e.now)
+	_, off := scheduler.Skew(truth.Add(n.wallOff), truth, e.work.ClockTolerance)
+	return e.work.ClockTolerance > 0 && off
+}
+
+// awaitClock campaigns for Job again on a node that stepped down, once its
+// clock agrees (schedule.AwaitClock's loop, which polls; the simulator
+// looks when the clock changes or the node thaws).
+func (e *engine) awaitClock(n *node) {
+	if n.awaiting && n.up && !n.frozen && !e.clockOff(n) {
+		n.awaiting = false
+		e.tracef("%s's wall clock agrees again: campaigning", n.id)
+		e.step(n, election.Start{Name: Job, Hold: true})
+	}
+}
+
+// landStep sets n's wall clock to the step that waits for it, if any. A
+// step lands on a node outside a term at once, on one in a term when its
+// machine checks the clock (the first thing of a pass, when no plan and no
+// run is under way) or its term ends. The machine measures the time
+// between two of its own readings by its wall clock here, where a
+// runtime's readings carry a monotonic one that a step does not move: a
+// step in the middle of a run or a plan would make the simulator's
+// machine see what no runtime does. A step on a held-off leader restarts
+// the step-down bound, as a thaw does.
+func (e *engine) landStep(n *node) {
+	if !n.stepping {
+		return
+	}
+	n.wallOff, n.stepping = n.stepTo, false
+	e.tracef("%s's wall clock is now %v off", n.id, n.wallOff)
+	if n.heldAt >= 0 {
+		n.heldAt = e.now
+	}
+	e.awaitClock(n)
+}
+
+// clockThawed restarts the step-down bound of a thawed node (a frozen
+// machine checks no clock) and lets a node that stepped down look at its
+// clock.
+func (e *engine) clockThawed(n *node) {
+	if n.heldAt >= 0 && !n.frozen {
+		n.heldAt = e.now
+	}
+	e.awaitClock(n)
+}
+
+// checkClockGuard: a claim or skip follows a clock check that found the
+// node's wall clock within the tolerance (Config.ClockTolerance).
+func (e *engine) checkClockGuard(n *node, a scheduler.SwapRun) {
+	if !e.c.Check || e.work.ClockTolerance <= 0 || a.Kind == scheduler.KindComplete {
+		return
+	}
+	if a.Kind == scheduler.KindClaim && n.checkedOff != 0 && n.checkedOff.Abs() <= e.work.ClockTolerance {
+		e.out.Covered.ClockWithin++
+	}
+	if n.checkedOff.Abs() > e.work.ClockTolerance { // the checker's own definition, not the product's
+		e.violate("%s %s %s (token %d) after its clock check found its wall clock %v off the reference, tolerance %v",
+			n.id, a.Kind, a.Swap.Run.Period, a.Swap.Run.Token, n.checkedOff, e.work.ClockTolerance)
 	}
 }
 
@@ -370,7 +459,8 @@ func (e *engine) finishEffect(n *node, a scheduler.StartEffect, fail, deliver bo
 // told ended now while working in its term: that term's previous run.
 func (e *engine) busy(n *node, a scheduler.StartEffect, deliver bool) {
 	if deliver && n.sm.Working() {
-		n.busyTok, n.busyFrom, n.busyTo = a.Run.Token, a.Run.Started, e.cal.Wall(e.now)
+		// By the node's wall clock, as its machine sees the run's end.
+		n.busyTok, n.busyFrom, n.busyTo = a.Run.Token, a.Run.Started, e.cal.Wall(e.now).Add(n.wallOff)
 	}
 }
 
