@@ -72,8 +72,10 @@ longer than the period, some failing) with a timeout; the jitter and the
 catch-up cap are the flags'. The checker verifies every skip against its
 reason (cap, window, latest or none, overlap: the period came due while
 the term's previous run went on), every retry (retries left, after the
-backoff), every run against the timeout (stopped no later), and every
-first claim against the jitter. The second line of --trace says what the
+backoff), every run against the timeout (stopped no later), every
+first claim against the jitter, and every row a prune deletes against the
+retention (done or skipped, not the newest scheduled row, older than the
+age by the true time or with the rows newer). The second line of --trace says what the
 seed drew.
 
 Mutations (--mutate) turn a protection off; each must be caught:
@@ -94,7 +96,9 @@ once), no-manual-exempt (backfilled periods are skipped by the catch-up
 policy or window like scheduled ones), no-timeout (runs go on past the
 timeout), node-jitter (every node derives its own jitter, so a handover
 re-rolls it), no-clock-guard (every clock check is taken as agreeing),
-no-step-down (a leader held off by its clock guard keeps its term).`
+no-step-down (a leader held off by its clock guard keeps its term),
+prune-failed (retention prunes failed rows too), prune-early (it prunes
+by half the retention's age and rows).`
 
 func runSim(ctx context.Context, e *env, args []string) int {
 	const name = "sim"
@@ -166,6 +170,10 @@ func runSim(ctx context.Context, e *env, args []string) int {
 		o.Mutate.Work.NoClockGuard = true
 	case "no-step-down":
 		o.Mutate.Work.NoStepDown = true
+	case "prune-failed":
+		o.Mutate.Work.PruneFailed = true
+	case "prune-early":
+		o.Mutate.Work.PruneEarly = true
 	default:
 		return e.fail(name, usagef("--mutate %q: want %s", *mutate, mutationList))
 	}
@@ -225,7 +233,7 @@ func runSim(ctx context.Context, e *env, args []string) int {
 	return exitOK
 }
 
-const mutationList = "no-fence, no-margin, no-valid-check, unfenced-ledger, session-no-margin, session-name-expiry, no-pull, no-catch-up-cap, no-jitter, ignore-suspension, no-overlap-skip, no-retry-backoff, no-manual-exempt, no-timeout, node-jitter, no-clock-guard, no-step-down or wrap-deadline"
+const mutationList = "no-fence, no-margin, no-valid-check, unfenced-ledger, session-no-margin, session-name-expiry, no-pull, no-catch-up-cap, no-jitter, ignore-suspension, no-overlap-skip, no-retry-backoff, no-manual-exempt, no-timeout, node-jitter, no-clock-guard, no-step-down, prune-failed, prune-early or wrap-deadline"
 
 // replayFlags are the flags given that shape a seed's run, for the
 // replay line of a violation: the seed alone would run another cluster.

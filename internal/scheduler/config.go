@@ -88,4 +88,10 @@ type Mutations struct {
 	// NoStepDown runs as if Config.ClockStepDown were 0: a leader held
 	// off by the guard keeps its term [no-step-down].
 	NoStepDown bool
+	// PruneFailed prunes failed rows past the retention too, which stay
+	// until they are run again or pruned by hand [prune-failed].
+	PruneFailed bool
+	// PruneEarly prunes by half the retention: half its age, half its
+	// rows (rounded up) [prune-early].
+	PruneEarly bool
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/batonhq/baton/store"
@@ -61,7 +62,15 @@ func (m *Machine) pruneDue(now time.Time) bool {
 // token. A round is batches until one comes back short.
 func (m *Machine) prune(now time.Time) []Action {
 	m.pruning = true
-	p := m.cfg.Retention.Prune(m.cfg.Job, now, PruneStates, m.cfg.PruneBatch)
+	states := PruneStates
+	if m.cfg.Mutate.PruneFailed {
+		states = append(slices.Clip(states), store.Failed)
+	}
+	ret := m.cfg.Retention
+	if m.cfg.Mutate.PruneEarly {
+		ret.Age, ret.Rows = ret.Age/2, (ret.Rows+1)/2
+	}
+	p := ret.Prune(m.cfg.Job, now, states, m.cfg.PruneBatch)
 	p.Fenced, p.Token = !m.cfg.Unfenced, m.token
 	m.op = opPrune
 	return []Action{Prune{Prune: p}}

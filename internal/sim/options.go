@@ -99,8 +99,9 @@ type Options struct {
 	// clock-step faults for Work.NoClockGuard and Work.NoStepDown, balanced
 	// seeds for Election.NoPull. The seeds draw the rest in a share of
 	// runs: overlap skip and runs longer than the period in half of them,
-	// retries and failing runs, timeouts that long runs outlast, hostile
-	// records for Election.WrapDeadline.
+	// retries and failing runs, timeouts that long runs outlast, a
+	// retention (with failed rows for Work.PruneFailed), hostile records
+	// for Election.WrapDeadline.
 	Mutate vcluster.Mutation
 	// Names is how many names every node campaigns for besides the job's
 	// ("shard-1" to "shard-<Names>"): held like the job's, without work.

@@ -151,6 +151,10 @@ func TestMutationsAreCaught(t *testing.T) {
 		// of their steps go beyond the tolerance, most of those long.
 		{"no clock guard", func(o *sim.Options) { o.Mutate.Work.NoClockGuard = true }, 30},
 		{"no step-down", func(o *sim.Options) { o.Mutate.Work.NoStepDown = true }, 40},
+		// Retention on in a third of the seeds, failing runs in a third:
+		// failed rows old enough to prune in some.
+		{"failed rows pruned", func(o *sim.Options) { o.Mutate.Work.PruneFailed = true }, 60},
+		{"pruning by half the retention", func(o *sim.Options) { o.Mutate.Work.PruneEarly = true }, 40},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o := sim.DefaultOptions()

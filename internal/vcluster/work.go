@@ -149,7 +149,14 @@ func (e *engine) call(n *node, a scheduler.Action) scheduler.Event {
 		return r
 	case scheduler.Prune:
 		var r scheduler.Pruned
+		var before []store.Run
+		if e.c.Check {
+			before = e.ledger()
+		}
 		r.N, r.Err = e.c.Store.PruneRuns(e.ctx, a.Prune)
+		if e.c.Check && r.N > 0 {
+			e.checkPrune(n, before, e.ledger())
+		}
 		e.out.Covered.Pruned += r.N
 		if r.Err == nil && r.N > 0 {
 			e.tracef("%s pruned %d rows with token %d", n.id, r.N, a.Prune.Token)
@@ -271,6 +278,59 @@ func (e *engine) checkClockGuard(n *node, a scheduler.SwapRun) {
 	if n.checkedOff.Abs() > e.work.ClockTolerance { // the checker's own definition, not the product's
 		e.violate("%s %s %s (token %d) after its clock check found its wall clock %v off the reference, tolerance %v",
 			n.id, a.Kind, a.Swap.Run.Period, a.Swap.Run.Token, n.checkedOff, e.work.ClockTolerance)
+	}
+}
+
+// ledger reads every row of the job's ledger, oldest first.
+func (e *engine) ledger() []store.Run {
+	rows, err := e.c.Store.Runs(e.ctx, Job, "", 0)
+	if err != nil {
+		e.fail(err)
+	}
+	return rows
+}
+
+// checkPrune checks, by the checker's own reading of the retention, every
+// row that a prune of n deleted (in before, not in after): a done or
+// skipped row (a failed one stays until it is run again or pruned by
+// hand), not the newest scheduled row (the catch-up starts after it), and
+// past the retention: older than Age by the true time, plus the clock
+// guard's tolerance when it is on (a node prunes by its own wall clock,
+// which the guard lets differ by that much), or with at least Rows newer
+// rows.
+func (e *engine) checkPrune(n *node, before, after []store.Run) {
+	ret := e.c.Retention
+	left := make(map[string]bool, len(after))
+	for _, r := range after {
+		left[r.Period] = true
+	}
+	newest := ""
+	for _, r := range before {
+		if !r.Manual {
+			newest = r.Period
+		}
+	}
+	old := ""
+	if ret.Age > 0 {
+		old = scheduler.Key(e.cal.Wall(e.now).Add(e.work.ClockTolerance - ret.Age))
+	}
+	for i, r := range before {
+		if left[r.Period] {
+			continue
+		}
+		newer := len(before) - 1 - i
+		switch {
+		case r.State != store.Done && r.State != store.Skipped:
+			e.violate("retention: %s pruned the %s row of %s (only done and skipped rows go)", n.id, r.State, r.Period)
+		case r.Period == newest:
+			e.violate("retention: %s pruned %s, the newest scheduled row", n.id, r.Period)
+		case !(ret.Age > 0 && r.Period < old) && !(ret.Rows > 0 && newer >= ret.Rows):
+			e.violate("retention: %s pruned %s with %d newer rows, within the retention (age %v: rows before %q may go; rows %d)",
+				n.id, r.Period, newer, ret.Age, old, ret.Rows)
+		default:
+			continue
+		}
+		return
 	}
 }
 
