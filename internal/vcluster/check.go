@@ -34,7 +34,14 @@ import (
 //     a manual period (a trigger, a backfill row) is never skipped; a
 //     failed period is retried only with retries left and after the
 //     backoff; a run of a working term never goes on past the timeout
-//     (the machine stops it).
+//     (the machine stops it);
+//   - retention: a prune deletes only done and skipped rows, never the
+//     newest scheduled one, each older than the age by the true time (plus
+//     the clock guard's tolerance) or with at least the rows newer;
+//   - the clock guard (Config.ClockTolerance): no claim or skip follows a
+//     clock check that found the node's wall clock beyond the tolerance,
+//     and a leader that its guard holds off leaves its term within the
+//     step-down and three polls (Config.ClockStepDown).
 //
 // Those about writes and effects are checked where the write or the
 // effect happens (work.go), the others here. The liveness checks at the
