@@ -73,7 +73,8 @@ catch-up cap are the flags'. The checker verifies every skip against its
 reason (cap, window, latest or none, overlap: the period came due while
 the term's previous run went on), every retry (retries left, after the
 backoff), every run against the timeout (stopped no later), every
-first claim against the jitter, and every row a prune deletes against the
+first claim against the jitter, every claim of a scheduled period against
+the window, and every row a prune deletes against the
 retention (done or skipped, not the newest scheduled row, older than the
 age by the true time or with the rows newer). The second line of --trace says what the
 seed drew.
@@ -88,7 +89,8 @@ own record stays unchanged for lease + 2e, ignoring the session), no-pull
 (balanced nodes never ask for a handover: the balance check must fail),
 wrap-deadline (a held record's lease is trusted whatever it is and
 lease + 2e wraps around: a hostile seed's planted record is taken over),
-no-catch-up-cap (the planner ignores the catch-up cap), no-jitter (it
+no-catch-up-cap (the planner ignores the catch-up cap),
+no-catch-up-window (it ignores the catch-up window), no-jitter (it
 ignores the jitter), ignore-suspension (it plans as if the job were never
 suspended: it claims periods while the job is suspended), no-overlap-skip
 (overlap skip queues instead), no-retry-backoff (a failure is retried at
@@ -152,6 +154,8 @@ func runSim(ctx context.Context, e *env, args []string) int {
 		o.Mutate.Election.WrapDeadline = true
 	case "no-catch-up-cap":
 		o.Mutate.Work.NoCatchUpCap = true
+	case "no-catch-up-window":
+		o.Mutate.Work.NoCatchUpWindow = true
 	case "no-jitter":
 		o.Mutate.Work.NoJitter = true
 	case "ignore-suspension":
@@ -233,7 +237,7 @@ func runSim(ctx context.Context, e *env, args []string) int {
 	return exitOK
 }
 
-const mutationList = "no-fence, no-margin, no-valid-check, unfenced-ledger, session-no-margin, session-name-expiry, no-pull, no-catch-up-cap, no-jitter, ignore-suspension, no-overlap-skip, no-retry-backoff, no-manual-exempt, no-timeout, node-jitter, no-clock-guard, no-step-down, prune-failed, prune-early or wrap-deadline"
+const mutationList = "no-fence, no-margin, no-valid-check, unfenced-ledger, session-no-margin, session-name-expiry, no-pull, no-catch-up-cap, no-catch-up-window, no-jitter, ignore-suspension, no-overlap-skip, no-retry-backoff, no-manual-exempt, no-timeout, node-jitter, no-clock-guard, no-step-down, prune-failed, prune-early or wrap-deadline"
 
 // replayFlags are the flags given that shape a seed's run, for the
 // replay line of a violation: the seed alone would run another cluster.

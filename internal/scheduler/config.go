@@ -61,6 +61,9 @@ type Mutations struct {
 	NoValidCheck bool
 	// NoCatchUpCap plans as if Policy.Max were 0 [no-catch-up-cap].
 	NoCatchUpCap bool
+	// NoCatchUpWindow plans as if Policy.Window were 0
+	// [no-catch-up-window].
+	NoCatchUpWindow bool
 	// NoJitter plans as if Policy.Jitter were 0 [no-jitter].
 	NoJitter bool
 	// IgnoreSuspension plans as if the job were never suspended

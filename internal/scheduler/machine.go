@@ -454,6 +454,18 @@ func (m *Machine) apply(now time.Time) []Action {
 			mv.Step, mv.Reason = Skip, CapReason(max)
 		}
 	}
+	if w := m.policy().Window; w > 0 && mv.Step == Claim && (!mv.Period.Manual || m.cfg.Mutate.NoManualExempt) {
+		// The window too counts at the claim, as the cap does: the skips
+		// before it took a while. A period later than the window now is
+		// skipped; a retry is given up, its failure recorded as it is, as
+		// the planner leaves a retry later than the window.
+		if late := now.Sub(mv.Period.Scheduled); late > w {
+			if mv.Prev.State == store.Failed {
+				return m.apply(now)
+			}
+			mv.Step, mv.Reason = Skip, WindowReason(late, w)
+		}
+	}
 	m.period = mv.Period
 	k := KindClaim
 	if mv.Step == Skip {
@@ -646,6 +658,9 @@ func (m *Machine) policy() Policy {
 	}
 	if m.cfg.Mutate.NoTimeout {
 		pol.Timeout = 0
+	}
+	if m.cfg.Mutate.NoCatchUpWindow {
+		pol.Window = 0
 	}
 	return pol
 }

@@ -155,6 +155,12 @@ type Move struct {
 	Newer int
 }
 
+// WindowReason is the reason of a period skipped late by the catch-up
+// window w.
+func WindowReason(late, w time.Duration) string {
+	return fmt.Sprintf("skipped: %v late, outside the catch-up window of %v", late, w)
+}
+
 // CapReason is the reason of a period skipped by the catch-up cap max.
 func CapReason(max int) string {
 	return fmt.Sprintf("skipped: outside the catch-up window: %d or more newer periods are due (catch-up max %d)", max, max)
@@ -433,7 +439,7 @@ moves:
 			}
 			switch {
 			case in.Policy.Window > 0 && late > in.Policy.Window:
-				a.Step, a.Reason = Skip, fmt.Sprintf("skipped: %v late, outside the catch-up window of %v", late, in.Policy.Window)
+				a.Step, a.Reason = Skip, WindowReason(late, in.Policy.Window)
 			case capped(c):
 				a.Step, a.Reason = Skip, CapReason(in.Policy.Max)
 			case policy == CatchUpLatest && (plan.More || c.p.Key != newest):

@@ -126,6 +126,9 @@ func TestMutationsAreCaught(t *testing.T) {
 		// A planner that ignores the jitter claims the first period before
 		// its delay: every seed.
 		{"no jitter", func(o *sim.Options) { o.Mutate.Work.NoJitter = true }, 2},
+		// A planner without the window: a third of the seeds draw one,
+		// and a leaderless stretch or a long run makes periods late.
+		{"no catch-up window", func(o *sim.Options) { o.Mutate.Work.NoCatchUpWindow = true }, 40},
 		// A planner that ignores a suspension claims a period after
 		// reading it: a quarter of the seeds suspend the job.
 		{"ignore suspension", func(o *sim.Options) { o.Mutate.Work.IgnoreSuspension = true }, 20},

@@ -373,6 +373,7 @@ func (e *engine) ledgerWrite(n *node, a scheduler.SwapRun, r scheduler.Swapped) 
 		e.note(n, Happening{Kind: Claimed, Token: sw.Token, Period: sw.Period})
 	}
 	e.checkCap(a)
+	e.checkWindow(a)
 	e.checkJitter(a)
 	e.checkSuspended(a)
 	e.checkOverlap(n, a)
@@ -696,6 +697,20 @@ func (e *engine) checkCap(a scheduler.SwapRun) {
 		if n := newer(sw.Finished); n < max {
 			e.violate("catch-up cap: period %s skipped with only %d newer periods due (max %d)", sw.Period, n, max)
 		}
+	}
+}
+
+// checkWindow checks a claim of a scheduled period (a first claim or a
+// retry) against the catch-up window: it starts no later than Window after
+// the period's instant, by the claimant's clock, however long ago it was
+// planned.
+func (e *engine) checkWindow(a scheduler.SwapRun) {
+	sw, w := a.Swap.Run, e.c.Policy.Window
+	if !e.c.Check || w <= 0 || a.Kind != scheduler.KindClaim || sw.Manual {
+		return
+	}
+	if late := sw.Started.Sub(sw.Scheduled); late > w {
+		e.violate("catch-up window: period %s claimed %v late, outside the window of %v", sw.Period, late, w)
 	}
 }
 
