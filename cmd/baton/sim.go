@@ -72,11 +72,11 @@ longer than the period, some failing) with a timeout; the jitter and the
 catch-up cap are the flags'. The checker verifies every skip against its
 reason (cap, window, latest or none, overlap: the period came due while
 the term's previous run went on), every retry (retries left, after the
-backoff), every run against the timeout (stopped no later), every
-first claim against the jitter, every claim of a scheduled period against
-the window, and every row a prune deletes against the
-retention (done or skipped, not the newest scheduled row, older than the
-age by the true time or with the rows newer). The second line of --trace says what the
+backoff), every run against the timeout (stopped no later), every first
+claim against the jitter, every claim of a scheduled period against the
+window, and every row a prune deletes against the retention (done or
+skipped, not the newest scheduled row, older than the age by the true
+time or with the rows newer). The second line of --trace says what the
 seed drew.
 
 Mutations (--mutate) turn a protection off; each must be caught:

@@ -443,7 +443,8 @@ func (m *Machine) apply(now time.Time) []Action {
 	}
 	mv := m.moves[0]
 	m.moves = m.moves[1:]
-	if max := m.policy().Max; max > 0 && mv.Step == Claim && !mv.Period.Manual && mv.Prev.Version == 0 && now.After(m.planAt) {
+	pol := m.policy()
+	if max := pol.Max; max > 0 && mv.Step == Claim && !mv.Period.Manual && mv.Prev.Version == 0 && now.After(m.planAt) {
 		// Time passed since the plan (its skips took a while): periods
 		// that came due since count against the cap too.
 		n := mv.Newer
@@ -454,7 +455,7 @@ func (m *Machine) apply(now time.Time) []Action {
 			mv.Step, mv.Reason = Skip, CapReason(max)
 		}
 	}
-	if w := m.policy().Window; w > 0 && mv.Step == Claim && (!mv.Period.Manual || m.cfg.Mutate.NoManualExempt) {
+	if w := pol.Window; w > 0 && mv.Step == Claim && (!mv.Period.Manual || m.cfg.Mutate.NoManualExempt) {
 		// The window too counts at the claim, as the cap does: the skips
 		// before it took a while. A period later than the window now is
 		// skipped; a retry is given up, its failure recorded as it is, as
