@@ -34,8 +34,27 @@ type Record struct {
 	// whoever comes first. On a free record it names the node that may take
 	// it at once; other nodes wait out the lease first.
 	Transfer string
+	// Successor, on a dead (free) session record, names the session
+	// record of the process that took over every name held through this
+	// one, in the write that ended it (a succession; see Resolve). It is
+	// written only in that write and never changes afterwards. Empty on
+	// every other record.
+	Successor string
+	// SuccessorHolder and SuccessorIncarnation, on a dead session record
+	// with a Successor, are the successor's Holder and Incarnation when it
+	// was named: who the names passed on are held by (the successor's own
+	// record has none once it ends too). A store sets them from the
+	// successor's record in the write that names it; a Swap's are ignored.
+	SuccessorHolder      string
+	SuccessorIncarnation string
+	// Via, on a record as a store returns it, names the session record
+	// its stored record points at when that session was passed on by a
+	// succession (Resolve): the record is then held through Session, a
+	// successor. Empty otherwise. Stores ignore it in a Swap.
+	Via string
 	// Version changes on every write; it is what Swap compares.
-	// 0 means "does not exist".
+	// 0 means "does not exist". On a record passed on by a succession it
+	// is the resolved version (Resolve).
 	Version int64
 	// Updated is the store's time of the last write, for people to read.
 	// No decision may compare it with a local clock.

@@ -45,12 +45,29 @@ func (s *Store) History(ctx context.Context, name string, after uint64, limit in
 
 // swapLocked applies one swap; s.mu must be held.
 func (s *Store) swapLocked(sw store.Swap) (store.Record, error) {
+	if err := s.settleLocked(sw.Record.Name); err != nil {
+		return store.Record{}, err
+	}
 	cur := s.records[sw.Record.Name]
-	if err := storedriver.CheckSwap(cur, sw); err != nil {
+	sw.Record.Via = ""
+	next, err := store.Resolve(sw.Record, s.sessionLocked, nil)
+	if err != nil {
+		return store.Record{}, err
+	}
+	successor, ok := s.records[sw.Record.Successor]
+	if err := storedriver.CheckSuccessionSwap(cur, sw, next.Token, successor, ok && sw.Record.Successor != ""); err != nil {
 		return store.Record{}, err
 	}
 	s.version++
 	rec := sw.Record
+	rec.SuccessorHolder, rec.SuccessorIncarnation = "", ""
+	if rec.Successor != "" {
+		if cur.Successor != "" {
+			rec.SuccessorHolder, rec.SuccessorIncarnation = cur.SuccessorHolder, cur.SuccessorIncarnation
+		} else {
+			rec.SuccessorHolder, rec.SuccessorIncarnation = successor.Holder, successor.Incarnation
+		}
+	}
 	rec.Version = s.version
 	rec.Updated = s.now()
 	s.records[rec.Name] = rec
@@ -66,9 +83,12 @@ func (c *client) Get(ctx context.Context, name string) (store.Record, error) {
 		return store.Record{}, err
 	}
 	c.s.mu.Lock()
-	rec, ok := c.s.records[name]
+	rec, ok, err := c.s.resolveLocked(name)
 	c.s.mu.Unlock()
 	if err := c.s.leave(ctx, c.node); err != nil {
+		return store.Record{}, err
+	}
+	if err != nil {
 		return store.Record{}, err
 	}
 	if !ok {
@@ -107,8 +127,14 @@ func (c *client) getMany(ctx context.Context, res []store.GetResult, names []str
 		return nil, err
 	}
 	c.s.mu.Lock()
+	var err error
 	for _, n := range names {
-		rec, ok := c.s.records[n]
+		var rec store.Record
+		var ok bool
+		rec, ok, err = c.s.resolveLocked(n)
+		if err != nil {
+			break
+		}
 		if !ok {
 			res = append(res, store.GetResult{Err: fmt.Errorf("election %q: %w", n, store.ErrNotFound)})
 			continue
@@ -117,6 +143,9 @@ func (c *client) getMany(ctx context.Context, res []store.GetResult, names []str
 	}
 	c.s.mu.Unlock()
 	if err := c.s.leave(ctx, c.node); err != nil {
+		return nil, err
+	}
+	if err != nil {
 		return nil, err
 	}
 	return res, nil
@@ -128,12 +157,21 @@ func (c *client) History(ctx context.Context, name string, after uint64, limit i
 	}
 	c.s.mu.Lock()
 	var out []store.Event
-	for _, ev := range c.s.logs[name] {
+	log := c.s.logs[name]
+	implied, err := c.s.impliedLocked(c.s.records[name])
+	if len(implied) > 0 {
+		// Shown with the numbers the name's next write stores them under.
+		log = append(log[:len(log):len(log)], implied...)
+	}
+	for _, ev := range log {
 		if ev.Seq > after && (limit <= 0 || len(out) < limit) {
 			out = append(out, ev)
 		}
 	}
 	c.s.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
 	return out, c.s.leave(ctx, c.node)
 }
 

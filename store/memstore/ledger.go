@@ -68,7 +68,11 @@ func (c *client) SwapRun(ctx context.Context, sw store.RunSwap) (store.Run, erro
 
 func (s *Store) swapRunLocked(sw store.RunSwap) (store.Run, error) {
 	cur := s.runs[sw.Run.Job][sw.Run.Period]
-	if err := storedriver.CheckRunSwap(cur, sw, s.records[sw.Run.Job].Token); err != nil {
+	token, err := s.tokenLocked(sw.Run.Job)
+	if err != nil {
+		return store.Run{}, err
+	}
+	if err := storedriver.CheckRunSwap(cur, sw, token); err != nil {
 		return store.Run{}, err
 	}
 	job, found := s.jobs[sw.Run.Job]
@@ -160,7 +164,11 @@ func (c *client) PruneRuns(ctx context.Context, p store.Prune) (int, error) {
 }
 
 func (s *Store) pruneLocked(p store.Prune) (int, error) {
-	if err := storedriver.CheckPrune(p, s.records[p.Job].Token); err != nil {
+	token, err := s.tokenLocked(p.Job)
+	if err != nil {
+		return 0, err
+	}
+	if err := storedriver.CheckPrune(p, token); err != nil {
 		return 0, err
 	}
 	ks := s.keys[p.Job]
@@ -202,6 +210,9 @@ func (c *client) UpdateJob(ctx context.Context, u store.JobUpdate) (store.Job, e
 		}
 		cur.Schedule = u.Schedule
 		c.s.jobs[u.Name] = cur
+		if err := c.s.settleLocked(u.Name); err != nil {
+			return store.Job{}, err
+		}
 		if rec, ok := c.s.records[u.Name]; ok {
 			c.s.version++
 			rec.Version = c.s.version

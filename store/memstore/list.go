@@ -78,8 +78,13 @@ func (c *client) CountHolders(ctx context.Context, now time.Time) ([]store.Holde
 	}
 	var h storedriver.Holders
 	c.s.mu.Lock()
-	for n, r := range c.s.records {
+	for n := range c.s.records {
 		if !store.IsSession(n) {
+			r, _, err := c.s.resolveLocked(n)
+			if err != nil {
+				c.s.mu.Unlock()
+				return nil, 0, err
+			}
 			h.Add(r, now)
 		}
 	}

@@ -14,3 +14,10 @@ func TestConformance(t *testing.T) {
 		return func() store.Store { return s.Client("") }
 	})
 }
+
+func TestSuccessionConformance(t *testing.T) {
+	storetest.RunSuccession(t, func(t *testing.T) func() store.Store {
+		s := memstore.New()
+		return func() store.Store { return s.Client("") }
+	})
+}

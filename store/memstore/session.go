@@ -18,8 +18,14 @@ func (c *client) DeleteSession(ctx context.Context, name string, expect int64) e
 }
 
 func (s *Store) deleteSessionLocked(name string, expect int64) error {
-	if err := storedriver.CheckDeleteSession(name, s.records[name], expect); err != nil {
+	cur := s.records[name]
+	if err := storedriver.CheckDeleteSession(name, cur, expect); err != nil {
 		return err
+	}
+	if cur.Successor != "" {
+		if err := storedriver.CheckDeleteSucceeded(name, cur, s.referencedLocked(name)); err != nil {
+			return err
+		}
 	}
 	delete(s.records, name)
 	return nil

@@ -20,6 +20,9 @@ func (c *client) SuspendJob(ctx context.Context, sj store.JobSuspend) (store.Job
 		if err := storedriver.CheckSuspend(sj, cur, ok); err != nil {
 			return store.Job{}, err
 		}
+		if err := c.s.settleLocked(sj.Name); err != nil {
+			return store.Job{}, err
+		}
 		at := c.s.now()
 		cur = storedriver.Suspend(sj, cur, at)
 		c.s.jobs[sj.Name] = cur

@@ -17,6 +17,9 @@ func CheckSwap(cur store.Record, s store.Swap) error {
 	if s.Record.Name == "" {
 		return fmt.Errorf("%w: empty record name", store.ErrInvalid)
 	}
+	if s.Record.Successor != "" {
+		return fmt.Errorf("%w: record %q names a successor, and this store keeps no successions (store.Succeeder)", store.ErrInvalid, s.Record.Name)
+	}
 	if err := store.CheckName(s.Record.Name); err != nil {
 		return fmt.Errorf("election record: %w", err)
 	}
@@ -308,6 +311,52 @@ func CheckDeleteSession(name string, cur store.Record, expect int64) error {
 		return fmt.Errorf("delete %q: %w", name, store.ErrConflict)
 	case !cur.Free():
 		return fmt.Errorf("delete %q: %w: the session is held (only dead sessions are deleted)", name, store.ErrInvalid)
+	}
+	return nil
+}
+
+// CheckSuccessionSwap is CheckSwap for a store that keeps successions
+// (store.Succeeder): cur is the current record as resolved (store.Resolve;
+// its Version is what s.Expect is compared with), newToken the resolved
+// token of s.Record, and successor the stored record that s.Record.Successor
+// names (ok false: none). On top of CheckSwap's rules, a Successor is
+// named only on a session record, only in the swap that ends it (held to
+// free), only of another session record that is held; a dead session's
+// Successor never changes.
+func CheckSuccessionSwap(cur store.Record, s store.Swap, newToken uint64, successor store.Record, ok bool) error {
+	plain := s
+	plain.Record.Successor = ""
+	plain.Record.Token = newToken
+	if err := CheckSwap(cur, plain); err != nil {
+		return err
+	}
+	r := s.Record
+	switch {
+	case store.IsSession(r.Name) && cur.Version != 0 && cur.Free() && r.Successor != cur.Successor:
+		return fmt.Errorf("%w: session %q is dead and its successor never changes", store.ErrInvalid, r.Name)
+	case r.Successor == "":
+		return nil
+	case !store.IsSession(r.Name):
+		return fmt.Errorf("%w: record %q names a successor and is not a session record", store.ErrInvalid, r.Name)
+	case cur.Version != 0 && cur.Free():
+		return nil // the dead session's own successor, kept (above)
+	case cur.Version == 0 || !r.Free():
+		return fmt.Errorf("%w: session %q names a successor only in the swap that ends it", store.ErrInvalid, r.Name)
+	case r.Successor == r.Name || !store.IsSession(r.Successor) || !ok || successor.Free():
+		return fmt.Errorf("%w: session %q cannot be succeeded by %q: a successor is another session record, held", store.ErrInvalid, r.Name, r.Successor)
+	}
+	return nil
+}
+
+// CheckDeleteSucceeded returns the error store.Store.DeleteSession gives
+// in a store that keeps successions when the dead session cur has a
+// successor and referenced says some record still points at it (a name's
+// stored record, or another dead session as its successor): it is kept,
+// or those names would resolve to a dead session and be taken with a
+// token already handed out. Nil when the delete applies.
+func CheckDeleteSucceeded(name string, cur store.Record, referenced bool) error {
+	if cur.Successor != "" && referenced {
+		return fmt.Errorf("delete %q: %w: names still point at it through its successor %q (try again once its successor rewrote them)", name, store.ErrConflict, cur.Successor)
 	}
 	return nil
 }

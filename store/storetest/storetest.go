@@ -66,6 +66,7 @@ func Run(t *testing.T, f Factory) {
 		{"Names", testNames},
 		{"NamesPage", testNamesPage},
 		{"CountHolders", testCountHolders},
+		{"SuccessorRefused", testSuccessorRefused},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

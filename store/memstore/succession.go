@@ -1,0 +1,127 @@
+package memstore
+
+import (
+	"context"
+	"slices"
+
+	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/store/storedriver"
+)
+
+var (
+	_ store.Succeeder = (*Store)(nil)
+	_ store.Succeeder = (*client)(nil)
+)
+
+// sessionLocked is store.Resolve's view of the stored session records.
+func (s *Store) sessionLocked(name string) (store.Record, bool) {
+	r, ok := s.records[name]
+	return r, ok
+}
+
+// resolveLocked returns the record of name as the store shows it
+// (store.Resolve) and whether there is one; s.mu must be held.
+func (s *Store) resolveLocked(name string) (store.Record, bool, error) {
+	raw, ok := s.records[name]
+	if !ok {
+		return store.Record{}, false, nil
+	}
+	if raw.Session == "" {
+		return raw, true, nil // the common case: no lookup
+	}
+	rec, err := store.Resolve(raw, s.sessionLocked, nil)
+	return rec, true, err
+}
+
+// impliedLocked returns the log events that the successions rec's stored
+// record was passed on by imply, numbered after the stored log.
+func (s *Store) impliedLocked(raw store.Record) ([]store.Event, error) {
+	var evs []store.Event
+	seq := uint64(len(s.logs[raw.Name]))
+	_, err := store.Resolve(raw, s.sessionLocked, func(now, dead store.Record) {
+		seq++
+		ev := storedriver.NextEvent(seq, now, store.TakenOver)
+		ev.Time, ev.Detail = dead.Updated, store.SuccessionDetail(dead.Name)
+		evs = append(evs, ev)
+	})
+	return evs, err
+}
+
+// settleLocked rewrites the stored record of name in its resolved form
+// when a succession passed it on, and appends the succession's log events:
+// the first write of a name after a succession does it before its own.
+// Nothing a reader sees changes (the resolved record is the same, its
+// version included; the events were shown by History already).
+func (s *Store) settleLocked(name string) error {
+	raw, ok := s.records[name]
+	if !ok || raw.Session == "" || store.IsSession(name) {
+		return nil
+	}
+	evs, err := s.impliedLocked(raw)
+	if err != nil || len(evs) == 0 {
+		return err
+	}
+	rec, err := store.Resolve(raw, s.sessionLocked, nil)
+	if err != nil {
+		return err
+	}
+	rec.Via = ""
+	s.records[name] = rec
+	s.logs[name] = append(s.logs[name], evs...)
+	return nil
+}
+
+// referencedLocked reports whether a stored record points at the session
+// record name: a name held through it, or a dead session it succeeded.
+func (s *Store) referencedLocked(name string) bool {
+	for _, r := range s.records {
+		if r.Session == name || r.Successor == name {
+			return true
+		}
+	}
+	return false
+}
+
+// HeldThrough implements store.Succeeder.
+func (s *Store) HeldThrough(ctx context.Context, session, after string, limit int) ([]store.Record, error) {
+	return s.Client("").(*client).HeldThrough(ctx, session, after, limit)
+}
+
+// HeldThrough implements store.Succeeder.
+func (c *client) HeldThrough(ctx context.Context, session, after string, limit int) ([]store.Record, error) {
+	if err := c.s.enter(ctx, c.node); err != nil {
+		return nil, err
+	}
+	c.s.mu.Lock()
+	var names []string
+	for n, r := range c.s.records {
+		if r.Session == session && n > after {
+			names = append(names, n)
+		}
+	}
+	slices.Sort(names)
+	if limit > 0 && len(names) > limit {
+		names = names[:limit]
+	}
+	out := make([]store.Record, 0, len(names))
+	var err error
+	for _, n := range names {
+		var rec store.Record
+		if rec, _, err = c.s.resolveLocked(n); err != nil {
+			break
+		}
+		out = append(out, rec)
+	}
+	c.s.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	return out, c.s.leave(ctx, c.node)
+}
+
+// tokenLocked is the resolved token of the election record name, 0 when
+// there is none: what a fenced ledger write is compared with.
+func (s *Store) tokenLocked(name string) (uint64, error) {
+	rec, _, err := s.resolveLocked(name)
+	return rec.Token, err
+}

@@ -1,0 +1,234 @@
+package storetest
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/batonhq/baton/store"
+)
+
+// testSuccessorRefused: a store that keeps no successions refuses a
+// session record that names one (it would drop it, and a process would
+// take a name's succession for granted that nobody else sees).
+func testSuccessorRefused(t *testing.T, open func() store.Store) {
+	s := open()
+	if _, ok := s.(store.Succeeder); ok {
+		return // RunSuccession checks what such a store does
+	}
+	sess := mustSwap(t, s, store.Swap{Record: session("n1")})
+	other := mustSwap(t, s, store.Swap{Record: session("n2")})
+	dead := store.Record{Name: sess.Name, Lease: sess.Lease, Successor: other.Name}
+	if _, err := s.Swap(ctx(t), store.Swap{Expect: sess.Version, Record: dead}); !errors.Is(err, store.ErrInvalid) {
+		t.Fatalf("a store without successions took a successor: %v", err)
+	}
+}
+
+// RunSuccession runs the conformance cases of store.Succeeder against the
+// backend made by f, whose stores must implement it.
+func RunSuccession(t *testing.T, f Factory) {
+	tests := []struct {
+		name string
+		fn   func(t *testing.T, s store.Store, h store.Succeeder)
+	}{
+		{"PassedOn", testSuccessionPassedOn},
+		{"StaleWritesConflict", testSuccessionStaleWrites},
+		{"FencedWithResolvedToken", testSuccessionFenced},
+		{"LogOfSuccession", testSuccessionLog},
+		{"DeleteKeepsReferenced", testSuccessionDelete},
+		{"InvalidSuccessors", testSuccessionInvalid},
+		{"Chain", testSuccessionChain},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := f(t)()
+			t.Cleanup(func() { s.Close() })
+			h, ok := s.(store.Succeeder)
+			if !ok {
+				t.Fatalf("%T does not implement store.Succeeder", s)
+			}
+			tc.fn(t, s, h)
+		})
+	}
+}
+
+// passOn makes n1's session hold name at token 5, n2's session live, and
+// ends n1's session with n2's as its successor. It returns the name's
+// stored record, n1's and n2's sessions, and the dead record.
+func passOn(t *testing.T, s store.Store, name string) (held, s1, s2, dead store.Record) {
+	t.Helper()
+	s1 = mustSwap(t, s, store.Swap{Record: session("n1")})
+	s2 = mustSwap(t, s, store.Swap{Record: session("n2")})
+	held = mustSwap(t, s, store.Swap{Record: heldThrough(name, s1, 5), Event: store.Acquired})
+	dead = mustSwap(t, s, store.Swap{Expect: s1.Version, Record: store.Record{Name: s1.Name, Lease: s1.Lease, Successor: s2.Name}})
+	return held, s1, s2, dead
+}
+
+func testSuccessionPassedOn(t *testing.T, s store.Store, h store.Succeeder) {
+	held, s1, s2, dead := passOn(t, s, "tenant-1")
+	if dead.Successor != s2.Name || !dead.Free() {
+		t.Fatalf("the dead session as stored = %+v", dead)
+	}
+	got, err := s.Get(ctx(t), "tenant-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Holder != "n2" || got.Session != s2.Name || got.Via != s1.Name || got.Token != 6 || got.Version <= held.Version {
+		t.Fatalf("Get after the succession = %+v, want held by n2 through %s via %s at token 6, version above %d", got, s2.Name, s1.Name, held.Version)
+	}
+	many, err := s.GetMany(ctx(t), []string{"tenant-1"})
+	if err != nil || many[0].Err != nil || many[0].Record != got {
+		t.Fatalf("GetMany = %+v, %v; want %+v", many, err, got)
+	}
+	list, err := h.HeldThrough(ctx(t), s1.Name, "", 0)
+	if err != nil || len(list) != 1 || list[0] != got {
+		t.Fatalf("HeldThrough(%s) = %+v, %v; want [%+v]", s1.Name, list, err, got)
+	}
+	if list, err := h.HeldThrough(ctx(t), s1.Name, "tenant-1", 0); err != nil || len(list) != 0 {
+		t.Fatalf("HeldThrough after the last name = %+v, %v", list, err)
+	}
+	// The successor writes the name: it is stored as it was read.
+	next := got
+	next.Via = ""
+	w := mustSwap(t, s, store.Swap{Expect: got.Version, Record: next})
+	if w.Session != s2.Name || w.Token != 6 || w.Via != "" {
+		t.Fatalf("the successor's write = %+v", w)
+	}
+	if list, err := h.HeldThrough(ctx(t), s1.Name, "", 0); err != nil || len(list) != 0 {
+		t.Fatalf("HeldThrough of the dead session after the rewrite = %+v, %v", list, err)
+	}
+}
+
+func testSuccessionStaleWrites(t *testing.T, s store.Store, h store.Succeeder) {
+	held, _, _, _ := passOn(t, s, "tenant-1")
+	// The dead holder's late release, prepared from its own read.
+	release := store.Record{Name: "tenant-1", Token: held.Token, Lease: held.Lease}
+	if _, err := s.Swap(ctx(t), store.Swap{Expect: held.Version, Record: release, Event: store.Released}); !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("the dead holder's release after the succession: %v, want ErrConflict", err)
+	}
+	// A contender's take from a read made before the succession.
+	s3 := mustSwap(t, s, store.Swap{Record: session("n3")})
+	take := heldThrough("tenant-1", s3, held.Token+1)
+	if _, err := s.Swap(ctx(t), store.Swap{Expect: held.Version, Record: take, Event: store.TakenOver}); !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("a take from a read before the succession: %v, want ErrConflict", err)
+	}
+	// At the resolved version, a write below the resolved token is refused.
+	got, _ := s.Get(ctx(t), "tenant-1")
+	if _, err := s.Swap(ctx(t), store.Swap{Expect: got.Version, Record: release, Event: store.Released}); !errors.Is(err, store.ErrInvalid) {
+		t.Fatalf("a release at the resolved version with the stored token: %v, want ErrInvalid", err)
+	}
+	if after, _ := s.Get(ctx(t), "tenant-1"); after != got {
+		t.Fatalf("refused writes changed the record: %+v, then %+v", got, after)
+	}
+}
+
+func testSuccessionFenced(t *testing.T, s store.Store, h store.Succeeder) {
+	passOn(t, s, "job")
+	pending, err := s.SwapRun(ctx(t), store.RunSwap{Run: store.Run{Job: "job", Period: p1, State: store.Pending}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	claim := pending
+	claim.State, claim.Token, claim.Holder, claim.Attempt = store.Running, 5, "n1", 1
+	if _, err := s.SwapRun(ctx(t), store.RunSwap{Expect: pending.Version, Run: claim, Fenced: true}); !errors.Is(err, store.ErrStaleToken) {
+		t.Fatalf("a claim with the dead holder's token: %v, want ErrStaleToken", err)
+	}
+	claim.Token, claim.Holder = 6, "n2"
+	if _, err := s.SwapRun(ctx(t), store.RunSwap{Expect: pending.Version, Run: claim, Fenced: true}); err != nil {
+		t.Fatalf("a claim with the resolved token: %v", err)
+	}
+	if _, err := s.PruneRuns(ctx(t), store.Prune{Job: "job", Keep: 1, Limit: 1, States: []store.RunState{store.Done}, Fenced: true, Token: 5}); !errors.Is(err, store.ErrStaleToken) {
+		t.Fatalf("a prune with the dead holder's token: %v, want ErrStaleToken", err)
+	}
+}
+
+func testSuccessionLog(t *testing.T, s store.Store, h store.Succeeder) {
+	_, s1, _, _ := passOn(t, s, "tenant-1")
+	evs, err := s.History(ctx(t), "tenant-1", 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(evs) != 2 || evs[1].Seq != 2 || evs[1].Kind != store.TakenOver || evs[1].Holder != "n2" || evs[1].Token != 6 || evs[1].Detail != store.SuccessionDetail(s1.Name) {
+		t.Fatalf("History after the succession = %+v, want acquired then taken over by n2 at token 6 (%s)", evs, store.SuccessionDetail(s1.Name))
+	}
+	got, _ := s.Get(ctx(t), "tenant-1")
+	free := store.Record{Name: "tenant-1", Token: got.Token, Lease: got.Lease}
+	mustSwap(t, s, store.Swap{Expect: got.Version, Record: free, Event: store.Released})
+	after, err := s.History(ctx(t), "tenant-1", 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(after) != 3 || after[1] != evs[1] || after[2].Seq != 3 || after[2].Kind != store.Released || after[2].Token != 6 {
+		t.Fatalf("History after the successor's release = %+v, want the succession's event as shown before, then released at 6", after)
+	}
+}
+
+func testSuccessionDelete(t *testing.T, s store.Store, h store.Succeeder) {
+	_, _, s2, dead := passOn(t, s, "tenant-1")
+	if err := s.DeleteSession(ctx(t), dead.Name, dead.Version); !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("DeleteSession of a succeeded session a name points at: %v, want ErrConflict", err)
+	}
+	got, _ := s.Get(ctx(t), "tenant-1")
+	if got.Holder != "n2" {
+		t.Fatalf("after the refused delete: %+v", got)
+	}
+	next := got
+	next.Via = ""
+	mustSwap(t, s, store.Swap{Expect: got.Version, Record: next})
+	if err := s.DeleteSession(ctx(t), dead.Name, dead.Version); err != nil {
+		t.Fatalf("DeleteSession once nothing points at it: %v", err)
+	}
+	if got, _ := s.Get(ctx(t), "tenant-1"); got.Holder != "n2" || got.Session != s2.Name || got.Token != 6 {
+		t.Fatalf("after deleting the dead session: %+v", got)
+	}
+}
+
+func testSuccessionInvalid(t *testing.T, s store.Store, h store.Succeeder) {
+	s1 := mustSwap(t, s, store.Swap{Record: session("n1")})
+	s2 := mustSwap(t, s, store.Swap{Record: session("n2")})
+	s3 := mustSwap(t, s, store.Swap{Record: session("n3")})
+	mustSwap(t, s, store.Swap{Record: heldThrough("tenant-1", s1, 1), Event: store.Acquired})
+	s3dead := mustSwap(t, s, store.Swap{Expect: s3.Version, Record: store.Record{Name: s3.Name, Lease: s3.Lease}})
+	for _, bad := range []struct {
+		what string
+		sw   store.Swap
+	}{
+		{"a successor that is dead", store.Swap{Expect: s1.Version, Record: store.Record{Name: s1.Name, Lease: s1.Lease, Successor: s3.Name}}},
+		{"a successor that does not exist", store.Swap{Expect: s1.Version, Record: store.Record{Name: s1.Name, Lease: s1.Lease, Successor: store.SessionPrefix + "nobody/i/1"}}},
+		{"itself as successor", store.Swap{Expect: s1.Version, Record: store.Record{Name: s1.Name, Lease: s1.Lease, Successor: s1.Name}}},
+		{"a name as successor", store.Swap{Expect: s1.Version, Record: store.Record{Name: s1.Name, Lease: s1.Lease, Successor: "tenant-1"}}},
+		{"a successor on a held session", store.Swap{Expect: s1.Version, Record: store.Record{Name: s1.Name, Holder: "n1", Incarnation: "i1", Lease: s1.Lease, Successor: s2.Name}}},
+		{"a successor on a new session", store.Swap{Record: store.Record{Name: store.SessionPrefix + "n4/i/1", Lease: s1.Lease, Successor: s2.Name}}},
+		{"a successor on a name", store.Swap{Record: store.Record{Name: "tenant-2", Successor: s2.Name}}},
+		{"a successor given to a dead session", store.Swap{Expect: s3dead.Version, Record: store.Record{Name: s3.Name, Lease: s3.Lease, Successor: s2.Name}}},
+	} {
+		if _, err := s.Swap(ctx(t), bad.sw); !errors.Is(err, store.ErrInvalid) {
+			t.Errorf("%s: %v, want ErrInvalid", bad.what, err)
+		}
+	}
+	if got, _ := s.Get(ctx(t), s1.Name); got != s1 {
+		t.Fatalf("refused successions changed the session: %+v", got)
+	}
+}
+
+func testSuccessionChain(t *testing.T, s store.Store, h store.Succeeder) {
+	held, s1, s2, _ := passOn(t, s, "tenant-1")
+	s3 := mustSwap(t, s, store.Swap{Record: session("n3")})
+	cur, _ := s.Get(ctx(t), s2.Name)
+	mustSwap(t, s, store.Swap{Expect: cur.Version, Record: store.Record{Name: s2.Name, Lease: s2.Lease, Successor: s3.Name}})
+	got, err := s.Get(ctx(t), "tenant-1")
+	if err != nil || got.Holder != "n3" || got.Session != s3.Name || got.Via != s1.Name || got.Token != held.Token+2 {
+		t.Fatalf("Get through two successions = %+v, %v; want n3 through %s via %s at token %d", got, err, s3.Name, s1.Name, held.Token+2)
+	}
+	evs, err := s.History(ctx(t), "tenant-1", 1, 0)
+	if err != nil || len(evs) != 2 || evs[0].Token != held.Token+1 || evs[0].Holder != "n2" || evs[1].Token != held.Token+2 || evs[1].Holder != "n3" {
+		t.Fatalf("History through two successions = %+v, %v", evs, err)
+	}
+	// A chain ending at a dead session without a successor: the name is
+	// free to take, above the last passed token.
+	cur3, _ := s.Get(ctx(t), s3.Name)
+	mustSwap(t, s, store.Swap{Expect: cur3.Version, Record: store.Record{Name: s3.Name, Lease: s3.Lease}})
+	end, err := s.Get(ctx(t), "tenant-1")
+	if err != nil || end.Session != s3.Name || end.Token != held.Token+2 || end.Holder != "n3" || end.Free() {
+		t.Fatalf("Get through successions to a dead session = %+v, %v", end, err)
+	}
+}
