@@ -91,7 +91,7 @@ func (s *Store) GetMany(ctx context.Context, names []string) ([]store.GetResult,
 // one (with storedriver.CheckSwap's error, which checks the name before
 // anything else), a token that does not fit in a bigint, and a NUL byte,
 // which a text value cannot hold (in a batch it would fail every swap of
-// it). The other rules of CheckSwap depend on the current record: the
+// it), and a successor, which this store does not keep. The other rules of CheckSwap depend on the current record: the
 // swap function applies them in the database and swapRow.outcome reports
 // them with CheckSwap itself.
 func precheck(sw store.Swap) error {
@@ -101,6 +101,9 @@ func precheck(sw store.Swap) error {
 	}
 	if err := storedriver.CheckElectionToken(r.Name, r.Token); err != nil {
 		return err // a bigint holds no more
+	}
+	if r.Successor != "" {
+		return storedriver.CheckSwap(store.Record{}, sw) // no column for it
 	}
 	for _, v := range []string{r.Holder, r.Incarnation, r.Transfer, r.Session, string(sw.Event)} {
 		if strings.IndexByte(v, 0) >= 0 {
