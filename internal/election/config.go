@@ -34,6 +34,15 @@ type Config struct {
 	// as a library's takeover of many does.
 	TakeStep int
 
+	// Succession makes a Group in session mode, not balanced, end another
+	// process's dead session by naming its own live session the successor
+	// (store.Resolve): every name held through the dead session is then
+	// held through this one, without a write per name, and the machines
+	// that await it take their terms from a read that shows it
+	// (docs/succession.md). Only a store that keeps successions
+	// (store.Succeeder) takes that write.
+	Succession bool
+
 	// Mutate turns protections off, so that the simulator (baton sim
 	// --mutate) and the tests can show that their checks catch each
 	// breach. Never set outside them.
@@ -64,4 +73,13 @@ type Mutations struct {
 	// around instead of saturating, so a huge or negative stored lease
 	// looks expired at once.
 	WrapDeadline bool
+	// AdoptUnread makes a machine told that its Group's session succeeded
+	// the session it awaits take the term from the record it read before,
+	// without reading it again: a release by the dead holder, or any write,
+	// in between is missed.
+	AdoptUnread bool
+	// AdoptTwice makes a machine adopt a record passed on to its session
+	// whenever it reads one, not once per succession: a term it adopted and
+	// lost comes back with the same token.
+	AdoptTwice bool
 }

@@ -120,7 +120,12 @@ type Machine struct {
 	// for a machine that renews its own record.
 	sess     *sessionView
 	awaiting string // another process's session the contender waits on
-	waitOwn  bool   // the contender waits for sess to be alive to acquire
+	// adopt is the session the Group's own session succeeded while this
+	// contender awaited it: its next read, if it shows the record passed
+	// on from that session to the Group's session (Record.Via), is the
+	// term, taken without a write. Cleared by that read whatever it shows.
+	adopt   string
+	waitOwn bool // the contender waits for sess to be alive to acquire
 	// swept: the machine is a Group's, whose check sweep re-reads an
 	// awaited record (Check events) at a rate that does not grow with the
 	// number of names; the machine sets no timer of its own for it.
@@ -231,6 +236,20 @@ func (m *Machine) Step(now time.Time, ev Event) []Action {
 		if m.phase == contending && m.inflight == opNone && m.awaiting == ev.session {
 			m.awaiting = ""
 			acts = m.fail(ev.err) // the session can never be judged dead
+		}
+	case passed:
+		if m.phase == contending && m.inflight == opNone && m.awaiting == ev.session {
+			m.awaiting = ""
+			if ev.adopt {
+				m.adopt = ev.session
+				if m.cfg.Mutate.AdoptUnread && m.hasSeen && m.seen.Session == ev.session {
+					// Mutation: the term from the old read.
+					rec := m.seen
+					rec.Holder, rec.Incarnation, rec.Session, rec.Token = m.cfg.Node, m.cfg.Incarnation, m.sess.name, rec.Token+1
+					return m.stepped(m.adoptTerm(now, rec))
+				}
+			}
+			acts = m.read(now)
 		}
 	case SessionEnded:
 		if m.phase == contending && m.inflight == opNone && m.awaiting == ev.Session {
@@ -627,7 +646,15 @@ func (m *Machine) contenderRead(now time.Time, r GetReply) []Action {
 	if !m.hasSeen || rec.Version != m.seen.Version {
 		m.seen, m.seenAt, m.hasSeen = rec, now, true
 	}
+	adopt := m.adopt
+	if !m.cfg.Mutate.AdoptTwice {
+		m.adopt = "" // once per succession
+	}
 	switch {
+	case adopt != "" && rec.Via == adopt && m.mine(rec) && m.sess != nil && m.sess.alive && rec.Session == m.sess.name:
+		// Passed on to this Group's session by its own succession of the
+		// session it awaited, as this read shows: the term began then.
+		return m.adoptTerm(now, rec)
 	case m.mine(rec):
 		// Ours from an earlier term of this instance, which has ended: take
 		// it again under a new token, never the old one.
@@ -663,6 +690,19 @@ func (m *Machine) contenderRead(now time.Time, r GetReply) []Action {
 	}
 	m.readAt = earliest(now.Add(m.cfg.Poll), m.seenAt.Add(m.cfg.wait(m.seen.Lease)))
 	return nil
+}
+
+// adoptTerm makes the contender the leader of rec, a record that a
+// succession passed on to the Group's session: valid as long as that
+// session, with the token rec shows, and nothing written.
+func (m *Machine) adoptTerm(now time.Time, rec store.Record) []Action {
+	m.phase, m.rec, m.token = leading, rec, rec.Token
+	m.deadline, m.renewAt, m.recheck = m.sess.deadline, now.Add(m.cfg.Renew), false
+	if !now.Before(m.deadline) {
+		m.phase = releasing // born dead, as a take whose reply came late
+		return m.release(now, m.rec)
+	}
+	return []Action{Elected{Name: m.cfg.Name, Token: m.token, Deadline: m.deadline, Record: m.rec}}
 }
 
 func (m *Machine) swapReply(now time.Time, r SwapReply) []Action {

@@ -74,7 +74,7 @@ type Group struct {
 	obs     map[string]*observer
 	obsList []*observer         // obs's values, in no order: iterated for every Next
 	waiters map[string]*waitSet // session -> names
-	dead    map[string]struct{} // sessions known to be dead
+	dead    map[string]string   // sessions known to be dead -> their successor ("" none)
 	feed    bool                // the change feed is live (Feed)
 	fed     bool                // a feed was live before
 
@@ -116,7 +116,7 @@ func NewGroup(cfg Config, sessions bool) *Group {
 	g := &Group{
 		cfg: cfg, sessions: sessions,
 		names: map[string]*entry{}, waitOwn: map[string]struct{}{}, obs: map[string]*observer{},
-		waiters: map[string]*waitSet{}, dead: map[string]struct{}{}, later: map[string]later{},
+		waiters: map[string]*waitSet{}, dead: map[string]string{}, later: map[string]later{},
 	}
 	return g
 }
@@ -346,7 +346,7 @@ func (g *Group) tick(now time.Time) []Action {
 				continue // ended by an earlier one's names
 			}
 			if at := o.next(); !at.IsZero() && !soon.Before(at) {
-				acts = concat(acts, g.afterObserver(now, s, o.tick(now, g.cfg)))
+				acts = concat(acts, g.afterObserver(now, s, o.tick(now, g.cfg, g.heir(now))))
 			}
 		}
 	}
@@ -516,7 +516,7 @@ func (g *Group) reply(now time.Time, name string, r GetReply, swap bool) []Actio
 		if swap {
 			acts = o.swapReply(now, g.cfg, SwapReply(r))
 		} else {
-			acts = o.getReply(now, g.cfg, r)
+			acts = o.getReply(now, g.cfg, r, g.heir(now))
 		}
 		return g.afterObserver(now, name, acts)
 	}
@@ -595,6 +595,12 @@ func (g *Group) await(now time.Time, name, s string) []Action {
 		// It waited on another session (the name moved): not any more.
 		g.unwait(name, e)
 	}
+	if succ, ok := g.dead[s]; ok && succ != "" {
+		// Passed on before this name's read came (it predates it): read
+		// again, and take the term if it was passed on to this group.
+		x := ended{session: s, successor: succ}
+		return g.filter(now, name, g.names[name].m.Step(now, g.endEvent(&x)))
+	}
 	if _, ok := g.dead[s]; ok {
 		if len(g.takeNow(now, s, []string{name})) == 0 {
 			return nil // left to the others for now (balanced)
@@ -620,6 +626,18 @@ func (g *Group) await(now time.Time, name, s string) []Action {
 		return o.read(now)
 	}
 	return nil
+}
+
+// heir is the successor an observer names when it ends a dead session
+// now (Config.Succession): the group's own session while it is alive and
+// at least a renew interval from its deadline, "" otherwise (the session
+// then ends without one, and its names are taken one by one).
+func (g *Group) heir(now time.Time) string {
+	if !g.cfg.Succession || !g.sessions || g.balancing() || g.sm == nil || !g.view.alive ||
+		g.view.deadline.Sub(now) < g.cfg.Renew {
+		return ""
+	}
+	return g.view.name
 }
 
 // afterObserver handles an observer's step: when its session is dead, the
@@ -654,10 +672,17 @@ func (g *Group) afterObserver(now time.Time, s string, acts []Action) []Action {
 	if len(g.dead) > 4096 {
 		clear(g.dead) // a cache: forgetting only costs a read
 	}
-	g.dead[s] = struct{}{}
+	g.dead[s] = o.successor
 	g.dropObserver(s)
 	waiting := g.waiters[s].list()
 	delete(g.waiters, s)
+	if o.successor != "" {
+		// Passed on: every name that awaits it is held through the
+		// successor now. They read again, and if the successor is this
+		// group's session, each takes the term its read shows.
+		g.ending = append(g.ending, ended{session: s, names: waiting, successor: o.successor})
+		return concat(acts, g.endSome(now))
+	}
 	if g.cfg.Balance && g.sessions {
 		var names []string
 		for _, name := range waiting {
@@ -684,8 +709,17 @@ const DefaultTakeStep = 1000
 // ended is the names of a dead session that are still to be told so, in
 // order: those that still await it then.
 type ended struct {
-	session string
-	names   []string
+	session   string
+	names     []string
+	successor string // the session it was passed on to ("" none: taken per name)
+}
+
+// endEvent is what a name that awaits x.session is told.
+func (g *Group) endEvent(x *ended) Event {
+	if x.successor != "" {
+		return passed{session: x.session, adopt: x.successor == g.view.name && g.sm != nil}
+	}
+	return SessionEnded{Session: x.session}
 }
 
 // endSome tells the next Config.TakeStep names of ending that await a dead
@@ -706,7 +740,7 @@ func (g *Group) endSome(now time.Time) []Action {
 		n := min(len(x.names), budget)
 		for _, name := range x.names[:n] {
 			if e := g.names[name]; e != nil && e.await == x.session {
-				acts = concat(acts, g.stepEntry(now, name, e, SessionEnded{Session: x.session}))
+				acts = concat(acts, g.stepEntry(now, name, e, g.endEvent(x)))
 			}
 		}
 		x.names = x.names[n:]

@@ -27,9 +27,13 @@ type observer struct {
 	hasSeen  bool
 	readAt   time.Time
 	dead     bool
-	killed   bool  // this observer wrote it dead (it expired); else found dead
-	corrupt  error // the record's lease is outside the bounds: never judged
-	feed     *bool // the Group's: the change feed is live (no polling)
+	killed   bool   // this observer wrote it dead (it expired); else found dead
+	heir     string // the successor named in the write that ends it ("" none)
+	// successor is the session the dead session was passed on to
+	// (store.Record.Successor), "" when it ended without one.
+	successor string
+	corrupt   error // the record's lease is outside the bounds: never judged
+	feed      *bool // the Group's: the change feed is live (no polling)
 	// A change notified while a read was out, which the read may predate:
 	// the highest version notified, or unknown (a notification without
 	// one). The reply is read again unless it is at least that version.
@@ -45,6 +49,17 @@ type sessionCorrupt struct {
 }
 
 func (sessionCorrupt) event() {}
+
+// passed tells a contender that the session it awaits ended with a
+// successor (store.Record.Successor): the name is held through that
+// successor now, so it reads again. With adopt, the successor is its
+// Group's session, and the read that shows it is the term (adopt).
+type passed struct {
+	session string
+	adopt   bool
+}
+
+func (passed) event() {}
 
 func (o *observer) next() time.Time {
 	if o.inflight != opNone || o.dead || o.corrupt != nil {
@@ -76,20 +91,23 @@ func (o *observer) wait(cfg Config) time.Duration {
 	return cfg.wait(o.seen.Lease)
 }
 
-func (o *observer) end(now time.Time) []Action {
-	o.inflight, o.readAt = opRelease, time.Time{}
-	free := store.Record{Name: o.name, Token: o.seen.Token, Lease: o.seen.Lease}
+// end writes the session dead, naming heir as its successor when heir is
+// not empty (a succession: store.Resolve).
+func (o *observer) end(now time.Time, heir string) []Action {
+	o.inflight, o.readAt, o.heir = opRelease, time.Time{}, heir
+	free := store.Record{Name: o.name, Token: o.seen.Token, Lease: o.seen.Lease, Successor: heir}
 	return []Action{Swap{Swap: store.Swap{Expect: o.seen.Version, Record: free}}}
 }
 
-// tick reads the record (or ends the session when its wait ran out); the
-// Group calls it when the read is due or soon (see Group.tick).
-func (o *observer) tick(now time.Time, cfg Config) []Action {
+// tick reads the record (or ends the session when its wait ran out, heir
+// its successor if not empty); the Group calls it when the read is due or
+// soon (see Group.tick).
+func (o *observer) tick(now time.Time, cfg Config, heir string) []Action {
 	if o.inflight != opNone || o.dead || o.corrupt != nil || o.readAt.IsZero() {
 		return nil
 	}
 	if o.expired(now, cfg) {
-		return o.end(now)
+		return o.end(now, heir)
 	}
 	return o.read(now)
 }
@@ -110,7 +128,8 @@ func (o *observer) changed(now time.Time, v int64) []Action {
 	return o.read(now)
 }
 
-func (o *observer) getReply(now time.Time, cfg Config, r GetReply) []Action {
+// getReply takes a read of the session record; heir is what tick's is.
+func (o *observer) getReply(now time.Time, cfg Config, r GetReply, heir string) []Action {
 	if o.inflight != opRead {
 		return nil
 	}
@@ -123,7 +142,7 @@ func (o *observer) getReply(now time.Time, cfg Config, r GetReply) []Action {
 		o.readAt = now.Add(cfg.Poll)
 		return nil
 	case r.Record.Free():
-		o.dead = true
+		o.dead, o.successor = true, r.Record.Successor
 		return nil
 	}
 	if err := checkLease(r.Record); err != nil && !cfg.Mutate.WrapDeadline {
@@ -141,7 +160,7 @@ func (o *observer) getReply(now time.Time, cfg Config, r GetReply) []Action {
 	}
 	o.notified, o.unknown = 0, false
 	if o.expired(now, cfg) {
-		return o.end(now)
+		return o.end(now, heir)
 	}
 	o.readAt = o.seenAt.Add(o.wait(cfg))
 	if o.feed == nil || !*o.feed {
@@ -159,7 +178,7 @@ func (o *observer) swapReply(now time.Time, cfg Config, r SwapReply) []Action {
 	o.inflight = opNone
 	switch {
 	case r.Err == nil:
-		o.dead, o.killed = true, true
+		o.dead, o.killed, o.successor = true, true, o.heir
 		return nil
 	case errors.Is(r.Err, store.ErrConflict):
 		return o.read(now) // renewed, or ended by someone else

@@ -18,6 +18,7 @@ type variant struct {
 	callLatency bool   // election requests travel the latency before the store applies them
 	balance     bool   // balanced holding (every node through a session)
 	takeStep    int    // election.Config.TakeStep (0: the default)
+	succession  bool   // election.Config.Succession (unbalanced session nodes)
 }
 
 // drawVariant says which nodes of a seed hold their names through a
@@ -61,6 +62,9 @@ func drawVariant(o Options, seed uint64) variant {
 	if rng.IntN(2) == 0 {
 		v.takeStep = 1 + rng.IntN(3)
 	}
+	// Half the unbalanced seeds with a session node end dead sessions by
+	// succession (the in-memory store keeps them): drawn after the rest.
+	v.succession = !v.balance && slices.Contains(on, true) && !o.NoSuccession && rng.IntN(2) == 0
 	return v
 }
 

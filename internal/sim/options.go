@@ -9,6 +9,7 @@ import (
 
 	"github.com/batonhq/baton/internal/scheduler"
 	"github.com/batonhq/baton/internal/vcluster"
+	"github.com/batonhq/baton/store/memstore"
 )
 
 // The fault classes.
@@ -125,6 +126,10 @@ type Options struct {
 	// from the job's name and the period key, and the checker verifies
 	// that no claim comes earlier. 0: none.
 	Jitter time.Duration
+	// NoSuccession keeps every seed from ending dead sessions by
+	// succession (election.Config.Succession), which half the unbalanced
+	// seeds with a session node draw otherwise.
+	NoSuccession bool
 	// Trace gets the failover trace of each seed run.
 	Trace io.Writer
 
@@ -216,6 +221,11 @@ func (o Options) Validate() error {
 	}
 	if o.Balance == BalanceOn && o.Sessions != SessionsOn && o.Sessions != SessionsSeeded {
 		return fmt.Errorf("sim: balance on needs every node to hold its names through a session: sessions on (or seeded), got %s", o.Sessions)
+	}
+	m := o.Mutate
+	if (m.Succession != (memstore.SuccessionMutation{}) || m.Election.AdoptUnread || m.Election.AdoptTwice) &&
+		(o.NoSuccession || o.Balance == BalanceOn || o.Sessions == SessionsOff) {
+		return fmt.Errorf("sim: the succession mutations need seeds that end sessions by succession: sessions not off, balance not on, succession not turned off")
 	}
 	if o.Mutate.Election.NoPull && o.Balance == BalanceOff {
 		return fmt.Errorf("sim: the no-pull mutation needs balanced seeds: balance on or seeded")

@@ -92,6 +92,9 @@ func Run(ctx context.Context, o Options, seed uint64) (Result, error) {
 		// The rule lives in the store: the mutation breaks it there too.
 		mopts = append(mopts, memstore.WithoutSuspensionCheck())
 	}
+	if o.Mutate.Succession != (memstore.SuccessionMutation{}) {
+		mopts = append(mopts, memstore.WithSuccessionMutation(o.Mutate.Succession))
+	}
 	st := memstore.New(mopts...)
 	faults, latency, beyond := draw(o, seed)
 	v := drawVariant(o, seed)
@@ -107,7 +110,7 @@ func Run(ctx context.Context, o Options, seed uint64) (Result, error) {
 		Check: true, Trace: o.Trace, Clock: clock, Plant: plant,
 	}
 	c.Names, c.Sessions, c.Notify, c.CallLatency, c.Balance = o.Names, v.sessions, v.notify, v.callLatency, v.balance
-	c.TakeStep = v.takeStep
+	c.TakeStep, c.Succession = v.takeStep, v.succession
 	c.Mutate = o.Mutate
 	c.Policy = w.policy
 	c.Policy.Max, c.Policy.Jitter = o.CatchUpMax, vcluster.Calendar{Day: o.Period}.Business(o.Jitter)
@@ -119,8 +122,8 @@ func Run(ctx context.Context, o Options, seed uint64) (Result, error) {
 			kinds = append(kinds, fmt.Sprintf("node-%d %s", i, map[bool]string{true: "session", false: "inline"}[on]))
 		}
 		onOff := map[bool]string{true: "on", false: "off"}
-		fmt.Fprintf(o.Trace, "%d names besides %s; %s; balanced %s; change notifications %s; store latency %v, election requests travel it %s; takeovers %s names a step\n",
-			o.Names, vcluster.Job, strings.Join(kinds, ", "), onOff[v.balance], onOff[v.notify], latency, onOff[v.callLatency], takeStepText(v.takeStep))
+		fmt.Fprintf(o.Trace, "%d names besides %s; %s; balanced %s; change notifications %s; store latency %v, election requests travel it %s; takeovers %s names a step; succession %s\n",
+			o.Names, vcluster.Job, strings.Join(kinds, ", "), onOff[v.balance], onOff[v.notify], latency, onOff[v.callLatency], takeStepText(v.takeStep), onOff[v.succession])
 		fmt.Fprintf(o.Trace, "policy: catch-up %s, max %d, window %v, overlap %s, jitter %v, %d retries (backoff %v), timeout %v; retention %+v; runs take time %s (longest %v); %d backfills\n",
 			c.Policy.CatchUp, c.Policy.Max, c.Policy.Window, c.Policy.Overlap, c.Policy.Jitter, c.Policy.Retries, c.Policy.RetryBackoff,
 			c.Policy.Timeout, c.Retention, onOff[w.effect != nil], w.longest, len(w.backfills))

@@ -74,6 +74,8 @@ func TestSeedsExerciseWhatShips(t *testing.T) {
 		c.ClockHeld += x.ClockHeld
 		c.SteppedDown += x.SteppedDown
 		c.ClockWithin += x.ClockWithin
+		c.Successions += x.Successions
+		c.Adopted += x.Adopted
 		if r.Suspended {
 			suspended++
 		}
@@ -87,6 +89,7 @@ func TestSeedsExerciseWhatShips(t *testing.T) {
 		"rows pruned": c.Pruned, "seeds that suspend": suspended, "runs stopped by the timeout": c.Timeouts,
 		"leaders held off by the clock guard": c.ClockHeld, "held-off leaders stepping down": c.SteppedDown,
 		"claims with a clock off within the tolerance": c.ClockWithin,
+		"sessions passed on by succession":             c.Successions, "terms adopted from a succession": c.Adopted,
 	} {
 		if n == 0 {
 			t.Errorf("100 seeds exercised no %s", what)
@@ -114,6 +117,11 @@ func TestMutationsAreCaught(t *testing.T) {
 		// A contender that ignores the session takes a session-held name
 		// lease + 2e after it first read it: any seed with a session holder.
 		{"session-held name taken on its record's expiry", func(o *sim.Options) { o.Mutate.Election.SessionNameExpiry = true }, 20},
+		// A store that passes a dead session's names on without raising
+		// their tokens: the successor's term has the dead holder's token
+		// (the log shows a take at the same token). Half the unbalanced
+		// seeds with a session node end sessions by succession.
+		{"succession without the token raise", func(o *sim.Options) { o.Mutate.Succession.NoRaise = true }, 20},
 		// Balanced nodes that never ask for a handover leave the names
 		// where they fell: the end-of-run balance check fails.
 		{"balanced nodes that never pull", func(o *sim.Options) { o.Balance, o.Mutate.Election.NoPull = sim.BalanceOn, true }, 5},

@@ -15,18 +15,21 @@ import (
 
 // Summary adds up many seeds.
 type Summary struct {
-	Seeds      int
-	Simulated  time.Duration
-	Events     int
-	Checks     int
-	Periods    int
-	Faults     map[vcluster.FaultKind]int
-	Rejected   int
-	Beyond     int // seeds with a clock beyond the margin
-	Balanced   int // seeds run balanced
-	Hostile    int // seeds run at the edges of the ranges (hostile.go)
-	Violations []Result
-	Elapsed    time.Duration
+	Seeds     int
+	Simulated time.Duration
+	Events    int
+	Checks    int
+	Periods   int
+	Faults    map[vcluster.FaultKind]int
+	Rejected  int
+	Beyond    int // seeds with a clock beyond the margin
+	Balanced  int // seeds run balanced
+	Hostile   int // seeds run at the edges of the ranges (hostile.go)
+	// Successions and Adopted: dead sessions passed on to a successor,
+	// and terms taken from a record so passed on (Config.Succession).
+	Successions, Adopted int
+	Violations           []Result
+	Elapsed              time.Duration
 }
 
 // RunSeeds runs count seeds from first on, in parallel on every CPU, and
@@ -66,6 +69,8 @@ func RunSeeds(ctx context.Context, o Options, first uint64, count int) (Summary,
 				if r.Hostile {
 					s.Hostile++
 				}
+				s.Successions += r.Covered.Successions
+				s.Adopted += r.Covered.Adopted
 				for k, v := range r.Faults {
 					s.Faults[k] += v
 				}
@@ -101,6 +106,6 @@ func (s Summary) String() string {
 	if s.Seeds > 0 {
 		perSeed = s.Events / s.Seeds
 	}
-	return fmt.Sprintf("%d seeds, %v simulated, %d events (%d a seed), %d invariant checks, %d periods checked for liveness, %d stale writes rejected by fences (%d seeds with clocks beyond the margin), %d seeds balanced, %d hostile, %d violations; %.0f seeds/s\nfaults injected: %s\n",
-		s.Seeds, s.Simulated, s.Events, perSeed, s.Checks, s.Periods, s.Rejected, s.Beyond, s.Balanced, s.Hostile, len(s.Violations), rate, strings.Join(kinds, ", "))
+	return fmt.Sprintf("%d seeds, %v simulated, %d events (%d a seed), %d invariant checks, %d periods checked for liveness, %d stale writes rejected by fences (%d seeds with clocks beyond the margin), %d seeds balanced, %d hostile, %d sessions passed on by succession (%d terms adopted), %d violations; %.0f seeds/s\nfaults injected: %s\n",
+		s.Seeds, s.Simulated, s.Events, perSeed, s.Checks, s.Periods, s.Rejected, s.Beyond, s.Balanced, s.Hostile, s.Successions, s.Adopted, len(s.Violations), rate, strings.Join(kinds, ", "))
 }

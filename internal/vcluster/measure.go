@@ -97,4 +97,6 @@ type Coverage struct {
 	Pruned         int // ledger rows pruned by retention
 	SuspendRefused int // claims and skips the store refused because the job was suspended
 	Timeouts       int // runs stopped by the timeout
+	Successions    int // dead sessions passed on to a successor (election.Config.Succession)
+	Adopted        int // terms taken from a record a succession passed on
 }

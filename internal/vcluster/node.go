@@ -281,7 +281,19 @@ func (e *engine) stepped(n *node, sess string, alive bool, acts []election.Actio
 			if e.c.Check && e.damaged[i] {
 				e.violate("%s took over %s, planted with a record it cannot trust to expire (token %d)", n.id, a.Name, a.Token)
 			}
+			if e.c.Check {
+				if top := e.topToken[i]; a.Token <= top {
+					e.violate("%s won %s with token %d, not above token %d that a term of it was won with before", n.id, a.Name, a.Token, top)
+				}
+				if e.topToken == nil {
+					e.topToken = map[int]uint64{}
+				}
+				e.topToken[i] = max(e.topToken[i], a.Token)
+			}
 			e.grant(n, i, holding{a.Token, a.Deadline})
+			if a.Record.Via != "" {
+				e.out.Covered.Adopted++
+			}
 			if i == 0 {
 				e.out.Elections = append(e.out.Elections, Election{e.now, n.idx, a.Token})
 				e.tracef("%s elected, token %d, valid until its clock reads +%v", n.id, a.Token, a.Deadline.Sub(n.local(e.now)))
@@ -542,7 +554,13 @@ func (e *engine) swapped(n *node, sw store.Swap, r election.SwapReply) {
 			e.logs[i].dirty = true
 		}
 		e.notify(r.Name, r.Record.Version)
-		if store.IsSession(r.Name) && r.Record.Free() && !strings.Contains(r.Name, "/"+n.id+"/") {
+		if store.IsSession(r.Name) && r.Record.Free() && r.Record.Successor != "" {
+			e.tracef("%s found session %s dead and passed its names on to %s", n.id, r.Name, r.Record.Successor)
+			e.out.Covered.Successions++
+			for i := range e.logs {
+				e.logs[i].dirty = true // History shows the succession's events
+			}
+		} else if store.IsSession(r.Name) && r.Record.Free() && !strings.Contains(r.Name, "/"+n.id+"/") {
 			e.tracef("%s found session %s dead and wrote it free", n.id, r.Name)
 		}
 		if sw.Event == store.TransferRequested {

@@ -47,6 +47,7 @@ import (
 	"github.com/batonhq/baton/internal/scheduler"
 	"github.com/batonhq/baton/schedule"
 	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/store/memstore"
 )
 
 // Job is the name of the simulated job and of its election.
@@ -124,6 +125,9 @@ type Config struct {
 	// TakeStep is election.Config.TakeStep for every node (0: the
 	// library's default).
 	TakeStep int
+	// Succession is election.Config.Succession for every node that holds
+	// its names through a session.
+	Succession bool
 	// CallLatency makes the election machines' store calls travel the
 	// node's latency before the store applies them, as WorkLatency does for
 	// the scheduler's: a renewal or takeover lands after it was sent, and a
@@ -187,6 +191,9 @@ type Mutation struct {
 	Election election.Mutations
 	// Work turns off protections of every node's scheduler machine.
 	Work scheduler.Mutations
+	// Succession breaks rules of successions in the store (the caller
+	// opens Config.Store with memstore.WithSuccessionMutation).
+	Succession memstore.SuccessionMutation
 }
 
 // electionConfig is node n's election machine configuration, for its
@@ -200,7 +207,7 @@ func (e *engine) electionConfig(n *node) election.Config {
 	return election.Config{
 		Node: n.id, Incarnation: fmt.Sprintf("%s.%d", n.id, n.inc),
 		Lease: e.c.Lease, Renew: e.c.Renew, Margin: e.c.Margin, Poll: e.c.Poll, Retry: e.c.Poll, Check: check,
-		Balance: e.c.Balance && n.sessions, TakeStep: e.c.TakeStep,
+		Balance: e.c.Balance && n.sessions, TakeStep: e.c.TakeStep, Succession: e.c.Succession && n.sessions,
 		Mutate: m.Election,
 	}
 }
@@ -296,10 +303,11 @@ type engine struct {
 	nameIdx map[string]int // index in names
 
 	// invariant state
-	logs           []logState // per name
-	damaged        []bool     // per name: planted held (Config.Plant), never to be taken
-	granted        []int      // names whose terms were won or extended in this event
-	acceptedTokens uint64     // highest token of an accepted fenced write
+	logs           []logState     // per name
+	damaged        []bool         // per name: planted held (Config.Plant), never to be taken
+	granted        []int          // names whose terms were won or extended in this event
+	topToken       map[int]uint64 // per name, the highest token a term was won with
+	acceptedTokens uint64         // highest token of an accepted fenced write
 	completions    map[string]int
 	rows           map[string]store.Run // per period: its last committed ledger write (retries, backfill)
 	driftBeyond    bool

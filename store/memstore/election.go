@@ -45,10 +45,14 @@ func (s *Store) History(ctx context.Context, name string, after uint64, limit in
 
 // swapLocked applies one swap; s.mu must be held.
 func (s *Store) swapLocked(sw store.Swap) (store.Record, error) {
+	stored := s.records[sw.Record.Name].Version
 	if err := s.settleLocked(sw.Record.Name); err != nil {
 		return store.Record{}, err
 	}
 	cur := s.records[sw.Record.Name]
+	if s.succession.StoredVersion {
+		cur.Version = stored // mutation: the version as stored before
+	}
 	sw.Record.Via = ""
 	next, err := store.Resolve(sw.Record, s.sessionLocked, nil)
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 type Store struct {
 	now              func() time.Time // store time for Updated and Event.Time
 	ignoreSuspension bool             // WithoutSuspensionCheck
+	succession       SuccessionMutation
 
 	mu      sync.Mutex
 	version int64
@@ -53,6 +54,27 @@ type Option func(*config) error
 type config struct {
 	now              func() time.Time
 	ignoreSuspension bool
+	succession       SuccessionMutation
+}
+
+// SuccessionMutation breaks one rule of successions (store.Resolve) where
+// it lives, in the store: the simulator's mutations, whose checker must
+// notice. The zero value breaks none.
+type SuccessionMutation struct {
+	// StoredVersion compares a swap with the stored version, not the
+	// resolved one: a write prepared before a succession lands.
+	StoredVersion bool
+	// NoRaise resolves a record passed on with its stored token: the
+	// successor's term has the dead holder's token.
+	NoRaise bool
+}
+
+// WithSuccessionMutation sets m (never use it outside the simulator).
+func WithSuccessionMutation(m SuccessionMutation) Option {
+	return func(c *config) error {
+		c.succession = m
+		return nil
+	}
 }
 
 // WithoutSuspensionCheck makes SwapRun write a claim or skip of a
@@ -92,6 +114,7 @@ func Open(ctx context.Context, opts ...Option) (*Store, error) {
 	return &Store{
 		now:              cfg.now,
 		ignoreSuspension: cfg.ignoreSuspension,
+		succession:       cfg.succession,
 		records:          map[string]store.Record{},
 		logs:             map[string][]store.Event{},
 		jobs:             map[string]store.Job{},

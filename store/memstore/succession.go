@@ -29,8 +29,22 @@ func (s *Store) resolveLocked(name string) (store.Record, bool, error) {
 	if raw.Session == "" {
 		return raw, true, nil // the common case: no lookup
 	}
-	rec, err := store.Resolve(raw, s.sessionLocked, nil)
+	rec, err := s.resolve(raw, nil)
 	return rec, true, err
+}
+
+// resolve is store.Resolve on the stored records (s.mu held), with the
+// simulator's NoRaise mutation when it is set.
+func (s *Store) resolve(raw store.Record, passed func(now, dead store.Record)) (store.Record, error) {
+	if s.succession.NoRaise && passed != nil {
+		inner := passed
+		passed = func(now, dead store.Record) { now.Token = raw.Token; inner(now, dead) }
+	}
+	rec, err := store.Resolve(raw, s.sessionLocked, passed)
+	if s.succession.NoRaise && err == nil {
+		rec.Token = raw.Token
+	}
+	return rec, err
 }
 
 // impliedLocked returns the log events that the successions rec's stored
@@ -38,7 +52,7 @@ func (s *Store) resolveLocked(name string) (store.Record, bool, error) {
 func (s *Store) impliedLocked(raw store.Record) ([]store.Event, error) {
 	var evs []store.Event
 	seq := uint64(len(s.logs[raw.Name]))
-	_, err := store.Resolve(raw, s.sessionLocked, func(now, dead store.Record) {
+	_, err := s.resolve(raw, func(now, dead store.Record) {
 		seq++
 		ev := storedriver.NextEvent(seq, now, store.TakenOver)
 		ev.Time, ev.Detail = dead.Updated, store.SuccessionDetail(dead.Name)
@@ -61,7 +75,7 @@ func (s *Store) settleLocked(name string) error {
 	if err != nil || len(evs) == 0 {
 		return err
 	}
-	rec, err := store.Resolve(raw, s.sessionLocked, nil)
+	rec, err := s.resolve(raw, nil)
 	if err != nil {
 		return err
 	}
