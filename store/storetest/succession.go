@@ -7,9 +7,10 @@ import (
 	"github.com/batonhq/baton/store"
 )
 
-// testSuccessorRefused: a store that keeps no successions refuses a
-// session record that names one (it would drop it, and a process would
-// take a name's succession for granted that nobody else sees).
+// testSuccessorRefused: a store never drops a successor silently (a
+// process would take a succession for granted that nobody else sees): one
+// that keeps no successions refuses it; a handle that only wraps one that
+// does (and does not say store.Succeeder itself) keeps it.
 func testSuccessorRefused(t *testing.T, open func() store.Store) {
 	s := open()
 	if _, ok := s.(store.Succeeder); ok {
@@ -18,8 +19,29 @@ func testSuccessorRefused(t *testing.T, open func() store.Store) {
 	sess := mustSwap(t, s, store.Swap{Record: session("n1")})
 	other := mustSwap(t, s, store.Swap{Record: session("n2")})
 	dead := store.Record{Name: sess.Name, Lease: sess.Lease, Successor: other.Name}
-	if _, err := s.Swap(ctx(t), store.Swap{Expect: sess.Version, Record: dead}); !errors.Is(err, store.ErrInvalid) {
-		t.Fatalf("a store without successions took a successor: %v", err)
+	// In a batch first (a runtime batches an observer's write with others).
+	res, err := s.SwapMany(ctx(t), []store.Swap{{Expect: sess.Version, Record: dead}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res[0].Err == nil && res[0].Record.Successor != other.Name {
+		t.Fatalf("SwapMany dropped a successor: %+v", res[0].Record)
+	}
+	if res[0].Err == nil {
+		return // kept, as a wrapped store that keeps successions does
+	}
+	if !errors.Is(res[0].Err, store.ErrInvalid) {
+		t.Fatalf("SwapMany of a successor: %v, want ErrInvalid", res[0].Err)
+	}
+	rec, err := s.Swap(ctx(t), store.Swap{Expect: sess.Version, Record: dead})
+	if errors.Is(err, store.ErrInvalid) {
+		return
+	}
+	if err != nil || rec.Successor != other.Name {
+		t.Fatalf("a successor was neither refused nor kept: %+v, %v", rec, err)
+	}
+	if got, err := s.Get(ctx(t), sess.Name); err != nil || got.Successor != other.Name {
+		t.Fatalf("a successor was taken and then lost: %+v, %v", got, err)
 	}
 }
 
