@@ -78,8 +78,4 @@ type Mutations struct {
 	// without reading it again: a release by the dead holder, or any write,
 	// in between is missed.
 	AdoptUnread bool
-	// AdoptTwice makes a machine adopt a record passed on to its session
-	// whenever it reads one, not once per succession: a term it adopted and
-	// lost comes back with the same token.
-	AdoptTwice bool
 }

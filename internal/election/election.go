@@ -646,10 +646,12 @@ func (m *Machine) contenderRead(now time.Time, r GetReply) []Action {
 	if !m.hasSeen || rec.Version != m.seen.Version {
 		m.seen, m.seenAt, m.hasSeen = rec, now, true
 	}
+	// Once per succession. No mutation shows this is needed: an adopted
+	// term ends only by a release, which the machine retries while its
+	// session lives, or with its session, so its record is not read again
+	// as passed on to this session.
 	adopt := m.adopt
-	if !m.cfg.Mutate.AdoptTwice {
-		m.adopt = "" // once per succession
-	}
+	m.adopt = ""
 	switch {
 	case adopt != "" && rec.Via == adopt && m.mine(rec) && m.sess != nil && m.sess.alive && rec.Session == m.sess.name:
 		// Passed on to this Group's session by its own succession of the

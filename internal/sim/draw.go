@@ -259,3 +259,39 @@ func takeStepText(n int) string {
 	}
 	return fmt.Sprint(n)
 }
+
+// drawStaleWrite draws, in half the seeds that end sessions by succession
+// and whose election requests travel the latency, a write of a session's
+// holder that lands after its session was passed on: a session node's store
+// grows slow (twice the lease each way) and the node resigns a name just
+// after, so that its renewals and its release are out while a contender
+// finds its session unchanged for the lease plus 2e and passes its names
+// on. The release then lands, and must conflict: the succession changed
+// the name's version (the succession-stored-version mutation lets it free
+// the name, whose next term repeats a token). From a stream of its own.
+func drawStaleWrite(o Options, seed uint64, v variant, latency time.Duration) []vcluster.Fault {
+	if !v.succession || !v.callLatency {
+		return nil
+	}
+	rng := rand.New(rand.NewPCG(mix(seed), 0x7374616c65)) // "stale"
+	if rng.IntN(2) != 0 {
+		return nil
+	}
+	var nodes []int
+	for i, on := range v.sessions {
+		if on {
+			nodes = append(nodes, i)
+		}
+	}
+	n := nodes[rng.IntN(len(nodes))]
+	t := o.Duration/5 + time.Duration(rng.Int64N(int64(o.Duration/4)))
+	end := t + 4*o.Lease
+	if end > o.Duration*7/10 {
+		return nil // a lease too long for the run: healed before it could end
+	}
+	return []vcluster.Fault{
+		{At: t, Node: n, Kind: vcluster.SetLatency, Latency: 2 * o.Lease},
+		{At: t + o.Poll, Node: n, Kind: vcluster.Resign, Name: rng.IntN(o.Names + 1)},
+		{At: end, Node: n, Kind: vcluster.SetLatency, Latency: latency},
+	}
+}

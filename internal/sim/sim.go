@@ -102,6 +102,7 @@ func Run(ctx context.Context, o Options, seed uint64) (Result, error) {
 	g := drawClock(o, seed)
 	faults = append(faults, w.backfills...)
 	faults = append(faults, g.steps...)
+	faults = append(faults, drawStaleWrite(o, seed, v, latency)...)
 	c := vcluster.Config{
 		Nodes: o.Nodes, Lease: o.Lease, Renew: o.Renew, Margin: o.Margin, Poll: o.Poll, WorkPoll: o.Period,
 		Latency: latency, WorkLatency: true, Day: o.Period,
