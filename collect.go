@@ -22,7 +22,9 @@ const collectBatch = 100
 // that a process that lives shorter than the grace, in a crash loop,
 // still collects the sessions its predecessors left). Safety does not rest
 // on the grace or on any clock: a free session record may be deleted at
-// any age; the grace only lets an operator see a session that just ended.
+// any age (one passed on by a succession only once no record points at
+// it: the store refuses it before, and this looks again next pass); the
+// grace only lets an operator see a session that just ended.
 // Deleting it loses nothing: the names that point at it keep their records
 // and tokens and may be taken at once with token + 1, and the election log
 // keeps the session's events.

@@ -3,6 +3,7 @@ package baton
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -223,6 +224,8 @@ func (d *driver) stepPart(evs []election.Event, replies chan<- []election.Event)
 				gets = append(gets, a.Name)
 			case election.Swap:
 				swaps = append(swaps, a.Swap)
+			case election.List:
+				d.sendList(a, replies)
 			case election.Idle:
 				idle = true
 			}
@@ -286,6 +289,24 @@ func (d *driver) sendGets(names []string, replies chan<- []election.Event) {
 			replies <- evs
 		}()
 	}
+}
+
+// sendList reads a page of the records held through a session
+// (store.Succeeder.HeldThrough) for the machine's List. Only a Group with
+// succession asks, and only on a store that keeps successions (NewGroup
+// checks): any other store answers with an error.
+func (d *driver) sendList(l election.List, replies chan<- []election.Event) {
+	go func() {
+		r := election.ListReply{Session: l.Session}
+		if h, ok := d.st.(store.Succeeder); ok {
+			ctx, cancel := context.WithTimeout(context.Background(), d.batchTimeout())
+			defer cancel()
+			r.Records, r.Err = h.HeldThrough(ctx, l.Session, l.After, election.ListPage)
+		} else {
+			r.Err = fmt.Errorf("%w: the store keeps no successions", store.ErrInvalid)
+		}
+		replies <- []election.Event{r}
+	}()
 }
 
 func (d *driver) sendSwaps(swaps []store.Swap, replies chan<- []election.Event) {

@@ -79,7 +79,8 @@ type GroupStats struct {
 
 // NewGroup returns a Group on st. It takes the options of New; the lease,
 // renew interval and margin apply to the session and so to every name.
-// WithBalance, which New refuses, makes it a balanced Group.
+// WithBalance, which New refuses, makes it a balanced Group; WithSuccession
+// one that takes a dead process's names over by succession.
 //
 // The Group also collects the dead session records that processes leave
 // behind at each restart or lost session: every four leases it reads a batch of 100 session records and deletes those it has
@@ -95,6 +96,12 @@ func NewGroup(st store.Store, opts ...Option) (*Group, error) {
 	cfg, err := newConfig(opts)
 	if err != nil {
 		return nil, err
+	}
+	if cfg.succession && cfg.balance {
+		return nil, errors.New("baton: WithSuccession and WithBalance do not go together: a balanced Group takes its share of a dead process's names, not all of them")
+	}
+	if _, ok := st.(store.Succeeder); cfg.succession && !ok {
+		return nil, fmt.Errorf("baton: WithSuccession needs a store that keeps successions (store.Succeeder); %T does not", st)
 	}
 	if s := election.SessionName(cfg.node, cfg.incarnation, 1<<30); len(s) > store.MaxNameLen {
 		return nil, fmt.Errorf("baton: node id and incarnation make a session record name of %d bytes, over %d; use shorter ones (WithNode, WithIncarnation)", len(s), store.MaxNameLen)

@@ -321,3 +321,86 @@ func TestGroupRefusesBadNames(t *testing.T) {
 		t.Errorf("refused Holds left %d names campaigning", s.Campaigning)
 	}
 }
+
+// WithSuccession: b takes over a's 1,000 names with the one write that
+// ends a's session, reads them again, and writes none of them; a name
+// that a held and b does not campaign for is released at once.
+func TestGroupSuccessionTakesOverWithoutWritingNames(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		mem := memstore.New()
+		sa := &countingStore{Store: mem}
+		sb := &countingStore{Store: mem}
+		a := newGroup(t, sa, "a")
+		b, err := baton.NewGroup(sb, baton.WithNode("b"), baton.WithLease(lease), baton.WithRenew(renew),
+			baton.WithClockMargin(margin), baton.WithPoll(poll), baton.WithSuccession())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { b.Close(context.Background()) })
+		names := shardNames(1000)
+		if err := a.Hold(t.Context(), append([]string{"orphan"}, names...), nil); err != nil {
+			t.Fatal(err)
+		}
+		waitHeld(t, a, len(names)+1, lease)
+		if err := b.Hold(t.Context(), names, nil); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(2 * renew)
+		sa.cut.Store(true)
+		sb.tried.Store(0)
+		cutAt := time.Now()
+		for b.Stats().Held < len(names) {
+			for _, name := range names[:50] {
+				ta, tb := a.Term(name), b.Term(name)
+				if ta != nil && tb != nil && ta.Valid() && tb.Valid() {
+					t.Fatalf("%s: two valid terms (a token %d, b token %d)", name, ta.Token(), tb.Token())
+				}
+			}
+			time.Sleep(poll / 4)
+			if took := time.Since(cutAt); took > lease+2*margin+5*poll {
+				t.Fatalf("b holds %d of %d names %v after a was cut off", b.Stats().Held, len(names), took)
+			}
+		}
+		synctest.Wait()
+		if n := sb.tried.Load(); n != 1 {
+			t.Fatalf("b wrote %d name records in the takeover, want 1 (the orphan's release)", n)
+		}
+		rec, err := mem.Get(t.Context(), names[0])
+		if err != nil || rec.Holder != "b" || rec.Token != 2 || rec.Via == "" {
+			t.Fatalf("record after the succession = %+v, %v", rec, err)
+		}
+		if tb := b.Term(names[0]); tb == nil || tb.Token() != 2 {
+			t.Fatalf("b's term of %s = %v, want token 2", names[0], tb)
+		}
+		evs, _ := mem.History(t.Context(), names[0], 0, 0)
+		if len(evs) != 2 || evs[1].Kind != store.TakenOver || evs[1].Holder != "b" || evs[1].Token != 2 {
+			t.Fatalf("log after the succession = %+v", evs)
+		}
+		orphan, err := mem.Get(t.Context(), "orphan")
+		if err != nil || !orphan.Free() || orphan.Token != 2 {
+			t.Fatalf("the name b does not campaign for = %+v, %v; want released at token 2", orphan, err)
+		}
+	})
+}
+
+func TestGroupSuccessionRefusedWhereItCannotWork(t *testing.T) {
+	for _, tc := range []struct {
+		what string
+		st   store.Store
+		opts []baton.Option
+	}{
+		{"with balance", memstore.New(), []baton.Option{baton.WithSuccession(), baton.WithBalance()}},
+		{"on a store without successions", storeWithout{memstore.New()}, []baton.Option{baton.WithSuccession()}},
+	} {
+		if g, err := baton.NewGroup(tc.st, tc.opts...); err == nil {
+			g.Close(context.Background())
+			t.Errorf("NewGroup %s: no error", tc.what)
+		}
+	}
+	if _, err := baton.New(memstore.New(), "x", baton.WithSuccession()); err == nil {
+		t.Error("New with WithSuccession: no error")
+	}
+}
+
+// storeWithout hides memstore's store.Succeeder.
+type storeWithout struct{ store.Store }

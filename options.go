@@ -88,6 +88,7 @@ type config struct {
 	logger      *slog.Logger
 	obs         *observing // WithObserver's
 	balance     bool
+	succession  bool
 
 	renewSet, pollSet, retrySet bool
 }
@@ -97,7 +98,7 @@ func (c config) machine() election.Config {
 	return election.Config{
 		Node: c.node, Incarnation: c.incarnation,
 		Lease: c.lease, Renew: c.renew, Margin: c.margin,
-		Poll: c.poll, Retry: c.retry, Balance: c.balance,
+		Poll: c.poll, Retry: c.retry, Balance: c.balance, Succession: c.succession,
 	}
 }
 
@@ -150,6 +151,18 @@ func WithRetry(d time.Duration) Option { return func(c *config) { c.retry, c.ret
 // Processes without WithBalance keep what they hold and never ask, but
 // they are asked like the others.
 func WithBalance() Option { return func(c *config) { c.balance = true } }
+
+// WithSuccession makes a Group take over a dead process's names by
+// succession (NewGroup only; New refuses it, and so does NewGroup with
+// WithBalance or on a store that keeps no successions, store.Succeeder):
+// the write that ends the dead session names this Group's session as its
+// successor, and every name held through the dead one is held through
+// this one from then on, each with its token raised by one, without a
+// write per name, so that a takeover of 100,000 names costs one write and
+// the reads that follow. The names this Group does not campaign for are
+// released at once. See docs/succession.md. Of baton's stores only the
+// in-memory one (mem:) keeps successions so far.
+func WithSuccession() Option { return func(c *config) { c.succession = true } }
 
 // WithClock sets the clock (default RealClock).
 func WithClock(c Clock) Option { return func(cfg *config) { cfg.clock = c } }

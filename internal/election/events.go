@@ -81,6 +81,15 @@ type SwapReply struct {
 	Err    error
 }
 
+// ListReply answers a List action: up to ListPage records held through
+// Session (store.Succeeder.HeldThrough, resolved), in name order, or Err.
+// A page shorter than ListPage is the last.
+type ListReply struct {
+	Session string
+	Records []store.Record
+	Err     error
+}
+
 func (Start) event()        {}
 func (Tick) event()         {}
 func (Changed) event()      {}
@@ -90,6 +99,7 @@ func (Feed) event()         {}
 func (SessionEnded) event() {}
 func (GetReply) event()     {}
 func (SwapReply) event()    {}
+func (ListReply) event()    {}
 
 // Action is an output of Step. The runtime executes actions in order.
 type Action interface{ action() }
@@ -148,6 +158,16 @@ type Await struct {
 	Session string
 }
 
+// List asks the runtime for the records whose stored record points at
+// the session record Session, names after After, at most ListPage of them
+// (store.Succeeder.HeldThrough), and to feed back a ListReply. A Group
+// asks after a succession passed a session on to its own, for the names
+// it does not campaign for.
+type List struct{ Session, After string }
+
+// ListPage is the most records a List asks for.
+const ListPage = 1000
+
 // Idle says the machine has nothing in flight and nothing to do until the
 // next Start: the runtime may stop driving it.
 type Idle struct{}
@@ -161,3 +181,4 @@ func (Released) action() {}
 func (Idle) action()     {}
 func (Failed) action()   {}
 func (Await) action()    {}
+func (List) action()     {}

@@ -91,6 +91,10 @@ type Group struct {
 	later     map[string]later // names of dead sessions left to the others for now
 	laterAt   time.Time        // the earliest of later (zero: none)
 
+	// Sessions passed on to this group's session whose names it lists
+	// (List), for those it does not campaign for (listed).
+	lists map[string]*listing
+
 	// Names to tell that their session ended, Config.TakeStep a step (endSome).
 	ending   []ended
 	endingAt time.Time // when the rest of ending is due (zero: none left)
@@ -167,6 +171,9 @@ func (g *Group) Next() time.Time {
 	if g.balancing() {
 		at = earliest(at, g.balanceAt)
 	}
+	for _, l := range g.lists {
+		at = earliest(at, l.at)
+	}
 	return earliest(earliest(at, g.laterAt), g.endingAt)
 }
 
@@ -212,6 +219,9 @@ func (g *Group) Step(now time.Time, ev Event) []Action {
 		case g.names[ev.Name] != nil:
 			acts = g.stepName(now, ev.Name, in) // the machine reads only the version
 		}
+	case ListReply:
+		g.out--
+		acts = g.listed(now, ev)
 	case GetReply:
 		return g.StepGet(now, ev)
 	case SwapReply:
@@ -241,11 +251,11 @@ func (g *Group) stepped(now time.Time, acts []Action) []Action {
 	g.maybeEndSession(now, &acts)
 	for _, a := range acts {
 		switch a.(type) {
-		case Get, Swap:
+		case Get, Swap, List:
 			g.out++
 		}
 	}
-	if g.out == 0 && g.sm == nil && len(g.obs) == 0 && g.count[contending]+g.count[leading]+g.count[releasing] == 0 {
+	if g.out == 0 && g.sm == nil && len(g.obs) == 0 && len(g.lists) == 0 && g.count[contending]+g.count[leading]+g.count[releasing] == 0 {
 		acts = append(acts, Idle{})
 	}
 	return acts
@@ -352,6 +362,12 @@ func (g *Group) tick(now time.Time) []Action {
 	}
 	if !g.endingAt.IsZero() && !now.Before(g.endingAt) {
 		acts = concat(acts, g.endSome(now))
+	}
+	for _, s := range sortedKeys(g.lists) {
+		if l := g.lists[s]; !l.at.IsZero() && !now.Before(l.at) {
+			l.at = time.Time{}
+			acts = append(acts, List{Session: s, After: l.after})
+		}
 	}
 	if g.sweeping() && !g.checkAt.IsZero() && !now.Before(g.checkAt) {
 		acts = concat(acts, g.check(now))
@@ -679,8 +695,16 @@ func (g *Group) afterObserver(now time.Time, s string, acts []Action) []Action {
 	if o.successor != "" {
 		// Passed on: every name that awaits it is held through the
 		// successor now. They read again, and if the successor is this
-		// group's session, each takes the term its read shows.
+		// group's session, each takes the term its read shows; the names
+		// the group does not campaign for are listed and released.
 		g.ending = append(g.ending, ended{session: s, names: waiting, successor: o.successor})
+		if o.successor == g.view.name && g.sm != nil && g.lists[s] == nil {
+			if g.lists == nil {
+				g.lists = map[string]*listing{}
+			}
+			g.lists[s] = &listing{}
+			acts = append(acts, List{Session: s})
+		}
 		return concat(acts, g.endSome(now))
 	}
 	if g.cfg.Balance && g.sessions {
@@ -694,6 +718,53 @@ func (g *Group) afterObserver(now time.Time, s string, acts []Action) []Action {
 	}
 	g.ending = append(g.ending, ended{session: s, names: waiting})
 	return concat(acts, g.endSome(now))
+}
+
+// listing is where the listing of a session passed on to the group's
+// stands: the last name listed, and when the next page is due (zero: a
+// List is out).
+type listing struct {
+	after string
+	at    time.Time
+}
+
+// listed takes a page of the records a succession passed on to the
+// group's session (ListReply): each one held through its session that the
+// group does not campaign for (no machine, or one that stopped) is
+// released at once, with its token, so that its candidates take it as a
+// free record; the others are its machines' (they read and adopt their
+// own). A failed read is tried again a poll later; a full page asks for
+// the next.
+func (g *Group) listed(now time.Time, r ListReply) []Action {
+	l := g.lists[r.Session]
+	if l == nil {
+		return nil
+	}
+	if r.Err != nil {
+		if store.Permanent(r.Err) {
+			delete(g.lists, r.Session) // nothing to gain from asking again
+			return nil
+		}
+		l.at = now.Add(g.cfg.Poll)
+		return nil
+	}
+	var acts []Action
+	for _, rec := range r.Records {
+		if e := g.names[rec.Name]; e != nil && e.phase != idle {
+			continue
+		}
+		if rec.Session != g.view.name || rec.Holder != g.cfg.Node || rec.Incarnation != g.cfg.Incarnation {
+			continue // not held through this group's session any more
+		}
+		free := store.Record{Name: rec.Name, Token: rec.Token, Lease: rec.Lease}
+		acts = append(acts, Swap{Swap: store.Swap{Expect: rec.Version, Record: free, Event: store.Released}})
+	}
+	if len(r.Records) < ListPage {
+		delete(g.lists, r.Session)
+		return acts
+	}
+	l.after = r.Records[len(r.Records)-1].Name
+	return append(acts, List{Session: r.Session, After: l.after})
 }
 
 // DefaultTakeStep is the most names a Group tells in one step that the

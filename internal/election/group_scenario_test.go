@@ -19,9 +19,11 @@ import (
 // its record. Steps:
 //
 //	config sessions balance lease=3s renew=1s margin=150ms poll=250ms check=3s node=n1 inc=n1.1
-//	start name=N [hold] | tick | changed name=N v=V | resign [name=N token=T]  (any step takes at=D)
+//	start name=N [hold] | tick | feed [live] | changed name=N v=V | resign [name=N token=T]  (any step takes at=D)
 //	get name=N holder=H inc=I token=T v=V [lease=D] [session=S] [transfer=X] | get name=N free token=T v=V | get name=N err=E
 //	swap name=N | swap name=N err=E   (ok: the record the group last wrote for N, its version one more)
+//	listed session=S names=A,B token=T v=V | listed session=S err=E   (a page of the records S passed on to @self)
+//	(config succession; get takes via=S and successor=S too)
 //
 // A session record's name is written @self for this node's current
 // session. The output lists the actions, one a line, then the timer.
@@ -98,6 +100,8 @@ func (x *groupHarness) step(s scenario.Step) string {
 				x.sessions = true
 			case "balance":
 				x.cfg.Balance = true
+			case "succession":
+				x.cfg.Succession = true
 			case "lease":
 				x.cfg.Lease = x.dur(a.Val)
 			case "renew":
@@ -123,6 +127,9 @@ func (x *groupHarness) step(s scenario.Step) string {
 		ev = election.Start{Name: x.name(s), Hold: hold}
 	case "tick":
 		ev = election.Tick{}
+	case "feed":
+		_, live := s.Get("live")
+		ev = election.Feed{Live: live}
 	case "changed":
 		v, _ := s.Get("v")
 		n, _ := strconv.ParseInt(v, 10, 64)
@@ -156,7 +163,29 @@ func (x *groupHarness) step(s scenario.Step) string {
 					r.Record.Session = x.resolve(a.Val)
 				case "transfer":
 					r.Record.Transfer = a.Val
+				case "via":
+					r.Record.Via = x.resolve(a.Val)
+				case "successor":
+					r.Record.Successor = x.resolve(a.Val)
 				}
+			}
+		}
+		ev = r
+	case "listed":
+		// The records a succession passed on from session to this
+		// group's session: names=A,B at token=T v=V.
+		sess, _ := s.Get("session")
+		names, _ := s.Get("names")
+		tok, _ := s.Get("token")
+		v, _ := s.Get("v")
+		token, _ := strconv.ParseUint(tok, 10, 64)
+		version, _ := strconv.ParseInt(v, 10, 64)
+		r := election.ListReply{Session: x.resolve(sess), Err: failure}
+		self, _ := x.g.Session()
+		for _, n := range strings.Split(names, ",") {
+			if n != "" && failure == nil {
+				r.Records = append(r.Records, store.Record{Name: n, Holder: x.cfg.Node, Incarnation: x.cfg.Incarnation,
+					Token: token, Lease: x.cfg.Lease, Session: self, Via: r.Session, Version: version})
 			}
 		}
 		ev = r
@@ -223,6 +252,9 @@ func (x *groupHarness) action(a election.Action) string {
 		if r.Transfer != "" {
 			s += " transfer=" + r.Transfer
 		}
+		if r.Successor != "" {
+			s += " successor=" + x.short(r.Successor)
+		}
 		if a.Swap.Event != "" {
 			s += fmt.Sprintf(" event=%s", a.Swap.Event)
 		}
@@ -241,6 +273,8 @@ func (x *groupHarness) action(a election.Action) string {
 			return "released " + a.Name + ": " + a.Err.Error()
 		}
 		return "released " + a.Name
+	case election.List:
+		return "list " + x.short(a.Session) + " after=" + a.After
 	case election.Idle:
 		return "idle"
 	case election.Failed:

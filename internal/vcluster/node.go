@@ -276,6 +276,8 @@ func (e *engine) stepped(n *node, sess string, alive bool, acts []election.Actio
 			gets = append(gets, act)
 		case election.Swap:
 			swaps = append(swaps, act)
+		case election.List:
+			e.sendCall(n, a)
 		case election.Elected:
 			i := e.nameIndex(a.Name)
 			if e.c.Check && e.damaged[i] {
@@ -441,6 +443,8 @@ func (e *engine) failedCall(call any, err error) *batch {
 		b.gets = append(b.gets, election.GetReply{Name: a.Name, Err: err})
 	case election.Swap:
 		b.swaps = append(b.swaps, election.SwapReply{Name: a.Swap.Record.Name, Err: err})
+	case election.List:
+		b.evs = append(b.evs, election.ListReply{Session: a.Session, Err: err})
 	case *getBatch:
 		for _, name := range a.names {
 			b.gets = append(b.gets, election.GetReply{Name: name, Err: err})
@@ -462,6 +466,8 @@ func (e *engine) lostAnswer(n *node, ev election.Event) election.Event {
 		return e.lostGet(n, r)
 	case election.SwapReply:
 		return e.lostSwap(n, r)
+	case election.ListReply:
+		return election.ListReply{Session: r.Session, Err: lostErr(n)}
 	case election.Feed:
 		return r // the runtime's own news, not the store's
 	}
@@ -502,6 +508,15 @@ func (e *engine) apply(n *node, inc int32, call any, latency time.Duration) {
 		r.Record, r.Err = e.c.Store.Swap(e.ctx, a.Swap)
 		e.swapped(n, a.Swap, r)
 		b.swaps = append(b.swaps, r)
+	case election.List:
+		r := election.ListReply{Session: a.Session}
+		if h, ok := e.c.Store.(store.Succeeder); ok {
+			r.Records, r.Err = h.HeldThrough(e.ctx, a.Session, a.After, election.ListPage)
+		} else {
+			r.Err = fmt.Errorf("%w: the store keeps no successions", store.ErrInvalid)
+		}
+		e.out.Covered.Listed += len(r.Records)
+		b.evs = append(b.evs, r)
 	case *getBatch:
 		res, err := e.getMany(a.names)
 		for i, name := range a.names {
