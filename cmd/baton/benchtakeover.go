@@ -14,10 +14,11 @@ import (
 	"time"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/store/storeurl"
 )
 
-const benchTakeoverSynopsis = `bench takeover [--store URL] [--names N] [--lease D] [--json]
+const benchTakeoverSynopsis = `bench takeover [--store URL] [--names N] [--lease D] [--succession] [--json]
 
 Bulk takeover after a crash, on real processes and real time. A child
 process (this baton, re-executed) holds N names through one baton.Group and
@@ -35,6 +36,12 @@ clock):
   doubleHeld            names whose term here began before the child's last
                         deadline (last renewal + lease): two valid terms of
                         one name at once. Must be 0; if not, exit 1
+
+With --succession this process takes the names over by succession
+(baton.WithSuccession, docs/succession.md): the write that ends the
+child's session names this process's session as its successor, and the
+names are read again, not written. Only a store that keeps successions
+takes it; any other is refused with exit 2.
 
 The child's store URL goes to it on its standard input, never on its
 command line. Use a store of its own, or a --prefix no other process uses.`
@@ -57,6 +64,7 @@ type takeoverReport struct {
 	OverFloorSeconds     float64 `json:"overFloorSeconds"`
 	TakenOver            int     `json:"takenOver"`
 	DoubleHeld           int     `json:"doubleHeld"`
+	Succession           bool    `json:"succession"`
 }
 
 func runBenchTakeover(ctx context.Context, e *env, args []string) int {
@@ -64,8 +72,13 @@ func runBenchTakeover(ctx context.Context, e *env, args []string) int {
 	fs := e.newFlagSet(name, benchTakeoverSynopsis)
 	var b benchFlags
 	b.register(fs, 1000)
+	succession := fs.Bool("succession", false, "take the names over by succession (baton.WithSuccession; a store that keeps successions only)")
 	return e.runBenchmark(name, fs, &b, args, nil, func(opts []baton.Option) (benchReport, int, error) {
-		rep, err := benchTakeover(ctx, e, &b, opts)
+		if *succession {
+			opts = append(opts, baton.WithSuccession())
+		}
+		rep, err := benchTakeover(ctx, e, &b, opts, *succession)
+		rep.Succession = *succession
 		return rep, rep.DoubleHeld, err
 	})
 }
@@ -103,7 +116,7 @@ func parseHolderLine(s string) (holderLine, bool) {
 }
 
 // benchTakeover runs 'bench takeover'.
-func benchTakeover(ctx context.Context, e *env, b *benchFlags, opts []baton.Option) (takeoverReport, error) {
+func benchTakeover(ctx context.Context, e *env, b *benchFlags, opts []baton.Option, succession bool) (takeoverReport, error) {
 	url, err := resolveStoreURL(*b.storeURL)
 	if err != nil {
 		return takeoverReport{}, err
@@ -117,6 +130,9 @@ func benchTakeover(ctx context.Context, e *env, b *benchFlags, opts []baton.Opti
 		return takeoverReport{}, err
 	}
 	defer st.Close()
+	if _, ok := st.(store.Succeeder); succession && !ok {
+		return takeoverReport{}, usagef("--succession: the store at %s keeps no successions (of baton's stores only mem: does so far, and it is in-process); leave --succession off", url)
+	}
 	g, err := baton.NewGroup(st, append(opts, baton.WithLogger(b.logs.logger(e.stderr).With("process", "contender")))...)
 	if err != nil {
 		return takeoverReport{}, asUsage(err)
@@ -307,8 +323,12 @@ func benchTakeover(ctx context.Context, e *env, b *benchFlags, opts []baton.Opti
 }
 
 func (r takeoverReport) print(w io.Writer) {
-	fmt.Fprintf(w, "baton bench takeover: %d names on %s, lease %v, clock margin %v\n", r.Names, r.Store,
-		durSec(r.LeaseSeconds), durSec(r.ClockMarginSeconds))
+	how := ""
+	if r.Succession {
+		how = ", by succession"
+	}
+	fmt.Fprintf(w, "baton bench takeover: %d names on %s, lease %v, clock margin %v%s\n", r.Names, r.Store,
+		durSec(r.LeaseSeconds), durSec(r.ClockMarginSeconds), how)
 	io.WriteString(w, table([][2]string{
 		{"holder acquired", fmt.Sprintf("%.3f s (renewed %d times, then SIGKILL)", r.HolderAcquireSeconds, r.HolderRenewals)},
 		{"floor", fmt.Sprintf("%.3f s (lease + 2 x clock margin after the last renewal)", r.FloorSeconds)},
