@@ -321,8 +321,9 @@ func CheckDeleteSession(name string, cur store.Record, expect int64) error {
 // token of s.Record, and successor the stored record that s.Record.Successor
 // names (ok false: none). On top of CheckSwap's rules, a Successor is
 // named only on a session record, only in the swap that ends it (held to
-// free), only of another session record that is held; a dead session's
-// Successor never changes.
+// free), only of another session record (else store.ErrInvalid), which
+// must be held (else store.ErrConflict: the successor's session ended
+// first); a dead session's Successor never changes.
 func CheckSuccessionSwap(cur store.Record, s store.Swap, newToken uint64, successor store.Record, ok bool) error {
 	plain := s
 	plain.Record.Successor = ""
@@ -342,8 +343,12 @@ func CheckSuccessionSwap(cur store.Record, s store.Swap, newToken uint64, succes
 		return nil // the dead session's own successor, kept (above)
 	case cur.Version == 0 || !r.Free():
 		return fmt.Errorf("%w: session %q names a successor only in the swap that ends it", store.ErrInvalid, r.Name)
-	case r.Successor == r.Name || !store.IsSession(r.Successor) || !ok || successor.Free():
-		return fmt.Errorf("%w: session %q cannot be succeeded by %q: a successor is another session record, held", store.ErrInvalid, r.Name, r.Successor)
+	case r.Successor == r.Name || !store.IsSession(r.Successor):
+		return fmt.Errorf("%w: session %q cannot be succeeded by %q: a successor is another session record", store.ErrInvalid, r.Name, r.Successor)
+	case !ok || successor.Free():
+		// A race, not a bad request: the successor's own session ended
+		// (or was never written) before this write arrived.
+		return fmt.Errorf("%w: session %q cannot be succeeded by %q, which is not held", store.ErrConflict, r.Name, r.Successor)
 	}
 	return nil
 }

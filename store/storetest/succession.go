@@ -210,12 +210,22 @@ func testSuccessionInvalid(t *testing.T, s store.Store, h store.Succeeder) {
 	s3 := mustSwap(t, s, store.Swap{Record: session("n3")})
 	mustSwap(t, s, store.Swap{Record: heldThrough("tenant-1", s1, 1), Event: store.Acquired})
 	s3dead := mustSwap(t, s, store.Swap{Expect: s3.Version, Record: store.Record{Name: s3.Name, Lease: s3.Lease}})
-	for _, bad := range []struct {
+	// A successor whose session ended first: a race the writer loses.
+	for _, late := range []struct {
 		what string
 		sw   store.Swap
 	}{
 		{"a successor that is dead", store.Swap{Expect: s1.Version, Record: store.Record{Name: s1.Name, Lease: s1.Lease, Successor: s3.Name}}},
 		{"a successor that does not exist", store.Swap{Expect: s1.Version, Record: store.Record{Name: s1.Name, Lease: s1.Lease, Successor: store.SessionPrefix + "nobody/i/1"}}},
+	} {
+		if _, err := s.Swap(ctx(t), late.sw); !errors.Is(err, store.ErrConflict) {
+			t.Errorf("%s: %v, want ErrConflict", late.what, err)
+		}
+	}
+	for _, bad := range []struct {
+		what string
+		sw   store.Swap
+	}{
 		{"itself as successor", store.Swap{Expect: s1.Version, Record: store.Record{Name: s1.Name, Lease: s1.Lease, Successor: s1.Name}}},
 		{"a name as successor", store.Swap{Expect: s1.Version, Record: store.Record{Name: s1.Name, Lease: s1.Lease, Successor: "tenant-1"}}},
 		{"a successor on a held session", store.Swap{Expect: s1.Version, Record: store.Record{Name: s1.Name, Holder: "n1", Incarnation: "i1", Lease: s1.Lease, Successor: s2.Name}}},
