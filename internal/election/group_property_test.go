@@ -21,7 +21,8 @@ import (
 // applied and answered at separate moments, in any order among a node's
 // requests; nodes freeze, are cut off, crash and restart as new
 // incarnations (their requests still landing), resign one name or all of
-// them, and an operator asks holders to hand over. After every step:
+// them, and an operator asks holders to hand over; some session nodes end
+// dead sessions by succession. After every step:
 //   - no name has two nodes whose own clocks say they hold a valid term;
 //   - each name's election log has strictly increasing tokens and agrees
 //     with its record;
@@ -36,6 +37,8 @@ type gnode struct {
 	rate     float64
 	sessions bool
 	balance  bool // Config.Balance
+	// succession: Config.Succession (unbalanced session nodes).
+	succession bool
 	hold     bool // campaign again for a name once its term is released, as Group.Hold
 	g        *election.Group
 	reqs     []election.Action // sent, not yet applied
@@ -69,6 +72,7 @@ func (w *gworld) restart(n *gnode) {
 	n.g = election.NewGroup(election.Config{
 		Node: n.id, Incarnation: fmt.Sprintf("%s.%d", n.id, n.inc),
 		Lease: pLease, Renew: pRenew, Margin: pMargin, Poll: pPoll, Retry: pPoll, Balance: n.balance,
+		Succession: n.succession,
 	}, n.sessions)
 	n.replies = nil
 }
@@ -76,7 +80,7 @@ func (w *gworld) restart(n *gnode) {
 func (w *gworld) step(n *gnode, ev election.Event) {
 	for _, a := range n.g.Step(w.local(n), ev) {
 		switch a := a.(type) {
-		case election.Get, election.Swap:
+		case election.Get, election.Swap, election.List:
 			n.reqs = append(n.reqs, a)
 		case election.Released:
 			if n.hold && a.Err == nil {
@@ -110,6 +114,12 @@ func (w *gworld) apply(n *gnode, i int, deliver bool) {
 			if errors.Is(r.Err, store.ErrInvalid) {
 				w.t.Fatalf("%s sent a swap the store refuses: %v", n.id, r.Err)
 			}
+		}
+		reply = r
+	case election.List:
+		r := election.ListReply{Session: a.Session, Err: err}
+		if err == nil {
+			r.Records, r.Err = w.st.HeldThrough(ctx, a.Session, a.After, election.ListPage)
 		}
 		reply = r
 	}
@@ -187,6 +197,7 @@ func groupProperty(t *rapid.T) {
 				sessions: i == 0 || rapid.IntRange(0, 3).Draw(t, "inline") != 0,
 			}
 			nd.balance = nd.sessions && rapid.Bool().Draw(t, "balance")
+			nd.succession = nd.sessions && !nd.balance && rapid.Bool().Draw(t, "succession")
 			w.restart(nd)
 			w.nodes = append(w.nodes, nd)
 			for _, name := range gNames {
