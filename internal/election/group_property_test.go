@@ -39,12 +39,12 @@ type gnode struct {
 	balance  bool // Config.Balance
 	// succession: Config.Succession (unbalanced session nodes).
 	succession bool
-	hold     bool // campaign again for a name once its term is released, as Group.Hold
-	g        *election.Group
-	reqs     []election.Action // sent, not yet applied
-	replies  []election.Event  // applied, not yet delivered
-	cut      bool
-	paused   bool
+	hold       bool // campaign again for a name once its term is released, as Group.Hold
+	g          *election.Group
+	reqs       []election.Action // sent, not yet applied
+	replies    []election.Event  // applied, not yet delivered
+	cut        bool
+	paused     bool
 }
 
 type gworld struct {
