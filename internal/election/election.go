@@ -238,10 +238,14 @@ func (m *Machine) Step(now time.Time, ev Event) []Action {
 			acts = m.fail(ev.err) // the session can never be judged dead
 		}
 	case passed:
+		if m.phase == contending && m.awaiting == ev.session && ev.adopt {
+			// Also with a read out: its answer, if it shows the record
+			// passed on from that session, was read after the succession.
+			m.adopt = ev.session
+		}
 		if m.phase == contending && m.inflight == opNone && m.awaiting == ev.session {
 			m.awaiting = ""
 			if ev.adopt {
-				m.adopt = ev.session
 				if m.cfg.Mutate.AdoptUnread && m.hasSeen && m.seen.Session == ev.session {
 					// Mutation: the term from the old read.
 					rec := m.seen
