@@ -133,20 +133,7 @@ func TestGroupBulkTakeoverAfterLeasePlusTwoMargins(t *testing.T) {
 		// a is cut off from the store: its last renewal was at most one
 		// renew interval ago.
 		sa.cut.Store(true)
-		cutAt := time.Now()
-		took := time.Duration(0)
-		for b.Stats().Held < len(names) {
-			for _, name := range names[:50] {
-				ta, tb := a.Term(name), b.Term(name)
-				if ta != nil && tb != nil && ta.Valid() && tb.Valid() {
-					t.Fatalf("%s: two valid terms (a token %d, b token %d)", name, ta.Token(), tb.Token())
-				}
-			}
-			time.Sleep(poll / 4)
-			if took = time.Since(cutAt); took > lease+2*margin+5*poll {
-				t.Fatalf("b holds %d of %d names %v after a was cut off", b.Stats().Held, len(names), took)
-			}
-		}
+		took := waitTakeover(t, a, b, names)
 		if took < lease-renew {
 			t.Fatalf("b took over %v after the cut, before a's lease could have run out", took)
 		}
@@ -348,19 +335,7 @@ func TestGroupSuccessionTakesOverWithoutWritingNames(t *testing.T) {
 		time.Sleep(2 * renew)
 		sa.cut.Store(true)
 		sb.tried.Store(0)
-		cutAt := time.Now()
-		for b.Stats().Held < len(names) {
-			for _, name := range names[:50] {
-				ta, tb := a.Term(name), b.Term(name)
-				if ta != nil && tb != nil && ta.Valid() && tb.Valid() {
-					t.Fatalf("%s: two valid terms (a token %d, b token %d)", name, ta.Token(), tb.Token())
-				}
-			}
-			time.Sleep(poll / 4)
-			if took := time.Since(cutAt); took > lease+2*margin+5*poll {
-				t.Fatalf("b holds %d of %d names %v after a was cut off", b.Stats().Held, len(names), took)
-			}
-		}
+		waitTakeover(t, a, b, names)
 		synctest.Wait()
 		if n := sb.tried.Load(); n != 1 {
 			t.Fatalf("b wrote %d name records in the takeover, want 1 (the orphan's release)", n)
@@ -404,3 +379,25 @@ func TestGroupSuccessionRefusedWhereItCannotWork(t *testing.T) {
 
 // storeWithout hides memstore's store.Succeeder.
 type storeWithout struct{ store.Store }
+
+// waitTakeover waits, from now (a was just cut off), until b holds every
+// name, failing if a and b ever hold one of the first 50 with valid terms
+// at once or if it takes longer than lease + 2e + 5 polls; it returns how
+// long it took.
+func waitTakeover(t *testing.T, a, b *baton.Group, names []string) time.Duration {
+	t.Helper()
+	cutAt := time.Now()
+	for b.Stats().Held < len(names) {
+		for _, name := range names[:50] {
+			ta, tb := a.Term(name), b.Term(name)
+			if ta != nil && tb != nil && ta.Valid() && tb.Valid() {
+				t.Fatalf("%s: two valid terms (a token %d, b token %d)", name, ta.Token(), tb.Token())
+			}
+		}
+		time.Sleep(poll / 4)
+		if took := time.Since(cutAt); took > lease+2*margin+5*poll {
+			t.Fatalf("b holds %d of %d names %v after a was cut off", b.Stats().Held, len(names), took)
+		}
+	}
+	return time.Since(cutAt)
+}

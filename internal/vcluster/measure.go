@@ -99,5 +99,4 @@ type Coverage struct {
 	Timeouts       int // runs stopped by the timeout
 	Successions    int // dead sessions passed on to a successor (election.Config.Succession)
 	Adopted        int // terms taken from a record a succession passed on
-	Listed         int // records a successor listed (election.List)
 }

@@ -515,7 +515,6 @@ func (e *engine) apply(n *node, inc int32, call any, latency time.Duration) {
 		} else {
 			r.Err = fmt.Errorf("%w: the store keeps no successions", store.ErrInvalid)
 		}
-		e.out.Covered.Listed += len(r.Records)
 		b.evs = append(b.evs, r)
 	case *getBatch:
 		res, err := e.getMany(a.names)

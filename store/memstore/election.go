@@ -173,10 +173,10 @@ func (c *client) History(ctx context.Context, name string, after uint64, limit i
 		}
 	}
 	c.s.mu.Unlock()
-	if err != nil {
-		return nil, err
+	if lerr := c.s.leave(ctx, c.node); lerr != nil {
+		return nil, lerr
 	}
-	return out, c.s.leave(ctx, c.node)
+	return out, err
 }
 
 // candKey identifies a candidate row.

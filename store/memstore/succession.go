@@ -127,10 +127,13 @@ func (c *client) HeldThrough(ctx context.Context, session, after string, limit i
 		out = append(out, rec)
 	}
 	c.s.mu.Unlock()
+	if lerr := c.s.leave(ctx, c.node); lerr != nil {
+		return nil, lerr
+	}
 	if err != nil {
 		return nil, err
 	}
-	return out, c.s.leave(ctx, c.node)
+	return out, nil
 }
 
 // tokenLocked is the resolved token of the election record name, 0 when
