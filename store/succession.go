@@ -83,6 +83,23 @@ type Succeeder interface {
 	// after after, in byte order of the name: the names a successor was
 	// passed on, in a few reads.
 	HeldThrough(ctx context.Context, session, after string, limit int) ([]Record, error)
+
+	// Settle rewrites up to limit election records whose stored record
+	// points at session, a dead session record with a Successor, in their
+	// resolved form (Resolve, with Via empty), and appends each one's
+	// succession events to its log, in one atomic step per record at
+	// least, and returns how many it rewrote (limit <= 0: no limit).
+	// Nothing a reader acts on changes: every resolved record is the same
+	// before and after, its Version included, but for Via (empty once the
+	// stored record names the successor itself), and so is every History;
+	// so it needs no compare, a write prepared before it still applies,
+	// and any process may call it. A session record that is missing, held, or dead
+	// without a successor has nothing to settle (0, nil). Once the names
+	// pointing at a dead session are settled, and no other dead session
+	// names it as its successor, DeleteSession may delete it: this is how
+	// chains of successions stay short (the collector settles, then
+	// deletes), never approaching MaxSuccession.
+	Settle(ctx context.Context, session string, limit int) (int, error)
 }
 
 // SuccessionDetail is the Detail of the log event that a succession

@@ -136,6 +136,37 @@ func (c *client) HeldThrough(ctx context.Context, session, after string, limit i
 	return out, nil
 }
 
+// Settle implements store.Succeeder.
+func (s *Store) Settle(ctx context.Context, session string, limit int) (int, error) {
+	return s.Client("").(*client).Settle(ctx, session, limit)
+}
+
+// Settle implements store.Succeeder.
+func (c *client) Settle(ctx context.Context, session string, limit int) (int, error) {
+	return serve(ctx, c, func() (int, error) {
+		dead, ok := c.s.records[session]
+		if !ok || !store.IsSession(session) || !dead.Free() || dead.Successor == "" {
+			return 0, nil
+		}
+		var names []string
+		for n, r := range c.s.records {
+			if r.Session == session && !store.IsSession(n) {
+				names = append(names, n)
+			}
+		}
+		slices.Sort(names)
+		if limit > 0 && len(names) > limit {
+			names = names[:limit]
+		}
+		for i, n := range names {
+			if err := c.s.settleLocked(n); err != nil {
+				return i, err
+			}
+		}
+		return len(names), nil
+	})
+}
+
 // tokenLocked is the resolved token of the election record name, 0 when
 // there is none: what a fenced ledger write is compared with.
 func (s *Store) tokenLocked(name string) (uint64, error) {

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"errors"
+	"slices"
 	"testing"
 
 	"github.com/batonhq/baton/store"
@@ -59,6 +60,7 @@ func RunSuccession(t *testing.T, f Factory) {
 		{"DeleteKeepsReferenced", testSuccessionDelete},
 		{"InvalidSuccessors", testSuccessionInvalid},
 		{"Chain", testSuccessionChain},
+		{"Settle", testSuccessionSettle},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -262,5 +264,85 @@ func testSuccessionChain(t *testing.T, s store.Store, h store.Succeeder) {
 	end, err := s.Get(ctx(t), "tenant-1")
 	if err != nil || end.Session != s3.Name || end.Token != held.Token+2 || end.Holder != "n3" || end.Free() {
 		t.Fatalf("Get through successions to a dead session = %+v, %v", end, err)
+	}
+}
+
+// testSuccessionSettle: Settle rewrites the names a dead session passed on
+// as they read (Via aside), their versions and logs included, a page at a
+// time; a write prepared before it still applies; the dead session may
+// then be deleted, first the head of a chain, then the next.
+func testSuccessionSettle(t *testing.T, s store.Store, h store.Succeeder) {
+	_, s1, s2, _ := passOn(t, s, "tenant-1")
+	mustSwap(t, s, store.Swap{Record: heldThrough("tenant-2", s1, 9), Event: store.Acquired})
+	mustSwap(t, s, store.Swap{Record: heldThrough("tenant-3", s2, 1), Event: store.Acquired})
+	// tenant-2 was written after the succession, through the dead session:
+	// it resolves as well (a store cannot tell how a record came to point
+	// at a dead session).
+	s3 := mustSwap(t, s, store.Swap{Record: session("n3")})
+	cur2, _ := s.Get(ctx(t), s2.Name)
+	dead2 := mustSwap(t, s, store.Swap{Expect: cur2.Version, Record: store.Record{Name: s2.Name, Lease: s2.Lease, Successor: s3.Name}})
+	names := []string{"tenant-1", "tenant-2", "tenant-3"}
+	before := map[string]store.Record{}
+	logs := map[string][]store.Event{}
+	for _, n := range names {
+		rec, err := s.Get(ctx(t), n)
+		if err != nil || rec.Holder != "n3" || rec.Session != s3.Name {
+			t.Fatalf("Get(%s) before Settle = %+v, %v; want held by n3 through %s", n, rec, err, s3.Name)
+		}
+		before[n] = rec
+		if logs[n], err = s.History(ctx(t), n, 0, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Nothing to settle: a held session, a missing one, a name.
+	for _, none := range []string{s3.Name, store.SessionPrefix + "nobody/i/1", "tenant-1"} {
+		if n, err := h.Settle(ctx(t), none, 0); n != 0 || err != nil {
+			t.Fatalf("Settle(%s) = %d, %v; want 0, nil", none, n, err)
+		}
+	}
+	// The chain's head cannot go while names point at it, nor the next
+	// while the head names it.
+	if err := s.DeleteSession(ctx(t), s2.Name, dead2.Version); !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("DeleteSession of %s while %s names it and tenant-3 points at it: %v, want ErrConflict", s2.Name, s1.Name, err)
+	}
+	if n, err := h.Settle(ctx(t), s1.Name, 1); n != 1 || err != nil {
+		t.Fatalf("Settle(%s, 1) = %d, %v; want 1", s1.Name, n, err)
+	}
+	if n, err := h.Settle(ctx(t), s1.Name, 0); n != 1 || err != nil {
+		t.Fatalf("Settle(%s) of the rest = %d, %v; want 1", s1.Name, n, err)
+	}
+	if n, err := h.Settle(ctx(t), s1.Name, 0); n != 0 || err != nil {
+		t.Fatalf("Settle(%s) once settled = %d, %v; want 0", s1.Name, n, err)
+	}
+	if list, err := h.HeldThrough(ctx(t), s1.Name, "", 0); err != nil || len(list) != 0 {
+		t.Fatalf("HeldThrough(%s) once settled = %+v, %v", s1.Name, list, err)
+	}
+	d1, _ := s.Get(ctx(t), s1.Name)
+	if err := s.DeleteSession(ctx(t), s1.Name, d1.Version); err != nil {
+		t.Fatalf("DeleteSession(%s) once its names are settled: %v", s1.Name, err)
+	}
+	// Those two were settled through the whole chain, onto s3.
+	if n, err := h.Settle(ctx(t), s2.Name, 0); n != 1 || err != nil {
+		t.Fatalf("Settle(%s) = %d, %v; want 1 (tenant-3)", s2.Name, n, err)
+	}
+	if err := s.DeleteSession(ctx(t), s2.Name, dead2.Version); err != nil {
+		t.Fatalf("DeleteSession(%s) once nothing points at it: %v", s2.Name, err)
+	}
+	for _, n := range names {
+		got, err := s.Get(ctx(t), n)
+		want := before[n]
+		want.Via = ""
+		if err != nil || got != want {
+			t.Fatalf("Get(%s) after Settle = %+v, %v; want %+v", n, got, err, want)
+		}
+		evs, err := s.History(ctx(t), n, 0, 0)
+		if err != nil || !slices.Equal(evs, logs[n]) {
+			t.Fatalf("History(%s) after Settle = %+v, %v; want %+v", n, evs, err, logs[n])
+		}
+		// A write prepared from the read before Settle applies.
+		free := store.Record{Name: n, Token: want.Token, Lease: want.Lease}
+		if _, err := s.Swap(ctx(t), store.Swap{Expect: before[n].Version, Record: free, Event: store.Released}); err != nil {
+			t.Fatalf("a release of %s prepared before Settle: %v", n, err)
+		}
 	}
 }
