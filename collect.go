@@ -23,7 +23,8 @@ const collectBatch = 100
 // still collects the sessions its predecessors left). Safety does not rest
 // on the grace or on any clock: a free session record may be deleted at
 // any age (one passed on by a succession only once no record points at
-// it: the store refuses it before, and this looks again next pass); the
+// it: the collector settles its names first, and the store refuses the
+// delete while one still does, so this looks again next pass); the
 // grace only lets an operator see a session that just ended.
 // Deleting it loses nothing: the names that point at it keep their records
 // and tokens and may be taken at once with token + 1, and the election log
@@ -79,6 +80,35 @@ func (c *collector) run(ctx context.Context) {
 	}
 }
 
+// settleBatch is how many names a collector settles per store call.
+const settleBatch = 1000
+
+// settle rewrites every name that points at the dead session name, passed
+// on by a succession, to point at its successor (store.Succeeder.Settle),
+// so that the session can be deleted and chains of successions stay short
+// however many failovers come. Nothing a process acts on changes, so it
+// races with nobody. It costs one store write per settleBatch names, once
+// per succession, long after the takeover (past the grace). A chain the
+// store refuses as corrupt (ErrInvalid) is left as it is: the session is
+// then not deleted (the store refuses it), and the other sessions are.
+func (c *collector) settle(ctx context.Context, name string) error {
+	h, ok := c.st.(store.Succeeder)
+	if !ok {
+		return nil
+	}
+	for {
+		n, err := h.Settle(ctx, name, settleBatch)
+		switch {
+		case errors.Is(err, store.ErrInvalid):
+			return nil
+		case err != nil:
+			return err
+		case n < settleBatch:
+			return nil
+		}
+	}
+}
+
 // round reads one batch of session records and deletes the ones dead for
 // longer than the grace. It reports whether the pass has more batches.
 func (c *collector) round(ctx context.Context) (more bool, err error) {
@@ -119,6 +149,11 @@ func (c *collector) round(ctx context.Context) (more bool, err error) {
 		if now.Sub(s.since) <= c.grace && storeNow.Sub(r.Updated) <= c.grace {
 			c.pass[n] = s
 			continue
+		}
+		if r.Successor != "" {
+			if err := c.settle(ctx, n); err != nil {
+				return false, err
+			}
 		}
 		err := c.st.DeleteSession(ctx, n, r.Version)
 		switch {

@@ -102,3 +102,62 @@ func TestGroupRestartsLeaveFewSessions(t *testing.T) {
 		prev.Close(t.Context())
 	})
 }
+
+// 100 processes in a row, each dying without releasing (its store calls
+// fail from then on) and each taken over by succession: every name is
+// passed on 100 times without being written, further than the longest
+// chain a store follows (store.MaxSuccession), and yet every process holds
+// every name with the next token, because the collector settles each dead
+// session's names onto its successor and then deletes it. Without the
+// settling, the names' chains would grow by one a failover and no dead
+// session would ever be deleted.
+func TestGroupSuccessionsKeepChainsShort(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st := memstore.New()
+		names := shardNames(10)
+		window := lease + 2*margin + 4*lease + 2*4*lease
+		const processes = 100
+		var prev *baton.Group
+		var longest int
+		for i := 1; i <= processes; i++ {
+			node := fmt.Sprintf("p%d", i)
+			g, err := baton.NewGroup(st.Client(node), baton.WithNode(node), baton.WithLease(lease), baton.WithRenew(renew),
+				baton.WithClockMargin(margin), baton.WithPoll(poll), baton.WithSuccession())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := g.Hold(t.Context(), names, nil); err != nil {
+				t.Fatal(err)
+			}
+			if prev != nil {
+				time.Sleep(2 * renew) // g's session is live, and held long enough to succeed
+				st.SetUnreachable(fmt.Sprintf("p%d", i-1), true)
+			}
+			waitHeld(t, g, len(names), 10*lease)
+			if prev != nil {
+				ctx, cancel := context.WithTimeout(t.Context(), time.Millisecond)
+				prev.Close(ctx)
+				cancel()
+			}
+			for _, n := range names {
+				if term := g.Term(n); term == nil || term.Token() != uint64(i) {
+					t.Fatalf("process %d: %s held with %v; want token %d", i, n, term, i)
+				}
+			}
+			longest = max(longest, sessionRecords(t, st))
+			prev = g
+			time.Sleep(2 * lease)
+		}
+		time.Sleep(window + 4*lease)
+		left := sessionRecords(t, st)
+		t.Logf("after %d successions: %d session records, at most %d at once; %d collected by the last process",
+			processes, left, longest, prev.Stats().SessionsCollected)
+		prev.Close(t.Context())
+		if left != 1 {
+			t.Fatalf("%d session records once the window passed; want 1 (the live one)", left)
+		}
+		if longest >= store.MaxSuccession {
+			t.Fatalf("%d session records at once: chains that long are refused as corrupt", longest)
+		}
+	})
+}

@@ -47,10 +47,11 @@ type Record struct {
 	// successor's record in the write that names it; a Swap's are ignored.
 	SuccessorHolder      string
 	SuccessorIncarnation string
-	// Via, on a record as a store returns it, names the session record
-	// its stored record points at when that session was passed on by a
-	// succession (Resolve): the record is then held through Session, a
-	// successor. Empty otherwise. Stores ignore it in a Swap.
+	// Via, on a record as a store returns it, names the dead session
+	// whose succession passed the record on to Session (Resolve): the
+	// last one passed when the stored record points at a chain of them.
+	// Empty when the stored record names Session itself. Stores ignore
+	// it in a Swap.
 	Via string
 	// Version changes on every write; it is what Swap compares.
 	// 0 means "does not exist". On a record passed on by a succession it

@@ -26,8 +26,10 @@ const MaxSuccession = 64
 // SuccessorIncarnation), the token rises by one, Version becomes the
 // larger of itself and the version of the write that ended the session
 // passed, and Updated the later of the two times. Via is set to the
-// session rec pointed at. A record not held through a session, or through
-// one without a successor, is returned as it is.
+// last session passed: the one whose succession gave the record to
+// Session (in a chain of two or more, not the session rec points at).
+// A record not held through a session, or through one without a
+// successor, is returned as it is.
 //
 // The version rule makes a succession change the version of every name it
 // passes on: a swap prepared from a read made before it conflicts. That
@@ -54,9 +56,7 @@ func Resolve(rec Record, session func(name string) (Record, bool), passed func(n
 		if out.Token >= MaxToken {
 			return Record{}, fmt.Errorf("%w: %w: election %q is at token %d and has no next term", ErrInvalid, ErrTokenLimit, rec.Name, out.Token)
 		}
-		if out.Via == "" {
-			out.Via = rec.Session
-		}
+		out.Via = out.Session
 		out.Token++
 		out.Version = max(out.Version, dead.Version)
 		if dead.Updated.After(out.Updated) {
@@ -79,9 +79,13 @@ func Resolve(rec Record, session func(name string) (Record, bool), passed func(n
 // record still points at it. A store without it refuses a Successor.
 type Succeeder interface {
 	// HeldThrough returns up to limit election records, resolved, whose
-	// stored record points at the session record session, with names
-	// after after, in byte order of the name: the names a successor was
-	// passed on, in a few reads.
+	// resolution passes the session record session: the stored record
+	// points at session, or at a dead session whose chain of successors
+	// reaches session (one that ended, by succession, before session did,
+	// and whose names were not settled yet). Names after after, in byte
+	// order of the name. It is the names a successor was passed on, in a
+	// few reads, when it succeeds session: those that came through a
+	// chain included.
 	HeldThrough(ctx context.Context, session, after string, limit int) ([]Record, error)
 
 	// Settle rewrites up to limit election records whose stored record

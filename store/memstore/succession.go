@@ -96,6 +96,17 @@ func (s *Store) referencedLocked(name string) bool {
 	return false
 }
 
+// passesLocked reports whether the resolution of the stored record r
+// passes the session record session (store.Succeeder.HeldThrough).
+func (s *Store) passesLocked(r store.Record, session string) bool {
+	if r.Session == session {
+		return true
+	}
+	found := false
+	store.Resolve(r, s.sessionLocked, func(_, dead store.Record) { found = found || dead.Successor == session })
+	return found
+}
+
 // HeldThrough implements store.Succeeder.
 func (s *Store) HeldThrough(ctx context.Context, session, after string, limit int) ([]store.Record, error) {
 	return s.Client("").(*client).HeldThrough(ctx, session, after, limit)
@@ -109,7 +120,7 @@ func (c *client) HeldThrough(ctx context.Context, session, after string, limit i
 	c.s.mu.Lock()
 	var names []string
 	for n, r := range c.s.records {
-		if r.Session == session && n > after {
+		if n > after && !store.IsSession(n) && c.s.passesLocked(r, session) {
 			names = append(names, n)
 		}
 	}

@@ -250,8 +250,30 @@ func testSuccessionChain(t *testing.T, s store.Store, h store.Succeeder) {
 	cur, _ := s.Get(ctx(t), s2.Name)
 	mustSwap(t, s, store.Swap{Expect: cur.Version, Record: store.Record{Name: s2.Name, Lease: s2.Lease, Successor: s3.Name}})
 	got, err := s.Get(ctx(t), "tenant-1")
-	if err != nil || got.Holder != "n3" || got.Session != s3.Name || got.Via != s1.Name || got.Token != held.Token+2 {
-		t.Fatalf("Get through two successions = %+v, %v; want n3 through %s via %s at token %d", got, err, s3.Name, s1.Name, held.Token+2)
+	if err != nil || got.Holder != "n3" || got.Session != s3.Name || got.Via != s2.Name || got.Token != held.Token+2 {
+		t.Fatalf("Get through two successions = %+v, %v; want n3 through %s via %s (the last session passed) at token %d", got, err, s3.Name, s2.Name, held.Token+2)
+	}
+	// n3 succeeded s2 and lists what it was passed on: the name stored
+	// under s1 came through s2. So does a listing of s1, and of s3, the
+	// live end of the chain; another session's does not.
+	mustSwap(t, s, store.Swap{Record: heldThrough("tenant-9", s3, 1), Event: store.Acquired})
+	for _, tc := range []struct {
+		session string
+		want    []string
+	}{
+		{s1.Name, []string{"tenant-1"}},
+		{s2.Name, []string{"tenant-1"}},
+		{s3.Name, []string{"tenant-1", "tenant-9"}},
+		{store.SessionPrefix + "nobody/i/1", nil},
+	} {
+		list, err := h.HeldThrough(ctx(t), tc.session, "", 0)
+		var names []string
+		for _, r := range list {
+			names = append(names, r.Name)
+		}
+		if err != nil || !slices.Equal(names, tc.want) || (len(list) > 0 && list[0] != got) {
+			t.Fatalf("HeldThrough(%s) through a chain = %+v, %v; want %v, the first as Get shows it", tc.session, list, err, tc.want)
+		}
 	}
 	evs, err := s.History(ctx(t), "tenant-1", 1, 0)
 	if err != nil || len(evs) != 2 || evs[0].Token != held.Token+1 || evs[0].Holder != "n2" || evs[1].Token != held.Token+2 || evs[1].Holder != "n3" {
