@@ -31,9 +31,7 @@ func (s *Store) DeleteSession(ctx context.Context, name string, expect int64) er
 		}
 		if cur.Successor != "" {
 			var referenced bool
-			if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM baton_election WHERE session = ?1)
-				OR EXISTS (SELECT 1 FROM baton_election WHERE name >= '`+store.SessionPrefix+`' AND name < '`+sessionPrefixEnd+`' AND successor = ?1)`,
-				name).Scan(&referenced); err != nil {
+			if err := tx.QueryRowContext(ctx, referencedQuery, name).Scan(&referenced); err != nil {
 				return err
 			}
 			if err := storedriver.CheckDeleteSucceeded(name, cur, referenced); err != nil {

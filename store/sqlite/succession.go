@@ -172,6 +172,21 @@ func (s *Store) read(ctx context.Context, op string, fn func(tx *sql.Tx) error) 
 	return s.fail(ctx, op, err)
 }
 
+// heldThroughQuery selects the stored records held through the session
+// ?1, with names after ?2, at most ?3 of them: a range of the session
+// index (baton_election_session).
+func (s *Store) heldThroughQuery() string {
+	return `SELECT name, ` + recordCols + s.sessionCol() + `, ` + s.successorCols() + `
+		FROM baton_election WHERE ` + s.sessionCol() + ` = ?1 AND name > ?2 ORDER BY name LIMIT ?3`
+}
+
+// referencedQuery says whether a stored record points at the session
+// record ?1: a name's, held through it (one entry of the session index),
+// or another dead session's, as its successor (a range of the session
+// records, as sessionsStmt reads).
+const referencedQuery = `SELECT EXISTS (SELECT 1 FROM baton_election WHERE session = ?1)
+	OR EXISTS (SELECT 1 FROM baton_election WHERE name >= '` + store.SessionPrefix + `' AND name < '` + sessionPrefixEnd + `' AND successor = ?1)`
+
 // HeldThrough implements store.Succeeder: one range read of the session
 // index, then the chain of session, in one read transaction.
 func (s *Store) HeldThrough(ctx context.Context, session, after string, limit int) ([]store.Record, error) {
@@ -184,8 +199,7 @@ func (s *Store) HeldThrough(ctx context.Context, session, after string, limit in
 	}
 	var out []store.Record
 	err := s.read(ctx, op, func(tx *sql.Tx) error {
-		rows, err := tx.QueryContext(ctx, `SELECT name, `+recordCols+s.sessionCol()+`, `+s.successorCols()+`
-			FROM baton_election WHERE `+s.sessionCol()+` = ?1 AND name > ?2 ORDER BY name LIMIT ?3`, session, after, limit)
+		rows, err := tx.QueryContext(ctx, s.heldThroughQuery(), session, after, limit)
 		if err != nil {
 			return err
 		}
