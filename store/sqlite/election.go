@@ -27,7 +27,7 @@ func recordOf(row interface{ Scan(...any) error }) (store.Record, error) {
 	var rec store.Record
 	var token, lease int64
 	err := row.Scan(&rec.Name, &rec.Holder, &rec.Incarnation, &token, &lease, &rec.Transfer, &rec.Version, nsScanner{&rec.Updated}, &rec.Session,
-		&rec.Successor, &rec.SuccessorHolder, &rec.SuccessorIncarnation)
+		nullText{&rec.Successor}, nullText{&rec.SuccessorHolder}, nullText{&rec.SuccessorIncarnation})
 	rec.Token, rec.Lease = uint64(token), time.Duration(lease)
 	if err == nil {
 		err = checkRow(rec)
@@ -475,7 +475,7 @@ func readCurrent(ctx context.Context, current *sql.Stmt, names []string, recs ma
 		var r row
 		var token, lease, seq int64
 		if err := rows.Scan(&r.Name, &r.Holder, &r.Incarnation, &token, &lease, &r.Transfer, &r.Version, nsScanner{&r.Updated}, &r.Session, &r.changed, &seq,
-			&r.Successor, &r.SuccessorHolder, &r.SuccessorIncarnation); err != nil {
+			nullText{&r.Successor}, nullText{&r.SuccessorHolder}, nullText{&r.SuccessorIncarnation}); err != nil {
 			return err
 		}
 		r.Token, r.Lease = uint64(token), time.Duration(lease)

@@ -490,14 +490,20 @@ func (s *Store) changedCol() string {
 	return "changed"
 }
 
-// successorCols are the session record's successor columns, or empty
-// strings for a store older than version 7 (read-only) that has none.
+// successorCols are the session record's successor columns, each NULL
+// when empty (nullText scans them: most rows have no successor, and a
+// NULL costs the scan less than a text), or NULLs for a store older than
+// version 7 (read-only) that has none.
 func (s *Store) successorCols() string {
 	if s.schema < 7 {
-		return "'', '', ''"
+		return "NULL, NULL, NULL"
 	}
-	return "successor, successor_holder, successor_incarnation"
+	return successorCols
 }
+
+// successorCols are the successor columns of baton_election, NULL when
+// empty (see Store.successorCols).
+const successorCols = `nullif(successor, ''), nullif(successor_holder, ''), nullif(successor_incarnation, '')`
 
 // sessionCol is the election record's session column, or an empty string
 // for a store older than version 3 (read-only) that has none.

@@ -153,7 +153,7 @@ func (s *Store) prepare(ctx context.Context) error {
 			text{&s.st.current, `SELECT j.value, coalesce(e.holder, ''), coalesce(e.incarnation, ''), coalesce(e.token, 0), coalesce(e.lease_ns, 0),
 				coalesce(e.transfer, ''), coalesce(e.version, 0), e.updated_ns, coalesce(e.session, ''), coalesce(e.changed, 0),
 				coalesce(e.log_seq, (SELECT coalesce(max(l.seq), 0) FROM baton_election_log l WHERE l.name = j.value)),
-				coalesce(e.successor, ''), coalesce(e.successor_holder, ''), coalesce(e.successor_incarnation, '')
+				nullif(e.successor, ''), nullif(e.successor_holder, ''), nullif(e.successor_incarnation, '')
 			 FROM json_each(?) j LEFT JOIN baton_election e ON e.name = j.value`},
 		)
 		for k := range blockKinds {
