@@ -160,8 +160,8 @@ func WithBalance() Option { return func(c *config) { c.balance = true } }
 // this one from then on, each with its token raised by one, without a
 // write per name, so that a takeover of 100,000 names costs one write and
 // the reads that follow. The names this Group does not campaign for are
-// released at once. See docs/succession.md. Of baton's stores only the
-// in-memory one (mem:) keeps successions so far.
+// released at once. See docs/succession.md. Of baton's stores the
+// in-memory one (mem:) and SQLite keep successions so far.
 func WithSuccession() Option { return func(c *config) { c.succession = true } }
 
 // WithClock sets the clock (default RealClock).

@@ -74,6 +74,32 @@
 // not make, such as a trigger another program added) is store.ErrCorrupt:
 // it never heals by retrying.
 //
+// # Successions
+//
+// Store implements store.Succeeder (schema 7; docs/succession.md): a
+// session record ended with a Successor keeps it, with the successor's
+// holder and incarnation, in its own row (successor, successor_holder,
+// successor_incarnation), and an index on the election record's session
+// column serves HeldThrough, Settle and DeleteSession's check. Nothing
+// else is written at a succession: every read (Get, GetMany, HeldThrough,
+// History, CountHolders) reads its rows and then, in the same read
+// transaction, the session records they point at, one query a hop, and
+// returns them resolved (store.Resolve); History shows a succession's log
+// events before they are stored, under the sequence numbers the name's
+// next write stores them under. Every write of a name settles it first,
+// in its transaction (the name is rewritten resolved, at its resolved
+// version, with the succession's log events), and compares Expect with
+// the resolved version; the fast paths (a renewal's one UPDATE, a batch
+// of takes' one UPDATE) leave a name a succession passed on to the
+// general path, and cost a name no succession passed on one probe of its
+// session's row. Fenced ledger writes compare the resolved token. A row
+// whose successor columns baton does not write (a successor on a held
+// record or on a name) is store.ErrCorrupt; a cycle of successions or a
+// chain longer than store.MaxSuccession is store.ErrInvalid. A baton of
+// version 6 that still has the store open when it is upgraded fails its
+// next write (the counter's key changed), rather than take a name passed
+// on at its stored token + 1, a token already handed out.
+//
 // # Identity, damage and file modes
 //
 // Every store has an id (baton_meta.store_id, random, made at creation;

@@ -15,21 +15,29 @@ import (
 )
 
 // recordCols are the election record's columns as recordOf scans them,
-// after the name.
+// after the name and before the session and successor columns
+// (sessionCol, successorCols).
 const recordCols = `holder, incarnation, token, lease_ns, transfer, version, updated_ns, `
 
-// recordOf scans one row of name and recordCols, plus the session column.
+// recordOf scans one row of name and recordCols, plus the session and
+// successor columns, as stored (unresolved); a row whose successor
+// columns no write of baton makes is an error wrapping store.ErrCorrupt
+// (checkRow).
 func recordOf(row interface{ Scan(...any) error }) (store.Record, error) {
 	var rec store.Record
 	var token, lease int64
-	err := row.Scan(&rec.Name, &rec.Holder, &rec.Incarnation, &token, &lease, &rec.Transfer, &rec.Version, nsScanner{&rec.Updated}, &rec.Session)
+	err := row.Scan(&rec.Name, &rec.Holder, &rec.Incarnation, &token, &lease, &rec.Transfer, &rec.Version, nsScanner{&rec.Updated}, &rec.Session,
+		nullText{&rec.Successor}, nullText{&rec.SuccessorHolder}, nullText{&rec.SuccessorIncarnation})
 	rec.Token, rec.Lease = uint64(token), time.Duration(lease)
+	if err == nil {
+		err = checkRow(rec)
+	}
 	return rec, err
 }
 
-// getRecord reads the election record of name, inside tx or, with a nil
-// tx, on its own; a missing record is the zero Record (Version 0) and found
-// false.
+// getRecord reads the election record of name as stored (unresolved),
+// inside tx or, with a nil tx, on its own; a missing record is the zero
+// Record (Version 0) and found false.
 func (s *Store) getRecord(ctx context.Context, tx *sql.Tx, name string) (rec store.Record, found bool, err error) {
 	st := s.st.get
 	if tx != nil {
@@ -50,15 +58,32 @@ func getRecordWith(ctx context.Context, get *sql.Stmt, name string) (store.Recor
 	return rec, true, nil
 }
 
-// Get implements store.Store.
+// Get implements store.Store: the record and the session records it
+// passes (see chain), in one read transaction.
 func (s *Store) Get(ctx context.Context, name string) (store.Record, error) {
 	const op = "get"
 	if err := s.enter(ctx, op); err != nil {
 		return store.Record{}, err
 	}
-	rec, found, err := s.getRecord(ctx, nil, name)
+	var rec store.Record
+	var found bool
+	err := s.read(ctx, op, func(tx *sql.Tx) error {
+		var err error
+		if rec, found, err = s.getRecord(ctx, tx, name); err != nil || !found {
+			return err
+		}
+		if _, ok := pointsAt(rec); !ok {
+			return nil
+		}
+		getMany := tx.StmtContext(ctx, s.st.getMany)
+		defer getMany.Close()
+		recs := []store.Record{rec}
+		err = resolveRecs(ctx, getMany, recs)
+		rec = recs[0]
+		return err
+	})
 	if err != nil {
-		return store.Record{}, s.fail(ctx, op, err)
+		return store.Record{}, err
 	}
 	if !found {
 		return store.Record{}, fmt.Errorf("sqlite: election %q: %w", name, store.ErrNotFound)
@@ -69,9 +94,10 @@ func (s *Store) Get(ctx context.Context, name string) (store.Record, error) {
 // GetManyChunk is how many names GetMany reads with one query.
 const GetManyChunk = 1000
 
-// GetMany implements store.Store: one query per GetManyChunk names,
-// each a read of its own (the names of one chunk are read in one
-// snapshot, the chunks one after another).
+// GetMany implements store.Store: one query per GetManyChunk names, and
+// one a hop of the chains of the session records they pass (see chain),
+// each chunk a read transaction of its own (the names of one chunk are
+// read in one snapshot, the chunks one after another).
 func (s *Store) GetMany(ctx context.Context, names []string) ([]store.GetResult, error) {
 	const op = "get many"
 	if err := s.enter(ctx, op); err != nil {
@@ -79,11 +105,32 @@ func (s *Store) GetMany(ctx context.Context, names []string) ([]store.GetResult,
 	}
 	res := make([]store.GetResult, len(names))
 	found := make(map[string]store.Record, min(len(names), GetManyChunk))
+	var recs []store.Record
 	for lo := 0; lo < len(names); lo += GetManyChunk {
 		chunk := names[lo:min(lo+GetManyChunk, len(names))]
 		clear(found)
-		if err := readMany(ctx, s.st.getMany, chunk, found); err != nil {
-			return nil, s.fail(ctx, op, err)
+		err := s.read(ctx, op, func(tx *sql.Tx) error {
+			getMany := tx.StmtContext(ctx, s.st.getMany)
+			defer getMany.Close()
+			if err := readMany(ctx, getMany, chunk, found); err != nil {
+				return err
+			}
+			recs = recs[:0]
+			for _, r := range found {
+				if _, ok := pointsAt(r); ok {
+					recs = append(recs, r)
+				}
+			}
+			if err := resolveRecs(ctx, getMany, recs); err != nil {
+				return err
+			}
+			for _, r := range recs {
+				found[r.Name] = r
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
 		}
 		for i, name := range chunk {
 			if rec, ok := found[name]; ok {
@@ -96,7 +143,7 @@ func (s *Store) GetMany(ctx context.Context, names []string) ([]store.GetResult,
 	return res, nil
 }
 
-// readMany reads the records of names with getMany into found.
+// readMany reads the records of names with getMany into found, as stored.
 func readMany(ctx context.Context, getMany *sql.Stmt, names []string, found map[string]store.Record) error {
 	arg, err := json.Marshal(names)
 	if err != nil {
@@ -121,12 +168,12 @@ func readMany(ctx context.Context, getMany *sql.Stmt, names []string, found map[
 // under the file's write lock (BEGIN IMMEDIATE), so a swap is atomic with
 // respect to every other connection to the file, in any process. A swap
 // that may be a renewal (no event, a held record, a name's or a
-// session's, an expected version) is tried first as the renewal's one-row
+// session's, an expected version, no successor) is tried first as the renewal's one-row
 // UPDATE (renewStmt, see renew); when it matches no row, the swap goes the
 // general way. Either way a swap waits for the Store's write turn ahead of
 // queued batched writes (see turn).
 func (s *Store) Swap(ctx context.Context, sw store.Swap) (store.Record, error) {
-	if sw.Event == "" && sw.Expect != 0 && sw.Record.Holder != "" && !s.readOnly {
+	if sw.Event == "" && sw.Expect != 0 && sw.Record.Holder != "" && sw.Record.Successor == "" && !s.readOnly {
 		rec, ok, err := s.renew(ctx, sw)
 		if err != nil || ok {
 			return rec, err
@@ -280,14 +327,44 @@ func (s *Store) swapTx(ctx context.Context, b *bound, swaps []store.Swap) ([]sto
 }
 
 // swapRows is swapTx's general path, the counter at last: it reads the
-// records the swaps name, decides each swap in Go (storedriver.CheckSwap)
-// and writes the records and log events with multi-row statements. It
+// records the swaps name and the session records their resolutions pass
+// (see chain), decides each swap in Go against the resolved record
+// (storedriver.CheckSuccessionSwap) and writes the records and log events
+// with multi-row statements: a name that a succession passed on is
+// written settled, its succession's events before the swap's own. It
 // returns the counter's new value, which the caller writes.
 func (s *Store) swapRows(ctx context.Context, b *bound, swaps []store.Swap, last int64) ([]store.SwapResult, int64, error) {
 	res := make([]store.SwapResult, len(swaps))
 	cur, seqs, err := s.current(ctx, b, swaps)
 	if err != nil {
 		return nil, 0, err
+	}
+	// The session records the swaps may pass: those the stored records
+	// and the new ones point at, and the successors they name. A record
+	// the batch wrote (cur) is read as the batch left it.
+	var sessions []string
+	for _, sw := range swaps {
+		if n, ok := pointsAt(cur[sw.Record.Name].Record); ok {
+			sessions = append(sessions, n)
+		}
+		if n, ok := pointsAt(sw.Record); ok {
+			sessions = append(sessions, n)
+		}
+		if sw.Record.Successor != "" {
+			sessions = append(sessions, sw.Record.Successor)
+		}
+	}
+	ch := chain{}
+	if len(sessions) > 0 {
+		if err := ch.load(ctx, b.stmt(s.st.getMany), sessions); err != nil {
+			return nil, 0, err
+		}
+	}
+	session := func(name string) (store.Record, bool) {
+		if r, ok := cur[name]; ok {
+			return r.Record, true
+		}
+		return ch.session(name)
 	}
 	// The records to write, each name's last one, in the order of
 	// their first swap; and the log events, in the order of theirs.
@@ -296,10 +373,19 @@ func (s *Store) swapRows(ctx context.Context, b *bound, swaps []store.Swap, last
 	var evs []store.Event
 	next := last
 	for i, sw := range swaps {
-		c := cur[sw.Record.Name]
-		renews := storedriver.Renews(c.Record, sw)
-		v := max(next, c.Version) + 1
-		rec, err := s.decide(c.Record, sw, v)
+		name := sw.Record.Name
+		c := cur[name]
+		resolved, implied, err := settled(c.Record, session, seqs[name])
+		if err == nil {
+			sw.Record.Via = ""
+			var rec store.Record
+			if rec, err = s.decide(resolved, sw, max(next, resolved.Version)+1, session); err == nil {
+				if !storedriver.Renews(resolved, sw) {
+					next, c.changed = rec.Version, rec.Version
+				}
+				c.Record = rec
+			}
+		}
 		if err != nil {
 			if !decided(err) {
 				return nil, 0, err
@@ -307,42 +393,45 @@ func (s *Store) swapRows(ctx context.Context, b *bound, swaps []store.Swap, last
 			res[i].Err = err
 			continue
 		}
-		changed := c.changed
-		if !renews {
-			next, changed = v, v
-		}
-		cur[rec.Name] = row{Record: rec, changed: changed}
-		res[i].Record = rec
-		if j, ok := at[rec.Name]; ok {
-			recs[j] = cur[rec.Name]
+		cur[name] = c
+		res[i].Record = c.Record
+		if j, ok := at[name]; ok {
+			recs[j] = c
 		} else {
-			at[rec.Name] = len(recs)
-			recs = append(recs, cur[rec.Name])
+			at[name] = len(recs)
+			recs = append(recs, c)
 		}
+		seqs[name] += uint64(len(implied))
+		evs = append(evs, implied...)
 		if sw.Event != "" {
-			seqs[rec.Name]++
-			evs = append(evs, storedriver.NextEvent(seqs[rec.Name], rec, sw.Event))
+			seqs[name]++
+			evs = append(evs, storedriver.NextEvent(seqs[name], c.Record, sw.Event))
 		}
 	}
 	if len(recs) == 0 {
 		return res, last, nil
 	}
-	// Each record is written with log_seq its name's newest sequence
-	// number after the batch (seqs holds every name read), the one of
-	// its last event written below.
-	if err := writeRows(b, &s.st.upsert, len(recs), func(args []any, i int) []any {
-		r := &recs[i]
-		return append(args, r.Name, r.Holder, r.Incarnation, int64(r.Token), int64(r.Lease), r.Transfer, r.Version, r.Updated.UnixNano(), r.Session, r.changed, int64(seqs[r.Name]))
-	}); err != nil {
-		return nil, 0, err
-	}
-	if err := writeRows(b, &s.st.logEvent, len(evs), func(args []any, i int) []any {
-		e := &evs[i]
-		return append(args, e.Name, int64(e.Seq), string(e.Kind), e.Holder, e.Incarnation, int64(e.Token), e.Transfer, e.Time.UnixNano())
-	}); err != nil {
+	if err := s.writeRecords(b, recs, seqs, evs); err != nil {
 		return nil, 0, err
 	}
 	return res, next, nil
+}
+
+// writeRecords writes recs, each with log_seq its name's newest sequence
+// number after the batch (seqs holds every name of recs), and appends
+// evs, with multi-row statements bound to b.
+func (s *Store) writeRecords(b *bound, recs []row, seqs map[string]uint64, evs []store.Event) error {
+	if err := writeRows(b, &s.st.upsert, len(recs), func(args []any, i int) []any {
+		r := &recs[i]
+		return append(args, r.Name, r.Holder, r.Incarnation, int64(r.Token), int64(r.Lease), r.Transfer, r.Version, r.Updated.UnixNano(), r.Session, r.changed, int64(seqs[r.Name]),
+			r.Successor, r.SuccessorHolder, r.SuccessorIncarnation)
+	}); err != nil {
+		return err
+	}
+	return writeRows(b, &s.st.logEvent, len(evs), func(args []any, i int) []any {
+		e := &evs[i]
+		return append(args, e.Name, int64(e.Seq), string(e.Kind), e.Holder, e.Incarnation, int64(e.Token), e.Transfer, e.Time.UnixNano(), e.Detail)
+	})
 }
 
 // row is an election record as stored: with its changed column, the
@@ -385,10 +474,14 @@ func readCurrent(ctx context.Context, current *sql.Stmt, names []string, recs ma
 	for rows.Next() {
 		var r row
 		var token, lease, seq int64
-		if err := rows.Scan(&r.Name, &r.Holder, &r.Incarnation, &token, &lease, &r.Transfer, &r.Version, nsScanner{&r.Updated}, &r.Session, &r.changed, &seq); err != nil {
+		if err := rows.Scan(&r.Name, &r.Holder, &r.Incarnation, &token, &lease, &r.Transfer, &r.Version, nsScanner{&r.Updated}, &r.Session, &r.changed, &seq,
+			nullText{&r.Successor}, nullText{&r.SuccessorHolder}, nullText{&r.SuccessorIncarnation}); err != nil {
 			return err
 		}
 		r.Token, r.Lease = uint64(token), time.Duration(lease)
+		if err := checkRow(r.Record); err != nil {
+			return err
+		}
 		if r.Version != 0 {
 			recs[r.Name] = r
 		}
@@ -397,14 +490,32 @@ func readCurrent(ctx context.Context, current *sql.Stmt, names []string, recs ma
 	return rows.Err()
 }
 
-// decide checks one swap against the record cur and returns the record it
-// writes, at version v; an error wraps a contract sentinel: the swap is
-// refused.
-func (s *Store) decide(cur store.Record, sw store.Swap, v int64) (store.Record, error) {
-	if err := storedriver.CheckSwap(cur, sw); err != nil {
+// decide checks one swap against the record cur, as resolved, and
+// returns the record it writes, at version v; an error wraps a contract
+// sentinel: the swap is refused. session reads the stored session
+// records: the new record's resolved token, and the successor it names.
+func (s *Store) decide(cur store.Record, sw store.Swap, v int64, session func(string) (store.Record, bool)) (store.Record, error) {
+	next, err := store.Resolve(sw.Record, session, nil)
+	if err != nil {
+		return store.Record{}, err
+	}
+	var successor store.Record
+	var ok bool
+	if sw.Record.Successor != "" {
+		successor, ok = session(sw.Record.Successor)
+	}
+	if err := storedriver.CheckSuccessionSwap(cur, sw, next.Token, successor, ok); err != nil {
 		return store.Record{}, err
 	}
 	rec := sw.Record
+	rec.SuccessorHolder, rec.SuccessorIncarnation = "", ""
+	switch {
+	case rec.Successor == "":
+	case cur.Successor != "": // a dead session's, kept
+		rec.SuccessorHolder, rec.SuccessorIncarnation = cur.SuccessorHolder, cur.SuccessorIncarnation
+	default:
+		rec.SuccessorHolder, rec.SuccessorIncarnation = successor.Holder, successor.Incarnation
+	}
 	rec.Version = v
 	rec.Updated = s.now()
 	return rec, nil
@@ -433,7 +544,9 @@ func writeRows(b *bound, kinds *[blockKinds]*sql.Stmt, n int, args func(args []a
 	return nil
 }
 
-// History implements store.Store.
+// History implements store.Store. The log and, for a name a succession
+// passed on that was not written since, the succession's events (not
+// stored yet: see settled) are read in one read transaction.
 func (s *Store) History(ctx context.Context, name string, after uint64, limit int) ([]store.Event, error) {
 	const op = "history"
 	if err := s.enter(ctx, op); err != nil {
@@ -442,32 +555,72 @@ func (s *Store) History(ctx context.Context, name string, after uint64, limit in
 	if after >= math.MaxInt64 {
 		return nil, nil // sequence numbers are stored as signed 64-bit
 	}
+	sqlLimit := limit
 	if limit <= 0 {
-		limit = -1 // SQLite: no limit
+		sqlLimit = -1 // SQLite: no limit
 	}
-	rows, err := s.db.QueryContext(ctx,
-		`SELECT seq, kind, holder, incarnation, token, transfer, time_ns, `+s.detailCol()+`
-		   FROM baton_election_log WHERE name = ? AND seq > ? ORDER BY seq LIMIT ?`,
-		name, int64(after), limit)
-	if err != nil {
-		return nil, s.fail(ctx, op, err)
-	}
-	defer rows.Close()
 	var out []store.Event
-	for rows.Next() {
-		var seq, token int64
-		var kind string
-		ev := store.Event{Name: name}
-		if err := rows.Scan(&seq, &kind, &ev.Holder, &ev.Incarnation, &token, &ev.Transfer, nsScanner{&ev.Time}, &ev.Detail); err != nil {
-			return nil, s.fail(ctx, op, err)
+	err := s.read(ctx, op, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx,
+			`SELECT seq, kind, holder, incarnation, token, transfer, time_ns, `+s.detailCol()+`
+			   FROM baton_election_log WHERE name = ? AND seq > ? ORDER BY seq LIMIT ?`,
+			name, int64(after), sqlLimit)
+		if err != nil {
+			return err
 		}
-		ev.Seq, ev.Kind, ev.Token = uint64(seq), store.EventKind(kind), uint64(token)
-		out = append(out, ev)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, s.fail(ctx, op, err)
+		defer rows.Close()
+		for rows.Next() {
+			var seq, token int64
+			var kind string
+			ev := store.Event{Name: name}
+			if err := rows.Scan(&seq, &kind, &ev.Holder, &ev.Incarnation, &token, &ev.Transfer, nsScanner{&ev.Time}, &ev.Detail); err != nil {
+				return err
+			}
+			ev.Seq, ev.Kind, ev.Token = uint64(seq), store.EventKind(kind), uint64(token)
+			out = append(out, ev)
+		}
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		if s.schema < 7 || (limit > 0 && len(out) >= limit) {
+			return nil // no successions before version 7 (read-only)
+		}
+		implied, err := s.implied(ctx, tx, name)
+		for _, ev := range implied {
+			if ev.Seq > after && (limit <= 0 || len(out) < limit) {
+				out = append(out, ev)
+			}
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
+}
+
+// implied returns, in tx, the log events of the successions that passed
+// on the election record of name since its last write, numbered after
+// its stored log (none: nil).
+func (s *Store) implied(ctx context.Context, tx *sql.Tx, name string) ([]store.Event, error) {
+	var seq int64
+	row := tx.QueryRowContext(ctx, `SELECT name, `+recordCols+`session, `+s.successorCols()+`, log_seq FROM baton_election WHERE name = ?`, name)
+	raw, err := recordOf(scanFunc(func(dest ...any) error { return row.Scan(append(dest, &seq)...) }))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	at, ok := pointsAt(raw)
+	if err != nil || !ok {
+		return nil, err
+	}
+	getMany := tx.StmtContext(ctx, s.st.getMany)
+	defer getMany.Close()
+	c := chain{}
+	if err := c.load(ctx, getMany, []string{at}); err != nil {
+		return nil, err
+	}
+	_, evs, err := settled(raw, c.session, uint64(seq))
+	return evs, err
 }
 
 // Heartbeat implements store.Store.

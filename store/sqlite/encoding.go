@@ -49,3 +49,15 @@ func (n nsScanner) Scan(v any) error {
 	*n.t = timeOf(ns)
 	return nil
 }
+
+// nullText scans a nullable text into a string, NULL as "".
+type nullText struct{ s *string }
+
+func (n nullText) Scan(v any) error {
+	var ns sql.NullString
+	if err := ns.Scan(v); err != nil {
+		return err
+	}
+	*n.s = ns.String
+	return nil
+}

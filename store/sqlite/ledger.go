@@ -88,11 +88,9 @@ func (s *Store) SwapRun(ctx context.Context, sw store.RunSwap) (store.Run, error
 		}
 		var electionToken uint64
 		if sw.Fenced {
-			rec, _, err := s.getRecord(ctx, tx, r.Job)
-			if err != nil {
+			if electionToken, err = s.resolvedToken(ctx, tx, r.Job); err != nil {
 				return err
 			}
-			electionToken = rec.Token
 		}
 		if err := storedriver.CheckRunSwap(cur, sw, electionToken); err != nil {
 			return err
@@ -221,11 +219,10 @@ func (s *Store) PruneRuns(ctx context.Context, p store.Prune) (int, error) {
 	err := s.write(ctx, "prune runs", func(tx *sql.Tx) error {
 		var token uint64
 		if p.Fenced {
-			rec, _, err := s.getRecord(ctx, tx, p.Job)
-			if err != nil {
+			var err error
+			if token, err = s.resolvedToken(ctx, tx, p.Job); err != nil {
 				return err
 			}
-			token = rec.Token
 		}
 		if err := storedriver.CheckPrune(p, token); err != nil {
 			return err
@@ -297,7 +294,9 @@ func (s *Store) UpdateJob(ctx context.Context, u store.JobUpdate) (store.Job, er
 		}
 		cur.Schedule = u.Schedule
 		out = cur
-		rec, found, err := s.getRecord(ctx, tx, u.Name)
+		b := s.bind(ctx, tx)
+		defer b.close()
+		rec, found, err := s.settleName(ctx, b, u.Name)
 		if err != nil || !found {
 			return err
 		}

@@ -1,8 +1,11 @@
 package sqlite
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
+	"math"
+	"slices"
 	"time"
 
 	"github.com/batonhq/baton/store"
@@ -67,38 +70,105 @@ func (s *Store) NamesPage(ctx context.Context, q store.NameQuery) ([]string, err
 	return names, nil
 }
 
-// CountHolders implements store.Store with one grouped query.
+// CountHolders implements store.Store with one grouped query, in one read
+// transaction with the chains of the sessions the groups are held through:
+// a group held through a session that a succession passed on is counted
+// as its successor's (resolved, see chain), its silent records again with
+// the resolved Updated.
 func (s *Store) CountHolders(ctx context.Context, now time.Time) ([]store.HolderCount, int, error) {
 	const op = "count holders"
 	if err := s.enter(ctx, op); err != nil {
 		return nil, 0, err
 	}
-	rows, err := s.db.QueryContext(ctx,
-		`SELECT holder, incarnation, session, count(*), sum(updated_ns + lease_ns < ?3)
-		 FROM baton_election WHERE substr(name, 1, ?1) <> ?2
-		 GROUP BY holder, incarnation, session ORDER BY holder, incarnation, session`,
-		len(store.SessionPrefix), store.SessionPrefix, now.UnixNano())
-	if err != nil {
-		return nil, 0, s.fail(ctx, op, err)
-	}
-	defer rows.Close()
 	var out []store.HolderCount
-	for rows.Next() {
-		var c store.HolderCount
-		if err := rows.Scan(&c.Holder, &c.Incarnation, &c.Session, &c.Names, &c.Silent); err != nil {
-			return nil, 0, s.fail(ctx, op, err)
-		}
-		out = append(out, c)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, 0, s.fail(ctx, op, err)
-	}
 	var jobs int
-	if err := s.db.QueryRowContext(ctx,
-		`SELECT count(*) FROM baton_jobs j WHERE NOT EXISTS (SELECT 1 FROM baton_election e WHERE e.name = j.name)`).Scan(&jobs); err != nil {
-		return nil, 0, s.fail(ctx, op, err)
+	err := s.read(ctx, op, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx,
+			`SELECT holder, incarnation, `+s.sessionCol()+`, count(*), sum(updated_ns + lease_ns < ?3)
+			 FROM baton_election WHERE substr(name, 1, ?1) <> ?2
+			 GROUP BY 1, 2, 3 ORDER BY 1, 2, 3`,
+			len(store.SessionPrefix), store.SessionPrefix, now.UnixNano())
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var c store.HolderCount
+			if err := rows.Scan(&c.Holder, &c.Incarnation, &c.Session, &c.Names, &c.Silent); err != nil {
+				return err
+			}
+			out = append(out, c)
+		}
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		if s.schema >= 7 {
+			if out, err = s.resolveCounts(ctx, tx, out, now); err != nil {
+				return err
+			}
+		}
+		return tx.QueryRowContext(ctx,
+			`SELECT count(*) FROM baton_jobs j WHERE NOT EXISTS (SELECT 1 FROM baton_election e WHERE e.name = j.name)`).Scan(&jobs)
+	})
+	if err != nil {
+		return nil, 0, err
 	}
 	return out, jobs, nil
+}
+
+// resolveCounts counts each group of gs held through a session that a
+// succession passed on as its successor's, in tx.
+func (s *Store) resolveCounts(ctx context.Context, tx *sql.Tx, gs []store.HolderCount, now time.Time) ([]store.HolderCount, error) {
+	var sessions []string
+	for _, g := range gs {
+		if g.Holder != "" && g.Session != "" {
+			sessions = append(sessions, g.Session)
+		}
+	}
+	if len(sessions) == 0 {
+		return gs, nil
+	}
+	getMany := tx.StmtContext(ctx, s.st.getMany)
+	defer getMany.Close()
+	c := chain{}
+	if err := c.load(ctx, getMany, sessions); err != nil {
+		return nil, err
+	}
+	out := gs[:0:0]
+	at := make(map[store.HolderCount]int, len(gs)) // by holder, incarnation, session
+	for _, g := range gs {
+		r, err := store.Resolve(store.Record{Name: g.Session, Holder: g.Holder, Incarnation: g.Incarnation, Session: g.Session}, c.session, nil)
+		if err != nil {
+			return nil, err
+		}
+		if r.Via != "" {
+			// Silent by the resolved Updated: the latest of the
+			// record's own and the successions'.
+			since := int64(math.MinInt64)
+			if !r.Updated.IsZero() {
+				since = r.Updated.UnixNano()
+			}
+			if err := tx.QueryRowContext(ctx,
+				`SELECT coalesce(sum(max(updated_ns, ?4) + lease_ns < ?5), 0) FROM baton_election
+				 WHERE session = ?1 AND holder = ?2 AND incarnation = ?3 AND substr(name, 1, ?6) <> ?7`,
+				g.Session, g.Holder, g.Incarnation, since, now.UnixNano(), len(store.SessionPrefix), store.SessionPrefix).Scan(&g.Silent); err != nil {
+				return nil, err
+			}
+			g.Holder, g.Incarnation, g.Session = r.Holder, r.Incarnation, r.Session
+		}
+		key := store.HolderCount{Holder: g.Holder, Incarnation: g.Incarnation, Session: g.Session}
+		if i, ok := at[key]; ok {
+			out[i].Names += g.Names
+			out[i].Silent += g.Silent
+			continue
+		}
+		at[key] = len(out)
+		out = append(out, g)
+	}
+	slices.SortFunc(out, func(a, b store.HolderCount) int {
+		return cmp.Or(cmp.Compare(a.Holder, b.Holder), cmp.Compare(a.Incarnation, b.Incarnation), cmp.Compare(a.Session, b.Session))
+	})
+	return out, nil
 }
 
 // scanNames reads a one-column result of names and closes it.

@@ -112,7 +112,7 @@ func TestSchemaVersion1(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.Exec(`ALTER TABLE baton_jobs DROP COLUMN suspended_ns; ALTER TABLE baton_jobs DROP COLUMN suspended_by; ALTER TABLE baton_jobs DROP COLUMN suspend_reason; DROP INDEX baton_election_changed; ALTER TABLE baton_election DROP COLUMN changed; ALTER TABLE baton_election DROP COLUMN log_seq; UPDATE baton_meta SET key = 'last_version' WHERE key = 'change_counter'; ALTER TABLE baton_election DROP COLUMN session; ALTER TABLE baton_election_log DROP COLUMN detail; DROP TABLE baton_candidates; UPDATE baton_meta SET value = 1 WHERE key = 'schema_version'`); err != nil {
+	if _, err := db.Exec(`ALTER TABLE baton_jobs DROP COLUMN suspended_ns; ALTER TABLE baton_jobs DROP COLUMN suspended_by; ALTER TABLE baton_jobs DROP COLUMN suspend_reason; DROP INDEX baton_election_changed; ALTER TABLE baton_election DROP COLUMN changed; ALTER TABLE baton_election DROP COLUMN log_seq; DROP INDEX baton_election_session; ALTER TABLE baton_election DROP COLUMN successor; ALTER TABLE baton_election DROP COLUMN successor_holder; ALTER TABLE baton_election DROP COLUMN successor_incarnation; UPDATE baton_meta SET key = 'last_version' WHERE key = 'version_counter'; ALTER TABLE baton_election DROP COLUMN session; ALTER TABLE baton_election_log DROP COLUMN detail; DROP TABLE baton_candidates; UPDATE baton_meta SET value = 1 WHERE key = 'schema_version'`); err != nil {
 		t.Fatal(err)
 	}
 	db.Close()

@@ -32,21 +32,26 @@ import (
 // sequence number of the name's newest log event, which every write of a
 // log event reads and raises instead of reading the log's max(seq) (see
 // logSeqUpgrade), and renamed the counter last_change to change_counter
-// (counterKey). An older store is upgraded in place when a writer opens
-// it, and read as it is by a read-only opener. A baton that knows an
-// older version refuses a store of this one; one of an older version
-// still running when the store is upgraded fails its next write (its
-// counter key is gone) instead of writing records the change feed would
-// not see (version 5) or log events that log_seq does not count (version
-// 6).
-const SchemaVersion = 6
+// (counterKey); version 7 the session record's successor,
+// successor_holder and successor_incarnation columns (store.Succeeder: see
+// succession.go) and the index on the session column, and renamed the
+// counter change_counter to version_counter. An older store is upgraded in
+// place when a writer opens it, and read as it is by a read-only opener. A
+// baton that knows an older version refuses a store of this one; one of an
+// older version still running when the store is upgraded fails its next
+// write (its counter key is gone) instead of writing records the change
+// feed would not see (version 5), log events that log_seq does not count
+// (version 6), or a name passed on by a succession at its stored token + 1,
+// a token already handed out (version 7).
+const SchemaVersion = 7
 
 // counterKey is the baton_meta key of the store-wide counter that every
 // write but a renewal raises (see nextVersion). Its name changes with an
 // upgrade whose writes an older baton must not make (last_version before
-// version 5, last_change before version 6): such a baton, still running,
-// finds no counter and fails its next write.
-const counterKey = "change_counter"
+// version 5, last_change before version 6, change_counter before version
+// 7): such a baton, still running, finds no counter and fails its next
+// write.
+const counterKey = "version_counter"
 
 // schema creates the baton tables. Every statement is idempotent, so
 // processes racing to create a new file converge.
@@ -70,9 +75,13 @@ var schema = []string{
 		updated_ns  INTEGER NOT NULL,
 		session     TEXT NOT NULL DEFAULT '',
 		changed     INTEGER NOT NULL DEFAULT 0,
-		log_seq     INTEGER NOT NULL DEFAULT 0
+		log_seq     INTEGER NOT NULL DEFAULT 0,
+		successor             TEXT NOT NULL DEFAULT '',
+		successor_holder      TEXT NOT NULL DEFAULT '',
+		successor_incarnation TEXT NOT NULL DEFAULT ''
 	) STRICT`,
 	changedIndex,
+	sessionIndex,
 	`CREATE TABLE IF NOT EXISTS baton_election_log (
 		name        TEXT NOT NULL,
 		seq         INTEGER NOT NULL,
@@ -170,6 +179,29 @@ var upgrades = map[int64][]string{
 		`UPDATE baton_meta SET value = 5 WHERE key = 'schema_version'`,
 	},
 	5: logSeqUpgrade,
+	6: successionUpgrade,
+}
+
+// sessionIndex orders the election records by the session record they
+// are held through, then by name: HeldThrough and Settle read a range of
+// it, DeleteSession one entry, instead of the table.
+const sessionIndex = `CREATE INDEX IF NOT EXISTS baton_election_session ON baton_election (session, name)`
+
+// successionUpgrade turns a version 6 store into a version 7 one: the
+// columns of a session record's successor, empty on every record (no
+// succession yet), and the session index.
+var successionUpgrade = []string{
+	`ALTER TABLE baton_election ADD COLUMN successor TEXT NOT NULL DEFAULT ''`,
+	`ALTER TABLE baton_election ADD COLUMN successor_holder TEXT NOT NULL DEFAULT ''`,
+	`ALTER TABLE baton_election ADD COLUMN successor_incarnation TEXT NOT NULL DEFAULT ''`,
+	sessionIndex,
+	// A baton of version 6 still running knows no successions: it would
+	// read a name passed on as held by the dead session, and take it at
+	// its stored token + 1, a token the succession already handed out.
+	// Without its counter key it fails at its next write instead (a
+	// renewal reads the counter too: see renewStmt).
+	`UPDATE baton_meta SET key = '` + counterKey + `' WHERE key = 'change_counter'`,
+	`UPDATE baton_meta SET value = 7 WHERE key = 'schema_version'`,
 }
 
 // logSeqUpgrade turns a version 5 store into a version 6 one. The election
@@ -185,7 +217,7 @@ var logSeqUpgrade = []string{
 	// log's max(seq) + 1 without raising log_seq, and this version's next
 	// event of that name would then collide with it (the log's primary
 	// key): without its counter key it fails at once instead.
-	`UPDATE baton_meta SET key = '` + counterKey + `' WHERE key = 'last_change'`,
+	`UPDATE baton_meta SET key = 'change_counter' WHERE key = 'last_change'`,
 	`UPDATE baton_meta SET value = 6 WHERE key = 'schema_version'`,
 }
 
@@ -457,6 +489,21 @@ func (s *Store) changedCol() string {
 	}
 	return "changed"
 }
+
+// successorCols are the session record's successor columns, each NULL
+// when empty (nullText scans them: most rows have no successor, and a
+// NULL costs the scan less than a text), or NULLs for a store older than
+// version 7 (read-only) that has none.
+func (s *Store) successorCols() string {
+	if s.schema < 7 {
+		return "NULL, NULL, NULL"
+	}
+	return successorCols
+}
+
+// successorCols are the successor columns of baton_election, NULL when
+// empty (see Store.successorCols).
+const successorCols = `nullif(successor, ''), nullif(successor_holder, ''), nullif(successor_incarnation, '')`
 
 // sessionCol is the election record's session column, or an empty string
 // for a store older than version 3 (read-only) that has none.

@@ -54,6 +54,19 @@ func TestConformance(t *testing.T) {
 	})
 }
 
+func TestSuccessionConformance(t *testing.T) {
+	storetest.RunSuccession(t, func(t *testing.T) func() store.Store {
+		path := filepath.Join(t.TempDir(), "baton.db")
+		return func() store.Store {
+			s, err := sqlite.Open(context.Background(), path)
+			if err != nil {
+				t.Fatalf("Open(%s): %v", path, err)
+			}
+			return s
+		}
+	})
+}
+
 func TestOpenEmptyPath(t *testing.T) {
 	_, err := sqlite.Open(ctx(t), "")
 	if !errors.Is(err, store.ErrInvalid) || !strings.Contains(err.Error(), "empty path") {

@@ -51,8 +51,8 @@ type stmts struct {
 const (
 	blockKinds = 7
 	blockRows  = 1 << (blockKinds - 1) // 64
-	recordArgs = 11
-	eventArgs  = 8
+	recordArgs = 14
+	eventArgs  = 9
 )
 
 // rowsSQL is head followed by n rows of k parameters each, then tail.
@@ -75,12 +75,14 @@ const (
 	// upsertHead and upsertTail write records with their log_seq: the
 	// sequence number of the name's newest log event once the batch's
 	// events are written (see swapRows).
-	upsertHead = `INSERT INTO baton_election (name, holder, incarnation, token, lease_ns, transfer, version, updated_ns, session, changed, log_seq)`
+	upsertHead = `INSERT INTO baton_election (name, holder, incarnation, token, lease_ns, transfer, version, updated_ns, session, changed, log_seq,
+		successor, successor_holder, successor_incarnation)`
 	upsertTail = ` ON CONFLICT (name) DO UPDATE SET
 		holder = excluded.holder, incarnation = excluded.incarnation, token = excluded.token,
 		lease_ns = excluded.lease_ns, transfer = excluded.transfer, version = excluded.version,
 		updated_ns = excluded.updated_ns, session = excluded.session, changed = excluded.changed,
-		log_seq = excluded.log_seq`
+		log_seq = excluded.log_seq, successor = excluded.successor, successor_holder = excluded.successor_holder,
+		successor_incarnation = excluded.successor_incarnation`
 	// renewStmt is a renewal (storedriver.Renews, or RenewsSession of a
 	// session record) as one UPDATE that writes the record's version and
 	// updated_ns and nothing else: one page of baton_election. What it
@@ -100,6 +102,9 @@ const (
 	//     so a deleted session record's version is at most the counter,
 	//     and one made again under that name starts above it;
 	//   - the log: a renewal has no event.
+	// It leaves alone a name whose stored session is dead with a
+	// successor (notPassedOn): that renewal goes the general way, which
+	// settles the name first (see succession.go).
 	// It is a statement of its own (autocommit: one transaction, as a
 	// raw UPDATE is), and checks the store id itself (checkStoreID's
 	// read, in the statement). No row: not a renewal of the record as it
@@ -110,6 +115,7 @@ const (
 		WHERE name = ?2 AND version = ?3 AND holder = ?4 AND holder <> '' AND incarnation = ?5 AND token = ?6
 		  AND lease_ns = ?7 AND transfer = ?8 AND session = ?9
 		  AND (SELECT value FROM baton_meta WHERE key = 'store_id') = ?10
+		  AND ` + notPassedOnElection + `
 		RETURNING version`
 	// sessionsStmt reads the held session records' versions, a range of
 	// the primary key on store.SessionPrefix: the poller runs it at every
@@ -121,12 +127,12 @@ const (
 	// names.
 	sessionsStmt = `SELECT name, version FROM baton_election
 		WHERE name >= '` + store.SessionPrefix + `' AND name < '` + sessionPrefixEnd + `' AND holder <> ''`
-	logHead = `INSERT INTO baton_election_log (name, seq, kind, holder, incarnation, token, transfer, time_ns)`
+	logHead = `INSERT INTO baton_election_log (name, seq, kind, holder, incarnation, token, transfer, time_ns, detail)`
 )
 
 // prepare prepares s.st for the store's schema version.
 func (s *Store) prepare(ctx context.Context) error {
-	sel := `SELECT name, ` + recordCols + s.sessionCol() + ` FROM baton_election `
+	sel := `SELECT name, ` + recordCols + s.sessionCol() + `, ` + s.successorCols() + ` FROM baton_election `
 	type text struct {
 		st   **sql.Stmt
 		text string
@@ -146,7 +152,8 @@ func (s *Store) prepare(ctx context.Context) error {
 			text{&s.st.takeLog, takeLogStmt},
 			text{&s.st.current, `SELECT j.value, coalesce(e.holder, ''), coalesce(e.incarnation, ''), coalesce(e.token, 0), coalesce(e.lease_ns, 0),
 				coalesce(e.transfer, ''), coalesce(e.version, 0), e.updated_ns, coalesce(e.session, ''), coalesce(e.changed, 0),
-				coalesce(e.log_seq, (SELECT coalesce(max(l.seq), 0) FROM baton_election_log l WHERE l.name = j.value))
+				coalesce(e.log_seq, (SELECT coalesce(max(l.seq), 0) FROM baton_election_log l WHERE l.name = j.value)),
+				nullif(e.successor, ''), nullif(e.successor_holder, ''), nullif(e.successor_incarnation, '')
 			 FROM json_each(?) j LEFT JOIN baton_election e ON e.name = j.value`},
 		)
 		for k := range blockKinds {

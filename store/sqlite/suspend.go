@@ -62,7 +62,9 @@ func (s *Store) SuspendJob(ctx context.Context, sj store.JobSuspend) (store.Job,
 			ns, out.Suspension.By, out.Suspension.Reason, sj.Name); err != nil {
 			return err
 		}
-		rec, found, err := s.getRecord(ctx, tx, sj.Name)
+		b := s.bind(ctx, tx)
+		defer b.close()
+		rec, found, err := s.settleName(ctx, b, sj.Name)
 		if err != nil || !found {
 			return err
 		}

@@ -27,7 +27,9 @@ import (
 //     decides the whole batch; CheckSwap's rule for session records does
 //     not arise, as takes leaves those out;
 //   - a swap the UPDATE did not apply goes through swapRows, which reads
-//     the record and returns CheckSwap's error for it.
+//     the record and returns CheckSwap's error for it, or, for a name a
+//     succession passed on (the UPDATE leaves those: notPassedOnElection),
+//     settles it and decides the swap against the resolved record.
 const (
 	// takeStmt writes the records of the takes in the JSON object ?8,
 	// name: expected version, all with the same holder, incarnation,
@@ -40,7 +42,7 @@ const (
 	takeStmt = `UPDATE baton_election SET holder = ?1, incarnation = ?2, token = token + ?9, lease_ns = ?3,
 			transfer = ?4, version = ?5, changed = ?5, updated_ns = ?6, session = ?7, log_seq = log_seq + 1
 		FROM json_each(?8) AS j
-		WHERE baton_election.name = j.key AND baton_election.version = j.value
+		WHERE baton_election.name = j.key AND baton_election.version = j.value AND ` + notPassedOnElection + `
 		RETURNING baton_election.name, baton_election.token`
 	// takeLogStmt appends the event ?1 of every record takeStmt wrote at
 	// version ?2 (no other record has that changed value: it is above

@@ -114,6 +114,9 @@ func (s *Store) fail(ctx context.Context, op string, err error) error {
 }
 
 func classify(path, op string, busy time.Duration, err error) error {
+	if errors.Is(err, store.ErrCorrupt) { // a row baton did not write (checkRow)
+		return fmt.Errorf("sqlite: %s: %s: %w; restore it from a backup (see baton store floor) or move it away", op, path, err)
+	}
 	var se *driver.Error
 	if errors.As(err, &se) {
 		switch se.Code() & 0xff {
