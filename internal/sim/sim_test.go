@@ -76,6 +76,9 @@ func TestSeedsExerciseWhatShips(t *testing.T) {
 		c.ClockWithin += x.ClockWithin
 		c.Successions += x.Successions
 		c.Adopted += x.Adopted
+		c.Settled += x.Settled
+		c.Deleted += x.Deleted
+		c.DeletedSucceeded += x.DeletedSucceeded
 		if r.Suspended {
 			suspended++
 		}
@@ -90,6 +93,8 @@ func TestSeedsExerciseWhatShips(t *testing.T) {
 		"leaders held off by the clock guard": c.ClockHeld, "held-off leaders stepping down": c.SteppedDown,
 		"claims with a clock off within the tolerance": c.ClockWithin,
 		"sessions passed on by succession":             c.Successions, "terms adopted from a succession": c.Adopted,
+		"names settled onto a successor": c.Settled, "dead sessions deleted": c.Deleted,
+		"sessions passed on, then deleted": c.DeletedSucceeded,
 	} {
 		if n == 0 {
 			t.Errorf("100 seeds exercised no %s", what)

@@ -146,6 +146,9 @@ type Config struct {
 	// session only when notified and when its wait runs out. The machines
 	// poll all the same otherwise; the notifications are hints.
 	Notify bool
+	// Collect, when set, makes the nodes that hold their names through a
+	// session collect dead session records at its moments (see Collect).
+	Collect Collect
 	// Mutate turns protections of the scheduler or election machine off,
 	// so that a test can show the checker catches it.
 	Mutate Mutation
@@ -265,6 +268,9 @@ const (
 	evCall               // an election store call reaches the store (CallLatency)
 	evEffectDone         // an effect that takes time ends (Config.Effect)
 	evStepDown           // a leader held off by its clock guard resigns the job (scheduler.StepDown)
+	evCollect            // a pass of collection starts on the next node in turn (Config.Collect)
+	evCollectCall        // a pass's store call reaches the store (CallLatency)
+	evCollected          // its answer reaches the node
 )
 
 // logState is how far a name's election log was checked.
@@ -288,6 +294,8 @@ type engine struct {
 
 	leaders int
 	lastAt  time.Duration
+
+	collectNext int // the node in turn to start a pass of collection
 
 	gets, swaps []election.Action // the reads and writes of the batch being stepped (steps)
 	getBatch    getBatch          // sendGets' scratch
@@ -383,6 +391,9 @@ func Run(ctx context.Context, c Config) (Outcome, error) {
 		}
 	}
 	e.q.preload(fixed)
+	if c.Collect.Every > 0 {
+		e.push(event{at: c.Collect.Every, kind: evCollect, arg: 1})
+	}
 	for _, n := range e.nodes {
 		e.feed(n, true) // a new process watches the store's changes
 		e.campaign(n)
@@ -463,6 +474,12 @@ func (e *engine) dispatch(ev event) {
 		e.apply(e.nodes[ev.node], ev.inc, ev.ev, e.nodes[ev.node].latency)
 		e.applied(ev.ev)
 		return
+	case evCollect:
+		e.collectTick(ev)
+		return
+	case evCollectCall:
+		e.applyCollect(e.nodes[ev.node], ev.inc, ev.ev)
+		return
 	}
 	n := e.nodes[ev.node]
 	if c, ok := ev.ev.(*batch); ok && n.changes == c {
@@ -501,6 +518,8 @@ func (e *engine) dispatch(ev event) {
 		if int(ev.gen) == n.termGen {
 			e.stepWork(n, ev.ev.(scheduler.Event))
 		}
+	case evCollected:
+		e.collectReplied(n, ev.ev.(collectReply))
 	case evEffectDone:
 		e.effectEnded(n, ev)
 	case evStepDown:

@@ -178,6 +178,24 @@ func (c *client) Settle(ctx context.Context, session string, limit int) (int, er
 	})
 }
 
+// LongestSuccession returns the most sessions that the resolution of an
+// election record passes now (store.Resolve's hops): the longest chain of
+// successions not settled yet. For the simulator's coverage.
+func (s *Store) LongestSuccession() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	longest := 0
+	for n, r := range s.records {
+		if r.Session == "" || store.IsSession(n) {
+			continue
+		}
+		hops := 0
+		store.Resolve(r, s.sessionLocked, func(_, _ store.Record) { hops++ })
+		longest = max(longest, hops)
+	}
+	return longest
+}
+
 // tokenLocked is the resolved token of the election record name, 0 when
 // there is none: what a fenced ledger write is compared with.
 func (s *Store) tokenLocked(name string) (uint64, error) {
