@@ -170,8 +170,21 @@ func (c *client) Settle(ctx context.Context, session string, limit int) (int, er
 			names = names[:limit]
 		}
 		for i, n := range names {
+			stored := c.s.records[n].Token
 			if err := c.s.settleLocked(n); err != nil {
 				return i, err
+			}
+			if m := c.s.succession; m.SettleStoredToken || m.SettleNewVersion {
+				rec := c.s.records[n]
+				if m.SettleStoredToken {
+					rec.Token = stored
+				}
+				if m.SettleNewVersion {
+					c.s.version++
+					rec.Version = c.s.version
+					c.s.notifyLocked(n, rec.Version)
+				}
+				c.s.records[n] = rec
 			}
 		}
 		return len(names), nil
