@@ -44,7 +44,13 @@ without a write per name; the summary counts those sessions and the
 terms taken from them. Half of those whose election requests travel the
 latency also slow a session node's store to twice the lease just before
 it resigns a name: its release is still out when its session is passed
-on, and must then conflict.
+on, and must then conflict. In every seed with a session holder, the
+session nodes collect dead session records as baton.Group does: a pass
+settles the names a succession passed on onto the successor (a few a
+call), then deletes the dead session; half those seeds start a pass just
+after every succession, half only every 8 to 20 leases, so that names are
+passed on twice before they are settled. The summary counts the names
+settled, the sessions deleted and the longest chain of successions.
 
 The same seed gives the same run, event for event. On a violation it prints
 the seed and the invariant and exits 1; --seed S --trace replays that seed
@@ -101,6 +107,10 @@ store compares a swap with the stored version, not the resolved one: a
 dead holder's release that was out while its session was passed on
 lands), succession-adopt-unread (a machine takes a term passed on to its
 session from the record it read before, without reading it again),
+settle-stored-token (the store settles a name passed on with its stored
+token: the successor's token is handed out again), settle-new-version
+(the store gives a settled record a new version: its holder finds it
+changed and loses the term),
 no-catch-up-cap (the planner ignores the catch-up cap),
 no-catch-up-window (it ignores the catch-up window), no-jitter (it
 ignores the jitter), ignore-suspension (it plans as if the job were never
@@ -168,6 +178,10 @@ func runSim(ctx context.Context, e *env, args []string) int {
 		o.Mutate.Succession.NoRaise = true
 	case "succession-adopt-unread":
 		o.Mutate.Election.AdoptUnread = true
+	case "settle-stored-token":
+		o.Mutate.Succession.SettleStoredToken = true
+	case "settle-new-version":
+		o.Mutate.Succession.SettleNewVersion = true
 	case "wrap-deadline":
 		o.Mutate.Election.WrapDeadline = true
 	case "no-catch-up-cap":
@@ -255,7 +269,7 @@ func runSim(ctx context.Context, e *env, args []string) int {
 	return exitOK
 }
 
-const mutationList = "no-fence, no-margin, no-valid-check, unfenced-ledger, session-no-margin, session-name-expiry, no-pull, succession-stored-version, succession-no-raise, succession-adopt-unread, no-catch-up-cap, no-catch-up-window, no-jitter, ignore-suspension, no-overlap-skip, no-retry-backoff, no-manual-exempt, no-timeout, node-jitter, no-clock-guard, no-step-down, prune-failed, prune-early or wrap-deadline"
+const mutationList = "no-fence, no-margin, no-valid-check, unfenced-ledger, session-no-margin, session-name-expiry, no-pull, succession-stored-version, succession-no-raise, succession-adopt-unread, settle-stored-token, settle-new-version, no-catch-up-cap, no-catch-up-window, no-jitter, ignore-suspension, no-overlap-skip, no-retry-backoff, no-manual-exempt, no-timeout, node-jitter, no-clock-guard, no-step-down, prune-failed, prune-early or wrap-deadline"
 
 // replayFlags are the flags given that shape a seed's run, for the
 // replay line of a violation: the seed alone would run another cluster.

@@ -295,3 +295,28 @@ func drawStaleWrite(o Options, seed uint64, v variant, latency time.Duration) []
 		{At: end, Node: n, Kind: vcluster.SetLatency, Latency: latency},
 	}
 }
+
+// drawCollect draws how a seed's session nodes collect dead session
+// records (vcluster.Collect), in every seed with a session node, from a
+// stream of its own. Half the seeds collect promptly: a pass starts
+// within two store round trips of every succession, besides one every 1
+// to 4 leases, so that its settles land while the successor adopts, the
+// dead holder's release is out (drawStaleWrite) and contenders' requests
+// are late. The other half collect late: a pass every 8 to 20 leases and
+// none after a succession, so that names are passed on twice or more
+// (a chain of successions) before they are settled. A Settle call
+// rewrites 1 to 3 names.
+func drawCollect(o Options, seed uint64, v variant, latency time.Duration) vcluster.Collect {
+	if !slices.Contains(v.sessions, true) {
+		return vcluster.Collect{}
+	}
+	rng := rand.New(rand.NewPCG(mix(seed), 0x636f6c6c656374)) // "collect"
+	c := vcluster.Collect{Page: 1 + rng.IntN(3)}
+	if rng.IntN(2) == 0 {
+		c.Every = time.Duration(1+rng.IntN(4)) * o.Lease
+		c.After = func() time.Duration { return time.Duration(rng.Int64N(int64(4*latency) + 1)) }
+		return c
+	}
+	c.Every = time.Duration(8+rng.IntN(13)) * o.Lease
+	return c
+}

@@ -112,6 +112,7 @@ func Run(ctx context.Context, o Options, seed uint64) (Result, error) {
 	}
 	c.Names, c.Sessions, c.Notify, c.CallLatency, c.Balance = o.Names, v.sessions, v.notify, v.callLatency, v.balance
 	c.TakeStep, c.Succession = v.takeStep, v.succession
+	c.Collect = drawCollect(o, seed, v, latency)
 	c.Mutate = o.Mutate
 	c.Policy = w.policy
 	c.Policy.Max, c.Policy.Jitter = o.CatchUpMax, vcluster.Calendar{Day: o.Period}.Business(o.Jitter)
@@ -128,6 +129,13 @@ func Run(ctx context.Context, o Options, seed uint64) (Result, error) {
 		fmt.Fprintf(o.Trace, "policy: catch-up %s, max %d, window %v, overlap %s, jitter %v, %d retries (backoff %v), timeout %v; retention %+v; runs take time %s (longest %v); %d backfills\n",
 			c.Policy.CatchUp, c.Policy.Max, c.Policy.Window, c.Policy.Overlap, c.Policy.Jitter, c.Policy.Retries, c.Policy.RetryBackoff,
 			c.Policy.Timeout, c.Retention, onOff[w.effect != nil], w.longest, len(w.backfills))
+		if c.Collect.Every > 0 {
+			prompt := "none"
+			if c.Collect.After != nil {
+				prompt = fmt.Sprintf("within %v", 4*latency)
+			}
+			fmt.Fprintf(o.Trace, "collection: a pass every %v, after each succession %s; %d names a settle\n", c.Collect.Every, prompt, c.Collect.Page)
+		}
 		if g.tolerance > 0 {
 			fmt.Fprintf(o.Trace, "clock guard: tolerance %v, step-down %v (business time); %d clock steps\n", g.tolerance, g.stepDown, (len(g.steps)-o.Nodes)/2)
 		}

@@ -76,6 +76,9 @@ func TestSeedsExerciseWhatShips(t *testing.T) {
 		c.ClockWithin += x.ClockWithin
 		c.Successions += x.Successions
 		c.Adopted += x.Adopted
+		c.Settled += x.Settled
+		c.Deleted += x.Deleted
+		c.DeletedSucceeded += x.DeletedSucceeded
 		if r.Suspended {
 			suspended++
 		}
@@ -90,6 +93,8 @@ func TestSeedsExerciseWhatShips(t *testing.T) {
 		"leaders held off by the clock guard": c.ClockHeld, "held-off leaders stepping down": c.SteppedDown,
 		"claims with a clock off within the tolerance": c.ClockWithin,
 		"sessions passed on by succession":             c.Successions, "terms adopted from a succession": c.Adopted,
+		"names settled onto a successor": c.Settled, "dead sessions deleted": c.Deleted,
+		"sessions passed on, then deleted": c.DeletedSucceeded,
 	} {
 		if n == 0 {
 			t.Errorf("100 seeds exercised no %s", what)
@@ -122,6 +127,10 @@ func TestMutationsAreCaught(t *testing.T) {
 		// (the log shows a take at the same token). Half the unbalanced
 		// seeds with a session node end sessions by succession.
 		{"succession without the token raise", func(o *sim.Options) { o.Mutate.Succession.NoRaise = true }, 20},
+		// A store that settles a name passed on with its stored token:
+		// the next term repeats the token the succession handed out.
+		// Settled names need a succession and a pass after it.
+		{"settle with the stored token", func(o *sim.Options) { o.Mutate.Succession.SettleStoredToken = true }, 20},
 		// Balanced nodes that never ask for a handover leave the names
 		// where they fell: the end-of-run balance check fails.
 		{"balanced nodes that never pull", func(o *sim.Options) { o.Balance, o.Mutate.Election.NoPull = sim.BalanceOn, true }, 5},

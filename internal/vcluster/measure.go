@@ -99,4 +99,12 @@ type Coverage struct {
 	Timeouts       int // runs stopped by the timeout
 	Successions    int // dead sessions passed on to a successor (election.Config.Succession)
 	Adopted        int // terms taken from a record a succession passed on
+	// Settled counts the names a pass of collection rewrote to point at
+	// a successor (store.Succeeder.Settle); Deleted the dead session
+	// records it deleted, DeletedSucceeded those that named a successor.
+	Settled, Deleted, DeletedSucceeded int
+	// LongestChain is the most successions a name's record was passed
+	// on by, not settled (the store's longest resolution), right after
+	// each succession: the longest chain the run formed.
+	LongestChain int
 }

@@ -42,8 +42,9 @@ type node struct {
 	effFroze               bool          // the node was frozen while it ran (no timeout check)
 	effRun                 scheduler.StartEffect
 	mailbox                []event
-	cutErr, lostErr        error  // the errors of a call while cut off, and of an answer lost so
-	changes                *batch // the change notifications queued for it, while more may join
+	cutErr, lostErr        error       // the errors of a call while cut off, and of an answer lost so
+	changes                *batch      // the change notifications queued for it, while more may join
+	coll                   *collection // its pass of collection under way (Config.Collect)
 
 	// The term of Job, which the scheduler machine works under.
 	term     uint64
@@ -132,6 +133,7 @@ func (e *engine) newMachine(n *node) {
 	n.tickQueued = false
 	n.effStopped = n.effStopped[:0] // the old incarnation's effects end with it
 	n.heldAt, n.awaiting = -1, false
+	n.coll = nil // the old incarnation's pass ended with it
 }
 
 // campaign starts the campaign for every name, as a new process does.
@@ -571,6 +573,10 @@ func (e *engine) swapped(n *node, sw store.Swap, r election.SwapReply) {
 		if store.IsSession(r.Name) && r.Record.Free() && r.Record.Successor != "" {
 			e.tracef("%s found session %s dead and passed its names on to %s", n.id, r.Name, r.Record.Successor)
 			e.out.Covered.Successions++
+			if s, ok := e.c.Store.(interface{ LongestSuccession() int }); ok {
+				e.out.Covered.LongestChain = max(e.out.Covered.LongestChain, s.LongestSuccession())
+			}
+			e.collectSuccession()
 			for i := range e.logs {
 				e.logs[i].dirty = true // History shows the succession's events
 			}

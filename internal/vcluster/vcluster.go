@@ -14,7 +14,8 @@
 // node's runtime for the election machine, work.go its runtime for the
 // scheduler machine and the batch it runs, faults.go the fault vocabulary,
 // resource.go the invoice resource, calendar.go virtual time as business
-// wall time, measure.go what a run measures, check.go the invariants.
+// wall time, measure.go what a run measures, check.go the invariants,
+// collect.go the session nodes' collection of dead session records.
 //
 // The engine decides nothing that the product decides: every rule users
 // run is the machines' own, so a seed that passes is evidence about it.
@@ -146,6 +147,9 @@ type Config struct {
 	// session only when notified and when its wait runs out. The machines
 	// poll all the same otherwise; the notifications are hints.
 	Notify bool
+	// Collect, when set, makes the nodes that hold their names through a
+	// session collect dead session records at its moments (see Collect).
+	Collect Collect
 	// Mutate turns protections of the scheduler or election machine off,
 	// so that a test can show the checker catches it.
 	Mutate Mutation
@@ -265,6 +269,9 @@ const (
 	evCall               // an election store call reaches the store (CallLatency)
 	evEffectDone         // an effect that takes time ends (Config.Effect)
 	evStepDown           // a leader held off by its clock guard resigns the job (scheduler.StepDown)
+	evCollect            // a pass of collection starts on the next node in turn (Config.Collect)
+	evCollectCall        // a pass's store call reaches the store (CallLatency)
+	evCollected          // its answer reaches the node
 )
 
 // logState is how far a name's election log was checked.
@@ -288,6 +295,8 @@ type engine struct {
 
 	leaders int
 	lastAt  time.Duration
+
+	collectNext int // the node in turn to start a pass of collection
 
 	gets, swaps []election.Action // the reads and writes of the batch being stepped (steps)
 	getBatch    getBatch          // sendGets' scratch
@@ -383,6 +392,9 @@ func Run(ctx context.Context, c Config) (Outcome, error) {
 		}
 	}
 	e.q.preload(fixed)
+	if c.Collect.Every > 0 {
+		e.push(event{at: c.Collect.Every, kind: evCollect, arg: 1})
+	}
 	for _, n := range e.nodes {
 		e.feed(n, true) // a new process watches the store's changes
 		e.campaign(n)
@@ -463,6 +475,12 @@ func (e *engine) dispatch(ev event) {
 		e.apply(e.nodes[ev.node], ev.inc, ev.ev, e.nodes[ev.node].latency)
 		e.applied(ev.ev)
 		return
+	case evCollect:
+		e.collectTick(ev)
+		return
+	case evCollectCall:
+		e.applyCollect(e.nodes[ev.node], ev.inc, ev.ev)
+		return
 	}
 	n := e.nodes[ev.node]
 	if c, ok := ev.ev.(*batch); ok && n.changes == c {
@@ -501,6 +519,8 @@ func (e *engine) dispatch(ev event) {
 		if int(ev.gen) == n.termGen {
 			e.stepWork(n, ev.ev.(scheduler.Event))
 		}
+	case evCollected:
+		e.collectReplied(n, ev.ev.(collectReply))
 	case evEffectDone:
 		e.effectEnded(n, ev)
 	case evStepDown:

@@ -67,6 +67,13 @@ type SuccessionMutation struct {
 	// NoRaise resolves a record passed on with its stored token: the
 	// successor's term has the dead holder's token.
 	NoRaise bool
+	// SettleStoredToken makes Settle write a name's resolved record with
+	// its stored token: the next term's token is not above the one the
+	// succession handed out.
+	SettleStoredToken bool
+	// SettleNewVersion makes Settle give each record it rewrites a new
+	// version, as a write would: a write prepared before it conflicts.
+	SettleNewVersion bool
 }
 
 // WithSuccessionMutation sets m (never use it outside the simulator).

@@ -170,12 +170,43 @@ func (c *client) Settle(ctx context.Context, session string, limit int) (int, er
 			names = names[:limit]
 		}
 		for i, n := range names {
+			stored := c.s.records[n].Token
 			if err := c.s.settleLocked(n); err != nil {
 				return i, err
+			}
+			if m := c.s.succession; m.SettleStoredToken || m.SettleNewVersion {
+				rec := c.s.records[n]
+				if m.SettleStoredToken {
+					rec.Token = stored
+				}
+				if m.SettleNewVersion {
+					c.s.version++
+					rec.Version = c.s.version
+					c.s.notifyLocked(n, rec.Version)
+				}
+				c.s.records[n] = rec
 			}
 		}
 		return len(names), nil
 	})
+}
+
+// LongestSuccession returns the most sessions that the resolution of an
+// election record passes now (store.Resolve's hops): the longest chain of
+// successions not settled yet. For the simulator's coverage.
+func (s *Store) LongestSuccession() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	longest := 0
+	for n, r := range s.records {
+		if r.Session == "" || store.IsSession(n) {
+			continue
+		}
+		hops := 0
+		store.Resolve(r, s.sessionLocked, func(_, _ store.Record) { hops++ })
+		longest = max(longest, hops)
+	}
+	return longest
 }
 
 // tokenLocked is the resolved token of the election record name, 0 when
