@@ -189,17 +189,45 @@ func (s *Store) heldThroughQuery() string {
 const referencedQuery = `SELECT EXISTS (SELECT 1 FROM baton_election WHERE session = ?1)
 	OR EXISTS (SELECT 1 FROM baton_election WHERE name >= '` + store.SessionPrefix + `' AND name < '` + sessionPrefixEnd + `' AND successor = ?1)`
 
-// chainIntoQuery selects ?1 and the dead session records whose chain of
+// successorsQuery selects the dead session records that name a
+// successor: a range of the primary key (the session records are few,
+// since the collector deletes the dead ones), the successor column read
+// from the rows.
+const successorsQuery = `SELECT name, successor FROM baton_election
+	WHERE name >= '` + store.SessionPrefix + `' AND name < '` + sessionPrefixEnd + `' AND successor <> ''`
+
+// chainInto returns session and the dead session records whose chain of
 // successors reaches it (a tree in a store that follows the rules: each
-// dead session names one successor), at most ?2 hops back: a hostile
-// cycle ends there. The session records are few (the collector deletes
-// the dead ones), and the successor column is read from their range.
-const chainIntoQuery = `WITH RECURSIVE chain(name, hops) AS (
-		SELECT ?1, 0
-		UNION
-		SELECT e.name, chain.hops + 1 FROM baton_election e JOIN chain ON e.successor = chain.name
-			WHERE e.name >= '` + store.SessionPrefix + `' AND e.name < '` + sessionPrefixEnd + `' AND chain.hops < ?2)
-	SELECT DISTINCT name FROM chain`
+// dead session names one successor; a hostile cycle is followed once).
+func chainInto(ctx context.Context, tx *sql.Tx, session string) ([]string, error) {
+	rows, err := tx.QueryContext(ctx, successorsQuery)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	before := map[string][]string{} // successor -> the dead sessions naming it
+	for rows.Next() {
+		var name, successor string
+		if err := rows.Scan(&name, &successor); err != nil {
+			return nil, err
+		}
+		before[successor] = append(before[successor], name)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	out := []string{session}
+	seen := map[string]bool{session: true}
+	for i := 0; i < len(out); i++ {
+		for _, p := range before[out[i]] {
+			if !seen[p] {
+				seen[p] = true
+				out = append(out, p)
+			}
+		}
+	}
+	return out, nil
+}
 
 // HeldThrough implements store.Succeeder: the sessions whose chain
 // reaches session, then one range read of the session index for each,
@@ -218,7 +246,7 @@ func (s *Store) HeldThrough(ctx context.Context, session, after string, limit in
 		sessions := []string{session}
 		if s.schema >= 7 {
 			var err error
-			if sessions, err = queryStrings(ctx, tx, chainIntoQuery, session, store.MaxSuccession+1); err != nil {
+			if sessions, err = chainInto(ctx, tx, session); err != nil {
 				return err
 			}
 		}
@@ -355,22 +383,4 @@ func (s *Store) resolvedToken(ctx context.Context, tx *sql.Tx, name string) (uin
 		return 0, err
 	}
 	return recs[0].Token, nil
-}
-
-// queryStrings runs query in tx and returns its one column.
-func queryStrings(ctx context.Context, tx *sql.Tx, query string, args ...any) ([]string, error) {
-	rows, err := tx.QueryContext(ctx, query, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var v string
-		if err := rows.Scan(&v); err != nil {
-			return nil, err
-		}
-		out = append(out, v)
-	}
-	return out, rows.Err()
 }

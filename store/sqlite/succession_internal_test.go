@@ -30,8 +30,8 @@ func queryPlan(t *testing.T, s *Store, q string, args ...any) string {
 	return strings.Join(plan, "; ")
 }
 
-// TestSuccessionReadsByIndex: HeldThrough reads a range of the session
-// index, and DeleteSession's check one entry of it and the range of the
+// TestSuccessionReadsByIndex: HeldThrough reads the range of the session
+// records and a range of the session index, and DeleteSession's check one entry of it and the range of the
 // session records: neither scans the table.
 func TestSuccessionReadsByIndex(t *testing.T) {
 	s, err := Open(context.Background(), filepath.Join(t.TempDir(), "baton.db"))
@@ -44,9 +44,14 @@ func TestSuccessionReadsByIndex(t *testing.T) {
 		want        []string
 	}{
 		{"HeldThrough", s.heldThroughQuery(), []string{"USING INDEX baton_election_session (session=? AND name>?)"}},
+		{"HeldThrough's chain", successorsQuery, []string{"USING INDEX sqlite_autoindex_baton_election_1 (name>? AND name<?)"}},
 		{"DeleteSession's check", referencedQuery, []string{"USING COVERING INDEX baton_election_session (session=?)", "USING INDEX sqlite_autoindex_baton_election_1 (name>? AND name<?)"}},
 	} {
-		plan := queryPlan(t, s, q.query, "@session/x", "", 10)
+		args := []any{"@session/x", "", 10}
+		if q.query == successorsQuery {
+			args = nil
+		}
+		plan := queryPlan(t, s, q.query, args...)
 		for _, w := range q.want {
 			if !strings.Contains(plan, w) {
 				t.Errorf("query plan of %s = %q, want %q", q.what, plan, w)
