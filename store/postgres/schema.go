@@ -239,6 +239,14 @@ const notifyPayload = ""
 //     (TestSwapManyOneStatementPath compares them with swap_one's;
 //     storetest's ConcurrentTakesOneWinner races batches).
 //
+// Successions (schema version 7): swap_one() and swap_many() decide no
+// swap whose record, as stored or as written, names a session that a
+// succession passed on, nor one of a dead session record with a
+// successor (passedSQL): they raise errSuccession and write nothing, and
+// Go settles and decides (succession.go). Every swap they apply has the
+// session records its record names (as stored and as written) locked FOR
+// KEY SHARE, which orders it with the write that ends them.
+//
 // A batch of one costs several times what swap_one() costs in the
 // server, so Swap calls swap_one().
 func recordFunctions(q, channel string) []string {
