@@ -42,13 +42,17 @@
 // (swap_many's one-statement path for a bulk takeover, same outcomes) and
 // version 6 again (that path without a row lock before its UPDATE, same
 // outcomes), each keeping the store's id: a process of the previous
-// release that opened the store before goes on. A writable Open of a
-// version 1, 2 or 3 store upgrades it in place, in one transaction (no record,
-// log event, job or run is lost), and gives the store a new id, so that
-// processes of an older baton that opened it before fail their next write
-// with store.ErrReplaced and stop, and an older baton's Open refuses the
-// store (it knows versions up to 2): an older baton would read a name held
-// through a live session as a record nobody renews and take it over.
+// release that opened the store before goes on. Version 7 added
+// successions (store.Succeeder; see below). A writable Open of an older
+// store upgrades it in place, in one transaction (no record, log event,
+// job or run is lost); an upgrade from version 1, 2, 3 or 6 gives the
+// store a new id, so that processes of an older baton that opened it
+// before fail their next write with store.ErrReplaced and stop, and an
+// older baton's Open refuses the store (it knows only the versions up to
+// its own): an older baton would read a name held through a live session
+// as a record nobody renews and take it over, claim the periods of a
+// suspended job, or take a name a succession passed on at its stored
+// token + 1, a token already handed to the successor.
 // Upgrade every process of a deployment together. A read-only Open reads a
 // version 1 or 2 store as it is (records without sessions; WatchChanges
 // closed at once, so callers poll).
@@ -73,6 +77,29 @@
 // so the fewer transactions notify the better: batches notify once, a
 // session renews once per process per renew interval, and a refused swap
 // does not notify.
+//
+// # Successions
+//
+// The store keeps successions (store.Succeeder, docs/succession.md): a
+// dead session record names its successor, and every record held through
+// it reads as held through the successor (store.Resolve), without a write
+// of its own. Reads resolve in Go, in the read's snapshot: the records and
+// the session records they name in one statement, and only when a
+// succession passed a record on, the chain's next session records, a
+// query a hop, in a REPEATABLE READ transaction. Writes settle: the fast
+// statements (renewals, swap_one, swap_many) refuse, writing nothing, a
+// write whose record names a session passed on, and Go then decides it in
+// one transaction: the record is rewritten as it reads (its version the
+// resolved one, the succession's log events appended), then compared
+// with storedriver.CheckSuccessionSwap. A write of a name held through a
+// session takes that session's row FOR KEY SHARE, and the succession
+// write takes it FOR UPDATE, so that the later of the two draws its
+// version after the earlier committed (versions come from a sequence,
+// not in commit order); a session's renewal takes neither. HeldThrough and
+// Settle read a partial index of the records held through each session;
+// DeleteSession keeps a dead session with a successor while a record
+// points at it. A row with a successor that baton never writes is refused
+// by the schema's constraints, and read as store.ErrCorrupt.
 //
 // # What it does not guarantee: replicas and failover
 //

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -14,40 +15,31 @@ import (
 	"github.com/batonhq/baton/store/storedriver"
 )
 
-// Get implements store.Store.
+// Get implements store.Store: one statement, which reads the record and
+// the session record it names; a record a succession passed on is read
+// again with its chain (readResolved).
 func (s *Store) Get(ctx context.Context, name string) (store.Record, error) {
-	if err := s.enter(ctx, "get"); err != nil {
+	const op = "get"
+	if err := s.enter(ctx, op); err != nil {
 		return store.Record{}, err
 	}
-	rec, err := scanRecord(s.pool.QueryRow(ctx, s.sql.get, name))
-	if errors.Is(err, pgx.ErrNoRows) {
+	_, res, err := s.readResolved(ctx, op, s.sql.get, name)
+	if err != nil {
+		return store.Record{}, s.failResolve(ctx, op, err)
+	}
+	if len(res) == 0 {
 		return store.Record{}, notFound(name)
 	}
-	if err != nil {
-		return store.Record{}, s.fail(ctx, "get", err)
-	}
-	rec.Name = name
-	return rec, nil
+	return res[0].rec, nil
 }
 
 func notFound(name string) error { return fmt.Errorf("election %q: %w", name, store.ErrNotFound) }
 
-// scanRecord reads the record columns of statements.get (and of getMany
-// after the name), in that order.
-func scanRecord(row pgx.Row, first ...any) (store.Record, error) {
-	var rec store.Record
-	var token, lease int64
-	dest := append(first, &rec.Holder, &rec.Incarnation, &token, &lease, &rec.Transfer, &rec.Session, &rec.Version, &rec.Updated)
-	if err := row.Scan(dest...); err != nil {
-		return store.Record{}, err
-	}
-	rec.Token, rec.Lease, rec.Updated = uint64(token), time.Duration(lease), rec.Updated.UTC()
-	return rec, nil
-}
-
 // GetMany implements store.Store: one statement for the whole batch,
-// one primary key probe per name, which reads every record in one
-// snapshot.
+// one primary key probe per name and one per distinct session record
+// they name, which reads every record in one snapshot; a batch with a
+// record that a succession passed on is read again with the chains
+// (readResolved).
 func (s *Store) GetMany(ctx context.Context, names []string) ([]store.GetResult, error) {
 	const op = "get many"
 	if err := s.enter(ctx, op); err != nil {
@@ -57,27 +49,16 @@ func (s *Store) GetMany(ctx context.Context, names []string) ([]store.GetResult,
 	if len(names) == 0 {
 		return res, nil
 	}
-	found := make([]bool, len(names))
-	rows, err := s.pool.Query(ctx, s.sql.getMany, names)
+	ords, recs, err := s.readResolved(ctx, op, s.sql.getMany, names)
 	if err != nil {
-		return nil, s.fail(ctx, op, err)
+		return nil, s.failResolve(ctx, op, err)
 	}
-	for rows.Next() {
-		var ord int64
-		rec, err := scanRecord(rows, &ord)
-		if err != nil {
-			rows.Close()
-			return nil, s.fail(ctx, op, err)
-		}
+	found := make([]bool, len(names))
+	for i, ord := range ords {
 		if ord < 1 || ord > int64(len(names)) {
-			rows.Close()
 			return nil, fmt.Errorf("postgres: %s: row %d for %d names", op, ord, len(names))
 		}
-		rec.Name = names[ord-1]
-		res[ord-1].Record, found[ord-1] = rec, true
-	}
-	if err := rows.Err(); err != nil {
-		return nil, s.fail(ctx, op, err)
+		res[ord-1].Record, found[ord-1] = recs[i].rec, true
 	}
 	for i, n := range names {
 		if !found[i] {
@@ -91,9 +72,10 @@ func (s *Store) GetMany(ctx context.Context, names []string) ([]store.GetResult,
 // one (with storedriver.CheckSwap's error, which checks the name before
 // anything else), a token that does not fit in a bigint, and a NUL byte,
 // which a text value cannot hold (in a batch it would fail every swap of
-// it), and a successor, which this store does not keep. The other rules of CheckSwap depend on the current record: the
+// it). The other rules of CheckSwap depend on the current record: the
 // swap function applies them in the database and swapRow.outcome reports
-// them with CheckSwap itself.
+// them with CheckSwap itself (a swap with a successor is decided in Go,
+// swapInTx).
 func precheck(sw store.Swap) error {
 	r := sw.Record
 	if err := store.CheckName(r.Name); err != nil {
@@ -102,10 +84,7 @@ func precheck(sw store.Swap) error {
 	if err := storedriver.CheckElectionToken(r.Name, r.Token); err != nil {
 		return err // a bigint holds no more
 	}
-	if r.Successor != "" {
-		return storedriver.CheckSwap(store.Record{}, sw) // no column for it
-	}
-	for _, v := range []string{r.Holder, r.Incarnation, r.Transfer, r.Session, string(sw.Event)} {
+	for _, v := range []string{r.Holder, r.Incarnation, r.Transfer, r.Session, r.Successor, string(sw.Event)} {
 		if strings.IndexByte(v, 0) >= 0 {
 			return fmt.Errorf("%w: swap of %q: a value contains a NUL byte, which the store cannot hold", store.ErrInvalid, r.Name)
 		}
@@ -187,6 +166,14 @@ func (s *Store) Swap(ctx context.Context, sw store.Swap) (store.Record, error) {
 		return store.Record{}, err
 	}
 	r := sw.Record
+	if r.Successor != "" {
+		// A succession write: decided in Go (swapInTx).
+		res, err := s.swapSlow(ctx, op, []store.Swap{sw})
+		if err != nil {
+			return store.Record{}, err
+		}
+		return res[0].Record, res[0].Err
+	}
 	if sw.Event == "" && sw.Expect != 0 && r.Holder != "" {
 		// Perhaps a renewal: one UPDATE of one row (statements.renew,
 		// renewSession).
@@ -214,6 +201,15 @@ func (s *Store) Swap(ctx context.Context, sw store.Swap) (store.Record, error) {
 	}
 	row, err := scanSwapRow(s.swaps.QueryRow(ctx, s.sql.swapOne, s.id, r.Name, sw.Expect, r.Holder, r.Incarnation,
 		int64(r.Token), int64(r.Lease), r.Transfer, r.Session, string(sw.Event)))
+	if isSuccession(err) {
+		// A session of the record was passed on: settled and decided
+		// in Go (swapInTx).
+		res, err := s.swapSlow(ctx, op, []store.Swap{sw})
+		if err != nil {
+			return store.Record{}, err
+		}
+		return res[0].Record, res[0].Err
+	}
 	if errors.Is(err, pgx.ErrNoRows) {
 		// No row: the schema holds another store id, and nothing was
 		// written (see swap_one).
@@ -261,7 +257,23 @@ func (s *Store) SwapMany(ctx context.Context, swaps []store.Swap) ([]store.SwapR
 	if len(sent) == 0 {
 		return res, nil
 	}
-	got, err := s.swapBatch(ctx, op, sub)
+	var (
+		got []store.SwapResult
+		err error
+	)
+	switch {
+	case slices.ContainsFunc(sub, func(sw store.Swap) bool { return sw.Record.Successor != "" }):
+		// A succession write: the batch is decided in Go, in order.
+		got, err = s.swapSlow(ctx, op, sub)
+	default:
+		got, err = s.swapBatch(ctx, s.pool, op, sub)
+		if isSuccession(err) {
+			// A name a succession passed on: settled first.
+			got, err = s.swapManySettled(ctx, op, sub)
+		} else if err != nil {
+			err = s.fail(ctx, op, err)
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -272,9 +284,11 @@ func (s *Store) SwapMany(ctx context.Context, swaps []store.Swap) ([]store.SwapR
 }
 
 // swapBatch applies swaps, which passed precheck, with one call of the
-// schema's swap_many function, and returns their outcomes in order. err is
-// not nil when the call as a whole failed.
-func (s *Store) swapBatch(ctx context.Context, op string, swaps []store.Swap) ([]store.SwapResult, error) {
+// schema's swap_many function on q (the pool, or a transaction), and
+// returns their outcomes in order. err is not nil when the call as a
+// whole failed: a driver's error, not mapped (fail), which may be
+// swap_many's refusal of a batch it leaves to Go (isSuccession).
+func (s *Store) swapBatch(ctx context.Context, q querier, op string, swaps []store.Swap) ([]store.SwapResult, error) {
 	n := len(swaps)
 	var (
 		names, holders, incs, transfers, sessions, events = make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
@@ -289,9 +303,9 @@ func (s *Store) swapBatch(ctx context.Context, op string, swaps []store.Swap) ([
 		names[k], holders[k], incs[k], transfers[k], sessions[k], events[k] = r.Name, r.Holder, r.Incarnation, r.Transfer, r.Session, string(sw.Event)
 		expects[k], tokens[k], leases[k] = sw.Expect, int64(r.Token), int64(r.Lease)
 	}
-	rows, err := s.pool.Query(ctx, s.sql.swapMany, s.id, rounds, names, expects, holders, incs, tokens, leases, transfers, sessions, events)
+	rows, err := q.Query(ctx, s.sql.swapMany, s.id, rounds, names, expects, holders, incs, tokens, leases, transfers, sessions, events)
 	if err != nil {
-		return nil, s.fail(ctx, op, err)
+		return nil, err
 	}
 	defer rows.Close()
 	res := make([]store.SwapResult, n)
@@ -300,7 +314,7 @@ func (s *Store) swapBatch(ctx context.Context, op string, swaps []store.Swap) ([
 		var ord int32
 		r, err := scanSwapRow(rows, &ord)
 		if err != nil {
-			return nil, s.fail(ctx, op, err)
+			return nil, err
 		}
 		if ord < 1 || int(ord) > n {
 			return nil, fmt.Errorf("postgres: %s: swap_many returned row %d for %d swaps", op, ord, n)
@@ -310,7 +324,7 @@ func (s *Store) swapBatch(ctx context.Context, op string, swaps []store.Swap) ([
 		got++
 	}
 	if err := rows.Err(); err != nil {
-		return nil, s.fail(ctx, op, err)
+		return nil, err
 	}
 	if got == 0 {
 		// No rows: the schema holds another store id, and nothing was
@@ -323,9 +337,14 @@ func (s *Store) swapBatch(ctx context.Context, op string, swaps []store.Swap) ([
 	return res, nil
 }
 
-// History implements store.Store.
+// History implements store.Store: in one snapshot (a read-only
+// REPEATABLE READ transaction), the stored log and, after it, the events
+// of the successions that passed the record on since its last write
+// (unstored: the name's next write stores them first, with the same
+// numbers).
 func (s *Store) History(ctx context.Context, name string, after uint64, limit int) ([]store.Event, error) {
-	if err := s.enter(ctx, "history"); err != nil {
+	const op = "history"
+	if err := s.enter(ctx, op); err != nil {
 		return nil, err
 	}
 	if after >= math.MaxInt64 {
@@ -335,24 +354,53 @@ func (s *Store) History(ctx context.Context, name string, after uint64, limit in
 	if limit > 0 {
 		lim = &limit
 	}
-	rows, err := s.pool.Query(ctx, s.sql.history, name, int64(after), lim)
-	if err != nil {
-		return nil, s.fail(ctx, "history", err)
-	}
 	var out []store.Event
-	for rows.Next() {
-		ev := store.Event{Name: name}
-		var seq, token int64
-		var kind string
-		if err := rows.Scan(&seq, &kind, &ev.Holder, &ev.Incarnation, &token, &ev.Transfer, &ev.Time, &ev.Detail); err != nil {
-			rows.Close()
-			return nil, s.fail(ctx, "history", err)
+	err := s.readTx(ctx, func(tx pgx.Tx) error {
+		out = nil
+		rows, err := tx.Query(ctx, s.sql.history, name, int64(after), lim)
+		if err != nil {
+			return err
 		}
-		ev.Seq, ev.Kind, ev.Token, ev.Time = uint64(seq), store.EventKind(kind), uint64(token), ev.Time.UTC()
-		out = append(out, ev)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, s.fail(ctx, "history", err)
+		for rows.Next() {
+			ev := store.Event{Name: name}
+			var seq, token int64
+			var kind string
+			if err := rows.Scan(&seq, &kind, &ev.Holder, &ev.Incarnation, &token, &ev.Transfer, &ev.Time, &ev.Detail); err != nil {
+				rows.Close()
+				return err
+			}
+			ev.Seq, ev.Kind, ev.Token, ev.Time = uint64(seq), store.EventKind(kind), uint64(token), ev.Time.UTC()
+			out = append(out, ev)
+		}
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		if limit > 0 && len(out) >= limit {
+			return nil
+		}
+		c := s.newChain(op, tx, false)
+		_, raws, err := c.readRows(ctx, tx, s.sql.get, true, name)
+		if err != nil || len(raws) == 0 {
+			return err
+		}
+		res, err := c.resolve(ctx, raws, true)
+		if err != nil || len(res[0].events) == 0 {
+			return err
+		}
+		var last int64
+		if err := tx.QueryRow(ctx, s.sql.lastSeq, name).Scan(&last); err != nil {
+			return err
+		}
+		for _, ev := range res[0].events {
+			ev.Seq += uint64(last)
+			if ev.Seq > after && (limit <= 0 || len(out) < limit) {
+				out = append(out, ev)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, s.failResolve(ctx, op, err)
 	}
 	return out, nil
 }

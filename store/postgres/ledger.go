@@ -87,8 +87,10 @@ func (s *Store) GetRun(ctx context.Context, job, period string) (store.Run, erro
 
 // SwapRun implements store.Store. One transaction: a claim or skip first
 // takes a share lock on the job (its suspension), a fenced swap then a
-// share lock on the job's election record, so that no suspension or
-// takeover can commit between the checks and the write; then the row is
+// share lock on the job's election record and a key share lock on the
+// session records of its chain (its token is the resolved one), so that
+// no suspension, takeover or succession can commit between the checks and
+// the write; then the row is
 // locked, checked with storedriver.CheckRunSwap and CheckRunSuspended, and
 // written.
 func (s *Store) SwapRun(ctx context.Context, sw store.RunSwap) (store.Run, error) {
@@ -130,10 +132,12 @@ func (s *Store) SwapRun(ctx context.Context, sw store.RunSwap) (store.Run, error
 			}
 			found, job.Suspension.At = err == nil, fromNull(suspendedAt)
 		}
-		var electionToken int64
+		var electionToken uint64
 		if sw.Fenced {
-			err := tx.QueryRow(ctx, s.sql.electionToken, r.Job).Scan(&electionToken)
-			if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+			// The resolved token (succession.go), the record and its
+			// chain locked until the commit.
+			var err error
+			if electionToken, err = s.resolvedToken(ctx, tx, "swap run", r.Job); err != nil {
 				return err
 			}
 		}
@@ -141,7 +145,7 @@ func (s *Store) SwapRun(ctx context.Context, sw store.RunSwap) (store.Run, error
 		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 			return err
 		}
-		if refused = storedriver.CheckRunSwap(cur, sw, uint64(electionToken)); refused != nil {
+		if refused = storedriver.CheckRunSwap(cur, sw, electionToken); refused != nil {
 			return nil // nothing written; the rollback is harmless
 		}
 		if refused = storedriver.CheckRunSuspended(sw, job, found); refused != nil {
@@ -158,7 +162,7 @@ func (s *Store) SwapRun(ctx context.Context, sw store.RunSwap) (store.Run, error
 				if err != nil {
 					return err
 				}
-				if refused = storedriver.CheckRunSwap(cur, sw, uint64(electionToken)); refused == nil {
+				if refused = storedriver.CheckRunSwap(cur, sw, electionToken); refused == nil {
 					refused = fmt.Errorf("%w: run %s/%s was created concurrently", store.ErrConflict, r.Job, r.Period)
 				}
 				return nil
@@ -169,7 +173,7 @@ func (s *Store) SwapRun(ctx context.Context, sw store.RunSwap) (store.Run, error
 		return err
 	})
 	if err != nil {
-		return store.Run{}, s.fail(ctx, "swap run", err)
+		return store.Run{}, s.failResolve(ctx, "swap run", err)
 	}
 	if refused != nil {
 		return store.Run{}, refused
@@ -236,7 +240,8 @@ func (s *Store) RecentRuns(ctx context.Context, job, before string, limit int) (
 }
 
 // PruneRuns implements store.Store. One transaction: a fenced prune first
-// takes a share lock on the job's election record, as SwapRun does.
+// takes a share lock on the job's election record and its chain, and
+// compares the resolved token, as SwapRun does.
 func (s *Store) PruneRuns(ctx context.Context, p store.Prune) (int, error) {
 	if err := s.enter(ctx, "prune runs"); err != nil {
 		return 0, err
@@ -259,12 +264,11 @@ func (s *Store) PruneRuns(ctx context.Context, p store.Prune) (int, error) {
 			return err
 		}
 		if p.Fenced {
-			var token int64
-			err := tx.QueryRow(ctx, s.sql.electionToken, p.Job).Scan(&token)
-			if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+			token, err := s.resolvedToken(ctx, tx, "prune runs", p.Job)
+			if err != nil {
 				return err
 			}
-			if refused = storedriver.CheckPrune(p, uint64(token)); refused != nil {
+			if refused = storedriver.CheckPrune(p, token); refused != nil {
 				return nil
 			}
 		}
@@ -285,7 +289,7 @@ func (s *Store) PruneRuns(ctx context.Context, p store.Prune) (int, error) {
 		return err
 	})
 	if err != nil {
-		return 0, s.fail(ctx, "prune runs", err)
+		return 0, s.failResolve(ctx, "prune runs", err)
 	}
 	if refused != nil {
 		return 0, refused

@@ -62,7 +62,24 @@ type Store struct {
 
 // statements are the store's SQL, with the schema filled in.
 type statements struct {
-	get, getMany, renew, renewSession, swapOne, swapMany, history, ensureJob, getJob, getRun, lockRun, insertRun, updateRun, runs, electionToken string
+	get, getMany, renew, renewSession, swapOne, swapMany, history, ensureJob, getJob, getRun, lockRun, insertRun, updateRun, runs string
+	// Successions (succession.go): rows of (ord, rowCols).
+	sessions, sessionsLocked, heldThrough, predecessors, lockRecord, shareRecord, lockNames, settleNames, lastSeq string
+	writeUpdate, writeInsert, settleRows, settleLog                                                               string
+}
+
+// rowCols are the columns scanRow reads after the ord column: every
+// column of an election record, successions included; alias is the
+// table's alias in the statement. A schema older than version 7 (read
+// only) has no successions and reads as none.
+func rowCols(alias string, schemaVersion int) string {
+	a := alias + "."
+	session, succ := sessionOf(alias, schemaVersion), a+"successor, "+a+"successor_holder, "+a+"successor_incarnation"
+	if schemaVersion < 7 {
+		succ = "''::text AS successor, ''::text AS successor_holder, ''::text AS successor_incarnation"
+	}
+	return a + "name, " + a + "holder, " + a + "incarnation, " + a + "token, " + a + "lease_ns, " + a + "transfer, " +
+		session + " AS session, " + a + "version, " + a + "updated, " + succ
 }
 
 func newStatements(q string, schemaVersion int) statements {
@@ -73,17 +90,77 @@ func newStatements(q string, schemaVersion int) statements {
 	if schemaVersion < 3 {
 		session = "''" // a version 1 or 2 schema, read-only: no sessions
 	}
-	recCols := `holder, incarnation, token, lease_ns, transfer, ` + session + `, version, updated`
+	cols := func(alias string) string { return rowCols(alias, schemaVersion) }
+	passedRenewal := ` AND NOT ` + passedSQL(q, "e.session")
+	if schemaVersion < 7 {
+		passedRenewal = "" // read-only: no renewals
+	}
 	const out = `s.o_applied, s.o_holder, s.o_incarnation, s.o_token, s.o_lease_ns, s.o_transfer, s.o_session, s.o_version, s.o_updated`
 	const runCols = `job, period, scheduled, state, token, holder, attempt, manual, started, finished, exit_code, output, version`
 	return statements{
-		get: `SELECT ` + recCols + ` FROM ` + q + `.election WHERE name = $1`,
+		// The record and the session record it names (ord 0), in one
+		// statement (one snapshot): what store.Resolve asks for when no
+		// succession passed the record on (succession.go).
+		get: `SELECT 1::bigint, ` + cols("e") + ` FROM ` + q + `.election e WHERE e.name = $1
+			UNION ALL
+			SELECT 0, ` + cols("s") + ` FROM ` + q + `.election e JOIN ` + q + `.election s ON s.name = ` + sessionOf("e", schemaVersion) + `
+			WHERE e.name = $1 AND ` + sessionOf("e", schemaVersion) + ` <> ''`,
 		// One index probe per name (LIMIT 1 keeps the subquery from being
 		// flattened into a join the planner could run as a scan of the
 		// table; name = ANY($1) can, in a generic plan, compare every row
-		// with every name).
-		getMany: `SELECT n.ord, e.* FROM unnest($1::text[]) WITH ORDINALITY n(name, ord)
-			CROSS JOIN LATERAL (SELECT ` + recCols + ` FROM ` + q + `.election e WHERE e.name = n.name LIMIT 1) e`,
+		// with every name), then one per distinct session record they
+		// name (ord 0).
+		getMany: `WITH r AS MATERIALIZED (SELECT n.ord, e.* FROM unnest($1::text[]) WITH ORDINALITY n(name, ord)
+				CROSS JOIN LATERAL (SELECT ` + cols("e") + ` FROM ` + q + `.election e WHERE e.name = n.name LIMIT 1) e)
+			SELECT r.* FROM r
+			UNION ALL
+			SELECT 0, s.* FROM (SELECT DISTINCT r.session FROM r WHERE r.session <> '') d
+				CROSS JOIN LATERAL (SELECT ` + cols("s") + ` FROM ` + q + `.election s WHERE s.name = d.session LIMIT 1) s`,
+		sessions:       `SELECT 0::bigint, ` + cols("s") + ` FROM ` + q + `.election s WHERE s.name = ANY($1::text[])`,
+		sessionsLocked: `SELECT 0::bigint, ` + cols("s") + ` FROM ` + q + `.election s WHERE s.name = ANY($1::text[]) ORDER BY s.name FOR KEY SHARE`,
+		// A range of the session index (the partial index's condition
+		// spelled out, so that a generic plan uses it).
+		heldThrough: `SELECT 1::bigint, ` + cols("e") + ` FROM ` + q + `.election e
+			WHERE e.session = $1 AND e.session <> '' AND e.name > $2 ORDER BY e.name LIMIT $3`,
+		// The dead session records that name one of $1 as successor
+		// (the successor index): a step back along chains.
+		predecessors: `SELECT name FROM ` + q + `.election WHERE successor = ANY($1::text[]) AND successor <> ''`,
+		lockRecord:   `SELECT 1::bigint, ` + cols("e") + ` FROM ` + q + `.election e WHERE e.name = $1 FOR UPDATE`,
+		shareRecord:  `SELECT 1::bigint, ` + cols("e") + ` FROM ` + q + `.election e WHERE e.name = $1 FOR SHARE`,
+		// The records of a batch's names (sorted, distinct), locked in
+		// name order, one probe each.
+		lockNames: `SELECT n.ord, e.* FROM unnest($1::text[]) WITH ORDINALITY n(name, ord)
+			CROSS JOIN LATERAL (SELECT ` + cols("e") + ` FROM ` + q + `.election e WHERE e.name = n.name LIMIT 1 FOR UPDATE) e`,
+		// The names held through a session, but session records, locked
+		// in name order (Settle).
+		settleNames: `SELECT 1::bigint, ` + cols("e") + ` FROM ` + q + `.election e
+			WHERE e.session = $1 AND e.session <> '' AND NOT starts_with(e.name, '` + store.SessionPrefix + `')
+			ORDER BY e.name LIMIT $2 FOR UPDATE`,
+		lastSeq: `SELECT coalesce(max(seq), 0) FROM ` + q + `.election_log WHERE name = $1`,
+		// A swap decided in Go (succession.go): the record written, its
+		// log event appended, the change feed notified, in one statement.
+		writeUpdate: `WITH w AS (UPDATE ` + q + `.election SET holder = $2, incarnation = $3, token = $4, lease_ns = $5,
+				transfer = $6, session = $7, successor = $8, successor_holder = $9, successor_incarnation = $10,
+				version = nextval('` + q + `.version_seq'), updated = clock_timestamp(), wxid = ` + currentXID + `
+				WHERE name = $1 RETURNING *)` + writeTail(q),
+		writeInsert: `WITH w AS (INSERT INTO ` + q + `.election (name, holder, incarnation, token, lease_ns, transfer,
+				session, successor, successor_holder, successor_incarnation, version, updated, wxid)
+				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, nextval('` + q + `.version_seq'), clock_timestamp(), ` + currentXID + `)
+				ON CONFLICT (name) DO NOTHING RETURNING *)` + writeTail(q),
+		// Settle: records rewritten as resolved, versions kept, wxid
+		// kept (nothing a reader acts on changes, nothing for the change
+		// feed); then their succession events, numbered after each
+		// name's log.
+		settleRows: `UPDATE ` + q + `.election e SET holder = r.holder, incarnation = r.incarnation, token = r.token,
+				session = r.session, version = r.version, updated = r.updated
+			FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::text[], $6::bigint[], $7::timestamptz[])
+				AS r(name, holder, incarnation, token, session, version, updated)
+			WHERE e.name = r.name`,
+		settleLog: `INSERT INTO ` + q + `.election_log (name, seq, kind, holder, incarnation, token, transfer, time, detail)
+			SELECT r.name, coalesce((SELECT max(l.seq) FROM ` + q + `.election_log l WHERE l.name = r.name), 0) + r.k,
+				r.kind, r.holder, r.incarnation, r.token, r.transfer, r.time, r.detail
+			FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::text[], $8::timestamptz[], $9::text[])
+				AS r(name, k, kind, holder, incarnation, token, transfer, time, detail)`,
 		// A name's renewal (storedriver.Renews) as one UPDATE of the record's
 		// version and updated columns, and nothing else: neither column
 		// is indexed and wxid stays, so the update is a heap-only tuple
@@ -94,7 +171,7 @@ func newStatements(q string, schemaVersion int) statements {
 		// it is (or another store), and Swap asks swap_one.
 		renew: `UPDATE ` + q + `.election e SET version = nextval('` + q + `.version_seq'), updated = clock_timestamp()
 			WHERE e.name = $2 AND e.version = $3 AND e.holder = $4 AND e.holder <> '' AND e.incarnation = $5
-			  AND e.token = $6 AND e.lease_ns = $7 AND e.transfer = $8 AND e.` + session + ` = $9
+			  AND e.token = $6 AND e.lease_ns = $7 AND e.transfer = $8 AND e.` + session + ` = $9` + passedRenewal + `
 			  AND EXISTS (SELECT 1 FROM ` + q + `.meta m WHERE m.key = 'store_id' AND m.value = $1)
 			RETURNING e.version, e.updated`,
 		// A session's renewal (storedriver.RenewsSession): the same
@@ -106,7 +183,7 @@ func newStatements(q string, schemaVersion int) statements {
 		// index) that swap_one's feed needs.
 		renewSession: `WITH u AS (UPDATE ` + q + `.election e SET version = nextval('` + q + `.version_seq'), updated = clock_timestamp()
 			WHERE e.name = $2 AND e.version = $3 AND e.holder = $4 AND e.holder <> '' AND e.incarnation = $5
-			  AND e.token = $6 AND e.lease_ns = $7 AND e.transfer = $8 AND e.` + session + ` = $9
+			  AND e.token = $6 AND e.lease_ns = $7 AND e.transfer = $8 AND e.` + session + ` = $9` + passedRenewal + `
 			  AND EXISTS (SELECT 1 FROM ` + q + `.meta m WHERE m.key = 'store_id' AND m.value = $1)
 			RETURNING e.version, e.updated)
 			SELECT u.version, u.updated, pg_notify($10, '` + sessionPayloadTag + `' || u.version::text || ' ' || $2) FROM u`,
@@ -118,10 +195,9 @@ func newStatements(q string, schemaVersion int) statements {
 		history: `SELECT seq, kind, holder, incarnation, token, transfer, time, ` + detail + ` FROM ` + q + `.election_log WHERE name = $1 AND seq > $2 ORDER BY seq LIMIT $3`,
 		ensureJob: `INSERT INTO ` + q + `.jobs (name, schedule, created) VALUES ($1, $2, clock_timestamp())
 			ON CONFLICT (name) DO NOTHING RETURNING ` + jobCols(schemaVersion),
-		getJob:        `SELECT ` + jobCols(schemaVersion) + ` FROM ` + q + `.jobs WHERE name = $1`,
-		getRun:        `SELECT ` + runCols + ` FROM ` + q + `.runs WHERE job = $1 AND period = $2`,
-		lockRun:       `SELECT ` + runCols + ` FROM ` + q + `.runs WHERE job = $1 AND period = $2 FOR UPDATE`,
-		electionToken: `SELECT token FROM ` + q + `.election WHERE name = $1 FOR SHARE`,
+		getJob:  `SELECT ` + jobCols(schemaVersion) + ` FROM ` + q + `.jobs WHERE name = $1`,
+		getRun:  `SELECT ` + runCols + ` FROM ` + q + `.runs WHERE job = $1 AND period = $2`,
+		lockRun: `SELECT ` + runCols + ` FROM ` + q + `.runs WHERE job = $1 AND period = $2 FOR UPDATE`,
 		insertRun: `INSERT INTO ` + q + `.runs (` + runCols + `)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, nextval('` + q + `.version_seq'))
 			ON CONFLICT (job, period) DO NOTHING RETURNING ` + runCols,
@@ -131,6 +207,25 @@ func newStatements(q string, schemaVersion int) statements {
 			WHERE job = $1 AND period = $2 RETURNING ` + runCols,
 		runs: `SELECT ` + runCols + ` FROM ` + q + `.runs WHERE job = $1 AND period > $2 ORDER BY period LIMIT $3`,
 	}
+}
+
+// sessionOf is the session column of the table aliased alias, or the
+// empty text in a schema older than version 3 (read-only).
+func sessionOf(alias string, schemaVersion int) string {
+	if schemaVersion < 3 {
+		return "''::text"
+	}
+	return alias + ".session"
+}
+
+// writeTail ends writeUpdate and writeInsert: the log event ($11, none
+// when empty) and the notification on channel $12.
+func writeTail(q string) string {
+	return `, lg AS (INSERT INTO ` + q + `.election_log (name, seq, kind, holder, incarnation, token, transfer, time)
+				SELECT w.name, coalesce((SELECT max(l.seq) FROM ` + q + `.election_log l WHERE l.name = w.name), 0) + 1,
+					$11, w.holder, w.incarnation, w.token, w.transfer, w.updated
+				FROM w WHERE $11 <> '')
+			SELECT w.version, w.updated, pg_notify($12, '` + notifyPayload + `') IS NULL FROM w`
 }
 
 // Option configures Open. An invalid value makes Open fail with an error
@@ -429,7 +524,7 @@ func openReadOnly(ctx context.Context, rawURL string, o config) (*Store, error) 
 		err = store.NoStore(fmt.Sprintf("schema %q of the database (it has no such schema)", schema))
 	case !meta:
 		err = fmt.Errorf("postgres: %w: postgres schema %q has no baton meta table, not a baton store; baton left it untouched: point the URL's schema parameter at another schema", store.ErrSchema, schema)
-	case v != "1" && v != "2" && v != "3" && v != "4" && v != "5" && v != strconv.Itoa(SchemaVersion):
+	case v != "1" && v != "2" && v != "3" && v != "4" && v != "5" && v != "6" && v != strconv.Itoa(SchemaVersion):
 		err = fmt.Errorf("postgres: %w: schema %q is not a baton store this baton reads (schema version %q; this baton supports 1 to %d)", store.ErrSchema, schema, v, SchemaVersion)
 	}
 	if err != nil {

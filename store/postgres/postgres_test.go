@@ -42,6 +42,13 @@ func TestConformance(t *testing.T) {
 	})
 }
 
+func TestSuccessionConformance(t *testing.T) {
+	storetest.RunSuccession(t, func(t *testing.T) func() store.Store {
+		url := pgtest.Start(t)
+		return func() store.Store { return open(t, url) }
+	})
+}
+
 // The suite again, in a schema named by the URL.
 func TestConformanceOtherSchema(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) func() store.Store {

@@ -23,11 +23,12 @@ import (
 // column, see WatchChanges); version 4 the job's suspension columns
 // (store.Job.Suspension, see suspend.go); version 5 swap_many's one-statement
 // path (see recordFunctions), with the same outcomes; version 6 that path
-// without a row lock taken before its UPDATE, with the same outcomes. An
-// older schema is
+// without a row lock taken before its UPDATE, with the same outcomes;
+// version 7 successions (store.Succeeder: the election table's successor
+// columns and session index, see succession.go). An older schema is
 // upgraded in place when a writer opens it, and read as it is by a
 // read-only opener.
-const SchemaVersion = 6
+const SchemaVersion = 7
 
 // ddl returns the statements that create schema version SchemaVersion in
 // schema q (a quoted identifier), with notifications on channel.
@@ -37,7 +38,11 @@ const SchemaVersion = 6
 //     'store_id' the store's id, a random UUID made when it was created.
 //   - election: one row per name (store.Record); lease in nanoseconds;
 //     wxid is the id of the transaction that wrote the row last, indexed,
-//     which the change feed reads (see WatchChanges).
+//     which the change feed reads (see WatchChanges); successor,
+//     successor_holder and successor_incarnation on a dead session record
+//     (store.Record.Successor and the rest), with an index of the records
+//     held through each session and one of the successors named (see
+//     successionDDL).
 //   - election_log: (name, seq) → store.Event; seq = previous max + 1,
 //     written by the record functions while the writing transaction
 //     holds the record's row lock.
@@ -69,7 +74,10 @@ func ddl(q, channel string) []string {
 			session     text NOT NULL DEFAULT '',
 			wxid        bigint NOT NULL DEFAULT 0)`,
 		wxidIndex(q),
-		`CREATE TABLE ` + q + `.election_log (
+	}
+	stmts = append(stmts, successionDDL(q)...)
+	stmts = append(stmts,
+		`CREATE TABLE `+q+`.election_log (
 			name        text COLLATE "C" NOT NULL,
 			seq         bigint NOT NULL,
 			kind        text NOT NULL,
@@ -81,14 +89,14 @@ func ddl(q, channel string) []string {
 			detail      text NOT NULL DEFAULT '',
 			PRIMARY KEY (name, seq))`,
 		candidatesTable(q),
-		`CREATE TABLE ` + q + `.jobs (
+		`CREATE TABLE `+q+`.jobs (
 			name     text COLLATE "C" PRIMARY KEY,
 			schedule text NOT NULL,
 			created  timestamptz NOT NULL,
 			suspended_at   timestamptz,
 			suspended_by   text NOT NULL DEFAULT '',
 			suspend_reason text NOT NULL DEFAULT '')`,
-		`CREATE TABLE ` + q + `.runs (
+		`CREATE TABLE `+q+`.runs (
 			job       text COLLATE "C" NOT NULL,
 			period    text COLLATE "C" NOT NULL,
 			scheduled timestamptz,
@@ -103,7 +111,7 @@ func ddl(q, channel string) []string {
 			output    bytea NOT NULL,
 			version   bigint NOT NULL,
 			PRIMARY KEY (job, period))`,
-	}
+	)
 	stmts = append(stmts, recordFunctions(q, channel)...)
 	return append(stmts,
 		`INSERT INTO `+q+`.meta (key, value) VALUES ('schema_version', '`+strconv.Itoa(SchemaVersion)+`')`,
@@ -116,6 +124,63 @@ func ddl(q, channel string) []string {
 func wxidIndex(q string) string {
 	return `CREATE INDEX election_wxid ON ` + q + `.election (wxid)`
 }
+
+// successionDDL adds to the election table of schema q what successions
+// need (schema version 7): the successor columns, two constraints that no
+// row baton writes breaks (a successor only on a dead session record,
+// naming another session record, with the successor's holder; the
+// successor's holder and incarnation only with a successor), so that a
+// row changed by another program is refused as store.ErrCorrupt, and two
+// partial indexes: the records held through a session (HeldThrough,
+// Settle, DeleteSession's check), and the dead sessions naming a successor
+// (DeleteSession's check). Records held through no session, and session
+// records without a successor, are in neither: the writes of the fast
+// paths add no index entry for them.
+func successionDDL(q string) []string {
+	prefix := `'` + store.SessionPrefix + `'`
+	return []string{
+		`ALTER TABLE ` + q + `.election
+			ADD COLUMN successor text NOT NULL DEFAULT '',
+			ADD COLUMN successor_holder text NOT NULL DEFAULT '',
+			ADD COLUMN successor_incarnation text NOT NULL DEFAULT '',
+			ADD CONSTRAINT election_successor CHECK (successor = '' OR (holder = ''
+				AND starts_with(name, ` + prefix + `) AND starts_with(successor, ` + prefix + `)
+				AND successor <> name AND successor_holder <> '')),
+			ADD CONSTRAINT election_successor_holder CHECK (successor <> ''
+				OR (successor_holder = '' AND successor_incarnation = ''))`,
+		`CREATE INDEX election_session ON ` + q + `.election (session, name) WHERE session <> ''`,
+		`CREATE INDEX election_successor ON ` + q + `.election (successor) WHERE successor <> ''`,
+	}
+}
+
+// passedSQL is the SQL for "the session record named by the text
+// expression session is dead and names a successor", which locks that
+// record FOR KEY SHARE (when it exists), so that the write of a name held
+// through it is ordered with the write that ends it (see succession.go);
+// false at once for the empty session. It is the one condition the
+// record functions and the renewal statements add: a write whose record
+// names such a session (as stored or as written) is not theirs to decide
+// (the name must be settled first, and the token compared resolved), and
+// is decided in Go with store.Resolve (see succession.go). It mirrors
+// store.Resolve's condition to pass a session (a free record with a
+// Successor); it routes, it never decides: a session it calls passed that
+// Resolve would not pass only costs the slow path, and one Resolve would
+// pass that it does not call passed fails the conformance cases
+// (storetest.RunSuccession) and TestRenewalAfterSuccessionConflicts.
+func passedSQL(q, session string) string {
+	return `(CASE WHEN ` + session + ` = '' THEN false ELSE coalesce((SELECT s.holder = '' AND s.successor <> ''
+		FROM ` + q + `.election s WHERE s.name = ` + session + ` FOR KEY SHARE), false) END)`
+}
+
+// errSuccession is the SQLSTATE the record functions raise, writing
+// nothing, for a swap they leave to Go (passedSQL): a name held through a
+// session passed on, a record written through one, a dead session record
+// with a successor.
+const errSuccession = "BT001"
+
+// raiseSuccession is the PL/pgSQL statement that raises errSuccession.
+const raiseSuccession = `RAISE EXCEPTION USING ERRCODE = '` + errSuccession + `',
+					MESSAGE = 'a swap of the batch names a session passed on by a succession: baton decides it';`
 
 // currentXID is the SQL for the id of the writing transaction, as a bigint
 // (a 64-bit xid8 never wraps around).
@@ -174,6 +239,14 @@ const notifyPayload = ""
 //     (TestSwapManyOneStatementPath compares them with swap_one's;
 //     storetest's ConcurrentTakesOneWinner races batches).
 //
+// Successions (schema version 7): swap_one() and swap_many() decide no
+// swap whose record, as stored or as written, names a session that a
+// succession passed on, nor one of a dead session record with a
+// successor (passedSQL): they raise errSuccession and write nothing, and
+// Go settles and decides (succession.go). Every swap they apply has the
+// session records its record names (as stored and as written) locked FOR
+// KEY SHARE, which orders it with the write that ends them.
+//
 // A batch of one costs several times what swap_one() costs in the
 // server, so Swap calls swap_one().
 func recordFunctions(q, channel string) []string {
@@ -216,6 +289,10 @@ func recordFunctions(q, channel string) []string {
 				RETURN;
 			END IF;
 			SELECT * INTO cur FROM ` + q + `.election e WHERE e.name = p_name FOR UPDATE;
+			IF (cur.name IS NOT NULL AND (cur.successor <> '' OR ` + passedSQL(q, "cur.session") + `))
+					OR ` + passedSQL(q, "p_session") + ` THEN
+				` + raiseSuccession + `
+			END IF;
 			IF NOT ` + q + `.swap_applies(p_name, p_expect, p_holder, p_incarnation, p_token, p_session,
 					FOUND, cur.version, cur.token, cur.holder) THEN
 				NULL;
@@ -270,6 +347,7 @@ func recordFunctions(q, channel string) []string {
 			v_found  boolean[]; -- per swap of this round: its record existed
 			v_create boolean;   -- this round creates records
 			v_applied boolean;  -- this round applies a swap
+			v_passed boolean;   -- this round has a swap for Go (passedSQL)
 			v_any    boolean := false;
 			v_xid    bigint;
 			v_n      bigint;    -- swaps the one-statement path applied
@@ -308,6 +386,8 @@ func recordFunctions(q, channel string) []string {
 					FROM r WHERE e.name = r.name
 						AND ` + q + `.swap_applies(r.name, r.expect, r.holder, r.incarnation, r.token, r.session,
 							true, e.version, e.token, e.holder)
+						AND e.successor = '' AND NOT ` + passedSQL(q, "e.session") + `
+						AND NOT ` + passedSQL(q, "r.session") + `
 					RETURNING r.ord, r.event, e.name, e.holder, e.incarnation, e.token, e.lease_ns,
 						e.transfer, e.session, e.version, e.updated
 				), lg AS (
@@ -327,7 +407,15 @@ func recordFunctions(q, channel string) []string {
 				END IF;
 				IF v_n < cardinality(p_name) THEN
 					-- The refused swaps: those whose record this
-					-- transaction did not write.
+					-- transaction did not write. One refused for a
+					-- session passed on is Go's to decide.
+					IF EXISTS (SELECT 1 FROM ` + req("session") + `
+						` + cur + `
+						WHERE e.wxid IS DISTINCT FROM v_xid AND ((e.name IS NOT NULL
+							AND (e.successor <> '' OR ` + passedSQL(q, "e.session") + `))
+							OR ` + passedSQL(q, "r.session") + `)) THEN
+						` + raiseSuccession + `
+					END IF;
 					RETURN QUERY
 					SELECT r.ord::integer, false, e.holder, e.incarnation, e.token, e.lease_ns,
 						e.transfer, e.session, coalesce(e.version, 0), e.updated
@@ -342,13 +430,19 @@ func recordFunctions(q, channel string) []string {
 				PERFORM 1 FROM ` + q + `.election e
 				WHERE e.name = ANY(p_name) ORDER BY e.name FOR UPDATE;
 				SELECT array_agg(ok ORDER BY ord), array_agg(existed ORDER BY ord),
-					coalesce(bool_or(ok AND NOT existed), false), coalesce(bool_or(ok), false)
-				INTO v_ok, v_found, v_create, v_applied
+					coalesce(bool_or(ok AND NOT existed), false), coalesce(bool_or(ok), false),
+					coalesce(bool_or(passed), false)
+				INTO v_ok, v_found, v_create, v_applied, v_passed
 				FROM (SELECT r.ord, e.name IS NOT NULL AS existed, r.round = v_k
 						AND ` + q + `.swap_applies(r.name, r.expect, r.holder, r.incarnation, r.token, r.session,
-							e.name IS NOT NULL, e.version, e.token, e.holder) AS ok
+							e.name IS NOT NULL, e.version, e.token, e.holder) AS ok,
+						r.round = v_k AND ((e.name IS NOT NULL AND (e.successor <> '' OR ` + passedSQL(q, "e.session") + `))
+							OR ` + passedSQL(q, "r.session") + `) AS passed
 					FROM ` + req("expect", "holder", "incarnation", "token", "session") + `
 					` + cur + `) d;
+				IF v_passed THEN
+					` + raiseSuccession + `
+				END IF;
 				UPDATE ` + q + `.election AS e SET
 					holder = r.holder, incarnation = r.incarnation, token = r.token,
 					lease_ns = r.lease_ns, transfer = r.transfer, session = r.session,
@@ -472,6 +566,21 @@ func upgrade5(q, channel string) []string {
 		`UPDATE `+q+`.meta SET value = '6' WHERE key = 'schema_version'`)
 }
 
+// upgrade6 turns a version 6 schema into a version 7 one: successions
+// (successionDDL) and the record functions that leave a swap touching one
+// to Go. It gives the store a new id, so that a process of an older baton
+// that opened the store before fails its next write with
+// store.ErrReplaced and stops: it reads the names a succession passed on
+// as they are stored, and would take one at its stored token + 1, a token
+// the succession already handed to the successor; and it would write a
+// name without settling it.
+func upgrade6(q, channel string) []string {
+	stmts := append(successionDDL(q), recordFunctions(q, channel)...)
+	return append(stmts,
+		`UPDATE `+q+`.meta SET value = gen_random_uuid()::text WHERE key = 'store_id'`,
+		`UPDATE `+q+`.meta SET value = '7' WHERE key = 'schema_version'`)
+}
+
 // lockKey is the advisory lock key that serialises schema creation in one
 // schema across processes.
 func lockKey(schema string) int64 {
@@ -514,7 +623,7 @@ func setup(ctx context.Context, pool *pgxpool.Pool, schema, q, channel string) e
 			for _, up := range []struct {
 				from  string
 				stmts []string
-			}{{"1", upgrade1(q)}, {"2", upgrade2(q, channel)}, {"3", upgrade3(q)}, {"4", upgrade4(q, channel)}, {"5", upgrade5(q, channel)}} {
+			}{{"1", upgrade1(q)}, {"2", upgrade2(q, channel)}, {"3", upgrade3(q)}, {"4", upgrade4(q, channel)}, {"5", upgrade5(q, channel)}, {"6", upgrade6(q, channel)}} {
 				if v != up.from {
 					continue
 				}

@@ -253,17 +253,23 @@ func TestSchemaUpgradeConcurrent(t *testing.T) {
 	}
 }
 
-// A version 4 store (testdata/schema_v4.sql, as b0f49e9 created it) and a
-// version 5 one (testdata/schema_v5.sql, as af95832 did) are read as they
-// are by a read-only opener and upgraded in place by a writer, which
-// replaces swap_many; each keeps its id, since the new functions give the
-// old ones' outcomes, so a process of the previous release that opened
-// it before goes on swapping.
-func TestSchemaUpgradeFrom4(t *testing.T) { testSchemaUpgradeKeepsID(t, "4") }
+// A version 4 store (testdata/schema_v4.sql, as b0f49e9 created it), a
+// version 5 one (testdata/schema_v5.sql, as af95832 did) and a version 6
+// one (testdata/schema_v6.sql, as 39d1c00 did) are read as they are by a
+// read-only opener and upgraded in place by a writer, which replaces
+// swap_many and adds successions. Versions 5 and 6 kept the store's id
+// (their functions give the old ones' outcomes); version 7 gives it a new
+// one, so a process of the previous release that opened it before is
+// refused its next swap (no rows: ErrReplaced): it would take a name a
+// succession passed on at its stored token + 1, a token already handed
+// out.
+func TestSchemaUpgradeFrom4(t *testing.T) { testSchemaUpgrade(t, "4") }
 
-func TestSchemaUpgradeFrom5(t *testing.T) { testSchemaUpgradeKeepsID(t, "5") }
+func TestSchemaUpgradeFrom5(t *testing.T) { testSchemaUpgrade(t, "5") }
 
-func testSchemaUpgradeKeepsID(t *testing.T, from string) {
+func TestSchemaUpgradeFrom6(t *testing.T) { testSchemaUpgrade(t, "6") }
+
+func testSchemaUpgrade(t *testing.T, from string) {
 	url := pgtest.Start(t)
 	ddl, err := os.ReadFile("testdata/schema_v" + from + ".sql")
 	if err != nil {
@@ -317,8 +323,14 @@ func testSchemaUpgradeKeepsID(t *testing.T, from string) {
 	if v := schemaVersion(t, url); v != strconv.Itoa(postgres.SchemaVersion) {
 		t.Fatalf("schema version after a writable open: %s, want %d", v, postgres.SchemaVersion)
 	}
-	if got := storeID(t, url); got != id || s.StoreID() != id {
-		t.Fatalf("store id after the upgrade: %s (handle %s), want the old %s", got, s.StoreID(), id)
+	if got := storeID(t, url); got == id || s.StoreID() != got {
+		t.Fatalf("store id after the upgrade: %s (handle %s), want a new one (the old: %s)", got, s.StoreID(), id)
+	}
+	for _, col := range []string{"successor", "successor_holder", "successor_incarnation"} {
+		var n int
+		if err := c.QueryRow(ctx, `SELECT count(*) FROM baton.election WHERE `+col+` <> ''`).Scan(&n); err != nil || n != 0 {
+			t.Fatalf("column %s after the upgrade: %d rows set, %v", col, n, err)
+		}
 	}
 	var def string
 	if err := c.QueryRow(ctx, `SELECT pg_get_functiondef('baton.swap_many'::regproc)`).Scan(&def); err != nil {
@@ -353,8 +365,9 @@ func testSchemaUpgradeKeepsID(t *testing.T, from string) {
 		}
 		versions[names[i]] = r.Record.Version
 	}
-	// A process of the previous release goes on: its call, with the id
-	// it read, is answered.
+	// A process of the previous release is refused: its call, with the
+	// id it read, is answered with no rows (ErrReplaced), and writes
+	// nothing; so is its swap_one.
 	rows, err = c.Query(ctx, oldSwapMany, id, []int32{1}, []string{"billing"}, []int64{versions["billing"]}, []string{"n1"},
 		[]string{"n1-1"}, []int64{5}, []int64{int64(3 * time.Second)}, []string{""}, []string{""}, []string{string(store.TakenOver)})
 	if err != nil {
@@ -362,15 +375,16 @@ func testSchemaUpgradeKeepsID(t *testing.T, from string) {
 	}
 	n := 0
 	for rows.Next() {
-		var ord int32
-		var applied bool
-		var v int64
-		if err := rows.Scan(&ord, &applied, &v); err != nil || !applied {
-			t.Fatalf("a version %s call after the upgrade: %v, %v", from, applied, err)
-		}
 		n++
 	}
-	if rows.Err() != nil || n != 1 {
-		t.Fatalf("a version %s call after the upgrade: %d rows, %v", from, n, rows.Err())
+	if rows.Err() != nil || n != 0 {
+		t.Fatalf("a version %s call after the upgrade: %d rows, %v; want none", from, n, rows.Err())
+	}
+	var one int
+	if err := c.QueryRow(ctx, `SELECT count(*) FROM baton.swap_one($1, 'billing', $2, 'n1', 'n1-1', 5, 1000, '', '', '')`, id, versions["billing"]).Scan(&one); err != nil || one != 0 {
+		t.Fatalf("a version %s swap_one after the upgrade: %d rows, %v; want none", from, one, err)
+	}
+	if got, _ := s.Get(ctx, "billing"); got.Version != versions["billing"] || got.Holder != "n2" {
+		t.Fatalf("the old release's calls wrote: %+v", got)
 	}
 }
