@@ -74,10 +74,10 @@ func TestSuccessionStaleCopies(t *testing.T) {
 	if n, err := b.Settle(ctx, s1.Name, 0); n != 1 || err != nil {
 		t.Fatalf("Settle = %d, %v", n, err)
 	}
-	if after, err := a.Get(ctx, "tenant-1"); err != nil || after.Version != got.Version || after.Via != "" || after.Token != 6 {
+	if after, err := b.Get(ctx, "tenant-1"); err != nil || after.Version != got.Version || after.Via != "" || after.Token != 6 {
 		t.Fatalf("after Settle: %+v, %v; want version %d", after, err, got.Version)
 	}
-	if _, err := b.Swap(ctx, store.Swap{Expect: got.Version, Record: store.Record{Name: "tenant-1", Token: 6, Lease: got.Lease}, Event: store.Released}); err != nil {
+	if _, err := a.Swap(ctx, store.Swap{Expect: got.Version, Record: store.Record{Name: "tenant-1", Token: 6, Lease: got.Lease}, Event: store.Released}); err != nil {
 		t.Fatalf("a release prepared before Settle, from another handle's copies: %v", err)
 	}
 }
