@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
+	"go.etcd.io/etcd/api/v3/mvccpb"
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"google.golang.org/grpc/codes"
@@ -202,6 +204,8 @@ func (s *Store) getRange(ctx context.Context, names []string, res []store.GetRes
 		return false, nil
 	}
 	var rev int64
+	var cs []*cached
+	var idxs [][]int
 	for key := from; ; {
 		opts := []clientv3.OpOption{clientv3.WithRange(end), clientv3.WithLimit(rangePage)}
 		if rev != 0 {
@@ -223,16 +227,23 @@ func (s *Store) getRange(ctx context.Context, names []string, res []store.GetRes
 			if err != nil {
 				return false, err
 			}
-			s.remember(cur.rec.Name, cur)
-			for _, i := range idx {
-				res[i].Record = cur.rec
-			}
+			cs, idxs = append(cs, &cur), append(idxs, idx)
 			delete(want, string(kv.Key))
 		}
 		if !resp.More || len(resp.Kvs) == 0 {
 			break
 		}
 		key = string(resp.Kvs[len(resp.Kvs)-1].Key) + "\x00"
+	}
+	// The sessions of the range's records, at the range's revision.
+	if err := s.resolveAt(ctx, rev, cs, nil); err != nil {
+		return false, err
+	}
+	for j, cur := range cs {
+		s.remember(cur.stored.Name, *cur)
+		for _, i := range idxs[j] {
+			res[i].Record = cur.rec
+		}
 	}
 	for _, idx := range want {
 		name := names[idx[0]]
@@ -257,17 +268,26 @@ func (s *Store) getTxns(ctx context.Context, names []string, res []store.GetResu
 			if err != nil {
 				return err
 			}
+			cs := make([]*cached, 0, len(ops))
 			for j, name := range names[c.lo:c.hi] {
 				cur, err := decodeRecord(name, rangeKV(resp, j))
 				if err != nil {
 					return err
 				}
-				if cur.rec.Version == 0 {
+				cs = append(cs, &cur)
+			}
+			// The chunk's sessions, at the chunk's revision.
+			if err := s.resolveAt(ctx, resp.Header.Revision, cs, nil); err != nil {
+				return err
+			}
+			for j, cur := range cs {
+				name := names[c.lo+j]
+				if cur.modRev == 0 {
 					res[c.lo+j].Err = fmt.Errorf("election %q: %w", name, store.ErrNotFound)
 					s.forget(name)
 					continue
 				}
-				s.remember(name, cur)
+				s.remember(name, *cur)
 				res[c.lo+j].Record = cur.rec
 			}
 			return nil
@@ -310,31 +330,41 @@ func (s *Store) SwapMany(ctx context.Context, swaps []store.Swap) ([]store.SwapR
 			batch = append(batch, i)
 		}
 	}
-	if err := s.readMissing(ctx, swaps, batch); err != nil {
+	got := map[string]cached{}
+	if err := s.readMissing(ctx, swaps, batch, got); err != nil {
 		return nil, err
 	}
 	now := s.now()
 	var ready []prepared
 	for _, i := range batch {
 		cur, ok := s.cachedAt(swaps[i].Record.Name, swaps[i].Expect)
-		if !ok {
+		switch {
+		case swaps[i].Expect == 0:
+			// A record that does not exist has no log yet: records are
+			// never deleted (but sessions). The transaction checks that
+			// it does not exist.
+			r := store.Record{Name: swaps[i].Record.Name}
+			cur = cached{stored: r, rec: r}
+		case !ok:
 			// The read found another version (or no record): conflict.
 			cur = s.latest(swaps[i].Record.Name)
 		}
-		if err := storedriver.CheckSwap(cur.rec, swaps[i]); err != nil {
+		p, err := s.prepare(cur, swaps[i], now, got)
+		if err != nil {
 			res[i].Err = err
 			continue
 		}
-		p := s.prepare(cur, swaps[i], now)
 		p.idx = i
 		ready = append(ready, p)
 	}
-	cs := s.chunks(len(ready), func(i int) int { return len(ready[i].ops) }, func(i int) int { return ready[i].size() })
-	err := s.inParallel(ctx, cs, func(ctx context.Context, c chunk) error {
+	err := s.inParallel(ctx, s.swapChunks(ready), func(ctx context.Context, c chunk) error {
 		left := ready[c.lo:c.hi:c.hi]
-		for len(left) > 0 {
+		for round := 0; len(left) > 0; round++ {
+			if round == swapRounds {
+				return fmt.Errorf("etcd swap: %w: the records or their sessions changed %d times during the write; try again", store.ErrUnavailable, swapRounds)
+			}
 			var err error
-			if left, err = s.swapRound(ctx, left, res); err != nil {
+			if left, err = s.swapRound(ctx, left, res, now); err != nil {
 				return err
 			}
 		}
@@ -353,10 +383,67 @@ func (s *Store) SwapMany(ctx context.Context, swaps []store.Swap) ([]store.SwapR
 	return res, nil
 }
 
+// swapRounds bounds the transactions of one chunk of SwapMany. Each round
+// settles at least one swap, unless a record's session record changed
+// under it (a renewal) while the record did not: then it is sent again
+// with the session as it is now.
+const swapRounds = 8
+
+// swapChunks cuts ready into transactions within the handle's budgets: a
+// swap needs its writes, its compares and the else branch's reads of the
+// compared keys, and a compare that several swaps of a chunk share (the
+// session record a bulk takeover's names are held through) is sent once.
+func (s *Store) swapChunks(ready []prepared) []chunk {
+	maxOps, maxBytes := s.opsBudget()-1, s.bytesBudget() // -1: the identity compare
+	var out []chunk
+	lo, writes, cmps, b := 0, 0, 0, 0
+	in := map[guard]bool{}
+	for i, p := range ready {
+		wi, ci, bi := len(p.ops), 0, p.size()
+		for _, g := range p.guards {
+			if !in[g] {
+				ci++
+			}
+		}
+		if i > lo && (writes+wi > maxOps || cmps+ci > maxOps || b+bi > maxBytes) {
+			out = append(out, chunk{lo, i})
+			lo, writes, cmps, b = i, 0, 0, 0
+			clear(in)
+			ci = len(p.guards)
+		}
+		for _, g := range p.guards {
+			in[g] = true
+		}
+		writes, cmps, b = writes+wi, cmps+ci, b+bi
+	}
+	if lo < len(ready) {
+		out = append(out, chunk{lo, len(ready)})
+	}
+	return out
+}
+
+// distinctGuards returns the guards of ps, each once, in order.
+func distinctGuards(ps []prepared) []guard {
+	seen := map[guard]bool{}
+	var out []guard
+	for _, p := range ps {
+		for _, g := range p.guards {
+			if !seen[g] {
+				seen[g] = true
+				out = append(out, g)
+			}
+		}
+	}
+	return out
+}
+
 // size is about how many bytes p adds to a transaction request: its
-// compare, its writes and its else-branch read.
+// compares, its writes and its else-branch reads.
 func (p prepared) size() int {
-	n := 2*len(p.key) + 32
+	n := 0
+	for _, g := range p.guards {
+		n += 2*len(g.key) + 32
+	}
 	for _, o := range p.ops {
 		n += len(o.KeyBytes()) + len(o.ValueBytes()) + 16
 	}
@@ -369,19 +456,28 @@ func isPerSwap(err error) bool {
 	return errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrInvalid)
 }
 
-// latest returns this handle's memory of name, or an absent record.
+// latest returns this handle's memory of name, resolved with the session
+// records it knows, or an absent record.
 func (s *Store) latest(name string) cached {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if c, ok := s.cache[name]; ok {
-		return c
+	c, ok := s.cache[name]
+	s.mu.Unlock()
+	if !ok {
+		r := store.Record{Name: name}
+		return cached{stored: r, rec: r}
 	}
-	return cached{rec: store.Record{Name: name}}
+	if _, err := resolveIn(&c, s.known(nil)); err != nil {
+		c.rec = c.stored
+	}
+	return c
 }
 
 // readMissing reads, as GetMany does, the records of the swaps in batch
-// whose expected version this handle has not seen.
-func (s *Store) readMissing(ctx context.Context, swaps []store.Swap, batch []int) error {
+// that this handle has not seen at the expected version (resolved with the
+// session records it knows), and then into got the session records that
+// the new records are held through or name as successor and that the
+// handle has not seen.
+func (s *Store) readMissing(ctx context.Context, swaps []store.Swap, batch []int, got map[string]cached) error {
 	var names []string
 	for _, i := range batch {
 		sw := swaps[i]
@@ -392,11 +488,27 @@ func (s *Store) readMissing(ctx context.Context, swaps []store.Swap, batch []int
 			names = append(names, sw.Record.Name)
 		}
 	}
-	if len(names) == 0 {
+	if len(names) > 0 {
+		if _, err := s.GetMany(ctx, names); err != nil {
+			return err
+		}
+	}
+	var sessions []string
+	seen := map[string]bool{}
+	lookup := s.known(nil)
+	for _, i := range batch {
+		r := swaps[i].Record
+		for _, n := range []string{r.Session, r.Successor} {
+			if _, ok := lookup(n); n != "" && store.IsSession(n) && !ok && !seen[n] {
+				seen[n] = true
+				sessions = append(sessions, n)
+			}
+		}
+	}
+	if len(sessions) == 0 {
 		return nil
 	}
-	_, err := s.GetMany(ctx, names)
-	return err
+	return s.readSessions(ctx, 0, sessions, got)
 }
 
 func (s *Store) forget(name string) {
@@ -406,15 +518,23 @@ func (s *Store) forget(name string) {
 }
 
 // swapRound sends one transaction for ready (one chunk) and records the
-// results; it returns the swaps to send again.
-func (s *Store) swapRound(ctx context.Context, ready []prepared, res []store.SwapResult) ([]prepared, error) {
-	cmps := make([]clientv3.Cmp, len(ready))
+// results; it returns the swaps to send again. When the transaction
+// fails, its else branch has read every compared key: a swap whose own
+// compares held is sent again as it is (another swap's failed); the
+// others are resolved again from what was read (and the further session
+// records their chains pass, at the same revision) and fail with the
+// conflict, or, when the record is still at the version expected (its
+// session renewed, or Settle rewrote it), are prepared again.
+func (s *Store) swapRound(ctx context.Context, ready []prepared, res []store.SwapResult, now time.Time) ([]prepared, error) {
+	gs := distinctGuards(ready)
+	cmps := make([]clientv3.Cmp, len(gs))
+	els := make([]clientv3.Op, len(gs))
+	for j, g := range gs {
+		cmps[j], els[j] = g.cmp(), clientv3.OpGet(g.key)
+	}
 	var then []clientv3.Op
-	els := make([]clientv3.Op, len(ready))
-	for j, p := range ready {
-		cmps[j] = p.cmp
+	for _, p := range ready {
 		then = append(then, p.ops...)
-		els[j] = clientv3.OpGet(p.key)
 	}
 	resp, err := s.txn(ctx, fmt.Sprintf("swap %d records", len(ready)), cmps, then, els)
 	if err != nil {
@@ -423,27 +543,71 @@ func (s *Store) swapRound(ctx context.Context, ready []prepared, res []store.Swa
 	if resp.Succeeded {
 		for _, p := range ready {
 			p.rec.Version = resp.Header.Revision
-			s.remember(p.sw.Record.Name, cached{rec: p.rec, logSeq: p.logSeq, events: p.events})
+			s.remember(p.sw.Record.Name, cached{stored: p.rec, modRev: resp.Header.Revision, logSeq: p.logSeq, events: p.events})
 			res[p.idx] = store.SwapResult{Record: p.rec}
 		}
 		return nil, nil
 	}
-	var left []prepared
-	for j, p := range ready {
+	rev := resp.Header.Revision
+	kvs := map[string]*mvccpb.KeyValue{}
+	got := map[string]cached{}
+	for j, g := range gs {
 		kv := rangeKV(resp, j)
+		kvs[g.key] = kv
+		if g.name != "" && store.IsSession(g.name) {
+			c, err := decodeRecord(g.name, kv)
+			if err != nil {
+				return nil, err
+			}
+			got[g.name] = c
+			s.remember(g.name, c)
+		}
+	}
+	held := func(g guard) bool {
 		var v int64
-		if kv != nil {
+		if kv := kvs[g.key]; kv != nil {
 			v = kv.ModRevision
 		}
-		if v == p.sw.Expect {
+		return v == g.rev
+	}
+	var left []prepared
+	for _, p := range ready {
+		ok := true
+		for _, g := range p.guards {
+			ok = ok && held(g)
+		}
+		if ok {
 			left = append(left, p)
 			continue
 		}
-		res[p.idx].Err = s.conflict(p.sw.Record.Name, p.sw, kv)
-	}
-	if len(left) == len(ready) {
-		// Cannot happen: a failed compare shows in the else branch.
-		return nil, fmt.Errorf("etcd swap: %w: batch compare failed with no conflicting record", store.ErrUnavailable)
+		name := p.sw.Record.Name
+		cur, err := decodeRecord(name, kvs[p.key])
+		if err != nil {
+			return nil, err
+		}
+		if err := s.resolveAt(ctx, rev, []*cached{&cur}, got); err != nil {
+			res[p.idx].Err = err
+			continue
+		}
+		if cur.modRev == 0 {
+			s.forget(name)
+		}
+		s.remember(name, cur)
+		if cur.rec.Version != p.sw.Expect {
+			res[p.idx].Err = s.conflict(cur, p)
+			continue
+		}
+		if p.rec.Session != "" && !held(s.notDeleting(p.rec.Session)) {
+			res[p.idx].Err = fmt.Errorf("%w: session %q of %q is being deleted (DeleteSession)", store.ErrConflict, p.rec.Session, name)
+			continue
+		}
+		np, err := s.prepare(cur, p.sw, now, got)
+		if err != nil {
+			res[p.idx].Err = err
+			continue
+		}
+		np.idx = p.idx
+		left = append(left, np)
 	}
 	return left, nil
 }

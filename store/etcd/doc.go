@@ -37,14 +37,15 @@
 // All keys live under a prefix (default "/baton/"); names are path-escaped
 // so that a name containing "/" cannot reach into another name's keys:
 //
-//	<prefix>schema                    schema version ("4")
-//	<prefix>schema-upgrade            only between the two steps of an upgrade from "1", "2" or "3"
+//	<prefix>schema                    schema version ("5")
+//	<prefix>schema-upgrade            only between the two steps of an upgrade from "1" to "4"
 //	<prefix>e/<name>                  election record (JSON), session records included
 //	<prefix>l/<name>/<seq, 20 digits> election log events from seq on (JSON: one, or a list)
 //	<prefix>j/<job>                   job registration (JSON)
 //	<prefix>r/<job>/<period>          run ledger row (JSON)
 //	<prefix>c/<name>/<node>           candidate row (JSON)
 //	<prefix>x/<name>/<seq>/<n>        log events written without the record (Suspended, Resumed; JSON)
+//	<prefix>d/<session>               only while DeleteSession of a dead session with a successor runs
 //
 // A prefix must end with "/". Open refuses a prefix that lies inside
 // another baton store's (a schema key at an ancestor, such as
@@ -75,19 +76,83 @@
 // keys of several events; version 4 a job's suspension and the log events
 // an operator's suspend or resume writes beside the record (x/: a write of
 // the record would end its holder's term), which History merges into the
-// log, numbered in order. A writable Open of a version 1, 2 or 3 store
-// upgrades it in place (no record is rewritten: an older record has no
-// session and carries no events, older log keys hold one event each, and
-// an older job is not suspended)
+// log, numbered in order; version 5 successions (below). A writable Open
+// of a version 1 to 4 store upgrades it in place (no record is rewritten:
+// an older record has no session and carries no events, older log keys
+// hold one event each, an older job is not suspended, and an older
+// session names no successor)
 // and gives its schema key a new create revision, so that processes of an
 // older baton that opened it before fail their next write with
 // store.ErrReplaced and stop, and an older baton's Open refuses the store:
 // a version 1 baton would read a name held through a live session as a
 // record nobody renews and take it over, a version 2 baton would drop
 // the events a record carries when it rewrites it, and a version 3 baton
-// would claim the periods of a suspended job. Upgrade every process
+// would claim the periods of a suspended job, and a version 4 baton would
+// take a name passed on by a succession with a token already handed out.
+// Upgrade every process
 // of a deployment together. A read-only Open reads an older store as it
 // is.
+//
+// # Successions
+//
+// The store keeps successions (store.Succeeder; docs/succession.md). A
+// dead session record's value carries its Successor, SuccessorHolder
+// and SuccessorIncarnation, written in the one transaction that ends it,
+// which compares the successor's key at the ModRevision read, so that the
+// holder and incarnation copied are the successor's as held at that
+// moment (storedriver.CheckSuccessionSwap refuses the rest).
+//
+// Reads return resolved records (store.Resolve, the one rule): after the
+// name keys, one read of the distinct session keys they point at per hop
+// of the chains, at the revision of the names' read (WithRev). The record
+// and every session key its resolution used are then one snapshot of the
+// store, which was current during the call: a batch of names held through
+// one session costs one more key read. A resolved record's Version is the
+// largest of its key's version and the ModRevisions of the dead session
+// keys passed (revisions increase in commit order, as the rule needs).
+// History adds the events of the successions passed, with the numbers the
+// name's next write stores them under.
+//
+// Every transaction that writes a name or relies on its token (a swap, a
+// fenced ledger write, UpdateJob, SuspendJob) compares the name's key and
+// every session key its resolution read at the ModRevisions read (a
+// missing key at 0): a succession, a renewal or a deletion of one of them
+// between the read and the write fails it, and it is read and sent again
+// (see guards); a write prepared from a read made before a succession thus
+// conflicts. A swap compares Expect with the resolved version before it is
+// sent. The first write of a name after a succession settles it: it
+// appends the succession's events before its own. A batch compares a
+// session key shared by its names once, so a bulk takeover's transactions
+// still carry up to 127 names (the session key that was passed on, or
+// the dead one, is one more compare).
+//
+// Settle must not change a version a reader sees, and on etcd a version is
+// a ModRevision, which every write changes. So the value Settle writes
+// carries the resolved version it stands for ("pin"), which decodeRecord
+// reports as Record.Version while that write is the key's newest; the
+// change feed reports it too. A swap prepared from the version before
+// Settle finds its key at another ModRevision, reads it, finds the same
+// resolved version, and is sent again with the new ModRevision: it
+// applies. The versions a reader sees still change on every other write
+// (the next write stores no pin, and its ModRevision is above every
+// version seen before), never go back (a pin is a version that was the
+// resolved one, and below the key's ModRevision), and a real change (a
+// write of the name, a succession of its session) conflicts with every
+// write prepared before it.
+//
+// There is no key per (session, name): writing it on every take and
+// release through a session would triple the keys a bulk takeover writes,
+// which is what its cost on etcd is made of. So HeldThrough and Settle
+// scan the election records from the cursor on, a page of rangePage at a
+// time at one revision, keeping those that point at the session, and
+// DeleteSession of a dead session with a successor scans them all, once,
+// for a record that still points at it. Against a write that makes a name
+// point at the session meanwhile, DeleteSession first writes a deleting
+// key (d/) that every such write compares absent, then scans, then
+// deletes comparing it (see DeleteSession). A hostile or corrupt store
+// (a cycle, a chain longer than store.MaxSuccession) gives
+// store.ErrInvalid from Resolve; successor fields that no write makes
+// give store.ErrCorrupt.
 //
 // # Many names
 //

@@ -36,6 +36,16 @@ type recordValue struct {
 	// yet, oldest first, the last of them LogSeq (schema version 3; see
 	// inlineEvents).
 	Events []loggedEvent `json:"events,omitempty"`
+	// Successor, SuccessorHolder and SuccessorIncarnation are those of a
+	// dead session record (schema version 5).
+	Successor            string `json:"successor,omitempty"`
+	SuccessorHolder      string `json:"successor_holder,omitempty"`
+	SuccessorIncarnation string `json:"successor_incarnation,omitempty"`
+	// Pin, on a record that Settle wrote, is the version it stands for:
+	// Record.Version while it is the newest write of its key (schema
+	// version 5; see doc.go, "Successions"). 0: none, the version is the
+	// key's ModRevision.
+	Pin int64 `json:"pin,omitempty"`
 }
 
 // inlineEvents is how many log events a record carries in its own value
@@ -68,46 +78,80 @@ type eventValue struct {
 	Detail      string          `json:"detail,omitempty"`
 }
 
-func encodeRecord(r store.Record, logSeq uint64, events []loggedEvent) string {
+// encodeRecord returns the stored form of r, whose last log event is
+// logSeq and which carries events; pin is the version a settled record
+// stands for (0: none).
+func encodeRecord(r store.Record, logSeq uint64, events []loggedEvent, pin int64) string {
 	b, _ := json.Marshal(recordValue{
 		Holder: r.Holder, Incarnation: r.Incarnation, Token: r.Token, Lease: r.Lease,
 		Session: r.Session, Transfer: r.Transfer, Updated: r.Updated, LogSeq: logSeq,
-		Events: events,
+		Events: events, Successor: r.Successor, SuccessorHolder: r.SuccessorHolder,
+		SuccessorIncarnation: r.SuccessorIncarnation, Pin: pin,
 	})
 	return string(b)
 }
 
-// logOps returns what a write of name's record does to log ev, the next
-// event after the events the record carries now (held): the events the
-// written record carries, and the log key to write, if any (see
-// inlineEvents).
-func (s *Store) logOps(name string, held []loggedEvent, ev store.Event) ([]loggedEvent, []clientv3.Op) {
-	all := append(slices.Clip(held), loggedEvent{Seq: ev.Seq, eventValue: toEventValue(ev)})
+// logOps returns what a write of name's record does to log evs, the next
+// events after the events the record carries now (held): the events the
+// written record carries, and the log keys to write, if any (see
+// inlineEvents). A log key holds at most inlineEvents+1 events, so that
+// a key holding an event after n is named at most inlineEvents below it
+// (readLog relies on it).
+func (s *Store) logOps(name string, held []loggedEvent, evs ...store.Event) ([]loggedEvent, []clientv3.Op) {
+	all := slices.Clip(held)
+	for _, ev := range evs {
+		all = append(all, loggedEvent{Seq: ev.Seq, eventValue: toEventValue(ev)})
+	}
 	if len(all) <= inlineEvents {
 		return all, nil
 	}
-	b, _ := json.Marshal(all)
-	return nil, []clientv3.Op{clientv3.OpPut(s.keys.log(name, all[0].Seq), string(b))}
+	var ops []clientv3.Op
+	for len(all) > 0 {
+		n := min(len(all), inlineEvents+1)
+		b, _ := json.Marshal(all[:n])
+		ops = append(ops, clientv3.OpPut(s.keys.log(name, all[0].Seq), string(b)))
+		all = all[n:]
+	}
+	return nil, ops
 }
 
 // decodeRecord returns the record of name held by kv (nil: the record does
-// not exist, Version 0).
+// not exist, Version 0), unresolved (c.rec is c.stored; see resolveIn).
+// Successor fields that no write of this package makes (a successor on a
+// held record or on a name, holder fields without a successor, a pin at
+// or above the key's ModRevision) are store.ErrCorrupt.
 func decodeRecord(name string, kv *mvccpb.KeyValue) (cached, error) {
 	if kv == nil {
-		return cached{rec: store.Record{Name: name}}, nil
+		r := store.Record{Name: name}
+		return cached{stored: r, rec: r}, nil
 	}
 	var v recordValue
 	if err := json.Unmarshal(kv.Value, &v); err != nil {
 		return cached{}, fmt.Errorf("%w: etcd key %q does not hold a baton election record: %v", store.ErrCorrupt, kv.Key, err)
 	}
-	return cached{
-		rec: store.Record{
-			Name: name, Holder: v.Holder, Incarnation: v.Incarnation, Token: v.Token, Lease: v.Lease,
-			Session: v.Session, Transfer: v.Transfer, Version: kv.ModRevision, Updated: v.Updated,
-		},
-		logSeq: v.LogSeq,
-		events: v.Events,
-	}, nil
+	r := store.Record{
+		Name: name, Holder: v.Holder, Incarnation: v.Incarnation, Token: v.Token, Lease: v.Lease,
+		Session: v.Session, Transfer: v.Transfer, Version: kv.ModRevision, Updated: v.Updated,
+		Successor: v.Successor, SuccessorHolder: v.SuccessorHolder, SuccessorIncarnation: v.SuccessorIncarnation,
+	}
+	bad := ""
+	switch {
+	case v.Successor == "" && (v.SuccessorHolder != "" || v.SuccessorIncarnation != ""):
+		bad = "a successor's holder without a successor"
+	case v.Successor != "" && (!store.IsSession(name) || !store.IsSession(v.Successor)):
+		bad = "a successor that is not a session record's, or on a record that is not one"
+	case v.Successor != "" && (v.Holder != "" || v.SuccessorHolder == ""):
+		bad = "a successor on a held session record, or one named without a holder"
+	case v.Pin < 0 || (v.Pin != 0 && (v.Pin >= kv.ModRevision || store.IsSession(name))):
+		bad = fmt.Sprintf("pinned version %d, at revision %d", v.Pin, kv.ModRevision)
+	}
+	if bad != "" {
+		return cached{}, fmt.Errorf("%w: etcd key %q holds an election record with %s", store.ErrCorrupt, kv.Key, bad)
+	}
+	if v.Pin != 0 {
+		r.Version = v.Pin
+	}
+	return cached{stored: r, rec: r, modRev: kv.ModRevision, logSeq: v.LogSeq, events: v.Events}, nil
 }
 
 func toEventValue(ev store.Event) eventValue {
@@ -139,20 +183,22 @@ func rangeKV(r *clientv3.TxnResponse, i int) *mvccpb.KeyValue {
 	return kvs[0]
 }
 
-// Get implements store.Store with a linearizable read.
+// Get implements store.Store with a linearizable read, and, for a record
+// held through a session, one read of its chain's session records per
+// hop at the revision of the first (see resolveAt).
 func (s *Store) Get(ctx context.Context, name string) (store.Record, error) {
 	c, err := s.read(ctx, name)
 	if err != nil {
 		return store.Record{}, err
 	}
-	if c.rec.Version == 0 {
+	if c.modRev == 0 {
 		return store.Record{}, fmt.Errorf("election %q: %w", name, store.ErrNotFound)
 	}
 	return c.rec, nil
 }
 
-// read returns the current record of name (Version 0 if it does not exist)
-// and remembers it.
+// read returns the current record of name (modRev 0 if it does not exist),
+// resolved, and remembers it.
 func (s *Store) read(ctx context.Context, name string) (cached, error) {
 	resp, err := s.get(ctx, "get "+name, s.keys.record(name))
 	if err != nil {
@@ -162,108 +208,112 @@ func (s *Store) read(ctx context.Context, name string) (cached, error) {
 	if err != nil {
 		return cached{}, err
 	}
-	if c.rec.Version != 0 {
-		s.remember(name, c)
+	if err := s.resolveAt(ctx, resp.Header.Revision, []*cached{&c}, nil); err != nil {
+		return cached{}, err
 	}
+	s.remember(name, c)
 	return c, nil
 }
 
-// current returns the record that sw replaces, if sw.Expect is right: from
-// this handle's memory of the record at that version when it has one, else
-// by a linearizable read.
-func (s *Store) current(ctx context.Context, sw store.Swap) (cached, error) {
-	if sw.Expect == 0 {
-		// A record that does not exist has no log yet: records are never
-		// deleted. The transaction checks that it does not exist.
-		return cached{rec: store.Record{Name: sw.Record.Name}}, nil
-	}
-	if c, ok := s.cachedAt(sw.Record.Name, sw.Expect); ok {
-		return c, nil
-	}
-	return s.read(ctx, sw.Record.Name)
-}
-
-// prepared is one swap ready to be sent: its compare, its writes, and the
-// record it stores.
+// prepared is one write ready to be sent: its compares, its writes, and
+// the record it stores.
 type prepared struct {
 	sw     store.Swap
 	idx    int          // the swap's index in a SwapMany batch
 	key    string       // the record's key
-	rec    store.Record // Version set once applied
+	rec    store.Record // as stored; Version set once applied
 	logSeq uint64
 	events []loggedEvent // the events the record carries
-	cmp    clientv3.Cmp
+	guards []guard
 	ops    []clientv3.Op
 }
 
-func (s *Store) prepare(cur cached, sw store.Swap, now time.Time) prepared {
+// prepare checks sw against cur, the record it replaces as resolved, and
+// returns its write: the record, after the log events of the successions
+// cur was passed on by (settle on write) and the swap's own, compared
+// with what cur was resolved from (guards). got holds session records
+// read for the batch; the new record's own session and a successor are
+// looked up there and then in this handle's copies. A session the handle
+// does not know is taken as not passed on: its resolution could only
+// raise the new record's token, so the token rule is never checked with
+// a higher one than the store's.
+func (s *Store) prepare(cur cached, sw store.Swap, now time.Time, got map[string]cached) (prepared, error) {
 	name := sw.Record.Name
 	rec := sw.Record
-	rec.Version, rec.Updated = 0, now
-	seq, events := cur.logSeq, cur.events
-	var logKey []clientv3.Op
+	rec.Version, rec.Updated, rec.Via = 0, now, ""
+	rec.SuccessorHolder, rec.SuccessorIncarnation = "", ""
+	lookup := s.known(got)
+	next := cached{stored: rec}
+	if _, err := resolveIn(&next, lookup); err != nil {
+		return prepared{}, err
+	}
+	var succ cached
+	found := false
+	if rec.Successor != "" {
+		succ, found = lookup(rec.Successor)
+		found = found && succ.modRev != 0
+	}
+	if err := storedriver.CheckSuccessionSwap(cur.rec, sw, next.rec.Token, succ.stored, found); err != nil {
+		return prepared{}, err
+	}
+	gs := s.guards(&cur)
+	switch {
+	case rec.Successor != "" && cur.stored.Successor != "":
+		rec.SuccessorHolder, rec.SuccessorIncarnation = cur.stored.SuccessorHolder, cur.stored.SuccessorIncarnation
+	case rec.Successor != "":
+		// The successor as held at this moment: the write compares it.
+		rec.SuccessorHolder, rec.SuccessorIncarnation = succ.stored.Holder, succ.stored.Incarnation
+		gs = append(gs, guard{key: s.keys.record(rec.Successor), name: rec.Successor, rev: succ.modRev})
+	}
+	if rec.Session != "" {
+		gs = append(gs, s.notDeleting(rec.Session))
+	}
+	evs := slices.Clip(cur.implied)
+	seq := cur.logSeq + uint64(len(evs))
 	if sw.Event != "" {
 		seq++
-		events, logKey = s.logOps(name, events, storedriver.NextEvent(seq, rec, sw.Event))
+		evs = append(evs, storedriver.NextEvent(seq, rec, sw.Event))
 	}
-	ops := append([]clientv3.Op{clientv3.OpPut(s.keys.record(name), encodeRecord(rec, seq, events))}, logKey...)
-	return prepared{
-		sw: sw, key: s.keys.record(name), rec: rec, logSeq: seq, events: events, ops: ops,
-		cmp: clientv3.Compare(clientv3.ModRevision(s.keys.record(name)), "=", sw.Expect),
+	events, logKeys := cur.events, []clientv3.Op(nil)
+	if len(evs) > 0 {
+		events, logKeys = s.logOps(name, cur.events, evs...)
 	}
+	ops := append([]clientv3.Op{clientv3.OpPut(s.keys.record(name), encodeRecord(rec, seq, events, 0))}, logKeys...)
+	return prepared{sw: sw, key: s.keys.record(name), rec: rec, logSeq: seq, events: events, guards: gs, ops: ops}, nil
 }
 
 // Swap implements store.Store: one transaction that compares the record's
-// ModRevision with sw.Expect and writes the record and, with an event, the
-// next log entry. In steady state (the handle read or wrote the record at
-// sw.Expect) that is one round trip; otherwise a read comes first.
+// ModRevision with the one read and, for a record held through a session,
+// the ModRevisions of the session records its resolution read (see
+// guards), and writes the record and, with an event, the next log entry.
+// The resolved version is compared with sw.Expect before it is sent. In
+// steady state (the handle read or wrote the record at sw.Expect, and
+// knows its sessions) that is one round trip; otherwise a read comes
+// first. It is SwapMany of one swap.
 func (s *Store) Swap(ctx context.Context, sw store.Swap) (store.Record, error) {
-	if sw.Record.Name == "" {
-		return store.Record{}, storedriver.CheckSwap(store.Record{}, sw)
-	}
-	cur, err := s.current(ctx, sw)
+	res, err := s.SwapMany(ctx, []store.Swap{sw})
 	if err != nil {
 		return store.Record{}, err
 	}
-	if err := storedriver.CheckSwap(cur.rec, sw); err != nil {
-		return store.Record{}, err
-	}
-	p := s.prepare(cur, sw, s.now())
-	name := sw.Record.Name
-	resp, err := s.txn(ctx, "swap "+name, []clientv3.Cmp{p.cmp}, p.ops, []clientv3.Op{clientv3.OpGet(s.keys.record(name))})
-	if err != nil {
-		return store.Record{}, err
-	}
-	if !resp.Succeeded {
-		return store.Record{}, s.conflict(name, sw, rangeKV(resp, 0))
-	}
-	p.rec.Version = resp.Header.Revision
-	s.remember(name, cached{rec: p.rec, logSeq: p.logSeq, events: p.events})
-	return p.rec, nil
+	return res[0].Record, res[0].Err
 }
 
 // conflict builds the error of a swap whose compare failed, from the record
-// read in the same transaction.
-func (s *Store) conflict(name string, sw store.Swap, kv *mvccpb.KeyValue) error {
-	cur, err := decodeRecord(name, kv)
-	if err != nil {
+// as it is now, resolved.
+func (s *Store) conflict(cur cached, p prepared) error {
+	if err := storedriver.CheckSuccessionSwap(cur.rec, p.sw, p.sw.Record.Token, store.Record{}, false); err != nil {
 		return err
 	}
-	if cur.rec.Version != 0 {
-		s.remember(name, cur)
-	}
-	if err := storedriver.CheckSwap(cur.rec, sw); err != nil {
-		return err
-	}
-	// Unreachable: the compare failed, so the versions differ.
-	return fmt.Errorf("%w: %q changed during the swap", store.ErrConflict, name)
+	return fmt.Errorf("%w: %q changed during the swap", store.ErrConflict, p.sw.Record.Name)
 }
 
 // History implements store.Store: one linearizable read-only transaction
 // of the name's record, for the events it carries, of its log keys from
 // the first that can hold an event after the given sequence number, and
 // of the events logged without a write of the record (sideDir), merged
-// into the log in order (mergeSide). A log key holds one event (schema
+// into the log in order (mergeSide), and the events of the successions
+// that passed the record on, not stored yet (numbered as the record's
+// next write stores them: see prepare). A log key holds one event (schema
 // versions 1 and 2) or several, oldest first (version 3), and is named
 // after its first event's sequence number: the events a key holds are in
 // order and below the next key's. A read that finds more side events than
@@ -357,6 +407,14 @@ func (s *Store) readLog(ctx context.Context, name string, after uint64, limit in
 		}
 		for _, e := range cur.events {
 			add(e.event(name, e.Seq))
+		}
+		// Then the events of the successions that passed it on, with the
+		// numbers its next write stores them under.
+		if err := s.resolveAt(ctx, resp.Header.Revision, []*cached{&cur}, nil); err != nil {
+			return nil, 0, nil, err
+		}
+		for _, ev := range cur.implied {
+			add(ev)
 		}
 	}
 	side, err := decodeSide(sideDir, resp.Responses[2].GetResponseRange().Kvs)

@@ -55,12 +55,34 @@ type Store struct {
 }
 
 // cached is what a Swap needs of the record it replaces: a key's content at
-// one ModRevision never changes, so a record seen at version v is still
-// exactly that record for any transaction that compares ModRevision == v.
+// one ModRevision never changes, so a record seen at ModRevision m is still
+// exactly that record for any transaction that compares ModRevision == m.
+// What the store shows of it (rec) also depends on the session records
+// its resolution read (chain): a transaction that relies on rec compares
+// their ModRevisions too (see guards).
 type cached struct {
-	rec    store.Record
+	// stored is the record as its key stores it, Version the version it
+	// reports by itself: the pinned version of a settled record, else
+	// modRev (see doc.go, "Successions").
+	stored store.Record
+	modRev int64 // the key's ModRevision (0: no such key)
 	logSeq uint64
 	events []loggedEvent // the log events the record carries (inlineEvents)
+
+	// Filled by resolution (resolveIn): the record as the store shows it
+	// (store.Resolve), the session records it read with their
+	// ModRevisions (0: absent), and the log events of the successions it
+	// passed, numbered after logSeq.
+	rec     store.Record
+	chain   []sessionRev
+	implied []store.Event
+}
+
+// sessionRev is a session record a resolution read, at ModRevision rev (0:
+// absent).
+type sessionRev struct {
+	name string
+	rev  int64
 }
 
 var (
@@ -397,22 +419,50 @@ func (s *Store) unavailable(ctx, cctx context.Context, op string, err error) err
 	return fmt.Errorf("etcd %s: %w: %w", op, store.ErrUnavailable, err)
 }
 
+// remember keeps the stored record c (its resolution is not kept: it is
+// done again with the session records known when it is used).
+// A session record found absent is kept too, as absent (a name can point
+// at a deleted session).
 func (s *Store) remember(name string, c cached) {
+	if c.modRev == 0 && !store.IsSession(name) {
+		return
+	}
+	c.rec, c.chain, c.implied = store.Record{}, nil, nil
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if old, ok := s.cache[name]; ok && old.rec.Version > c.rec.Version {
+	if old, ok := s.cache[name]; ok && c.modRev != 0 && old.modRev > c.modRev {
 		return
 	}
 	s.cache[name] = c
 }
 
-// cachedAt returns the record of name at version v if this handle has seen
-// it.
+// cachedAt returns the record of name if this handle has seen it, resolved
+// with the session records it knows (the handle's latest copies), when the
+// record so resolved is at version v. A session record the handle has not
+// seen makes it miss (a read follows).
 func (s *Store) cachedAt(name string, v int64) (cached, bool) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	c, ok := s.cache[name]
-	return c, ok && c.rec.Version == v
+	s.mu.Unlock()
+	if !ok {
+		return cached{}, false
+	}
+	miss, err := resolveIn(&c, s.known(nil))
+	return c, err == nil && miss == "" && c.rec.Version == v
+}
+
+// known returns a lookup of session records: those in got first (read by
+// the operation at hand), then this handle's latest copies.
+func (s *Store) known(got map[string]cached) func(string) (cached, bool) {
+	return func(name string) (cached, bool) {
+		if c, ok := got[name]; ok {
+			return c, true
+		}
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		c, ok := s.cache[name]
+		return c, ok
+	}
 }
 
 // keys builds the store's etcd keys.
@@ -424,7 +474,10 @@ func (k keys) logDir(name string) string { return k.prefix + "l/" + url.PathEsca
 func (k keys) log(name string, seq uint64) string {
 	return fmt.Sprintf("%s%020d", k.logDir(name), seq)
 }
-func (k keys) job(name string) string   { return k.prefix + "j/" + url.PathEscape(name) }
+func (k keys) job(name string) string { return k.prefix + "j/" + url.PathEscape(name) }
+func (k keys) deleting(session string) string {
+	return k.prefix + "d/" + url.PathEscape(session)
+}
 func (k keys) runDir(job string) string { return k.prefix + "r/" + url.PathEscape(job) + "/" }
 func (k keys) run(job, period string) string {
 	return k.runDir(job) + period

@@ -85,6 +85,16 @@ func TestConformance(t *testing.T) {
 	})
 }
 
+// TestSuccessionConformance runs the succession cases against a real
+// member, each on its own prefix.
+func TestSuccessionConformance(t *testing.T) {
+	c := sharedCluster(t)
+	storetest.RunSuccession(t, func(t *testing.T) func() store.Store {
+		prefix := freshPrefix(t)
+		return func() store.Store { return openStore(t, c.Endpoints(), etcd.WithPrefix(prefix)) }
+	})
+}
+
 func TestParseURL(t *testing.T) {
 	tests := []struct {
 		url       string
@@ -208,7 +218,7 @@ func TestUnknownSchema(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := etcd.Open(ctx, c.Endpoints(), etcd.WithPrefix(prefix))
-	if !errors.Is(err, store.ErrSchema) || !strings.Contains(err.Error(), `"99"`) || !strings.Contains(err.Error(), "versions 1 to 4") {
+	if !errors.Is(err, store.ErrSchema) || !strings.Contains(err.Error(), `"99"`) || !strings.Contains(err.Error(), "versions 1 to 5") {
 		t.Fatalf("Open on schema 99: %v, want ErrSchema naming both versions", err)
 	}
 	resp, err := s.Client().Get(ctx, prefix+"schema")

@@ -129,8 +129,9 @@ const fenceRetries = 3
 // read, checks them with storedriver.CheckRunSwap and CheckRunSuspended,
 // then writes the row in a transaction that compares the row's ModRevision
 // with sw.Expect and, when fenced, the record's ModRevision with the one
-// just read: a record unchanged since the check still carries the token
-// that was checked. A claim or skip compares the job's ModRevision too (0
+// just read, and those of the session records its resolution read: a
+// record unchanged since the check, whose sessions are unchanged too,
+// still resolves to the token that was checked (store.Resolve). A claim or skip compares the job's ModRevision too (0
 // when there is none): a job unchanged since the check is not suspended.
 // If only the record or the job changed (a renewal, a suspension), the
 // check is repeated with the values the transaction read, up to three
@@ -163,7 +164,12 @@ func (s *Store) SwapRun(ctx context.Context, sw store.RunSwap) (store.Run, error
 		}
 		var rec cached
 		if sw.Fenced {
+			// The resolved token: the record's and its chain's sessions at
+			// the read's revision, all compared below.
 			if rec, err = decodeRecord(r.Job, rangeKV(resp, recAt)); err != nil {
+				return store.Run{}, err
+			}
+			if err := s.resolveAt(ctx, resp.Header.Revision, []*cached{&rec}, nil); err != nil {
 				return store.Run{}, err
 			}
 		}
@@ -190,7 +196,9 @@ func (s *Store) SwapRun(ctx context.Context, sw store.RunSwap) (store.Run, error
 		}
 		cmps := []clientv3.Cmp{clientv3.Compare(clientv3.ModRevision(runKey), "=", sw.Expect)}
 		if sw.Fenced {
-			cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(recKey), "=", rec.rec.Version))
+			for _, g := range s.guards(&rec) {
+				cmps = append(cmps, g.cmp())
+			}
 		}
 		if sw.Claims() {
 			// A job unchanged since the check is still not suspended.
@@ -274,7 +282,7 @@ func (s *Store) PruneRuns(ctx context.Context, p store.Prune) (int, error) {
 		return 0, err
 	}
 	op := "prune runs " + p.Job
-	dir, recKey := s.keys.runDir(p.Job), s.keys.record(p.Job)
+	dir := s.keys.runDir(p.Job)
 	// The newest scheduled row stays.
 	keep := ""
 	recent, err := s.RecentRuns(ctx, p.Job, "", 0)
@@ -333,7 +341,9 @@ func (s *Store) PruneRuns(ctx context.Context, p store.Prune) (int, error) {
 		}
 		if len(dels) > 0 {
 			if p.Fenced {
-				cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(recKey), "=", rec.rec.Version))
+				for _, g := range s.guards(&rec) {
+					cmps = append(cmps, g.cmp())
+				}
 			}
 			tr, err := s.txn(ctx, op, cmps, dels, nil)
 			if err != nil {
@@ -379,30 +389,35 @@ func (s *Store) UpdateJob(ctx context.Context, u store.JobUpdate) (store.Job, er
 			return store.Job{}, err
 		}
 		cur.Schedule = u.Schedule
-		cmps := []clientv3.Cmp{
-			clientv3.Compare(clientv3.ModRevision(jobKey), "=", jkv.ModRevision),
-			clientv3.Compare(clientv3.ModRevision(recKey), "=", rec.rec.Version),
+		cmps := []clientv3.Cmp{clientv3.Compare(clientv3.ModRevision(jobKey), "=", jkv.ModRevision)}
+		for _, g := range s.guards(&rec) {
+			cmps = append(cmps, g.cmp())
 		}
 		ops := []clientv3.Op{clientv3.OpPut(jobKey, encodeJob(cur))}
 		var next store.Record
 		var events []loggedEvent
-		if rec.rec.Version != 0 {
+		seq := rec.logSeq + uint64(len(rec.implied)) + 1
+		if rec.modRev != 0 {
+			// The record as resolved (settled on write), after the events
+			// of the successions that passed it on.
 			next = rec.rec
-			next.Updated = s.now()
-			seq := rec.logSeq + 1
+			next.Updated, next.Via = s.now(), ""
 			var logKey []clientv3.Op
-			events, logKey = s.logOps(u.Name, rec.events, storedriver.RescheduledEvent(seq, next, u, next.Updated))
-			ops = append(ops, clientv3.OpPut(recKey, encodeRecord(next, seq, events)))
+			events, logKey = s.logOps(u.Name, rec.events, append(slices.Clip(rec.implied), storedriver.RescheduledEvent(seq, next, u, next.Updated))...)
+			ops = append(ops, clientv3.OpPut(recKey, encodeRecord(next, seq, events, 0)))
 			ops = append(ops, logKey...)
+			if next.Session != "" {
+				cmps = append(cmps, s.notDeleting(next.Session).cmp())
+			}
 		}
 		tr, err := s.txn(ctx, op, cmps, ops, nil)
 		if err != nil {
 			return store.Job{}, err
 		}
 		if tr.Succeeded {
-			if rec.rec.Version != 0 {
+			if rec.modRev != 0 {
 				next.Version = tr.Header.Revision
-				s.remember(u.Name, cached{rec: next, logSeq: rec.logSeq + 1, events: events})
+				s.remember(u.Name, cached{stored: next, modRev: tr.Header.Revision, logSeq: seq, events: events})
 			}
 			return cur, nil
 		}

@@ -44,7 +44,7 @@ func olderStore(t *testing.T, cli *clientv3.Client, prefix string, version int) 
 		)
 	} else {
 		putRaw(t, cli, prefix,
-			"schema", "2",
+			"schema", strconv.Itoa(version),
 			"e/@session/n1/i1/1", `{"holder":"n1","incarnation":"i1","token":1,"lease":15000000000,"updated":"2026-01-02T03:04:05Z","log_seq":1}`,
 			"l/@session/n1/i1/1/00000000000000000001", `{"kind":"acquired","holder":"n1","incarnation":"i1","token":1,"time":"2026-01-02T03:04:05Z"}`,
 			"e/billing", `{"holder":"n1","incarnation":"i1","token":3,"lease":15000000000,"session":"@session/n1/i1/1","updated":"2026-01-02T03:04:05Z","log_seq":6}`,
@@ -76,13 +76,14 @@ func schemaKey(t *testing.T, cli *clientv3.Client, prefix string) (value string,
 	return string(resp.Kvs[0].Value), resp.Kvs[0].CreateRevision
 }
 
-// TestUpgrade opens stores written by schema versions 1 and 2: a
+// TestUpgrade opens stores written by schema versions 1 to 4 (3 and 4
+// with the records of a version 2 store, which they read as they are): a
 // read-only open reads one as it is; a writable open upgrades it in place,
 // keeping records, log, jobs and runs, and a handle opened before the
 // upgrade (as an older baton's would be) can no longer write. The log
 // written before and after reads as one, page by page.
 func TestUpgrade(t *testing.T) {
-	for _, version := range []int{1, 2} {
+	for _, version := range []int{1, 2, 3, 4} {
 		t.Run(fmt.Sprintf("FromVersion%d", version), func(t *testing.T) { testUpgrade(t, version) })
 	}
 }
@@ -98,7 +99,7 @@ func testUpgrade(t *testing.T, version int) {
 	ctx := bg(t, 20*time.Second)
 	oldLog := 1
 	wantSession := ""
-	if version == 2 {
+	if version >= 2 {
 		oldLog, wantSession = 6, store.SessionPrefix+"n1/i1/1"
 	}
 

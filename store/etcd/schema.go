@@ -23,12 +23,18 @@ import (
 // version 1 would take a name held through a live session for a record
 // nobody renews, one that knows only version 2 would drop the events a
 // record carries when it rewrites the record, and one that knows only
-// version 3 would claim the periods of a suspended job.
-const SchemaVersion = 4
+// version 3 would claim the periods of a suspended job. Version 5 adds
+// successions (store.Succeeder): a dead session record's Successor,
+// SuccessorHolder and SuccessorIncarnation, and the version a settled
+// record stands for (see doc.go, "Successions"); one that knows only
+// version 4 would take a name passed on by a succession at its stored
+// token + 1, a token already handed out, and would overwrite a settled
+// record without comparing the session it was passed on through.
+const SchemaVersion = 5
 
 // olderVersion reports whether v is a schema version this package
 // upgrades from.
-func olderVersion(v string) bool { return v == "1" || v == "2" || v == "3" }
+func olderVersion(v string) bool { return v == "1" || v == "2" || v == "3" || v == "4" }
 
 // upgradeKey returns the key that marks an upgrade from an older version
 // between its two steps (see upgrade).
@@ -96,13 +102,15 @@ func (s *Store) checkSchema(ctx context.Context) error {
 // created at revision rev) to SchemaVersion. The records need no rewrite:
 // a version 1 record is a version 2 record without a session, and a
 // version 2 record is a version 3 record that carries no log events, its
-// log one event per key, and a version 3 job is a version 4 job that is
-// not suspended. What must change is what running older processes see: a
+// log one event per key, a version 3 job is a version 4 job that is
+// not suspended, and a version 4 session record is a version 5 one that
+// names no successor. What must change is what running older processes see: a
 // handle of an older baton opened before the upgrade would read a record
 // held through a session as a record whose holder stopped renewing it
 // (version 1), drop the log events a record carries when it rewrites it
-// (version 2), or claim the periods of a job suspended after the upgrade
-// (version 3). So the upgrade deletes the schema key and creates it
+// (version 2), claim the periods of a job suspended after the upgrade
+// (version 3), or take a name passed on by a succession with a token
+// already handed out (version 4). So the upgrade deletes the schema key and creates it
 // afresh, which gives it a new create revision: every write of a handle
 // opened before compares the old one, fails, and reports
 // store.ErrReplaced (its leaders end their terms at once), and the older
@@ -207,7 +215,7 @@ func (s *Store) StoreID() string { return fmt.Sprintf("%x-%d", s.clusterID, s.sc
 
 // readSchema checks the schema version without writing it. An older
 // store is read as it is (its records have no sessions and carry no log
-// events, its jobs are not suspended).
+// events, its jobs are not suspended, its sessions have no successors).
 func (s *Store) readSchema(ctx context.Context) error {
 	k := s.keys.schema()
 	resp, err := s.txn(ctx, "schema check", nil, []clientv3.Op{clientv3.OpGet(k), clientv3.OpGet(s.keys.upgrade(), clientv3.WithKeysOnly())}, nil)

@@ -100,6 +100,9 @@ func (s *Store) readJob(ctx context.Context, op, name string, more ...clientv3.O
 	if err != nil {
 		return nil, nil, store.Job{}, cached{}, err
 	}
+	if err := s.resolveAt(ctx, resp.Header.Revision, []*cached{&rec}, nil); err != nil {
+		return nil, nil, store.Job{}, cached{}, err
+	}
 	return resp, jkv, cur, rec, nil
 }
 
@@ -111,7 +114,7 @@ func (s *Store) readJob(ctx context.Context, op, name string, more ...clientv3.O
 // the log, numbered in order after the event each one follows.
 func (s *Store) SuspendJob(ctx context.Context, sj store.JobSuspend) (store.Job, error) {
 	op := "suspend job " + sj.Name
-	jobKey, recKey, dir := s.keys.job(sj.Name), s.keys.record(sj.Name), s.keys.sideDir(sj.Name)
+	jobKey, dir := s.keys.job(sj.Name), s.keys.sideDir(sj.Name)
 	for attempt := 0; attempt < fenceRetries; attempt++ {
 		resp, jkv, cur, rec, err := s.readJob(ctx, op, sj.Name, clientv3.OpGet(dir, clientv3.WithPrefix(), clientv3.WithKeysOnly()))
 		if err != nil {
@@ -122,12 +125,12 @@ func (s *Store) SuspendJob(ctx context.Context, sj store.JobSuspend) (store.Job,
 		}
 		at := s.now()
 		out := storedriver.Suspend(sj, cur, at)
-		cmps := []clientv3.Cmp{
-			clientv3.Compare(clientv3.ModRevision(jobKey), "=", jkv.ModRevision),
-			clientv3.Compare(clientv3.ModRevision(recKey), "=", rec.rec.Version),
+		cmps := []clientv3.Cmp{clientv3.Compare(clientv3.ModRevision(jobKey), "=", jkv.ModRevision)}
+		for _, g := range s.guards(&rec) {
+			cmps = append(cmps, g.cmp())
 		}
 		ops := []clientv3.Op{clientv3.OpPut(jobKey, encodeJob(out))}
-		if rec.rec.Version != 0 {
+		if rec.modRev != 0 {
 			n := 1
 			for _, kv := range resp.Responses[2].GetResponseRange().Kvs {
 				if strings.HasPrefix(string(kv.Key), fmt.Sprintf("%s%020d/", dir, rec.logSeq)) {

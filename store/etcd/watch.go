@@ -1,12 +1,15 @@
 package etcd
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"net/url"
 	"strings"
 	"sync"
 	"time"
 
+	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/batonhq/baton/store"
@@ -108,8 +111,9 @@ func (s *Store) follow(w *watch, dir string, wch clientv3.WatchChan) {
 			if err != nil {
 				continue // not a record's key; nothing follows it
 			}
+			v := feedVersion(ev.Kv)
 			for f := range w.feeds {
-				f.pending[name] = max(f.pending[name], ev.Kv.ModRevision)
+				f.pending[name] = max(f.pending[name], v)
 				select {
 				case f.signal <- struct{}{}:
 				default:
@@ -194,4 +198,20 @@ func (s *Store) WatchChanges(ctx context.Context) <-chan []store.Change {
 		}
 	}()
 	return out
+}
+
+// feedVersion is the Version a record has after the write kv: its
+// ModRevision, or the version a settled record stands for (Settle's write
+// changes no version a reader sees; see doc.go, "Successions").
+func feedVersion(kv *mvccpb.KeyValue) int64 {
+	if !bytes.Contains(kv.Value, []byte(`"pin":`)) {
+		return kv.ModRevision
+	}
+	var v struct {
+		Pin int64 `json:"pin"`
+	}
+	if json.Unmarshal(kv.Value, &v) != nil || v.Pin <= 0 || v.Pin >= kv.ModRevision {
+		return kv.ModRevision
+	}
+	return v.Pin
 }
