@@ -32,8 +32,9 @@ type stmts struct {
 	// may have left events in the log; a new name has none, and the
 	// search finds nothing)
 	current *sql.Stmt
-	// take and takeLog write a batch of takes: see takeStmt.
-	take, takeLog *sql.Stmt
+	// take, takePlain and takeLog write a batch of takes, anyPassedOn
+	// chooses between the first two: see takeStmt.
+	take, takePlain, takeLog, anyPassedOn *sql.Stmt
 	// upsert[k] writes 1<<k records, logEvent[k] appends 1<<k log
 	// events: see writeRows.
 	upsert   [blockKinds]*sql.Stmt
@@ -149,6 +150,8 @@ func (s *Store) prepare(ctx context.Context) error {
 			text{&s.st.setVersion, `UPDATE baton_meta SET value = ? WHERE key = '` + counterKey + `'`},
 			text{&s.st.renew, renewStmt},
 			text{&s.st.take, takeStmt},
+			text{&s.st.takePlain, takePlainStmt},
+			text{&s.st.anyPassedOn, anyPassedOnStmt},
 			text{&s.st.takeLog, takeLogStmt},
 			text{&s.st.current, `SELECT j.value, coalesce(e.holder, ''), coalesce(e.incarnation, ''), coalesce(e.token, 0), coalesce(e.lease_ns, 0),
 				coalesce(e.transfer, ''), coalesce(e.version, 0), e.updated_ns, coalesce(e.session, ''), coalesce(e.changed, 0),

@@ -39,11 +39,25 @@ const (
 	// sequence number of the event takeLogStmt appends for each. Every
 	// take of the batch gets the same version: one above the counter and
 	// every expected version, as swapRows would give the first of them.
-	takeStmt = `UPDATE baton_election SET holder = ?1, incarnation = ?2, token = token + ?9, lease_ns = ?3,
+	takeStmt = takeHead + ` AND ` + notPassedOnElection + takeTail
+	// takePlainStmt is takeStmt without the condition on the stored
+	// session, for a transaction that found no dead session with a
+	// successor in the store (anyPassedOnStmt): then no name can be
+	// passed on, and the condition, a probe of the session's row per
+	// name, would cost a bulk takeover a sixth more for nothing.
+	takePlainStmt = takeHead + takeTail
+	takeHead      = `UPDATE baton_election SET holder = ?1, incarnation = ?2, token = token + ?9, lease_ns = ?3,
 			transfer = ?4, version = ?5, changed = ?5, updated_ns = ?6, session = ?7, log_seq = log_seq + 1
 		FROM json_each(?8) AS j
-		WHERE baton_election.name = j.key AND baton_election.version = j.value AND ` + notPassedOnElection + `
+		WHERE baton_election.name = j.key AND baton_election.version = j.value`
+	takeTail = `
 		RETURNING baton_election.name, baton_election.token`
+	// anyPassedOnStmt says whether some dead session record names a
+	// successor: a range of the session records, few (the collector
+	// deletes the dead ones), in the write transaction, so that no
+	// succession can land between it and the statement it chooses.
+	anyPassedOnStmt = `SELECT EXISTS (SELECT 1 FROM baton_election
+		WHERE name >= '` + store.SessionPrefix + `' AND name < '` + sessionPrefixEnd + `' AND holder = '' AND successor <> '')`
 	// takeLogStmt appends the event ?1 of every record takeStmt wrote at
 	// version ?2 (no other record has that changed value: it is above
 	// the counter), each at the sequence number takeStmt raised log_seq
@@ -109,11 +123,19 @@ func (s *Store) takeTx(ctx context.Context, b *bound, swaps []store.Swap, last i
 	if r0.Holder != "" {
 		raise = 1
 	}
+	take := s.st.take
+	var passedOn bool
+	if err := b.stmt(s.st.anyPassedOn).QueryRowContext(ctx).Scan(&passedOn); err != nil {
+		return nil, nil, 0, err
+	}
+	if !passedOn {
+		take = s.st.takePlain
+	}
 	if _, err := b.tx.ExecContext(ctx, `SAVEPOINT take`); err != nil {
 		return nil, nil, 0, err
 	}
 	now := s.now()
-	q, err := b.stmt(s.st.take).QueryContext(ctx, r0.Holder, r0.Incarnation, int64(r0.Lease), r0.Transfer, v, now.UnixNano(), r0.Session, string(arg), raise)
+	q, err := b.stmt(take).QueryContext(ctx, r0.Holder, r0.Incarnation, int64(r0.Lease), r0.Transfer, v, now.UnixNano(), r0.Session, string(arg), raise)
 	if err != nil {
 		return nil, nil, 0, err
 	}
