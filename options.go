@@ -160,8 +160,10 @@ func WithBalance() Option { return func(c *config) { c.balance = true } }
 // this one from then on, each with its token raised by one, without a
 // write per name, so that a takeover of 100,000 names costs one write and
 // the reads that follow. The names this Group does not campaign for are
-// released at once. See docs/succession.md. Of baton's stores the
-// in-memory one (mem:) and SQLite keep successions so far.
+// released a poll later. Every baton store keeps successions (SQLite
+// from schema 7, PostgreSQL from schema 7, etcd from schema 5: a process
+// upgrades its store when it opens it for writing). See
+// docs/succession.md.
 func WithSuccession() Option { return func(c *config) { c.succession = true } }
 
 // WithClock sets the clock (default RealClock).

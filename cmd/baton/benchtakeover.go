@@ -131,7 +131,7 @@ func benchTakeover(ctx context.Context, e *env, b *benchFlags, opts []baton.Opti
 	}
 	defer st.Close()
 	if _, ok := st.(store.Succeeder); succession && !ok {
-		return takeoverReport{}, usagef("--succession: the store at %s keeps no successions (of baton's stores mem:, which is in-process, and sqlite: do so far); leave --succession off", url)
+		return takeoverReport{}, usagef("--succession: the store at %s keeps no successions; leave --succession off", url)
 	}
 	g, err := baton.NewGroup(st, append(opts, baton.WithLogger(b.logs.logger(e.stderr).With("process", "contender")))...)
 	if err != nil {
