@@ -257,12 +257,9 @@ func (s *Store) prepare(cur cached, sw store.Swap, now time.Time, got map[string
 		return prepared{}, err
 	}
 	gs := s.guards(&cur)
-	switch {
-	case rec.Successor != "" && cur.stored.Successor != "":
-		rec.SuccessorHolder, rec.SuccessorIncarnation = cur.stored.SuccessorHolder, cur.stored.SuccessorIncarnation
-	case rec.Successor != "":
+	rec = storedriver.WithSuccessor(rec, cur.stored, succ.stored)
+	if rec.Successor != "" && cur.stored.Successor == "" {
 		// The successor as held at this moment: the write compares it.
-		rec.SuccessorHolder, rec.SuccessorIncarnation = succ.stored.Holder, succ.stored.Incarnation
 		gs = append(gs, guard{key: s.keys.record(rec.Successor), name: rec.Successor, rev: succ.modRev})
 	}
 	if rec.Session != "" {

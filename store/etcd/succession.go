@@ -44,9 +44,7 @@ func resolveIn(c *cached, lookup func(string) (cached, bool)) (string, error) {
 		return sc.stored, sc.modRev != 0
 	}, func(now, dead store.Record) {
 		seq++
-		ev := storedriver.NextEvent(seq, now, store.TakenOver)
-		ev.Time, ev.Detail = dead.Updated, store.SuccessionDetail(dead.Name)
-		c.implied = append(c.implied, ev)
+		c.implied = append(c.implied, storedriver.SuccessionEvent(seq, now, dead))
 	})
 	if err != nil {
 		return "", err
@@ -232,12 +230,10 @@ func quoted(field, v string) []byte {
 }
 
 // chainInto returns session and the dead session records whose chain of
-// successors reaches it, read from the range of the session records (few:
-// the collector deletes the dead ones): a tree in a store that follows
-// the rules (each dead session names one successor); a hostile cycle is
-// followed once.
+// successors reaches it (storedriver.ChainInto), read from the range of
+// the session records (few: the collector deletes the dead ones).
 func (s *Store) chainInto(ctx context.Context, session string) ([]string, error) {
-	before := map[string][]string{} // successor -> the dead sessions naming it
+	successors := map[string]string{}
 	field := []byte(`"successor":`)
 	_, err := s.scan(ctx, s.keys.record(store.SessionPrefix), func(name string, kv *mvccpb.KeyValue) (bool, error) {
 		if !store.IsSession(name) {
@@ -251,24 +247,14 @@ func (s *Store) chainInto(ctx context.Context, session string) ([]string, error)
 			return false, err
 		}
 		if c.stored.Successor != "" {
-			before[c.stored.Successor] = append(before[c.stored.Successor], name)
+			successors[name] = c.stored.Successor
 		}
 		return true, nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	out := []string{session}
-	seen := map[string]bool{session: true}
-	for i := 0; i < len(out); i++ {
-		for _, p := range before[out[i]] {
-			if !seen[p] {
-				seen[p] = true
-				out = append(out, p)
-			}
-		}
-	}
-	return out, nil
+	return storedriver.ChainInto(session, successors), nil
 }
 
 // heldThrough returns up to limit records (limit <= 0: all) whose stored

@@ -63,15 +63,7 @@ func (s *Store) swapLocked(sw store.Swap) (store.Record, error) {
 		return store.Record{}, err
 	}
 	s.version++
-	rec := sw.Record
-	rec.SuccessorHolder, rec.SuccessorIncarnation = "", ""
-	if rec.Successor != "" {
-		if cur.Successor != "" {
-			rec.SuccessorHolder, rec.SuccessorIncarnation = cur.SuccessorHolder, cur.SuccessorIncarnation
-		} else {
-			rec.SuccessorHolder, rec.SuccessorIncarnation = successor.Holder, successor.Incarnation
-		}
-	}
+	rec := storedriver.WithSuccessor(sw.Record, cur, successor)
 	rec.Version = s.version
 	rec.Updated = s.now()
 	s.records[rec.Name] = rec

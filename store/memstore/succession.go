@@ -54,9 +54,7 @@ func (s *Store) impliedLocked(raw store.Record) ([]store.Event, error) {
 	seq := uint64(len(s.logs[raw.Name]))
 	_, err := s.resolve(raw, func(now, dead store.Record) {
 		seq++
-		ev := storedriver.NextEvent(seq, now, store.TakenOver)
-		ev.Time, ev.Detail = dead.Updated, store.SuccessionDetail(dead.Name)
-		evs = append(evs, ev)
+		evs = append(evs, storedriver.SuccessionEvent(seq, now, dead))
 	})
 	return evs, err
 }

@@ -98,24 +98,36 @@ func newStatements(q string, schemaVersion int) statements {
 	const out = `s.o_applied, s.o_holder, s.o_incarnation, s.o_token, s.o_lease_ns, s.o_transfer, s.o_session, s.o_version, s.o_updated`
 	const runCols = `job, period, scheduled, state, token, holder, attempt, manual, started, finished, exit_code, output, version`
 	return statements{
-		// The record and the session record it names (ord 0), in one
-		// statement (one snapshot): what store.Resolve asks for when no
-		// succession passed the record on (succession.go).
+		// The record, the session record it names and that session's
+		// successor, if it names one (ord 0), in one statement (one
+		// snapshot): what store.Resolve asks for when at most one
+		// succession passed the record on (succession.go); a chain of
+		// two or more is read again, a hop a query.
 		get: `SELECT 1::bigint, ` + cols("e") + ` FROM ` + q + `.election e WHERE e.name = $1
 			UNION ALL
 			SELECT 0, ` + cols("s") + ` FROM ` + q + `.election e JOIN ` + q + `.election s ON s.name = ` + sessionOf("e", schemaVersion) + `
-			WHERE e.name = $1 AND ` + sessionOf("e", schemaVersion) + ` <> ''`,
+			WHERE e.name = $1 AND ` + sessionOf("e", schemaVersion) + ` <> ''
+			UNION ALL
+			SELECT 0, ` + cols("t") + ` FROM ` + q + `.election e JOIN ` + q + `.election s ON s.name = ` + sessionOf("e", schemaVersion) + `
+				JOIN ` + q + `.election t ON t.name = ` + successorOf("s", schemaVersion) + `
+			WHERE e.name = $1 AND ` + sessionOf("e", schemaVersion) + ` <> '' AND ` + successorOf("s", schemaVersion) + ` <> ''`,
 		// One index probe per name (LIMIT 1 keeps the subquery from being
 		// flattened into a join the planner could run as a scan of the
 		// table; name = ANY($1) can, in a generic plan, compare every row
 		// with every name), then one per distinct session record they
-		// name (ord 0).
+		// name, then one per distinct successor those name (ord 0): a
+		// read after a succession (the adoption reads of a bulk
+		// takeover) is one statement too.
 		getMany: `WITH r AS MATERIALIZED (SELECT n.ord, e.* FROM unnest($1::text[]) WITH ORDINALITY n(name, ord)
-				CROSS JOIN LATERAL (SELECT ` + cols("e") + ` FROM ` + q + `.election e WHERE e.name = n.name LIMIT 1) e)
+				CROSS JOIN LATERAL (SELECT ` + cols("e") + ` FROM ` + q + `.election e WHERE e.name = n.name LIMIT 1) e),
+			s1 AS MATERIALIZED (SELECT 0::bigint AS ord, s.* FROM (SELECT DISTINCT r.session FROM r WHERE r.session <> '') d
+				CROSS JOIN LATERAL (SELECT ` + cols("s") + ` FROM ` + q + `.election s WHERE s.name = d.session LIMIT 1) s)
 			SELECT r.* FROM r
 			UNION ALL
-			SELECT 0, s.* FROM (SELECT DISTINCT r.session FROM r WHERE r.session <> '') d
-				CROSS JOIN LATERAL (SELECT ` + cols("s") + ` FROM ` + q + `.election s WHERE s.name = d.session LIMIT 1) s`,
+			SELECT s1.* FROM s1
+			UNION ALL
+			SELECT 0, t.* FROM (SELECT DISTINCT s1.successor FROM s1 WHERE s1.successor <> '') d
+				CROSS JOIN LATERAL (SELECT ` + cols("t") + ` FROM ` + q + `.election t WHERE t.name = d.successor LIMIT 1) t`,
 		sessions:       `SELECT 0::bigint, ` + cols("s") + ` FROM ` + q + `.election s WHERE s.name = ANY($1::text[])`,
 		sessionsLocked: `SELECT 0::bigint, ` + cols("s") + ` FROM ` + q + `.election s WHERE s.name = ANY($1::text[]) ORDER BY s.name FOR KEY SHARE`,
 		// A range of the session index (the partial index's condition
@@ -211,6 +223,15 @@ func newStatements(q string, schemaVersion int) statements {
 
 // sessionOf is the session column of the table aliased alias, or the
 // empty text in a schema older than version 3 (read-only).
+// successorOf is the successor column of alias, or an empty text in a
+// schema older than version 7 (read only), which has none.
+func successorOf(alias string, schemaVersion int) string {
+	if schemaVersion < 7 {
+		return "''::text"
+	}
+	return alias + ".successor"
+}
+
 func sessionOf(alias string, schemaVersion int) string {
 	if schemaVersion < 3 {
 		return "''::text"

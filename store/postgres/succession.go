@@ -167,9 +167,7 @@ func (c *chain) resolvePass(raws []store.Record, withEvents bool) ([]resolved, e
 		var passed func(now, dead store.Record)
 		if withEvents {
 			passed = func(now, dead store.Record) {
-				ev := storedriver.NextEvent(uint64(len(out[i].events))+1, now, store.TakenOver)
-				ev.Time, ev.Detail = dead.Updated, store.SuccessionDetail(dead.Name)
-				out[i].events = append(out[i].events, ev)
+				out[i].events = append(out[i].events, storedriver.SuccessionEvent(uint64(len(out[i].events))+1, now, dead))
 			}
 		}
 		rec, err := store.Resolve(raw, c.lookup, passed)
@@ -592,15 +590,7 @@ func (s *Store) swapInTx(ctx context.Context, tx pgx.Tx, op string, sw store.Swa
 	if refused := storedriver.CheckSuccessionSwap(cur, sw, next[0].rec.Token, successor, ok); refused != nil {
 		return store.Record{}, refused, nil
 	}
-	rec = sw.Record
-	rec.SuccessorHolder, rec.SuccessorIncarnation = "", ""
-	if rec.Successor != "" {
-		if cur.Successor != "" {
-			rec.SuccessorHolder, rec.SuccessorIncarnation = cur.SuccessorHolder, cur.SuccessorIncarnation
-		} else {
-			rec.SuccessorHolder, rec.SuccessorIncarnation = successor.Holder, successor.Incarnation
-		}
-	}
+	rec = storedriver.WithSuccessor(sw.Record, cur, successor)
 	write := s.sql.writeUpdate
 	if !found {
 		write = s.sql.writeInsert

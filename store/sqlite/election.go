@@ -507,15 +507,7 @@ func (s *Store) decide(cur store.Record, sw store.Swap, v int64, session func(st
 	if err := storedriver.CheckSuccessionSwap(cur, sw, next.Token, successor, ok); err != nil {
 		return store.Record{}, err
 	}
-	rec := sw.Record
-	rec.SuccessorHolder, rec.SuccessorIncarnation = "", ""
-	switch {
-	case rec.Successor == "":
-	case cur.Successor != "": // a dead session's, kept
-		rec.SuccessorHolder, rec.SuccessorIncarnation = cur.SuccessorHolder, cur.SuccessorIncarnation
-	default:
-		rec.SuccessorHolder, rec.SuccessorIncarnation = successor.Holder, successor.Incarnation
-	}
+	rec := storedriver.WithSuccessor(sw.Record, cur, successor)
 	rec.Version = v
 	rec.Updated = s.now()
 	return rec, nil

@@ -148,9 +148,7 @@ func settled(raw store.Record, session func(string) (store.Record, bool), seq ui
 	var evs []store.Event
 	rec, err := store.Resolve(raw, session, func(now, dead store.Record) {
 		seq++
-		ev := storedriver.NextEvent(seq, now, store.TakenOver)
-		ev.Time, ev.Detail = dead.Updated, store.SuccessionDetail(dead.Name)
-		evs = append(evs, ev)
+		evs = append(evs, storedriver.SuccessionEvent(seq, now, dead))
 	})
 	rec.Via = ""
 	return rec, evs, err
@@ -197,36 +195,26 @@ const successorsQuery = `SELECT name, successor FROM baton_election
 	WHERE name >= '` + store.SessionPrefix + `' AND name < '` + sessionPrefixEnd + `' AND successor <> ''`
 
 // chainInto returns session and the dead session records whose chain of
-// successors reaches it (a tree in a store that follows the rules: each
-// dead session names one successor; a hostile cycle is followed once).
+// successors reaches it (storedriver.ChainInto), from the range of the
+// session records.
 func chainInto(ctx context.Context, tx *sql.Tx, session string) ([]string, error) {
 	rows, err := tx.QueryContext(ctx, successorsQuery)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	before := map[string][]string{} // successor -> the dead sessions naming it
+	successors := map[string]string{}
 	for rows.Next() {
 		var name, successor string
 		if err := rows.Scan(&name, &successor); err != nil {
 			return nil, err
 		}
-		before[successor] = append(before[successor], name)
+		successors[name] = successor
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
-	out := []string{session}
-	seen := map[string]bool{session: true}
-	for i := 0; i < len(out); i++ {
-		for _, p := range before[out[i]] {
-			if !seen[p] {
-				seen[p] = true
-				out = append(out, p)
-			}
-		}
-	}
-	return out, nil
+	return storedriver.ChainInto(session, successors), nil
 }
 
 // HeldThrough implements store.Succeeder: the sessions whose chain

@@ -2,6 +2,7 @@ package storedriver
 
 import (
 	"fmt"
+	"slices"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -364,4 +365,60 @@ func CheckDeleteSucceeded(name string, cur store.Record, referenced bool) error 
 		return fmt.Errorf("delete %q: %w: names still point at it through its successor %q (try again once its successor rewrote them)", name, store.ErrConflict, cur.Successor)
 	}
 	return nil
+}
+
+// SuccessionEvent returns the log event, numbered seq, of a succession
+// that passed the record now (as store.Resolve's passed callback gives it)
+// on from the dead session record dead: taken over after expiry, at the
+// time the dead session was written dead, with store.SuccessionDetail. It
+// is the event a store appends at the name's next write, and shows in
+// History until then.
+func SuccessionEvent(seq uint64, now, dead store.Record) store.Event {
+	ev := NextEvent(seq, now, store.TakenOver)
+	ev.Time, ev.Detail = dead.Updated, store.SuccessionDetail(dead.Name)
+	return ev
+}
+
+// WithSuccessor returns the record a swap stores, rec, with the
+// SuccessorHolder and SuccessorIncarnation a store keeps (a swap's own
+// are ignored): none without a Successor; a dead session's own, kept
+// from cur, the stored record; else those of successor, the successor's
+// stored record, read in the same atomic step as the write that names it
+// (CheckSuccessionSwap checked it is held).
+func WithSuccessor(rec, cur, successor store.Record) store.Record {
+	rec.SuccessorHolder, rec.SuccessorIncarnation = "", ""
+	switch {
+	case rec.Successor == "":
+	case cur.Successor != "":
+		rec.SuccessorHolder, rec.SuccessorIncarnation = cur.SuccessorHolder, cur.SuccessorIncarnation
+	default:
+		rec.SuccessorHolder, rec.SuccessorIncarnation = successor.Holder, successor.Incarnation
+	}
+	return rec
+}
+
+// ChainInto returns session and the dead session records whose chain of
+// successors reaches it (store.Succeeder.HeldThrough lists the names held
+// through any of them), given successors, each dead session record's
+// Successor by name, as a store reads them from its session records: a
+// tree in a store that follows the rules (each dead session names one
+// successor); a hostile cycle is followed once.
+func ChainInto(session string, successors map[string]string) []string {
+	before := make(map[string][]string, len(successors))
+	for name, succ := range successors {
+		before[succ] = append(before[succ], name)
+	}
+	out := []string{session}
+	seen := map[string]bool{session: true}
+	for i := 0; i < len(out); i++ {
+		next := before[out[i]]
+		slices.Sort(next) // the map's order is random; the result's is not
+		for _, p := range next {
+			if !seen[p] {
+				seen[p] = true
+				out = append(out, p)
+			}
+		}
+	}
+	return out
 }
