@@ -173,6 +173,13 @@ func TestRunScheduledCommand(t *testing.T) {
 		t.Fatalf("exit %d, stderr:\n%s", code, errb.String())
 	}
 	rs, _ := ms.Runs(context.Background(), "billing", "", 0)
+	if n := len(rs); n > 2 && rs[n-1].State == store.Running {
+		// On a loaded machine a period can start late, so that the stop
+		// still lands in its run: the row is left running for the next
+		// leader, which is not what this test is about.
+		t.Logf("the last period, %s, started at %v and was left running at the stop", rs[n-1].Period, rs[n-1].Started)
+		rs = rs[:n-1]
+	}
 	if len(rs) < 2 {
 		t.Fatalf("ledger %+v\nstderr:\n%s", rs, errb.String())
 	}
