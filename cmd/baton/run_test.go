@@ -298,6 +298,7 @@ func TestRunHandover(t *testing.T) {
 		t.Skip("runs real processes for a few seconds")
 	}
 	testenv.ParallelUnlessLong(t)
+	delay := testenv.MeasureDelay(t)
 	e1, out1, errb1, ms := shared()
 	e2 := &env{stdout: &syncBuffer{}, stderr: &syncBuffer{}, open: e1.open}
 	args := func(node string) []string {
@@ -338,8 +339,10 @@ func TestRunHandover(t *testing.T) {
 		default:
 			t.Errorf("row %+v", r)
 		}
-		if r.Token == 2 && r.Started.Sub(stopped) > 1100*time.Millisecond && r.Scheduled.Before(stopped) {
-			t.Errorf("n2 took %v to take over", r.Started.Sub(stopped))
+		// A graceful handover: n2 runs the next period at once, within
+		// 1.1 s and what the machine's scheduling took meanwhile.
+		if bound := delay.Slack(1100*time.Millisecond, stopped, r.Started); r.Token == 2 && r.Started.Sub(stopped) > bound && r.Scheduled.Before(stopped) {
+			t.Errorf("n2 took %v to take over, over %v", r.Started.Sub(stopped), bound)
 		}
 	}
 	if len(rs) < 3 {
