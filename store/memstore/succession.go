@@ -94,15 +94,21 @@ func (s *Store) referencedLocked(name string) bool {
 	return false
 }
 
-// passesLocked reports whether the resolution of the stored record r
-// passes the session record session (store.Succeeder.HeldThrough).
-func (s *Store) passesLocked(r store.Record, session string) bool {
-	if r.Session == session {
-		return true
+// chainIntoLocked is storedriver.ChainInto over the stored session
+// records, as a set: session and the dead sessions whose chain of
+// successors reaches it (store.Succeeder.HeldThrough).
+func (s *Store) chainIntoLocked(session string) map[string]bool {
+	successors := map[string]string{}
+	for n, r := range s.records {
+		if store.IsSession(n) && r.Successor != "" {
+			successors[n] = r.Successor
+		}
 	}
-	found := false
-	store.Resolve(r, s.sessionLocked, func(_, dead store.Record) { found = found || dead.Successor == session })
-	return found
+	set := map[string]bool{}
+	for _, n := range storedriver.ChainInto(session, successors) {
+		set[n] = true
+	}
+	return set
 }
 
 // HeldThrough implements store.Succeeder.
@@ -116,9 +122,10 @@ func (c *client) HeldThrough(ctx context.Context, session, after string, limit i
 		return nil, err
 	}
 	c.s.mu.Lock()
+	chain := c.s.chainIntoLocked(session)
 	var names []string
 	for n, r := range c.s.records {
-		if n > after && !store.IsSession(n) && c.s.passesLocked(r, session) {
+		if n > after && !store.IsSession(n) && chain[r.Session] {
 			names = append(names, n)
 		}
 	}

@@ -41,31 +41,21 @@ func open(t *testing.T, path string, opts ...sqlite.Option) *sqlite.Store {
 	return s
 }
 
-func TestConformance(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) func() store.Store {
-		path := filepath.Join(t.TempDir(), "baton.db")
-		return func() store.Store {
-			s, err := sqlite.Open(context.Background(), path)
-			if err != nil {
-				t.Fatalf("Open(%s): %v", path, err)
-			}
-			return s
+// factory opens the stores of one conformance case on one file.
+func factory(t *testing.T) func() store.Store {
+	path := filepath.Join(t.TempDir(), "baton.db")
+	return func() store.Store {
+		s, err := sqlite.Open(context.Background(), path)
+		if err != nil {
+			t.Fatalf("Open(%s): %v", path, err)
 		}
-	})
+		return s
+	}
 }
 
-func TestSuccessionConformance(t *testing.T) {
-	storetest.RunSuccession(t, func(t *testing.T) func() store.Store {
-		path := filepath.Join(t.TempDir(), "baton.db")
-		return func() store.Store {
-			s, err := sqlite.Open(context.Background(), path)
-			if err != nil {
-				t.Fatalf("Open(%s): %v", path, err)
-			}
-			return s
-		}
-	})
-}
+func TestConformance(t *testing.T) { storetest.Run(t, factory) }
+
+func TestSuccessionConformance(t *testing.T) { storetest.RunSuccession(t, factory) }
 
 func TestOpenEmptyPath(t *testing.T) {
 	_, err := sqlite.Open(ctx(t), "")
