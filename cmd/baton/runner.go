@@ -240,7 +240,11 @@ func (r *runner) supervise(ctx context.Context, t *baton.Term) error {
 		if time.Since(began) > restartMax {
 			backoff = restartMin // it ran for a while: start again quickly
 		}
-		r.logger.Info("command exited; restarting", "status", st.String(), "in", backoff)
+		if errors.Is(err, supervise.ErrNotStarted) {
+			r.logger.Info("command not started; trying again if the term lasts", "in", backoff)
+		} else {
+			r.logger.Info("command exited; restarting", "status", st.String(), "in", backoff)
+		}
 		tm := time.NewTimer(backoff)
 		select {
 		case <-tm.C:

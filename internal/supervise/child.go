@@ -85,6 +85,16 @@ func Main(args []string) int {
 	// The deadline is held from here on, on this process's own clock,
 	// whatever the parent does.
 	l := leash{grace: grace, at: first}
+	// Renewals baton sent while this process started count: on a loaded
+	// machine starting it can take longer than the lease had left when
+	// baton asked, and the newest deadline is as safe to hold as the first.
+	rd := bufio.NewReader(ctl)
+	if at, ok, err := pendingDeadline(rd, controlFD); err != nil {
+		rep.send("error", err.Error())
+		return 1
+	} else if ok {
+		l.at = at
+	}
 	if l.termIn(monoNow()) <= 0 {
 		rep.send("expired", fmt.Sprint(-l.killIn(monoNow())))
 		return 1
@@ -97,9 +107,12 @@ func Main(args []string) int {
 	stopReq := make(chan string, 1)
 	go func() {
 		// Ends when the parent closes the pipe or dies.
-		sc := bufio.NewScanner(ctl)
-		for sc.Scan() {
-			at, err := parseDeadline(sc.Text())
+		for {
+			line, err := rd.ReadString('\n')
+			if err != nil {
+				break // end-of-file; a partial line is the parent dying mid-write
+			}
+			at, err := parseDeadline(strings.TrimSuffix(line, "\n"))
 			if err != nil {
 				// Not from baton: stop rather than guess.
 				rep.send("error", err.Error())
@@ -260,6 +273,36 @@ done:
 }
 
 // orKilled returns ws, or a status of death by SIGKILL if it is nil.
+// pendingDeadline reads the control lines already written to rd's pipe
+// (descriptor fd), without waiting for more, and returns the last deadline
+// among them, if there is one. Each line is written whole, in one
+// write of less than PIPE_BUF bytes, so a readable pipe holds whole lines;
+// end-of-file (a stop asked before the command started) is left for the
+// control loop to find.
+func pendingDeadline(rd *bufio.Reader, fd int) (last int64, ok bool, err error) {
+	for {
+		if rd.Buffered() == 0 {
+			fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+			n, err := unix.Poll(fds, 0)
+			if err == unix.EINTR {
+				continue
+			}
+			if err != nil || n == 0 || fds[0].Revents&unix.POLLIN == 0 {
+				return last, ok, nil
+			}
+		}
+		line, err := rd.ReadString('\n')
+		if err != nil {
+			return last, ok, nil // end-of-file
+		}
+		at, err := parseDeadline(strings.TrimSuffix(line, "\n"))
+		if err != nil {
+			return 0, false, err
+		}
+		last, ok = at, true
+	}
+}
+
 func orKilled(ws *syscall.WaitStatus) *syscall.WaitStatus {
 	if ws != nil {
 		return ws

@@ -126,8 +126,8 @@ func TestLeaseExpiredNotStarted(t *testing.T) {
 	var logs syncBuffer
 	st, err := Run(context.Background(), Config{Argv: []string{"touch", mark}, Env: os.Environ(),
 		Grace: time.Second, Lease: newTestLease(time.Now().Add(500 * time.Millisecond)), Logger: slog.New(slog.NewTextHandler(&logs, nil))})
-	if !errors.Is(err, ErrStopped) || !errors.Is(err, ErrDeadline) || st != (Status{}) {
-		t.Fatalf("Run: %v, %v; want ErrStopped and ErrDeadline", st, err)
+	if !errors.Is(err, ErrStopped) || !errors.Is(err, ErrDeadline) || !errors.Is(err, ErrNotStarted) || st != (Status{}) {
+		t.Fatalf("Run: %v, %v; want ErrStopped, ErrDeadline and ErrNotStarted", st, err)
 	}
 	if _, err := os.Stat(mark); err == nil {
 		t.Fatal("the command ran")
@@ -269,5 +269,50 @@ func TestSupervisorUsage(t *testing.T) {
 	}
 	if _, err := os.Stat(mark); err == nil {
 		t.Fatal("the command ran")
+	}
+}
+
+// A supervisor that starts late, its first deadline within grace by then,
+// takes the renewals baton sent meanwhile: it starts the command on the
+// newest deadline, and only without one reports the command not started.
+func TestLateSupervisorTakesRenewals(t *testing.T) {
+	for _, renewed := range []bool{false, true} {
+		t.Run(fmt.Sprintf("renewed=%v", renewed), func(t *testing.T) {
+			ctlR, ctlW, err := os.Pipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ctlW.Close()
+			evR, evW, err := os.Pipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer evR.Close()
+			now := monoNow()
+			if renewed {
+				io.WriteString(ctlW, formatDeadline(now+int64(time.Hour)))
+				io.WriteString(ctlW, formatDeadline(now+int64(2*time.Hour)))
+			}
+			cmd := exec.Command(os.Args[0], Arg, "1s", formatFirst(now+int64(100*time.Millisecond)), "--", "sh", "-c", "exit 7")
+			cmd.ExtraFiles = []*os.File{ctlR, evW}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			ctlR.Close()
+			evW.Close()
+			var kinds []string
+			sc := bufio.NewScanner(evR)
+			for sc.Scan() {
+				kinds = append(kinds, sc.Text())
+			}
+			cmd.Wait()
+			got := strings.Join(kinds, "; ")
+			switch {
+			case renewed && (!strings.HasPrefix(got, "pid ") || !strings.HasSuffix(got, "exit 7 0")):
+				t.Errorf("events %q; want the command started and its exit", got)
+			case !renewed && !strings.HasPrefix(got, "expired "):
+				t.Errorf("events %q; want expired", got)
+			}
+		})
 	}
 }

@@ -31,6 +31,11 @@ var ErrStopped = errors.New("command stopped")
 // then zero).
 var ErrDeadline = errors.New("lease deadline reached without a renewal")
 
+// ErrNotStarted is wrapped by Run's error, with ErrStopped and
+// ErrDeadline, when the supervisor did not start the command because its
+// lease deadline was within Grace already.
+var ErrNotStarted = errors.New("command not started")
+
 // Config says what Run runs and how.
 type Config struct {
 	// Argv is the command and its arguments; Argv[0] is looked up in PATH.
@@ -239,7 +244,7 @@ func Run(ctx context.Context, cfg Config) (Status, error) {
 		}
 	}
 	if status == nil && expired {
-		return Status{}, fmt.Errorf("%w before it started: %w", ErrStopped, ErrDeadline)
+		return Status{}, fmt.Errorf("%w: %w (%w)", ErrStopped, ErrNotStarted, ErrDeadline)
 	}
 	if status == nil {
 		if pgid != 0 && groupAlive(pgid) {
