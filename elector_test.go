@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -236,6 +237,54 @@ func TestResignStopsWorkThenReleasesForImmediateHandover(t *testing.T) {
 		}
 		if w.Term.Token() != 2 {
 			t.Fatalf("token %d", w.Term.Token())
+		}
+	})
+}
+
+// staleRead holds a read's reply, taken before the gate opens, until the
+// gate opens: the reply predates whatever was written meanwhile.
+type staleRead struct {
+	store.Store
+	armed  atomic.Bool
+	inRead chan struct{}
+	gate   chan struct{}
+}
+
+func (s *staleRead) Get(ctx context.Context, name string) (store.Record, error) {
+	rec, err := s.Store.Get(ctx, name)
+	if s.armed.CompareAndSwap(true, false) {
+		s.inRead <- struct{}{}
+		<-s.gate
+	}
+	return rec, err
+}
+
+// A release that lands while the contender's read is in flight, the reply
+// still showing the record held: the change feed's report of it makes the
+// contender read again at once, not at its next poll.
+func TestReleaseDuringContenderRead(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st := memstore.New()
+		a := newElector(t, st.Client("a"), "a")
+		sb := &staleRead{Store: st.Client("b"), inRead: make(chan struct{}), gate: make(chan struct{})}
+		b := newElector(t, sb, "b")
+		ta := mustCampaign(t, a)
+		bc := campaign(t.Context(), b)
+		time.Sleep(2 * time.Second)
+		sb.armed.Store(true)
+		<-sb.inRead // b's next poll has read the record held by a
+		resigned := time.Now()
+		if err := ta.Resign(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait() // the feed's report of the release reached b
+		close(sb.gate)
+		w := <-bc
+		if w.Err != nil {
+			t.Fatal(w.Err)
+		}
+		if d := w.At.Sub(resigned); d >= poll/2 {
+			t.Fatalf("handover after a release during a read took %v; want at once, not at the next poll (%v)", d, poll)
 		}
 	})
 }

@@ -105,9 +105,12 @@ type Machine struct {
 	deadline time.Time
 	renewAt  time.Time
 	recheck  bool // the last renewal's outcome is unknown: read before renewing
-	changed  bool // a change was notified while a read was in flight (session mode)
-	again    bool // Start arrived while releasing: campaign once released
-	hold     bool // Start.Hold: campaign again after every term, until Resign
+	changed  bool // a change was notified while a read was in flight
+	// changedTo is the version that change notified (0: unknown): a
+	// contender's reply showing it needs no second read.
+	changedTo int64
+	again     bool // Start arrived while releasing: campaign once released
+	hold      bool // Start.Hold: campaign again after every term, until Resign
 
 	// Released on an operator's resign request (store.AnyNode): the free
 	// record at yieldToken is left to the other nodes until yieldUntil, so
@@ -211,6 +214,16 @@ func (m *Machine) Step(now time.Time, ev Event) []Action {
 			if ev.Version == 0 || !m.hasSeen || ev.Version != m.seen.Version {
 				acts = m.read(now)
 			}
+		case m.phase == contending && m.inflight == opRead && !m.waitOwn:
+			// The read in flight may predate the change (a release, most
+			// often): without a second read the contender would learn of
+			// it only at its next poll.
+			if !m.changed || ev.Version == 0 {
+				m.changedTo = ev.Version
+			} else if m.changedTo != 0 {
+				m.changedTo = max(m.changedTo, ev.Version)
+			}
+			m.changed = true
 		case m.phase == leading && m.sess != nil:
 			switch {
 			case ev.Version != 0 && ev.Version == m.rec.Version:
@@ -633,6 +646,20 @@ func (m *Machine) sessionLost(cause error) []Action {
 }
 
 func (m *Machine) contenderRead(now time.Time, r GetReply) []Action {
+	again, to := m.changed, m.changedTo
+	m.changed, m.changedTo = false, 0
+	acts := m.contenderReply(now, r)
+	if again && m.phase == contending && m.inflight == opNone && !m.waitOwn &&
+		(to == 0 || r.Err != nil || r.Record.Version != to) {
+		// A change was notified while the read was in flight, and the
+		// reply may not show it: read again now.
+		acts = append(acts, m.read(now)...)
+	}
+	return acts
+}
+
+// contenderReply handles a contender's read of the record.
+func (m *Machine) contenderReply(now time.Time, r GetReply) []Action {
 	switch {
 	case errors.Is(r.Err, store.ErrNotFound):
 		return m.acquire(now, store.Record{})

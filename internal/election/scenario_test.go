@@ -16,7 +16,7 @@ import (
 // node's own clock (at=1.5s: 1.5s after its start). Steps:
 //
 //	config lease=3s renew=1s margin=150ms poll=250ms retry=250ms node=n1 inc=n1.1
-//	start [hold] | tick | changed | resign [token=N]  (any step takes at=D)
+//	start [hold] | tick | changed [v=V] | resign [token=N]  (any step takes at=D)
 //	get holder=N inc=I token=T v=V [lease=D] [transfer=N] | get free token=T v=V | get err=E
 //	swap | swap err=E     (ok: the record written, its version one more)
 //
@@ -95,7 +95,11 @@ func (x *harness) step(s scenario.Step) string {
 	case "tick":
 		ev = election.Tick{}
 	case "changed":
-		ev = election.Changed{}
+		c := election.Changed{}
+		if v, ok := s.Get("v"); ok {
+			c.Version, _ = strconv.ParseInt(v, 10, 64)
+		}
+		ev = c
 	case "resign":
 		tok, _ := s.Get("token")
 		n, _ := strconv.ParseUint(tok, 10, 64)
