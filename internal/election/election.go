@@ -648,11 +648,16 @@ func (m *Machine) sessionLost(cause error) []Action {
 func (m *Machine) contenderRead(now time.Time, r GetReply) []Action {
 	again, to := m.changed, m.changedTo
 	m.changed, m.changedTo = false, 0
+	adopt := m.adopt
 	acts := m.contenderReply(now, r)
 	if again && m.phase == contending && m.inflight == opNone && !m.waitOwn &&
 		(to == 0 || r.Err != nil || r.Record.Version != to) {
 		// A change was notified while the read was in flight, and the
-		// reply may not show it: read again now.
+		// reply may not show it: read again now. The second read stands
+		// for the first: a succession the machine was told of before it
+		// may show in it (no term was won in between, so none is adopted
+		// twice).
+		m.adopt = adopt
 		acts = append(acts, m.read(now)...)
 	}
 	return acts
