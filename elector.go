@@ -51,8 +51,8 @@ func New(st store.Store, name string, opts ...Option) (*Elector, error) {
 	if cfg.balance {
 		return nil, errors.New("baton: WithBalance is for NewGroup: an Elector holds one name, there is nothing to share")
 	}
-	if cfg.succession {
-		return nil, errors.New("baton: WithSuccession is for NewGroup: an Elector holds one name on its own record, through no session")
+	if cfg.asked != 0 {
+		return nil, errors.New("baton: WithSuccession and WithoutSuccession are for NewGroup: an Elector holds one name on its own record, through no session")
 	}
 	cfg.logger = cfg.logger.With("election", name, "node", cfg.node)
 	e := &Elector{st: st, name: name, cfg: cfg}

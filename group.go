@@ -79,8 +79,10 @@ type GroupStats struct {
 
 // NewGroup returns a Group on st. It takes the options of New; the lease,
 // renew interval and margin apply to the session and so to every name.
-// WithBalance, which New refuses, makes it a balanced Group; WithSuccession
-// one that takes a dead process's names over by succession.
+// WithBalance, which New refuses, makes it a balanced Group. A Group that
+// does not balance takes a dead process's names over by succession on a
+// store that keeps successions, unless WithoutSuccession (see
+// WithSuccession); Succession says which.
 //
 // The Group also collects the dead session records that processes leave
 // behind at each restart or lost session: every four leases it reads a batch of 100 session records and deletes those it has
@@ -97,12 +99,14 @@ func NewGroup(st store.Store, opts ...Option) (*Group, error) {
 	if err != nil {
 		return nil, err
 	}
-	if cfg.succession && cfg.balance {
+	_, keeps := st.(store.Succeeder)
+	switch {
+	case cfg.asked > 0 && cfg.balance:
 		return nil, errors.New("baton: WithSuccession and WithBalance do not go together: a balanced Group takes its share of a dead process's names, not all of them")
-	}
-	if _, ok := st.(store.Succeeder); cfg.succession && !ok {
+	case cfg.asked > 0 && !keeps:
 		return nil, fmt.Errorf("baton: WithSuccession needs a store that keeps successions (store.Succeeder); %T does not", st)
 	}
+	cfg.succession = cfg.asked >= 0 && keeps && !cfg.balance
 	if s := election.SessionName(cfg.node, cfg.incarnation, 1<<30); len(s) > store.MaxNameLen {
 		return nil, fmt.Errorf("baton: node id and incarnation make a session record name of %d bytes, over %d; use shorter ones (WithNode, WithIncarnation)", len(s), store.MaxNameLen)
 	}
@@ -133,6 +137,10 @@ func NewGroup(st store.Store, opts ...Option) (*Group, error) {
 
 // Node returns this node's id.
 func (g *Group) Node() string { return g.cfg.node }
+
+// Succession reports whether the Group takes a dead process's names over
+// by succession (see WithSuccession), rather than with a write a name.
+func (g *Group) Succession() bool { return g.cfg.succession }
 
 // Campaign blocks until this node holds name and returns its Term, or until
 // ctx ends, in which case it stops campaigning for name and returns ctx's

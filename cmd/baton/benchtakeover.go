@@ -14,11 +14,10 @@ import (
 	"time"
 
 	"github.com/batonhq/baton"
-	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/store/storeurl"
 )
 
-const benchTakeoverSynopsis = `bench takeover [--store URL] [--names N] [--lease D] [--succession] [--json]
+const benchTakeoverSynopsis = `bench takeover [--store URL] [--names N] [--lease D] [--succession=false] [--json]
 
 Bulk takeover after a crash, on real processes and real time. A child
 process (this baton, re-executed) holds N names through one baton.Group and
@@ -37,11 +36,12 @@ clock):
                         deadline (last renewal + lease): two valid terms of
                         one name at once. Must be 0; if not, exit 1
 
-With --succession this process takes the names over by succession
-(baton.WithSuccession, docs/succession.md): the write that ends the
-child's session names this process's session as its successor, and the
-names are read again, not written. Only a store that keeps successions
-takes it; any other is refused with exit 2.
+This process takes the names over as a Group does by default: by
+succession on a store that keeps successions (every baton store; see
+baton.WithSuccession and docs/succession.md), where the write that ends
+the child's session names this process's session as its successor and
+the names are read again, not written. --succession=false takes each name
+with a write of its own (baton.WithoutSuccession), to compare.
 
 The child's store URL goes to it on its standard input, never on its
 command line. Use a store of its own, or a --prefix no other process uses.`
@@ -72,13 +72,12 @@ func runBenchTakeover(ctx context.Context, e *env, args []string) int {
 	fs := e.newFlagSet(name, benchTakeoverSynopsis)
 	var b benchFlags
 	b.register(fs, 1000)
-	succession := fs.Bool("succession", false, "take the names over by succession (baton.WithSuccession; a store that keeps successions only)")
+	succession := fs.Bool("succession", true, "take the names over by succession where the store keeps successions, as a Group does by default; false: a write a name (baton.WithoutSuccession)")
 	return e.runBenchmark(name, fs, &b, args, nil, func(opts []baton.Option) (benchReport, int, error) {
-		if *succession {
-			opts = append(opts, baton.WithSuccession())
+		if !*succession {
+			opts = append(opts, baton.WithoutSuccession())
 		}
-		rep, err := benchTakeover(ctx, e, &b, opts, *succession)
-		rep.Succession = *succession
+		rep, err := benchTakeover(ctx, e, &b, opts)
 		return rep, rep.DoubleHeld, err
 	})
 }
@@ -116,7 +115,7 @@ func parseHolderLine(s string) (holderLine, bool) {
 }
 
 // benchTakeover runs 'bench takeover'.
-func benchTakeover(ctx context.Context, e *env, b *benchFlags, opts []baton.Option, succession bool) (takeoverReport, error) {
+func benchTakeover(ctx context.Context, e *env, b *benchFlags, opts []baton.Option) (takeoverReport, error) {
 	url, err := resolveStoreURL(*b.storeURL)
 	if err != nil {
 		return takeoverReport{}, err
@@ -130,9 +129,6 @@ func benchTakeover(ctx context.Context, e *env, b *benchFlags, opts []baton.Opti
 		return takeoverReport{}, err
 	}
 	defer st.Close()
-	if _, ok := st.(store.Succeeder); succession && !ok {
-		return takeoverReport{}, usagef("--succession: the store at %s keeps no successions; leave --succession off", url)
-	}
 	g, err := baton.NewGroup(st, append(opts, baton.WithLogger(b.logs.logger(e.stderr).With("process", "contender")))...)
 	if err != nil {
 		return takeoverReport{}, asUsage(err)
@@ -319,11 +315,12 @@ func benchTakeover(ctx context.Context, e *env, b *benchFlags, opts []baton.Opti
 		OverFloorSeconds:     seconds(last.Sub(lastRenewal) - floor),
 		TakenOver:            len(won),
 		DoubleHeld:           double,
+		Succession:           g.Succession(),
 	}, nil
 }
 
 func (r takeoverReport) print(w io.Writer) {
-	how := ""
+	how := ", a write a name"
 	if r.Succession {
 		how = ", by succession"
 	}
