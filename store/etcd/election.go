@@ -34,8 +34,9 @@ type recordValue struct {
 	LogSeq uint64 `json:"log_seq"`
 	// Events are the record's newest log events that are in no log key
 	// yet, oldest first, the last of them LogSeq (schema version 3; see
-	// inlineEvents).
-	Events []loggedEvent `json:"events,omitempty"`
+	// inlineEvents): a JSON array of loggedEvent, decoded only when a
+	// write or the log needs them (cached.heldEvents), not by every read.
+	Events json.RawMessage `json:"events,omitempty"`
 	// Successor, SuccessorHolder and SuccessorIncarnation are those of a
 	// dead session record (schema version 5).
 	Successor            string `json:"successor,omitempty"`
@@ -82,10 +83,14 @@ type eventValue struct {
 // logSeq and which carries events; pin is the version a settled record
 // stands for (0: none).
 func encodeRecord(r store.Record, logSeq uint64, events []loggedEvent, pin int64) string {
+	var raw json.RawMessage
+	if len(events) > 0 {
+		raw, _ = json.Marshal(events)
+	}
 	b, _ := json.Marshal(recordValue{
 		Holder: r.Holder, Incarnation: r.Incarnation, Token: r.Token, Lease: r.Lease,
 		Session: r.Session, Transfer: r.Transfer, Updated: r.Updated, LogSeq: logSeq,
-		Events: events, Successor: r.Successor, SuccessorHolder: r.SuccessorHolder,
+		Events: raw, Successor: r.Successor, SuccessorHolder: r.SuccessorHolder,
 		SuccessorIncarnation: r.SuccessorIncarnation, Pin: pin,
 	})
 	return string(b)
@@ -151,7 +156,20 @@ func decodeRecord(name string, kv *mvccpb.KeyValue) (cached, error) {
 	if v.Pin != 0 {
 		r.Version = v.Pin
 	}
-	return cached{stored: r, rec: r, modRev: kv.ModRevision, logSeq: v.LogSeq, events: v.Events}, nil
+	return cached{stored: r, rec: r, modRev: kv.ModRevision, logSeq: v.LogSeq, rawEvents: v.Events}, nil
+}
+
+// heldEvents returns the log events the record carries, decoding them
+// from the stored value at the first call.
+func (c *cached) heldEvents() ([]loggedEvent, error) {
+	if c.rawEvents != nil {
+		var evs []loggedEvent
+		if err := json.Unmarshal(c.rawEvents, &evs); err != nil {
+			return nil, fmt.Errorf("%w: etcd election record %q carries log events that are not baton's: %v", store.ErrCorrupt, c.stored.Name, err)
+		}
+		c.events, c.rawEvents = evs, nil
+	}
+	return c.events, nil
 }
 
 func toEventValue(ev store.Event) eventValue {
@@ -271,9 +289,13 @@ func (s *Store) prepare(cur cached, sw store.Swap, now time.Time, got map[string
 		seq++
 		evs = append(evs, storedriver.NextEvent(seq, rec, sw.Event))
 	}
-	events, logKeys := cur.events, []clientv3.Op(nil)
+	events, err := cur.heldEvents()
+	if err != nil {
+		return prepared{}, err
+	}
+	var logKeys []clientv3.Op
 	if len(evs) > 0 {
-		events, logKeys = s.logOps(name, cur.events, evs...)
+		events, logKeys = s.logOps(name, events, evs...)
 	}
 	ops := append([]clientv3.Op{clientv3.OpPut(s.keys.record(name), encodeRecord(rec, seq, events, 0))}, logKeys...)
 	return prepared{sw: sw, key: s.keys.record(name), rec: rec, logSeq: seq, events: events, guards: gs, ops: ops}, nil
@@ -402,7 +424,11 @@ func (s *Store) readLog(ctx context.Context, name string, after uint64, limit in
 		if err != nil {
 			return nil, 0, nil, err
 		}
-		for _, e := range cur.events {
+		held, err := cur.heldEvents()
+		if err != nil {
+			return nil, 0, nil, err
+		}
+		for _, e := range held {
 			add(e.event(name, e.Seq))
 		}
 		// Then the events of the successions that passed it on, with the

@@ -67,7 +67,10 @@ type cached struct {
 	stored store.Record
 	modRev int64 // the key's ModRevision (0: no such key)
 	logSeq uint64
-	events []loggedEvent // the log events the record carries (inlineEvents)
+	// The log events the record carries (inlineEvents): events, or, until
+	// heldEvents decodes them, rawEvents as stored.
+	events    []loggedEvent
+	rawEvents []byte
 
 	// Filled by resolution (resolveIn): the record as the store shows it
 	// (store.Resolve), the session records it read with their

@@ -402,8 +402,12 @@ func (s *Store) UpdateJob(ctx context.Context, u store.JobUpdate) (store.Job, er
 			// of the successions that passed it on.
 			next = rec.rec
 			next.Updated, next.Via = s.now(), ""
+			held, err := rec.heldEvents()
+			if err != nil {
+				return store.Job{}, err
+			}
 			var logKey []clientv3.Op
-			events, logKey = s.logOps(u.Name, rec.events, append(slices.Clip(rec.implied), storedriver.RescheduledEvent(seq, next, u, next.Updated))...)
+			events, logKey = s.logOps(u.Name, held, append(slices.Clip(rec.implied), storedriver.RescheduledEvent(seq, next, u, next.Updated))...)
 			ops = append(ops, clientv3.OpPut(recKey, encodeRecord(next, seq, events, 0)))
 			ops = append(ops, logKey...)
 			if next.Session != "" {

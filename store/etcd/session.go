@@ -67,9 +67,13 @@ func (s *Store) DeleteSession(ctx context.Context, name string, expect int64) er
 		cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(mark), "=", markRev))
 		ops = append(ops, clientv3.OpDelete(mark))
 	}
-	if len(c.events) > 0 {
-		b, _ := json.Marshal(c.events)
-		ops = append(ops, clientv3.OpPut(s.keys.log(name, c.events[0].Seq), string(b)))
+	held, err := c.heldEvents()
+	if err != nil {
+		return err
+	}
+	if len(held) > 0 {
+		b, _ := json.Marshal(held)
+		ops = append(ops, clientv3.OpPut(s.keys.log(name, held[0].Seq), string(b)))
 	}
 	resp, err := s.txn(ctx, "delete "+name, cmps, ops, nil)
 	if err != nil {

@@ -378,7 +378,11 @@ func (s *Store) settle(ctx context.Context, cs []*cached) (int, error) {
 		}
 		rec := c.rec
 		rec.Via = ""
-		events, logKeys := s.logOps(rec.Name, c.events, c.implied...)
+		held, err := c.heldEvents()
+		if err != nil {
+			return 0, err
+		}
+		events, logKeys := s.logOps(rec.Name, held, c.implied...)
 		seq := c.logSeq + uint64(len(c.implied))
 		gs := append(s.guards(c), s.notDeleting(rec.Session))
 		ops := append([]clientv3.Op{clientv3.OpPut(s.keys.record(rec.Name), encodeRecord(rec, seq, events, rec.Version))}, logKeys...)
