@@ -380,6 +380,34 @@ func TestGroupSuccessionRefusedWhereItCannotWork(t *testing.T) {
 	if _, err := baton.New(memstore.New(), "x", baton.WithSuccession()); err == nil {
 		t.Error("New with WithSuccession: no error")
 	}
+	if _, err := baton.New(memstore.New(), "x", baton.WithoutSuccession()); err == nil {
+		t.Error("New with WithoutSuccession: no error")
+	}
+}
+
+// Succession is a Group's default where it can work, and only there.
+func TestGroupSuccessionByDefault(t *testing.T) {
+	for _, tc := range []struct {
+		what string
+		st   store.Store
+		opts []baton.Option
+		want bool
+	}{
+		{"by default", memstore.New(), nil, true},
+		{"WithSuccession", memstore.New(), []baton.Option{baton.WithSuccession()}, true},
+		{"WithoutSuccession", memstore.New(), []baton.Option{baton.WithoutSuccession()}, false},
+		{"with balance", memstore.New(), []baton.Option{baton.WithBalance()}, false},
+		{"on a store without successions", storeWithout{memstore.New()}, nil, false},
+	} {
+		g, err := baton.NewGroup(tc.st, tc.opts...)
+		if err != nil {
+			t.Fatalf("NewGroup %s: %v", tc.what, err)
+		}
+		if got := g.Succession(); got != tc.want {
+			t.Errorf("NewGroup %s: Succession() = %v, want %v", tc.what, got, tc.want)
+		}
+		g.Close(context.Background())
+	}
 }
 
 // storeWithout hides memstore's store.Succeeder.
