@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	jsonv1 "github.com/go-json-experiment/json/v1"
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
@@ -131,7 +132,11 @@ func decodeRecord(name string, kv *mvccpb.KeyValue) (cached, error) {
 		return cached{stored: r, rec: r}, nil
 	}
 	var v recordValue
-	if err := json.Unmarshal(kv.Value, &v); err != nil {
+	// The v1 semantics of encoding/json, on the faster decoder of its
+	// successor: every read of a name decodes its value, and a bulk
+	// takeover's reads spent most of their client CPU in encoding/json
+	// (BENCHMARKS.md).
+	if err := jsonv1.Unmarshal(kv.Value, &v); err != nil {
 		return cached{}, fmt.Errorf("%w: etcd key %q does not hold a baton election record: %v", store.ErrCorrupt, kv.Key, err)
 	}
 	r := store.Record{
