@@ -88,12 +88,13 @@ type config struct {
 	logger      *slog.Logger
 	obs         *observing // WithObserver's
 	balance     bool
-	// succession is whether a Group takes a dead process's names by
-	// succession, as NewGroup settles it from asked: 0 by default (where
-	// the store keeps successions and the Group does not balance), 1
-	// WithSuccession, -1 WithoutSuccession.
-	succession bool
+	// asked is what the options say of successions: 1 WithSuccession,
+	// -1 WithoutSuccession, 0 nothing (by succession where the store
+	// keeps successions and the Group does not balance). succession is
+	// what NewGroup settled from it: whether the Group takes a dead
+	// process's names by succession.
 	asked      int8
+	succession bool
 
 	renewSet, pollSet, retrySet bool
 }
@@ -177,7 +178,8 @@ func WithSuccession() Option { return func(c *config) { c.asked = 1 } }
 // WithoutSuccession makes a Group take a dead process's names each with a
 // write of its own (a new holder, the token raised by one), as a balanced
 // Group does, instead of by succession (see WithSuccession). A takeover
-// then costs a write a name: 1.8-2.6 s more for 100,000 names on SQLite
+// then costs a write a name: 100,000 names on SQLite were held again
+// 1.8-2.8 s after the floor, against 0.6-0.8 s by succession
 // (BENCHMARKS.md). For a store wrapper whose successions should not be
 // used, or to compare.
 func WithoutSuccession() Option { return func(c *config) { c.asked = -1 } }

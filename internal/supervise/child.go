@@ -272,7 +272,6 @@ done:
 	return 0
 }
 
-// orKilled returns ws, or a status of death by SIGKILL if it is nil.
 // pendingDeadline reads the control lines already written to rd's pipe
 // (descriptor fd), without waiting for more, and returns the last deadline
 // among them, if there is one. Each line is written whole, in one
@@ -303,6 +302,7 @@ func pendingDeadline(rd *bufio.Reader, fd int) (last int64, ok bool, err error) 
 	}
 }
 
+// orKilled returns ws, or a status of death by SIGKILL if it is nil.
 func orKilled(ws *syscall.WaitStatus) *syscall.WaitStatus {
 	if ws != nil {
 		return ws
