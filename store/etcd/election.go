@@ -144,14 +144,9 @@ func decodeRecord(name string, kv *mvccpb.KeyValue) (cached, error) {
 		Session: v.Session, Transfer: v.Transfer, Version: kv.ModRevision, Updated: v.Updated,
 		Successor: v.Successor, SuccessorHolder: v.SuccessorHolder, SuccessorIncarnation: v.SuccessorIncarnation,
 	}
-	bad := ""
+	bad := storedriver.SuccessorFault(r)
 	switch {
-	case v.Successor == "" && (v.SuccessorHolder != "" || v.SuccessorIncarnation != ""):
-		bad = "a successor's holder without a successor"
-	case v.Successor != "" && (!store.IsSession(name) || !store.IsSession(v.Successor)):
-		bad = "a successor that is not a session record's, or on a record that is not one"
-	case v.Successor != "" && (v.Holder != "" || v.SuccessorHolder == ""):
-		bad = "a successor on a held session record, or one named without a holder"
+	case bad != "":
 	case v.Pin < 0 || (v.Pin != 0 && (v.Pin >= kv.ModRevision || store.IsSession(name))):
 		bad = fmt.Sprintf("pinned version %d, at revision %d", v.Pin, kv.ModRevision)
 	}

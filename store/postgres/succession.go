@@ -73,17 +73,14 @@ func scanRow(row pgx.Row) (int64, store.Record, error) {
 }
 
 // checkRow returns the error of a row that no baton wrote, which the
-// schema's constraints refuse (see successionDDL): a successor on a
-// record that is not a dead session record, itself, or without the
-// successor's holder; the successor's holder without a successor.
+// schema's constraints refuse (see successionDDL; storedriver.SuccessorFault).
 func (s *Store) checkRow(op string, r store.Record) error {
-	bad := r.Successor == "" && (r.SuccessorHolder != "" || r.SuccessorIncarnation != "") ||
-		r.Successor != "" && (!store.IsSession(r.Name) || !r.Free() || !store.IsSession(r.Successor) || r.Successor == r.Name || r.SuccessorHolder == "")
-	if !bad {
+	f := storedriver.SuccessorFault(r)
+	if f == "" {
 		return nil
 	}
-	return fmt.Errorf("postgres: %s: %w: schema %q: record %q has successor %q (held by %q) and holder %q, which baton never writes (its tables were changed by another program)",
-		op, store.ErrCorrupt, s.schema, r.Name, r.Successor, r.SuccessorHolder, r.Holder)
+	return fmt.Errorf("postgres: %s: %w: schema %q: record %q has %s, which baton never writes (its tables were changed by another program)",
+		op, store.ErrCorrupt, s.schema, r.Name, f)
 }
 
 // chain is store.Resolve's view of the stored session records: those

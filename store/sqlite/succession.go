@@ -45,19 +45,10 @@ const notPassedOnElection = `(baton_election.session = '' OR NOT EXISTS (SELECT 
 		WHERE s.name = baton_election.session AND s.holder = '' AND s.successor <> ''))`
 
 // checkRow refuses a stored record whose successor columns no write of
-// this package makes: a successor on a record that is not a dead session
-// record, or that names no session record. Such a row is corrupt (another
-// program wrote it), and resolving through it would hand a name to
-// whoever the row says.
+// this package makes (storedriver.SuccessorFault).
 func checkRow(rec store.Record) error {
-	if rec.Successor == "" {
-		if rec.SuccessorHolder != "" || rec.SuccessorIncarnation != "" {
-			return fmt.Errorf("%w: election record %q has a successor's holder but no successor", store.ErrCorrupt, rec.Name)
-		}
-		return nil
-	}
-	if !store.IsSession(rec.Name) || !rec.Free() || !store.IsSession(rec.Successor) || rec.Successor == rec.Name {
-		return fmt.Errorf("%w: election record %q names successor %q, which only a dead session record does, naming another one", store.ErrCorrupt, rec.Name, rec.Successor)
+	if f := storedriver.SuccessorFault(rec); f != "" {
+		return fmt.Errorf("%w: election record %q has %s", store.ErrCorrupt, rec.Name, f)
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/store/storedriver"
 )
 
@@ -23,6 +24,31 @@ func TestChainInto(t *testing.T) {
 	} {
 		if got := storedriver.ChainInto(tc.session, successors); !slices.Equal(got, tc.want) {
 			t.Errorf("ChainInto(%s) = %v, want %v", tc.session, got, tc.want)
+		}
+	}
+}
+
+// SuccessorFault passes what a succession writes and names each field
+// combination no baton write makes.
+func TestSuccessorFault(t *testing.T) {
+	dead := store.Record{Name: "@session/a/1/1", Successor: "@session/b/1/1", SuccessorHolder: "b", SuccessorIncarnation: "1"}
+	ok := []store.Record{{Name: "billing", Holder: "a"}, {Name: "@session/a/1/1", Holder: "a"}, dead}
+	for _, r := range ok {
+		if f := storedriver.SuccessorFault(r); f != "" {
+			t.Errorf("%+v: %s", r, f)
+		}
+	}
+	bad := map[string]store.Record{
+		"holder without successor": {Name: "@session/a/1/1", SuccessorHolder: "b"},
+		"on a name":                {Name: "billing", Successor: "@session/b/1/1", SuccessorHolder: "b"},
+		"naming a name":            {Name: "@session/a/1/1", Successor: "billing", SuccessorHolder: "b"},
+		"itself":                   {Name: "@session/a/1/1", Successor: "@session/a/1/1", SuccessorHolder: "a"},
+		"held":                     {Name: "@session/a/1/1", Holder: "a", Successor: "@session/b/1/1", SuccessorHolder: "b"},
+		"without its holder":       {Name: "@session/a/1/1", Successor: "@session/b/1/1"},
+	}
+	for what, r := range bad {
+		if storedriver.SuccessorFault(r) == "" {
+			t.Errorf("%s: %+v passes", what, r)
 		}
 	}
 }

@@ -354,6 +354,31 @@ func CheckSuccessionSwap(cur store.Record, s store.Swap, newToken uint64, succes
 	return nil
 }
 
+// SuccessorFault returns what is wrong with the successor fields of r, a
+// record as a store read it, or "" when nothing is: a successor only on a
+// dead (free) session record, naming another session record, with that
+// successor's holder kept; the successor's holder and incarnation only
+// with a successor. No baton write makes such a record (another program
+// wrote it), and resolving through it would hand names to whoever it
+// says: each store refuses it as store.ErrCorrupt, saying where it read it.
+func SuccessorFault(r store.Record) string {
+	switch {
+	case r.Successor == "" && (r.SuccessorHolder != "" || r.SuccessorIncarnation != ""):
+		return "a successor's holder without a successor"
+	case r.Successor == "":
+		return ""
+	case !store.IsSession(r.Name) || !store.IsSession(r.Successor):
+		return fmt.Sprintf("successor %q, on a record that is not a session record's or naming one that is not", r.Successor)
+	case r.Successor == r.Name:
+		return "itself as its successor"
+	case !r.Free():
+		return fmt.Sprintf("successor %q on a session record held by %q", r.Successor, r.Holder)
+	case r.SuccessorHolder == "":
+		return fmt.Sprintf("successor %q named without its holder", r.Successor)
+	}
+	return ""
+}
+
 // CheckDeleteSucceeded returns the error store.Store.DeleteSession gives
 // in a store that keeps successions when the dead session cur has a
 // successor and referenced says some record still points at it (a name's
