@@ -172,11 +172,12 @@ func Main(args []string) int {
 		}
 	}
 	termed := map[int]bool{} // children sent SIGTERM
+	stoppedFor := ""         // why the first stop began
 	stop := func(why string) {
 		if stopping {
 			return
 		}
-		stopping = true
+		stopping, stoppedFor = true, why
 		for _, c := range children() {
 			termed[c] = true
 		}
@@ -221,7 +222,14 @@ func Main(args []string) int {
 				stop("got-" + unix.SignalName(s.(syscall.Signal)))
 			}
 		case <-killAt:
-			kill("grace")
+			if stoppedFor == leaseEnding {
+				// SIGTERM came grace before the deadline, so this is the
+				// deadline: the same instant as hold's leaseOver, whichever
+				// timer fires first, and reported as it.
+				kill(leaseOver)
+			} else {
+				kill("grace")
+			}
 		case <-tickC():
 		case <-giveUp:
 			// Only processes that cannot die are left (uninterruptible
