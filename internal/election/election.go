@@ -688,6 +688,13 @@ func (m *Machine) contenderReply(now time.Time, r GetReply) []Action {
 	// as passed on to this session.
 	adopt := m.adopt
 	m.adopt = ""
+	if adopt == "" && m.awaiting != "" {
+		// A read can show the succession before the Group tells of it (a
+		// sweep's re-read sent as the observer ended the session): passed
+		// on from the session this campaign saw holding the record, it
+		// was passed on since, so it is no term this machine held.
+		adopt = m.awaiting
+	}
 	switch {
 	case adopt != "" && rec.Via == adopt && m.mine(rec) && m.sess != nil && m.sess.alive && rec.Session == m.sess.name:
 		// Passed on to this Group's session by its own succession of the
