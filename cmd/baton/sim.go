@@ -107,6 +107,11 @@ store compares a swap with the stored version, not the resolved one: a
 dead holder's release that was out while its session was passed on
 lands), succession-adopt-unread (a machine takes a term passed on to its
 session from the record it read before, without reading it again),
+succession-list-ended (a node that a succession passed names on to lists
+the session that ended, not its own: names settled onto its session
+first, that it does not campaign for, stay with it), succession-list-no-retry
+(a release by that listing that failed, on an operator's transfer request
+written meanwhile, say, is not tried again: the name stays with it),
 settle-stored-token (the store settles a name passed on with its stored
 token: the successor's token is handed out again), settle-new-version
 (the store gives a settled record a new version: its holder finds it
@@ -135,7 +140,7 @@ func runSim(ctx context.Context, e *env, args []string) int {
 	mutate := fs.String("mutate", "", "turn a protection off to show the checker bites: "+mutationList)
 	sessions := fs.String("sessions", string(o.Sessions), "which nodes hold their names through a session: seeded (drawn per seed), on, off or mixed")
 	balance := fs.String("balance", string(o.Balance), "which seeds run balanced (baton.WithBalance): seeded (half the seeds whose nodes all hold through a session), on (every seed; sessions on) or off")
-	fs.IntVar(&o.Names, "names", o.Names, "names each node campaigns for besides the job's")
+	fs.IntVar(&o.Names, "names", o.Names, "names besides the job's (shard-1, shard-2, ...); every node campaigns for every one, except in a third of the unbalanced seeds, where each node leaves each to the others a third of the time (--trace says which)")
 	fs.IntVar(&o.Nodes, "nodes", o.Nodes, "nodes per run")
 	fs.DurationVar(&o.Duration, "duration", o.Duration, "virtual time per seed")
 	fs.DurationVar(&o.Lease, "lease", o.Lease, "lease")
@@ -178,6 +183,10 @@ func runSim(ctx context.Context, e *env, args []string) int {
 		o.Mutate.Succession.NoRaise = true
 	case "succession-adopt-unread":
 		o.Mutate.Election.AdoptUnread = true
+	case "succession-list-ended":
+		o.Mutate.Election.ListEnded = true
+	case "succession-list-no-retry":
+		o.Mutate.Election.ListNoRetry = true
 	case "settle-stored-token":
 		o.Mutate.Succession.SettleStoredToken = true
 	case "settle-new-version":
@@ -269,7 +278,7 @@ func runSim(ctx context.Context, e *env, args []string) int {
 	return exitOK
 }
 
-const mutationList = "no-fence, no-margin, no-valid-check, unfenced-ledger, session-no-margin, session-name-expiry, no-pull, succession-stored-version, succession-no-raise, succession-adopt-unread, settle-stored-token, settle-new-version, no-catch-up-cap, no-catch-up-window, no-jitter, ignore-suspension, no-overlap-skip, no-retry-backoff, no-manual-exempt, no-timeout, node-jitter, no-clock-guard, no-step-down, prune-failed, prune-early or wrap-deadline"
+const mutationList = "no-fence, no-margin, no-valid-check, unfenced-ledger, session-no-margin, session-name-expiry, no-pull, succession-stored-version, succession-no-raise, succession-adopt-unread, succession-list-ended, succession-list-no-retry, settle-stored-token, settle-new-version, no-catch-up-cap, no-catch-up-window, no-jitter, ignore-suspension, no-overlap-skip, no-retry-backoff, no-manual-exempt, no-timeout, node-jitter, no-clock-guard, no-step-down, prune-failed, prune-early or wrap-deadline"
 
 // replayFlags are the flags given that shape a seed's run, for the
 // replay line of a violation: the seed alone would run another cluster.

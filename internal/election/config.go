@@ -78,4 +78,13 @@ type Mutations struct {
 	// without reading it again: a release by the dead holder, or any write,
 	// in between is missed.
 	AdoptUnread bool
+	// ListEnded makes a Group that a succession passed names on to list
+	// the records of the session that ended, not those of its own: names
+	// that a collector settled onto its session first are never found,
+	// and those it does not campaign for stay held through its session.
+	ListEnded bool
+	// ListNoRetry makes a Group whose listing's release of a name failed
+	// (the record changed: an operator's transfer request, say) leave it:
+	// a name it does not campaign for stays held through its session.
+	ListNoRetry bool
 }

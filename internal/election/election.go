@@ -481,11 +481,7 @@ func (m *Machine) fail(err error) []Action {
 }
 
 func (m *Machine) release(now time.Time, cur store.Record) []Action {
-	free := store.Record{Name: cur.Name, Token: cur.Token, Lease: cur.Lease}
-	kind := store.Released
-	if cur.Transfer != "" && cur.Transfer != store.AnyNode {
-		free.Transfer, kind = cur.Transfer, store.Transferred
-	}
+	free, kind := freed(cur)
 	if cur.Transfer == store.AnyNode {
 		// Two polls: a waiting node reads the free record within one.
 		m.yieldToken, m.yieldUntil = cur.Token, now.Add(2*m.cfg.Poll)
@@ -494,6 +490,17 @@ func (m *Machine) release(now time.Time, cur store.Record) []Action {
 		kind = "" // session records keep no election log
 	}
 	return m.send(now, opRelease, store.Swap{Expect: cur.Version, Record: free, Event: kind})
+}
+
+// freed is the free record that releases cur, and the event the release
+// logs: towards the node a transfer asks for, if one does.
+func freed(cur store.Record) (store.Record, store.EventKind) {
+	free := store.Record{Name: cur.Name, Token: cur.Token, Lease: cur.Lease}
+	if cur.Transfer != "" && cur.Transfer != store.AnyNode {
+		free.Transfer = cur.Transfer
+		return free, store.Transferred
+	}
+	return free, store.Released
 }
 
 func (m *Machine) finishRelease(now time.Time, err error) []Action {

@@ -159,10 +159,11 @@ type Await struct {
 }
 
 // List asks the runtime for the records whose stored record points at
-// the session record Session, names after After, at most ListPage of them
+// the session record Session or at a dead session whose successors lead
+// to it, names after After, at most ListPage of them
 // (store.Succeeder.HeldThrough), and to feed back a ListReply. A Group
-// asks after a succession passed a session on to its own, for the names
-// it does not campaign for.
+// asks for its own session's after a succession passed names on to it,
+// for the names it does not campaign for.
 type List struct{ Session, After string }
 
 // ListPage is the most records a List asks for.

@@ -536,7 +536,17 @@ func (g *Group) reply(now time.Time, name string, r GetReply, swap bool) []Actio
 		}
 		return g.afterObserver(now, name, acts)
 	}
-	if e := g.names[name]; e != nil {
+	e := g.names[name]
+	if swap && (e == nil || e.phase == idle && e.m.inflight == opNone) {
+		// A listing's release (listed): if it failed, the record changed
+		// since the listing read it (an operator asked for a transfer,
+		// say), and may still be held through the session: list again.
+		if r.Err != nil && !store.Permanent(r.Err) && g.sm != nil && g.view.alive && !g.cfg.Mutate.ListNoRetry {
+			g.listOwn(now, "")
+		}
+		return nil
+	}
+	if e != nil {
 		return g.entryActs(now, name, e, e.m.stepReply(now, r, swap))
 	}
 	return nil // a late reply for a session or observer that is gone
@@ -703,11 +713,8 @@ func (g *Group) afterObserver(now time.Time, s string, acts []Action) []Action {
 		// after the floor); their candidates elsewhere re-read at that
 		// pace anyway.
 		g.ending = append(g.ending, ended{session: s, names: waiting, successor: o.successor})
-		if o.successor == g.view.name && g.sm != nil && g.lists[s] == nil {
-			if g.lists == nil {
-				g.lists = map[string]*listing{}
-			}
-			g.lists[s] = &listing{at: now.Add(g.cfg.Poll)}
+		if o.successor == g.view.name && g.sm != nil {
+			g.listOwn(now, s)
 		}
 		return concat(acts, g.endSome(now))
 	}
@@ -724,17 +731,43 @@ func (g *Group) afterObserver(now time.Time, s string, acts []Action) []Action {
 	return concat(acts, g.endSome(now))
 }
 
-// listing is where the listing of a session passed on to the group's
-// stands: the last name listed, and when the next page is due (zero: a
-// List is out).
+// listing is where the listing of the group's session stands: the last
+// name listed, when the next page is due (zero: a List is out), and
+// whether another succession passed names on to it since the listing
+// began (it lists again from the start when it ends: those names may
+// sort before the last one listed).
 type listing struct {
 	after string
 	at    time.Time
+	again bool
 }
 
-// listed takes a page of the records a succession passed on to the
-// group's session (ListReply): each one held through its session that the
-// group does not campaign for (no machine, or one that stopped) is
+// listOwn lists, a poll from now, the records held through the group's
+// session, after a succession passed names on to it. Its own session,
+// not the one that ended: a collector elsewhere may settle the names of
+// the session that ended onto this one (store.Succeeder.Settle) and
+// delete it before the listing reads it, and a listing of that session
+// would then find nothing, and the names the group does not campaign for
+// would stay held through its session while it lives (the simulator's
+// seeds whose nodes campaign for different names found it).
+func (g *Group) listOwn(now time.Time, ended string) {
+	s := g.view.name
+	if g.cfg.Mutate.ListEnded && ended != "" {
+		s = ended // mutation: the listing as it was
+	}
+	if l := g.lists[s]; l != nil {
+		l.again = true
+		return
+	}
+	if g.lists == nil {
+		g.lists = map[string]*listing{}
+	}
+	g.lists[s] = &listing{at: now.Add(g.cfg.Poll)}
+}
+
+// listed takes a page of the records held through the group's session,
+// those that successions passed on to it included (ListReply): each one
+// that the group does not campaign for (no machine, or one that stopped) is
 // released at once, with its token, so that its candidates take it as a
 // free record; the others are its machines' (they read and adopt their
 // own). A failed read is tried again a poll later; a full page asks for
@@ -754,16 +787,20 @@ func (g *Group) listed(now time.Time, r ListReply) []Action {
 	}
 	var acts []Action
 	for _, rec := range r.Records {
-		if e := g.names[rec.Name]; e != nil && e.phase != idle {
-			continue
+		if e := g.names[rec.Name]; e != nil && (e.phase != idle || e.m.inflight != opNone) {
+			continue // the machine's (its reply would be mistaken for this one's)
 		}
 		if rec.Session != g.view.name || rec.Holder != g.cfg.Node || rec.Incarnation != g.cfg.Incarnation {
 			continue // not held through this group's session any more
 		}
-		free := store.Record{Name: rec.Name, Token: rec.Token, Lease: rec.Lease}
-		acts = append(acts, Swap{Swap: store.Swap{Expect: rec.Version, Record: free, Event: store.Released}})
+		free, kind := freed(rec)
+		acts = append(acts, Swap{Swap: store.Swap{Expect: rec.Version, Record: free, Event: kind}})
 	}
 	if len(r.Records) < ListPage {
+		if l.again {
+			l.after, l.at, l.again = "", now.Add(g.cfg.Poll), false
+			return acts
+		}
 		delete(g.lists, r.Session)
 		return acts
 	}

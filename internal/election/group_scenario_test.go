@@ -22,7 +22,7 @@ import (
 //	start name=N [hold] | tick | feed [live] | changed name=N v=V | resign [name=N token=T]  (any step takes at=D)
 //	get name=N holder=H inc=I token=T v=V [lease=D] [session=S] [transfer=X] | get name=N free token=T v=V | get name=N err=E
 //	swap name=N | swap name=N err=E   (ok: the record the group last wrote for N, its version one more)
-//	listed session=S names=A,B token=T v=V | listed session=S err=E   (a page of the records S passed on to @self)
+//	listed session=S names=A,B token=T v=V [via=S] [transfer=X] | listed session=S err=E   (a page of the records held through S)
 //	(config succession; get takes via=S and successor=S too)
 //
 // A session record's name is written @self for this node's current
@@ -172,12 +172,15 @@ func (x *groupHarness) step(s scenario.Step) string {
 		}
 		ev = r
 	case "listed":
-		// The records a succession passed on from session to this
-		// group's session: names=A,B at token=T v=V.
+		// The records held through this group's session (session=@self),
+		// passed on by a succession from via=S if given: names=A,B at
+		// token=T v=V, asking for a transfer to transfer=X if given.
 		sess, _ := s.Get("session")
 		names, _ := s.Get("names")
 		tok, _ := s.Get("token")
 		v, _ := s.Get("v")
+		via, _ := s.Get("via")
+		transfer, _ := s.Get("transfer")
 		token, _ := strconv.ParseUint(tok, 10, 64)
 		version, _ := strconv.ParseInt(v, 10, 64)
 		r := election.ListReply{Session: x.resolve(sess), Err: failure}
@@ -185,7 +188,7 @@ func (x *groupHarness) step(s scenario.Step) string {
 		for _, n := range strings.Split(names, ",") {
 			if n != "" && failure == nil {
 				r.Records = append(r.Records, store.Record{Name: n, Holder: x.cfg.Node, Incarnation: x.cfg.Incarnation,
-					Token: token, Lease: x.cfg.Lease, Session: self, Via: r.Session, Version: version})
+					Token: token, Lease: x.cfg.Lease, Session: self, Via: x.resolve(via), Transfer: transfer, Version: version})
 			}
 		}
 		ev = r

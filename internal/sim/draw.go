@@ -13,12 +13,13 @@ import (
 
 // variant is how a seed's cluster runs its names.
 type variant struct {
-	sessions    []bool // per node: holds its names through a session
-	notify      bool   // change notifications (else polling alone, as when a watch is broken)
-	callLatency bool   // election requests travel the latency before the store applies them
-	balance     bool   // balanced holding (every node through a session)
-	takeStep    int    // election.Config.TakeStep (0: the default)
-	succession  bool   // election.Config.Succession (unbalanced session nodes)
+	sessions    []bool   // per node: holds its names through a session
+	notify      bool     // change notifications (else polling alone, as when a watch is broken)
+	callLatency bool     // election requests travel the latency before the store applies them
+	balance     bool     // balanced holding (every node through a session)
+	takeStep    int      // election.Config.TakeStep (0: the default)
+	succession  bool     // election.Config.Succession (unbalanced session nodes)
+	ignores     [][]bool // vcluster.Config.Ignores (nil: every node campaigns for every name)
 }
 
 // drawVariant says which nodes of a seed hold their names through a
@@ -65,7 +66,37 @@ func drawVariant(o Options, seed uint64) variant {
 	// Half the unbalanced seeds with a session node end dead sessions by
 	// succession (the in-memory store keeps them): drawn after the rest.
 	v.succession = !v.balance && slices.Contains(on, true) && !o.NoSuccession && rng.IntN(2) == 0
+	v.ignores = drawIgnores(o, seed, v)
 	return v
+}
+
+// drawIgnores draws, in a third of the unbalanced seeds with names besides
+// the job's and more than one node, which names each node does not
+// campaign for: each of those names, a third of the time, every one still
+// campaigned for by some node (a balanced run's shares assume the nodes
+// campaign for the same names). A session ended by succession then passes
+// names to a node that must let them go. From a stream of its own, so
+// that the other draws of a seed stay as they were.
+func drawIgnores(o Options, seed uint64, v variant) [][]bool {
+	rng := rand.New(rand.NewPCG(mix(seed), 0x69676e6f7265)) // "ignore"
+	if v.balance || o.Names == 0 || o.Nodes < 2 || rng.IntN(3) != 0 {
+		return nil
+	}
+	ignores := make([][]bool, o.Nodes)
+	for n := range ignores {
+		ignores[n] = make([]bool, o.Names+1)
+	}
+	for i := 1; i <= o.Names; i++ {
+		all := true
+		for n := range ignores {
+			ignores[n][i] = rng.IntN(3) == 0
+			all = all && ignores[n][i]
+		}
+		if all {
+			ignores[rng.IntN(o.Nodes)][i] = false
+		}
+	}
+	return ignores
 }
 
 // drawSuspension draws, in a quarter of the seeds, an operator's

@@ -14,7 +14,9 @@
 // real fence under it and checks the invariants after every event; at the
 // end it checks liveness: every period due early enough was completed.
 //
-// Every node campaigns for the job's name and Options.Names more. Per seed
+// Every node campaigns for the job's name and Options.Names more (in a
+// third of the unbalanced seeds, each node leaves each of those to the
+// others a third of the time, every one keeping a candidate). Per seed
 // (Options.Sessions), every node holds its names through one session
 // record (baton.Group), or each on its own record (baton.Elector), or the
 // nodes are mixed, so both kinds of holder contend for the same names; a
@@ -111,7 +113,7 @@ func Run(ctx context.Context, o Options, seed uint64) (Result, error) {
 		Check: true, Trace: o.Trace, Clock: clock, Plant: plant,
 	}
 	c.Names, c.Sessions, c.Notify, c.CallLatency, c.Balance = o.Names, v.sessions, v.notify, v.callLatency, v.balance
-	c.TakeStep, c.Succession = v.takeStep, v.succession
+	c.TakeStep, c.Succession, c.Ignores = v.takeStep, v.succession, v.ignores
 	c.Collect = drawCollect(o, seed, v, latency)
 	c.Mutate = o.Mutate
 	c.Policy = w.policy
@@ -126,6 +128,17 @@ func Run(ctx context.Context, o Options, seed uint64) (Result, error) {
 		onOff := map[bool]string{true: "on", false: "off"}
 		fmt.Fprintf(o.Trace, "%d names besides %s; %s; balanced %s; change notifications %s; store latency %v, election requests travel it %s; takeovers %s names a step; succession %s\n",
 			o.Names, vcluster.Job, strings.Join(kinds, ", "), onOff[v.balance], onOff[v.notify], latency, onOff[v.callLatency], takeStepText(v.takeStep), onOff[v.succession])
+		for n, ignored := range v.ignores {
+			var names []string
+			for i, ig := range ignored {
+				if ig {
+					names = append(names, fmt.Sprintf("shard-%d", i))
+				}
+			}
+			if len(names) > 0 {
+				fmt.Fprintf(o.Trace, "node-%d does not campaign for %s\n", n, strings.Join(names, ", "))
+			}
+		}
 		fmt.Fprintf(o.Trace, "policy: catch-up %s, max %d, window %v, overlap %s, jitter %v, %d retries (backoff %v), timeout %v; retention %+v; runs take time %s (longest %v); %d backfills\n",
 			c.Policy.CatchUp, c.Policy.Max, c.Policy.Window, c.Policy.Overlap, c.Policy.Jitter, c.Policy.Retries, c.Policy.RetryBackoff,
 			c.Policy.Timeout, c.Retention, onOff[w.effect != nil], w.longest, len(w.backfills))

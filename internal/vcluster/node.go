@@ -138,7 +138,10 @@ func (e *engine) newMachine(n *node) {
 
 // campaign starts the campaign for every name, as a new process does.
 func (e *engine) campaign(n *node) {
-	for _, name := range e.names {
+	for i, name := range e.names {
+		if i > 0 && n.idx < len(e.c.Ignores) && i < len(e.c.Ignores[n.idx]) && e.c.Ignores[n.idx][i] {
+			continue
+		}
 		// Held until the node stops, as baton.Group.Hold and
 		// Elector.Run hold them: the machine campaigns again after each
 		// term by itself.

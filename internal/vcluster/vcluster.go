@@ -115,6 +115,13 @@ type Config struct {
 	// "shard-1" to "shard-<Names>", held like Job but without work. 0: Job
 	// only.
 	Names int
+	// Ignores[n][i] true: node n does not campaign for the i-th name
+	// ("shard-i"; index 0, Job, is campaigned for by every node). A name
+	// held through a session that ends by succession passes to the
+	// successor whether it campaigns for the name or not, and the
+	// successor must let it go (election.Group's listing). Index by
+	// node; nil or short: every node campaigns for every name.
+	Ignores [][]bool
 	// Sessions says which nodes hold their names through one session record
 	// (as baton.Group does); the others renew each name's own record (as
 	// baton.Elector does). Index by node; nil or short: no sessions.
