@@ -221,6 +221,32 @@ func BenchmarkGetMany1000(b *testing.B) {
 		b.ResetTimer()
 		run(b, s, names)
 	})
+	b.Run("path=range/passed-on", func(b *testing.B) {
+		// The records as a takeover by succession reads them: held
+		// through a session that ended naming another as its successor,
+		// so each resolves through both session records.
+		s := benchStore(b)
+		ctx := context.Background()
+		sess, err := s.Swap(ctx, store.Swap{Record: sessionRecord("n1", "i1")})
+		if err != nil {
+			b.Fatal(err)
+		}
+		names, _ := holdMany(b, s, sess, 1000)
+		heir, err := s.Swap(ctx, store.Swap{Record: sessionRecord("n2", "i2")})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := s.Swap(ctx, store.Swap{Expect: sess.Version, Record: store.Record{Name: sess.Name, Lease: sess.Lease, Successor: heir.Name}}); err != nil {
+			b.Fatal(err)
+		}
+		r := openStore(b, benchCluster(b).Endpoints(), etcd.WithPrefix(s.Prefix()))
+		b.Cleanup(func() { r.Close() })
+		if res, err := r.GetMany(ctx, names[:1]); err != nil || res[0].Record.Session != heir.Name {
+			b.Fatalf("GetMany = %+v, %v; want the record passed on to %s", res, err, heir.Name)
+		}
+		b.ResetTimer()
+		run(b, r, names)
+	})
 	for _, inFlight := range []int{1, 4, 8, 16} {
 		b.Run(fmt.Sprintf("path=txns/in-flight=%d", inFlight), func(b *testing.B) {
 			defer etcd.SetBatchInFlight(etcd.SetBatchInFlight(inFlight))
