@@ -749,7 +749,11 @@ type listing struct {
 // delete it before the listing reads it, and a listing of that session
 // would then find nothing, and the names the group does not campaign for
 // would stay held through its session while it lives (the simulator's
-// seeds whose nodes campaign for different names found it).
+// seeds whose nodes campaign for different names found it). It costs a
+// read of every record the group holds through its session, once per
+// succession (on SQLite and PostgreSQL the session index's rows; on
+// etcd, which keeps no such index, a listing of either session reads
+// every record anyway).
 func (g *Group) listOwn(now time.Time, ended string) {
 	s := g.view.name
 	if g.cfg.Mutate.ListEnded && ended != "" {
