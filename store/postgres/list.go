@@ -7,6 +7,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/store/storedriver"
 )
 
 // Names implements store.Store. Session records are not names: they are
@@ -69,31 +70,83 @@ func (s *Store) CountHolders(ctx context.Context, now time.Time) ([]store.Holder
 	if err := s.enter(ctx, op); err != nil {
 		return nil, 0, err
 	}
-	rows, err := s.pool.Query(ctx, `SELECT holder, incarnation, session, count(*),
-			count(*) FILTER (WHERE updated + make_interval(secs => lease_ns / 1e9) < $2),
-			(SELECT count(*) FROM `+s.q+`.jobs j WHERE NOT EXISTS (SELECT 1 FROM `+s.q+`.election e WHERE e.name = j.name))
-		FROM `+s.q+`.election WHERE NOT starts_with(name, $1)
-		GROUP BY holder, incarnation, session ORDER BY holder, incarnation, session`, store.SessionPrefix, now)
+	var out []store.HolderCount
+	jobs := -1
+	err := s.readTx(ctx, func(tx pgx.Tx) error {
+		out, jobs = nil, -1
+		rows, err := tx.Query(ctx, `SELECT holder, incarnation, session, count(*),
+				count(*) FILTER (WHERE updated + make_interval(secs => lease_ns / 1e9) < $2),
+				(SELECT count(*) FROM `+s.q+`.jobs j WHERE NOT EXISTS (SELECT 1 FROM `+s.q+`.election e WHERE e.name = j.name))
+			FROM `+s.q+`.election WHERE NOT starts_with(name, $1)
+			GROUP BY holder, incarnation, session ORDER BY holder, incarnation, session`, store.SessionPrefix, now)
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			var c store.HolderCount
+			if err := rows.Scan(&c.Holder, &c.Incarnation, &c.Session, &c.Names, &c.Silent, &jobs); err != nil {
+				rows.Close()
+				return err
+			}
+			out = append(out, c)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		if jobs < 0 { // no election record at all: every job is without one
+			if err := tx.QueryRow(ctx, `SELECT count(*) FROM `+s.q+`.jobs`).Scan(&jobs); err != nil {
+				return err
+			}
+		}
+		out, err = s.resolveCounts(ctx, tx, out, now)
+		return err
+	})
 	if err != nil {
 		return nil, 0, s.fail(ctx, op, err)
 	}
-	defer rows.Close()
-	var out []store.HolderCount
-	jobs := -1
-	for rows.Next() {
-		var c store.HolderCount
-		if err := rows.Scan(&c.Holder, &c.Incarnation, &c.Session, &c.Names, &c.Silent, &jobs); err != nil {
-			return nil, 0, s.fail(ctx, op, err)
-		}
-		out = append(out, c)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, 0, s.fail(ctx, op, err)
-	}
-	if jobs < 0 { // no election record at all: every job is without one
-		if err := s.pool.QueryRow(ctx, `SELECT count(*) FROM `+s.q+`.jobs`).Scan(&jobs); err != nil {
-			return nil, 0, s.fail(ctx, op, err)
-		}
-	}
 	return out, jobs, nil
+}
+
+// resolveCounts counts each group of gs held through a session that a
+// succession passed on as its successor's, in tx (as SQLite's): silent by
+// the resolved Updated, the latest of the record's own and the
+// successions'.
+func (s *Store) resolveCounts(ctx context.Context, tx pgx.Tx, gs []store.HolderCount, now time.Time) ([]store.HolderCount, error) {
+	var raws []store.Record
+	var at []int // the group of each raw
+	for i, g := range gs {
+		if g.Holder != "" && g.Session != "" {
+			raws = append(raws, store.Record{Name: g.Session, Holder: g.Holder, Incarnation: g.Incarnation, Session: g.Session})
+			at = append(at, i)
+		}
+	}
+	if len(raws) == 0 {
+		return gs, nil
+	}
+	res, err := s.newChain("count holders", tx, false).resolve(ctx, raws, false)
+	if err != nil {
+		return nil, err
+	}
+	for j, r := range res {
+		if r.rec.Via == "" {
+			continue
+		}
+		g := &gs[at[j]]
+		var since *time.Time
+		if !r.rec.Updated.IsZero() {
+			since = &r.rec.Updated
+		}
+		if err := tx.QueryRow(ctx, `SELECT count(*) FILTER (WHERE greatest(updated, $4) + make_interval(secs => lease_ns / 1e9) < $5)
+			FROM `+s.q+`.election WHERE session = $1 AND holder = $2 AND incarnation = $3 AND NOT starts_with(name, $6)`,
+			g.Session, g.Holder, g.Incarnation, since, now, store.SessionPrefix).Scan(&g.Silent); err != nil {
+			return nil, err
+		}
+		g.Holder, g.Incarnation, g.Session = r.rec.Holder, r.rec.Incarnation, r.rec.Session
+	}
+	var h storedriver.Holders
+	for _, g := range gs {
+		h.Merge(g)
+	}
+	return h.Counts(), nil
 }

@@ -1,14 +1,13 @@
 package sqlite
 
 import (
-	"cmp"
 	"context"
 	"database/sql"
 	"math"
-	"slices"
 	"time"
 
 	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/store/storedriver"
 )
 
 // Names implements store.Store. Session records (store.SessionPrefix) are
@@ -134,8 +133,7 @@ func (s *Store) resolveCounts(ctx context.Context, tx *sql.Tx, gs []store.Holder
 	if err := c.load(ctx, getMany, sessions); err != nil {
 		return nil, err
 	}
-	out := gs[:0:0]
-	at := make(map[store.HolderCount]int, len(gs)) // by holder, incarnation, session
+	var h storedriver.Holders
 	for _, g := range gs {
 		r, err := store.Resolve(store.Record{Name: g.Session, Holder: g.Holder, Incarnation: g.Incarnation, Session: g.Session}, c.session, nil)
 		if err != nil {
@@ -156,19 +154,9 @@ func (s *Store) resolveCounts(ctx context.Context, tx *sql.Tx, gs []store.Holder
 			}
 			g.Holder, g.Incarnation, g.Session = r.Holder, r.Incarnation, r.Session
 		}
-		key := store.HolderCount{Holder: g.Holder, Incarnation: g.Incarnation, Session: g.Session}
-		if i, ok := at[key]; ok {
-			out[i].Names += g.Names
-			out[i].Silent += g.Silent
-			continue
-		}
-		at[key] = len(out)
-		out = append(out, g)
+		h.Merge(g)
 	}
-	slices.SortFunc(out, func(a, b store.HolderCount) int {
-		return cmp.Or(cmp.Compare(a.Holder, b.Holder), cmp.Compare(a.Incarnation, b.Incarnation), cmp.Compare(a.Session, b.Session))
-	})
-	return out, nil
+	return h.Counts(), nil
 }
 
 // scanNames reads a one-column result of names and closes it.

@@ -129,6 +129,22 @@ func (h *Holders) Add(r store.Record, now time.Time) {
 	}
 }
 
+// Merge adds the counts of g to its group: for a backend that groups in a
+// query and then counts some groups as others (those held through a
+// session that a succession passed on, as their successor's).
+func (h *Holders) Merge(g store.HolderCount) {
+	if h.groups == nil {
+		h.groups = map[holderKey]*store.HolderCount{}
+	}
+	k := holderKey{g.Holder, g.Incarnation, g.Session}
+	if have := h.groups[k]; have != nil {
+		have.Names += g.Names
+		have.Silent += g.Silent
+		return
+	}
+	h.groups[k] = &g
+}
+
 // Counts returns the groups, sorted by holder, incarnation and session.
 func (h *Holders) Counts() []store.HolderCount {
 	out := make([]store.HolderCount, 0, len(h.groups))

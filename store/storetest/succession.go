@@ -4,6 +4,7 @@ import (
 	"errors"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/batonhq/baton/store"
 )
@@ -61,6 +62,7 @@ func RunSuccession(t *testing.T, f Factory) {
 		{"InvalidSuccessors", testSuccessionInvalid},
 		{"Chain", testSuccessionChain},
 		{"Settle", testSuccessionSettle},
+		{"CountHolders", testSuccessionCountHolders},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -366,5 +368,27 @@ func testSuccessionSettle(t *testing.T, s store.Store, h store.Succeeder) {
 		if _, err := s.Swap(ctx(t), store.Swap{Expect: before[n].Version, Record: free, Event: store.Released}); err != nil {
 			t.Fatalf("a release of %s prepared before Settle: %v", n, err)
 		}
+	}
+}
+
+// testSuccessionCountHolders: a summary counts a name passed on as its
+// successor's, as Get shows it, and silent by the resolved record's
+// Updated (the succession's, not only the record's own write).
+func testSuccessionCountHolders(t *testing.T, s store.Store, h store.Succeeder) {
+	_, _, s2, _ := passOn(t, s, "tenant-1")
+	mustSwap(t, s, store.Swap{Record: heldThrough("tenant-2", s2, 1), Event: store.Acquired})
+	got, err := s.Get(ctx(t), "tenant-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []store.HolderCount{{Holder: "n2", Incarnation: s2.Incarnation, Session: s2.Name, Names: 2}}
+	groups, jobs, err := s.CountHolders(ctx(t), got.Updated)
+	if err != nil || jobs != 0 || !slices.Equal(groups, want) {
+		t.Fatalf("CountHolders after a succession = %+v, %d, %v; want %+v, 0", groups, jobs, err, want)
+	}
+	want[0].Silent = 2
+	groups, _, err = s.CountHolders(ctx(t), got.Updated.Add(time.Hour))
+	if err != nil || !slices.Equal(groups, want) {
+		t.Fatalf("CountHolders an hour later = %+v, %v; want %+v", groups, err, want)
 	}
 }
