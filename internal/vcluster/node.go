@@ -136,7 +136,8 @@ func (e *engine) newMachine(n *node) {
 	n.coll = nil // the old incarnation's pass ended with it
 }
 
-// campaign starts the campaign for every name, as a new process does.
+// campaign starts the campaign for every name n does not ignore
+// (Config.Ignores), as a new process does.
 func (e *engine) campaign(n *node) {
 	for i, name := range e.names {
 		if i > 0 && n.idx < len(e.c.Ignores) && i < len(e.c.Ignores[n.idx]) && e.c.Ignores[n.idx][i] {
