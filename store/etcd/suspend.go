@@ -123,6 +123,16 @@ func (s *Store) SuspendJob(ctx context.Context, sj store.JobSuspend) (store.Job,
 		if err := storedriver.CheckSuspend(sj, cur, jkv != nil); err != nil {
 			return store.Job{}, err
 		}
+		if len(rec.implied) > 0 {
+			// Passed on by a succession: settled first (Settle, for this
+			// name), so that the log shows the succession's event, then
+			// the suspension by the holder it was passed on to, as on the
+			// other stores; then read again.
+			if _, err := s.settle(ctx, []*cached{&rec}); err != nil {
+				return store.Job{}, err
+			}
+			continue
+		}
 		at := s.now()
 		out := storedriver.Suspend(sj, cur, at)
 		cmps := []clientv3.Cmp{clientv3.Compare(clientv3.ModRevision(jobKey), "=", jkv.ModRevision)}

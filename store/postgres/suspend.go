@@ -82,6 +82,17 @@ func (s *Store) SuspendJob(ctx context.Context, sj store.JobSuspend) (store.Job,
 			sj.Name, toNull(out.Suspension.At), out.Suspension.By, out.Suspension.Reason); err != nil {
 			return err
 		}
+		// A name that a succession passed on is settled first, so that
+		// its log shows the succession, then the suspension by the
+		// holder it was passed on to (as a swap of it would).
+		c := s.newChain(op, tx, true)
+		_, raws, err := c.readRows(ctx, tx, s.sql.lockRecord, false, sj.Name)
+		if err != nil {
+			return err
+		}
+		if err := s.settle(ctx, tx, c, raws); err != nil {
+			return err
+		}
 		ev := storedriver.SuspendEvent(0, store.Record{Name: sj.Name}, sj, at)
 		_, err = tx.Exec(ctx, `INSERT INTO `+s.q+`.election_log (name, seq, kind, holder, incarnation, token, transfer, time, detail)
 			SELECT e.name, coalesce((SELECT max(seq) FROM `+s.q+`.election_log WHERE name = $1), 0) + 1, $2,
@@ -90,7 +101,7 @@ func (s *Store) SuspendJob(ctx context.Context, sj store.JobSuspend) (store.Job,
 		return err
 	})
 	if err != nil {
-		return store.Job{}, s.fail(ctx, op, err)
+		return store.Job{}, s.failResolve(ctx, op, err)
 	}
 	if refused != nil {
 		return store.Job{}, refused

@@ -2,7 +2,9 @@ package storetest
 
 import (
 	"errors"
+	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -63,6 +65,7 @@ func RunSuccession(t *testing.T, f Factory) {
 		{"Chain", testSuccessionChain},
 		{"Settle", testSuccessionSettle},
 		{"CountHolders", testSuccessionCountHolders},
+		{"SuspendLogsAfterSuccession", testSuccessionSuspend},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -390,5 +393,57 @@ func testSuccessionCountHolders(t *testing.T, s store.Store, h store.Succeeder) 
 	groups, _, err = s.CountHolders(ctx(t), got.Updated.Add(time.Hour))
 	if err != nil || !slices.Equal(groups, want) {
 		t.Fatalf("CountHolders an hour later = %+v, %v; want %+v", groups, err, want)
+	}
+}
+
+// testSuccessionSuspend: an operator's suspension of a job whose name a
+// succession passed on logs after the succession's event, leaves the
+// record as it was (its version included), and the successor's next
+// write logs after both.
+func testSuccessionSuspend(t *testing.T, s store.Store, h store.Succeeder) {
+	if _, err := s.EnsureJob(ctx(t), store.Job{Name: "job", Schedule: "@daily"}); err != nil {
+		t.Fatal(err)
+	}
+	_, s1, _, _ := passOn(t, s, "job")
+	got, err := s.Get(ctx(t), "job")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.SuspendJob(ctx(t), store.JobSuspend{Name: "job", Suspend: true, By: "op", Reason: "audit"}); err != nil {
+		t.Fatal(err)
+	}
+	// As before it, but for Via: a store may settle the record as it logs
+	// (Settle's resolved form, at the same version).
+	now, err := s.Get(ctx(t), "job")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := now, got
+	a.Via, b.Via = "", ""
+	if a != b || (now.Via != "" && now.Via != got.Via) {
+		t.Fatalf("Get after the suspension = %+v; want %+v as before it (Via aside)", now, got)
+	}
+	kinds := func(evs []store.Event) string {
+		var b []string
+		for _, ev := range evs {
+			b = append(b, fmt.Sprintf("%d:%s@%d", ev.Seq, ev.Kind, ev.Token))
+		}
+		return strings.Join(b, " ")
+	}
+	evs, err := s.History(ctx(t), "job", 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "1:acquired@5 2:taken-over-after-expiry@6 3:suspended@6"; kinds(evs) != want || evs[1].Detail != store.SuccessionDetail(s1.Name) {
+		t.Fatalf("History after the suspension = %s (%+v); want %s", kinds(evs), evs, want)
+	}
+	free := store.Record{Name: "job", Token: got.Token, Lease: got.Lease}
+	mustSwap(t, s, store.Swap{Expect: got.Version, Record: free, Event: store.Released})
+	after, err := s.History(ctx(t), "job", 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "1:acquired@5 2:taken-over-after-expiry@6 3:suspended@6 4:released@6"; kinds(after) != want {
+		t.Fatalf("History after the successor's release = %s; want %s", kinds(after), want)
 	}
 }
