@@ -70,42 +70,60 @@ func (s *Store) CountHolders(ctx context.Context, now time.Time) ([]store.Holder
 	if err := s.enter(ctx, op); err != nil {
 		return nil, 0, err
 	}
-	var out []store.HolderCount
-	jobs := -1
-	err := s.readTx(ctx, func(tx pgx.Tx) error {
-		out, jobs = nil, -1
-		rows, err := tx.Query(ctx, `SELECT holder, incarnation, session, count(*),
-				count(*) FILTER (WHERE updated + make_interval(secs => lease_ns / 1e9) < $2),
-				(SELECT count(*) FROM `+s.q+`.jobs j WHERE NOT EXISTS (SELECT 1 FROM `+s.q+`.election e WHERE e.name = j.name))
-			FROM `+s.q+`.election WHERE NOT starts_with(name, $1)
-			GROUP BY holder, incarnation, session ORDER BY holder, incarnation, session`, store.SessionPrefix, now)
-		if err != nil {
-			return err
-		}
-		for rows.Next() {
-			var c store.HolderCount
-			if err := rows.Scan(&c.Holder, &c.Incarnation, &c.Session, &c.Names, &c.Silent, &jobs); err != nil {
-				rows.Close()
+	// One grouped statement, which also says whether a group's session
+	// was passed on by a succession; only then are the groups read again
+	// and resolved, in one snapshot.
+	out, jobs, passed, err := s.countGroups(ctx, s.pool, now)
+	if err == nil && passed {
+		err = s.readTx(ctx, func(tx pgx.Tx) error {
+			if out, jobs, _, err = s.countGroups(ctx, tx, now); err != nil {
 				return err
 			}
-			out = append(out, c)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
+			out, err = s.resolveCounts(ctx, tx, out, now)
 			return err
-		}
-		if jobs < 0 { // no election record at all: every job is without one
-			if err := tx.QueryRow(ctx, `SELECT count(*) FROM `+s.q+`.jobs`).Scan(&jobs); err != nil {
-				return err
-			}
-		}
-		out, err = s.resolveCounts(ctx, tx, out, now)
-		return err
-	})
+		})
+	}
 	if err != nil {
 		return nil, 0, s.fail(ctx, op, err)
 	}
 	return out, jobs, nil
+}
+
+// countGroups is CountHolders' grouped statement, and whether the session
+// of a group is a dead one with a successor.
+func (s *Store) countGroups(ctx context.Context, q querier, now time.Time) (out []store.HolderCount, jobs int, passed bool, err error) {
+	passedOn := "false"
+	if s.version >= 7 {
+		passedOn = `EXISTS (SELECT 1 FROM ` + s.q + `.election d WHERE d.name = e.session AND d.holder = '' AND d.successor <> '')`
+	}
+	rows, err := q.Query(ctx, `SELECT e.holder, e.incarnation, e.session, count(*),
+			count(*) FILTER (WHERE e.updated + make_interval(secs => e.lease_ns / 1e9) < $2),
+			(SELECT count(*) FROM `+s.q+`.jobs j WHERE NOT EXISTS (SELECT 1 FROM `+s.q+`.election x WHERE x.name = j.name)),
+			`+passedOn+`
+		FROM `+s.q+`.election e WHERE NOT starts_with(e.name, $1)
+		GROUP BY e.holder, e.incarnation, e.session ORDER BY e.holder, e.incarnation, e.session`, store.SessionPrefix, now)
+	if err != nil {
+		return nil, 0, false, err
+	}
+	defer rows.Close()
+	jobs = -1
+	for rows.Next() {
+		var c store.HolderCount
+		var p bool
+		if err := rows.Scan(&c.Holder, &c.Incarnation, &c.Session, &c.Names, &c.Silent, &jobs, &p); err != nil {
+			return nil, 0, false, err
+		}
+		out, passed = append(out, c), passed || p
+	}
+	if err := rows.Err(); err != nil {
+		return nil, 0, false, err
+	}
+	if jobs < 0 { // no election record at all: every job is without one
+		if err := q.QueryRow(ctx, `SELECT count(*) FROM `+s.q+`.jobs`).Scan(&jobs); err != nil {
+			return nil, 0, false, err
+		}
+	}
+	return out, jobs, passed, nil
 }
 
 // resolveCounts counts each group of gs held through a session that a

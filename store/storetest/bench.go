@@ -122,6 +122,19 @@ func Benchmark(b *testing.B, open func(b *testing.B) store.Store) {
 		}
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(names)), "ns/record")
 	})
+	b.Run("CountHolders10000", func(b *testing.B) {
+		// The summary's count (baton sessions, serve's /api/summary):
+		// 10,000 names held through one live session.
+		s := fresh(b)
+		ctx := context.Background()
+		holdThrough(b, s, "n1", 10_000)
+		for b.Loop() {
+			groups, _, err := s.CountHolders(ctx, time.Now())
+			if err != nil || len(groups) != 1 || groups[0].Names != 10_000 {
+				b.Fatalf("CountHolders = %+v, %v; want one group of 10000", groups, err)
+			}
+		}
+	})
 	b.Run("SessionRenewal", func(b *testing.B) {
 		for _, held := range []int{1000, 100_000} {
 			b.Run(fmt.Sprintf("held=%d", held), func(b *testing.B) {
