@@ -84,7 +84,7 @@ func (s *Store) CountHolders(ctx context.Context, now time.Time) ([]store.Holder
 		})
 	}
 	if err != nil {
-		return nil, 0, s.fail(ctx, op, err)
+		return nil, 0, s.failResolve(ctx, op, err) // a corrupt session record is ErrCorrupt, not unavailable
 	}
 	return out, jobs, nil
 }
