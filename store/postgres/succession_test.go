@@ -140,6 +140,9 @@ func TestCorruptSuccessor(t *testing.T) {
 	if _, err := s.Get(ctx, held.Name); !errors.Is(err, store.ErrInvalid) {
 		t.Fatalf("Get of a name held through a cycle: %v, want ErrInvalid", err)
 	}
+	if _, _, err := s.CountHolders(ctx, time.Now()); !errors.Is(err, store.ErrInvalid) || errors.Is(err, store.ErrUnavailable) {
+		t.Fatalf("CountHolders with a name held through a cycle: %v, want ErrInvalid (not unavailable)", err)
+	}
 }
 
 // TestSuccessionRace races the write of a name held through session S1
