@@ -109,6 +109,11 @@ type entry struct {
 	await string    // the session it awaits ("" none)
 }
 
+// still reports whether the name's machine is idle with nothing in
+// flight: a swap of its record that the group sends (a listing's release)
+// cannot be mistaken for one of the machine's.
+func (e *entry) still() bool { return e.phase == idle && e.m.inflight == opNone }
+
 // NewGroup returns an idle Group. cfg.Name is ignored; cfg.Check is how
 // often each held name is re-read in session mode (0: Lease), and each
 // name that awaits another process's session (0: Poll), but never more
@@ -537,7 +542,7 @@ func (g *Group) reply(now time.Time, name string, r GetReply, swap bool) []Actio
 		return g.afterObserver(now, name, acts)
 	}
 	e := g.names[name]
-	if swap && (e == nil || e.phase == idle && e.m.inflight == opNone) {
+	if swap && (e == nil || e.still()) {
 		// A listing's release (listed): if it failed, the record changed
 		// since the listing read it (an operator asked for a transfer,
 		// say), and may still be held through the session: list again.
@@ -791,7 +796,7 @@ func (g *Group) listed(now time.Time, r ListReply) []Action {
 	}
 	var acts []Action
 	for _, rec := range r.Records {
-		if e := g.names[rec.Name]; e != nil && (e.phase != idle || e.m.inflight != opNone) {
+		if e := g.names[rec.Name]; e != nil && !e.still() {
 			continue // the machine's (its reply would be mistaken for this one's)
 		}
 		if rec.Session != g.view.name || rec.Holder != g.cfg.Node || rec.Incarnation != g.cfg.Incarnation {

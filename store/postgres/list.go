@@ -127,44 +127,28 @@ func (s *Store) countGroups(ctx context.Context, q querier, now time.Time) (out 
 }
 
 // resolveCounts counts each group of gs held through a session that a
-// succession passed on as its successor's, in tx (as SQLite's): silent by
-// the resolved Updated, the latest of the record's own and the
-// successions'.
+// succession passed on as its successor's (storedriver.ResolveCounts), in
+// tx.
 func (s *Store) resolveCounts(ctx context.Context, tx pgx.Tx, gs []store.HolderCount, now time.Time) ([]store.HolderCount, error) {
-	var raws []store.Record
-	var at []int // the group of each raw
-	for i, g := range gs {
-		if g.Holder != "" && g.Session != "" {
-			raws = append(raws, store.Record{Name: g.Session, Holder: g.Holder, Incarnation: g.Incarnation, Session: g.Session})
-			at = append(at, i)
-		}
-	}
-	if len(raws) == 0 {
-		return gs, nil
-	}
-	res, err := s.newChain("count holders", tx, false).resolve(ctx, raws, false)
-	if err != nil {
-		return nil, err
-	}
-	for j, r := range res {
-		if r.rec.Via == "" {
-			continue
-		}
-		g := &gs[at[j]]
-		var since *time.Time
-		if !r.rec.Updated.IsZero() {
-			since = &r.rec.Updated
-		}
-		if err := tx.QueryRow(ctx, `SELECT count(*) FILTER (WHERE greatest(updated, $4) + make_interval(secs => lease_ns / 1e9) < $5)
-			FROM `+s.q+`.election WHERE session = $1 AND holder = $2 AND incarnation = $3 AND NOT starts_with(name, $6)`,
-			g.Session, g.Holder, g.Incarnation, since, now, store.SessionPrefix).Scan(&g.Silent); err != nil {
+	return storedriver.ResolveCounts(gs, func(raws []store.Record) ([]store.Record, error) {
+		res, err := s.newChain("count holders", tx, false).resolve(ctx, raws, false)
+		if err != nil {
 			return nil, err
 		}
-		g.Holder, g.Incarnation, g.Session = r.rec.Holder, r.rec.Incarnation, r.rec.Session
-	}
-	var h storedriver.Holders
-	for _, g := range gs {
-		h.Merge(g)
-	}
-	return h.Counts(), nil
+		recs := make([]store.Record, len(res))
+		for i, r := range res {
+			recs[i] = r.rec
+		}
+		return recs, nil
+	}, func(g store.HolderCount, since time.Time) (int, error) {
+		var from *time.Time // NULL: greatest() leaves updated as it is
+		if !since.IsZero() {
+			from = &since
+		}
+		n := 0
+		err := tx.QueryRow(ctx, `SELECT count(*) FILTER (WHERE greatest(updated, $4) + make_interval(secs => lease_ns / 1e9) < $5)
+			FROM `+s.q+`.election WHERE session = $1 AND holder = $2 AND incarnation = $3 AND NOT starts_with(name, $6)`,
+			g.Session, g.Holder, g.Incarnation, from, now, store.SessionPrefix).Scan(&n)
+		return n, err
+	})
 }

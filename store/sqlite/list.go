@@ -116,47 +116,41 @@ func (s *Store) CountHolders(ctx context.Context, now time.Time) ([]store.Holder
 }
 
 // resolveCounts counts each group of gs held through a session that a
-// succession passed on as its successor's, in tx.
+// succession passed on as its successor's (storedriver.ResolveCounts), in
+// tx.
 func (s *Store) resolveCounts(ctx context.Context, tx *sql.Tx, gs []store.HolderCount, now time.Time) ([]store.HolderCount, error) {
-	var sessions []string
-	for _, g := range gs {
-		if g.Holder != "" && g.Session != "" {
-			sessions = append(sessions, g.Session)
+	return storedriver.ResolveCounts(gs, func(raws []store.Record) ([]store.Record, error) {
+		sessions := make([]string, len(raws))
+		for i, r := range raws {
+			sessions[i] = r.Session
 		}
-	}
-	if len(sessions) == 0 {
-		return gs, nil
-	}
-	getMany := tx.StmtContext(ctx, s.st.getMany)
-	defer getMany.Close()
-	c := chain{}
-	if err := c.load(ctx, getMany, sessions); err != nil {
-		return nil, err
-	}
-	var h storedriver.Holders
-	for _, g := range gs {
-		r, err := store.Resolve(store.Record{Name: g.Session, Holder: g.Holder, Incarnation: g.Incarnation, Session: g.Session}, c.session, nil)
-		if err != nil {
+		getMany := tx.StmtContext(ctx, s.st.getMany)
+		defer getMany.Close()
+		c := chain{}
+		if err := c.load(ctx, getMany, sessions); err != nil {
 			return nil, err
 		}
-		if r.Via != "" {
-			// Silent by the resolved Updated: the latest of the
-			// record's own and the successions'.
-			since := int64(math.MinInt64)
-			if !r.Updated.IsZero() {
-				since = r.Updated.UnixNano()
-			}
-			if err := tx.QueryRowContext(ctx,
-				`SELECT coalesce(sum(max(updated_ns, ?4) + lease_ns < ?5), 0) FROM baton_election
-				 WHERE session = ?1 AND holder = ?2 AND incarnation = ?3 AND substr(name, 1, ?6) <> ?7`,
-				g.Session, g.Holder, g.Incarnation, since, now.UnixNano(), len(store.SessionPrefix), store.SessionPrefix).Scan(&g.Silent); err != nil {
+		recs := make([]store.Record, len(raws))
+		for i, raw := range raws {
+			r, err := store.Resolve(raw, c.session, nil)
+			if err != nil {
 				return nil, err
 			}
-			g.Holder, g.Incarnation, g.Session = r.Holder, r.Incarnation, r.Session
+			recs[i] = r
 		}
-		h.Merge(g)
-	}
-	return h.Counts(), nil
+		return recs, nil
+	}, func(g store.HolderCount, since time.Time) (int, error) {
+		from := int64(math.MinInt64)
+		if !since.IsZero() {
+			from = since.UnixNano()
+		}
+		n := 0
+		err := tx.QueryRowContext(ctx,
+			`SELECT coalesce(sum(max(updated_ns, ?4) + lease_ns < ?5), 0) FROM baton_election
+			 WHERE session = ?1 AND holder = ?2 AND incarnation = ?3 AND substr(name, 1, ?6) <> ?7`,
+			g.Session, g.Holder, g.Incarnation, from, now.UnixNano(), len(store.SessionPrefix), store.SessionPrefix).Scan(&n)
+		return n, err
+	})
 }
 
 // scanNames reads a one-column result of names and closes it.

@@ -129,10 +129,52 @@ func (h *Holders) Add(r store.Record, now time.Time) {
 	}
 }
 
-// Merge adds the counts of g to its group: for a backend that groups in a
-// query and then counts some groups as others (those held through a
-// session that a succession passed on, as their successor's).
-func (h *Holders) Merge(g store.HolderCount) {
+// ResolveCounts counts each group of gs, as a backend's grouped query
+// returns them, that is held through a session a succession passed on as
+// its successor's: store.Resolve shows the group's records held by the
+// successor, and silent by the resolved Updated (the latest of a record's
+// own and the successions'). resolve resolves, at once, one record a
+// group held through a session (its holder, incarnation and session;
+// named after the session); silentSince counts the records of group g
+// silent at the backend's now once their Updated is raised to since
+// (zero: not raised). The groups come back merged and sorted.
+func ResolveCounts(gs []store.HolderCount, resolve func([]store.Record) ([]store.Record, error),
+	silentSince func(g store.HolderCount, since time.Time) (int, error)) ([]store.HolderCount, error) {
+	var raws []store.Record
+	var at []int // the group of each raw
+	for i, g := range gs {
+		if g.Holder != "" && g.Session != "" {
+			raws = append(raws, store.Record{Name: g.Session, Holder: g.Holder, Incarnation: g.Incarnation, Session: g.Session})
+			at = append(at, i)
+		}
+	}
+	if len(raws) == 0 {
+		return gs, nil
+	}
+	recs, err := resolve(raws)
+	if err != nil {
+		return nil, err
+	}
+	out := slices.Clone(gs)
+	for j, r := range recs {
+		if r.Via == "" {
+			continue
+		}
+		g := &out[at[j]]
+		if g.Silent, err = silentSince(*g, r.Updated); err != nil {
+			return nil, err
+		}
+		g.Holder, g.Incarnation, g.Session = r.Holder, r.Incarnation, r.Session
+	}
+	var h Holders
+	for _, g := range out {
+		h.merge(g)
+	}
+	return h.Counts(), nil
+}
+
+// merge adds the counts of g to its group.
+func (h *Holders) merge(g store.HolderCount) {
 	if h.groups == nil {
 		h.groups = map[holderKey]*store.HolderCount{}
 	}
