@@ -263,3 +263,27 @@ type TimeSource interface {
 	// StoreTime returns the store's current time.
 	StoreTime(ctx context.Context) (time.Time, error)
 }
+
+// OrderedFeed is an optional capability: a store whose change feed
+// (Store.WatchChanges) reports writes in the order of their versions, so
+// that a batch tells what has not changed as well as what has. Its
+// versions are store-wide and increase in the order the writes commit
+// (etcd's revisions, the in-memory store's counter), and when a feed hands
+// out a batch, every write made after WatchChanges returned whose version
+// is at most the largest Version in that batch has been named in it or in
+// an earlier batch of the same feed, under that version or a later one
+// (a renewal of a name's own record aside, if the feed leaves those out:
+// see WatchChanges; a name held through a session has none).
+//
+// With it, a process that read a record at some point after the feed
+// opened, and was told of no change of it since, knows the record as it
+// stood at the largest version its feed reported: a Group that succeeded
+// a dead session takes the names it was passed on from the reads it made
+// while it waited, once its feed reported the succession's own write
+// (docs/succession.md, "Adoption without a read"). SQLite's poller and
+// PostgreSQL's notifications do not promise it (PostgreSQL's versions do
+// not increase in commit order).
+type OrderedFeed interface {
+	// FeedInOrder marks the capability; it reports true.
+	FeedInOrder() bool
+}

@@ -215,3 +215,11 @@ func feedVersion(kv *mvccpb.KeyValue) int64 {
 	}
 	return v.Pin
 }
+
+// FeedInOrder implements store.OrderedFeed: an etcd watch reports events
+// in revision order, follow adds them to every feed in that order under
+// the hub's lock, and a batch is what was added until it is handed out,
+// so a batch that names revision v comes after every event up to v.
+// A version a feed reports is the write's revision, or less for a
+// settled record (feedVersion), never more.
+func (s *Store) FeedInOrder() bool { return true }

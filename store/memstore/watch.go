@@ -62,3 +62,11 @@ func (s *Store) notifyLocked(name string, v int64) {
 		}
 	}
 }
+
+// FeedInOrder implements store.OrderedFeed: versions come from one
+// counter, and a write is appended to every feed under the lock that
+// draws its version.
+func (s *Store) FeedInOrder() bool { return true }
+
+// FeedInOrder implements store.OrderedFeed, as Store's.
+func (c *client) FeedInOrder() bool { return true }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -94,5 +95,99 @@ func testWatchSessionRenewals(t *testing.T, open func() store.Store) {
 	}
 	cancel()
 	for range ch {
+	}
+}
+
+// testFeedInOrder: a store that says its feed is in order
+// (store.OrderedFeed) hands out no batch that names a version before
+// every write at or below that version, made after WatchChanges returned,
+// was named: writes from several handles at once, alone and in batches,
+// are each named, under their version or a later one of the same record,
+// in the batch that first names a version at least theirs or earlier.
+func testFeedInOrder(t *testing.T, open func() store.Store) {
+	s := open()
+	if o, ok := s.(store.OrderedFeed); !ok || !o.FeedInOrder() {
+		return
+	}
+	c, cancel := context.WithCancel(ctx(t))
+	defer cancel()
+	ch := s.WatchChanges(c)
+	const writers, rounds = 4, 30
+	type write struct {
+		name    string
+		version int64
+	}
+	writes := make([][]write, writers)
+	var wg sync.WaitGroup
+	for w := range writers {
+		h := open()
+		wg.Go(func() {
+			for r := range rounds {
+				name := fmt.Sprintf("order-%d-%d", w, r%5)
+				var swaps []store.Swap
+				for i := range 1 + r%3 {
+					swaps = append(swaps, store.Swap{Record: acquire(fmt.Sprintf("%s-%d", name, i), "n1", uint64(r+1)), Expect: 0})
+				}
+				for i := range swaps {
+					if cur, err := h.Get(ctx(t), swaps[i].Record.Name); err == nil {
+						swaps[i].Expect = cur.Version
+					}
+				}
+				res, err := h.SwapMany(ctx(t), swaps)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				for _, x := range res {
+					if x.Err != nil {
+						t.Error(x.Err)
+						return
+					}
+					writes[w] = append(writes[w], write{x.Record.Name, x.Record.Version})
+				}
+			}
+		})
+	}
+	wg.Wait()
+	var all []write
+	for _, ws := range writes {
+		all = append(all, ws...)
+	}
+	last := int64(0)
+	for _, x := range all {
+		last = max(last, x.version)
+	}
+	// Read the batches until one names the last write, keeping what each
+	// had reported so far and the largest version it named.
+	seen := map[string]int64{}
+	type mark struct {
+		through int64
+		seen    map[string]int64
+	}
+	var marks []mark
+	deadline := time.After(10 * time.Second)
+	for seen["_last"] < last {
+		select {
+		case batch, ok := <-ch:
+			if !ok {
+				t.Fatal("the change feed closed before ctx ended")
+			}
+			through := int64(0)
+			for _, c := range batch {
+				seen[c.Name] = max(seen[c.Name], c.Version)
+				through = max(through, c.Version)
+			}
+			seen["_last"] = max(seen["_last"], through)
+			marks = append(marks, mark{through, maps.Clone(seen)})
+		case <-deadline:
+			t.Fatalf("the change feed did not name version %d within 10s", last)
+		}
+	}
+	for i, m := range marks {
+		for _, x := range all {
+			if x.version <= m.through && m.seen[x.name] < x.version {
+				t.Fatalf("batch %d names version %d, but the write of %s at version %d was not named by then (%d)", i, m.through, x.name, x.version, m.seen[x.name])
+			}
+		}
 	}
 }

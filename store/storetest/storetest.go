@@ -63,6 +63,7 @@ func Run(t *testing.T, f Factory) {
 		{"ManyNames", testManyNames},
 		{"WatchChanges", testWatchChanges},
 		{"WatchSessionRenewals", testWatchSessionRenewals},
+		{"FeedInOrder", testFeedInOrder},
 		{"Names", testNames},
 		{"NamesPage", testNamesPage},
 		{"CountHolders", testCountHolders},

@@ -66,6 +66,7 @@ func RunSuccession(t *testing.T, f Factory) {
 		{"Settle", testSuccessionSettle},
 		{"CountHolders", testSuccessionCountHolders},
 		{"SuspendLogsAfterSuccession", testSuccessionSuspend},
+		{"ReadDerived", testSuccessionReadDerived},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -445,5 +446,42 @@ func testSuccessionSuspend(t *testing.T, s store.Store, h store.Succeeder) {
 	}
 	if want := "1:acquired@5 2:taken-over-after-expiry@6 3:suspended@6 4:released@6"; kinds(after) != want {
 		t.Fatalf("History after the successor's release = %s; want %s", kinds(after), want)
+	}
+}
+
+// testSuccessionReadDerived: the record a succession's write returns for
+// the dead session (its version the write's, its successor's holder
+// filled in) and a name's record as read before the succession give, by
+// store.Resolve, exactly what a read of the name returns after it. A
+// Group whose feed proves its last read current derives the record that
+// way instead of reading it (election.Config.OrderedFeed), so a store
+// must return the dead session as it stored it.
+func testSuccessionReadDerived(t *testing.T, s store.Store, h store.Succeeder) {
+	s1 := mustSwap(t, s, store.Swap{Record: session("n1")})
+	s2 := mustSwap(t, s, store.Swap{Record: session("n2")})
+	mustSwap(t, s, store.Swap{Record: heldThrough("derived", s1, 5), Event: store.Acquired})
+	before, err := s.Get(ctx(t), "derived")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// In a batch, as a Group's runtime sends an observer's write.
+	res, err := s.SwapMany(ctx(t), []store.Swap{{Expect: s1.Version, Record: store.Record{Name: s1.Name, Lease: s1.Lease, Successor: s2.Name}}})
+	if err != nil || res[0].Err != nil {
+		t.Fatalf("the succession: %+v, %v", res, err)
+	}
+	dead := res[0].Record
+	if dead.SuccessorHolder != "n2" || dead.SuccessorIncarnation != s2.Incarnation {
+		t.Fatalf("the succession's write returned %+v: without its successor's holder (n2, %s)", dead, s2.Incarnation)
+	}
+	derived, err := store.Resolve(before, func(name string) (store.Record, bool) { return dead, name == dead.Name }, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	after, err := s.Get(ctx(t), "derived")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if derived != after {
+		t.Fatalf("derived from the read before and the write's record:\n%+v\nread after:\n%+v", derived, after)
 	}
 }
