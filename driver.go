@@ -49,6 +49,9 @@ type driver struct {
 	// (election.Feed), and its observers then read another process's
 	// session record only when it changed, not every poll.
 	feed bool
+	// ordered says that the feed reports writes in order
+	// (store.OrderedFeed): each batch is followed by election.Synced.
+	ordered bool
 
 	mu      sync.Mutex
 	pending []election.Event
@@ -171,9 +174,17 @@ func (d *driver) loop(stopped chan struct{}) {
 				}
 				continue
 			}
-			evs := make([]election.Event, len(batch))
+			evs := make([]election.Event, len(batch), len(batch)+1)
+			var through int64
 			for i, c := range batch {
 				evs[i] = election.Changed{Name: c.Name, Version: c.Version}
+				through = max(through, c.Version)
+			}
+			if d.ordered {
+				// Stepped after every change of the batch (step keeps
+				// the order, ticks aside): the machine may rely on
+				// having heard of every write up to through.
+				evs = append(evs, election.Synced{Version: through})
 			}
 			idle = d.step(evs, replies)
 		case <-rewatch:

@@ -116,10 +116,17 @@ func NewGroup(st store.Store, opts ...Option) (*Group, error) {
 	// The feed reports every change; the re-reads that stand in for a
 	// missed one can be rare.
 	mc.Check = election.CheckLeases * cfg.lease
+	if o, ok := st.(store.OrderedFeed); ok && o.FeedInOrder() {
+		// Its batches tell what has not changed: a succession's names
+		// take their terms from the reads made while they waited
+		// (election.Synced follows each batch).
+		mc.OrderedFeed = true
+	}
 	g.d = newDriver(st, cfg, election.NewGroup(mc, true))
 	g.d.announce = g.announce
 	g.d.watch = st.WatchChanges
 	g.d.feed = true
+	g.d.ordered = mc.OrderedFeed
 	g.collected = make(chan struct{})
 	ctx, cancel := context.WithCancel(context.Background())
 	g.stopCollect = cancel

@@ -3,6 +3,7 @@ package baton_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -22,7 +23,32 @@ type countingStore struct {
 	writes  atomic.Int64 // write calls (Swap, SwapMany)
 	records atomic.Int64 // records written
 	tried   atomic.Int64 // name records sent to be written, cut off or not
-	cut     atomic.Bool
+	// After this handle's first succession write (a session record
+	// ended with a successor): name records read since.
+	passed     atomic.Bool
+	readPassed atomic.Int64
+	cut        atomic.Bool
+	unordered  bool // FeedInOrder says false: the store's feed promises no order
+}
+
+// FeedInOrder implements store.OrderedFeed as memstore's does, or says
+// false when unordered.
+func (c *countingStore) FeedInOrder() bool { return !c.unordered }
+
+func (c *countingStore) reads(names ...string) {
+	for _, n := range names {
+		if !store.IsSession(n) && c.passed.Load() {
+			c.readPassed.Add(1)
+		}
+	}
+}
+
+func (c *countingStore) wrote(swaps ...store.Swap) {
+	for _, sw := range swaps {
+		if store.IsSession(sw.Record.Name) && sw.Record.Successor != "" {
+			c.passed.Store(true)
+		}
+	}
 }
 
 func (c *countingStore) down() error {
@@ -33,6 +59,7 @@ func (c *countingStore) down() error {
 }
 
 func (c *countingStore) Get(ctx context.Context, name string) (store.Record, error) {
+	c.reads(name)
 	if err := c.down(); err != nil {
 		return store.Record{}, err
 	}
@@ -40,6 +67,7 @@ func (c *countingStore) Get(ctx context.Context, name string) (store.Record, err
 }
 
 func (c *countingStore) GetMany(ctx context.Context, names []string) ([]store.GetResult, error) {
+	c.reads(names...)
 	if err := c.down(); err != nil {
 		return nil, err
 	}
@@ -55,6 +83,7 @@ func (c *countingStore) Swap(ctx context.Context, s store.Swap) (store.Record, e
 	}
 	c.writes.Add(1)
 	c.records.Add(1)
+	c.wrote(s)
 	return c.Store.Swap(ctx, s)
 }
 
@@ -69,6 +98,7 @@ func (c *countingStore) SwapMany(ctx context.Context, s []store.Swap) ([]store.S
 	}
 	c.writes.Add(1)
 	c.records.Add(int64(len(s)))
+	c.wrote(s...)
 	return c.Store.SwapMany(ctx, s)
 }
 
@@ -310,13 +340,24 @@ func TestGroupRefusesBadNames(t *testing.T) {
 }
 
 // WithSuccession: b takes over a's 1,000 names with the one write that
-// ends a's session, reads them again, and writes none of them; a name
-// that a held and b does not campaign for is released at once.
+// ends a's session and writes none of them; a name that a held and b does
+// not campaign for is released at once. On a store whose feed is in
+// order (store.OrderedFeed) b reads none of them either: each takes its
+// term from the read it made while it waited, which the feed shows
+// unchanged; on one whose feed promises no order, it reads each again.
 func TestGroupSuccessionTakesOverWithoutWritingNames(t *testing.T) {
+	for _, unordered := range []bool{false, true} {
+		t.Run(fmt.Sprintf("unordered=%v", unordered), func(t *testing.T) {
+			testSuccessionTakeover(t, unordered)
+		})
+	}
+}
+
+func testSuccessionTakeover(t *testing.T, unordered bool) {
 	synctest.Test(t, func(t *testing.T) {
 		mem := memstore.New()
 		sa := &countingStore{Store: mem}
-		sb := &countingStore{Store: mem}
+		sb := &countingStore{Store: mem, unordered: unordered}
 		a := newGroup(t, sa, "a")
 		b, err := baton.NewGroup(sb, baton.WithNode("b"), baton.WithLease(lease), baton.WithRenew(renew),
 			baton.WithClockMargin(margin), baton.WithPoll(poll), baton.WithSuccession())
@@ -339,6 +380,13 @@ func TestGroupSuccessionTakesOverWithoutWritingNames(t *testing.T) {
 		synctest.Wait()
 		if n := sb.tried.Load(); n != 0 {
 			t.Fatalf("b wrote %d name records in the takeover, want none", n)
+		}
+		want := int64(0)
+		if unordered {
+			want = int64(len(names))
+		}
+		if n := sb.readPassed.Load(); n != want {
+			t.Fatalf("b read %d name records after its succession, want %d", n, want)
 		}
 		time.Sleep(poll) // the names b does not campaign for are listed a poll later
 		synctest.Wait()

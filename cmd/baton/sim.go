@@ -107,6 +107,13 @@ store compares a swap with the stored version, not the resolved one: a
 dead holder's release that was out while its session was passed on
 lands), succession-adopt-unread (a machine takes a term passed on to its
 session from the record it read before, without reading it again),
+succession-adopt-unsynced (a node whose change feed is in order takes
+the terms passed on to its session from its reads at once, without
+waiting for its feed to report the succession's write: a take elsewhere
+that its lagging feed has not reported yet is missed),
+succession-adopt-across-gap (such a node takes them from reads its
+live feed does not cover: made before the feed last closed, when a
+write went unreported),
 succession-list-ended (a node that a succession passed names on to lists
 the session that ended, not its own: names settled onto its session
 first, that it does not campaign for, stay with it), succession-list-no-retry
@@ -183,6 +190,10 @@ func runSim(ctx context.Context, e *env, args []string) int {
 		o.Mutate.Succession.NoRaise = true
 	case "succession-adopt-unread":
 		o.Mutate.Election.AdoptUnread = true
+	case "succession-adopt-unsynced":
+		o.Mutate.Election.AdoptUnsynced = true
+	case "succession-adopt-across-gap":
+		o.Mutate.Election.AdoptAcrossGap = true
 	case "succession-list-ended":
 		o.Mutate.Election.ListEnded = true
 	case "succession-list-no-retry":
@@ -278,7 +289,7 @@ func runSim(ctx context.Context, e *env, args []string) int {
 	return exitOK
 }
 
-const mutationList = "no-fence, no-margin, no-valid-check, unfenced-ledger, session-no-margin, session-name-expiry, no-pull, succession-stored-version, succession-no-raise, succession-adopt-unread, succession-list-ended, succession-list-no-retry, settle-stored-token, settle-new-version, no-catch-up-cap, no-catch-up-window, no-jitter, ignore-suspension, no-overlap-skip, no-retry-backoff, no-manual-exempt, no-timeout, node-jitter, no-clock-guard, no-step-down, prune-failed, prune-early or wrap-deadline"
+const mutationList = "no-fence, no-margin, no-valid-check, unfenced-ledger, session-no-margin, session-name-expiry, no-pull, succession-stored-version, succession-no-raise, succession-adopt-unread, succession-adopt-unsynced, succession-adopt-across-gap, succession-list-ended, succession-list-no-retry, settle-stored-token, settle-new-version, no-catch-up-cap, no-catch-up-window, no-jitter, ignore-suspension, no-overlap-skip, no-retry-backoff, no-manual-exempt, no-timeout, node-jitter, no-clock-guard, no-step-down, prune-failed, prune-early or wrap-deadline"
 
 // replayFlags are the flags given that shape a seed's run, for the
 // replay line of a violation: the seed alone would run another cluster.

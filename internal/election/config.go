@@ -43,6 +43,15 @@ type Config struct {
 	// (store.Succeeder) takes that write.
 	Succession bool
 
+	// OrderedFeed says that the change feed the runtime reports (Feed,
+	// Changed) is one of a store.OrderedFeed, and that the runtime follows
+	// each batch with Synced. A Group with succession then takes the
+	// names a succession passed on to its session from the reads its
+	// machines made while they waited, without reading them again, when
+	// its feed shows that none of them changed since (docs/succession.md,
+	// "Adoption without a read").
+	OrderedFeed bool
+
 	// Mutate turns protections off, so that the simulator (baton sim
 	// --mutate) and the tests can show that their checks catch each
 	// breach. Never set outside them.
@@ -78,6 +87,18 @@ type Mutations struct {
 	// without reading it again: a release by the dead holder, or any write,
 	// in between is missed.
 	AdoptUnread bool
+	// AdoptUnsynced makes a Group that succeeded a session with its feed
+	// live take the names passed on from its machines' reads at once,
+	// without waiting for the feed to report the succession's own write:
+	// a change made before the succession that the feed has not reported
+	// yet is missed.
+	AdoptUnsynced bool
+	// AdoptAcrossGap makes a machine take a term passed on to its
+	// Group's session from its last read whether or not the live feed
+	// covers that read: one made before the feed last closed (a write in
+	// the gap went unreported), or whose answer may predate a change
+	// notified while it was out.
+	AdoptAcrossGap bool
 	// ListEnded makes a Group that a succession passed names on to list
 	// the records of the session that ended, not those of its own: names
 	// that a collector settled onto its session first are never found,

@@ -36,6 +36,12 @@ type sessionView struct {
 	name     string    // the session record's name
 	alive    bool      // the session is held and valid
 	deadline time.Time // until when, on the local clock
+	// fed is the generation of the Group's change feed while it is live
+	// and reports writes in order (Config.OrderedFeed), 0 otherwise: a
+	// read sent under a generation, and notified of no change since, is
+	// known current up to what the feed has reported (Synced) while the
+	// generation lasts.
+	fed uint64
 }
 
 // Reasons a term ends, carried by Lost.
@@ -127,8 +133,13 @@ type Machine struct {
 	// contender awaited it: its next read, if it shows the record passed
 	// on from that session to the Group's session (Record.Via), is the
 	// term, taken without a write. Cleared by that read whatever it shows.
-	adopt   string
-	waitOwn bool // the contender waits for sess to be alive to acquire
+	adopt string
+	// readFed is sess.fed when the read in flight was sent; seenFed is
+	// that of the read that last confirmed seen, with no change notified
+	// while it was out (0: none, or not under a feed in order). Only a
+	// contender's reads set it.
+	readFed, seenFed uint64
+	waitOwn          bool // the contender waits for sess to be alive to acquire
 	// swept: the machine is a Group's, whose check sweep re-reads an
 	// awaited record (Check events) at a rate that does not grow with the
 	// number of names; the machine sets no timer of its own for it.
@@ -265,6 +276,12 @@ func (m *Machine) Step(now time.Time, ev Event) []Action {
 					rec.Holder, rec.Incarnation, rec.Session, rec.Token = m.cfg.Node, m.cfg.Incarnation, m.sess.name, rec.Token+1
 					return m.stepped(m.adoptTerm(now, rec))
 				}
+				if rec, ok := m.proven(ev); ok {
+					// The record as a read would show it now: the
+					// contender's reply to it, which adopts the term.
+					m.adopt = ev.session
+					return m.stepped(m.contenderReply(now, GetReply{Name: m.cfg.Name, Record: rec}))
+				}
 			}
 			acts = m.read(now)
 		}
@@ -335,6 +352,10 @@ func (m *Machine) start(now time.Time) []Action {
 
 func (m *Machine) read(now time.Time) []Action {
 	m.inflight, m.sentAt, m.readAt = opRead, now, time.Time{}
+	m.readFed = 0
+	if m.sess != nil {
+		m.readFed = m.sess.fed
+	}
 	if m.get == nil {
 		m.get = Get{Name: m.cfg.Name}
 		m.gets = []Action{m.get}
@@ -655,6 +676,10 @@ func (m *Machine) sessionLost(cause error) []Action {
 func (m *Machine) contenderRead(now time.Time, r GetReply) []Action {
 	again, to := m.changed, m.changedTo
 	m.changed, m.changedTo = false, 0
+	m.seenFed = 0
+	if r.Err == nil && !again {
+		m.seenFed = m.readFed // nothing notified since it was sent
+	}
 	adopt := m.adopt
 	acts := m.contenderReply(now, r)
 	if again && m.phase == contending && m.inflight == opNone && !m.waitOwn &&
@@ -742,6 +767,32 @@ func (m *Machine) contenderReply(now time.Time, r GetReply) []Action {
 	}
 	m.readAt = earliest(now.Add(m.cfg.Poll), m.seenAt.Add(m.cfg.wait(m.seen.Lease)))
 	return nil
+}
+
+// proven returns the record of the name as it stands after the
+// succession ev tells of, derived from the contender's last read without
+// reading it again, when the Group's feed proves that read current
+// (Config.OrderedFeed; docs/succession.md, "Adoption without a read"):
+// the Group sends ev.dead only once its feed, live under one generation
+// since, reported every write up to the succession's own (Synced), and
+// the read was sent under that generation with no change of the record
+// notified since (seenFed). The store's record then is the one read, and
+// the dead session's record is ev.dead, so the store's one rule
+// (store.Resolve) gives what a read would return.
+func (m *Machine) proven(ev passed) (store.Record, bool) {
+	if ev.dead == nil || !m.hasSeen || m.seen.Session != ev.session || m.sess == nil {
+		return store.Record{}, false
+	}
+	if (m.seenFed == 0 || m.seenFed != m.sess.fed) && !m.cfg.Mutate.AdoptAcrossGap {
+		return store.Record{}, false
+	}
+	rec, err := store.Resolve(m.seen, func(name string) (store.Record, bool) {
+		return *ev.dead, name == ev.dead.Name
+	}, nil)
+	if err != nil || rec.Via != ev.session {
+		return store.Record{}, false // the token limit, say: a read decides
+	}
+	return rec, true
 }
 
 // adoptTerm makes the contender the leader of rec, a record that a

@@ -58,6 +58,16 @@ type SessionEnded struct{ Session string }
 // unreported.
 type Feed struct{ Live bool }
 
+// Synced follows the Changed events of one batch of a feed that reports
+// writes in order (Config.OrderedFeed, store.OrderedFeed): every write up
+// to Version, the largest version the batch named, has been reported, in
+// this batch or an earlier one of the live feed. A Group that succeeded a
+// dead session waits for it to reach the succession's own write before it
+// takes the names passed on from the reads it made while it waited (a
+// name notified of no change since its read is then known as it stands
+// after the succession: docs/succession.md, "Adoption without a read").
+type Synced struct{ Version int64 }
+
 // Resign with Token 0 asks a contender to stop campaigning (and a leader to
 // resign). Resign with a token asks the leader to resign only if it still
 // leads under that token, so a late request never ends a newer term. Name
@@ -96,6 +106,7 @@ func (Changed) event()      {}
 func (Resign) event()       {}
 func (Check) event()        {}
 func (Feed) event()         {}
+func (Synced) event()       {}
 func (SessionEnded) event() {}
 func (GetReply) event()     {}
 func (SwapReply) event()    {}

@@ -77,6 +77,11 @@ type Group struct {
 	dead    map[string]string   // sessions known to be dead -> their successor ("" none)
 	feed    bool                // the change feed is live (Feed)
 	fed     bool                // a feed was live before
+	// With Config.OrderedFeed: the number of feeds that went live (the
+	// current one's generation is view.fed while it is live), and the
+	// version up to which the live feed reported every write (Synced).
+	feeds  uint64
+	synced int64
 
 	// The check sweep: re-reads of held names (session mode) and of
 	// awaited ones (see check).
@@ -215,6 +220,23 @@ func (g *Group) Step(now time.Time, ev Event) []Action {
 			}
 		}
 		g.fed = g.fed || ev.Live
+		// A new generation of reads for every feed that goes live: the
+		// reads made under the last one are not covered by this one.
+		g.view.fed, g.synced = 0, 0
+		if ev.Live && g.cfg.OrderedFeed {
+			g.feeds++
+			g.view.fed = g.feeds
+		}
+		if len(g.ending) > 0 && g.ending[0].dead != nil {
+			g.endingAt = now // a succession waiting for the feed: its names read
+		}
+	case Synced:
+		if g.view.fed != 0 && ev.Version > g.synced {
+			g.synced = ev.Version
+			if len(g.ending) > 0 && g.ending[0].dead != nil && g.synced >= g.ending[0].dead.Version {
+				acts = g.endSome(now)
+			}
+		}
 	case Changed:
 		switch {
 		case g.sm != nil && ev.Name == g.sm.cfg.Name:
@@ -291,7 +313,7 @@ func (g *Group) startSession(now time.Time) []Action {
 	cfg := g.cfg
 	cfg.Name = SessionName(g.cfg.Node, g.cfg.Incarnation, g.seq)
 	g.sm = New(cfg)
-	g.view = sessionView{name: cfg.Name}
+	g.view = sessionView{name: cfg.Name, fed: g.view.fed} // the feed outlives a session
 	return g.stepSession(now, Start{})
 }
 
@@ -717,10 +739,20 @@ func (g *Group) afterObserver(now time.Time, s string, acts []Action) []Action {
 		// the group campaigns for (at 100,000 names, half of the work
 		// after the floor); their candidates elsewhere re-read at that
 		// pace anyway.
-		g.ending = append(g.ending, ended{session: s, names: waiting, successor: o.successor})
+		x := ended{session: s, names: waiting, successor: o.successor}
 		if o.successor == g.view.name && g.sm != nil {
 			g.listOwn(now, s)
+			if f := o.final; g.view.fed != 0 && f.Successor == o.successor &&
+				f.SuccessorHolder == g.cfg.Node && f.SuccessorIncarnation == g.cfg.Incarnation {
+				// With a feed in order, the names that it shows
+				// unchanged since their last read take their terms
+				// from it, once the feed reported this very write
+				// (see endSome).
+				final := o.final
+				x.dead, x.fed, x.until = &final, g.view.fed, now.Add(g.cfg.Poll)
+			}
 		}
+		g.ending = append(g.ending, x)
 		return concat(acts, g.endSome(now))
 	}
 	if g.cfg.Balance && g.sessions {
@@ -833,14 +865,34 @@ type ended struct {
 	session   string
 	names     []string
 	successor string // the session it was passed on to ("" none: taken per name)
+	// dead is the session's record as this group's succession left it,
+	// when the names may take their terms from their last reads: the
+	// feed in order was live under generation fed when the succession
+	// was found. The names are told once that feed reported the write
+	// (synced reaches dead.Version); if the feed closes first, or has not
+	// reported it by until, dead is dropped and the names read.
+	dead  *store.Record
+	fed   uint64
+	until time.Time
 }
 
 // endEvent is what a name that awaits x.session is told.
 func (g *Group) endEvent(x *ended) Event {
 	if x.successor != "" {
-		return passed{session: x.session, adopt: x.successor == g.view.name && g.sm != nil}
+		return passed{session: x.session, adopt: x.successor == g.view.name && g.sm != nil, dead: x.dead}
 	}
 	return SessionEnded{Session: x.session}
+}
+
+// reported says whether the feed has reported the write that ended x's
+// session, under the generation live when it was found: a name whose
+// last read that feed shows unchanged is then known as the succession
+// left it.
+func (g *Group) reported(x *ended) bool {
+	if g.view.fed != x.fed {
+		return false
+	}
+	return g.synced >= x.dead.Version || g.cfg.Mutate.AdoptUnsynced
 }
 
 // endSome tells the next Config.TakeStep names of ending that await a dead
@@ -858,6 +910,13 @@ func (g *Group) endSome(now time.Time) []Action {
 	}
 	for budget > 0 && len(g.ending) > 0 {
 		x := &g.ending[0]
+		if x.dead != nil && !g.reported(x) {
+			if g.view.fed == x.fed && now.Before(x.until) {
+				g.endingAt = x.until // or at the Synced that reports it
+				return acts
+			}
+			x.dead = nil // the feed closed, or lags: the names read
+		}
 		n := min(len(x.names), budget)
 		for _, name := range x.names[:n] {
 			if e := g.names[name]; e != nil && e.await == x.session {
@@ -985,7 +1044,7 @@ func (g *Group) sessionActs(now time.Time, acts []Action) []Action {
 			clear(g.waitOwn)
 		case Released:
 			g.sm = nil
-			g.view = sessionView{}
+			g.view = sessionView{fed: g.view.fed}
 			if g.count[contending]+g.count[leading]+g.count[releasing] > 0 {
 				out = append(out, g.startSession(now)...)
 			}

@@ -18,10 +18,11 @@ import (
 // step, like TestScenarios a single Machine; every event and action names
 // its record. Steps:
 //
-//	config sessions balance lease=3s renew=1s margin=150ms poll=250ms check=3s node=n1 inc=n1.1
+//	config sessions balance succession ordered lease=3s renew=1s margin=150ms poll=250ms check=3s node=n1 inc=n1.1
 //	start name=N [hold] | tick | feed [live] | changed name=N v=V | resign [name=N token=T]  (any step takes at=D)
 //	get name=N holder=H inc=I token=T v=V [lease=D] [session=S] [transfer=X] | get name=N free token=T v=V | get name=N err=E
-//	swap name=N | swap name=N err=E   (ok: the record the group last wrote for N, its version one more)
+//	swap name=N [v=V] | swap name=N err=E   (ok: the record the group last wrote for N, its version one more or V)
+//	synced v=V   (a batch of an ordered feed reported every write up to V: config ordered)
 //	listed session=S names=A,B token=T v=V [via=S] [transfer=X] | listed session=S err=E   (a page of the records held through S)
 //	(config succession; get takes via=S and successor=S too)
 //
@@ -102,6 +103,8 @@ func (x *groupHarness) step(s scenario.Step) string {
 				x.cfg.Balance = true
 			case "succession":
 				x.cfg.Succession = true
+			case "ordered":
+				x.cfg.OrderedFeed = true
 			case "lease":
 				x.cfg.Lease = x.dur(a.Val)
 			case "renew":
@@ -134,6 +137,10 @@ func (x *groupHarness) step(s scenario.Step) string {
 		v, _ := s.Get("v")
 		n, _ := strconv.ParseInt(v, 10, 64)
 		ev = election.Changed{Name: x.name(s), Version: n}
+	case "synced":
+		v, _ := s.Get("v")
+		n, _ := strconv.ParseInt(v, 10, 64)
+		ev = election.Synced{Version: n}
 	case "resign":
 		r := election.Resign{}
 		if _, ok := s.Get("name"); ok {
@@ -202,6 +209,14 @@ func (x *groupHarness) step(s scenario.Step) string {
 			}
 			r.Record = sw.Record
 			r.Record.Version = sw.Expect + 1
+			if v, ok := s.Get("v"); ok {
+				r.Record.Version, _ = strconv.ParseInt(v, 10, 64)
+			}
+			if r.Record.Successor != "" {
+				// As a store fills them in: the successor is this
+				// group's session.
+				r.Record.SuccessorHolder, r.Record.SuccessorIncarnation = x.cfg.Node, x.cfg.Incarnation
+			}
 		}
 		ev = r
 	default:

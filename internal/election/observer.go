@@ -32,8 +32,12 @@ type observer struct {
 	// successor is the session the dead session was passed on to
 	// (store.Record.Successor), "" when it ended without one.
 	successor string
-	corrupt   error // the record's lease is outside the bounds: never judged
-	feed      *bool // the Group's: the change feed is live (no polling)
+	// final is the dead session record as the store returned it, from
+	// the write that ended it or a read that found it dead: what its
+	// succession's adoption is derived from (passed.dead).
+	final   store.Record
+	corrupt error // the record's lease is outside the bounds: never judged
+	feed    *bool // the Group's: the change feed is live (no polling)
 	// A change notified while a read was out, which the read may predate:
 	// the highest version notified, or unknown (a notification without
 	// one). The reply is read again unless it is at least that version.
@@ -54,9 +58,15 @@ func (sessionCorrupt) event() {}
 // successor (store.Record.Successor): the name is held through that
 // successor now, so it reads again. With adopt, the successor is its
 // Group's session, and the read that shows it is the term (adopt).
+//
+// dead, when not nil, is the dead session's record as its succession
+// left it, sent once the Group's feed reported that write (Synced): a
+// contender whose last read the feed proves current takes its term from
+// that read, without another (Machine.proven).
 type passed struct {
 	session string
 	adopt   bool
+	dead    *store.Record
 }
 
 func (passed) event() {}
@@ -142,7 +152,7 @@ func (o *observer) getReply(now time.Time, cfg Config, r GetReply, heir string) 
 		o.readAt = now.Add(cfg.Poll)
 		return nil
 	case r.Record.Free():
-		o.dead, o.successor = true, r.Record.Successor
+		o.dead, o.successor, o.final = true, r.Record.Successor, r.Record
 		return nil
 	}
 	if err := checkLease(r.Record); err != nil && !cfg.Mutate.WrapDeadline {
@@ -178,7 +188,7 @@ func (o *observer) swapReply(now time.Time, cfg Config, r SwapReply) []Action {
 	o.inflight = opNone
 	switch {
 	case r.Err == nil:
-		o.dead, o.killed, o.successor = true, true, o.heir
+		o.dead, o.killed, o.successor, o.final = true, true, o.heir, r.Record
 		return nil
 	case errors.Is(r.Err, store.ErrConflict):
 		return o.read(now) // renewed, or ended by someone else

@@ -13,13 +13,14 @@ import (
 
 // variant is how a seed's cluster runs its names.
 type variant struct {
-	sessions    []bool   // per node: holds its names through a session
-	notify      bool     // change notifications (else polling alone, as when a watch is broken)
-	callLatency bool     // election requests travel the latency before the store applies them
-	balance     bool     // balanced holding (every node through a session)
-	takeStep    int      // election.Config.TakeStep (0: the default)
-	succession  bool     // election.Config.Succession (unbalanced session nodes)
-	ignores     [][]bool // vcluster.Config.Ignores (nil: every node campaigns for every name)
+	sessions    []bool        // per node: holds its names through a session
+	notify      bool          // change notifications (else polling alone, as when a watch is broken)
+	callLatency bool          // election requests travel the latency before the store applies them
+	balance     bool          // balanced holding (every node through a session)
+	takeStep    int           // election.Config.TakeStep (0: the default)
+	succession  bool          // election.Config.Succession (unbalanced session nodes)
+	ignores     [][]bool      // vcluster.Config.Ignores (nil: every node campaigns for every name)
+	feedLag     time.Duration // vcluster.Config.FeedLag
 }
 
 // drawVariant says which nodes of a seed hold their names through a
@@ -67,7 +68,23 @@ func drawVariant(o Options, seed uint64) variant {
 	// succession (the in-memory store keeps them): drawn after the rest.
 	v.succession = !v.balance && slices.Contains(on, true) && !o.NoSuccession && rng.IntN(2) == 0
 	v.ignores = drawIgnores(o, seed, v)
+	v.feedLag = drawFeedLag(o, seed, v)
 	return v
+}
+
+// drawFeedLag draws, in a third of the seeds with change notifications, a
+// feed that lags the store by up to three leases, as an etcd watch of a
+// loaded cluster can: a succession may then be found before the feed
+// reported the writes that came before it (a release, a take elsewhere),
+// which a Group that takes the names passed on from its reads must wait
+// for (election.Synced). From a stream of its own, so that the other
+// draws of a seed stay as they were.
+func drawFeedLag(o Options, seed uint64, v variant) time.Duration {
+	rng := rand.New(rand.NewPCG(mix(seed), 0x6c6167)) // "lag"
+	if !v.notify || rng.IntN(3) != 0 {
+		return 0
+	}
+	return time.Duration(rng.Int64N(int64(3 * o.Lease)))
 }
 
 // drawIgnores draws, in a third of the unbalanced seeds with names besides
@@ -281,6 +298,52 @@ func draw(o Options, seed uint64) (faults []vcluster.Fault, latency time.Duratio
 		add(vcluster.Fault{At: heal, Node: x, Kind: vcluster.SetLatency, Latency: latency})
 	}
 	return faults, latency, beyond
+}
+
+// drawFeedBreak draws, in half the seeds that end sessions by succession
+// with change notifications and two session nodes or more, a feed that
+// breaks while names change hands: a session node's change feed closes
+// (its store calls go on), another session node resigns a name a poll
+// later (another node may take it meanwhile), the feed opens again a few
+// polls after that, and the node that resigned crashes a poll later. The
+// first node may then succeed the crashed node's session with reads made
+// before its feed broke, which the new feed does not cover: those names
+// must be read again (the succession-adopt-across-gap mutation takes
+// them from those reads, and a name taken elsewhere in the gap is held
+// twice). From a stream of its own.
+func drawFeedBreak(o Options, seed uint64, v variant) []vcluster.Fault {
+	if !v.succession || !v.notify {
+		return nil
+	}
+	rng := rand.New(rand.NewPCG(mix(seed), 0x627265616b)) // "break"
+	if rng.IntN(2) != 0 {
+		return nil
+	}
+	var nodes []int
+	for i, on := range v.sessions {
+		if on {
+			nodes = append(nodes, i)
+		}
+	}
+	if len(nodes) < 2 {
+		return nil
+	}
+	i := rng.IntN(len(nodes))
+	a, b := nodes[i], nodes[(i+1+rng.IntN(len(nodes)-1))%len(nodes)]
+	t := o.Duration/5 + time.Duration(rng.Int64N(int64(o.Duration/4)))
+	heal := t + o.Poll*time.Duration(2+rng.IntN(8))
+	crash := heal + o.Poll
+	back := crash + 2*o.Lease
+	if back > o.Duration*7/10 {
+		return nil
+	}
+	return []vcluster.Fault{
+		{At: t, Node: a, Kind: vcluster.FeedBreak},
+		{At: t + o.Poll, Node: b, Kind: vcluster.Resign, Name: rng.IntN(o.Names + 1)},
+		{At: heal, Node: a, Kind: vcluster.FeedHeal},
+		{At: crash, Node: b, Kind: vcluster.Crash},
+		{At: back, Node: b, Kind: vcluster.Restart},
+	}
 }
 
 // takeStepText says how many names a step takes, for the trace.

@@ -223,7 +223,7 @@ func (o Options) Validate() error {
 		return fmt.Errorf("sim: balance on needs every node to hold its names through a session: sessions on (or seeded), got %s", o.Sessions)
 	}
 	m := o.Mutate
-	if (m.Succession != (memstore.SuccessionMutation{}) || m.Election.AdoptUnread || m.Election.ListEnded || m.Election.ListNoRetry) &&
+	if (m.Succession != (memstore.SuccessionMutation{}) || m.Election.AdoptUnread || m.Election.AdoptUnsynced || m.Election.AdoptAcrossGap || m.Election.ListEnded || m.Election.ListNoRetry) &&
 		(o.NoSuccession || o.Balance == BalanceOn || o.Sessions == SessionsOff) {
 		return fmt.Errorf("sim: the succession mutations need seeds that end sessions by succession: sessions not off, balance not on, succession not turned off")
 	}

@@ -105,6 +105,7 @@ func Run(ctx context.Context, o Options, seed uint64) (Result, error) {
 	faults = append(faults, w.backfills...)
 	faults = append(faults, g.steps...)
 	faults = append(faults, drawStaleWrite(o, seed, v, latency)...)
+	faults = append(faults, drawFeedBreak(o, seed, v)...)
 	c := vcluster.Config{
 		Nodes: o.Nodes, Lease: o.Lease, Renew: o.Renew, Margin: o.Margin, Poll: o.Poll, WorkPoll: o.Period,
 		Latency: latency, WorkLatency: true, Day: o.Period,
@@ -113,7 +114,7 @@ func Run(ctx context.Context, o Options, seed uint64) (Result, error) {
 		Check: true, Trace: o.Trace, Clock: clock, Plant: plant,
 	}
 	c.Names, c.Sessions, c.Notify, c.CallLatency, c.Balance = o.Names, v.sessions, v.notify, v.callLatency, v.balance
-	c.TakeStep, c.Succession, c.Ignores = v.takeStep, v.succession, v.ignores
+	c.TakeStep, c.Succession, c.Ignores, c.FeedLag = v.takeStep, v.succession, v.ignores, v.feedLag
 	c.Collect = drawCollect(o, seed, v, latency)
 	c.Mutate = o.Mutate
 	c.Policy = w.policy
@@ -128,6 +129,9 @@ func Run(ctx context.Context, o Options, seed uint64) (Result, error) {
 		onOff := map[bool]string{true: "on", false: "off"}
 		fmt.Fprintf(o.Trace, "%d names besides %s; %s; balanced %s; change notifications %s; store latency %v, election requests travel it %s; takeovers %s names a step; succession %s\n",
 			o.Names, vcluster.Job, strings.Join(kinds, ", "), onOff[v.balance], onOff[v.notify], latency, onOff[v.callLatency], takeStepText(v.takeStep), onOff[v.succession])
+		if v.feedLag > 0 {
+			fmt.Fprintf(o.Trace, "the change feed lags the store by %v\n", v.feedLag)
+		}
 		for n, ignored := range v.ignores {
 			var names []string
 			for i, ig := range ignored {

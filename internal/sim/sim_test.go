@@ -142,6 +142,18 @@ func TestMutationsAreCaught(t *testing.T) {
 		// and its release, of a name passed on to a node that does not
 		// campaign for it. Seed 3250 is the first of 4,000 that has one.
 		{"listing's failed release left", func(o *sim.Options) { o.Mutate.Election.ListNoRetry = true }, 1, 3250},
+		// A successor whose feed is in order takes the names passed on
+		// from its reads without waiting for the feed to report the
+		// succession: it needs a feed that lags (a third of the seeds
+		// with notifications) behind a name taken elsewhere just before.
+		// Seed 1497 is the first of 5,000 that has one.
+		{"succession adopted before the feed reported it", func(o *sim.Options) { o.Mutate.Election.AdoptUnsynced = true }, 1, 1497},
+		// One that takes them from reads its live feed does not cover:
+		// the feed-break episode (drawFeedBreak) makes one in half the
+		// seeds with succession and notifications, and the name resigned
+		// in it must be taken elsewhere before the successor reads it.
+		// Seed 1041 is the first of 5,000 that has one.
+		{"succession adopted across a feed gap", func(o *sim.Options) { o.Mutate.Election.AdoptAcrossGap = true }, 1, 1041},
 		// Balanced nodes that never ask for a handover leave the names
 		// where they fell: the end-of-run balance check fails.
 		{"balanced nodes that never pull", func(o *sim.Options) { o.Balance, o.Mutate.Election.NoPull = sim.BalanceOn, true }, 5, 0},

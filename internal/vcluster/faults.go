@@ -33,6 +33,8 @@ const (
 	Resume                                // an operator resumes it
 	Backfill                              // an operator backfills the periods due From to Until (baton backfill); Node is ignored
 	StepClock                             // the node's wall clock is Offset off the true time (a step; 0: set right), in a term from its next clock check
+	FeedBreak                             // the node's change feed closes (a watch lost, its calls unharmed): notifications are lost
+	FeedHeal                              // a new feed opens
 )
 
 var faultNames = map[FaultKind]string{
@@ -41,6 +43,7 @@ var faultNames = map[FaultKind]string{
 	Resign: "resign", Transfer: "transfer", ArmPause: "arm-freeze-before-check",
 	ArmPauseInFlight: "arm-freeze-in-flight", ResignAll: "resign-all",
 	Suspend: "suspend", Resume: "resume", Backfill: "backfill", StepClock: "step-clock",
+	FeedBreak: "feed-break", FeedHeal: "feed-heal",
 }
 
 // String names the fault kind.
@@ -77,6 +80,17 @@ func (e *engine) fault(f Fault) {
 		if was {
 			e.feed(n, true) // watched again
 		}
+	case FeedBreak:
+		if !n.feedDown {
+			e.feed(n, false)
+		}
+		n.feedDown = true
+	case FeedHeal:
+		was := n.feedDown
+		n.feedDown = false
+		if was {
+			e.feed(n, true)
+		}
 	case Freeze:
 		if n.up {
 			n.frozen = true
@@ -106,7 +120,7 @@ func (e *engine) fault(f Fault) {
 		}
 	case Restart:
 		if !n.up {
-			n.up = true
+			n.up, n.feedDown = true, false // a new process opens a feed of its own
 			e.newMachine(n)
 			e.feed(n, true)
 			e.campaign(n)

@@ -25,6 +25,7 @@ type node struct {
 	sm       *scheduler.Machine
 
 	up, frozen, cut, armed bool
+	feedDown               bool          // its change feed is broken (FeedBreak): notifications are lost
 	t0, l0                 time.Duration // local clock: l0 + (now-t0)*rate
 	rate                   float64
 	latency                time.Duration
@@ -42,9 +43,10 @@ type node struct {
 	effFroze               bool          // the node was frozen while it ran (no timeout check)
 	effRun                 scheduler.StartEffect
 	mailbox                []event
-	cutErr, lostErr        error       // the errors of a call while cut off, and of an answer lost so
-	changes                *batch      // the change notifications queued for it, while more may join
-	coll                   *collection // its pass of collection under way (Config.Collect)
+	cutErr, lostErr        error         // the errors of a call while cut off, and of an answer lost so
+	changes                *batch        // the change notifications queued for it, while more may join
+	notesAt                time.Duration // when its last change notification arrives (they keep the writes' order)
+	coll                   *collection   // its pass of collection under way (Config.Collect)
 
 	// The term of Job, which the scheduler machine works under.
 	term     uint64
@@ -157,7 +159,7 @@ func (e *engine) campaign(n *node) {
 // lost, and a real feed would close). An Elector's feed reports only its
 // names, not the session records its observers read: it never says live.
 func (e *engine) feed(n *node, live bool) {
-	if !e.c.Notify || !n.sessions || !n.up || (live && n.cut) {
+	if !e.c.Notify || !n.sessions || !n.up || (live && (n.cut || n.feedDown)) {
 		return
 	}
 	e.dispatch(event{at: e.now, kind: evReply, node: int32(n.idx), inc: int32(n.inc), ev: election.Event(election.Feed{Live: live})})
@@ -606,18 +608,22 @@ func (e *engine) notify(name string, v int64) {
 	isName := e.nameIndex(name) >= 0
 	var ch election.Event = election.Changed{Name: name, Version: v} // boxed once for every node
 	for _, m := range e.nodes {
-		if !m.up || m.cut || (!m.sessions && !isName) {
+		if !m.up || m.cut || m.feedDown || (!m.sessions && !isName) {
 			continue
 		}
-		at := e.now + m.latency
+		// In the order of the writes, as a feed reports them, even
+		// after the node's latency fell.
+		at := max(e.now+m.latency+e.c.FeedLag, m.notesAt)
+		m.notesAt = at
 		if c := m.changes; c != nil && c.at == at && c.inc == m.inc {
 			// Changes that reach a node at one instant come as one
 			// batch, as a feed delivers them ([]store.Change).
 			c.evs = append(c.evs, ch)
+			c.through = max(c.through, v)
 			continue
 		}
 		c := e.newBatch()
-		c.at, c.inc, c.notes, c.evs = at, m.inc, true, append(c.evs, ch)
+		c.at, c.inc, c.notes, c.evs, c.through = at, m.inc, true, append(c.evs, ch), v
 		m.changes = c
 		e.push(event{at: at, kind: evReply, node: int32(m.idx), inc: int32(m.inc), ev: c})
 	}
@@ -629,12 +635,13 @@ func (e *engine) notify(name string, v int64) {
 // Delivered, it is reused. The answers are kept typed: boxed into an
 // election.Event, each would cost an allocation of its whole record.
 type batch struct {
-	at    time.Duration // notes: when they arrive ...
-	inc   int           // ... at which incarnation, while more may join
-	notes bool
-	evs   []election.Event
-	gets  []election.GetReply
-	swaps []election.SwapReply
+	at      time.Duration // notes: when they arrive ...
+	inc     int           // ... at which incarnation, while more may join
+	notes   bool
+	through int64 // notes: the largest version among them
+	evs     []election.Event
+	gets    []election.GetReply
+	swaps   []election.SwapReply
 }
 
 // newBatch returns an empty batch, reused if one was delivered.
@@ -650,6 +657,11 @@ func (e *engine) newBatch() *batch {
 // deliver steps n through batch b (or drops it: a cut node's notifications,
 // with CallLatency its answers lost) and keeps b for reuse.
 func (e *engine) deliver(n *node, b *batch) {
+	if b.notes && n.sessions {
+		// Every write up to the batch's largest version has reached the
+		// node: its Group's feed is in order (Config.OrderedFeed).
+		b.evs = append(b.evs, election.Synced{Version: b.through})
+	}
 	switch {
 	case !e.c.CallLatency || !n.cut:
 		e.stepAll(n, b.evs, b.gets, b.swaps)

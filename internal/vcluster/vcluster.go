@@ -154,6 +154,11 @@ type Config struct {
 	// session only when notified and when its wait runs out. The machines
 	// poll all the same otherwise; the notifications are hints.
 	Notify bool
+	// FeedLag delays every change notification by this much more than
+	// the node's latency: a feed that falls behind the store, as an etcd
+	// watch of a loaded cluster does. Notifications still reach each node
+	// in the order of the writes.
+	FeedLag time.Duration
 	// Collect, when set, makes the nodes that hold their names through a
 	// session collect dead session records at its moments (see Collect).
 	Collect Collect
@@ -219,7 +224,8 @@ func (e *engine) electionConfig(n *node) election.Config {
 		Node: n.id, Incarnation: fmt.Sprintf("%s.%d", n.id, n.inc),
 		Lease: e.c.Lease, Renew: e.c.Renew, Margin: e.c.Margin, Poll: e.c.Poll, Retry: e.c.Poll, Check: check,
 		Balance: e.c.Balance && n.sessions, TakeStep: e.c.TakeStep, Succession: e.c.Succession && n.sessions,
-		Mutate: m.Election,
+		OrderedFeed: e.c.Notify && n.sessions, // its notifications come in order, each batch followed by Synced
+		Mutate:      m.Election,
 	}
 }
 
