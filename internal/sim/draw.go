@@ -23,6 +23,17 @@ type variant struct {
 	feedLag     time.Duration // vcluster.Config.FeedLag
 }
 
+// sessionNodes returns the nodes that hold their names through a session.
+func (v variant) sessionNodes() []int {
+	var nodes []int
+	for i, on := range v.sessions {
+		if on {
+			nodes = append(nodes, i)
+		}
+	}
+	return nodes
+}
+
 // drawVariant says which nodes of a seed hold their names through a
 // session, whether the nodes get change notifications and whether the
 // election's requests, not only its answers, take the store's latency
@@ -319,12 +330,7 @@ func drawFeedBreak(o Options, seed uint64, v variant) []vcluster.Fault {
 	if rng.IntN(2) != 0 {
 		return nil
 	}
-	var nodes []int
-	for i, on := range v.sessions {
-		if on {
-			nodes = append(nodes, i)
-		}
-	}
+	nodes := v.sessionNodes()
 	if len(nodes) < 2 {
 		return nil
 	}
@@ -371,12 +377,7 @@ func drawStaleWrite(o Options, seed uint64, v variant, latency time.Duration) []
 	if rng.IntN(2) != 0 {
 		return nil
 	}
-	var nodes []int
-	for i, on := range v.sessions {
-		if on {
-			nodes = append(nodes, i)
-		}
-	}
+	nodes := v.sessionNodes()
 	n := nodes[rng.IntN(len(nodes))]
 	t := o.Duration/5 + time.Duration(rng.Int64N(int64(o.Duration/4)))
 	end := t + 4*o.Lease
