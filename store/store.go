@@ -280,9 +280,10 @@ type TimeSource interface {
 // stood at the largest version its feed reported: a Group that succeeded
 // a dead session takes the names it was passed on from the reads it made
 // while it waited, once its feed reported the succession's own write
-// (docs/succession.md, "Adoption without a read"). SQLite's poller and
-// PostgreSQL's notifications do not promise it (PostgreSQL's versions do
-// not increase in commit order).
+// (docs/succession.md, "Adoption without a read"). SQLite and PostgreSQL
+// do not promise it: neither's versions increase in commit order (a
+// SQLite renewal draws its version above the store-wide counter without
+// raising it; PostgreSQL's come from a sequence).
 type OrderedFeed interface {
 	// FeedInOrder marks the capability; it reports true.
 	FeedInOrder() bool
