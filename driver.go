@@ -178,9 +178,9 @@ func (d *driver) loop(stopped chan struct{}) {
 			var through int64
 			for i, c := range batch {
 				evs[i] = election.Changed{Name: c.Name, Version: c.Version}
-				through = max(through, c.Version)
+				through = max(through, c.Through)
 			}
-			if d.ordered {
+			if d.ordered && through > 0 {
 				// Stepped after every change of the batch (step keeps
 				// the order, ticks aside): the machine may rely on
 				// having heard of every write up to through.

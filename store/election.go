@@ -146,6 +146,11 @@ type Event struct {
 type Change struct {
 	Name    string
 	Version int64
+	// Through is set on the last entry of every batch of a feed in order
+	// (OrderedFeed), 0 otherwise: every write made after WatchChanges
+	// returned whose version is at most Through has been named in this
+	// batch or an earlier one of the feed.
+	Through int64
 }
 
 // GetResult is the outcome of one read in a GetMany.

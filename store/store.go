@@ -267,11 +267,14 @@ type TimeSource interface {
 // OrderedFeed is an optional capability: a store whose change feed
 // (Store.WatchChanges) reports writes in the order of their versions, so
 // that a batch tells what has not changed as well as what has. Its
-// versions are store-wide and increase in the order the writes commit
-// (etcd's revisions, the in-memory store's counter), and when a feed hands
-// out a batch, every write made after WatchChanges returned whose version
-// is at most the largest Version in that batch has been named in it or in
-// an earlier batch of the same feed, under that version or a later one
+// versions are store-wide, and those of writes other than renewals (a
+// Swap that changes only a held record's Version and Updated:
+// storedriver.Renews) increase in the order the writes commit (etcd's
+// revisions, the in-memory store's counter, SQLite's store-wide counter);
+// and the last entry of every batch a feed hands out says how far the
+// feed has reported (Change.Through): every write made after WatchChanges
+// returned whose version is at most Through has been named in that batch
+// or an earlier one of the same feed, under that version or a later one
 // (a renewal of a name's own record aside, if the feed leaves those out:
 // see WatchChanges; a name held through a session has none).
 //
@@ -280,10 +283,9 @@ type TimeSource interface {
 // stood at the largest version its feed reported: a Group that succeeded
 // a dead session takes the names it was passed on from the reads it made
 // while it waited, once its feed reported the succession's own write
-// (docs/succession.md, "Adoption without a read"). SQLite and PostgreSQL
-// do not promise it: neither's versions increase in commit order (a
-// SQLite renewal draws its version above the store-wide counter without
-// raising it; PostgreSQL's come from a sequence).
+// (docs/succession.md, "Adoption without a read"). PostgreSQL does not
+// promise it: its versions come from a sequence, which does not order
+// them by commit.
 type OrderedFeed interface {
 	// FeedInOrder marks the capability; it reports true.
 	FeedInOrder() bool

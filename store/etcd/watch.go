@@ -183,11 +183,17 @@ func (s *Store) WatchChanges(ctx context.Context) <-chan []store.Change {
 			}
 			s.feed.mu.Lock()
 			batch := make([]store.Change, 0, len(f.pending))
+			through := int64(0)
 			for n, v := range f.pending {
 				batch = append(batch, store.Change{Name: n, Version: v})
+				through = max(through, v)
 			}
 			clear(f.pending)
 			s.feed.mu.Unlock()
+			if len(batch) == 0 {
+				continue // taken with the batch before this signal
+			}
+			batch[len(batch)-1].Through = through // see FeedInOrder
 			select {
 			case out <- batch:
 			case <-ctx.Done():
@@ -219,7 +225,8 @@ func feedVersion(kv *mvccpb.KeyValue) int64 {
 // FeedInOrder implements store.OrderedFeed: an etcd watch reports events
 // in revision order, follow adds them to every feed in that order under
 // the hub's lock, and a batch is what was added until it is handed out,
-// so a batch that names revision v comes after every event up to v.
-// A version a feed reports is the write's revision, or less for a
-// settled record (feedVersion), never more.
+// so a batch that names revision v comes after every event up to v: its
+// largest version is its Through. A version a feed reports is the
+// write's revision, or less for a settled record (feedVersion), never
+// more.
 func (s *Store) FeedInOrder() bool { return true }

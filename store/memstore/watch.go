@@ -41,6 +41,13 @@ func (c *client) WatchChanges(ctx context.Context) <-chan []store.Change {
 			batch := f.pending
 			f.pending = nil
 			c.s.mu.Unlock()
+			if n := len(batch); n > 0 {
+				through := int64(0)
+				for _, c := range batch {
+					through = max(through, c.Version)
+				}
+				batch[n-1].Through = through // see FeedInOrder
+			}
 			select {
 			case out <- batch:
 			case <-ctx.Done():

@@ -620,7 +620,8 @@ func TestReopenDurability(t *testing.T) {
 
 // TestWatchChangesOtherHandle: a write through another handle (another
 // process, as far as SQLite knows) reaches the change feed, which names
-// only the record written, at its version; Close ends the feed.
+// only the record written, at its version, and reports every write up
+// to it (Through: the feed is in order); Close ends the feed.
 func TestWatchChangesOtherHandle(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "baton.db")
 	watcher := open(t, path, sqlite.WithWatchInterval(5*time.Millisecond))
@@ -635,7 +636,7 @@ func TestWatchChangesOtherHandle(t *testing.T) {
 		if !ok {
 			t.Fatal("feed closed instead of naming the write")
 		}
-		if want := []store.Change{{Name: "b", Version: b.Version}}; !slices.Equal(batch, want) {
+		if want := []store.Change{{Name: "b", Version: b.Version, Through: b.Version}}; !slices.Equal(batch, want) {
 			t.Fatalf("feed gave %v after a write of b, want %v", batch, want)
 		}
 	case <-time.After(10 * time.Second):
@@ -651,7 +652,7 @@ func TestWatchChangesOtherHandle(t *testing.T) {
 			t.Fatal("feed closed instead of naming the write")
 		}
 		// The poller names only the records written, not every record.
-		if want := []store.Change{{Name: "a", Version: rec.Version}}; !slices.Equal(batch, want) {
+		if want := []store.Change{{Name: "a", Version: rec.Version, Through: rec.Version}}; !slices.Equal(batch, want) {
 			t.Fatalf("feed gave %v after a write of a, want %v", batch, want)
 		}
 	case <-time.After(10 * time.Second):

@@ -48,6 +48,7 @@ func (h *hub) empty() bool { return len(h.feeds) == 0 }
 type feed struct {
 	pending []store.Change
 	seen    map[string]int // index in pending
+	through int64          // the changed value pending reports every write up to (FeedInOrder)
 	signal  chan struct{}
 	broken  bool // the poll failed: the feed must close
 }
@@ -96,10 +97,13 @@ func (s *Store) WatchChanges(ctx context.Context) <-chan []store.Change {
 			case <-f.signal:
 			}
 			h.mu.Lock()
-			batch, broken := f.pending, f.broken
+			batch, broken, through := f.pending, f.broken, f.through
 			f.pending = nil
 			clear(f.seen)
 			h.mu.Unlock()
+			if len(batch) > 0 {
+				batch[len(batch)-1].Through = through
+			}
 			if broken {
 				return
 			}
@@ -422,6 +426,7 @@ func (s *Store) dispatch(ctx context.Context, p *poller, cursor int64) error {
 	}
 	h.cursor = newest
 	for f := range h.feeds {
+		f.through = max(f.through, newest)
 		for _, c := range changes {
 			if i, dup := f.seen[c.Name]; dup {
 				f.pending[i].Version = max(f.pending[i].Version, c.Version)
@@ -437,3 +442,17 @@ func (s *Store) dispatch(ctx context.Context, p *poller, cursor int64) error {
 	}
 	return nil
 }
+
+// FeedInOrder implements store.OrderedFeed. Every write but a renewal
+// draws its version from the store-wide counter (nextVersion), which it
+// raises under the file's write lock, so those versions rise in commit
+// order, and it sets the changed column to it; the poller reads, in one
+// statement, every record whose changed value is above its cursor, so a
+// dispatch reports every such write up to the newest value it read
+// (Change.Through). A renewal draws a version above the counter without
+// raising it: a session's is reported by its version (dispatch), a
+// name's is not on the feed at all (store.Store.WatchChanges allows
+// both); neither is a write whose order the capability promises, and a
+// renewal's version is above the counter when it commits, so above every
+// Through handed out before.
+func (s *Store) FeedInOrder() bool { return true }
