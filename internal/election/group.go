@@ -725,11 +725,12 @@ func (g *Group) afterObserver(now time.Time, s string, acts []Action) []Action {
 	if len(g.dead) > 4096 {
 		clear(g.dead) // a cache: forgetting only costs a read
 	}
-	g.dead[s] = o.successor
+	succ := o.final.Successor
+	g.dead[s] = succ
 	g.dropObserver(s)
 	waiting := g.waiters[s].list()
 	delete(g.waiters, s)
-	if o.successor != "" {
+	if succ != "" {
 		// Passed on: every name that awaits it is held through the
 		// successor now. They read again, and if the successor is this
 		// group's session, each takes the term its read shows; the names
@@ -739,11 +740,10 @@ func (g *Group) afterObserver(now time.Time, s string, acts []Action) []Action {
 		// the group campaigns for (at 100,000 names, half of the work
 		// after the floor); their candidates elsewhere re-read at that
 		// pace anyway.
-		x := ended{session: s, names: waiting, successor: o.successor}
-		if o.successor == g.view.name && g.sm != nil {
+		x := ended{session: s, names: waiting, successor: succ}
+		if succ == g.view.name && g.sm != nil {
 			g.listOwn(now, s)
-			if f := o.final; g.view.fed != 0 && f.Successor == o.successor &&
-				f.SuccessorHolder == g.cfg.Node && f.SuccessorIncarnation == g.cfg.Incarnation {
+			if f := o.final; g.view.fed != 0 && f.SuccessorHolder == g.cfg.Node && f.SuccessorIncarnation == g.cfg.Incarnation {
 				// With a feed in order, the names that it shows
 				// unchanged since their last read take their terms
 				// from it, once the feed reported this very write

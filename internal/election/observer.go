@@ -29,12 +29,10 @@ type observer struct {
 	dead     bool
 	killed   bool   // this observer wrote it dead (it expired); else found dead
 	heir     string // the successor named in the write that ends it ("" none)
-	// successor is the session the dead session was passed on to
-	// (store.Record.Successor), "" when it ended without one.
-	successor string
 	// final is the dead session record as the store returned it, from
-	// the write that ended it or a read that found it dead: what its
-	// succession's adoption is derived from (passed.dead).
+	// the write that ended it or a read that found it dead (zero when it
+	// was found missing): its Successor is the session it was passed on
+	// to, and its succession's adoption is derived from it (passed.dead).
 	final   store.Record
 	corrupt error // the record's lease is outside the bounds: never judged
 	feed    *bool // the Group's: the change feed is live (no polling)
@@ -152,7 +150,7 @@ func (o *observer) getReply(now time.Time, cfg Config, r GetReply, heir string) 
 		o.readAt = now.Add(cfg.Poll)
 		return nil
 	case r.Record.Free():
-		o.dead, o.successor, o.final = true, r.Record.Successor, r.Record
+		o.dead, o.final = true, r.Record
 		return nil
 	}
 	if err := checkLease(r.Record); err != nil && !cfg.Mutate.WrapDeadline {
@@ -188,7 +186,7 @@ func (o *observer) swapReply(now time.Time, cfg Config, r SwapReply) []Action {
 	o.inflight = opNone
 	switch {
 	case r.Err == nil:
-		o.dead, o.killed, o.successor, o.final = true, true, o.heir, r.Record
+		o.dead, o.killed, o.final = true, true, r.Record
 		return nil
 	case errors.Is(r.Err, store.ErrConflict):
 		return o.read(now) // renewed, or ended by someone else
