@@ -369,11 +369,20 @@ func TestElectorSessionsKilled(t *testing.T) {
 	c := newCluster(t, 3)
 	c.leader(10*time.Second, 0)
 	ctx := testCtx(t)
+	// Two connections: the killer's statements must not run inside the
+	// locker's transaction, where pg_stat_activity is one snapshot taken
+	// at its first use (a renewal that began waiting later would never
+	// be seen).
 	killer, err := pgx.Connect(ctx, c.url)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer killer.Close(ctx)
+	locker, err := pgx.Connect(ctx, c.url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer locker.Close(ctx)
 
 	// kill terminates the sessions of the nodes matching pattern that
 	// also match cond, and returns how many.
@@ -398,14 +407,15 @@ func TestElectorSessionsKilled(t *testing.T) {
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
 	var idle, midRenewal, rounds int
 	// Four seconds, and longer (up to twelve) until a renewal was caught
-	// waiting: under -race a round catches one in about a third of tries.
+	// waiting (a round misses one when the leader's renewal found its
+	// connection killed and is between attempts).
 	end, last := time.Now().Add(4*time.Second), time.Now().Add(12*time.Second)
 	for now := time.Now(); now.Before(end) || (midRenewal == 0 && now.Before(last)); now = time.Now() {
 		rounds++
 		if rounds%2 == 0 {
 			// Mid-renewal: hold the record's row lock so that the next
 			// renewal waits in the server, then kill that session.
-			tx, err := killer.Begin(ctx)
+			tx, err := locker.Begin(ctx)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -415,7 +425,9 @@ func TestElectorSessionsKilled(t *testing.T) {
 			// Two renew intervals: a leader's next renewal comes within
 			// one of its last, which may have just ended.
 			for wait := time.Now().Add(2 * timing.Renew); time.Now().Before(wait); time.Sleep(2 * time.Millisecond) {
-				if n := kill("baton_node_%", `wait_event_type = 'Lock'`); n > 0 {
+				// The renewal's UPDATE (statements.renew), not another
+				// write that happens to wait on a lock (a fenced write).
+				if n := kill("baton_node_%", `wait_event_type = 'Lock' AND query LIKE 'UPDATE %.election e SET version = nextval%'`); n > 0 {
 					midRenewal += n
 					break
 				}

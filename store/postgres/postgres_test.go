@@ -243,9 +243,17 @@ func TestTerminatedSession(t *testing.T) {
 		done <- err
 	}()
 	// Wait until the renewal is blocked on the lock, then kill its session.
+	// The polls run on a connection of their own: inside the locker's
+	// transaction, pg_stat_activity would be the snapshot of its first
+	// use.
+	watch, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer watch.Close(ctx)
 	for {
 		var n int
-		err := locker.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
+		err := watch.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
 			WHERE application_name = 'baton_terminate_test' AND wait_event_type = 'Lock'`).Scan(&n)
 		if err != nil {
 			t.Fatal(err)

@@ -40,7 +40,14 @@ func TestClaimWaitsForSuspension(t *testing.T) {
 		_, err := s.SwapRun(ctx, store.RunSwap{Run: store.Run{Job: "job", Period: "2026-01-01T00:00:00Z", State: store.Running, Token: 1, Holder: "n1", Attempt: 1}})
 		res <- err
 	}()
-	// Wait until the claim waits for a lock (or comes back: it must not).
+	// Wait until the claim waits for a lock (or comes back: it must not),
+	// polled on a connection of its own: inside tx, pg_stat_activity
+	// would be the snapshot of its first use.
+	watch, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer watch.Close(ctx)
 	for waiting := 0; waiting == 0; {
 		select {
 		case err := <-res:
@@ -49,7 +56,7 @@ func TestClaimWaitsForSuspension(t *testing.T) {
 			t.Fatal("the claim never waited for the job's row")
 		case <-time.After(10 * time.Millisecond):
 		}
-		if err := c.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()`).Scan(&waiting); err != nil {
+		if err := watch.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()`).Scan(&waiting); err != nil {
 			t.Fatal(err)
 		}
 	}
