@@ -84,9 +84,9 @@ func (t *Term) Valid() bool {
 	// that was on its way when the deadline passed succeeds: end the term
 	// here and have the elector release the record.
 	t.ended = true
+	t.cancel(ErrLeaseExpired) // before the wake-up: a caller woken by Renewed sees Err
 	t.notifyLocked()
 	t.mu.Unlock()
-	t.cancel(ErrLeaseExpired)
 	// The machine ends the term too, if it has not already: through a
 	// session, the Group first lets the session see its deadline, so that
 	// terms past it end together without a write each.
@@ -174,12 +174,15 @@ func (t *Term) extend(d time.Time) {
 
 func (t *Term) end(cause error) {
 	t.mu.Lock()
+	defer t.mu.Unlock()
+	// The context first, then the wake-up: a caller woken by Renewed at
+	// the end of the term reads Err non-nil. (A CancelCauseFunc runs no
+	// caller code on this goroutine, so it may run under t.mu.)
+	t.cancel(cause)
 	if !t.ended {
 		t.ended = true
 		t.notifyLocked()
 	}
-	t.mu.Unlock()
-	t.cancel(cause)
 }
 
 func (t *Term) markReleased(err error) {
