@@ -146,10 +146,11 @@ type Event struct {
 type Change struct {
 	Name    string
 	Version int64
-	// Through is set on the last entry of every batch of a feed in order
-	// (OrderedFeed), 0 otherwise: every write made after WatchChanges
-	// returned whose version is at most Through has been named in this
-	// batch or an earlier one of the feed.
+	// Through is set on the last entry of every batch of a feed that says
+	// how far it has reported (OrderedFeed), 0 otherwise: every write made
+	// after WatchChanges returned that committed before a write of version
+	// at most Through drew its version has been named in this batch or an
+	// earlier one of the feed (renewals aside).
 	Through int64
 }
 

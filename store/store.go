@@ -265,27 +265,29 @@ type TimeSource interface {
 }
 
 // OrderedFeed is an optional capability: a store whose change feed
-// (Store.WatchChanges) reports writes in the order of their versions, so
-// that a batch tells what has not changed as well as what has. Its
-// versions are store-wide, and those of writes other than renewals (a
-// Swap that changes only a held record's Version and Updated:
-// storedriver.Renews) increase in the order the writes commit (etcd's
-// revisions, the in-memory store's counter, SQLite's store-wide counter);
-// and the last entry of every batch a feed hands out says how far the
-// feed has reported (Change.Through): every write made after WatchChanges
-// returned whose version is at most Through has been named in that batch
-// or an earlier one of the same feed, under that version or a later one
-// (a renewal of a name's own record aside, if the feed leaves those out:
-// see WatchChanges; a name held through a session has none).
+// (Store.WatchChanges) says how far it has reported, so that a batch tells
+// what has not changed as well as what has. The last entry of every batch
+// a feed hands out carries Change.Through, and every write that committed
+// before some write of version at most Through drew its version, and
+// after WatchChanges returned, has been named in that batch or an earlier
+// one of the same feed, under its version or a later one (renewals aside:
+// a Swap that changes only a held record's Version and Updated,
+// storedriver.Renews, need not be named, see WatchChanges). Where
+// versions rise in commit order (etcd's revisions, the in-memory store's
+// counter, SQLite's store-wide counter) that is every write of version at
+// most Through; PostgreSQL draws its versions from a sequence, whose
+// order is not the commit order, and says it of the writes that committed
+// before the draw.
 //
-// With it, a process that read a record at some point after the feed
-// opened, and was told of no change of it since, knows the record as it
-// stood at the largest version its feed reported: a Group that succeeded
-// a dead session takes the names it was passed on from the reads it made
-// while it waited, once its feed reported the succession's own write
-// (docs/succession.md, "Adoption without a read"). PostgreSQL does not
-// promise it: its versions come from a sequence, which does not order
-// them by commit.
+// With a Succeeder, whose succession write draws its version after every
+// write of the names it passes on that committed before it (ordered by
+// version, or, on PostgreSQL, by the lock on the session record: see
+// package postgres), a process that read such a name after the feed
+// opened, and was told of no change of it since, knows the name as the
+// succession left it once its feed's Through reaches the succession's
+// version: a Group that succeeded a dead session takes the names it was
+// passed on from the reads it made while it waited (docs/succession.md,
+// "Adoption without a read").
 type OrderedFeed interface {
 	// FeedInOrder marks the capability; it reports true.
 	FeedInOrder() bool

@@ -40,9 +40,9 @@ This process takes the names over as a Group does by default: by
 succession on a store that keeps successions (every baton store; see
 baton.WithSuccession and docs/succession.md), where the write that ends
 the child's session names this process's session as its successor, and
-no name is written: on a store whose change feed is in order (etcd,
-SQLite) each name is adopted from the read made while it waited, on the
-others (PostgreSQL) it is read again. --succession=false takes each name
+no name is written or read again: each is adopted from the read made while
+it waited, once the change feed shows it unchanged up to the succession.
+--succession=false takes each name
 with a write of its own (baton.WithoutSuccession), to compare.
 
 The child's store URL goes to it on its standard input, never on its

@@ -47,6 +47,18 @@ const readTimeout = 10 * time.Second
 // notification is delivered after its transaction committed, so the
 // version it names is visible by then. Notifications whose payloads all
 // name session renewals need no read.
+//
+// How far the feed has reported (store.OrderedFeed, Change.Through): the
+// largest version the listener has handed out. A version found by a read
+// is visible in that read's snapshot, so every transaction that committed
+// before the write (or renewal) of that version drew it, and so before
+// any write of a smaller version drew its own, is visible in the
+// snapshot too, and the reads up to this one have named its writes. A
+// renewal's version named by a notification is handed out after the read
+// of the same wake-up, if there is one: PostgreSQL delivers the
+// notifications of transactions in the order they committed, so every
+// write that committed before the renewal did notified before it, and
+// was read by then.
 
 // sessionPayloadTag begins the payload of a session renewal's
 // notification: the tag, the record's new version in decimal, a space and
@@ -90,6 +102,9 @@ type listener struct {
 	ready  chan struct{} // closed when listening with a position, or on exit
 
 	feeds map[*feed]struct{} // guarded by s.mu
+	// through is the largest version handed out (see "How far the feed
+	// has reported"); touched by run alone.
+	through int64
 }
 
 // feed is one WatchChanges call's subscription: the records changed since
@@ -100,6 +115,7 @@ type feed struct {
 	out     chan []store.Change
 	signal  chan struct{}
 	pending map[string]int64 // guarded by s.mu
+	through int64            // the listener's through when pending was last added to; guarded by s.mu
 }
 
 // WatchChanges implements store.Store. It returns once the Store's
@@ -171,10 +187,12 @@ func (s *Store) runFeed(ctx context.Context, f *feed) {
 			batch = append(batch, store.Change{Name: n, Version: v})
 		}
 		clear(f.pending)
+		through := f.through
 		s.mu.Unlock()
 		if len(batch) == 0 {
 			continue
 		}
+		batch[len(batch)-1].Through = through // see FeedInOrder
 		select {
 		case f.out <- batch:
 		case <-ctx.Done():
@@ -283,16 +301,15 @@ func (l *listener) run(ctx context.Context) {
 		default:
 			return // the connection broke
 		}
-		l.deliver(renewed)
-		if !mustRead {
-			continue
-		}
 		var changes []store.Change
-		pos, changes, err = l.read(ctx, conn, pos)
-		if err != nil {
-			return
+		if mustRead {
+			if pos, changes, err = l.read(ctx, conn, pos); err != nil {
+				return
+			}
 		}
-		l.deliver(changes)
+		// The renewals after the read: see "How far the feed has
+		// reported".
+		l.deliver(append(changes, renewed...))
 	}
 }
 
@@ -331,12 +348,16 @@ func (l *listener) deliver(changes []store.Change) {
 	if len(changes) == 0 {
 		return
 	}
+	for _, c := range changes {
+		l.through = max(l.through, c.Version)
+	}
 	l.s.mu.Lock()
 	defer l.s.mu.Unlock()
 	for f := range l.feeds {
 		for _, c := range changes {
 			f.pending[c.Name] = max(f.pending[c.Name], c.Version)
 		}
+		f.through = l.through
 		select {
 		case f.signal <- struct{}{}:
 		default:
@@ -355,3 +376,13 @@ func (l *listener) detach() {
 		s.watcher = nil
 	}
 }
+
+// FeedInOrder implements store.OrderedFeed: every batch's last entry
+// carries the largest version the listener has handed out (see "How far
+// the feed has reported"). Versions come from a sequence and commit in
+// another order, so a write of a smaller version may still be reported
+// later; what is promised is every write that committed before a version
+// up to Through was drawn, which is what a succession needs: its write
+// draws its version after every write of the names it passes on that
+// committed before it (succession.go, "Ordering").
+func (s *Store) FeedInOrder() bool { return true }
