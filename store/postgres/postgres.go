@@ -189,7 +189,7 @@ func newStatements(q string, schemaVersion int) statements {
 		// A session's renewal (storedriver.RenewsSession): the same
 		// one-row UPDATE, and a notification on the store's channel ($10)
 		// whose payload names the record and its new version (see
-		// sessionPayload), sent at the commit: the change feed reports
+		// sessionPayloadTag), sent at the commit: the change feed reports
 		// the renewal from the payload (a session's observers learn of its
 		// renewals there), without the wxid write (an entry in wxid's
 		// index) that swap_one's feed needs.
@@ -520,6 +520,13 @@ func (s *Store) StoreTime(ctx context.Context) (time.Time, error) {
 	return t.UTC(), nil
 }
 
+// readable says whether a read-only opener reads schema version v: 1 to
+// SchemaVersion.
+func readable(v string) bool {
+	n, err := strconv.Atoi(v)
+	return err == nil && strconv.Itoa(n) == v && n >= 1 && n <= SchemaVersion
+}
+
 // openReadOnly is Open with WithReadOnly.
 func openReadOnly(ctx context.Context, rawURL string, o config) (*Store, error) {
 	pool, schema, err := newPool(ctx, rawURL, o)
@@ -545,7 +552,7 @@ func openReadOnly(ctx context.Context, rawURL string, o config) (*Store, error) 
 		err = store.NoStore(fmt.Sprintf("schema %q of the database (it has no such schema)", schema))
 	case !meta:
 		err = fmt.Errorf("postgres: %w: postgres schema %q has no baton meta table, not a baton store; baton left it untouched: point the URL's schema parameter at another schema", store.ErrSchema, schema)
-	case v != "1" && v != "2" && v != "3" && v != "4" && v != "5" && v != "6" && v != strconv.Itoa(SchemaVersion):
+	case !readable(v):
 		err = fmt.Errorf("postgres: %w: schema %q is not a baton store this baton reads (schema version %q; this baton supports 1 to %d)", store.ErrSchema, schema, v, SchemaVersion)
 	}
 	if err != nil {

@@ -48,17 +48,25 @@ func TestSessionRenewalLeavesWxid(t *testing.T) {
 	}
 }
 
-// TestSessionPayload: the listener parses what renewSession sends, and
-// nothing else.
-func TestSessionPayload(t *testing.T) {
+// TestNamedPayload: the listener parses what renewSession and swap_one
+// send, and nothing else.
+func TestNamedPayload(t *testing.T) {
 	name := store.SessionPrefix + "n1/i 1/1"
-	if c, ok := sessionPayload(sessionPayloadTag + "42 " + name); !ok || c != (store.Change{Name: name, Version: 42}) {
-		t.Fatalf("sessionPayload = %+v, %v; want %s at 42", c, ok, name)
+	for p, want := range map[string]store.Change{
+		sessionPayloadTag + "42 " + name:          {Name: name, Version: 42},
+		writePayloadTag + "42 " + name:            {Name: name, Version: 42},
+		writePayloadTag + "7 billing run":         {Name: "billing run", Version: 7},
+		writePayloadTag + "9223372036854775807 x": {Name: "x", Version: 9223372036854775807},
+	} {
+		if c, ok := namedPayload(p); !ok || c != want {
+			t.Errorf("namedPayload(%q) = %+v, %v; want %+v", p, c, ok, want)
+		}
 	}
 	for _, p := range []string{notifyPayload, sessionPayloadTag, sessionPayloadTag + "42", sessionPayloadTag + "x " + name,
-		sessionPayloadTag + "0 " + name, sessionPayloadTag + "42 billing", "42 " + name} {
-		if c, ok := sessionPayload(p); ok {
-			t.Errorf("sessionPayload(%q) = %+v, want none", p, c)
+		sessionPayloadTag + "0 " + name, sessionPayloadTag + "42 billing", "42 " + name, writePayloadTag + "42 ",
+		writePayloadTag + "-1 billing", writePayloadTag + "9223372036854775808 billing", "Write 42 billing"} {
+		if c, ok := namedPayload(p); ok {
+			t.Errorf("namedPayload(%q) = %+v, want none", p, c)
 		}
 	}
 }

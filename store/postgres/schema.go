@@ -25,10 +25,12 @@ import (
 // path (see recordFunctions), with the same outcomes; version 6 that path
 // without a row lock taken before its UPDATE, with the same outcomes;
 // version 7 successions (store.Succeeder: the election table's successor
-// columns and session index, see succession.go). An older schema is
-// upgraded in place when a writer opens it, and read as it is by a
-// read-only opener.
-const SchemaVersion = 7
+// columns and session index, see succession.go); version 8 swap_one's
+// notification naming the record it wrote and its version (writePayload),
+// so that the change feed reports it without a read, with the same
+// outcomes. An older schema is upgraded in place when a writer opens it,
+// and read as it is by a read-only opener.
+const SchemaVersion = 8
 
 // ddl returns the statements that create schema version SchemaVersion in
 // schema q (a quoted identifier), with notifications on channel.
@@ -186,11 +188,13 @@ const raiseSuccession = `RAISE EXCEPTION USING ERRCODE = '` + errSuccession + `'
 // (a 64-bit xid8 never wraps around).
 const currentXID = `pg_current_xact_id()::text::bigint`
 
-// notifyPayload is the payload of every notification: none. A
-// notification only says that the transaction that sent it changed
-// records; the listener reads which ones (see WatchChanges). PostgreSQL
-// delivers the notifications of one transaction with one channel and
-// payload once, so a transaction that writes many records notifies once.
+// notifyPayload is the payload of a notification that names nothing: it
+// only says that the transaction that sent it changed records, and the
+// listener reads which ones (see WatchChanges). PostgreSQL delivers the
+// notifications of one transaction with one channel and payload once, so
+// a batch (swap_many), a settle or a ledger write notifies once. swap_one
+// names the record it wrote instead (writePayloadTag), and a session's
+// renewal its record (sessionPayloadTag).
 const notifyPayload = ""
 
 // recordFunctions returns the statements that create the record
@@ -323,7 +327,9 @@ func recordFunctions(q, channel string) []string {
 					rec.incarnation, rec.token, rec.transfer, rec.updated
 				FROM ` + q + `.election_log l WHERE l.name = p_name;
 			END IF;
-			PERFORM pg_notify('` + channel + `', '` + notifyPayload + `');
+			-- The record and its version (writePayloadTag): the listeners
+			-- report the write without a read.
+			PERFORM pg_notify('` + channel + `', '` + writePayloadTag + `' || rec.version::text || ' ' || p_name);
 			RETURN QUERY SELECT true, rec.holder, rec.incarnation, rec.token, rec.lease_ns,
 				rec.transfer, rec.session, rec.version, rec.updated;
 		END
@@ -581,6 +587,16 @@ func upgrade6(q, channel string) []string {
 		`UPDATE `+q+`.meta SET value = '7' WHERE key = 'schema_version'`)
 }
 
+// upgrade7 turns a version 7 schema into a version 8 one: the record
+// functions replaced, swap_one's notification naming the record it wrote
+// (writePayloadTag). The outcomes are version 7's, so the store keeps its
+// id, as in upgrade4; a listener of the previous release reads on a named
+// notification as on any other (it parses session renewals' alone).
+func upgrade7(q, channel string) []string {
+	return append(recordFunctions(q, channel),
+		`UPDATE `+q+`.meta SET value = '8' WHERE key = 'schema_version'`)
+}
+
 // lockKey is the advisory lock key that serialises schema creation in one
 // schema across processes.
 func lockKey(schema string) int64 {
@@ -623,7 +639,7 @@ func setup(ctx context.Context, pool *pgxpool.Pool, schema, q, channel string) e
 			for _, up := range []struct {
 				from  string
 				stmts []string
-			}{{"1", upgrade1(q)}, {"2", upgrade2(q, channel)}, {"3", upgrade3(q)}, {"4", upgrade4(q, channel)}, {"5", upgrade5(q, channel)}, {"6", upgrade6(q, channel)}} {
+			}{{"1", upgrade1(q)}, {"2", upgrade2(q, channel)}, {"3", upgrade3(q)}, {"4", upgrade4(q, channel)}, {"5", upgrade5(q, channel)}, {"6", upgrade6(q, channel)}, {"7", upgrade7(q, channel)}} {
 				if v != up.from {
 					continue
 				}

@@ -3,6 +3,7 @@ package postgres_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"strconv"
 	"strings"
@@ -386,5 +387,77 @@ func testSchemaUpgrade(t *testing.T, from string) {
 	}
 	if got, _ := s.Get(ctx, "billing"); got.Version != versions["billing"] || got.Holder != "n2" {
 		t.Fatalf("the old release's calls wrote: %+v", got)
+	}
+}
+
+// A version 7 store (testdata/schema_v7.sql, as ae08c6c created it) is
+// read as it is by a read-only opener and upgraded in place by a writer,
+// which replaces the record functions: swap_one's notification then names
+// the record it wrote and its version, and its outcomes are version 7's,
+// so the store keeps its id and a process of the previous release that
+// opened it before goes on.
+func TestSchemaUpgradeFrom7(t *testing.T) {
+	url := pgtest.Start(t)
+	ddl, err := os.ReadFile("testdata/schema_v7.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	superExec(t, url, string(ddl))
+	ctx := testCtx(t)
+	id := storeID(t, url)
+	c, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(ctx)
+	// What the previous release writes: a name acquired with swap_one.
+	oldSwapOne := `SELECT o_applied, o_version FROM baton.swap_one($1, 'billing', $2, 'n1', 'n1-1', $3, 3000000000, '', '', $4)`
+	var (
+		applied bool
+		v       int64
+	)
+	if err := c.QueryRow(ctx, oldSwapOne, id, 0, 1, string(store.Acquired)).Scan(&applied, &v); err != nil || !applied {
+		t.Fatalf("version 7 swap_one: %v, %v", applied, err)
+	}
+	ro, err := postgres.Open(ctx, url, postgres.WithReadOnly())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec, err := ro.Get(ctx, "billing"); err != nil || rec.Version != v {
+		t.Fatalf("read-only Get of a version 7 store: %+v, %v", rec, err)
+	}
+	ro.Close()
+	if got := schemaVersion(t, url); got != "7" {
+		t.Fatalf("a read-only open changed the schema version to %s", got)
+	}
+
+	s := open(t, url)
+	defer s.Close()
+	if got := schemaVersion(t, url); got != strconv.Itoa(postgres.SchemaVersion) {
+		t.Fatalf("schema version after a writable open: %s, want %d", got, postgres.SchemaVersion)
+	}
+	if got := storeID(t, url); got != id || s.StoreID() != id {
+		t.Fatalf("store id after the upgrade: %s (handle %s), want the old one %s", got, s.StoreID(), id)
+	}
+	// The previous release's call goes on, with the id it read, and its
+	// notification now names the record and its version.
+	if _, err := c.Exec(ctx, `LISTEN baton_baton`); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.QueryRow(ctx, oldSwapOne, id, v, 2, string(store.TakenOver)).Scan(&applied, &v); err != nil || !applied {
+		t.Fatalf("version 7 swap_one after the upgrade: %v, %v", applied, err)
+	}
+	n, err := c.WaitForNotification(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := fmt.Sprintf("write %d billing", v); n.Payload != want {
+		t.Fatalf("swap_one's notification after the upgrade: %q, want %q", n.Payload, want)
+	}
+	if rec, err := s.Get(ctx, "billing"); err != nil || rec.Version != v || rec.Token != 2 {
+		t.Fatalf("Get after the upgrade: %+v, %v", rec, err)
+	}
+	if evs, err := s.History(ctx, "billing", 0, 0); err != nil || len(evs) != 2 || evs[1].Kind != store.TakenOver {
+		t.Fatalf("History after the upgrade: %+v, %v", evs, err)
 	}
 }

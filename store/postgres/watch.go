@@ -43,10 +43,14 @@ const readTimeout = 10 * time.Second
 // A session's renewal (storedriver.RenewsSession, statements.renewSession)
 // leaves wxid as it was, so that it writes no index entry, and the read
 // does not find it: its notification names the record and its new
-// version instead (sessionPayload), and the listener reports that. A
-// notification is delivered after its transaction committed, so the
-// version it names is visible by then. Notifications whose payloads all
-// name session renewals need no read.
+// version instead (sessionPayloadTag), and the listener reports that. A
+// swap of one record (swap_one, schema version 8) names the record it
+// wrote and its version too (writePayloadTag), so a contender hears of a
+// release without a read. A notification is delivered after its
+// transaction committed, so the version it names is visible by then.
+// Notifications whose payloads all name records need no read; the next
+// read finds those writes again (their wxid is past the position), and
+// names them once more, which a feed allows.
 //
 // How far the feed has reported (store.OrderedFeed, Change.Through): the
 // largest version the listener has handed out. A version found by a read
@@ -55,26 +59,36 @@ const readTimeout = 10 * time.Second
 // any write of a smaller version drew its own, is visible in the
 // snapshot too, and the reads up to this one have named its writes. A
 // renewal's version named by a notification is handed out after the read
-// of the same wake-up, if there is one: PostgreSQL delivers the
-// notifications of transactions in the order they committed, so every
-// write that committed before the renewal did notified before it, and
-// was read by then.
+// of the same wake-up, if there is one, and so is a write's named by
+// swap_one's: PostgreSQL delivers the notifications of transactions in
+// the order they committed, so every write that committed before the
+// named one did notified before it, and was read or named by then.
 
 // sessionPayloadTag begins the payload of a session renewal's
 // notification: the tag, the record's new version in decimal, a space and
-// the record's name. Every other notification's payload is notifyPayload
+// the record's name. swap_one's begins with writePayloadTag; every other
+// notification's payload is notifyPayload
 // (empty).
 const sessionPayloadTag = "session-renewal "
 
-// sessionPayload parses a session renewal's notification payload; ok is
-// false for any other payload.
-func sessionPayload(p string) (c store.Change, ok bool) {
+// writePayloadTag begins the payload of swap_one's notification: the
+// tag, the record's new version in decimal, a space and the record's
+// name.
+const writePayloadTag = "write "
+
+// namedPayload parses a notification payload that names a record: a
+// session renewal's (sessionPayloadTag, of a session record only) or
+// swap_one's (writePayloadTag); ok is false for any other payload.
+func namedPayload(p string) (c store.Change, ok bool) {
 	rest, ok := strings.CutPrefix(p, sessionPayloadTag)
+	session := ok
 	if !ok {
-		return store.Change{}, false
+		if rest, ok = strings.CutPrefix(p, writePayloadTag); !ok {
+			return store.Change{}, false
+		}
 	}
 	v, name, ok := strings.Cut(rest, " ")
-	if !ok || !store.IsSession(name) {
+	if !ok || name == "" || (session && !store.IsSession(name)) {
 		return store.Change{}, false
 	}
 	version, err := strconv.ParseInt(v, 10, 64)
@@ -278,16 +292,16 @@ func (l *listener) run(ctx context.Context) {
 		wctx, cancel := context.WithTimeout(ctx, listenPing)
 		n, err := conn.WaitForNotification(wctx)
 		cancel()
-		// renewed: the session renewals the notifications name; mustRead:
-		// a notification of another write, which the read below finds.
-		var renewed []store.Change
+		// named: the writes the notifications name; mustRead: a
+		// notification of another write, which the read below finds.
+		var named []store.Change
 		mustRead := true
 		switch {
 		case err == nil:
 			mustRead = false
 			for err == nil {
-				if c, ok := sessionPayload(n.Payload); ok {
-					renewed = append(renewed, c)
+				if c, ok := namedPayload(n.Payload); ok {
+					named = append(named, c)
 				} else {
 					mustRead = true
 				}
@@ -307,9 +321,9 @@ func (l *listener) run(ctx context.Context) {
 				return
 			}
 		}
-		// The renewals after the read: see "How far the feed has
+		// The named writes after the read: see "How far the feed has
 		// reported".
-		l.deliver(append(changes, renewed...))
+		l.deliver(append(changes, named...))
 	}
 }
 
