@@ -288,6 +288,7 @@ func (l *listener) run(ctx context.Context) {
 	close(l.ready)
 	drained, cancelDrained := context.WithCancel(ctx)
 	cancelDrained()
+	readAt := time.Now()
 	for {
 		wctx, cancel := context.WithTimeout(ctx, listenPing)
 		n, err := conn.WaitForNotification(wctx)
@@ -316,10 +317,14 @@ func (l *listener) run(ctx context.Context) {
 			return // the connection broke
 		}
 		var changes []store.Change
-		if mustRead {
+		// Named writes alone need no read, but one comes at least every
+		// listenPing, so that the position stays close and the next read
+		// small.
+		if mustRead || time.Since(readAt) >= listenPing {
 			if pos, changes, err = l.read(ctx, conn, pos); err != nil {
 				return
 			}
+			readAt = time.Now()
 		}
 		// The named writes after the read: see "How far the feed has
 		// reported".
