@@ -49,7 +49,7 @@ type driver struct {
 	// (election.Feed), and its observers then read another process's
 	// session record only when it changed, not every poll.
 	feed bool
-	// ordered says that the feed reports writes in order
+	// ordered says that the feed says how far it has reported
 	// (store.OrderedFeed): each batch is followed by election.Synced.
 	ordered bool
 

@@ -37,7 +37,7 @@ type sessionView struct {
 	alive    bool      // the session is held and valid
 	deadline time.Time // until when, on the local clock
 	// fed is the generation of the Group's change feed while it is live
-	// and reports writes in order (Config.OrderedFeed), 0 otherwise: a
+	// and says how far it has reported (Config.OrderedFeed), 0 otherwise: a
 	// read sent under a generation, and notified of no change since, is
 	// known current up to what the feed has reported (Synced) while the
 	// generation lasts.

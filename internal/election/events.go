@@ -58,10 +58,11 @@ type SessionEnded struct{ Session string }
 // unreported.
 type Feed struct{ Live bool }
 
-// Synced follows the Changed events of one batch of a feed that reports
-// writes in order (Config.OrderedFeed, store.OrderedFeed): every write up
-// to Version, the largest version the batch named, has been reported, in
-// this batch or an earlier one of the live feed. A Group that succeeded a
+// Synced follows the Changed events of one batch of a feed that says how
+// far it has reported (Config.OrderedFeed, store.OrderedFeed): every write
+// that committed before a write of version up to Version drew its version
+// (renewals aside) has been reported, in this batch or an earlier one of
+// the live feed (Version is the batch's Change.Through). A Group that succeeded a
 // dead session waits for it to reach the succession's own write before it
 // takes the names passed on from the reads it made while it waited (a
 // name notified of no change since its read is then known as it stands
