@@ -270,20 +270,28 @@ func TestSchemaUpgradeFrom5(t *testing.T) { testSchemaUpgrade(t, "5") }
 
 func TestSchemaUpgradeFrom6(t *testing.T) { testSchemaUpgrade(t, "6") }
 
-func testSchemaUpgrade(t *testing.T, from string) {
-	url := pgtest.Start(t)
+// storeAt makes a store of schema version from, as testdata holds it,
+// and returns its URL, its id and a connection to it (closed at the end
+// of the test).
+func storeAt(t *testing.T, from string) (url, id string, c *pgx.Conn) {
+	url = pgtest.Start(t)
 	ddl, err := os.ReadFile("testdata/schema_v" + from + ".sql")
 	if err != nil {
 		t.Fatal(err)
 	}
 	superExec(t, url, string(ddl))
 	ctx := testCtx(t)
-	id := storeID(t, url)
-	c, err := pgx.Connect(ctx, url)
+	c, err = pgx.Connect(ctx, url)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.Close(ctx)
+	t.Cleanup(func() { c.Close(context.Background()) })
+	return url, storeID(t, url), c
+}
+
+func testSchemaUpgrade(t *testing.T, from string) {
+	url, id, c := storeAt(t, from)
+	ctx := testCtx(t)
 	// What an older baton writes: names acquired with one swap_many.
 	oldSwapMany := `SELECT o_ord, o_applied, o_version FROM baton.swap_many($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ORDER BY o_ord`
 	names := []string{"billing", "reports"}
@@ -397,19 +405,8 @@ func testSchemaUpgrade(t *testing.T, from string) {
 // so the store keeps its id and a process of the previous release that
 // opened it before goes on.
 func TestSchemaUpgradeFrom7(t *testing.T) {
-	url := pgtest.Start(t)
-	ddl, err := os.ReadFile("testdata/schema_v7.sql")
-	if err != nil {
-		t.Fatal(err)
-	}
-	superExec(t, url, string(ddl))
+	url, id, c := storeAt(t, "7")
 	ctx := testCtx(t)
-	id := storeID(t, url)
-	c, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close(ctx)
 	// What the previous release writes: a name acquired with swap_one.
 	oldSwapOne := `SELECT o_applied, o_version FROM baton.swap_one($1, 'billing', $2, 'n1', 'n1-1', $3, 3000000000, '', '', $4)`
 	var (
