@@ -150,7 +150,8 @@ type Change struct {
 	// how far it has reported (OrderedFeed), 0 otherwise: every write made
 	// after WatchChanges returned that committed before a write of version
 	// at most Through drew its version has been named in this batch or an
-	// earlier one of the feed (renewals aside).
+	// earlier one of the feed (renewals aside); 0 on the last entry too
+	// while the feed can say nothing yet.
 	Through int64
 }
 

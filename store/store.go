@@ -267,7 +267,8 @@ type TimeSource interface {
 // OrderedFeed is an optional capability: a store whose change feed
 // (Store.WatchChanges) says how far it has reported, so that a batch tells
 // what has not changed as well as what has. The last entry of every batch
-// a feed hands out carries Change.Through, and every write that committed
+// a feed hands out carries Change.Through (0 while the feed can say
+// nothing yet), and every write that committed
 // before some write of version at most Through drew its version, and
 // after WatchChanges returned, has been named in that batch or an earlier
 // one of the same feed, under its version or a later one (renewals aside:
@@ -277,7 +278,8 @@ type TimeSource interface {
 // counter, SQLite's store-wide counter) that is every write of version at
 // most Through; PostgreSQL draws its versions from a sequence, whose
 // order is not the commit order, and says it of the writes that committed
-// before the draw.
+// before the draw (of the versions its reads found, never of one a
+// notification names: anyone connected may send one).
 //
 // With a Succeeder, whose succession write draws its version after every
 // write of the names it passes on that committed before it (ordered by

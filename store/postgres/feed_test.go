@@ -262,3 +262,52 @@ func TestSwapManyConcurrentBatches(t *testing.T) {
 		}
 	}
 }
+
+// A notification any session of the database sends on the store's
+// channel, naming a record and a version, is passed on as a change (a
+// reader reads again) but does not raise how far the feed says it has
+// reported (Change.Through): only the feed's reads do.
+func TestForgedNotificationClaimsNothing(t *testing.T) {
+	url := pgtest.Start(t)
+	s := open(t, url)
+	defer s.Close()
+	ctx, cancel := context.WithCancel(testCtx(t))
+	defer cancel()
+	feed := s.WatchChanges(ctx)
+	// A release by swap_many: its notification has no payload, and the
+	// read after it sets Through.
+	res, err := s.SwapMany(ctx, []store.Swap{{Record: acquire("billing", "n1", 1), Event: store.Acquired}})
+	if err != nil || res[0].Err != nil {
+		t.Fatal(err, res)
+	}
+	real := res[0].Record.Version
+	var through int64
+	for through < real {
+		select {
+		case batch := <-feed:
+			through = max(through, batch[len(batch)-1].Through)
+		case <-time.After(10 * time.Second):
+			t.Fatalf("no batch with Through %d within 10s", real)
+		}
+	}
+	c, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(ctx)
+	const forged = 1 << 40
+	if _, err := c.Exec(ctx, `SELECT pg_notify('baton_baton', $1)`, fmt.Sprintf("write %d reports", int64(forged))); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case batch := <-feed:
+		if len(batch) != 1 || batch[0].Name != "reports" || batch[0].Version != forged {
+			t.Fatalf("after the forged notification: %+v, want reports at %d", batch, int64(forged))
+		}
+		if got := batch[0].Through; got >= forged || got < real {
+			t.Fatalf("Through %d after a forged notification of version %d; want %d (what the reads found)", got, int64(forged), real)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the forged notification was not passed on within 10s")
+	}
+}

@@ -53,16 +53,16 @@ const readTimeout = 10 * time.Second
 // names them once more, which a feed allows.
 //
 // How far the feed has reported (store.OrderedFeed, Change.Through): the
-// largest version the listener has handed out. A version found by a read
-// is visible in that read's snapshot, so every transaction that committed
-// before the write (or renewal) of that version drew it, and so before
-// any write of a smaller version drew its own, is visible in the
+// largest version the listener's reads have found. A version found by a
+// read is visible in that read's snapshot, so every transaction that
+// committed before the write (or renewal) of that version drew it, and so
+// before any write of a smaller version drew its own, is visible in the
 // snapshot too, and the reads up to this one have named its writes. A
-// renewal's version named by a notification is handed out after the read
-// of the same wake-up, if there is one, and so is a write's named by
-// swap_one's: PostgreSQL delivers the notifications of transactions in
-// the order they committed, so every write that committed before the
-// named one did notified before it, and was read or named by then.
+// version named by a notification's payload does not count: any session
+// of the database may send a notification on the channel, and a forged
+// one must not make the feed claim what it has not read (it can only
+// make a reader read again). A succession's write notifies without a
+// payload, so the read after it finds its version.
 
 // sessionPayloadTag begins the payload of a session renewal's
 // notification: the tag, the record's new version in decimal, a space and
@@ -326,9 +326,7 @@ func (l *listener) run(ctx context.Context) {
 			}
 			readAt = time.Now()
 		}
-		// The named writes after the read: see "How far the feed has
-		// reported".
-		l.deliver(append(changes, named...))
+		l.deliver(changes, named)
 	}
 }
 
@@ -362,18 +360,23 @@ func (l *listener) read(ctx context.Context, conn *pgx.Conn, from position) (pos
 	return to, changes, nil
 }
 
-// deliver hands the changes to every feed.
-func (l *listener) deliver(changes []store.Change) {
-	if len(changes) == 0 {
+// deliver hands the changes a read found and those notifications named
+// to every feed; only the read's raise through (see "How far the feed
+// has reported").
+func (l *listener) deliver(read, named []store.Change) {
+	if len(read) == 0 && len(named) == 0 {
 		return
 	}
-	for _, c := range changes {
+	for _, c := range read {
 		l.through = max(l.through, c.Version)
 	}
 	l.s.mu.Lock()
 	defer l.s.mu.Unlock()
 	for f := range l.feeds {
-		for _, c := range changes {
+		for _, c := range read {
+			f.pending[c.Name] = max(f.pending[c.Name], c.Version)
+		}
+		for _, c := range named {
 			f.pending[c.Name] = max(f.pending[c.Name], c.Version)
 		}
 		f.through = l.through
@@ -397,8 +400,8 @@ func (l *listener) detach() {
 }
 
 // FeedInOrder implements store.OrderedFeed: every batch's last entry
-// carries the largest version the listener has handed out (see "How far
-// the feed has reported"). Versions come from a sequence and commit in
+// carries the largest version the listener's reads have found, 0 before
+// they found any (see "How far the feed has reported"). Versions come from a sequence and commit in
 // another order, so a write of a smaller version may still be reported
 // later; what is promised is every write that committed before a version
 // up to Through was drawn, which is what a succession needs: its write
