@@ -121,8 +121,6 @@ func TestNetCheckerFails(t *testing.T) {
 	t.Parallel() // its own namespaces, one per subtest
 	t.Run("fence disabled", func(t *testing.T) {
 		t.Parallel()
-		cfg := netConfig(t, "etcd3")
-		cfg.UnsafeNoFence = true
 		p := netParams(drill.PauseBeforeEffect)
 		// The late write must come after the takeover, so the freeze
 		// outlasts it by seconds: with the default 5 rounds (1 s, thawed
@@ -130,14 +128,23 @@ func TestNetCheckerFails(t *testing.T) {
 		// elected the next leader 0.09 s after the thaw, the frozen
 		// leader's write landed first, and nothing was accepted twice.
 		p.Outage, p.Rounds = 10, 18
-		r, err := drill.Run(t.Context(), p, drill.FencingTrigger, cfg)
-		if err != nil {
-			t.Fatal(err)
+		// A run the machine's load kept too short to show one (CI, with
+		// other integration tests beside it: 3 intervals, 5 writes) runs
+		// once more.
+		for try := range 2 {
+			cfg := netConfig(t, "etcd3")
+			cfg.UnsafeNoFence = true
+			r, err := drill.Run(t.Context(), p, drill.FencingTrigger, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.History != nil && !r.History.OK() {
+				t.Logf("violations: %+v", r.History.Violations)
+				return
+			}
+			t.Logf("run %d: no violation without the fence: %+v (double starts %d)", try+1, r.History, r.DoubleStarts)
 		}
-		if r.History == nil || r.History.OK() {
-			t.Fatalf("no violation without the fence: %+v (double starts %d)", r.History, r.DoubleStarts)
-		}
-		t.Logf("violations: %+v", r.History.Violations)
+		t.Fatal("no violation without the fence in two runs")
 	})
 	t.Run("zero margin, skewed host", func(t *testing.T) {
 		t.Parallel()
