@@ -43,8 +43,8 @@ func (c *client) WatchChanges(ctx context.Context) <-chan []store.Change {
 			c.s.mu.Unlock()
 			if n := len(batch); n > 0 {
 				through := int64(0)
-				for _, c := range batch {
-					through = max(through, c.Version)
+				for _, ch := range batch {
+					through = max(through, ch.Version)
 				}
 				batch[n-1].Through = through // see FeedInOrder
 			}

@@ -116,8 +116,9 @@ type listener struct {
 	ready  chan struct{} // closed when listening with a position, or on exit
 
 	feeds map[*feed]struct{} // guarded by s.mu
-	// through is the largest version handed out (see "How far the feed
-	// has reported"); touched by run alone.
+	// through is the largest version the reads found (see "How far the
+	// feed has reported"), raised with the feeds' pending names; guarded
+	// by s.mu.
 	through int64
 }
 
@@ -129,7 +130,6 @@ type feed struct {
 	out     chan []store.Change
 	signal  chan struct{}
 	pending map[string]int64 // guarded by s.mu
-	through int64            // the listener's through when pending was last added to; guarded by s.mu
 }
 
 // WatchChanges implements store.Store. It returns once the Store's
@@ -201,7 +201,7 @@ func (s *Store) runFeed(ctx context.Context, f *feed) {
 			batch = append(batch, store.Change{Name: n, Version: v})
 		}
 		clear(f.pending)
-		through := f.through
+		through := f.l.through
 		s.mu.Unlock()
 		if len(batch) == 0 {
 			continue
@@ -367,11 +367,11 @@ func (l *listener) deliver(read, named []store.Change) {
 	if len(read) == 0 && len(named) == 0 {
 		return
 	}
+	l.s.mu.Lock()
+	defer l.s.mu.Unlock()
 	for _, c := range read {
 		l.through = max(l.through, c.Version)
 	}
-	l.s.mu.Lock()
-	defer l.s.mu.Unlock()
 	for f := range l.feeds {
 		for _, c := range read {
 			f.pending[c.Name] = max(f.pending[c.Name], c.Version)
@@ -379,7 +379,6 @@ func (l *listener) deliver(read, named []store.Change) {
 		for _, c := range named {
 			f.pending[c.Name] = max(f.pending[c.Name], c.Version)
 		}
-		f.through = l.through
 		select {
 		case f.signal <- struct{}{}:
 		default:
