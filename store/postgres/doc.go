@@ -99,7 +99,8 @@
 // Settle read a partial index of the records held through each session;
 // DeleteSession keeps a dead session with a successor while a record
 // points at it. A row with a successor that baton never writes is refused
-// by the schema's constraints, and read as store.ErrCorrupt.
+// by the election table's checks (triggers, which a renewal does not
+// fire), and read as store.ErrCorrupt.
 //
 // # What it does not guarantee: replicas and failover
 //

@@ -174,7 +174,9 @@ func (s *Store) Swap(ctx context.Context, sw store.Swap) (store.Record, error) {
 		}
 		return res[0].Record, res[0].Err
 	}
-	if sw.Event == "" && sw.Expect != 0 && r.Holder != "" {
+	// A session record held through a session is none baton writes:
+	// swap_one decides (renewSession compares with no session).
+	if sw.Event == "" && sw.Expect != 0 && r.Holder != "" && !(store.IsSession(r.Name) && r.Session != "") {
 		// Perhaps a renewal: one UPDATE of one row (statements.renew,
 		// renewSession).
 		var (
@@ -184,7 +186,7 @@ func (s *Store) Swap(ctx context.Context, sw store.Swap) (store.Record, error) {
 		)
 		if store.IsSession(r.Name) {
 			err = s.swaps.QueryRow(ctx, s.sql.renewSession, s.id, r.Name, sw.Expect, r.Holder, r.Incarnation,
-				int64(r.Token), int64(r.Lease), r.Transfer, r.Session, s.channel).Scan(&version, &updated, nil)
+				int64(r.Token), int64(r.Lease), r.Transfer, s.channel).Scan(&version, &updated, nil)
 		} else {
 			err = s.swaps.QueryRow(ctx, s.sql.renew, s.id, r.Name, sw.Expect, r.Holder, r.Incarnation,
 				int64(r.Token), int64(r.Lease), r.Transfer, r.Session).Scan(&version, &updated)

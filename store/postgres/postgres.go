@@ -192,13 +192,15 @@ func newStatements(q string, schemaVersion int) statements {
 		// sessionPayloadTag), sent at the commit: the change feed reports
 		// the renewal from the payload (a session's observers learn of its
 		// renewals there), without the wxid write (an entry in wxid's
-		// index) that swap_one's feed needs.
-		renewSession: `WITH u AS (UPDATE ` + q + `.election e SET version = nextval('` + q + `.version_seq'), updated = clock_timestamp()
+		// index) that swap_one's feed needs. The notification is a
+		// RETURNING expression, evaluated for the updated row alone. A
+		// session record is held through no session (Swap sends it here
+		// only with Session empty), so there is no succession to check.
+		renewSession: `UPDATE ` + q + `.election e SET version = nextval('` + q + `.version_seq'), updated = clock_timestamp()
 			WHERE e.name = $2 AND e.version = $3 AND e.holder = $4 AND e.holder <> '' AND e.incarnation = $5
-			  AND e.token = $6 AND e.lease_ns = $7 AND e.transfer = $8 AND e.` + session + ` = $9` + passedRenewal + `
+			  AND e.token = $6 AND e.lease_ns = $7 AND e.transfer = $8 AND e.` + session + ` = ''
 			  AND EXISTS (SELECT 1 FROM ` + q + `.meta m WHERE m.key = 'store_id' AND m.value = $1)
-			RETURNING e.version, e.updated)
-			SELECT u.version, u.updated, pg_notify($10, '` + sessionPayloadTag + `' || u.version::text || ' ' || $2) FROM u`,
+			RETURNING e.version, e.updated, pg_notify($9, '` + sessionPayloadTag + `' || e.version::text || ' ' || $2)`,
 		// swap_one and swap_many check the store id themselves.
 		swapOne: `SELECT ` + out + `
 			FROM ` + q + `.swap_one($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) s`,

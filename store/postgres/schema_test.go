@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -335,6 +336,7 @@ func testSchemaUpgrade(t *testing.T, from string) {
 	if got := storeID(t, url); got == id || s.StoreID() != got {
 		t.Fatalf("store id after the upgrade: %s (handle %s), want a new one (the old: %s)", got, s.StoreID(), id)
 	}
+	checkRules(t, c)
 	for _, col := range []string{"successor", "successor_holder", "successor_incarnation"} {
 		var n int
 		if err := c.QueryRow(ctx, `SELECT count(*) FROM baton.election WHERE `+col+` <> ''`).Scan(&n); err != nil || n != 0 {
@@ -436,6 +438,7 @@ func TestSchemaUpgradeFrom7(t *testing.T) {
 	if got := storeID(t, url); got != id || s.StoreID() != id {
 		t.Fatalf("store id after the upgrade: %s (handle %s), want the old one %s", got, s.StoreID(), id)
 	}
+	checkRules(t, c)
 	// The previous release's call goes on, with the id it read, and its
 	// notification now names the record and its version.
 	if _, err := c.Exec(ctx, `LISTEN baton_baton`); err != nil {
@@ -456,5 +459,74 @@ func TestSchemaUpgradeFrom7(t *testing.T) {
 	}
 	if evs, err := s.History(ctx, "billing", 0, 0); err != nil || len(evs) != 2 || evs[1].Kind != store.TakenOver {
 		t.Fatalf("History after the upgrade: %+v, %v", evs, err)
+	}
+}
+
+// A version 8 store (testdata/schema_v8.sql, as e846c1c created it) is
+// upgraded in place by a writer, which replaces the election table's
+// CHECK constraints with triggers (checkTriggers) that refuse the same
+// rows: the store keeps its id, and a process of the previous release
+// that opened it before goes on.
+func TestSchemaUpgradeFrom8(t *testing.T) {
+	url, id, c := storeAt(t, "8")
+	ctx := testCtx(t)
+	oldSwapOne := `SELECT o_applied, o_version FROM baton.swap_one($1, 'billing', $2, 'n1', 'n1-1', $3, 3000000000, '', '', $4)`
+	var (
+		applied bool
+		v       int64
+	)
+	if err := c.QueryRow(ctx, oldSwapOne, id, 0, 1, string(store.Acquired)).Scan(&applied, &v); err != nil || !applied {
+		t.Fatalf("version 8 swap_one: %v, %v", applied, err)
+	}
+	ro, err := postgres.Open(ctx, url, postgres.WithReadOnly())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec, err := ro.Get(ctx, "billing"); err != nil || rec.Version != v {
+		t.Fatalf("read-only Get of a version 8 store: %+v, %v", rec, err)
+	}
+	ro.Close()
+	if got := schemaVersion(t, url); got != "8" {
+		t.Fatalf("a read-only open changed the schema version to %s", got)
+	}
+	s := open(t, url)
+	defer s.Close()
+	if got := schemaVersion(t, url); got != strconv.Itoa(postgres.SchemaVersion) {
+		t.Fatalf("schema version after a writable open: %s, want %d", got, postgres.SchemaVersion)
+	}
+	if got := storeID(t, url); got != id || s.StoreID() != id {
+		t.Fatalf("store id after the upgrade: %s (handle %s), want the old one %s", got, s.StoreID(), id)
+	}
+	checkRules(t, c)
+	if err := c.QueryRow(ctx, oldSwapOne, id, v, 2, string(store.TakenOver)).Scan(&applied, &v); err != nil || !applied {
+		t.Fatalf("version 8 swap_one after the upgrade: %v, %v", applied, err)
+	}
+	rec, err := s.Get(ctx, "billing")
+	if err != nil || rec.Version != v || rec.Token != 2 {
+		t.Fatalf("Get after the upgrade: %+v, %v", rec, err)
+	}
+	if _, err := s.Swap(ctx, store.Swap{Expect: rec.Version, Record: rec}); err != nil {
+		t.Fatalf("a renewal after the upgrade: %v", err)
+	}
+	// The rule the token's constraint held is a trigger's now.
+	if _, err := c.Exec(ctx, `UPDATE baton.election SET token = -1 WHERE name = 'billing'`); err == nil || !strings.Contains(err.Error(), "election_token_check") {
+		t.Fatalf("a negative token after the upgrade: %v, want election_token_check's refusal", err)
+	}
+}
+
+// checkRules fails t unless the election table's rules are schema 9's:
+// the three triggers of checkTriggers and no CHECK constraint.
+func checkRules(t *testing.T, c *pgx.Conn) {
+	t.Helper()
+	ctx := testCtx(t)
+	var checks, triggers []string
+	if err := c.QueryRow(ctx, `SELECT
+			coalesce((SELECT array_agg(conname::text ORDER BY conname) FROM pg_constraint WHERE conrelid = 'baton.election'::regclass AND contype = 'c'), '{}'),
+			coalesce((SELECT array_agg(tgname::text ORDER BY tgname) FROM pg_trigger WHERE tgrelid = 'baton.election'::regclass AND NOT tgisinternal), '{}')`).Scan(&checks, &triggers); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"election_successor_check", "election_successor_holder_check", "election_token_check"}
+	if len(checks) != 0 || !slices.Equal(triggers, want) {
+		t.Fatalf("the election table's rules: checks %v, triggers %v; want no check, triggers %v", checks, triggers, want)
 	}
 }

@@ -121,7 +121,7 @@ func TestSwapManyAfterSuccession(t *testing.T) {
 }
 
 // A row with a successor that baton never writes (a held session with a
-// successor, written by another program once the constraint is dropped)
+// successor, written by another program once the check is dropped)
 // is read as store.ErrCorrupt.
 func TestCorruptSuccessor(t *testing.T) {
 	url := pgtest.Start(t)
@@ -129,7 +129,7 @@ func TestCorruptSuccessor(t *testing.T) {
 	defer s.Close()
 	ctx := testCtx(t)
 	held, s1, s2 := passOnStore(t, s, "tenant-1")
-	superExec(t, url, `ALTER TABLE baton.election DROP CONSTRAINT election_successor`)
+	superExec(t, url, `DROP TRIGGER election_successor_check ON baton.election`)
 	superExec(t, url, `UPDATE baton.election SET successor = $1, successor_holder = 'n2' WHERE name = $2`, s2.Name, s1.Name)
 	if _, err := s.Get(ctx, held.Name); !errors.Is(err, store.ErrCorrupt) {
 		t.Fatalf("Get of a name held through a held session with a successor: %v, want ErrCorrupt", err)
