@@ -190,6 +190,16 @@ func TestSpecRoundTrip(t *testing.T) {
 			t.Errorf("ParseSpec(%q) accepted", bad)
 		}
 	}
+	// A duration's error says what is wrong with it.
+	for spec, want := range map[string]string{
+		"every 9999999999h":                           "out of range: a duration is at most",
+		"every 10s; catch-up all, jitter 9999999999h": "catch-up jitter: \"9999999999h\" is out of range",
+		"every 10s; catch-up all, jitter 5":           "\"5\" needs a unit",
+	} {
+		if _, _, err := schedule.ParseSpec(spec); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("ParseSpec(%q) = %v, want an error saying %q", spec, err, want)
+		}
+	}
 }
 
 // A job registered before the catch-up cap existed is stored without

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/batonhq/baton/internal/bound"
 	"github.com/batonhq/baton/store"
 )
 
@@ -77,8 +78,10 @@ func ParseSpec(desc string) (Schedule, Policy, error) {
 		var bad bool
 		switch k {
 		case "window":
-			p.Window, err = time.ParseDuration(v)
-			bad = err != nil || p.Window <= 0
+			if p.Window, err = bound.ParseDuration(v); err != nil {
+				return nil, p, fmt.Errorf("schedule: job schedule %q: catch-up window: %w", desc, err)
+			}
+			bad = p.Window <= 0
 		case "max":
 			p.Max, err = strconv.Atoi(v)
 			bad = err != nil || p.Max <= 0
@@ -86,8 +89,10 @@ func ParseSpec(desc string) (Schedule, Policy, error) {
 			p.Overlap, err = ParseOverlap(v)
 			bad = err != nil
 		case "jitter":
-			p.Jitter, err = time.ParseDuration(v)
-			bad = err != nil || p.Jitter <= 0
+			if p.Jitter, err = bound.ParseDuration(v); err != nil {
+				return nil, p, fmt.Errorf("schedule: job schedule %q: catch-up jitter: %w", desc, err)
+			}
+			bad = p.Jitter <= 0
 		default:
 			bad = true
 		}
@@ -106,13 +111,13 @@ func parseSchedule(s string) (Schedule, error) {
 	switch {
 	case strings.HasPrefix(s, "every "):
 		d, off, hasOff := strings.Cut(strings.TrimPrefix(s, "every "), " offset ")
-		dd, err := time.ParseDuration(d)
+		dd, err := bound.ParseDuration(d)
 		if err != nil {
 			return nil, err
 		}
 		var oo time.Duration
 		if hasOff {
-			if oo, err = time.ParseDuration(off); err != nil {
+			if oo, err = bound.ParseDuration(off); err != nil {
 				return nil, err
 			}
 		}

@@ -4,8 +4,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"math"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -164,39 +162,19 @@ func checkName(what, name string) error {
 	return nil
 }
 
-// parseDuration is time.ParseDuration with errors that say the fix: a
-// number without a unit "needs a unit, e.g. 5s".
-func parseDuration(s string) (time.Duration, error) {
-	d, err := time.ParseDuration(s)
-	if err == nil {
-		return d, nil
-	}
-	if _, nerr := strconv.ParseFloat(s, 64); nerr == nil && s != "0" {
-		return 0, fmt.Errorf("%q needs a unit, e.g. %ss", s, s)
-	}
-	if durationSyntax.MatchString(s) {
-		return 0, fmt.Errorf("%q is out of range: a duration is at most %v (about 292 years)", s, time.Duration(math.MaxInt64))
-	}
-	return 0, fmt.Errorf("%q is not a duration; want a number with a unit, e.g. 5s, 1m30s or 2h", s)
-}
-
-// durationSyntax is what time.ParseDuration accepts, whatever the size:
-// a string it matches but ParseDuration refuses is out of range.
-var durationSyntax = regexp.MustCompile(`^[-+]?(([0-9]+(\.[0-9]*)?|\.[0-9]+)(ns|us|µs|μs|ms|s|m|h))+$`)
-
 // durationValue is a duration flag's value that reports a bad value with
-// parseDuration's error.
+// bound.ParseDuration's error.
 type durationValue struct{ flag.Value }
 
 func (d durationValue) Set(s string) error {
-	if _, err := parseDuration(s); err != nil {
+	if _, err := bound.ParseDuration(s); err != nil {
 		return err
 	}
 	return d.Value.Set(s)
 }
 
 // withDurationErrors makes every duration flag of fs (flag.DurationVar)
-// report a bad value with parseDuration's error until restore is called
+// report a bad value with bound.ParseDuration's error until restore is called
 // (which puts the flag package's own values back, so that --help still
 // names their type).
 func withDurationErrors(fs *flag.FlagSet) (restore func()) {

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/internal/bound"
 	"github.com/batonhq/baton/schedule"
 )
 
@@ -233,7 +234,7 @@ func (w waitFlag) String() string {
 }
 
 func (w waitFlag) Set(s string) error {
-	d, err := parseDuration(s)
+	d, err := bound.ParseDuration(s)
 	if err != nil {
 		return err
 	}

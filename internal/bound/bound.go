@@ -1,12 +1,15 @@
 // Package bound holds what the machines' Config validators share: the
 // error that names a field outside its bounds, and saturating arithmetic
-// on durations. It is pure and tiny, so that both machines
+// on durations; and the duration parser of every place a user writes one
+// (flags, store URLs, schedules). It is pure and tiny, so that both machines
 // (internal/election, internal/scheduler) can use it.
 package bound
 
 import (
 	"fmt"
 	"math"
+	"regexp"
+	"strconv"
 	"time"
 )
 
@@ -57,3 +60,26 @@ func Mul(d time.Duration, n int64) time.Duration {
 	}
 	return p
 }
+
+// ParseDuration is time.ParseDuration with errors that say the fix: a
+// number without a unit needs one ("5" is refused, "5s" is not); a
+// duration past the largest a time.Duration holds (about 292 years) is
+// out of range, which time.ParseDuration reports as invalid; anything
+// else is not a duration. Each error quotes s.
+func ParseDuration(s string) (time.Duration, error) {
+	d, err := time.ParseDuration(s)
+	if err == nil {
+		return d, nil
+	}
+	if _, nerr := strconv.ParseFloat(s, 64); nerr == nil && s != "0" {
+		return 0, fmt.Errorf("%q needs a unit, e.g. %ss", s, s)
+	}
+	if durationSyntax.MatchString(s) {
+		return 0, fmt.Errorf("%q is out of range: a duration is at most %v (about 292 years)", s, time.Duration(math.MaxInt64))
+	}
+	return 0, fmt.Errorf("%q is not a duration; want a number with a unit, e.g. 5s, 1m30s or 2h", s)
+}
+
+// durationSyntax is what time.ParseDuration accepts, whatever the size:
+// a string it matches but ParseDuration refuses is out of range.
+var durationSyntax = regexp.MustCompile(`^[-+]?(([0-9]+(\.[0-9]*)?|\.[0-9]+)(ns|us|µs|μs|ms|s|m|h))+$`)

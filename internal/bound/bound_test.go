@@ -2,6 +2,7 @@ package bound
 
 import (
 	"math"
+	"strings"
 	"testing"
 	"time"
 )
@@ -36,6 +37,33 @@ func TestSaturates(t *testing.T) {
 	} {
 		if got := Mul(tc.d, tc.n); got != tc.want {
 			t.Errorf("Mul(%d, %d) = %d, want %d", tc.d, tc.n, got, tc.want)
+		}
+	}
+}
+
+func TestParseDuration(t *testing.T) {
+	for s, want := range map[string]string{
+		"1m30s":                    "",
+		"2562047h47m16.854775807s": "",
+		"-5s":                      "",
+		"0":                        "",
+		"5":                        `"5" needs a unit, e.g. 5s`,
+		"2562047h47m16.854775808s": "is out of range: a duration is at most 2562047h47m16.854775807s (about 292 years)",
+		"9999999999h":              "is out of range",
+		"soon":                     `"soon" is not a duration; want a number with a unit`,
+		"5 s":                      "is not a duration",
+		"":                         "is not a duration",
+	} {
+		d, err := ParseDuration(s)
+		switch {
+		case want == "" && err != nil:
+			t.Errorf("ParseDuration(%q): %v", s, err)
+		case want == "":
+			if std, _ := time.ParseDuration(s); d != std {
+				t.Errorf("ParseDuration(%q) = %v, want %v", s, d, std)
+			}
+		case err == nil || !strings.Contains(err.Error(), want):
+			t.Errorf("ParseDuration(%q) = %v, %v; want an error saying %q", s, d, err, want)
 		}
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"go.uber.org/zap"
 	"google.golang.org/grpc/codes"
 
+	"github.com/batonhq/baton/internal/bound"
 	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/store/storedriver"
 )
@@ -259,9 +260,9 @@ func ParseURL(rawURL string) (endpoints []string, opts []Option, err error) {
 		case "prefix":
 			opts = append(opts, WithPrefix(v))
 		case "dial-timeout", "request-timeout":
-			d, err := time.ParseDuration(v)
+			d, err := bound.ParseDuration(v)
 			if err != nil {
-				return nil, nil, fmt.Errorf("etcd: store URL %q: %s=%q is not a duration; use e.g. %s=5s", rawURL, k, v, k)
+				return nil, nil, fmt.Errorf("etcd: store URL %q: %s: %w; use e.g. %s=5s", rawURL, k, err, k)
 			}
 			if k == "dial-timeout" {
 				opts = append(opts, WithDialTimeout(d))

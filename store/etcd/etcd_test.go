@@ -113,6 +113,8 @@ func TestParseURL(t *testing.T) {
 		{"etcd://a:x", nil, "invalid port"},
 		{"etcd://a:1/baton", nil, "has a path"},
 		{"etcd://a:1?dial-timeout=soon", nil, "not a duration"},
+		{"etcd://a:1?request-timeout=5", nil, `"5" needs a unit`},
+		{"etcd://a:1?dial-timeout=9999999999h", nil, "out of range: a duration is at most"},
 		{"etcd://a:1?pefix=/x/", nil, "unknown parameter \"pefix\""},
 	}
 	for _, tc := range tests {
