@@ -101,15 +101,18 @@ func testWatchSessionRenewals(t *testing.T, open func() store.Store) {
 
 // testFeedInOrder: a store that says how far its feed has reported
 // (store.OrderedFeed) says so on the last entry of a batch alone (0: not
-// yet), never less than before, and hands out no batch whose Through is at or above the version of
-// a write that was sent after another write returned, before it named
-// that other write: writes from several handles at once, alone and in
-// batches, each named under their version or a later one of the same
-// record, while a session record is renewed beside them (renewals are
-// not writes whose order is promised, and must not make a Through claim
-// too much). "Sent after it returned" is the test's view of "drew its
+// yet), never less than before, and hands out no batch whose Through is
+// at or above the version of a write that was sent after another write
+// returned, before it named that other write: writes from several
+// handles at once, alone and in batches, each named under their version
+// or a later one of the same record, while a session record is renewed
+// beside them (renewals are not writes whose order is promised, and must
+// not make a Through claim too much). "Sent after it returned" is the test's view of "drew its
 // version after it committed", the promise; where versions rise in
-// commit order, the store promises more than this checks.
+// commit order, the store promises more than this checks. The feed is
+// read while the writes run, so that its batches' claims are checked
+// while later writes are still to come. A feed whose Through runs ahead
+// of what it reported fails it (memstore's TestFeedInOrderSeesAFeedAhead).
 func testFeedInOrder(t *testing.T, open func() store.Store) {
 	s := open()
 	if o, ok := s.(store.OrderedFeed); !ok || !o.FeedInOrder() {
@@ -129,6 +132,59 @@ func testFeedInOrder(t *testing.T, open func() store.Store) {
 	var tick atomic.Int64
 	writes := make([][]write, writers)
 	var wg sync.WaitGroup
+	// Read the batches while the writes run, until one names the last
+	// write (lastV, once the writes are done), keeping what each had
+	// reported so far and the largest version it named: a feed read only
+	// at the end may report everything in one batch, which claims
+	// nothing a reader could act on too early.
+	type mark struct {
+		through int64
+		seen    map[string]int64
+	}
+	var (
+		marks []mark
+		lastV atomic.Int64
+	)
+	wake, done := make(chan struct{}, 1), make(chan struct{})
+	go func() {
+		defer close(done)
+		seen := map[string]int64{}
+		for {
+			if l := lastV.Load(); l > 0 && seen["_last"] >= l {
+				return
+			}
+			var batch []store.Change
+			select {
+			case b, ok := <-ch:
+				if !ok {
+					if c.Err() == nil {
+						t.Error("the change feed closed before ctx ended")
+					}
+					return
+				}
+				batch = b
+			case <-wake:
+				continue
+			}
+			if len(batch) == 0 {
+				continue
+			}
+			for i, e := range batch {
+				seen[e.Name] = max(seen[e.Name], e.Version)
+				seen["_last"] = max(seen["_last"], e.Version)
+				if e.Through != 0 && i != len(batch)-1 {
+					t.Errorf("entry %d of a batch of %d has Through %d: only the last has one", i, len(batch), e.Through)
+					return
+				}
+			}
+			through := batch[len(batch)-1].Through
+			if through != 0 && len(marks) > 0 && through < marks[len(marks)-1].through {
+				t.Errorf("batch %d has Through %d, below the %d of the batch before", len(marks), through, marks[len(marks)-1].through)
+				return
+			}
+			marks = append(marks, mark{through, maps.Clone(seen)})
+		}
+	}()
 	sess := mustSwap(t, s, store.Swap{Record: session("order-renewer")})
 	wg.Go(func() {
 		h := open()
@@ -183,39 +239,17 @@ func testFeedInOrder(t *testing.T, open func() store.Store) {
 	for _, x := range all {
 		last = max(last, x.version)
 	}
-	// Read the batches until one names the last write, keeping what each
-	// had reported so far and the largest version it named.
-	seen := map[string]int64{}
-	type mark struct {
-		through int64
-		seen    map[string]int64
+	lastV.Store(last)
+	wake <- struct{}{}
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		cancel()
+		<-done
+		t.Fatalf("the change feed did not name version %d within 10s of the last write", last)
 	}
-	var marks []mark
-	deadline := time.After(10 * time.Second)
-	for seen["_last"] < last {
-		select {
-		case batch, ok := <-ch:
-			if !ok {
-				t.Fatal("the change feed closed before ctx ended")
-			}
-			if len(batch) == 0 {
-				continue
-			}
-			for i, c := range batch {
-				seen[c.Name] = max(seen[c.Name], c.Version)
-				seen["_last"] = max(seen["_last"], c.Version)
-				if c.Through != 0 && i != len(batch)-1 {
-					t.Fatalf("entry %d of a batch of %d has Through %d: only the last has one", i, len(batch), c.Through)
-				}
-			}
-			through := batch[len(batch)-1].Through
-			if through != 0 && len(marks) > 0 && through < marks[len(marks)-1].through {
-				t.Fatalf("batch %d has Through %d, below the %d of the batch before", len(marks), through, marks[len(marks)-1].through)
-			}
-			marks = append(marks, mark{through, maps.Clone(seen)})
-		case <-deadline:
-			t.Fatalf("the change feed did not name version %d within 10s", last)
-		}
+	if t.Failed() {
+		return
 	}
 	for i, m := range marks {
 		// The last send of a write at or below Through: every write that
