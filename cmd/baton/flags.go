@@ -174,9 +174,9 @@ func (d durationValue) Set(s string) error {
 }
 
 // withDurationErrors makes every duration flag of fs (flag.DurationVar)
-// report a bad value with bound.ParseDuration's error until restore is called
-// (which puts the flag package's own values back, so that --help still
-// names their type).
+// report a bad value with bound.ParseDuration's error until restore is
+// called (which puts the flag package's own values back, so that --help
+// still names their type).
 func withDurationErrors(fs *flag.FlagSet) (restore func()) {
 	orig := map[*flag.Flag]flag.Value{}
 	fs.VisitAll(func(f *flag.Flag) {

@@ -1,8 +1,8 @@
 // Package bound holds what the machines' Config validators share: the
 // error that names a field outside its bounds, and saturating arithmetic
 // on durations; and the duration parser of every place a user writes one
-// (flags, store URLs, schedules). It is pure and tiny, so that both machines
-// (internal/election, internal/scheduler) can use it.
+// (flags, store URLs, schedules). It is pure and tiny, so that both
+// machines (internal/election, internal/scheduler) can use it.
 package bound
 
 import (

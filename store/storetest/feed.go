@@ -107,9 +107,10 @@ func testWatchSessionRenewals(t *testing.T, open func() store.Store) {
 // handles at once, alone and in batches, each named under their version
 // or a later one of the same record, while a session record is renewed
 // beside them (renewals are not writes whose order is promised, and must
-// not make a Through claim too much). "Sent after it returned" is the test's view of "drew its
-// version after it committed", the promise; where versions rise in
-// commit order, the store promises more than this checks. The feed is
+// not make a Through claim too much). "Sent after it returned" is the
+// test's view of "drew its version after it committed", the promise;
+// where versions rise in commit order, the store promises more than this
+// checks. The feed is
 // read while the writes run, so that its batches' claims are checked
 // while later writes are still to come. A feed whose Through runs ahead
 // of what it reported fails it (memstore's TestFeedInOrderSeesAFeedAhead).
