@@ -409,36 +409,9 @@ func testSchemaUpgrade(t *testing.T, from string) {
 func TestSchemaUpgradeFrom7(t *testing.T) {
 	url, id, c := storeAt(t, "7")
 	ctx := testCtx(t)
-	// What the previous release writes: a name acquired with swap_one.
-	oldSwapOne := `SELECT o_applied, o_version FROM baton.swap_one($1, 'billing', $2, 'n1', 'n1-1', $3, 3000000000, '', '', $4)`
-	var (
-		applied bool
-		v       int64
-	)
-	if err := c.QueryRow(ctx, oldSwapOne, id, 0, 1, string(store.Acquired)).Scan(&applied, &v); err != nil || !applied {
-		t.Fatalf("version 7 swap_one: %v, %v", applied, err)
-	}
-	ro, err := postgres.Open(ctx, url, postgres.WithReadOnly())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if rec, err := ro.Get(ctx, "billing"); err != nil || rec.Version != v {
-		t.Fatalf("read-only Get of a version 7 store: %+v, %v", rec, err)
-	}
-	ro.Close()
-	if got := schemaVersion(t, url); got != "7" {
-		t.Fatalf("a read-only open changed the schema version to %s", got)
-	}
-
-	s := open(t, url)
+	s, v := upgradeKeepingID(t, url, id, c, "7")
 	defer s.Close()
-	if got := schemaVersion(t, url); got != strconv.Itoa(postgres.SchemaVersion) {
-		t.Fatalf("schema version after a writable open: %s, want %d", got, postgres.SchemaVersion)
-	}
-	if got := storeID(t, url); got != id || s.StoreID() != id {
-		t.Fatalf("store id after the upgrade: %s (handle %s), want the old one %s", got, s.StoreID(), id)
-	}
-	checkRules(t, c)
+	var applied bool
 	// The previous release's call goes on, with the id it read, and its
 	// notification now names the record and its version.
 	if _, err := c.Exec(ctx, `LISTEN baton_baton`); err != nil {
@@ -470,34 +443,9 @@ func TestSchemaUpgradeFrom7(t *testing.T) {
 func TestSchemaUpgradeFrom8(t *testing.T) {
 	url, id, c := storeAt(t, "8")
 	ctx := testCtx(t)
-	oldSwapOne := `SELECT o_applied, o_version FROM baton.swap_one($1, 'billing', $2, 'n1', 'n1-1', $3, 3000000000, '', '', $4)`
-	var (
-		applied bool
-		v       int64
-	)
-	if err := c.QueryRow(ctx, oldSwapOne, id, 0, 1, string(store.Acquired)).Scan(&applied, &v); err != nil || !applied {
-		t.Fatalf("version 8 swap_one: %v, %v", applied, err)
-	}
-	ro, err := postgres.Open(ctx, url, postgres.WithReadOnly())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if rec, err := ro.Get(ctx, "billing"); err != nil || rec.Version != v {
-		t.Fatalf("read-only Get of a version 8 store: %+v, %v", rec, err)
-	}
-	ro.Close()
-	if got := schemaVersion(t, url); got != "8" {
-		t.Fatalf("a read-only open changed the schema version to %s", got)
-	}
-	s := open(t, url)
+	s, v := upgradeKeepingID(t, url, id, c, "8")
 	defer s.Close()
-	if got := schemaVersion(t, url); got != strconv.Itoa(postgres.SchemaVersion) {
-		t.Fatalf("schema version after a writable open: %s, want %d", got, postgres.SchemaVersion)
-	}
-	if got := storeID(t, url); got != id || s.StoreID() != id {
-		t.Fatalf("store id after the upgrade: %s (handle %s), want the old one %s", got, s.StoreID(), id)
-	}
-	checkRules(t, c)
+	var applied bool
 	if err := c.QueryRow(ctx, oldSwapOne, id, v, 2, string(store.TakenOver)).Scan(&applied, &v); err != nil || !applied {
 		t.Fatalf("version 8 swap_one after the upgrade: %v, %v", applied, err)
 	}
@@ -512,6 +460,47 @@ func TestSchemaUpgradeFrom8(t *testing.T) {
 	if _, err := c.Exec(ctx, `UPDATE baton.election SET token = -1 WHERE name = 'billing'`); err == nil || !strings.Contains(err.Error(), "election_token_check") {
 		t.Fatalf("a negative token after the upgrade: %v, want election_token_check's refusal", err)
 	}
+}
+
+// oldSwapOne is swap_one's call as the releases of schemas 7 and 8 make
+// it, on the name billing.
+const oldSwapOne = `SELECT o_applied, o_version FROM baton.swap_one($1, 'billing', $2, 'n1', 'n1-1', $3, 3000000000, '', '', $4)`
+
+// upgradeKeepingID takes a store at schema version from (storeAt: url,
+// id, c) through an upgrade that keeps its id: the previous release
+// acquires billing (oldSwapOne, at version v), a read-only opener reads
+// it and leaves the schema as it is, and a writer upgrades it, keeping
+// the store's id, to the rules of this release (checkRules). It returns
+// the writer's Store.
+func upgradeKeepingID(t *testing.T, url, id string, c *pgx.Conn, from string) (s *postgres.Store, v int64) {
+	t.Helper()
+	ctx := testCtx(t)
+	var applied bool
+	if err := c.QueryRow(ctx, oldSwapOne, id, 0, 1, string(store.Acquired)).Scan(&applied, &v); err != nil || !applied {
+		t.Fatalf("version %s swap_one: %v, %v", from, applied, err)
+	}
+	ro, err := postgres.Open(ctx, url, postgres.WithReadOnly())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec, err := ro.Get(ctx, "billing"); err != nil || rec.Version != v {
+		t.Fatalf("read-only Get of a version %s store: %+v, %v", from, rec, err)
+	}
+	ro.Close()
+	if got := schemaVersion(t, url); got != from {
+		t.Fatalf("a read-only open changed the schema version to %s", got)
+	}
+	s = open(t, url)
+	if got := schemaVersion(t, url); got != strconv.Itoa(postgres.SchemaVersion) {
+		s.Close()
+		t.Fatalf("schema version after a writable open: %s, want %d", got, postgres.SchemaVersion)
+	}
+	if got := storeID(t, url); got != id || s.StoreID() != id {
+		s.Close()
+		t.Fatalf("store id after the upgrade: %s (handle %s), want the old one %s", got, s.StoreID(), id)
+	}
+	checkRules(t, c)
+	return s, v
 }
 
 // checkRules fails t unless the election table's rules are schema 9's:
