@@ -108,4 +108,9 @@ type Mutations struct {
 	// (the record changed: an operator's transfer request, say) leave it:
 	// a name it does not campaign for stays held through its session.
 	ListNoRetry bool
+	// ReadBeforeExpiry makes an observer whose read may predate a change
+	// notified while it was out read again before it checks whether the
+	// session's wait ran out: notifications that come during every read
+	// (forged: vcluster.Config.Forge) keep a dead session alive for ever.
+	ReadBeforeExpiry bool
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"testing"
 	"time"
 
@@ -323,6 +324,63 @@ func TestGroupTakesOverDeadSessions(t *testing.T) {
 			rec, _ := w.st.Get(ctx, name)
 			if held != 1 || rec.Token != 6 {
 				t.Fatalf("%q: %d holders, record %+v, %v after start", name, held, rec, bound.Sub(epoch))
+			}
+		}
+	})
+}
+
+// Change notifications of a dead session record, arriving while every
+// read of it is out (forged ones, say: on PostgreSQL any connected
+// client may send one), do not hold its end off: the observer re-reads
+// for a change its read may predate only while the session's wait has not
+// run out, and the write that ends it compares with the version seen, so
+// a real renewal the read missed still makes it conflict.
+func TestNotificationsDoNotHoldOffDeadSessions(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		epoch := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+		w := &gworld{t: t, epoch: epoch, now: epoch}
+		w.st = memstore.New(memstore.WithTime(func() time.Time { return w.now }))
+		ctx := context.Background()
+		dead := store.Record{Name: election.SessionName("gone", "x", 1), Holder: "gone", Incarnation: "x", Lease: pLease}
+		dead, err := w.st.Swap(ctx, store.Swap{Record: dead})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range gNames {
+			rec := store.Record{Name: name, Holder: "gone", Incarnation: "x", Session: dead.Name, Token: 5, Lease: pLease}
+			if _, err := w.st.Swap(ctx, store.Swap{Record: rec, Event: store.Acquired}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		forged := rapid.OneOf(rapid.Just(int64(0)), rapid.Int64Range(dead.Version+1, math.MaxInt64)).Draw(t, "notified version")
+		nd := &gnode{id: "n1", rate: 1, sessions: true}
+		w.restart(nd)
+		w.nodes = []*gnode{nd}
+		for _, name := range gNames {
+			w.step(nd, election.Start{Name: name})
+		}
+		// One round a step: the requests land, a notification comes, the
+		// replies arrive.
+		bound := epoch.Add(pLease + 2*pMargin + 3*pPoll)
+		for ; w.now.Before(bound); w.now = w.now.Add(10 * time.Millisecond) {
+			for len(nd.reqs) > 0 {
+				w.apply(nd, 0, true)
+			}
+			w.step(nd, election.Changed{Name: dead.Name, Version: forged})
+			for len(nd.replies) > 0 {
+				r := nd.replies[0]
+				nd.replies = nd.replies[1:]
+				w.step(nd, r)
+			}
+			if next := nd.g.Next(); !next.IsZero() && !w.local(nd).Before(next) {
+				w.step(nd, election.Tick{})
+			}
+			w.check()
+		}
+		for _, name := range gNames {
+			if m := nd.g.Machine(name); !m.Leading() {
+				rec, _ := w.st.Get(ctx, name)
+				t.Fatalf("%q not held %v after start, with a notification of %s each round: record %+v", name, bound.Sub(epoch), dead.Name, rec)
 			}
 		}
 	})

@@ -160,15 +160,24 @@ func (o *observer) getReply(now time.Time, cfg Config, r GetReply, heir string) 
 	if !o.hasSeen || r.Record.Version != o.seen.Version {
 		o.seen, o.seenAt, o.hasSeen = r.Record, now, true
 	}
-	if o.unknown || o.notified > r.Record.Version {
+	again := o.unknown || o.notified > r.Record.Version
+	o.notified, o.unknown = 0, false
+	if again && cfg.Mutate.ReadBeforeExpiry {
+		return o.read(now) // mutation: the simulator must catch it
+	}
+	if o.expired(now, cfg) {
+		// Whatever was notified meanwhile: the write that ends the
+		// session compares with the version seen, so a renewal this
+		// read missed makes it conflict, and that reads again. Reading
+		// first would let notifications that come during every read
+		// (anyone connected to a PostgreSQL store may send one) hold
+		// the end off for ever.
+		return o.end(now, heir)
+	}
+	if again {
 		// A change was notified while the read was out and this answer
 		// may predate it: read again rather than wait a whole lease.
-		o.notified, o.unknown = 0, false
 		return o.read(now)
-	}
-	o.notified, o.unknown = 0, false
-	if o.expired(now, cfg) {
-		return o.end(now, heir)
 	}
 	o.readAt = o.seenAt.Add(o.wait(cfg))
 	if o.feed == nil || !*o.feed {

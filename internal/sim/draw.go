@@ -352,6 +352,18 @@ func drawFeedBreak(o Options, seed uint64, v variant) []vcluster.Fault {
 	}
 }
 
+// drawForge draws, in a fifth of the seeds with change notifications and
+// a session node, a client of the store that forges notifications
+// (vcluster.Config.Forge) for the whole run. It draws from a stream of its
+// own, so that the seed's other draws stay what they were.
+func drawForge(seed uint64, v variant) bool {
+	if !v.notify || len(v.sessionNodes()) == 0 {
+		return false
+	}
+	rng := rand.New(rand.NewPCG(mix(seed), 0x666f726765)) // "forge"
+	return rng.IntN(5) == 0
+}
+
 // takeStepText says how many names a step takes, for the trace.
 func takeStepText(n int) string {
 	if n == 0 {

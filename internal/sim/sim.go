@@ -21,8 +21,10 @@
 // record (baton.Group), or each on its own record (baton.Elector), or the
 // nodes are mixed, so both kinds of holder contend for the same names; a
 // seed also draws whether change notifications arrive (else polling
-// alone) and whether the election's requests, not only its answers, take
-// the store's latency. For every name, at no moment may two nodes hold a
+// alone), and, in a fifth of the seeds with them and a session node, a
+// client of the store that forges a notification during every read of a
+// session record (vcluster.Config.Forge), and whether the election's
+// requests, not only its answers, take the store's latency. For every name, at no moment may two nodes hold a
 // term that their own clocks say is valid. The store's latency is drawn per
 // seed (1-100ms); the scheduler's calls travel it both ways, so a write can
 // land after its sender was deposed.
@@ -115,6 +117,7 @@ func Run(ctx context.Context, o Options, seed uint64) (Result, error) {
 	}
 	c.Names, c.Sessions, c.Notify, c.CallLatency, c.Balance = o.Names, v.sessions, v.notify, v.callLatency, v.balance
 	c.TakeStep, c.Succession, c.Ignores, c.FeedLag = v.takeStep, v.succession, v.ignores, v.feedLag
+	c.Forge = drawForge(seed, v)
 	c.Collect = drawCollect(o, seed, v, latency)
 	c.Mutate = o.Mutate
 	c.Policy = w.policy
@@ -131,6 +134,9 @@ func Run(ctx context.Context, o Options, seed uint64) (Result, error) {
 			o.Names, vcluster.Job, strings.Join(kinds, ", "), onOff[v.balance], onOff[v.notify], latency, onOff[v.callLatency], takeStepText(v.takeStep), onOff[v.succession])
 		if v.feedLag > 0 {
 			fmt.Fprintf(o.Trace, "the change feed lags the store by %v\n", v.feedLag)
+		}
+		if c.Forge {
+			fmt.Fprintf(o.Trace, "a client of the store forges a notification during every read of a session record\n")
 		}
 		for n, ignored := range v.ignores {
 			var names []string

@@ -76,6 +76,7 @@ func TestSeedsExerciseWhatShips(t *testing.T) {
 		c.ClockWithin += x.ClockWithin
 		c.Successions += x.Successions
 		c.Adopted += x.Adopted
+		c.Forged += x.Forged
 		c.Settled += x.Settled
 		c.Deleted += x.Deleted
 		c.DeletedSucceeded += x.DeletedSucceeded
@@ -95,6 +96,7 @@ func TestSeedsExerciseWhatShips(t *testing.T) {
 		"sessions passed on by succession":             c.Successions, "terms adopted from a succession": c.Adopted,
 		"names settled onto a successor": c.Settled, "dead sessions deleted": c.Deleted,
 		"sessions passed on, then deleted": c.DeletedSucceeded,
+		"forged notifications":             c.Forged,
 	} {
 		if n == 0 {
 			t.Errorf("100 seeds exercised no %s", what)
@@ -154,6 +156,12 @@ func TestMutationsAreCaught(t *testing.T) {
 		// in it must be taken elsewhere before the successor reads it.
 		// Seed 1041 is the first of 5,000 that has one.
 		{"succession adopted across a feed gap", func(o *sim.Options) { o.Mutate.Election.AdoptAcrossGap = true }, 1, 1041},
+		// An observer that reads again, for a change notified while its
+		// read was out, before it checks its wait: the forging client
+		// (a fifth of the seeds with notifications and a session node)
+		// notifies during every read of a session record, and a dead
+		// session's names are never taken. Seed 131 is the first.
+		{"observer that reads again before its wait ran out", func(o *sim.Options) { o.Mutate.Election.ReadBeforeExpiry = true }, 200, 0},
 		// Balanced nodes that never ask for a handover leave the names
 		// where they fell: the end-of-run balance check fails.
 		{"balanced nodes that never pull", func(o *sim.Options) { o.Balance, o.Mutate.Election.NoPull = sim.BalanceOn, true }, 5, 0},

@@ -99,6 +99,7 @@ type Coverage struct {
 	Timeouts       int // runs stopped by the timeout
 	Successions    int // dead sessions passed on to a successor (election.Config.Succession)
 	Adopted        int // terms taken from a record a succession passed on
+	Forged         int // notifications sent by the forging client (Config.Forge)
 	// Settled counts the names a pass of collection rewrote to point at
 	// a successor (store.Succeeder.Settle); Deleted the dead session
 	// records it deleted, DeletedSucceeded those that named a successor.

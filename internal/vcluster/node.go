@@ -511,6 +511,7 @@ func (e *engine) apply(n *node, inc int32, call any, latency time.Duration) {
 		r := election.GetReply{Name: a.Name}
 		r.Record, r.Err = e.c.Store.Get(e.ctx, a.Name)
 		b.gets = append(b.gets, r)
+		e.forge(n, inc, a.Name, e.now+latency/2)
 	case election.Swap:
 		r := election.SwapReply{Name: a.Swap.Record.Name}
 		r.Record, r.Err = e.c.Store.Swap(e.ctx, a.Swap)
@@ -526,6 +527,9 @@ func (e *engine) apply(n *node, inc int32, call any, latency time.Duration) {
 		b.evs = append(b.evs, r)
 	case *getBatch:
 		res, err := e.getMany(a.names)
+		for _, name := range a.names {
+			e.forge(n, inc, name, e.now+latency/2)
+		}
 		for i, name := range a.names {
 			r := election.GetReply{Name: name, Err: err}
 			if err == nil {
@@ -627,6 +631,22 @@ func (e *engine) notify(name string, v int64) {
 		m.changes = c
 		e.push(event{at: at, kind: evReply, node: int32(m.idx), inc: int32(m.inc), ev: c})
 	}
+}
+
+// forge sends n (incarnation inc), when a client forges notifications
+// (Config.Forge) and name is a session record's, a notification of name
+// at a version the store never wrote, arriving at.
+// It is a batch of its own that claims nothing of the feed (Synced 0), as
+// baton's PostgreSQL feed counts no version a notification names.
+func (e *engine) forge(n *node, inc int32, name string, at time.Duration) {
+	if !e.c.Forge || !e.c.Notify || !n.sessions || n.feedDown || !store.IsSession(name) {
+		return
+	}
+	e.out.Covered.Forged++
+	c := e.newBatch()
+	c.at, c.inc, c.notes = at, int(inc), true
+	c.evs = append(c.evs, election.Changed{Name: name, Version: math.MaxInt64})
+	e.push(event{at: at, kind: evReply, node: int32(n.idx), inc: inc, ev: c})
 }
 
 // batch is events on their way to a node in one queued event: the

@@ -159,6 +159,13 @@ type Config struct {
 	// watch of a loaded cluster does. Notifications still reach each node
 	// in the order of the writes.
 	FeedLag time.Duration
+	// Forge, with Notify, adds a client of the store that sends change
+	// notifications of its own, as anyone connected to a PostgreSQL store
+	// may: every read of a session record that a node sends meets, before
+	// its answer arrives, a notification of that record at a version the
+	// store never wrote. The machines must read again at most until the
+	// session's wait ran out (election.Mutations.ReadBeforeExpiry).
+	Forge bool
 	// Collect, when set, makes the nodes that hold their names through a
 	// session collect dead session records at its moments (see Collect).
 	Collect Collect
