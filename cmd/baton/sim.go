@@ -28,8 +28,11 @@ with off it renews each name's own record (baton.Elector); seeded (the
 default) draws per seed all on, all off, or mixed, so that both kinds of
 holder contend for the same names. Every fault hits a node and so all its
 names. A seed also draws whether change notifications arrive (else polling
-alone) and whether election requests, not only their answers, travel the
-store's latency (a node cut off with a call out then loses the answer:
+alone; with them and a session holder, a fifth of the seeds add a client
+that forges notifications of every session record nobody renewed for
+half a lease, during every read of it, as anyone connected to a
+PostgreSQL store may) and whether election requests, not only their
+answers, travel the store's latency (a node cut off with a call out then loses the answer:
 an unknown outcome). The first line of --trace says what the seed drew.
 
 With --balance seeded (the default), half the seeds whose nodes all hold
@@ -99,7 +102,10 @@ no-valid-check (effects start without the Valid() check), unfenced-ledger
 (ledger writes without the token check), session-no-margin (another
 process's session is ended after its lease without the 2e),
 session-name-expiry (a name held through a session is taken over when its
-own record stays unchanged for lease + 2e, ignoring the session), no-pull
+own record stays unchanged for lease + 2e, ignoring the session),
+session-read-first (an observer that a change was notified to while its
+read was out reads again before it checks whether the session's wait ran
+out: forged notifications keep a dead session alive), no-pull
 (balanced nodes never ask for a handover: the balance check must fail),
 succession-no-raise (the store passes a dead session's names on to its
 successor without raising their tokens), succession-stored-version (the
@@ -182,6 +188,8 @@ func runSim(ctx context.Context, e *env, args []string) int {
 		o.Mutate.Election.NoSessionMargin = true
 	case "session-name-expiry":
 		o.Mutate.Election.SessionNameExpiry = true
+	case "session-read-first":
+		o.Mutate.Election.ReadBeforeExpiry = true
 	case "no-pull":
 		o.Mutate.Election.NoPull = true
 	case "succession-stored-version":
@@ -289,7 +297,7 @@ func runSim(ctx context.Context, e *env, args []string) int {
 	return exitOK
 }
 
-const mutationList = "no-fence, no-margin, no-valid-check, unfenced-ledger, session-no-margin, session-name-expiry, no-pull, succession-stored-version, succession-no-raise, succession-adopt-unread, succession-adopt-unsynced, succession-adopt-across-gap, succession-list-ended, succession-list-no-retry, settle-stored-token, settle-new-version, no-catch-up-cap, no-catch-up-window, no-jitter, ignore-suspension, no-overlap-skip, no-retry-backoff, no-manual-exempt, no-timeout, node-jitter, no-clock-guard, no-step-down, prune-failed, prune-early or wrap-deadline"
+const mutationList = "no-fence, no-margin, no-valid-check, unfenced-ledger, session-no-margin, session-name-expiry, session-read-first, no-pull, succession-stored-version, succession-no-raise, succession-adopt-unread, succession-adopt-unsynced, succession-adopt-across-gap, succession-list-ended, succession-list-no-retry, settle-stored-token, settle-new-version, no-catch-up-cap, no-catch-up-window, no-jitter, ignore-suspension, no-overlap-skip, no-retry-backoff, no-manual-exempt, no-timeout, node-jitter, no-clock-guard, no-step-down, prune-failed, prune-early or wrap-deadline"
 
 // replayFlags are the flags given that shape a seed's run, for the
 // replay line of a violation: the seed alone would run another cluster.

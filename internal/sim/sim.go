@@ -22,8 +22,8 @@
 // nodes are mixed, so both kinds of holder contend for the same names; a
 // seed also draws whether change notifications arrive (else polling
 // alone), and, in a fifth of the seeds with them and a session node, a
-// client of the store that forges a notification during every read of a
-// session record (vcluster.Config.Forge), and whether the election's
+// client of the store that forges notifications of every session record
+// nobody renewed for half a lease (vcluster.Config.Forge), and whether the election's
 // requests, not only its answers, take the store's latency. For every name, at no moment may two nodes hold a
 // term that their own clocks say is valid. The store's latency is drawn per
 // seed (1-100ms); the scheduler's calls travel it both ways, so a write can
@@ -136,7 +136,7 @@ func Run(ctx context.Context, o Options, seed uint64) (Result, error) {
 			fmt.Fprintf(o.Trace, "the change feed lags the store by %v\n", v.feedLag)
 		}
 		if c.Forge {
-			fmt.Fprintf(o.Trace, "a client of the store forges a notification during every read of a session record\n")
+			fmt.Fprintf(o.Trace, "a client of the store forges notifications of every session record nobody renewed for half a lease\n")
 		}
 		for n, ignored := range v.ignores {
 			var names []string

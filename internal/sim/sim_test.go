@@ -159,8 +159,9 @@ func TestMutationsAreCaught(t *testing.T) {
 		// An observer that reads again, for a change notified while its
 		// read was out, before it checks its wait: the forging client
 		// (a fifth of the seeds with notifications and a session node)
-		// notifies during every read of a session record, and a dead
-		// session's names are never taken. Seed 131 is the first.
+		// notifies during every read of a session record nobody renewed
+		// for half a lease, and a dead session's names are never taken.
+		// Seed 131 is the first.
 		{"observer that reads again before its wait ran out", func(o *sim.Options) { o.Mutate.Election.ReadBeforeExpiry = true }, 200, 0},
 		// Balanced nodes that never ask for a handover leave the names
 		// where they fell: the end-of-run balance check fails.

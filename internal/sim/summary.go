@@ -28,6 +28,9 @@ type Summary struct {
 	// Successions and Adopted: dead sessions passed on to a successor,
 	// and terms taken from a record so passed on (Config.Succession).
 	Successions, Adopted int
+	// Forged counts the notifications a forging client sent
+	// (vcluster.Config.Forge).
+	Forged int
 	// Settled, Deleted and DeletedSucceeded: names settled onto a
 	// successor and dead session records deleted (those with a successor
 	// among them) by the nodes' collection (vcluster.Collect);
@@ -78,6 +81,7 @@ func RunSeeds(ctx context.Context, o Options, first uint64, count int) (Summary,
 				}
 				s.Successions += r.Covered.Successions
 				s.Adopted += r.Covered.Adopted
+				s.Forged += r.Covered.Forged
 				s.Settled += r.Covered.Settled
 				s.Deleted += r.Covered.Deleted
 				s.DeletedSucceeded += r.Covered.DeletedSucceeded
@@ -120,7 +124,7 @@ func (s Summary) String() string {
 	if s.Seeds > 0 {
 		perSeed = s.Events / s.Seeds
 	}
-	return fmt.Sprintf("%d seeds, %v simulated, %d events (%d a seed), %d invariant checks, %d periods checked for liveness, %d stale writes rejected by fences (%d seeds with clocks beyond the margin), %d seeds balanced, %d hostile, %d sessions passed on by succession (%d terms adopted), %d names settled, %d dead sessions deleted (%d passed on), chains up to %d successions (%d seeds with 2 or more), %d violations; %.0f seeds/s\nfaults injected: %s\n",
-		s.Seeds, s.Simulated, s.Events, perSeed, s.Checks, s.Periods, s.Rejected, s.Beyond, s.Balanced, s.Hostile, s.Successions, s.Adopted,
+	return fmt.Sprintf("%d seeds, %v simulated, %d events (%d a seed), %d invariant checks, %d periods checked for liveness, %d stale writes rejected by fences (%d seeds with clocks beyond the margin), %d seeds balanced, %d hostile, %d notifications forged, %d sessions passed on by succession (%d terms adopted), %d names settled, %d dead sessions deleted (%d passed on), chains up to %d successions (%d seeds with 2 or more), %d violations; %.0f seeds/s\nfaults injected: %s\n",
+		s.Seeds, s.Simulated, s.Events, perSeed, s.Checks, s.Periods, s.Rejected, s.Beyond, s.Balanced, s.Hostile, s.Forged, s.Successions, s.Adopted,
 		s.Settled, s.Deleted, s.DeletedSucceeded, s.LongestChain, s.Chained, len(s.Violations), rate, strings.Join(kinds, ", "))
 }

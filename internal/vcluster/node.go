@@ -511,7 +511,7 @@ func (e *engine) apply(n *node, inc int32, call any, latency time.Duration) {
 		r := election.GetReply{Name: a.Name}
 		r.Record, r.Err = e.c.Store.Get(e.ctx, a.Name)
 		b.gets = append(b.gets, r)
-		e.forge(n, inc, a.Name, e.now+latency/2)
+		e.forge(n, inc, r, e.now+latency/2)
 	case election.Swap:
 		r := election.SwapReply{Name: a.Swap.Record.Name}
 		r.Record, r.Err = e.c.Store.Swap(e.ctx, a.Swap)
@@ -527,15 +527,13 @@ func (e *engine) apply(n *node, inc int32, call any, latency time.Duration) {
 		b.evs = append(b.evs, r)
 	case *getBatch:
 		res, err := e.getMany(a.names)
-		for _, name := range a.names {
-			e.forge(n, inc, name, e.now+latency/2)
-		}
 		for i, name := range a.names {
 			r := election.GetReply{Name: name, Err: err}
 			if err == nil {
 				r.Record, r.Err = res[i].Record, res[i].Err
 			}
 			b.gets = append(b.gets, r)
+			e.forge(n, inc, r, e.now+latency/2)
 		}
 	case *swapBatch:
 		res, err := e.c.Store.SwapMany(e.ctx, a.swaps)
@@ -580,6 +578,9 @@ func (e *engine) swapped(n *node, sw store.Swap, r election.SwapReply) {
 			e.logs[i].dirty = true
 		}
 		e.notify(r.Name, r.Record.Version)
+		if e.c.Forge && store.IsSession(r.Name) {
+			e.written(r.Record)
+		}
 		if store.IsSession(r.Name) && r.Record.Free() && r.Record.Successor != "" {
 			e.tracef("%s found session %s dead and passed its names on to %s", n.id, r.Name, r.Record.Successor)
 			e.out.Covered.Successions++
@@ -633,15 +634,61 @@ func (e *engine) notify(name string, v int64) {
 	}
 }
 
-// forge sends n (incarnation inc), when a client forges notifications
-// (Config.Forge) and name is a session record's, a notification of name
-// at a version the store never wrote, arriving at.
-// It is a batch of its own that claims nothing of the feed (Synced 0), as
-// baton's PostgreSQL feed counts no version a notification names.
-func (e *engine) forge(n *node, inc int32, name string, at time.Duration) {
-	if !e.c.Forge || !e.c.Notify || !n.sessions || n.feedDown || !store.IsSession(name) {
+// forgeMark is the forging client's view of a session record: its
+// version, since when the store holds it, whether it is free, and the
+// nodes told of it unasked (kicked, by node index).
+type forgeMark struct {
+	version int64
+	since   time.Duration
+	free    bool
+	kicked  []bool
+}
+
+// written records a session record's write for the forging client.
+func (e *engine) written(rec store.Record) {
+	if e.forged == nil {
+		e.forged = map[string]*forgeMark{}
+	}
+	if _, ok := e.forged[rec.Name]; !ok {
+		i, _ := slices.BinarySearch(e.forgedNames, rec.Name)
+		e.forgedNames = slices.Insert(e.forgedNames, i, rec.Name)
+	}
+	e.forged[rec.Name] = &forgeMark{version: rec.Version, since: e.now, free: rec.Free(), kicked: make([]bool, len(e.nodes))}
+}
+
+// stale reports whether session record name, as the store holds it at
+// version v, is one the forging client forges for: held, and not written
+// for half a lease or more (nobody renews it, or not for now).
+func (e *engine) stale(name string, v int64) bool {
+	m := e.forged[name]
+	return m != nil && !m.free && (v == 0 || m.version == v) && e.now-m.since >= e.c.Lease/2
+}
+
+// forge plays the forging client (Config.Forge) for n's read r of a record
+// (incarnation inc), which the store just answered: a session record
+// stale (see stale) gets a notification at a version the store never
+// wrote, arriving at, before the answer; and every other stale session
+// record n was not told of yet gets one too, unasked, so that n reads it.
+// Each notification is a batch of its own that claims nothing of the
+// feed (Synced 0), as baton's PostgreSQL feed counts no version a
+// notification names.
+func (e *engine) forge(n *node, inc int32, r election.GetReply, at time.Duration) {
+	if !e.c.Forge || !e.c.Notify || !n.sessions || n.feedDown || len(e.forged) == 0 {
 		return
 	}
+	if r.Err == nil && store.IsSession(r.Name) && e.stale(r.Name, r.Record.Version) {
+		e.forgeNote(n, inc, r.Name, at)
+	}
+	for _, name := range e.forgedNames {
+		if m := e.forged[name]; name != r.Name && !m.kicked[n.idx] && e.stale(name, 0) {
+			m.kicked[n.idx] = true
+			e.forgeNote(n, inc, name, at)
+		}
+	}
+}
+
+// forgeNote sends n a forged notification of record name, arriving at.
+func (e *engine) forgeNote(n *node, inc int32, name string, at time.Duration) {
 	e.out.Covered.Forged++
 	c := e.newBatch()
 	c.at, c.inc, c.notes = at, int(inc), true

@@ -161,10 +161,15 @@ type Config struct {
 	FeedLag time.Duration
 	// Forge, with Notify, adds a client of the store that sends change
 	// notifications of its own, as anyone connected to a PostgreSQL store
-	// may: every read of a session record that a node sends meets, before
-	// its answer arrives, a notification of that record at a version the
-	// store never wrote. The machines must read again at most until the
-	// session's wait ran out (election.Mutations.ReadBeforeExpiry).
+	// may, of each session record held and not written for half a lease
+	// or more (a session nobody renews, or not for now), at a version the
+	// store never wrote: one to each node with sessions, unasked, with
+	// the answer to its next read of any record, and then one during
+	// every read of that session record, before its answer arrives. The
+	// machines must read again at most until the session's wait ran out
+	// (election.Mutations.ReadBeforeExpiry). Sessions renewed more often
+	// than that are left alone: notifications during their every read
+	// would cost the run a read a round trip and show nothing more.
 	Forge bool
 	// Collect, when set, makes the nodes that hold their names through a
 	// session collect dead session records at its moments (see Collect).
@@ -312,6 +317,10 @@ type engine struct {
 	nodes []*node
 	out   Outcome
 	err   error
+	// forged is the forging client's view of each session record
+	// written (Config.Forge).
+	forged      map[string]*forgeMark
+	forgedNames []string // forged's keys, sorted (a seed replays event for event)
 
 	leaders int
 	lastAt  time.Duration
