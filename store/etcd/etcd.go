@@ -262,7 +262,7 @@ func ParseURL(rawURL string) (endpoints []string, opts []Option, err error) {
 		case "dial-timeout", "request-timeout":
 			d, err := bound.ParseDuration(v)
 			if err != nil {
-				return nil, nil, fmt.Errorf("etcd: store URL %q: %s: %w; use e.g. %s=5s", rawURL, k, err, k)
+				return nil, nil, fmt.Errorf("etcd: store URL %q: %s: %w", rawURL, k, err)
 			}
 			if k == "dial-timeout" {
 				opts = append(opts, WithDialTimeout(d))
