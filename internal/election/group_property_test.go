@@ -274,26 +274,33 @@ func groupProperty(t *rapid.T) {
 	}
 }
 
+// deadSessionWorld returns a world at its epoch in which a crashed process
+// held every name through its session, dead: that session's record.
+func deadSessionWorld(t *rapid.T) (w *gworld, epoch time.Time, dead store.Record) {
+	epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	w = &gworld{t: t, epoch: epoch, now: epoch}
+	w.st = memstore.New(memstore.WithTime(func() time.Time { return w.now }))
+	ctx := context.Background()
+	dead, err := w.st.Swap(ctx, store.Swap{Record: store.Record{Name: election.SessionName("gone", "x", 1), Holder: "gone", Incarnation: "x", Lease: pLease}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range gNames {
+		rec := store.Record{Name: name, Holder: "gone", Incarnation: "x", Session: dead.Name, Token: 5, Lease: pLease}
+		if _, err := w.st.Swap(ctx, store.Swap{Record: rec, Event: store.Acquired}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return w, epoch, dead
+}
+
 // In a healthy cluster every name is held within lease + 2e + a few polls
 // of the start, whatever dead sessions hold them at first: an observer
 // ends each dead session once, and its names follow.
 func TestGroupTakesOverDeadSessions(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		epoch := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-		w := &gworld{t: t, epoch: epoch, now: epoch}
-		w.st = memstore.New(memstore.WithTime(func() time.Time { return w.now }))
+		w, epoch, _ := deadSessionWorld(t)
 		ctx := context.Background()
-		// A crashed process held every name through its session.
-		dead := store.Record{Name: election.SessionName("gone", "x", 1), Holder: "gone", Incarnation: "x", Lease: pLease}
-		if _, err := w.st.Swap(ctx, store.Swap{Record: dead}); err != nil {
-			t.Fatal(err)
-		}
-		for _, name := range gNames {
-			rec := store.Record{Name: name, Holder: "gone", Incarnation: "x", Session: dead.Name, Token: 5, Lease: pLease}
-			if _, err := w.st.Swap(ctx, store.Swap{Record: rec, Event: store.Acquired}); err != nil {
-				t.Fatal(err)
-			}
-		}
 		n := rapid.IntRange(1, 3).Draw(t, "nodes")
 		for i := 0; i < n; i++ {
 			nd := &gnode{id: fmt.Sprintf("n%d", i), rate: 1, sessions: rapid.Bool().Draw(t, "sessions")}
@@ -337,21 +344,8 @@ func TestGroupTakesOverDeadSessions(t *testing.T) {
 // a real renewal the read missed still makes it conflict.
 func TestNotificationsDoNotHoldOffDeadSessions(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		epoch := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-		w := &gworld{t: t, epoch: epoch, now: epoch}
-		w.st = memstore.New(memstore.WithTime(func() time.Time { return w.now }))
+		w, epoch, dead := deadSessionWorld(t)
 		ctx := context.Background()
-		dead := store.Record{Name: election.SessionName("gone", "x", 1), Holder: "gone", Incarnation: "x", Lease: pLease}
-		dead, err := w.st.Swap(ctx, store.Swap{Record: dead})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, name := range gNames {
-			rec := store.Record{Name: name, Holder: "gone", Incarnation: "x", Session: dead.Name, Token: 5, Lease: pLease}
-			if _, err := w.st.Swap(ctx, store.Swap{Record: rec, Event: store.Acquired}); err != nil {
-				t.Fatal(err)
-			}
-		}
 		forged := rapid.OneOf(rapid.Just(int64(0)), rapid.Int64Range(dead.Version+1, math.MaxInt64)).Draw(t, "notified version")
 		nd := &gnode{id: "n1", rate: 1, sessions: true}
 		w.restart(nd)
