@@ -649,11 +649,15 @@ func (e *engine) written(rec store.Record) {
 	if e.forged == nil {
 		e.forged = map[string]*forgeMark{}
 	}
-	if _, ok := e.forged[rec.Name]; !ok {
+	m, ok := e.forged[rec.Name]
+	if !ok {
 		i, _ := slices.BinarySearch(e.forgedNames, rec.Name)
 		e.forgedNames = slices.Insert(e.forgedNames, i, rec.Name)
+		m = &forgeMark{kicked: make([]bool, len(e.nodes))}
+		e.forged[rec.Name] = m
 	}
-	e.forged[rec.Name] = &forgeMark{version: rec.Version, since: e.now, free: rec.Free(), kicked: make([]bool, len(e.nodes))}
+	m.version, m.since, m.free = rec.Version, e.now, rec.Free()
+	clear(m.kicked)
 }
 
 // stale reports whether session record name, as the store holds it at
