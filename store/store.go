@@ -268,8 +268,8 @@ type TimeSource interface {
 // (Store.WatchChanges) says how far it has reported, so that a batch tells
 // what has not changed as well as what has. The last entry of every batch
 // a feed hands out carries Change.Through (0 while the feed can say
-// nothing yet), and every write that committed
-// before some write of version at most Through drew its version, and
+// nothing yet), and every write that committed before some write of
+// version at most Through drew its version, and
 // after WatchChanges returned, has been named in that batch or an earlier
 // one of the same feed, under its version or a later one (renewals aside:
 // a Swap that changes only a held record's Version and Updated,

@@ -62,11 +62,12 @@ type Feed struct{ Live bool }
 // far it has reported (Config.OrderedFeed, store.OrderedFeed): every write
 // that committed before a write of version up to Version drew its version
 // (renewals aside) has been reported, in this batch or an earlier one of
-// the live feed (Version is the batch's Change.Through). A Group that succeeded a
-// dead session waits for it to reach the succession's own write before it
-// takes the names passed on from the reads it made while it waited (a
-// name notified of no change since its read is then known as it stands
-// after the succession: docs/succession.md, "Adoption without a read").
+// the live feed (Version is the batch's Change.Through). A Group that
+// succeeded a dead session waits for it to reach the succession's own
+// write before it takes the names passed on from the reads it made while
+// it waited (a name notified of no change since its read is then known as
+// it stands after the succession: docs/succession.md, "Adoption without a
+// read").
 type Synced struct{ Version int64 }
 
 // Resign with Token 0 asks a contender to stop campaigning (and a leader to

@@ -23,9 +23,10 @@
 // seed also draws whether change notifications arrive (else polling
 // alone), and, in a fifth of the seeds with them and a session node, a
 // client of the store that forges notifications of every session record
-// nobody renewed for half a lease (vcluster.Config.Forge), and whether the election's
-// requests, not only its answers, take the store's latency. For every name, at no moment may two nodes hold a
-// term that their own clocks say is valid. The store's latency is drawn per
+// nobody renewed for half a lease (vcluster.Config.Forge), and whether
+// the election's requests, not only its answers, take the store's
+// latency. For every name, at no moment may two nodes hold a term that
+// their own clocks say is valid. The store's latency is drawn per
 // seed (1-100ms); the scheduler's calls travel it both ways, so a write can
 // land after its sender was deposed.
 //

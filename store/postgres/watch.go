@@ -400,9 +400,9 @@ func (l *listener) detach() {
 
 // FeedInOrder implements store.OrderedFeed: every batch's last entry
 // carries the largest version the listener's reads have found, 0 before
-// they found any (see "How far the feed has reported"). Versions come from a sequence and commit in
-// another order, so a write of a smaller version may still be reported
-// later; what is promised is every write that committed before a version
+// they found any (see "How far the feed has reported"). Versions come
+// from a sequence and commit in another order, so a write of a smaller
+// version may still be reported later; what is promised is every write that committed before a version
 // up to Through was drawn, which is what a succession needs: its write
 // draws its version after every write of the names it passes on that
 // committed before it (succession.go, "Ordering").
