@@ -127,6 +127,9 @@ BEGIN
 			HINT = 'roll the transaction back: none of its work may commit';
 END
 $fn$`,
+		// In the transaction that creates it: PostgreSQL lets PUBLIC
+		// execute a new function, and this one runs as its owner.
+		`REVOKE ALL ON FUNCTION ` + q + `.baton_fence(text, bigint, text) FROM PUBLIC`,
 		`COMMENT ON FUNCTION ` + q + `.baton_fence(text, bigint, text) IS
 'baton fence version ` + strconv.Itoa(Version) + `: accepts (name, token[, signature]) if token is at least the highest accepted for name, raising it in the caller''s transaction; raises SQLSTATE ` +
 			SQLStateStale + ` (stale), ` + SQLStateBadSignature + ` (bad signature), ` + SQLStateInvalid + ` (invalid input)'`,
@@ -148,7 +151,15 @@ $fn$`,
 //   - the function baton_fence(name text, token bigint, sig text DEFAULT
 //     NULL) RETURNS bigint, SECURITY DEFINER, which does what Check does,
 //     in the caller's transaction, and raises SQLStateStale,
-//     SQLStateBadSignature or SQLStateInvalid. It returns token.
+//     SQLStateBadSignature or SQLStateInvalid. It returns token. Its
+//     search_path is pinned to pg_catalog, pg_temp and every other name
+//     in it is schema-qualified, so that nothing a caller puts on its own
+//     search_path runs as the function's owner; PUBLIC's EXECUTE is
+//     revoked in the same transaction, so only the owner, superusers and
+//     the roles granted EXECUTE may call it. Grant it to the roles the
+//     fenced jobs connect as: GRANT EXECUTE ON FUNCTION
+//     schema.baton_fence(text, bigint, text) TO role (and USAGE on the
+//     schema), as Install does for InstallOptions.Grant.
 //
 // The key is not part of it (a migration file must not hold the secret):
 // Install writes it, and the helper function baton_fence_hmac that calls
@@ -178,6 +189,14 @@ type InstallOptions struct {
 	// may; an existing key is replaced. Nil leaves the key as it is: none
 	// on a new install.
 	Key *fence.Key
+	// Grant names the roles that may call baton_fence: the roles the
+	// fenced jobs connect as. Install grants each EXECUTE on the function
+	// (and USAGE on Schema if it lacks it); every other role, except the
+	// owner and superusers, is refused with permission denied (SQLSTATE
+	// 42501), whatever Grant holds, because PUBLIC's EXECUTE is revoked.
+	// A role must exist; "public" is refused. Grants made before are
+	// kept: Install never revokes a role's.
+	Grant []string
 }
 
 // InstallResult says what Install found and did.
@@ -193,11 +212,21 @@ type InstallResult struct {
 	KeyChanged bool
 	// Signed is true when a key is installed, after Install.
 	Signed bool
+	// PublicRevoked is true when the fence was installed already and
+	// PUBLIC could call baton_fence (an install by a baton before
+	// PUBLIC's EXECUTE was revoked): Install revoked it.
+	PublicRevoked bool
+	// Granted lists the roles of InstallOptions.Grant that could not call
+	// baton_fence before and can now.
+	Granted []string
 }
 
 // Install installs the SQL fence (see InstallSQL) in opts.Schema, in one
 // transaction under an advisory lock, so that installs at the same time do
-// not race. Installing again is a no-op (Created and KeyChanged false). A
+// not race, and grants EXECUTE on baton_fence to the roles of opts.Grant.
+// Installing again changes nothing that is in place (Created and
+// KeyChanged false, Granted empty), but revokes PUBLIC's EXECUTE that an
+// older install left (PublicRevoked). A
 // schema holding a baton_fence table with other columns, or a function or
 // table of the fence without a version record Install knows, is refused
 // with an error wrapping ErrForeign, and nothing is changed. With
@@ -211,6 +240,11 @@ func Install(ctx context.Context, db Beginner, opts InstallOptions) (InstallResu
 	res := InstallResult{Schema: schema}
 	if err := checkSchema(schema); err != nil {
 		return res, err
+	}
+	for _, r := range opts.Grant {
+		if err := checkRole(r); err != nil {
+			return res, err
+		}
 	}
 	q := pgx.Identifier{schema}.Sanitize()
 	err := pgx.BeginFunc(ctx, db, func(tx pgx.Tx) error {
@@ -236,12 +270,89 @@ func Install(ctx context.Context, db Beginner, opts InstallOptions) (InstallResu
 			}
 			res.KeyChanged = changed
 		}
+		if res.PublicRevoked, err = revokePublic(ctx, tx, q); err != nil {
+			return err
+		}
+		res.PublicRevoked = res.PublicRevoked && !res.Created
+		if res.Granted, err = grant(ctx, tx, schema, q, opts.Grant); err != nil {
+			return err
+		}
 		return tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM `+q+`.baton_fence_key)`).Scan(&res.Signed)
 	})
 	if err != nil {
 		return InstallResult{Schema: schema}, err
 	}
 	return res, nil
+}
+
+// fenceFunc is the signature of the function baton_fence in schema q.
+func fenceFunc(q string) string { return q + `.baton_fence(text, bigint, text)` }
+
+// checkRole refuses a role name that InstallOptions.Grant cannot hold.
+func checkRole(role string) error {
+	switch {
+	case role == "" || len(role) > 63 || strings.ContainsRune(role, 0):
+		return fmt.Errorf("pgfence: Install: role name %q: want 1 to 63 bytes, no NUL", role)
+	case strings.EqualFold(role, "public"):
+		return errors.New("pgfence: Install: cannot grant baton_fence to PUBLIC: every role could then lock the leader out with a high token; name the roles the fenced jobs connect as")
+	}
+	return nil
+}
+
+// revokePublic revokes PUBLIC's EXECUTE on the fence's functions,
+// reporting whether PUBLIC could call baton_fence before.
+func revokePublic(ctx context.Context, tx pgx.Tx, q string) (bool, error) {
+	var public, hmac bool
+	err := tx.QueryRow(ctx, `SELECT has_function_privilege('public', $1::text::regprocedure, 'EXECUTE'),
+		to_regprocedure($2) IS NOT NULL`, fenceFunc(q), q+`.baton_fence_hmac(bytea, bytea)`).Scan(&public, &hmac)
+	if err != nil {
+		return false, fmt.Errorf("pgfence: Install: %w", err)
+	}
+	stmts := []string{`REVOKE ALL ON FUNCTION ` + fenceFunc(q) + ` FROM PUBLIC`}
+	if hmac {
+		stmts = append(stmts, `REVOKE ALL ON FUNCTION `+q+`.baton_fence_hmac(bytea, bytea) FROM PUBLIC`)
+	}
+	for _, s := range stmts {
+		if _, err := tx.Exec(ctx, s); err != nil {
+			return false, fmt.Errorf("pgfence: Install: %s: %w", s, err)
+		}
+	}
+	return public, nil
+}
+
+// grant lets each of roles call baton_fence in schema (quoted as q), and
+// returns those that could not before.
+func grant(ctx context.Context, tx pgx.Tx, schema, q string, roles []string) ([]string, error) {
+	var granted []string
+	for _, r := range roles {
+		var exists, usage, execute bool
+		err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = $1)`, r).Scan(&exists)
+		if err != nil {
+			return nil, fmt.Errorf("pgfence: Install: %w", err)
+		}
+		if !exists {
+			return nil, fmt.Errorf("pgfence: Install: role %q does not exist: create the role the fenced job connects as first (CREATE ROLE %s LOGIN), or name another; nothing was installed", r, pgx.Identifier{r}.Sanitize())
+		}
+		err = tx.QueryRow(ctx, `SELECT has_schema_privilege($1, $2, 'USAGE'), has_function_privilege($1, $3::text::regprocedure, 'EXECUTE')`,
+			r, schema, fenceFunc(q)).Scan(&usage, &execute)
+		if err != nil {
+			return nil, fmt.Errorf("pgfence: Install: %w", err)
+		}
+		rq := pgx.Identifier{r}.Sanitize()
+		stmts := []string{`GRANT EXECUTE ON FUNCTION ` + fenceFunc(q) + ` TO ` + rq}
+		if !usage {
+			stmts = append(stmts, `GRANT USAGE ON SCHEMA `+q+` TO `+rq)
+		}
+		for _, s := range stmts {
+			if _, err := tx.Exec(ctx, s); err != nil {
+				return nil, fmt.Errorf("pgfence: Install: %s: %w", s, err)
+			}
+		}
+		if !usage || !execute {
+			granted = append(granted, r)
+		}
+	}
+	return granted, nil
 }
 
 // lockKey is the advisory lock key that serialises installs in one schema.
@@ -345,7 +456,7 @@ func installKey(ctx context.Context, tx pgx.Tx, q string, k *fence.Key) (bool, e
 	stmts := []string{
 		`CREATE OR REPLACE FUNCTION ` + q + `.baton_fence_hmac(msg bytea, k bytea) RETURNS bytea
 LANGUAGE sql IMMUTABLE STRICT SET search_path = pg_catalog, pg_temp
-AS $fn$ SELECT ` + cq + `.hmac(msg, k, 'sha256') $fn$`,
+AS $fn$ SELECT ` + cq + `.hmac(msg, k, 'sha256'::text) $fn$`,
 	}
 	for _, s := range stmts {
 		if _, err := tx.Exec(ctx, s); err != nil {

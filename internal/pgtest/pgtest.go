@@ -493,3 +493,51 @@ func NewServer(t testing.TB) *Server {
 	})
 	return s
 }
+
+// NewRole creates a login role with a random name, a random password and
+// no privilege beyond PUBLIC's, on the server of the database at dbURL
+// (connecting as dbURL's user, who needs CREATEROLE), and returns its name
+// and dbURL with its credentials: for tests of who may do what. At the
+// end of the test the role's objects and grants in that database are
+// dropped with it. Roles belong to the whole server: never give one a
+// fixed name.
+func NewRole(t testing.TB, dbURL string) (role, roleURL string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	u, err := url.Parse(dbURL)
+	if err != nil {
+		t.Fatalf("pgtest: NewRole: %v", err)
+	}
+	var b [8]byte
+	rand.Read(b[:])
+	role = "r_" + hex.EncodeToString(b[:])
+	rand.Read(b[:])
+	password := hex.EncodeToString(b[:])
+	c, err := pgx.Connect(ctx, dbURL)
+	if err != nil {
+		t.Fatalf("pgtest: NewRole: %v", err)
+	}
+	defer c.Close(context.Background())
+	if _, err := c.Exec(ctx, "CREATE ROLE "+role+" LOGIN PASSWORD '"+password+"'"); err != nil {
+		t.Fatalf("pgtest: NewRole: %v", err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		c, err := pgx.Connect(ctx, dbURL)
+		if err != nil {
+			t.Logf("pgtest: drop role %s: %v", role, err)
+			return
+		}
+		defer c.Close(context.Background())
+		for _, q := range []string{"REASSIGN OWNED BY " + role + " TO CURRENT_USER", "DROP OWNED BY " + role, "DROP ROLE " + role} {
+			if _, err := c.Exec(ctx, q); err != nil {
+				t.Logf("pgtest: drop role %s: %s: %v", role, q, err)
+				return
+			}
+		}
+	})
+	u.User = url.UserPassword(role, password)
+	return role, u.String()
+}
