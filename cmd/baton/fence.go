@@ -48,7 +48,7 @@ const fenceAbout = "The fence checks BATON_TOKEN where the work lands, in the sa
 
 // runFenceInstall implements 'baton fence install'.
 func runFenceInstall(ctx context.Context, e *env, args []string) int {
-	const synopsis = "fence install --db URL [--schema S] [--key-file F]\n\n" +
+	const synopsis = "fence install --db URL [--grant ROLE]... [--schema S] [--key-file F]\n\n" +
 		"Installs the SQL fence in the PostgreSQL database at URL, in one transaction:\n" +
 		"the table baton_fence (the one Go's pgfence and fence.CheckTx use; an existing\n" +
 		"one is kept with its tokens) and the function\n\n" +
@@ -59,6 +59,14 @@ func runFenceInstall(ctx context.Context, e *env, args []string) int {
 		"or " + pgfence.SQLStateInvalid + " (empty name, token below 1). A second install is a no-op and\n" +
 		"says so; a schema holding a baton_fence table or function of another shape is\n" +
 		"refused and left unchanged.\n\n" +
+		"Who may call it: the function runs as its owner (the role of --db), so only\n" +
+		"the owner, superusers and the roles named with --grant may execute it; every\n" +
+		"other role gets permission denied. Grant the role each fenced job connects as\n" +
+		"(DATABASE_URL's user): --grant billing_job, repeatable; the job needs no right\n" +
+		"on the table baton_fence itself, and must not have one (UPDATE on it moves the\n" +
+		"fence without any check). Run install again over an existing fence to grant\n" +
+		"more roles; over an older install, which let every role (PUBLIC) call it,\n" +
+		"install revokes that and says so.\n\n" +
 		"With --key-file (the key of baton run --fence-key-file), the function accepts\n" +
 		"only tokens signed by it: pass $BATON_TOKEN_SIG as sig. The key is kept in\n" +
 		"the table baton_fence_key, readable by its owner only (the function runs as\n" +
@@ -67,6 +75,11 @@ func runFenceInstall(ctx context.Context, e *env, args []string) int {
 	dbURL := fs.String("db", "", "the PostgreSQL database, as a URL (postgres://USER@HOST/DB) or a key=value string; the password may come from $PGPASSWORD (required)")
 	schema := fs.String("schema", "public", "the schema to install into; the Go helpers find the table through the connection's search_path")
 	keyFile := fs.String("key-file", "", "require tokens signed by the hex key in `PATH` (see baton run --fence-key-file)")
+	var grants []string
+	fs.Func("grant", "let `ROLE` (the role a fenced job connects as) call baton_fence; repeatable", func(r string) error {
+		grants = append(grants, r)
+		return nil
+	})
 	if done, code := e.parseNoArgs("fence install", fs, args); done {
 		return code
 	}
@@ -103,8 +116,13 @@ func runFenceInstall(ctx context.Context, e *env, args []string) int {
 		return e.fail("fence install", fmt.Errorf("connecting to the database: %w", err))
 	}
 	defer conn.Close(context.Background())
-	res, err := pgfence.Install(ctx, conn, pgfence.InstallOptions{Schema: *schema, Key: key})
-	if errors.Is(err, pgfence.ErrForeign) {
+	for _, r := range grants {
+		if r == "" || strings.EqualFold(r, "public") {
+			return e.fail("fence install", usagef("invalid --grant %s: name the role a fenced job connects as (PUBLIC would let every role lock the leader out)", escape.String(strconv.Quote(r))))
+		}
+	}
+	res, err := pgfence.Install(ctx, conn, pgfence.InstallOptions{Schema: *schema, Key: key, Grant: grants})
+	if errors.Is(err, pgfence.ErrForeign) || errors.Is(err, pgfence.ErrNoRole) {
 		return e.fail("fence install", usagef("%v", err))
 	}
 	if err != nil {
@@ -116,8 +134,17 @@ func runFenceInstall(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintf(e.stdout, "installed the SQL fence version %d in %s: function baton_fence(name, token[, sig]); the existing table baton_fence is kept with its tokens\n", pgfence.Version, where)
 	case res.Created:
 		fmt.Fprintf(e.stdout, "installed the SQL fence version %d in %s: function baton_fence(name, token[, sig]) and table baton_fence\n", pgfence.Version, where)
-	case !res.KeyChanged:
+	case !res.KeyChanged && !res.PublicRevoked && len(res.Granted) == 0:
 		fmt.Fprintf(e.stdout, "%s has the SQL fence version %d already: nothing changed\n", where, pgfence.Version)
+	}
+	if res.PublicRevoked {
+		fmt.Fprintf(e.stdout, "revoked EXECUTE on baton_fence from PUBLIC in %s: an older install let every role call it, and so lock the leader out with a high token\n", where)
+	}
+	for _, r := range res.Granted {
+		fmt.Fprintf(e.stdout, "granted EXECUTE on baton_fence to role %s\n", escape.String(strconv.Quote(r)))
+	}
+	if len(grants) == 0 && (res.Created || res.PublicRevoked) {
+		fmt.Fprintf(e.stdout, "only the owner (role %s) and superusers may call baton_fence: grant the role each fenced job connects as with --grant ROLE\n", escape.String(strconv.Quote(cfg.User)))
 	}
 	switch {
 	case res.KeyChanged:
@@ -151,8 +178,12 @@ func runFenceSQL(e *env, args []string) int {
 		fmt.Fprintf(e.stdout, "-- baton SQL fence version %d for PostgreSQL, schema %s: run in one transaction (psql -1).\n"+
 			"-- In the job's transaction: SELECT baton_fence($BATON_NAME, $BATON_TOKEN [, $BATON_TOKEN_SIG]);\n"+
 			"-- SQLSTATE %s: stale token, roll back; %s: bad signature; %s: empty name or token below 1.\n"+
-			"-- A key (signed tokens only) is installed by baton fence install --key-file.\n\n%s",
-			pgfence.Version, escape.String(strconv.Quote(*schema)), pgfence.SQLStateStale, pgfence.SQLStateBadSignature, pgfence.SQLStateInvalid, ddl)
+			"-- A key (signed tokens only) is installed by baton fence install --key-file.\n"+
+			"-- Only the owner may call baton_fence: let each fenced job's role call it with\n"+
+			"-- GRANT EXECUTE ON FUNCTION %s TO ROLE (and USAGE on the schema),\n"+
+			"-- as baton fence install --grant ROLE does.\n\n%s",
+			pgfence.Version, escape.String(strconv.Quote(*schema)), pgfence.SQLStateStale, pgfence.SQLStateBadSignature, pgfence.SQLStateInvalid,
+			escape.String(pgx.Identifier{*schema}.Sanitize()+".baton_fence(text, bigint, text)"), ddl)
 	case "sqlite":
 		if flagsSet(fs)["schema"] {
 			return e.fail("fence sql", usagef("--schema is for --dialect postgres; SQLite has no schemas (point sqlite3 at the database file)"))

@@ -46,7 +46,8 @@ var periodStartedRE = regexp.MustCompile(`msg="period started" .*period=(\S+)`)
 // twice, every refused write recorded with SQLSTATE BF001 and none of its
 // lines landed, and every frozen job's write refused. The Python job runs
 // with signed tokens (baton run --fence-key-file, baton fence install
-// --key-file).
+// --key-file). The jobs connect as a role granted baton_fence (baton fence
+// install --grant), not as its owner.
 //
 // Five rounds per language (about 15s each, the two side by side); under
 // testenv.Long (CI) ten, one language after the other.
@@ -102,7 +103,14 @@ func fenceRounds(t *testing.T, rounds int, signed bool, command ...string) {
 	if _, err := pool.Exec(ctx, string(schema)); err != nil {
 		t.Fatal(err)
 	}
-	install := []string{"fence", "install", "--db", db}
+	// The jobs connect as a role of their own, with the grants schema.sql
+	// names and EXECUTE on baton_fence from install --grant.
+	job, jobURL := pgtest.NewRole(t, db)
+	if _, err := pool.Exec(ctx, `GRANT SELECT, INSERT ON invoice_line, fence_refusal TO `+job+`;
+		GRANT USAGE ON SEQUENCE invoice_line_id_seq TO `+job); err != nil {
+		t.Fatal(err)
+	}
+	install := []string{"fence", "install", "--db", db, "--grant", job}
 	var runArgs []string
 	if signed {
 		keyFile := filepath.Join(t.TempDir(), "fence.key")
@@ -133,7 +141,7 @@ func fenceRounds(t *testing.T, rounds int, signed bool, command ...string) {
 		args = append(append(args, "billing", "--"), command...)
 		cmd := exec.Command(os.Args[0], args...)
 		cmd.Env = append(os.Environ(), "BATON_TEST_MAIN=1", "GORACE=atexit_sleep_ms=0",
-			"DATABASE_URL="+db, "BILLING_WORK_SECONDS=0.6")
+			"DATABASE_URL="+jobURL, "BILLING_WORK_SECONDS=0.6")
 		n := &fenceNode{id: id, cmd: cmd, errb: &syncBuffer{}}
 		cmd.Stdout, cmd.Stderr = &syncBuffer{}, n.errb
 		if err := cmd.Start(); err != nil {

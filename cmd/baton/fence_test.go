@@ -161,6 +161,10 @@ func TestFenceSQLPostgres(t *testing.T) {
 	if err := tx.Commit(ctx); err != nil {
 		t.Fatal(err)
 	}
+	var public bool
+	if err := conn.QueryRow(ctx, `SELECT has_function_privilege('public', 'billing.baton_fence(text, bigint, text)', 'EXECUTE')`).Scan(&public); err != nil || public {
+		t.Fatalf("PUBLIC may execute the function of the printed DDL (%v)", err)
+	}
 	code, out, errb := runBaton(t, "fence", "install", "--db", db, "--schema", "billing")
 	if code != exitOK || !strings.Contains(out, "nothing changed") {
 		t.Fatalf("install after the printed DDL: exit %d\n%s%s", code, out, errb)
@@ -199,5 +203,73 @@ func TestFenceSQLSQLite(t *testing.T) {
 	}
 	if code, _, errb := runBaton(t, "fence", "sql"); code != exitUsage || !strings.Contains(errb, "missing --dialect") {
 		t.Fatalf("no --dialect: exit %d, %q", code, errb)
+	}
+}
+
+// docs/SECURITY.md, "fenced database": a role that was not granted
+// baton_fence cannot lock the leader out (the reproduction of issue 42),
+// --grant lets the job's role call it, and install over an older fence
+// that PUBLIC could call revokes that and says so.
+func TestFenceInstallGrant(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	db := pgtest.Start(t)
+	job, jobURL := pgtest.NewRole(t, db)
+	_, strangerURL := pgtest.NewRole(t, db)
+	code, out, errb := runBaton(t, "fence", "install", "--db", db)
+	if code != exitOK || !strings.Contains(out, "only the owner") || !strings.Contains(out, "--grant ROLE") {
+		t.Fatalf("install without --grant: exit %d, want a note naming --grant\n%s%s", code, out, errb)
+	}
+	call := func(url string, token int64) error {
+		c, err := pgx.Connect(ctx, url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close(ctx)
+		_, err = c.Exec(ctx, `SELECT baton_fence('billing', $1)`, token)
+		return err
+	}
+	if err := call(strangerURL, 9223372036854775807); sqlStateOf(err) != "42501" {
+		t.Fatalf("an ungranted role's lock-out: %v; want permission denied", err)
+	}
+	if err := call(jobURL, 2); sqlStateOf(err) != "42501" {
+		t.Fatalf("the job's role before --grant: %v; want permission denied", err)
+	}
+	code, out, errb = runBaton(t, "fence", "install", "--db", db, "--grant", job)
+	if code != exitOK || !strings.Contains(out, `granted EXECUTE on baton_fence to role "`+job+`"`) || strings.Contains(out, "nothing changed") {
+		t.Fatalf("install --grant %s: exit %d\n%s%s", job, code, out, errb)
+	}
+	if err := call(jobURL, 2); err != nil {
+		t.Fatalf("the granted role: %v", err)
+	}
+	code, out, _ = runBaton(t, "fence", "install", "--db", db, "--grant", job)
+	if code != exitOK || !strings.HasSuffix(out, "nothing changed\n") {
+		t.Fatalf("install --grant again: exit %d\n%s", code, out)
+	}
+	// An older install: PUBLIC could call the function.
+	admin, err := pgx.Connect(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close(ctx)
+	if _, err := admin.Exec(ctx, `GRANT EXECUTE ON FUNCTION baton_fence(text, bigint, text) TO PUBLIC`); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errb = runBaton(t, "fence", "install", "--db", db)
+	if code != exitOK || !strings.Contains(out, "revoked EXECUTE on baton_fence from PUBLIC") {
+		t.Fatalf("install over an older fence: exit %d\n%s%s", code, out, errb)
+	}
+	t.Log(strings.TrimSpace(out))
+	if err := call(strangerURL, 9223372036854775807); sqlStateOf(err) != "42501" {
+		t.Fatalf("an ungranted role after the upgrade: %v; want permission denied", err)
+	}
+	if err := call(jobURL, 3); err != nil {
+		t.Fatalf("the granted role after the upgrade: %v", err)
+	}
+	for _, bad := range []string{"public", "PUBLIC", "", "no_such_role_x"} {
+		code, out, errb := runBaton(t, "fence", "install", "--db", db, "--grant", bad)
+		if code != exitUsage || out != "" || strings.Count(errb, "\n") != 1 {
+			t.Errorf("--grant %q: exit %d, stdout %q, stderr %q; want 2 and one line", bad, code, out, errb)
+		}
 	}
 }

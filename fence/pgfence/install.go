@@ -40,6 +40,10 @@ const (
 // columns, no version record, an unknown version). Install changed nothing.
 var ErrForeign = errors.New("pgfence: the schema holds baton_fence objects that are not this baton's fence")
 
+// ErrNoRole is returned by Install when a role of InstallOptions.Grant
+// does not exist. Install changed nothing.
+var ErrNoRole = errors.New("role does not exist")
+
 // Classify returns err wrapped so that errors.Is matches package fence's
 // error for a SQLSTATE of the function baton_fence: fence.ErrStaleToken
 // for SQLStateStale, fence.ErrBadSignature for SQLStateBadSignature,
@@ -331,7 +335,7 @@ func grant(ctx context.Context, tx pgx.Tx, schema, q string, roles []string) ([]
 			return nil, fmt.Errorf("pgfence: Install: %w", err)
 		}
 		if !exists {
-			return nil, fmt.Errorf("pgfence: Install: role %q does not exist: create the role the fenced job connects as first (CREATE ROLE %s LOGIN), or name another; nothing was installed", r, pgx.Identifier{r}.Sanitize())
+			return nil, fmt.Errorf("pgfence: Install: grant to %q: %w: create the role the fenced job connects as first (CREATE ROLE %s LOGIN), or name another; nothing was installed", r, ErrNoRole, pgx.Identifier{r}.Sanitize())
 		}
 		err = tx.QueryRow(ctx, `SELECT has_schema_privilege($1, $2, 'USAGE'), has_function_privilege($1, $3::text::regprocedure, 'EXECUTE')`,
 			r, schema, fenceFunc(q)).Scan(&usage, &execute)
