@@ -7,7 +7,9 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"os"
+	"runtime"
 	"strings"
 )
 
@@ -15,6 +17,12 @@ import (
 // token without a signature, or with one that the key did not make: a
 // forged or altered token. Nothing was checked, raised or applied.
 var ErrBadSignature = errors.New("fencing token signature missing or invalid")
+
+// ErrKeyFileExposed is returned by ReadKeyFile for a key file that users
+// other than its owner and its group can read or write, or that its group
+// can write: whoever reads the key can sign a forged high token. The key
+// was not used.
+var ErrKeyFileExposed = errors.New("key file open to other users")
 
 // MinKeyLen is the shortest key NewKey accepts, in bytes.
 const MinKeyLen = 16
@@ -52,9 +60,29 @@ func ParseKey(s string) (*Key, error) {
 }
 
 // ReadKeyFile returns the key in the file at path (hexadecimal, see
-// ParseKey). Keep the file readable by its owner only.
+// ParseKey). As ssh does with a private key, it refuses, with an error
+// wrapping ErrKeyFileExposed that names the fix (chmod 600), a file that
+// other users can read or write or that its group can write (any mode
+// bit in 0027): keep it readable by its owner only (0600), or by its
+// group too (0640) to share it with a service's group. On Windows, where
+// the mode bits do not describe who may read a file, the mode is not
+// checked.
 func ReadKeyFile(path string) (*Key, error) {
-	b, err := os.ReadFile(path)
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("fence: reading the key: %w", err)
+	}
+	defer f.Close()
+	if runtime.GOOS != "windows" {
+		fi, err := f.Stat()
+		if err != nil {
+			return nil, fmt.Errorf("fence: reading the key: %w", err)
+		}
+		if err := checkKeyMode(path, fi.Mode().Perm()); err != nil {
+			return nil, err
+		}
+	}
+	b, err := io.ReadAll(io.LimitReader(f, 1<<16))
 	if err != nil {
 		return nil, fmt.Errorf("fence: reading the key: %w", err)
 	}
@@ -63,6 +91,29 @@ func ReadKeyFile(path string) (*Key, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return k, nil
+}
+
+// checkKeyMode refuses the permissions of a key file that others may
+// read or write (see ReadKeyFile).
+func checkKeyMode(path string, perm os.FileMode) error {
+	if perm&0o027 == 0 {
+		return nil
+	}
+	var what []string
+	if perm&0o004 != 0 {
+		what = append(what, "readable by every user")
+	}
+	if perm&0o002 != 0 {
+		what = append(what, "writable by every user")
+	}
+	if perm&0o020 != 0 {
+		what = append(what, "writable by its group")
+	}
+	if len(what) == 0 {
+		what = append(what, "open to every user")
+	}
+	return fmt.Errorf("fence: %w: %s is %s (mode %04o), and whoever reads it can sign tokens that lock the leader out; chmod 600 %s (640 to share it with its group), and make a new key if others may have read this one",
+		ErrKeyFileExposed, path, strings.Join(what, " and "), perm, path)
 }
 
 // Secret returns a copy of the key's secret bytes, for installing the key

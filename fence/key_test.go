@@ -6,7 +6,9 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -143,5 +145,48 @@ func TestCheckSignedTx(t *testing.T) {
 	tx.Rollback()
 	if err := try(3, k.Sign("billing", 3)); err != nil {
 		t.Fatalf("the real leader after a forged token: %v", err)
+	}
+}
+
+// docs/SECURITY.md, "a node": a key file that others can read (or write,
+// or its group write) is refused with a one-line fix, as ssh refuses an
+// exposed private key; 0600 and 0640 are accepted.
+func TestReadKeyFileRefusesExposedFile(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("Windows: mode bits do not describe who may read a file; ReadKeyFile does not check them")
+	}
+	path := filepath.Join(t.TempDir(), "fence.key")
+	if err := os.WriteFile(path, []byte("00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		mode os.FileMode
+		ok   bool
+		says string
+	}{
+		{0o600, true, ""},
+		{0o400, true, ""},
+		{0o640, true, ""},
+		{0o644, false, "readable by every user (mode 0644)"},
+		{0o604, false, "readable by every user"},
+		{0o602, false, "writable by every user"},
+		{0o660, false, "writable by its group"},
+		{0o601, false, "open to every user"},
+		{0o666, false, "readable by every user and writable by every user and writable by its group"},
+	} {
+		if err := os.Chmod(path, c.mode); err != nil {
+			t.Fatal(err)
+		}
+		k, err := fence.ReadKeyFile(path)
+		if c.ok {
+			if err != nil || k == nil {
+				t.Errorf("mode %04o: %v", c.mode, err)
+			}
+			continue
+		}
+		if !errors.Is(err, fence.ErrKeyFileExposed) || k != nil || !strings.Contains(err.Error(), c.says) ||
+			!strings.Contains(err.Error(), "chmod 600 "+path) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("mode %04o: %v, %v; want ErrKeyFileExposed saying %q and the fix, in one line", c.mode, k, err, c.says)
+		}
 	}
 }

@@ -273,3 +273,24 @@ func TestFenceInstallGrant(t *testing.T) {
 		}
 	}
 }
+
+// docs/SECURITY.md, "a node": every command that reads a fence key
+// refuses a key file other users can read, in one line naming the fix,
+// and changes nothing.
+func TestFenceKeyFileExposed(t *testing.T) {
+	keyFile := filepath.Join(t.TempDir(), "fence.key")
+	if err := os.WriteFile(keyFile, []byte("00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(keyFile, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"fence", "install", "--db", "postgres://u@127.0.0.1:1/none", "--key-file", keyFile},
+		{"fence", "proxy", "--upstream", "http://127.0.0.1:1", "--key-file", keyFile},
+		{"run", "--store", "mem:", "--fence-key-file", keyFile, "--every", "1s", "j", "--", "true"},
+	} {
+		code, _, stderr := runBaton(t, args...)
+		checkOneLine(t, args, code, stderr, "readable by every user", "chmod 600 "+keyFile)
+	}
+}
