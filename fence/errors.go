@@ -18,6 +18,15 @@ var ErrStaleToken = store.ErrStaleToken
 // the resource to store. Nothing was checked, raised or applied.
 var ErrInvalidToken = errors.New("invalid fencing token")
 
+// ErrAmbiguousFence is returned for an HTTP request whose fence headers
+// can be read more than one way, so that what one server checks need not
+// be what the next one sees: a fence header given twice (repeated lines,
+// in any case, or values joined by a comma), named in the Connection
+// header (a proxy drops it after checking it), or spelt with an
+// underscore (Baton_Token, which some servers map to the same variable as
+// Baton-Token). Nothing was checked, raised or forwarded.
+var ErrAmbiguousFence = errors.New("ambiguous fence headers")
+
 // ErrNoFence is returned when work carries no fence at all: an empty name, or
 // a missing header or environment variable. Nothing was checked, raised or
 // applied.

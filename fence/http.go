@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 )
 
 // The request headers that carry a fence, as set by SetHeaders and read by
@@ -63,7 +64,9 @@ func SetWriteHeaders(req *http.Request, w Write) {
 // key's signature of its name and token gets 403 Forbidden, next is not
 // called and the highest token is not raised, whatever the token. A request with a
 // missing or empty name, or a missing, malformed or zero token, gets 400 Bad
-// Request; next is not called.
+// Request; next is not called. So does a request whose fence headers can
+// be read more than one way (ReadHeaders): repeated, comma-joined, named
+// in Connection, spelt with '_', or a token not in canonical decimal.
 //
 // What it does not guarantee: the check and next's effect are atomic only
 // with respect to other requests served through the same Guard in this
@@ -82,12 +85,11 @@ func SetWriteHeaders(req *http.Request, w Write) {
 // refused as stale is logged, with the period of its HeaderPeriod.
 func Middleware(g *Guard, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		name, token, err := fromHeaders(r.Header)
+		fw, err := fromHeaders(r.Header)
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
-		fw := Write{Name: name, Token: token, Sig: r.Header.Get(HeaderSig), Period: r.Header.Get(HeaderPeriod)}
 		err = g.DoWrite(fw, func() error {
 			next.ServeHTTP(w, r)
 			return nil
@@ -104,15 +106,85 @@ func Middleware(g *Guard, next http.Handler) http.Handler {
 	})
 }
 
-// fromHeaders reads a fence from request headers.
-func fromHeaders(h http.Header) (string, uint64, error) {
-	name := h.Get(HeaderName)
-	if name == "" {
-		return "", 0, fmt.Errorf("%w: header %s is missing or empty", ErrNoFence, HeaderName)
+// fromHeaders reads a fence from request headers (ReadHeaders), which
+// must hold a name and a token.
+func fromHeaders(h http.Header) (Write, error) {
+	w, err := ReadHeaders(h)
+	switch {
+	case err != nil:
+		return Write{}, err
+	case w.Name == "":
+		return Write{}, fmt.Errorf("%w: header %s is missing or empty", ErrNoFence, HeaderName)
+	case w.Token == 0:
+		return Write{}, fmt.Errorf("%w: header %s is missing or empty", ErrNoFence, HeaderToken)
 	}
-	token, err := parseToken("header "+HeaderToken, h.Get(HeaderToken))
-	if err != nil {
-		return "", 0, err
+	return w, nil
+}
+
+// fenceHeaders are the request headers that carry a fence.
+var fenceHeaders = [...]string{HeaderName, HeaderToken, HeaderSig, HeaderPeriod}
+
+// ReadHeaders reads the fence of an HTTP request from its headers h,
+// refusing whatever two servers could read differently, so that the
+// fence a server checks is the one every later reader of the request
+// sees. It returns an error wrapping ErrAmbiguousFence when one of the
+// fence headers (HeaderName, HeaderToken, HeaderSig, HeaderPeriod)
+//
+//   - has more than one value: repeated lines, in any case, or values
+//     joined by a comma (so a name holding a comma cannot be sent);
+//   - is named in the Connection header, which makes it hop-by-hop: a
+//     proxy would check it and then drop it;
+//   - has a look-alike, a header whose name differs from it only in case
+//     and by '_' for '-' (Baton_Token), which CGI-style servers map to
+//     the same variable;
+//
+// and an error wrapping ErrInvalidToken for a HeaderToken that is not a
+// token in canonical decimal (no sign, no leading zero, no space, within
+// uint64) or is 0. A missing or empty header is not an error: its field
+// of the Write is empty (Token 0), for the caller to refuse or default.
+func ReadHeaders(h http.Header) (Write, error) {
+	for _, c := range h.Values("Connection") {
+		for _, opt := range strings.Split(c, ",") {
+			opt = strings.TrimSpace(opt)
+			if f, ok := fenceHeader(opt); ok {
+				return Write{}, fmt.Errorf("%w: header Connection names %s (as %q): a proxy would check it and then drop it; send the fence headers end to end", ErrAmbiguousFence, f, opt)
+			}
+		}
 	}
-	return name, token, nil
+	for k, vs := range h {
+		f, ok := fenceHeader(k)
+		switch {
+		case !ok:
+		case k != f:
+			return Write{}, fmt.Errorf("%w: header %q looks like %s, which some servers read as the same header; send %s only", ErrAmbiguousFence, k, f, f)
+		case len(vs) > 1:
+			return Write{}, fmt.Errorf("%w: header %s is given %d times; send it once", ErrAmbiguousFence, f, len(vs))
+		case strings.Contains(vs[0], ","):
+			return Write{}, fmt.Errorf("%w: header %s %q holds a comma, which joins repeated values; send one value", ErrAmbiguousFence, f, vs[0])
+		}
+	}
+	w := Write{Name: h.Get(HeaderName), Sig: h.Get(HeaderSig), Period: h.Get(HeaderPeriod)}
+	if raw := h.Get(HeaderToken); raw != "" {
+		t, err := parseToken("header "+HeaderToken, raw)
+		if err != nil {
+			return Write{}, err
+		}
+		if c := strconv.FormatUint(t, 10); c != raw {
+			return Write{}, fmt.Errorf("%w: header %s %q is not in canonical decimal (no sign, leading zero or space); send %s", ErrInvalidToken, HeaderToken, raw, c)
+		}
+		w.Token = t
+	}
+	return w, nil
+}
+
+// fenceHeader reports which fence header the header name k is or looks
+// like: equal to it but for case and '_' for '-'.
+func fenceHeader(k string) (string, bool) {
+	n := strings.ReplaceAll(k, "_", "-")
+	for _, f := range fenceHeaders {
+		if strings.EqualFold(n, f) {
+			return f, true
+		}
+	}
+	return "", false
 }

@@ -1,14 +1,17 @@
 package fence_test
 
 import (
+	"bufio"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/batonhq/baton/fence"
 )
@@ -181,4 +184,49 @@ func TestMiddlewarePanicRaisesNothing(t *testing.T) {
 func tokenOf(r *http.Request) (string, uint64, error) {
 	tok, err := strconv.ParseUint(r.Header.Get(fence.HeaderToken), 10, 64)
 	return r.Header.Get(fence.HeaderName), tok, err
+}
+
+// Middleware refuses, with 400, fence headers that could be read more
+// than one way (fence.ReadHeaders), written raw so that no client
+// normalises them, and serves the one canonical form.
+func TestMiddlewareRefusesAmbiguousHeaders(t *testing.T) {
+	g := fence.NewGuard()
+	var served int
+	srv := httptest.NewServer(fence.Middleware(g, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { served++ })))
+	defer srv.Close()
+	raw := func(lines ...string) int {
+		t.Helper()
+		c, err := net.Dial("tcp", strings.TrimPrefix(srv.URL, "http://"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		c.SetDeadline(time.Now().Add(30 * time.Second))
+		io.WriteString(c, "GET / HTTP/1.1\r\nHost: s\r\n"+strings.Join(lines, "\r\n")+"\r\n\r\n")
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	for _, lines := range [][]string{
+		{"Baton-Name: f", "Baton-Token: 11", "Baton-Token: 3"},
+		{"Baton-Name: f", "Baton-Name: other", "Baton-Token: 11"},
+		{"Baton-Name: f", "Baton-Token: 11, 3"},
+		{"Baton-Name: f", "Baton-Token: 11", "Connection: Baton-Token, Baton-Name"},
+		{"Baton-Name: f", "Baton-Token: 0013"},
+		{"Baton-Name: f", "Baton-Token: +13"},
+		{"Baton-Name: f", "Baton-Token: 13", "Baton_Token: 99"},
+	} {
+		if code := raw(lines...); code != http.StatusBadRequest {
+			t.Errorf("%q: %d, want 400", lines, code)
+		}
+	}
+	if served != 0 || g.Highest("f") != 0 || g.Highest("other") != 0 {
+		t.Fatalf("served %d, highest %d/%d: an ambiguous request got through", served, g.Highest("f"), g.Highest("other"))
+	}
+	if code := raw("Baton-Name: f", "Baton-Token: 13"); code != http.StatusOK || g.Highest("f") != 13 {
+		t.Fatalf("the canonical request: %d, highest %d", code, g.Highest("f"))
+	}
 }

@@ -48,8 +48,10 @@ proxy raises the name's fence and commits it to --state before forwarding,
 then holds it until the upstream's response has been sent, so that no newer
 request of the name reaches the upstream meanwhile. Answers:
 
-  400  Baton-Token missing, not a decimal, 0 or above 2^63-1; Baton-Name missing
-       (no --name) or not --name
+  400  Baton-Token missing, 0, above 2^63-1 or not in canonical decimal (0013,
+       +13); Baton-Name missing (no --name) or not --name; a fence header
+       (Baton-Name, Baton-Token, Baton-Token-Sig, Baton-Period) given twice or
+       comma-joined, named in Connection, or spelt with '_' (Baton_Token)
   403  with --key-file: Baton-Token-Sig missing or not the key's signature of
        the name and token (a forged token); the fence does not move
   409  a stale token: below the highest accepted for the name
@@ -58,8 +60,10 @@ request of the name reaches the upstream meanwhile. Answers:
 
 A refused request never reaches the upstream. Everything else is forwarded
 unchanged (bodies streamed both ways, the path appended to the upstream's),
-with the fence headers kept, so that a fenced upstream can check again, and
-X-Forwarded-For, -Host and -Proto set.
+but for the fence: the upstream sees Baton-Name and Baton-Token set to the
+name and token the proxy checked, and Baton-Token-Sig to the signature it
+verified, so that a fenced upstream can check again; X-Forwarded-For, -Host
+and -Proto are set.
 
 --state is the database of the fence table, baton_fence (name, token), the
 table of package fence's CheckTx and pgfence, created if missing:

@@ -10,7 +10,11 @@
 // Baton-Name header (fence.HeaderName). For each request the proxy
 //
 //  1. refuses a missing or malformed name or token with 400 Bad Request,
-//     and, with a key, a missing or wrong signature with 403 Forbidden;
+//     and so fence headers that could be read more than one way
+//     (fence.ReadHeaders: a fence header repeated or comma-joined, named
+//     in Connection, spelt with '_', a token not in canonical decimal);
+//     with a key, it refuses a missing or wrong signature with 403
+//     Forbidden;
 //  2. waits for the other requests of the same name through this proxy to
 //     finish (one at a time per name);
 //  3. raises the fence in its state database (fence.CheckSignedTx) and
@@ -57,9 +61,13 @@
 //     gets through, and the forged high token shuts out the real leader.
 //     Give the proxy the key of `baton run --fence-key-file`.
 //
-// The fence headers are passed on to the upstream, so that a fenced
-// upstream (fence.Middleware, or a database write fenced with the same
-// token) can check again. Hop-by-hop headers are handled as by
+// The upstream sees the fence the proxy checked, exactly: the proxy sets
+// Baton-Name to the name it fenced (WithName's too), Baton-Token to the
+// token in canonical decimal and Baton-Token-Sig to the signature it
+// verified (none if there was none), so that a fenced upstream
+// (fence.Middleware, or a database write fenced with the same token) can
+// check again and sees what the proxy saw. Baton-Period is passed on as
+// sent (once). Hop-by-hop headers are handled as by
 // net/http/httputil.ReverseProxy, and X-Forwarded-For, -Host and -Proto are
 // set.
 package fenceproxy
@@ -196,6 +204,17 @@ func New(upstream *url.URL, db *sql.DB, d fence.Dialect, opts ...Option) (*Proxy
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			pr.SetURL(&target)
 			pr.SetXForwarded()
+			// After the hop-by-hop headers were removed: the one fence
+			// that was checked, whatever the request spelt.
+			if c, ok := pr.In.Context().Value(checkedKey{}).(checked); ok {
+				h := pr.Out.Header
+				h.Set(fence.HeaderName, c.name)
+				h.Set(fence.HeaderToken, strconv.FormatUint(c.token, 10))
+				h.Del(fence.HeaderSig)
+				if c.sig != "" {
+					h.Set(fence.HeaderSig, c.sig)
+				}
+			}
 		},
 		Transport:     c.transport,
 		FlushInterval: -1,
@@ -246,7 +265,17 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer release()
-	p.rp.ServeHTTP(w, r)
+	p.rp.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), checkedKey{}, checked{name, token, sig})))
+}
+
+// checkedKey is the request context key of the fence the proxy checked.
+type checkedKey struct{}
+
+// checked is the fence the proxy checked, which the upstream sees.
+type checked struct {
+	name  string
+	token uint64
+	sig   string
 }
 
 // refuse answers a request that admit refused.
@@ -269,7 +298,11 @@ func (p *Proxy) refuse(w http.ResponseWriter, r *http.Request, err error) {
 
 // fenceOf reads the fence of a request from its headers.
 func (p *Proxy) fenceOf(h http.Header) (name string, token uint64, sig string, err error) {
-	name = h.Get(fence.HeaderName)
+	fw, err := fence.ReadHeaders(h)
+	if err != nil {
+		return "", 0, "", err
+	}
+	name = fw.Name
 	switch {
 	case p.name != "" && name != "" && name != p.name:
 		return "", 0, "", fmt.Errorf("%w: header %s names %q, but this proxy fences %q only", fence.ErrNoFence, fence.HeaderName, name, p.name)
@@ -278,18 +311,10 @@ func (p *Proxy) fenceOf(h http.Header) (name string, token uint64, sig string, e
 	case name == "":
 		return "", 0, "", fmt.Errorf("%w: header %s is missing or empty (this proxy has no fixed name)", fence.ErrNoFence, fence.HeaderName)
 	}
-	raw := h.Get(fence.HeaderToken)
-	if raw == "" {
+	if fw.Token == 0 {
 		return "", 0, "", fmt.Errorf("%w: header %s is missing or empty", fence.ErrNoFence, fence.HeaderToken)
 	}
-	token, perr := strconv.ParseUint(raw, 10, 64)
-	switch {
-	case perr != nil:
-		return "", 0, "", fmt.Errorf("%w: header %s %q is not a decimal uint64", fence.ErrInvalidToken, fence.HeaderToken, raw)
-	case token == 0:
-		return "", 0, "", fmt.Errorf("%w: header %s is 0 (election tokens start at 1)", fence.ErrInvalidToken, fence.HeaderToken)
-	}
-	return name, token, h.Get(fence.HeaderSig), nil
+	return name, fw.Token, fw.Sig, nil
 }
 
 // admit raises the fence of name to token, durably, and holds it; release
