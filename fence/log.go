@@ -7,7 +7,10 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"strconv"
 	"time"
+
+	"github.com/batonhq/baton/store"
 )
 
 // DefaultLogTable is the name of the fence log table that WithLog
@@ -182,7 +185,11 @@ type Querier interface {
 }
 
 // ReadLog returns the fence log rows of name in d's log table, in Seq
-// order.
+// order. A row no writer makes is a corrupt record, reported as an error
+// wrapping store.ErrCorrupt that names the row, never returned: a token
+// that is not an integer from 1 to math.MaxInt64, a highest token that is
+// not an integer from 0 to math.MaxInt64, an outcome other than Accepted
+// and Refused.
 func ReadLog(ctx context.Context, db Querier, d Dialect, name string) ([]LogEntry, error) {
 	if err := d.check(); err != nil {
 		return nil, err
@@ -198,17 +205,57 @@ func ReadLog(ctx context.Context, db Querier, d Dialect, name string) ([]LogEntr
 	var out []LogEntry
 	for rows.Next() {
 		var e LogEntry
-		var token, highest, at int64
+		var token, highest any
+		var at int64
 		if err := rows.Scan(&e.Seq, &e.Name, &token, &e.Period, &e.Outcome, &highest, &at); err != nil {
 			return nil, fmt.Errorf("fence: read %s: %w", d.log, err)
 		}
-		e.Token, e.Highest, e.At = uint64(max(token, 0)), uint64(max(highest, 0)), time.Unix(0, at).UTC()
+		corrupt := func(format string, a ...any) error {
+			return fmt.Errorf("fence: read %s: corrupt record at row seq %d (name %q): %s; the log was damaged or written by something other than baton (%w)",
+				d.log, e.Seq, e.Name, fmt.Sprintf(format, a...), store.ErrCorrupt)
+		}
+		var ok bool
+		if e.Token, ok = logToken(token); !ok || e.Token == 0 {
+			return nil, corrupt("token %s is not a fencing token (an integer from 1 to %d)", logValue(token), int64(math.MaxInt64))
+		}
+		if e.Highest, ok = logToken(highest); !ok {
+			return nil, corrupt("highest %s is not a token (an integer from 0 to %d)", logValue(highest), int64(math.MaxInt64))
+		}
+		if e.Outcome != Accepted && e.Outcome != Refused {
+			return nil, corrupt("outcome %q is neither %q nor %q", e.Outcome, Accepted, Refused)
+		}
+		e.At = time.Unix(0, at).UTC()
 		out = append(out, e)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("fence: read %s: %w", d.log, err)
 	}
 	return out, nil
+}
+
+// logToken converts a token column of the fence log, as the driver
+// returned it, to a token: an integer from 0 to math.MaxInt64, the range
+// of the BIGINT the writers store.
+func logToken(v any) (uint64, bool) {
+	n, ok := v.(int64)
+	if !ok || n < 0 {
+		return 0, false
+	}
+	return uint64(n), true
+}
+
+// logValue prints a log column's value for an error: integers as they
+// are, anything else quoted with its type.
+func logValue(v any) string {
+	switch v := v.(type) {
+	case int64:
+		return strconv.FormatInt(v, 10)
+	case []byte:
+		return fmt.Sprintf("%q (bytes)", v)
+	case nil:
+		return "NULL"
+	}
+	return fmt.Sprintf("%q (%T)", fmt.Sprint(v), v)
 }
 
 // PruneLog deletes the fence log rows of name written before before, and

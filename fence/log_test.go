@@ -9,10 +9,12 @@ import (
 	"net/http/httptest"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/batonhq/baton/fence"
+	"github.com/batonhq/baton/store"
 )
 
 // openLogged opens a fresh SQLite file with the fence, its log and an
@@ -206,5 +208,45 @@ func TestGuardLog(t *testing.T) {
 	want := []string{"P1 2 accepted 2", "P2 1 refused 2", "P3 2 accepted 2", "P4 1 refused 2"}
 	if !slices.Equal(got, want) || len(logErrs) > 0 {
 		t.Fatalf("log %q, want %q; log errors %v", got, want, logErrs)
+	}
+}
+
+// docs/SECURITY.md, "the fence database": a fence log row that no writer
+// makes (issue 42: token -1, which ReadLog printed as 0) is a corrupt
+// record, reported in one line naming the row and the value, never read
+// as another token.
+func TestReadLogCorruptRecord(t *testing.T) {
+	for _, c := range []struct {
+		name, token, highest, outcome, says string
+	}{
+		{"negative token", "-1", "-1", "'accepted'", "token -1 is not a fencing token"},
+		{"token 0", "0", "0", "'accepted'", "token 0 is not a fencing token"},
+		{"negative highest", "3", "-7", "'refused'", "highest -7 is not a token"},
+		{"text token", "'12abc'", "1", "'accepted'", `token "12abc" (string) is not a fencing token`},
+		{"real token", "1.5", "1", "'accepted'", `token "1.5" (float64) is not a fencing token`},
+		{"unknown outcome", "2", "2", "'maybe'", `outcome "maybe" is neither`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			db, d := openLogged(t)
+			ctx := context.Background()
+			if err := write(t, db, d, fence.Write{Name: "job", Token: 1, Period: "P1"}, false); err != nil {
+				t.Fatal(err)
+			}
+			// SQLite keeps what it is given in a BIGINT column: a text or
+			// a real as well.
+			if _, err := db.Exec(`INSERT INTO baton_fence_log (name, token, period, outcome, highest, at_ns) VALUES ('job', ` +
+				c.token + `, 'P2', ` + c.outcome + `, ` + c.highest + `, 0)`); err != nil {
+				t.Fatal(err)
+			}
+			log, err := fence.ReadLog(ctx, db, d, "job")
+			if !errors.Is(err, store.ErrCorrupt) || log != nil {
+				t.Fatalf("%+v, %v; want store.ErrCorrupt", log, err)
+			}
+			msg := err.Error()
+			if !strings.Contains(msg, "corrupt record at row seq 2 (name \"job\")") || !strings.Contains(msg, c.says) || strings.Contains(msg, "\n") {
+				t.Fatalf("error %q; want one line naming row seq 2 and saying %q", msg, c.says)
+			}
+			t.Log(msg)
+		})
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"github.com/batonhq/baton/internal/history"
 	"github.com/batonhq/baton/internal/inspect"
 	"github.com/batonhq/baton/schedule"
+	"github.com/batonhq/baton/store"
 )
 
 func runVerify(ctx context.Context, e *env, args []string) int {
@@ -114,7 +116,9 @@ cannot be read), 2 on a usage error. Both stores are opened read-only.`)
 			}
 		}
 		if fdb != nil {
-			if p.Log, err = fence.ReadLog(ctx, fdb.db, fdb.d, name); err != nil {
+			if p.Log, err = fence.ReadLog(ctx, fdb.db, fdb.d, name); errors.Is(err, store.ErrCorrupt) {
+				return e.fail("verify", err) // names the row; nothing is judged
+			} else if err != nil {
 				return e.fail("verify", fmt.Errorf("%w (is the fence opened with a log? see 'baton verify --help')", err))
 			}
 		}

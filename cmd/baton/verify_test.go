@@ -525,3 +525,32 @@ func sqliteResource(t *testing.T, dir string) (path, dsn string, res *sql.DB, d 
 	createInvoice(t, res, d)
 	return path, dsn, res, d
 }
+
+// docs/SECURITY.md, "the fence database": a fence log row with token -1
+// (issue 42: verify read it as token 0) makes verify fail in one line
+// naming the row, and judges nothing.
+func TestVerifyFenceLogCorruptRow(t *testing.T) {
+	dir := t.TempDir()
+	if code, _, stderr := runBaton(t, "drill", "--dir", dir, "--fault", "pause-before-effect"); code != 0 {
+		t.Fatalf("drill: exit %d\n%s", code, stderr)
+	}
+	base := filepath.Join(dir, "pause-before-effect-fencing+trigger")
+	res, err := sql.Open("sqlite", "file:"+base+".invoices.db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Close()
+	var seq int64
+	if err := res.QueryRow(`INSERT INTO baton_fence_log (name, token, period, outcome, highest, at_ns)
+		VALUES ('billing', -1, 'P', 'accepted', -1, 0) RETURNING seq`).Scan(&seq); err != nil {
+		t.Fatal(err)
+	}
+	res.Close()
+	args := []string{"verify", "--store", "sqlite:" + base + ".baton.db", "--fence-db", "sqlite:" + base + ".invoices.db", "billing"}
+	code, out, stderr := runBaton(t, args...)
+	want := fmt.Sprintf(`corrupt record at row seq %d (name "billing"): token -1 is not a fencing token`, seq)
+	if code != exitFailure || out != "" || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, want) || strings.Contains(stderr, "opened with a log") {
+		t.Fatalf("verify over a log row with token -1: exit %d, stdout %q, stderr %q; want 1, nothing judged, one line saying %q", code, out, stderr, want)
+	}
+	t.Log(strings.TrimSpace(stderr))
+}
