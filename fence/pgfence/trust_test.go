@@ -2,11 +2,13 @@ package pgfence_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/batonhq/baton/fence"
 	"github.com/batonhq/baton/fence/pgfence"
 	"github.com/batonhq/baton/internal/pgtest"
 )
@@ -191,5 +193,48 @@ func TestFenceIgnoresCallersSearchPath(t *testing.T) {
 	}
 	if h := highest(t, ctx, owner, "public", "billing"); h != 3 {
 		t.Fatalf("control: fence at %d, want 3 (the plant lowered it)", h)
+	}
+}
+
+// What a granted role can do depends on the key. Without one it can
+// raise the fence to any token (the limit docs/SECURITY.md states: grant
+// only the jobs' roles); with one, its unsigned or forged tokens are
+// refused with BF002, and it can read neither the key nor call the
+// function that uses it.
+func TestGrantedRoleAndTheKey(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	db := pgtest.Start(t)
+	job, jobURL := pgtest.NewRole(t, db)
+	owner := connect(t, ctx, db, "")
+	if _, err := pgfence.Install(ctx, owner, pgfence.InstallOptions{Grant: []string{job}}); err != nil {
+		t.Fatal(err)
+	}
+	granted := connect(t, ctx, jobURL, "")
+	if _, err := granted.Exec(ctx, lockOut); err != nil {
+		t.Fatalf("without a key, a granted role's high token: %v; the documented limit no longer holds: update docs/SECURITY.md", err)
+	}
+	k, err := fence.NewKey([]byte("0123456789abcdef0123456789abcdef"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := pgfence.Install(ctx, owner, pgfence.InstallOptions{Key: k, Grant: []string{job}})
+	if err != nil || !res.KeyChanged {
+		t.Fatalf("install with a key: %+v, %v", res, err)
+	}
+	granted = connect(t, ctx, jobURL, "")
+	other, _ := fence.NewKey([]byte("fedcba9876543210fedcba9876543210"))
+	for _, sig := range []any{nil, k.Sign("billing", 1<<62), other.Sign("payroll", 1<<62), strings.Repeat("0", 64)} {
+		if _, err := granted.Exec(ctx, `SELECT baton_fence('payroll', $1, $2)`, int64(1<<62), sig); sqlState(err) != pgfence.SQLStateBadSignature {
+			t.Fatalf("with a key, a granted role's forged token (sig %v): %v; want SQLSTATE %s", sig, err, pgfence.SQLStateBadSignature)
+		}
+	}
+	if _, err := granted.Exec(ctx, `SELECT baton_fence('payroll', 2, $1)`, k.Sign("payroll", 2)); err != nil {
+		t.Fatalf("a signed token: %v", err)
+	}
+	for _, q := range []string{`SELECT secret FROM baton_fence_key`, `SELECT baton_fence_hmac('\x00'::bytea, '\x00'::bytea)`} {
+		if _, err := granted.Exec(ctx, q); sqlState(err) != "42501" {
+			t.Fatalf("the granted role ran %s: %v; want permission denied", q, err)
+		}
 	}
 }
