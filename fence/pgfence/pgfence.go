@@ -45,6 +45,14 @@
 // key installed, a token without its valid signature raises
 // SQLStateBadSignature (BF002). InstallSQL is its DDL, for migrations;
 // Classify maps the SQLSTATEs to package fence's errors.
+//
+// The function is SECURITY DEFINER: it runs as the role that installed
+// it. Only that role, superusers and the roles of InstallOptions.Grant may
+// call it (PUBLIC's EXECUTE is revoked), and its search_path is pinned, so
+// that a caller's own schemas change nothing it does. What it does not
+// guarantee: a granted role can raise the fence to any token unless a key
+// is installed, and a role with rights on the table itself moves the
+// fence without any check. docs/SECURITY.md has the whole model.
 package pgfence
 
 import (
