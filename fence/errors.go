@@ -22,7 +22,8 @@ var ErrInvalidToken = errors.New("invalid fencing token")
 // can be read more than one way, so that what one server checks need not
 // be what the next one sees: a fence header given twice (repeated lines,
 // in any case, or values joined by a comma), named in the Connection
-// header (a proxy drops it after checking it), or spelt with an
+// header (a proxy drops it after checking it) or the Trailer header (a
+// second value may follow the body), or spelt with an
 // underscore (Baton_Token, which some servers map to the same variable as
 // Baton-Token). Nothing was checked, raised or forwarded.
 var ErrAmbiguousFence = errors.New("ambiguous fence headers")

@@ -66,7 +66,8 @@ func SetWriteHeaders(req *http.Request, w Write) {
 // missing or empty name, or a missing, malformed or zero token, gets 400 Bad
 // Request; next is not called. So does a request whose fence headers can
 // be read more than one way (ReadHeaders): repeated, comma-joined, named
-// in Connection, spelt with '_', or a token not in canonical decimal.
+// in Connection or Trailer, spelt with '_', or a token not in canonical
+// decimal.
 //
 // What it does not guarantee: the check and next's effect are atomic only
 // with respect to other requests served through the same Guard in this
@@ -133,7 +134,8 @@ var fenceHeaders = [...]string{HeaderName, HeaderToken, HeaderSig, HeaderPeriod}
 //   - has more than one value: repeated lines, in any case, or values
 //     joined by a comma (so a name holding a comma cannot be sent);
 //   - is named in the Connection header, which makes it hop-by-hop: a
-//     proxy would check it and then drop it;
+//     proxy would check it and then drop it; or in the Trailer header,
+//     which announces a second value after the body;
 //   - has a look-alike, a header whose name differs from it only in case
 //     and by '_' for '-' (Baton_Token), which CGI-style servers map to
 //     the same variable;
@@ -148,6 +150,14 @@ func ReadHeaders(h http.Header) (Write, error) {
 			opt = strings.TrimSpace(opt)
 			if f, ok := fenceHeader(opt); ok {
 				return Write{}, fmt.Errorf("%w: header Connection names %s (as %q): a proxy would check it and then drop it; send the fence headers end to end", ErrAmbiguousFence, f, opt)
+			}
+		}
+	}
+	for _, c := range h.Values("Trailer") {
+		for _, opt := range strings.Split(c, ",") {
+			opt = strings.TrimSpace(opt)
+			if f, ok := fenceHeader(opt); ok {
+				return Write{}, fmt.Errorf("%w: header Trailer names %s (as %q): a second value could follow the body; send the fence headers before it only", ErrAmbiguousFence, f, opt)
 			}
 		}
 	}

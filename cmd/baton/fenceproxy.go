@@ -51,7 +51,7 @@ request of the name reaches the upstream meanwhile. Answers:
   400  Baton-Token missing, 0, above 2^63-1 or not in canonical decimal (0013,
        +13); Baton-Name missing (no --name) or not --name; a fence header
        (Baton-Name, Baton-Token, Baton-Token-Sig, Baton-Period) given twice or
-       comma-joined, named in Connection, or spelt with '_' (Baton_Token)
+       comma-joined, named in Connection or Trailer, or spelt with '_' (Baton_Token)
   403  with --key-file: Baton-Token-Sig missing or not the key's signature of
        the name and token (a forged token); the fence does not move
   409  a stale token: below the highest accepted for the name

@@ -12,7 +12,8 @@
 //  1. refuses a missing or malformed name or token with 400 Bad Request,
 //     and so fence headers that could be read more than one way
 //     (fence.ReadHeaders: a fence header repeated or comma-joined, named
-//     in Connection, spelt with '_', a token not in canonical decimal);
+//     in Connection or Trailer, spelt with '_', a token not in canonical
+//     decimal);
 //     with a key, it refuses a missing or wrong signature with 403
 //     Forbidden;
 //  2. waits for the other requests of the same name through this proxy to

@@ -104,6 +104,7 @@ func TestAmbiguousFenceHeadersRefused(t *testing.T) {
 		{"Connection names both", []string{"Baton-Name: f", "Baton-Token: 11", "Connection: Baton-Token, Baton-Name"}},
 		{"Connection names the token in lower case", []string{"Baton-Name: f", "Baton-Token: 11", "Connection: keep-alive, baton-token"}},
 		{"Connection names a look-alike", []string{"Baton-Name: f", "Baton-Token: 11", "Connection: Baton_Token"}},
+		{"Trailer names the token", []string{"Baton-Name: f", "Baton-Token: 11", "Trailer: Baton-Token"}},
 		{"leading zeros", []string{"Baton-Name: f", "Baton-Token: 0013"}},
 		{"a plus sign", []string{"Baton-Name: f", "Baton-Token: +13"}},
 		{"a space inside", []string{"Baton-Name: f", "Baton-Token: 1 3"}},
