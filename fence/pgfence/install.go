@@ -321,6 +321,18 @@ func revokePublic(ctx context.Context, tx pgx.Tx, q string) (bool, error) {
 			return false, fmt.Errorf("pgfence: Install: %s: %w", s, err)
 		}
 	}
+	// A role that does not own the function gets a warning, not an
+	// error, and PUBLIC keeps its right.
+	var still bool
+	var owner string
+	err = tx.QueryRow(ctx, `SELECT has_function_privilege('public', $1::text::regprocedure, 'EXECUTE'),
+		(SELECT proowner::regrole::text FROM pg_proc WHERE oid = $1::text::regprocedure)`, fenceFunc(q)).Scan(&still, &owner)
+	if err != nil {
+		return false, fmt.Errorf("pgfence: Install: %w", err)
+	}
+	if still {
+		return false, fmt.Errorf("pgfence: Install: cannot revoke PUBLIC's EXECUTE on baton_fence, which every role can call: only its owner can; run the install as role %s", owner)
+	}
 	return public, nil
 }
 
@@ -351,6 +363,15 @@ func grant(ctx context.Context, tx pgx.Tx, schema, q string, roles []string) ([]
 			if _, err := tx.Exec(ctx, s); err != nil {
 				return nil, fmt.Errorf("pgfence: Install: %s: %w", s, err)
 			}
+		}
+		var ok bool
+		err = tx.QueryRow(ctx, `SELECT has_schema_privilege($1, $2, 'USAGE') AND has_function_privilege($1, $3::text::regprocedure, 'EXECUTE')`,
+			r, schema, fenceFunc(q)).Scan(&ok)
+		if err != nil {
+			return nil, fmt.Errorf("pgfence: Install: %w", err)
+		}
+		if !ok {
+			return nil, fmt.Errorf("pgfence: Install: could not grant role %q the right to call baton_fence (a role that owns neither the function nor the schema can grant nothing): run the install as their owner; nothing was installed", r)
 		}
 		if !usage || !execute {
 			granted = append(granted, r)

@@ -104,7 +104,7 @@ func TestInstallRevokesPublicOnUpgrade(t *testing.T) {
 	defer cancel()
 	db := pgtest.Start(t)
 	job, jobURL := pgtest.NewRole(t, db)
-	_, strangerURL := pgtest.NewRole(t, db)
+	stranger, strangerURL := pgtest.NewRole(t, db)
 	owner := connect(t, ctx, db, "")
 	if _, err := pgfence.Install(ctx, owner, pgfence.InstallOptions{}); err != nil {
 		t.Fatal(err)
@@ -113,16 +113,29 @@ func TestInstallRevokesPublicOnUpgrade(t *testing.T) {
 	if _, err := owner.Exec(ctx, `GRANT EXECUTE ON FUNCTION baton_fence(text, bigint, text) TO PUBLIC`); err != nil {
 		t.Fatal(err)
 	}
-	stranger := connect(t, ctx, strangerURL, "")
-	if _, err := stranger.Exec(ctx, `SELECT baton_fence('probe', 1)`); err != nil {
+	if _, err := connect(t, ctx, strangerURL, "").Exec(ctx, `SELECT baton_fence('probe', 1)`); err != nil {
 		t.Fatalf("the older install's state does not let PUBLIC call: %v (the test's control is broken)", err)
+	}
+	// A role that does not own the function cannot revoke (PostgreSQL
+	// only warns): Install says whose it is and changes nothing.
+	if _, err := owner.Exec(ctx, `GRANT SELECT ON baton_fence_meta TO `+stranger); err != nil {
+		t.Fatal(err)
+	}
+	var ownerName string
+	if err := owner.QueryRow(ctx, `SELECT current_user::regrole::text`).Scan(&ownerName); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pgfence.Install(ctx, connect(t, ctx, strangerURL, ""), pgfence.InstallOptions{}); err == nil ||
+		!strings.Contains(err.Error(), "run the install as role "+ownerName) {
+		t.Fatalf("install by a role that does not own the function: %v; want an error naming the owner", err)
+	} else {
+		t.Log(err)
 	}
 	res, err := pgfence.Install(ctx, owner, pgfence.InstallOptions{Grant: []string{job}})
 	if err != nil || res.Created || !res.PublicRevoked || len(res.Granted) != 1 || res.Granted[0] != job {
 		t.Fatalf("install over the older one: %+v, %v; want PUBLIC revoked and %s granted", res, err, job)
 	}
-	stranger = connect(t, ctx, strangerURL, "")
-	if _, err := stranger.Exec(ctx, lockOut); sqlState(err) != "42501" {
+	if _, err := connect(t, ctx, strangerURL, "").Exec(ctx, lockOut); sqlState(err) != "42501" {
 		t.Fatalf("an ungranted role after the upgrade: %v; want permission denied", err)
 	}
 	if _, err := connect(t, ctx, jobURL, "").Exec(ctx, `SELECT baton_fence('billing', 4)`); err != nil {
