@@ -98,7 +98,12 @@ Before campaigning, COMMAND is checked: found, a regular file this user
 may execute, and a program (a "#!" script whose interpreter exists, or an
 executable binary); otherwise exit 2 and no token is taken.
 
-Logs go to standard error, COMMAND's output to baton's, line by line.
+Logs go to standard error; COMMAND's output goes to baton's standard output
+and error byte for byte, as flock passes it (binary output included): a
+log line may then follow a partial line of COMMAND's standard error.
+--output-lines frames it in whole lines instead, never cut by a log line,
+and so changes the bytes: an unterminated last line gets a newline, and a
+line longer than ` + maxLineText + ` is split by a newline every ` + maxLineText + `.
 
 Exit status:
   0    stopped by a signal after releasing the lease (singleton,
@@ -152,6 +157,9 @@ type runConfig struct {
 	logs          logConfig
 	reschedule    bool   // --reschedule: replace the stored schedule
 	metricsAddr   string // --metrics-addr; empty: no metrics server
+	// outputLines is --output-lines: COMMAND's output framed in whole
+	// lines (lineWriter) instead of passed through byte for byte.
+	outputLines bool
 }
 
 // runRun is 'baton run': parse the arguments, validate them, execute.

@@ -152,13 +152,17 @@ func (r *runner) env(t *baton.Term) []string {
 }
 
 // command runs the command under a supervisor (package supervise) with
-// env, its output copied line by line, and returns its status, the tail
+// env, its output copied byte for byte (line by line with
+// --output-lines), and returns its status, the tail
 // of its output and supervise.Run's error. The supervisor holds t's
 // deadline on its own: the command is stopped by then even if this
 // process is stopped or frozen.
 func (r *runner) command(ctx context.Context, t *baton.Term, env []string) (supervise.Status, string, error) {
 	tl := &tail{}
-	out, errw := &lineWriter{out: r.stdout}, &lineWriter{out: r.stderr}
+	var out, errw outputWriter = rawWriter{r.stdout}, rawWriter{r.stderr}
+	if r.cfg.outputLines {
+		out, errw = &lineWriter{out: r.stdout}, &lineWriter{out: r.stderr}
+	}
 	cfg := supervise.Config{
 		Argv: r.cfg.argv, Env: env, Stdin: r.stdin,
 		Stdout: multi{out, tl}, Stderr: multi{errw, tl},
@@ -173,9 +177,9 @@ func (r *runner) command(ctx context.Context, t *baton.Term, env []string) (supe
 	return st, tl.String(), err
 }
 
-// multi writes to a lineWriter and a tail.
+// multi writes to an outputWriter and a tail.
 type multi struct {
-	l *lineWriter
+	l outputWriter
 	t *tail
 }
 
