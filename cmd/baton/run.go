@@ -54,10 +54,13 @@ Job control never stops baton run: SIGTSTP (Ctrl-Z) is logged and
 ignored, because a paused leader renews nothing, so its command would be
 stopped at the deadline and the job taken over anyway (Ctrl-C hands it
 over at once instead); SIGTTIN and SIGTTOU are ignored. The supervisor
-ignores all three too; COMMAND keeps their default. What no supervisor
-covers: a SIGSTOP of the supervisor itself, or the whole host (or baton
-and its supervisor both) frozen: COMMAND then runs on past the lease, and
-only a resource that checks BATON_TOKEN (a fence) refuses its late work.
+ignores all three too; COMMAND keeps their default. A SIGKILL of the
+supervisor is covered: its orphans (also those that left the group) come
+to baton, which kills them. What no supervisor covers: a SIGSTOP of the
+supervisor itself, baton and its supervisor both killed (a process that
+left the group then lives on), or the whole host (or baton and its
+supervisor both) frozen: COMMAND then runs on past the lease, and only a
+resource that checks BATON_TOKEN (a fence) refuses its late work.
 
 COMMAND gets BATON_NAME, BATON_TOKEN (the fencing token), BATON_NODE and,
 for a scheduled run, BATON_PERIOD, on top of baton's environment. A

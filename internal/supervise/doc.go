@@ -57,15 +57,26 @@
 // very deadline Valid checks), so the supervisor never lets the command
 // outlive the lease; all its arithmetic saturates.
 //
+// A SIGKILL of the supervisor itself (or the OOM killer) is covered one
+// level up, when the program running Run called Adopt (baton run does):
+// that process is a child subreaper too, so the dead supervisor's orphans
+// (the command's first process, which also gets its parent-death SIGKILL,
+// and every process that left the group: a setsid, double-forked daemon)
+// are re-parented to it; Run sees the supervisor die without a report,
+// sends SIGKILL to the group, and kills every child of its process that
+// is not a supervisor it started, reaping each and going on until none is
+// left, before it returns (TestSupervisorKilled). Without Adopt they go
+// to init and live on.
+//
 // What it does not cover: a process that left the group while its parent
 // lives on outside the command's tree, or that was handed to another
-// service (systemd-run, a container runtime); a SIGKILL of the supervisor
-// itself (only the command's first process then gets its parent-death
-// SIGKILL; Run sends SIGKILL to the group when it sees the supervisor die
-// without a report); and a supervisor that cannot run: a SIGSTOP of the
-// supervisor (which no process can catch), or both processes, or the
-// whole host, frozen or suspended. No supervisor covers those: the
-// command runs on past the lease, and only a fence (the resource checking
-// the command's token, see package fence) refuses its late work. Linux
-// only.
+// service (systemd-run, a container runtime); the supervisor and the
+// program running Run both killed at once (their orphans go to init, or
+// to a subreaper above them; TestSupervisorAndParentKilledLimit shows
+// it); and a supervisor that cannot run: a SIGSTOP of the supervisor
+// (which no process can catch), or both processes, or the whole host,
+// frozen or suspended. No supervisor covers those: the command runs on
+// past the lease, and only a fence (the resource checking the command's
+// token, see package fence) refuses its late work. Linux only; the Linux
+// calls that Adopt adds are in reaper_linux.go.
 package supervise

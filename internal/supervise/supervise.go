@@ -154,12 +154,14 @@ func Run(ctx context.Context, cfg Config) (Status, error) {
 		// supervisor exits: keep it for the supervisor's lifetime.
 		runtime.LockOSThread()
 		defer runtime.UnlockOSThread()
-		if err := cmd.Start(); err != nil {
+		if err := startSupervisor(cmd.Start, func() int { return cmd.Process.Pid }); err != nil {
 			started <- err
 			return
 		}
 		started <- nil
-		exited <- cmd.Wait()
+		err := cmd.Wait()
+		forgetSupervisor(cmd.Process.Pid)
+		exited <- err
 	}()
 	err = <-started
 	ctlR.Close()
@@ -182,6 +184,7 @@ func Run(ctx context.Context, cfg Config) (Status, error) {
 		stopped  bool
 		expired  bool // stopped, or not started, at the lease deadline
 		werr     error
+		swept    int // orphans of a dead supervisor killed
 		evsOpen  = true
 		procDone = false
 	)
@@ -196,6 +199,13 @@ func Run(ctx context.Context, cfg Config) (Status, error) {
 		case ev, ok := <-evs:
 			if !ok {
 				evsOpen, evs = false, nil
+				if status == nil {
+					// The supervisor died without its report: with
+					// Adopt, its orphans are this process's now. Kill
+					// them before the output pipes they may hold are
+					// given up on (WaitDelay).
+					swept += sweep(cmd.Process.Pid, log)
+				}
 				continue
 			}
 			switch ev.kind {
@@ -250,6 +260,11 @@ func Run(ctx context.Context, cfg Config) (Status, error) {
 		if pgid != 0 && groupAlive(pgid) {
 			syscall.Kill(-pgid, syscall.SIGKILL)
 			log.Warn("signal sent to the command's process group", "signal", "SIGKILL", "pgid", pgid, "why", "its supervisor died")
+		}
+		// With Adopt, the dead supervisor's orphans are this process's
+		// children now, those that left the group too.
+		if swept += sweep(cmd.Process.Pid, log); swept > 0 {
+			log.Warn("signal sent to the orphans of the command's dead supervisor", "signal", "SIGKILL", "processes", swept)
 		}
 		if failure != "" {
 			return Status{}, errors.New(failure)

@@ -37,6 +37,24 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+	if m := os.Getenv("SUPERVISE_TEST_PARENT"); m == "adopt" || m == "no-adopt" {
+		// baton run's process, or one that did not call Adopt: run a
+		// command that leaves a double-forked, setsid grandchild, which
+		// prints its process id, until the supervisor dies.
+		if m == "adopt" {
+			if err := Adopt(); err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				os.Exit(2)
+			}
+		}
+		_, err := Run(context.Background(), Config{
+			Argv: []string{"sh", "-c", `(setsid sh -c 'echo $$; exec sleep 300' &); exec sleep 300`}, Env: os.Environ(),
+			Stdout: os.Stdout, Grace: time.Second,
+			Logger: slog.New(slog.NewTextHandler(os.Stderr, nil)),
+		})
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
 	if os.Getenv("SUPERVISE_TEST_PARENT") == "1" {
 		// Print the command's process group, then wait to be killed.
 		_, err := Run(context.Background(), Config{
