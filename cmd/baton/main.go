@@ -17,7 +17,7 @@ import (
 func main() {
 	if len(os.Args) > 1 && os.Args[1] == supervise.Arg {
 		// 'baton run' re-executes itself as its command's supervisor.
-		os.Exit(supervise.Main(os.Args[2:]))
+		os.Exit(supervise.MainRecording(os.Args[2:], recordOutcome))
 	}
 	if len(os.Args) > 1 && os.Args[1] == "run" {
 		// The orphans of a supervisor killed by SIGKILL come to this

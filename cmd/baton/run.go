@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"time"
 
@@ -242,6 +243,13 @@ func executeRun(ctx context.Context, e *env, c runConfig) int {
 		return e.fail("run", usagef("%v", err))
 	}
 	r := &runner{cfg: c, el: el, inc: inc, stdout: lockedWriter{&outMu, e.stdout}, stderr: stderr, logger: logger}
+	if e.open == nil {
+		// A store another process can open: a scheduled run's supervisor
+		// records its outcome itself (outcome.go), as resolved here.
+		if u, err := resolveStoreURL(c.storeURL); err == nil && !strings.HasPrefix(u, "mem:") {
+			r.recordStore = u
+		}
+	}
 	if c.job.Schedule != nil {
 		if err := register(ctx, st, c.job, c.reschedule); err != nil {
 			return e.fail("run", err)

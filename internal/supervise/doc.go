@@ -42,6 +42,26 @@
 //     stop, and the command's exit status on an event pipe, which Run
 //     turns into log lines and a Status.
 //
+// With Config.Record (baton run's scheduled runs) the supervisor also
+// records the command's outcome, because it is the process that sees it:
+// when the command's first process exits by itself (not stopped) and its
+// group is gone, it calls the Recorder its main was given
+// (MainRecording) before it reports the exit, so an exit inside the term
+// is recorded even while the parent is stopped or frozen, and the next
+// leader does not run the period again. The Record's data (for baton: the
+// store URL, which may hold a password, and the run's job, period, node
+// and token) travels on an inherited pipe, descriptor 5, never in the
+// supervisor's arguments or environment, and the command does not inherit
+// it. The supervisor then owns the command's output pipes and passes the
+// bytes on unchanged, keeping the tail the Recorder gets. baton's Recorder
+// writes the scheduler machine's own completion (scheduler.Complete),
+// fenced by the term's token: refused once a newer term exists; the
+// machine, when it records the same outcome later, reads the row back and
+// counts it as its own. What remains: a parent frozen together with its
+// supervisor (a whole node) between the exit and the record; and a
+// store the supervisor cannot reach or open at that moment (it reports
+// it, and the parent records as before).
+//
 // Hence, when the parent dies, the group is gone within the grace period
 // plus the time it takes to notice (a pipe read, microseconds); and when
 // the parent lives but cannot act, the group is gone at the lease

@@ -64,6 +64,10 @@ type Config struct {
 	// doing (stopped, frozen, starved). Run forwards every new deadline
 	// as Lease.Renewed announces it.
 	Lease Lease
+	// Record, when not nil, asks the supervisor to record the command's
+	// outcome itself when it exits by itself (see Record); the program's
+	// main must then call MainRecording.
+	Record *Record
 }
 
 // Status is how a command ended.
@@ -138,10 +142,29 @@ func Run(ctx context.Context, cfg Config) (Status, error) {
 		firstAt = cfg.Lease.Deadline()
 		first = instant(firstAt, monoNow, time.Now)
 	}
-	cmd := exec.Command(self, append([]string{Arg, cfg.Grace.String(), formatFirst(first), "--"}, cfg.Argv...)...)
+	sargs := []string{Arg, cfg.Grace.String(), formatFirst(first)}
+	if cfg.Record != nil {
+		sargs = append(sargs, recordArg(cfg.Record))
+	}
+	cmd := exec.Command(self, append(append(sargs, "--"), cfg.Argv...)...)
 	cmd.Env = cfg.Env
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = cfg.Stdin, cfg.Stdout, cfg.Stderr
 	cmd.ExtraFiles = []*os.File{ctlR, evW} // descriptors 3 and 4
+	if cfg.Record != nil {
+		// Descriptor 5: the data, read to its end by the supervisor.
+		recR, recW, err := os.Pipe()
+		if err != nil {
+			ctlR.Close()
+			evW.Close()
+			return Status{}, err
+		}
+		cmd.ExtraFiles = append(cmd.ExtraFiles, recR)
+		go func() {
+			recW.Write(cfg.Record.Data)
+			recW.Close()
+		}()
+		defer recR.Close()
+	}
 	// Its own process group: a terminal's ^C goes to baton, which decides.
 	// Pdeathsig backs up the control pipe's end-of-file.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
@@ -239,6 +262,10 @@ func Run(ctx context.Context, cfg Config) (Status, error) {
 				expired = true
 				ns, _ := strconv.ParseInt(ev.text, 10, 64)
 				log.Warn("command not started: its lease deadline is within the grace period", "past_deadline", time.Duration(ns), "grace", cfg.Grace)
+			case "recorded":
+				log.Info("the supervisor recorded the command's outcome", "status", ev.text)
+			case "unrecorded":
+				log.Warn("the supervisor could not record the command's outcome; baton records it", "err", ev.text)
 			case "ignored":
 				log.Warn("the supervisor ignored a job-control signal: it holds the lease deadline", "signal", ev.text)
 			case "gone":

@@ -20,7 +20,7 @@ import (
 // with Arg), and as a parent that runs a command and is then killed.
 func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == Arg {
-		os.Exit(Main(os.Args[2:]))
+		os.Exit(MainRecording(os.Args[2:], testRecorder))
 	}
 	// The supervisors that the tests start are this binary: built with
 	// -race, each would sleep a second at exit.
