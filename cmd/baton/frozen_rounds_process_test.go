@@ -169,6 +169,26 @@ func TestProcessRunFrozenLeaderRounds(t *testing.T) {
 		"%d round(s) hit the window (%d run(s) exited while their baton was stopped); load average %s before, %s after",
 		rounds, len(keys), twice, unsafe, len(hitRounds), hits, loadBefore, loadAfter)
 	t.Log(summary)
+	// The window that remains: from a command's exit to its record by the
+	// supervisor (a freeze of the whole node inside it runs the period
+	// again), as the supervisors measured it (after_exit in the logs).
+	var took []time.Duration
+	for _, l := range logs {
+		for _, line := range strings.Split(l.String(), "\n") {
+			if _, v, ok := strings.Cut(line, "after_exit="); ok {
+				if d, err := time.ParseDuration(strings.Fields(v)[0]); err == nil {
+					took = append(took, d)
+				}
+			}
+		}
+	}
+	if len(took) == 0 {
+		t.Errorf("no supervisor recorded an outcome")
+	} else {
+		sort.Slice(took, func(i, j int) bool { return took[i] < took[j] })
+		t.Logf("exit to record by the supervisor, %d runs: min %v, median %v, 99th percentile %v, max %v",
+			len(took), took[0], took[len(took)/2], took[len(took)*99/100], took[len(took)-1])
+	}
 	if t.Failed() {
 		for id, l := range logs {
 			t.Logf("%s's log:\n%s", id, l.String())

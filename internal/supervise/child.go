@@ -180,6 +180,7 @@ func MainRecording(args []string, rec Recorder) int {
 	var (
 		status   *syscall.WaitStatus // the first process's, once it exited
 		byItself bool                // it exited before any stop began
+		exitedAt int64               // when it was reaped (CLOCK_MONOTONIC)
 		stopping bool
 		killed   bool
 		killAt   <-chan time.Time
@@ -200,7 +201,7 @@ func MainRecording(args []string, rec Recorder) int {
 				return
 			}
 			if p == pid {
-				status = &ws
+				status, exitedAt = &ws, monoNow()
 				// Exited by itself, before any stop: an outcome to
 				// record (a stop after it only clears what it left).
 				byItself = !stopping
@@ -326,7 +327,9 @@ done:
 			if err := out.record(st, deadline.Load()); err != nil {
 				rep.send("unrecorded", escapeLine(err.Error()))
 			} else {
-				rep.send("recorded", st.String())
+				// How long after the exit the outcome was safe: the window
+				// a freeze of the whole node still hits.
+				rep.send("recorded", strconv.FormatInt(subSat(monoNow(), exitedAt), 10)+" "+st.String())
 			}
 		}
 	}

@@ -263,7 +263,9 @@ func Run(ctx context.Context, cfg Config) (Status, error) {
 				ns, _ := strconv.ParseInt(ev.text, 10, 64)
 				log.Warn("command not started: its lease deadline is within the grace period", "past_deadline", time.Duration(ns), "grace", cfg.Grace)
 			case "recorded":
-				log.Info("the supervisor recorded the command's outcome", "status", ev.text)
+				ns, st, _ := strings.Cut(ev.text, " ")
+				took, _ := strconv.ParseInt(ns, 10, 64)
+				log.Info("the supervisor recorded the command's outcome", "status", st, "after_exit", time.Duration(took))
 			case "unrecorded":
 				log.Warn("the supervisor could not record the command's outcome; baton records it", "err", ev.text)
 			case "ignored":
