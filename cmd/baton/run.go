@@ -69,6 +69,13 @@ resource that checks BATON_TOKEN refuses a deposed leader's late work:
 without that check a period's effect can happen twice if a leader is
 deposed mid-run (the ledger still records one done run).
 
+A scheduled run's outcome is recorded by COMMAND's supervisor the moment
+COMMAND exits by itself, fenced by BATON_TOKEN, before baton hears of it:
+a baton stopped or frozen between the exit and its own record does not
+leave the period to run again. Only baton and its supervisor frozen
+together in that moment (milliseconds), or a store the supervisor cannot
+reach then, do.
+
 Standard input: with --once COMMAND reads baton's own (echo x | baton run
 --once J -- CMD passes x, as flock does); a singleton and scheduled runs get
 /dev/null, since they start whenever this node leads, with nobody to type.

@@ -58,9 +58,12 @@
 // fenced by the term's token: refused once a newer term exists; the
 // machine, when it records the same outcome later, reads the row back and
 // counts it as its own. What remains: a parent frozen together with its
-// supervisor (a whole node) between the exit and the record; and a
-// store the supervisor cannot reach or open at that moment (it reports
-// it, and the parent records as before).
+// supervisor (a whole node) between the exit and the record, which the
+// supervisor reports (after_exit: 9ms to 190ms, median 13ms, in the 209
+// runs of TestProcessRunFrozenLeaderRounds' 30 rounds at a load of 9-11
+// on two cores: a store opened, a row read and written); and a store the
+// supervisor cannot reach or open at that moment (it reports it, and the
+// parent records as before). The next leader then runs the period again.
 //
 // Hence, when the parent dies, the group is gone within the grace period
 // plus the time it takes to notice (a pipe read, microseconds); and when
