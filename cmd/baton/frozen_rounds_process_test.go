@@ -79,7 +79,10 @@ func TestProcessRunFrozenLeaderRounds(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	load := func() string { b, _ := os.ReadFile("/proc/loadavg"); return strings.Join(strings.Fields(string(b))[:3], " ") }
+	load := func() string {
+		b, _ := os.ReadFile("/proc/loadavg")
+		return strings.Join(strings.Fields(string(b))[:3], " ")
+	}
 	loadBefore := load()
 	type stop struct {
 		node          string
