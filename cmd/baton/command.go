@@ -53,13 +53,19 @@ func (l lockedWriter) Write(p []byte) (int, error) {
 }
 
 // maxLine is the longest line a lineWriter holds back; a longer one is
-// written in pieces of this size, each ended by a newline.
-const maxLine = 64 << 10
+// written in pieces of this size, each ended by a newline. maxLineText
+// says it in --help.
+const (
+	maxLine     = 64 << 10
+	maxLineText = "64 KiB"
+)
 
-// lineWriter passes whole lines to a lockedWriter: a command's output is
-// written line by line, never interleaved mid-line with baton's log or
-// with the command's other stream. Flush writes a last unterminated line,
-// ending it with a newline.
+// lineWriter passes whole lines to a lockedWriter (--output-lines): a
+// command's output is written line by line, never interleaved mid-line
+// with baton's log or with the command's other stream. It changes the
+// bytes: Flush ends a last unterminated line with a newline, and a line
+// longer than maxLine is cut by newlines. Without --output-lines the
+// output goes through byte for byte (rawWriter).
 type lineWriter struct {
 	mu  sync.Mutex
 	out lockedWriter
@@ -93,4 +99,21 @@ func (l *lineWriter) Flush() {
 		l.out.Write(append(l.buf, '\n'))
 		l.buf = l.buf[:0]
 	}
+}
+
+// rawWriter passes a command's output to a lockedWriter byte for byte,
+// each write as the command made it (the default, as flock passes it): a
+// log line may come after a partial line. Flush does nothing.
+type rawWriter struct{ out lockedWriter }
+
+func (r rawWriter) Write(p []byte) (int, error) { return r.out.Write(p) }
+
+// Flush is a no-op: nothing is held back.
+func (rawWriter) Flush() {}
+
+// outputWriter is where a command's stream goes: rawWriter or lineWriter.
+type outputWriter interface {
+	io.Writer
+	// Flush writes what is held back once the command has exited.
+	Flush()
 }

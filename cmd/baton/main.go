@@ -6,6 +6,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/signal"
 	"syscall"
@@ -16,7 +17,15 @@ import (
 func main() {
 	if len(os.Args) > 1 && os.Args[1] == supervise.Arg {
 		// 'baton run' re-executes itself as its command's supervisor.
-		os.Exit(supervise.Main(os.Args[2:]))
+		os.Exit(supervise.MainRecording(os.Args[2:], recordOutcome))
+	}
+	if len(os.Args) > 1 && os.Args[1] == "run" {
+		// The orphans of a supervisor killed by SIGKILL come to this
+		// process, which kills them (package supervise). Only here: a
+		// process that adopts must start no children but supervisors.
+		if err := supervise.Adopt(); err != nil {
+			fmt.Fprintf(os.Stderr, "baton run: %v; a SIGKILL of the command's supervisor would leave the processes that left its group running\n", err)
+		}
 	}
 	// A closed terminal (SIGHUP) and SIGQUIT stop baton like SIGTERM: its
 	// command is stopped and its lease released, never left behind.

@@ -24,7 +24,12 @@ import (
 // pgtest.Start may have started for them.
 func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == supervise.Arg {
-		os.Exit(supervise.Main(os.Args[2:]))
+		if os.Getenv(noRecordVar) == "1" {
+			// The negative control of the supervisor's record: a
+			// supervisor that cannot record, as before it could.
+			os.Exit(supervise.Main(os.Args[2:]))
+		}
+		os.Exit(supervise.MainRecording(os.Args[2:], recordOutcome))
 	}
 	if len(os.Args) > 1 && os.Args[1] == fencedWriteArg {
 		os.Exit(fencedWrite(os.Args[2:]))

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"time"
 
@@ -54,16 +55,26 @@ Job control never stops baton run: SIGTSTP (Ctrl-Z) is logged and
 ignored, because a paused leader renews nothing, so its command would be
 stopped at the deadline and the job taken over anyway (Ctrl-C hands it
 over at once instead); SIGTTIN and SIGTTOU are ignored. The supervisor
-ignores all three too; COMMAND keeps their default. What no supervisor
-covers: a SIGSTOP of the supervisor itself, or the whole host (or baton
-and its supervisor both) frozen: COMMAND then runs on past the lease, and
-only a resource that checks BATON_TOKEN (a fence) refuses its late work.
+ignores all three too; COMMAND keeps their default. A SIGKILL of the
+supervisor is covered: its orphans (also those that left the group) come
+to baton, which kills them. What no supervisor covers: a SIGSTOP of the
+supervisor itself, baton and its supervisor both killed (a process that
+left the group then lives on), or the whole host (or baton and its
+supervisor both) frozen: COMMAND then runs on past the lease, and only a
+resource that checks BATON_TOKEN (a fence) refuses its late work.
 
 COMMAND gets BATON_NAME, BATON_TOKEN (the fencing token), BATON_NODE and,
 for a scheduled run, BATON_PERIOD, on top of baton's environment. A
 resource that checks BATON_TOKEN refuses a deposed leader's late work:
 without that check a period's effect can happen twice if a leader is
 deposed mid-run (the ledger still records one done run).
+
+A scheduled run's outcome is recorded by COMMAND's supervisor the moment
+COMMAND exits by itself, fenced by BATON_TOKEN, before baton hears of it:
+a baton stopped or frozen between the exit and its own record does not
+leave the period to run again. Only baton and its supervisor frozen
+together in that moment (milliseconds), or a store the supervisor cannot
+reach then, do.
 
 Standard input: with --once COMMAND reads baton's own (echo x | baton run
 --once J -- CMD passes x, as flock does); a singleton and scheduled runs get
@@ -98,7 +109,12 @@ Before campaigning, COMMAND is checked: found, a regular file this user
 may execute, and a program (a "#!" script whose interpreter exists, or an
 executable binary); otherwise exit 2 and no token is taken.
 
-Logs go to standard error, COMMAND's output to baton's, line by line.
+Logs go to standard error; COMMAND's output goes to baton's standard output
+and error byte for byte, as flock passes it (binary output included): a
+log line may then follow a partial line of COMMAND's standard error.
+--output-lines frames it in whole lines instead, never cut by a log line,
+and so changes the bytes: an unterminated last line gets a newline, and a
+line longer than ` + maxLineText + ` is split by a newline every ` + maxLineText + `.
 
 Exit status:
   0    stopped by a signal after releasing the lease (singleton,
@@ -152,6 +168,9 @@ type runConfig struct {
 	logs          logConfig
 	reschedule    bool   // --reschedule: replace the stored schedule
 	metricsAddr   string // --metrics-addr; empty: no metrics server
+	// outputLines is --output-lines: COMMAND's output framed in whole
+	// lines (lineWriter) instead of passed through byte for byte.
+	outputLines bool
 }
 
 // runRun is 'baton run': parse the arguments, validate them, execute.
@@ -231,6 +250,13 @@ func executeRun(ctx context.Context, e *env, c runConfig) int {
 		return e.fail("run", usagef("%v", err))
 	}
 	r := &runner{cfg: c, el: el, inc: inc, stdout: lockedWriter{&outMu, e.stdout}, stderr: stderr, logger: logger}
+	if e.open == nil {
+		// A store another process can open: a scheduled run's supervisor
+		// records its outcome itself (outcome.go), as resolved here.
+		if u, err := resolveStoreURL(c.storeURL); err == nil && !strings.HasPrefix(u, "mem:") {
+			r.recordStore = u
+		}
+	}
 	if c.job.Schedule != nil {
 		if err := register(ctx, st, c.job, c.reschedule); err != nil {
 			return e.fail("run", err)

@@ -31,6 +31,7 @@ type runFlags struct {
 	retries        int
 	retryBackoff   time.Duration
 	once           bool
+	outputLines    bool // --output-lines
 	wait           time.Duration
 	restart        string
 	reschedule     bool
@@ -66,6 +67,7 @@ func (f *runFlags) register(fs *flag.FlagSet) (*fenceKeyFlag, *string) {
 	fs.IntVar(&f.retries, "retries", 0, "with --every or --cron: run a failed period (non-zero exit, timeout) again up to N times; each attempt is counted in the ledger ('baton runs')")
 	fs.DurationVar(&f.retryBackoff, "retry-backoff", 10*time.Second, "with --retries: the wait between a failed attempt and the next")
 	fs.BoolVar(&f.once, "once", false, "run COMMAND once while leading, release, and exit with its status (see Exit status)")
+	fs.BoolVar(&f.outputLines, "output-lines", false, "frame COMMAND's output in whole lines, so that no log line cuts one: this CHANGES the bytes (a newline is added to an unterminated last line and every "+maxLineText+" of a longer line); default: passed through byte for byte")
 	f.wait = -1
 	fs.Var(waitFlag{&f.wait}, "wait", "with --once: give up after waiting `duration` for leadership, exit 75 (0: do not wait; default: wait as long as it takes)")
 	fs.StringVar(&f.restart, "restart", string(restartAlways), "singleton: when to start COMMAND again after it exits: always (default: a singleton is a service that must run somewhere, and restarting here needs no failover), on-failure (a non-zero status), never; when not restarted, baton releases the lease and exits with COMMAND's status")
@@ -106,7 +108,7 @@ func (f *runFlags) positional(rest []string) error {
 func (f runFlags) check() (runConfig, error) {
 	c := runConfig{storeURL: f.storeURL, node: f.node, lease: f.lease, renew: f.lease / 3, margin: f.margin,
 		grace: f.grace, job: schedule.Job{Name: f.job}, argv: f.argv, key: &fenceKeyFlag{path: f.fenceKey},
-		once: f.once, wait: f.wait, timeout: f.timeout, clockTolerance: f.clockTolerance, clockStepDown: f.clockStepDown, logs: f.logs,
+		once: f.once, outputLines: f.outputLines, wait: f.wait, timeout: f.timeout, clockTolerance: f.clockTolerance, clockStepDown: f.clockStepDown, logs: f.logs,
 		keep: schedule.Retention{Rows: f.keepRows}, reschedule: f.reschedule, metricsAddr: f.metricsAddr}
 	if f.set["renew"] {
 		c.renew = f.renew

@@ -42,6 +42,9 @@ type runner struct {
 	stdout, stderr lockedWriter
 	logger         *slog.Logger
 	leading        atomic.Bool
+	// recordStore is the store URL a supervisor opens to record a
+	// scheduled run's outcome itself (outcome.go); empty: it does not.
+	recordStore string
 	// stdin is COMMAND's standard input: baton's own for --once (a lock
 	// passes it, as flock does), nil (/dev/null) for a singleton and for
 	// scheduled runs, which start with nobody at the terminal.
@@ -152,17 +155,21 @@ func (r *runner) env(t *baton.Term) []string {
 }
 
 // command runs the command under a supervisor (package supervise) with
-// env, its output copied line by line, and returns its status, the tail
+// env, its output copied byte for byte (line by line with
+// --output-lines), and returns its status, the tail
 // of its output and supervise.Run's error. The supervisor holds t's
 // deadline on its own: the command is stopped by then even if this
 // process is stopped or frozen.
-func (r *runner) command(ctx context.Context, t *baton.Term, env []string) (supervise.Status, string, error) {
+func (r *runner) command(ctx context.Context, t *baton.Term, env []string, rec *supervise.Record) (supervise.Status, string, error) {
 	tl := &tail{}
-	out, errw := &lineWriter{out: r.stdout}, &lineWriter{out: r.stderr}
+	var out, errw outputWriter = rawWriter{r.stdout}, rawWriter{r.stderr}
+	if r.cfg.outputLines {
+		out, errw = &lineWriter{out: r.stdout}, &lineWriter{out: r.stderr}
+	}
 	cfg := supervise.Config{
 		Argv: r.cfg.argv, Env: env, Stdin: r.stdin,
 		Stdout: multi{out, tl}, Stderr: multi{errw, tl},
-		Grace: r.cfg.grace, Logger: r.logger,
+		Grace: r.cfg.grace, Logger: r.logger, Record: rec,
 	}
 	if t != nil {
 		cfg.Lease = t
@@ -173,9 +180,9 @@ func (r *runner) command(ctx context.Context, t *baton.Term, env []string) (supe
 	return st, tl.String(), err
 }
 
-// multi writes to a lineWriter and a tail.
+// multi writes to an outputWriter and a tail.
 type multi struct {
-	l *lineWriter
+	l outputWriter
 	t *tail
 }
 
@@ -192,7 +199,7 @@ func (r *runner) periodExec(t *baton.Term) schedule.Executor {
 		timedOut := func() bool { return errors.Is(context.Cause(ctx), schedule.ErrTimeout) }
 		ctx, cancel := stopBefore(ctx, t, r.cfg.grace)
 		defer cancel(nil)
-		st, out, err := r.command(ctx, t, append(r.env(t), "BATON_PERIOD="+p.Key))
+		st, out, err := r.command(ctx, t, append(r.env(t), "BATON_PERIOD="+p.Key), r.outcomeRecord(p.Key, token))
 		switch {
 		case errors.Is(err, supervise.ErrStopped) && timedOut():
 			// A failure of the period, recorded with its reason.
@@ -220,7 +227,7 @@ func (r *runner) supervise(ctx context.Context, t *baton.Term) error {
 	for {
 		cctx, cancel := stopBefore(ctx, t, r.cfg.grace)
 		began := time.Now()
-		st, _, err := r.command(cctx, t, r.env(t))
+		st, _, err := r.command(cctx, t, r.env(t), nil)
 		cancel(nil)
 		if ctx.Err() != nil {
 			return context.Cause(ctx)
@@ -313,7 +320,7 @@ func (r *runner) once(ctx context.Context, e *env) int {
 	work, stopWork := context.WithCancelCause(t.Context())
 	unhook := context.AfterFunc(ctx, func() { stopWork(context.Cause(ctx)) })
 	wctx, stopBeforeDeadline := stopBefore(work, t, r.cfg.grace)
-	st, _, err := r.command(wctx, t, r.env(t))
+	st, _, err := r.command(wctx, t, r.env(t), nil)
 	stopBeforeDeadline(nil)
 	unhook()
 	stopWork(nil)

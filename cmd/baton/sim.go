@@ -140,7 +140,9 @@ timeout), node-jitter (every node derives its own jitter, so a handover
 re-rolls it), no-clock-guard (every clock check is taken as agreeing),
 no-step-down (a leader held off by its clock guard keeps its term),
 prune-failed (retention prunes failed rows too), prune-early (it prunes
-by half the retention's age and rows).`
+by half the retention's age and rows), no-own-completion (with
+--supervisor-records: a leader counts its completion refused when the row
+conflicts, though its own supervisor recorded it for that very attempt).`
 
 func runSim(ctx context.Context, e *env, args []string) int {
 	const name = "sim"
@@ -159,6 +161,7 @@ func runSim(ctx context.Context, e *env, args []string) int {
 	fs.DurationVar(&o.Lease, "lease", o.Lease, "lease")
 	fs.DurationVar(&o.Renew, "renew", o.Renew, "renew interval")
 	fs.DurationVar(&o.Margin, "clock-margin", o.Margin, "clock uncertainty e")
+	fs.BoolVar(&o.SupervisorRecords, "supervisor-records", false, "every run's own process records its success the moment it ends, before its node's machine is told, as baton run's supervisor does")
 	asJSON := fs.Bool("json", false, "print the summary as JSON (durations in seconds); not with --trace")
 	if done, code := e.parseNoArgs(name, fs, args); done {
 		return code
@@ -236,6 +239,8 @@ func runSim(ctx context.Context, e *env, args []string) int {
 		o.Mutate.Work.NoStepDown = true
 	case "prune-failed":
 		o.Mutate.Work.PruneFailed = true
+	case "no-own-completion":
+		o.Mutate.Work.NoOwnCompletion = true
 	case "prune-early":
 		o.Mutate.Work.PruneEarly = true
 	default:
@@ -297,7 +302,7 @@ func runSim(ctx context.Context, e *env, args []string) int {
 	return exitOK
 }
 
-const mutationList = "no-fence, no-margin, no-valid-check, unfenced-ledger, session-no-margin, session-name-expiry, session-read-first, no-pull, succession-stored-version, succession-no-raise, succession-adopt-unread, succession-adopt-unsynced, succession-adopt-across-gap, succession-list-ended, succession-list-no-retry, settle-stored-token, settle-new-version, no-catch-up-cap, no-catch-up-window, no-jitter, ignore-suspension, no-overlap-skip, no-retry-backoff, no-manual-exempt, no-timeout, node-jitter, no-clock-guard, no-step-down, prune-failed, prune-early or wrap-deadline"
+const mutationList = "no-fence, no-margin, no-valid-check, unfenced-ledger, session-no-margin, session-name-expiry, session-read-first, no-pull, succession-stored-version, succession-no-raise, succession-adopt-unread, succession-adopt-unsynced, succession-adopt-across-gap, succession-list-ended, succession-list-no-retry, settle-stored-token, settle-new-version, no-catch-up-cap, no-catch-up-window, no-jitter, ignore-suspension, no-overlap-skip, no-retry-backoff, no-manual-exempt, no-timeout, node-jitter, no-clock-guard, no-step-down, prune-failed, prune-early, no-own-completion or wrap-deadline"
 
 // replayFlags are the flags given that shape a seed's run, for the
 // replay line of a violation: the seed alone would run another cluster.

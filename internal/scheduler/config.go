@@ -97,4 +97,9 @@ type Mutations struct {
 	// PruneEarly prunes by half the retention: half its age, half its
 	// rows (rounded up) [prune-early].
 	PruneEarly bool
+	// NoOwnCompletion counts a completion that conflicts as refused
+	// without reading the row back, also when the row was finished by
+	// this very attempt (baton run's supervisor recorded it first)
+	// [no-own-completion].
+	NoOwnCompletion bool
 }

@@ -12,7 +12,12 @@
 // under the catch-up policy), claiming, the Valid() check before an effect,
 // recording the outcome, planning again at once after a run, taking over a
 // running row of a deposed or crashed leader, retrying a completion whose
-// outcome is unknown after reading it back, stopping at the first
+// outcome is unknown after reading it back, reading back a completion that
+// conflicts too (a row finished in the same state under this token and
+// attempt, by another process that saw the effect end, such as baton
+// run's supervisor, counts as this leader's success; the simulator's
+// no-own-completion mutation, with its --supervisor-records, shows that the
+// checker notices when it does not), stopping at the first
 // store.ErrStaleToken (a newer leader exists), planning again after a
 // conflict, the read cursor (rows after the newest scheduled period before
 // which every row is final, and the whole ledger every Rescan), and

@@ -606,6 +606,14 @@ func (m *Machine) completed(err error, key string) []Action {
 func (m *Machine) completeReply(now time.Time, r Swapped) []Action {
 	err := r.Err
 	switch {
+	case errors.Is(err, store.ErrConflict) && !m.cfg.Mutate.NoOwnCompletion:
+		// The row moved on: perhaps to this very outcome, written by the
+		// process that saw the effect end (baton run's supervisor
+		// records it at once), or by an earlier write of this one. Read
+		// it back: readBack counts a row in this outcome's state under
+		// this token and attempt as this write's success.
+		m.op = opGetRun
+		return []Action{GetRun{Period: m.period.Key}}
 	case err == nil, errors.Is(err, store.ErrConflict), errors.Is(err, store.ErrInvalid):
 		return append(m.completed(err, m.period.Key), m.pass(now)...)
 	case errors.Is(err, store.ErrStaleToken):
@@ -627,7 +635,7 @@ func (m *Machine) readBack(now time.Time, r ReadBack) []Action {
 	sw := m.complete
 	if r.Err == nil && r.Run.Version != sw.Expect {
 		var err error
-		if r.Run.State != sw.Run.State || r.Run.Token != sw.Run.Token {
+		if r.Run.State != sw.Run.State || r.Run.Token != sw.Run.Token || r.Run.Attempt != sw.Run.Attempt {
 			err = fmt.Errorf("%w: the row changed under us", store.ErrConflict)
 		}
 		return append(m.completed(err, sw.Run.Period), m.pass(now)...)

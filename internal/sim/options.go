@@ -130,6 +130,11 @@ type Options struct {
 	// succession (election.Config.Succession), which half the unbalanced
 	// seeds with a session node draw otherwise.
 	NoSuccession bool
+	// SupervisorRecords makes every run's own process record its success
+	// the moment it ends, before its node's machine is told, as baton
+	// run's supervisor does (vcluster.Config.SupervisorRecords); the
+	// no-own-completion mutation needs it.
+	SupervisorRecords bool
 	// Trace gets the failover trace of each seed run.
 	Trace io.Writer
 
@@ -210,6 +215,8 @@ func (o Options) Validate() error {
 		return fmt.Errorf("sim: the ignore-suspension mutation needs the operator faults, which suspend the job")
 	case o.Mutate.Work.NoManualExempt && !slices.Contains(o.Faults, Operator):
 		return fmt.Errorf("sim: the no-manual-exempt mutation needs the operator faults, which backfill")
+	case o.Mutate.Work.NoOwnCompletion && !o.SupervisorRecords:
+		return fmt.Errorf("sim: the no-own-completion mutation needs the supervisor's records (--supervisor-records), which finish a row before its machine does")
 	case (o.Mutate.Work.NoClockGuard || o.Mutate.Work.NoStepDown) && !slices.Contains(o.Faults, ClockStep):
 		return fmt.Errorf("sim: the no-clock-guard and no-step-down mutations need the clock-step faults, which turn the clock guard on")
 	}

@@ -121,6 +121,7 @@ func Run(ctx context.Context, o Options, seed uint64) (Result, error) {
 	c.Forge = drawForge(seed, v)
 	c.Collect = drawCollect(o, seed, v, latency)
 	c.Mutate = o.Mutate
+	c.SupervisorRecords = o.SupervisorRecords
 	c.Policy = w.policy
 	c.Policy.Max, c.Policy.Jitter = o.CatchUpMax, vcluster.Calendar{Day: o.Period}.Business(o.Jitter)
 	c.Retention, c.PruneEvery, c.PruneBatch, c.Effect = w.retention, w.pruneEvery, w.pruneBatch, w.effect

@@ -10,6 +10,24 @@ import (
 	"github.com/batonhq/baton/internal/vcluster"
 )
 
+// The seeds hold the invariants when every run's own process records its
+// success before its machine does (baton run's supervisor): the
+// machine's conflicting completion is read back and counted its own.
+func TestSupervisorRecordsHoldTheInvariants(t *testing.T) {
+	o := sim.DefaultOptions()
+	o.SupervisorRecords = true
+	s, err := sim.RunSeeds(t.Context(), o, 1, 30)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range s.Violations {
+		t.Errorf("seed %d: %v (replay: baton sim --seeds 1 --seed %d --trace --supervisor-records)", v.Seed, v.Violation, v.Seed)
+	}
+	if s.Checks == 0 || s.Periods == 0 {
+		t.Fatalf("the seeds checked nothing: %+v", s)
+	}
+}
+
 // A fixed set of seeds runs in every `go test`; CI runs a larger budget
 // through `baton sim`.
 func TestFixedSeedsHoldTheInvariants(t *testing.T) {
@@ -207,6 +225,10 @@ func TestMutationsAreCaught(t *testing.T) {
 		// failed rows old enough to prune in some.
 		{"failed rows pruned", func(o *sim.Options) { o.Mutate.Work.PruneFailed = true }, 60, 0},
 		{"pruning by half the retention", func(o *sim.Options) { o.Mutate.Work.PruneEarly = true }, 40, 0},
+		// A leader that counts a conflicting completion refused without
+		// reading the row back: with the supervisor's records, its
+		// first completed run does it.
+		{"no own completion", func(o *sim.Options) { o.SupervisorRecords, o.Mutate.Work.NoOwnCompletion = true, true }, 5, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o := sim.DefaultOptions()

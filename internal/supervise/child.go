@@ -35,14 +35,22 @@ const (
 // group is empty while it stops it.
 const settle = 20 * time.Millisecond
 
-// Main is the supervisor: "Arg GRACE DEADLINE -- COMMAND [ARGS...]",
-// started by Run with its control and event pipes as file descriptors 3 and
-// 4. DEADLINE is the first lease deadline (CLOCK_MONOTONIC nanoseconds) or
-// "none"; the command is not started when it is within GRACE already. It
-// returns the process exit code, 0 once the command's status has been
-// reported. It never writes to its standard output or error: they belong
-// to the command.
-func Main(args []string) int {
+// Main is the supervisor: "Arg GRACE DEADLINE [record:N] -- COMMAND
+// [ARGS...]", started by Run with its control and event pipes as file
+// descriptors 3 and 4. DEADLINE is the first lease deadline
+// (CLOCK_MONOTONIC nanoseconds) or "none"; the command is not started when
+// it is within GRACE already. It returns the process exit code, 0 once the
+// command's status has been reported. It never writes to its standard
+// output or error but the command's own bytes: they belong to the command.
+//
+// Main records no outcome: a supervisor asked to (Config.Record) reports
+// that it cannot, and the parent records it. MainRecording is Main with a
+// Recorder.
+func Main(args []string) int { return MainRecording(args, nil) }
+
+// MainRecording is Main with rec, which records the command's outcome
+// when Run was given a Config.Record (see Recorder).
+func MainRecording(args []string, rec Recorder) int {
 	// The command's parent-death signal fires when the thread that started
 	// it exits; this thread lives as long as the process.
 	runtime.LockOSThread()
@@ -51,6 +59,16 @@ func Main(args []string) int {
 	ctl := os.NewFile(controlFD, "control")
 	rep := reporter{os.NewFile(eventsFD, "events")}
 
+	tailMax, recording := 0, false
+	if len(args) >= 5 && strings.HasPrefix(args[2], "record:") && args[3] == "--" {
+		n, err := strconv.Atoi(strings.TrimPrefix(args[2], "record:"))
+		if err != nil || n < 0 {
+			rep.send("error", fmt.Sprintf("invalid record argument %q", args[2]))
+			return 2
+		}
+		tailMax, recording = n, true
+		args = append(args[:2:2], args[3:]...)
+	}
 	if len(args) < 4 || args[2] != "--" {
 		// Also what a baton started before an upgrade gets from the new
 		// binary it re-executes: the command is not started.
@@ -128,16 +146,30 @@ func Main(args []string) int {
 		stopReq <- "asked"
 	}()
 
+	var out *outcome // the outcome this process records, if asked to
+	if recording {
+		if out, err = newOutcome(rec, tailMax); err != nil {
+			rep.send("error", err.Error())
+			return 1
+		}
+	}
 	path, err := exec.LookPath(argv[0])
 	if err != nil {
 		rep.send("error", err.Error())
 		return 1
 	}
+	files := []uintptr{0, 1, 2}
+	if out != nil {
+		files = out.files()
+	}
 	pid, err := syscall.ForkExec(path, argv, &syscall.ProcAttr{
 		Env:   os.Environ(),
-		Files: []uintptr{0, 1, 2},
+		Files: files,
 		Sys:   &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL},
 	})
+	if out != nil {
+		out.started()
+	}
 	if err != nil {
 		rep.send("error", fmt.Sprintf("cannot start %s: %v", argv[0], err))
 		return 1
@@ -147,6 +179,8 @@ func Main(args []string) int {
 
 	var (
 		status   *syscall.WaitStatus // the first process's, once it exited
+		byItself bool                // it exited before any stop began
+		exitedAt int64               // when it was reaped (CLOCK_MONOTONIC)
 		stopping bool
 		killed   bool
 		killAt   <-chan time.Time
@@ -167,7 +201,10 @@ func Main(args []string) int {
 				return
 			}
 			if p == pid {
-				status = &ws
+				status, exitedAt = &ws, monoNow()
+				// Exited by itself, before any stop: an outcome to
+				// record (a stop after it only clears what it left).
+				byItself = !stopping
 			}
 		}
 	}
@@ -275,6 +312,26 @@ done:
 		sig = int(status.Signal())
 	default:
 		code = status.ExitStatus()
+	}
+	if out != nil {
+		st := Status{Code: code, Signal: syscall.Signal(sig)}
+		switch {
+		case !byItself:
+			// Stopped: the parent decides what that means. (Exited by
+			// itself means before the deadline this process held: at
+			// it, the command is stopped.)
+		default:
+			// Before the exit report, so that a parent frozen from now
+			// on finds it recorded (fenced: refused once a newer term
+			// exists).
+			if err := out.record(st, deadline.Load()); err != nil {
+				rep.send("unrecorded", escapeLine(err.Error()))
+			} else {
+				// How long after the exit the outcome was safe: the window
+				// a freeze of the whole node still hits.
+				rep.send("recorded", strconv.FormatInt(subSat(monoNow(), exitedAt), 10)+" "+st.String())
+			}
+		}
 	}
 	rep.send("exit", fmt.Sprintf("%d %d", code, sig))
 	return 0

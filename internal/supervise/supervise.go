@@ -64,6 +64,10 @@ type Config struct {
 	// doing (stopped, frozen, starved). Run forwards every new deadline
 	// as Lease.Renewed announces it.
 	Lease Lease
+	// Record, when not nil, asks the supervisor to record the command's
+	// outcome itself when it exits by itself (see Record); the program's
+	// main must then call MainRecording.
+	Record *Record
 }
 
 // Status is how a command ended.
@@ -138,10 +142,29 @@ func Run(ctx context.Context, cfg Config) (Status, error) {
 		firstAt = cfg.Lease.Deadline()
 		first = instant(firstAt, monoNow, time.Now)
 	}
-	cmd := exec.Command(self, append([]string{Arg, cfg.Grace.String(), formatFirst(first), "--"}, cfg.Argv...)...)
+	sargs := []string{Arg, cfg.Grace.String(), formatFirst(first)}
+	if cfg.Record != nil {
+		sargs = append(sargs, recordArg(cfg.Record))
+	}
+	cmd := exec.Command(self, append(append(sargs, "--"), cfg.Argv...)...)
 	cmd.Env = cfg.Env
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = cfg.Stdin, cfg.Stdout, cfg.Stderr
 	cmd.ExtraFiles = []*os.File{ctlR, evW} // descriptors 3 and 4
+	if cfg.Record != nil {
+		// Descriptor 5: the data, read to its end by the supervisor.
+		recR, recW, err := os.Pipe()
+		if err != nil {
+			ctlR.Close()
+			evW.Close()
+			return Status{}, err
+		}
+		cmd.ExtraFiles = append(cmd.ExtraFiles, recR)
+		go func() {
+			recW.Write(cfg.Record.Data)
+			recW.Close()
+		}()
+		defer recR.Close()
+	}
 	// Its own process group: a terminal's ^C goes to baton, which decides.
 	// Pdeathsig backs up the control pipe's end-of-file.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
@@ -154,12 +177,14 @@ func Run(ctx context.Context, cfg Config) (Status, error) {
 		// supervisor exits: keep it for the supervisor's lifetime.
 		runtime.LockOSThread()
 		defer runtime.UnlockOSThread()
-		if err := cmd.Start(); err != nil {
+		if err := startSupervisor(cmd.Start, func() int { return cmd.Process.Pid }); err != nil {
 			started <- err
 			return
 		}
 		started <- nil
-		exited <- cmd.Wait()
+		err := cmd.Wait()
+		forgetSupervisor(cmd.Process.Pid)
+		exited <- err
 	}()
 	err = <-started
 	ctlR.Close()
@@ -182,6 +207,7 @@ func Run(ctx context.Context, cfg Config) (Status, error) {
 		stopped  bool
 		expired  bool // stopped, or not started, at the lease deadline
 		werr     error
+		swept    int // orphans of a dead supervisor killed
 		evsOpen  = true
 		procDone = false
 	)
@@ -196,6 +222,13 @@ func Run(ctx context.Context, cfg Config) (Status, error) {
 		case ev, ok := <-evs:
 			if !ok {
 				evsOpen, evs = false, nil
+				if status == nil {
+					// The supervisor died without its report: with
+					// Adopt, its orphans are this process's now. Kill
+					// them before the output pipes they may hold are
+					// given up on (WaitDelay).
+					swept += sweep(cmd.Process.Pid, log)
+				}
 				continue
 			}
 			switch ev.kind {
@@ -229,6 +262,12 @@ func Run(ctx context.Context, cfg Config) (Status, error) {
 				expired = true
 				ns, _ := strconv.ParseInt(ev.text, 10, 64)
 				log.Warn("command not started: its lease deadline is within the grace period", "past_deadline", time.Duration(ns), "grace", cfg.Grace)
+			case "recorded":
+				ns, st, _ := strings.Cut(ev.text, " ")
+				took, _ := strconv.ParseInt(ns, 10, 64)
+				log.Info("the supervisor recorded the command's outcome", "status", st, "after_exit", time.Duration(took))
+			case "unrecorded":
+				log.Warn("the supervisor could not record the command's outcome; baton records it", "err", ev.text)
 			case "ignored":
 				log.Warn("the supervisor ignored a job-control signal: it holds the lease deadline", "signal", ev.text)
 			case "gone":
@@ -250,6 +289,11 @@ func Run(ctx context.Context, cfg Config) (Status, error) {
 		if pgid != 0 && groupAlive(pgid) {
 			syscall.Kill(-pgid, syscall.SIGKILL)
 			log.Warn("signal sent to the command's process group", "signal", "SIGKILL", "pgid", pgid, "why", "its supervisor died")
+		}
+		// With Adopt, the dead supervisor's orphans are this process's
+		// children now, those that left the group too.
+		if swept += sweep(cmd.Process.Pid, log); swept > 0 {
+			log.Warn("signal sent to the orphans of the command's dead supervisor", "signal", "SIGKILL", "processes", swept)
 		}
 		if failure != "" {
 			return Status{}, errors.New(failure)

@@ -20,7 +20,7 @@ import (
 // with Arg), and as a parent that runs a command and is then killed.
 func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == Arg {
-		os.Exit(Main(os.Args[2:]))
+		os.Exit(MainRecording(os.Args[2:], testRecorder))
 	}
 	// The supervisors that the tests start are this binary: built with
 	// -race, each would sleep a second at exit.
@@ -33,6 +33,24 @@ func TestMain(m *testing.M) {
 		_, err := Run(context.Background(), Config{
 			Argv: []string{"sh", "-c", "echo $$; sleep 300 & sleep 300"}, Env: os.Environ(),
 			Stdout: os.Stdout, Grace: 300 * time.Millisecond, Lease: l,
+		})
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	if m := os.Getenv("SUPERVISE_TEST_PARENT"); m == "adopt" || m == "no-adopt" {
+		// baton run's process, or one that did not call Adopt: run a
+		// command that leaves a double-forked, setsid grandchild, which
+		// prints its process id, until the supervisor dies.
+		if m == "adopt" {
+			if err := Adopt(); err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				os.Exit(2)
+			}
+		}
+		_, err := Run(context.Background(), Config{
+			Argv: []string{"sh", "-c", `(setsid sh -c 'echo $$; exec sleep 300' &); exec sleep 300`}, Env: os.Environ(),
+			Stdout: os.Stdout, Grace: time.Second,
+			Logger: slog.New(slog.NewTextHandler(os.Stderr, nil)),
 		})
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)

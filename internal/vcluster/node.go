@@ -30,17 +30,18 @@ type node struct {
 	rate                   float64
 	latency                time.Duration
 	tickGen, workGen       int
-	tickQueued             bool          // a tick of tickGen is in the queue ...
-	tickAt                 time.Duration // ... for this instant
-	tickNext               time.Time     // ... set for the group's Next (zero: the clock changed since)
-	termGen                int           // tags the scheduler machine's replies with their term
-	starts                 int           // Starts stepped into the scheduler machine: tags an effect with the machine term it belongs to
-	busyTok                uint64        // the token of the node's last run that the machine saw end, in that term ...
-	busyFrom, busyTo       time.Time     // ... and when it started and ended (the overlap check)
-	effID                  int           // the node's last effect that takes time
-	effStopped             []int         // effects stopped (StopEffect) whose own end is still to come
-	effStart               time.Duration // when effID started
-	effFroze               bool          // the node was frozen while it ran (no timeout check)
+	tickQueued             bool                 // a tick of tickGen is in the queue ...
+	tickAt                 time.Duration        // ... for this instant
+	tickNext               time.Time            // ... set for the group's Next (zero: the clock changed since)
+	termGen                int                  // tags the scheduler machine's replies with their term
+	starts                 int                  // Starts stepped into the scheduler machine: tags an effect with the machine term it belongs to
+	busyTok                uint64               // the token of the node's last run that the machine saw end, in that term ...
+	busyFrom, busyTo       time.Time            // ... and when it started and ended (the overlap check)
+	effID                  int                  // the node's last effect that takes time
+	effStopped             []int                // effects stopped (StopEffect) whose own end is still to come
+	ownRecords             map[string]store.Run // outcomes its supervisor recorded (Config.SupervisorRecords), by period
+	effStart               time.Duration        // when effID started
+	effFroze               bool                 // the node was frozen while it ran (no timeout check)
 	effRun                 scheduler.StartEffect
 	mailbox                []event
 	cutErr, lostErr        error         // the errors of a call while cut off, and of an answer lost so

@@ -98,12 +98,20 @@ type Config struct {
 	Triggers   []time.Duration // virtual instants (not Persistent)
 	// Idempotent makes a batch record its period in the same transaction
 	// as its rows, so that a re-run after a lost completion adds nothing.
-	Idempotent   bool
-	InvoiceLines int
-	Store        store.Store
-	Resource     Resource // the invoices and the fence (see NewSQLResource)
-	Faults       []Fault
-	End          time.Duration
+	Idempotent bool
+	// SupervisorRecords makes the process that ran an effect record its
+	// success itself the moment it ends, before the node's machine is
+	// told, as baton run's supervisor does: the machine's own completion
+	// then conflicts, and must count the row finished by its own attempt
+	// as its success (the [no-own-completion] mutation does not). It
+	// writes the machine's completion (scheduler.Complete, fenced unless
+	// the ledger is not), while the node's process lives, frozen or not.
+	SupervisorRecords bool
+	InvoiceLines      int
+	Store             store.Store
+	Resource          Resource // the invoices and the fence (see NewSQLResource)
+	Faults            []Fault
+	End               time.Duration
 	// Check verifies the invariants after every event and stops at the
 	// first violation.
 	Check bool

@@ -210,6 +210,7 @@ func (e *engine) doWork(n *node, a scheduler.Action) {
 		n.awaiting = true // heldAt stays: the term must end, and soon (checkStepDown)
 		e.push(event{at: e.now, kind: evStepDown, node: int32(n.idx), inc: int32(n.inc), gen: int32(n.termGen)})
 	case scheduler.Note:
+		e.checkOwnCompletion(n, a)
 		if e.c.Trace != nil && a.Level >= slog.LevelWarn {
 			e.tracef("%s %s %s: %v", n.id, a.Msg, a.Period, a.Err)
 		}
@@ -511,8 +512,45 @@ func (e *engine) finishEffect(n *node, a scheduler.StartEffect, fail, deliver bo
 		e.note(n, Happening{Kind: Wrote, Token: token, Period: period})
 	}
 	e.busy(n, a, deliver)
+	if e.c.SupervisorRecords && n.up {
+		e.supervisorRecords(n, a)
+	}
 	if deliver {
 		e.stepWork(n, scheduler.EffectDone{})
+	}
+}
+
+// supervisorRecords is the effect's own process (baton run's supervisor)
+// recording its success the moment it ends, with the write the machine's
+// record action makes, fenced by the run's token: the row's version moves
+// on before the machine, told later, writes the same outcome.
+func (e *engine) supervisorRecords(n *node, a scheduler.StartEffect) {
+	sw := scheduler.Complete(a.Run, 0, "", nil, e.cal.Wall(e.now).Add(n.wallOff))
+	sw.Fenced = e.c.Fence && !e.c.Mutate.UnfencedLedger
+	act := scheduler.SwapRun{Kind: scheduler.KindComplete, Swap: sw}
+	run, err := e.c.Store.SwapRun(e.ctx, sw)
+	e.ledgerWrite(n, act, scheduler.Swapped{Run: run, Err: err})
+	if err == nil {
+		e.tracef("%s's supervisor recorded %s done with token %d (attempt %d)", n.id, sw.Run.Period, sw.Run.Token, sw.Run.Attempt)
+		if n.ownRecords == nil {
+			n.ownRecords = map[string]store.Run{}
+		}
+		n.ownRecords[sw.Run.Period] = run
+	}
+}
+
+// checkOwnCompletion: a machine that notes its completion of period
+// refused (a warning with a conflict) while the row is the one its own
+// supervisor recorded for this very attempt counts its own success as
+// lost (the [no-own-completion] mutation).
+func (e *engine) checkOwnCompletion(n *node, a scheduler.Note) {
+	own, ok := n.ownRecords[a.Period]
+	if !ok || !e.c.Check || a.Level < slog.LevelWarn || !errors.Is(a.Err, store.ErrConflict) {
+		return
+	}
+	if cur, err := e.c.Store.GetRun(e.ctx, Job, a.Period); err == nil && cur.Version == own.Version && own.Token == n.term {
+		e.violate("%s counts its completion of %s refused (%v), but the row is the one its own supervisor recorded for that attempt (token %d, attempt %d)",
+			n.id, a.Period, a.Err, own.Token, own.Attempt)
 	}
 }
 
