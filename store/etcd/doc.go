@@ -170,5 +170,10 @@
 // the last: every feed of the handle rides on it, so a process following
 // 100,000 names costs the cluster one watcher, and each write costs the
 // handle one entry per feed, whatever the number of records stored or
-// watched.
+// watched. A watch that must resume (its member restarted, the client
+// moved to another) from a revision the cluster has compacted ends, and
+// every feed on it closes: its callers read again and watch again
+// (TestFeedAcrossCompaction). A feed never names a change it did not
+// see, but a closed feed says nothing about what changed while it was
+// down.
 package etcd
