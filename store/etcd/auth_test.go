@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/internal/etcdtest"
 	"github.com/batonhq/baton/internal/testenv"
+	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/store/etcd"
 )
 
@@ -204,4 +206,50 @@ func plainClient(t *testing.T, c *etcdtest.Cluster) *clientv3.Client {
 	}
 	t.Cleanup(func() { cli.Close() })
 	return cli
+}
+
+// TestAuthRefusedIsUnavailable: when the cluster refuses a handle's
+// credentials (its password was changed behind it), every call fails with
+// store.ErrUnavailable, an error that heals, on one line that says so,
+// never store.ErrInvalid, which the library takes as the answer to a
+// request that can never succeed (a run's outcome refused, a swap of a
+// batch refused). When the password is set back, the same handle works
+// again.
+func TestAuthRefusedIsUnavailable(t *testing.T) {
+	c := authCluster(t)
+	ctx := bg(t, 60*time.Second)
+	st, err := etcd.FromClient(ctx, authClient(t, c, "first"), etcd.WithPrefix(freshPrefix(t)), etcd.WithRequestTimeout(reqTimeout))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	rec, err := st.Swap(ctx, store.Swap{Record: acquire("billing", "a", 1), Event: store.Acquired})
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin := authClient(t, c, "first")
+	if _, err := admin.UserChangePassword(ctx, "root", "second"); err != nil {
+		t.Fatal(err)
+	}
+	calls := map[string]func() error{
+		"renewal": func() error { _, err := st.Swap(ctx, store.Swap{Expect: rec.Version, Record: rec}); return err },
+		"fenced run write": func() error {
+			_, err := st.SwapRun(ctx, store.RunSwap{Run: store.Run{Job: "billing", Period: "p1", State: store.Running, Token: 1}, Fenced: true})
+			return err
+		},
+		"read": func() error { _, err := st.Get(ctx, "billing"); return err },
+	}
+	for what, call := range calls {
+		err := call()
+		if !errors.Is(err, store.ErrUnavailable) || errors.Is(err, store.ErrInvalid) || !strings.Contains(err.Error(), "credentials") || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s with refused credentials: %v; want ErrUnavailable, not ErrInvalid, on one line naming the credentials", what, err)
+		}
+		t.Logf("%s: %v", what, err)
+	}
+	if _, err := authClient(t, c, "second").UserChangePassword(ctx, "root", "first"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Swap(ctx, store.Swap{Expect: rec.Version, Record: rec}); err != nil {
+		t.Fatalf("renewal once the password is back: %v", err)
+	}
 }
