@@ -10,8 +10,9 @@ import (
 
 // Transfer asks the leader of name to hand over to the node to. The request
 // names the token the operator expects the leader to hold; if the record has
-// moved on since (another term began), it is refused with ErrStaleToken and
-// nothing is written. The leader notices at its next renewal, stops its work,
+// moved on since (another term began), it is refused with ErrStaleToken; a
+// token above the current one, which no term has had yet, is refused with
+// ErrTokenAhead. Either way nothing is written. The leader notices at its next renewal, stops its work,
 // and releases the record to the target, which takes it at once if it is
 // campaigning; other nodes wait out the lease first.
 func Transfer(ctx context.Context, st store.Store, name, to string, expectToken uint64) error {
@@ -37,6 +38,9 @@ func request(ctx context.Context, st store.Store, name, to string, expectToken u
 		}
 		if err != nil {
 			return err
+		}
+		if expectToken > rec.Token {
+			return fmt.Errorf("%w: %q is at token %d, the request expected %d", ErrTokenAhead, name, rec.Token, expectToken)
 		}
 		if rec.Token != expectToken {
 			return fmt.Errorf("%w: %q is at token %d, the request expected %d", ErrStaleToken, name, rec.Token, expectToken)

@@ -301,8 +301,12 @@ func TestTransfer(t *testing.T) {
 		time.Sleep(time.Second)
 
 		err := baton.Transfer(t.Context(), st, "billing", "b", ta.Token()+1)
+		if !errors.Is(err, baton.ErrTokenAhead) || errors.Is(err, baton.ErrStaleToken) {
+			t.Fatalf("transfer with a token no term has had: %v, want ErrTokenAhead, not ErrStaleToken", err)
+		}
+		err = baton.Transfer(t.Context(), st, "billing", "b", ta.Token()-1)
 		if !errors.Is(err, baton.ErrStaleToken) {
-			t.Fatalf("transfer with a wrong token: %v", err)
+			t.Fatalf("transfer with an old token: %v, want ErrStaleToken", err)
 		}
 		if ta.Err() != nil {
 			t.Fatal("a refused transfer ended the term")

@@ -45,6 +45,11 @@ var (
 	// whose token is no longer the current one. It is fence.ErrStaleToken.
 	ErrStaleToken = fence.ErrStaleToken
 
+	// ErrTokenAhead is returned by an operator request whose token is
+	// above the record's current one: no term has had that token yet, so
+	// the request names a wrong number, not an old one.
+	ErrTokenAhead = errors.New("fencing token ahead of the current one: no term has had it yet")
+
 	// ErrNotLeader is returned by Transfer and RequestResign when the record
 	// has no holder to hand over from.
 	ErrNotLeader = errors.New("nobody holds the election")

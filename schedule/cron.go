@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -26,6 +27,9 @@ const dstWindow = 3 * time.Hour
 // @weekly, @daily, @midnight, @hourly. "@every" is refused (its instants
 // depend on when a process starts, so nodes would disagree on the periods;
 // use Every), and so is a "TZ=" or "CRON_TZ=" prefix (pass loc instead).
+// In the day-of-week field, 0 to 6 are Sunday to Saturday and, as in Vixie
+// cron and cronie, 7 is Sunday too, alone, in a range ("5-7") or a list
+// ("1,7"); the names SUN to SAT work as well.
 //
 // Around a daylight saving change the instants follow cron's long-standing
 // rule (Vixie cron, cronie):
@@ -57,7 +61,11 @@ func Cron(expr string, loc *time.Location) (Schedule, error) {
 	case strings.HasPrefix(e, "TZ=") || strings.HasPrefix(e, "CRON_TZ="):
 		return nil, fmt.Errorf("cron expression %q: give the time zone separately, not as a prefix", expr)
 	}
-	s, err := cronParser.Parse(e)
+	parsed, err := sundaySeven(e)
+	if err != nil {
+		return nil, fmt.Errorf("cron expression %q: %w", expr, err)
+	}
+	s, err := cronParser.Parse(parsed)
 	if err != nil {
 		return nil, fmt.Errorf("cron expression %q: %w", expr, err)
 	}
@@ -70,6 +78,75 @@ func Cron(expr string, loc *time.Location) (Schedule, error) {
 	civil := *spec
 	civil.Location = time.UTC
 	return cronSchedule{civil: &civil, loc: loc, expr: e, everyHour: hourIsWildcard(e)}, nil
+}
+
+// dowNames are the day names the parser knows, as numbers.
+var dowNames = map[string]int{"sun": 0, "mon": 1, "tue": 2, "wed": 3, "thu": 4, "fri": 5, "sat": 6}
+
+// sundaySeven rewrites the day-of-week field of a five-field expression so
+// that 7 means Sunday, as in Vixie cron and cronie, for the parser, which
+// knows 0 to 6 only: 7 becomes 0, and a range that ends at 7 ends at 6 and
+// gains 0 when its step reaches 7 ("5-7" is "5-6,0"; "1-7/2" is "1-6/2,0").
+// Other items are left to the parser. A day above 7 is refused here, with
+// the range that is accepted.
+func sundaySeven(expr string) (string, error) {
+	f := strings.Fields(expr)
+	if len(f) != 5 {
+		return expr, nil // a descriptor, or an error the parser names
+	}
+	day := func(s string) (int, bool, error) {
+		if n, ok := dowNames[strings.ToLower(s)]; ok {
+			return n, true, nil
+		}
+		n, err := strconv.Atoi(s)
+		if err != nil {
+			return 0, false, nil // "*", "?" or an error the parser names
+		}
+		if n < 0 || n > 7 {
+			return 0, false, fmt.Errorf("day of week %d out of range; want 0 to 7 (0 and 7 are Sunday) or SUN to SAT", n)
+		}
+		return n, true, nil
+	}
+	items := strings.Split(f[4], ",")
+	for i, item := range items {
+		rng, stepText, hasStep := strings.Cut(item, "/")
+		loText, hiText, isRange := strings.Cut(rng, "-")
+		lo, ok, err := day(loText)
+		if err != nil {
+			return "", err
+		}
+		if !ok {
+			continue
+		}
+		hi := lo
+		if isRange {
+			if hi, ok, err = day(hiText); err != nil {
+				return "", err
+			} else if !ok {
+				continue
+			}
+		}
+		switch {
+		case lo == 7 && (!isRange || hi == 7):
+			items[i] = "0" // "7", "7-7", "7/2": Sunday alone
+		case isRange && hi == 7 && lo < 7:
+			step := 1
+			if hasStep {
+				if step, err = strconv.Atoi(stepText); err != nil || step < 1 {
+					continue // the parser names the bad step
+				}
+			}
+			items[i] = loText + "-6"
+			if hasStep {
+				items[i] += "/" + stepText
+			}
+			if (7-lo)%step == 0 {
+				items[i] += ",0"
+			}
+		}
+	}
+	f[4] = strings.Join(items, ",")
+	return strings.Join(f, " "), nil
 }
 
 // hourIsWildcard reports whether the hour field of a parsed expression is

@@ -3,6 +3,7 @@ package schedule_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -235,5 +236,47 @@ func TestRunnerAcrossDaylightSavingChanges(t *testing.T) {
 				}
 			})
 		})
+	}
+}
+
+// Day of week 7 is Sunday, as in Vixie cron and cronie: alone, in ranges
+// (with steps) and in lists, each the same instants as its 0-to-6 form.
+func TestCronDayOfWeekSevenIsSunday(t *testing.T) {
+	for expr, same := range map[string]string{
+		"0 9 * * 7":       "0 9 * * 0",
+		"0 9 * * 7-7":     "0 9 * * 0",
+		"0 9 * * 7/2":     "0 9 * * 0",
+		"0 9 * * 5-7":     "0 9 * * 0,5,6",
+		"0 9 * * 0-7":     "0 9 * * 0-6",
+		"0 9 * * 1-7/2":   "0 9 * * 0,1,3,5",
+		"0 9 * * 2-7/2":   "0 9 * * 2,4,6",
+		"0 9 * * 6-7/2":   "0 9 * * 6",
+		"0 9 * * 1,7":     "0 9 * * 0,1",
+		"0 9 * * 3,5-7":   "0 9 * * 0,3,5,6",
+		"0 9 * * mon-7":   "0 9 * * 0-6",
+		"0 9 1 * 7":       "0 9 1 * 0",
+		"*/30 9 * * 6,7":  "*/30 9 * * 0,6",
+		"0 9 * * 1-5":     "0 9 * * 1-5",
+		"0 9 * * SUN,SAT": "0 9 * * 0,6",
+	} {
+		a, b := cronIn(t, expr, time.UTC), cronIn(t, same, time.UTC)
+		x := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+		for i := 0; i < 200; i++ {
+			na, nb := a.Next(x), b.Next(x)
+			if !na.Equal(nb) {
+				t.Errorf("%q: next after %s is %s; %q says %s", expr, x, na, same, nb)
+				break
+			}
+			x = na
+		}
+		if got := fmt.Sprint(a); got != fmt.Sprintf("cron %q in UTC", expr) {
+			t.Errorf("%q prints as %s", expr, got)
+		}
+	}
+	for _, expr := range []string{"0 9 * * 8", "0 9 * * 0-8", "0 9 * * 1,8"} {
+		_, err := schedule.Cron(expr, time.UTC)
+		if err == nil || !strings.Contains(err.Error(), "want 0 to 7 (0 and 7 are Sunday)") {
+			t.Errorf("Cron(%q): %v; want a refusal naming the range 0 to 7", expr, err)
+		}
 	}
 }

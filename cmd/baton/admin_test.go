@@ -74,6 +74,20 @@ func TestAdminCommands(t *testing.T) {
 	if rec, _ := ms.Get(context.Background(), "billing"); rec.Transfer != "" {
 		t.Errorf("a refused request wrote %+v", rec)
 	}
+	// A token no term has had yet is a wrong number, not a stale one.
+	tokenAhead := func(cmd ...string) {
+		t.Helper()
+		r := do(append(cmd, "billing", "--token", "99")...)
+		if r.code != exitFailure || strings.Count(r.stderr, "\n") != 1 || strings.Contains(r.stderr, "stale") ||
+			!strings.Contains(r.stderr, "ahead of the current one") || !strings.Contains(r.stderr, "at token 2, the request expected 99") ||
+			!strings.Contains(r.stderr, "omit --token") {
+			t.Errorf("%s with a token ahead of the record's:\n%s", cmd[0], r)
+		}
+		if rec, _ := ms.Get(context.Background(), "billing"); rec.Transfer != "" {
+			t.Errorf("a refused %s wrote %+v", cmd[0], rec)
+		}
+	}
+	tokenAhead("resign")
 	r = do("transfer", "--to", "ghost", "billing")
 	if r.code != exitFailure || strings.Count(r.stderr, "\n") != 2 || !strings.Contains(r.stderr, "ghost is not campaigning") {
 		t.Errorf("transfer to a node that does not campaign:\n%s", r)
@@ -90,6 +104,7 @@ func TestAdminCommands(t *testing.T) {
 	if r.code != exitFailure || !strings.Contains(r.stderr, "nodes waiting to take over: c, d") {
 		t.Errorf("transfer to a node that does not campaign:\n%s", r)
 	}
+	tokenAhead("transfer", "--to", "c")
 	r = do("transfer", "--to", "c", "billing")
 	if r.code != 0 || !strings.Contains(r.stderr, "no --token given; using the current token 2") || !strings.Contains(r.stdout, "hand over to c") {
 		t.Errorf("transfer without --token:\n%s", r)

@@ -135,7 +135,7 @@ opened read-only). T is an RFC 3339 time or a period key, such as
 		if was == "" {
 			was = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", v.Period, v.Do, was)
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", v.Period, v.Do, cell(was))
 	}
 	tw.Flush()
 	verb := "the leader of " + job + " runs the pending ones in period order"

@@ -110,7 +110,7 @@ func runDrill(ctx context.Context, e *env, args []string) int {
 	fs.Float64Var(&p.DriftRate, "drift-rate", p.DriftRate, "with --fault drift: the clock runs 1+rate times as fast")
 	faultFlag := fs.String("fault", "all", "unreachable, pause, pause-before-effect, crash, drift or all; with --net also partition, isolate, oneway-contenders, oneway-leader, flap, loss, member-kill; with --soak the one class to draw (skew too)")
 	storeFlag := fs.String("store", "sqlite", "election store: sqlite (a file in --dir) or mem")
-	dir := fs.String("dir", "", "keep the SQLite files (store and invoices) here instead of a temporary directory")
+	dir := fs.String("dir", "", "keep the SQLite files (store and invoices) here instead of a temporary directory (created, mode 0700, if missing)")
 	asJSON := fs.Bool("json", false, "print JSON: one object, or an array with --fault all")
 	procs := fs.Bool("procs", false, "run real OS processes on one SQLite file, on real time (see above)")
 	htmlFile := fs.String("html", "", "also write the report as one self-contained HTML page to this file: the tables beside a timeline per column (virtual clock only)")
@@ -196,6 +196,13 @@ func runDrill(ctx context.Context, e *env, args []string) int {
 	if *soak > 0 {
 		if err := sp.Validate(); err != nil {
 			return e.fail(name, usagef("%v", err))
+		}
+	}
+	if *dir != "" {
+		// The files are the drill's evidence: make the directory, private
+		// as the store it holds, rather than fail at the first file.
+		if err := os.MkdirAll(*dir, 0o700); err != nil {
+			return e.fail(name, usagef("--dir: %v; give a directory that exists or that baton can create", err))
 		}
 	}
 	cfg := drill.Config{Store: *storeFlag, Dir: *dir}

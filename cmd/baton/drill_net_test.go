@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -31,5 +33,30 @@ func TestDrillNetUsage(t *testing.T) {
 				t.Fatalf("exit %d, stderr %q; want exit %d and one line with %q", code, stderr, exitUsage, tc.want)
 			}
 		})
+	}
+}
+
+// drill --dir makes a missing directory (0700) and keeps its files there; a
+// --dir that cannot be one is a one-line usage error naming the fix.
+func TestDrillDirCreated(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "new", "drill")
+	code, _, stderr := runBaton(t, "drill", "--dir", dir, "--fault", "crash")
+	if code != exitOK {
+		t.Fatalf("drill --dir with a missing directory: exit %d\n%s", code, stderr)
+	}
+	fi, err := os.Stat(dir)
+	if err != nil || !fi.IsDir() || fi.Mode().Perm() != 0o700 {
+		t.Fatalf("drill --dir %s: %v, %v; want a directory with mode 0700", dir, fi, err)
+	}
+	if m, _ := filepath.Glob(filepath.Join(dir, "crash-fencing+trigger.baton.db")); len(m) != 1 {
+		t.Errorf("drill --dir kept no store in %s", dir)
+	}
+	file := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr = runBaton(t, "drill", "--dir", filepath.Join(file, "sub"), "--fault", "crash")
+	if code != exitUsage || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "give a directory that exists or that baton can create") {
+		t.Fatalf("drill --dir under a file: exit %d, stderr %q; want exit %d and one line naming the fix", code, stderr, exitUsage)
 	}
 }

@@ -144,3 +144,49 @@ func TestHostileStoreTextInBrowser(t *testing.T) {
 		t.Errorf("ledger shown as %q", got)
 	}
 }
+
+// A huge value in the store (a 1 MB holder, incarnation, transfer target
+// and run state) is cut short, with an ellipsis, in every table, so no
+// column is padded to its width; JSON keeps it whole.
+func TestHugeStoreValueBoundedInTables(t *testing.T) {
+	e, _, _, ms := shared()
+	ctx := context.Background()
+	huge := "\x1b" + strings.Repeat("h", 1<<20)
+	rec, err := ms.Swap(ctx, store.Swap{Record: store.Record{Name: "billing", Holder: huge, Incarnation: huge, Token: 3, Lease: time.Minute}, Event: store.Acquired})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec.Transfer = huge
+	if _, err := ms.Swap(ctx, store.Swap{Expect: rec.Version, Record: rec, Event: store.TransferRequested}); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"2026-01-01T00:00:00Z", "2026-01-02T00:00:00Z"} {
+		if _, err := ms.SwapRun(ctx, store.RunSwap{Run: store.Run{Job: "billing", Period: p, State: store.RunState(huge), Token: 3, Holder: huge, Attempt: 1}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run := func(args ...string) string {
+		out, errb := &syncBuffer{}, &syncBuffer{}
+		e.stdout, e.stderr = out, errb
+		if code := e.run(ctx, append(args, "--store", "mem:")); code != exitOK {
+			t.Fatalf("%v: exit %d\n%s", args, code, errb)
+		}
+		return out.String()
+	}
+	for _, args := range [][]string{{"runs", "billing"}, {"history", "billing"}, {"status"}} {
+		out := run(args...)
+		table, _, _ := strings.Cut(out, "\n\n") // the lines after it hold one value each, whole
+		for _, l := range strings.Split(table, "\n") {
+			if len(l) > 400 {
+				t.Errorf("%v: a line of %d bytes; want every table row bounded:\n%.400s...", args, len(l), l)
+				break
+			}
+		}
+		if !strings.Contains(table, `\x1bhhh`) || !strings.Contains(table, "h…") {
+			t.Errorf("%v shows no escaped, cut-short value:\n%.2000s", args, out)
+		}
+	}
+	if out := run("runs", "--json", "billing"); strings.Count(out, strings.Repeat("h", 1<<20)) != 4 {
+		t.Errorf("runs --json does not keep the whole holder and state of both rows (%d bytes)", len(out))
+	}
+}

@@ -10,8 +10,22 @@ package main
 import (
 	"github.com/batonhq/baton/internal/escape"
 	"github.com/batonhq/baton/internal/inspect"
-	"github.com/batonhq/baton/store"
 )
+
+// Table cells: a store's value is shown whole in a line of its own (the
+// status view) and in JSON, but cut short in a table column (escape.Cell,
+// ending in "…"), so that a hostile or huge value, a 1 MB holder, cannot
+// pad every row of the table to its width.
+const (
+	// cellWidth bounds a column that tabwriter pads.
+	cellWidth = 64
+	// lastCellWidth bounds the free text of a table's last column (a
+	// history event's detail), which pads nothing but fills the screen.
+	lastCellWidth = 240
+)
+
+// cell returns s escaped and cut to cellWidth for a table column.
+func cell(s string) string { return escape.Cell(s, cellWidth) }
 
 // printableView returns a copy of v with every string escaped.
 func printableView(v inspect.View) inspect.View {
@@ -68,14 +82,6 @@ func printableRuns(rs []inspect.Run) []inspect.Run {
 		out[i] = printableRun(r)
 	}
 	return out
-}
-
-// printableEvent returns ev with every string escaped.
-func printableEvent(ev store.Event) store.Event {
-	ev.Name, ev.Kind = escape.String(ev.Name), store.EventKind(escape.String(string(ev.Kind)))
-	ev.Holder, ev.Incarnation = escape.String(ev.Holder), escape.String(ev.Incarnation)
-	ev.Transfer, ev.Detail = escape.String(ev.Transfer), escape.String(ev.Detail)
-	return ev
 }
 
 // printableDetail returns a copy of d, as the serve page renders it, with

@@ -78,6 +78,9 @@ func handover(ctx context.Context, e *env, cmd string, args []string) int {
 	if errors.Is(err, baton.ErrStaleToken) {
 		return e.fail(cmd, fmt.Errorf("refused: %w", err))
 	}
+	if errors.Is(err, baton.ErrTokenAhead) {
+		return e.fail(cmd, fmt.Errorf("refused: %w; check the number, or omit --token to use the current one", err))
+	}
 	if err != nil {
 		return e.fail(cmd, err)
 	}

@@ -386,6 +386,11 @@ func TestServeAPIPages(t *testing.T) {
 		if resp.StatusCode != http.StatusBadRequest || !strings.Contains(e["error"], "invalid") {
 			t.Errorf("GET /api/jobs?%s: %d %v; want 400 naming the parameter", bad, resp.StatusCode, e)
 		}
+		// The range a bad limit's error states is the one accepted here:
+		// 0 is refused, so it must not be offered.
+		if strings.HasPrefix(bad, "limit=") && (!strings.Contains(e["error"], "want 1 to 1000, or leave limit out for pages of 100") || strings.Contains(e["error"], "0:")) {
+			t.Errorf("GET /api/jobs?%s: %q; want the range accepted (1 to 1000) and the fix", bad, e["error"])
+		}
 	}
 	var sum struct {
 		Names   int            `json:"names"`

@@ -92,7 +92,7 @@ func (s *server) handleAction(w http.ResponseWriter, r *http.Request) {
 			err = baton.RequestResign(ctx, s.st, name, tok)
 		}
 		switch {
-		case errors.Is(err, baton.ErrStaleToken), errors.Is(err, baton.ErrNotLeader):
+		case errors.Is(err, baton.ErrStaleToken), errors.Is(err, baton.ErrTokenAhead), errors.Is(err, baton.ErrNotLeader):
 			jsonError(w, http.StatusConflict, "refused: "+err.Error())
 		case err != nil:
 			jsonError(w, http.StatusServiceUnavailable, err.Error())

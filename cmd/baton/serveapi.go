@@ -55,8 +55,8 @@ func listQuery(r *http.Request) (inspect.ListQuery, error) {
 		Session: v.Get("session"), State: v.Get("state")}
 	if l := v.Get("limit"); l != "" {
 		n, err := strconv.Atoi(l)
-		if err != nil || n < 1 {
-			return q, fmt.Errorf("invalid limit %q; want 1 to %d", l, inspect.MaxLimit)
+		if err != nil || n < 1 || n > inspect.MaxLimit {
+			return q, fmt.Errorf("invalid limit %q; want 1 to %d, or leave limit out for pages of %d", l, inspect.MaxLimit, inspect.DefaultLimit)
 		}
 		q.Limit = n
 	}

@@ -67,8 +67,8 @@ func runSessions(ctx context.Context, e *env, args []string) int {
 			names = fmt.Sprint(*s.Names)
 		}
 		ago := time.Duration(s.SinceWrittenSeconds * float64(time.Second)).Round(time.Millisecond)
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%v\n", escape.String(s.Name), s.State, escape.String(orDash(s.Holder)),
-			escape.String(orDash(s.Incarnation)), names, s.Written.Format(timeLayout), ago)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%v\n", escape.String(s.Name), s.State, cell(orDash(s.Holder)),
+			cell(orDash(s.Incarnation)), names, s.Written.Format(timeLayout), ago)
 	}
 	tw.Flush()
 	fmt.Fprintf(e.stdout, "\n%d session records: %d live, %d expired, %d dead\n", len(ss),

@@ -148,8 +148,8 @@ func printStatusRow(w io.Writer, r statusRow) {
 		last = l.Period + " " + l.State
 	}
 	holder := r.State.Holder
-	fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%s\t%s\t%s\n", escape.String(r.Name), r.State.State, escape.String(orDash(holder)), r.State.Token,
-		escape.String(sched), next, escape.String(last))
+	fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%s\t%s\t%s\n", escape.String(r.Name), r.State.State, cell(orDash(holder)), r.State.Token,
+		cell(sched), next, escape.Cell(last, lastCellWidth))
 }
 
 // shellQuote quotes s for a POSIX shell when it needs it.

@@ -213,8 +213,8 @@ func printVerify(w io.Writer, r history.Report) {
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "PERIOD\tDUE\tSTATE\tLEDGER TOKEN\tACCEPTED BY\tREFUSED (STALE)\tVERDICT")
 		for _, p := range r.Periods {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", escape.String(p.Period), p.Scheduled.UTC().Format(time.RFC3339),
-				escape.String(p.State), tokenOrDash(p.LedgerToken), tokenList(p.Accepted), tokenList(p.Refused), p.Verdict)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", cell(p.Period), p.Scheduled.UTC().Format(time.RFC3339),
+				cell(p.State), tokenOrDash(p.LedgerToken), tokenList(p.Accepted), tokenList(p.Refused), p.Verdict)
 		}
 		tw.Flush()
 	}

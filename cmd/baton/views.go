@@ -127,7 +127,6 @@ func printRuns(w io.Writer, rows []inspect.Run) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "PERIOD\tSTATE\tATTEMPT\tTOKEN\tHOLDER\tMANUAL\tDELAY\tEXIT")
 	for _, r := range rows {
-		r = printableRun(r)
 		delay, exit, manual := "-", "-", ""
 		if r.Started != nil {
 			delay = r.Delay.String()
@@ -138,7 +137,7 @@ func printRuns(w io.Writer, rows []inspect.Run) {
 		if r.Manual {
 			manual = "yes"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\n", r.Period, r.State, r.Attempt, r.Token, orDash(r.Holder), manual, delay, exit)
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\n", cell(r.Period), cell(r.State), r.Attempt, r.Token, cell(orDash(r.Holder)), manual, delay, exit)
 	}
 	tw.Flush()
 }
@@ -148,12 +147,12 @@ func printHistory(w io.Writer, evs []store.Event) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "SEQ\tTIME\tKIND\tHOLDER\tTOKEN\tTRANSFER\tDETAIL")
 	for _, ev := range evs {
-		ev = printableEvent(ev)
-		transfer := orDash(ev.Transfer)
+		transfer := cell(orDash(ev.Transfer))
 		if ev.Transfer == store.AnyNode {
 			transfer = "any (resign)" // 'baton resign': whoever takes it first
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%s\t%s\n", ev.Seq, ev.Time.UTC().Format(timeLayout), ev.Kind, orDash(ev.Holder), ev.Token, transfer, orDash(ev.Detail))
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%s\t%s\n", ev.Seq, ev.Time.UTC().Format(timeLayout), cell(string(ev.Kind)), cell(orDash(ev.Holder)), ev.Token,
+			transfer, escape.Cell(orDash(ev.Detail), lastCellWidth))
 	}
 	tw.Flush()
 }

@@ -58,14 +58,19 @@ func Run(t *testing.T, b Backend) {
 			tc.fn(t, New(t, b.Timing, res), loc.Open)
 		})
 	}
-	t.Run("StoreReplaced", func(t *testing.T) {
-		testenv.ParallelUnlessLong(t)
-		loc := b.Fresh(t)
-		if loc.Replace == nil {
-			t.Skip("the backend gives no way to replace its store")
-		}
-		testStoreReplaced(t, New(t, b.Timing, nil), loc)
-	})
+	t.Run("StoreReplaced", func(t *testing.T) { StoreReplaced(t, b) })
+}
+
+// StoreReplaced runs the scenario of a store replaced under a leader and a
+// contender (Location.Replace) alone, for a backend with more than one way
+// to replace its store.
+func StoreReplaced(t *testing.T, b Backend) {
+	testenv.ParallelUnlessLong(t)
+	loc := b.Fresh(t)
+	if loc.Replace == nil {
+		t.Skip("the backend gives no way to replace its store")
+	}
+	testStoreReplaced(t, New(t, b.Timing, nil), loc)
 }
 
 // testResignHandover: three nodes run a 1s job; the leader resigns three

@@ -30,18 +30,50 @@ func String(s string) string {
 	var b strings.Builder
 	b.Grow(len(s) + 8)
 	for i := 0; i < len(s); {
-		r, n := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && n == 1:
-			b.WriteString(`\x`)
-			b.WriteString(strconv.FormatUint(uint64(s[i])>>4, 16))
-			b.WriteString(strconv.FormatUint(uint64(s[i])&0xf, 16))
-		case unicode.IsPrint(r):
-			b.WriteString(s[i : i+n])
-		default:
-			q := strconv.QuoteRune(r) // '\x1b', '\n', '\u202e'
-			b.WriteString(q[1 : len(q)-1])
+		piece, n := shown(s, i)
+		b.WriteString(piece)
+		i += n
+	}
+	return b.String()
+}
+
+// shown returns how String shows the character at s[i], and its length in
+// s: the character itself when it is printable, else its escape.
+func shown(s string, i int) (piece string, n int) {
+	r, n := utf8.DecodeRuneInString(s[i:])
+	switch {
+	case r == utf8.RuneError && n == 1:
+		return `\x` + strconv.FormatUint(uint64(s[i])>>4, 16) + strconv.FormatUint(uint64(s[i])&0xf, 16), n
+	case unicode.IsPrint(r):
+		return s[i : i+n], n
+	default:
+		q := strconv.QuoteRune(r) // '\x1b', '\n', '\u202e'
+		return q[1 : len(q)-1], n
+	}
+}
+
+// Ellipsis ends a value that Cell cut short.
+const Ellipsis = "…"
+
+// Cell returns String(s) cut to at most width characters (runes), for a
+// table column: a value cut short ends with Ellipsis, and an escape such
+// as \x1b is never split. It reads s only as far as it shows, so a huge
+// value costs no more than a short one. A width below 1 is taken as 1.
+// Cell is for showing; JSON output keeps the whole value.
+func Cell(s string, width int) string {
+	width = max(width, 1)
+	var b strings.Builder
+	used := 0
+	for i := 0; i < len(s); {
+		piece, n := shown(s, i)
+		w := utf8.RuneCountInString(piece)
+		// Room for the piece, and for the ellipsis unless it is the last.
+		if used+w > width || (i+n < len(s) && used+w == width) {
+			b.WriteString(Ellipsis)
+			return b.String()
 		}
+		b.WriteString(piece)
+		used += w
 		i += n
 	}
 	return b.String()

@@ -55,7 +55,8 @@ type Cluster struct {
 	initial string // initial-cluster flag value
 	members []*member
 
-	fsync bool // members write with fsync (StartDurable)
+	fsync     bool                // members write with fsync (StartDurable)
+	configure func(*embed.Config) // StartClusterWith's; nil: none
 
 	mu     sync.Mutex
 	groups []int // partition group per member; 0 = connected to all
@@ -86,18 +87,31 @@ func StartCluster(t testing.TB, n int) *Cluster {
 	return c
 }
 
+// StartClusterWith is StartCluster with configure applied to every
+// member's configuration last, at every start: for a test of a server
+// setting (authentication tokens, compaction) the other tests do not need.
+func StartClusterWith(t testing.TB, n int, configure func(*embed.Config)) *Cluster {
+	t.Helper()
+	c, err := start(n, false, configure)
+	if err != nil {
+		testenv.Require(t, "etcd", err.Error())
+	}
+	t.Cleanup(c.Close)
+	return c
+}
+
 // Start starts an n-member cluster (n is 1, 3 or 5) and waits until it has
 // a leader. The caller must Close it. It is StartCluster for TestMain and
 // other places without a testing.TB.
-func Start(n int) (*Cluster, error) { return start(n, false) }
+func Start(n int) (*Cluster, error) { return start(n, false, nil) }
 
 // StartDurable is Start with members that fsync their writes and talk to
 // each other directly, as a production cluster does: for benchmarks whose
 // figures must include the cost of durable writes and no test proxy's. Its
 // members cannot be partitioned (Partition panics).
-func StartDurable(n int) (*Cluster, error) { return start(n, true) }
+func StartDurable(n int) (*Cluster, error) { return start(n, true, nil) }
 
-func start(n int, fsync bool) (*Cluster, error) {
+func start(n int, fsync bool, configure func(*embed.Config)) (*Cluster, error) {
 	if n != 1 && n != 3 && n != 5 {
 		return nil, fmt.Errorf("etcdtest: a cluster has 1, 3 or 5 members, not %d", n)
 	}
@@ -105,7 +119,7 @@ func start(n int, fsync bool) (*Cluster, error) {
 	if err != nil {
 		return nil, fmt.Errorf("etcdtest: %w", err)
 	}
-	c := &Cluster{dir: dir, token: "baton-" + filepath.Base(dir), groups: make([]int, n), fsync: fsync}
+	c := &Cluster{dir: dir, token: "baton-" + filepath.Base(dir), groups: make([]int, n), fsync: fsync, configure: configure}
 	// Hold every port while choosing, so that no two choices collide; the
 	// member ports are released just before etcd binds them.
 	var held []net.Listener
@@ -196,6 +210,9 @@ func (c *Cluster) config(i int) *embed.Config {
 		cfg.AutoCompactionRetention = "1m"
 	}
 	cfg.EnableGRPCGateway = false
+	if c.configure != nil {
+		c.configure(cfg)
+	}
 	return cfg
 }
 

@@ -42,7 +42,7 @@ type ListQuery struct {
 // Check returns an error naming the field unless q can be answered.
 func (q ListQuery) Check() error {
 	if q.Limit < 0 || q.Limit > MaxLimit {
-		return fmt.Errorf("invalid limit %d; want 1 to %d (0: %d)", q.Limit, MaxLimit, DefaultLimit)
+		return fmt.Errorf("invalid limit %d; want 1 to %d, or 0 for pages of %d", q.Limit, MaxLimit, DefaultLimit)
 	}
 	if q.State != "" && !slices.Contains(States, q.State) {
 		return fmt.Errorf("invalid state %q; want one of %s", q.State, strings.Join(States, ", "))

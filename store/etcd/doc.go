@@ -170,5 +170,22 @@
 // the last: every feed of the handle rides on it, so a process following
 // 100,000 names costs the cluster one watcher, and each write costs the
 // handle one entry per feed, whatever the number of records stored or
-// watched.
+// watched. A watch that must resume (its member restarted, the client
+// moved to another) from a revision the cluster has compacted ends, and
+// every feed on it closes: its callers read again and watch again
+// (TestFeedAcrossCompaction). A feed never names a change it did not
+// see, but a closed feed says nothing about what changed while it was
+// down.
+//
+// # Authentication
+//
+// A client given a user and password (FromClient) authenticates again
+// when its token expires (etcd's JWT tokens live for their ttl whether
+// used or not) or is made stale by a change of users or roles; the
+// store does not keep the credentials itself. A cluster that refuses the
+// credentials (a changed password) fails every call with
+// store.ErrUnavailable, naming the credentials: a leader retries until
+// its deadline and steps down there, like a leader cut off from the
+// cluster (TestAuthTokenExpiry), and picks up again once the credentials
+// are right. It is not store.ErrInvalid: the same request succeeds then.
 package etcd

@@ -400,13 +400,34 @@ func (s *Store) get(ctx context.Context, op, key string, opts ...clientv3.OpOpti
 // classify turns an etcd client error into a store error: requests that
 // etcd rejects as malformed (too large, too many operations) are
 // store.ErrInvalid; everything else (no leader, timeouts, unreachable
-// members, deadlines, a closed client) is store.ErrUnavailable.
+// members, deadlines, a closed client, credentials refused) is
+// store.ErrUnavailable.
 func (s *Store) classify(ctx, cctx context.Context, op string, err error) error {
+	if refusedCredentials(err) {
+		// etcd answers a password that no longer authenticates, and a
+		// token from before a change of users or roles, with the code of
+		// a malformed request; the client has already tried to
+		// authenticate again. The same request succeeds once the
+		// credentials are right: it heals, so the leader retries until
+		// its deadline, and a run's outcome is read back, not dropped.
+		return fmt.Errorf("etcd %s: %w: the cluster refused this client's credentials (%w); check the user and password or certificate it connects with", op, store.ErrUnavailable, err)
+	}
 	var ee rpctypes.EtcdError
 	if errors.As(err, &ee) && ee.Code() == codes.InvalidArgument {
 		return fmt.Errorf("etcd %s: %w: %w", op, store.ErrInvalid, err)
 	}
 	return s.unavailable(ctx, cctx, op, err)
+}
+
+// refusedCredentials reports whether err is etcd's refusal of a client's
+// user, password or token.
+func refusedCredentials(err error) bool {
+	for _, e := range []error{rpctypes.ErrAuthFailed, rpctypes.ErrAuthOldRevision, rpctypes.ErrInvalidAuthToken, rpctypes.ErrUserEmpty} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
 }
 
 func (s *Store) unavailable(ctx, cctx context.Context, op string, err error) error {

@@ -103,11 +103,20 @@
 // # Identity, damage and file modes
 //
 // Every store has an id (baton_meta.store_id, random, made at creation;
-// StoreID). Every call checks that the path still names the file Open
-// opened (device and inode), and every write that the file still holds the
-// same store id: a store deleted, moved, replaced or overwritten while open
-// fails with store.ErrReplaced, so a leader on it steps down at its next
-// renewal instead of leading alone on an unlinked file. Open runs SQLite's
+// StoreID), and its file a mark of it in the SQLite header's application
+// id, written at Open (32 bits of the id). Every call checks that the path
+// still names the file Open opened (device and inode) and that the file's
+// own header still holds the mark (one pread of 100 bytes), and every
+// write that the file still holds the same store id: a store deleted,
+// moved, replaced or overwritten while open, a copy of another store
+// written over it in place (cp other.db baton.db) among them, fails with
+// store.ErrReplaced, so a leader on it steps down at its next renewal
+// instead of leading alone on an unlinked file or on SQLite's cached
+// pages of a store that is gone. Not caught: a copy of this same store (a
+// backup of it restored in place: same id, same mark), a copy of another
+// store whose id shares the mark's 32 bits, and, until SQLite first
+// checkpoints the header into the file (Open asks at once), a copy of a
+// store with no mark. Open runs SQLite's
 // quick_check on an existing store and refuses a damaged one with
 // store.ErrCorrupt; a corrupt page found later is store.ErrCorrupt too. A
 // new store file is created mode 0600, and SQLite gives its -wal and -shm

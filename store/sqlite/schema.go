@@ -3,8 +3,10 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"strconv"
@@ -382,7 +384,7 @@ func (s *Store) loadStoreID(ctx context.Context) error {
 		}
 	}
 	s.id = id
-	return nil
+	return s.ensureMark(ctx)
 }
 
 // Store identity.
@@ -397,11 +399,16 @@ func statID(path string) (fileID, error) {
 	if err != nil {
 		return fileID{}, err
 	}
+	return fileIDOf(fi), nil
+}
+
+// fileIDOf returns the fileID of the file fi describes.
+func fileIDOf(fi fs.FileInfo) fileID {
 	st, ok := fi.Sys().(*syscall.Stat_t)
 	if !ok {
-		return fileID{}, nil // no inode on this platform: the store id check remains
+		return fileID{} // no inode on this platform: the store id check remains
 	}
-	return fileID{dev: uint64(st.Dev), ino: uint64(st.Ino)}, nil //nolint:unconvert // Dev is int32 on some platforms
+	return fileID{dev: uint64(st.Dev), ino: uint64(st.Ino)} //nolint:unconvert // Dev is int32 on some platforms
 }
 
 // checkFile returns an error wrapping store.ErrReplaced when the store's
@@ -409,7 +416,8 @@ func statID(path string) (fileID, error) {
 // replaced by another file (a restored backup, a fresh store another
 // process created). The open connections would go on reading and writing
 // the unlinked file, which nobody else sees: a leader renewing there would
-// lead alone on a store that no longer exists.
+// lead alone on a store that no longer exists. It then checks the file's
+// header (checkHeader).
 func (s *Store) checkFile(op string) error {
 	id, err := statID(s.path)
 	switch {
@@ -420,6 +428,117 @@ func (s *Store) checkFile(op string) error {
 	case id != s.file:
 		return fmt.Errorf("sqlite: %s: %w: %s is now another file than the one opened (replaced or restored while open)", op, store.ErrReplaced, s.path)
 	}
+	return s.checkHeader(op)
+}
+
+// The file's header, as SQLite lays it out: its first 100 bytes, starting
+// with the magic string, and the application id at offset 68, where baton
+// writes the store's mark (markOf).
+const (
+	headerSize  = 100
+	appIDOffset = 68
+	sqliteMagic = "SQLite format 3\x00"
+)
+
+// markOf is the mark of the store whose id is id: 32 bits of the id, never
+// 0 (0 is a file with no mark yet). Open writes it to the file's
+// application id (ensureMark).
+func markOf(id int64) uint32 { return uint32(uint64(id)) | 1 }
+
+// checkHeader returns an error wrapping store.ErrReplaced when the file
+// Open opened now holds another store than this one: a copy of another
+// store written over it in place (cp other.db baton.db keeps the inode,
+// so checkFile's device and inode agree). checkStoreID cannot see that:
+// SQLite keeps the pages it read while no connection has committed, and
+// the -wal file, which the copy leaves alone, overrides the copy's pages
+// with this store's; only the file's own bytes tell. So it reads the
+// header from the file itself (one pread of 100 bytes) and compares the
+// mark there with this store's.
+//
+// The mark reaches the file when SQLite checkpoints page 1 (at once for
+// a new store: see ensureMark). Until the file has shown it once, a file
+// with no mark, or one too short for a header, is taken as not yet
+// checkpointed; after, it is a replacement too.
+func (s *Store) checkHeader(op string) error {
+	if s.fd == nil {
+		return nil // read-only: no leader renews on it
+	}
+	var h [headerSize]byte
+	n, err := s.fd.ReadAt(h[:], 0)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return fmt.Errorf("sqlite: %s: %w: %s: %w", op, store.ErrUnavailable, s.path, err)
+	}
+	seen := s.markSeen.Load()
+	if n < headerSize {
+		if seen {
+			return fmt.Errorf("sqlite: %s: %w: %s is now %d bytes, too short for the store it held (truncated or overwritten while open)", op, store.ErrReplaced, s.path, n)
+		}
+		return nil
+	}
+	if string(h[:len(sqliteMagic)]) != sqliteMagic {
+		return fmt.Errorf("sqlite: %s: %w: %s is no longer an SQLite database (overwritten while open)", op, store.ErrReplaced, s.path)
+	}
+	switch mark := binary.BigEndian.Uint32(h[appIDOffset:]); {
+	case mark == s.mark:
+		if !seen {
+			s.markSeen.Store(true)
+		}
+	case mark != 0:
+		return fmt.Errorf("sqlite: %s: %w: %s now holds another store (mark %08x, not this store's %08x): a copy was written over it while open",
+			op, store.ErrReplaced, s.path, mark, s.mark)
+	case seen:
+		return fmt.Errorf("sqlite: %s: %w: %s no longer holds this store's mark %08x: another file was written over it while open", op, store.ErrReplaced, s.path, s.mark)
+	}
+	return nil
+}
+
+// openFile opens the file Open opened for checkHeader, and checks it once.
+func (s *Store) openFile() error {
+	fd, err := os.Open(s.path)
+	if err != nil {
+		return fmt.Errorf("sqlite: open %s: %w: %w", s.path, store.ErrUnavailable, err)
+	}
+	fi, err := fd.Stat()
+	if err == nil && fileIDOf(fi) != s.file {
+		err = fmt.Errorf("sqlite: open: %w: %s is now another file than the one opened (replaced while opening)", store.ErrReplaced, s.path)
+	} else if err == nil {
+		s.fd = fd
+		err = s.checkHeader("open")
+	}
+	if err != nil {
+		fd.Close()
+		s.fd = nil
+	}
+	return err
+}
+
+// ensureMark writes the store's mark to the file's application id if it
+// has none yet (a new store, or one made by an older baton), and asks
+// SQLite to checkpoint, so that the mark is in the file itself, where
+// checkHeader reads it, and not only in the -wal file. The checkpoint is
+// passive: it waits for nobody, and if it cannot copy page 1 now, a later
+// one does. An application id that is neither 0 nor the mark was written
+// by another program: the store is refused as corrupt.
+func (s *Store) ensureMark(ctx context.Context) error {
+	s.mark = markOf(s.id)
+	var app int64
+	if err := s.db.QueryRowContext(ctx, `PRAGMA application_id`).Scan(&app); err != nil {
+		return s.fail(ctx, "open", err)
+	}
+	switch mark := uint32(app); {
+	case mark == s.mark:
+	case mark != 0:
+		return fmt.Errorf("sqlite: open: %w: %s has the application id %08x, not this store's mark %08x: another program changed it; restore it from a backup (see baton store floor) or move it away",
+			store.ErrCorrupt, s.path, mark, s.mark)
+	default:
+		if err := s.write(ctx, "open", func(tx *sql.Tx) error {
+			_, err := tx.ExecContext(ctx, fmt.Sprintf(`PRAGMA application_id = %d`, int32(s.mark)))
+			return err
+		}); err != nil {
+			return err
+		}
+	}
+	s.db.ExecContext(ctx, `PRAGMA wal_checkpoint(PASSIVE)`) //nolint:errcheck // best effort: see above
 	return nil
 }
 

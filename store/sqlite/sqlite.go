@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"os"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -48,6 +49,12 @@ type Store struct {
 	cfg  config
 	file fileID // the file Open opened; see checkFile
 	id   int64  // the store id; see checkStoreID
+	// fd is the file Open opened, read for its header (checkHeader); nil
+	// for a read-only Store. mark is the store's mark (markOf), and
+	// markSeen says whether the file has shown it.
+	fd       *os.File
+	mark     uint32
+	markSeen atomic.Bool
 	// schema is the store's schema version: SchemaVersion, or an older
 	// one for an older store opened read-only (version 1 has no
 	// candidates and no event details, versions 1 and 2 no sessions).
@@ -223,6 +230,10 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 		db.Close()
 		return nil, err
 	}
+	if err := s.openFile(); err != nil {
+		db.Close()
+		return nil, err
+	}
 	if err := s.prepare(ctx); err != nil {
 		s.st.close()
 		db.Close()
@@ -266,6 +277,9 @@ func (s *Store) Close() error {
 			c.Close()
 		}
 		err = s.db.Close()
+		if s.fd != nil {
+			s.fd.Close()
+		}
 	})
 	return err
 }
