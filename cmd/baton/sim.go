@@ -140,7 +140,9 @@ timeout), node-jitter (every node derives its own jitter, so a handover
 re-rolls it), no-clock-guard (every clock check is taken as agreeing),
 no-step-down (a leader held off by its clock guard keeps its term),
 prune-failed (retention prunes failed rows too), prune-early (it prunes
-by half the retention's age and rows).`
+by half the retention's age and rows), rerun-unknown-state (a ledger row
+in a state no baton writes is planned as an open one and claimed again:
+hostile seeds hand one out).`
 
 func runSim(ctx context.Context, e *env, args []string) int {
 	const name = "sim"
@@ -238,6 +240,8 @@ func runSim(ctx context.Context, e *env, args []string) int {
 		o.Mutate.Work.PruneFailed = true
 	case "prune-early":
 		o.Mutate.Work.PruneEarly = true
+	case "rerun-unknown-state":
+		o.Mutate.Work.RerunUnknownState = true
 	default:
 		return e.fail(name, usagef("--mutate %q: want %s", *mutate, mutationList))
 	}
@@ -297,7 +301,7 @@ func runSim(ctx context.Context, e *env, args []string) int {
 	return exitOK
 }
 
-const mutationList = "no-fence, no-margin, no-valid-check, unfenced-ledger, session-no-margin, session-name-expiry, session-read-first, no-pull, succession-stored-version, succession-no-raise, succession-adopt-unread, succession-adopt-unsynced, succession-adopt-across-gap, succession-list-ended, succession-list-no-retry, settle-stored-token, settle-new-version, no-catch-up-cap, no-catch-up-window, no-jitter, ignore-suspension, no-overlap-skip, no-retry-backoff, no-manual-exempt, no-timeout, node-jitter, no-clock-guard, no-step-down, prune-failed, prune-early or wrap-deadline"
+const mutationList = "no-fence, no-margin, no-valid-check, unfenced-ledger, session-no-margin, session-name-expiry, session-read-first, no-pull, succession-stored-version, succession-no-raise, succession-adopt-unread, succession-adopt-unsynced, succession-adopt-across-gap, succession-list-ended, succession-list-no-retry, settle-stored-token, settle-new-version, no-catch-up-cap, no-catch-up-window, no-jitter, ignore-suspension, no-overlap-skip, no-retry-backoff, no-manual-exempt, no-timeout, node-jitter, no-clock-guard, no-step-down, prune-failed, prune-early, rerun-unknown-state or wrap-deadline"
 
 // replayFlags are the flags given that shape a seed's run, for the
 // replay line of a violation: the seed alone would run another cluster.

@@ -97,4 +97,9 @@ type Mutations struct {
 	// PruneEarly prunes by half the retention: half its age, half its
 	// rows (rounded up) [prune-early].
 	PruneEarly bool
+	// RerunUnknownState plans a ledger row whose state is none of
+	// store.RunStates as an open one, as the machine did before it
+	// refused such a row: it is claimed again, attempt + 1
+	// [rerun-unknown-state].
+	RerunUnknownState bool
 }
