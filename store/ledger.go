@@ -57,26 +57,40 @@ func (s RunState) Known() bool {
 // maxShownState is the most bytes of an unknown state an error quotes.
 const maxShownState = 40
 
-// CheckRunState returns an error wrapping ErrCorrupt when the ledger row
-// job/period holds a state that is not one of RunStates: no baton wrote
-// it, and no rule says what it means (done? lost?), so the row is
-// damaged. Every backend's read of a ledger row calls it and refuses the
-// row the same way (a read that meets it returns the error), and the
-// scheduler machine checks every row it is handed again: such a row is
-// never run again, judged or shown as if it were pending. The error
-// names the row and the fix in one line; every string in it is quoted
-// (no raw control character).
+// CheckRunState returns a *DamagedRowError, which wraps ErrCorrupt, when
+// the ledger row job/period holds a state that is not one of RunStates:
+// no baton wrote it, and no rule says what it means (done? lost?), so the
+// row is damaged. Every backend's read of a ledger row calls it and
+// refuses the row the same way (a read that meets it returns the error),
+// and the scheduler machine checks every row it is handed again: such a
+// row is never run again, judged or shown as if it were pending.
 func CheckRunState(job, period string, s RunState) error {
 	if s.Known() {
 		return nil
 	}
-	shown := string(s)
+	return &DamagedRowError{Job: job, Period: period, State: s}
+}
+
+// DamagedRowError is a ledger row in a state that is none of RunStates
+// (CheckRunState). It wraps ErrCorrupt. Its message names the row and the
+// fix in one line; every string in it is quoted (no raw control
+// character), the state cut to its first 40 bytes.
+type DamagedRowError struct {
+	Job, Period string
+	State       RunState
+}
+
+func (e *DamagedRowError) Error() string {
+	shown := string(e.State)
 	if len(shown) > maxShownState {
 		shown = shown[:maxShownState] + "..."
 	}
-	return fmt.Errorf("%w: the ledger row of job %q, period %q, has state %q, which baton never writes (it writes pending, running, done, failed or skipped): the row is damaged; fix: restore the store from a backup, or set the row's state with the store's own tools",
-		ErrCorrupt, job, period, shown)
+	return fmt.Sprintf("%v: the ledger row of job %q, period %q, has state %q, which baton never writes (it writes pending, running, done, failed or skipped): the row is damaged; fix: restore the store from a backup, or set the row's state with the store's own tools",
+		ErrCorrupt, e.Job, e.Period, shown)
 }
+
+// Unwrap returns ErrCorrupt.
+func (e *DamagedRowError) Unwrap() error { return ErrCorrupt }
 
 // Run is one row of the run ledger: one period of one job.
 type Run struct {
