@@ -205,7 +205,7 @@ func (e *engine) doWork(n *node, a scheduler.Action) {
 	case scheduler.Halt:
 		e.tracef("%s token %d acts no more in this term: %v", n.id, n.term, a.Cause)
 	case scheduler.Fail:
-		if len(e.c.DamagedRows) > 0 && errors.Is(a.Err, store.ErrCorrupt) {
+		if e.damagedRow(a.Err) {
 			// As baton run does, the node's work ends with the error;
 			// its term goes on, and so does the run.
 			e.out.Covered.DamagedRefused++
@@ -785,4 +785,20 @@ func (e *engine) checkDamaged(n *node, a scheduler.SwapRun) {
 				d.Period, d.State, n.id, a.Kind, a.Swap.Run.State, a.Swap.Run.Token, a.Swap.Run.Attempt)
 		}
 	}
+}
+
+// damagedRow reports whether err is the error of a damaged row of
+// Config.DamagedRows (store.CheckRunState's), the end of work it must
+// cause.
+func (e *engine) damagedRow(err error) bool {
+	var dr *store.DamagedRowError
+	if !errors.As(err, &dr) {
+		return false
+	}
+	for _, d := range e.c.DamagedRows {
+		if d.Period == dr.Period && d.State == dr.State {
+			return true
+		}
+	}
+	return false
 }
