@@ -80,6 +80,7 @@ type DamagedRowError struct {
 	State       RunState
 }
 
+// Error names the row, says that it is damaged, and gives the fix.
 func (e *DamagedRowError) Error() string {
 	shown := string(e.State)
 	if len(shown) > maxShownState {
