@@ -1,6 +1,7 @@
 package store
 
 import (
+	"fmt"
 	"time"
 )
 
@@ -39,6 +40,58 @@ const (
 
 // Final reports whether a run in this state is finished for good.
 func (s RunState) Final() bool { return s == Done || s == Failed || s == Skipped }
+
+// RunStates lists every state a ledger row can hold. A row in any other
+// state is damaged (CheckRunState).
+var RunStates = []RunState{Pending, Running, Done, Failed, Skipped}
+
+// Known reports whether s is one of RunStates.
+func (s RunState) Known() bool {
+	switch s {
+	case Pending, Running, Done, Failed, Skipped:
+		return true
+	}
+	return false
+}
+
+// maxShownState is the most bytes of an unknown state an error quotes.
+const maxShownState = 40
+
+// CheckRunState returns a *DamagedRowError, which wraps ErrCorrupt, when
+// the ledger row job/period holds a state that is not one of RunStates:
+// no baton wrote it, and no rule says what it means (done? lost?), so the
+// row is damaged. Every backend's read of a ledger row calls it and
+// refuses the row the same way (a read that meets it returns the error),
+// and the scheduler machine checks every row it is handed again: such a
+// row is never run again, judged or shown as if it were pending.
+func CheckRunState(job, period string, s RunState) error {
+	if s.Known() {
+		return nil
+	}
+	return &DamagedRowError{Job: job, Period: period, State: s}
+}
+
+// DamagedRowError is a ledger row in a state that is none of RunStates
+// (CheckRunState). It wraps ErrCorrupt. Its message names the row and the
+// fix in one line; every string in it is quoted (no raw control
+// character), the state cut to its first 40 bytes.
+type DamagedRowError struct {
+	Job, Period string
+	State       RunState
+}
+
+// Error names the row, says that it is damaged, and gives the fix.
+func (e *DamagedRowError) Error() string {
+	shown := string(e.State)
+	if len(shown) > maxShownState {
+		shown = shown[:maxShownState] + "..."
+	}
+	return fmt.Sprintf("%v: the ledger row of job %q, period %q, has state %q, which baton never writes (it writes pending, running, done, failed or skipped): the row is damaged; fix: restore the store from a backup, or set the row's state with the store's own tools",
+		ErrCorrupt, e.Job, e.Period, shown)
+}
+
+// Unwrap returns ErrCorrupt.
+func (e *DamagedRowError) Unwrap() error { return ErrCorrupt }
 
 // Run is one row of the run ledger: one period of one job.
 type Run struct {

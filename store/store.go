@@ -60,6 +60,10 @@ type Store interface {
 	GetJob(ctx context.Context, name string) (Job, error)
 
 	// GetRun returns the ledger row of one period of a job, or ErrNotFound.
+	// A row whose state is none of RunStates (no baton wrote it) is never
+	// handed out: every read that meets it (GetRun, Runs, RecentRuns) and
+	// every write over it returns the error of CheckRunState, which wraps
+	// ErrCorrupt and names the row.
 	GetRun(ctx context.Context, job, period string) (Run, error)
 
 	// SwapRun writes s.Run if the row's current version is s.Expect (0: the

@@ -39,21 +39,10 @@ ledger keeps on its whole record, and does not judge older ones.`, schedule.Defa
 	if done {
 		return code
 	}
-	var r schedule.Retention
-	var err error
-	if *keep != "0" {
-		r.Age, err = schedule.ParseAge(*keep)
-		if err != nil {
-			err = usagef("invalid --keep: %v; or 0 for no bound by age", err)
-		}
-	}
-	if err == nil && *keepRows < 0 {
-		err = usagef("invalid --keep-rows %d; want 0 (no bound) or more", *keepRows)
-	}
+	r, err := parseRetention(*keep, *keepRows)
 	if err != nil {
 		return e.fail("prune", err)
 	}
-	r.Rows = *keepRows
 	st, err := e.openExisting(ctx, *storeURL)
 	if err != nil {
 		return e.fail("prune", err)

@@ -142,7 +142,9 @@ no-step-down (a leader held off by its clock guard keeps its term),
 prune-failed (retention prunes failed rows too), prune-early (it prunes
 by half the retention's age and rows), no-own-completion (with
 --supervisor-records: a leader counts its completion refused when the row
-conflicts, though its own supervisor recorded it for that very attempt).`
+conflicts, though its own supervisor recorded it for that very attempt),
+rerun-unknown-state (a ledger row in a state no baton writes is planned as
+an open one and claimed again: hostile seeds hand one out).`
 
 func runSim(ctx context.Context, e *env, args []string) int {
 	const name = "sim"
@@ -243,6 +245,8 @@ func runSim(ctx context.Context, e *env, args []string) int {
 		o.Mutate.Work.NoOwnCompletion = true
 	case "prune-early":
 		o.Mutate.Work.PruneEarly = true
+	case "rerun-unknown-state":
+		o.Mutate.Work.RerunUnknownState = true
 	default:
 		return e.fail(name, usagef("--mutate %q: want %s", *mutate, mutationList))
 	}
@@ -302,7 +306,7 @@ func runSim(ctx context.Context, e *env, args []string) int {
 	return exitOK
 }
 
-const mutationList = "no-fence, no-margin, no-valid-check, unfenced-ledger, session-no-margin, session-name-expiry, session-read-first, no-pull, succession-stored-version, succession-no-raise, succession-adopt-unread, succession-adopt-unsynced, succession-adopt-across-gap, succession-list-ended, succession-list-no-retry, settle-stored-token, settle-new-version, no-catch-up-cap, no-catch-up-window, no-jitter, ignore-suspension, no-overlap-skip, no-retry-backoff, no-manual-exempt, no-timeout, node-jitter, no-clock-guard, no-step-down, prune-failed, prune-early, no-own-completion or wrap-deadline"
+const mutationList = "no-fence, no-margin, no-valid-check, unfenced-ledger, session-no-margin, session-name-expiry, session-read-first, no-pull, succession-stored-version, succession-no-raise, succession-adopt-unread, succession-adopt-unsynced, succession-adopt-across-gap, succession-list-ended, succession-list-no-retry, settle-stored-token, settle-new-version, no-catch-up-cap, no-catch-up-window, no-jitter, ignore-suspension, no-overlap-skip, no-retry-backoff, no-manual-exempt, no-timeout, node-jitter, no-clock-guard, no-step-down, prune-failed, prune-early, no-own-completion, rerun-unknown-state or wrap-deadline"
 
 // replayFlags are the flags given that shape a seed's run, for the
 // replay line of a violation: the seed alone would run another cluster.

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -18,7 +19,7 @@ import (
 )
 
 func runVerify(ctx context.Context, e *env, args []string) int {
-	fs := e.newFlagSet("verify", `verify [--store URL] [--fence-db URL] [--fence-log TABLE] [--from T] [--to T] [--json] [JOB|NAME...]
+	fs := e.newFlagSet("verify", `verify [--store URL] [--fence-db URL] [--fence-log TABLE] [--from T] [--to T] [--keep AGE] [--keep-rows N] [--allow-empty] [--json] [JOB|NAME...]
 
 Proves from what the deployment recorded that every due period of each JOB
 was done exactly once, under a token of a term of the election log, and
@@ -32,38 +33,55 @@ it verifies every name in the store.
 
 It checks that the election log misses no event (so its terms, each from
 its event to the next, do not overlap; its times are the writers' clocks
-and do not count) and that the terms' tokens rise; that the fence
-accepted rising tokens, each one a term's; that every refused token was
-stale (the fence held a higher one); that every done period in range was
-accepted exactly once, a failed, pending or running one at most once, a
-skipped one never; and that every accepted period is in the ledger
-(periods older than the ledger's oldest row were pruned from it and are
-not judged). Without --fence-db only the election log and the ledger's
+and do not count) and that the terms' tokens rise; that the election
+record is what the log's last event left (its token and holder) and is
+not damaged (as 'baton status' flags it); that the fence accepted rising
+tokens, each one a term's; that every refused token was stale (the fence
+held a higher one); that every done period in range was accepted exactly
+once, a failed, pending or running one at most once, a skipped one
+never; and that every accepted period is in the ledger, or was pruned
+from it: the retention --keep and --keep-rows (those of 'baton run' and
+'baton prune', the same defaults; give the tightest you ran with) deletes
+it now, by age or by the rows the ledger keeps newer than it, and the
+ledger has a newer row (a prune never deletes the newest scheduled row).
+A pruned period is counted, not judged; any other is a missing row. A
+ledger row in a state baton never writes is an error naming the row.
+Without --fence-db only the election log, the record and the ledger's
 tokens are checked.
 
-It prints, per name, a verdict ("exactly once" when all is well) and a
-table of the periods: due time, ledger state, the tokens the fence
-accepted and the stale tokens it refused; then every violation, naming
-its period. --from and --to bound the periods judged by their scheduled
-instant (FROM <= due < TO; RFC 3339 or a date, 2026-01-02); the terms and
-tokens are checked over the whole logs.
+It prints, per name, a verdict and a table of the periods: due time,
+ledger state, the tokens the fence accepted and the stale tokens it
+refused; then every violation, naming its period. The verdict is
+"exactly once" only when at least one period was judged and all is
+well; with no period judged (an empty ledger and fence log, a range that
+holds none, a name that is no job's) it is "nothing judged", which
+proves nothing and exits 1 unless --allow-empty. --from and --to bound the periods judged by their
+scheduled instant (FROM <= due < TO; RFC 3339 or a date, 2026-01-02); the
+terms and tokens are checked over the whole logs.
 
 What it cannot see: a fenced write made without the log, refusals the
 writer did not log (fence.LogRefusal is best effort, after the rollback),
 and a period that never got a ledger row (it learns from the ledger which
 periods came due).
 
-Exit status: 0 when everything holds, 1 on a violation (or when a store
-cannot be read), 2 on a usage error. Both stores are opened read-only.`)
+Exit status: 0 when everything holds, 1 on a violation, when nothing
+was judged (without --allow-empty) or when a store cannot be read, 2 on
+a usage error. Both stores are opened read-only.`)
 	storeURL := storeFlag(fs)
 	fenceURL := fs.String("fence-db", "", "the fence's database: sqlite:PATH or a postgres:// URL (password from the URL or $PGPASSWORD)")
 	logTable := fs.String("fence-log", fence.DefaultLogTable, "the fence log table in --fence-db")
 	fromS := fs.String("from", "", "judge periods due at or after T (RFC 3339 or YYYY-MM-DD)")
 	toS := fs.String("to", "", "judge periods due before T (RFC 3339 or YYYY-MM-DD)")
+	keep, keepRows := retentionFlags(fs, "the ledger's retention: rows older than this may be pruned")
+	allowEmpty := fs.Bool("allow-empty", false, "exit 0 when no period was judged (the verdict still says \"nothing judged\")")
 	asJSON := fs.Bool("json", false, "print JSON: the verdict and, per name, the periods and violations")
 	names, done, code := e.parseMixed(fs, args)
 	if done {
 		return code
+	}
+	ret, err := parseRetention(*keep, *keepRows)
+	if err != nil {
+		return e.fail("verify", err)
 	}
 	from, err := parseInstant("--from", *fromS)
 	if err != nil {
@@ -101,12 +119,23 @@ cannot be read), 2 on a usage error. Both stores are opened read-only.`)
 			return e.fail("verify", fmt.Errorf("the store holds no name to verify"))
 		}
 	}
+	now := time.Now()
+	storeNow, err := inspect.StoreNow(ctx, st, now)
+	if err != nil {
+		return e.fail("verify", readErr(*storeURL, err))
+	}
 	var reps []history.Report
 	for _, name := range names {
-		p := history.Production{Name: name, From: from, To: to, HasLog: fdb != nil}
+		p := history.Production{Name: name, From: from, To: to, HasLog: fdb != nil, Retention: ret, Now: now}
 		if p.Events, err = st.History(ctx, name, 0, 0); err != nil {
 			return e.fail("verify", readErr(*storeURL, err))
 		}
+		// The record, and whether it is damaged, as every view reads it.
+		states, err := inspect.ReadStates(ctx, st, []string{name}, storeNow)
+		if err != nil {
+			return e.fail("verify", readErr(*storeURL, err))
+		}
+		p.Record, p.Damaged = states[0].Record, states[0].State.Damaged
 		if p.Ledger, err = st.RecentRuns(ctx, name, "", 0); err != nil {
 			return e.fail("verify", readErr(*storeURL, err))
 		}
@@ -125,19 +154,35 @@ cannot be read), 2 on a usage error. Both stores are opened read-only.`)
 		reps = append(reps, history.Verify(p))
 	}
 	ok := true
+	var empty []string // names whose fence log was read and nothing judged
 	for _, r := range reps {
 		ok = ok && r.OK()
+		if r.OK() && r.Verdict() == history.NothingJudged {
+			empty = append(empty, r.Name)
+		}
 	}
+	ok = ok && (len(empty) == 0 || *allowEmpty)
 	code = exitOK
 	if !ok {
 		code = exitFailure
 	}
 	if *asJSON {
+		type name struct {
+			Verdict string `json:"verdict"`
+			history.Report
+		}
 		v := struct {
-			Verdict string           `json:"verdict"`
-			OK      bool             `json:"ok"`
-			Names   []history.Report `json:"names"`
-		}{verdictOf(reps), ok, reps}
+			Verdict       string   `json:"verdict"`
+			OK            bool     `json:"ok"`
+			NothingJudged []string `json:"nothing_judged"`
+			Names         []name   `json:"names"`
+		}{Verdict: verdictOf(reps), OK: ok, NothingJudged: empty}
+		if v.NothingJudged == nil {
+			v.NothingJudged = []string{}
+		}
+		for _, r := range reps {
+			v.Names = append(v.Names, name{r.Verdict(), r})
+		}
 		for i := range v.Names {
 			if v.Names[i].Periods == nil {
 				v.Names[i].Periods = []history.PeriodRow{}
@@ -169,20 +214,28 @@ cannot be read), 2 on a usage error. Both stores are opened read-only.`)
 	return code
 }
 
-// verdictOf is the one-line verdict over every name.
+// verdictOf is the one-line verdict over every name: "exactly once" only
+// when every name judged a period (history.Report.Verdict).
 func verdictOf(reps []history.Report) string {
-	n, logged := 0, true
+	n, logged, empty := 0, true, 0
 	for _, r := range reps {
 		n += len(r.Violations)
 		logged = logged && r.HasLog
+		if r.Verdict() == history.NothingJudged {
+			empty++
+		}
 	}
 	switch {
 	case n > 0:
 		return "VIOLATED: " + plural(n, "violation", "violations")
 	case !logged:
-		return "terms and tokens consistent; periods not judged (no --fence-db)"
+		return history.NotJudged
+	case empty == len(reps):
+		return history.NothingJudged
+	case empty > 0:
+		return fmt.Sprintf("%s for %d of %d names (exactly once for the others)", history.NothingJudged, empty, len(reps))
 	}
-	return "exactly once"
+	return history.ExactlyOnce
 }
 
 // printVerify prints one name's report: the verdict, the period table,
@@ -198,12 +251,16 @@ func printVerify(w io.Writer, r history.Report) {
 			judged++
 		}
 	}
-	fmt.Fprintf(w, "%s: %s\n", name, verdictOf([]history.Report{r}))
+	verdict := r.Verdict()
+	if verdict == history.NothingJudged {
+		verdict += ": no period in range in the ledger or the fence log, so nothing is proven (see --from, --to, --allow-empty)"
+	}
+	fmt.Fprintf(w, "%s: %s\n", name, verdict)
 	if r.HasLog {
 		fmt.Fprintf(w, "  %s; %s judged (%d done); the fence accepted %d and refused %d writes",
 			plural(r.Terms, "term", "terms"), plural(judged, "period", "periods"), done, r.Accepted, r.Refused)
-		if r.BeforeLedger > 0 {
-			fmt.Fprintf(w, "; %d accepted periods older than the ledger's oldest row (pruned) not judged", r.BeforeLedger)
+		if r.Pruned > 0 {
+			fmt.Fprintf(w, "; %d accepted periods pruned from the ledger by its retention, not judged", r.Pruned)
 		}
 		fmt.Fprintln(w)
 	} else {
@@ -265,4 +322,29 @@ func plural(n int, one, many string) string {
 		return "1 " + one
 	}
 	return fmt.Sprintf("%d %s", n, many)
+}
+
+// retentionFlags defines --keep and --keep-rows, with the defaults of
+// 'baton run' (schedule.DefaultRetention); parseRetention reads them.
+func retentionFlags(fs *flag.FlagSet, what string) (keep *string, keepRows *int) {
+	keep = fs.String("keep", schedule.FormatAge(schedule.DefaultRetention.Age), what+": days (30d) or a duration (72h); 0: no bound by age")
+	keepRows = fs.Int("keep-rows", schedule.DefaultRetention.Rows, "rows beyond the newest N (0: no bound by count)")
+	return keep, keepRows
+}
+
+// parseRetention reads --keep and --keep-rows.
+func parseRetention(keep string, keepRows int) (schedule.Retention, error) {
+	var r schedule.Retention
+	if keep != "0" {
+		age, err := schedule.ParseAge(keep)
+		if err != nil {
+			return r, usagef("invalid --keep: %v; or 0 for no bound by age", err)
+		}
+		r.Age = age
+	}
+	if keepRows < 0 {
+		return r, usagef("invalid --keep-rows %d; want 0 (no bound) or more", keepRows)
+	}
+	r.Rows = keepRows
+	return r, nil
 }

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"sort"
 	"time"
 
 	"github.com/batonhq/baton/fence"
@@ -27,14 +28,33 @@ type Production struct {
 	// From <= scheduled < To; a zero bound is open. The terms and the
 	// tokens are checked over the whole logs.
 	From, To time.Time
+	// Retention is the retention the ledger of Name is pruned by (the
+	// tightest of the leaders' and of 'baton prune'), and Now the wall
+	// time of the check: an accepted period the ledger does not have is
+	// counted as pruned, and not judged, only when they explain it (see
+	// Verify). The zero Retention explains nothing.
+	Retention schedule.Retention
+	Now       time.Time
+	// Record is the election record of Name as the store returns it (nil:
+	// there is none), and Damaged why it is damaged by the rule every
+	// view uses (inspect.State.Damaged: a held record's lease out of
+	// bounds, a token with no room for the next), "" when it is not.
+	Record  *store.Record
+	Damaged string
 }
 
 // Period states as Verify reports them, beside the ledger's own.
 const (
 	// NotInLedger: a period the fence log accepted that the ledger does
-	// not have (and that is not older than the ledger's oldest row,
-	// which retention would explain).
+	// not have, and whose absence the ledger's retention does not
+	// explain: its row is missing.
 	NotInLedger = "not-in-ledger"
+	// DamagedRow: a ledger row in a state that is none of
+	// store.RunStates (store.CheckRunState).
+	DamagedRow = "damaged-row"
+	// RecordCheck names the violations of the election record against
+	// its log: damaged, or not what the log's last event left.
+	RecordCheck = "record"
 )
 
 // PeriodRow is one line of Verify's per-period table.
@@ -65,10 +85,15 @@ type Report struct {
 	// only the periods in range).
 	Accepted int `json:"accepted"`
 	Refused  int `json:"refused"`
-	// BeforeLedger counts the accepted periods older than the ledger's
-	// oldest row (every one, when the ledger is empty): pruned from the
-	// ledger, not judged.
-	BeforeLedger int `json:"before_ledger"`
+	// Pruned counts the accepted periods in range that the ledger no
+	// longer has and whose absence its retention explains: pruned, not
+	// judged.
+	Pruned int `json:"pruned"`
+	// Judged counts the periods judged (with a fence log: every period
+	// of the ledger in range, and every accepted one it is missing). A
+	// report with a fence log that judged none proves nothing: Verdict
+	// says "nothing judged".
+	Judged int `json:"judged"`
 	// HasLog says whether a fence log was read.
 	HasLog     bool        `json:"fence_log"`
 	Periods    []PeriodRow `json:"periods"`
@@ -77,6 +102,34 @@ type Report struct {
 
 // OK reports whether Verify found no violation.
 func (r Report) OK() bool { return len(r.Violations) == 0 }
+
+// Verdicts of a Report (Verdict).
+const (
+	// ExactlyOnce: no violation, and at least one period judged.
+	ExactlyOnce = "exactly once"
+	// NothingJudged: no violation, and no period judged: nothing proven.
+	NothingJudged = "nothing judged"
+	// NotJudged: no violation; without a fence log the periods are not
+	// judged.
+	NotJudged = "terms and tokens consistent; periods not judged (no --fence-db)"
+)
+
+// Verdict is the report's verdict: "VIOLATED: N violations",
+// ExactlyOnce, NothingJudged or NotJudged. "exactly once" needs a judged
+// period.
+func (r Report) Verdict() string {
+	switch {
+	case len(r.Violations) == 1:
+		return "VIOLATED: 1 violation"
+	case len(r.Violations) > 1:
+		return fmt.Sprintf("VIOLATED: %d violations", len(r.Violations))
+	case !r.HasLog:
+		return NotJudged
+	case r.Judged == 0:
+		return NothingJudged
+	}
+	return ExactlyOnce
+}
 
 // starts reports whether an election log event begins a term.
 func starts(k store.EventKind) bool {
@@ -101,8 +154,18 @@ func starts(k store.EventKind) bool {
 //   - every done period in range was accepted exactly once ("lost",
 //     "twice"); a failed, pending or running one at most once ("twice");
 //     a skipped one never ("skipped"); the ledger's token of a period is
-//     a term's ("token"); an accepted period is in the ledger
-//     ("not-in-ledger").
+//     a term's ("token"); an accepted period is in the ledger, or its
+//     absence is explained by the ledger's retention ("not-in-ledger"):
+//     the retention's own rule (schedule.Retention.Prune) at Now deletes
+//     it, by age or by the rows the ledger keeps newer than it, and the
+//     ledger has a newer row (a prune never deletes the newest scheduled
+//     row, so an emptied ledger explains nothing);
+//   - the election record is what the log's last event left: its token
+//     and holder (every event carries the record's after the change),
+//     and it is not damaged by the rule every view uses ("record").
+//
+// A report that judged no period (Judged 0) proves nothing: its Verdict
+// is "nothing judged", never "exactly once".
 //
 // What it cannot see: fenced writes made without the log, and refusals
 // not logged (fence.LogRefusal is best effort). Without a fence log
@@ -143,6 +206,7 @@ func Verify(p Production) Report {
 	}
 	rep.Terms = len(elections)
 	rep.Violations = append(rep.Violations, tokens(elections)...)
+	checkRecord(p, add)
 
 	// The ledger, in period order.
 	ledger := slices.Clone(p.Ledger)
@@ -214,36 +278,75 @@ func Verify(p Production) Report {
 				row.Verdict = "skipped, accepted"
 				add("skipped", "period %s: skipped in the ledger, yet accepted %d times", r.Period, len(ws))
 			}
-		default:
+		case store.Pending, store.Running, store.Failed:
 			row.Verdict = "at most once"
 			if v, bad := exactlyOnce(r.Period, ws, false); bad {
 				row.Verdict, rep.Violations = v.Check, append(rep.Violations, v)
 			}
+		default:
+			// The stores refuse such a row; a row handed over anyway
+			// is judged nothing: whether its period ran is unknown.
+			row.Verdict = DamagedRow
+			add(DamagedRow, "%v", store.CheckRunState(r.Job, r.Period, r.State))
 		}
 		rep.Periods = append(rep.Periods, row)
 	}
-	var oldest string
-	if len(ledger) > 0 {
-		oldest = ledger[0].Period
-	}
+	prune := p.Retention.Prune(p.Name, p.Now, nil, 1) // the retention's own bounds at Now
 	for _, key := range sortedKeys(accepted) {
 		if inLedger[key] {
-			continue
-		}
-		if len(ledger) == 0 || key < oldest {
-			rep.BeforeLedger++
 			continue
 		}
 		due, _ := schedule.ParseKey(key)
 		if !inRange(p, due) {
 			continue
 		}
+		// The rows the ledger keeps newer than key: a prune deletes
+		// oldest first and never the newest scheduled row.
+		newer := len(ledger) - sort.Search(len(ledger), func(i int) bool { return ledger[i].Period > key })
+		if newer > 0 && ((prune.Before != "" && key < prune.Before) || (prune.Keep > 0 && newer >= prune.Keep)) {
+			rep.Pruned++
+			continue
+		}
 		rep.Periods = append(rep.Periods, PeriodRow{Period: key, Scheduled: due, State: NotInLedger,
 			Accepted: tokensOf(accepted[key]), Refused: refused[key], Verdict: NotInLedger})
-		add(NotInLedger, "period %s: accepted %d times, and the ledger has no such period", key, len(accepted[key]))
+		why := "the ledger is empty, and a prune never deletes its newest row"
+		if newer > 0 {
+			why = fmt.Sprintf("the retention (%s) does not explain it: %d newer rows, due %s", p.Retention, newer, due.UTC().Format(time.RFC3339))
+		}
+		add(NotInLedger, "period %s: accepted %d times, and the ledger has no such period (%s): its row is missing", key, len(accepted[key]), why)
 	}
 	slices.SortStableFunc(rep.Periods, func(a, b PeriodRow) int { return cmp.Compare(a.Period, b.Period) })
+	rep.Judged = len(rep.Periods)
 	return rep
+}
+
+// checkRecord checks the election record of p against its log: the log's
+// last event carries the record's token, holder and incarnation after the
+// change it records (renewals change none of them and log nothing), so
+// the record must still have them; and it must not be damaged.
+func checkRecord(p Production, add func(check, format string, a ...any)) {
+	if p.Damaged != "" {
+		add(RecordCheck, "%s: the election record is damaged: %s (fix or delete the record)", p.Name, p.Damaged)
+	}
+	rec := p.Record
+	if len(p.Events) == 0 {
+		if rec != nil && (rec.Token != 0 || !rec.Free()) {
+			add(RecordCheck, "%s: the election record (holder %q, token %d) has no event in the election log", p.Name, rec.Holder, rec.Token)
+		}
+		return
+	}
+	last := p.Events[len(p.Events)-1]
+	if rec == nil {
+		add(RecordCheck, "%s: the election log ends at seq %d (token %d), and the store has no election record", p.Name, last.Seq, last.Token)
+		return
+	}
+	if rec.Token != last.Token {
+		add(RecordCheck, "%s: the election record holds token %d, the log's last event (seq %d, %s) token %d", p.Name, rec.Token, last.Seq, last.Kind, last.Token)
+	}
+	if rec.Holder != last.Holder || rec.Incarnation != last.Incarnation {
+		add(RecordCheck, "%s: the election record is held by %q (incarnation %q), the log's last event (seq %d, %s) left %q (incarnation %q)",
+			p.Name, rec.Holder, rec.Incarnation, last.Seq, last.Kind, last.Holder, last.Incarnation)
+	}
 }
 
 // inRange reports whether t is within p's From and To.

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton/fence"
+	"github.com/batonhq/baton/schedule"
 	"github.com/batonhq/baton/store"
 )
 
@@ -47,6 +48,8 @@ func production() Production {
 			log(6, 2, 3, fence.Accepted, 2),
 		},
 		HasLog: true,
+		Record: &store.Record{Name: "job", Holder: "b", Incarnation: "i", Token: 2, Lease: time.Minute},
+		Now:    t0.Add(time.Hour),
 	}
 }
 
@@ -59,8 +62,8 @@ func TestVerifyClean(t *testing.T) {
 	if !rep.OK() {
 		t.Fatalf("a clean production record has violations: %+v", rep.Violations)
 	}
-	if rep.Terms != 2 || rep.Accepted != 5 || rep.Refused != 1 || len(rep.Periods) != 5 {
-		t.Fatalf("counts: %+v", rep)
+	if rep.Terms != 2 || rep.Accepted != 5 || rep.Refused != 1 || len(rep.Periods) != 5 || rep.Judged != 5 || rep.Verdict() != ExactlyOnce {
+		t.Fatalf("counts: %+v, verdict %q", rep, rep.Verdict())
 	}
 	p2 := rep.Periods[2]
 	if p2.Verdict != "exactly once" || !slices.Equal(p2.Accepted, []uint64{2}) || !slices.Equal(p2.Refused, []uint64{1}) {
@@ -100,6 +103,17 @@ func TestVerifyViolations(t *testing.T) {
 		{"accepted period not in the ledger", func(p *Production) {
 			p.Log = append(p.Log, fence.LogEntry{Seq: 7, Name: "job", Token: 2, Period: key(30), Outcome: fence.Accepted, Highest: 2})
 		}, NotInLedger, key(30)},
+		{"rows older than the ledger's oldest, no retention", func(p *Production) { p.Ledger = p.Ledger[2:] }, NotInLedger, key(1)},
+		{"rows older than the ledger's oldest, more than the retention keeps", func(p *Production) {
+			p.Ledger, p.Retention = p.Ledger[2:], schedule.Retention{Rows: 4, Age: 2 * time.Hour}
+		}, NotInLedger, key(0)},
+		{"ledger emptied", func(p *Production) { p.Ledger, p.Retention = nil, schedule.Retention{Age: time.Minute, Rows: 1} }, NotInLedger, key(3)},
+		{"damaged ledger row", func(p *Production) { p.Ledger[4].State = "weird" }, DamagedRow, key(4)},
+		{"record token beyond the log's", func(p *Production) { p.Record.Token = 1<<63 - 1 }, RecordCheck, ""},
+		{"record holder not the log's", func(p *Production) { p.Record.Holder = "ghost" }, RecordCheck, ""},
+		{"record damaged", func(p *Production) { p.Damaged = "lease -5s outside [1ms, 24h0m0s]" }, RecordCheck, ""},
+		{"record missing", func(p *Production) { p.Record = nil }, RecordCheck, ""},
+		{"record without a log", func(p *Production) { p.Events = nil }, RecordCheck, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -114,6 +128,9 @@ func TestVerifyViolations(t *testing.T) {
 			}
 			if !found {
 				t.Fatalf("want a %q violation naming %q; got %+v", tt.check, tt.period, rep.Violations)
+			}
+			if v := rep.Verdict(); !strings.HasPrefix(v, "VIOLATED: ") {
+				t.Fatalf("verdict %q", v)
 			}
 		})
 	}
@@ -134,23 +151,40 @@ func TestVerifyRangeAndRetention(t *testing.T) {
 	if rep := Verify(p); !rep.OK() {
 		t.Fatalf("a lost period outside the range is judged: %+v", rep.Violations)
 	}
-	p = production()
-	p.Ledger = p.Ledger[2:] // P0 and P1 pruned
-	if rep := Verify(p); !rep.OK() || rep.BeforeLedger != 2 {
-		t.Fatalf("pruned ledger: %+v", rep)
+	// P0 and P1 pruned: the retention explains them by the rows kept
+	// newer (3), or by age; a retention that explains neither leaves
+	// them missing (TestVerifyViolations).
+	for _, ret := range []schedule.Retention{{Rows: 3}, {Age: 30 * time.Minute}, {Age: time.Minute, Rows: 100}} {
+		p = production()
+		p.Ledger, p.Retention = p.Ledger[2:], ret
+		if rep := Verify(p); !rep.OK() || rep.Pruned != 2 || rep.Judged != 3 || rep.Verdict() != ExactlyOnce {
+			t.Fatalf("pruned ledger, retention %v: %+v", ret, rep)
+		}
 	}
 	p = production()
 	p.Log, p.HasLog = nil, false
-	if rep := Verify(p); !rep.OK() || rep.Periods[0].Verdict != "not judged" {
+	if rep := Verify(p); !rep.OK() || rep.Periods[0].Verdict != "not judged" || rep.Verdict() != NotJudged {
 		t.Fatalf("no log: %+v", rep)
 	}
 }
 
-// An empty ledger judges no period of the log (all pruned).
-func TestVerifyEmptyLedger(t *testing.T) {
+// A ledger emptied proves nothing and explains nothing: whatever the
+// retention, every acceptance is a missing row; with the fence log
+// emptied too, or a range that holds no period, nothing is judged, and
+// the verdict says so, never "exactly once".
+func TestVerifyNothingJudged(t *testing.T) {
 	p := production()
-	p.Ledger = nil
-	if rep := Verify(p); !rep.OK() || rep.BeforeLedger != 4 {
-		t.Fatalf("empty ledger: %+v", rep)
+	p.Ledger, p.Retention, p.Now = nil, schedule.Retention{Age: time.Minute, Rows: 1}, t0.Add(1000*time.Hour)
+	if rep := Verify(p); rep.OK() || rep.Pruned != 0 {
+		t.Fatalf("emptied ledger: %+v", rep)
+	}
+	p.Log = nil
+	if rep := Verify(p); !rep.OK() || rep.Judged != 0 || rep.Verdict() != NothingJudged {
+		t.Fatalf("emptied ledger and fence log: %+v, verdict %q", rep, rep.Verdict())
+	}
+	p = production()
+	p.From = time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	if rep := Verify(p); !rep.OK() || rep.Judged != 0 || rep.Verdict() != NothingJudged {
+		t.Fatalf("--from 2030: %+v, verdict %q", rep, rep.Verdict())
 	}
 }

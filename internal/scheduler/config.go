@@ -102,4 +102,9 @@ type Mutations struct {
 	// this very attempt (baton run's supervisor recorded it first)
 	// [no-own-completion].
 	NoOwnCompletion bool
+	// RerunUnknownState plans a ledger row whose state is none of
+	// store.RunStates as an open one, as the machine did before it
+	// refused such a row: it is claimed again, attempt + 1
+	// [rerun-unknown-state].
+	RerunUnknownState bool
 }

@@ -20,8 +20,10 @@
 // checker notices when it does not), stopping at the first
 // store.ErrStaleToken (a newer leader exists), planning again after a
 // conflict, the read cursor (rows after the newest scheduled period before
-// which every row is final, and the whole ledger every Rescan), and
-// store.Permanent errors ending its work.
+// which every row is final, and the whole ledger every Rescan),
+// store.Permanent errors ending its work, and a ledger row in a state that
+// is none of store.RunStates ending it too (store.CheckRunState: a damaged
+// row is never claimed again, whatever the store handed out).
 //
 // Runtimes, one machine:
 //   - internal/runner (real clock, real store, the executor in a

@@ -409,6 +409,13 @@ func (m *Machine) runsRead(now time.Time, r RunsRead) []Action {
 	if r.Err != nil {
 		return m.failure(now, "reading the ledger", r.Err, timerPass)
 	}
+	if err := damagedRow(r.Rows); err != nil && !m.cfg.Mutate.RerunUnknownState {
+		// A row no baton wrote: nobody knows whether its period ran.
+		// It is never claimed again nor planned around; the work stops
+		// with one line naming it, as on any corrupt store.
+		m.phase = failed
+		return []Action{Fail{Err: fmt.Errorf("reading the ledger: %w", err)}}
+	}
 	if m.readFull {
 		m.cursor, m.lastFull, m.hasFull = "", now, true
 	}
@@ -434,6 +441,20 @@ func (m *Machine) runsRead(now time.Time, r RunsRead) []Action {
 		acts = append(acts, Note{Level: slog.LevelInfo, Msg: catchUpNote(plan, pol)})
 	}
 	return append(acts, m.apply(now)...)
+}
+
+// damagedRow returns store.CheckRunState's error for the first row whose
+// state is none of store.RunStates. The stores refuse such a row when
+// they read it; the machine checks every row it is handed again, so that
+// a store that does not (another backend, a wrapper) cannot make it run a
+// period whose outcome nobody knows.
+func damagedRow(rows []store.Run) error {
+	for i := range rows {
+		if !rows[i].State.Known() {
+			return store.CheckRunState(rows[i].Job, rows[i].Period, rows[i].State)
+		}
+	}
+	return nil
 }
 
 // apply writes the plan's next move; after a claim the effect runs.

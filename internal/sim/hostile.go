@@ -9,6 +9,7 @@ import (
 
 	"github.com/batonhq/baton/internal/election"
 	"github.com/batonhq/baton/internal/vcluster"
+	"github.com/batonhq/baton/schedule"
 	"github.com/batonhq/baton/store"
 )
 
@@ -29,6 +30,10 @@ import (
 //     Duration, a negative one, zero, just past a bound), on its own
 //     record or through a session record of that lease: no node may ever
 //     take it, and its record must be unchanged at the end;
+//   - in one of three, hands out a damaged ledger row beside the job's
+//     (damagedRows): every leader's scheduler must end its work on it
+//     without ever writing its period, so that seed runs no period and
+//     its liveness is not checked;
 //   - and its hostile episodes put the clocks at the very edge of the
 //     margin (the largest rate ratio it covers) when a leader stops.
 //
@@ -124,4 +129,25 @@ func planted(p []store.Record) []string {
 		}
 	}
 	return names
+}
+
+// hostileStates are planted ledger states that no baton writes.
+var hostileStates = []store.RunState{"weird", "", "DONE", "done\x00", "running ", "pending\x1b[2J"}
+
+// damagedRows returns, for one hostile seed in three (o from hostile),
+// the damaged ledger row the store hands out in that seed: a manual row
+// of the day before the first period, in a state that is none of
+// store.RunStates, claimed once by a node that does not exist. It draws
+// from a stream of its own, so the seed's other draws stay what they were.
+func damagedRows(o Options, seed uint64) []store.Run {
+	if !o.hostile {
+		return nil
+	}
+	rng := rand.New(rand.NewPCG(mix(seed), 0x64616d61676564)) // "damaged"
+	if rng.IntN(3) != 0 {
+		return nil
+	}
+	at := vcluster.Epoch.Add(-24 * time.Hour)
+	return []store.Run{{Job: vcluster.Job, Period: schedule.Key(at), Scheduled: at, State: hostileStates[rng.IntN(len(hostileStates))],
+		Token: 1, Holder: ghost, Attempt: 1, Manual: true, Started: at, Version: 1 << 40}}
 }

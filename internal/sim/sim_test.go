@@ -88,6 +88,7 @@ func TestSeedsExerciseWhatShips(t *testing.T) {
 		c.BackfillRuns += x.BackfillRuns
 		c.Pruned += x.Pruned
 		c.SuspendRefused += x.SuspendRefused
+		c.DamagedRefused += x.DamagedRefused
 		c.Timeouts += x.Timeouts
 		c.ClockHeld += x.ClockHeld
 		c.SteppedDown += x.SteppedDown
@@ -113,8 +114,9 @@ func TestSeedsExerciseWhatShips(t *testing.T) {
 		"claims with a clock off within the tolerance": c.ClockWithin,
 		"sessions passed on by succession":             c.Successions, "terms adopted from a succession": c.Adopted,
 		"names settled onto a successor": c.Settled, "dead sessions deleted": c.Deleted,
-		"sessions passed on, then deleted": c.DeletedSucceeded,
-		"forged notifications":             c.Forged,
+		"sessions passed on, then deleted":   c.DeletedSucceeded,
+		"forged notifications":               c.Forged,
+		"work ended on a damaged ledger row": c.DamagedRefused,
 	} {
 		if n == 0 {
 			t.Errorf("100 seeds exercised no %s", what)
@@ -229,6 +231,12 @@ func TestMutationsAreCaught(t *testing.T) {
 		// reading the row back: with the supervisor's records, its
 		// first completed run does it.
 		{"no own completion", func(o *sim.Options) { o.SupervisorRecords, o.Mutate.Work.NoOwnCompletion = true, true }, 5, 0},
+		// A machine that plans a row in a state it does not know as an
+		// open one claims it again: one hostile seed in three hands out
+		// such a row.
+		{"a damaged ledger row run again", func(o *sim.Options) {
+			o.Faults, o.Mutate.Work.RerunUnknownState = []sim.FaultClass{sim.Hostile}, true
+		}, 20, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o := sim.DefaultOptions()

@@ -96,6 +96,7 @@ type Coverage struct {
 	BackfillRuns   int // claims of a period a backfill made pending
 	Pruned         int // ledger rows pruned by retention
 	SuspendRefused int // claims and skips the store refused because the job was suspended
+	DamagedRefused int // machines that ended their work on a damaged ledger row (Config.DamagedRows)
 	Timeouts       int // runs stopped by the timeout
 	Successions    int // dead sessions passed on to a successor (election.Config.Succession)
 	Adopted        int // terms taken from a record a succession passed on

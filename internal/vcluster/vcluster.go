@@ -205,6 +205,15 @@ type Config struct {
 	// a lease no valid Config writes. A planted record that is held is
 	// damaged: the check fails if any node is ever elected for it.
 	Plant []store.Record
+	// DamagedRows are ledger rows of Job in states no baton writes (none
+	// of store.RunStates), as a store that does not check the states it
+	// reads hands them out: every ledger read of every node (ReadRuns)
+	// gets them beside the store's rows. The check fails if a node ever
+	// writes the period of one (claims it again, skips or completes it).
+	// A machine that meets one ends its work (scheduler.Fail wrapping
+	// store.ErrCorrupt), which is counted (Coverage.DamagedRefused), not
+	// an error of the run: the job then runs no period, by design.
+	DamagedRows []store.Run
 	// ClockTolerance, when positive, turns every node's wall-clock guard
 	// on (scheduler.Config.ClockTolerance, business time), against the
 	// true time as its reference (a store's clock); StepClock faults set a

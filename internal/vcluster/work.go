@@ -137,8 +137,12 @@ func (e *engine) call(n *node, a scheduler.Action) scheduler.Event {
 	case scheduler.ReadRuns:
 		var r scheduler.RunsRead
 		r.Rows, r.Err = e.c.Store.Runs(e.ctx, Job, a.After, 0)
+		if len(e.c.DamagedRows) > 0 && r.Err == nil {
+			r.Rows = withDamaged(r.Rows, e.c.DamagedRows, a.After)
+		}
 		return r
 	case scheduler.SwapRun:
+		e.checkDamaged(n, a)
 		var r scheduler.Swapped
 		r.Run, r.Err = e.c.Store.SwapRun(e.ctx, a.Swap)
 		e.ledgerWrite(n, a, r)
@@ -201,6 +205,13 @@ func (e *engine) doWork(n *node, a scheduler.Action) {
 	case scheduler.Halt:
 		e.tracef("%s token %d acts no more in this term: %v", n.id, n.term, a.Cause)
 	case scheduler.Fail:
+		if e.damagedRow(a.Err) {
+			// As baton run does, the node's work ends with the error;
+			// its term goes on, and so does the run.
+			e.out.Covered.DamagedRefused++
+			e.tracef("%s token %d ends its work: %v", n.id, n.term, a.Err)
+			return
+		}
 		e.fail(a.Err)
 	case scheduler.StepDown:
 		// As baton run does: Run returns, the Elector resigns and stops
@@ -779,4 +790,53 @@ func (e *engine) checkJitter(a scheduler.SwapRun) {
 		e.violate("jitter: period %s claimed at %s, before its instant plus its jitter (%s)", sw.Period,
 			sw.Started.UTC().Format(time.RFC3339Nano), due.UTC().Format(time.RFC3339Nano))
 	}
+}
+
+// withDamaged returns rows, a ledger read after the key after, with the
+// damaged rows after it too, in period order.
+func withDamaged(rows, damaged []store.Run, after string) []store.Run {
+	out := rows
+	added := false
+	for _, d := range damaged {
+		if d.Period > after {
+			if !added {
+				out = slices.Clone(rows)
+			}
+			out, added = append(out, d), true
+		}
+	}
+	if added {
+		slices.SortFunc(out, func(a, b store.Run) int { return strings.Compare(a.Period, b.Period) })
+	}
+	return out
+}
+
+// checkDamaged: no write ever lands on the period of a damaged row
+// (Config.DamagedRows): nobody knows whether it ran.
+func (e *engine) checkDamaged(n *node, a scheduler.SwapRun) {
+	if !e.c.Check {
+		return
+	}
+	for _, d := range e.c.DamagedRows {
+		if d.Period == a.Swap.Run.Period {
+			e.violate("damaged ledger row %s (state %q) written again by %s: %s, %s with token %d, attempt %d",
+				d.Period, d.State, n.id, a.Kind, a.Swap.Run.State, a.Swap.Run.Token, a.Swap.Run.Attempt)
+		}
+	}
+}
+
+// damagedRow reports whether err is the error of a damaged row of
+// Config.DamagedRows (store.CheckRunState's), the end of work it must
+// cause.
+func (e *engine) damagedRow(err error) bool {
+	var dr *store.DamagedRowError
+	if !errors.As(err, &dr) {
+		return false
+	}
+	for _, d := range e.c.DamagedRows {
+		if d.Period == dr.Period && d.State == dr.State {
+			return true
+		}
+	}
+	return false
 }

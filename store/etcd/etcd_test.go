@@ -2,9 +2,11 @@ package etcd_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
+	"net/url"
 	"os"
 	"strings"
 	"sync"
@@ -353,4 +355,33 @@ func TestOpenUnreachable(t *testing.T) {
 		t.Fatalf("Open of an unreachable endpoint took %v", took)
 	}
 	t.Log(err)
+}
+
+func TestDamagedConformance(t *testing.T) {
+	c := sharedCluster(t)
+	storetest.RunDamaged(t, func(t *testing.T) (func() store.Store, storetest.Planter) {
+		prefix := freshPrefix(t)
+		return func() store.Store { return openStore(t, c.Endpoints(), etcd.WithPrefix(prefix)) }, func(t *testing.T, job, period string, state store.RunState) {
+			cli, err := clientv3.New(clientv3.Config{Endpoints: c.Endpoints(), DialTimeout: 5 * time.Second})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cli.Close()
+			ctx := context.Background()
+			key := prefix + "r/" + url.PathEscape(job) + "/" + period
+			resp, err := cli.Get(ctx, key)
+			if err != nil || len(resp.Kvs) != 1 {
+				t.Fatalf("reading %s to plant a state: %v, %d keys", key, err, len(resp.Kvs))
+			}
+			var v map[string]any
+			if err := json.Unmarshal(resp.Kvs[0].Value, &v); err != nil {
+				t.Fatal(err)
+			}
+			v["state"] = string(state)
+			b, _ := json.Marshal(v)
+			if _, err := cli.Put(ctx, key, string(b)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
 }

@@ -55,6 +55,9 @@ func decodeRun(job, period string, kv *mvccpb.KeyValue) (store.Run, error) {
 	if err := json.Unmarshal(kv.Value, &v); err != nil {
 		return store.Run{}, fmt.Errorf("%w: etcd key %q does not hold a baton run: %v", store.ErrCorrupt, kv.Key, err)
 	}
+	if err := store.CheckRunState(job, period, v.State); err != nil {
+		return store.Run{}, fmt.Errorf("etcd key %q: %w", kv.Key, err)
+	}
 	return store.Run{
 		Job: job, Period: period, Scheduled: v.Scheduled, State: v.State, Token: v.Token, Holder: v.Holder,
 		Attempt: v.Attempt, Manual: v.Manual, Started: v.Started, Finished: v.Finished, ExitCode: v.ExitCode,

@@ -59,6 +59,9 @@ func (c *client) GetRun(ctx context.Context, job, period string) (store.Run, err
 	if !ok {
 		return store.Run{}, fmt.Errorf("run %s/%s: %w", job, period, store.ErrNotFound)
 	}
+	if err := store.CheckRunState(job, period, r.State); err != nil {
+		return store.Run{}, err
+	}
 	return r, nil
 }
 
@@ -68,6 +71,9 @@ func (c *client) SwapRun(ctx context.Context, sw store.RunSwap) (store.Run, erro
 
 func (s *Store) swapRunLocked(sw store.RunSwap) (store.Run, error) {
 	cur := s.runs[sw.Run.Job][sw.Run.Period]
+	if err := store.CheckRunState(sw.Run.Job, sw.Run.Period, cur.State); cur.Version != 0 && err != nil {
+		return store.Run{}, err
+	}
 	token, err := s.tokenLocked(sw.Run.Job)
 	if err != nil {
 		return store.Run{}, err
@@ -90,6 +96,17 @@ func (s *Store) swapRunLocked(sw store.RunSwap) (store.Run, error) {
 	}
 	s.runs[r.Job][r.Period] = r
 	return r, nil
+}
+
+// checkRuns refuses rows read in a state no write makes (SwapRun refuses
+// them; a test plants them): store.CheckRunState, as every backend's read.
+func checkRuns(rows []store.Run) error {
+	for _, r := range rows {
+		if !r.State.Known() {
+			return store.CheckRunState(r.Job, r.Period, r.State)
+		}
+	}
+	return nil
 }
 
 // addKey inserts a new period key into job's ordered keys; s.mu must be
@@ -123,7 +140,10 @@ func (c *client) Runs(ctx context.Context, job, after string, limit int) ([]stor
 		out = append(out, c.s.runs[job][ks[i]])
 	}
 	c.s.mu.Unlock()
-	return out, c.s.leave(ctx, c.node)
+	if err := c.s.leave(ctx, c.node); err != nil {
+		return out, err
+	}
+	return out, checkRuns(out)
 }
 
 // RecentRuns implements store.Store.
@@ -156,7 +176,10 @@ func (c *client) RecentRuns(ctx context.Context, job, before string, limit int) 
 		out = append(out, c.s.runs[job][ks[i]])
 	}
 	c.s.mu.Unlock()
-	return out, c.s.leave(ctx, c.node)
+	if err := c.s.leave(ctx, c.node); err != nil {
+		return out, err
+	}
+	return out, checkRuns(out)
 }
 
 func (c *client) PruneRuns(ctx context.Context, p store.Prune) (int, error) {

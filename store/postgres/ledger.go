@@ -51,6 +51,9 @@ func scanRun(row pgx.Row) (store.Run, error) {
 	}
 	r.State, r.Token, r.Attempt, r.ExitCode, r.Output = store.RunState(state), uint64(token), int(attempt), int(exit), string(output)
 	r.Scheduled, r.Started, r.Finished = fromNull(scheduled), fromNull(started), fromNull(finish)
+	if err := store.CheckRunState(r.Job, r.Period, r.State); err != nil {
+		return store.Run{}, err
+	}
 	return r, nil
 }
 

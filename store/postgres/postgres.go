@@ -475,6 +475,9 @@ func (s *Store) fail(ctx context.Context, op string, err error) error {
 	if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
 		return fmt.Errorf("postgres: %s: %w: %w (%w)", op, store.ErrUnavailable, cerr, err)
 	}
+	if errors.Is(err, store.ErrCorrupt) { // a row baton did not write (store.CheckRunState)
+		return fmt.Errorf("postgres: %s: schema %q: %w", op, s.schema, err)
+	}
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
 		code := pgErr.Code

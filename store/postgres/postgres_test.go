@@ -550,3 +550,12 @@ func TestReadOnlyRole(t *testing.T) {
 		t.Errorf("a write through a read-only store: %v, want ErrInvalid", err)
 	}
 }
+
+func TestDamagedConformance(t *testing.T) {
+	storetest.RunDamaged(t, func(t *testing.T) (func() store.Store, storetest.Planter) {
+		url := pgtest.Start(t)
+		return func() store.Store { return open(t, url) }, func(t *testing.T, job, period string, state store.RunState) {
+			superExec(t, url, `UPDATE baton.runs SET state = $1 WHERE job = $2 AND period = $3`, string(state), job, period)
+		}
+	})
+}

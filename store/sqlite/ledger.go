@@ -46,6 +46,9 @@ func getRun(ctx context.Context, q queryRower, job, period string) (r store.Run,
 		return store.Run{}, false, err
 	}
 	r.Job, r.Period = job, period
+	if err := store.CheckRunState(job, period, r.State); err != nil {
+		return store.Run{}, false, err
+	}
 	return r, true, nil
 }
 
@@ -181,6 +184,9 @@ func (s *Store) queryRuns(ctx context.Context, op, job, q string, args ...any) (
 			return nil, s.fail(ctx, op, err)
 		}
 		r.Job, r.Period = job, period
+		if err := store.CheckRunState(job, period, r.State); err != nil {
+			return nil, s.fail(ctx, op, err)
+		}
 		out = append(out, r)
 	}
 	if err := rows.Err(); err != nil {

@@ -735,3 +735,30 @@ func TestWatchChangesSameHandle(t *testing.T) {
 	for range feed { // ends when Close closes it
 	}
 }
+
+func TestDamagedConformance(t *testing.T) {
+	storetest.RunDamaged(t, func(t *testing.T) (func() store.Store, storetest.Planter) {
+		path := filepath.Join(t.TempDir(), "baton.db")
+		open := func() store.Store {
+			s, err := sqlite.Open(context.Background(), path)
+			if err != nil {
+				t.Fatalf("Open(%s): %v", path, err)
+			}
+			return s
+		}
+		return open, func(t *testing.T, job, period string, state store.RunState) {
+			db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			res, err := db.Exec(`UPDATE baton_runs SET state = ? WHERE job = ? AND period = ?`, string(state), job, period)
+			if err != nil {
+				t.Fatalf("planting state %q in %s/%s: %v", state, job, period, err)
+			}
+			if n, _ := res.RowsAffected(); n != 1 {
+				t.Fatalf("planting state %q in %s/%s: %d rows", state, job, period, n)
+			}
+		}
+	})
+}

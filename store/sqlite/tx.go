@@ -114,6 +114,10 @@ func (s *Store) fail(ctx context.Context, op string, err error) error {
 }
 
 func classify(path, op string, busy time.Duration, err error) error {
+	var damaged *store.DamagedRowError
+	if errors.As(err, &damaged) { // its message says the fix
+		return fmt.Errorf("sqlite: %s: %s: %w", op, path, err)
+	}
 	if errors.Is(err, store.ErrCorrupt) { // a row baton did not write (checkRow)
 		return fmt.Errorf("sqlite: %s: %s: %w; restore it from a backup (see baton store floor) or move it away", op, path, err)
 	}

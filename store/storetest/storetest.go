@@ -7,7 +7,9 @@
 // batched reads and swaps, the change feed, listing, session deletion and
 // suspension: the whole of store.Store, on every backend, with no part of
 // it skipped. It does not test the optional store.Identifier and
-// store.TimeSource (each backend's own tests do).
+// store.TimeSource (each backend's own tests do). RunDamaged checks what a
+// backend does with data no baton writes, planted below the Store API by
+// the backend's own test.
 package storetest
 
 import (
