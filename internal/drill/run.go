@@ -104,6 +104,13 @@ type Config struct {
 	// of when the machine's scheduling happens to put it. It is an error
 	// if no other node writes that period (within 30 s of the end).
 	ThawAfterRetake bool
+	// HealAfterTakeover is a deterministic fault seam for the negative
+	// controls (Net): the end of a network fault (the skew's isolation, a
+	// cut link) waits until a node other than the faulted one has won a
+	// newer term, so that the faulted node hears of the takeover only
+	// after it happened; the drill's later actions wait as long. It is an
+	// error if no node takes over within 30 s.
+	HealAfterTakeover bool
 }
 
 // Run runs the scenario p once for column col and returns its measures. On
