@@ -313,7 +313,7 @@ func TestElectorServerDown(t *testing.T) {
 	stopped := time.Now()
 	select {
 	case <-term.Done():
-	case <-time.After(timing.Lease + time.Second):
+	case <-time.After(timing.Lease + time.Minute): // how late it may be is bounded below, by the delay measured
 		t.Fatalf("%s still leads %v after the server stopped", first.ID, time.Since(stopped))
 	}
 	noticed := time.Now()
