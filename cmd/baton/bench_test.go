@@ -245,20 +245,17 @@ func TestBenchBalanceSQLite(t *testing.T) {
 // before lease + 2e, and none while the holder's term could still be
 // valid. The lease is 5s, so that a batch of 1,000 writes fits in a store
 // call's time limit (the renew interval) on a busy machine. Under the race
-// detector, which slows the pure-Go SQLite many times, and outside
-// testenv.Long (a developer's go test ./...), the holder holds 1,000
-// names: the same assertions, one batch (about 5 s instead of 15). The
-// 10,000 run in CI, without the race detector (.ci/run).
+// detector, which slows the pure-Go SQLite many times, the holder holds
+// 1,000 names: the same assertions, one batch.
 func TestBenchTakeoverProcess(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts real processes")
 	}
 	t.Parallel() // its own SQLite file; the takeover window has seconds of slack
 	names := 10000
-	if raceEnabled || !testenv.Long() {
+	if raceEnabled {
 		names = 1000
 	}
-	t.Logf("%d names", names)
 	db := "sqlite:" + filepath.Join(t.TempDir(), "b.db")
 	cmd, out, errb := startBaton(t, "bench", "takeover", "--store", db, "--names", strconv.Itoa(names), "--lease", "5s", "--timeout", "60s", "--json")
 	done := make(chan error, 1)
