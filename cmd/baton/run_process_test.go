@@ -73,6 +73,7 @@ func TestProcessRunNoOrphan(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts real processes")
 	}
+	t.Parallel() // its subtests are: each on its own SQLite file and processes
 	for _, sig := range []syscall.Signal{syscall.SIGKILL, syscall.SIGHUP} {
 		t.Run(sig.String(), func(t *testing.T) {
 			t.Parallel()
