@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/batonhq/baton/internal/testenv"
 	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/store/memstore"
 	"github.com/batonhq/baton/store/sqlite"
@@ -176,13 +177,27 @@ func TestBenchHoldSQLite(t *testing.T) {
 // 11 runs failed: the SQLite writes outran the renew interval's call
 // limit, and a phase ran out of time or moved names again; in CI a join
 // took 358 handovers. With 2s, 5 of 5 passed beside the same loops.)
+//
+// Safety (no name held twice) and the shares are asserted on every run.
+// How many names a phase moved measures the balancing only when every
+// term that ended was handed over on request: a starved machine lets
+// sessions expire (one took a join of 17 s), and each expiry hands a
+// group's every name over again. The groups log each batch of ended terms
+// with its cause (--log-level info); when one ended other than by a
+// request, the counts are logged with the causes and the scheduling delay
+// measured, not bounded. How fast balancing is on a given machine is what
+// 'baton bench balance' itself reports.
 func TestBenchBalanceSQLite(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs balanced groups for a few seconds of real time")
 	}
 	t.Parallel() // its own SQLite file
+	delay := testenv.MeasureDelay(t)
+	began := time.Now()
 	db := "sqlite:" + filepath.Join(t.TempDir(), "b.db")
-	code, out, stderr := runBaton(t, "bench", "balance", "--store", db, "--names", "300", "--lease", "2s", "--clock-margin", "100ms", "--timeout", "30s", "--json")
+	// --timeout bounds each phase: liveness, with minutes to spare.
+	code, out, stderr := runBaton(t, "bench", "balance", "--store", db, "--names", "300", "--lease", "2s", "--clock-margin", "100ms",
+		"--timeout", "2m", "--log-level", "info", "--json")
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -193,10 +208,26 @@ func TestBenchBalanceSQLite(t *testing.T) {
 	if r.DoubleHeld != 0 || !reflect.DeepEqual(r.HeldAfterJoin, []int{100, 100, 100}) || !reflect.DeepEqual(r.HeldAfterLeave, []int{150, 150}) {
 		t.Errorf("report %+v", r)
 	}
-	// A join moves the joiner's share, a third; a few more when two
-	// holders were asked for names at once.
-	if r.JoinHandovers < 100 || r.JoinHandovers > 150 || r.JoinSeconds <= 0 || r.LeaveSeconds <= 0 {
+	// A join moves the joiner's share, a third, at least.
+	if r.JoinHandovers < 100 || r.JoinSeconds <= 0 || r.LeaveSeconds <= 0 {
 		t.Errorf("join: %d handovers in %.3fs, leave %.3fs", r.JoinHandovers, r.JoinSeconds, r.LeaveSeconds)
+	}
+	t.Logf("join %.3fs (%d handovers), leave %.3fs (%d handovers)", r.JoinSeconds, r.JoinHandovers, r.LeaveSeconds, r.LeaveHandovers)
+	var unrequested []string
+	for _, line := range strings.Split(stderr, "\n") {
+		if strings.Contains(line, `msg="terms ended"`) && !strings.Contains(line, "cause=\"deposed") {
+			unrequested = append(unrequested, line)
+		}
+	}
+	if len(unrequested) > 0 {
+		t.Logf("terms ended other than by a request (scheduling delay up to %v measured meanwhile): the handover counts are not a measure of the balancing:\n%s",
+			delay.Max(began, time.Now()), strings.Join(unrequested, "\n"))
+		return
+	}
+	// A few more than a third when two holders were asked for names at
+	// once.
+	if r.JoinHandovers > 150 {
+		t.Errorf("join: %d handovers for the joiner's 100 names", r.JoinHandovers)
 	}
 	// The leaver's 100 names are split by the rendezvous hash and the
 	// shares before they are taken: few move twice. (0 in 6 of 6 runs
@@ -206,7 +237,6 @@ func TestBenchBalanceSQLite(t *testing.T) {
 	if r.LeaveHandovers > 30 {
 		t.Errorf("leave: %d handovers for the leaver's 100 names", r.LeaveHandovers)
 	}
-	t.Logf("join %.3fs (%d handovers), leave %.3fs (%d handovers)", r.JoinSeconds, r.JoinHandovers, r.LeaveSeconds, r.LeaveHandovers)
 }
 
 // The acceptance test of bulk takeover on real processes: a holder of

@@ -55,6 +55,10 @@ func TestProcessFenceAnyLanguage(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts real processes")
 	}
+	// Beside the package's other parallel tests too: run serially, this
+	// test held every one of them back for its 15-20 s (one at a time in
+	// CI: testenv.ParallelUnlessLong).
+	testenv.ParallelUnlessLong(t)
 	rounds := 5
 	if testenv.Long() {
 		rounds = 10

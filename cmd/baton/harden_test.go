@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton/fence"
+	"github.com/batonhq/baton/internal/testenv"
 )
 
 // baton run --fence-key-file hands the command the token's signature.
@@ -68,6 +69,7 @@ func TestRunStoreDeleted(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	delay := testenv.MeasureDelay(t)
 	deleted := time.Now()
 	cmd2, out2, err2 := run("n2")
 	exited := make(chan error, 1)
@@ -75,8 +77,12 @@ func TestRunStoreDeleted(t *testing.T) {
 	var werr error
 	select {
 	case werr = <-exited:
-	case <-time.After(5 * time.Second):
+	case <-time.After(time.Minute):
 		t.Fatalf("n1 still runs %v after its store was deleted\nstderr:\n%s", time.Since(deleted), err1)
+	}
+	// At its next store call: within 5s and the scheduling delay measured.
+	if took, bound := time.Since(deleted), delay.Slack(5*time.Second, deleted, time.Now()); took > bound {
+		t.Errorf("n1 exited %v after its store was deleted, over %v", took, bound)
 	}
 	t.Logf("n1 exited %v after the deletion: %v", time.Since(deleted).Round(time.Millisecond), werr)
 	if !waitFor(20*time.Second, func() bool { return strings.Contains(out2.String(), "node=n2") }) {

@@ -92,6 +92,7 @@ func TestProcessSingletonStops(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts real processes")
 	}
+	delay := testenv.MeasureDelay(t)
 	cmd, out, errb := startBaton(t, "run", "--store", "mem:", "--lease", "3s", "--grace", "1s", "svc", "--",
 		"sh", "-c", `sh -c 'trap "echo grandchild got TERM; exit 0" TERM; echo grandchild up; while :; do sleep 0.05; done' & trap 'echo got TERM; wait; exit 0' TERM; wait`)
 	deadline := time.Now().Add(5 * time.Second)
@@ -103,8 +104,13 @@ func TestProcessSingletonStops(t *testing.T) {
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("baton: %v\nstderr:\n%s", err, errb.String())
 	}
-	if took := time.Since(began); took > 900*time.Millisecond {
-		t.Errorf("stopping took %v (grace 1s: SIGKILL was needed?)", took)
+	// SIGTERM was enough: baton logs every signal it sends the group.
+	if strings.Contains(errb.String(), "signal=SIGKILL") {
+		t.Errorf("the group needed SIGKILL:\n%s", errb.String())
+	}
+	// And soon: 900ms, plus the scheduling delay measured meanwhile.
+	if took, bound := time.Since(began), delay.Slack(900*time.Millisecond, began, time.Now()); took > bound {
+		t.Errorf("stopping took %v, over %v", took, bound)
 	}
 	for _, want := range []string{"got TERM", "grandchild got TERM"} {
 		if !strings.Contains(out.String(), want) {

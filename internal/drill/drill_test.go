@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/batonhq/baton/internal/drill"
+	"github.com/batonhq/baton/internal/testenv"
 )
 
 func runAll(t *testing.T, store string) map[drill.Fault]drill.Report {
@@ -28,6 +29,10 @@ func runAll(t *testing.T, store string) map[drill.Fault]drill.Report {
 
 // The guarantees the drill exists to show, on the embedded SQLite store.
 func TestDrillGuarantees(t *testing.T) {
+	// Virtual time: nothing to wait for, and nothing shared; beside the
+	// real-time tests, which spend their time waiting, instead of before
+	// them (one at a time in CI).
+	testenv.ParallelUnlessLong(t)
 	reps := runAll(t, "sqlite")
 	if len(reps) != len(drill.Faults) {
 		t.Fatalf("%d faults run, want every one of %v", len(reps), drill.Faults)
@@ -37,6 +42,7 @@ func TestDrillGuarantees(t *testing.T) {
 
 // Same flags, same numbers; and the store backend does not change them.
 func TestDrillRepeatable(t *testing.T) {
+	testenv.ParallelUnlessLong(t) // virtual time, as TestDrillGuarantees
 	a, b := runAll(t, "mem"), runAll(t, "mem")
 	c := runAll(t, "sqlite")
 	for _, f := range drill.Faults {

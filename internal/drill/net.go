@@ -229,8 +229,35 @@ func (d *procDrill) netActs(f Fault, start, outage int) []action {
 			}})
 		}
 	}
-	acts = append(acts, action{at: end, fault: true, do: func() error { return d.netFault(f, target, false) }})
+	acts = append(acts, action{at: end, fault: true, do: func() error {
+		if d.cfg.HealAfterTakeover {
+			if err := d.awaitTakeover(target); err != nil {
+				return err
+			}
+		}
+		return d.netFault(f, target, false)
+	}})
 	return acts
+}
+
+// awaitTakeover waits (Config.HealAfterTakeover), at most startTimeout,
+// until a node other than target has won the newest term.
+func (d *procDrill) awaitTakeover(target int) error {
+	deadline := time.Now().Add(startTimeout)
+	for {
+		d.mu.Lock()
+		leader, failed := d.leaderLocked(), d.failed
+		d.mu.Unlock()
+		switch {
+		case failed != nil:
+			return failed
+		case leader >= 0 && leader != target:
+			return nil
+		case time.Now().After(deadline):
+			return fmt.Errorf("drill: no node took over from node-%d, cut off from the store, within %v%s", target, startTimeout, d.logTail())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }
 
 // checkHistory runs the history checker over the nodes' records and the

@@ -2,11 +2,14 @@ package drill_test
 
 import (
 	"os"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/batonhq/baton/internal/drill"
+	"github.com/batonhq/baton/internal/history"
 	"github.com/batonhq/baton/internal/netns"
+	"github.com/batonhq/baton/internal/testenv"
 )
 
 // netConfig runs the test binary as the nodes and the etcd members of a
@@ -41,33 +44,36 @@ func netParams(f drill.Fault) drill.Params { return procsParams(f) }
 
 // The lesson's drill on test hosts: the leader's link cut on a 3-member
 // etcd cluster. Fencing+trigger loses and doubles nothing, and the history
-// checker finds nothing wrong in any column that fences.
+// checker finds nothing wrong in either column that fences. The two
+// columns run side by side, each on namespaces of its own; the plain
+// column, which asserts nothing here, is not run (TestProcsGuarantees
+// shows its harm).
 func TestNetDrillUnreachable(t *testing.T) {
 	if testing.Short() {
-		t.Skip("starts 3 etcd members and 5 nodes in network namespaces, three times")
+		t.Skip("starts 3 etcd members and 5 nodes in network namespaces, twice")
 	}
 	t.Parallel() // its own namespaces; asserts safety, not timing
-	cfg := netConfig(t, "etcd3")
-	rep, err := drill.RunAll(t.Context(), netParams(drill.Unreachable), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("\n%s", rep.Table())
 	for _, c := range []drill.Column{drill.Fencing, drill.FencingTrigger} {
-		r := rep.Columns[c]
-		if r.History == nil {
-			t.Fatalf("%s: no history check", c)
-		}
-		if !r.History.OK() {
-			t.Errorf("%s: checker violations: %+v", c, r.History.Violations)
-		}
-		if r.History.Intervals < 2 {
-			t.Errorf("%s: %d Valid intervals recorded, want a handover", c, r.History.Intervals)
-		}
-	}
-	ft := rep.Columns[drill.FencingTrigger]
-	if ft.DuplicateLines != 0 || ft.MissingLines != 0 || ft.Missed != 0 || ft.DoubleStarts != 0 {
-		t.Errorf("fencing+trigger: %+v", ft)
+		t.Run(string(c), func(t *testing.T) {
+			t.Parallel()
+			r, err := drill.Run(t.Context(), netParams(drill.Unreachable), c, netConfig(t, "etcd3"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%s: %+v", c, r)
+			if r.History == nil {
+				t.Fatalf("%s: no history check", c)
+			}
+			if !r.History.OK() {
+				t.Errorf("%s: checker violations: %+v", c, r.History.Violations)
+			}
+			if r.History.Intervals < 2 {
+				t.Errorf("%s: %d Valid intervals recorded, want a handover", c, r.History.Intervals)
+			}
+			if c == drill.FencingTrigger && (r.DuplicateLines != 0 || r.MissingLines != 0 || r.Missed != 0 || r.DoubleStarts != 0) {
+				t.Errorf("fencing+trigger: %+v", r)
+			}
+		})
 	}
 }
 
@@ -112,9 +118,10 @@ func TestNetSoakShort(t *testing.T) {
 // The checker is not a test that cannot fail: with the fence disabled
 // (writes land unchecked, and are recorded as accepted) a paused leader's
 // late write is a period accepted twice, and with a zero clock margin a
-// host whose clock runs at half speed believes it leads after its
-// contenders took over: overlapping Valid intervals. Both within the
-// short budget.
+// host whose clock runs slow believes it leads after its contenders took
+// over: overlapping Valid intervals. Each negative control forces the
+// order of events it needs through a seam of the drill (ThawAfterRetake,
+// HealAfterTakeover) instead of waiting for the machine to give it.
 func TestNetCheckerFails(t *testing.T) {
 	if testing.Short() {
 		t.Skip("two net-mode runs")
@@ -122,77 +129,93 @@ func TestNetCheckerFails(t *testing.T) {
 	t.Parallel() // its own namespaces, one per subtest
 	t.Run("fence disabled", func(t *testing.T) {
 		t.Parallel()
+		// The late write must come after the takeover's: the frozen
+		// leader is let go only once the next leader has written the
+		// period it froze on (Config.ThawAfterRetake), and the run waits
+		// for its write. Without that seam the order was the machine's:
+		// on CI's loaded machine the next leader was elected after the
+		// thaw, the frozen leader's write landed first, and nothing was
+		// accepted twice. The fault lasts one round, less than the lease:
+		// without the seam the thaw would certainly come first (no
+		// violation in that run), so the order here is the seam's alone.
+		cfg := netConfig(t, "etcd3")
+		cfg.UnsafeNoFence, cfg.ThawAfterRetake = true, true
 		p := netParams(drill.PauseBeforeEffect)
-		// The late write must come after the takeover, so the freeze
-		// outlasts it by seconds: with the default 5 rounds (1 s, thawed
-		// about 0.25 s after the earliest takeover) CI's loaded machine
-		// elected the next leader 0.09 s after the thaw, the frozen
-		// leader's write landed first, and nothing was accepted twice.
-		p.Outage, p.Rounds = 10, 18
-		// A run the machine's load kept too short to show one (CI, with
-		// other integration tests beside it: 3 intervals, 5 writes) runs
-		// once more.
-		for try := range 2 {
-			cfg := netConfig(t, "etcd3")
-			cfg.UnsafeNoFence = true
-			r, err := drill.Run(t.Context(), p, drill.FencingTrigger, cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if r.History != nil && !r.History.OK() {
-				t.Logf("violations: %+v", r.History.Violations)
-				return
-			}
-			t.Logf("run %d: no violation without the fence: %+v (double starts %d)", try+1, r.History, r.DoubleStarts)
+		p.Outage = 1
+		r, err := drill.Run(t.Context(), p, drill.FencingTrigger, cfg)
+		if err != nil {
+			t.Fatal(err)
 		}
-		t.Fatal("no violation without the fence in two runs")
+		if r.History == nil {
+			t.Fatal("no history check")
+		}
+		t.Logf("violations: %+v", r.History.Violations)
+		if !slices.ContainsFunc(r.History.Violations, func(v history.Violation) bool { return v.Check == "twice" }) {
+			t.Fatalf("no period accepted twice without the fence: %+v (double starts %d)", r.History, r.DoubleStarts)
+		}
 	})
 	t.Run("zero margin, skewed host", func(t *testing.T) {
 		t.Parallel()
-		// An overlap needs a skew fault whose stop lands where the next
-		// leader's takeover beats it: on a loaded machine a 14 s soak
-		// drew too few (CI: 9 intervals, none overlapping). One that
-		// found none runs once more, twice as long.
-		for _, d := range []time.Duration{14 * time.Second, 28 * time.Second} {
-			cfg := netConfig(t, "etcd3")
-			sp := drill.DefaultSoakParams(d, 1)
-			// Half speed: the skewed leader's 600 ms lease lasts 1.2 s of
-			// real time, and a takeover anywhere in the 600 ms between
-			// overlaps. At 20% slow the window was 150 ms, and CI's
-			// loaded takeovers came after it (0 overlaps in 14 s and 28 s
-			// soaks; 5-8 on a quiet machine).
-			sp.Margin, sp.SkewRate, sp.Faults = 0, -0.5, []drill.Fault{drill.Skew}
-			res, err := drill.Soak(t.Context(), sp, cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			h := res.Result.History
-			overlap := 0
-			for _, v := range h.Violations {
-				if v.Check == "overlap" {
-					overlap++
-				}
-			}
-			t.Logf("%v soak:\n%s", d, drill.SoakTable([]drill.SoakResult{res}))
-			if overlap > 0 {
-				return
-			}
-			t.Logf("no overlapping Valid intervals in the %v soak: %+v", d, h)
+		// An overlap needs the takeover to come while the skewed leader
+		// still believes it leads: before its slow clock says its lease
+		// ran out, and before it hears of the takeover. The second is
+		// forced: its isolation ends only once another node has won a
+		// newer term (Config.HealAfterTakeover). The first is made wide:
+		// at a tenth of real speed its 600 ms lease lasts 6 s of real
+		// time, and the takeover comes about 600 ms after its last
+		// renewal (a loaded machine adds its scheduling delay). Without
+		// the seam, soaks at 20% or half speed waited for that order:
+		// CI's loaded takeovers came after the window (no overlap in 14 s
+		// and 28 s soaks).
+		cfg := netConfig(t, "etcd3")
+		cfg.HealAfterTakeover = true
+		sp := drill.DefaultSoakParams(6*time.Second, 1)
+		sp.Margin, sp.SkewRate, sp.Faults = 0, -0.9, []drill.Fault{drill.Skew}
+		res, err := drill.Soak(t.Context(), sp, cfg)
+		if err != nil {
+			t.Fatal(err)
 		}
-		t.Fatal("no overlapping Valid intervals with a zero margin and a skewed host, in a 14 s soak or a 28 s one")
+		h := res.Result.History
+		t.Logf("soak:\n%s", drill.SoakTable([]drill.SoakResult{res}))
+		if h == nil {
+			t.Fatal("no history check")
+		}
+		overlap := 0
+		for _, v := range h.Violations {
+			if v.Check == "overlap" {
+				overlap++
+			}
+		}
+		skews := 0
+		for _, ep := range res.Episodes {
+			if ep.Fault == drill.Skew {
+				skews++
+			}
+		}
+		if skews == 0 || overlap < skews {
+			t.Fatalf("%d overlapping Valid intervals in %d skew faults with a zero margin, want one per fault: %+v", overlap, skews, h)
+		}
 	})
 	t.Run("margin covers the skew", func(t *testing.T) {
 		t.Parallel()
-		// The same schedule with 2e above 600ms/0.8 - 600ms = 150ms.
+		// 20% slow, with 2e above 600ms/0.8 - 600ms = 150ms, and each
+		// isolation lasting until another node took over, as above. A
+		// 6 s soak (3 skew faults) outside testenv.Long, 14 s in CI.
 		cfg := netConfig(t, "etcd3")
-		sp := drill.DefaultSoakParams(14*time.Second, 1)
+		cfg.HealAfterTakeover = true
+		d := 6 * time.Second
+		if testenv.Long() {
+			d = 14 * time.Second
+		}
+		sp := drill.DefaultSoakParams(d, 1)
 		sp.Margin, sp.SkewRate, sp.Faults = 100*time.Millisecond, -0.2, []drill.Fault{drill.Skew}
 		res, err := drill.Soak(t.Context(), sp, cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if h := res.Result.History; !h.OK() {
-			t.Fatalf("violations with a margin that covers the skew: %+v", h.Violations)
+		t.Logf("soak:\n%s", drill.SoakTable([]drill.SoakResult{res}))
+		if h := res.Result.History; h == nil || !h.OK() {
+			t.Fatalf("violations with a margin that covers the skew: %+v", h)
 		}
 	})
 }

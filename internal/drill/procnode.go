@@ -25,6 +25,14 @@ type proc struct {
 	// before a write) and whether the fault is over, so that it gets
 	// SIGCONT as soon as both are true.
 	stopped, release bool
+	// Under procDrill.mu, with Config.ThawAfterRetake: the period and
+	// token the node froze on before its write, whether another node has
+	// written that period under a newer token since, and whether the node
+	// was let go and has not yet reported its own write's outcome.
+	frozeOn   string
+	frozeTok  uint64
+	retaken   bool
+	owesWrite bool
 }
 
 // procEvent is one line of a node's report, or something the drill did to
@@ -96,6 +104,7 @@ func (d *procDrill) start(pr *proc) error {
 	pr.cmd, pr.stdin = cmd, stdin
 	d.mu.Lock()
 	pr.stopped, pr.release = false, false
+	pr.frozeOn, pr.frozeTok, pr.retaken, pr.owesWrite = "", 0, false, false
 	d.mu.Unlock()
 	d.readers.Add(1)
 	go d.read(pr, stdout)
@@ -125,8 +134,25 @@ func (d *procDrill) read(pr *proc, stdout io.Reader) {
 			}
 		case "paused", "freezing":
 			pr.stopped = true
-			if pr.release {
-				d.cont(pr)
+			if ev.verb == "freezing" && len(ev.args) == 2 {
+				pr.frozeOn, pr.frozeTok = ev.args[0], argUint(ev.args[1])
+			}
+			d.contIfDue(pr)
+		case "wrote":
+			// ThawAfterRetake: another node's write of the period a node
+			// froze on, under a newer token, lets that node go on.
+			if len(ev.args) == 2 {
+				for _, q := range d.procs {
+					if q != pr && q.frozeOn == ev.args[0] && argUint(ev.args[1]) > q.frozeTok {
+						q.retaken = true
+						d.contIfDue(q)
+					}
+				}
+			}
+			pr.owesWrite = false
+		case "rejected":
+			if len(ev.args) > 0 && ev.args[0] == "write" {
+				pr.owesWrite = false
 			}
 		case "error":
 			d.failed = fmt.Errorf("drill: node %s: %s", pr.id, strings.Join(ev.args, " "))
@@ -142,9 +168,33 @@ func (d *procDrill) read(pr *proc, stdout io.Reader) {
 	}
 }
 
+// argUint parses a token of a report line (0 when it is not a number).
+func argUint(s string) uint64 {
+	v, _ := strconv.ParseUint(s, 10, 64)
+	return v
+}
+
+// contIfDue resumes pr if it is stopped and its fault is over, and, with
+// Config.ThawAfterRetake, a node frozen before its write only once
+// another node has written that period under a newer token. d.mu is
+// held.
+func (d *procDrill) contIfDue(pr *proc) {
+	if !pr.stopped || !pr.release {
+		return
+	}
+	if d.cfg.ThawAfterRetake && pr.frozeOn != "" {
+		if !pr.retaken {
+			return
+		}
+		pr.owesWrite = true
+	}
+	d.cont(pr)
+}
+
 // cont resumes a stopped node (SIGCONT). d.mu is held.
 func (d *procDrill) cont(pr *proc) {
 	pr.stopped, pr.release = false, false
+	pr.frozeOn, pr.frozeTok, pr.retaken = "", 0, false
 	pr.cmd.Process.Signal(syscall.SIGCONT)
 	d.events = append(d.events, procEvent{node: pr.idx, at: time.Now(), verb: "continued"})
 }

@@ -107,6 +107,11 @@ func runEpisodes(ctx context.Context, p Params, col Column, cfg Config, eps []Ep
 	if err != nil {
 		return Result{}, err
 	}
+	if cfg.ThawAfterRetake {
+		if err := d.awaitLateWrites(ctx); err != nil {
+			return Result{}, err
+		}
+	}
 	d.stopAll()
 	d.writeEvents()
 	r, err := d.result(ctx, res, pending)
@@ -312,9 +317,7 @@ func (d *procDrill) fault(f vcluster.Fault) error {
 		}
 		d.mu.Lock()
 		pr.release = true
-		if pr.stopped {
-			d.cont(pr)
-		}
+		d.contIfDue(pr)
 		d.mu.Unlock()
 	case vcluster.Crash:
 		if pr.cmd == nil {
@@ -427,6 +430,42 @@ func (d *procDrill) trigger(ctx context.Context, r int) error {
 		d.send(pr, "trigger %s", key)
 	}
 	return nil
+}
+
+// awaitLateWrites waits (Config.ThawAfterRetake), at most startTimeout,
+// until no node is still frozen before its write and every node let go
+// has reported its write's outcome, so that the late write is in the
+// result whatever the machine's load. It is an error if a node stays
+// frozen because no other node wrote its period under a newer token.
+func (d *procDrill) awaitLateWrites(ctx context.Context) error {
+	deadline := time.Now().Add(startTimeout)
+	for {
+		var waiting []string
+		d.mu.Lock()
+		for _, pr := range d.procs {
+			switch {
+			case pr.cmd == nil:
+			case pr.frozeOn != "":
+				waiting = append(waiting, fmt.Sprintf("%s is frozen before its write of period %s (token %d), and no other node has written that period under a newer token", pr.id, pr.frozeOn, pr.frozeTok))
+			case pr.owesWrite:
+				waiting = append(waiting, fmt.Sprintf("%s was let go and has not reported its late write", pr.id))
+			}
+		}
+		failed := d.failed
+		d.mu.Unlock()
+		if failed != nil {
+			return failed
+		}
+		if len(waiting) == 0 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("drill: after %v: %s%s", startTimeout, strings.Join(waiting, "; "), d.logTail())
+		}
+		if !sleepCtx(ctx, 5*time.Millisecond) {
+			return ctx.Err()
+		}
+	}
 }
 
 // stopAll kills every node process (stopped ones too) and waits for their

@@ -95,6 +95,22 @@ type Config struct {
 	// UnsafeNoFence makes the nodes write without the fence, and record
 	// those writes as accepted (Net): to show the history checker fails.
 	UnsafeNoFence bool
+	// ThawAfterRetake is a deterministic fault seam for the negative
+	// controls (Procs or Net): a node frozen between its Valid() check
+	// and its write (PauseBeforeEffect) stays frozen past the end of its
+	// fault until another node has written the same period under a newer
+	// token, and the run waits for the late write's outcome before it
+	// ends. Its write then certainly comes after the takeover's, instead
+	// of when the machine's scheduling happens to put it. It is an error
+	// if no other node writes that period (within 30 s of the end).
+	ThawAfterRetake bool
+	// HealAfterTakeover is a deterministic fault seam for the negative
+	// controls (Net): the end of a network fault (the skew's isolation, a
+	// cut link) waits until a node other than the faulted one has won a
+	// newer term, so that the faulted node hears of the takeover only
+	// after it happened; the drill's later actions wait as long. It is an
+	// error if no node takes over within 30 s.
+	HealAfterTakeover bool
 }
 
 // Run runs the scenario p once for column col and returns its measures. On

@@ -298,6 +298,17 @@ func (c *Cluster) Leader(i int) int {
 	return -1
 }
 
+// Term returns the Raft term that running member i is in (0 when it is
+// stopped): a term that changed across a fault means the members elected
+// a leader again, even if they chose the same one.
+func (c *Cluster) Term(i int) uint64 {
+	e := c.members[i].etcd
+	if e == nil {
+		return 0
+	}
+	return e.Server.Term()
+}
+
 // WaitLeader waits until every running member knows the same leader.
 func (c *Cluster) WaitLeader(timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)

@@ -11,6 +11,8 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/batonhq/baton"
+
 	"github.com/batonhq/baton/internal/electortest"
 	"github.com/batonhq/baton/internal/etcdtest"
 	"github.com/batonhq/baton/store"
@@ -202,6 +204,7 @@ func TestElectorPartition3Plus2(t *testing.T) {
 		t.Fatalf("%s leads on the small side", leader.ID)
 	}
 	t.Logf("after a resignation %s leads with token %d", leader.ID, second.Term.Token())
+	raftBefore := c.Term(majority[0])
 	time.Sleep(timing.Safe())
 
 	n, valid := smp.Halt()
@@ -227,7 +230,24 @@ func TestElectorPartition3Plus2(t *testing.T) {
 	}
 	leader, tr := ec.WaitOneLeader(15 * time.Second)
 	if tr != second {
-		t.Errorf("after the heal %s leads with token %d, want %s to keep token %d", leader.ID, tr.Term.Token(), second.Term.Node(), second.Term.Token())
+		// The heal (or the partition) may cost the leader its term, never
+		// safety (ec.Check, and the sampler of two Valid terms): its
+		// renewals fail while etcd elects a Raft leader again (the
+		// members of the small side come back with higher terms), or
+		// while the process is starved (at load 8-20 on two cores a
+		// lease of 1.5 s ran out across the heal). Either ends the term
+		// at its own deadline, never deposed (nobody may take the record
+		// before lease + 2e), and the next term has a higher token. The
+		// measured scheduling delay is logged, not required: a starved
+		// embedded etcd applies writes late without any one wake-up of
+		// this process being late by the lease.
+		raftAfter, starved := c.Term(majority[0]), ec.Slack(second.Won, time.Now())-timing.Slack
+		t.Logf("after the heal %s leads with token %d; %s's term %d ended: %v (Raft term %d when it was won, %d after the heal; scheduling delay up to %v measured)",
+			leader.ID, tr.Term.Token(), second.Term.Node(), second.Term.Token(), second.Term.Err(), raftBefore, raftAfter, starved)
+		if !errors.Is(second.Term.Err(), baton.ErrLeaseExpired) || tr.Term.Token() <= second.Term.Token() {
+			t.Errorf("after the heal %s leads with token %d; %s's term %d ended with %v, want it kept, or ended by its lease (ErrLeaseExpired) and a higher token next",
+				leader.ID, tr.Term.Token(), second.Term.Node(), second.Term.Token(), second.Term.Err())
+		}
 	}
 	// The big side's nodes stop (resigning): the small side's nodes, back
 	// in reach of a quorum, take over under a higher token.

@@ -48,6 +48,9 @@ const linesPerPeriod = 3
 
 // TestElector runs the shared real-time elector scenarios.
 func TestElector(t *testing.T) {
+	// Its scenarios run side by side (electortest.Run); so does it,
+	// beside the package's other parallel tests (one at a time in CI).
+	testenv.ParallelUnlessLong(t)
 	electortest.Run(t, electortest.Backend{
 		Timing: timing,
 		Fresh: func(t *testing.T) electortest.Location {
@@ -313,7 +316,7 @@ func TestElectorServerDown(t *testing.T) {
 	stopped := time.Now()
 	select {
 	case <-term.Done():
-	case <-time.After(timing.Lease + time.Second):
+	case <-time.After(timing.Lease + time.Minute): // how late it may be is bounded below, by the delay measured
 		t.Fatalf("%s still leads %v after the server stopped", first.ID, time.Since(stopped))
 	}
 	noticed := time.Now()
@@ -487,6 +490,7 @@ func TestElectorHandoverByNotification(t *testing.T) {
 	}
 	defer db.Close(ctx)
 
+	delay := testenv.MeasureDelay(t)
 	var took []time.Duration
 	for i := range turns {
 		next := els[(i+1)%2]
@@ -529,14 +533,17 @@ func TestElectorHandoverByNotification(t *testing.T) {
 		if nt.Token() != cur.Token()+1 {
 			t.Errorf("turn %d: token %d after %d", i, nt.Token(), cur.Token())
 		}
+		// Woken by the notification: within a second and the scheduling
+		// delay measured meanwhile, far below the 5s poll. How fast a
+		// handover is, BenchmarkHandoverResign measures.
+		if bound := delay.Slack(time.Second, start, start.Add(d)); d > bound {
+			t.Errorf("turn %d: handover took %v, over %v", i, d, bound)
+		}
 		cur = nt
 	}
 	slices.Sort(took)
 	median := took[len(took)/2]
 	t.Logf("handover with a %v poll interval over %d turns (resign to elected): min %v, median %v, max %v", poll, turns, took[0], median, took[len(took)-1])
-	if median > 200*time.Millisecond || took[len(took)-1] > time.Second {
-		t.Errorf("handover took %v (median %v); want a median within 200ms and every one within 1s", took, median)
-	}
 	if err := cur.Resign(ctx); err != nil {
 		t.Fatal(err)
 	}
