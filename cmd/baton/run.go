@@ -3,10 +3,12 @@ package main
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"sync"
 	"time"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/internal/backoff"
 	"github.com/batonhq/baton/schedule"
 	"github.com/batonhq/baton/store"
 )
@@ -197,19 +199,32 @@ func (c runConfig) runnerOptions(ref schedule.Reference) []schedule.Option {
 	return opts
 }
 
-// executeRun runs c: it opens the store, makes the Elector, registers a
+// executeRun runs c: it opens the store (waiting for it while it is
+// down, unless --once: openRunStore), tells a service manager that
+// start-up is done (sdnotify.go), makes the Elector, registers a
 // scheduled job's schedule, and campaigns (once, or for as long as ctx
 // lasts). It returns the exit code.
 func executeRun(ctx context.Context, e *env, c runConfig) int {
-	st, err := e.openStore(ctx, c.storeURL)
-	if err != nil {
-		return e.fail("run", err)
-	}
-	defer st.Close()
-
 	var outMu sync.Mutex
 	stderr := lockedWriter{&outMu, e.stderr}
 	logger := c.logs.logger(stderr)
+	sd := notifierFromEnv(logger) // sdnotify.go
+	defer sd.stopping()
+	sdObs := &sdObserver{n: sd, job: c.job.Name, lease: c.lease}
+	wdCtx, stopWatchdog := context.WithCancel(ctx)
+	defer stopWatchdog()
+	go sd.runWatchdog(wdCtx, sdObs.alive)
+	st, err := openRunStore(ctx, e, c, logger, sd)
+	if err != nil {
+		if ctx.Err() != nil && !c.once {
+			logger.Info("stopped while waiting for the store")
+			return exitOK
+		}
+		return e.fail("run", err)
+	}
+	defer st.Close()
+	sd.ready("store answered; campaigning for " + c.job.Name)
+
 	defer holdJobControl(logger)() // jobcontrol.go
 	inc, err := incarnation()
 	if err != nil {
@@ -226,6 +241,13 @@ func executeRun(ctx context.Context, e *env, c runConfig) int {
 	}
 	defer ops.close()
 	opts = append(opts, ops.electorOptions()...)
+	if sd != nil {
+		obs := observers{sdObs}
+		if ops != nil {
+			obs = append(obs, ops.metrics)
+		}
+		opts = append(opts, baton.WithObserver(obs))
+	}
 	el, err := baton.New(st, c.job.Name, opts...)
 	if err != nil {
 		return e.fail("run", usagef("%v", err))
@@ -361,4 +383,33 @@ func watchSchedule(ctx context.Context, st store.Store, job schedule.Job, every 
 			return
 		}
 	}
+}
+
+// openRunStore opens the store of c. When it is down (storeDown) a
+// singleton or scheduled job waits for it, retrying with capped
+// exponential backoff and full jitter up to the lease, for as long as it
+// takes or until ctx ends (storeWait): a daemon started before its
+// database, or with the whole fleet after an outage, neither exits nor
+// retries in lockstep. --once does not wait: like flock, it fails at once
+// (exit 1) and its caller decides. Any other error (a bad URL, store,
+// credentials, database or file) is returned at once.
+func openRunStore(ctx context.Context, e *env, c runConfig, logger *slog.Logger, sd *notifier) (store.Store, error) {
+	st, err := e.openStore(ctx, c.storeURL) // notes the URL's secrets
+	if err == nil || c.once || !storeDown(err) {
+		return st, err
+	}
+	open := e.open
+	if open == nil {
+		open = openStore
+	}
+	w := &storeWait{
+		open:    func(ctx context.Context) (store.Store, error) { return open(ctx, c.storeURL) },
+		attempt: max(c.lease, attemptMin),
+		backoff: backoff.New(min(waitMin, c.lease), c.lease, nil),
+		logger:  logger,
+		shown:   describeStore(c.storeURL),
+		secrets: e.secrets,
+		sd:      sd,
+	}
+	return w.wait(ctx, err)
 }

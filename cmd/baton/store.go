@@ -177,5 +177,14 @@ func unavailable(url string, err error) error {
 	if isEtcd(url) {
 		hint = " (no quorum?)"
 	}
-	return fmt.Errorf("store unavailable: %s: %w%s: nobody can lead until it is back (degraded mode)", storeurl.Redact(url), err, hint)
+	return &unavailableError{fmt.Errorf("store unavailable: %s: %w%s: nobody can lead until it is back (degraded mode)", storeurl.Redact(url), err, hint), err}
 }
+
+// unavailableError is the error of unavailable: its message, and the
+// store's own error (cause), which 'baton run' logs while it waits.
+type unavailableError struct {
+	error       // the whole message, wrapping cause
+	cause error // the store's error
+}
+
+func (u *unavailableError) Unwrap() error { return u.error }
