@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"net"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -210,5 +211,21 @@ func TestRunWaitsForPostgres(t *testing.T) {
 	}
 	if _, ok := sock.first("STOPPING=1"); !ok {
 		t.Errorf("no STOPPING=1 at exit")
+	}
+}
+
+// A PostgreSQL server that answers but refuses (here: the database does
+// not exist, 3D000) is not waited for: baton run says so in one line and
+// exits 2 at once, as a bad URL.
+func TestRunDoesNotWaitForWrongPostgres(t *testing.T) {
+	u, err := url.Parse(pgtest.Start(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.Path = "/no_such_database_baton"
+	began := time.Now()
+	code, _, stderr := runBaton(t, "run", "--store", u.String(), "--lease", "2s", "j", "--", "true")
+	if took := time.Since(began); code != exitUsage || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "3D000") || took > 10*time.Second {
+		t.Fatalf("exit %d after %v, want 2 at once; stderr %q", code, took, stderr)
 	}
 }
