@@ -17,6 +17,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/batonhq/baton/internal/bound"
 	"github.com/batonhq/baton/store"
@@ -398,13 +399,23 @@ func (s *Store) get(ctx context.Context, op, key string, opts ...clientv3.OpOpti
 }
 
 // classify turns an etcd client error into a store error: requests that
-// etcd rejects as malformed (too large, too many operations) are
-// store.ErrInvalid; everything else (no leader, timeouts, unreachable
-// members, deadlines, a closed client) is store.ErrUnavailable.
+// etcd rejects as malformed (too large, too many operations, no user name
+// on a cluster with authentication, a wrong password) are
+// store.ErrInvalid; a refused permission or authentication token wraps
+// no sentinel (the cluster answered, and waiting will not change its
+// answer); everything else (no leader, timeouts, unreachable members,
+// deadlines, a closed client) is store.ErrUnavailable.
 func (s *Store) classify(ctx, cctx context.Context, op string, err error) error {
+	code := status.Code(err)
 	var ee rpctypes.EtcdError
-	if errors.As(err, &ee) && ee.Code() == codes.InvalidArgument {
+	if errors.As(err, &ee) {
+		code = ee.Code()
+	}
+	switch code {
+	case codes.InvalidArgument:
 		return fmt.Errorf("etcd %s: %w: %w", op, store.ErrInvalid, err)
+	case codes.PermissionDenied, codes.Unauthenticated:
+		return fmt.Errorf("etcd %s: the cluster refuses this client (its user, role or credentials): %w", op, err)
 	}
 	return s.unavailable(ctx, cctx, op, err)
 }
