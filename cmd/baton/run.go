@@ -96,6 +96,23 @@ stops with an error when it would lead again.
 
 ` + cronRuleHelp + `
 
+A store that cannot be reached at start (a database that is down or
+starting up, an etcd cluster without quorum) is waited for: one line says
+so, a line a minute while it lasts, one when the store answers, and then
+baton campaigns; it retries after a random delay below a ceiling that
+doubles from 100ms up to --lease, so that a fleet started together does
+not knock in step. --once does not wait (exit 1). A store that answers
+but is wrong (a bad URL, password, database, schema or file, a path in a
+directory that does not exist) is not waited for: exit 2 at once.
+
+Under systemd with Type=notify ($NOTIFY_SOCKET), baton run says READY=1
+once the store answered (not once it leads) and STATUS= what it does
+(waiting for the store, following, leader, degraded); with WatchdogSec=
+($WATCHDOG_USEC) it sends WATCHDOG=1 every half interval while it runs
+and, while it leads, while its renew loop still extends the lease, so a
+stopped baton, or a leader whose renew loop is wedged, is restarted.
+COMMAND does not inherit these variables.
+
 Before campaigning, COMMAND is checked: found, a regular file this user
 may execute, and a program (a "#!" script whose interpreter exists, or an
 executable binary); otherwise exit 2 and no token is taken.
@@ -103,11 +120,14 @@ executable binary); otherwise exit 2 and no token is taken.
 Logs go to standard error, COMMAND's output to baton's, line by line.
 
 Exit status:
-  0    stopped by a signal after releasing the lease (singleton,
-       scheduled); COMMAND exited 0 (--once, --restart never|on-failure)
-  1    runtime failure: the store failed for good, COMMAND could not
-       start; --once stopped by a signal before COMMAND ran
-  2    usage error: bad flags, arguments, store URL; nothing was changed
+  0    stopped by a signal after releasing the lease, or while waiting
+       for the store (singleton, scheduled); COMMAND exited 0 (--once,
+       --restart never|on-failure)
+  1    runtime failure: the store failed for good (damaged, replaced),
+       COMMAND could not start; --once: the store cannot be reached, or
+       stopped by a signal before COMMAND ran
+  2    usage error: bad flags, arguments, store URL, or a store that
+       answers but is wrong; nothing was changed
   N    --once, or a singleton that is not restarted: COMMAND's status
        (128+S when signal S killed it)
   75   --once: leadership not obtained within --wait (EX_TEMPFAIL); the

@@ -107,8 +107,9 @@ func resolveStoreURL(url string) (string, error) {
 // caller's hands. A networked store that cannot be reached, whatever its
 // backend (a PostgreSQL server that is down, an etcd cluster without
 // quorum), is a runtime failure (exit 1) with the degraded-mode message of
-// unavailable, and so is a damaged store (store.ErrCorrupt). No error
-// names the URL with its password.
+// unavailable ('baton run' waits for it instead: openRunStore), and so is
+// a damaged store (store.ErrCorrupt). No error names the URL with its
+// password.
 func openStore(ctx context.Context, url string) (store.Store, error) {
 	url, err := resolveStoreURL(url)
 	if err != nil {
