@@ -54,7 +54,7 @@ type storeWait struct {
 // waits, and one when the store answers; never one per attempt.
 func (w *storeWait) wait(ctx context.Context, first error) (store.Store, error) {
 	began := time.Now()
-	w.logger.Warn("store unavailable; waiting for it: nobody can lead until it answers (degraded mode)",
+	w.logger.Warn("store unavailable; waiting for it: this node campaigns once it answers",
 		"store", w.shown, "err", w.clean(first))
 	w.sd.status("waiting for the store: unavailable")
 	attempts := 1
