@@ -9,7 +9,9 @@ import (
 // runtime failure (exit 1), a bad URL or path a usage error (exit 2), but
 // for a read command, which never creates a store: there a missing store
 // is "no baton store at PATH" (exit 1). The message is one line and never
-// shows a password.
+// shows a password. 'baton run' without --once waits for a store that
+// cannot be reached (TestRunWaitsForPostgres) but not for a path in a
+// directory that does not exist: waiting will not make it.
 func TestStoreExitCodes(t *testing.T) {
 	tests := []struct {
 		url               string
@@ -20,7 +22,11 @@ func TestStoreExitCodes(t *testing.T) {
 		{"sqlite:/nonexistent/dir/baton.db", exitFailure, exitUsage},
 	}
 	for _, tt := range tests {
-		for _, args := range [][]string{{"status", "--store", tt.url, "j"}, {"run", "--store", tt.url, "j", "--", "true"}} {
+		runs := [][]string{{"status", "--store", tt.url, "j"}, {"run", "--once", "--store", tt.url, "j", "--", "true"}}
+		if tt.wantRun == exitUsage {
+			runs = append(runs, []string{"run", "--store", tt.url, "j", "--", "true"})
+		}
+		for _, args := range runs {
 			want := tt.wantRun
 			if args[0] == "status" {
 				want = tt.wantRead

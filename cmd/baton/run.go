@@ -3,11 +3,13 @@ package main
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/internal/backoff"
 	"github.com/batonhq/baton/schedule"
 	"github.com/batonhq/baton/store"
 )
@@ -105,6 +107,23 @@ stops with an error when it would lead again.
 
 ` + cronRuleHelp + `
 
+A store that cannot be reached at start (a database that is down or
+starting up, an etcd cluster without quorum) is waited for: one line says
+so, a line a minute while it lasts, one when the store answers, and then
+baton campaigns; it retries after a random delay below a ceiling that
+doubles from 100ms up to --lease, so that a fleet started together does
+not knock in step. --once does not wait (exit 1). A store that answers
+but is wrong (a bad URL, password, database, schema or file, a path in a
+directory that does not exist) is not waited for: exit 2 at once.
+
+Under systemd with Type=notify ($NOTIFY_SOCKET), baton run says READY=1
+once the store answered (not once it leads) and STATUS= what it does
+(waiting for the store, following, leader, degraded); with WatchdogSec=
+($WATCHDOG_USEC) it sends WATCHDOG=1 every half interval while it runs
+and, while it leads, while its renew loop still extends the lease, so a
+stopped baton, or a leader whose renew loop is wedged, is restarted.
+COMMAND does not inherit these variables.
+
 Before campaigning, COMMAND is checked: found, a regular file this user
 may execute, and a program (a "#!" script whose interpreter exists, or an
 executable binary); otherwise exit 2 and no token is taken.
@@ -117,11 +136,14 @@ and so changes the bytes: an unterminated last line gets a newline, and a
 line longer than ` + maxLineText + ` is split by a newline every ` + maxLineText + `.
 
 Exit status:
-  0    stopped by a signal after releasing the lease (singleton,
-       scheduled); COMMAND exited 0 (--once, --restart never|on-failure)
-  1    runtime failure: the store failed for good, COMMAND could not
-       start; --once stopped by a signal before COMMAND ran
-  2    usage error: bad flags, arguments, store URL; nothing was changed
+  0    stopped by a signal after releasing the lease, or while waiting
+       for the store (singleton, scheduled); COMMAND exited 0 (--once,
+       --restart never|on-failure)
+  1    runtime failure: the store failed for good (damaged, replaced),
+       COMMAND could not start; --once: the store cannot be reached, or
+       stopped by a signal before COMMAND ran
+  2    usage error: bad flags, arguments, store URL, or a store that
+       answers but is wrong; nothing was changed
   N    --once, or a singleton that is not restarted: COMMAND's status
        (128+S when signal S killed it)
   75   --once: leadership not obtained within --wait (EX_TEMPFAIL); the
@@ -216,19 +238,32 @@ func (c runConfig) runnerOptions(ref schedule.Reference) []schedule.Option {
 	return opts
 }
 
-// executeRun runs c: it opens the store, makes the Elector, registers a
+// executeRun runs c: it opens the store (waiting for it while it is
+// down, unless --once: openRunStore), tells a service manager that
+// start-up is done (sdnotify.go), makes the Elector, registers a
 // scheduled job's schedule, and campaigns (once, or for as long as ctx
 // lasts). It returns the exit code.
 func executeRun(ctx context.Context, e *env, c runConfig) int {
-	st, err := e.openStore(ctx, c.storeURL)
-	if err != nil {
-		return e.fail("run", err)
-	}
-	defer st.Close()
-
 	var outMu sync.Mutex
 	stderr := lockedWriter{&outMu, e.stderr}
 	logger := c.logs.logger(stderr)
+	sd := notifierFromEnv(logger) // sdnotify.go
+	defer sd.stopping()
+	sdObs := &sdObserver{n: sd, job: c.job.Name, lease: c.lease}
+	wdCtx, stopWatchdog := context.WithCancel(ctx)
+	defer stopWatchdog()
+	go sd.runWatchdog(wdCtx, sdObs.alive)
+	st, err := openRunStore(ctx, e, c, logger, sd)
+	if err != nil {
+		if ctx.Err() != nil && !c.once {
+			logger.Info("stopped while waiting for the store")
+			return exitOK
+		}
+		return e.fail("run", err)
+	}
+	defer st.Close()
+	sd.ready("store answered; campaigning for " + c.job.Name)
+
 	defer holdJobControl(logger)() // jobcontrol.go
 	inc, err := incarnation()
 	if err != nil {
@@ -245,6 +280,13 @@ func executeRun(ctx context.Context, e *env, c runConfig) int {
 	}
 	defer ops.close()
 	opts = append(opts, ops.electorOptions()...)
+	if sd != nil {
+		obs := observers{sdObs}
+		if ops != nil {
+			obs = append(obs, ops.metrics)
+		}
+		opts = append(opts, baton.WithObserver(obs))
+	}
 	el, err := baton.New(st, c.job.Name, opts...)
 	if err != nil {
 		return e.fail("run", usagef("%v", err))
@@ -387,4 +429,33 @@ func watchSchedule(ctx context.Context, st store.Store, job schedule.Job, every 
 			return
 		}
 	}
+}
+
+// openRunStore opens the store of c. When it is down (storeDown) a
+// singleton or scheduled job waits for it, retrying with capped
+// exponential backoff and full jitter up to the lease, for as long as it
+// takes or until ctx ends (storeWait): a daemon started before its
+// database, or with the whole fleet after an outage, neither exits nor
+// retries in lockstep. --once does not wait: like flock, it fails at once
+// (exit 1) and its caller decides. Any other error (a bad URL, store,
+// credentials, database or file) is returned at once.
+func openRunStore(ctx context.Context, e *env, c runConfig, logger *slog.Logger, sd *notifier) (store.Store, error) {
+	st, err := e.openStore(ctx, c.storeURL) // notes the URL's secrets
+	if err == nil || c.once || !storeDown(err) {
+		return st, err
+	}
+	open := e.open
+	if open == nil {
+		open = openStore
+	}
+	w := &storeWait{
+		open:    func(ctx context.Context) (store.Store, error) { return open(ctx, c.storeURL) },
+		attempt: max(c.lease, attemptMin),
+		backoff: backoff.New(min(waitMin, c.lease), c.lease, nil),
+		logger:  logger,
+		shown:   describeStore(c.storeURL),
+		secrets: e.secrets,
+		sd:      sd,
+	}
+	return w.wait(ctx, err)
 }

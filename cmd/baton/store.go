@@ -107,8 +107,9 @@ func resolveStoreURL(url string) (string, error) {
 // caller's hands. A networked store that cannot be reached, whatever its
 // backend (a PostgreSQL server that is down, an etcd cluster without
 // quorum), is a runtime failure (exit 1) with the degraded-mode message of
-// unavailable, and so is a damaged store (store.ErrCorrupt). No error
-// names the URL with its password.
+// unavailable ('baton run' waits for it instead: openRunStore), and so is
+// a damaged store (store.ErrCorrupt). No error names the URL with its
+// password.
 func openStore(ctx context.Context, url string) (store.Store, error) {
 	url, err := resolveStoreURL(url)
 	if err != nil {
@@ -177,5 +178,14 @@ func unavailable(url string, err error) error {
 	if isEtcd(url) {
 		hint = " (no quorum?)"
 	}
-	return fmt.Errorf("store unavailable: %s: %w%s: nobody can lead until it is back (degraded mode)", storeurl.Redact(url), err, hint)
+	return &unavailableError{fmt.Errorf("store unavailable: %s: %w%s: nobody can lead until it is back (degraded mode)", storeurl.Redact(url), err, hint), err}
 }
+
+// unavailableError is the error of unavailable: its message, and the
+// store's own error (cause), which 'baton run' logs while it waits.
+type unavailableError struct {
+	error       // the whole message, wrapping cause
+	cause error // the store's error
+}
+
+func (u *unavailableError) Unwrap() error { return u.error }

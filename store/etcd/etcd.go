@@ -17,6 +17,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/batonhq/baton/internal/bound"
 	"github.com/batonhq/baton/store"
@@ -306,6 +307,14 @@ func newStore(ctx context.Context, cli *clientv3.Client, owned bool, cfg config)
 		check = s.readSchema
 	}
 	if err := check(ctx); err != nil {
+		if refusedCredentials(err) {
+			// At open the credentials are configuration: waiting for the
+			// store will not make them right (mid-term they are a change
+			// behind a running client, which classify calls unavailable).
+			var ee rpctypes.EtcdError
+			errors.As(err, &ee)
+			return nil, fmt.Errorf("etcd: open: the cluster refused this client's credentials (%v); check the user and password or certificate it connects with", ee)
+		}
 		return nil, err
 	}
 	return s, nil
@@ -399,8 +408,14 @@ func (s *Store) get(ctx context.Context, op, key string, opts ...clientv3.OpOpti
 
 // classify turns an etcd client error into a store error: requests that
 // etcd rejects as malformed (too large, too many operations) are
-// store.ErrInvalid; everything else (no leader, timeouts, unreachable
-// members, deadlines, a closed client, credentials refused) is
+// store.ErrInvalid; credentials the cluster refused (a password changed
+// behind the client, a token from before a change of users) are
+// store.ErrUnavailable, because the same request succeeds once they are
+// right, so a leader retries until its deadline (at open, fromClient
+// turns this refusal into an error that waiting will not cure); a refused
+// permission wraps no sentinel (the cluster answered, and waiting will
+// not change its answer); everything else (no leader, timeouts,
+// unreachable members, deadlines, a closed client) is
 // store.ErrUnavailable.
 func (s *Store) classify(ctx, cctx context.Context, op string, err error) error {
 	if refusedCredentials(err) {
@@ -412,9 +427,16 @@ func (s *Store) classify(ctx, cctx context.Context, op string, err error) error 
 		// its deadline, and a run's outcome is read back, not dropped.
 		return fmt.Errorf("etcd %s: %w: the cluster refused this client's credentials (%w); check the user and password or certificate it connects with", op, store.ErrUnavailable, err)
 	}
+	code := status.Code(err)
 	var ee rpctypes.EtcdError
-	if errors.As(err, &ee) && ee.Code() == codes.InvalidArgument {
+	if errors.As(err, &ee) {
+		code = ee.Code()
+	}
+	switch code {
+	case codes.InvalidArgument:
 		return fmt.Errorf("etcd %s: %w: %w", op, store.ErrInvalid, err)
+	case codes.PermissionDenied, codes.Unauthenticated:
+		return fmt.Errorf("etcd %s: the cluster refuses this client (its user, role or credentials): %w", op, err)
 	}
 	return s.unavailable(ctx, cctx, op, err)
 }

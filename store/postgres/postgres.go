@@ -464,7 +464,9 @@ func unavailable(op string, err error) error {
 // means the server could not be reached or could not decide (connection
 // lost or refused, ctx ended, the server shutting down or starting up, a
 // cancelled statement, a serialization failure or deadlock, too many
-// connections, a read-only standby) wraps store.ErrUnavailable; a value the
+// connections, a read-only standby) wraps store.ErrUnavailable; refused
+// credentials, a database that does not exist and a missing privilege
+// wrap no sentinel (the server answered: waiting will not change it); a value the
 // database cannot store (such as a NUL byte in a name) wraps
 // store.ErrInvalid; a missing schema or table wraps store.ErrSchema; a
 // corrupt page and a failed integrity constraint wrap store.ErrCorrupt.
@@ -492,6 +494,12 @@ func (s *Store) fail(ctx context.Context, op string, err error) error {
 			code == "25006",                  // read-only transaction: a standby, not the primary
 			code == "58000", code == "58030": // system or I/O error
 			return unavailable(op, err)
+		case code[:2] == "28", // invalid authorization: a wrong password (28P01), no pg_hba.conf entry (28000)
+			code == "3D000", // the database does not exist
+			code == "42501": // insufficient privilege
+			// The server answered, and waiting will not change its
+			// answer: not unavailable.
+			return fmt.Errorf("postgres: %s: %w", op, err)
 		case code[:2] == "22": // data exception
 			return fmt.Errorf("postgres: %s: %w: %w", op, store.ErrInvalid, err)
 		case code == "3F000", code == "42P01", code == "42883": // no schema, table, function

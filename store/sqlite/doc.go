@@ -34,7 +34,11 @@
 // finds the file locked by another process waits up to the busy timeout
 // (WithBusyTimeout, DefaultBusyTimeout) and then fails with an error
 // wrapping store.ErrUnavailable. Every call with a ctx that has ended fails
-// with an error wrapping both store.ErrUnavailable and ctx.Err().
+// with an error wrapping both store.ErrUnavailable and ctx.Err(). Open of
+// a path that cannot be a store (a directory that does not exist, a file
+// where a directory should be, no permission, a read-only file system)
+// fails with an error wrapping store.ErrInvalid, not
+// store.ErrUnavailable: waiting will not make it.
 //
 // # Schema and foreign files
 //

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/batonhq/baton/store"
 )
@@ -43,7 +44,7 @@ func sniff(path string) error {
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("sqlite: open %s: %w: %w", path, store.ErrUnavailable, err)
+		return pathError("open", path, err)
 	}
 	defer f.Close()
 	head := make([]byte, len(sqliteHeader))
@@ -58,6 +59,21 @@ func sniff(path string) error {
 		return fmt.Errorf("sqlite: %w: %s is not an SQLite database; baton left it untouched", store.ErrSchema, path)
 	}
 	return nil
+}
+
+// pathError classifies a failure of the file system to open or create
+// the store's file at path: one that waiting will not cure (a directory
+// that does not exist, a file where a directory should be, no
+// permission, a read-only file system, a name too long or a loop of
+// links) wraps store.ErrInvalid, as a request that cannot succeed; any
+// other (an I/O error, no space left) wraps store.ErrUnavailable.
+func pathError(op, path string, err error) error {
+	for _, e := range []error{fs.ErrNotExist, fs.ErrPermission, syscall.ENOTDIR, syscall.EROFS, syscall.ENAMETOOLONG, syscall.ELOOP} {
+		if errors.Is(err, e) {
+			return fmt.Errorf("sqlite: %s %s: %w: %w", op, path, store.ErrInvalid, err)
+		}
+	}
+	return fmt.Errorf("sqlite: %s %s: %w: %w", op, path, store.ErrUnavailable, err)
 }
 
 // foreignDatabase is the error for an SQLite database without baton's
@@ -79,7 +95,7 @@ func refuseForeign(ctx context.Context, abs string, cfg config) error {
 	case errors.Is(err, fs.ErrNotExist):
 		return nil
 	case err != nil:
-		return fmt.Errorf("sqlite: open %s: %w: %w", abs, store.ErrUnavailable, err)
+		return pathError("open", abs, err)
 	case fi.IsDir():
 		return fmt.Errorf("sqlite: %w: %s is a directory, not a baton store", store.ErrSchema, abs)
 	case fi.Size() == 0:
@@ -138,7 +154,7 @@ func openReadOnly(ctx context.Context, path string, cfg config) (*Store, error) 
 	case errors.Is(err, fs.ErrNotExist):
 		return nil, store.NoStore(abs)
 	case err != nil:
-		return nil, fmt.Errorf("sqlite: open %s: %w: %w", abs, store.ErrUnavailable, err)
+		return nil, pathError("open", abs, err)
 	case fi.IsDir():
 		return nil, fmt.Errorf("sqlite: %w: %s is a directory, not a baton store", store.ErrSchema, abs)
 	case fi.Size() == 0:
@@ -153,7 +169,7 @@ func openReadOnly(ctx context.Context, path string, cfg config) (*Store, error) 
 	}
 	file, err := statID(abs)
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: open %s: %w: %w", abs, store.ErrUnavailable, err)
+		return nil, pathError("open", abs, err)
 	}
 	db, err := sql.Open("sqlite", dsn(abs, cfg)+params)
 	if err != nil {

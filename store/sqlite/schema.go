@@ -586,7 +586,7 @@ func createFile(path string) error {
 	case errors.Is(err, fs.ErrExist):
 		return nil
 	case err != nil:
-		return fmt.Errorf("sqlite: create %s: %w: %w", path, store.ErrUnavailable, err)
+		return pathError("create", path, err)
 	}
 	return f.Close()
 }

@@ -218,7 +218,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	}
 	file, err := statID(abs)
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: open %s: %w: %w", abs, store.ErrUnavailable, err)
+		return nil, pathError("open", abs, err)
 	}
 	db, err := sql.Open("sqlite", dsn(abs, cfg))
 	if err != nil {
