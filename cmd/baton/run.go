@@ -111,7 +111,7 @@ A store that cannot be reached at start (a database that is down or
 starting up, an etcd cluster without quorum) is waited for: one line says
 so, a line a minute while it lasts, one when the store answers, and then
 baton campaigns; it retries after a random delay below a ceiling that
-doubles from 100ms up to --lease, so that a fleet started together does
+doubles from 100ms up to half of --lease, so that a fleet started together does
 not knock in step. --once does not wait (exit 1). A store that answers
 but is wrong (a bad URL, password, database, schema or file, a path in a
 directory that does not exist) is not waited for: exit 2 at once.
@@ -433,7 +433,7 @@ func watchSchedule(ctx context.Context, st store.Store, job schedule.Job, every 
 
 // openRunStore opens the store of c. When it is down (storeDown) a
 // singleton or scheduled job waits for it, retrying with capped
-// exponential backoff and full jitter up to the lease, for as long as it
+// exponential backoff and full jitter up to half the lease, for as long as it
 // takes or until ctx ends (storeWait): a daemon started before its
 // database, or with the whole fleet after an outage, neither exits nor
 // retries in lockstep. --once does not wait: like flock, it fails at once
@@ -451,7 +451,7 @@ func openRunStore(ctx context.Context, e *env, c runConfig, logger *slog.Logger,
 	w := &storeWait{
 		open:    func(ctx context.Context) (store.Store, error) { return open(ctx, c.storeURL) },
 		attempt: max(c.lease, attemptMin),
-		backoff: backoff.New(min(waitMin, c.lease), c.lease, nil),
+		backoff: backoff.New(min(waitMin, c.lease/2), c.lease/2, nil),
 		logger:  logger,
 		shown:   describeStore(c.storeURL),
 		secrets: e.secrets,

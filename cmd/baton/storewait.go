@@ -13,7 +13,9 @@ import (
 )
 
 // Retries of 'baton run' while its store is down: the first after up to
-// waitMin, each ceiling twice the last, up to the lease.
+// waitMin, each ceiling twice the last, up to half the lease, so that a
+// node campaigns within half a lease of the store answering and the
+// other half is left for the election and the first due period.
 const (
 	waitMin = 100 * time.Millisecond
 	// waitReport is how often a line says the store is still awaited.

@@ -117,7 +117,9 @@ func TestRunWaitsForPostgres(t *testing.T) {
 		t.Fatal(err)
 	}
 	sock := newNotifySocket(t)
-	const lease = 2 * time.Second
+	// Retries wait at most half the lease and periods come every second:
+	// the job runs at most lease/2 + 1s after the store answers.
+	const lease = 4 * time.Second
 	const watchdog = 600 * time.Millisecond
 	cmd := exec.Command(os.Args[0], "run", "--store", srv.URL(db), "--node", "n1", "--lease", lease.String(), "--every", "1s",
 		"billing", "--", "sh", "-c", `echo "ran $BATON_PERIOD notify=${NOTIFY_SOCKET:-none} watchdog=${WATCHDOG_USEC:-none}"`)

@@ -125,7 +125,7 @@ func CheckRunSwap(cur store.Run, s store.RunSwap, electionToken uint64) error {
 		return fmt.Errorf("run of job: %w", err)
 	}
 	if !r.State.Known() {
-		return fmt.Errorf("%w: run %s/%s: state %q is none of %v", store.ErrInvalid, r.Job, r.Period, r.State, store.RunStates)
+		return fmt.Errorf("%w: run %s/%s: state %.40q is none of %v", store.ErrInvalid, r.Job, r.Period, r.State, store.RunStates)
 	}
 	if cur.Version != s.Expect {
 		return fmt.Errorf("%w: run %s/%s is at version %d, expected %d", store.ErrConflict, r.Job, r.Period, cur.Version, s.Expect)
