@@ -9,6 +9,7 @@ package browsertest
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -65,10 +66,7 @@ func New(t *testing.T, timeout time.Duration) context.Context {
 	// Start the browser now, so that a broken installation fails here with
 	// a clear message rather than in the middle of a test.
 	if err := chromedp.Do(tctx); err != nil {
-		if testenv.Required("chromium") {
-			t.Fatalf("starting %s: %v", bin, err)
-		}
-		t.Skipf("skipping: chromium at %s does not start: %v (set %s=chromium to make this a failure)", bin, err, testenv.RequireVar)
+		testenv.Require(t, "chromium", fmt.Sprintf("chromium at %s does not start: %v", bin, err))
 	}
 	return tctx
 }

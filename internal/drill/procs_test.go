@@ -39,7 +39,7 @@ func TestMain(m *testing.M) {
 	if !testenv.Long() {
 		testenv.DefaultParallel(4)
 	}
-	os.Exit(m.Run())
+	os.Exit(testenv.Run(m))
 }
 
 // procsParams is the process-mode scenario of the tests: the lesson's, on

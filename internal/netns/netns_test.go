@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton/internal/netns"
+	"github.com/batonhq/baton/internal/testenv"
 	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/store/etcd"
 	"github.com/batonhq/baton/store/postgres"
@@ -96,7 +97,7 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	os.Exit(testenv.Run(m))
 }
 
 // reach reports whether from can open a connection to the server on to.

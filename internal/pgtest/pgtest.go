@@ -370,13 +370,14 @@ var shared struct {
 }
 
 // Main runs the tests of a package that uses Start and exits; call it from
-// TestMain. It stops the shared server and removes its files after the
-// tests.
+// TestMain. It runs them through testenv.Run, which reports the tests that
+// skipped for a missing component, and stops the shared server and removes
+// its files after the tests.
 func Main(m *testing.M) {
 	shared.mu.Lock()
 	shared.main = true
 	shared.mu.Unlock()
-	code := m.Run()
+	code := testenv.Run(m)
 	shared.mu.Lock()
 	for _, srv := range []*Server{shared.server, shared.durable} {
 		if srv != nil {

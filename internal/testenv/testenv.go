@@ -6,6 +6,11 @@
 // variable BATON_REQUIRE lists the components that must be present (a comma
 // list such as "postgres,etcd"); a test that needs a listed component fails
 // instead of skipping, so a broken CI environment cannot pass silently.
+//
+// Run, called from a package's TestMain, ends its tests with one line per
+// missing component saying how many tests skipped for it, so that a plain
+// `go test ./...` says what it did not test (see Run for where that line
+// shows and where it does not).
 package testenv
 
 import (
@@ -24,12 +29,14 @@ const RequireVar = "BATON_REQUIRE"
 
 // Require ends the test because component is unavailable, for the reason
 // why: with t.Fatalf if BATON_REQUIRE lists component, with t.Skipf
-// otherwise. It never returns.
+// otherwise. It never returns. A skip is recorded for the report that Run
+// prints at the end of the package's tests.
 func Require(t testing.TB, component, why string) {
 	t.Helper()
 	if Required(component) {
 		t.Fatalf("%s is required (%s=%q) but unavailable: %s", component, RequireVar, os.Getenv(RequireVar), why)
 	}
+	recordSkip(component, why, t.Name())
 	t.Skipf("skipping: %s unavailable: %s (set %s=%s to make this a failure)", component, why, RequireVar, component)
 }
 

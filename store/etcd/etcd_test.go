@@ -52,7 +52,7 @@ func lazyCluster(tb testing.TB, n int) *etcdtest.Cluster {
 func sharedCluster(t *testing.T) *etcdtest.Cluster { return lazyCluster(t, 1) }
 
 func TestMain(m *testing.M) {
-	code := m.Run()
+	code := testenv.Run(m)
 	for _, c := range clusters.by {
 		if c != nil {
 			c.Close()
