@@ -6,6 +6,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -20,10 +21,10 @@ var skips struct {
 	order []string // components in the order of their first skip
 }
 
-// skipped is what Require skipped for one component: the reason it gave
-// first and the names of the tests.
+// skipped is what Require skipped for one component: the reasons it gave,
+// the first first, and the names of the tests.
 type skipped struct {
-	why   string
+	whys  []string
 	tests []string
 }
 
@@ -37,9 +38,12 @@ func recordSkip(component, why, name string) {
 	}
 	s := skips.by[component]
 	if s == nil {
-		s = &skipped{why: why}
+		s = &skipped{}
 		skips.by[component] = s
 		skips.order = append(skips.order, component)
+	}
+	if !slices.Contains(s.whys, why) {
+		s.whys = append(s.whys, why)
 	}
 	s.tests = append(s.tests, name)
 }
@@ -100,8 +104,14 @@ func skipReport(pkg string) string {
 		if len(names) == 1 {
 			noun = "test"
 		}
+		why := oneLine(s.whys[0])
+		if n := len(s.whys) - 1; n == 1 {
+			why += "; and 1 other reason (go test -v shows each)"
+		} else if n > 1 {
+			why += fmt.Sprintf("; and %d other reasons (go test -v shows each)", n)
+		}
 		fmt.Fprintf(&b, "baton: %s: skipped %d %s (%s): %s unavailable: %s (set %s=%s to make this a failure)\n",
-			pkg, len(names), noun, listed, c, oneLine(s.why), RequireVar, c)
+			pkg, len(names), noun, listed, c, why, RequireVar, c)
 	}
 	return b.String()
 }

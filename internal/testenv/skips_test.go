@@ -91,8 +91,9 @@ func (f *fakeTB) require(component, why string) {
 }
 
 // TestSkipReport: Require records its skips by component, in the order
-// of the first, and the report lists at most three test names, sorted; a
-// failure (BATON_REQUIRE) is not recorded as a skip.
+// of the first, and the report lists at most three test names, sorted,
+// and the first reason, counting the others; a failure (BATON_REQUIRE) is
+// not recorded as a skip.
 func TestSkipReport(t *testing.T) {
 	skips.mu.Lock()
 	saved := skips.by
@@ -118,13 +119,15 @@ func TestSkipReport(t *testing.T) {
 	}
 	f := &fakeTB{name: "TestE"}
 	f.require("chromium", "no chromium on PATH")
+	f = &fakeTB{name: "TestG"}
+	f.require("postgres", "psql is not on PATH")
 	f = &fakeTB{name: "TestF"}
 	f.require("etcd", "etcd does not start")
 	if f.fatal == "" || f.skip != "" {
 		t.Fatalf("Require(etcd) with %s=etcd: skip %q, fatal %q; want a failure", RequireVar, f.skip, f.fatal)
 	}
 
-	want := "baton: p: skipped 4 tests (TestA, TestB, TestC, …): postgres unavailable: pg_config not found (set BATON_REQUIRE=postgres to make this a failure)\n" +
+	want := "baton: p: skipped 5 tests (TestA, TestB, TestC, …): postgres unavailable: pg_config not found; and 1 other reason (go test -v shows each) (set BATON_REQUIRE=postgres to make this a failure)\n" +
 		"baton: p: skipped 1 test (TestE): chromium unavailable: no chromium on PATH (set BATON_REQUIRE=chromium to make this a failure)\n"
 	if got := skipReport("p"); got != want {
 		t.Errorf("report:\n%s\nwant:\n%s", got, want)
