@@ -218,15 +218,15 @@ func (s *Store) poll() {
 	}
 	defer p.close()
 	// Woken by writes to the -wal file (notify_linux.go), the poller
-	// polls at once, then again 1, 2, 4, 8, 16 and 32ms after the poll
-	// before (63ms in all): a commit's pages are written to the log
+	// polls at once, then again 1, 2, 4, ... 512ms after the poll
+	// before (1023ms in all): a commit's pages are written to the log
 	// before it is synced and published in the shared index, which raises
 	// no event, so a poll may come before the commit is visible, and one
 	// that sees another commit, made just before, cannot tell that this
 	// one is still on its way. Polls woken so are at least minWakeGap
 	// apart. The periodic poll stays, for what the notifier misses: every
 	// cfg.notified while the watch is set (a commit published more than
-	// 63ms after its log write), every cfg.watchInterval while it is not
+	// a second after its log write), every cfg.watchInterval while it is not
 	// (no inotify, a -wal file not there yet or replaced), which also
 	// sets the watch again. An idle store so wakes the poller about once
 	// a second, not twenty times.
@@ -314,10 +314,14 @@ func virtualClock() bool { return time.Now().Before(time.Date(2001, 1, 1, 0, 0, 
 // last poll is minWakeGap old (a handover after a quiet while is seen at
 // once; a stream of commits, a bulk takeover's, is polled at most every
 // minWakeGap, 200 times a second), and again at delays doubling up to
-// maxWakeRetry: seven polls for a write to the log, whatever it commits.
+// maxWakeRetry: eleven polls for a write to the log, whatever it
+// commits, over 1023ms, about the periodic poll's DefaultNotifiedInterval:
+// a commit published d after its log write (the log's fsync, slow under
+// load) is seen at most about 2d after it, where the periodic poll alone
+// would take up to a second.
 const (
 	minWakeGap   = 5 * time.Millisecond
-	maxWakeRetry = 32 * time.Millisecond
+	maxWakeRetry = 512 * time.Millisecond
 )
 
 // poller is the poller's statements, prepared on its own connection, and

@@ -206,7 +206,9 @@ func TestIdleFeedPollsRarely(t *testing.T) {
 		defer s.hub.mu.Unlock()
 		return s.hub.polls
 	}
-	time.Sleep(200 * time.Millisecond) // the first poll and its retries
+	// The first poll and the retries of the wake that setting the watch
+	// gives, over 1023ms.
+	time.Sleep(1500 * time.Millisecond)
 	const idle = 2 * time.Second
 	p0 := polls()
 	time.Sleep(idle)
