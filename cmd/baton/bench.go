@@ -14,7 +14,7 @@ import (
 	"github.com/batonhq/baton/store"
 )
 
-const benchSynopsis = `bench hold|takeover|balance [FLAGS]
+const benchSynopsis = `bench hold|takeover|balance|idle [FLAGS]
 
 Measures baton holding many names from one process (baton.Group: one
 session record renewed for all of them) on a real store:
@@ -26,6 +26,9 @@ session record renewed for all of them) on a real store:
             them, SIGKILLs the child after it renewed twice, and prints
             when it held the first and the last name, after the child's
             last renewal, beside the floor lease + 2 x clock margin
+  idle      starts --nodes idle 'baton run --every 1h' processes of one
+            job and prints each one's CPU, wake-ups and memory over
+            --window
 
 Run 'baton bench hold --help' or 'baton bench takeover --help' for the flags.
 Use a store of its own, or a --prefix no other process uses: names left held
@@ -41,6 +44,8 @@ func runBench(ctx context.Context, e *env, args []string) int {
 			return runBenchTakeover(ctx, e, args[1:])
 		case "balance":
 			return runBenchBalance(ctx, e, args[1:])
+		case "idle":
+			return runBenchIdle(ctx, e, args[1:])
 		case benchHolderCmd:
 			// The child of 'bench takeover'; not listed in the help.
 			return runBenchHolder(ctx, e, args[1:])
@@ -51,9 +56,9 @@ func runBench(ctx context.Context, e *env, args []string) int {
 		return code
 	}
 	if fs.NArg() == 0 {
-		return e.fail("bench", usagef("missing the benchmark; want: baton bench hold, baton bench takeover or baton bench balance"))
+		return e.fail("bench", usagef("missing the benchmark; want: baton bench hold, baton bench takeover, baton bench balance or baton bench idle"))
 	}
-	return e.fail("bench", usagef("unknown benchmark %q; want hold, takeover or balance", fs.Arg(0)))
+	return e.fail("bench", usagef("unknown benchmark %q; want hold, takeover, balance or idle", fs.Arg(0)))
 }
 
 // benchFlags are the flags 'bench hold' and 'bench takeover' share.

@@ -42,12 +42,17 @@ func TestBenchUsage(t *testing.T) {
 		{[]string{"bench", "takeover", "--store", "mem:"}, "in-process"},
 		{[]string{"bench", "balance", "--processes", "1"}, "--processes"},
 		{[]string{"bench", "balance", "--names", "0"}, "--names"},
+		{[]string{"bench", "idle", "--nodes", "0"}, "--nodes"},
+		{[]string{"bench", "idle", "--window", "0s"}, "--window"},
+		{[]string{"bench", "idle", "--warmup", "-1s"}, "--warmup"},
+		{[]string{"bench", "idle", "--job", "a\tb"}, "--job"},
+		{[]string{"bench", "idle", "--store", "mem:"}, "in-process"},
 	}
 	for _, tt := range tests {
 		code, _, stderr := runBaton(t, tt.args...)
 		checkOneLine(t, tt.args, code, stderr, tt.want)
 	}
-	for _, args := range [][]string{{"bench", "--help"}, {"bench", "hold", "--help"}, {"bench", "takeover", "--help"}, {"bench", "balance", "--help"}} {
+	for _, args := range [][]string{{"bench", "--help"}, {"bench", "hold", "--help"}, {"bench", "takeover", "--help"}, {"bench", "balance", "--help"}, {"bench", "idle", "--help"}} {
 		code, out, stderr := runBaton(t, args...)
 		if code != exitOK || stderr != "" || !strings.Contains(out, "Usage: baton bench") {
 			t.Errorf("baton %s: exit %d, stdout %q, stderr %q", strings.Join(args, " "), code, out, stderr)
@@ -282,5 +287,43 @@ func TestBenchTakeoverProcess(t *testing.T) {
 	}
 	if r.FirstTakeoverSeconds < r.FloorSeconds || r.LastTakeoverSeconds > r.FloorSeconds+5 {
 		t.Errorf("takeovers %vs to %vs after the last renewal; want within [%v, %v]", r.FirstTakeoverSeconds, r.LastTakeoverSeconds, r.FloorSeconds, r.FloorSeconds+5)
+	}
+}
+
+// bench idle on SQLite: two real 'baton run' processes of one job, one of
+// them leading, each measured from /proc.
+func TestBenchIdleSQLite(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs two baton processes for seconds of real time")
+	}
+	t.Parallel() // its own SQLite file
+	db := "sqlite:" + filepath.Join(t.TempDir(), "b.db")
+	cmd, out, errb := startBaton(t, "bench", "idle", "--store", db, "--nodes", "2", "--warmup", "3s", "--window", "2s", "--json")
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("bench idle: %v\nstdout:\n%s\nstderr:\n%s", err, out, errb)
+		}
+	case <-time.After(2 * time.Minute):
+		t.Fatalf("bench idle did not finish in 2 minutes\nstderr:\n%s", errb)
+	}
+	var r benchIdleReport
+	if err := json.Unmarshal([]byte(out.String()), &r); err != nil {
+		t.Fatalf("%v:\n%s", err, out)
+	}
+	leaders := 0
+	for _, p := range r.Processes {
+		if p.Leader {
+			leaders++
+		}
+		if p.CPUPercent < 0 || p.WakeupsPerS <= 0 || p.RSSBytes <= 0 || p.PSSBytes <= 0 || p.PSSBytes > p.RSSBytes ||
+			p.PrivateBytes <= 0 || p.PrivateBytes > p.RSSBytes || p.Threads <= 0 {
+			t.Errorf("implausible figures for %s: %+v", p.Node, p)
+		}
+	}
+	if len(r.Processes) != 2 || leaders != 1 || r.WindowSeconds < 2 {
+		t.Errorf("want 2 processes, one leading, over 2s or more; got %s", out)
 	}
 }

@@ -328,7 +328,10 @@ func (r *runner) lead(ctx context.Context, e *env, st store.Store, ops *opsServe
 		}
 		go watchSchedule(runCtx, st, c.job, c.lease, stopRun, ops.jobSuspended)
 	}
-	stopWatching := r.watch(runCtx, r.poll(), nil)
+	// The holder is logged for people, within a renew interval of a
+	// change: a poll a second would be a store read a second on every
+	// waiting node, beside the elector's own.
+	stopWatching := r.watch(runCtx, c.renew, nil)
 	defer stopWatching()
 	work := func(ctx context.Context, t *baton.Term) error {
 		r.leading.Store(true)

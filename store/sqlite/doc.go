@@ -133,9 +133,13 @@
 // Store reads PRAGMA data_version (which changes only when another
 // connection commits) whenever the -wal file is written, by any process
 // on this host (inotify, on Linux; a commit is seen within milliseconds),
-// and every 50ms by default whatever happens (the fallback, and all there
-// is elsewhere and under testing/synctest's virtual clock, whose bubble a
-// goroutine waiting on a file would never let idle), and when it changed
+// and, whatever happens, every second while those notifications come
+// (the fallback for a commit published more than a second after its log
+// write, which the notification's retries, 1, 2, 4, ... 512ms after it,
+// miss) and every 50ms while
+// they cannot be had (all there is elsewhere and under testing/synctest's
+// virtual clock, whose bubble a goroutine waiting on a file would never
+// let idle), and when it changed
 // runs one indexed query for the
 // election records changed since the last counter value it saw (every
 // write but a renewal gives its record the next value of a store-wide

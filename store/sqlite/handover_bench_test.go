@@ -16,8 +16,9 @@ import (
 // handles on one file, as between two processes of one host: from the
 // leader's Resign call until the contender, woken by its store's change
 // poller, holds the next Term. ns/op is one handover: the release, the
-// poll that sees it (every DefaultWatchInterval, 50ms: on average half of
-// it), the contender's read and its acquisition. The contender starts
+// poll that sees it (woken by the -wal file's write on Linux; elsewhere
+// every DefaultWatchInterval, 50ms: on average half of it), the
+// contender's read and its acquisition. The contender starts
 // waiting a random while before each resign, so that the resign falls at
 // any moment of the poll.
 func BenchmarkHandoverResign(b *testing.B) {

@@ -67,6 +67,14 @@ func (n *walNotifier) rearm() {
 	}
 }
 
+// watched reports whether the watch is set: every write to the log wakes
+// the poller.
+func (n *walNotifier) watched() bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.watching && !n.closed
+}
+
 func (n *walNotifier) wake() {
 	select {
 	case n.C <- struct{}{}:

@@ -10,5 +10,7 @@ func newWALNotifier(string) *walNotifier { return nil }
 
 func (*walNotifier) rearm() {}
 
+func (*walNotifier) watched() bool { return false }
+
 // Close stops the notifier.
 func (*walNotifier) Close() {}

@@ -30,8 +30,18 @@ const (
 	// DefaultBusyTimeout is how long a call waits for another connection's
 	// write lock before it fails with store.ErrUnavailable.
 	DefaultBusyTimeout = 5 * time.Second
-	// DefaultWatchInterval is how often a watch polls the file for commits.
+	// DefaultWatchInterval is how often a watch polls the file for commits
+	// while no notification of the file's writes can be had (see
+	// WatchChanges).
 	DefaultWatchInterval = 50 * time.Millisecond
+	// DefaultNotifiedInterval is how often a watch polls the file for
+	// commits while it is woken by the file's writes (inotify, on Linux):
+	// the fallback for a notification that came too early for the commit
+	// it announced and its retries (see WatchChanges). A contender reads
+	// its record this often anyway (baton.DefaultPoll), so a change
+	// the feed learns of only at this poll is seen no later than
+	// without a feed.
+	DefaultNotifiedInterval = time.Second
 	// DefaultMaxConns is how many connections to the file a Store keeps
 	// open at most: one for its writes (SQLite has one writer per file,
 	// and a Store runs its writes one at a time), one for the watch
@@ -85,6 +95,7 @@ type config struct {
 	now           func() time.Time
 	busyTimeout   time.Duration
 	watchInterval time.Duration
+	notified      time.Duration // the poll while notified of writes
 	maxConns      int
 	readOnly      bool
 }
@@ -163,14 +174,15 @@ func WithBusyTimeout(d time.Duration) Option {
 }
 
 // WithWatchInterval sets how often WatchChanges polls the file for commits made by
-// other connections. The default is DefaultWatchInterval. It must be
-// positive.
+// other connections, whether or not it is notified of the file's writes.
+// The default is DefaultWatchInterval without notifications and
+// DefaultNotifiedInterval with them. It must be positive.
 func WithWatchInterval(d time.Duration) Option {
 	return func(c *config) error {
 		if err := storedriver.CheckPositive("sqlite", "WithWatchInterval", d, "50ms"); err != nil {
 			return err
 		}
-		c.watchInterval = d
+		c.watchInterval, c.notified = d, d
 		return nil
 	}
 }
@@ -191,7 +203,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	if path == "" {
 		return nil, fmt.Errorf("sqlite: %w: empty path; give the store's file name, such as baton.db", store.ErrInvalid)
 	}
-	cfg := config{now: time.Now, busyTimeout: DefaultBusyTimeout, watchInterval: DefaultWatchInterval, maxConns: DefaultMaxConns}
+	cfg := config{now: time.Now, busyTimeout: DefaultBusyTimeout, watchInterval: DefaultWatchInterval, notified: DefaultNotifiedInterval, maxConns: DefaultMaxConns}
 	for _, o := range opts {
 		if err := o(&cfg); err != nil {
 			return nil, err

@@ -34,6 +34,7 @@ type hub struct {
 	running  bool
 	cursor   int64
 	sessions map[string]int64 // held session record -> version; the poller's
+	polls    int64            // polls so far, for the tests
 }
 
 func (h *hub) init() {
@@ -56,12 +57,13 @@ type feed struct {
 // WatchChanges implements store.Store with a poll woken by the file's
 // writes: one goroutine per Store reads PRAGMA data_version on a
 // connection of its own whenever the -wal file is written, by any process
-// on this host (inotify, on Linux), and every watch interval
-// (DefaultWatchInterval unless WithWatchInterval says otherwise) whatever
-// happens, the fallback where the notification is missing or missed.
-// That number changes only when another connection, in this process or
-// another, commits to the file, so an idle poll is one cheap statement,
-// and an idle store wakes the poller only at the interval. When it
+// on this host (inotify, on Linux), and, whatever happens, every
+// DefaultNotifiedInterval while the notification is set and every
+// DefaultWatchInterval while it is not (WithWatchInterval sets both): the
+// fallback where the notification is missing or missed. That number
+// changes only when another connection, in this process or another,
+// commits to the file, so an idle poll is one cheap statement, and an
+// idle store wakes the poller only at the interval. When it
 // changed, the poller runs one indexed query for the election records
 // changed since the last counter value it saw, and one range of the
 // primary key for the versions of the held session records, and hands
@@ -215,17 +217,19 @@ func (s *Store) poll() {
 		return
 	}
 	defer p.close()
-	t := time.NewTicker(s.cfg.watchInterval)
-	defer t.Stop()
 	// Woken by writes to the -wal file (notify_linux.go), the poller
-	// polls at once, then again 1, 2, 4, 8, 16 and 32ms after the poll
-	// before (63ms in all, past the ticker's default interval): a
-	// commit's pages are written to the log before it is synced and
-	// published in the shared index, which raises no event, so a poll
-	// may come before the commit is visible, and one that sees another
-	// commit, made just before, cannot tell that this one is still on its
-	// way. Polls woken so are at least minWakeGap apart; the ticker's poll
-	// stays, for what the notifier misses.
+	// polls at once, then again 1, 2, 4, ... 512ms after the poll
+	// before (1023ms in all): a commit's pages are written to the log
+	// before it is synced and published in the shared index, which raises
+	// no event, so a poll may come before the commit is visible, and one
+	// that sees another commit, made just before, cannot tell that this
+	// one is still on its way. Polls woken so are at least minWakeGap
+	// apart. The periodic poll stays, for what the notifier misses: every
+	// cfg.notified while the watch is set (a commit published more than
+	// a second after its log write), every cfg.watchInterval while it is not
+	// (no inotify, a -wal file not there yet or replaced), which also
+	// sets the watch again. An idle store so wakes the poller about once
+	// a second, not twenty times.
 	var (
 		wake <-chan struct{}
 		n    *walNotifier
@@ -237,6 +241,14 @@ func (s *Store) poll() {
 		defer n.Close()
 		wake = n.C
 	}
+	interval := func() time.Duration {
+		if n != nil && n.watched() {
+			return s.cfg.notified
+		}
+		return s.cfg.watchInterval
+	}
+	t := time.NewTimer(interval())
+	defer t.Stop()
 	soon := time.NewTimer(time.Hour)
 	soon.Stop()
 	defer soon.Stop()
@@ -257,6 +269,10 @@ func (s *Store) poll() {
 			broken()
 			return
 		}
+		// The periodic poll is due an interval after the last poll; set
+		// after each, it follows a watch that was lost (the notifier
+		// wakes the poller then) at once.
+		t.Reset(interval())
 		if retry > 0 && retry <= maxWakeRetry {
 			soon.Reset(retry)
 			retry *= 2
@@ -298,10 +314,14 @@ func virtualClock() bool { return time.Now().Before(time.Date(2001, 1, 1, 0, 0, 
 // last poll is minWakeGap old (a handover after a quiet while is seen at
 // once; a stream of commits, a bulk takeover's, is polled at most every
 // minWakeGap, 200 times a second), and again at delays doubling up to
-// maxWakeRetry: seven polls for a write to the log, whatever it commits.
+// maxWakeRetry: eleven polls for a write to the log, whatever it
+// commits, over 1023ms, about the periodic poll's DefaultNotifiedInterval:
+// a commit published d after its log write (the log's fsync, slow under
+// load) is seen at most about 2d after it, where the periodic poll alone
+// would take up to a second.
 const (
 	minWakeGap   = 5 * time.Millisecond
-	maxWakeRetry = 32 * time.Millisecond
+	maxWakeRetry = 512 * time.Millisecond
 )
 
 // poller is the poller's statements, prepared on its own connection, and
@@ -342,6 +362,7 @@ func (s *Store) pollOnce(ctx context.Context, p *poller) (changed bool, err erro
 	h := &s.hub
 	h.mu.Lock()
 	cursor := h.cursor
+	h.polls++
 	h.mu.Unlock()
 	var dv int64
 	if err := p.dataVersion.QueryRowContext(ctx).Scan(&dv); err != nil {

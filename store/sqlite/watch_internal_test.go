@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -174,4 +175,46 @@ func BenchmarkChangeFeedPerCommit(b *testing.B) {
 			h.mu.Unlock()
 		}
 	})
+}
+
+// TestIdleFeedPollsRarely: on Linux, an idle store's change feed, woken
+// by the -wal file's writes, polls the file about once a
+// DefaultNotifiedInterval, not every DefaultWatchInterval (twenty times
+// as often). Real time, because the notifier is off under synctest's
+// clock; load can only make the polls fewer.
+func TestIdleFeedPollsRarely(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the change feed is woken by inotify on Linux only; elsewhere it polls every DefaultWatchInterval")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "baton.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.Swap(ctx, store.Swap{Record: store.Record{Name: "a", Holder: "n1", Incarnation: "i1", Token: 1, Lease: time.Second}, Event: store.Acquired}); err != nil {
+		t.Fatal(err)
+	}
+	feed := s.WatchChanges(ctx)
+	go func() {
+		for range feed {
+		}
+	}()
+	polls := func() int64 {
+		s.hub.mu.Lock()
+		defer s.hub.mu.Unlock()
+		return s.hub.polls
+	}
+	// The first poll and the retries of the wake that setting the watch
+	// gives, over 1023ms.
+	time.Sleep(1500 * time.Millisecond)
+	const idle = 2 * time.Second
+	p0 := polls()
+	time.Sleep(idle)
+	n := polls() - p0
+	t.Logf("%d polls in %v of idleness", n, idle)
+	if limit := int64(idle/DefaultNotifiedInterval) + 2; n > limit {
+		t.Fatalf("%d polls in %v of idleness, want at most %d: the feed polls every DefaultWatchInterval (%v) although notified of writes", n, idle, limit, DefaultWatchInterval)
+	}
 }
