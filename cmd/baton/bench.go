@@ -53,7 +53,7 @@ func runBench(ctx context.Context, e *env, args []string) int {
 	if fs.NArg() == 0 {
 		return e.fail("bench", usagef("missing the benchmark; want: baton bench hold, baton bench takeover or baton bench balance"))
 	}
-	return e.fail("bench", usagef("unknown benchmark %q; want hold, takeover or balance", fs.Arg(0)))
+	return e.fail("bench", usagef("unknown benchmark %q%s; want hold, takeover or balance", fs.Arg(0), didYouMean(fs.Arg(0), []string{"hold", "takeover", "balance"})))
 }
 
 // benchFlags are the flags 'bench hold' and 'bench takeover' share.
