@@ -196,7 +196,13 @@ func parseRun(e *env, args []string) (f runFlags, done bool, code int) {
 		return f, true, code
 	}
 	f.set, f.fenceKey, f.metricsAddr = flagsSet(fs), key.path, *metricsAddr
-	if err := f.positional(fs.Args()); err != nil {
+	rest := fs.Args()
+	if n := len(args) - len(rest); n > 0 && args[n-1] == "--" {
+		// The flag package ate the "--" that ends the flags: what
+		// follows it is COMMAND, and JOB was not given.
+		return f, true, e.fail("run", usagef("missing JOB before --; want JOB -- COMMAND [ARGS...]"))
+	}
+	if err := f.positional(rest); err != nil {
 		return f, true, e.fail("run", err)
 	}
 	return f, false, exitOK

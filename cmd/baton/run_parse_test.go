@@ -78,6 +78,8 @@ func TestParseRun(t *testing.T) {
 		line string
 	}{
 		{[]string{}, "baton run: missing JOB; want JOB -- COMMAND [ARGS...]\n"},
+		{[]string{"--", "true"}, "baton run: missing JOB before --; want JOB -- COMMAND [ARGS...]\n"},
+		{[]string{"--every", "1m", "--", "echo", "hi"}, "baton run: missing JOB before --; want JOB -- COMMAND [ARGS...]\n"},
 		{[]string{"j"}, "baton run: missing COMMAND; want JOB -- COMMAND [ARGS...] (the -- is required)\n"},
 		{[]string{"j", "true"}, "baton run: missing COMMAND; want JOB -- COMMAND [ARGS...] (the -- is required)\n"},
 		{[]string{"j", "--"}, "baton run: missing COMMAND after --\n"},
