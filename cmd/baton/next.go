@@ -80,7 +80,7 @@ func runNext(ctx context.Context, e *env, args []string) int {
 		if s == nil {
 			return nil, "", fmt.Errorf("job %s has no schedule: it runs only when triggered", job)
 		}
-		return s, j.Schedule, nil
+		return s, specText(j.Schedule), nil
 	}()
 	if err != nil {
 		return e.fail("next", err)

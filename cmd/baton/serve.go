@@ -187,6 +187,7 @@ func newServer(st store.Store, label string, extra []string, refresh time.Durati
 		"css":       func() template.CSS { return template.CSS(timeline.CSS) },
 		"printable": escape.String,
 		"query":     pageQuery,
+		"spec":      specText,
 		"legend": func() template.HTML {
 			return timeline.Legend(timeline.Item{Class: "held", Text: "held (label: token)"},
 				timeline.Item{Class: "band", Text: "nobody held it"},
