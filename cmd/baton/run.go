@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/batonhq/baton"
@@ -294,9 +295,18 @@ func (r *runner) lead(ctx context.Context, e *env, st store.Store, ops *opsServe
 	}
 	stopWatching := r.watch(runCtx, r.poll(), nil)
 	defer stopWatching()
+	// heldAtStop: this node led when ctx ended, so el.Run resigned: only
+	// then is the stop logged as releasing leadership.
+	var heldAtStop atomic.Bool
+	stopped := ctx
 	work := func(ctx context.Context, t *baton.Term) error {
 		r.leading.Store(true)
 		defer r.leading.Store(false)
+		defer func() {
+			if stopped.Err() != nil {
+				heldAtStop.Store(true)
+			}
+		}()
 		if c.job.Schedule == nil {
 			return r.supervise(ctx, t)
 		}
@@ -334,8 +344,11 @@ func (r *runner) lead(ctx context.Context, e *env, st store.Store, ops *opsServe
 	}
 	var ex *exitedError
 	switch {
-	case ctx.Err() != nil:
+	case ctx.Err() != nil && heldAtStop.Load():
 		r.logger.Info("stopped; leadership released")
+		return exitOK
+	case ctx.Err() != nil:
+		r.logger.Info("stopped; this node was not leading")
 		return exitOK
 	case errors.As(err, &ex):
 		r.logger.Info("command exited; not restarting; leadership released", "status", ex.status.String(), "restart", string(c.restart))
