@@ -7,6 +7,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/batonhq/baton/internal/bound"
 	"github.com/batonhq/baton/internal/escape"
 	"github.com/batonhq/baton/internal/inspect"
 	"github.com/batonhq/baton/schedule"
@@ -30,7 +31,7 @@ func runNext(ctx context.Context, e *env, args []string) int {
 	var sf scheduleFlags
 	sf.register(fs)
 	storeURL := storeFlag(fs)
-	from := fs.String("from", "", "print the instants after this time, RFC 3339 (default: now)")
+	from := fs.String("from", "", "print the instants after this time (default: now): "+bound.InstantHelp)
 	count := fs.Int("count", nextDefaultCount, "how many instants to print, 1 to 1000")
 	asJSON := fs.Bool("json", false, "print JSON")
 	pos, done, code := e.parseMixed(fs, args)
@@ -85,10 +86,10 @@ func runNext(ctx context.Context, e *env, args []string) int {
 	if err != nil {
 		return e.fail("next", err)
 	}
-	at := time.Now().UTC()
+	at := e.wallNow().UTC()
 	if *from != "" {
-		if at, err = time.Parse(time.RFC3339, *from); err != nil {
-			return e.fail("next", usagef("invalid --from %q; want an RFC 3339 time such as 2026-03-27T00:00:00Z", *from))
+		if at, err = parseTimeFlag("from", *from, at); err != nil {
+			return e.fail("next", err)
 		}
 	}
 	loc := schedule.Location(s)
