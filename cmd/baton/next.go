@@ -112,7 +112,7 @@ func runNext(ctx context.Context, e *env, args []string) int {
 		in := instant{Period: schedule.Key(t), Time: t.UTC().Format(time.RFC3339), Local: t.In(loc).Format(time.RFC3339)}
 		if jitter > 0 {
 			d := schedule.JitterOf(pos[0], in.Period, jitter)
-			in.Start, in.JitterSeconds = t.Add(d).UTC().Format("2006-01-02T15:04:05.000Z07:00"), d.Seconds()
+			in.Start, in.JitterSeconds = t.Add(d).UTC().Format("2006-01-02T15:04:05.000Z07:00"), bound.Seconds(d)
 		}
 		out = append(out, in)
 	}
