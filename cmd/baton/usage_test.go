@@ -82,3 +82,10 @@ func TestSuggest(t *testing.T) {
 		}
 	}
 }
+
+// 'baton history' without NAME says in one line (exit 2) that the log is
+// per name and where the names are listed, and reads no store.
+func TestHistoryWithoutName(t *testing.T) {
+	checkUsageError(t, []string{"history", "--store", "mem:"}, "missing NAME", "kept per name", "'baton status' lists the names")
+	checkUsageError(t, []string{"history", "--json"}, "missing NAME", "'baton status' lists the names")
+}
