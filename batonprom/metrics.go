@@ -36,7 +36,9 @@ import (
 //	baton_renewal_duration_seconds        latency of each renewal write, sent to answered (histogram)
 //	baton_lease_remaining_seconds         lease time the term had left when a renewal succeeded,
 //	                                      before the renewal moved the deadline (histogram)
-//	baton_fence_rejections_total          writes refused because their token was stale
+//	baton_fence_rejections_total          run-ledger writes refused because their token was stale,
+//	                                      and those the program reports (FenceRejected); not
+//	                                      a job's own fence under baton run
 //	baton_store_errors_total              store calls that failed (conflicts are answers, not errors)
 //	baton_job_periods_total{state}        periods this process moved to a state: running, done,
 //	                                      failed, skipped, pending
@@ -130,7 +132,7 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 			Help:    "Lease time the term had left when a renewal succeeded (before the renewal extended it).",
 			Buckets: []float64{0.05, 0.1, 0.25, 0.5, 1, 2, 3, 5, 7.5, 10, 15, 20, 30, 60}}, name),
 		fence: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "baton_fence_rejections_total",
-			Help: "Writes refused because their fencing token was stale."}, name),
+			Help: fenceHelp}, name),
 		storeErrs: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "baton_store_errors_total",
 			Help: "Store calls of the elector that failed (a compare-and-swap conflict is an answer, not an error)."}, name),
 		periods: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "baton_job_periods_total",
@@ -261,9 +263,14 @@ func (m *Metrics) SessionRenewal(latency time.Duration) {
 	m.sessionRenewal.Observe(max(latency, 0).Seconds())
 }
 
+// fenceHelp is baton_fence_rejections_total's help: whose refusals it
+// counts, and whose it does not.
+const fenceHelp = "Run-ledger writes of this process refused because their fencing token was stale, plus the refusals the program reports itself (Metrics.FenceRejected). Under 'baton run' only the ledger's: refusals by the job's own fence (baton fence install or proxy, pgfence) are not counted here."
+
 // FenceRejected counts one write for name refused by a fence because its
-// token was stale. Job runners call it for the ledger; call it from your own
-// fenced resource to see its refusals beside the elector's metrics.
+// token was stale. Job runners call it for the run ledger only; call it
+// from your own fenced resource to see its refusals beside the elector's
+// metrics (baton run cannot: a job's fence refuses in another process).
 func (m *Metrics) FenceRejected(name string) { m.fence.WithLabelValues(name).Inc() }
 
 // PeriodState counts a period of job moved to state by this process

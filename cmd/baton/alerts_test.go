@@ -34,6 +34,12 @@ func TestReadmeAlertingRules(t *testing.T) {
 			t.Errorf("the alerting rules do not use %s", metric)
 		}
 	}
+	// The fence alert counts baton's run ledger only, and says so.
+	if _, fence, ok := strings.Cut(rules, "alert: BatonFenceRejections"); !ok {
+		t.Error("the alerting rules lost BatonFenceRejections")
+	} else if fence, _, _ = strings.Cut(fence, "- alert:"); !strings.Contains(fence, "run-ledger") || !strings.Contains(fence, "the job's own fence refusals are not in it") {
+		t.Errorf("BatonFenceRejections does not say it counts the run ledger's refusals only:\n%s", fence)
+	}
 	promtool, err := exec.LookPath("promtool")
 	if err != nil {
 		testenv.Require(t, "prometheus", "no promtool on PATH (apt-get install prometheus)")

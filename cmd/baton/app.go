@@ -155,7 +155,11 @@ func (e *env) run(ctx context.Context, args []string) int {
 			return c.run(ctx, e, args[1:])
 		}
 	}
-	fmt.Fprintf(stderr, "baton: unknown command %q; run 'baton help' for the list\n", args[0])
+	var all []string
+	for _, c := range commands() {
+		all = append(all, c.name)
+	}
+	fmt.Fprintf(stderr, "baton: unknown command %q%s; run 'baton help' for the list\n", args[0], didYouMean(args[0], all))
 	return exitUsage
 }
 
@@ -234,10 +238,8 @@ func (e *env) newFlagSet(name, synopsis string) *flag.FlagSet {
 	fs := flag.NewFlagSet("baton "+name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {
-		fs.SetOutput(e.stdout)
 		fmt.Fprintf(e.stdout, "Usage: baton %s\n\nFlags:\n", synopsis)
-		fs.PrintDefaults()
-		fs.SetOutput(io.Discard)
+		printFlags(e.stdout, fs)
 	}
 	return fs
 }
@@ -257,7 +259,7 @@ func (e *env) parse(fs *flag.FlagSet, args []string) (bool, int) {
 		return true, exitOK
 	}
 	if err != nil {
-		fmt.Fprintf(e.stderr, "%s: %v (see '%s --help')\n", fs.Name(), err, fs.Name())
+		fmt.Fprintf(e.stderr, "%s: %s (see '%s --help')\n", fs.Name(), flagError(fs, err.Error()), fs.Name())
 		return true, exitUsage
 	}
 	return false, exitOK

@@ -7,6 +7,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/batonhq/baton/internal/bound"
 	"github.com/batonhq/baton/internal/inspect"
 	"github.com/batonhq/baton/internal/scheduler"
 	"github.com/batonhq/baton/schedule"
@@ -29,11 +30,13 @@ The rows are manual runs of the periods' own keys (as trigger --period
 writes): no catch-up policy, cap, window or overlap policy skips them.
 
 --plan prints what a backfill would do and writes nothing (the store is
-opened read-only). T is an RFC 3339 time or a period key, such as
-2026-03-01T00:00:00Z. A range with more than --max periods is refused.`)
+opened read-only). T is an RFC 3339 time (2026-03-01T00:00:00Z), a date
+(2026-03-01: midnight UTC, whatever the job's zone) or relative to now
+(-3d, -12h), as for every time flag of baton. A range with more than --max
+periods is refused.`)
 	storeURL := storeFlag(fs)
-	fromS := fs.String("from", "", "the first instant of the range, RFC 3339 (required)")
-	toS := fs.String("to", "", "the last instant of the range, RFC 3339, not in the future (required)")
+	fromS := fs.String("from", "", "the first instant of the range (required): "+bound.InstantHelp)
+	toS := fs.String("to", "", "the last instant of the range, not in the future (required): "+bound.InstantHelp)
 	plan := fs.Bool("plan", false, "print the periods and what would be done with each; write nothing")
 	max := fs.Int("max", defaultBackfillMax, fmt.Sprintf("refuse a range of more than N periods (at most %d)", scheduler.MaxBackfill))
 	asJSON := fs.Bool("json", false, "print JSON")
@@ -43,16 +46,17 @@ opened read-only). T is an RFC 3339 time or a period key, such as
 	}
 	var from, to time.Time
 	var err error
+	now := e.wallNow()
 	for _, f := range []struct {
 		name string
 		s    string
 		t    *time.Time
-	}{{"--from", *fromS, &from}, {"--to", *toS, &to}} {
+	}{{"from", *fromS, &from}, {"to", *toS, &to}} {
 		if f.s == "" {
-			return e.fail("backfill", usagef("missing %s; want an RFC 3339 time such as 2026-03-01T00:00:00Z", f.name))
+			return e.fail("backfill", usagef("missing --%s; want %s", f.name, bound.InstantHelp))
 		}
-		if *f.t, err = time.Parse(time.RFC3339, f.s); err != nil {
-			return e.fail("backfill", usagef("invalid %s %q; want an RFC 3339 time such as 2026-03-01T00:00:00Z", f.name, f.s))
+		if *f.t, err = parseTimeFlag(f.name, f.s, now); err != nil {
+			return e.fail("backfill", err)
 		}
 	}
 	if *max < 1 || *max > scheduler.MaxBackfill {

@@ -58,7 +58,7 @@ func runBench(ctx context.Context, e *env, args []string) int {
 	if fs.NArg() == 0 {
 		return e.fail("bench", usagef("missing the benchmark; want: baton bench hold, baton bench takeover, baton bench balance or baton bench idle"))
 	}
-	return e.fail("bench", usagef("unknown benchmark %q; want hold, takeover, balance or idle", fs.Arg(0)))
+	return e.fail("bench", usagef("unknown benchmark %q%s; want hold, takeover, balance or idle", fs.Arg(0), didYouMean(fs.Arg(0), []string{"hold", "takeover", "balance", "idle"})))
 }
 
 // benchFlags are the flags 'bench hold' and 'bench takeover' share.

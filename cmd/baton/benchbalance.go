@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/internal/bound"
 	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/store/storeurl"
 )
@@ -108,7 +109,7 @@ func benchBalance(ctx context.Context, e *env, b *benchFlags, procs int, opts []
 		return g.Hold(context.Background(), names, nil)
 	}
 	rep := balanceReport{Store: storeurl.Redact(url), Names: len(names), Processes: procs,
-		LeaseSeconds: b.lease.Seconds(), RenewSeconds: b.effectiveRenew().Seconds()}
+		LeaseSeconds: bound.Seconds(b.lease), RenewSeconds: bound.Seconds(b.effectiveRenew())}
 	poll := min(baton.DefaultPoll, b.lease/5)
 
 	// wait samples every name's terms each poll until the live groups

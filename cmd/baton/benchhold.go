@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/internal/bound"
 	"github.com/batonhq/baton/store/storeurl"
 )
 
@@ -152,8 +153,8 @@ func benchHold(ctx context.Context, e *env, b *benchFlags, duration time.Duratio
 	return holdReport{
 		Store:                storeurl.Redact(url),
 		Names:                len(names),
-		LeaseSeconds:         b.lease.Seconds(),
-		RenewSeconds:         renew.Seconds(),
+		LeaseSeconds:         bound.Seconds(b.lease),
+		RenewSeconds:         bound.Seconds(renew),
 		DurationSeconds:      seconds(wall),
 		AcquireSeconds:       seconds(acquired.Sub(began)),
 		Held:                 st.Held,

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/internal/bound"
 	"github.com/batonhq/baton/store/storeurl"
 )
 
@@ -307,11 +308,11 @@ func benchTakeover(ctx context.Context, e *env, b *benchFlags, opts []baton.Opti
 	return takeoverReport{
 		Store:                storeurl.Redact(url),
 		Names:                len(names),
-		LeaseSeconds:         b.lease.Seconds(),
-		ClockMarginSeconds:   b.margin.Seconds(),
+		LeaseSeconds:         bound.Seconds(b.lease),
+		ClockMarginSeconds:   bound.Seconds(b.margin),
 		HolderAcquireSeconds: seconds(heldAt.Sub(began)),
 		HolderRenewals:       renewals,
-		FloorSeconds:         floor.Seconds(),
+		FloorSeconds:         bound.Seconds(floor),
 		FirstTakeoverSeconds: seconds(first.Sub(lastRenewal)),
 		LastTakeoverSeconds:  seconds(last.Sub(lastRenewal)),
 		OverFloorSeconds:     seconds(last.Sub(lastRenewal) - floor),

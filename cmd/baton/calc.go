@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/batonhq/baton/internal/bound"
 	"github.com/batonhq/baton/internal/model"
 )
 
@@ -108,7 +109,7 @@ func calcActivation(_ context.Context, e *env, args []string) int {
 			ReadySeconds   float64 `json:"ready_seconds"`
 			TSafeSeconds   float64 `json:"t_safe_seconds"`
 			WaitSeconds    float64 `json:"wait_seconds"`
-		}{lease.Seconds(), epsilon.Seconds(), ready.Seconds(), safe.Seconds(), wait.Seconds()}, exitOK)
+		}{bound.Seconds(*lease), bound.Seconds(*epsilon), bound.Seconds(*ready), bound.Seconds(safe), bound.Seconds(wait)}, exitOK)
 	}
 	fmt.Fprintf(e.stdout, "T_safe  %-8s (lease %s + 2 x epsilon %s)\n", safe, *lease, *epsilon)
 	if wait > 0 {

@@ -35,7 +35,7 @@ func runFenceCmd(ctx context.Context, e *env, args []string) int {
 		fmt.Fprint(e.stdout, "Usage: baton fence install|sql|proxy [FLAGS]\n\n"+fenceAbout+"\n\nRun 'baton fence OPERATION --help' for its flags.\n")
 		return exitOK
 	}
-	return e.fail("fence", usagef("unknown fence operation %q; %s", args[0], want))
+	return e.fail("fence", usagef("unknown fence operation %q%s; %s", args[0], didYouMean(args[0], []string{"install", "sql", "proxy"}), want))
 }
 
 const fenceAbout = "The fence checks BATON_TOKEN where the work lands, in the same transaction,\n" +

@@ -162,6 +162,17 @@ func checkName(what, name string) error {
 	return nil
 }
 
+// parseTimeFlag parses the value s of the time flag name (--from, --to)
+// with bound.ParseInstant, the parser of every time flag, against now;
+// a bad value is a usage error naming the flag.
+func parseTimeFlag(name, s string, now time.Time) (time.Time, error) {
+	t, err := bound.ParseInstant(s, now)
+	if err != nil {
+		return time.Time{}, usagef("invalid --%s: %v", name, err)
+	}
+	return t, nil
+}
+
 // durationValue is a duration flag's value that reports a bad value with
 // bound.ParseDuration's error.
 type durationValue struct{ flag.Value }

@@ -18,12 +18,22 @@ store's time of the write, for people to read. The last line ("now:")
 says the name's state as 'baton status' does: the log of a Group's name
 still ends in "acquired" after its session ended.
 
-The store is opened read-only: nothing is created or written.`)
+NAME is required: the log is kept per name, and 'baton status' lists the
+names. The store is opened read-only: nothing is created or written.`)
 	storeURL := storeFlag(fs)
 	asJSON := fs.Bool("json", false, "print JSON")
-	name, done, code := e.parseName("history", fs, args, "NAME")
+	pos, done, code := e.parseMixed(fs, args)
 	if done {
 		return code
+	}
+	if len(pos) == 0 {
+		// The log is kept per name: listing every name's recent events
+		// would read every name's log (no store keeps one log of all).
+		return e.fail("history", usagef("missing NAME; the election log is kept per name: give one ('baton status' lists the names, a page at a time)"))
+	}
+	name, err := oneName(pos, "NAME")
+	if err != nil {
+		return e.fail("history", err)
 	}
 	st, err := e.openReader(ctx, *storeURL)
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"html/template"
 	"time"
 
+	"github.com/batonhq/baton/internal/bound"
 	"github.com/batonhq/baton/internal/escape"
 	"github.com/batonhq/baton/internal/inspect"
 	"github.com/batonhq/baton/internal/timeline"
@@ -106,11 +107,11 @@ func readJob(ctx context.Context, st store.Store, name string, w *watch, now tim
 		d.LeaseSeconds = e.LeaseSeconds
 		u := e.Updated
 		d.Updated = &u
-		d.WatchedSeconds = now.Sub(w.first).Seconds()
+		d.WatchedSeconds = bound.Seconds(now.Sub(w.first))
 		// Until a change was seen, the holder may have renewed just before
 		// the server's first read: the bound starts from that read.
 		if v.State.State == inspect.Held || v.State.State == inspect.ProbablyDead {
-			left := max(e.Lease-now.Sub(w.changed), 0).Seconds()
+			left := bound.Seconds(max(e.Lease-now.Sub(w.changed), 0))
 			d.LeaseRemainingSeconds = &left
 		}
 	}

@@ -48,7 +48,11 @@ func dispatch(ctx context.Context, e *env, parent, about string, subs []command,
 			return c.run(ctx, e, args[1:])
 		}
 	}
-	return e.fail(parent, usagef("unknown subcommand %q; want one of %s", args[0], names(subs)))
+	var all []string
+	for _, c := range subs {
+		all = append(all, c.name)
+	}
+	return e.fail(parent, usagef("unknown subcommand %q%s; want one of %s", args[0], didYouMean(args[0], all), names(subs)))
 }
 
 func names(cs []command) string {

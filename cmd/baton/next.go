@@ -7,6 +7,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/batonhq/baton/internal/bound"
 	"github.com/batonhq/baton/internal/escape"
 	"github.com/batonhq/baton/internal/inspect"
 	"github.com/batonhq/baton/schedule"
@@ -30,7 +31,7 @@ func runNext(ctx context.Context, e *env, args []string) int {
 	var sf scheduleFlags
 	sf.register(fs)
 	storeURL := storeFlag(fs)
-	from := fs.String("from", "", "print the instants after this time, RFC 3339 (default: now)")
+	from := fs.String("from", "", "print the instants after this time (default: now): "+bound.InstantHelp)
 	count := fs.Int("count", nextDefaultCount, "how many instants to print, 1 to 1000")
 	asJSON := fs.Bool("json", false, "print JSON")
 	pos, done, code := e.parseMixed(fs, args)
@@ -80,15 +81,15 @@ func runNext(ctx context.Context, e *env, args []string) int {
 		if s == nil {
 			return nil, "", fmt.Errorf("job %s has no schedule: it runs only when triggered", job)
 		}
-		return s, j.Schedule, nil
+		return s, specText(j.Schedule), nil
 	}()
 	if err != nil {
 		return e.fail("next", err)
 	}
-	at := time.Now().UTC()
+	at := e.wallNow().UTC()
 	if *from != "" {
-		if at, err = time.Parse(time.RFC3339, *from); err != nil {
-			return e.fail("next", usagef("invalid --from %q; want an RFC 3339 time such as 2026-03-27T00:00:00Z", *from))
+		if at, err = parseTimeFlag("from", *from, at); err != nil {
+			return e.fail("next", err)
 		}
 	}
 	loc := schedule.Location(s)
@@ -111,7 +112,7 @@ func runNext(ctx context.Context, e *env, args []string) int {
 		in := instant{Period: schedule.Key(t), Time: t.UTC().Format(time.RFC3339), Local: t.In(loc).Format(time.RFC3339)}
 		if jitter > 0 {
 			d := schedule.JitterOf(pos[0], in.Period, jitter)
-			in.Start, in.JitterSeconds = t.Add(d).UTC().Format("2006-01-02T15:04:05.000Z07:00"), d.Seconds()
+			in.Start, in.JitterSeconds = t.Add(d).UTC().Format("2006-01-02T15:04:05.000Z07:00"), bound.Seconds(d)
 		}
 		out = append(out, in)
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton/fence"
+	"github.com/batonhq/baton/internal/bound"
 	"github.com/batonhq/baton/internal/inspect"
 	"github.com/batonhq/baton/schedule"
 )
@@ -89,7 +90,7 @@ ledger keeps on its whole record, and does not judge older ones.`, schedule.Defa
 			KeepRows       int     `json:"keep_rows"`
 			FailedIncluded bool    `json:"failed_included"`
 			FenceLog       *int64  `json:"fence_log_deleted,omitempty"`
-		}{job, n, r.Age.Seconds(), r.Rows, *failed, nil}
+		}{job, n, bound.Seconds(r.Age), r.Rows, *failed, nil}
 		if fdb != nil {
 			v.FenceLog = &logged
 		}

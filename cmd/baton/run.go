@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/batonhq/baton"
@@ -218,7 +219,13 @@ func parseRun(e *env, args []string) (f runFlags, done bool, code int) {
 		return f, true, code
 	}
 	f.set, f.fenceKey, f.metricsAddr = flagsSet(fs), key.path, *metricsAddr
-	if err := f.positional(fs.Args()); err != nil {
+	rest := fs.Args()
+	if n := len(args) - len(rest); n > 0 && args[n-1] == "--" {
+		// The flag package ate the "--" that ends the flags: what
+		// follows it is COMMAND, and JOB was not given.
+		return f, true, e.fail("run", usagef("missing JOB before --; want JOB -- COMMAND [ARGS...]"))
+	}
+	if err := f.positional(rest); err != nil {
 		return f, true, e.fail("run", err)
 	}
 	return f, false, exitOK
@@ -333,9 +340,18 @@ func (r *runner) lead(ctx context.Context, e *env, st store.Store, ops *opsServe
 	// waiting node, beside the elector's own.
 	stopWatching := r.watch(runCtx, c.renew, nil)
 	defer stopWatching()
+	// heldAtStop: this node led when ctx ended, so el.Run resigned: only
+	// then is the stop logged as releasing leadership.
+	var heldAtStop atomic.Bool
+	stopped := ctx
 	work := func(ctx context.Context, t *baton.Term) error {
 		r.leading.Store(true)
 		defer r.leading.Store(false)
+		defer func() {
+			if stopped.Err() != nil {
+				heldAtStop.Store(true)
+			}
+		}()
 		if c.job.Schedule == nil {
 			return r.supervise(ctx, t)
 		}
@@ -373,8 +389,11 @@ func (r *runner) lead(ctx context.Context, e *env, st store.Store, ops *opsServe
 	}
 	var ex *exitedError
 	switch {
-	case ctx.Err() != nil:
+	case ctx.Err() != nil && heldAtStop.Load():
 		r.logger.Info("stopped; leadership released")
+		return exitOK
+	case ctx.Err() != nil:
+		r.logger.Info("stopped; this node was not leading")
 		return exitOK
 	case errors.As(err, &ex):
 		r.logger.Info("command exited; not restarting; leadership released", "status", ex.status.String(), "restart", string(c.restart))

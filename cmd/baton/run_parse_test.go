@@ -78,16 +78,18 @@ func TestParseRun(t *testing.T) {
 		line string
 	}{
 		{[]string{}, "baton run: missing JOB; want JOB -- COMMAND [ARGS...]\n"},
+		{[]string{"--", "true"}, "baton run: missing JOB before --; want JOB -- COMMAND [ARGS...]\n"},
+		{[]string{"--every", "1m", "--", "echo", "hi"}, "baton run: missing JOB before --; want JOB -- COMMAND [ARGS...]\n"},
 		{[]string{"j"}, "baton run: missing COMMAND; want JOB -- COMMAND [ARGS...] (the -- is required)\n"},
 		{[]string{"j", "true"}, "baton run: missing COMMAND; want JOB -- COMMAND [ARGS...] (the -- is required)\n"},
 		{[]string{"j", "--"}, "baton run: missing COMMAND after --\n"},
 		{[]string{"j", "--every", "1m", "--", "true"}, "baton run: unexpected \"--every\" after JOB; flags go before JOB\n"},
 		{[]string{"", "--", "true"}, "baton run: JOB must not be empty\n"},
-		{[]string{"--bogus", "j", "--", "true"}, "baton run: flag provided but not defined: -bogus (see 'baton run --help')\n"},
-		{[]string{"--lease", "15", "j", "--", "true"}, "baton run: invalid value \"15\" for flag -lease: \"15\" needs a unit, e.g. 15s (see 'baton run --help')\n"},
-		{[]string{"--wait", "x", "j", "--", "true"}, "baton run: invalid value \"x\" for flag -wait: \"x\" is not a duration; want a number with a unit, e.g. 5s, 1m30s or 2h (see 'baton run --help')\n"},
-		{[]string{"--lease", "9999999h", "j", "--", "true"}, "baton run: invalid value \"9999999h\" for flag -lease: \"9999999h\" is out of range: a duration is at most 2562047h47m16.854775807s (about 292 years) (see 'baton run --help')\n"},
-		{[]string{"--lease", "1.5.5h", "j", "--", "true"}, "baton run: invalid value \"1.5.5h\" for flag -lease: \"1.5.5h\" is not a duration; want a number with a unit, e.g. 5s, 1m30s or 2h (see 'baton run --help')\n"},
+		{[]string{"--bogus", "j", "--", "true"}, "baton run: flag provided but not defined: --bogus (see 'baton run --help')\n"},
+		{[]string{"--lease", "15", "j", "--", "true"}, "baton run: invalid value \"15\" for flag --lease: \"15\" needs a unit, e.g. 15s (see 'baton run --help')\n"},
+		{[]string{"--wait", "x", "j", "--", "true"}, "baton run: invalid value \"x\" for flag --wait: \"x\" is not a duration; want a number with a unit, e.g. 5s, 1m30s or 2h (see 'baton run --help')\n"},
+		{[]string{"--lease", "9999999h", "j", "--", "true"}, "baton run: invalid value \"9999999h\" for flag --lease: \"9999999h\" is out of range: a duration is at most 2562047h47m16.854775807s (about 292 years) (see 'baton run --help')\n"},
+		{[]string{"--lease", "1.5.5h", "j", "--", "true"}, "baton run: invalid value \"1.5.5h\" for flag --lease: \"1.5.5h\" is not a duration; want a number with a unit, e.g. 5s, 1m30s or 2h (see 'baton run --help')\n"},
 	}
 	for _, tc := range bad {
 		var out, errb bytes.Buffer

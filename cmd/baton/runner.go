@@ -331,6 +331,9 @@ func (r *runner) once(ctx context.Context, e *env) int {
 	switch {
 	case err != nil && !errors.Is(err, supervise.ErrStopped):
 		return e.fail("run", err)
+	case ctx.Err() != nil && rerr != nil:
+		r.logger.Warn("stopped; releasing the lease failed; the next node takes over when it expires", "status", st.String(), "err", rerr)
+		return st.ExitCode()
 	case ctx.Err() != nil:
 		r.logger.Info("stopped; leadership released", "status", st.String())
 		return st.ExitCode()
@@ -340,7 +343,8 @@ func (r *runner) once(ctx context.Context, e *env) int {
 		return exitLost
 	}
 	if rerr != nil {
-		r.logger.Warn("releasing the lease failed; the next node takes over when it expires", "err", rerr)
+		r.logger.Warn("command exited; releasing the lease failed; the next node takes over when it expires", "status", st.String(), "err", rerr)
+		return st.ExitCode()
 	}
 	r.logger.Info("command exited; leadership released", "status", st.String())
 	return st.ExitCode()

@@ -187,6 +187,7 @@ func newServer(st store.Store, label string, extra []string, refresh time.Durati
 		"css":       func() template.CSS { return template.CSS(timeline.CSS) },
 		"printable": escape.String,
 		"query":     pageQuery,
+		"spec":      specText,
 		"legend": func() template.HTML {
 			return timeline.Legend(timeline.Item{Class: "held", Text: "held (label: token)"},
 				timeline.Item{Class: "band", Text: "nobody held it"},
@@ -218,9 +219,12 @@ func (s *server) routes() http.Handler {
 	return securityHeaders(mux)
 }
 
-// pageQuery is the page's query string for q with key set to val (an
-// empty val drops it): the links of the table and the pager.
-func pageQuery(q inspect.ListQuery, key, val string) string {
+// pageQuery is the page's relative URL "?QUERY" for q with key set to val
+// (an empty val drops it): the links of the table and the pager. It is a
+// template.URL, whole: a query string put after a literal "?" in an href
+// would be escaped again as one query value ("?name%3dtick"), and every
+// link would lose its parameters. Its values are escaped by url.Values.
+func pageQuery(q inspect.ListQuery, key, val string) template.URL {
 	v := url.Values{}
 	for k, x := range map[string]string{"prefix": q.Prefix, "holder": q.Holder, "session": q.Session, "state": q.State, "cursor": q.After} {
 		if x != "" {
@@ -235,7 +239,7 @@ func pageQuery(q inspect.ListQuery, key, val string) string {
 	} else {
 		v.Set(key, val)
 	}
-	return v.Encode()
+	return template.URL("?" + v.Encode())
 }
 
 // securityHeaders keeps the page from loading anything but itself.

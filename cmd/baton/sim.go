@@ -7,6 +7,7 @@ import (
 	"runtime/debug"
 	"strings"
 
+	"github.com/batonhq/baton/internal/bound"
 	"github.com/batonhq/baton/internal/sim"
 )
 
@@ -344,9 +345,9 @@ type simViolation struct {
 }
 
 func simJSON(s sim.Summary, replay string) simSummary {
-	out := simSummary{Seeds: s.Seeds, SimulatedSeconds: s.Simulated.Seconds(), Events: s.Events, Checks: s.Checks,
+	out := simSummary{Seeds: s.Seeds, SimulatedSeconds: bound.Seconds(s.Simulated), Events: s.Events, Checks: s.Checks,
 		Periods: s.Periods, Rejected: s.Rejected, Beyond: s.Beyond, Balanced: s.Balanced, Faults: map[string]int{}, Violations: []simViolation{},
-		ElapsedSeconds: s.Elapsed.Seconds()}
+		ElapsedSeconds: bound.Seconds(s.Elapsed)}
 	if s.Elapsed > 0 {
 		out.SeedsPerSecond = float64(s.Seeds) / s.Elapsed.Seconds()
 	}

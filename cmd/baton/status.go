@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/batonhq/baton/internal/bound"
 	"github.com/batonhq/baton/internal/inspect"
 	"github.com/batonhq/baton/store"
 )
@@ -96,8 +97,8 @@ func runStatus(ctx context.Context, e *env, args []string) int {
 	if *asJSON {
 		out := statusJSON{View: v}
 		if seen.watched > 0 && v.Election != nil && v.Election.Holder != "" {
-			out.Observed = &observedJSON{WatchedSeconds: seen.watched.Seconds(), RenewalSeen: seen.changed,
-				SinceChangeSeconds: seen.since.Seconds(), RemainingSeconds: seen.remaining(v.Election.Lease).Seconds()}
+			out.Observed = &observedJSON{WatchedSeconds: bound.Seconds(seen.watched), RenewalSeen: seen.changed,
+				SinceChangeSeconds: bound.Seconds(seen.since), RemainingSeconds: bound.Seconds(seen.remaining(v.Election.Lease))}
 		}
 		return e.writeJSON("status", out, exitOK)
 	}

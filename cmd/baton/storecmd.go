@@ -32,7 +32,7 @@ func runStoreCmd(ctx context.Context, e *env, args []string) int {
 	case len(pos) == 0:
 		return e.fail("store", usagef("missing the operation; want: baton store floor NAME TOKEN"))
 	case pos[0] != "floor":
-		return e.fail("store", usagef("unknown store operation %q; want: baton store floor NAME TOKEN", pos[0]))
+		return e.fail("store", usagef("unknown store operation %q%s; want: baton store floor NAME TOKEN", pos[0], didYouMean(pos[0], []string{"floor"})))
 	case len(pos) != 3:
 		return e.fail("store", usagef("floor takes NAME and TOKEN, got %d argument(s); want: baton store floor NAME TOKEN", len(pos)-1))
 	}

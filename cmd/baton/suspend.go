@@ -25,7 +25,7 @@ often the leader changes, until 'baton resume JOB'. The leader keeps its
 lease: a run in progress finishes and is recorded (with --stop the leader is
 asked to resign instead, which stops the run; the next leader runs that
 period again after the resume). A leader learns of the suspension at its
-next read of the job, within one poll (--poll of 'baton run').
+next read of the job, within one poll of its scheduler (a second).
 
 Periods that come due while the job is suspended stay due: on resume they
 are caught up by the job's catch-up policy, as after an outage (by default

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton/fence"
+	"github.com/batonhq/baton/internal/bound"
 	"github.com/batonhq/baton/internal/escape"
 	"github.com/batonhq/baton/internal/history"
 	"github.com/batonhq/baton/internal/inspect"
@@ -70,8 +71,8 @@ a usage error. Both stores are opened read-only.`)
 	storeURL := storeFlag(fs)
 	fenceURL := fs.String("fence-db", "", "the fence's database: sqlite:PATH or a postgres:// URL (password from the URL or $PGPASSWORD)")
 	logTable := fs.String("fence-log", fence.DefaultLogTable, "the fence log table in --fence-db")
-	fromS := fs.String("from", "", "judge periods due at or after T (RFC 3339 or YYYY-MM-DD)")
-	toS := fs.String("to", "", "judge periods due before T (RFC 3339 or YYYY-MM-DD)")
+	fromS := fs.String("from", "", "judge periods due at or after T: a period key or "+bound.InstantHelp)
+	toS := fs.String("to", "", "judge periods due before T: a period key or "+bound.InstantHelp)
 	keep, keepRows := retentionFlags(fs, "the ledger's retention: rows older than this may be pruned")
 	allowEmpty := fs.Bool("allow-empty", false, "exit 0 when no period was judged (the verdict still says \"nothing judged\")")
 	asJSON := fs.Bool("json", false, "print JSON: the verdict and, per name, the periods and violations")
@@ -83,11 +84,11 @@ a usage error. Both stores are opened read-only.`)
 	if err != nil {
 		return e.fail("verify", err)
 	}
-	from, err := parseInstant("--from", *fromS)
+	from, err := parseInstant("from", *fromS, e.wallNow())
 	if err != nil {
 		return e.fail("verify", err)
 	}
-	to, err := parseInstant("--to", *toS)
+	to, err := parseInstant("to", *toS, e.wallNow())
 	if err != nil {
 		return e.fail("verify", err)
 	}
@@ -298,22 +299,22 @@ func tokenList(ts []uint64) string {
 	return strings.Join(s, ",")
 }
 
-// parseInstant parses --from or --to: RFC 3339, a period key, or a date
-// (midnight UTC); empty is the zero time (no bound).
-func parseInstant(flagName, s string) (time.Time, error) {
+// parseInstant parses --from or --to (flagName without its dashes): a
+// period key, or what every time flag takes (parseTimeFlag); empty is the
+// zero time (no bound).
+func parseInstant(flagName, s string, now time.Time) (time.Time, error) {
 	if s == "" {
 		return time.Time{}, nil
 	}
-	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
-		return t, nil
+	t, err := parseTimeFlag(flagName, s, now)
+	if err != nil {
+		// A period key that is no time (a manual run's "...~manual.N"),
+		// within the same range.
+		if k, kerr := schedule.ParseKey(s); kerr == nil && !k.Before(bound.MinInstant) && !k.After(bound.MaxInstant) {
+			return k, nil
+		}
 	}
-	if t, err := schedule.ParseKey(s); err == nil {
-		return t, nil
-	}
-	if t, err := time.Parse(time.DateOnly, s); err == nil {
-		return t, nil
-	}
-	return time.Time{}, usagef("invalid %s %q: want an RFC 3339 time (2026-01-02T15:04:05Z) or a date (2026-01-02)", flagName, s)
+	return t, err
 }
 
 // plural returns "1 violation" or "N violations".

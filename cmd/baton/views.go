@@ -69,12 +69,8 @@ func printStatus(w io.Writer, v inspect.View, seen observation) {
 		} else {
 			sched, _, _ := cutSpec(j.Schedule)
 			fmt.Fprintf(w, "schedule:  %s\n", sched)
-			if j.CatchUp != "" {
-				window := "no window"
-				if j.WindowSeconds > 0 {
-					window = "window " + time.Duration(j.WindowSeconds*float64(time.Second)).String()
-				}
-				fmt.Fprintf(w, "catch-up:  %s, %s\n", j.CatchUp, window)
+			if policy, ok := policyText(j.Schedule); ok {
+				fmt.Fprintf(w, "catch-up:  %s\n", escape.String(policy))
 			}
 		}
 		if s := j.Suspended; s != nil {

@@ -114,7 +114,7 @@ func realMain(ctx context.Context, args []string, stderr io.Writer) int {
 	logger := slog.New(slog.NewTextHandler(stderr, nil))
 	err = run(ctx, cfg, logger)
 	if ctx.Err() != nil {
-		logger.Info("stopped; leadership released")
+		logger.Info("stopped (a lease this node held was released)")
 		return 0
 	}
 	fmt.Fprintln(stderr, "billing:", err)

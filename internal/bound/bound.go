@@ -1,7 +1,8 @@
 // Package bound holds what the machines' Config validators share: the
 // error that names a field outside its bounds, and saturating arithmetic
-// on durations; and the duration parser of every place a user writes one
-// (flags, store URLs, schedules). It is pure and tiny, so that both
+// on durations; the duration parser of every place a user writes one
+// (flags, store URLs, schedules) and the instant parser of every time
+// flag (ParseInstant). It is pure and tiny, so that both
 // machines (internal/election, internal/scheduler) can use it.
 package bound
 

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/batonhq/baton/internal/bound"
 	"github.com/batonhq/baton/schedule"
 	"github.com/batonhq/baton/store"
 )
@@ -151,7 +152,7 @@ func ViewRun(r store.Run) Run {
 		s := r.Started.UTC()
 		v.Started = &s
 		v.Delay = schedule.Delay(r)
-		v.DelaySeconds = v.Delay.Seconds()
+		v.DelaySeconds = bound.Seconds(v.Delay)
 	}
 	if !r.Finished.IsZero() {
 		f := r.Finished.UTC()
@@ -182,7 +183,7 @@ func Read(ctx context.Context, st store.Store, name string, now time.Time, opts 
 	}
 	if rec := es[0].Record; rec != nil {
 		v.Election = &Election{Holder: rec.Holder, Incarnation: rec.Incarnation, Token: rec.Token,
-			LeaseSeconds: rec.Lease.Seconds(), Lease: rec.Lease, Transfer: rec.Transfer, Session: rec.Session,
+			LeaseSeconds: bound.Seconds(rec.Lease), Lease: rec.Lease, Transfer: rec.Transfer, Session: rec.Session,
 			Version: rec.Version, Updated: rec.Updated.UTC()}
 	}
 	v.State = es[0].State
@@ -195,7 +196,7 @@ func Read(ctx context.Context, st store.Store, name string, now time.Time, opts 
 			continue
 		}
 		v.Candidates = append(v.Candidates, Candidate{Node: c.Node, Incarnation: c.Incarnation, Since: c.Since.UTC(),
-			LastSeen: c.Seen.UTC(), AgeSeconds: c.Age.Round(time.Millisecond).Seconds(), Age: c.Age})
+			LastSeen: c.Seen.UTC(), AgeSeconds: bound.Seconds(c.Age.Round(time.Millisecond)), Age: c.Age})
 	}
 	rows, err := st.RecentRuns(ctx, name, "", opts.Rows+1)
 	if err != nil {
@@ -243,7 +244,7 @@ func viewJob(j store.Job, rows []store.Run, now time.Time) *Job {
 		out.ScheduleError = err.Error()
 		return out
 	}
-	out.CatchUp, out.WindowSeconds = string(p.CatchUp), p.Window.Seconds()
+	out.CatchUp, out.WindowSeconds = string(p.CatchUp), bound.Seconds(p.Window)
 	if s == nil {
 		return out
 	}
@@ -261,7 +262,7 @@ func viewJob(j store.Job, rows []store.Run, now time.Time) *Job {
 		if next.Before(now) {
 			d := out.NextDue
 			d.Overdue, d.Late = true, now.Sub(next)
-			d.LateSeconds = d.Late.Seconds()
+			d.LateSeconds = bound.Seconds(d.Late)
 		}
 	}
 	return out

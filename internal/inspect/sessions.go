@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/batonhq/baton/internal/bound"
 	"github.com/batonhq/baton/store"
 )
 
@@ -67,7 +68,7 @@ func Sessions(ctx context.Context, st store.Store, now time.Time) ([]Session, er
 				continue // deleted since the listing
 			}
 			s := Session{Name: n, Holder: r.Holder, Incarnation: r.Incarnation, Written: r.Updated.UTC(),
-				SinceWrittenSeconds: max(now.Sub(r.Updated), 0).Round(time.Millisecond).Seconds(), LeaseSeconds: r.Lease.Seconds()}
+				SinceWrittenSeconds: bound.Seconds(max(now.Sub(r.Updated), 0).Round(time.Millisecond)), LeaseSeconds: bound.Seconds(r.Lease)}
 			switch {
 			case r.Free():
 				s.State = SessionDead

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/batonhq/baton/internal/bound"
 	"github.com/batonhq/baton/internal/election"
 	"github.com/batonhq/baton/store"
 )
@@ -93,7 +94,7 @@ func StateOf(rec store.Record, sess *store.Record, now time.Time) State {
 		}
 		live = *sess
 	}
-	s.Lease, s.LeaseSeconds = live.Lease, live.Lease.Seconds()
+	s.Lease, s.LeaseSeconds = live.Lease, bound.Seconds(live.Lease)
 	switch {
 	case live.Lease < election.MinLease || live.Lease > election.MaxLease:
 		s.Damaged = fmt.Sprintf("lease %v outside [%v, %v]", live.Lease, election.MinLease, election.MaxLease)
@@ -104,14 +105,14 @@ func StateOf(rec store.Record, sess *store.Record, now time.Time) State {
 	at := live.Updated.UTC()
 	s.Renewed = &at
 	s.SinceRenewal = max(now.Sub(live.Updated), 0)
-	s.SinceRenewalSeconds = s.SinceRenewal.Round(time.Millisecond).Seconds()
+	s.SinceRenewalSeconds = bound.Seconds(s.SinceRenewal.Round(time.Millisecond))
 	if s.SinceRenewal > live.Lease {
 		s.State = ProbablyDead
 		return s
 	}
 	s.State = Held
 	s.LeaseLeft = live.Lease - s.SinceRenewal
-	left := s.LeaseLeft.Round(time.Millisecond).Seconds()
+	left := bound.Seconds(s.LeaseLeft.Round(time.Millisecond))
 	s.LeaseLeftSeconds = &left
 	return s
 }
