@@ -22,7 +22,7 @@ func helpCommands() [][]string {
 	for _, op := range []string{"install", "sql", "proxy"} {
 		all = append(all, []string{"fence", op})
 	}
-	for _, b := range []string{"hold", "takeover", "balance"} {
+	for _, b := range []string{"hold", "takeover", "balance", "idle"} {
 		all = append(all, []string{"bench", b})
 	}
 	return all
