@@ -118,7 +118,7 @@ func TestInstalledFunctionLog(t *testing.T) {
 	if got, want := logString(readSQLLog(t, ctx, db, "billing")), "2/2026-01-01T01:00:00Z 3/2026-01-01T02:00:00Z 3 4"; got != want {
 		t.Fatalf("fence log of billing: %q, want %q (nothing of the rolled-back and the stale call)", got, want)
 	}
-	for _, q := range []string{`SELECT count(*) FROM baton_fence_log`,
+	for _, q := range []string{`SELECT count(*) FROM baton_fence_log`, `DELETE FROM baton_fence_log`,
 		`INSERT INTO baton_fence_log (name, token, period, outcome, highest, at_ns) VALUES ('billing', 5, 'x', 'accepted', 5, 0)`} {
 		if _, err := c.Exec(ctx, q); sqlState(err) != "42501" {
 			t.Fatalf("the job's role: %s: %v, want permission denied (42501)", q, err)
