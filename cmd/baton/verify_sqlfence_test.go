@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -9,6 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/batonhq/baton/fence/pgfence"
 	"github.com/batonhq/baton/internal/history"
 	"github.com/batonhq/baton/internal/pgtest"
 	"github.com/batonhq/baton/schedule"
@@ -99,5 +102,82 @@ func TestVerifySQLFenceLog(t *testing.T) {
 	code, out, _ = verify()
 	if code != exitFailure || !strings.HasPrefix(out, "billing: VIOLATED") || !strings.Contains(out, "violation: twice: period "+periods[0]) {
 		t.Fatalf("verify after a forged second acceptance: exit %d\n%s; want period %s named twice", code, out, periods[0])
+	}
+}
+
+// 'baton fence sql --dialect postgres --log', run as printed, makes what
+// install --log makes: the function logs an accepted call, and install
+// --log afterwards changes nothing. --log with sqlite is a usage error.
+func TestFenceSQLPostgresLog(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	db := pgtest.Start(t)
+	code, ddl, errb := runBaton(t, "fence", "sql", "--dialect", "postgres", "--log")
+	if code != exitOK || !strings.Contains(ddl, "baton_fence_log") {
+		t.Fatalf("fence sql --log: exit %d: %s", code, errb)
+	}
+	conn, err := pgx.Connect(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error { _, err := tx.Exec(ctx, ddl); return err }); err != nil {
+		t.Fatalf("the printed DDL: %v", err)
+	}
+	if code, out, errb := runBaton(t, "fence", "install", "--db", db, "--log"); code != exitOK || !strings.HasSuffix(out, "nothing changed\n") {
+		t.Fatalf("install --log after the printed DDL: exit %d\n%s%s", code, out, errb)
+	}
+	if _, err := conn.Exec(ctx, `SELECT baton_fence('n', 2, NULL, 'P')`); err != nil {
+		t.Fatal(err)
+	}
+	var period string
+	if err := conn.QueryRow(ctx, `SELECT period FROM baton_fence_log WHERE name = 'n'`).Scan(&period); err != nil || period != "P" {
+		t.Fatalf("the log of the printed DDL: %q, %v; want period P", period, err)
+	}
+	if code, _, errb := runBaton(t, "fence", "sql", "--dialect", "sqlite", "--log"); code != exitUsage || strings.Count(errb, "\n") != 1 {
+		t.Fatalf("fence sql --dialect sqlite --log: exit %d, %q; want 2 and one line", code, errb)
+	}
+}
+
+// 'baton fence install --log' over a version 1 fence (as the baton before
+// issue 45 installed it) upgrades it in place and says so: the job's role
+// keeps its right, its token is kept, and its calls are logged.
+func TestFenceInstallUpgrade(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	v1, err := os.ReadFile("../../fence/pgfence/testdata/fence_v1.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := pgtest.Start(t)
+	job, jobURL := pgtest.NewRole(t, db)
+	conn, err := pgx.Connect(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, string(v1)+`;GRANT EXECUTE ON FUNCTION baton_fence(text, bigint, text) TO `+pgx.Identifier{job}.Sanitize()+
+		`;SELECT baton_fence('billing', 3)`); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errb := runBaton(t, "fence", "install", "--db", db, "--log")
+	if code != exitOK || !strings.Contains(out, fmt.Sprintf("from version 1 to %d", pgfence.Version)) || !strings.Contains(out, "fence log on in ") {
+		t.Fatalf("install --log over version 1: exit %d\n%s%s", code, out, errb)
+	}
+	t.Log(strings.TrimSpace(out))
+	jc, err := pgx.Connect(ctx, jobURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer jc.Close(ctx)
+	if _, err := jc.Exec(ctx, `SELECT baton_fence('billing', 2)`); sqlStateOf(err) != pgfence.SQLStateStale {
+		t.Fatalf("token 2 after version 1 accepted 3: %v, want %s", err, pgfence.SQLStateStale)
+	}
+	if _, err := jc.Exec(ctx, `SELECT baton_fence('billing', 4, NULL, 'P')`); err != nil {
+		t.Fatalf("the job's role after the upgrade: %v", err)
+	}
+	var n int
+	if err := conn.QueryRow(ctx, `SELECT count(*) FROM baton_fence_log WHERE name = 'billing' AND token = 4 AND period = 'P'`).Scan(&n); err != nil || n != 1 {
+		t.Fatalf("%d log rows of the call after the upgrade (%v), want 1", n, err)
 	}
 }
