@@ -257,7 +257,8 @@ type InstallOptions struct {
 	// the period of its fourth argument, in the caller's transaction. Only
 	// the owner writes the table, through the function: no role is
 	// granted a right on it. False leaves the log as it is: none on a new
-	// install; a log once kept is kept.
+	// install; a log once kept is kept (its table made again if it was
+	// dropped).
 	Log bool
 }
 
@@ -341,7 +342,13 @@ func Install(ctx context.Context, db Beginner, opts InstallOptions) (InstallResu
 			}
 			res.Upgraded = 1
 		}
-		if opts.Log {
+		// A log once kept is kept, and its table made again if it was
+		// dropped: the function would fail every accepted call without it.
+		var logOn bool
+		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM `+q+`.baton_fence_meta WHERE key = 'log')`).Scan(&logOn); err != nil {
+			return fmt.Errorf("pgfence: Install: %w", err)
+		}
+		if opts.Log || logOn {
 			if res.LogChanged, err = installLog(ctx, tx, schema, q); err != nil {
 				return err
 			}

@@ -81,6 +81,13 @@ func TestInstalledFunctionLog(t *testing.T) {
 	if err != nil || !res.Logged || res.LogChanged {
 		t.Fatalf("install again without Log: %+v, %v; want the log kept, nothing changed", res, err)
 	}
+	// A log table dropped by hand is made again by the next install.
+	if _, err := owner.Exec(ctx, `DROP TABLE baton_fence_log`); err != nil {
+		t.Fatal(err)
+	}
+	if res, err = pgfence.Install(ctx, owner, pgfence.InstallOptions{}); err != nil || !res.Logged {
+		t.Fatalf("install after the log table was dropped: %+v, %v", res, err)
+	}
 
 	call := func(query string, commit bool) error {
 		tx, err := c.Begin(ctx)
