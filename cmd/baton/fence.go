@@ -56,12 +56,13 @@ func runFenceInstall(ctx context.Context, e *env, args []string) int {
 		"  baton_fence(name text, token bigint, sig text DEFAULT NULL,\n" +
 		"              period text DEFAULT NULL) RETURNS bigint\n\n" +
 		"which, called in the job's transaction (SELECT baton_fence($BATON_NAME,\n" +
-		"$BATON_TOKEN, $BATON_TOKEN_SIG, $BATON_PERIOD)), raises the name's token to token, or raises SQLSTATE\n" +
-		pgfence.SQLStateStale + " (stale token: a newer leader wrote; roll back), " + pgfence.SQLStateBadSignature + " (bad signature)\n" +
-		"or " + pgfence.SQLStateInvalid + " (empty name, token below 1). A second install is a no-op and\n" +
-		"says so; a schema holding a baton_fence table or function of another shape is\n" +
-		"refused and left unchanged. A fence of an older version is upgraded in place,\n" +
-		"its tokens, key and grants kept; calls with the old arguments keep working.\n\n" +
+		"$BATON_TOKEN, $BATON_TOKEN_SIG, $BATON_PERIOD)), raises the name's token to\n" +
+		"token, or raises SQLSTATE " + pgfence.SQLStateStale + " (stale token: a newer leader wrote; roll\n" +
+		"back), " + pgfence.SQLStateBadSignature + " (bad signature) or " + pgfence.SQLStateInvalid + " (empty name, token below 1). A\n" +
+		"second install is a no-op and says so; a schema holding a baton_fence table\n" +
+		"or function of another shape is refused and left unchanged. A fence of an\n" +
+		"older version is upgraded in place, its tokens, key and grants kept; calls\n" +
+		"with the old arguments keep working.\n\n" +
 		"With --log, the function keeps the fence log that baton verify --fence-db\n" +
 		"reads: every call it accepts adds a row (name, token, period) to the table\n" +
 		"baton_fence_log, in the job's transaction, so a rolled-back write logs\n" +
