@@ -21,7 +21,7 @@ import (
 // runFenceCmd implements 'baton fence': the fence on the resource's side,
 // for jobs in any language.
 func runFenceCmd(ctx context.Context, e *env, args []string) int {
-	const want = "want: baton fence install --db URL, baton fence sql --dialect postgres|sqlite, or baton fence proxy --upstream URL"
+	const want = "want: baton fence install --db URL [--log], baton fence sql --dialect postgres|sqlite, or baton fence proxy --upstream URL"
 	switch {
 	case len(args) == 0:
 		return e.fail("fence", usagef("missing the operation; %s", want))
@@ -40,25 +40,35 @@ func runFenceCmd(ctx context.Context, e *env, args []string) int {
 
 const fenceAbout = "The fence checks BATON_TOKEN where the work lands, in the same transaction,\n" +
 	"so that a deposed leader's late work is refused whatever language the job is\n" +
-	"written in. install puts the SQL function baton_fence(name, token[, sig]) into\n" +
-	"a PostgreSQL database; sql prints the DDL (PostgreSQL) or the table and\n" +
+	"written in. install puts the SQL function baton_fence(name, token[, sig[, period]])\n" +
+	"into a PostgreSQL database (with --log, it keeps the fence log baton verify\n" +
+	"reads); sql prints the DDL (PostgreSQL) or the table and\n" +
 	"statements (SQLite) for review or migrations; proxy is an HTTP reverse proxy\n" +
 	"in front of any HTTP resource that forwards a request only with a current\n" +
 	"Baton-Token (409 for a stale one, 403 for a bad signature)."
 
 // runFenceInstall implements 'baton fence install'.
 func runFenceInstall(ctx context.Context, e *env, args []string) int {
-	const synopsis = "fence install --db URL [--grant ROLE]... [--schema S] [--key-file F]\n\n" +
+	const synopsis = "fence install --db URL [--grant ROLE]... [--schema S] [--key-file F] [--log]\n\n" +
 		"Installs the SQL fence in the PostgreSQL database at URL, in one transaction:\n" +
 		"the table baton_fence (the one Go's pgfence and fence.CheckTx use; an existing\n" +
 		"one is kept with its tokens) and the function\n\n" +
-		"  baton_fence(name text, token bigint, sig text DEFAULT NULL) RETURNS bigint\n\n" +
+		"  baton_fence(name text, token bigint, sig text DEFAULT NULL,\n" +
+		"              period text DEFAULT NULL) RETURNS bigint\n\n" +
 		"which, called in the job's transaction (SELECT baton_fence($BATON_NAME,\n" +
-		"$BATON_TOKEN)), raises the name's token to token, or raises SQLSTATE\n" +
-		pgfence.SQLStateStale + " (stale token: a newer leader wrote; roll back), " + pgfence.SQLStateBadSignature + " (bad signature)\n" +
-		"or " + pgfence.SQLStateInvalid + " (empty name, token below 1). A second install is a no-op and\n" +
-		"says so; a schema holding a baton_fence table or function of another shape is\n" +
-		"refused and left unchanged.\n\n" +
+		"$BATON_TOKEN, $BATON_TOKEN_SIG, $BATON_PERIOD)), raises the name's token to\n" +
+		"token, or raises SQLSTATE " + pgfence.SQLStateStale + " (stale token: a newer leader wrote; roll\n" +
+		"back), " + pgfence.SQLStateBadSignature + " (bad signature) or " + pgfence.SQLStateInvalid + " (empty name, token below 1). A\n" +
+		"second install is a no-op and says so; a schema holding a baton_fence table\n" +
+		"or function of another shape is refused and left unchanged. A fence of an\n" +
+		"older version is upgraded in place, its tokens, key and grants kept; calls\n" +
+		"with the old arguments keep working.\n\n" +
+		"With --log, the function keeps the fence log that baton verify --fence-db\n" +
+		"reads: every call it accepts adds a row (name, token, period) to the table\n" +
+		"baton_fence_log, in the job's transaction, so a rolled-back write logs\n" +
+		"nothing. Pass $BATON_PERIOD as the fourth argument: verify judges each\n" +
+		"period by it. Only the function (its owner) writes the table; no role is\n" +
+		"granted a right on it. A log once kept is kept.\n\n" +
 		"Who may call it: the function runs as its owner (the role of --db), so only\n" +
 		"the owner, superusers and the roles named with --grant may execute it; every\n" +
 		"other role gets permission denied. Grant the role each fenced job connects as\n" +
@@ -75,6 +85,7 @@ func runFenceInstall(ctx context.Context, e *env, args []string) int {
 	dbURL := fs.String("db", "", "the PostgreSQL database, as a URL (postgres://USER@HOST/DB) or a key=value string; the password may come from $PGPASSWORD (required)")
 	schema := fs.String("schema", "public", "the schema to install into; the Go helpers find the table through the connection's search_path")
 	keyFile := fs.String("key-file", "", "require tokens signed by the hex key in `PATH` (see baton run --fence-key-file)")
+	logOn := fs.Bool("log", false, "keep the fence log baton_fence_log, which baton verify --fence-db reads")
 	var grants []string
 	fs.Func("grant", "let `ROLE` (the role a fenced job connects as) call baton_fence; repeatable", func(r string) error {
 		grants = append(grants, r)
@@ -121,7 +132,7 @@ func runFenceInstall(ctx context.Context, e *env, args []string) int {
 			return e.fail("fence install", usagef("invalid --grant %s: name the role a fenced job connects as (PUBLIC would let every role lock the leader out)", escape.String(strconv.Quote(r))))
 		}
 	}
-	res, err := pgfence.Install(ctx, conn, pgfence.InstallOptions{Schema: *schema, Key: key, Grant: grants})
+	res, err := pgfence.Install(ctx, conn, pgfence.InstallOptions{Schema: *schema, Key: key, Grant: grants, Log: *logOn})
 	if errors.Is(err, pgfence.ErrForeign) || errors.Is(err, pgfence.ErrNoRole) {
 		return e.fail("fence install", usagef("%v", err))
 	}
@@ -131,10 +142,12 @@ func runFenceInstall(ctx context.Context, e *env, args []string) int {
 	where := "schema " + escape.String(strconv.Quote(res.Schema)) + " of database " + escape.String(strconv.Quote(cfg.Database))
 	switch {
 	case res.Created && res.TableExisted:
-		fmt.Fprintf(e.stdout, "installed the SQL fence version %d in %s: function baton_fence(name, token[, sig]); the existing table baton_fence is kept with its tokens\n", pgfence.Version, where)
+		fmt.Fprintf(e.stdout, "installed the SQL fence version %d in %s: function baton_fence(name, token[, sig[, period]]); the existing table baton_fence is kept with its tokens\n", pgfence.Version, where)
 	case res.Created:
-		fmt.Fprintf(e.stdout, "installed the SQL fence version %d in %s: function baton_fence(name, token[, sig]) and table baton_fence\n", pgfence.Version, where)
-	case !res.KeyChanged && !res.PublicRevoked && len(res.Granted) == 0:
+		fmt.Fprintf(e.stdout, "installed the SQL fence version %d in %s: function baton_fence(name, token[, sig[, period]]) and table baton_fence\n", pgfence.Version, where)
+	case res.Upgraded != 0:
+		fmt.Fprintf(e.stdout, "upgraded the SQL fence in %s from version %d to %d: baton_fence(name, token[, sig[, period]]) keeps its tokens, key and grants\n", where, res.Upgraded, pgfence.Version)
+	case !res.KeyChanged && !res.LogChanged && !res.PublicRevoked && len(res.Granted) == 0:
 		fmt.Fprintf(e.stdout, "%s has the SQL fence version %d already: nothing changed\n", where, pgfence.Version)
 	}
 	if res.PublicRevoked {
@@ -145,6 +158,12 @@ func runFenceInstall(ctx context.Context, e *env, args []string) int {
 	}
 	if len(grants) == 0 && (res.Created || res.PublicRevoked) {
 		fmt.Fprintf(e.stdout, "only the owner (role %s) and superusers may call baton_fence: grant the role each fenced job connects as with --grant ROLE\n", escape.String(strconv.Quote(cfg.User)))
+	}
+	switch {
+	case res.LogChanged:
+		fmt.Fprintf(e.stdout, "fence log on in %s: baton_fence records every call it accepts in table baton_fence_log, which baton verify --fence-db reads; pass $BATON_PERIOD as its fourth argument\n", where)
+	case !res.Logged && (res.Created || res.Upgraded != 0):
+		fmt.Fprintln(e.stdout, "no fence log: baton verify cannot judge the periods of jobs fenced by baton_fence; keep one with baton fence install --log")
 	}
 	switch {
 	case res.KeyChanged:
@@ -160,12 +179,14 @@ func runFenceSQL(e *env, args []string) int {
 	const synopsis = "fence sql --dialect postgres|sqlite [--schema S]\n\n" +
 		"Prints the SQL of the fence, for review or for an application's migrations.\n" +
 		"postgres: the DDL that 'baton fence install' runs (without the key, which only\n" +
-		"install writes). sqlite: the table that Go's fence.CheckTx uses, triggers that\n" +
+		"install writes); with --log, the fence log's table too (install --log).\n" +
+		"sqlite: the table that Go's fence.CheckTx uses, triggers that\n" +
 		"refuse a stale token, and, as a comment, the statement to run first in every\n" +
 		"fenced transaction. The output can be piped into psql -1 or sqlite3."
 	fs := e.newFlagSet("fence sql", synopsis)
 	dialect := fs.String("dialect", "", "postgres or sqlite (required)")
 	schema := fs.String("schema", "public", "postgres only: the schema to create the fence in")
+	logOn := fs.Bool("log", false, "postgres only: also the fence log that baton verify --fence-db reads (install --log)")
 	if done, code := e.parseNoArgs("fence sql", fs, args); done {
 		return code
 	}
@@ -175,18 +196,25 @@ func runFenceSQL(e *env, args []string) int {
 		if err != nil {
 			return e.fail("fence sql", usagef("invalid --schema: %v", err))
 		}
+		if *logOn {
+			l, _ := pgfence.LogSQL(*schema)
+			ddl += "\n-- The fence log: baton_fence records every call it accepts in baton_fence_log.\n\n" + l
+		}
 		fmt.Fprintf(e.stdout, "-- baton SQL fence version %d for PostgreSQL, schema %s: run in one transaction (psql -1).\n"+
-			"-- In the job's transaction: SELECT baton_fence($BATON_NAME, $BATON_TOKEN [, $BATON_TOKEN_SIG]);\n"+
+			"-- In the job's transaction: SELECT baton_fence($BATON_NAME, $BATON_TOKEN [, $BATON_TOKEN_SIG [, $BATON_PERIOD]]);\n"+
 			"-- SQLSTATE %s: stale token, roll back; %s: bad signature; %s: empty name or token below 1.\n"+
 			"-- A key (signed tokens only) is installed by baton fence install --key-file.\n"+
 			"-- Only the owner may call baton_fence: let each fenced job's role call it with\n"+
 			"-- GRANT EXECUTE ON FUNCTION %s TO ROLE (and USAGE on the schema),\n"+
 			"-- as baton fence install --grant ROLE does.\n\n%s",
 			pgfence.Version, escape.String(strconv.Quote(*schema)), pgfence.SQLStateStale, pgfence.SQLStateBadSignature, pgfence.SQLStateInvalid,
-			escape.String(pgx.Identifier{*schema}.Sanitize()+".baton_fence(text, bigint, text)"), ddl)
+			escape.String(pgx.Identifier{*schema}.Sanitize()+".baton_fence(text, bigint, text, text)"), ddl)
 	case "sqlite":
 		if flagsSet(fs)["schema"] {
 			return e.fail("fence sql", usagef("--schema is for --dialect postgres; SQLite has no schemas (point sqlite3 at the database file)"))
+		}
+		if *logOn {
+			return e.fail("fence sql", usagef("--log is for --dialect postgres; a SQLite fence keeps its log from Go (fence.Dialect.WithLog)"))
 		}
 		fmt.Fprintf(e.stdout, "-- baton fence for SQLite: run once (sqlite3 DB < this file; Python: executescript).\n%s\n"+
 			"-- Then, first in every fenced transaction (BEGIN IMMEDIATE), with :name bound to\n"+

@@ -47,7 +47,11 @@ var periodStartedRE = regexp.MustCompile(`msg="period started" .*period=(\S+)`)
 // lines landed, and every frozen job's write refused. The Python job runs
 // with signed tokens (baton run --fence-key-file, baton fence install
 // --key-file). The jobs connect as a role granted baton_fence (baton fence
-// install --grant), not as its owner.
+// install --grant), not as its owner. The fence keeps its log (install
+// --log) and the jobs pass $BATON_PERIOD: at the end, baton verify
+// --fence-db says "exactly once" (issue 45), and after a second
+// acceptance of a period is forged into the log, under another token,
+// names that period and exits 1.
 //
 // Five rounds per language (about 15s each, the two side by side); under
 // testenv.Long (CI) ten, one language after the other.
@@ -114,7 +118,7 @@ func fenceRounds(t *testing.T, rounds int, signed bool, command ...string) {
 		GRANT USAGE ON SEQUENCE invoice_line_id_seq TO `+job); err != nil {
 		t.Fatal(err)
 	}
-	install := []string{"fence", "install", "--db", db, "--grant", job}
+	install := []string{"fence", "install", "--db", db, "--grant", job, "--log"}
 	var runArgs []string
 	if signed {
 		keyFile := filepath.Join(t.TempDir(), "fence.key")
@@ -299,6 +303,64 @@ func fenceRounds(t *testing.T, rounds int, signed bool, command ...string) {
 			}
 		}
 	}
+	verifyFencedJob(t, ctx, pool, storeURL, db)
+}
+
+// verifyFencedJob runs baton verify --fence-db over the billing job that
+// fenceRounds ran: "exactly once", from the log baton_fence wrote; then
+// it forges a second acceptance of the first period logged, under the
+// highest token accepted (another term's), and verify names the period.
+func verifyFencedJob(t *testing.T, ctx context.Context, pool *pgxpool.Pool, storeURL, db string) {
+	t.Helper()
+	var logged, periods int
+	if err := pool.QueryRow(ctx, `SELECT count(*), count(DISTINCT period) FROM baton_fence_log WHERE name = 'billing' AND outcome = 'accepted' AND period <> ''`).Scan(&logged, &periods); err != nil {
+		t.Fatal(err)
+	}
+	if logged == 0 {
+		t.Fatal("the fence log holds no accepted call with a period: the jobs' calls were not logged")
+	}
+	args := []string{"verify", "--store", storeURL, "--fence-db", db, "billing"}
+	code, stderr, _ := exitCode(t, args...)
+	out := runOut(t, args...)
+	if code != exitOK || !strings.HasPrefix(out, "billing: exactly once\n") {
+		t.Fatalf("baton verify --fence-db: exit %d\n%s%s", code, out, stderr)
+	}
+	first, _, _ := strings.Cut(out, "\n")
+	second, _, _ := strings.Cut(strings.TrimPrefix(out, first+"\n"), "\n")
+	t.Logf("verify: %s; %s (%d accepted calls logged for %d periods)", first, strings.TrimSpace(second), logged, periods)
+
+	var period string
+	var token, top int64
+	if err := pool.QueryRow(ctx, `SELECT period, token, (SELECT max(token) FROM baton_fence_log WHERE name = 'billing' AND outcome = 'accepted')
+		FROM baton_fence_log WHERE name = 'billing' AND outcome = 'accepted' AND period <> '' ORDER BY seq LIMIT 1`).Scan(&period, &token, &top); err != nil {
+		t.Fatal(err)
+	}
+	if token == top {
+		t.Fatalf("the first period logged, %s, was accepted under the highest token %d: no takeover to forge with", period, top)
+	}
+	if _, err := pool.Exec(ctx, `INSERT INTO baton_fence_log (name, token, period, outcome, highest, at_ns)
+		VALUES ('billing', $1, $2, 'accepted', $1, 0)`, top, period); err != nil {
+		t.Fatal(err)
+	}
+	code, _, _ = exitCode(t, args...)
+	out = runOut(t, args...)
+	if code != exitFailure || !strings.HasPrefix(out, "billing: VIOLATED") || !strings.Contains(out, "violation: twice: period "+period) {
+		t.Fatalf("verify after a forged second acceptance of %s under token %d: exit %d\n%s; want 1 and the period named", period, top, code, out)
+	}
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, "violation: ") {
+			t.Logf("forged: %s", l)
+		}
+	}
+}
+
+// runOut runs the baton binary with args and returns its stdout.
+func runOut(t *testing.T, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), "BATON_TEST_MAIN=1", "GORACE=atexit_sleep_ms=0")
+	out, _ := cmd.Output()
+	return string(out)
 }
 
 // parentOf returns the parent process id of pid, 0 if it is gone.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -46,12 +47,12 @@ func TestFenceInstall(t *testing.T) {
 	}
 	code, out, errb := runBaton(t, "fence", "install", "--db", db)
 	noSecret(out, errb)
-	if code != exitOK || !strings.Contains(out, "installed the SQL fence version 1") {
+	if code != exitOK || !strings.Contains(out, fmt.Sprintf("installed the SQL fence version %d", pgfence.Version)) {
 		t.Fatalf("first install: exit %d\n%s%s", code, out, errb)
 	}
 	code, out, errb = runBaton(t, "fence", "install", "--db", db)
 	noSecret(out, errb)
-	if code != exitOK || !strings.HasSuffix(out, "has the SQL fence version 1 already: nothing changed\n") {
+	if code != exitOK || !strings.HasSuffix(out, fmt.Sprintf("has the SQL fence version %d already: nothing changed\n", pgfence.Version)) {
 		t.Fatalf("second install: exit %d\n%s%s", code, out, errb)
 	}
 	// A key: needs pgcrypto, which Debian's server has.
@@ -162,7 +163,7 @@ func TestFenceSQLPostgres(t *testing.T) {
 		t.Fatal(err)
 	}
 	var public bool
-	if err := conn.QueryRow(ctx, `SELECT has_function_privilege('public', 'billing.baton_fence(text, bigint, text)', 'EXECUTE')`).Scan(&public); err != nil || public {
+	if err := conn.QueryRow(ctx, `SELECT has_function_privilege('public', 'billing.baton_fence(text, bigint, text, text)', 'EXECUTE')`).Scan(&public); err != nil || public {
 		t.Fatalf("PUBLIC may execute the function of the printed DDL (%v)", err)
 	}
 	code, out, errb := runBaton(t, "fence", "install", "--db", db, "--schema", "billing")
@@ -252,7 +253,7 @@ func TestFenceInstallGrant(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer admin.Close(ctx)
-	if _, err := admin.Exec(ctx, `GRANT EXECUTE ON FUNCTION baton_fence(text, bigint, text) TO PUBLIC`); err != nil {
+	if _, err := admin.Exec(ctx, `GRANT EXECUTE ON FUNCTION baton_fence(text, bigint, text, text) TO PUBLIC`); err != nil {
 		t.Fatal(err)
 	}
 	code, out, errb = runBaton(t, "fence", "install", "--db", db)

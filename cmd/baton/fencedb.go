@@ -17,8 +17,9 @@ import (
 // fenceDB is an open fence database: the resource's own database, where
 // the fence table and its log (fence.Dialect.WithLog) live.
 type fenceDB struct {
-	db *sql.DB
-	d  fence.Dialect
+	db     *sql.DB
+	d      fence.Dialect
+	driver string
 }
 
 // openFenceDB opens the fence database url (sqlite:PATH, or a postgres://
@@ -60,7 +61,21 @@ func (e *env) openFenceDB(ctx context.Context, url, logTable string, readOnly bo
 		db.Close()
 		return nil, fmt.Errorf("fence database %s unreachable: %w", storeurl.Redact(url), err)
 	}
-	return &fenceDB{db: db, d: d}, nil
+	return &fenceDB{db: db, d: d, driver: driver}, nil
+}
+
+// hasLog reports whether the fence database has the log table (as the
+// connection resolves its name: PostgreSQL's search_path).
+func (f *fenceDB) hasLog(ctx context.Context) (bool, error) {
+	q := `SELECT to_regclass($1) IS NOT NULL`
+	if f.driver == "sqlite" {
+		q = `SELECT count(*) > 0 FROM sqlite_master WHERE type IN ('table', 'view') AND name = ?`
+	}
+	var ok bool
+	if err := f.db.QueryRowContext(ctx, q, f.d.LogTable()).Scan(&ok); err != nil {
+		return false, fmt.Errorf("fence database: look for the table %s: %w", f.d.LogTable(), err)
+	}
+	return ok, nil
 }
 
 func (f *fenceDB) Close() error { return f.db.Close() }

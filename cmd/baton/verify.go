@@ -28,8 +28,9 @@ that the fence refused only stale tokens. It reads three records: the
 election log (see 'baton history'), the run ledger (see 'baton runs') and
 the fence log, the fence's own record of the tokens it accepted and
 refused, kept in the resource's database when the fence is opened with a
-log (fence.Dialect.WithLog, pgfence.CheckLogged, Guard.SetLog; the command
-passes BATON_PERIOD on with its token: fence.WriteFromEnv). Without NAMEs
+log (fence.Dialect.WithLog, pgfence.CheckLogged, Guard.SetLog, or the SQL
+function of 'baton fence install --log' called with $BATON_PERIOD; the
+command passes BATON_PERIOD on with its token: fence.WriteFromEnv). Without NAMEs
 it verifies every name in the store.
 
 It checks that the election log misses no event (so its terms, each from
@@ -56,7 +57,11 @@ refused; then every violation, naming its period. The verdict is
 "exactly once" only when at least one period was judged and all is
 well; with no period judged (an empty ledger and fence log, a range that
 holds none, a name that is no job's) it is "nothing judged", which
-proves nothing and exits 1 unless --allow-empty. --from and --to bound the periods judged by their
+proves nothing and exits 1 unless --allow-empty. A --fence-db without the
+fence log table (a SQL fence installed without 'baton fence install --log',
+a Go fence opened without WithLog) judges no period either: the verdict
+says the fence keeps no log, and it exits 1 unless --allow-empty. --from
+and --to bound the periods judged by their
 scheduled instant (FROM <= due < TO; RFC 3339 or a date, 2026-01-02); the
 terms and tokens are checked over the whole logs.
 
@@ -106,11 +111,17 @@ a usage error. Both stores are opened read-only.`)
 	}
 	defer st.Close()
 	var fdb *fenceDB
+	logMissing := false
 	if *fenceURL != "" {
 		if fdb, err = e.openFenceDB(ctx, *fenceURL, *logTable, true); err != nil {
 			return e.fail("verify", err)
 		}
 		defer fdb.Close()
+		has, err := fdb.hasLog(ctx)
+		if err != nil {
+			return e.fail("verify", err)
+		}
+		logMissing = !has
 	}
 	if len(names) == 0 {
 		if names, err = st.Names(ctx); err != nil {
@@ -127,7 +138,7 @@ a usage error. Both stores are opened read-only.`)
 	}
 	var reps []history.Report
 	for _, name := range names {
-		p := history.Production{Name: name, From: from, To: to, HasLog: fdb != nil, Retention: ret, Now: now}
+		p := history.Production{Name: name, From: from, To: to, HasLog: fdb != nil && !logMissing, LogMissing: logMissing, Retention: ret, Now: now}
 		if p.Events, err = st.History(ctx, name, 0, 0); err != nil {
 			return e.fail("verify", readErr(*storeURL, err))
 		}
@@ -145,7 +156,7 @@ a usage error. Both stores are opened read-only.`)
 				return e.fail("verify", readErr(*storeURL, err))
 			}
 		}
-		if fdb != nil {
+		if p.HasLog {
 			if p.Log, err = fence.ReadLog(ctx, fdb.db, fdb.d, name); errors.Is(err, store.ErrCorrupt) {
 				return e.fail("verify", err) // names the row; nothing is judged
 			} else if err != nil {
@@ -155,10 +166,10 @@ a usage error. Both stores are opened read-only.`)
 		reps = append(reps, history.Verify(p))
 	}
 	ok := true
-	var empty []string // names whose fence log was read and nothing judged
+	var empty []string // names whose fence database was read and nothing judged
 	for _, r := range reps {
 		ok = ok && r.OK()
-		if r.OK() && r.Verdict() == history.NothingJudged {
+		if r.OK() && (r.Verdict() == history.NothingJudged || r.Verdict() == history.NoFenceLog) {
 			empty = append(empty, r.Name)
 		}
 	}
@@ -229,6 +240,8 @@ func verdictOf(reps []history.Report) string {
 	switch {
 	case n > 0:
 		return "VIOLATED: " + plural(n, "violation", "violations")
+	case len(reps) > 0 && reps[0].LogMissing:
+		return history.NoFenceLog
 	case !logged:
 		return history.NotJudged
 	case empty == len(reps):

@@ -1,10 +1,10 @@
 """Bill one period, fenced: run by `baton run --every 1h billing -- /usr/bin/python3 billing.py`.
 
 Writes the period's invoice lines in one transaction that first calls
-baton_fence(name, token, sig): a deposed leader's late run is refused with
-SQLSTATE BF001 and rolled back whole, and recorded in fence_refusal.
-DATABASE_URL names the database (baton fence install --db URL installed the
-fence there). BILLING_WORK_SECONDS stands in for the time the work takes.
+baton_fence(name, token, sig, period): a deposed leader's late run is refused
+with SQLSTATE BF001 and rolled back whole, and recorded in fence_refusal; an
+accepted one is logged with its period for baton verify. DATABASE_URL names
+the database (baton fence install --db URL --log installed the fence there). BILLING_WORK_SECONDS stands in for the time the work takes.
 """
 import os
 import sys
@@ -24,7 +24,7 @@ time.sleep(float(os.environ.get("BILLING_WORK_SECONDS", "0")))
 conn = psycopg2.connect(os.environ["DATABASE_URL"], application_name=f"{name} {node} token {token}")
 try:
     with conn, conn.cursor() as cur:  # one transaction: commit, or roll back on any error
-        cur.execute("SELECT baton_fence(%s, %s, %s)", (name, token, sig))
+        cur.execute("SELECT baton_fence(%s, %s, %s, %s)", (name, token, sig, period))
         # The fence holds the name's row lock until the commit, so no
         # other fenced writer can bill this period meanwhile.
         cur.execute("SELECT 1 FROM invoice_line WHERE period = %s LIMIT 1", (period,))

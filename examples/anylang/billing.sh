@@ -2,16 +2,17 @@
 # Bill one period, fenced: run by `baton run --every 1h billing -- sh billing.sh`.
 #
 # Writes the period's invoice lines with psql in one transaction (-1) that
-# first calls baton_fence(name, token, sig): a deposed leader's late run is
-# refused with SQLSTATE BF001 and rolled back whole, and recorded in
-# fence_refusal. DATABASE_URL names the database. BILLING_WORK_SECONDS
+# first calls baton_fence(name, token, sig, period): a deposed leader's late
+# run is refused with SQLSTATE BF001 and rolled back whole, and recorded in
+# fence_refusal; an accepted one is logged with its period for baton verify.
+# DATABASE_URL names the database (baton fence install --db URL --log). BILLING_WORK_SECONDS
 # stands in for the time the work takes.
 export PGAPPNAME="$BATON_NAME $BATON_NODE token $BATON_TOKEN"
 sleep "${BILLING_WORK_SECONDS:-0}"
 out=$(psql "$DATABASE_URL" -X -q -1 -f - -v ON_ERROR_STOP=1 -v VERBOSITY=verbose \
 	-v name="$BATON_NAME" -v token="$BATON_TOKEN" -v sig="${BATON_TOKEN_SIG:-}" \
 	-v period="$BATON_PERIOD" -v node="$BATON_NODE" 2>&1 <<'SQL'
-SELECT baton_fence(:'name', :'token', NULLIF(:'sig', ''));
+SELECT baton_fence(:'name', :'token', NULLIF(:'sig', ''), :'period');
 -- The fence holds the name's row lock until the commit, so no other
 -- fenced writer can bill this period meanwhile.
 INSERT INTO invoice_line (period, customer, amount_cents, token, node)

@@ -16,9 +16,10 @@ import (
 
 // Version is the version of the SQL fence that InstallSQL writes and
 // Install installs, recorded in the schema's baton_fence_meta table (key
-// 'version'). Install refuses a schema whose recorded version it does not
-// know, changing nothing.
-const Version = 1
+// 'version'). Install upgrades a fence of an older version in place
+// (version 1 had no period argument and no log), and refuses a schema
+// whose recorded version it does not know, changing nothing.
+const Version = 2
 
 // The SQLSTATEs the SQL function baton_fence raises, in a class of their
 // own ("BF") that PostgreSQL does not use. Classify maps them to package
@@ -78,7 +79,7 @@ func checkSchema(schema string) error {
 // The fence table is the one Check and fence.Postgres use, created only if
 // missing, so that an existing one (made by CreateTable) is kept.
 func ddl(q string) []string {
-	return []string{
+	return append(append([]string{
 		`CREATE SCHEMA IF NOT EXISTS ` + q,
 		`CREATE TABLE IF NOT EXISTS ` + q + `.` + DefaultTable + ` (name TEXT PRIMARY KEY, token BIGINT NOT NULL)`,
 		`CREATE TABLE ` + q + `.baton_fence_meta (key text PRIMARY KEY, value text NOT NULL)`,
@@ -86,7 +87,18 @@ func ddl(q string) []string {
 	id     int PRIMARY KEY CHECK (id = 1),
 	secret bytea NOT NULL CHECK (octet_length(secret) >= ` + strconv.Itoa(fence.MinKeyLen) + `))`,
 		`REVOKE ALL ON ` + q + `.baton_fence_key FROM PUBLIC`,
-		`CREATE FUNCTION ` + q + `.baton_fence(p_name text, p_token bigint, p_sig text DEFAULT NULL)
+	}, funcDDL(q)...),
+		`INSERT INTO `+q+`.baton_fence_meta (key, value) VALUES ('version', '`+strconv.Itoa(Version)+`')`)
+}
+
+// logTable is the fence log table of schema q.
+func logTable(q string) string { return q + `.` + fence.DefaultLogTable }
+
+// funcDDL returns the statements that create the function baton_fence of
+// version Version in schema q, with PUBLIC's EXECUTE revoked.
+func funcDDL(q string) []string {
+	return []string{
+		`CREATE FUNCTION ` + q + `.baton_fence(p_name text, p_token bigint, p_sig text DEFAULT NULL, p_period text DEFAULT NULL)
 RETURNS bigint
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
@@ -122,6 +134,15 @@ BEGIN
 	INSERT INTO ` + q + `.` + DefaultTable + ` AS f (name, token) VALUES (p_name, p_token)
 		ON CONFLICT (name) DO UPDATE SET token = excluded.token WHERE f.token <= excluded.token;
 	IF FOUND THEN
+		-- The fence log, if Install made one: in the caller's
+		-- transaction, while the name's row is locked, so that a
+		-- rolled-back write logs nothing and the rows of one name are
+		-- in the order the fence accepted them.
+		IF EXISTS (SELECT 1 FROM ` + q + `.baton_fence_meta WHERE key = 'log') THEN
+			INSERT INTO ` + logTable(q) + ` (name, token, period, outcome, highest, at_ns)
+			VALUES (p_name, p_token, coalesce(p_period, ''), '` + fence.Accepted + `', p_token,
+				(extract(epoch FROM clock_timestamp()) * 1000000000)::bigint);
+		END IF;
 		RETURN p_token;
 	END IF;
 	SELECT f.token INTO highest FROM ` + q + `.` + DefaultTable + ` f WHERE f.name = p_name;
@@ -133,11 +154,24 @@ END
 $fn$`,
 		// In the transaction that creates it: PostgreSQL lets PUBLIC
 		// execute a new function, and this one runs as its owner.
-		`REVOKE ALL ON FUNCTION ` + q + `.baton_fence(text, bigint, text) FROM PUBLIC`,
-		`COMMENT ON FUNCTION ` + q + `.baton_fence(text, bigint, text) IS
-'baton fence version ` + strconv.Itoa(Version) + `: accepts (name, token[, signature]) if token is at least the highest accepted for name, raising it in the caller''s transaction; raises SQLSTATE ` +
+		`REVOKE ALL ON FUNCTION ` + fenceFunc(q) + ` FROM PUBLIC`,
+		`COMMENT ON FUNCTION ` + fenceFunc(q) + ` IS
+'baton fence version ` + strconv.Itoa(Version) + `: accepts (name, token[, signature[, period]]) if token is at least the highest accepted for name, raising it in the caller''s transaction, and logs it with period in baton_fence_log if the fence keeps a log; raises SQLSTATE ` +
 			SQLStateStale + ` (stale), ` + SQLStateBadSignature + ` (bad signature), ` + SQLStateInvalid + ` (invalid input)'`,
-		`INSERT INTO ` + q + `.baton_fence_meta (key, value) VALUES ('version', '` + strconv.Itoa(Version) + `')`,
+	}
+}
+
+// logDDL returns the statements that make the fence of schema q keep its
+// log: the table fence.DefaultLogTable (the Go fence's, created only if
+// missing), readable and writable by its owner only, and the row ('log',
+// table) in baton_fence_meta that turns the function's logging on.
+func logDDL(q string) []string {
+	return []string{
+		`CREATE TABLE IF NOT EXISTS ` + logTable(q) + ` (seq BIGSERIAL PRIMARY KEY, name TEXT NOT NULL, token BIGINT NOT NULL,` +
+			` period TEXT NOT NULL, outcome TEXT NOT NULL, highest BIGINT NOT NULL, at_ns BIGINT NOT NULL)`,
+		`CREATE INDEX IF NOT EXISTS ` + fence.DefaultLogTable + `_name ON ` + logTable(q) + ` (name, seq)`,
+		`REVOKE ALL ON ` + logTable(q) + ` FROM PUBLIC`,
+		`INSERT INTO ` + q + `.baton_fence_meta (key, value) VALUES ('log', '` + fence.DefaultLogTable + `') ON CONFLICT (key) DO NOTHING`,
 	}
 }
 
@@ -153,17 +187,20 @@ $fn$`,
 //   - baton_fence_key, where Install puts the key (readable by the owner
 //     only: PUBLIC's rights are revoked);
 //   - the function baton_fence(name text, token bigint, sig text DEFAULT
-//     NULL) RETURNS bigint, SECURITY DEFINER, which does what Check does,
-//     in the caller's transaction, and raises SQLStateStale,
-//     SQLStateBadSignature or SQLStateInvalid. It returns token. Its
+//     NULL, period text DEFAULT NULL) RETURNS bigint, SECURITY DEFINER,
+//     which does what Check does, in the caller's transaction, and raises
+//     SQLStateStale, SQLStateBadSignature or SQLStateInvalid. It returns
+//     token. If the fence keeps a log (LogSQL), it also appends an
+//     "accepted" row with period ("" for NULL) to it, as CheckLogged
+//     does, in the caller's transaction. Its
 //     search_path is pinned to pg_catalog, pg_temp and every other name
 //     in it is schema-qualified, so that nothing a caller puts on its own
 //     search_path runs as the function's owner; PUBLIC's EXECUTE is
 //     revoked in the same transaction, so only the owner, superusers and
 //     the roles granted EXECUTE may call it. Grant it to the roles the
 //     fenced jobs connect as: GRANT EXECUTE ON FUNCTION
-//     schema.baton_fence(text, bigint, text) TO role (and USAGE on the
-//     schema), as Install does for InstallOptions.Grant.
+//     schema.baton_fence(text, bigint, text, text) TO role (and USAGE on
+//     the schema), as Install does for InstallOptions.Grant.
 //
 // The key is not part of it (a migration file must not hold the secret):
 // Install writes it, and the helper function baton_fence_hmac that calls
@@ -173,6 +210,20 @@ func InstallSQL(schema string) (string, error) {
 		return "", err
 	}
 	return strings.Join(ddl(pgx.Identifier{schema}.Sanitize()), ";\n\n") + ";\n", nil
+}
+
+// LogSQL returns the DDL that makes the SQL fence of schema (InstallSQL)
+// keep its fence log, as Install runs it for InstallOptions.Log: the table
+// fence.DefaultLogTable in schema (the Go fence's log table, kept if it
+// exists), on which PUBLIC's rights are revoked, so that only its owner,
+// through the function, writes it; and the row ('log', table) in
+// baton_fence_meta, which makes the function log every call it accepts.
+// Run it after InstallSQL, in one transaction, as the function's owner.
+func LogSQL(schema string) (string, error) {
+	if err := checkSchema(schema); err != nil {
+		return "", err
+	}
+	return strings.Join(logDDL(pgx.Identifier{schema}.Sanitize()), ";\n\n") + ";\n", nil
 }
 
 // Beginner starts a transaction: *pgx.Conn and *pgxpool.Pool are
@@ -201,6 +252,14 @@ type InstallOptions struct {
 	// A role must exist; "public" is refused. Grants made before are
 	// kept: Install never revokes a role's.
 	Grant []string
+	// Log makes the function keep the fence log (LogSQL) that `baton
+	// verify --fence-db` reads: one "accepted" row per accepted call, with
+	// the period of its fourth argument, in the caller's transaction. Only
+	// the owner writes the table, through the function: no role is
+	// granted a right on it. False leaves the log as it is: none on a new
+	// install; a log once kept is kept (its table made again if it was
+	// dropped).
+	Log bool
 }
 
 // InstallResult says what Install found and did.
@@ -212,8 +271,15 @@ type InstallResult struct {
 	// TableExisted is true when Created and the baton_fence table existed
 	// before (made by CreateTable or fence.CreateTable): it was kept.
 	TableExisted bool
+	// Upgraded is the version Install upgraded in place to Version (the
+	// roles that could call the old function can call the new one), 0
+	// when it upgraded none.
+	Upgraded int
 	// KeyChanged is true when Install wrote a key that was not installed.
 	KeyChanged bool
+	// LogChanged is true when Install turned the fence log on; Logged
+	// is true when the fence keeps a log, after Install.
+	LogChanged, Logged bool
 	// Signed is true when a key is installed, after Install.
 	Signed bool
 	// PublicRevoked is true when the fence was installed already and
@@ -230,7 +296,9 @@ type InstallResult struct {
 // not race, and grants EXECUTE on baton_fence to the roles of opts.Grant.
 // Installing again changes nothing that is in place (Created and
 // KeyChanged false, Granted empty), but revokes PUBLIC's EXECUTE that an
-// older install left (PublicRevoked). A
+// older install left (PublicRevoked). A fence of an older version is
+// upgraded in place (Upgraded): its tokens, key and the grants of its
+// function are kept, and calls with the old arguments keep working. A
 // schema holding a baton_fence table with other columns, or a function or
 // table of the fence without a version record Install knows, is refused
 // with an error wrapping ErrForeign, and nothing is changed. With
@@ -255,17 +323,35 @@ func Install(ctx context.Context, db Beginner, opts InstallOptions) (InstallResu
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, lockKey(schema)); err != nil {
 			return err
 		}
-		installed, tableExists, err := inspect(ctx, tx, schema, q)
+		version, tableExists, err := inspect(ctx, tx, schema, q)
 		if err != nil {
 			return err
 		}
-		if !installed {
+		var publicBefore bool
+		switch version {
+		case 0:
 			for _, stmt := range ddl(q) {
 				if _, err := tx.Exec(ctx, stmt); err != nil {
 					return fmt.Errorf("pgfence: Install: %w", err)
 				}
 			}
 			res.Created, res.TableExisted = true, tableExists
+		case 1:
+			if publicBefore, err = upgrade1(ctx, tx, q); err != nil {
+				return err
+			}
+			res.Upgraded = 1
+		}
+		// A log once kept is kept, and its table made again if it was
+		// dropped: the function would fail every accepted call without it.
+		var logOn bool
+		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM `+q+`.baton_fence_meta WHERE key = 'log')`).Scan(&logOn); err != nil {
+			return fmt.Errorf("pgfence: Install: %w", err)
+		}
+		if opts.Log || logOn {
+			if res.LogChanged, err = installLog(ctx, tx, schema, q); err != nil {
+				return err
+			}
 		}
 		if opts.Key != nil {
 			changed, err := installKey(ctx, tx, q, opts.Key)
@@ -277,11 +363,12 @@ func Install(ctx context.Context, db Beginner, opts InstallOptions) (InstallResu
 		if res.PublicRevoked, err = revokePublic(ctx, tx, q); err != nil {
 			return err
 		}
-		res.PublicRevoked = res.PublicRevoked && !res.Created
+		res.PublicRevoked = (res.PublicRevoked || publicBefore) && !res.Created
 		if res.Granted, err = grant(ctx, tx, schema, q, opts.Grant); err != nil {
 			return err
 		}
-		return tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM `+q+`.baton_fence_key)`).Scan(&res.Signed)
+		return tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM `+q+`.baton_fence_key),
+			EXISTS (SELECT 1 FROM `+q+`.baton_fence_meta WHERE key = 'log')`).Scan(&res.Signed, &res.Logged)
 	})
 	if err != nil {
 		return InstallResult{Schema: schema}, err
@@ -290,7 +377,75 @@ func Install(ctx context.Context, db Beginner, opts InstallOptions) (InstallResu
 }
 
 // fenceFunc is the signature of the function baton_fence in schema q.
-func fenceFunc(q string) string { return q + `.baton_fence(text, bigint, text)` }
+func fenceFunc(q string) string { return q + `.baton_fence(text, bigint, text, text)` }
+
+// upgrade1 upgrades version 1 of the fence in schema q to Version: the
+// function gains the argument period and the log, so it is dropped and
+// created again, and the roles that could execute the old one are granted
+// the new one. It reports whether PUBLIC could execute the old one (the
+// new one revokes it).
+func upgrade1(ctx context.Context, tx pgx.Tx, q string) (public bool, err error) {
+	old := q + `.baton_fence(text, bigint, text)`
+	var roles []string
+	err = tx.QueryRow(ctx, `SELECT has_function_privilege('public', p.oid, 'EXECUTE'),
+		coalesce((SELECT array_agg(DISTINCT a.grantee::regrole::text) FROM aclexplode(p.proacl) a
+		          WHERE a.privilege_type = 'EXECUTE' AND a.grantee <> 0 AND a.grantee <> p.proowner), '{}')
+		FROM pg_proc p WHERE p.oid = $1::text::regprocedure`, old).Scan(&public, &roles)
+	if err != nil {
+		return false, fmt.Errorf("pgfence: Install: upgrade from version 1: %w", err)
+	}
+	stmts := append([]string{`DROP FUNCTION ` + old}, funcDDL(q)...)
+	for _, r := range roles { // regrole's text is quoted as an identifier
+		stmts = append(stmts, `GRANT EXECUTE ON FUNCTION `+fenceFunc(q)+` TO `+r)
+	}
+	stmts = append(stmts, `UPDATE `+q+`.baton_fence_meta SET value = '`+strconv.Itoa(Version)+`' WHERE key = 'version'`)
+	for _, s := range stmts {
+		if _, err := tx.Exec(ctx, s); err != nil {
+			return false, fmt.Errorf("pgfence: Install: upgrade from version 1: %w", err)
+		}
+	}
+	return public, nil
+}
+
+// logColumns are the columns of the fence log table, as checkColumns
+// reads them.
+var logColumns = []string{"seq bigint not null", "name text not null", "token bigint not null", "period text not null",
+	"outcome text not null", "highest bigint not null", "at_ns bigint not null"}
+
+// installLog makes the fence of schema (quoted as q) keep its log,
+// reporting whether it did not before. An existing log table (the Go
+// fence's) is kept if it has the log's columns; the function's owner must
+// be able to write it.
+func installLog(ctx context.Context, tx pgx.Tx, schema, q string) (bool, error) {
+	var exists, on bool
+	err := tx.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL, EXISTS (SELECT 1 FROM `+q+`.baton_fence_meta WHERE key = 'log')`,
+		logTable(q)).Scan(&exists, &on)
+	if err != nil {
+		return false, fmt.Errorf("pgfence: Install: %w", err)
+	}
+	if exists {
+		if err := checkColumns(ctx, tx, logTable(q), fence.DefaultLogTable, logColumns, "seq"); err != nil {
+			return false, fmt.Errorf("%w: schema %q: %v; baton changed nothing: install into another schema (--schema)", ErrForeign, schema, err)
+		}
+	}
+	for _, s := range logDDL(q) {
+		if _, err := tx.Exec(ctx, s); err != nil {
+			return false, fmt.Errorf("pgfence: Install: the fence log: %w", err)
+		}
+	}
+	var ok bool
+	var owner string
+	err = tx.QueryRow(ctx, `SELECT has_table_privilege(p.proowner, $2::text::regclass, 'INSERT')
+		AND has_sequence_privilege(p.proowner, pg_get_serial_sequence($2, 'seq'), 'USAGE'), p.proowner::regrole::text
+		FROM pg_proc p WHERE p.oid = $1::text::regprocedure`, fenceFunc(q), logTable(q)).Scan(&ok, &owner)
+	if err != nil {
+		return false, fmt.Errorf("pgfence: Install: %w", err)
+	}
+	if !ok {
+		return false, fmt.Errorf("pgfence: Install: the owner of baton_fence (role %s) cannot write the existing table %s: grant it INSERT on the table and USAGE on its sequence, or install as the table's owner; nothing was installed", owner, fence.DefaultLogTable)
+	}
+	return !on, nil
+}
 
 // checkRole refuses a role name that InstallOptions.Grant cannot hold.
 func checkRole(role string) error {
@@ -387,10 +542,10 @@ func lockKey(schema string) int64 {
 	return int64(h.Sum64())
 }
 
-// inspect reports whether schema holds version Version of the fence, and
+// inspect reports the version of the fence schema holds (0: none), and
 // whether its baton_fence table exists; anything of the fence's names
 // that Install did not make is an error wrapping ErrForeign.
-func inspect(ctx context.Context, tx pgx.Tx, schema, q string) (installed, tableExists bool, err error) {
+func inspect(ctx context.Context, tx pgx.Tx, schema, q string) (version int, tableExists bool, err error) {
 	foreign := func(format string, a ...any) error {
 		return fmt.Errorf("%w: schema %q: %s; baton changed nothing: install into another schema (--schema)", ErrForeign, schema, fmt.Sprintf(format, a...))
 	}
@@ -404,55 +559,78 @@ func inspect(ctx context.Context, tx pgx.Tx, schema, q string) (installed, table
 		        WHERE n.nspname = $4 AND p.proname = 'baton_fence')`,
 		q+"."+DefaultTable, q+".baton_fence_meta", q+".baton_fence_key", schema).Scan(&table, &meta, &key, &funcs)
 	if err != nil {
-		return false, false, fmt.Errorf("pgfence: Install: %w", err)
+		return 0, false, fmt.Errorf("pgfence: Install: %w", err)
 	}
 	if table {
-		if err := checkTable(ctx, tx, q); err != nil {
-			return false, false, foreign("%v", err)
+		if err := checkColumns(ctx, tx, q+"."+DefaultTable, DefaultTable, []string{"name text not null", "token bigint not null"}, "name"); err != nil {
+			return 0, false, foreign("%v", err)
 		}
 	}
 	if !meta {
 		if key || funcs > 0 {
-			return false, false, foreign("a baton_fence function or baton_fence_key table without baton_fence_meta")
+			return 0, false, foreign("a baton_fence function or baton_fence_key table without baton_fence_meta")
 		}
-		return false, table, nil
+		return 0, table, nil
 	}
 	var v string
 	err = tx.QueryRow(ctx, `SELECT value FROM `+q+`.baton_fence_meta WHERE key = 'version'`).Scan(&v)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
-		return false, false, foreign("baton_fence_meta has no version")
+		return 0, false, foreign("baton_fence_meta has no version")
 	case err != nil:
-		return false, false, foreign("baton_fence_meta is not baton's (%v)", err)
-	case v != strconv.Itoa(Version):
-		return false, false, foreign("fence version %q, this baton knows version %d", v, Version)
+		return 0, false, foreign("baton_fence_meta is not baton's (%v)", err)
+	case v != "1" && v != strconv.Itoa(Version):
+		return 0, false, foreign("fence version %q, this baton knows versions 1 to %d", v, Version)
 	case !table || !key || funcs != 1:
-		return false, false, foreign("fence version %s is incomplete (table %v, key table %v, %d baton_fence functions)", v, table, key, funcs)
+		return 0, false, foreign("fence version %s is incomplete (table %v, key table %v, %d baton_fence functions)", v, table, key, funcs)
 	}
-	return true, true, nil
+	var sig string // the function's arguments, as the version made them
+	want := map[string]string{"1": "text, bigint, text", strconv.Itoa(Version): "text, bigint, text, text"}[v]
+	err = tx.QueryRow(ctx, `SELECT pg_get_function_identity_arguments(p.oid)::text FROM pg_proc p
+		JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = $1 AND p.proname = 'baton_fence'`, schema).Scan(&sig)
+	if err != nil {
+		return 0, false, fmt.Errorf("pgfence: Install: %w", err)
+	}
+	if strings.ReplaceAll(stripArgNames(sig), " ", "") != strings.ReplaceAll(want, " ", "") {
+		return 0, false, foreign("fence version %s has the function baton_fence(%s), want baton_fence(%s)", v, sig, want)
+	}
+	n, _ := strconv.Atoi(v)
+	return n, true, nil
 }
 
-// checkTable returns an error unless the table q.baton_fence has the
-// columns name text and token bigint not null, and name as primary key.
-func checkTable(ctx context.Context, tx pgx.Tx, q string) error {
-	var cols, pk []string
+// stripArgNames turns "p_name text, p_token bigint" into "text, bigint".
+func stripArgNames(args string) string {
+	var types []string
+	for _, a := range strings.Split(args, ",") {
+		f := strings.Fields(a)
+		if len(f) > 1 {
+			f = f[1:]
+		}
+		types = append(types, strings.Join(f, " "))
+	}
+	return strings.Join(types, ", ")
+}
+
+// checkColumns returns an error unless the table qualified (shown as
+// name) has the columns want and the primary key pk.
+func checkColumns(ctx context.Context, tx pgx.Tx, qualified, name string, want []string, pk string) error {
+	var cols, keys []string
 	err := tx.QueryRow(ctx, `
 		SELECT (SELECT array_agg(a.attname || ' ' || format_type(a.atttypid, a.atttypmod) || CASE WHEN a.attnotnull THEN ' not null' ELSE '' END ORDER BY a.attnum)
 		        FROM pg_attribute a WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped),
 		       coalesce((SELECT array_agg(a.attname::text ORDER BY a.attname) FROM pg_index i
 		        JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY (i.indkey)
 		        WHERE i.indrelid = c.oid AND i.indisprimary), '{}')
-		FROM pg_class c WHERE c.oid = to_regclass($1) AND c.relkind IN ('r', 'p')`, q+"."+DefaultTable).Scan(&cols, &pk)
+		FROM pg_class c WHERE c.oid = to_regclass($1) AND c.relkind IN ('r', 'p')`, qualified).Scan(&cols, &keys)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return errors.New("baton_fence is not a table")
+		return fmt.Errorf("%s is not a table", name)
 	}
 	if err != nil {
 		return err
 	}
-	want := []string{"name text not null", "token bigint not null"}
-	if strings.Join(cols, ", ") != strings.Join(want, ", ") || len(pk) != 1 || pk[0] != "name" {
-		return fmt.Errorf("table baton_fence has columns (%s) and primary key (%s), want (%s) and (name)",
-			strings.Join(cols, ", "), strings.Join(pk, ", "), strings.Join(want, ", "))
+	if strings.Join(cols, ", ") != strings.Join(want, ", ") || len(keys) != 1 || keys[0] != pk {
+		return fmt.Errorf("table %s has columns (%s) and primary key (%s), want (%s) and (%s)",
+			name, strings.Join(cols, ", "), strings.Join(keys, ", "), strings.Join(want, ", "), pk)
 	}
 	return nil
 }

@@ -110,7 +110,7 @@ func TestInstallRevokesPublicOnUpgrade(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The older install's state: EXECUTE for PUBLIC.
-	if _, err := owner.Exec(ctx, `GRANT EXECUTE ON FUNCTION baton_fence(text, bigint, text) TO PUBLIC`); err != nil {
+	if _, err := owner.Exec(ctx, `GRANT EXECUTE ON FUNCTION baton_fence(text, bigint, text, text) TO PUBLIC`); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := connect(t, ctx, strangerURL, "").Exec(ctx, `SELECT baton_fence('probe', 1)`); err != nil {
@@ -198,7 +198,7 @@ func TestFenceIgnoresCallersSearchPath(t *testing.T) {
 		t.Fatalf("stale token 3 with a planted <= on the caller's path: %v; want SQLSTATE %s", err, pgfence.SQLStateStale)
 	}
 	// Negative control: without the pinned search_path the plant works.
-	if _, err := owner.Exec(ctx, `ALTER FUNCTION baton_fence(text, bigint, text) RESET search_path`); err != nil {
+	if _, err := owner.Exec(ctx, `ALTER FUNCTION baton_fence(text, bigint, text, text) RESET search_path`); err != nil {
 		t.Fatal(err)
 	}
 	if err := write(3); err != nil {

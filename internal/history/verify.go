@@ -24,6 +24,11 @@ type Production struct {
 	// there is one (without it, the periods are not judged).
 	Log    []fence.LogEntry
 	HasLog bool
+	// LogMissing says that the fence's database was read and keeps no
+	// fence log (its table is missing: a fence opened without WithLog,
+	// or installed without `baton fence install --log`); HasLog is then
+	// false, and the verdict NoFenceLog.
+	LogMissing bool
 	// From and To bound the periods judged by their scheduled instant:
 	// From <= scheduled < To; a zero bound is open. The terms and the
 	// tokens are checked over the whole logs.
@@ -94,8 +99,10 @@ type Report struct {
 	// report with a fence log that judged none proves nothing: Verdict
 	// says "nothing judged".
 	Judged int `json:"judged"`
-	// HasLog says whether a fence log was read.
+	// HasLog says whether a fence log was read; LogMissing that the
+	// fence database was read and keeps none.
 	HasLog     bool        `json:"fence_log"`
+	LogMissing bool        `json:"fence_log_missing,omitempty"`
 	Periods    []PeriodRow `json:"periods"`
 	Violations []Violation `json:"violations"`
 }
@@ -112,17 +119,22 @@ const (
 	// NotJudged: no violation; without a fence log the periods are not
 	// judged.
 	NotJudged = "terms and tokens consistent; periods not judged (no --fence-db)"
+	// NoFenceLog: no violation; the fence database keeps no fence log,
+	// so the periods are not judged. It names the fix.
+	NoFenceLog = "periods not judged: the fence keeps no log (--fence-db has no fence log table); keep one: baton fence install --log, or fence.Dialect.WithLog in Go"
 )
 
 // Verdict is the report's verdict: "VIOLATED: N violations",
-// ExactlyOnce, NothingJudged or NotJudged. "exactly once" needs a judged
-// period.
+// ExactlyOnce, NothingJudged, NoFenceLog or NotJudged. "exactly once"
+// needs a judged period.
 func (r Report) Verdict() string {
 	switch {
 	case len(r.Violations) == 1:
 		return "VIOLATED: 1 violation"
 	case len(r.Violations) > 1:
 		return fmt.Sprintf("VIOLATED: %d violations", len(r.Violations))
+	case r.LogMissing:
+		return NoFenceLog
 	case !r.HasLog:
 		return NotJudged
 	case r.Judged == 0:
@@ -172,7 +184,8 @@ func starts(k store.EventKind) bool {
 // (HasLog false) only the election log and the ledger's tokens are
 // checked.
 func Verify(p Production) Report {
-	rep := Report{Name: p.Name, HasLog: p.HasLog}
+	rep := Report{Name: p.Name, HasLog: p.HasLog && !p.LogMissing, LogMissing: p.LogMissing}
+	p.HasLog = rep.HasLog
 	add := func(check, format string, a ...any) {
 		rep.Violations = append(rep.Violations, Violation{check, fmt.Sprintf(format, a...)})
 	}

@@ -188,3 +188,23 @@ func TestVerifyNothingJudged(t *testing.T) {
 		t.Fatalf("--from 2030: %+v, verdict %q", rep, rep.Verdict())
 	}
 }
+
+// A fence database that keeps no log (LogMissing) judges no period, even
+// with HasLog set, and its verdict names the fix, never "exactly once"
+// nor the verdict of a missing --fence-db; a violation of the election
+// log still wins.
+func TestVerifyFenceKeepsNoLog(t *testing.T) {
+	p := production()
+	p.Log, p.LogMissing = nil, true
+	rep := Verify(p)
+	if !rep.OK() || rep.HasLog || !rep.LogMissing || rep.Judged != 0 || rep.Verdict() != NoFenceLog || rep.Periods[0].Verdict != "not judged" {
+		t.Fatalf("a fence without a log: %+v, verdict %q", rep, rep.Verdict())
+	}
+	if !strings.Contains(NoFenceLog, "baton fence install --log") || strings.Contains(NoFenceLog, "\n") {
+		t.Fatalf("NoFenceLog %q: want one line naming the fix", NoFenceLog)
+	}
+	p.Events[1].Token = 1
+	if v := Verify(p).Verdict(); !strings.HasPrefix(v, "VIOLATED: ") {
+		t.Fatalf("a token not rising, on a fence without a log: verdict %q", v)
+	}
+}
