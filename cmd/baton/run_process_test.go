@@ -209,19 +209,33 @@ func TestProcessRunOnce(t *testing.T) {
 		t.Logf("--wait 2s gave up after %v (a --once without a wait: %v)", took.Round(time.Millisecond), overhead.Round(time.Millisecond))
 	})
 	t.Run("together", func(t *testing.T) {
-		marks := t.TempDir()
+		// The winner's command holds the name until the loser has exited,
+		// so that the two overlap however slowly each process starts on
+		// a loaded machine: the loser must exit 75 while the winner's
+		// command runs, and only then is the winner let go.
+		marks, release := t.TempDir(), filepath.Join(t.TempDir(), "release")
 		codes := make(chan int, 2)
 		for i := range 2 {
 			go func() {
 				code, _, _ := exitCode(t, "run", "--once", "--wait", "0", "--store", db, "T", "--",
-					"sh", "-c", "touch "+filepath.Join(marks, strconv.Itoa(i))+"; sleep 0.5")
+					"sh", "-c", "touch "+filepath.Join(marks, strconv.Itoa(i))+"; while [ ! -e "+release+" ]; do sleep 0.05; done")
 				codes <- code
 			}()
 		}
-		got := []int{<-codes, <-codes}
+		var first int
+		select {
+		case first = <-codes:
+		case <-time.After(time.Minute):
+			ran, _ := os.ReadDir(marks)
+			t.Fatalf("two --once --wait 0 together: neither exited within a minute; the command ran %d times", len(ran))
+		}
+		if err := os.WriteFile(release, nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		got := []int{first, <-codes}
 		ran, _ := os.ReadDir(marks)
-		if len(ran) != 1 || got[0]+got[1] != exitNotLeader {
-			t.Errorf("two --once --wait 0 together: exits %v, the command ran %d times; want 0 and 75, once", got, len(ran))
+		if len(ran) != 1 || got[0] != exitNotLeader || got[1] != exitOK {
+			t.Errorf("two --once --wait 0 together: exits %v (in order), the command ran %d times; want 75 while the other's command ran, then 0, and one run", got, len(ran))
 		}
 	})
 }

@@ -33,6 +33,10 @@ type proc struct {
 	frozeTok  uint64
 	retaken   bool
 	owesWrite bool
+	// disarmOnFreeze (Config.ThawAfterRetake, under procDrill.mu): the
+	// fault's end came before the node reached a write, so it stays armed
+	// until it freezes before one, and is disarmed and released then.
+	disarmOnFreeze bool
 }
 
 // procEvent is one line of a node's report, or something the drill did to
@@ -136,6 +140,10 @@ func (d *procDrill) read(pr *proc, stdout io.Reader) {
 			pr.stopped = true
 			if ev.verb == "freezing" && len(ev.args) == 2 {
 				pr.frozeOn, pr.frozeTok = ev.args[0], argUint(ev.args[1])
+				if pr.disarmOnFreeze {
+					pr.disarmOnFreeze, pr.release = false, true
+					d.send(pr, "disarm") // read once it is let go
+				}
 			}
 			d.contIfDue(pr)
 		case "wrote":

@@ -313,6 +313,17 @@ func (d *procDrill) fault(f vcluster.Fault) error {
 		d.send(pr, "arm") // it stops itself after its next Valid() check, before its write
 	case vcluster.Thaw, vcluster.Disarm:
 		if f.Kind == vcluster.Disarm {
+			d.mu.Lock()
+			// ThawAfterRetake: a node that has not reached a write yet (a
+			// loaded machine, a fault of one round) stays armed until it
+			// freezes before one, so the late write the seam is for
+			// always comes.
+			later := d.cfg.ThawAfterRetake && !pr.stopped
+			pr.disarmOnFreeze = later
+			d.mu.Unlock()
+			if later {
+				return nil
+			}
 			d.send(pr, "disarm")
 		}
 		d.mu.Lock()
@@ -445,6 +456,8 @@ func (d *procDrill) awaitLateWrites(ctx context.Context) error {
 		for _, pr := range d.procs {
 			switch {
 			case pr.cmd == nil:
+			case pr.disarmOnFreeze:
+				waiting = append(waiting, fmt.Sprintf("%s is armed to freeze before a write and has not reached one", pr.id))
 			case pr.frozeOn != "":
 				waiting = append(waiting, fmt.Sprintf("%s is frozen before its write of period %s (token %d), and no other node has written that period under a newer token", pr.id, pr.frozeOn, pr.frozeTok))
 			case pr.owesWrite:

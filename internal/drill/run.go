@@ -96,10 +96,11 @@ type Config struct {
 	// those writes as accepted (Net): to show the history checker fails.
 	UnsafeNoFence bool
 	// ThawAfterRetake is a deterministic fault seam for the negative
-	// controls (Procs or Net): a node frozen between its Valid() check
-	// and its write (PauseBeforeEffect) stays frozen past the end of its
-	// fault until another node has written the same period under a newer
-	// token, and the run waits for the late write's outcome before it
+	// controls (Procs or Net): a node armed to freeze between its Valid()
+	// check and its write (PauseBeforeEffect) stays armed past the end of
+	// its fault until it has frozen before a write, stays frozen until
+	// another node has written the same period under a newer token, and
+	// the run waits for the late write's outcome before it
 	// ends. Its write then certainly comes after the takeover's, instead
 	// of when the machine's scheduling happens to put it. It is an error
 	// if no other node writes that period (within 30 s of the end).
