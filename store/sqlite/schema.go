@@ -9,7 +9,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	driver "modernc.org/sqlite"
@@ -397,11 +396,11 @@ func statID(path string) (fileID, error) {
 	if err != nil {
 		return fileID{}, err
 	}
-	st, ok := fi.Sys().(*syscall.Stat_t)
+	dev, ino, ok := inode(fi)
 	if !ok {
 		return fileID{}, nil // no inode on this platform: the store id check remains
 	}
-	return fileID{dev: uint64(st.Dev), ino: uint64(st.Ino)}, nil //nolint:unconvert // Dev is int32 on some platforms
+	return fileID{dev: dev, ino: ino}, nil
 }
 
 // checkFile returns an error wrapping store.ErrReplaced when the store's
