@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -145,7 +144,7 @@ func (d *procDrill) read(pr *proc, stdout io.Reader) {
 // cont resumes a stopped node (SIGCONT). d.mu is held.
 func (d *procDrill) cont(pr *proc) {
 	pr.stopped, pr.release = false, false
-	pr.cmd.Process.Signal(syscall.SIGCONT)
+	resume(pr.cmd.Process)
 	d.events = append(d.events, procEvent{node: pr.idx, at: time.Now(), verb: "continued"})
 }
 
