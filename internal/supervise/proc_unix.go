@@ -8,8 +8,8 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// supported returns nil: Unix systems run the supervisor.
-func supported() error { return nil }
+// Supported returns nil where Run can run a command: on Unix.
+func Supported() error { return nil }
 
 // killGroup sends SIGKILL to the process group pgid, and reports whether
 // it had a process left.

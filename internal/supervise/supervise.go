@@ -109,7 +109,7 @@ func (s Status) String() string {
 // If the program running Run dies, the supervisor stops the command by
 // itself.
 func Run(ctx context.Context, cfg Config) (Status, error) {
-	if err := supported(); err != nil {
+	if err := Supported(); err != nil {
 		return Status{}, err
 	}
 	if len(cfg.Argv) == 0 {

@@ -11,10 +11,11 @@ import (
 )
 
 // errWindows is Run's error on Windows, where no supervisor exists yet.
-var errWindows = errors.New("supervise: running a command under a supervisor needs Unix (Linux, macOS, FreeBSD); it is not supported on Windows")
+var errWindows = errors.New("a command run by baton needs a supervisor, which exists for Unix only (Linux, macOS, FreeBSD), not for Windows")
 
-// supported says that Windows has no supervisor.
-func supported() error { return errWindows }
+// Supported returns an error where Run cannot run a command: Windows has
+// no supervisor yet.
+func Supported() error { return errWindows }
 
 const subreaper = false
 
