@@ -1,3 +1,5 @@
+//go:build unix
+
 package main
 
 // 'baton run' and job control: a stopped baton cannot renew its lease nor

@@ -1,3 +1,5 @@
+//go:build unix
+
 package main
 
 import (
@@ -11,11 +13,6 @@ import (
 
 	"github.com/batonhq/baton/store"
 )
-
-// noRecordVar, set to 1, makes this test binary's supervisors unable to
-// record an outcome (supervise.Main, not MainRecording): the negative
-// control of TestProcessRunFrozenAfterExit.
-const noRecordVar = "BATON_TEST_NO_RECORD"
 
 // frozenScript appends "PERIOD NODE" to the file $1 and, the first time
 // node A runs it (the directory $2 made), stops A's baton (its

@@ -162,3 +162,20 @@ func TestStopBeforeDeadline(t *testing.T) {
 		<-term.Done()
 	})
 }
+
+// waitFor polls cond every 10ms until it holds or d passes.
+func waitFor(d time.Duration, cond func() bool) bool {
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return true
+}
+
+// noRecordVar, set to 1, makes this test binary's supervisors unable to
+// record an outcome (supervise.Main, not MainRecording): the negative
+// control of TestProcessRunFrozenAfterExit.
+const noRecordVar = "BATON_TEST_NO_RECORD"

@@ -5,19 +5,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"syscall"
-	"time"
 )
-
-// cpuTime returns the CPU time this process used so far, user plus system
-// (getrusage(RUSAGE_SELF)).
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
 
 // memory returns this process's resident set size now (VmRSS) and its peak
 // (VmHWM), in bytes, from /proc/self/status; zeros where it cannot tell.

@@ -1,3 +1,5 @@
+//go:build unix
+
 package main
 
 import (
@@ -24,18 +26,6 @@ import (
 
 // pgidRE finds the process group of a started command in baton's log.
 var pgidRE = regexp.MustCompile(`msg="command started" pid=\d+ pgid=(\d+)`)
-
-// waitFor polls cond every 10ms until it holds or d passes.
-func waitFor(d time.Duration, cond func() bool) bool {
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	return true
-}
 
 // commandGroup waits for the n-th (from 1) command started by a baton
 // whose log is errb, and returns its process group.

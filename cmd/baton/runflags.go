@@ -6,6 +6,7 @@ import (
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/internal/bound"
+	"github.com/batonhq/baton/internal/supervise"
 	"github.com/batonhq/baton/schedule"
 )
 
@@ -150,6 +151,9 @@ func (f runFlags) check() (runConfig, error) {
 	// retention, clock tolerance and step-down), before any store is opened.
 	if err := schedule.CheckOptions(c.job, c.runnerOptions(schedule.StepReference())...); err != nil {
 		return c, asUsage(err)
+	}
+	if err := supervise.Supported(); err != nil {
+		return c, usagef("%v", err) // Windows: one line, exit 2
 	}
 	return c, checkCommand(c.argv[0]) // before campaigning: no token for a command that cannot start
 }

@@ -3,11 +3,8 @@ package drill
 import (
 	"context"
 	"fmt"
-	"os"
-	"os/signal"
 	"sync"
 	"sync/atomic"
-	"syscall"
 
 	"github.com/batonhq/baton/store"
 )
@@ -44,12 +41,7 @@ func (g *gate) leave() { g.mu.RUnlock() }
 func (g *gate) stop(out *lineWriter, line string) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	cont := make(chan os.Signal, 1)
-	signal.Notify(cont, syscall.SIGCONT)
-	defer signal.Stop(cont)
-	out.say("%s", line)
-	syscall.Kill(os.Getpid(), syscall.SIGSTOP)
-	<-cont
+	stopSelf(func() { out.say("%s", line) })
 }
 
 // gatedStore passes every call through the gate.

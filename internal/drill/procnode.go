@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -203,7 +202,7 @@ func (d *procDrill) contIfDue(pr *proc) {
 func (d *procDrill) cont(pr *proc) {
 	pr.stopped, pr.release = false, false
 	pr.frozeOn, pr.frozeTok, pr.retaken = "", 0, false
-	pr.cmd.Process.Signal(syscall.SIGCONT)
+	resume(pr.cmd.Process)
 	d.events = append(d.events, procEvent{node: pr.idx, at: time.Now(), verb: "continued"})
 }
 

@@ -11,7 +11,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/batonhq/baton/internal/vcluster"
@@ -487,7 +486,7 @@ func (d *procDrill) stopAll() {
 	for _, pr := range d.procs {
 		if pr.cmd != nil {
 			d.recordKilled(pr)
-			pr.cmd.Process.Signal(syscall.SIGCONT)
+			resume(pr.cmd.Process)
 			pr.cmd.Process.Kill()
 			pr.stdin.Close()
 			d.dead = append(d.dead, pr.cmd)

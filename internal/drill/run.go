@@ -132,6 +132,9 @@ func run(ctx context.Context, p Params, col Column, cfg Config) (Result, []Event
 		return Result{}, nil, fmt.Errorf("fault %q is a network fault: it needs net mode (--net)", p.Fault)
 	}
 	if cfg.Procs || cfg.Net != "" {
+		if err := procsSupported(); err != nil {
+			return Result{}, nil, err
+		}
 		r, err := runProcs(ctx, p, col, cfg)
 		return r, nil, err
 	}

@@ -43,7 +43,8 @@ import (
 	"time"
 
 	"github.com/anishathalye/porcupine"
-	"golang.org/x/sys/unix"
+
+	"github.com/batonhq/baton/internal/monoclock"
 )
 
 // Kinds of Record.
@@ -84,14 +85,10 @@ type Record struct {
 	Accepted bool  `json:"accepted,omitempty"`
 }
 
-// Now returns the CLOCK_MONOTONIC time in nanoseconds.
-func Now() int64 {
-	var ts unix.Timespec
-	if err := unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts); err != nil {
-		panic("history: clock_gettime(CLOCK_MONOTONIC): " + err.Error()) // Linux always has it
-	}
-	return ts.Nano()
-}
+// Now returns the CLOCK_MONOTONIC time in nanoseconds (the performance
+// counter on Windows: package monoclock), which every process of the host
+// shares.
+func Now() int64 { return monoclock.Now() }
 
 // At maps a time.Time of this process (one with a monotonic reading, such
 // as a deadline computed from time.Now) to CLOCK_MONOTONIC nanoseconds.

@@ -19,6 +19,7 @@
 // binary killed before its cleanup). A SIGINT or SIGTERM during a Net's
 // life closes it before the process exits.
 //
+// Linux only: elsewhere Available says so, and New fails with it.
 // It needs root, the ip command and nft (Debian's nftables package):
 // Available says what is missing, and RequireT skips a test (or fails it
 // when BATON_REQUIRE lists "netns").
@@ -59,6 +60,9 @@ const namePrefix = "batonnet-"
 // and has ip and nft. Otherwise the error names what is missing and how to
 // get it.
 func Available() error {
+	if err := linuxOnly(); err != nil {
+		return err
+	}
 	if os.Geteuid() != 0 {
 		return errors.New("network namespaces need root (run the tests as root)")
 	}
@@ -217,7 +221,7 @@ func (nt *Net) Host(label string) *Host {
 // kills it; it gets SIGKILL too if the creating process dies.
 func (h *Host) Command(name string, args ...string) *exec.Cmd {
 	cmd := exec.Command("ip", append([]string{"netns", "exec", h.ns, name}, args...)...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	dieWithParent(cmd)
 	return cmd
 }
 
@@ -333,7 +337,7 @@ func (nt *Net) Close() {
 	close(nt.stopSig)
 	for cmd := range procs {
 		if cmd.Process != nil {
-			cmd.Process.Signal(syscall.SIGCONT)
+			contPid(cmd.Process.Pid)
 			cmd.Process.Kill()
 		}
 	}
@@ -382,8 +386,8 @@ func killIn(ns string) {
 	}
 	for _, f := range strings.Fields(string(out)) {
 		if pid, err := strconv.Atoi(f); err == nil && pid > 1 && pid != os.Getpid() {
-			syscall.Kill(pid, syscall.SIGCONT)
-			syscall.Kill(pid, syscall.SIGKILL)
+			contPid(pid)
+			killPid(pid)
 		}
 	}
 }
@@ -402,7 +406,7 @@ func sweepStale() {
 		}
 		rest := strings.TrimPrefix(f[0], namePrefix)
 		pid, err := strconv.Atoi(rest[:max(strings.IndexByte(rest, '-'), 0)])
-		if err != nil || pid <= 0 || syscall.Kill(pid, 0) == nil {
+		if err != nil || pid <= 0 || pidAlive(pid) {
 			continue // unparsable, or its process still runs
 		}
 		killIn(f[0])

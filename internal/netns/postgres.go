@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 )
 
@@ -141,7 +140,7 @@ func (p *Postgres) Kill() {
 	// and the restarted server does not refuse to start.
 	if b, err := os.ReadFile(filepath.Join(p.data(), "postmaster.pid")); err == nil {
 		if pid, err := strconv.Atoi(strings.TrimSpace(strings.SplitN(string(b), "\n", 2)[0])); err == nil && pid > 1 {
-			syscall.Kill(pid, syscall.SIGKILL)
+			killPid(pid)
 		}
 	}
 	done := make(chan struct{})

@@ -39,7 +39,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -71,7 +70,7 @@ type Server struct {
 	dir    string // temporary root, owned by the server's OS user
 	data   string
 	port   int
-	cred   *syscall.Credential
+	cred   *credential // the OS user to run as; nil: this process's
 
 	external string // BATON_PG_URL, when set
 
@@ -105,14 +104,14 @@ func startServer(fsync bool) (*Server, error) {
 		}
 		uid, _ := strconv.ParseUint(u.Uid, 10, 32)
 		gid, _ := strconv.ParseUint(u.Gid, 10, 32)
-		s.cred = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}
+		s.cred = &credential{uid: uint32(uid), gid: uint32(gid)}
 	}
 	s.dir, err = os.MkdirTemp("", "baton-pgtest-")
 	if err != nil {
 		return nil, err
 	}
 	if s.cred != nil {
-		if err := os.Chown(s.dir, int(s.cred.Uid), int(s.cred.Gid)); err != nil {
+		if err := os.Chown(s.dir, int(s.cred.uid), int(s.cred.gid)); err != nil {
 			os.RemoveAll(s.dir)
 			return nil, err
 		}
@@ -196,7 +195,7 @@ func freePort() (int, error) {
 func (s *Server) command(name string, args ...string) *exec.Cmd {
 	cmd := exec.Command(name, args...)
 	cmd.Dir = s.dir
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: s.cred}
+	runAs(cmd, s.cred)
 	return cmd
 }
 
@@ -232,7 +231,7 @@ func (s *Server) Start() error {
 	cmd.Stdout, cmd.Stderr = logf, logf
 	// If the test binary dies, the postmaster gets an immediate-shutdown
 	// signal instead of running on.
-	cmd.SysProcAttr.Pdeathsig = syscall.SIGQUIT
+	quitWithParent(cmd)
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("pgtest: start postgres: %w", err)
 	}
@@ -281,7 +280,9 @@ func (s *Server) Stop() error {
 	if s.cmd == nil {
 		return nil
 	}
-	s.cmd.Process.Signal(syscall.SIGINT)
+	if s.cmd.Process.Signal(os.Interrupt) != nil {
+		s.cmd.Process.Kill() // Windows: no signals
+	}
 	select {
 	case <-s.exited:
 	case <-time.After(30 * time.Second):

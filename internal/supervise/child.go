@@ -1,8 +1,9 @@
+//go:build unix
+
 package supervise
 
 import (
 	"bufio"
-	"bytes"
 	"fmt"
 	"io"
 	"os"
@@ -17,10 +18,6 @@ import (
 
 	"golang.org/x/sys/unix"
 )
-
-// Arg is the hidden subcommand under which a program re-executed by Run
-// acts as the supervisor: its main calls Main with the arguments after it.
-const Arg = "__baton-supervise"
 
 // File descriptors of the supervisor's pipes to its parent.
 const (
@@ -96,8 +93,8 @@ func MainRecording(args []string, rec Recorder) int {
 	// ignored, so that the command gets their default action.
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGCHLD, syscall.SIGPIPE,
 		syscall.SIGTSTP, syscall.SIGTTIN, syscall.SIGTTOU)
-	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
-		rep.send("error", "cannot become a child subreaper: "+err.Error())
+	if err := becomeSubreaper(); err != nil {
+		rep.send("error", err.Error())
 		return 1
 	}
 	// The deadline is held from here on, on this process's own clock,
@@ -165,7 +162,7 @@ func MainRecording(args []string, rec Recorder) int {
 	pid, err := syscall.ForkExec(path, argv, &syscall.ProcAttr{
 		Env:   os.Environ(),
 		Files: files,
-		Sys:   &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL},
+		Sys:   commandAttr(),
 	})
 	if out != nil {
 		out.started()
@@ -394,43 +391,12 @@ func signalAll(pgid int, sig syscall.Signal) bool {
 	return sent
 }
 
-// children returns the ids of the processes whose parent is this one,
-// zombies included, from /proc.
-func children() []int {
-	self := os.Getpid()
-	ents, err := os.ReadDir("/proc")
-	if err != nil {
-		return nil
-	}
-	var out []int
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue // gone meanwhile
-		}
-		// pid (comm) state ppid ...: comm may hold spaces and parentheses.
-		i := bytes.LastIndexByte(b, ')')
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(string(b[i+1:]))
-		if len(f) > 1 {
-			if ppid, _ := strconv.Atoi(f[1]); ppid == self {
-				out = append(out, pid)
-			}
-		}
-	}
-	return out
-}
-
-// groupAlive reports whether the process group pgid has a process left.
+// groupAlive reports whether the process group pgid has a process left
+// that has not exited. A zombie has: on the portable path the group's
+// orphans are init's to reap, which may take seconds (see onlyZombies).
 func groupAlive(pgid int) bool {
 	err := syscall.Kill(-pgid, 0)
-	return err == nil || err == syscall.EPERM
+	return (err == nil || err == syscall.EPERM) && !onlyZombies(pgid)
 }
 
 // reporter writes events to the parent, one a line: "KIND TEXT". A dead

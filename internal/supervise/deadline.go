@@ -9,7 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"golang.org/x/sys/unix"
+	"github.com/batonhq/baton/internal/monoclock"
 )
 
 // Lease is the deadline the supervisor enforces on its own: the command's
@@ -33,23 +33,21 @@ const never = math.MaxInt64
 
 // Deadlines travel as instants of CLOCK_MONOTONIC, in nanoseconds, which
 // baton and its supervisor share (one host, one time namespace), and which
-// Go's monotonic readings and timers use on Linux. An instant, not a
+// Go's monotonic readings and timers use on Linux (on Windows, the
+// performance counter: see package monoclock). An instant, not a
 // duration left: a duration computed by baton, then written after baton
 // was stopped for a while, would be read by the supervisor as that much
 // later a deadline; an instant means the same whenever it is written or
-// read. Like the lease itself, CLOCK_MONOTONIC does not advance while the
-// host is suspended: a suspended host is a host frozen whole.
+// read. On Linux, like the lease itself, CLOCK_MONOTONIC does not advance
+// while the host is suspended; where the shared clock does (macOS), an
+// instant in flight only comes earlier. A suspended host is a host frozen
+// whole either way.
 
-// monoNow reads CLOCK_MONOTONIC, in nanoseconds.
-func monoNow() int64 {
-	var ts unix.Timespec
-	if err := unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts); err != nil {
-		// Cannot happen on Linux; an instant that is always "now" stops
-		// the command rather than let it outlive a lease.
-		return never
-	}
-	return ts.Nano()
-}
+// monoNow reads CLOCK_MONOTONIC, in nanoseconds (package monoclock: the
+// performance counter on Windows). Should it fail, it returns never: an
+// instant always past, which stops the command rather than let it outlive
+// a lease.
+func monoNow() int64 { return monoclock.Now() }
 
 // instant returns the CLOCK_MONOTONIC reading (as mono reads it) at which
 // deadline comes, deadline being measured on the clock now reads. mono is

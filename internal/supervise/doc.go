@@ -100,6 +100,48 @@
 // (which no process can catch), or both processes, or the whole host,
 // frozen or suspended. No supervisor covers those: the command runs on
 // past the lease, and only a fence (the resource checking the command's
-// token, see package fence) refuses its late work. Linux only; the Linux
-// calls that Adopt adds are in reaper_linux.go.
+// token, see package fence) refuses its late work.
+//
+// # Platforms
+//
+// All of the above is Linux (reaper_linux.go holds its calls). Other Unix
+// systems (macOS, FreeBSD) run the portable path, which Linux runs too
+// when built with the batonportable tag (CI runs this package's tests
+// so): the supervisor learns of its parent's death from the control pipe
+// alone; it starts the command as the leader of a new process group but
+// is no subreaper, and the command has no parent-death signal; it
+// signals that group, and only that group, on every stop; and Run sends
+// SIGKILL to the group when its supervisor dies without a report (Adopt
+// does nothing). The deadline is held as on Linux: on CLOCK_MONOTONIC,
+// which macOS and FreeBSD share between processes too (package
+// monoclock). What it does not cover besides the above: a process that
+// left the group (setsid, a double-forked daemon) is out of its reach
+// whatever happens, and a supervisor killed while Run's process is
+// stopped leaves the group running until that process runs again.
+// Windows has no supervisor yet: Run, and so baton run, refuses with one
+// line (Supported); the library and the stores need none.
+//
+// What stops the command's processes, by platform (TestParentKilled,
+// TestSupervisorKilledGroup, TestParentStopped, TestEscapedProcess,
+// TestSupervisorKilled, this last one on the Linux path only; CI runs
+// the others on both paths):
+//
+//	                       Linux                      other Unix (portable path)   Windows
+//	baton SIGKILLed        the supervisor: SIGTERM    the supervisor: SIGTERM      no supervised
+//	                       to the group and its       to the group, SIGKILL        commands: baton
+//	                       orphans, SIGKILL grace     grace later                  run refuses to
+//	                       later                                                   start
+//	supervisor SIGKILLed   parent-death SIGKILL to    baton: SIGKILL to the        -
+//	                       the first process; baton   group, once it runs
+//	                       (Adopt): SIGKILL to the
+//	                       group and every orphan
+//	baton frozen           the supervisor: SIGTERM    the same, to the group       -
+//	(SIGSTOP, deadlock)    grace before the lease
+//	                       deadline, SIGKILL at it
+//	escaped setsid         stopped with the rest      never stopped: lives on      -
+//	grandchild             (but see above: both
+//	                       killed at once)
+//
+// On every platform, a SIGSTOP of the supervisor, both processes killed or
+// frozen at once, and the host frozen or suspended are left to a fence.
 package supervise

@@ -1,6 +1,9 @@
+//go:build !batonportable
+
 package supervise
 
 import (
+	"bytes"
 	"fmt"
 	"log/slog"
 	"os"
@@ -13,6 +16,67 @@ import (
 
 	"golang.org/x/sys/unix"
 )
+
+// subreaper is true where the supervisor is a child subreaper and the
+// command gets a parent-death signal: Linux, unless built with the
+// batonportable tag (which CI uses to test the portable path on Linux).
+const subreaper = true
+
+// becomeSubreaper makes the supervisor a child subreaper, so that every
+// orphan of the command's tree is re-parented to it (see children).
+func becomeSubreaper() error {
+	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("cannot become a child subreaper: %w", err)
+	}
+	return nil
+}
+
+// supervisorAttr starts the supervisor in a process group of its own,
+// with a parent-death SIGTERM that backs up the control pipe's
+// end-of-file.
+func supervisorAttr() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
+}
+
+// commandAttr starts the command as the leader of a new process group,
+// with a parent-death SIGKILL: should the supervisor die, its first
+// process dies too.
+func commandAttr() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+}
+
+// children returns the ids of the processes whose parent is this one,
+// zombies included, from /proc.
+func children() []int {
+	self := os.Getpid()
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	var out []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue // gone meanwhile
+		}
+		// pid (comm) state ppid ...: comm may hold spaces and parentheses.
+		i := bytes.LastIndexByte(b, ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(string(b[i+1:]))
+		if len(f) > 1 {
+			if ppid, _ := strconv.Atoi(f[1]); ppid == self {
+				out = append(out, pid)
+			}
+		}
+	}
+	return out
+}
 
 // adopted is set once Adopt made this process a child subreaper.
 var adopted atomic.Bool

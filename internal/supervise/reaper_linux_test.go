@@ -1,3 +1,5 @@
+//go:build !batonportable
+
 package supervise
 
 import (
@@ -49,21 +51,6 @@ func escapee(t *testing.T, mode string) (parent *exec.Cmd, stderr *syncBuffer, e
 		t.Fatalf("process %d not re-parented to the supervisor (its parent: %d)", escaped, ppid(escaped))
 	}
 	return parent, stderr, escaped, supervisor
-}
-
-// ppid returns pid's parent, or 0 once it is gone.
-func ppid(pid int) int {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0
-	}
-	s := string(b)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	if len(f) < 2 {
-		return 0
-	}
-	p, _ := strconv.Atoi(f[1])
-	return p
 }
 
 // kill -9 of the supervisor: a command's process that left its group and

@@ -14,9 +14,11 @@ import (
 	"strings"
 	"syscall"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
+
+// Arg is the hidden subcommand under which a program re-executed by Run
+// acts as the supervisor: its main calls Main with the arguments after it.
+const Arg = "__baton-supervise"
 
 // ErrStopped is wrapped by Run's error when the command was stopped before
 // it exited by itself: because its context ended (context.Cause of that
@@ -90,7 +92,7 @@ func (s Status) ExitCode() int {
 // String says "exit N" or "killed by SIGNAME".
 func (s Status) String() string {
 	if s.Signal != 0 {
-		return "killed by " + unix.SignalName(s.Signal)
+		return "killed by " + signalName(s.Signal)
 	}
 	return "exit " + strconv.Itoa(s.Code)
 }
@@ -107,6 +109,9 @@ func (s Status) String() string {
 // If the program running Run dies, the supervisor stops the command by
 // itself.
 func Run(ctx context.Context, cfg Config) (Status, error) {
+	if err := Supported(); err != nil {
+		return Status{}, err
+	}
 	if len(cfg.Argv) == 0 {
 		return Status{}, errors.New("supervise: empty command")
 	}
@@ -166,8 +171,9 @@ func Run(ctx context.Context, cfg Config) (Status, error) {
 		defer recR.Close()
 	}
 	// Its own process group: a terminal's ^C goes to baton, which decides.
-	// Pdeathsig backs up the control pipe's end-of-file.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
+	// On Linux a parent-death signal backs up the control pipe's
+	// end-of-file.
+	cmd.SysProcAttr = supervisorAttr()
 	// A process that left the group (a daemon) may hold the output pipes.
 	cmd.WaitDelay = time.Second
 
@@ -286,8 +292,7 @@ func Run(ctx context.Context, cfg Config) (Status, error) {
 		return Status{}, fmt.Errorf("%w: %w (%w)", ErrStopped, ErrNotStarted, ErrDeadline)
 	}
 	if status == nil {
-		if pgid != 0 && groupAlive(pgid) {
-			syscall.Kill(-pgid, syscall.SIGKILL)
+		if pgid != 0 && killGroup(pgid) {
 			log.Warn("signal sent to the command's process group", "signal", "SIGKILL", "pgid", pgid, "why", "its supervisor died")
 		}
 		// With Adopt, the dead supervisor's orphans are this process's

@@ -6,7 +6,6 @@ import (
 	"math/rand/v2"
 	"path/filepath"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -109,7 +108,7 @@ func benchTakeover(b *testing.B, random, follow bool) {
 	defer reader.Wait()
 	defer cancel()
 
-	cpu0 := cpuTime(b)
+	cpu0 := sqlite.CPUTime(b)
 	for i := 0; b.Loop(); i++ {
 		to := sessions[i%2]
 		next := make(chan int, names/chunk)
@@ -150,14 +149,5 @@ func benchTakeover(b *testing.B, random, follow bool) {
 	}
 	calls := float64(b.N * names / chunk)
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/1e6/calls, "ms/1000")
-	b.ReportMetric(float64((cpuTime(b)-cpu0).Nanoseconds())/float64(b.N*names), "cpu-ns/swap")
-}
-
-// cpuTime is the CPU time the process used so far, user and system.
-func cpuTime(b *testing.B) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatal(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	b.ReportMetric(float64((sqlite.CPUTime(b)-cpu0).Nanoseconds())/float64(b.N*names), "cpu-ns/swap")
 }

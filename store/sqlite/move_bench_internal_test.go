@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
 
@@ -42,10 +41,7 @@ func BenchmarkMoveBySession100k(b *testing.B) {
 	if c == nil {
 		b.Fatal("the store has no writer connection")
 	}
-	var ru0 syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru0); err != nil {
-		b.Fatal(err)
-	}
+	cpu0 := CPUTime(b)
 	for i := 0; b.Loop(); i++ {
 		to, from := sessions[i%2], sessions[(i+1)%2]
 		for _, stmt := range []struct {
@@ -70,11 +66,7 @@ func BenchmarkMoveBySession100k(b *testing.B) {
 			}
 		}
 	}
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatal(err)
-	}
-	cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano() - ru0.Utime.Nano() - ru0.Stime.Nano())
+	cpu := CPUTime(b) - cpu0
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/1e6/float64(b.N*names/1000), "ms/1000")
 	b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N*names), "cpu-ns/name")
 }

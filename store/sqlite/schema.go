@@ -11,7 +11,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	driver "modernc.org/sqlite"
@@ -404,11 +403,11 @@ func statID(path string) (fileID, error) {
 
 // fileIDOf returns the fileID of the file fi describes.
 func fileIDOf(fi fs.FileInfo) fileID {
-	st, ok := fi.Sys().(*syscall.Stat_t)
+	dev, ino, ok := inode(fi)
 	if !ok {
 		return fileID{} // no inode on this platform: the store id check remains
 	}
-	return fileID{dev: uint64(st.Dev), ino: uint64(st.Ino)} //nolint:unconvert // Dev is int32 on some platforms
+	return fileID{dev: dev, ino: ino}
 }
 
 // checkFile returns an error wrapping store.ErrReplaced when the store's

@@ -1,0 +1,12 @@
+//go:build windows
+
+package pgtest
+
+import "os/exec"
+
+// credential is an OS user to run the server as: never set on Windows,
+// where os.Geteuid is -1.
+type credential struct{ uid, gid uint32 }
+
+// runAs runs cmd as this process's user.
+func runAs(cmd *exec.Cmd, cred *credential) {}
