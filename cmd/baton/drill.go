@@ -220,17 +220,17 @@ func runDrill(ctx context.Context, e *env, args []string) int {
 			return e.fail(name, usagef("%v", err))
 		}
 	}
+	if *netStore != "" && drillLab == nil {
+		// The operator's binary links no etcd server, network namespaces
+		// or porcupine: net mode is the lab build's.
+		return e.fail(name, usagef("--net %s: needs the lab build: %s drill --net %s", *netStore, labBuild, *netStore))
+	}
 	if *dir != "" {
 		// The files are the drill's evidence: make the directory, private
 		// as the store it holds, rather than fail at the first file.
 		if err := os.MkdirAll(*dir, 0o700); err != nil {
 			return e.fail(name, usagef("--dir: %v; give a directory that exists or that baton can create", err))
 		}
-	}
-	if *netStore != "" && drillLab == nil {
-		// The operator's binary links no etcd server, network namespaces
-		// or porcupine: net mode is the lab build's.
-		return e.fail(name, usagef("--net %s: needs the lab build: %s drill --net %s", *netStore, labBuild, *netStore))
 	}
 	cfg := drill.Config{Store: *storeFlag, Dir: *dir}
 	keepDir := false
