@@ -127,7 +127,7 @@ func commands() []command {
 		{name: "sim", summary: "seeded random fault schedules on a virtual cluster, every run checked", run: runSim},
 		{name: "model", summary: "the lesson's round model: run, measure, cost, scan", run: runModel},
 		{name: "calc", summary: "the glossary's arithmetic: quorum, activation", run: runCalc},
-		{name: "version", summary: "baton's module version and the Go version it was built with", run: runVersion},
+		{name: "version", summary: "baton's version and commit, the Go version, the store schema versions it writes", run: runVersion},
 	}
 }
 

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/batonhq/baton/internal/drill"
-	"github.com/batonhq/baton/internal/netns"
 )
 
 const drillAbout = `Runs the lesson's experiment on baton's real code: the election state
@@ -49,7 +48,8 @@ Faults: unreachable (store calls fail), pause (frozen, then resumes),
 pause-before-effect (frozen between Valid() and the write), crash (killed,
 restarts as a new incarnation), drift (clock runs fast), all (each in turn).
 
-With --net STORE (as root, with nft: apt-get install nftables), the process
+With --net STORE (the lab build only: go run -tags lab ./cmd/baton; as
+root, with nft: apt-get install nftables), the process
 drill runs on test hosts: network namespaces on a private bridge
 (10.231.0.0/24, which exists only inside them: nothing routes out), one
 host per node and the store on hosts of its own: etcd3 or etcd5 (that many
@@ -78,11 +78,33 @@ violation. To see the checker fail: --unsafe-no-fence --fault
 pause-before-effect, or --soak 16s --fault skew --skew-rate -0.2
 --clock-margin 0.`
 
+// labDrill is what the lab build adds to 'baton drill': net mode, its
+// etcd members and its history checker (package netdrill).
+type labDrill interface {
+	drill.Lab
+	// Available says why net mode cannot run here, or returns nil.
+	Available() error
+	// EtcdMember runs one etcd member (the hidden 'drill etcd-member').
+	EtcdMember(ctx context.Context, args []string, stdout io.Writer) error
+}
+
+// drillLab is net mode: nil in the operator's binary, set by lab.go in
+// the lab build (-tags lab), which links the etcd server, raft and
+// porcupine that the operator's binary does not.
+var drillLab labDrill
+
+// labBuild is how to run the lab build, for the pointer the operator's
+// binary prints.
+const labBuild = "go run -tags lab ./cmd/baton"
+
 func runDrill(ctx context.Context, e *env, args []string) int {
 	const name = "drill"
 	if len(args) > 0 && args[0] == "etcd-member" {
 		// One etcd member of 'baton drill --net'; not listed in the help.
-		if err := netns.EtcdMemberMain(ctx, args[1:], e.stdout); err != nil {
+		if drillLab == nil {
+			return e.fail("drill etcd-member", usagef("an etcd member of the net drill needs the lab build: %s", labBuild))
+		}
+		if err := drillLab.EtcdMember(ctx, args[1:], e.stdout); err != nil {
 			return e.fail("drill etcd-member", err)
 		}
 		return exitOK
@@ -198,6 +220,11 @@ func runDrill(ctx context.Context, e *env, args []string) int {
 			return e.fail(name, usagef("%v", err))
 		}
 	}
+	if *netStore != "" && drillLab == nil {
+		// The operator's binary links no etcd server, network namespaces
+		// or porcupine: net mode is the lab build's.
+		return e.fail(name, usagef("--net %s: needs the lab build: %s drill --net %s", *netStore, labBuild, *netStore))
+	}
 	if *dir != "" {
 		// The files are the drill's evidence: make the directory, private
 		// as the store it holds, rather than fail at the first file.
@@ -214,10 +241,10 @@ func runDrill(ctx context.Context, e *env, args []string) int {
 		}
 		cfg.Procs, cfg.Node, cfg.Progress, cfg.Live = true, []string{exe, "drill", "node"}, e.stderr, isTerminal(e.stderr)
 		if *netStore != "" {
-			if err := netns.Available(); err != nil {
+			if err := drillLab.Available(); err != nil {
 				return e.fail(name, fmt.Errorf("--net: %v", err))
 			}
-			cfg.Net, cfg.Member, cfg.UnsafeNoFence = *netStore, []string{exe, "drill", "etcd-member"}, *unsafeNoFence
+			cfg.Net, cfg.Lab, cfg.Member, cfg.UnsafeNoFence = *netStore, drillLab, []string{exe, "drill", "etcd-member"}, *unsafeNoFence
 		}
 	}
 	if *netStore != "" && *dir == "" {

@@ -42,7 +42,8 @@
 // that are not stopped. The report has the same shape; the times vary from
 // run to run, the guarantees do not.
 //
-// With Config.Net the process mode runs on test hosts (internal/netns):
+// With Config.Net the process mode runs on test hosts (Config.Lab: package
+// netdrill, on internal/netns, linked only into the lab build of baton):
 // network namespaces on a private bridge, one host per node, the store on
 // hosts of its own (etcd member processes, or a PostgreSQL server), and
 // the resource file shared on disk. The parent reaches no store: the

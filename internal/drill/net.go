@@ -1,16 +1,13 @@
 package drill
 
 import (
-	"errors"
 	"fmt"
-	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/batonhq/baton/internal/history"
-	"github.com/batonhq/baton/internal/netns"
 	"github.com/batonhq/baton/internal/vcluster"
 	"github.com/batonhq/baton/schedule"
 )
@@ -54,150 +51,42 @@ var NetStores = []string{"etcd3", "etcd5", "postgres"}
 
 func isNetFault(f Fault) bool { return slices.Contains(NetFaults, f) }
 
-// netEnv is the test network of a net-mode run: the store's hosts and one
-// host per node.
-type netEnv struct {
-	nt         *netns.Net
-	etcd       *netns.Etcd
-	pg         *netns.Postgres
-	storeHosts []*netns.Host
-	nodeHosts  []*netns.Host
-	url        string
-	parent     *history.Recorder // what the drill did to nodes (killed)
-	scratch    string            // the etcd members' data, removed by close
+// Lab is net mode's machinery (Config.Net): test hosts in network
+// namespaces, the store's servers on them (etcd member processes running
+// an embedded etcd server, or a PostgreSQL server), and the history
+// checker's linearizability check (porcupine). Package netdrill
+// implements it; the operator's baton binary does not link it (it is
+// built with -tags lab only).
+type Lab interface {
+	// Start makes one host per node and the hosts of cfg.Net's store,
+	// and starts the store on them with fresh data (in dir, its files
+	// named after name).
+	Start(cfg Config, nodes int, dir, name string) (Network, error)
+	// Check runs the history checker over recs (history.Check and the
+	// fence's linearizability), due being the periods that must each
+	// have been accepted exactly once. On a violation it writes the
+	// evidence (violations, records, the fence's timelines) into
+	// evidence.
+	Check(recs []history.Record, due []string, evidence string) (history.Result, error)
 }
 
-// startNet makes the hosts and starts the store on them, with fresh data
-// (etcd's in dir/NAME.etcd).
-func startNet(cfg Config, nodes int, dir, name string) (*netEnv, error) {
-	var labels []string
-	members := 0
-	switch cfg.Net {
-	case "etcd3":
-		members = 3
-	case "etcd5":
-		members = 5
-	case "postgres":
-		labels = append(labels, "pg")
-	default:
-		return nil, fmt.Errorf("drill --net %q: want %s", cfg.Net, strings.Join(NetStores, ", "))
-	}
-	for i := range members {
-		labels = append(labels, fmt.Sprintf("etcd-%d", i))
-	}
-	for i := range nodes {
-		labels = append(labels, fmt.Sprintf("node-%d", i))
-	}
-	nt, err := netns.New(labels...)
-	if err != nil {
-		return nil, err
-	}
-	e := &netEnv{nt: nt}
-	hosts := nt.Hosts()
-	e.storeHosts, e.nodeHosts = hosts[:len(hosts)-nodes], hosts[len(hosts)-nodes:]
-	if members > 0 {
-		if len(cfg.Member) == 0 {
-			nt.Close()
-			return nil, errors.New("drill: Config.Member must name the etcd member command in net mode")
-		}
-		mdir := filepath.Join(dir, name+".etcd")
-		os.RemoveAll(mdir)
-		if err := os.MkdirAll(mdir, 0o755); err != nil {
-			nt.Close()
-			return nil, err
-		}
-		e.scratch = mdir
-		e.etcd, err = netns.StartEtcd(nt, e.storeHosts, cfg.Member, cfg.MemberEnv, mdir)
-		if err == nil {
-			e.url = e.etcd.URL()
-		}
-	} else {
-		e.pg, err = netns.StartPostgres(nt, e.storeHosts[0])
-		if err == nil {
-			e.url = e.pg.URL()
-		}
-	}
-	if err == nil {
-		e.parent, err = history.Create(filepath.Join(dir, name+".parent.history"))
-	}
-	if err != nil {
-		e.close()
-		return nil, err
-	}
-	return e, nil
-}
-
-func (e *netEnv) close() {
-	if e.pg != nil {
-		e.pg.Close()
-	}
-	e.nt.Close()
-	e.parent.Close()
-	if e.scratch != "" {
-		// The members' data (preallocated write-ahead logs); their logs
-		// stay beside the drill's other files.
-		logs, _ := filepath.Glob(filepath.Join(e.scratch, "*.log"))
-		for _, l := range logs {
-			os.Rename(l, e.scratch+"-"+filepath.Base(l))
-		}
-		os.RemoveAll(e.scratch)
-	}
-}
-
-// netFault applies the beginning (on) or the end of net fault f to the
-// node leader.
-func (d *procDrill) netFault(f Fault, leader int, on bool) error {
-	e := d.net
-	lh := e.nodeHosts[leader]
-	if !on {
-		if f == MemberKill {
-			if e.etcd != nil {
-				return e.etcd.Restart(0)
-			}
-			return e.pg.Start()
-		}
-		return e.nt.Heal()
-	}
-	others := slices.Delete(slices.Clone(e.nodeHosts), leader, leader+1)
-	switch f {
-	case Partition:
-		minority := append([]*netns.Host{lh}, e.storeHosts[:len(e.storeHosts)/2]...)
-		majority := append(others, e.storeHosts[len(e.storeHosts)/2:]...)
-		return e.nt.Partition(minority, majority)
-	case Isolate:
-		return e.nt.Partition([]*netns.Host{lh}, e.storeHosts)
-	case OneWayContenders:
-		for _, s := range e.storeHosts {
-			if err := e.nt.Drop(others, s); err != nil {
-				return err
-			}
-		}
-		return nil
-	case OneWayLeader:
-		for _, s := range e.storeHosts {
-			if err := e.nt.Drop([]*netns.Host{lh}, s); err != nil {
-				return err
-			}
-		}
-		return nil
-	case Flap:
-		return e.nt.LinkDown(lh)
-	case Loss:
-		for _, h := range append([]*netns.Host{lh}, e.storeHosts...) {
-			if err := e.nt.Loss(h, LossPercent); err != nil {
-				return err
-			}
-		}
-		return nil
-	case MemberKill:
-		if e.etcd != nil {
-			e.etcd.Kill(0)
-		} else {
-			e.pg.Kill()
-		}
-		return nil
-	}
-	return fmt.Errorf("drill: %s is not a net fault", f)
+// Network is the test network of one net-mode run, made by Lab.Start.
+// Nodes are numbered from 0 as the drill's nodes are.
+type Network interface {
+	// URL is the store's URL, reachable from the node hosts.
+	URL() string
+	// Command returns the command that runs name with args on node's
+	// host; Start starts it there.
+	Command(node int, name string, args ...string) *exec.Cmd
+	Start(cmd *exec.Cmd) error
+	// LinkDown and LinkUp cut and restore node's link.
+	LinkDown(node int) error
+	LinkUp(node int) error
+	// Fault applies the beginning (on) or the end of net fault f
+	// (NetFaults) to node, the leader.
+	Fault(f Fault, node int, on bool) error
+	// Close stops the store and removes the hosts.
+	Close()
 }
 
 // netActs returns the actions of net fault f on the node that leads when
@@ -212,20 +101,19 @@ func (d *procDrill) netActs(f Fault, start, outage int) []action {
 		target = max(d.leaderLocked(), 0)
 		d.target = target
 		d.mu.Unlock()
-		return d.netFault(f, target, true)
+		return d.net.Fault(f, target, true)
 	}}}
 	if f == Flap {
 		half := time.Duration(p.Lease) * p.Round / 2
 		up := true
 		for at := begin + half; at < end; at += half {
 			acts = append(acts, action{at: at, fault: true, do: func() error {
-				lh := d.net.nodeHosts[target]
 				if up {
 					up = false
-					return d.net.nt.LinkUp(lh)
+					return d.net.LinkUp(target)
 				}
 				up = true
-				return d.net.nt.LinkDown(lh)
+				return d.net.LinkDown(target)
 			}})
 		}
 	}
@@ -235,7 +123,7 @@ func (d *procDrill) netActs(f Fault, start, outage int) []action {
 				return err
 			}
 		}
-		return d.netFault(f, target, false)
+		return d.net.Fault(f, target, false)
 	}})
 	return acts
 }
@@ -280,12 +168,12 @@ func (d *procDrill) checkHistory(keys []string, pending map[string]bool) (*histo
 			}
 		}
 	}
-	res := history.Check(recs, due)
+	ev := filepath.Join(d.dir, d.name+".evidence")
+	res, err := d.cfg.Lab.Check(recs, due, ev)
+	if err != nil {
+		return &res, err
+	}
 	if !res.OK() {
-		ev := filepath.Join(d.dir, d.name+".evidence")
-		if err := history.WriteEvidence(ev, res, recs); err != nil {
-			return &res, err
-		}
 		d.progressf("drill --net: %s, %s: %d violations; histories and the fence's timeline in %s", d.label, d.col, len(res.Violations), ev)
 	}
 	return &res, nil
@@ -297,7 +185,7 @@ func (d *procDrill) recordKilled(pr *proc) {
 	if d.net == nil || pr.cmd == nil || pr.cmd.Process == nil {
 		return
 	}
-	d.net.parent.Add(history.Record{Kind: history.Killed, Holder: fmt.Sprintf("%s#%d", pr.id, pr.cmd.Process.Pid), At: history.Now()})
+	d.parent.Add(history.Record{Kind: history.Killed, Holder: fmt.Sprintf("%s#%d", pr.id, pr.cmd.Process.Pid), At: history.Now()})
 }
 
 // periodKeys returns the ledger keys of the drill's trigger rounds.

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton/internal/drill"
+	"github.com/batonhq/baton/internal/drill/netdrill"
 	"github.com/batonhq/baton/internal/history"
 	"github.com/batonhq/baton/internal/netns"
 	"github.com/batonhq/baton/internal/testenv"
@@ -29,7 +30,7 @@ func netConfig(t *testing.T, store string) drill.Config {
 		}
 		os.RemoveAll(dir)
 	})
-	cfg := drill.Config{Net: store, Node: []string{os.Args[0]}, Dir: dir,
+	cfg := drill.Config{Net: store, Lab: netdrill.Lab{}, Node: []string{os.Args[0]}, Dir: dir,
 		NodeEnv:   []string{"BATON_DRILL_TEST_NODE=1", "GORACE=atexit_sleep_ms=0"},
 		Member:    []string{os.Args[0]},
 		MemberEnv: []string{"BATON_DRILL_TEST_MEMBER=1", "GORACE=atexit_sleep_ms=0"}}

@@ -80,7 +80,7 @@ func (d *procDrill) start(pr *proc) error {
 	}
 	cmd := exec.Command(d.cfg.Node[0], args...)
 	if d.net != nil {
-		cmd = d.net.nodeHosts[pr.idx].Command(d.cfg.Node[0], args...)
+		cmd = d.net.Command(pr.idx, d.cfg.Node[0], args...)
 	}
 	cmd.Env = append(os.Environ(), d.cfg.NodeEnv...)
 	log, err := os.Create(filepath.Join(d.dir, fmt.Sprintf("%s.%s.%d.log", d.name, pr.id, pr.inc)))
@@ -99,7 +99,7 @@ func (d *procDrill) start(pr *proc) error {
 	}
 	start := cmd.Start
 	if d.net != nil {
-		start = func() error { return d.net.nt.Start(cmd) }
+		start = func() error { return d.net.Start(cmd) }
 	}
 	if err := start(); err != nil {
 		return fmt.Errorf("drill: starting node %s: %w", pr.id, err)

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/batonhq/baton/internal/history"
 	"github.com/batonhq/baton/internal/vcluster"
 	"github.com/batonhq/baton/schedule"
 	"github.com/batonhq/baton/store"
@@ -73,12 +74,19 @@ func runEpisodes(ctx context.Context, p Params, col Column, cfg Config, eps []Ep
 	}
 	if cfg.Net != "" {
 		d.mode = "--net"
-		env, err := startNet(cfg, p.Nodes, dir, name)
+		if cfg.Lab == nil {
+			return Result{}, errors.New("drill: net mode needs Config.Lab (the lab build: -tags lab)")
+		}
+		nw, err := cfg.Lab.Start(cfg, p.Nodes, dir, name)
 		if err != nil {
 			return Result{}, err
 		}
-		defer env.close()
-		d.net, d.storePath = env, env.url
+		defer nw.Close()
+		d.net, d.storePath = nw, nw.URL()
+		if d.parent, err = history.Create(filepath.Join(dir, name+".parent.history")); err != nil {
+			return Result{}, err
+		}
+		defer d.parent.Close()
 	} else {
 		st, err := sqlite.Open(ctx, d.storePath)
 		if err != nil {
@@ -136,7 +144,8 @@ type procDrill struct {
 	st                 store.Store       // nil in net mode: the parent cannot reach it
 	mode               string            // "--procs" or "--net", for progress lines
 	label              string            // the fault, or the soak's seed, for progress lines
-	net                *netEnv           // net mode (Config.Net)
+	net                Network           // net mode (Config.Net)
+	parent             *history.Recorder // net mode: what the drill did to nodes (killed)
 	ledger             map[string]string // net mode: period -> state, as the nodes read it
 	episodes           []Episode         // the soak's faults; nil: p.Fault once
 
@@ -298,12 +307,12 @@ func (d *procDrill) fault(f vcluster.Fault) error {
 	switch f.Kind {
 	case vcluster.Cut:
 		if d.net != nil {
-			return d.net.nt.LinkDown(d.net.nodeHosts[pr.idx]) // a real link cut
+			return d.net.LinkDown(pr.idx) // a real link cut
 		}
 		d.send(pr, "cut")
 	case vcluster.Reconnect:
 		if d.net != nil {
-			return d.net.nt.LinkUp(d.net.nodeHosts[pr.idx])
+			return d.net.LinkUp(pr.idx)
 		}
 		d.send(pr, "reconnect")
 	case vcluster.Freeze:

@@ -79,15 +79,18 @@ type Config struct {
 	Live bool
 
 	// Net runs the process mode on test hosts in network namespaces
-	// (internal/netns; needs root and nft): one host per node and the
+	// (Lab; needs root and nft): one host per node and the
 	// store on hosts of its own, "etcd3" or "etcd5" (that many etcd
 	// member processes) or "postgres" (one server). The unreachable
 	// fault is the leader's link cut, and the net faults (NetFaults)
 	// apply. Every node records its history and the result carries the
 	// history checker's verdict (Result.History).
 	Net string
+	// Lab makes net mode's test hosts and checks its histories (package
+	// netdrill); required with Net.
+	Lab Lab
 	// Member is the command that runs one etcd member
-	// (netns.EtcdMemberMain), such as {"/path/to/baton", "drill",
+	// (netns.EtcdMemberMain, in the lab build), such as {"/path/to/baton", "drill",
 	// "etcd-member"} (Net etcd3 or etcd5); MemberEnv is added to its
 	// environment.
 	Member    []string

@@ -18,9 +18,11 @@
 //     more than once);
 //   - every refused write had a stale token: a higher token had been
 //     accepted for its name before the refusal returned;
-//   - the fence, as a register per name whose operations are the fenced
-//     writes (accept a token not below the highest seen, raising it;
-//     refuse a lower one), is linearizable, checked with porcupine.
+//
+// The last property, that the fence is a linearizable register per name
+// (package linearize, with porcupine), is checked apart: package history
+// is linked into the operator's binary ('baton verify' judges a
+// deployment's logs with Verify) and porcupine is not.
 //
 // What it does not check: that a write it was not told about did not
 // happen. A node that dies mid-write records nothing of that write; the
@@ -41,8 +43,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/anishathalye/porcupine"
 
 	"github.com/batonhq/baton/internal/monoclock"
 )
@@ -256,21 +256,17 @@ type Result struct {
 	Periods    int         `json:"periods"`
 	Violations []Violation `json:"violations"`
 	// Linearizable is porcupine's verdict on the fence per name: "Ok",
-	// "Illegal" or "Unknown" (it ran out of time).
+	// "Illegal" or "Unknown" (it ran out of time). Check leaves it empty;
+	// linearize.Check sets it.
 	Linearizable string `json:"linearizable"`
-
-	info  map[string]porcupine.LinearizationInfo // per name, for the HTML
-	names []string
 }
 
 // OK reports whether Check found no violation.
 func (r Result) OK() bool { return len(r.Violations) == 0 }
 
-// linearizeTimeout bounds porcupine's search per name.
-const linearizeTimeout = 30 * time.Second
-
 // Check checks the records. due lists the periods that came due and must
-// each have been accepted exactly once (by a write with their Period).
+// each have been accepted exactly once (by a write with their Period). It
+// does not check that the fence is linearizable: linearize.Check does.
 func Check(recs []Record, due []string) Result {
 	var res Result
 	add := func(check, format string, a ...any) {
@@ -317,34 +313,6 @@ func Check(recs []Record, due []string) Result {
 		}
 	}
 
-	// The fence as a linearizable register per name.
-	res.Linearizable = string(porcupine.Ok)
-	res.info = map[string]porcupine.LinearizationInfo{}
-	ops := map[string][]porcupine.Operation{}
-	clients := map[string]int{}
-	for _, w := range writes {
-		id, ok := clients[w.Holder]
-		if !ok {
-			id = len(clients)
-			clients[w.Holder] = id
-		}
-		ops[w.Name] = append(ops[w.Name], porcupine.Operation{ClientId: id, Input: w.Token, Call: w.Call,
-			Output: w.Accepted, Return: max(w.Return, w.Call+1), Metadata: w.Holder + " " + w.Period})
-	}
-	for _, name := range sortedKeys(ops) {
-		r, info := porcupine.CheckOperationsVerbose(FenceModel, ops[name], linearizeTimeout)
-		res.info[name] = info
-		res.names = append(res.names, name)
-		switch r {
-		case porcupine.Illegal:
-			res.Linearizable = string(r)
-			add("linearizable", "%s: the fence's answers are not those of one register raised by the accepted tokens (porcupine: %s)", name, r)
-		case porcupine.Unknown:
-			if res.Linearizable == string(porcupine.Ok) {
-				res.Linearizable = string(r)
-			}
-		}
-	}
 	return res
 }
 
@@ -436,34 +404,9 @@ func exactlyOnce(p string, ws []Record, must bool) (Violation, bool) {
 	return Violation{}, false
 }
 
-// FenceModel is the fence as porcupine sees it: a register holding the
-// highest accepted token (0 at first). A write with token t is accepted
-// if t is not below it, raising it to t, and refused otherwise, leaving it.
-var FenceModel = porcupine.Model{
-	Init: func() interface{} { return uint64(0) },
-	Step: func(state, input, output interface{}) (bool, interface{}) {
-		high, t, ok := state.(uint64), input.(uint64), output.(bool)
-		if ok {
-			return t >= high, max(high, t)
-		}
-		return t < high, high
-	},
-	DescribeOperation: func(input, output interface{}) string {
-		if output.(bool) {
-			return fmt.Sprintf("token %d accepted", input.(uint64))
-		}
-		return fmt.Sprintf("token %d refused", input.(uint64))
-	},
-	DescribeState: func(state interface{}) string { return fmt.Sprintf("highest %d", state.(uint64)) },
-	DescribeOperationMetadata: func(info interface{}) string {
-		s, _ := info.(string)
-		return s
-	},
-}
-
 // WriteEvidence writes the result and the records into dir, for a
-// post-mortem: violations.txt, records.jsonl, and one porcupine HTML
-// timeline per name (fence-NAME.html).
+// post-mortem: violations.txt and records.jsonl (linearize.Evidence adds
+// the fence's timelines).
 func WriteEvidence(dir string, res Result, recs []Record) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
@@ -482,15 +425,6 @@ func WriteEvidence(dir string, res Result, recs []Record) error {
 		errs = append(errs, f.Close())
 	} else {
 		errs = append(errs, err)
-	}
-	for _, name := range res.names {
-		safe := strings.Map(func(r rune) rune {
-			if r == '/' || r == '\\' || r < ' ' {
-				return '_'
-			}
-			return r
-		}, name)
-		errs = append(errs, porcupine.VisualizePath(FenceModel, res.info[name], filepath.Join(dir, "fence-"+safe+".html")))
 	}
 	return errors.Join(errs...)
 }

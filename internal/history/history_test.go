@@ -37,7 +37,7 @@ func checks(res Result) []string {
 
 func TestCheckClean(t *testing.T) {
 	res := Check(clean(), []string{"P1", "P2"})
-	if !res.OK() || res.Linearizable != "Ok" {
+	if !res.OK() || res.Linearizable != "" {
 		t.Fatalf("a clean history has violations: %+v", res.Violations)
 	}
 	if res.Intervals != 2 || res.Writes != 5 || res.Accepted != 4 || res.Refused != 1 || res.Periods != 2 {
@@ -76,10 +76,6 @@ func TestCheckViolations(t *testing.T) {
 			h[2].Accepted = false // refused with nothing higher accepted
 			return h
 		}, nil, "refused"},
-		{"not linearizable", func(h []Record) []Record {
-			h[8].Accepted, h[8].Period = true, "P9" // token 1 accepted after token 2
-			return h
-		}, nil, "linearizable"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -129,9 +125,8 @@ func TestRecordReadEvidence(t *testing.T) {
 	if !strings.Contains(string(v), "twice: period P2") {
 		t.Fatalf("violations.txt:\n%s", v)
 	}
-	html, err := os.ReadFile(filepath.Join(dir, "evidence", "fence-job.html"))
-	if err != nil || !strings.Contains(string(html), "<html") {
-		t.Fatalf("no porcupine timeline: %v", err)
+	if _, err := os.Stat(filepath.Join(dir, "evidence", "records.jsonl")); err != nil {
+		t.Fatalf("no records.jsonl: %v", err)
 	}
 	if a, b := Now(), Now(); b < a || a <= 0 {
 		t.Fatalf("CLOCK_MONOTONIC went back: %d then %d", a, b)
