@@ -3,7 +3,6 @@
 package supervise
 
 import (
-	"bytes"
 	"fmt"
 	"log/slog"
 	"os"
@@ -49,30 +48,11 @@ func commandAttr() *syscall.SysProcAttr {
 // zombies included, from /proc.
 func children() []int {
 	self := os.Getpid()
-	ents, err := os.ReadDir("/proc")
-	if err != nil {
-		return nil
-	}
+	ps, _ := processes()
 	var out []int
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue // gone meanwhile
-		}
-		// pid (comm) state ppid ...: comm may hold spaces and parentheses.
-		i := bytes.LastIndexByte(b, ')')
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(string(b[i+1:]))
-		if len(f) > 1 {
-			if ppid, _ := strconv.Atoi(f[1]); ppid == self {
-				out = append(out, pid)
-			}
+	for _, p := range ps {
+		if p.ppid == self {
+			out = append(out, p.pid)
 		}
 	}
 	return out

@@ -7,17 +7,25 @@ import (
 	"strings"
 )
 
-// onlyZombies reports whether every process of the group pgid has exited
-// (zombies not reaped yet), from /proc; false when it cannot tell. Without
-// a subreaper the group's orphans are init's to reap, and an init that
-// reaps late (a container's) would keep a killed group "alive".
-func onlyZombies(pgid int) bool {
+// procStat is what this package reads of a process in /proc/PID/stat.
+type procStat struct {
+	pid, ppid, pgrp int
+	state           string // R, S, D, Z (exited, not reaped), X (dead), ...
+}
+
+// processes returns every process of /proc with its parent, group and
+// state. ok is false when /proc cannot be read or a stat line does not
+// parse; the processes that did parse are returned all the same. A
+// process that exits meanwhile is left out.
+func processes() (ps []procStat, ok bool) {
 	ents, err := os.ReadDir("/proc")
 	if err != nil {
-		return false
+		return nil, false
 	}
+	ok = true
 	for _, e := range ents {
-		if _, err := strconv.Atoi(e.Name()); err != nil {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
 			continue
 		}
 		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
@@ -27,14 +35,29 @@ func onlyZombies(pgid int) bool {
 		// pid (comm) state ppid pgrp ...: comm may hold spaces and
 		// parentheses.
 		i := bytes.LastIndexByte(b, ')')
-		if i < 0 {
-			return false
-		}
 		f := strings.Fields(string(b[i+1:]))
-		if len(f) < 3 {
-			return false
+		if i < 0 || len(f) < 3 {
+			ok = false
+			continue
 		}
-		if g, _ := strconv.Atoi(f[2]); g == pgid && f[0] != "Z" && f[0] != "X" {
+		ppid, _ := strconv.Atoi(f[1])
+		pgrp, _ := strconv.Atoi(f[2])
+		ps = append(ps, procStat{pid: pid, ppid: ppid, pgrp: pgrp, state: f[0]})
+	}
+	return ps, ok
+}
+
+// onlyZombies reports whether every process of the group pgid has exited
+// (zombies not reaped yet), from /proc; false when it cannot tell. Without
+// a subreaper the group's orphans are init's to reap, and an init that
+// reaps late (a container's) would keep a killed group "alive".
+func onlyZombies(pgid int) bool {
+	ps, ok := processes()
+	if !ok {
+		return false
+	}
+	for _, p := range ps {
+		if p.pgrp == pgid && p.state != "Z" && p.state != "X" {
 			return false
 		}
 	}
