@@ -49,7 +49,8 @@ ledger has a newer row (a prune never deletes the newest scheduled row).
 A pruned period is counted, not judged; any other is a missing row. A
 ledger row in a state baton never writes is an error naming the row.
 Without --fence-db only the election log, the record and the ledger's
-tokens are checked.
+tokens are checked: no period is judged, so the verdict says so and verify
+exits 1 unless --allow-empty.
 
 It prints, per name, a verdict and a table of the periods: due time,
 ledger state, the tokens the fence accepted and the stale tokens it
@@ -169,7 +170,7 @@ a usage error. Both stores are opened read-only.`)
 	var empty []string // names whose fence database was read and nothing judged
 	for _, r := range reps {
 		ok = ok && r.OK()
-		if r.OK() && (r.Verdict() == history.NothingJudged || r.Verdict() == history.NoFenceLog) {
+		if v := r.Verdict(); r.OK() && (v == history.NothingJudged || v == history.NoFenceLog || v == history.NotJudged) {
 			empty = append(empty, r.Name)
 		}
 	}
@@ -266,8 +267,11 @@ func printVerify(w io.Writer, r history.Report) {
 		}
 	}
 	verdict := r.Verdict()
-	if verdict == history.NothingJudged {
+	switch verdict {
+	case history.NothingJudged:
 		verdict += ": no period in range in the ledger or the fence log, so nothing is proven (see --from, --to, --allow-empty)"
+	case history.NotJudged:
+		verdict += ": give the fence's database (--fence-db) to judge them, or --allow-empty to accept this"
 	}
 	fmt.Fprintf(w, "%s: %s\n", name, verdict)
 	if r.HasLog {

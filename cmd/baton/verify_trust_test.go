@@ -94,6 +94,19 @@ func TestVerifyNothingJudgedIsNoProof(t *testing.T) {
 		t.Fatalf("the clean fixture: exit %d\n%s%s", code, out, stderr)
 	}
 
+	// Without --fence-db no period is judged: that proves nothing, and
+	// says so, with the way to judge them.
+	for _, tt := range []struct {
+		args []string
+		code int
+	}{{nil, exitFailure}, {[]string{"--allow-empty"}, exitOK}} {
+		args := append([]string{"verify", "--store", storeURL}, tt.args...)
+		code, out, stderr := runBaton(t, append(args, "billing")...)
+		if code != tt.code || !strings.HasPrefix(out, "billing: terms and tokens consistent; periods not judged (no --fence-db): give the fence's database") {
+			t.Errorf("baton %s billing: exit %d, want %d, saying periods were not judged and how to judge them:\n%s%s", strings.Join(args, " "), code, tt.code, out, stderr)
+		}
+	}
+
 	// A range that holds no period.
 	code, out, _ := runBaton(t, append(append([]string{"verify"}, base...), "--from", "2030-01-01", "billing")...)
 	if code != exitFailure || !strings.HasPrefix(out, "billing: nothing judged: ") || strings.Contains(out, "exactly once") {
