@@ -10,18 +10,18 @@ import (
 	"github.com/batonhq/baton/internal/testenv"
 )
 
-// The README's alerting rules are valid Prometheus rules: promtool check
+// The alerting rules of docs/operate.md are valid Prometheus rules: promtool check
 // rules passes on them. Without promtool the test skips (fails when
 // BATON_REQUIRE lists prometheus).
 func TestReadmeAlertingRules(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
+	readme, err := os.ReadFile("../../docs/operate.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	const start = "```yaml\ngroups:\n  - name: baton\n"
 	_, after, ok := strings.Cut(string(readme), start)
 	if !ok {
-		t.Fatal("README.md no longer shows the alerting rules (a yaml block of the group baton)")
+		t.Fatal("docs/operate.md no longer shows the alerting rules (a yaml block of the group baton)")
 	}
 	rules, _, ok := strings.Cut(after, "```")
 	if !ok {

@@ -2,10 +2,16 @@ package main
 
 import (
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 )
+
+// guideFiles are the README and the guides that hold what it held before
+// it became a front page: TestDocsNameRealFlags reads them all.
+var guideFiles = []string{"README.md", "docs/run.md", "docs/fencing.md", "docs/operate.md", "docs/library.md",
+	"docs/groups.md", "docs/production.md", "docs/evidence.md", "docs/development.md"}
 
 // commandFlags returns the flags of every command and operation (by its
 // arguments joined with a space, "run", "fence proxy") as its --help
@@ -26,20 +32,23 @@ func commandFlags(t *testing.T) (flags map[string]map[string]bool, helps map[str
 	return flags, helps
 }
 
-// The README and every command's --help name only flags baton has, and a
-// flag said to be some command's ("--poll of 'baton run'") is that
-// command's.
+// The README, the guides it moved into docs/ (guideFiles) and every
+// command's --help name only flags baton has, and a flag said to be some
+// command's ("--poll of 'baton run'") is that command's.
 func TestDocsNameRealFlags(t *testing.T) {
 	flags, helps := commandFlags(t)
-	readme, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
+	texts := map[string]string{}
+	for _, name := range guideFiles {
+		b, err := os.ReadFile(filepath.Join("../..", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		texts[name] = string(b)
 	}
-	texts := map[string]string{"README.md": string(readme)}
 	for cmd, h := range helps {
 		texts["baton "+cmd+" --help"] = h
 	}
-	// Flags of other programs the README shows.
+	// Flags of other programs the README and the guides show.
 	foreign := map[string]bool{"auto-compaction-retention": true, "bindir": true, "data": true, "help": true,
 		"ignore-missing": true, "build-arg": true} // sha256sum's and podman's, in the install section
 	any := regexp.MustCompile(`(?:^|[\s(\x60'"\[])--([a-z][a-z0-9-]+)`)

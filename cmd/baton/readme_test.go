@@ -28,11 +28,11 @@ func TestReadmeDrillTable(t *testing.T) {
 	}
 }
 
-// The README's "Fencing from any language" shows the output of baton
+// docs/fencing.md's "Fencing from any language" shows the output of baton
 // fence sql --dialect sqlite and the two billing jobs that
 // TestProcessFenceAnyLanguage runs, as they are.
 func TestReadmeFenceAnyLanguage(t *testing.T) {
-	b, err := os.ReadFile("../../README.md")
+	b, err := os.ReadFile("../../docs/fencing.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +40,7 @@ func TestReadmeFenceAnyLanguage(t *testing.T) {
 	const prompt = "$ baton fence sql --dialect sqlite\n"
 	_, after, ok := strings.Cut(readme, prompt)
 	if !ok {
-		t.Fatalf("README.md no longer shows %q", prompt)
+		t.Fatalf("docs/fencing.md no longer shows %q", prompt)
 	}
 	want, _, _ := strings.Cut(after, "```")
 	code, got, stderr := runBaton(t, "fence", "sql", "--dialect", "sqlite")
@@ -48,7 +48,7 @@ func TestReadmeFenceAnyLanguage(t *testing.T) {
 		t.Fatalf("fence sql exited %d: %s", code, stderr)
 	}
 	if got != want {
-		t.Errorf("README.md's SQLite fence differs from the command's output:\n--- README\n%s\n--- baton fence sql\n%s", want, got)
+		t.Errorf("docs/fencing.md's SQLite fence differs from the command's output:\n--- README\n%s\n--- baton fence sql\n%s", want, got)
 	}
 	for file, lang := range map[string]string{"billing.py": "python", "billing.sh": "sh"} {
 		src, err := os.ReadFile("../../examples/anylang/" + file)
@@ -56,7 +56,7 @@ func TestReadmeFenceAnyLanguage(t *testing.T) {
 			t.Fatal(err)
 		}
 		if !strings.Contains(readme, "```"+lang+"\n"+string(src)+"```\n") {
-			t.Errorf("README.md does not show examples/anylang/%s as it is: copy the file into the section Fencing from any language", file)
+			t.Errorf("docs/fencing.md does not show examples/anylang/%s as it is: copy the file into the section Fencing from any language", file)
 		}
 	}
 }

@@ -13,10 +13,10 @@ import (
 	"github.com/batonhq/baton/store/sqlite"
 )
 
-// The README shows this program; it must show it unchanged, so that what
+// docs/library.md shows this program; it must show it unchanged, so that what
 // readers copy is what compiles and what this package's test runs.
 func TestReadmeShowsThisFile(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
+	readme, err := os.ReadFile("../../docs/library.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -25,7 +25,7 @@ func TestReadmeShowsThisFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !strings.Contains(string(readme), "```go\n"+string(src)+"```\n") {
-		t.Error("README.md does not show examples/quickstart/main.go as it is: copy the file into README's library section")
+		t.Error("docs/library.md does not show examples/quickstart/main.go as it is: copy the file into it")
 	}
 }
 
