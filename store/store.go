@@ -242,8 +242,8 @@ type Store interface {
 // dropped and recreated schema, a restored backup of another store.
 //
 // A backup of this very store, restored, has this store's id: what the
-// id cannot tell apart, the token floor must (see the README's backup and
-// restore section: baton store floor).
+// id cannot tell apart, the token floor must (see docs/production.md's backup
+// and restore section: baton store floor).
 type Identifier interface {
 	// StoreID returns the id of the store this handle opened.
 	StoreID() string

@@ -27,7 +27,7 @@
 //
 // The tables (sales, invoice_line and pgfence's baton_fence) are created in
 // the database given by --db, by default the store's database. See
-// README.md for a walk-through.
+// docs/production.md (PostgreSQL) for a walk-through.
 package main
 
 import (

@@ -30,8 +30,8 @@ var Flags = []string{
 }
 
 // ScreenshotDirVar names the variable that, when set to a directory, makes
-// Screenshot also write the screenshots there (how the README's images are
-// made: see README).
+// Screenshot also write the screenshots there (how the images of the README and
+// docs/operate.md are made: see docs/development.md).
 const ScreenshotDirVar = "BATON_SCREENSHOTS"
 
 // New starts a headless Chromium with a fresh profile in a temporary
