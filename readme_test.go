@@ -36,16 +36,22 @@ func TestReadmeFrontPage(t *testing.T) {
 	}
 }
 
-// TestDocLinksResolve: every relative link of README.md and docs/*.md
-// names a file that exists, and a #fragment a heading of that file.
+// TestDocLinksResolve: every relative link of README.md, the other *.md
+// files of the root and docs/*.md names a file that exists, and a
+// #fragment a heading of that file.
 func TestDocLinksResolve(t *testing.T) {
+	root, err := filepath.Glob("*.md")
+	if err != nil {
+		t.Fatal(err)
+	}
 	docs, err := filepath.Glob("docs/*.md")
 	if err != nil {
 		t.Fatal(err)
 	}
+	docs = append(root, docs...)
 	link := regexp.MustCompile(`\]\(([^()\s]+)\)`)
 	checked := 0
-	for _, from := range append([]string{"README.md"}, docs...) {
+	for _, from := range docs {
 		b, err := os.ReadFile(from)
 		if err != nil {
 			t.Fatal(err)
