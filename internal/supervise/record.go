@@ -69,23 +69,47 @@ func newOutcome(rec Recorder, max int) (*outcome, error) {
 	if o.outR, o.outW, err = os.Pipe(); err != nil {
 		return nil, err
 	}
+	if sameFile(os.Stdout, os.Stderr) {
+		// One file behind both (a terminal, the journal, os/exec given
+		// one writer for both): one pipe keeps the order the command
+		// wrote in, which two pipes read by two goroutines would not.
+		return o, nil
+	}
 	if o.errR, o.errW, err = os.Pipe(); err != nil {
 		return nil, err
 	}
 	return o, nil
 }
 
+// sameFile reports whether a and b are open on one file.
+func sameFile(a, b *os.File) bool {
+	ai, err := a.Stat()
+	if err != nil {
+		return false
+	}
+	bi, err := b.Stat()
+	return err == nil && os.SameFile(ai, bi)
+}
+
 // files are the command's standard input, output and error.
-func (o *outcome) files() []uintptr { return []uintptr{0, o.outW.Fd(), o.errW.Fd()} }
+func (o *outcome) files() []uintptr {
+	if o.errW == nil {
+		return []uintptr{0, o.outW.Fd(), o.outW.Fd()}
+	}
+	return []uintptr{0, o.outW.Fd(), o.errW.Fd()}
+}
 
 // started closes this process's write ends (the command holds them now,
 // or nobody does if it did not start) and passes the output on.
 func (o *outcome) started() {
 	o.outW.Close()
-	o.errW.Close()
-	o.copied.Add(2)
+	o.copied.Add(1)
 	go o.copy(os.Stdout, o.outR)
-	go o.copy(os.Stderr, o.errR)
+	if o.errW != nil {
+		o.errW.Close()
+		o.copied.Add(1)
+		go o.copy(os.Stderr, o.errR)
+	}
 }
 
 // copy passes r on to w byte for byte, keeping the tail. A failed write

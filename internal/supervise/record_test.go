@@ -32,9 +32,11 @@ func TestRecord(t *testing.T) {
 		var out, log syncBuffer
 		// The command prints its parent's (the supervisor's) arguments and
 		// its own environment, where the data must not be, then 300 bytes
-		// without a newline to stderr.
+		// without a newline to stderr. One writer for both is one pipe
+		// (os/exec), so the supervisor keeps one pipe too, and the order
+		// the command wrote in is the order of the tail and the output.
 		st, err := Run(context.Background(), Config{
-			Argv:   []string{"sh", "-c", `tr '\0' ' ' < /proc/$PPID/cmdline; env; printf '%300s' x >&2; exit 3`},
+			Argv:   []string{"sh", "-c", `tr '\0' ' ' < /proc/$PPID/cmdline; env; echo a; echo b >&2; echo c; printf '%300s' x >&2; exit 3`},
 			Env:    os.Environ(),
 			Stdout: &out, Stderr: &out, Grace: time.Second,
 			Logger: slog.New(slog.NewTextHandler(&log, nil)),
@@ -49,6 +51,9 @@ func TestRecord(t *testing.T) {
 		}
 		if want := "exit 3\n" + strings.Repeat(" ", 99) + "x"; string(got) != want {
 			t.Errorf("recorded %q, want %q", got, want)
+		}
+		if !strings.Contains(out.String(), "a\nb\nc\n") {
+			t.Errorf("stdout and stderr out of the order written:\n%s", out.String())
 		}
 		if strings.Contains(out.String(), file) {
 			t.Errorf("the record's data is in the command's view:\n%s", out.String())
