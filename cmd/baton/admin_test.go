@@ -154,7 +154,6 @@ func TestAdminBadInput(t *testing.T) {
 		{"status", "--limit", "0"}, // without NAME status lists the names
 		{"status", "--state", "asleep"},
 		{"status", "a", "b"},
-		{"history"},
 		{"runs"},
 		{"runs", "--limit", "-1", "j"},
 		{"runs", "--before", "bogus", "j"},
@@ -192,5 +191,51 @@ func TestAdminBadInput(t *testing.T) {
 			t.Errorf("%v of an unknown name: exit %d %q", args, code, errb.String())
 		}
 		untouched(t, ms, "nosuch")
+	}
+}
+
+// 'baton history' without NAME lists the names a page at a time, as status
+// does, each with the last --events events of its log.
+func TestHistoryWithoutName(t *testing.T) {
+	e, out, errb, ms := shared()
+	seed(t, ms)
+	ctx := context.Background()
+	if _, err := ms.Swap(ctx, store.Swap{Record: store.Record{Name: "audit", Holder: "c", Incarnation: "i3", Token: 1, Lease: 15 * time.Second}, Event: store.Acquired}); err != nil {
+		t.Fatal(err)
+	}
+	do := func(args ...string) result {
+		o, eb := len(out.String()), len(errb.String())
+		code := e.run(ctx, append([]string{"history", "--store", "mem:"}, args...))
+		return result{code, out.String()[o:], errb.String()[eb:]}
+	}
+	r := do()
+	if r.code != 0 || !strings.Contains(r.stdout, "audit: held") || !strings.Contains(r.stdout, "billing: held") ||
+		strings.Count(r.stdout, "acquired") != 2 || !strings.Contains(r.stdout, "taken-over-after-expiry") || !strings.Contains(r.stdout, "2 names shown\n") {
+		t.Errorf("history without NAME:\n%s", r)
+	}
+	// --events 1: billing's last event only.
+	if r := do("--events", "1", "--prefix", "bill"); r.code != 0 || strings.Contains(r.stdout, "acquired") || !strings.Contains(r.stdout, "taken-over-after-expiry") {
+		t.Errorf("history --events 1 --prefix bill:\n%s", r)
+	}
+	// A page of one says how to read the next.
+	if r := do("--limit", "1"); r.code != 0 || !strings.Contains(r.stdout, "1 names shown; more: baton history --cursor audit (or --all)") || strings.Contains(r.stdout, "billing") {
+		t.Errorf("history --limit 1:\n%s", r)
+	}
+	r = do("--json", "--limit", "1", "--cursor", "audit")
+	var got struct {
+		Names []struct {
+			Name   string `json:"name"`
+			Events []struct {
+				Kind  string `json:"kind"`
+				Token uint64 `json:"token"`
+			} `json:"events"`
+		} `json:"names"`
+		Next string `json:"next"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &got); err != nil || r.code != 0 {
+		t.Fatalf("history --json: %v\n%s", err, r)
+	}
+	if len(got.Names) != 1 || got.Names[0].Name != "billing" || len(got.Names[0].Events) != 2 || got.Names[0].Events[1].Token != 2 {
+		t.Errorf("history --json --cursor audit: %+v", got)
 	}
 }

@@ -60,6 +60,7 @@ func TestHostileStoreTextEscaped(t *testing.T) {
 	}{
 		{[]string{"status", "billing"}, []string{escapedHostile, `inc\r\x1b[1A`, `node\u202eb`, `cand\x1b[2J\nwaiting: evil`, `detail\n\x1b[2Jforged`}},
 		{[]string{"history", "billing"}, []string{escapedHostile, `acquired\x1b[31m`, `node\u202eb`, `sched\x1b]0;pwned\a -> detail\n\x1b[2Jforged`}},
+		{[]string{"history"}, []string{escapedHostile, `acquired\x1b[31m`, `node\u202eb`, `sched\x1b]0;pwned\a -> detail\n\x1b[2Jforged`}},
 		{[]string{"runs", "billing"}, []string{escapedHostile}},
 		{[]string{"next", "billing"}, []string{`detail\n\x1b[2Jforged`}},
 	} {

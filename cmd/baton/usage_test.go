@@ -83,9 +83,11 @@ func TestSuggest(t *testing.T) {
 	}
 }
 
-// 'baton history' without NAME says in one line (exit 2) that the log is
-// per name and where the names are listed, and reads no store.
-func TestHistoryWithoutName(t *testing.T) {
-	checkUsageError(t, []string{"history", "--store", "mem:"}, "missing NAME", "kept per name", "'baton status' lists the names")
-	checkUsageError(t, []string{"history", "--json"}, "missing NAME", "'baton status' lists the names")
+// 'baton history' without NAME refuses a bad page in one line (exit 2),
+// and listing flags with a NAME.
+func TestHistoryListBadInput(t *testing.T) {
+	checkUsageError(t, []string{"history", "--events", "0"}, "invalid --events 0", "want 1 to 1000")
+	checkUsageError(t, []string{"history", "--limit", "1001"}, "invalid --limit 1001", "want 1 to 1000")
+	checkUsageError(t, []string{"history", "--events", "3", "billing"}, "list names; give them without NAME")
+	checkUsageError(t, []string{"history", "--state", "asleep"}, "asleep")
 }
