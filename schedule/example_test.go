@@ -26,7 +26,7 @@ func Example() {
 		log.Fatal(err)
 	}
 	key := schedule.ManualKey(time.Date(2026, 11, 29, 6, 0, 0, 0, time.UTC))
-	if _, err := schedule.Trigger(ctx, st, job.Name, key); err != nil {
+	if _, _, err := schedule.Trigger(ctx, st, job.Name, key); err != nil {
 		log.Fatal(err)
 	}
 

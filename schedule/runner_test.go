@@ -370,12 +370,12 @@ func TestManualTriggerWithoutLeader(t *testing.T) {
 		ms := memstore.New()
 		fx := &effects{}
 		key := schedule.Key(time.Now())
-		if _, err := schedule.Trigger(context.Background(), ms, "report", key); err != nil {
-			t.Fatal(err)
+		if _, written, err := schedule.Trigger(context.Background(), ms, "report", key); err != nil || !written {
+			t.Fatalf("first trigger: written %v, %v", written, err)
 		}
-		again, err := schedule.Trigger(context.Background(), ms, "report", key)
-		if err != nil || again.State != store.Pending {
-			t.Fatalf("second trigger: %+v %v", again, err)
+		again, written, err := schedule.Trigger(context.Background(), ms, "report", key)
+		if err != nil || again.State != store.Pending || written {
+			t.Fatalf("second trigger: %+v written %v, %v", again, written, err)
 		}
 		time.Sleep(time.Minute)
 		a := newNode(t, ms, "a", schedule.Job{Name: "report"}, quick(fx, "a")).start()
@@ -388,10 +388,10 @@ func TestManualTriggerWithoutLeader(t *testing.T) {
 		if r.State != store.Done || !r.Manual || r.Token != 1 || schedule.Delay(r) != time.Minute {
 			t.Fatalf("row %+v delay %v", r, schedule.Delay(r))
 		}
-		if _, err := schedule.Trigger(context.Background(), ms, "report", key); !errors.Is(err, schedule.ErrAlreadyDone) {
+		if _, _, err := schedule.Trigger(context.Background(), ms, "report", key); !errors.Is(err, schedule.ErrAlreadyDone) {
 			t.Fatalf("trigger of a done period: %v", err)
 		}
-		if _, err := schedule.Trigger(context.Background(), ms, "report", "yesterday"); err == nil {
+		if _, _, err := schedule.Trigger(context.Background(), ms, "report", "yesterday"); err == nil {
 			t.Fatal("bad key accepted")
 		}
 	})
@@ -422,7 +422,7 @@ func TestFailedRunRerunByTrigger(t *testing.T) {
 		mu.Lock()
 		fail = false
 		mu.Unlock()
-		if _, err := schedule.Trigger(context.Background(), ms, "billing", r.Period); err != nil {
+		if _, _, err := schedule.Trigger(context.Background(), ms, "billing", r.Period); err != nil {
 			t.Fatal(err)
 		}
 		// The period is older than the newest finished one: the leader
@@ -471,7 +471,7 @@ func TestManualTriggerWhileLeading(t *testing.T) {
 		a := newNode(t, ms, "a", schedule.Job{Name: "billing", Schedule: every(t, 10*time.Second)}, quick(fx, "a")).start()
 		time.Sleep(25 * time.Second) // 00:00:10 and 00:00:20 done
 		key := schedule.Key(time.Now())
-		if _, err := schedule.Trigger(context.Background(), ms, "billing", key); err != nil {
+		if _, _, err := schedule.Trigger(context.Background(), ms, "billing", key); err != nil {
 			t.Fatal(err)
 		}
 		time.Sleep(2 * poll)
@@ -544,7 +544,7 @@ func TestWakeReadsTheLedgerAtOnce(t *testing.T) {
 		}()
 		time.Sleep(time.Second)
 		key := schedule.Key(time.Now())
-		if _, err := schedule.Trigger(context.Background(), ms, "billing", key); err != nil {
+		if _, _, err := schedule.Trigger(context.Background(), ms, "billing", key); err != nil {
 			t.Fatal(err)
 		}
 		r.Wake()

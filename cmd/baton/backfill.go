@@ -109,7 +109,7 @@ periods is refused.`)
 	for _, it := range items {
 		v := itemView{Period: it.Period.Key, Do: it.Do, State: string(it.Prev.State)}
 		if !*plan && it.Do != scheduler.BackfillKeep {
-			r, err := schedule.Trigger(ctx, st, job, it.Period.Key)
+			r, _, err := schedule.Trigger(ctx, st, job, it.Period.Key)
 			switch {
 			case errors.Is(err, schedule.ErrAlreadyDone):
 				v.Do = scheduler.BackfillKeep // done meanwhile

@@ -39,7 +39,7 @@ func BenchmarkRunHandover(b *testing.B) {
 		// A period due now, whatever the hour: n1 runs it and is still
 		// running it when it is stopped.
 		key := schedule.Key(time.Now())
-		if _, err := schedule.Trigger(ctx, ms, "billing", key); err != nil {
+		if _, _, err := schedule.Trigger(ctx, ms, "billing", key); err != nil {
 			b.Fatal(err)
 		}
 		ctx1, cancel1 := context.WithCancel(ctx)

@@ -479,7 +479,7 @@ func TestRunRetries(t *testing.T) {
 	t.Setenv("F", filepath.Join(t.TempDir(), "count"))
 	// A manual trigger: a period due now, whatever the hour.
 	key := schedule.Key(time.Now())
-	if _, err := schedule.Trigger(context.Background(), ms, "flaky", key); err != nil {
+	if _, _, err := schedule.Trigger(context.Background(), ms, "flaky", key); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())

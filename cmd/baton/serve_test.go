@@ -90,7 +90,7 @@ func TestServePageInBrowser(t *testing.T) {
 		Finished: time.Now().Add(-49 * time.Second)}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := schedule.Trigger(t.Context(), st, "billing", schedule.Key(time.Now())); err != nil {
+	if _, _, err := schedule.Trigger(t.Context(), st, "billing", schedule.Key(time.Now())); err != nil {
 		t.Fatal(err)
 	}
 

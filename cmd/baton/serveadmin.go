@@ -48,7 +48,7 @@ func (s *server) handleAction(w http.ResponseWriter, r *http.Request) {
 			jsonError(w, http.StatusNotFound, err.Error()+"; nothing written")
 			return
 		}
-		run, err := schedule.Trigger(ctx, s.st, name, key)
+		run, _, err := schedule.Trigger(ctx, s.st, name, key)
 		if err != nil {
 			jsonError(w, http.StatusConflict, err.Error())
 			return

@@ -49,23 +49,21 @@ unnoticed. --create writes it anyway, for a job that has not started yet.`)
 		return e.fail("trigger", err)
 	}
 	defer st.Close()
-	if !*create {
-		if err := scheduled(ctx, st, job); err != nil {
+	// One read of the job, one of the row (in Trigger), one write.
+	_, jobErr := st.GetJob(ctx, job)
+	registered := jobErr == nil
+	if !registered && !*create {
+		if err := ledgerWithoutJob(ctx, st, job, jobErr); err != nil {
 			return e.fail("trigger", readErr(*storeURL, fmt.Errorf("%w; nothing written (--create writes the run for a job not started yet)", err)))
 		}
+	} else if !registered && !errors.Is(jobErr, store.ErrNotFound) {
+		return e.fail("trigger", readErr(*storeURL, jobErr))
 	}
-	prev, err := st.GetRun(ctx, job, key)
-	if err != nil && !errors.Is(err, store.ErrNotFound) {
-		return e.fail("trigger", readErr(*storeURL, err))
-	}
-	r, err := schedule.Trigger(ctx, st, job, key)
+	r, written, err := schedule.Trigger(ctx, st, job, key)
 	if err != nil {
 		return e.fail("trigger", readErr(*storeURL, err))
 	}
-	// Trigger leaves a pending or running row as it is: a new version is
-	// this call's write.
-	written := r.Version != prev.Version
-	if _, err := st.GetJob(ctx, job); errors.Is(err, store.ErrNotFound) && written {
+	if !registered && written {
 		// Kept (a trigger may precede the job's first start), but a typo
 		// or a singleton's name would wait forever unnoticed.
 		fmt.Fprintf(e.stderr, "baton trigger: warning: no scheduled job %q in this store yet; the run waits until a 'baton run' of %s with --every or --cron starts (a singleton never runs triggers)\n", job, job)
@@ -99,6 +97,13 @@ var errNotScheduled = errors.New("is not a scheduled job in this store (a single
 // errNotScheduled.
 func scheduled(ctx context.Context, st store.Store, job string) error {
 	_, err := st.GetJob(ctx, job)
+	return ledgerWithoutJob(ctx, st, job, err)
+}
+
+// ledgerWithoutJob is scheduled for a job whose GetJob returned err: nil
+// for a registered job or one with ledger rows, err itself if the read
+// failed.
+func ledgerWithoutJob(ctx context.Context, st store.Store, job string, err error) error {
 	if err == nil || !errors.Is(err, store.ErrNotFound) {
 		return err
 	}

@@ -267,7 +267,7 @@ func (n *procNode) commands(ctx context.Context, stdin io.Reader) {
 // is unreachable, and wakes the Runner.
 func (n *procNode) durable(ctx context.Context, key string) {
 	for {
-		_, err := schedule.Trigger(ctx, n.st, vcluster.Job, key)
+		_, _, err := schedule.Trigger(ctx, n.st, vcluster.Job, key)
 		if err == nil || errors.Is(err, schedule.ErrAlreadyDone) {
 			n.runner.Wake()
 			return

@@ -437,7 +437,7 @@ func (d *procDrill) trigger(ctx context.Context, r int) error {
 		return nil
 	}
 	if d.col == FencingTrigger {
-		if _, err := schedule.Trigger(ctx, d.st, vcluster.Job, key); err != nil {
+		if _, _, err := schedule.Trigger(ctx, d.st, vcluster.Job, key); err != nil {
 			return fmt.Errorf("drill: trigger %s: %w", key, err)
 		}
 		for _, pr := range d.procs {

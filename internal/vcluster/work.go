@@ -598,7 +598,7 @@ func (e *engine) backfill(f Fault) {
 		if it.Do == scheduler.BackfillKeep {
 			continue
 		}
-		r, err := schedule.Trigger(e.ctx, e.c.Store, Job, it.Period.Key)
+		r, _, err := schedule.Trigger(e.ctx, e.c.Store, Job, it.Period.Key)
 		switch {
 		case errors.Is(err, schedule.ErrAlreadyDone):
 			continue
