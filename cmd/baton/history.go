@@ -193,16 +193,9 @@ func runHistoryList(ctx context.Context, e *env, storeURL string, asJSON bool, e
 	if asJSON {
 		return e.writeJSON("history", out, exitOK)
 	}
-	switch {
-	case shown == 0 && out.Next == "":
-		fmt.Fprintln(e.stdout, "no names")
-	case out.Next != "" && scanned > shown:
-		fmt.Fprintf(e.stdout, "\n%d names shown of %d read; more: baton history --cursor %s with the same filters (or --all)\n",
-			shown, scanned, shellQuote(escape.String(out.Next)))
-	case out.Next != "":
-		fmt.Fprintf(e.stdout, "\n%d names shown; more: baton history --cursor %s (or --all)\n", shown, shellQuote(escape.String(out.Next)))
-	default:
-		fmt.Fprintf(e.stdout, "\n%d names shown\n", shown)
+	if shown > 0 || out.Next != "" {
+		fmt.Fprintln(e.stdout)
 	}
+	printPageEnd(e.stdout, "history", shown, scanned, out.Next)
 	return exitOK
 }

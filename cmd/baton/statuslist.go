@@ -118,18 +118,26 @@ func runStatusList(ctx context.Context, e *env, storeURL string, asJSON bool, lf
 		return e.writeJSON("status", out, exitOK)
 	}
 	tw.Flush()
-	switch {
-	case shown == 0 && out.Next == "":
-		fmt.Fprintln(e.stdout, "\nno names")
-	case out.Next != "" && scanned > shown:
-		fmt.Fprintf(e.stdout, "\n%d names shown of %d read; more: baton status --cursor %s with the same filters (or --all)\n",
-			shown, scanned, shellQuote(escape.String(out.Next)))
-	case out.Next != "":
-		fmt.Fprintf(e.stdout, "\n%d names shown; more: baton status --cursor %s (or --all)\n", shown, shellQuote(escape.String(out.Next)))
-	default:
-		fmt.Fprintf(e.stdout, "\n%d names shown\n", shown)
-	}
+	fmt.Fprintln(e.stdout)
+	printPageEnd(e.stdout, "status", shown, scanned, out.Next)
 	return exitOK
+}
+
+// printPageEnd ends a page of names listed by cmd: how many were shown
+// (of how many read, when filters passed some over) and how to read the
+// next page.
+func printPageEnd(w io.Writer, cmd string, shown, scanned int, next string) {
+	switch {
+	case shown == 0 && next == "":
+		fmt.Fprintln(w, "no names")
+	case next != "" && scanned > shown:
+		fmt.Fprintf(w, "%d names shown of %d read; more: baton %s --cursor %s with the same filters (or --all)\n",
+			shown, scanned, cmd, shellQuote(escape.String(next)))
+	case next != "":
+		fmt.Fprintf(w, "%d names shown; more: baton %s --cursor %s (or --all)\n", shown, cmd, shellQuote(escape.String(next)))
+	default:
+		fmt.Fprintf(w, "%d names shown\n", shown)
+	}
 }
 
 // printStatusRow prints one line of the listing.
