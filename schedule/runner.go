@@ -13,20 +13,13 @@ import (
 	"github.com/batonhq/baton/store"
 )
 
-// Term is the leadership a Runner works under. *baton.Term implements it;
-// the drill passes its own.
-type Term interface {
-	// Token is the term's fencing token.
-	Token() uint64
-	// Node is the id of the node holding the term.
-	Node() string
-	// Context is cancelled when the term ends.
-	Context() context.Context
-	// Valid reports, reading the clock, whether the term still holds.
-	Valid() bool
-}
-
-var _ Term = (*baton.Term)(nil)
+// Term is the leadership a Runner works under: a value with the methods
+// Token() uint64 (the term's fencing token), Node() string (the id of the
+// node holding the term), Context() context.Context (cancelled when the
+// term ends) and Valid() bool (whether, reading the clock, the term still
+// holds). *baton.Term implements it; the drill passes its own. It is an
+// alias of the one declaration, in the Runner's runtime.
+type Term = runner.Term
 
 // ErrInterrupted, wrapped in an Executor's error, says the effect was
 // stopped before it finished and must run again: the period is not
