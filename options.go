@@ -3,7 +3,6 @@ package baton
 import (
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -48,26 +47,33 @@ const (
 	MaxToken = election.MaxToken
 )
 
-// OptionError is the error of an invalid option. Option is named as baton
-// run's flag is (lease, renew, clock-margin, poll, retry, node), so that a
-// command can say which flag to fix.
-type OptionError struct {
-	Option string // the option's name
-	Got    string // the value given
-	Want   string // what is allowed
-}
+// OptionError is the error of an invalid option or argument, the one
+// such type of the module: every public constructor (New, NewGroup,
+// CheckOptions, schedule.New, schedule.CheckOptions, fence.NewKey,
+// fence.NewSignedGuard, fenceproxy.New, batonprom.New) returns it, wrapped
+// in its package's name, for bad input; match it with errors.As. It has
+// three fields:
+//
+//	Option string // the option's (or argument's) name, as baton run's flag is named
+//	Got    string // the value given
+//	Want   string // what is allowed
+//
+// Option is named as baton run's flag is (lease, renew, clock-margin,
+// poll, retry, node, ...), so that a command can say which flag to fix.
+// Its Error says "invalid <Option> <Got>; want <Want>". It is an alias of
+// the one declaration, which sits below every package (the election and
+// scheduler machines return it too).
+type OptionError = bound.Error
 
-// Error says which option is invalid, the value given and what is allowed.
-func (e *OptionError) Error() string {
-	return fmt.Sprintf("baton: invalid %s %s; want %s", e.Option, e.Got, e.Want)
-}
-
+// optErr returns an *OptionError for option with value got, want formatted
+// with a, wrapped in the package's name.
 func optErr(option string, got any, want string, a ...any) error {
-	return &OptionError{Option: option, Got: fmt.Sprint(got), Want: fmt.Sprintf(want, a...)}
+	return fmt.Errorf("baton: %w", bound.Errorf(option, got, want, a...))
 }
 
 // CheckOptions validates opts as New does, without a store: a command can
-// refuse bad flags before it opens anything. The error is an *OptionError.
+// refuse bad flags before it opens anything. The error wraps an
+// *OptionError.
 func CheckOptions(opts ...Option) error {
 	_, err := newConfig(opts)
 	return err
@@ -222,11 +228,8 @@ func newConfig(opts []Option) (config, error) {
 		}
 		c.incarnation = hex.EncodeToString(b[:])
 	}
-	var ce *bound.Error
-	if err := c.machine().Validate(); errors.As(err, &ce) {
-		return c, &OptionError{Option: ce.Field, Got: ce.Got, Want: ce.Want}
-	} else if err != nil {
-		return c, fmt.Errorf("baton: %w", err)
+	if err := c.machine().Validate(); err != nil {
+		return c, fmt.Errorf("baton: %w", err) // an *OptionError
 	}
 	if c.logger == nil {
 		c.logger = slog.New(slog.DiscardHandler)

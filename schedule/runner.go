@@ -2,12 +2,12 @@ package schedule
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"time"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/internal/bound"
 	"github.com/batonhq/baton/internal/runner"
 	"github.com/batonhq/baton/internal/scheduler"
 	"github.com/batonhq/baton/store"
@@ -171,8 +171,8 @@ type Runner struct {
 	r   *runner.Runner
 }
 
-// New returns a Runner for job on st. Options are validated; an invalid one
-// is an error naming the field.
+// New returns a Runner for job on st. Arguments and options are validated;
+// an invalid one is an error wrapping a *baton.OptionError that names it.
 func New(st store.Store, job Job, exec Executor, opts ...Option) (*Runner, error) {
 	r := &Runner{cfg: runner.Config{Store: st, Clock: baton.RealClock{}, CallTimeout: DefaultCallTimeout,
 		Machine:  scheduler.Config{Job: job.Name, Poll: DefaultPoll, Rescan: DefaultRescan, Retry: DefaultRetry},
@@ -180,26 +180,8 @@ func New(st store.Store, job Job, exec Executor, opts ...Option) (*Runner, error
 	for _, o := range opts {
 		o(r)
 	}
-	switch {
-	case st == nil:
-		return nil, errors.New("schedule: store must not be nil")
-	case job.Name == "":
-		return nil, errors.New("schedule: job name must not be empty")
-	case exec == nil:
-		return nil, errors.New("schedule: executor must not be nil")
-	case r.cfg.Observer == nil:
-		return nil, errors.New("schedule: WithObserver: the observer must not be nil")
-	case r.cfg.Clock == nil:
-		return nil, errors.New("schedule: clock must not be nil")
-	case r.cfg.CallTimeout <= 0:
-		return nil, fmt.Errorf("schedule: call timeout must be positive, got %v", r.cfg.CallTimeout)
-	case r.cfg.Machine.ClockTolerance != 0 && r.cfg.Reference == nil:
-		return nil, errors.New("schedule: WithClockGuard: the reference clock must not be nil")
-	case r.cfg.Machine.ClockStepDown != 0 && r.cfg.Machine.ClockTolerance == 0:
-		return nil, errors.New("schedule: WithClockStepDown needs WithClockGuard")
-	case r.cfg.Reference != nil && r.cfg.Machine.ClockTolerance == 0:
-		// A tolerance outside its bounds is the machine's to report.
-		return nil, fmt.Errorf("schedule: WithClockGuard: a zero tolerance turns the guard off; leave the option out, or use e.g. %v", DefaultClockTolerance)
+	if err := check(st, job, exec, &r.cfg); err != nil {
+		return nil, fmt.Errorf("schedule: %w", err)
 	}
 	if job.Schedule != nil {
 		r.cfg.Machine.Schedule = job.Schedule
@@ -239,3 +221,25 @@ func (r *Runner) Wake() { r.r.Wake() }
 // and waits for t to end. Run returns only once the effect it started has
 // returned.
 func (r *Runner) Run(ctx context.Context, t Term) error { return r.r.Run(ctx, t) }
+
+// check returns the *baton.OptionError of New's first bad argument or
+// option that runner.New cannot see, or nil: runner.New checks the rest of
+// the Runner's configuration, and the machine the bounds of its fields.
+func check(st store.Store, job Job, exec Executor, cfg *runner.Config) error {
+	switch {
+	case st == nil:
+		return bound.Errorf("store", "nil", "a store.Store")
+	case job.Name == "":
+		return bound.Errorf("job", `""`, "a job name")
+	case exec == nil: // runner.New sees New's wrapper of it
+		return bound.Errorf("executor", "nil", "an Executor")
+	case cfg.Observer == nil:
+		return bound.Errorf("observer", "nil", "an Observer (leave WithObserver out for none)")
+	case cfg.Machine.ClockStepDown != 0 && cfg.Machine.ClockTolerance == 0:
+		return bound.Errorf("clock-step-down", cfg.Machine.ClockStepDown, "0 without WithClockGuard (WithClockStepDown needs WithClockGuard)")
+	case cfg.Reference != nil && cfg.Machine.ClockTolerance == 0:
+		// A tolerance outside its bounds is the machine's to report.
+		return bound.Errorf("clock-tolerance", 0, "not 0 with a reference: a zero tolerance turns the guard off; leave WithClockGuard out, or use e.g. %v", DefaultClockTolerance)
+	}
+	return nil
+}

@@ -10,12 +10,12 @@ package runner
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"time"
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/fence"
+	"github.com/batonhq/baton/internal/bound"
 	"github.com/batonhq/baton/internal/scheduler"
 	"github.com/batonhq/baton/store"
 )
@@ -140,21 +140,21 @@ type Runner struct {
 	wake chan scheduler.Trigger
 }
 
-// New returns a Runner for cfg. An invalid cfg is an error naming the
-// field; the machine's own bounds come back as Machine.Validate returns
-// them.
+// New returns a Runner for cfg. An invalid cfg is a *bound.Error
+// (baton.OptionError) naming the field, the machine's own bounds as
+// Machine.Validate returns them.
 func New(cfg Config) (*Runner, error) {
 	switch {
 	case cfg.Store == nil:
-		return nil, errors.New("store must not be nil")
+		return nil, bound.Errorf("store", "nil", "a store.Store")
 	case cfg.Exec == nil:
-		return nil, errors.New("executor must not be nil")
+		return nil, bound.Errorf("executor", "nil", "an Executor")
 	case cfg.Clock == nil:
-		return nil, errors.New("clock must not be nil")
+		return nil, bound.Errorf("clock", "nil", "a baton.Clock (baton.RealClock{} by default)")
 	case cfg.CallTimeout <= 0:
-		return nil, fmt.Errorf("call timeout must be positive, got %v", cfg.CallTimeout)
+		return nil, bound.Errorf("call-timeout", cfg.CallTimeout, "a positive duration")
 	case cfg.Machine.ClockTolerance != 0 && cfg.Reference == nil:
-		return nil, errors.New("the reference clock must not be nil with a clock tolerance")
+		return nil, bound.Errorf("clock-reference", "nil", "a reference clock with a clock tolerance (schedule.WithClockGuard's ref, e.g. schedule.ClockReference)")
 	}
 	if err := cfg.Machine.Validate(); err != nil {
 		return nil, err
