@@ -33,5 +33,5 @@ type ClockObserver = runner.ClockObserver
 // WithObserver makes the Runner report to o (default: nobody). When o is a
 // ClockObserver it is told of the clock guard too.
 func WithObserver(o Observer) Option {
-	return func(r *Runner) { r.cfg.Observer = o } // nil is refused by New
+	return func(cfg *config) error { cfg.Observer = o; return nil } // nil is refused by New
 }

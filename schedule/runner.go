@@ -55,30 +55,45 @@ type Job struct {
 	Policy Policy
 }
 
-// Option configures a Runner.
-type Option func(*Runner)
+// Option configures a Runner. It has the one shape of every public
+// package of baton (see baton.Option): New applies it to its unexported
+// config, and checks the bounds that depend on the other options once all
+// are applied; an invalid value is an error wrapping *baton.OptionError.
+type Option func(*config) error
+
+// config is what New and the options build: the runtime's whole
+// configuration.
+type config = runner.Config
 
 // WithClock sets the clock (default baton.RealClock). Its Now is read as
 // wall time for period arithmetic and for the ledger's Started and
 // Finished; its timers wake the Runner.
-func WithClock(c baton.Clock) Option { return func(r *Runner) { r.cfg.Clock = c } }
+func WithClock(c baton.Clock) Option { return func(cfg *config) error { cfg.Clock = c; return nil } }
 
 // WithPoll sets how often the Runner re-reads the ledger for manual
 // triggers when no period is due sooner (default DefaultPoll).
-func WithPoll(d time.Duration) Option { return func(r *Runner) { r.cfg.Machine.Poll = d } }
+func WithPoll(d time.Duration) Option {
+	return func(cfg *config) error { cfg.Machine.Poll = d; return nil }
+}
 
 // WithRescan sets how often the Runner reads the whole ledger (default
 // DefaultRescan). In between it reads only the rows after the newest
 // scheduled period before which every row is final, so a manual trigger of
 // a period older than that (a re-run of a failed period) is seen within
 // this interval; other triggers are seen at the next poll.
-func WithRescan(d time.Duration) Option { return func(r *Runner) { r.cfg.Machine.Rescan = d } }
+func WithRescan(d time.Duration) Option {
+	return func(cfg *config) error { cfg.Machine.Rescan = d; return nil }
+}
 
 // WithRetry sets the wait after a failed store call (default DefaultRetry).
-func WithRetry(d time.Duration) Option { return func(r *Runner) { r.cfg.Machine.Retry = d } }
+func WithRetry(d time.Duration) Option {
+	return func(cfg *config) error { cfg.Machine.Retry = d; return nil }
+}
 
 // WithCallTimeout bounds each store call (default DefaultCallTimeout).
-func WithCallTimeout(d time.Duration) Option { return func(r *Runner) { r.cfg.CallTimeout = d } }
+func WithCallTimeout(d time.Duration) Option {
+	return func(cfg *config) error { cfg.CallTimeout = d; return nil }
+}
 
 // WithClockGuard turns the wall-clock guard on: before each pass that may
 // claim or skip periods the Runner reads ref, and while its own wall clock
@@ -91,7 +106,7 @@ func WithCallTimeout(d time.Duration) Option { return func(r *Runner) { r.cfg.Ca
 // The guard is off by default; ClockReference picks a reference for a
 // store, which is what baton run uses.
 func WithClockGuard(ref Reference, tolerance time.Duration) Option {
-	return func(r *Runner) { r.cfg.Reference, r.cfg.Machine.ClockTolerance = ref, tolerance }
+	return func(cfg *config) error { cfg.Reference, cfg.Machine.ClockTolerance = ref, tolerance; return nil }
 }
 
 // WithClockStepDown makes a leader that the clock guard (WithClockGuard)
@@ -102,7 +117,7 @@ func WithClockGuard(ref Reference, tolerance time.Duration) Option {
 // may win the term back. d is at least the poll (WithPoll); 0 (the
 // default) keeps the term.
 func WithClockStepDown(d time.Duration) Option {
-	return func(r *Runner) { r.cfg.Machine.ClockStepDown = d }
+	return func(cfg *config) error { cfg.Machine.ClockStepDown = d; return nil }
 }
 
 // ErrClockHeld is wrapped in the error Run returns when it gave its term
@@ -142,7 +157,7 @@ func AwaitClock(ctx context.Context, ref Reference, clock baton.Clock, tolerance
 }
 
 // WithLogger sets the logger (default: discard).
-func WithLogger(l *slog.Logger) Option { return func(r *Runner) { r.cfg.Logger = l } }
+func WithLogger(l *slog.Logger) Option { return func(cfg *config) error { cfg.Logger = l; return nil } }
 
 // Defaults of a Runner's options.
 const (
@@ -178,7 +193,9 @@ func New(st store.Store, job Job, exec Executor, opts ...Option) (*Runner, error
 		Machine:  scheduler.Config{Job: job.Name, Poll: DefaultPoll, Rescan: DefaultRescan, Retry: DefaultRetry},
 		Observer: runner.Nobody{}}}
 	for _, o := range opts {
-		o(r)
+		if err := o(&r.cfg); err != nil {
+			return nil, fmt.Errorf("schedule: %w", err)
+		}
 	}
 	if err := check(st, job, exec, &r.cfg); err != nil {
 		return nil, fmt.Errorf("schedule: %w", err)
