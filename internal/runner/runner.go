@@ -99,9 +99,12 @@ func (Nobody) JobSuspended(string, bool) {}
 // ClockHeld does nothing.
 func (Nobody) ClockHeld(string, bool, time.Duration) {}
 
-// Reference is the wall clock of the wall-clock guard (schedule.Reference).
+// Reference is a wall clock a Runner trusts more than its own, for the
+// wall-clock guard (Machine.ClockTolerance). It is declared here once;
+// schedule.Reference is an alias of it.
 type Reference interface {
-	// Now returns the reference's current time.
+	// Now returns the reference's current time; an error is retried like
+	// a failed store call.
 	Now(ctx context.Context) (time.Time, error)
 }
 
