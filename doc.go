@@ -52,7 +52,9 @@
 //	fmt.Errorf("baton: %w: %q is free (token %d)", ErrNotLeader, name, token)
 //
 // A package that wraps an error of its own does not repeat its name, and
-// an error that names an invalid option or field is typed (*OptionError)
-// so that a caller can say which to fix. Callers test errors with
+// an error that names an invalid option, field or argument is the one
+// type *OptionError, which every public constructor (New, NewGroup,
+// schedule.New, fence.NewKey, fenceproxy.New, ...) returns wrapped in its
+// package's name, so that a caller can say which to fix. Callers test errors with
 // errors.Is and errors.As, never by their text.
 package baton

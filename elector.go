@@ -33,13 +33,14 @@ type Elector struct {
 }
 
 // New returns an Elector for name on st. Options are validated; an invalid
-// one is an error naming the field, never silently replaced by a default.
+// one is an error naming the field (an *OptionError, as for a nil st or
+// an empty name), never silently replaced by a default.
 func New(st store.Store, name string, opts ...Option) (*Elector, error) {
 	if st == nil {
-		return nil, errors.New("baton: store must not be nil")
+		return nil, optErr("store", "nil", "a store.Store (e.g. memstore.New())")
 	}
 	if name == "" {
-		return nil, errors.New("baton: election name must not be empty")
+		return nil, optErr("name", `""`, "an election name")
 	}
 	if err := checkName(name); err != nil {
 		return nil, err
@@ -49,10 +50,10 @@ func New(st store.Store, name string, opts ...Option) (*Elector, error) {
 		return nil, err
 	}
 	if cfg.balance {
-		return nil, errors.New("baton: WithBalance is for NewGroup: an Elector holds one name, there is nothing to share")
+		return nil, optErr("balance", "on an Elector", "WithBalance on NewGroup only: an Elector holds one name, there is nothing to share")
 	}
 	if cfg.asked != 0 {
-		return nil, errors.New("baton: WithSuccession and WithoutSuccession are for NewGroup: an Elector holds one name on its own record, through no session")
+		return nil, optErr("succession", "on an Elector", "WithSuccession and WithoutSuccession on NewGroup only: an Elector holds one name on its own record, through no session")
 	}
 	cfg.logger = cfg.logger.With("election", name, "node", cfg.node)
 	e := &Elector{st: st, name: name, cfg: cfg}

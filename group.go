@@ -93,7 +93,7 @@ type GroupStats struct {
 // events. GroupStats.SessionsCollected counts them.
 func NewGroup(st store.Store, opts ...Option) (*Group, error) {
 	if st == nil {
-		return nil, errors.New("baton: store must not be nil")
+		return nil, optErr("store", "nil", "a store.Store (e.g. memstore.New())")
 	}
 	cfg, err := newConfig(opts)
 	if err != nil {

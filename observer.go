@@ -56,11 +56,12 @@ type Observer interface {
 // store errors to o, and a Group the aggregates over its names (default:
 // nil, no observer).
 func WithObserver(o Observer) Option {
-	return func(c *config) {
+	return func(c *config) error {
 		c.obs = nil
 		if o != nil {
 			c.obs = &observing{o: o}
 		}
+		return nil
 	}
 }
 

@@ -3,7 +3,6 @@ package baton
 import (
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -48,33 +47,45 @@ const (
 	MaxToken = election.MaxToken
 )
 
-// OptionError is the error of an invalid option. Option is named as baton
-// run's flag is (lease, renew, clock-margin, poll, retry, node), so that a
-// command can say which flag to fix.
-type OptionError struct {
-	Option string // the option's name
-	Got    string // the value given
-	Want   string // what is allowed
-}
+// OptionError is the error of an invalid option or argument, the one
+// such type of the module: every public constructor (New, NewGroup,
+// CheckOptions, schedule.New, schedule.CheckOptions, fence.NewKey,
+// fence.NewSignedGuard, fenceproxy.New, batonprom.New) returns it, wrapped
+// in its package's name, for bad input; match it with errors.As. It has
+// three fields:
+//
+//	Option string // the option's (or argument's) name, as baton run's flag is named
+//	Got    string // the value given
+//	Want   string // what is allowed
+//
+// Option is named as baton run's flag is (lease, renew, clock-margin,
+// poll, retry, node, ...), so that a command can say which flag to fix.
+// Its Error says "invalid <Option> <Got>; want <Want>". It is an alias of
+// the one declaration, which sits below every package (the election and
+// scheduler machines return it too).
+type OptionError = bound.Error
 
-// Error says which option is invalid, the value given and what is allowed.
-func (e *OptionError) Error() string {
-	return fmt.Sprintf("baton: invalid %s %s; want %s", e.Option, e.Got, e.Want)
-}
-
+// optErr returns an *OptionError for option with value got, want formatted
+// with a, wrapped in the package's name.
 func optErr(option string, got any, want string, a ...any) error {
-	return &OptionError{Option: option, Got: fmt.Sprint(got), Want: fmt.Sprintf(want, a...)}
+	return fmt.Errorf("baton: %w", bound.Errorf(option, got, want, a...))
 }
 
 // CheckOptions validates opts as New does, without a store: a command can
-// refuse bad flags before it opens anything. The error is an *OptionError.
+// refuse bad flags before it opens anything. The error wraps an
+// *OptionError.
 func CheckOptions(opts ...Option) error {
 	_, err := newConfig(opts)
 	return err
 }
 
-// Option configures an Elector.
-type Option func(*config)
+// Option configures an Elector or a Group. Every public package of baton
+// has this one shape of option: a WithX function returns it, the
+// constructor applies it to its unexported config, and an Option returns
+// an error for a value it can judge alone. The bounds that depend on the
+// other options are checked by the constructor once all are applied; an
+// invalid value is an error wrapping *OptionError, never clamped.
+type Option func(*config) error
 
 type config struct {
 	node        string
@@ -110,38 +121,46 @@ func (c config) machine() election.Config {
 
 // WithNode sets this node's id, the name operators see and transfer to
 // (default: the host name and process id).
-func WithNode(id string) Option { return func(c *config) { c.node = id } }
+func WithNode(id string) Option { return func(c *config) error { c.node = id; return nil } }
 
 // WithIncarnation sets the process instance id (default: random per
 // Elector). Two Electors must never share one: a restarted process is a new
 // incarnation and never inherits the old one's lease.
-func WithIncarnation(id string) Option { return func(c *config) { c.incarnation = id } }
+func WithIncarnation(id string) Option {
+	return func(c *config) error { c.incarnation = id; return nil }
+}
 
 // WithLease sets the lease duration (default DefaultLease, between
 // MinLease and MaxLease).
-func WithLease(d time.Duration) Option { return func(c *config) { c.lease = d } }
+func WithLease(d time.Duration) Option { return func(c *config) error { c.lease = d; return nil } }
 
 // WithRenew sets the renew interval, at least MinInterval and at most half
 // the lease (default a third of the lease).
 func WithRenew(d time.Duration) Option {
-	return func(c *config) { c.renew, c.renewSet = d, true }
+	return func(c *config) error { c.renew, c.renewSet = d, true; return nil }
 }
 
 // WithClockMargin sets the clock uncertainty e (default DefaultMargin),
 // less than the lease. A contender takes over only after the record
 // stayed unchanged for lease + 2e on its own clock.
-func WithClockMargin(e time.Duration) Option { return func(c *config) { c.margin = e } }
+func WithClockMargin(e time.Duration) Option {
+	return func(c *config) error { c.margin = e; return nil }
+}
 
 // WithPoll sets how often a contender re-reads the record (default
 // DefaultPoll, at most a fifth of the lease; when set, between MinInterval
 // and half the lease). The store's change feed (Store.WatchChanges) wakes
 // contenders sooner.
-func WithPoll(d time.Duration) Option { return func(c *config) { c.poll, c.pollSet = d, true } }
+func WithPoll(d time.Duration) Option {
+	return func(c *config) error { c.poll, c.pollSet = d, true; return nil }
+}
 
 // WithRetry sets how soon a failed renewal is retried (default the poll
 // interval, at most a tenth of the lease; when set, between MinInterval and
 // half the lease).
-func WithRetry(d time.Duration) Option { return func(c *config) { c.retry, c.retrySet = d, true } }
+func WithRetry(d time.Duration) Option {
+	return func(c *config) error { c.retry, c.retrySet = d, true; return nil }
+}
 
 // WithBalance makes a Group balanced (NewGroup only; New refuses it):
 // processes that campaign with it for the same names share them, each
@@ -156,7 +175,7 @@ func WithRetry(d time.Duration) Option { return func(c *config) { c.retry, c.ret
 // taken by whoever comes first, as without balance; the balance follows.
 // Processes without WithBalance keep what they hold and never ask, but
 // they are asked like the others.
-func WithBalance() Option { return func(c *config) { c.balance = true } }
+func WithBalance() Option { return func(c *config) error { c.balance = true; return nil } }
 
 // WithSuccession makes a Group take over a dead process's names by
 // succession, and refuses to make one that cannot (NewGroup only; New
@@ -173,7 +192,7 @@ func WithBalance() Option { return func(c *config) { c.balance = true } }
 // (SQLite from schema 7, PostgreSQL from schema 7, etcd from schema 5: a
 // process upgrades its store when it opens it for writing). See
 // docs/succession.md.
-func WithSuccession() Option { return func(c *config) { c.asked = 1 } }
+func WithSuccession() Option { return func(c *config) error { c.asked = 1; return nil } }
 
 // WithoutSuccession makes a Group take a dead process's names each with a
 // write of its own (a new holder, the token raised by one), as a balanced
@@ -182,19 +201,21 @@ func WithSuccession() Option { return func(c *config) { c.asked = 1 } }
 // 1.8-2.8 s after the floor, against 0.6-0.8 s by succession
 // (BENCHMARKS.md). For a store wrapper whose successions should not be
 // used, or to compare.
-func WithoutSuccession() Option { return func(c *config) { c.asked = -1 } }
+func WithoutSuccession() Option { return func(c *config) error { c.asked = -1; return nil } }
 
 // WithClock sets the clock (default RealClock).
-func WithClock(c Clock) Option { return func(cfg *config) { cfg.clock = c } }
+func WithClock(c Clock) Option { return func(cfg *config) error { cfg.clock = c; return nil } }
 
 // WithLogger sets the logger for leadership changes and store errors
 // (default: discard).
-func WithLogger(l *slog.Logger) Option { return func(c *config) { c.logger = l } }
+func WithLogger(l *slog.Logger) Option { return func(c *config) error { c.logger = l; return nil } }
 
 func newConfig(opts []Option) (config, error) {
 	c := config{lease: DefaultLease, margin: DefaultMargin, clock: RealClock{}}
 	for _, o := range opts {
-		o(&c)
+		if err := o(&c); err != nil {
+			return c, err
+		}
 	}
 	if !c.renewSet {
 		c.renew = c.lease / 3
@@ -222,11 +243,8 @@ func newConfig(opts []Option) (config, error) {
 		}
 		c.incarnation = hex.EncodeToString(b[:])
 	}
-	var ce *bound.Error
-	if err := c.machine().Validate(); errors.As(err, &ce) {
-		return c, &OptionError{Option: ce.Field, Got: ce.Got, Want: ce.Want}
-	} else if err != nil {
-		return c, fmt.Errorf("baton: %w", err)
+	if err := c.machine().Validate(); err != nil {
+		return c, fmt.Errorf("baton: %w", err) // an *OptionError
 	}
 	if c.logger == nil {
 		c.logger = slog.New(slog.DiscardHandler)

@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/internal/bound"
 	"github.com/batonhq/baton/schedule"
 	"github.com/batonhq/baton/store"
 )
@@ -112,10 +113,11 @@ type nameState struct {
 }
 
 // New creates baton's metrics and registers them with reg. It fails if reg
-// already holds metrics of the same names (one Metrics per registry).
+// already holds metrics of the same names (one Metrics per registry). A
+// nil reg is an error wrapping a *baton.OptionError naming registry.
 func New(reg prometheus.Registerer) (*Metrics, error) {
 	if reg == nil {
-		return nil, errors.New("batonprom: metrics registry must not be nil")
+		return nil, fmt.Errorf("batonprom: %w", bound.Errorf("registry", "nil", "a prometheus.Registerer (e.g. prometheus.NewRegistry())"))
 	}
 	name := []string{"name"}
 	m := &Metrics{

@@ -1,10 +1,11 @@
 package fence
 
 import (
-	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
+
+	"github.com/batonhq/baton/internal/bound"
 )
 
 // Guard fences a resource that lives in this Go process: it keeps the
@@ -43,10 +44,11 @@ func NewGuard() *Guard {
 // NewSignedGuard returns an empty Guard that accepts only signed tokens:
 // DoSigned and CheckSigned with a signature made by k (see Key), and
 // Middleware with the HeaderSig header. Do and Check, which carry no
-// signature, are refused with ErrBadSignature.
+// signature, are refused with ErrBadSignature. A nil k is an error
+// wrapping a *baton.OptionError naming key.
 func NewSignedGuard(k *Key) (*Guard, error) {
 	if k == nil {
-		return nil, errors.New("fence: NewSignedGuard: nil key")
+		return nil, fmt.Errorf("fence: NewSignedGuard: %w", bound.Errorf("key", "nil", "a *Key (NewKey, ParseKey or ReadKeyFile)"))
 	}
 	return &Guard{key: k}, nil
 }

@@ -11,6 +11,8 @@ import (
 	"os"
 	"runtime"
 	"strings"
+
+	"github.com/batonhq/baton/internal/bound"
 )
 
 // ErrBadSignature is returned when a resource that holds a Key is sent a
@@ -41,10 +43,12 @@ type Key struct{ secret []byte }
 
 // NewKey returns a key with secret, which must have at least MinKeyLen
 // bytes (32 random bytes are the usual choice: head -c 32 /dev/urandom |
-// xxd -p -c 64).
+// xxd -p -c 64). A shorter secret is an error wrapping ErrInvalidToken and
+// a *baton.OptionError naming key.
 func NewKey(secret []byte) (*Key, error) {
 	if len(secret) < MinKeyLen {
-		return nil, fmt.Errorf("fence: NewKey: %w: a key of %d bytes; use at least %d random bytes", ErrInvalidToken, len(secret), MinKeyLen)
+		return nil, fmt.Errorf("fence: NewKey: %w: %w", ErrInvalidToken,
+			bound.Errorf("key", fmt.Sprintf("of %d bytes", len(secret)), "at least %d random bytes", MinKeyLen))
 	}
 	return &Key{secret: append([]byte(nil), secret...)}, nil
 }

@@ -39,7 +39,7 @@ func TestCheckOptions(t *testing.T) {
 			tc.job(&j)
 		}
 		var be *bound.Error
-		if err := schedule.CheckOptions(j, tc.opts...); !errors.As(err, &be) || be.Field != tc.field {
+		if err := schedule.CheckOptions(j, tc.opts...); !errors.As(err, &be) || be.Option != tc.field {
 			t.Errorf("%s: %v, want a bound.Error naming %s", tc.field, err, tc.field)
 		}
 	}

@@ -4,16 +4,17 @@ import (
 	"context"
 	"time"
 
+	"github.com/batonhq/baton/internal/runner"
 	"github.com/batonhq/baton/internal/scheduler"
 	"github.com/batonhq/baton/store"
 )
 
 // Reference is a wall clock a Runner trusts more than its own, for the
-// wall-clock guard (WithClockGuard). Now returns the reference's current
-// time; an error is retried like a failed store call.
-type Reference interface {
-	Now(ctx context.Context) (time.Time, error)
-}
+// wall-clock guard (WithClockGuard): a value with the method
+// Now(ctx context.Context) (time.Time, error), which returns the
+// reference's current time; an error is retried like a failed store call.
+// It is an alias of the one declaration, in the Runner's runtime.
+type Reference = runner.Reference
 
 // Tolerances of the wall-clock guard.
 const (

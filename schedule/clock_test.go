@@ -182,7 +182,7 @@ func TestClockGuardOptions(t *testing.T) {
 	}
 	// Below the machine's minimum: its bound, naming the field.
 	var be *bound.Error
-	if _, err := schedule.New(st, job, exec, schedule.WithClockGuard(schedule.StepReference(), time.Nanosecond)); !errors.As(err, &be) || be.Field != "clock-tolerance" {
+	if _, err := schedule.New(st, job, exec, schedule.WithClockGuard(schedule.StepReference(), time.Nanosecond)); !errors.As(err, &be) || be.Option != "clock-tolerance" {
 		t.Errorf("1ns tolerance: %v, want a bound.Error naming clock-tolerance", err)
 	}
 	if _, err := schedule.New(st, job, exec, schedule.WithClockGuard(schedule.StepReference(), 0)); err == nil {

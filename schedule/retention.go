@@ -91,9 +91,10 @@ const DefaultPruneEvery = 10 * time.Minute
 // periods always come first). Failed rows are kept. The default is no
 // retention: the ledger keeps every row.
 func WithRetention(r Retention) Option {
-	return func(rn *Runner) {
-		rn.cfg.Machine.Retention = scheduler.Retention(r)
-		rn.cfg.Machine.PruneEvery, rn.cfg.Machine.PruneBatch = DefaultPruneEvery, PruneBatch
+	return func(cfg *config) error {
+		cfg.Machine.Retention = scheduler.Retention(r)
+		cfg.Machine.PruneEvery, cfg.Machine.PruneBatch = DefaultPruneEvery, PruneBatch
+		return nil
 	}
 }
 

@@ -2,31 +2,24 @@ package schedule
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"time"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/internal/bound"
 	"github.com/batonhq/baton/internal/runner"
 	"github.com/batonhq/baton/internal/scheduler"
 	"github.com/batonhq/baton/store"
 )
 
-// Term is the leadership a Runner works under. *baton.Term implements it;
-// the drill passes its own.
-type Term interface {
-	// Token is the term's fencing token.
-	Token() uint64
-	// Node is the id of the node holding the term.
-	Node() string
-	// Context is cancelled when the term ends.
-	Context() context.Context
-	// Valid reports, reading the clock, whether the term still holds.
-	Valid() bool
-}
-
-var _ Term = (*baton.Term)(nil)
+// Term is the leadership a Runner works under: a value with the methods
+// Token() uint64 (the term's fencing token), Node() string (the id of the
+// node holding the term), Context() context.Context (cancelled when the
+// term ends) and Valid() bool (whether, reading the clock, the term still
+// holds). *baton.Term implements it; the drill passes its own. It is an
+// alias of the one declaration, in the Runner's runtime.
+type Term = runner.Term
 
 // ErrInterrupted, wrapped in an Executor's error, says the effect was
 // stopped before it finished and must run again: the period is not
@@ -62,30 +55,45 @@ type Job struct {
 	Policy Policy
 }
 
-// Option configures a Runner.
-type Option func(*Runner)
+// Option configures a Runner. It has the one shape of every public
+// package of baton (see baton.Option): New applies it to its unexported
+// config, and checks the bounds that depend on the other options once all
+// are applied; an invalid value is an error wrapping *baton.OptionError.
+type Option func(*config) error
+
+// config is what New and the options build: the runtime's whole
+// configuration.
+type config = runner.Config
 
 // WithClock sets the clock (default baton.RealClock). Its Now is read as
 // wall time for period arithmetic and for the ledger's Started and
 // Finished; its timers wake the Runner.
-func WithClock(c baton.Clock) Option { return func(r *Runner) { r.cfg.Clock = c } }
+func WithClock(c baton.Clock) Option { return func(cfg *config) error { cfg.Clock = c; return nil } }
 
 // WithPoll sets how often the Runner re-reads the ledger for manual
 // triggers when no period is due sooner (default DefaultPoll).
-func WithPoll(d time.Duration) Option { return func(r *Runner) { r.cfg.Machine.Poll = d } }
+func WithPoll(d time.Duration) Option {
+	return func(cfg *config) error { cfg.Machine.Poll = d; return nil }
+}
 
 // WithRescan sets how often the Runner reads the whole ledger (default
 // DefaultRescan). In between it reads only the rows after the newest
 // scheduled period before which every row is final, so a manual trigger of
 // a period older than that (a re-run of a failed period) is seen within
 // this interval; other triggers are seen at the next poll.
-func WithRescan(d time.Duration) Option { return func(r *Runner) { r.cfg.Machine.Rescan = d } }
+func WithRescan(d time.Duration) Option {
+	return func(cfg *config) error { cfg.Machine.Rescan = d; return nil }
+}
 
 // WithRetry sets the wait after a failed store call (default DefaultRetry).
-func WithRetry(d time.Duration) Option { return func(r *Runner) { r.cfg.Machine.Retry = d } }
+func WithRetry(d time.Duration) Option {
+	return func(cfg *config) error { cfg.Machine.Retry = d; return nil }
+}
 
 // WithCallTimeout bounds each store call (default DefaultCallTimeout).
-func WithCallTimeout(d time.Duration) Option { return func(r *Runner) { r.cfg.CallTimeout = d } }
+func WithCallTimeout(d time.Duration) Option {
+	return func(cfg *config) error { cfg.CallTimeout = d; return nil }
+}
 
 // WithClockGuard turns the wall-clock guard on: before each pass that may
 // claim or skip periods the Runner reads ref, and while its own wall clock
@@ -98,7 +106,7 @@ func WithCallTimeout(d time.Duration) Option { return func(r *Runner) { r.cfg.Ca
 // The guard is off by default; ClockReference picks a reference for a
 // store, which is what baton run uses.
 func WithClockGuard(ref Reference, tolerance time.Duration) Option {
-	return func(r *Runner) { r.cfg.Reference, r.cfg.Machine.ClockTolerance = ref, tolerance }
+	return func(cfg *config) error { cfg.Reference, cfg.Machine.ClockTolerance = ref, tolerance; return nil }
 }
 
 // WithClockStepDown makes a leader that the clock guard (WithClockGuard)
@@ -109,7 +117,7 @@ func WithClockGuard(ref Reference, tolerance time.Duration) Option {
 // may win the term back. d is at least the poll (WithPoll); 0 (the
 // default) keeps the term.
 func WithClockStepDown(d time.Duration) Option {
-	return func(r *Runner) { r.cfg.Machine.ClockStepDown = d }
+	return func(cfg *config) error { cfg.Machine.ClockStepDown = d; return nil }
 }
 
 // ErrClockHeld is wrapped in the error Run returns when it gave its term
@@ -149,7 +157,7 @@ func AwaitClock(ctx context.Context, ref Reference, clock baton.Clock, tolerance
 }
 
 // WithLogger sets the logger (default: discard).
-func WithLogger(l *slog.Logger) Option { return func(r *Runner) { r.cfg.Logger = l } }
+func WithLogger(l *slog.Logger) Option { return func(cfg *config) error { cfg.Logger = l; return nil } }
 
 // Defaults of a Runner's options.
 const (
@@ -178,35 +186,19 @@ type Runner struct {
 	r   *runner.Runner
 }
 
-// New returns a Runner for job on st. Options are validated; an invalid one
-// is an error naming the field.
+// New returns a Runner for job on st. Arguments and options are validated;
+// an invalid one is an error wrapping a *baton.OptionError that names it.
 func New(st store.Store, job Job, exec Executor, opts ...Option) (*Runner, error) {
 	r := &Runner{cfg: runner.Config{Store: st, Clock: baton.RealClock{}, CallTimeout: DefaultCallTimeout,
 		Machine:  scheduler.Config{Job: job.Name, Poll: DefaultPoll, Rescan: DefaultRescan, Retry: DefaultRetry},
 		Observer: runner.Nobody{}}}
 	for _, o := range opts {
-		o(r)
+		if err := o(&r.cfg); err != nil {
+			return nil, fmt.Errorf("schedule: %w", err)
+		}
 	}
-	switch {
-	case st == nil:
-		return nil, errors.New("schedule: store must not be nil")
-	case job.Name == "":
-		return nil, errors.New("schedule: job name must not be empty")
-	case exec == nil:
-		return nil, errors.New("schedule: executor must not be nil")
-	case r.cfg.Observer == nil:
-		return nil, errors.New("schedule: WithObserver: the observer must not be nil")
-	case r.cfg.Clock == nil:
-		return nil, errors.New("schedule: clock must not be nil")
-	case r.cfg.CallTimeout <= 0:
-		return nil, fmt.Errorf("schedule: call timeout must be positive, got %v", r.cfg.CallTimeout)
-	case r.cfg.Machine.ClockTolerance != 0 && r.cfg.Reference == nil:
-		return nil, errors.New("schedule: WithClockGuard: the reference clock must not be nil")
-	case r.cfg.Machine.ClockStepDown != 0 && r.cfg.Machine.ClockTolerance == 0:
-		return nil, errors.New("schedule: WithClockStepDown needs WithClockGuard")
-	case r.cfg.Reference != nil && r.cfg.Machine.ClockTolerance == 0:
-		// A tolerance outside its bounds is the machine's to report.
-		return nil, fmt.Errorf("schedule: WithClockGuard: a zero tolerance turns the guard off; leave the option out, or use e.g. %v", DefaultClockTolerance)
+	if err := check(st, job, exec, &r.cfg); err != nil {
+		return nil, fmt.Errorf("schedule: %w", err)
 	}
 	if job.Schedule != nil {
 		r.cfg.Machine.Schedule = job.Schedule
@@ -246,3 +238,25 @@ func (r *Runner) Wake() { r.r.Wake() }
 // and waits for t to end. Run returns only once the effect it started has
 // returned.
 func (r *Runner) Run(ctx context.Context, t Term) error { return r.r.Run(ctx, t) }
+
+// check returns the *baton.OptionError of New's first bad argument or
+// option that runner.New cannot see, or nil: runner.New checks the rest of
+// the Runner's configuration, and the machine the bounds of its fields.
+func check(st store.Store, job Job, exec Executor, cfg *runner.Config) error {
+	switch {
+	case st == nil:
+		return bound.Errorf("store", "nil", "a store.Store")
+	case job.Name == "":
+		return bound.Errorf("job", `""`, "a job name")
+	case exec == nil: // runner.New sees New's wrapper of it
+		return bound.Errorf("executor", "nil", "an Executor")
+	case cfg.Observer == nil:
+		return bound.Errorf("observer", "nil", "an Observer (leave WithObserver out for none)")
+	case cfg.Machine.ClockStepDown != 0 && cfg.Machine.ClockTolerance == 0:
+		return bound.Errorf("clock-step-down", cfg.Machine.ClockStepDown, "0 without WithClockGuard (WithClockStepDown needs WithClockGuard)")
+	case cfg.Reference != nil && cfg.Machine.ClockTolerance == 0:
+		// A tolerance outside its bounds is the machine's to report.
+		return bound.Errorf("clock-tolerance", 0, "not 0 with a reference: a zero tolerance turns the guard off; leave WithClockGuard out, or use e.g. %v", DefaultClockTolerance)
+	}
+	return nil
+}

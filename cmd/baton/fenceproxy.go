@@ -173,7 +173,7 @@ func parseUpstream(raw string) (*url.URL, error) {
 		return nil, usagef("invalid --upstream %q: not a URL; want http://HOST[:PORT][/PATH]", storeurl.Redact(raw))
 	}
 	if err := fenceproxy.CheckUpstream(u); err != nil {
-		return nil, usagef("invalid --upstream: %s", strings.TrimPrefix(err.Error(), "fenceproxy: "))
+		return nil, asUsage(err) // a baton.OptionError naming upstream
 	}
 	return u, nil
 }

@@ -72,9 +72,9 @@ func noArgs(fs *flag.FlagSet) error {
 }
 
 // asUsage turns an error naming a field as its flag is named (a
-// model.FieldError, a baton.OptionError, or a machine's bound.Error that
-// schedule.CheckOptions wraps) into a usage error naming the flag and what
-// it allows; other errors pass through.
+// model.FieldError, or the baton.OptionError of a constructor, such as
+// schedule.CheckOptions) into a usage error naming the flag and what it
+// allows; other errors pass through.
 func asUsage(err error) error {
 	var fe *model.FieldError
 	if errors.As(err, &fe) {
@@ -83,10 +83,6 @@ func asUsage(err error) error {
 	var oe *baton.OptionError
 	if errors.As(err, &oe) {
 		return usagef("invalid --%s %s; want %s", oe.Option, oe.Got, oe.Want)
-	}
-	var be *bound.Error
-	if errors.As(err, &be) {
-		return usagef("invalid --%s %s; want %s", be.Field, be.Got, be.Want)
 	}
 	return err
 }

@@ -86,6 +86,7 @@ import (
 	"sync"
 
 	"github.com/batonhq/baton/fence"
+	"github.com/batonhq/baton/internal/bound"
 )
 
 // Proxy is a fencing reverse proxy; it is an http.Handler. Make one with
@@ -127,7 +128,7 @@ type Option func(*config) error
 func WithName(name string) Option {
 	return func(c *config) error {
 		if name == "" {
-			return errors.New("fenceproxy: WithName: empty name")
+			return optErr("name", `""`, "a fence name (leave WithName out to take each request's Baton-Name)")
 		}
 		c.name = name
 		return nil
@@ -140,7 +141,7 @@ func WithName(name string) Option {
 func WithKey(k *fence.Key) Option {
 	return func(c *config) error {
 		if k == nil {
-			return errors.New("fenceproxy: WithKey: nil key")
+			return optErr("key", "nil", "a *fence.Key (leave WithKey out for unsigned tokens)")
 		}
 		c.key = k
 		return nil
@@ -152,7 +153,7 @@ func WithKey(k *fence.Key) Option {
 func WithTransport(t http.RoundTripper) Option {
 	return func(c *config) error {
 		if t == nil {
-			return errors.New("fenceproxy: WithTransport: nil transport")
+			return optErr("transport", "nil", "an http.RoundTripper (leave WithTransport out for http.DefaultTransport)")
 		}
 		c.transport = t
 		return nil
@@ -164,7 +165,7 @@ func WithTransport(t http.RoundTripper) Option {
 func WithLogger(l *slog.Logger) Option {
 	return func(c *config) error {
 		if l == nil {
-			return errors.New("fenceproxy: WithLogger: nil logger")
+			return optErr("logger", "nil", "a *slog.Logger (leave WithLogger out to discard)")
 		}
 		c.log = l
 		return nil
@@ -176,16 +177,18 @@ func WithLogger(l *slog.Logger) Option {
 // keeping the fence in db's table of dialect d (fence.SQLite or
 // fence.Postgres, see fence.CreateTable, which New does not call). Open an
 // SQLite db with _txlock=immediate and a busy timeout, as fence.CheckTx
-// says. The caller closes db after the proxy's last request.
+// says. The caller closes db after the proxy's last request. A bad
+// argument or option is an error wrapping a *baton.OptionError that names
+// it.
 func New(upstream *url.URL, db *sql.DB, d fence.Dialect, opts ...Option) (*Proxy, error) {
 	if err := CheckUpstream(upstream); err != nil {
 		return nil, err
 	}
 	if db == nil {
-		return nil, errors.New("fenceproxy: New: nil database")
+		return nil, optErr("db", "nil", "a *sql.DB holding the fence table")
 	}
 	if d.String() == "<zero Dialect>" {
-		return nil, errors.New("fenceproxy: New: zero Dialect: use fence.SQLite or fence.Postgres")
+		return nil, optErr("dialect", "<zero Dialect>", "fence.SQLite or fence.Postgres")
 	}
 	c := config{transport: http.DefaultTransport, log: slog.New(slog.DiscardHandler)}
 	for _, o := range opts {
@@ -231,17 +234,18 @@ func New(upstream *url.URL, db *sql.DB, d fence.Dialect, opts ...Option) (*Proxy
 }
 
 // CheckUpstream returns an error unless u is an absolute http or https URL
-// with a host and no query or fragment, as New requires.
+// with a host and no query or fragment, as New requires. The error wraps
+// a *baton.OptionError naming upstream.
 func CheckUpstream(u *url.URL) error {
 	switch {
 	case u == nil:
-		return errors.New("fenceproxy: no upstream URL")
+		return optErr("upstream", "nil", "an http:// or https:// URL")
 	case u.Scheme != "http" && u.Scheme != "https":
-		return fmt.Errorf("fenceproxy: upstream %q: scheme %q; want http:// or https://", u.Redacted(), u.Scheme)
+		return optErr("upstream", fmt.Sprintf("%q (scheme %q)", u.Redacted(), u.Scheme), "http:// or https://")
 	case u.Host == "":
-		return fmt.Errorf("fenceproxy: upstream %q has no host; want http://HOST[:PORT][/PATH]", u.Redacted())
+		return optErr("upstream", fmt.Sprintf("%q (has no host)", u.Redacted()), "http://HOST[:PORT][/PATH]")
 	case u.RawQuery != "" || u.Fragment != "":
-		return fmt.Errorf("fenceproxy: upstream %q has a query or fragment; give scheme, host and path only", u.Redacted())
+		return optErr("upstream", fmt.Sprintf("%q (has a query or fragment)", u.Redacted()), "scheme, host and path only")
 	}
 	return nil
 }
@@ -390,4 +394,10 @@ func (p *Proxy) lock(ctx context.Context, name string) (unlock func(), err error
 		done()
 		return nil, context.Cause(ctx)
 	}
+}
+
+// optErr returns the *baton.OptionError of option with value got, want
+// formatted with a, wrapped in the package's name.
+func optErr(option string, got any, want string, a ...any) error {
+	return fmt.Errorf("fenceproxy: %w", bound.Errorf(option, got, want, a...))
 }

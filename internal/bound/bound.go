@@ -1,5 +1,6 @@
 // Package bound holds what the machines' Config validators share: the
-// error that names a field outside its bounds, and saturating arithmetic
+// error that names a field outside its bounds (the module's one such
+// type, public as baton.OptionError), and saturating arithmetic
 // on durations; the duration parser of every place a user writes one
 // (flags, store URLs, schedules) and the instant parser of every time
 // flag (ParseInstant). It is pure and tiny, so that both
@@ -14,24 +15,30 @@ import (
 	"time"
 )
 
-// Error is the error of a configuration field outside its bounds. Field is
-// named as baton run's flag is (lease, renew, clock-margin, poll, ...), so
-// that a command can say which flag to fix.
+// Error is the error of an option, configuration field or argument outside
+// its bounds. It is declared here once, at the bottom of the module, so
+// that the machines' validators return it and every public constructor
+// returns it too; baton.OptionError is its public name (an alias), the one
+// a caller matches with errors.As. Option is named as baton run's flag is
+// (lease, renew, clock-margin, poll, ...), so that a command can say which
+// flag to fix.
 type Error struct {
-	Field string // the field's flag name
-	Got   string // the value given
-	Want  string // what is allowed
+	Option string // the option's (or argument's) name, as its flag is named
+	Got    string // the value given
+	Want   string // what is allowed
 }
 
-// Error says which field is invalid, the value given and what is allowed.
+// Error says which option is invalid, the value given and what is allowed.
+// A package that returns it wraps it with its name ("baton: ",
+// "schedule: ").
 func (e *Error) Error() string {
-	return fmt.Sprintf("invalid %s %s; want %s", e.Field, e.Got, e.Want)
+	return fmt.Sprintf("invalid %s %s; want %s", e.Option, e.Got, e.Want)
 }
 
-// Errorf returns an *Error for field with value got; want is formatted
+// Errorf returns an *Error for option with value got; want is formatted
 // with a.
-func Errorf(field string, got any, want string, a ...any) error {
-	return &Error{Field: field, Got: fmt.Sprint(got), Want: fmt.Sprintf(want, a...)}
+func Errorf(option string, got any, want string, a ...any) error {
+	return &Error{Option: option, Got: fmt.Sprint(got), Want: fmt.Sprintf(want, a...)}
 }
 
 // Add returns a + b, saturated at the largest and smallest Duration

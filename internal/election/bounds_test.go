@@ -205,7 +205,7 @@ func TestConfigValidate(t *testing.T) {
 		c := ok
 		tc.mod(&c)
 		var ce *bound.Error
-		if err := c.Validate(); !errors.As(err, &ce) || ce.Field != tc.field {
+		if err := c.Validate(); !errors.As(err, &ce) || ce.Option != tc.field {
 			t.Errorf("%s: %v, want a bound.Error naming %s", tc.field, err, tc.field)
 		}
 	}

@@ -10,17 +10,19 @@ package runner
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"time"
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/fence"
+	"github.com/batonhq/baton/internal/bound"
 	"github.com/batonhq/baton/internal/scheduler"
 	"github.com/batonhq/baton/store"
 )
 
-// Term is the leadership a Runner works under (schedule.Term).
+// Term is the leadership a Runner works under. It is declared here once;
+// schedule.Term is an alias of it. *baton.Term implements it; the drill
+// passes its own.
 type Term interface {
 	// Token is the term's fencing token.
 	Token() uint64
@@ -32,14 +34,19 @@ type Term interface {
 	Valid() bool
 }
 
+var _ Term = (*baton.Term)(nil)
+
 // Executor runs the effect of one period under the fencing token, with the
 // contract of schedule.Executor.
 type Executor func(ctx context.Context, p scheduler.Period, token uint64) (exitCode int, output string, err error)
 
-// Observer is told what a Runner does with its job's periods, with the
-// contract of schedule.Observer (which has the same methods).
+// Observer is told what a Runner does with its job's periods, for metrics:
+// batonprom.Metrics implements it. Its methods are called from the Runner's
+// goroutine and must return quickly. It is declared here once;
+// schedule.Observer is an alias of it.
 type Observer interface {
-	// PeriodState says the Runner moved a period of job to state.
+	// PeriodState says the Runner moved a period of job to state
+	// (running when it claims it, then done, failed or skipped).
 	PeriodState(job string, state store.RunState)
 	// RunStarted says a run of job started delay after its period's
 	// scheduled time.
@@ -49,16 +56,29 @@ type Observer interface {
 	// FenceRejected says a ledger write for name was refused because its
 	// token was stale.
 	FenceRejected(name string)
-	// JobSuspended says whether job was suspended when this process last
-	// read it.
+	// JobSuspended says whether job was suspended ('baton suspend') when
+	// this process last read it: at registration and at each of the
+	// leader's passes.
 	JobSuspended(job string, suspended bool)
-	// ClockHeld says the wall-clock guard began (held) or stopped holding
-	// the leader of job off, its wall clock skew ahead of the reference
-	// (behind when negative); a term that ends held off is told held false.
+}
+
+// ClockObserver is an Observer that is also told when the wall-clock guard
+// holds the leader off: batonprom.Metrics implements it
+// (baton_job_clock_held). A leader held off claims and skips nothing and,
+// until it gives its term up (Machine.ClockStepDown), keeps it, so that no
+// other node runs the job either: an operator wants to know. Its method is
+// called from the Runner's goroutine and must return quickly. It is
+// declared here once; schedule.ClockObserver is an alias of it.
+type ClockObserver interface {
+	Observer
+	// ClockHeld says the guard began (held) or stopped holding the leader
+	// of job off: its wall clock was skew ahead of the reference, behind
+	// when negative. A term that ends while held off is told held false
+	// with skew 0.
 	ClockHeld(job string, held bool, skew time.Duration)
 }
 
-// Nobody is the Observer that is told nothing: the default.
+// Nobody is the ClockObserver that is told nothing: the default.
 type Nobody struct{}
 
 // PeriodState does nothing.
@@ -79,9 +99,12 @@ func (Nobody) JobSuspended(string, bool) {}
 // ClockHeld does nothing.
 func (Nobody) ClockHeld(string, bool, time.Duration) {}
 
-// Reference is the wall clock of the wall-clock guard (schedule.Reference).
+// Reference is a wall clock a Runner trusts more than its own, for the
+// wall-clock guard (Machine.ClockTolerance). It is declared here once;
+// schedule.Reference is an alias of it.
 type Reference interface {
-	// Now returns the reference's current time.
+	// Now returns the reference's current time; an error is retried like
+	// a failed store call.
 	Now(ctx context.Context) (time.Time, error)
 }
 
@@ -102,7 +125,8 @@ type Config struct {
 	CallTimeout time.Duration
 	// Logger logs the Runner's work (nil: discard).
 	Logger *slog.Logger
-	// Observer is told what the Runner does (nil: Nobody).
+	// Observer is told what the Runner does (nil: Nobody), and of the
+	// clock guard when it is a ClockObserver.
 	Observer Observer
 	// Reference is the wall-clock guard's reference, required when
 	// Machine.ClockTolerance is set.
@@ -119,21 +143,21 @@ type Runner struct {
 	wake chan scheduler.Trigger
 }
 
-// New returns a Runner for cfg. An invalid cfg is an error naming the
-// field; the machine's own bounds come back as Machine.Validate returns
-// them.
+// New returns a Runner for cfg. An invalid cfg is a *bound.Error
+// (baton.OptionError) naming the field, the machine's own bounds as
+// Machine.Validate returns them.
 func New(cfg Config) (*Runner, error) {
 	switch {
 	case cfg.Store == nil:
-		return nil, errors.New("store must not be nil")
+		return nil, bound.Errorf("store", "nil", "a store.Store")
 	case cfg.Exec == nil:
-		return nil, errors.New("executor must not be nil")
+		return nil, bound.Errorf("executor", "nil", "an Executor")
 	case cfg.Clock == nil:
-		return nil, errors.New("clock must not be nil")
+		return nil, bound.Errorf("clock", "nil", "a baton.Clock (baton.RealClock{} by default)")
 	case cfg.CallTimeout <= 0:
-		return nil, fmt.Errorf("call timeout must be positive, got %v", cfg.CallTimeout)
+		return nil, bound.Errorf("call-timeout", cfg.CallTimeout, "a positive duration")
 	case cfg.Machine.ClockTolerance != 0 && cfg.Reference == nil:
-		return nil, errors.New("the reference clock must not be nil with a clock tolerance")
+		return nil, bound.Errorf("clock-reference", "nil", "a reference clock with a clock tolerance (schedule.WithClockGuard's ref, e.g. schedule.ClockReference)")
 	}
 	if err := cfg.Machine.Validate(); err != nil {
 		return nil, err
@@ -187,7 +211,7 @@ func (r *Runner) Run(ctx context.Context, t Term) error {
 	if d.clockHeld {
 		// The guard held this term off to its end: the next term (here
 		// or elsewhere) says for itself.
-		r.cfg.Observer.ClockHeld(r.cfg.Machine.Job, false, 0)
+		r.clockHeld(false, 0)
 	}
 	return err
 }
@@ -369,7 +393,7 @@ func (d *drive) do(a scheduler.Action) scheduler.Event {
 		d.err = a.Err
 	case scheduler.ClockHeld:
 		d.clockHeld = a.Held
-		cfg.Observer.ClockHeld(job, a.Held, a.Skew)
+		d.r.clockHeld(a.Held, a.Skew)
 	case scheduler.Note:
 		attrs := []any{}
 		if a.Period != "" {
@@ -381,6 +405,14 @@ func (d *drive) do(a scheduler.Action) scheduler.Event {
 		d.log.Log(d.ctx, a.Level, a.Msg, attrs...)
 	}
 	return nil
+}
+
+// clockHeld tells the Observer, when it is a ClockObserver, that the clock
+// guard began or stopped holding the leader off.
+func (r *Runner) clockHeld(held bool, skew time.Duration) {
+	if o, ok := r.cfg.Observer.(ClockObserver); ok {
+		o.ClockHeld(r.cfg.Machine.Job, held, skew)
+	}
 }
 
 // observe reports a ledger write of run to the Observer.

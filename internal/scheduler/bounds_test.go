@@ -50,7 +50,7 @@ func TestConfigValidate(t *testing.T) {
 		c := ok
 		tc.mod(&c)
 		var be *bound.Error
-		if err := c.Validate(); !errors.As(err, &be) || be.Field != tc.field {
+		if err := c.Validate(); !errors.As(err, &be) || be.Option != tc.field {
 			t.Errorf("%s: %v, want a bound.Error naming %s", tc.field, err, tc.field)
 		}
 	}
