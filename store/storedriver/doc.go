@@ -43,9 +43,9 @@
 //     store's own, on the server. Without it the wall-clock guard uses a
 //     step detector.
 //  7. Registration of its URL scheme, once, in an init function of its
-//     package: Register(Scheme{...}) (see Scheme); store/storeurl, the
-//     baton command and its log lines, and the drill read it from there,
-//     and storeurl imports the backend to link it.
+//     package (url.go): Register(Scheme{...}); store/storeurl, the baton
+//     command and its log lines, and the drill read it from there, and
+//     storeurl imports the backend (a blank import) to link it.
 //  8. Conformance, from <backend>_test.go: storetest.Run(t, factory),
 //     which checks the whole of store.Store, that the declaration of
 //     Capabilities is true (CheckCapabilities: declared and implemented
@@ -72,7 +72,8 @@
 //
 //	doc.go          package doc: guarantees, limits, the URL form
 //	<backend>.go    Store, Open(ctx, target, opts ...Option), the WithX options,
-//	                Capabilities, Close, the scheme's registration
+//	                Capabilities, Close
+//	url.go          the registration of the URL scheme (Register)
 //	election.go     Get, GetMany, Swap, SwapMany, History (the election record and log)
 //	ledger.go       EnsureJob, GetRun, SwapRun, Runs (the run ledger)
 //	list.go         Names, NamesPage, CountHolders
