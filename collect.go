@@ -92,7 +92,7 @@ const settleBatch = 1000
 // store refuses as corrupt (ErrInvalid) is left as it is: the session is
 // then not deleted (the store refuses it), and the other sessions are.
 func (c *collector) settle(ctx context.Context, name string) error {
-	h, ok := c.st.(store.Succeeder)
+	h, ok := store.SucceederOf(c.st)
 	if !ok {
 		return nil
 	}
@@ -131,7 +131,7 @@ func (c *collector) round(ctx context.Context) (more bool, err error) {
 	}
 	now := c.clock.Now()
 	storeNow := time.Now()
-	if ts, ok := c.st.(store.TimeSource); ok {
+	if ts, ok := store.TimeSourceOf(c.st); ok {
 		if storeNow, err = ts.StoreTime(ctx); err != nil {
 			return false, err
 		}

@@ -309,7 +309,7 @@ func (d *driver) sendGets(names []string, replies chan<- []election.Event) {
 func (d *driver) sendList(l election.List, replies chan<- []election.Event) {
 	go func() {
 		r := election.ListReply{Session: l.Session}
-		if h, ok := d.st.(store.Succeeder); ok {
+		if h, ok := store.SucceederOf(d.st); ok {
 			ctx, cancel := context.WithTimeout(context.Background(), d.batchTimeout())
 			defer cancel()
 			r.Records, r.Err = h.HeldThrough(ctx, l.Session, l.After, election.ListPage)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -99,7 +100,8 @@ func NewGroup(st store.Store, opts ...Option) (*Group, error) {
 	if err != nil {
 		return nil, err
 	}
-	_, keeps := st.(store.Succeeder)
+	usable := store.Usable(st)
+	keeps := usable.Has(store.CapSuccession)
 	switch {
 	case cfg.asked > 0 && cfg.balance:
 		return nil, errors.New("baton: WithSuccession and WithBalance do not go together: a balanced Group takes its share of a dead process's names, not all of them")
@@ -111,12 +113,15 @@ func NewGroup(st store.Store, opts ...Option) (*Group, error) {
 		return nil, fmt.Errorf("baton: node id and incarnation make a session record name of %d bytes, over %d; use shorter ones (WithNode, WithIncarnation)", len(s), store.MaxNameLen)
 	}
 	cfg.logger = cfg.logger.With("node", cfg.node)
+	if line := lacking(st, usable, cfg.asked >= 0 && !cfg.balance); line != "" {
+		cfg.logger.Warn(line, "store", fmt.Sprintf("%T", st))
+	}
 	g := &Group{st: st, cfg: cfg, terms: map[string]*Term{}, wants: map[string]*want{}}
 	mc := cfg.machine()
 	// The feed reports every change; the re-reads that stand in for a
 	// missed one can be rare.
 	mc.Check = election.CheckLeases * cfg.lease
-	if o, ok := st.(store.OrderedFeed); ok && o.FeedInOrder() {
+	if usable.Has(store.CapOrderedFeed) {
 		// Its batches tell what has not changed: a succession's names
 		// take their terms from the reads made while they waited
 		// (election.Synced follows each batch).
@@ -398,3 +403,34 @@ func (g *Group) released(a election.Released) {
 
 // String names the node, for logs.
 func (g *Group) String() string { return fmt.Sprintf("baton.Group(on %s)", g.cfg.node) }
+
+// lacking returns the one line that says which capabilities a Group would
+// use and st does not offer (usable: store.Usable), each with what it
+// costs, or "" when it lacks none: successions, when the Group would take
+// names over by succession (succession: not balanced, not
+// WithoutSuccession), and then an ordered feed. A capability declared
+// and not implemented, or implemented and not declared, is lacking too
+// (the library reaches none but through the declaration), and the line
+// says so.
+func lacking(st store.Store, usable store.Capabilities, succession bool) string {
+	declared := st.Capabilities()
+	var parts []string
+	for _, c := range []struct {
+		cap  store.Capabilities
+		want bool
+		cost string
+	}{
+		{store.CapSuccession, succession, "a Group takes a dead process's names over one at a time, each after its lease, instead of all at once by succession"},
+		{store.CapOrderedFeed, succession && usable.Has(store.CapSuccession), "a succession's names are read again, one read each, instead of adopted from the feed"},
+	} {
+		if !c.want || usable.Has(c.cap) {
+			continue
+		}
+		what := "store lacks " + c.cap.String()
+		if declared.Has(c.cap) {
+			what = "store declares " + c.cap.String() + " but does not implement it"
+		}
+		parts = append(parts, what+": "+c.cost)
+	}
+	return strings.Join(parts, "; ")
+}

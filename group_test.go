@@ -461,8 +461,11 @@ func TestGroupSuccessionByDefault(t *testing.T) {
 	}
 }
 
-// storeWithout hides memstore's store.Succeeder.
+// storeWithout hides memstore's store.Succeeder (and every other
+// optional capability).
 type storeWithout struct{ store.Store }
+
+func (storeWithout) Capabilities() store.Capabilities { return 0 }
 
 // waitTakeover waits, from now (a was just cut off), until b holds every
 // name, failing if a and b ever hold one of the first 50 with valid terms

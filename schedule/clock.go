@@ -68,7 +68,7 @@ func (s stepRef) Now(context.Context) (time.Time, error) {
 // whose nodes share one clock; etcd's API carries no time; for both the
 // step detector is the guard.
 func ClockReference(st store.Store) Reference {
-	if ts, ok := st.(store.TimeSource); ok {
+	if ts, ok := store.TimeSourceOf(st); ok {
 		return StoreReference(ts)
 	}
 	return StepReference()

@@ -18,10 +18,29 @@
 // compare-and-swap, batched reads and swaps, the change feed, the run
 // ledger, listing, session deletion and job suspension. A backend that
 // has no batched form of a call (or no cheap count) may answer it with the
-// fallbacks of package storedriver. Only two abilities are optional, found
-// by type assertion in the manner of database/sql/driver, because some
-// stores cannot have them: an identity (Identifier) and a clock of their
-// own (TimeSource).
+// fallbacks of package storedriver.
+//
+// Four behaviours are optional, because some stores cannot have them: an
+// identity (Identifier), a clock of their own (TimeSource), a change feed
+// that says how far it has reported (OrderedFeed) and successions
+// (Succeeder). They are declared, not discovered: Store.Capabilities
+// says which ones a store offers, and the library reaches each one only
+// through the accessor that consults the declaration (IdentifierOf,
+// TimeSourceOf, OrderedFeedOf, SucceederOf). The declaration was chosen
+// over folding the four into Store with fallbacks because two of them
+// cannot be faked (a fallback clock would be the node's own, which the
+// clock guard must not trust; a fallback succession would drop a
+// successor) and because a required method makes every wrapper say what
+// it forwards: a wrapper that forwards Capabilities and implements the
+// optional methods keeps every capability by construction, and one that
+// forgets a method loses the capability in the open (storetest.Run fails,
+// NewGroup logs it) instead of silently. What a store lacks costs this:
+// without successions a Group takes a dead process's names over one at a
+// time, each after its lease; without an ordered feed a succession's names
+// are re-read instead of adopted from the feed; without a clock of its own
+// the wall-clock guard uses a step detector; an identity is for tools
+// (the library itself reads none; a backend detects a replaced store by
+// it, inside its own methods).
 package store
 
 import (
@@ -228,11 +247,18 @@ type Store interface {
 	// every view shows them as given) is ErrInvalid; nothing is written.
 	SuspendJob(ctx context.Context, s JobSuspend) (Job, error)
 
+	// Capabilities declares the optional behaviours the store offers
+	// (CapIdentity, CapStoreTime, CapOrderedFeed, CapSuccession), each
+	// of which it implements by the matching interface. It is constant
+	// for a handle. A store wrapping another returns what it forwards
+	// (usually the inner store's Capabilities).
+	Capabilities() Capabilities
+
 	// Close releases the store's resources. It does not change any record.
 	Close() error
 }
 
-// Identifier is an optional capability: a store with an id made when the
+// Identifier is an optional capability (CapIdentity): a store with an id made when the
 // store was created (its file, schema or key prefix), changed afterwards
 // only by an upgrade to a schema that older batons must not write (etcd,
 // PostgreSQL), so that a process of an older version still running fails
@@ -249,7 +275,7 @@ type Identifier interface {
 	StoreID() string
 }
 
-// TimeSource is an optional capability: a store that can read a clock of
+// TimeSource is an optional capability (CapStoreTime): a store that can read a clock of
 // its own, on the server, which every node reads alike. It is the
 // reference a wall-clock guard compares a node's clock with before the
 // ledger trusts it (a leader whose clock runs ten minutes ahead must not
@@ -268,7 +294,7 @@ type TimeSource interface {
 	StoreTime(ctx context.Context) (time.Time, error)
 }
 
-// OrderedFeed is an optional capability: a store whose change feed
+// OrderedFeed is an optional capability (CapOrderedFeed): a store whose change feed
 // (Store.WatchChanges) says how far it has reported, so that a batch tells
 // what has not changed as well as what has. The last entry of every batch
 // a feed hands out carries Change.Through (0 while the feed can say

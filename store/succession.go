@@ -69,7 +69,7 @@ func Resolve(rec Record, session func(name string) (Record, bool), passed func(n
 	}
 }
 
-// Succeeder is an optional capability: a store that keeps successions.
+// Succeeder is an optional capability (CapSuccession): a store that keeps successions.
 // Such a store resolves every election record it returns or compares
 // (Resolve), accepts a session record's Successor in the swap that ends
 // it, appends a succession's log events at the first write of each name it

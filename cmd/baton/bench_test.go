@@ -10,10 +10,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/batonhq/baton/internal/pgtest"
 	"github.com/batonhq/baton/internal/testenv"
 	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/store/memstore"
+	"github.com/batonhq/baton/store/postgres"
 	"github.com/batonhq/baton/store/sqlite"
+	"github.com/batonhq/baton/store/storedriver"
 	"github.com/batonhq/baton/store/storetest"
 )
 
@@ -69,24 +72,78 @@ func TestBenchHidesPassword(t *testing.T) {
 	}
 }
 
-// Stores with each combination of the optional interfaces.
-type (
-	plainStore struct{ store.Store }
-	idStore    struct{ plainStore }
-	timeStore  struct{ plainStore }
-	bothStore  struct{ idStore }
-)
-
-func (idStore) StoreID() string { return "id" }
-func (timeStore) StoreTime(context.Context) (time.Time, error) {
-	return time.Unix(1, 0), nil
-}
-func (bothStore) StoreTime(context.Context) (time.Time, error) {
-	return time.Unix(1, 0), nil
+// fakeCaps is a store that implements every optional interface (with
+// fixed answers) and declares caps: the counting wrapper must declare
+// caps as well, and forward what it declares.
+type fakeCaps struct {
+	store.Store
+	caps store.Capabilities
 }
 
-// The counting wrapper has exactly the optional interfaces of its
-// backend, for every combination of them, and forwards them.
+func (f fakeCaps) Capabilities() store.Capabilities { return f.caps }
+func (fakeCaps) StoreID() string                    { return "id" }
+func (fakeCaps) StoreTime(context.Context) (time.Time, error) {
+	return time.Unix(1, 0), nil
+}
+func (fakeCaps) FeedInOrder() bool { return true }
+func (fakeCaps) HeldThrough(context.Context, string, string, int) ([]store.Record, error) {
+	return []store.Record{{Name: "held"}}, nil
+}
+func (fakeCaps) Settle(context.Context, string, int) (int, error) { return 7, nil }
+
+// checkWrapped fails t if the counting wrapper of st does not declare and
+// hand out exactly st's capabilities, or does not forward them.
+func checkWrapped(t *testing.T, st store.Store) {
+	t.Helper()
+	var n storeCounts
+	w := countStore(st, &n)
+	if got, want := w.Capabilities(), st.Capabilities(); got != want {
+		t.Errorf("%T: wrapper declares %v, backend %v", st, got, want)
+	}
+	if got, want := store.Usable(w), store.Usable(st); got != want {
+		t.Errorf("%T: wrapper's usable capabilities %v, backend's %v", st, got, want)
+	}
+	if err := storedriver.CheckCapabilities(t.Context(), w); err != nil && storedriver.CheckCapabilities(t.Context(), st) == nil {
+		t.Errorf("%T: the wrapper's declaration is false where the backend's is true: %v", st, err)
+	}
+	if id, ok := store.IdentifierOf(st); ok {
+		if wid, ok := store.IdentifierOf(w); !ok || wid.StoreID() != id.StoreID() {
+			t.Errorf("%T: wrapper's identity %v, backend's %q", st, wid, id.StoreID())
+		}
+	}
+	if ts, ok := store.TimeSourceOf(st); ok {
+		want, _ := ts.StoreTime(t.Context())
+		wts, ok := store.TimeSourceOf(w)
+		if !ok {
+			t.Fatalf("%T: the wrapper lost the backend's clock", st)
+		}
+		before := n.readCalls.Load()
+		if got, err := wts.StoreTime(t.Context()); err != nil || (!got.Equal(want) && want.Equal(time.Unix(1, 0))) || n.readCalls.Load() != before+1 {
+			t.Errorf("%T: wrapper's StoreTime %v, %v, %d reads; backend's %v", st, got, err, n.readCalls.Load()-before, want)
+		}
+	}
+	if _, ok := store.SucceederOf(st); ok {
+		h, ok := store.SucceederOf(w)
+		if !ok {
+			t.Fatalf("%T: the wrapper lost the backend's successions", st)
+		}
+		before := n.snapshot()
+		if _, err := h.HeldThrough(t.Context(), store.SessionPrefix+"nobody/i/1", "", 0); err != nil {
+			t.Errorf("%T: wrapper's HeldThrough: %v", st, err)
+		}
+		if _, err := h.Settle(t.Context(), store.SessionPrefix+"nobody/i/1", 0); err != nil {
+			t.Errorf("%T: wrapper's Settle: %v", st, err)
+		}
+		if d := n.snapshot().sub(before); d.readCalls != 1 || d.writeCalls != 1 {
+			t.Errorf("%T: wrapper's HeldThrough and Settle counted %+v, want one read and one write", st, d)
+		}
+	}
+}
+
+// The counting wrapper keeps every capability of the store it wraps,
+// on every backend available here and for every combination of
+// capabilities, and forwards each: 'baton bench' must measure the code
+// path production runs (a Group with successions and an ordered feed).
 func TestCountStoreCapabilities(t *testing.T) {
 	sq, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "c.db"))
 	if err != nil {
@@ -94,25 +151,23 @@ func TestCountStoreCapabilities(t *testing.T) {
 	}
 	defer sq.Close()
 	ms := memstore.New()
-	optional := []reflect.Type{reflect.TypeFor[store.Identifier](), reflect.TypeFor[store.TimeSource]()}
-	for _, st := range []store.Store{ms, ms.Client("a"), sq, plainStore{ms}, idStore{plainStore{ms}}, timeStore{plainStore{ms}}, bothStore{idStore{plainStore{ms}}}} {
-		var n storeCounts
-		w := countStore(st, &n)
-		for _, c := range optional {
-			if got, want := reflect.TypeOf(w).Implements(c), reflect.TypeOf(st).Implements(c); got != want {
-				t.Errorf("%T: wrapper implements %v: %v, backend: %v", st, c, got, want)
-			}
+	for _, st := range []store.Store{ms, ms.Client("a"), sq} {
+		if st.Capabilities() == 0 {
+			t.Fatalf("%T declares no capability: the test would prove nothing", st)
 		}
-		if id, ok := st.(store.Identifier); ok && w.(store.Identifier).StoreID() != id.StoreID() {
-			t.Errorf("%T: wrapper's StoreID %q, backend's %q", st, w.(store.Identifier).StoreID(), id.StoreID())
-		}
-		if ts, ok := st.(store.TimeSource); ok {
-			want, _ := ts.StoreTime(t.Context())
-			if got, err := w.(store.TimeSource).StoreTime(t.Context()); err != nil || (!got.Equal(want) && want.Equal(time.Unix(1, 0))) || n.readCalls.Load() != 1 {
-				t.Errorf("%T: wrapper's StoreTime %v, %v, %d reads; backend's %v", st, got, err, n.readCalls.Load(), want)
-			}
-		}
+		checkWrapped(t, st)
 	}
+	for c := range store.AllCapabilities + 1 {
+		checkWrapped(t, fakeCaps{ms, c})
+	}
+	t.Run("postgres", func(t *testing.T) {
+		pg, err := postgres.Open(t.Context(), pgtest.Start(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer pg.Close()
+		checkWrapped(t, pg)
+	})
 }
 
 // The counting wrapper is a store: it passes the conformance suite, and

@@ -99,7 +99,7 @@ func runBenchIdle(ctx context.Context, e *env, args []string) int {
 	if err != nil {
 		return e.fail(name, err)
 	}
-	if scheme, _, _ := strings.Cut(url, ":"); strings.EqualFold(scheme, "mem") {
+	if isInProcess(url) {
 		return e.fail(name, usagef("--store %s is in-process: the nodes would not share it; use a store processes share (sqlite:PATH, postgres://..., etcd://...)", url))
 	}
 	if _, err := os.Stat("/proc/self/stat"); err != nil {

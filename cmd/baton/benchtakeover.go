@@ -123,7 +123,7 @@ func benchTakeover(ctx context.Context, e *env, b *benchFlags, opts []baton.Opti
 	if err != nil {
 		return takeoverReport{}, err
 	}
-	if scheme, _, _ := strings.Cut(url, ":"); strings.EqualFold(scheme, "mem") {
+	if isInProcess(url) {
 		return takeoverReport{}, usagef("--store %s is in-process: the holder process would not share it; use a store two processes share (sqlite:PATH, postgres://..., etcd://...)", url)
 	}
 	// Opened (and an SQLite store created) before the child starts.

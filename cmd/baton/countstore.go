@@ -6,19 +6,20 @@ import (
 	"time"
 
 	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/store/storedriver"
 )
 
 // storeCounts counts the calls that reach a store through countStore.
 type storeCounts struct {
 	// writeCalls counts calls that write (Swap, SwapMany, SwapRun,
 	// EnsureJob, UpdateJob, PruneRuns, Heartbeat, DeleteSession,
-	// SuspendJob); recordsWritten the
+	// SuspendJob, Settle); recordsWritten the
 	// election records they carried (a SwapMany of 1,000 swaps is one
 	// call and 1,000 records).
 	writeCalls, recordsWritten atomic.Int64
 	// readCalls counts calls that read (Get, GetMany, History, GetJob,
 	// GetRun, Runs, RecentRuns, Candidates, Names, NamesPage,
-	// CountHolders, StoreTime);
+	// CountHolders, StoreTime, HeldThrough);
 	// recordsRead the election records they asked for.
 	readCalls, recordsRead atomic.Int64
 	// watches counts WatchChanges calls (each opens a feed).
@@ -40,62 +41,70 @@ func (s countSnapshot) sub(o countSnapshot) countSnapshot {
 }
 
 // countStore returns st wrapped so that every call is counted in n. The
-// wrapper implements store.Store and exactly the optional interfaces st
-// implements (store.Identifier, store.TimeSource), forwarding each: the
-// library finds them by type assertion, so a wrapper that hid one would
-// benchmark another code path, and one that added one would fake it.
+// wrapper declares st's capabilities (Capabilities forwards them) and
+// implements every optional interface by forwarding it, so that it keeps
+// each capability st has by construction: a wrapper that hid one would
+// benchmark another code path than production's (a Group without
+// successions or an ordered feed), and one that added one would fake it.
+// The library reaches an optional method only through the declaration
+// (store.SucceederOf and the others), so the methods of a capability st
+// lacks are never called; they answer storedriver.Unsupported (StoreID
+// "", FeedInOrder false), as the backend guide says a wrapper does.
 func countStore(st store.Store, n *storeCounts) store.Store {
-	c := &countingStore{st: st, n: n}
-	id, hasID := st.(store.Identifier)
-	ts, hasTime := st.(store.TimeSource)
-	switch {
-	case hasID && hasTime:
-		return countedBoth{c, id, countedTime{c, ts}}
-	case hasID:
-		return countedID{c, id}
-	case hasTime:
-		return countedClock{c, countedTime{c, ts}}
-	}
-	return c
-}
-
-// The wrappers of a store with optional interfaces: a countingStore with
-// the inner store's StoreID (not counted: it makes no call) and a counted
-// StoreTime.
-type (
-	countedID struct {
-		*countingStore
-		store.Identifier
-	}
-	countedClock struct {
-		*countingStore
-		countedTime
-	}
-	countedBoth struct {
-		*countingStore
-		store.Identifier
-		countedTime
-	}
-)
-
-// countedTime counts and forwards StoreTime.
-type countedTime struct {
-	c  *countingStore
-	ts store.TimeSource
-}
-
-func (t countedTime) StoreTime(ctx context.Context) (time.Time, error) {
-	t.c.read(0)
-	return t.ts.StoreTime(ctx)
+	return &countingStore{st: st, n: n}
 }
 
 var (
-	_ store.Store      = (*countingStore)(nil)
-	_ store.Identifier = countedID{}
-	_ store.TimeSource = countedClock{}
-	_ store.TimeSource = countedBoth{}
-	_ store.Identifier = countedBoth{}
+	_ store.Store       = (*countingStore)(nil)
+	_ store.Identifier  = (*countingStore)(nil)
+	_ store.TimeSource  = (*countingStore)(nil)
+	_ store.OrderedFeed = (*countingStore)(nil)
+	_ store.Succeeder   = (*countingStore)(nil)
 )
+
+// Capabilities forwards st's declaration.
+func (c *countingStore) Capabilities() store.Capabilities { return c.st.Capabilities() }
+
+// StoreID forwards st's (not counted: it makes no call).
+func (c *countingStore) StoreID() string {
+	if id, ok := store.IdentifierOf(c.st); ok {
+		return id.StoreID()
+	}
+	return ""
+}
+
+// StoreTime counts and forwards st's.
+func (c *countingStore) StoreTime(ctx context.Context) (time.Time, error) {
+	ts, ok := store.TimeSourceOf(c.st)
+	if !ok {
+		return time.Time{}, storedriver.Unsupported(store.CapStoreTime)
+	}
+	c.read(0)
+	return ts.StoreTime(ctx)
+}
+
+// FeedInOrder forwards st's (not counted: it makes no call).
+func (c *countingStore) FeedInOrder() bool { return store.OrderedFeedOf(c.st) }
+
+// HeldThrough counts and forwards st's.
+func (c *countingStore) HeldThrough(ctx context.Context, session, after string, limit int) ([]store.Record, error) {
+	h, ok := store.SucceederOf(c.st)
+	if !ok {
+		return nil, storedriver.Unsupported(store.CapSuccession)
+	}
+	c.read(0)
+	return h.HeldThrough(ctx, session, after, limit)
+}
+
+// Settle counts and forwards st's.
+func (c *countingStore) Settle(ctx context.Context, session string, limit int) (int, error) {
+	h, ok := store.SucceederOf(c.st)
+	if !ok {
+		return 0, storedriver.Unsupported(store.CapSuccession)
+	}
+	c.write(0)
+	return h.Settle(ctx, session, limit)
+}
 
 // countingStore counts and forwards the methods of store.Store.
 type countingStore struct {

@@ -51,7 +51,8 @@ func (c *logConfig) logger(w io.Writer) *slog.Logger {
 }
 
 // describeStore returns the store URL for a log line: url resolved as
-// openStore does (the environment, the default), an SQLite path made
+// openStore does (the environment, the default), a file path (a scheme
+// registered with storedriver.Scheme.Path: SQLite's) made
 // absolute (a relative default is a trap when two processes run from two
 // directories), and a password replaced by storeurl.Redacted.
 func describeStore(url string) string {
@@ -59,10 +60,9 @@ func describeStore(url string) string {
 	if err != nil {
 		return "(unreadable store URL)"
 	}
-	scheme, rest, ok := strings.Cut(url, ":")
-	switch strings.ToLower(scheme) {
-	case "sqlite", "sqlite3", "file":
-		if abs, err := filepath.Abs(rest); ok && err == nil {
+	if s, ok := storeurl.Lookup(url); ok && s.Path {
+		scheme, rest, _ := strings.Cut(url, ":")
+		if abs, err := filepath.Abs(rest); err == nil {
 			return scheme + ":" + abs
 		}
 	}

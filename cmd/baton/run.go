@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -302,7 +301,7 @@ func executeRun(ctx context.Context, e *env, c runConfig) int {
 	if e.open == nil {
 		// A store another process can open: a scheduled run's supervisor
 		// records its outcome itself (outcome.go), as resolved here.
-		if u, err := resolveStoreURL(c.storeURL); err == nil && !strings.HasPrefix(u, "mem:") {
+		if u, err := resolveStoreURL(c.storeURL); err == nil && !isInProcess(u) {
 			r.recordStore = u
 		}
 	}

@@ -13,7 +13,8 @@ import (
 	"github.com/batonhq/baton/store/storeurl"
 )
 
-// storeUsage is the --store flag's help text.
+// storeUsage is the --store flag's help text. It names the form of every
+// registered scheme (storeurl.Forms; TestStoreUsageNamesEveryScheme).
 const storeUsage = "store `URL`: sqlite:PATH (one host), postgres://USER@HOST/DB, etcd://HOST:PORT[,HOST:PORT], or mem: (in-process, for tests); " +
 	"default $BATON_STORE, else sqlite:baton.db. Keep a password out of it: PostgreSQL reads $PGPASSWORD and ~/.pgpass, or use --store-file"
 
@@ -138,10 +139,19 @@ func openError(url string, err error) error {
 }
 
 // isNetworked reports whether url names a store reached over the network
-// (PostgreSQL, etcd), whose unavailability may pass by itself.
+// (PostgreSQL, etcd: the scheme's registration says so), whose
+// unavailability may pass by itself.
 func isNetworked(url string) bool {
-	scheme, _, _ := strings.Cut(strings.ToLower(url), ":")
-	return scheme == "etcd" || scheme == "postgres" || scheme == "postgresql"
+	s, ok := storeurl.Lookup(url)
+	return ok && s.Networked
+}
+
+// isInProcess reports whether url names a store that lives in the
+// process that opens it (mem:: the scheme's registration says so), which
+// no other process can share.
+func isInProcess(url string) bool {
+	s, ok := storeurl.Lookup(url)
+	return ok && s.InProcess
 }
 
 // openReadStore opens url read-only (storeurl.OpenReadOnly): it never
@@ -163,10 +173,6 @@ func openReadStore(ctx context.Context, url string) (store.Store, error) {
 	return st, nil
 }
 
-// isEtcd reports whether url names an etcd cluster, whose unavailability
-// is usually a lost quorum.
-func isEtcd(url string) bool { return strings.HasPrefix(strings.ToLower(url), "etcd:") }
-
 // unavailable says what an unavailable store means for the election: no
 // write can commit, so no leader can renew or take over and nobody acts
 // until the store is back. The result wraps err.
@@ -174,9 +180,11 @@ func unavailable(url string, err error) error {
 	if url == "" {
 		url, _ = resolveStoreURL(url)
 	}
+	// What the scheme's registration says of its unavailability (etcd:
+	// usually a lost quorum).
 	hint := ""
-	if isEtcd(url) {
-		hint = " (no quorum?)"
+	if s, ok := storeurl.Lookup(url); ok && s.Hint != "" {
+		hint = " (" + s.Hint + ")"
 	}
 	return &unavailableError{fmt.Errorf("store unavailable: %s: %w%s: nobody can lead until it is back (degraded mode)", storeurl.Redact(url), err, hint), err}
 }

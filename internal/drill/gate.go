@@ -50,6 +50,11 @@ type gatedStore struct {
 	g *gate
 }
 
+// Capabilities declares none of the optional capabilities: the gate
+// forwards none of their methods (a drill node's Group takes names one at
+// a time, as it did before capabilities were declared).
+func (s *gatedStore) Capabilities() store.Capabilities { return 0 }
+
 func (s *gatedStore) Get(ctx context.Context, name string) (store.Record, error) {
 	if err := s.g.enter(); err != nil {
 		return store.Record{}, err

@@ -23,9 +23,8 @@ import (
 	"github.com/batonhq/baton/internal/vcluster"
 	"github.com/batonhq/baton/schedule"
 	"github.com/batonhq/baton/store"
-	"github.com/batonhq/baton/store/etcd"
-	"github.com/batonhq/baton/store/postgres"
 	"github.com/batonhq/baton/store/sqlite"
+	"github.com/batonhq/baton/store/storeurl"
 )
 
 // NodeMain is one node of a drill in process mode (Config.Procs): the
@@ -175,19 +174,20 @@ type procNode struct {
 	term *baton.Term
 }
 
-// isStoreURL reports whether --store names a network store.
+// isStoreURL reports whether --store names a network store: a URL
+// scheme://... whose scheme is registered as networked (etcd, PostgreSQL;
+// storeurl.Lookup).
 func isStoreURL(s string) bool {
-	return strings.HasPrefix(s, "etcd://") || strings.HasPrefix(s, "postgres://") || strings.HasPrefix(s, "postgresql://")
+	sch, ok := storeurl.Lookup(s)
+	_, rest, _ := strings.Cut(s, ":")
+	return ok && sch.Networked && strings.HasPrefix(rest, "//")
 }
 
 // openNodeStore opens the node's store: an SQLite file on the business
-// clock, or an etcd cluster or PostgreSQL server by URL.
+// clock, or a network store (an etcd cluster, a PostgreSQL server) by URL.
 func openNodeStore(ctx context.Context, s string, business func() time.Time) (store.Store, error) {
-	switch {
-	case strings.HasPrefix(s, "etcd://"):
-		return etcd.OpenURL(ctx, s)
-	case isStoreURL(s):
-		return postgres.Open(ctx, s)
+	if isStoreURL(s) {
+		return storeurl.Open(ctx, s)
 	}
 	return sqlite.Open(ctx, s, sqlite.WithTime(business))
 }

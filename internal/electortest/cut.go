@@ -31,6 +31,11 @@ type cuttable struct {
 
 func (c *cuttable) Cut(on bool) { c.cut.Store(on) }
 
+// Capabilities declares none of the optional capabilities: the wrapper
+// forwards none of their methods, so a Group on it takes names over one
+// at a time, with an unordered feed, whatever the inner store offers.
+func (c *cuttable) Capabilities() store.Capabilities { return 0 }
+
 func (c *cuttable) check() error {
 	if c.cut.Load() {
 		return fmt.Errorf("%w: cut off from the store by the test", store.ErrUnavailable)

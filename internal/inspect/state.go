@@ -159,7 +159,7 @@ func secs(f float64) time.Duration {
 // (store.TimeSource), else fallback (the local clock: the store's own for
 // SQLite, and the writers' for etcd, which stamps writes on the client).
 func StoreNow(ctx context.Context, st store.Store, fallback time.Time) (time.Time, error) {
-	if ts, ok := st.(store.TimeSource); ok {
+	if ts, ok := store.TimeSourceOf(st); ok {
 		return ts.StoreTime(ctx)
 	}
 	return fallback, nil

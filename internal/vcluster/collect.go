@@ -125,7 +125,7 @@ func (e *engine) applyCollect(n *node, inc int32, call any) {
 	case collectRead:
 		r.records, r.err = e.c.Store.GetMany(e.ctx, c.names)
 	case collectSettle:
-		h, ok := e.c.Store.(store.Succeeder)
+		h, ok := store.SucceederOf(e.c.Store)
 		if !ok {
 			break // nothing to settle: the store keeps no successions
 		}

@@ -520,7 +520,7 @@ func (e *engine) apply(n *node, inc int32, call any, latency time.Duration) {
 		b.swaps = append(b.swaps, r)
 	case election.List:
 		r := election.ListReply{Session: a.Session}
-		if h, ok := e.c.Store.(store.Succeeder); ok {
+		if h, ok := store.SucceederOf(e.c.Store); ok {
 			r.Records, r.Err = h.HeldThrough(e.ctx, a.Session, a.After, election.ListPage)
 		} else {
 			r.Err = fmt.Errorf("%w: the store keeps no successions", store.ErrInvalid)

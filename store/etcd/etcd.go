@@ -326,6 +326,12 @@ func (s *Store) Client() *clientv3.Client { return s.cli }
 // Prefix returns the key prefix the store uses.
 func (s *Store) Prefix() string { return s.cfg.prefix }
 
+// Capabilities implements store.Store: an identity, an ordered feed and
+// successions; no clock of its own (etcd's API carries no server time).
+func (s *Store) Capabilities() store.Capabilities {
+	return store.CapIdentity | store.CapOrderedFeed | store.CapSuccession
+}
+
 // Close releases the store. It closes the client if Open or OpenURL made
 // it. Change feeds close.
 func (s *Store) Close() error {

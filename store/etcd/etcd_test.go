@@ -87,16 +87,6 @@ func TestConformance(t *testing.T) {
 	})
 }
 
-// TestSuccessionConformance runs the succession cases against a real
-// member, each on its own prefix.
-func TestSuccessionConformance(t *testing.T) {
-	c := sharedCluster(t)
-	storetest.RunSuccession(t, func(t *testing.T) func() store.Store {
-		prefix := freshPrefix(t)
-		return func() store.Store { return openStore(t, c.Endpoints(), etcd.WithPrefix(prefix)) }
-	})
-}
-
 func TestParseURL(t *testing.T) {
 	tests := []struct {
 		url       string

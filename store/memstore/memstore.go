@@ -149,6 +149,17 @@ func New(opts ...Option) *Store {
 // faults set for node applied to every call.
 func (s *Store) Client(node string) store.Store { return &client{s: s, node: node} }
 
+// Capabilities implements store.Store: the store's own clock (its store
+// time, virtual in the simulator), an ordered feed and successions; no
+// identity (the store lives and dies with the process).
+func (s *Store) Capabilities() store.Capabilities { return capabilities }
+
+// Capabilities implements store.Store, as the Store's.
+func (c *client) Capabilities() store.Capabilities { return capabilities }
+
+// capabilities is what a memstore handle declares.
+const capabilities = store.CapStoreTime | store.CapOrderedFeed | store.CapSuccession
+
 // Close marks the store closed: later calls fail with store.ErrUnavailable.
 func (s *Store) Close() error {
 	s.mu.Lock()

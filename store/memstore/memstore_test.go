@@ -16,13 +16,6 @@ func TestConformance(t *testing.T) {
 	})
 }
 
-func TestSuccessionConformance(t *testing.T) {
-	storetest.RunSuccession(t, func(t *testing.T) func() store.Store {
-		s := memstore.New()
-		return func() store.Store { return s.Client("") }
-	})
-}
-
 func TestDamagedConformance(t *testing.T) {
 	storetest.RunDamaged(t, func(t *testing.T) (func() store.Store, storetest.Planter) {
 		s := memstore.New()

@@ -419,6 +419,10 @@ func parseURL(rawURL string) (connURL, schema string, err error) {
 	return u.String(), schema, nil
 }
 
+// Capabilities implements store.Store: every optional capability (the
+// server's clock_timestamp() is its clock).
+func (s *Store) Capabilities() store.Capabilities { return store.AllCapabilities }
+
 // Close closes the change feeds and the connection pool. It does not change any
 // record. Calls after Close fail with store.ErrUnavailable.
 func (s *Store) Close() error {

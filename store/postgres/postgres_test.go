@@ -54,14 +54,6 @@ func TestConformance(t *testing.T) {
 	})
 }
 
-func TestSuccessionConformance(t *testing.T) {
-	testenv.ParallelUnlessLong(t) // a fresh database per subtest
-	storetest.RunSuccession(t, func(t *testing.T) func() store.Store {
-		url := pgtest.Start(t)
-		return func() store.Store { return open(t, url) }
-	})
-}
-
 // The suite again, in a schema named by the URL.
 func TestConformanceOtherSchema(t *testing.T) {
 	testenv.ParallelUnlessLong(t) // a fresh database per subtest

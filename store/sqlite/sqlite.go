@@ -270,6 +270,13 @@ func newStore(db *sql.DB, abs string, cfg config, file fileID) *Store {
 	return s
 }
 
+// Capabilities implements store.Store: an identity, an ordered feed and
+// successions; no clock of its own (the store is on this host, whose
+// clock is the node's).
+func (s *Store) Capabilities() store.Capabilities {
+	return store.CapIdentity | store.CapOrderedFeed | store.CapSuccession
+}
+
 // Close closes the store's connections and ends its change feeds. It does not
 // change any record. Calls after Close fail with store.ErrUnavailable.
 func (s *Store) Close() error {

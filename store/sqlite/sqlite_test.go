@@ -56,8 +56,6 @@ func factory(t *testing.T) func() store.Store {
 
 func TestConformance(t *testing.T) { storetest.Run(t, factory) }
 
-func TestSuccessionConformance(t *testing.T) { storetest.RunSuccession(t, factory) }
-
 func TestOpenEmptyPath(t *testing.T) {
 	_, err := sqlite.Open(ctx(t), "")
 	if !errors.Is(err, store.ErrInvalid) || !strings.Contains(err.Error(), "empty path") {

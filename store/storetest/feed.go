@@ -116,7 +116,7 @@ func testWatchSessionRenewals(t *testing.T, open func() store.Store) {
 // of what it reported fails it (memstore's TestFeedInOrderSeesAFeedAhead).
 func testFeedInOrder(t *testing.T, open func() store.Store) {
 	s := open()
-	if o, ok := s.(store.OrderedFeed); !ok || !o.FeedInOrder() {
+	if !store.OrderedFeedOf(s) {
 		return
 	}
 	c, cancel := context.WithCancel(ctx(t))

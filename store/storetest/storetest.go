@@ -6,8 +6,11 @@
 // ledger writes, concurrency between handles, durability across reopening,
 // batched reads and swaps, the change feed, listing, session deletion and
 // suspension: the whole of store.Store, on every backend, with no part of
-// it skipped. It does not test the optional store.Identifier and
-// store.TimeSource (each backend's own tests do). RunDamaged checks what a
+// it skipped. It checks that the store's declaration of its optional
+// capabilities (Store.Capabilities) is true, and runs the cases of those
+// it declares: an ordered feed (FeedInOrder) and successions
+// (RunSuccession). It does not test what store.Identifier and
+// store.TimeSource return (each backend's own tests do). RunDamaged checks what a
 // backend does with data no baton writes, planted below the Store API by
 // the backend's own test.
 package storetest
@@ -18,6 +21,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/store/storedriver"
 )
 
 // Factory makes a fresh, empty store location for one test and returns a
@@ -27,12 +31,24 @@ import (
 type Factory func(t *testing.T) (open func() store.Store)
 
 // Run runs the conformance suite against the backend made by f: every
-// method of store.Store, none of them optional.
+// method of store.Store, none of them optional, the truth of the store's
+// declared capabilities (Capabilities: what it declares it implements,
+// and what it implements it declares), and the cases of the capabilities
+// it declares, successions' (RunSuccession, as the subtest Succession)
+// included.
 func Run(t *testing.T, f Factory) {
+	var declared store.Capabilities
 	tests := []struct {
 		name string
 		fn   func(t *testing.T, open func() store.Store)
 	}{
+		{"Capabilities", func(t *testing.T, open func() store.Store) {
+			s := open()
+			declared = s.Capabilities()
+			if err := storedriver.CheckCapabilities(ctx(t), s); err != nil {
+				t.Fatal(err)
+			}
+		}},
 		{"GetMissing", testGetMissing},
 		{"CreateAndConflict", testCreateAndConflict},
 		{"VersionChangesOnEveryWrite", testVersionChanges},
@@ -80,6 +96,9 @@ func Run(t *testing.T, f Factory) {
 				return s
 			})
 		})
+	}
+	if declared.Has(store.CapSuccession) {
+		t.Run("Succession", func(t *testing.T) { RunSuccession(t, f) })
 	}
 }
 

@@ -14,10 +14,10 @@ import (
 // testSuccessorRefused: a store never drops a successor silently (a
 // process would take a succession for granted that nobody else sees): one
 // that keeps no successions refuses it; a handle that only wraps one that
-// does (and does not say store.Succeeder itself) keeps it.
+// does (and does not declare store.CapSuccession itself) keeps it.
 func testSuccessorRefused(t *testing.T, open func() store.Store) {
 	s := open()
-	if _, ok := s.(store.Succeeder); ok {
+	if _, ok := store.SucceederOf(s); ok {
 		return // RunSuccession checks what such a store does
 	}
 	sess := mustSwap(t, s, store.Swap{Record: session("n1")})
@@ -50,7 +50,9 @@ func testSuccessorRefused(t *testing.T, open func() store.Store) {
 }
 
 // RunSuccession runs the conformance cases of store.Succeeder against the
-// backend made by f, whose stores must implement it.
+// backend made by f, whose stores must declare store.CapSuccession and
+// implement it. Run calls it for a backend that declares successions; a
+// backend's tests need not.
 func RunSuccession(t *testing.T, f Factory) {
 	tests := []struct {
 		name string
@@ -72,9 +74,10 @@ func RunSuccession(t *testing.T, f Factory) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := f(t)()
 			t.Cleanup(func() { s.Close() })
-			h, ok := s.(store.Succeeder)
+			h, ok := store.SucceederOf(s)
 			if !ok {
-				t.Fatalf("%T does not implement store.Succeeder", s)
+				_, has := s.(store.Succeeder)
+				t.Fatalf("%T does not keep successions: it declares %v (Capabilities), and implements store.Succeeder: %v", s, s.Capabilities(), has)
 			}
 			tc.fn(t, s, h)
 		})

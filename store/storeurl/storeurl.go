@@ -9,6 +9,13 @@
 //	postgres://USER@HOST/DB      PostgreSQL (also postgresql://); ?schema=NAME (default baton)
 //	etcd://HOST:PORT[,HOST:PORT]  an etcd cluster; ?prefix=/baton/ (the default)
 //	mem:                         an in-process store, gone when the process ends (tests)
+//
+// Each backend registers its scheme once (storedriver.Register, from its
+// own package); this package links the four shipped backends and reads
+// the registry for everything it knows of a URL: how to open it (Open),
+// how to write one (Forms), whether the store is networked or a local
+// file (Lookup). The baton command and the drill ask it, and know no
+// scheme themselves.
 package storeurl
 
 import (
@@ -18,10 +25,13 @@ import (
 	"strings"
 
 	"github.com/batonhq/baton/store"
-	"github.com/batonhq/baton/store/etcd"
-	"github.com/batonhq/baton/store/memstore"
-	"github.com/batonhq/baton/store/postgres"
-	"github.com/batonhq/baton/store/sqlite"
+	"github.com/batonhq/baton/store/storedriver"
+
+	// The shipped backends, linked for their schemes (storedriver.Register).
+	_ "github.com/batonhq/baton/store/etcd"
+	_ "github.com/batonhq/baton/store/memstore"
+	_ "github.com/batonhq/baton/store/postgres"
+	_ "github.com/batonhq/baton/store/sqlite"
 )
 
 // Default is the store URL used when none is given.
@@ -31,7 +41,33 @@ const Default = "sqlite:baton.db"
 // opposed to a store that could not be reached or read.
 var ErrURL = errors.New("bad store URL")
 
-const forms = "use sqlite:PATH, postgres://USER@HOST/DB, etcd://HOST:PORT[,HOST:PORT], or mem: for a throwaway in-process store"
+// Scheme is what a backend registered of a URL scheme.
+type Scheme = storedriver.Scheme
+
+// Lookup returns the registered scheme of rawURL (the text before its
+// first colon, whatever its case), if any.
+func Lookup(rawURL string) (Scheme, bool) { return storedriver.LookupScheme(rawURL) }
+
+// Forms returns how each registered scheme's URLs are written, by rank,
+// for a message: "sqlite:PATH, postgres://USER@HOST/DB,
+// etcd://HOST:PORT[,HOST:PORT], or mem: for a throwaway in-process store".
+func Forms() string {
+	var b strings.Builder
+	all := storedriver.Schemes()
+	for i, s := range all {
+		switch {
+		case i > 0 && i == len(all)-1:
+			b.WriteString(", or ")
+		case i > 0:
+			b.WriteString(", ")
+		}
+		b.WriteString(s.Form)
+		if s.Note != "" {
+			b.WriteString(" " + s.Note)
+		}
+	}
+	return b.String()
+}
 
 // Open opens the store named by rawURL, creating it (a file, a schema, a
 // schema version key) if it does not exist yet. No error it returns quotes
@@ -62,38 +98,17 @@ func OpenReadOnly(ctx context.Context, rawURL string) (store.Store, error) {
 
 func open(ctx context.Context, rawURL string, readOnly bool) (store.Store, error) {
 	shown := Redact(rawURL)
-	scheme, rest, ok := strings.Cut(rawURL, ":")
-	if !ok || scheme == "" {
-		return nil, fmt.Errorf("%w %q: no scheme; %s", ErrURL, shown, forms)
+	name, _, ok := strings.Cut(rawURL, ":")
+	if !ok || name == "" {
+		return nil, fmt.Errorf("%w %q: no scheme; use %s", ErrURL, shown, Forms())
 	}
-	switch strings.ToLower(scheme) {
-	case "mem":
-		if rest != "" {
-			return nil, fmt.Errorf("%w %q: mem: takes nothing after the colon", ErrURL, shown)
-		}
-		return memstore.Open(ctx)
-	case "sqlite", "sqlite3", "file":
-		if strings.HasPrefix(rest, "//") {
-			return nil, fmt.Errorf("%w %q: write sqlite:PATH (e.g. sqlite:/var/lib/baton.db), not sqlite://", ErrURL, shown)
-		}
-		if rest == "" {
-			return nil, fmt.Errorf("%w %q: no file path after sqlite:", ErrURL, shown)
-		}
-		if readOnly {
-			return sqlite.Open(ctx, rest, sqlite.WithReadOnly())
-		}
-		return sqlite.Open(ctx, rest)
-	case "etcd":
-		if readOnly {
-			return etcd.OpenURL(ctx, rawURL, etcd.WithReadOnly())
-		}
-		return etcd.OpenURL(ctx, rawURL)
-	case "postgres", "postgresql":
-		if readOnly {
-			return postgres.Open(ctx, rawURL, postgres.WithReadOnly())
-		}
-		return postgres.Open(ctx, rawURL)
-	default:
-		return nil, fmt.Errorf("%w %q: unknown scheme %q; %s", ErrURL, shown, scheme, forms)
+	sch, ok := Lookup(rawURL)
+	if !ok {
+		return nil, fmt.Errorf("%w %q: unknown scheme %q; use %s", ErrURL, shown, name, Forms())
 	}
+	st, err := sch.Open(ctx, rawURL, readOnly)
+	if ue, ok := errors.AsType[*storedriver.URLError](err); ok {
+		return nil, fmt.Errorf("%w %q: %s", ErrURL, shown, ue.Reason)
+	}
+	return st, err
 }

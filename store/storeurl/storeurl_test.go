@@ -72,3 +72,57 @@ func TestOpenReadOnly(t *testing.T) {
 		t.Errorf("a write through a read-only store: %v, want ErrInvalid", err)
 	}
 }
+
+// The messages of bad URLs, word for word: the schemes come from the
+// registry (each backend registers its own), and the messages are the
+// ones the baton command always printed.
+func TestBadURLMessages(t *testing.T) {
+	for _, tc := range []struct{ url, want string }{
+		{"", `bad store URL "": no scheme; use sqlite:PATH, postgres://USER@HOST/DB, etcd://HOST:PORT[,HOST:PORT], or mem: for a throwaway in-process store`},
+		{"baton.db", `bad store URL "baton.db": no scheme; use sqlite:PATH, postgres://USER@HOST/DB, etcd://HOST:PORT[,HOST:PORT], or mem: for a throwaway in-process store`},
+		{"mem:x", `bad store URL "mem:x": mem: takes nothing after the colon`},
+		{"MEM:x", `bad store URL "MEM:x": mem: takes nothing after the colon`},
+		{"sqlite:", `bad store URL "sqlite:": no file path after sqlite:`},
+		{"sqlite3:", `bad store URL "sqlite3:": no file path after sqlite:`},
+		{"file:", `bad store URL "file:": no file path after sqlite:`},
+		{"sqlite:///tmp/x.db", `bad store URL "sqlite:///tmp/x.db": write sqlite:PATH (e.g. sqlite:/var/lib/baton.db), not sqlite://`},
+		{"redis://localhost", `bad store URL "redis://localhost": unknown scheme "redis"; use sqlite:PATH, postgres://USER@HOST/DB, etcd://HOST:PORT[,HOST:PORT], or mem: for a throwaway in-process store`},
+		{"redis://u:pw@localhost", `bad store URL "redis://u:xxxxx@localhost": unknown scheme "redis"; use sqlite:PATH, postgres://USER@HOST/DB, etcd://HOST:PORT[,HOST:PORT], or mem: for a throwaway in-process store`},
+		{":x", `bad store URL ":x": no scheme; use sqlite:PATH, postgres://USER@HOST/DB, etcd://HOST:PORT[,HOST:PORT], or mem: for a throwaway in-process store`},
+		{"Sqlite://x", `bad store URL "Sqlite://x": write sqlite:PATH (e.g. sqlite:/var/lib/baton.db), not sqlite://`},
+	} {
+		_, err := storeurl.Open(t.Context(), tc.url)
+		if err == nil || err.Error() != tc.want || !errors.Is(err, storeurl.ErrURL) {
+			t.Errorf("Open(%q): %v\nwant %s", tc.url, err, tc.want)
+		}
+	}
+}
+
+// Every shipped backend registered its scheme, and Lookup finds each by
+// any of its names, whatever the case.
+func TestSchemesRegistered(t *testing.T) {
+	for _, tc := range []struct {
+		url       string
+		form      string
+		networked bool
+		path      bool
+	}{
+		{"sqlite:a.db", "sqlite:PATH", false, true},
+		{"SQLITE3:a.db", "sqlite:PATH", false, true},
+		{"file:a.db", "sqlite:PATH", false, true},
+		{"postgres://h/db", "postgres://USER@HOST/DB", true, false},
+		{"postgresql://h/db", "postgres://USER@HOST/DB", true, false},
+		{"etcd://h:2379", "etcd://HOST:PORT[,HOST:PORT]", true, false},
+		{"mem:", "mem:", false, false},
+	} {
+		s, ok := storeurl.Lookup(tc.url)
+		if !ok || s.Form != tc.form || s.Networked != tc.networked || s.Path != tc.path {
+			t.Errorf("Lookup(%q) = %+v, %v; want form %q, networked %v, path %v", tc.url, s, ok, tc.form, tc.networked, tc.path)
+		}
+	}
+	for _, u := range []string{"redis://h", "baton.db", ""} {
+		if s, ok := storeurl.Lookup(u); ok {
+			t.Errorf("Lookup(%q) = %+v, want none", u, s)
+		}
+	}
+}
