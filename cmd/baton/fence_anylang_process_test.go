@@ -391,6 +391,7 @@ func allLogs(nodes map[string]*fenceNode) string {
 // A Go writer (pgfence.Check) and a psql writer on one name: a stale
 // token from either is refused by the other's fence.
 func TestProcessFenceGoAndPsql(t *testing.T) {
+	testenv.ParallelUnlessLong(t) // its own store, files and processes
 	if _, err := exec.LookPath("psql"); err != nil {
 		testenv.Require(t, pgtest.Component, "psql is not on PATH (install postgresql-client)")
 	}
