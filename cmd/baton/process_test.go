@@ -43,10 +43,14 @@ func TestMain(m *testing.M) {
 	}
 	// The parallel tests (real processes, browsers, benchmarks of seconds)
 	// mostly wait: eight at a time in a developer's run (the package alone
-	// used 71 s of CPU in 172 s, four at a time); in CI, under the race
-	// detector, one per CPU.
+	// used 71 s of CPU in 172 s, four at a time), four under the race
+	// detector; in CI, under the race detector, one per CPU.
 	if !testenv.Long() {
-		testenv.DefaultParallel(8)
+		n := 8
+		if raceEnabled {
+			n = 4
+		}
+		testenv.DefaultParallel(n)
 	}
 	pgtest.Main(m)
 }
