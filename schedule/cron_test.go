@@ -12,6 +12,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/internal/testenv"
 	"github.com/batonhq/baton/schedule"
 	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/store/memstore"
@@ -172,9 +173,17 @@ func (c skewed) NewTimer(d time.Duration) baton.Timer {
 
 // A Runner driven across both of 2026's changes in Paris on virtual time
 // runs a daily job once per local day and an hourly job 23 and 25 times on
-// the days of the changes.
+// the days of the changes. As in TestRetentionByAge, the leader renews
+// its lease every 20 minutes by default (renewals are not what this
+// measures; every 10s is 52,000 wake-ups over the three days of both
+// jobs), and every 10 seconds with testenv.Long (CI).
 func TestRunnerAcrossDaylightSavingChanges(t *testing.T) {
 	paris := loadLoc(t, "Europe/Paris")
+	lease, renew := time.Hour, 20*time.Minute
+	if testenv.Long() {
+		lease, renew = 30*time.Second, 10*time.Second
+	}
+	t.Logf("lease %v, renewed every %v", lease, renew)
 	for _, tc := range []struct {
 		start           string
 		days            []string
@@ -195,8 +204,8 @@ func TestRunnerAcrossDaylightSavingChanges(t *testing.T) {
 					{Name: "daily", Schedule: cronIn(t, "30 2 * * *", paris)},
 					{Name: "hourly", Schedule: cronIn(t, "0 * * * *", paris)},
 				} {
-					el, err := baton.New(ms, job.Name, baton.WithNode("a"), baton.WithLease(30*time.Second),
-						baton.WithRenew(10*time.Second), baton.WithClockMargin(time.Second), baton.WithPoll(10*time.Second))
+					el, err := baton.New(ms, job.Name, baton.WithNode("a"), baton.WithLease(lease),
+						baton.WithRenew(renew), baton.WithClockMargin(time.Second), baton.WithPoll(10*time.Second))
 					if err != nil {
 						t.Fatal(err)
 					}

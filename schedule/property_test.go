@@ -11,6 +11,7 @@ import (
 
 	"pgregory.net/rapid"
 
+	"github.com/batonhq/baton/internal/testenv"
 	"github.com/batonhq/baton/schedule"
 	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/store/memstore"
@@ -35,8 +36,11 @@ type fault struct {
 // completion (or one whose reply was lost), no completion is accepted once a newer attempt started, and
 // the attempts of a period start in token order. Liveness: every period due from the job's registration to
 // shortly before the end is done (catch-up policy all, no window).
+//
+// A short run (not CI, no BATON_LONG=1) runs 25 of rapid's draws
+// (testenv.Draws); CI runs every one.
 func TestPropertyAtMostOneDonePerPeriod(t *testing.T) {
-	rapid.Check(t, func(rt *rapid.T) {
+	rapid.Check(t, testenv.NewDraws(t, 25).Prop(func(rt *rapid.T) {
 		const nodes = 3
 		// rapid draws the shape of the run; the timings come from a seed
 		// it draws, uniformly, because rapid's own integers lean towards
@@ -73,7 +77,7 @@ func TestPropertyAtMostOneDonePerPeriod(t *testing.T) {
 		for _, v := range violations {
 			rt.Error(v)
 		}
-	})
+	}))
 }
 
 func scenario(t *testing.T, faults []fault, runFor []time.Duration, blind []bool) (violations []string) {

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/batonhq/baton/internal/testenv"
 )
 
 // The net drill's flags: every misuse is a one-line usage error (exit 2)
@@ -39,6 +41,7 @@ func TestDrillNetUsage(t *testing.T) {
 // drill --dir makes a missing directory (0700) and keeps its files there; a
 // --dir that cannot be one is a one-line usage error naming the fix.
 func TestDrillDirCreated(t *testing.T) {
+	testenv.ParallelUnlessLong(t) // its own store, files and processes
 	dir := filepath.Join(t.TempDir(), "new", "drill")
 	code, _, stderr := runBaton(t, "drill", "--dir", dir, "--fault", "crash")
 	if code != exitOK {

@@ -18,6 +18,7 @@ import (
 	"github.com/batonhq/baton/fence"
 	"github.com/batonhq/baton/fence/pgfence"
 	"github.com/batonhq/baton/internal/pgtest"
+	"github.com/batonhq/baton/internal/testenv"
 )
 
 // withPassword returns the pgtest URL u with a password in it (the test
@@ -34,6 +35,7 @@ func withPassword(t *testing.T, u string) string {
 }
 
 func TestFenceInstall(t *testing.T) {
+	testenv.ParallelUnlessLong(t) // its own store and files
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	db := withPassword(t, pgtest.Start(t))

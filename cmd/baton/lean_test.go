@@ -4,6 +4,8 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/batonhq/baton/internal/testenv"
 )
 
 // labPackages are the module paths the operator's binary must not link:
@@ -45,6 +47,7 @@ func labLinked(deps []string) []string {
 // build) links neither the etcd server, raft nor porcupine. The lab build
 // does, which shows the check sees them when they are there.
 func TestOperatorBinaryLinksNoLab(t *testing.T) {
+	testenv.ParallelUnlessLong(t) // two go list runs, nothing shared
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Fatalf("the go command is not on PATH: %v", err)
 	}

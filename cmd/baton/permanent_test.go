@@ -11,6 +11,7 @@ import (
 
 	"github.com/batonhq/baton/internal/etcdtest"
 	"github.com/batonhq/baton/internal/pgtest"
+	"github.com/batonhq/baton/internal/testenv"
 	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/store/storeurl"
 )
@@ -40,6 +41,7 @@ func TestStoreFloorAboveMaximum(t *testing.T) {
 // no retry loop. The renew interval is 10s: the process must end well
 // within it.
 func TestRunTokenLimitEnds(t *testing.T) {
+	testenv.ParallelUnlessLong(t) // its own store and files
 	for _, b := range []struct {
 		name string
 		url  func(t *testing.T) (string, *env)

@@ -101,6 +101,15 @@ func TestReadmeCommands(t *testing.T) {
 		return string(out)
 	}
 
+	// The drill, which only computes (its stores in a temporary directory
+	// of its own), runs beside the quickstart, which mostly waits (a 10s
+	// period, a 15s lease): one after the other they took a minute.
+	type drillResult struct {
+		out  string
+		err  error
+		took time.Duration
+	}
+	var drillDone chan drillResult
 	var terminals []string
 	for _, cmd := range cmds {
 		if why, ok := readmeSkipped[cmd]; ok {
@@ -110,12 +119,12 @@ func TestReadmeCommands(t *testing.T) {
 		switch cmd {
 		case "go run ./cmd/baton drill":
 			// baton on PATH: go run would compile it a second time.
-			out := run("baton drill")
-			for _, fault := range []string{"unreachable", "pause", "pause-before-effect", "crash", "drift"} {
-				if !strings.Contains(out, fault+": what each column lost and doubled") {
-					t.Errorf("the drill did not report the fault %s", fault)
-				}
-			}
+			drillDone = make(chan drillResult, 1)
+			go func() {
+				start := time.Now()
+				out, err := sh("baton drill").CombinedOutput()
+				drillDone <- drillResult{string(out), err, time.Since(start)}
+			}()
 		case "baton version":
 			if out := run(cmd); !strings.Contains(out, "go1") {
 				t.Errorf("baton version names no Go version: %q", out)
@@ -135,6 +144,23 @@ func TestReadmeCommands(t *testing.T) {
 	}
 	if len(terminals) != 2 || !contains(cmds, readmeStatus) || !contains(cmds, readmeRuns) {
 		t.Fatalf("README.md's quickstart is no longer two terminals running %q and a third running %q and %q", readmeRun, readmeStatus, readmeRuns)
+	}
+	if drillDone != nil {
+		// Checked however the quickstart ends; its process ends with the
+		// test's temporary directory otherwise.
+		defer func() {
+			d := <-drillDone
+			t.Logf("$ baton drill  (%v)\n%s", d.took.Round(time.Millisecond), d.out)
+			if d.err != nil {
+				t.Errorf("baton drill: %v", d.err)
+				return
+			}
+			for _, fault := range []string{"unreachable", "pause", "pause-before-effect", "crash", "drift"} {
+				if !strings.Contains(d.out, fault+": what each column lost and doubled") {
+					t.Errorf("the drill did not report the fault %s", fault)
+				}
+			}
+		}()
 	}
 	if t.Failed() {
 		return

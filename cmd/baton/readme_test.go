@@ -4,11 +4,14 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/batonhq/baton/internal/testenv"
 )
 
 // The README shows a drill table; the drill is exact and repeatable, so
 // the table must be what the command prints today.
 func TestReadmeDrillTable(t *testing.T) {
+	testenv.ParallelUnlessLong(t) // its own drill, in-process
 	readme, err := os.ReadFile("../../README.md")
 	if err != nil {
 		t.Fatal(err)

@@ -11,6 +11,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/batonhq/baton/internal/testenv"
 )
 
 // The root go.mod has no replace directive: 'go install
@@ -42,6 +44,8 @@ func TestReleaseBinaryAndImage(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skipf("the release image is linux; this is %s", runtime.GOOS)
 	}
+	// Its own directory and build: beside the tests that mostly wait.
+	testenv.ParallelUnlessLong(t)
 	cf, err := os.ReadFile("../../Containerfile")
 	if err != nil {
 		t.Fatal(err)

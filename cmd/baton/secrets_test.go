@@ -11,6 +11,7 @@ import (
 
 	"github.com/batonhq/baton/internal/pgtest"
 	"github.com/batonhq/baton/internal/sqlitetest"
+	"github.com/batonhq/baton/internal/testenv"
 )
 
 // secret is the password of every store URL in these tests.
@@ -162,6 +163,7 @@ func TestRunBounds(t *testing.T) {
 // baton run on a store with a corrupt ledger page exits 1 at once with one
 // line naming the store and the problem, and runs nothing.
 func TestRunCorruptStore(t *testing.T) {
+	testenv.ParallelUnlessLong(t) // its own store and files
 	dir := t.TempDir()
 	path := filepath.Join(dir, "baton.db")
 	sqlitetest.CorruptLedger(t, path, "billing")

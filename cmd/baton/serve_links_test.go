@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http/httptest"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -32,8 +33,17 @@ func clickThrough(t *testing.T, ctx context.Context, base string, limit int, nam
 	click := func(sel, name, key, want string) {
 		t.Helper()
 		href := eval[string](t, ctx, fmt.Sprintf(`document.querySelector(%q).getAttribute("href")`, sel))
-		if err := chromedp.Do(ctx, chromedp.Click(sel)); err != nil {
-			t.Fatalf("clicking %s (href %q): %v", sel, href, err)
+		// The page's refresh (every second) replaces the table and the
+		// pager: a node found just before it is gone when clicked. Find
+		// it again, a few times.
+		for try := 1; ; try++ {
+			err := chromedp.Do(ctx, chromedp.Click(sel))
+			if err == nil {
+				break
+			}
+			if try == 5 || !strings.Contains(err.Error(), "Could not find node with given id") {
+				t.Fatalf("clicking %s (href %q): %v", sel, href, err)
+			}
 		}
 		cond := fmt.Sprintf(`document.querySelector("section.job")?.dataset.name === %q && new URLSearchParams(location.search).get(%q) === %q`, name, key, want)
 		// The click navigates: an evaluation meanwhile may find no page

@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/batonhq/baton/internal/testenv"
 )
 
 // procStat returns pid's state letter and parent from /proc, or "" once
@@ -38,6 +40,7 @@ func TestProcessRunSupervisorKilled(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts real processes")
 	}
+	testenv.ParallelUnlessLong(t) // its own store and files
 	db := "sqlite:" + filepath.Join(t.TempDir(), "b.db")
 	cmd := exec.Command(os.Args[0], "run", "--once", "--store", db, "J", "--", "sh", "-c",
 		`(setsid sh -c 'echo $$; exec sleep 300' &); exec sleep 300`)

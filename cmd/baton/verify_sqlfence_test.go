@@ -14,6 +14,7 @@ import (
 	"github.com/batonhq/baton/fence/pgfence"
 	"github.com/batonhq/baton/internal/history"
 	"github.com/batonhq/baton/internal/pgtest"
+	"github.com/batonhq/baton/internal/testenv"
 	"github.com/batonhq/baton/schedule"
 	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/store/storeurl"
@@ -28,6 +29,7 @@ import (
 // accepted once is exactly once, and one accepted a second time, by
 // another token, is named.
 func TestVerifySQLFenceLog(t *testing.T) {
+	testenv.ParallelUnlessLong(t) // its own store and files
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	db := pgtest.Start(t)

@@ -480,6 +480,7 @@ func TestVerifyCatchesDoubleRun(t *testing.T) {
 // stale write refused; the plain column, which writes without the fence
 // (so logs nothing), has every period lost.
 func TestVerifyDrillFiles(t *testing.T) {
+	testenv.ParallelUnlessLong(t) // its own store, files and processes
 	dir := t.TempDir()
 	if code, _, stderr := runBaton(t, "drill", "--dir", dir, "--fault", "pause-before-effect"); code != 0 {
 		t.Fatalf("drill: exit %d\n%s", code, stderr)
@@ -530,6 +531,7 @@ func sqliteResource(t *testing.T, dir string) (path, dsn string, res *sql.DB, d 
 // (issue 42: verify read it as token 0) makes verify fail in one line
 // naming the row, and judges nothing.
 func TestVerifyFenceLogCorruptRow(t *testing.T) {
+	testenv.ParallelUnlessLong(t) // its own store, files and processes
 	dir := t.TempDir()
 	if code, _, stderr := runBaton(t, "drill", "--dir", dir, "--fault", "pause-before-effect"); code != 0 {
 		t.Fatalf("drill: exit %d\n%s", code, stderr)

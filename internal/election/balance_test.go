@@ -8,6 +8,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/batonhq/baton/internal/election"
+	"github.com/batonhq/baton/internal/testenv"
 	"github.com/batonhq/baton/store/memstore"
 )
 
@@ -117,8 +118,11 @@ const settle = 4 * pLease
 // join and each ends with its share; one leaves (gives every name up) and
 // the two left share again. Tokens rise and no name has two valid
 // holders at any step (gworld.check).
+//
+// A short run (not CI, no BATON_LONG=1) runs 25 of rapid's draws
+// (testenv.Draws): each takes a quarter of a second of CPU.
 func TestBalancedGroupsShareTheNames(t *testing.T) {
-	rapid.Check(t, func(t *rapid.T) {
+	rapid.Check(t, testenv.NewDraws(t, 25).Prop(func(t *rapid.T) {
 		w := balanceWorld(t, rapid.IntRange(7, 40).Draw(t, "names"))
 		a := w.join("a", false)
 		w.run(pLease)
@@ -148,7 +152,7 @@ func TestBalancedGroupsShareTheNames(t *testing.T) {
 		if err := w.balanced(live); err != nil {
 			t.Fatalf("after %s left: %v", leaver.id, err)
 		}
-	})
+	}))
 }
 
 // leaveMoves runs three balanced nodes until they share the names; then
@@ -199,12 +203,14 @@ const leaveMovesMax = 6
 // With -v it logs how many draws moved how many names (BENCHMARKS.md:
 // -rapid.checks=1000). Under the race detector it runs 20 draws, not
 // every one rapid asks for: 100 took 42 s there, and in CI that slowed
-// other packages' tests that measure real time.
+// other packages' tests that measure real time. A short run (not CI, no
+// BATON_LONG=1) runs 20 too (testenv.Draws): 100 took 46 s beside the
+// rest of the suite.
 func TestBalancedLeaveMovesFewNamesTwice(t *testing.T) {
 	t.Parallel()
 	draws := map[int]int{} // names moved twice: draws (rapid runs them one by one)
 	ran := 0
-	rapid.Check(t, func(t *rapid.T) {
+	rapid.Check(t, testenv.NewDraws(t, 20).Prop(func(t *rapid.T) {
 		if raceEnabled && ran == 20 {
 			return
 		}
@@ -214,7 +220,7 @@ func TestBalancedLeaveMovesFewNamesTwice(t *testing.T) {
 		if moves > leaveMovesMax {
 			t.Fatalf("%d of %d names moved twice after a leave (a survivor paused %v), want at most %d", moves, names, pause, leaveMovesMax)
 		}
-	})
+	}))
 	t.Logf("names moved twice: draws %v", draws)
 }
 
@@ -237,9 +243,10 @@ func TestLeaveCheckCatchesNoSplit(t *testing.T) {
 }
 
 // The check above is not vacuous: without pulls (the NoPull mutation) the
-// first node keeps every name and the joiners get none.
+// first node keeps every name and the joiners get none. A short run
+// runs 25 of rapid's draws (testenv.Draws).
 func TestBalanceCheckCatchesNoPull(t *testing.T) {
-	rapid.Check(t, func(t *rapid.T) {
+	rapid.Check(t, testenv.NewDraws(t, 25).Prop(func(t *rapid.T) {
 		w := balanceWorld(t, rapid.IntRange(4, 40).Draw(t, "names"))
 		a := w.join("a", true)
 		w.run(pLease)
@@ -248,5 +255,5 @@ func TestBalanceCheckCatchesNoPull(t *testing.T) {
 		if err := w.balanced([]*gnode{a, b}); err == nil {
 			t.Fatal("two nodes without pulls found balanced")
 		}
-	})
+	}))
 }
