@@ -3,7 +3,7 @@ package schedule_test
 import (
 	"context"
 	"errors"
-	"github.com/batonhq/baton/internal/testutil"
+	"github.com/batonhq/baton/internal/testenv"
 	"log/slog"
 	"strings"
 	"sync"
@@ -27,7 +27,7 @@ func (c *skewedClock) Now() time.Time                       { return time.Now().
 func (c *skewedClock) NewTimer(d time.Duration) baton.Timer { return baton.RealClock{}.NewTimer(d) }
 
 // syncBuffer is a log destination safe for concurrent writers.
-type syncBuffer = testutil.Buffer
+type syncBuffer = testenv.Buffer
 
 // clockObserver is a schedule.ClockObserver that keeps what the clock
 // guard told it.

@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/batonhq/baton/internal/bound"
-	"github.com/batonhq/baton/internal/model"
+	"github.com/batonhq/baton/internal/lab/model"
 )
 
 func calcSubcommands() []command {

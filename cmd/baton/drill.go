@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/batonhq/baton/internal/drill"
+	"github.com/batonhq/baton/internal/lab/drill"
 )
 
 const drillAbout = `Runs the lesson's experiment on baton's real code: the election state

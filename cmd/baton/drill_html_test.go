@@ -15,13 +15,13 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/batonhq/baton/internal/browsertest"
-	"github.com/batonhq/baton/internal/drill"
+	"github.com/batonhq/baton/internal/lab/drill"
 )
 
 // 'baton drill --html' opens in headless Chromium with one timeline per
 // column and fault, each with a row per node and one for the batches, and
 // the numbers in its tables are the ones 'baton drill --json' prints.
-// Its batches are of 200 invoice lines, as in internal/drill's tests (the
+// Its batches are of 200 invoice lines, as in internal/lab/drill's tests (the
 // same report at a fraction of the SQLite work: the lesson's 4,000 took
 // 35 s of the package's time under load), unless the screenshots are
 // kept ($BATON_SCREENSHOTS): the README's image is of the lesson's drill.

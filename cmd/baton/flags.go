@@ -10,7 +10,7 @@ import (
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/internal/bound"
-	"github.com/batonhq/baton/internal/model"
+	"github.com/batonhq/baton/internal/lab/model"
 	"github.com/batonhq/baton/store"
 )
 

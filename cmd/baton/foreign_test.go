@@ -15,7 +15,6 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/batonhq/baton/internal/pgtest"
-	"github.com/batonhq/baton/internal/testutil"
 )
 
 // writers are the commands that write to a store, with the arguments they
@@ -56,7 +55,7 @@ func TestWritersRefuseForeignDatabase(t *testing.T) {
 		t.Fatal(err)
 	}
 	db.Close()
-	before := testutil.Files(t, dir)
+	before := testenv.Files(t, dir)
 	for _, w := range writers {
 		args := withStore(w, "sqlite:app.db")
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -68,7 +67,7 @@ func TestWritersRefuseForeignDatabase(t *testing.T) {
 			t.Errorf("%v on a foreign database: exit %d, stderr %q", args, code, errOut)
 		}
 	}
-	testutil.SameFiles(t, "foreign database after the writers", before, testutil.Files(t, dir))
+	testenv.SameFiles(t, "foreign database after the writers", before, testenv.Files(t, dir))
 
 	if err := os.WriteFile(filepath.Join(dir, "empty.db"), nil, 0o600); err != nil {
 		t.Fatal(err)

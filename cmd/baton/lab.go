@@ -2,7 +2,7 @@
 
 package main
 
-import "github.com/batonhq/baton/internal/drill/netdrill"
+import "github.com/batonhq/baton/internal/lab/drill/netdrill"
 
 // The lab build (go build -tags lab ./cmd/baton): 'baton drill --net'
 // on test hosts in network namespaces, with an embedded etcd cluster and

@@ -9,7 +9,7 @@ import (
 	"io"
 	"strconv"
 
-	"github.com/batonhq/baton/internal/model"
+	"github.com/batonhq/baton/internal/lab/model"
 )
 
 // modelSubcommands are the subcommands of "baton model", in help order.

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/batonhq/baton/internal/model"
+	"github.com/batonhq/baton/internal/lab/model"
 )
 
 // scanMeasures are the model's measures that 'model scan --svg' plots,

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/batonhq/baton/internal/model"
+	"github.com/batonhq/baton/internal/lab/model"
 )
 
 // 'model scan --svg' plots every run of the scan: a well-formed SVG with a

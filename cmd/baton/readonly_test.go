@@ -11,7 +11,7 @@ import (
 
 	_ "modernc.org/sqlite"
 
-	"github.com/batonhq/baton/internal/testutil"
+	"github.com/batonhq/baton/internal/testenv"
 	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/store/sqlite"
 )
@@ -31,7 +31,7 @@ func TestReadCommandsNeverWrite(t *testing.T) {
 			t.Errorf("%v on a missing store: exit %d, stdout %q, stderr %q; want exit 1 and %q", args, code, out, errOut, want)
 		}
 	}
-	if sums := testutil.Files(t, dir); len(sums) != 0 {
+	if sums := testenv.Files(t, dir); len(sums) != 0 {
 		t.Fatalf("files created by read commands: %v", sums)
 	}
 
@@ -43,14 +43,14 @@ func TestReadCommandsNeverWrite(t *testing.T) {
 		t.Fatal(err)
 	}
 	db.Close()
-	before := testutil.Files(t, dir)
+	before := testenv.Files(t, dir)
 	for _, args := range reads {
 		code, _, errOut := runBaton(t, append(args, "--store", "sqlite:app.db")...)
 		if code == exitOK || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, "not a baton store") {
 			t.Errorf("%v on a foreign database: exit %d, stderr %q", args, code, errOut)
 		}
 	}
-	testutil.SameFiles(t, "foreign database after read commands", before, testutil.Files(t, dir))
+	testenv.SameFiles(t, "foreign database after read commands", before, testenv.Files(t, dir))
 
 	// A real store, closed, made read-only: status reads it and nothing
 	// changes, not even a -wal or -shm file appears.
@@ -66,7 +66,7 @@ func TestReadCommandsNeverWrite(t *testing.T) {
 	if err := os.Chmod(path, 0o444); err != nil {
 		t.Fatal(err)
 	}
-	before = testutil.Files(t, dir)
+	before = testenv.Files(t, dir)
 	code, out, errOut := runBaton(t, "status", "--store", "sqlite:"+path, "billing")
 	if code != exitOK || !strings.Contains(out, "holder:    a (incarnation a-1)") {
 		t.Errorf("status on a 0444 store: exit %d\n%s%s", code, out, errOut)
@@ -76,5 +76,5 @@ func TestReadCommandsNeverWrite(t *testing.T) {
 			t.Errorf("%v on a 0444 store: exit %d\n%s%s", args, code, out, errOut)
 		}
 	}
-	testutil.SameFiles(t, "read-only store after read commands", before, testutil.Files(t, dir))
+	testenv.SameFiles(t, "read-only store after read commands", before, testenv.Files(t, dir))
 }

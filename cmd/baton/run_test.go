@@ -14,8 +14,6 @@ import (
 
 	"github.com/batonhq/baton/internal/testenv"
 
-	"github.com/batonhq/baton/internal/testutil"
-
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/schedule"
 	"github.com/batonhq/baton/store"
@@ -25,7 +23,7 @@ import (
 // syncBuffer is a bytes.Buffer safe for a command writing while the test
 // reads.
 // syncBuffer is a log destination safe for concurrent writers.
-type syncBuffer = testutil.Buffer
+type syncBuffer = testenv.Buffer
 
 // shared returns an env whose every store URL opens the same in-memory
 // store, and that store.

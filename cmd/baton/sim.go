@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/batonhq/baton/internal/bound"
-	"github.com/batonhq/baton/internal/sim"
+	"github.com/batonhq/baton/internal/lab/sim"
 )
 
 const simAbout = `Runs the real election machine, the real scheduler machine (the work loop

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton/internal/election"
-	"github.com/batonhq/baton/internal/scenario"
+	"github.com/batonhq/baton/internal/lab/scenario"
 	"github.com/batonhq/baton/store"
 )
 

@@ -31,7 +31,7 @@
 //     schedule.Runner, built from the public options, for "baton run" and
 //     library users, and used directly, with the drill-only settings
 //     below, by every node process of "baton drill --procs";
-//   - internal/vcluster (virtual time, store replies after a latency,
+//   - internal/lab/vcluster (virtual time, store replies after a latency,
 //     faults at exact instants): "baton sim" and the in-process "baton
 //     drill".
 //

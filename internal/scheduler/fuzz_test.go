@@ -8,8 +8,8 @@ import (
 
 	"pgregory.net/rapid"
 
+	"github.com/batonhq/baton/internal/lab/vcluster"
 	"github.com/batonhq/baton/internal/scheduler"
-	"github.com/batonhq/baton/internal/vcluster"
 	"github.com/batonhq/baton/schedule"
 	"github.com/batonhq/baton/store/memstore"
 )

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/batonhq/baton/internal/scenario"
+	"github.com/batonhq/baton/internal/lab/scenario"
 	"github.com/batonhq/baton/internal/scheduler"
 	"github.com/batonhq/baton/store"
 )

@@ -7,7 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/batonhq/baton/internal/testutil"
+	"github.com/batonhq/baton/internal/testenv"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -70,7 +70,7 @@ func TestMain(m *testing.M) {
 }
 
 // syncBuffer is a log destination safe for concurrent writers.
-type syncBuffer = testutil.Buffer
+type syncBuffer = testenv.Buffer
 
 func TestStatus(t *testing.T) {
 	tests := []struct {

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/batonhq/baton/internal/testutil"
+	"github.com/batonhq/baton/internal/testenv"
 	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/store/sqlite"
 )
@@ -21,7 +21,7 @@ func TestOpenReadOnlyMissing(t *testing.T) {
 	if !errors.Is(err, store.ErrNotFound) || err.Error() != "no baton store at "+path {
 		t.Fatalf("OpenReadOnly of a missing file: %v", err)
 	}
-	testutil.SameFiles(t, "OpenReadOnly of a missing file", nil, testutil.Files(t, dir))
+	testenv.SameFiles(t, "OpenReadOnly of a missing file", nil, testenv.Files(t, dir))
 }
 
 func TestOpenReadOnlyRefusesForeignFiles(t *testing.T) {
@@ -41,14 +41,14 @@ func TestOpenReadOnlyRefusesForeignFiles(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "empty.db"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	before := testutil.Files(t, dir)
+	before := testenv.Files(t, dir)
 	for _, name := range []string{"app.db", "notes.txt", "empty.db"} {
 		_, err := sqlite.Open(ctx(t), filepath.Join(dir, name), sqlite.WithReadOnly())
 		if !errors.Is(err, store.ErrSchema) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("OpenReadOnly(%s) = %v, want one line wrapping ErrSchema", name, err)
 		}
 	}
-	testutil.SameFiles(t, "after read-only opens of foreign files", before, testutil.Files(t, dir))
+	testenv.SameFiles(t, "after read-only opens of foreign files", before, testenv.Files(t, dir))
 }
 
 func TestOpenReadOnlyStore(t *testing.T) {
@@ -84,7 +84,7 @@ func TestOpenReadOnlyStore(t *testing.T) {
 	if err := os.Chmod(path, 0o444); err != nil {
 		t.Fatal(err)
 	}
-	before := testutil.Files(t, dir)
+	before := testenv.Files(t, dir)
 	ro, err = sqlite.Open(ctx(t), path, sqlite.WithReadOnly())
 	if err != nil {
 		t.Fatalf("OpenReadOnly of a 0444 store: %v", err)
@@ -96,7 +96,7 @@ func TestOpenReadOnlyStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	ro.Close()
-	testutil.SameFiles(t, "after reading a closed 0444 store", before, testutil.Files(t, dir))
+	testenv.SameFiles(t, "after reading a closed 0444 store", before, testenv.Files(t, dir))
 }
 
 // A version 1 store is read as it is by a read-only opener and upgraded in

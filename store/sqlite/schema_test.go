@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/batonhq/baton/internal/testutil"
+	"github.com/batonhq/baton/internal/testenv"
 	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/store/sqlite"
 )
@@ -94,7 +94,7 @@ func schemaOf(t *testing.T, path string) int64 {
 func TestSchemaVersion2Upgrade(t *testing.T) {
 	path := v2Store(t)
 
-	before := testutil.Files(t, filepath.Dir(path))
+	before := testenv.Files(t, filepath.Dir(path))
 	ro, err := sqlite.Open(ctx(t), path, sqlite.WithReadOnly())
 	if err != nil {
 		t.Fatal(err)
@@ -105,7 +105,7 @@ func TestSchemaVersion2Upgrade(t *testing.T) {
 		t.Errorf("GetMany on a read-only version 2 store = %+v, %v", res, err)
 	}
 	ro.Close()
-	testutil.SameFiles(t, "after reading a version 2 store", before, testutil.Files(t, filepath.Dir(path)))
+	testenv.SameFiles(t, "after reading a version 2 store", before, testenv.Files(t, filepath.Dir(path)))
 
 	s := open(t, path)
 	if v := schemaOf(t, path); v != sqlite.SchemaVersion {
@@ -188,7 +188,7 @@ func logSeqs(t *testing.T, path string) (logSeq, maxSeq map[string]uint64) {
 func TestSchemaVersion5Upgrade(t *testing.T) {
 	path := scriptStore(t, "schema-v5.sql")
 
-	before := testutil.Files(t, filepath.Dir(path))
+	before := testenv.Files(t, filepath.Dir(path))
 	ro, err := sqlite.Open(ctx(t), path, sqlite.WithReadOnly())
 	if err != nil {
 		t.Fatal(err)
@@ -200,7 +200,7 @@ func TestSchemaVersion5Upgrade(t *testing.T) {
 		t.Errorf("read-only Get(held) of a version 5 store = %+v, %v", got, err)
 	}
 	ro.Close()
-	testutil.SameFiles(t, "after reading a version 5 store", before, testutil.Files(t, filepath.Dir(path)))
+	testenv.SameFiles(t, "after reading a version 5 store", before, testenv.Files(t, filepath.Dir(path)))
 
 	s := open(t, path)
 	if v := schemaOf(t, path); v != sqlite.SchemaVersion {
