@@ -276,8 +276,13 @@ func TestProcessesLeaderKilled(t *testing.T) {
 		t.Fatalf("takeover %v after SIGKILL, want within %v", d, max)
 	}
 	t.Logf("takeover %v after SIGKILL, %v after the last renewal", next.at.Sub(killed).Round(time.Millisecond), next.at.Sub(last.Updated).Round(time.Millisecond))
-	if next.token != first.token+1 {
+	// The next term's token is above the killed one's. It may skip one: a
+	// term whose acquiring write took longer than its lease (a loaded
+	// machine) is never returned by Campaign, and its token is spent.
+	if next.token <= first.token {
 		t.Fatalf("token %d after %d", next.token, first.token)
+	} else if next.token > first.token+1 {
+		t.Logf("token %d after %d: a term in between expired before its Campaign returned", next.token, first.token)
 	}
 	// Only one of the survivors leads: watch a few lease periods.
 	quiet := time.After(3 * procLease)
