@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -36,38 +37,55 @@ func TestProcessSessionsCollected(t *testing.T) {
 		}
 		return ss
 	}
+	// A process's sessions are named NODE/INCARNATION/N: one incarnation a
+	// process. A loaded machine may make a process lose its session (a
+	// lease of 1s) and start another, so the test counts processes by
+	// incarnation, not records.
+	incarnation := func(s inspect.Session) string {
+		f := strings.Split(s.Name, "/")
+		return f[len(f)-2]
+	}
 	for range 3 {
 		hold("100ms")
 	}
 	ss := sessions()
-	if len(ss) != 3 {
-		t.Fatalf("%d session records after 3 runs; want 3: %+v", len(ss), ss)
-	}
-	for i, s := range ss {
-		if s.State != inspect.SessionDead || s.Names == nil || *s.Names != map[bool]int{true: 20, false: 0}[i == len(ss)-1] && *s.Names != 0 && *s.Names != 20 {
-			t.Fatalf("session %+v", s)
+	earlier := map[string]bool{}
+	for _, s := range ss {
+		earlier[incarnation(s)] = true
+		if s.State == inspect.SessionLive || s.Names == nil || *s.Names != 0 && *s.Names != 20 {
+			t.Fatalf("session %+v after its process exited", s)
 		}
 	}
+	if len(earlier) != 3 {
+		t.Fatalf("sessions of %d processes after 3 runs; want 3: %+v", len(earlier), ss)
+	}
 	code, out, _ := runBaton(t, "sessions", "--store", url)
-	if code != exitOK || !strings.Contains(out, "3 session records: 0 live, 0 expired, 3 dead") {
+	if code != exitOK || !strings.Contains(out, fmt.Sprintf("%d session records: 0 live, ", len(ss))) {
 		t.Fatalf("sessions: %d\n%s", code, out)
 	}
 	// Past the grace (5 leases + 2e), a Group process that lives a few
-	// leases deletes them; its own session is left, dead, once it exits.
+	// leases deletes them; its own sessions are left, ended, once it
+	// exits, and its last holds the 20 names.
 	time.Sleep(6 * time.Second)
 	hold("3s")
 	ss = sessions()
-	if len(ss) != 1 || ss[0].State != inspect.SessionDead || *ss[0].Names != 20 {
-		t.Fatalf("after a later run: %+v; want only its own dead session, with the 20 names", ss)
+	if len(ss) == 0 || ss[len(ss)-1].Names == nil || *ss[len(ss)-1].Names != 20 {
+		t.Fatalf("after a later run: %+v; want its own sessions, the last with the 20 names", ss)
+	}
+	for _, s := range ss {
+		if earlier[incarnation(s)] || s.State == inspect.SessionLive || incarnation(s) != incarnation(ss[0]) {
+			t.Fatalf("after a later run: %+v; want only its own ended sessions (%+v is not)", ss, s)
+		}
 	}
 	code, out, _ = runBaton(t, "status", "--store", url, "--all", "--json")
 	var l statusList
 	if err := json.Unmarshal([]byte(out), &l); code != exitOK || err != nil || len(l.Jobs) != 20 {
 		t.Fatalf("status --all --json: %d %v", code, err)
 	}
+	// Every name kept its token: at least one more a run (4 runs).
 	for _, j := range l.Jobs {
-		if j.State.Token != 4 || j.State.State != inspect.SessionEnded {
-			t.Fatalf("%s after 4 runs: %+v; want token 4, session ended", j.Name, j.State)
+		if j.State.Token < 4 || j.State.State != inspect.SessionEnded {
+			t.Fatalf("%s after 4 runs: %+v; want token 4 or more, session ended", j.Name, j.State)
 		}
 	}
 	if code, _, errOut := runBaton(t, "sessions", "--store", url, "extra"); code != exitUsage || strings.Count(errOut, "\n") != 1 {
