@@ -135,7 +135,7 @@ func NewGroup(st store.Store, opts ...Option) (*Group, error) {
 	g.collected = make(chan struct{})
 	ctx, cancel := context.WithCancel(context.Background())
 	g.stopCollect = cancel
-	c := newCollector(st, cfg, func(n int) {
+	c := newSessionCollector(st, cfg, func(n int) {
 		g.mu.Lock()
 		g.stats.SessionsCollected += uint64(n)
 		g.mu.Unlock()

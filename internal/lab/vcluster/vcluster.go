@@ -15,7 +15,7 @@
 // scheduler machine and the batch it runs, faults.go the fault vocabulary,
 // resource.go the invoice resource, calendar.go virtual time as business
 // wall time, measure.go what a run measures, check.go the invariants,
-// collect.go the session nodes' collection of dead session records.
+// sessioncollector.go the session nodes' collection of dead session records.
 //
 // The engine decides nothing that the product decides: every rule users
 // run is the machines' own, so a seed that passes is evidence about it.

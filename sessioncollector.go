@@ -12,7 +12,7 @@ import (
 // deletes, per round of collection.
 const collectBatch = 100
 
-// collector deletes the dead session records that processes leave behind
+// sessionCollector deletes the dead session records that processes leave behind
 // (one per restart or lost session), a small batch per round
 // (Store.NamesPage, Store.DeleteSession). It deletes only a
 // session record that is free (dead: it never becomes held again, and the
@@ -32,7 +32,7 @@ const collectBatch = 100
 //
 // A session whose holder died without a contender stays held until a
 // contender for one of its names ends it; then it is collected.
-type collector struct {
+type sessionCollector struct {
 	st    store.Store
 	clock Clock
 	every time.Duration // between rounds once a pass is complete
@@ -52,15 +52,15 @@ type seenFree struct {
 	since   time.Time
 }
 
-// newCollector returns the collector of a Group on st.
-func newCollector(st store.Store, cfg config, count func(int)) *collector {
-	return &collector{st: st, clock: cfg.clock,
+// newSessionCollector returns the collector of a Group on st.
+func newSessionCollector(st store.Store, cfg config, count func(int)) *sessionCollector {
+	return &sessionCollector{st: st, clock: cfg.clock,
 		every: 4 * cfg.lease, pause: cfg.lease, grace: cfg.lease + 2*cfg.margin + 4*cfg.lease,
 		seen: map[string]seenFree{}, pass: map[string]seenFree{}, count: count}
 }
 
 // run collects until ctx ends.
-func (c *collector) run(ctx context.Context) {
+func (c *sessionCollector) run(ctx context.Context) {
 	wait := c.pause // the first round soon: a process may not live long
 	for {
 		t := c.clock.NewTimer(wait)
@@ -91,7 +91,7 @@ const settleBatch = 1000
 // per succession, long after the takeover (past the grace). A chain the
 // store refuses as corrupt (ErrInvalid) is left as it is: the session is
 // then not deleted (the store refuses it), and the other sessions are.
-func (c *collector) settle(ctx context.Context, name string) error {
+func (c *sessionCollector) settle(ctx context.Context, name string) error {
 	h, ok := store.SucceederOf(c.st)
 	if !ok {
 		return nil
@@ -111,7 +111,7 @@ func (c *collector) settle(ctx context.Context, name string) error {
 
 // round reads one batch of session records and deletes the ones dead for
 // longer than the grace. It reports whether the pass has more batches.
-func (c *collector) round(ctx context.Context) (more bool, err error) {
+func (c *sessionCollector) round(ctx context.Context) (more bool, err error) {
 	names, err := c.st.NamesPage(ctx, store.NameQuery{After: c.cursor, Prefix: store.SessionPrefix, Limit: collectBatch})
 	if err != nil {
 		return false, err

@@ -9,7 +9,7 @@ import (
 
 // Collect is when the nodes that hold their names through a session
 // collect dead session records, as baton.Group's collector does
-// (collect.go in package baton): a pass lists the session records a page
+// (sessioncollector.go in package baton): a pass lists the session records a page
 // at a time (NamesPage, GetMany) and, for each one that is free (dead),
 // first settles its names when a succession passed them on
 // (store.Succeeder.Settle, Page names a call, until a call rewrites fewer),
