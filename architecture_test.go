@@ -20,23 +20,8 @@ func TestArchitectureNamesEveryPackage(t *testing.T) {
 		t.Fatal(err)
 	}
 	packages := map[string]bool{}
-	err = filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			name := d.Name()
-			if path != "." && (strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_") || name == "testdata") {
-				return filepath.SkipDir
-			}
-			if _, err := os.Stat(filepath.Join(path, "go.mod")); path != "." && err == nil {
-				return filepath.SkipDir // another module
-			}
-			return nil
-		}
-		if strings.HasSuffix(d.Name(), ".go") {
-			packages[filepath.ToSlash(filepath.Dir(path))] = true
-		}
+	err = walkGoFiles(func(path string) error {
+		packages[filepath.ToSlash(filepath.Dir(path))] = true
 		return nil
 	})
 	if err != nil {
@@ -62,4 +47,30 @@ func TestArchitectureNamesEveryPackage(t *testing.T) {
 			t.Errorf("docs/ARCHITECTURE.md has a row for %s, which is no package of this module: remove or rename the row", p)
 		}
 	}
+}
+
+// walkGoFiles calls fn with the path of every .go file of the module's
+// packages: every directory that `go list ./...` would list, outside
+// testdata, directories whose name begins with "." or "_", and other
+// modules.
+func walkGoFiles(fn func(path string) error) error {
+	return filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			name := d.Name()
+			if path != "." && (strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_") || name == "testdata") {
+				return filepath.SkipDir
+			}
+			if _, err := os.Stat(filepath.Join(path, "go.mod")); path != "." && err == nil {
+				return filepath.SkipDir // another module
+			}
+			return nil
+		}
+		if strings.HasSuffix(d.Name(), ".go") {
+			return fn(path)
+		}
+		return nil
+	})
 }
