@@ -185,7 +185,7 @@ func fenceRounds(t *testing.T, rounds int, signed bool, command ...string) {
 			token  int64
 			period string // of the job started
 		)
-		if !waitFor(20*time.Second, func() bool {
+		if !testenv.WaitFor(20*time.Second, func() bool {
 			rec, err := st.Get(ctx, "billing")
 			if err != nil || nodes[rec.Holder] == nil {
 				return false
@@ -237,7 +237,7 @@ func fenceRounds(t *testing.T, rounds int, signed bool, command ...string) {
 			continue
 		}
 		frozen := time.Now()
-		if !waitFor(20*time.Second, func() bool { return fenceToken() > token }) {
+		if !testenv.WaitFor(20*time.Second, func() bool { return fenceToken() > token }) {
 			syscall.Kill(-pid, syscall.SIGCONT)
 			thawNode()
 			t.Fatalf("round %d: node %s frozen with token %d, and no other node wrote within 20s; logs:\n%s", done+1, n.id, token, allLogs(nodes))
@@ -245,7 +245,7 @@ func fenceRounds(t *testing.T, rounds int, signed bool, command ...string) {
 		took := time.Since(frozen)
 		// The frozen job first: it writes with its stale token.
 		syscall.Kill(-pid, syscall.SIGCONT)
-		refused := waitFor(15*time.Second, func() bool {
+		refused := testenv.WaitFor(15*time.Second, func() bool {
 			var k int
 			pool.QueryRow(ctx, `SELECT count(*) FROM fence_refusal WHERE node = $1 AND token = $2`, n.id, token).Scan(&k)
 			return k > 0

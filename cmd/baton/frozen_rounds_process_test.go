@@ -94,7 +94,7 @@ func TestProcessRunFrozenLeaderRounds(t *testing.T) {
 	var stops []stop
 	for round := range rounds {
 		var leader string
-		if !waitFor(30*time.Second, func() bool {
+		if !testenv.WaitFor(30*time.Second, func() bool {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 			defer cancel()
 			rec, err := st.Get(ctx, "rounds")

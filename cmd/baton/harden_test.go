@@ -61,7 +61,7 @@ func TestRunStoreDeleted(t *testing.T) {
 	cmd1, out1, err1 := run("n1")
 	// n1 runs a period or two before its store goes; a loaded machine
 	// starts it late, so the test waits for the output, not a fixed time.
-	if !waitFor(20*time.Second, func() bool { return strings.Count(out1.String(), "node=n1") >= 2 }) {
+	if !testenv.WaitFor(20*time.Second, func() bool { return strings.Count(out1.String(), "node=n1") >= 2 }) {
 		t.Fatalf("n1 ran fewer than 2 periods in 20s\nstderr:\n%s", err1)
 	}
 	for _, suffix := range []string{"", "-wal", "-shm"} {
@@ -85,7 +85,7 @@ func TestRunStoreDeleted(t *testing.T) {
 		t.Errorf("n1 exited %v after its store was deleted, over %v", took, bound)
 	}
 	t.Logf("n1 exited %v after the deletion: %v", time.Since(deleted).Round(time.Millisecond), werr)
-	if !waitFor(20*time.Second, func() bool { return strings.Contains(out2.String(), "node=n2") }) {
+	if !testenv.WaitFor(20*time.Second, func() bool { return strings.Contains(out2.String(), "node=n2") }) {
 		t.Fatalf("n2 ran no period in 20s after n1 exited\nstderr:\n%s", err2)
 	}
 	if ee, ok := werr.(interface{ ExitCode() int }); !ok || ee.ExitCode() != 1 {

@@ -165,7 +165,7 @@ func TestMetricsAddrInvalid(t *testing.T) {
 // mustWait fails the test unless cond holds within d.
 func mustWait(t *testing.T, d time.Duration, what string, cond func() bool) {
 	t.Helper()
-	if !waitFor(d, cond) {
+	if !testenv.WaitFor(d, cond) {
 		t.Fatalf("timed out after %v waiting until %s", d, what)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/batonhq/baton/internal/testenv"
 	"github.com/batonhq/baton/store"
 )
 
@@ -51,7 +52,7 @@ func TestProcessRunFrozenAfterExit(t *testing.T) {
 			}
 			a, _, errA := startBaton(t, args("A")...)
 			t.Cleanup(func() { a.Process.Signal(syscall.SIGCONT) })
-			if !waitFor(20*time.Second, func() bool { return strings.Contains(errA.String(), "elected") }) {
+			if !testenv.WaitFor(20*time.Second, func() bool { return strings.Contains(errA.String(), "elected") }) {
 				t.Fatalf("A not elected:\n%s", errA.String())
 			}
 			b, _, errB := startBaton(t, args("B")...)
@@ -59,7 +60,7 @@ func TestProcessRunFrozenAfterExit(t *testing.T) {
 				data, _ := os.ReadFile(runs)
 				return strings.Fields(string(data))
 			}
-			if !waitFor(20*time.Second, func() bool { return procState(a.Process.Pid) == "T" }) {
+			if !testenv.WaitFor(20*time.Second, func() bool { return procState(a.Process.Pid) == "T" }) {
 				t.Fatalf("A's command did not stop A; A's log:\n%s", errA.String())
 			}
 			// The period A's command ran when it stopped A: A's last line.
@@ -71,7 +72,7 @@ func TestProcessRunFrozenAfterExit(t *testing.T) {
 				}
 			}
 			byB := func() int { return strings.Count(strings.Join(read(), " "), " B") }
-			if !waitFor(30*time.Second, func() bool { return byB() >= 2 }) {
+			if !testenv.WaitFor(30*time.Second, func() bool { return byB() >= 2 }) {
 				t.Fatalf("B did not take over; B's log:\n%s", errB.String())
 			}
 			a.Process.Signal(syscall.SIGCONT)

@@ -79,7 +79,7 @@ func TestProcessRunScheduled(t *testing.T) {
 	testenv.ParallelUnlessLong(t) // its own store, files and processes
 	cmd, out, errb := startBaton(t, "run", "--store", "mem:", "--lease", "3s", "--grace", "1s", "--every", "1s",
 		"billing", "--", "sh", "-c", `echo "period=$BATON_PERIOD token=$BATON_TOKEN"`)
-	waitFor(20*time.Second, func() bool { return strings.Count(errb.String(), "period finished: done") >= 2 })
+	testenv.WaitFor(20*time.Second, func() bool { return strings.Count(errb.String(), "period finished: done") >= 2 })
 	cmd.Process.Signal(syscall.SIGTERM)
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("baton: %v\nstderr:\n%s", err, errb.String())
@@ -167,18 +167,6 @@ func TestStopBeforeDeadline(t *testing.T) {
 		}
 		<-term.Done()
 	})
-}
-
-// waitFor polls cond every 10ms until it holds or d passes.
-func waitFor(d time.Duration, cond func() bool) bool {
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	return true
 }
 
 // noRecordVar, set to 1, makes this test binary's supervisors unable to

@@ -240,7 +240,7 @@ func quickstart(t *testing.T, sh func(string) *exec.Cmd, run func(string) string
 	}
 	// A period every 10s: the first within 10s, with slack for the load.
 	begun := time.Now()
-	if !waitFor(delay.Slack(12*time.Second, begun, time.Now()), func() bool { return len(periods()) > 0 }) {
+	if !testenv.WaitFor(delay.Slack(12*time.Second, begun, time.Now()), func() bool { return len(periods()) > 0 }) {
 		t.Fatalf("no period ran within 12s:\n%s\n%s", terms[0].out, terms[1].out)
 	}
 	// "One terminal prints a line every 10 seconds; the other waits."
@@ -259,7 +259,7 @@ func quickstart(t *testing.T, sh func(string) *exec.Cmd, run func(string) string
 	old.cmd.Wait()
 	var next *terminal
 	var nextToken uint64
-	if !waitFor(delay.Slack(2*time.Second, stopped, time.Now()), func() bool {
+	if !testenv.WaitFor(delay.Slack(2*time.Second, stopped, time.Now()), func() bool {
 		next, nextToken = leader()
 		return next != nil && next != old
 	}) {
@@ -284,7 +284,7 @@ func quickstart(t *testing.T, sh func(string) *exec.Cmd, run func(string) string
 	// The lease (15s) and twice the clock margin (2 x 500ms).
 	const takeover = 16 * time.Second
 	var survivor *terminal
-	if !waitFor(delay.Slack(takeover+2*time.Second, killed, time.Now()), func() bool {
+	if !testenv.WaitFor(delay.Slack(takeover+2*time.Second, killed, time.Now()), func() bool {
 		survivor, nextToken = leader()
 		return survivor != nil
 	}) {
@@ -302,7 +302,7 @@ func quickstart(t *testing.T, sh func(string) *exec.Cmd, run func(string) string
 	// A period came due while nobody led (10s apart, 11s or more without
 	// a leader): the survivor runs it, with its token.
 	from := time.Now()
-	if !waitFor(delay.Slack(2*time.Second, from, time.Now()), func() bool {
+	if !testenv.WaitFor(delay.Slack(2*time.Second, from, time.Now()), func() bool {
 		for _, r := range periods() {
 			if r.token == nextToken {
 				return true

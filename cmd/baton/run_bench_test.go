@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/batonhq/baton/internal/testenv"
 	"github.com/batonhq/baton/schedule"
 	"github.com/batonhq/baton/store"
 )
@@ -46,11 +47,11 @@ func BenchmarkRunHandover(b *testing.B) {
 		ctx2, cancel2 := context.WithCancel(ctx)
 		done1, done2 := make(chan int, 1), make(chan int, 1)
 		go func() { done1 <- e1.run(ctx1, args("n1")) }()
-		if !waitFor(30*time.Second, func() bool { return strings.Contains(errb1.String(), "command started") }) {
+		if !testenv.WaitFor(30*time.Second, func() bool { return strings.Contains(errb1.String(), "command started") }) {
 			b.Fatalf("n1 started no command:\n%s", errb1)
 		}
 		go func() { done2 <- e2.run(ctx2, args("n2")) }()
-		if !waitFor(30*time.Second, func() bool { return strings.Contains(errb2.String(), "waiting for leadership") }) {
+		if !testenv.WaitFor(30*time.Second, func() bool { return strings.Contains(errb2.String(), "waiting for leadership") }) {
 			b.Fatalf("n2 does not wait:\n%s", errb2)
 		}
 		b.StartTimer()

@@ -37,7 +37,7 @@ func TestRunOnPostgres(t *testing.T) {
 	// Two periods done, however slowly the process starts (the race
 	// detector's binary on a loaded machine takes a second or more): wait
 	// for them in its log rather than for a fixed time.
-	waitFor(20*time.Second, func() bool { return strings.Count(errb.String(), "period finished: done") >= 2 })
+	testenv.WaitFor(20*time.Second, func() bool { return strings.Count(errb.String(), "period finished: done") >= 2 })
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}

@@ -32,7 +32,7 @@ var pgidRE = regexp.MustCompile(`msg="command started" pid=\d+ pgid=(\d+)`)
 func commandGroup(t *testing.T, errb *syncBuffer, n int) int {
 	t.Helper()
 	var pgid int
-	if !waitFor(10*time.Second, func() bool {
+	if !testenv.WaitFor(10*time.Second, func() bool {
 		m := pgidRE.FindAllStringSubmatch(errb.String(), -1)
 		if len(m) < n {
 			return false
@@ -76,7 +76,7 @@ func TestProcessRunNoOrphan(t *testing.T) {
 			groupA := commandGroup(t, errA, 1)
 			t.Cleanup(func() { killGroup(groupA) })
 			_, _, errB := startBaton(t, args("B")...)
-			if !waitFor(5*time.Second, func() bool { return strings.Contains(errB.String(), "waiting for leadership") }) {
+			if !testenv.WaitFor(5*time.Second, func() bool { return strings.Contains(errB.String(), "waiting for leadership") }) {
 				t.Fatalf("B does not wait:\n%s", errB.String())
 			}
 			if !groupAlive(groupA) {
@@ -88,7 +88,7 @@ func TestProcessRunNoOrphan(t *testing.T) {
 			killed := time.Now()
 			waitErr := make(chan error, 1)
 			go func() { waitErr <- a.Wait() }()
-			if !waitFor(2*time.Second, func() bool { return !groupAlive(groupA) }) {
+			if !testenv.WaitFor(2*time.Second, func() bool { return !groupAlive(groupA) }) {
 				t.Fatalf("A's process group %d still alive 2s (grace + 1s) after %v; A's log:\n%s", groupA, sig, errA.String())
 			}
 			gone := time.Since(killed)
@@ -246,7 +246,7 @@ func TestRunTimeout(t *testing.T) {
 			"--log-format", "json", "hang", "--", "sleep", "300"})
 	}()
 	var failed []store.Run
-	waitFor(10*time.Second, func() bool {
+	testenv.WaitFor(10*time.Second, func() bool {
 		rs, _ := ms.Runs(context.Background(), "hang", "", 0)
 		failed = failed[:0]
 		for _, r := range rs {

@@ -117,11 +117,11 @@ func stoppedLeaderRound(t *testing.T, sig syscall.Signal, hold time.Duration) st
 	sm := &sampler{dir: groups}
 	t.Cleanup(sm.killAll)
 	a, _, errA := startBaton(t, args("A")...)
-	if !waitFor(10*time.Second, func() bool { return len(sm.groups("A")) == 1 }) {
+	if !testenv.WaitFor(10*time.Second, func() bool { return len(sm.groups("A")) == 1 }) {
 		t.Fatalf("A's command did not start; A's log:\n%s", errA.String())
 	}
 	_, _, errB := startBaton(t, args("B")...)
-	if !waitFor(10*time.Second, func() bool { return strings.Contains(errB.String(), "waiting for leadership") }) {
+	if !testenv.WaitFor(10*time.Second, func() bool { return strings.Contains(errB.String(), "waiting for leadership") }) {
 		t.Fatalf("B does not wait; B's log:\n%s", errB.String())
 	}
 	groupA := sm.groups("A")[0]
@@ -132,7 +132,7 @@ func stoppedLeaderRound(t *testing.T, sig syscall.Signal, hold time.Duration) st
 		t.Fatal(err)
 	}
 	stoppedSeen := false
-	waitFor(hold, func() bool {
+	testenv.WaitFor(hold, func() bool {
 		if procState(a.Process.Pid) == "T" {
 			stoppedSeen = true
 		}
@@ -144,7 +144,7 @@ func stoppedLeaderRound(t *testing.T, sig syscall.Signal, hold time.Duration) st
 		// of the hold ran out, and A, let go, led again (B's command
 		// never started). The takeover's own time is bounded by the
 		// lease, not by this test.
-		waitFor(30*time.Second, func() bool { return len(sm.groups("B")) > 0 })
+		testenv.WaitFor(30*time.Second, func() bool { return len(sm.groups("B")) > 0 })
 		a.Process.Signal(syscall.SIGCONT)
 	}
 	// A while longer: the resumed baton must not start its command again
@@ -155,7 +155,7 @@ func stoppedLeaderRound(t *testing.T, sig syscall.Signal, hold time.Duration) st
 		// supervisor is a race-instrumented binary, started beside other
 		// packages' tests): the samples go on until it runs, and a while
 		// after, so that the overlap check covers it.
-		if waitFor(10*time.Second, func() bool { return len(sm.groups("B")) > 0 }) {
+		if testenv.WaitFor(10*time.Second, func() bool { return len(sm.groups("B")) > 0 }) {
 			time.Sleep(4 * sampleEvery)
 		}
 	}
@@ -204,7 +204,7 @@ func stoppedLeaderRound(t *testing.T, sig syscall.Signal, hold time.Duration) st
 		}
 		// The supervisor, not baton, stopped it: baton logs the report
 		// once it runs again.
-		if !waitFor(5*time.Second, func() bool {
+		if !testenv.WaitFor(5*time.Second, func() bool {
 			return strings.Contains(errA.String(), `why="the lease could expire within the grace period`)
 		}) {
 			t.Errorf("A's log does not show the supervisor stopping the command at its deadline:\n%s", errA.String())

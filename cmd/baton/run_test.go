@@ -156,7 +156,7 @@ func TestRunScheduledCommand(t *testing.T) {
 	// Two periods done, then stop half-way between two periods: a stop at
 	// a whole second would race the next period's start (its row is left
 	// running for the next leader, which is not what this test is about).
-	waitFor(20*time.Second, func() bool {
+	testenv.WaitFor(20*time.Second, func() bool {
 		rs, _ := ms.Runs(context.Background(), "billing", "", 0)
 		n := 0
 		for _, r := range rs {
@@ -219,7 +219,7 @@ func TestRunClockStepDown(t *testing.T) {
 		done <- e.run(ctx, []string{"run", "--store", "mem:", "--node", "n1", "--lease", "3s", "--grace", "1s",
 			"--every", "1s", "--clock-step-down", "2s", "billing", "--", "true"})
 	}()
-	waitFor(20*time.Second, func() bool { return strings.Contains(errb.String(), "not campaigning until the wall clock agrees") })
+	testenv.WaitFor(20*time.Second, func() bool { return strings.Contains(errb.String(), "not campaigning until the wall clock agrees") })
 	if rs, _ := ms.Runs(context.Background(), "billing", "", 0); len(rs) != 0 {
 		t.Fatalf("the node ran %d periods with its clock 10 minutes ahead", len(rs))
 	}
@@ -231,7 +231,7 @@ func TestRunClockStepDown(t *testing.T) {
 		t.Fatalf("the node campaigned again with its clock off: %+v\n%s", rec, errb)
 	}
 	off.Store(0)
-	waitFor(20*time.Second, func() bool {
+	testenv.WaitFor(20*time.Second, func() bool {
 		rs, _ := ms.Runs(context.Background(), "billing", "", 0)
 		return len(rs) >= 2
 	})
@@ -327,11 +327,11 @@ func TestRunHandover(t *testing.T) {
 		return false
 	}
 	go func() { done1 <- e1.run(ctx1, args("n1")) }()
-	if !waitFor(30*time.Second, func() bool { return doneBy(1) }) { // n1 leads
+	if !testenv.WaitFor(30*time.Second, func() bool { return doneBy(1) }) { // n1 leads
 		t.Fatalf("n1 ran no period:\n%s", errb1.String())
 	}
 	go func() { done2 <- e2.run(ctx2, args("n2")) }()
-	if !waitFor(30*time.Second, func() bool {
+	if !testenv.WaitFor(30*time.Second, func() bool {
 		return strings.Contains(e2.stderr.(*syncBuffer).String(), "waiting for leadership")
 	}) {
 		t.Fatalf("n2 does not wait:\n%s", e2.stderr.(*syncBuffer).String())
@@ -342,7 +342,7 @@ func TestRunHandover(t *testing.T) {
 		t.Fatalf("n1: exit %d\n%s", code, errb1.String())
 	}
 	stopped := time.Now()
-	if !waitFor(30*time.Second, func() bool { return doneBy(2) }) {
+	if !testenv.WaitFor(30*time.Second, func() bool { return doneBy(2) }) {
 		t.Errorf("n2 ran no period after the handover:\n%s", e2.stderr.(*syncBuffer).String())
 	}
 	cancel2()
@@ -431,7 +431,7 @@ func TestRunOnceLost(t *testing.T) {
 		done <- e.run(context.Background(), []string{"run", "--once", "--store", "mem:", "--lease", "3s", "--renew", "200ms", "--grace", "1s", "J", "--",
 			"sh", "-c", "echo up; sleep 300"})
 	}()
-	if !waitFor(10*time.Second, func() bool { return strings.Contains(out.String(), "up\n") }) {
+	if !testenv.WaitFor(10*time.Second, func() bool { return strings.Contains(out.String(), "up\n") }) {
 		t.Fatalf("not started:\n%s", errb.String())
 	}
 	if err := baton.RequestResign(context.Background(), ms, "J", 1); err != nil {
@@ -488,7 +488,7 @@ func TestRunRetries(t *testing.T) {
 			"sh", "-c", `n=$(($(cat "$F" 2>/dev/null || echo 0) + 1)); echo $n > "$F"; echo "attempt $n"; [ $n -ge 3 ]`})
 	}()
 	var r store.Run
-	waitFor(10*time.Second, func() bool {
+	testenv.WaitFor(10*time.Second, func() bool {
 		r, _ = ms.GetRun(context.Background(), "flaky", key)
 		return r.State == store.Done
 	})
@@ -558,7 +558,7 @@ func TestRunRefusesAnotherSchedule(t *testing.T) {
 // mustWaitFor is waitFor that fails the test after 20s.
 func mustWaitFor(t *testing.T, cond func() bool) {
 	t.Helper()
-	if !waitFor(20*time.Second, cond) {
+	if !testenv.WaitFor(20*time.Second, cond) {
 		t.Fatal("condition not met within 20s")
 	}
 }

@@ -81,7 +81,7 @@ func TestNoPasswordInOutputPostgres(t *testing.T) {
 		"billing", "--", "sh", "-c", `echo "period=$BATON_PERIOD token=$BATON_TOKEN"`)
 	// Two periods run: the first is done in the ledger (a stop right after
 	// the first one's output could leave its row running).
-	if !waitFor(20*time.Second, func() bool { return strings.Count(out.String(), "token=1") >= 2 }) {
+	if !testenv.WaitFor(20*time.Second, func() bool { return strings.Count(out.String(), "token=1") >= 2 }) {
 		t.Errorf("baton run --store-file ran fewer than two periods in 20s:\nstdout:\n%s\nstderr:\n%s", out, errb)
 	}
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {

@@ -6,6 +6,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/batonhq/baton/internal/testenv"
 )
 
 // A node stopped while it waits says so, and only the node that led says
@@ -17,11 +19,11 @@ func TestProcessRunStopLogSaysWhoLed(t *testing.T) {
 	db := "sqlite:" + filepath.Join(t.TempDir(), "b.db")
 	args := []string{"run", "--store", db, "--lease", "3s", "--grace", "1s", "stoplog", "--", "sleep", "60"}
 	a, _, errA := startBaton(t, args...)
-	if !waitFor(20*time.Second, func() bool { return strings.Contains(errA.String(), "command started") }) {
+	if !testenv.WaitFor(20*time.Second, func() bool { return strings.Contains(errA.String(), "command started") }) {
 		t.Fatalf("A never started its command:\n%s", errA.String())
 	}
 	b, _, errB := startBaton(t, args...)
-	if !waitFor(20*time.Second, func() bool { return strings.Contains(errB.String(), "waiting for leadership") }) {
+	if !testenv.WaitFor(20*time.Second, func() bool { return strings.Contains(errB.String(), "waiting for leadership") }) {
 		t.Fatalf("B never waited:\n%s", errB.String())
 	}
 	b.Process.Signal(syscall.SIGTERM)

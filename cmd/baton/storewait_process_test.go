@@ -136,7 +136,7 @@ func TestRunWaitsForPostgres(t *testing.T) {
 	go func() { cmd.Wait(); close(exited) }()
 	t.Cleanup(func() { cmd.Process.Signal(syscall.SIGCONT); cmd.Process.Kill(); <-exited })
 
-	if !waitFor(30*time.Second, func() bool { return strings.Contains(errb.String(), "store unavailable; waiting for it") }) {
+	if !testenv.WaitFor(30*time.Second, func() bool { return strings.Contains(errb.String(), "store unavailable; waiting for it") }) {
 		t.Fatalf("no line saying baton waits for the store:\n%s", errb.String())
 	}
 	select {
@@ -158,7 +158,7 @@ func TestRunWaitsForPostgres(t *testing.T) {
 		t.Fatal(err)
 	}
 	up := time.Now()
-	if !waitFor(30*time.Second, func() bool { return strings.Contains(out.String(), "ran ") }) {
+	if !testenv.WaitFor(30*time.Second, func() bool { return strings.Contains(out.String(), "ran ") }) {
 		t.Fatalf("the job did not run after the store came back:\nstdout:\n%s\nstderr:\n%s", out.String(), errb.String())
 	}
 	ran := time.Now()
@@ -178,7 +178,7 @@ func TestRunWaitsForPostgres(t *testing.T) {
 		t.Fatalf("baton exited: %v", cmd.ProcessState)
 	default:
 	}
-	if !waitFor(10*time.Second, func() bool { _, ok := sock.first("STATUS=leader of billing, token 1"); return ok }) {
+	if !testenv.WaitFor(10*time.Second, func() bool { _, ok := sock.first("STATUS=leader of billing, token 1"); return ok }) {
 		t.Errorf("no STATUS saying baton leads: %v", sock.since(time.Time{}))
 	}
 
@@ -202,7 +202,7 @@ func TestRunWaitsForPostgres(t *testing.T) {
 		t.Fatal(err)
 	}
 	cont := time.Now()
-	if !waitFor(10*time.Second, func() bool { return count(sock.since(cont), "WATCHDOG=1") > 0 }) {
+	if !testenv.WaitFor(10*time.Second, func() bool { return count(sock.since(cont), "WATCHDOG=1") > 0 }) {
 		t.Errorf("no WATCHDOG=1 after SIGCONT")
 	}
 

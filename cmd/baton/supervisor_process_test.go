@@ -65,7 +65,7 @@ func TestProcessRunSupervisorKilled(t *testing.T) {
 	}
 	t.Cleanup(func() { syscall.Kill(escaped, syscall.SIGKILL) })
 	var supervisor int
-	if !waitFor(10*time.Second, func() bool {
+	if !testenv.WaitFor(10*time.Second, func() bool {
 		_, supervisor = procStat(escaped)
 		_, up := procStat(supervisor)
 		return supervisor > 0 && up == cmd.Process.Pid

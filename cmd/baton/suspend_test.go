@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/batonhq/baton/internal/testenv"
 	"github.com/batonhq/baton/store"
 )
 
@@ -139,7 +140,7 @@ func TestProcessSuspend(t *testing.T) {
 			}
 		})
 	}
-	if !waitFor(10*time.Second, func() bool { return lines() >= 2 }) {
+	if !testenv.WaitFor(10*time.Second, func() bool { return lines() >= 2 }) {
 		t.Fatalf("no runs within 10s; logs:\n%s", logs[0].String())
 	}
 	e := &env{stdout: &syncBuffer{}, stderr: &syncBuffer{}}
@@ -159,7 +160,7 @@ func TestProcessSuspend(t *testing.T) {
 	if code := e.run(ctx, []string{"resume", "--store", db, "job"}); code != 0 {
 		t.Fatalf("resume exited %d: %s", code, e.stderr)
 	}
-	if !waitFor(5*time.Second, func() bool { return lines() > at }) {
+	if !testenv.WaitFor(5*time.Second, func() bool { return lines() > at }) {
 		t.Fatalf("no run within 5s of the resume")
 	}
 	hist := &syncBuffer{}

@@ -186,7 +186,7 @@ func chaosRun(t *testing.T, storeURL, driver, dsn string) {
 		return b.String()
 	}
 	var first string
-	if !waitFor(20*time.Second, func() bool { n, h := done(); first = h; return n >= 2 }) {
+	if !testenv.WaitFor(20*time.Second, func() bool { n, h := done(); first = h; return n >= 2 }) {
 		t.Fatalf("no two periods done in 20s\n%s", logs())
 	}
 	leader, ok := nodes[first]
@@ -196,7 +196,7 @@ func chaosRun(t *testing.T, storeURL, driver, dsn string) {
 	leader.cmd.Process.Signal(syscall.SIGKILL)
 	leader.cmd.Wait()
 	before, _ := done()
-	if !waitFor(30*time.Second, func() bool { n, h := done(); return n >= before+3 && h != first }) {
+	if !testenv.WaitFor(30*time.Second, func() bool { n, h := done(); return n >= before+3 && h != first }) {
 		n, h := done()
 		t.Fatalf("after killing %s: %d periods done (from %d), the newest by %s, in 30s\n%s", first, n, before, h, logs())
 	}
@@ -425,7 +425,7 @@ func TestVerifyCatchesDoubleRun(t *testing.T) {
 	}
 	// --every 1h runs nothing by itself: trigger one period by hand.
 	var stderr string
-	if !waitFor(20*time.Second, func() bool { // once a node has made the store and the job
+	if !testenv.WaitFor(20*time.Second, func() bool { // once a node has made the store and the job
 		var code int
 		code, _, stderr = runBaton(t, "trigger", "--store", storeURL, "billing")
 		return code == 0
@@ -434,7 +434,7 @@ func TestVerifyCatchesDoubleRun(t *testing.T) {
 	}
 	ctx := context.Background()
 	var first fence.LogEntry
-	if !waitFor(20*time.Second, func() bool {
+	if !testenv.WaitFor(20*time.Second, func() bool {
 		log, _ := fence.ReadLog(ctx, res, d, "billing")
 		for _, e := range log {
 			if e.Outcome == fence.Accepted && e.Period != "" {
@@ -460,7 +460,7 @@ func TestVerifyCatchesDoubleRun(t *testing.T) {
 	leader := map[string]*exec.Cmd{"n1": cmds[0], "n2": cmds[1]}[run.Holder]
 	leader.Process.Signal(syscall.SIGKILL)
 	leader.Wait()
-	if !waitFor(30*time.Second, func() bool {
+	if !testenv.WaitFor(30*time.Second, func() bool {
 		r, err := st.GetRun(ctx, "billing", first.Period)
 		return err == nil && r.State == store.Done
 	}) {

@@ -19,6 +19,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/batonhq/baton/internal/testenv"
 )
 
 // testLease is a lease renewed by the test, as a baton.Term is by its
@@ -198,7 +200,7 @@ func TestSupervisorIgnoresJobControl(t *testing.T) {
 	for _, sig := range []syscall.Signal{syscall.SIGTSTP, syscall.SIGTTIN, syscall.SIGTTOU} {
 		syscall.Kill(sup, sig)
 	}
-	if !waitFor(5*time.Second, func() bool { return strings.Count(logs.String(), "ignored a job-control signal") == 3 }) {
+	if !testenv.WaitFor(5*time.Second, func() bool { return strings.Count(logs.String(), "ignored a job-control signal") == 3 }) {
 		t.Fatalf("log:\n%s", logs.String())
 	}
 	if s := procState(sup); s != "S" && s != "R" {
@@ -235,18 +237,6 @@ func procState(pid int) string {
 		return f[0]
 	}
 	return ""
-}
-
-// waitFor polls cond every 10ms until it holds or d passes.
-func waitFor(d time.Duration, cond func() bool) bool {
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	return true
 }
 
 // A supervisor started without a deadline argument (as by a baton of an

@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/batonhq/baton/internal/testenv"
 )
 
 // escapee starts this test binary as a parent (SUPERVISE_TEST_PARENT
@@ -44,7 +46,7 @@ func escapee(t *testing.T, mode string) (parent *exec.Cmd, stderr *syncBuffer, e
 	}
 	// The subshell that started it exits at once: then the supervisor,
 	// a subreaper, is its parent.
-	if !waitFor(10*time.Second, func() bool {
+	if !testenv.WaitFor(10*time.Second, func() bool {
 		supervisor = ppid(escaped)
 		return supervisor > 0 && ppid(supervisor) == parent.Process.Pid
 	}) {
@@ -90,7 +92,7 @@ func TestSupervisorAndParentKilledLimit(t *testing.T) {
 	parent.Process.Kill()
 	parent.Wait()
 	syscall.Kill(supervisor, syscall.SIGKILL)
-	if !waitFor(10*time.Second, func() bool { return !running(supervisor) }) {
+	if !testenv.WaitFor(10*time.Second, func() bool { return !running(supervisor) }) {
 		t.Fatalf("supervisor %d still running after SIGKILL", supervisor)
 	}
 	if !running(escaped) {

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
 )
 
 // Buffer is a bytes.Buffer safe for concurrent writers: a log destination
@@ -78,4 +79,17 @@ func names(m map[string][32]byte) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// WaitFor polls cond every 10ms until it holds (true) or d passes
+// (false): for end-to-end tests on real time, with d the slack.
+func WaitFor(d time.Duration, cond func() bool) bool {
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return true
 }
