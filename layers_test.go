@@ -25,7 +25,7 @@ var layers = []struct {
 	{"machines: the pure election and scheduler machines", []string{
 		"internal/election", "internal/scheduler"}},
 	{"library and stores", []string{
-		".", "fence", "fence/fenceproxy", "fence/pgfence", "internal/runner", "schedule", "batonprom",
+		".", "fence", "fence/fenceproxy", "fence/pgfence", "internal/scheduler/runner", "schedule", "batonprom",
 		"store/storedriver", "store/memstore", "store/sqlite", "store/postgres", "store/etcd", "store/storeurl", "store/storetest"}},
 	{"operator: what the CLI reads, checks and supervises with", []string{
 		"internal/inspect", "internal/supervise", "internal/history", "internal/timeline"}},

@@ -4,8 +4,8 @@ import (
 	"context"
 	"time"
 
-	"github.com/batonhq/baton/internal/runner"
 	"github.com/batonhq/baton/internal/scheduler"
+	"github.com/batonhq/baton/internal/scheduler/runner"
 	"github.com/batonhq/baton/store"
 )
 

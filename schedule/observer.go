@@ -1,6 +1,6 @@
 package schedule
 
-import "github.com/batonhq/baton/internal/runner"
+import "github.com/batonhq/baton/internal/scheduler/runner"
 
 // Observer is told what a Runner does with its job's periods, for metrics:
 // batonprom.Metrics implements it. Its methods are called from the Runner's

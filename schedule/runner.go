@@ -8,8 +8,8 @@ import (
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/internal/bound"
-	"github.com/batonhq/baton/internal/runner"
 	"github.com/batonhq/baton/internal/scheduler"
+	"github.com/batonhq/baton/internal/scheduler/runner"
 	"github.com/batonhq/baton/store"
 )
 

@@ -26,7 +26,7 @@
 // row is never claimed again, whatever the store handed out).
 //
 // Runtimes, one machine:
-//   - internal/runner (real clock, real store, the executor in a
+//   - internal/scheduler/runner (real clock, real store, the executor in a
 //     goroutine), which takes this machine's whole Config: wrapped by
 //     schedule.Runner, built from the public options, for "baton run" and
 //     library users, and used directly, with the drill-only settings

@@ -19,7 +19,7 @@
 //
 // With Config.Procs the same scenario runs on real OS processes and real
 // time ("baton drill --procs"): every node is a process (NodeMain, the
-// hidden "baton drill node") running baton.Elector and internal/runner
+// hidden "baton drill node") running baton.Elector and internal/scheduler/runner
 // (the runtime schedule.Runner wraps; both are what "baton run" uses), with
 // the drill's momentary triggers and unfenced ledger where its column has
 // them, on one SQLite store file shared by all, with

@@ -19,8 +19,8 @@ import (
 	"github.com/batonhq/baton/fence"
 	"github.com/batonhq/baton/internal/history"
 	"github.com/batonhq/baton/internal/lab/vcluster"
-	"github.com/batonhq/baton/internal/runner"
 	"github.com/batonhq/baton/internal/scheduler"
+	"github.com/batonhq/baton/internal/scheduler/runner"
 	"github.com/batonhq/baton/schedule"
 	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/store/sqlite"
@@ -34,7 +34,7 @@ import (
 //
 // The node campaigns with a baton.Elector on the SQLite store shared by all
 // nodes and, while it leads, raises the resource's fence (unless plain) and
-// runs the drill's batches with internal/runner, the runtime users run
+// runs the drill's batches with internal/scheduler/runner, the runtime users run
 // through schedule.Runner, configured with the column's machine settings
 // (momentary triggers, an unfenced ledger), whose executor writes the batch with fenced writes (fence.CheckTx) into
 // the shared resource file. Its clock is the business calendar the virtual

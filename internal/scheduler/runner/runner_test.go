@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/batonhq/baton"
-	"github.com/batonhq/baton/internal/runner"
 	"github.com/batonhq/baton/internal/scheduler"
+	"github.com/batonhq/baton/internal/scheduler/runner"
 	"github.com/batonhq/baton/schedule"
 	"github.com/batonhq/baton/store/memstore"
 )
