@@ -159,6 +159,20 @@ func (e *Elector) Campaign(ctx context.Context) (*Term, error) {
 	stop := e.candidate()
 	defer stop()
 
+	return awaitCampaign(ctx, won, func() {
+		e.mu.Lock()
+		if e.campaign == won {
+			e.campaign = nil
+		}
+		e.post(election.Resign{Name: e.name})
+		e.mu.Unlock()
+	})
+}
+
+// awaitCampaign waits for the result of a campaign on won (ErrClosed if
+// won is closed), or for ctx to end: it then withdraws the campaign and
+// returns ctx's error. Elector.Campaign and Group.Campaign wait so.
+func awaitCampaign(ctx context.Context, won <-chan campaignResult, withdraw func()) (*Term, error) {
 	select {
 	case r, ok := <-won:
 		if !ok {
@@ -166,12 +180,7 @@ func (e *Elector) Campaign(ctx context.Context) (*Term, error) {
 		}
 		return r.term, r.err
 	case <-ctx.Done():
-		e.mu.Lock()
-		if e.campaign == won {
-			e.campaign = nil
-		}
-		e.post(election.Resign{Name: e.name})
-		e.mu.Unlock()
+		withdraw()
 		return nil, ctx.Err()
 	}
 }

@@ -176,21 +176,14 @@ func (g *Group) Campaign(ctx context.Context, name string) (*Term, error) {
 	g.wants[name] = &want{waiters: []chan campaignResult{won}}
 	g.d.post(election.Start{Name: name})
 	g.mu.Unlock()
-	select {
-	case r, ok := <-won:
-		if !ok {
-			return nil, ErrClosed
-		}
-		return r.term, r.err
-	case <-ctx.Done():
+	return awaitCampaign(ctx, won, func() {
 		g.mu.Lock()
 		if w := g.wants[name]; w != nil && !w.hold {
 			delete(g.wants, name)
 			g.d.post(election.Resign{Name: name})
 		}
 		g.mu.Unlock()
-		return nil, ctx.Err()
-	}
+	})
 }
 
 // Hold campaigns for every name in names, and again for a name whenever its
