@@ -10,25 +10,25 @@ import (
 	"time"
 
 	"github.com/batonhq/baton"
-	"github.com/batonhq/baton/internal/batontest"
+	"github.com/batonhq/baton/internal/electortest"
 	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/store/memstore"
 )
 
 // The tests' timings and helpers, shared with batonprom's tests.
 const (
-	lease  = batontest.Lease
-	renew  = batontest.Renew
-	margin = batontest.Margin
-	poll   = batontest.Poll
+	lease  = electortest.Lease
+	renew  = electortest.Renew
+	margin = electortest.Margin
+	poll   = electortest.Poll
 )
 
-type won = batontest.Won
+type won = electortest.Won
 
 var (
-	newElector   = batontest.NewElector
-	campaign     = batontest.Campaign
-	mustCampaign = batontest.MustCampaign
+	newElector   = electortest.NewElector
+	campaign     = electortest.Campaign
+	mustCampaign = electortest.MustCampaign
 )
 
 func TestCampaignOnFreeRecord(t *testing.T) {

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton"
-	"github.com/batonhq/baton/internal/batontest"
+	"github.com/batonhq/baton/internal/electortest"
 	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/store/memstore"
 )
@@ -114,8 +114,8 @@ func newGroup(t *testing.T, st store.Store, node string) *baton.Group {
 }
 
 var (
-	shardNames = batontest.ShardNames
-	waitHeld   = batontest.WaitHeld
+	shardNames = electortest.ShardNames
+	waitHeld   = electortest.WaitHeld
 )
 
 func TestGroupRenewsOnceWhateverTheNumberOfNames(t *testing.T) {

@@ -12,7 +12,7 @@ import (
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/batonprom"
-	"github.com/batonhq/baton/internal/batontest"
+	"github.com/batonhq/baton/internal/electortest"
 	"github.com/batonhq/baton/store/memstore"
 )
 
@@ -73,15 +73,15 @@ func TestMetricsFollowLeadership(t *testing.T) {
 		st := memstore.New()
 		ma, rega := newMetrics(t)
 		mb, regb := newMetrics(t)
-		a := batontest.NewElector(t, st.Client("a"), "a", baton.WithObserver(ma))
-		b := batontest.NewElector(t, st.Client("b"), "b", baton.WithObserver(mb))
+		a := electortest.NewElector(t, st.Client("a"), "a", baton.WithObserver(ma))
+		b := electortest.NewElector(t, st.Client("b"), "b", baton.WithObserver(mb))
 
 		if err := ma.Ready("billing", time.Now()); err == nil {
 			t.Fatal("Ready before campaigning: want an error")
 		}
-		term := batontest.MustCampaign(t, a)
-		wonB := batontest.Campaign(t.Context(), b)
-		time.Sleep(5 * batontest.Renew)
+		term := electortest.MustCampaign(t, a)
+		wonB := electortest.Campaign(t.Context(), b)
+		time.Sleep(5 * electortest.Renew)
 		synctest.Wait()
 
 		if got := gather(t, rega, "baton_leader", "name=billing"); got != 1 {
@@ -127,14 +127,14 @@ func TestMetricsFollowLeadership(t *testing.T) {
 
 		// a campaigns again against a store that keeps failing: not ready
 		// once the failures have lasted a lease.
-		wonA := batontest.Campaign(t.Context(), a)
-		time.Sleep(2 * batontest.Lease)
+		wonA := electortest.Campaign(t.Context(), a)
+		time.Sleep(2 * electortest.Lease)
 		synctest.Wait()
 		if err := ma.Ready("billing", time.Now()); err == nil || !strings.Contains(err.Error(), "store has been failing") {
 			t.Fatalf("Ready with a failing store: %v", err)
 		}
 		st.SetUnreachable("a", false)
-		time.Sleep(2 * batontest.Poll)
+		time.Sleep(2 * electortest.Poll)
 		synctest.Wait()
 		if err := ma.Ready("billing", time.Now()); err != nil {
 			t.Fatalf("Ready after the store came back: %v", err)
@@ -279,17 +279,17 @@ next:
 func TestMetricsGroupAggregates(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		m, reg := newMetrics(t)
-		g, err := baton.NewGroup(memstore.New(), baton.WithNode("a"), baton.WithLease(batontest.Lease), baton.WithRenew(batontest.Renew),
-			baton.WithClockMargin(batontest.Margin), baton.WithPoll(batontest.Poll), baton.WithObserver(m))
+		g, err := baton.NewGroup(memstore.New(), baton.WithNode("a"), baton.WithLease(electortest.Lease), baton.WithRenew(electortest.Renew),
+			baton.WithClockMargin(electortest.Margin), baton.WithPoll(electortest.Poll), baton.WithObserver(m))
 		if err != nil {
 			t.Fatal(err)
 		}
-		names := batontest.ShardNames(500)
+		names := electortest.ShardNames(500)
 		if err := g.Hold(t.Context(), names, nil); err != nil {
 			t.Fatal(err)
 		}
-		batontest.WaitHeld(t, g, len(names), batontest.Lease)
-		time.Sleep(5 * batontest.Renew)
+		electortest.WaitHeld(t, g, len(names), electortest.Lease)
+		time.Sleep(5 * electortest.Renew)
 		synctest.Wait()
 		if got := gather(t, reg, "baton_group_names_held"); got != 500 {
 			t.Fatalf("baton_group_names_held %v, want 500", got)

@@ -1,5 +1,8 @@
-// Package electortest is the real-time elector harness every networked
-// backend's tests run, as every backend runs storetest.Run: baton Electors
+// Package electortest holds what tests of baton's electors share: the
+// virtual-time fixtures of package baton's and batonprom's tests
+// (virtual.go: NewElector, Campaign, WaitHeld and the tests' timings), and
+// the real-time elector harness every networked backend's tests run, as
+// every backend runs storetest.Run: baton Electors
 // (and a schedule.Runner) on real store handles, a protected resource they
 // write to while they lead, and the checks that must hold whatever the
 // faults were.

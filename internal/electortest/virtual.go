@@ -1,9 +1,9 @@
-// Package batontest holds the helpers that the tests of package baton and
-// of its subpackages (batonprom) share: electors and groups with the
-// tests' timings, a campaign run in a goroutine, shard names, and a wait
-// for a group's holdings. They are meant for virtual time (inside a
-// testing/synctest bubble), where the timings cost nothing.
-package batontest
+// The virtual-time fixtures that the tests of package baton and of
+// batonprom share: electors with the tests' timings, a campaign run in a
+// goroutine, shard names, and a wait for a group's holdings, meant for a
+// testing/synctest bubble, where the timings cost nothing.
+
+package electortest
 
 import (
 	"context"
