@@ -132,7 +132,14 @@ func runFenceInstall(ctx context.Context, e *env, args []string) int {
 			return e.fail("fence install", usagef("invalid --grant %s: name the role a fenced job connects as (PUBLIC would let every role lock the leader out)", escape.String(strconv.Quote(r))))
 		}
 	}
-	res, err := pgfence.Install(ctx, conn, pgfence.InstallOptions{Schema: *schema, Key: key, Grant: grants, Log: *logOn})
+	opts := []pgfence.Option{pgfence.WithSchema(*schema), pgfence.WithGrant(grants...)}
+	if key != nil {
+		opts = append(opts, pgfence.WithKey(key))
+	}
+	if *logOn {
+		opts = append(opts, pgfence.WithLog())
+	}
+	res, err := pgfence.Install(ctx, conn, opts...)
 	if errors.Is(err, pgfence.ErrForeign) || errors.Is(err, pgfence.ErrNoRole) {
 		return e.fail("fence install", usagef("%v", err))
 	}

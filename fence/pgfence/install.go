@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/batonhq/baton/fence"
+	"github.com/batonhq/baton/internal/bound"
 )
 
 // Version is the version of the SQL fence that InstallSQL writes and
@@ -41,7 +42,7 @@ const (
 // columns, no version record, an unknown version). Install changed nothing.
 var ErrForeign = errors.New("pgfence: the schema holds baton_fence objects that are not this baton's fence")
 
-// ErrNoRole is returned by Install when a role of InstallOptions.Grant
+// ErrNoRole is returned by Install when a role of WithGrant
 // does not exist. Install changed nothing.
 var ErrNoRole = errors.New("role does not exist")
 
@@ -70,7 +71,7 @@ func Classify(err error) error {
 // checkSchema refuses a schema name PostgreSQL cannot hold.
 func checkSchema(schema string) error {
 	if schema == "" || len(schema) > 63 || strings.ContainsRune(schema, 0) {
-		return fmt.Errorf("pgfence: schema name %q: want 1 to 63 bytes, no NUL", schema)
+		return fmt.Errorf("pgfence: %w", bound.Errorf("schema", strconv.Quote(schema), "a schema name of 1 to 63 bytes, no NUL"))
 	}
 	return nil
 }
@@ -200,7 +201,7 @@ func logDDL(q string) []string {
 //     the roles granted EXECUTE may call it. Grant it to the roles the
 //     fenced jobs connect as: GRANT EXECUTE ON FUNCTION
 //     schema.baton_fence(text, bigint, text, text) TO role (and USAGE on
-//     the schema), as Install does for InstallOptions.Grant.
+//     the schema), as Install does for WithGrant.
 //
 // The key is not part of it (a migration file must not hold the secret):
 // Install writes it, and the helper function baton_fence_hmac that calls
@@ -213,7 +214,7 @@ func InstallSQL(schema string) (string, error) {
 }
 
 // LogSQL returns the DDL that makes the SQL fence of schema (InstallSQL)
-// keep its fence log, as Install runs it for InstallOptions.Log: the table
+// keep its fence log, as Install runs it for WithLog: the table
 // fence.DefaultLogTable in schema (the Go fence's log table, kept if it
 // exists), on which PUBLIC's rights are revoked, so that only its owner,
 // through the function, writes it; and the row ('log', table) in
@@ -232,34 +233,80 @@ type Beginner interface {
 	Begin(ctx context.Context) (pgx.Tx, error)
 }
 
-// InstallOptions are Install's settings.
-type InstallOptions struct {
-	// Schema is where the fence goes; "" means "public". Check and
-	// fence.Postgres resolve baton_fence through the connection's
-	// search_path: put Schema on it for them to use the same table.
-	Schema string
-	// Key, if set, makes the function accept only tokens signed by it
-	// (the third argument, $BATON_TOKEN_SIG). It needs the extension
-	// pgcrypto, which Install creates if the server has it and the user
-	// may; an existing key is replaced. Nil leaves the key as it is: none
-	// on a new install.
-	Key *fence.Key
-	// Grant names the roles that may call baton_fence: the roles the
-	// fenced jobs connect as. Install grants each EXECUTE on the function
-	// (and USAGE on Schema if it lacks it); every other role, except the
-	// owner and superusers, is refused with permission denied (SQLSTATE
-	// 42501), whatever Grant holds, because PUBLIC's EXECUTE is revoked.
-	// A role must exist; "public" is refused. Grants made before are
-	// kept: Install never revokes a role's.
-	Grant []string
-	// Log makes the function keep the fence log (LogSQL) that `baton
-	// verify --fence-db` reads: one "accepted" row per accepted call, with
-	// the period of its fourth argument, in the caller's transaction. Only
-	// the owner writes the table, through the function: no role is
-	// granted a right on it. False leaves the log as it is: none on a new
-	// install; a log once kept is kept (its table made again if it was
-	// dropped).
-	Log bool
+// Option configures Install. Like every option of baton's public
+// packages, an invalid value makes Install fail, before it connects, with
+// an error wrapping *baton.OptionError naming the option; nothing is
+// installed. Without options Install puts the fence in schema "public",
+// unsigned, granted to no role but its owner, with no fence log.
+type Option func(*config) error
+
+// config is Install's settings.
+type config struct {
+	schema string
+	key    *fence.Key
+	grant  []string
+	log    bool
+}
+
+// WithSchema installs the fence in schema instead of "public". Check and
+// fence.Postgres resolve baton_fence through the connection's
+// search_path: put schema on it for them to use the same table.
+func WithSchema(schema string) Option {
+	return func(c *config) error {
+		if err := checkSchema(schema); err != nil {
+			return err
+		}
+		c.schema = schema
+		return nil
+	}
+}
+
+// WithKey makes the function accept only tokens signed by k (the third
+// argument, $BATON_TOKEN_SIG). It needs the extension pgcrypto, which
+// Install creates if the server has it and the user may; an existing key
+// is replaced. Without WithKey the key stays as it is: none on a new
+// install.
+func WithKey(k *fence.Key) Option {
+	return func(c *config) error {
+		if k == nil {
+			return bound.Errorf("key", "nil", "a key from fence.NewKey or fence.ReadKeyFile")
+		}
+		c.key = k
+		return nil
+	}
+}
+
+// WithGrant names roles that may call baton_fence: the roles the fenced
+// jobs connect as (each WithGrant adds to the list). Install grants each
+// EXECUTE on the function (and USAGE on the schema if it lacks it); every
+// other role, except the owner and superusers, is refused with permission
+// denied (SQLSTATE 42501), whatever was granted, because PUBLIC's EXECUTE
+// is revoked. A role must exist (else ErrNoRole); "public" is refused.
+// Grants made before are kept: Install never revokes a role's.
+func WithGrant(roles ...string) Option {
+	return func(c *config) error {
+		for _, r := range roles {
+			if err := checkRole(r); err != nil {
+				return err
+			}
+		}
+		c.grant = append(c.grant, roles...)
+		return nil
+	}
+}
+
+// WithLog makes the function keep the fence log (LogSQL) that `baton
+// verify --fence-db` reads: one "accepted" row per accepted call, with the
+// period of its fourth argument, in the caller's transaction. Only the
+// owner writes the table, through the function: no role is granted a
+// right on it. Without WithLog the log stays as it is: none on a new
+// install; a log once kept is kept (its table made again if it was
+// dropped).
+func WithLog() Option {
+	return func(c *config) error {
+		c.log = true
+		return nil
+	}
 }
 
 // InstallResult says what Install found and did.
@@ -286,14 +333,14 @@ type InstallResult struct {
 	// PUBLIC could call baton_fence (an install by a baton before
 	// PUBLIC's EXECUTE was revoked): Install revoked it.
 	PublicRevoked bool
-	// Granted lists the roles of InstallOptions.Grant that could not call
+	// Granted lists the roles of WithGrant that could not call
 	// baton_fence before and can now.
 	Granted []string
 }
 
-// Install installs the SQL fence (see InstallSQL) in opts.Schema, in one
+// Install installs the SQL fence (see InstallSQL) in its schema (WithSchema), in one
 // transaction under an advisory lock, so that installs at the same time do
-// not race, and grants EXECUTE on baton_fence to the roles of opts.Grant.
+// not race, and grants EXECUTE on baton_fence to the roles of WithGrant.
 // Installing again changes nothing that is in place (Created and
 // KeyChanged false, Granted empty), but revokes PUBLIC's EXECUTE that an
 // older install left (PublicRevoked). A fence of an older version is
@@ -302,22 +349,17 @@ type InstallResult struct {
 // schema holding a baton_fence table with other columns, or a function or
 // table of the fence without a version record Install knows, is refused
 // with an error wrapping ErrForeign, and nothing is changed. With
-// opts.Key, a server without pgcrypto is refused with an error naming the
+// WithKey, a server without pgcrypto is refused with an error naming the
 // fix, and nothing is changed.
-func Install(ctx context.Context, db Beginner, opts InstallOptions) (InstallResult, error) {
-	schema := opts.Schema
-	if schema == "" {
-		schema = "public"
-	}
-	res := InstallResult{Schema: schema}
-	if err := checkSchema(schema); err != nil {
-		return res, err
-	}
-	for _, r := range opts.Grant {
-		if err := checkRole(r); err != nil {
-			return res, err
+func Install(ctx context.Context, db Beginner, opts ...Option) (InstallResult, error) {
+	c := config{schema: "public"}
+	for _, o := range opts {
+		if err := o(&c); err != nil {
+			return InstallResult{Schema: c.schema}, err
 		}
 	}
+	schema := c.schema
+	res := InstallResult{Schema: schema}
 	q := pgx.Identifier{schema}.Sanitize()
 	err := pgx.BeginFunc(ctx, db, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, lockKey(schema)); err != nil {
@@ -348,13 +390,13 @@ func Install(ctx context.Context, db Beginner, opts InstallOptions) (InstallResu
 		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM `+q+`.baton_fence_meta WHERE key = 'log')`).Scan(&logOn); err != nil {
 			return fmt.Errorf("pgfence: Install: %w", err)
 		}
-		if opts.Log || logOn {
+		if c.log || logOn {
 			if res.LogChanged, err = installLog(ctx, tx, schema, q); err != nil {
 				return err
 			}
 		}
-		if opts.Key != nil {
-			changed, err := installKey(ctx, tx, q, opts.Key)
+		if c.key != nil {
+			changed, err := installKey(ctx, tx, q, c.key)
 			if err != nil {
 				return err
 			}
@@ -364,7 +406,7 @@ func Install(ctx context.Context, db Beginner, opts InstallOptions) (InstallResu
 			return err
 		}
 		res.PublicRevoked = (res.PublicRevoked || publicBefore) && !res.Created
-		if res.Granted, err = grant(ctx, tx, schema, q, opts.Grant); err != nil {
+		if res.Granted, err = grant(ctx, tx, schema, q, c.grant); err != nil {
 			return err
 		}
 		return tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM `+q+`.baton_fence_key),
@@ -447,13 +489,13 @@ func installLog(ctx context.Context, tx pgx.Tx, schema, q string) (bool, error) 
 	return !on, nil
 }
 
-// checkRole refuses a role name that InstallOptions.Grant cannot hold.
+// checkRole refuses a role name that WithGrant cannot take.
 func checkRole(role string) error {
 	switch {
 	case role == "" || len(role) > 63 || strings.ContainsRune(role, 0):
-		return fmt.Errorf("pgfence: Install: role name %q: want 1 to 63 bytes, no NUL", role)
+		return fmt.Errorf("pgfence: %w", bound.Errorf("grant", strconv.Quote(role), "a role name of 1 to 63 bytes, no NUL"))
 	case strings.EqualFold(role, "public"):
-		return errors.New("pgfence: Install: cannot grant baton_fence to PUBLIC: every role could then lock the leader out with a high token; name the roles the fenced jobs connect as")
+		return fmt.Errorf("pgfence: %w", bound.Errorf("grant", role, "the roles the fenced jobs connect as, not PUBLIC: every role could then lock the leader out with a high token"))
 	}
 	return nil
 }

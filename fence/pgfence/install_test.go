@@ -30,11 +30,15 @@ func installed(t *testing.T, key *fence.Key) (context.Context, *pgxpool.Pool) {
 		t.Fatal(err)
 	}
 	t.Cleanup(pool.Close)
-	res, err := pgfence.Install(ctx, pool, pgfence.InstallOptions{Key: key})
+	var opts []pgfence.Option
+	if key != nil {
+		opts = append(opts, pgfence.WithKey(key))
+	}
+	res, err := pgfence.Install(ctx, pool, opts...)
 	if err != nil || !res.Created || res.TableExisted || res.Signed != (key != nil) || res.KeyChanged != (key != nil) {
 		t.Fatalf("first install: %+v, %v", res, err)
 	}
-	res, err = pgfence.Install(ctx, pool, pgfence.InstallOptions{Key: key})
+	res, err = pgfence.Install(ctx, pool, opts...)
 	if err != nil || res.Created || res.KeyChanged || res.Signed != (key != nil) {
 		t.Fatalf("second install: %+v, %v; want a no-op", res, err)
 	}
@@ -179,7 +183,7 @@ func TestInstallExistingAndForeignTables(t *testing.T) {
 		if err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error { return pgfence.Check(ctx, tx, "billing", 8) }); err != nil {
 			t.Fatal(err)
 		}
-		res, err := pgfence.Install(ctx, pool, pgfence.InstallOptions{})
+		res, err := pgfence.Install(ctx, pool)
 		if err != nil || !res.Created || !res.TableExisted {
 			t.Fatalf("install over CreateTable's table: %+v, %v", res, err)
 		}
@@ -208,7 +212,7 @@ func TestInstallExistingAndForeignTables(t *testing.T) {
 			if _, err := pool.Exec(ctx, create); err != nil {
 				t.Fatal(err)
 			}
-			res, err := pgfence.Install(ctx, pool, pgfence.InstallOptions{})
+			res, err := pgfence.Install(ctx, pool)
 			if !errors.Is(err, pgfence.ErrForeign) || res.Created {
 				t.Fatalf("install: %+v, %v; want ErrForeign", res, err)
 			}
@@ -237,7 +241,7 @@ func TestInstallSchema(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer pool.Close()
-	if _, err := pgfence.Install(ctx, pool, pgfence.InstallOptions{Schema: "Fence Room"}); err != nil {
+	if _, err := pgfence.Install(ctx, pool, pgfence.WithSchema("Fence Room")); err != nil {
 		t.Fatal(err)
 	}
 	if err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error { return pgfence.Check(ctx, tx, "n", 3) }); err != nil {
@@ -297,7 +301,7 @@ func TestInstalledFunctionSigned(t *testing.T) {
 		t.Fatalf("PUBLIC can read the key: %v %v", public, err)
 	}
 	k2, _ := fence.NewKey([]byte("another key, 32 bytes long......"))
-	res, err := pgfence.Install(ctx, pool, pgfence.InstallOptions{Key: k2})
+	res, err := pgfence.Install(ctx, pool, pgfence.WithKey(k2))
 	if err != nil || res.Created || !res.KeyChanged || !res.Signed {
 		t.Fatalf("install with another key: %+v, %v", res, err)
 	}

@@ -46,7 +46,7 @@
 // SQLStateBadSignature (BF002). InstallSQL is its DDL, for migrations;
 // Classify maps the SQLSTATEs to package fence's errors.
 //
-// Installed with InstallOptions.Log (`baton fence install --log`; LogSQL),
+// Installed with WithLog (`baton fence install --log`; LogSQL),
 // the function also keeps the fence log that `baton verify --fence-db`
 // reads (fence.DefaultLogTable, the table CheckLogged writes): one
 // "accepted" row per accepted call, with the period of its optional
@@ -56,7 +56,7 @@
 // upgraded in place by Install.
 //
 // The function is SECURITY DEFINER: it runs as the role that installed
-// it, which alone writes the log table. Only that role, superusers and the roles of InstallOptions.Grant may
+// it, which alone writes the log table. Only that role, superusers and the roles of WithGrant may
 // call it (PUBLIC's EXECUTE is revoked), and its search_path is pinned, so
 // that a caller's own schemas change nothing it does. What it does not
 // guarantee: a granted role can raise the fence to any token unless a key

@@ -48,7 +48,7 @@ func logString(log []fence.LogEntry) string {
 
 func itoa(n uint64) string { return strconv.FormatUint(n, 10) }
 
-// With InstallOptions.Log, baton_fence logs every call it accepts, with
+// With WithLog, baton_fence logs every call it accepts, with
 // the period of its fourth argument, in the caller's transaction, in the
 // table the Go fence logs to (fence.ReadLog reads it): a rolled-back
 // write and a stale token log nothing; the 2- and 3-argument calls keep
@@ -60,7 +60,7 @@ func TestInstalledFunctionLog(t *testing.T) {
 	db := pgtest.Start(t)
 	job, jobURL := pgtest.NewRole(t, db)
 	owner := connect(t, ctx, db, "")
-	res, err := pgfence.Install(ctx, owner, pgfence.InstallOptions{Grant: []string{job}})
+	res, err := pgfence.Install(ctx, owner, pgfence.WithGrant(job))
 	if err != nil || res.Logged || res.LogChanged {
 		t.Fatalf("install without a log: %+v, %v", res, err)
 	}
@@ -73,11 +73,11 @@ func TestInstalledFunctionLog(t *testing.T) {
 	if _, err := c.Exec(ctx, `SELECT baton_fence('billing', 1, NULL, '2026-01-01T00:00:00Z')`); err != nil {
 		t.Fatalf("a call with a period on a fence without a log: %v", err)
 	}
-	res, err = pgfence.Install(ctx, owner, pgfence.InstallOptions{Log: true})
+	res, err = pgfence.Install(ctx, owner, pgfence.WithLog())
 	if err != nil || !res.Logged || !res.LogChanged || res.Created {
 		t.Fatalf("install with Log: %+v, %v", res, err)
 	}
-	res, err = pgfence.Install(ctx, owner, pgfence.InstallOptions{})
+	res, err = pgfence.Install(ctx, owner)
 	if err != nil || !res.Logged || res.LogChanged {
 		t.Fatalf("install again without Log: %+v, %v; want the log kept, nothing changed", res, err)
 	}
@@ -85,7 +85,7 @@ func TestInstalledFunctionLog(t *testing.T) {
 	if _, err := owner.Exec(ctx, `DROP TABLE baton_fence_log`); err != nil {
 		t.Fatal(err)
 	}
-	if res, err = pgfence.Install(ctx, owner, pgfence.InstallOptions{}); err != nil || !res.Logged {
+	if res, err = pgfence.Install(ctx, owner); err != nil || !res.Logged {
 		t.Fatalf("install after the log table was dropped: %+v, %v", res, err)
 	}
 
@@ -155,7 +155,7 @@ func TestInstallUpgradesVersion1(t *testing.T) {
 	if _, err := c.Exec(ctx, `SELECT baton_fence('billing', 5)`); err != nil {
 		t.Fatalf("version 1 as installed: %v", err)
 	}
-	res, err := pgfence.Install(ctx, owner, pgfence.InstallOptions{Log: true})
+	res, err := pgfence.Install(ctx, owner, pgfence.WithLog())
 	if err != nil || res.Upgraded != 1 || res.Created || !res.LogChanged || !res.Logged || res.PublicRevoked {
 		t.Fatalf("install over version 1: %+v, %v; want upgraded from 1, the log on", res, err)
 	}
@@ -176,7 +176,7 @@ func TestInstallUpgradesVersion1(t *testing.T) {
 	if got, want := logString(readSQLLog(t, ctx, db, "billing")), "5 6 7/2026-01-01T00:00:00Z"; got != want {
 		t.Fatalf("fence log after the upgrade: %q, want %q", got, want)
 	}
-	res, err = pgfence.Install(ctx, owner, pgfence.InstallOptions{Log: true})
+	res, err = pgfence.Install(ctx, owner, pgfence.WithLog())
 	if err != nil || res.Upgraded != 0 || res.Created || res.LogChanged || len(res.Granted) != 0 {
 		t.Fatalf("install again: %+v, %v; want a no-op", res, err)
 	}
@@ -201,7 +201,7 @@ func TestInstallUpgradeRevokesPublic(t *testing.T) {
 	if _, err := owner.Exec(ctx, string(v1)+`;GRANT EXECUTE ON FUNCTION baton_fence(text, bigint, text) TO PUBLIC`); err != nil {
 		t.Fatal(err)
 	}
-	res, err := pgfence.Install(ctx, owner, pgfence.InstallOptions{})
+	res, err := pgfence.Install(ctx, owner)
 	if err != nil || res.Upgraded != 1 || !res.PublicRevoked || res.Logged {
 		t.Fatalf("install over a public version 1: %+v, %v; want upgraded, PUBLIC revoked, no log", res, err)
 	}
@@ -216,7 +216,7 @@ func TestInstallLogForeignTable(t *testing.T) {
 	if _, err := owner.Exec(ctx, `CREATE TABLE baton_fence_log (id int PRIMARY KEY, what text)`); err != nil {
 		t.Fatal(err)
 	}
-	_, err := pgfence.Install(ctx, owner, pgfence.InstallOptions{Log: true})
+	_, err := pgfence.Install(ctx, owner, pgfence.WithLog())
 	if err == nil || !strings.Contains(err.Error(), "baton_fence_log") || !strings.Contains(err.Error(), "columns") {
 		t.Fatalf("install with Log over a foreign baton_fence_log: %v", err)
 	}

@@ -50,7 +50,7 @@ func highest(t *testing.T, ctx context.Context, c *pgx.Conn, schema, name string
 	return tok
 }
 
-// A role that was not granted EXECUTE (at install, InstallOptions.Grant)
+// A role that was not granted EXECUTE (at install, WithGrant)
 // cannot call baton_fence: the lock-out is refused with permission
 // denied and the fence does not move; a granted role fences as before,
 // in the public schema and in another one (whose USAGE Install grants).
@@ -63,7 +63,7 @@ func TestFenceCallableOnlyByGrantedRoles(t *testing.T) {
 			job, jobURL := pgtest.NewRole(t, db)
 			_, strangerURL := pgtest.NewRole(t, db)
 			owner := connect(t, ctx, db, "")
-			res, err := pgfence.Install(ctx, owner, pgfence.InstallOptions{Schema: schema, Grant: []string{job}})
+			res, err := pgfence.Install(ctx, owner, pgfence.WithSchema(schema), pgfence.WithGrant(job))
 			if err != nil || !res.Created {
 				t.Fatalf("install: %+v, %v", res, err)
 			}
@@ -106,7 +106,7 @@ func TestInstallRevokesPublicOnUpgrade(t *testing.T) {
 	job, jobURL := pgtest.NewRole(t, db)
 	stranger, strangerURL := pgtest.NewRole(t, db)
 	owner := connect(t, ctx, db, "")
-	if _, err := pgfence.Install(ctx, owner, pgfence.InstallOptions{}); err != nil {
+	if _, err := pgfence.Install(ctx, owner); err != nil {
 		t.Fatal(err)
 	}
 	// The older install's state: EXECUTE for PUBLIC.
@@ -125,13 +125,13 @@ func TestInstallRevokesPublicOnUpgrade(t *testing.T) {
 	if err := owner.QueryRow(ctx, `SELECT current_user::regrole::text`).Scan(&ownerName); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := pgfence.Install(ctx, connect(t, ctx, strangerURL, ""), pgfence.InstallOptions{}); err == nil ||
+	if _, err := pgfence.Install(ctx, connect(t, ctx, strangerURL, "")); err == nil ||
 		!strings.Contains(err.Error(), "run the install as role "+ownerName) {
 		t.Fatalf("install by a role that does not own the function: %v; want an error naming the owner", err)
 	} else {
 		t.Log(err)
 	}
-	res, err := pgfence.Install(ctx, owner, pgfence.InstallOptions{Grant: []string{job}})
+	res, err := pgfence.Install(ctx, owner, pgfence.WithGrant(job))
 	if err != nil || res.Created || !res.PublicRevoked || len(res.Granted) != 1 || res.Granted[0] != job {
 		t.Fatalf("install over the older one: %+v, %v; want PUBLIC revoked and %s granted", res, err, job)
 	}
@@ -141,16 +141,16 @@ func TestInstallRevokesPublicOnUpgrade(t *testing.T) {
 	if _, err := connect(t, ctx, jobURL, "").Exec(ctx, `SELECT baton_fence('billing', 4)`); err != nil {
 		t.Fatalf("the granted role after the upgrade: %v", err)
 	}
-	res, err = pgfence.Install(ctx, owner, pgfence.InstallOptions{Grant: []string{job}})
+	res, err = pgfence.Install(ctx, owner, pgfence.WithGrant(job))
 	if err != nil || res.Created || res.PublicRevoked || len(res.Granted) != 0 {
 		t.Fatalf("a third install: %+v, %v; want a no-op", res, err)
 	}
 	for _, bad := range []string{"", "public", "PUBLIC", "a\x00b"} {
-		if _, err := pgfence.Install(ctx, owner, pgfence.InstallOptions{Grant: []string{bad}}); err == nil {
+		if _, err := pgfence.Install(ctx, owner, pgfence.WithGrant(bad)); err == nil {
 			t.Errorf("Install granted to %q", bad)
 		}
 	}
-	if _, err := pgfence.Install(ctx, owner, pgfence.InstallOptions{Grant: []string{"no_such_role_x"}}); err == nil {
+	if _, err := pgfence.Install(ctx, owner, pgfence.WithGrant("no_such_role_x")); err == nil {
 		t.Error("Install granted to a role that does not exist")
 	} else {
 		t.Log(err)
@@ -167,7 +167,7 @@ func TestFenceIgnoresCallersSearchPath(t *testing.T) {
 	db := pgtest.Start(t)
 	job, jobURL := pgtest.NewRole(t, db)
 	owner := connect(t, ctx, db, "")
-	if _, err := pgfence.Install(ctx, owner, pgfence.InstallOptions{Grant: []string{job}}); err != nil {
+	if _, err := pgfence.Install(ctx, owner, pgfence.WithGrant(job)); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := owner.Exec(ctx, `CREATE SCHEMA evil AUTHORIZATION `+job); err != nil {
@@ -220,7 +220,7 @@ func TestGrantedRoleAndTheKey(t *testing.T) {
 	db := pgtest.Start(t)
 	job, jobURL := pgtest.NewRole(t, db)
 	owner := connect(t, ctx, db, "")
-	if _, err := pgfence.Install(ctx, owner, pgfence.InstallOptions{Grant: []string{job}}); err != nil {
+	if _, err := pgfence.Install(ctx, owner, pgfence.WithGrant(job)); err != nil {
 		t.Fatal(err)
 	}
 	granted := connect(t, ctx, jobURL, "")
@@ -231,7 +231,7 @@ func TestGrantedRoleAndTheKey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := pgfence.Install(ctx, owner, pgfence.InstallOptions{Key: k, Grant: []string{job}})
+	res, err := pgfence.Install(ctx, owner, pgfence.WithKey(k), pgfence.WithGrant(job))
 	if err != nil || !res.KeyChanged {
 		t.Fatalf("install with a key: %+v, %v", res, err)
 	}

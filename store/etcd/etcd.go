@@ -129,10 +129,10 @@ func (c *config) apply(opts []Option) error {
 func WithPrefix(prefix string) Option {
 	return func(c *config) error {
 		if prefix == "" {
-			return storedriver.InvalidOption("etcd", "WithPrefix", `the prefix is empty; use a key prefix such as "/baton/"`)
+			return storedriver.InvalidOption("etcd", "prefix", `""`, `a key prefix ending in "/", such as "/baton/"`)
 		}
 		if !strings.HasSuffix(prefix, "/") {
-			return storedriver.InvalidOption("etcd", "WithPrefix", fmt.Sprintf(`%q does not end with "/"; use %q`, prefix, prefix+"/"))
+			return storedriver.InvalidOption("etcd", "prefix", fmt.Sprintf("%q", prefix), fmt.Sprintf(`a key prefix ending in "/", such as %q`, prefix+"/"))
 		}
 		c.prefix = prefix
 		return nil
@@ -144,7 +144,7 @@ func WithPrefix(prefix string) Option {
 // configured.
 func WithDialTimeout(d time.Duration) Option {
 	return func(c *config) error {
-		if err := storedriver.CheckPositive("etcd", "WithDialTimeout", d, "5s"); err != nil {
+		if err := storedriver.CheckPositive("etcd", "dial-timeout", d, "5s"); err != nil {
 			return err
 		}
 		c.dialTimeout = d
@@ -157,7 +157,7 @@ func WithDialTimeout(d time.Duration) Option {
 // returns store.ErrUnavailable instead of hanging. It must be positive.
 func WithRequestTimeout(d time.Duration) Option {
 	return func(c *config) error {
-		if err := storedriver.CheckPositive("etcd", "WithRequestTimeout", d, "5s"); err != nil {
+		if err := storedriver.CheckPositive("etcd", "request-timeout", d, "5s"); err != nil {
 			return err
 		}
 		c.requestTimeout = d

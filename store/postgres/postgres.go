@@ -284,7 +284,7 @@ func WithReadOnly() Option {
 func WithPoolConfig(fn func(*pgxpool.Config)) Option {
 	return func(c *config) error {
 		if fn == nil {
-			return storedriver.InvalidOption("postgres", "WithPoolConfig", "fn is nil; pass a function that adjusts the pool configuration")
+			return storedriver.InvalidOption("postgres", "pool-config", "nil", "a function that adjusts the pool configuration")
 		}
 		c.poolConfig = append(c.poolConfig, fn)
 		return nil

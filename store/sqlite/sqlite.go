@@ -110,7 +110,7 @@ type config struct {
 func WithMaxConns(n int) Option {
 	return func(c *config) error {
 		if n < 2 {
-			return storedriver.InvalidOption("sqlite", "WithMaxConns", fmt.Sprintf("%d is below 2 (one connection for the watch poller, one for the rest); use e.g. %d", n, DefaultMaxConns))
+			return storedriver.InvalidOption("sqlite", "max-conns", n, fmt.Sprintf("at least 2 (one connection for the watch poller, one for the rest), such as %d", DefaultMaxConns))
 		}
 		c.maxConns = n
 		return nil
@@ -166,7 +166,7 @@ func WithTime(now func() time.Time) Option {
 func WithBusyTimeout(d time.Duration) Option {
 	return func(c *config) error {
 		if d < time.Millisecond {
-			return storedriver.InvalidOption("sqlite", "WithBusyTimeout", fmt.Sprintf("%v is below 1ms; use e.g. 5s", d))
+			return storedriver.InvalidOption("sqlite", "busy-timeout", d, "at least 1ms, such as 5s")
 		}
 		c.busyTimeout = d
 		return nil
@@ -179,7 +179,7 @@ func WithBusyTimeout(d time.Duration) Option {
 // DefaultNotifiedInterval with them. It must be positive.
 func WithWatchInterval(d time.Duration) Option {
 	return func(c *config) error {
-		if err := storedriver.CheckPositive("sqlite", "WithWatchInterval", d, "50ms"); err != nil {
+		if err := storedriver.CheckPositive("sqlite", "watch-interval", d, "50ms"); err != nil {
 			return err
 		}
 		c.watchInterval, c.notified = d, d

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/batonhq/baton/internal/bound"
 	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/store/storedriver"
 )
@@ -15,11 +16,11 @@ func TestOptionChecks(t *testing.T) {
 		err  error
 		want string // "" for nil
 	}{
-		{"InvalidOption", storedriver.InvalidOption("sqlite", "WithX", "bad"), "sqlite: WithX: " + store.ErrInvalid.Error() + ": bad"},
-		{"CheckPositive zero", storedriver.CheckPositive("etcd", "WithDialTimeout", 0, "5s"), "etcd: WithDialTimeout: " + store.ErrInvalid.Error() + ": 0s is not positive; use a duration such as 5s"},
-		{"CheckPositive negative", storedriver.CheckPositive("etcd", "WithDialTimeout", -time.Second, "5s"), "etcd: WithDialTimeout: " + store.ErrInvalid.Error() + ": -1s is not positive; use a duration such as 5s"},
-		{"CheckPositive positive", storedriver.CheckPositive("etcd", "WithDialTimeout", time.Nanosecond, "5s"), ""},
-		{"CheckClock nil", storedriver.CheckClock("memstore", nil), "memstore: WithTime: " + store.ErrInvalid.Error() + ": now is nil; pass a clock function such as time.Now"},
+		{"InvalidOption", storedriver.InvalidOption("sqlite", "max-conns", 1, "at least 2"), "sqlite: " + store.ErrInvalid.Error() + ": invalid max-conns 1; want at least 2"},
+		{"CheckPositive zero", storedriver.CheckPositive("etcd", "dial-timeout", 0, "5s"), "etcd: " + store.ErrInvalid.Error() + ": invalid dial-timeout 0s; want a positive duration, such as 5s"},
+		{"CheckPositive negative", storedriver.CheckPositive("etcd", "dial-timeout", -time.Second, "5s"), "etcd: " + store.ErrInvalid.Error() + ": invalid dial-timeout -1s; want a positive duration, such as 5s"},
+		{"CheckPositive positive", storedriver.CheckPositive("etcd", "dial-timeout", time.Nanosecond, "5s"), ""},
+		{"CheckClock nil", storedriver.CheckClock("memstore", nil), "memstore: " + store.ErrInvalid.Error() + ": invalid clock nil; want a clock function such as time.Now"},
 		{"CheckClock time.Now", storedriver.CheckClock("memstore", time.Now), ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -31,6 +32,10 @@ func TestOptionChecks(t *testing.T) {
 			}
 			if !errors.Is(tc.err, store.ErrInvalid) || tc.err.Error() != tc.want {
 				t.Fatalf("got %v, want %q wrapping store.ErrInvalid", tc.err, tc.want)
+			}
+			var fe *bound.Error
+			if !errors.As(tc.err, &fe) || fe.Option == "" {
+				t.Fatalf("%v: errors.As finds no field error naming the option", tc.err)
 			}
 		})
 	}
