@@ -137,9 +137,9 @@ func TestOpenValidatesOptions(t *testing.T) {
 		want string
 	}{
 		{"no endpoints", nil, etcd.WithPrefix("/x/"), "no endpoint"},
-		{"empty prefix", []string{"a:1"}, etcd.WithPrefix(""), "WithPrefix"},
-		{"zero dial timeout", []string{"a:1"}, etcd.WithDialTimeout(0), "WithDialTimeout"},
-		{"negative request timeout", []string{"a:1"}, etcd.WithRequestTimeout(-time.Second), "WithRequestTimeout"},
+		{"empty prefix", []string{"a:1"}, etcd.WithPrefix(""), "invalid prefix"},
+		{"zero dial timeout", []string{"a:1"}, etcd.WithDialTimeout(0), "invalid dial-timeout"},
+		{"negative request timeout", []string{"a:1"}, etcd.WithRequestTimeout(-time.Second), "invalid request-timeout"},
 		{"bad URL", nil, nil, "not host:port"},
 	}
 	for _, tc := range tests {

@@ -69,10 +69,10 @@ func TestOpenInvalidOptions(t *testing.T) {
 		name string
 		opt  sqlite.Option
 	}{
-		{"WithBusyTimeout", sqlite.WithBusyTimeout(0)},
-		{"WithWatchInterval", sqlite.WithWatchInterval(-time.Second)},
-		{"WithTime", sqlite.WithTime(nil)},
-		{"WithMaxConns", sqlite.WithMaxConns(1)},
+		{"busy-timeout", sqlite.WithBusyTimeout(0)},
+		{"watch-interval", sqlite.WithWatchInterval(-time.Second)},
+		{"clock", sqlite.WithTime(nil)},
+		{"max-conns", sqlite.WithMaxConns(1)},
 	} {
 		_, err := sqlite.Open(ctx(t), path, o.opt)
 		if !errors.Is(err, store.ErrInvalid) || !strings.Contains(err.Error(), o.name) {
