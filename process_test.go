@@ -305,8 +305,16 @@ func TestProcessesLeaderKilled(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(evs) != 2 || evs[0].Kind != store.Acquired || evs[1].Kind != store.TakenOver || evs[1].Token <= evs[0].Token || evs[1].Holder != next.node {
+	// The log's first two events are the first term and the takeover. A
+	// loaded machine may end the new term after the quiet watch above (a
+	// renewal later than the 1 s lease: "released"), before this read;
+	// that is not this test's subject, and the watch saw no second
+	// takeover.
+	if len(evs) < 2 || evs[0].Kind != store.Acquired || evs[1].Kind != store.TakenOver || evs[1].Token <= evs[0].Token || evs[1].Holder != next.node {
 		t.Fatalf("election log %+v", evs)
+	}
+	if len(evs) > 2 {
+		t.Logf("the log went on after the quiet watch (a loaded machine): %+v", evs[2:])
 	}
 }
 
