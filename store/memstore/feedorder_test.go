@@ -19,7 +19,14 @@ type orderedStore interface {
 }
 
 // aheadFeed breaks store.OrderedFeed's promise: its feed's Through runs
-// 40 versions ahead of what it reported.
+// 40 versions ahead of what it reported, and comes before the changes it
+// covers. It hands each batch on one change at a time, the first with the
+// batch's Through plus 40: the case's reader then holds a Through that
+// claims the rest of the batch (and more) while it has seen one change,
+// whatever the machine's load. (Forty ahead on the batch's last change
+// alone was not enough: on a loaded machine the feed can deliver the
+// whole run in one batch, which names every write, and the lie went
+// unseen.)
 type aheadFeed struct{ orderedStore }
 
 func (a aheadFeed) WatchChanges(ctx context.Context) <-chan []store.Change {
@@ -27,13 +34,20 @@ func (a aheadFeed) WatchChanges(ctx context.Context) <-chan []store.Change {
 	go func() {
 		defer close(out)
 		for b := range in {
+			through := int64(0)
 			if n := len(b); n > 0 && b[n-1].Through > 0 {
-				b[n-1].Through += 40
+				through = b[n-1].Through + 40
+				b[n-1].Through = 0
 			}
-			select {
-			case out <- b:
-			case <-ctx.Done():
-				return
+			for i, c := range b {
+				if i == 0 {
+					c.Through = through
+				}
+				select {
+				case out <- []store.Change{c}:
+				case <-ctx.Done():
+					return
+				}
 			}
 		}
 	}()
