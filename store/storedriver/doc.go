@@ -104,8 +104,10 @@
 // Errors never quote a password.
 //
 // Options have one shape in every backend: type Option func(*config) error;
-// an invalid value makes Open fail with an error that wraps store.ErrInvalid
-// and names the option ("sqlite: WithBusyTimeout: ...", built by
-// InvalidOption, CheckPositive and CheckClock). Nothing is clamped
-// silently.
+// an invalid value makes Open fail, before it touches a file or the
+// network, with an error that wraps store.ErrInvalid and the module's one
+// field-error type, *baton.OptionError, naming the option as its URL
+// parameter is named ("sqlite: invalid request: invalid busy-timeout 0s;
+// want at least 1ms, such as 5s", built by InvalidOption, CheckPositive
+// and CheckClock). Nothing is clamped silently.
 package storedriver

@@ -13,7 +13,9 @@ import (
 // store.ErrInvalid, and wraps the module's one field-error type
 // (*baton.OptionError, which errors.As finds) naming the option, the
 // value given and what is allowed: "sqlite: invalid request: invalid
-// busy-timeout 0s; want at least 1ms, such as 5s".
+// busy-timeout 0s; want at least 1ms, such as 5s". option is named as
+// the store URL's parameter for it is, or would be (busy-timeout for
+// WithBusyTimeout); want says what to give instead.
 func InvalidOption(backend, option string, got any, want string) error {
 	return fmt.Errorf("%s: %w: %w", backend, store.ErrInvalid, &bound.Error{Option: option, Got: fmt.Sprint(got), Want: want})
 }
