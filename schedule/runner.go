@@ -120,6 +120,18 @@ func WithClockStepDown(d time.Duration) Option {
 	return func(cfg *config) error { cfg.Machine.ClockStepDown = d; return nil }
 }
 
+// WithTakeoverGrace makes a new leader wait d, from the start of its term,
+// before it takes over a period still running under an older term (and
+// the periods after it): time for the process that saw that run end to
+// record its outcome, which it may do after the term that ran it ended as
+// long as nobody took the period over (see package doc: outcomes recorded
+// by who sees them). baton run sets it, because its supervisor records
+// outcomes; a Runner whose executor runs in its own process records them
+// itself and needs none. Default 0: at once. At most MaxInterval.
+func WithTakeoverGrace(d time.Duration) Option {
+	return func(cfg *config) error { cfg.Machine.TakeoverGrace = d; return nil }
+}
+
 // ErrClockHeld is wrapped in the error Run returns when it gave its term
 // up because the clock guard held it off for WithClockStepDown.
 var ErrClockHeld = scheduler.ErrClockHeld

@@ -29,6 +29,9 @@ func TestMain(m *testing.M) {
 			// supervisor that cannot record, as before it could.
 			os.Exit(supervise.Main(os.Args[2:]))
 		}
+		if os.Getenv(recordAsBeforeVar) == "1" {
+			os.Exit(supervise.MainRecording(os.Args[2:], recordAsBefore))
+		}
 		os.Exit(supervise.MainRecording(os.Args[2:], recordOutcome))
 	}
 	if len(os.Args) > 1 && os.Args[1] == fencedWriteArg {
@@ -173,3 +176,18 @@ func TestStopBeforeDeadline(t *testing.T) {
 // record an outcome (supervise.Main, not MainRecording): the negative
 // control of TestProcessRunFrozenAfterExit.
 const noRecordVar = "BATON_TEST_NO_RECORD"
+
+// recordAsBeforeVar, set to 1, makes this test binary's supervisors
+// record as they did before an outcome seen inside the term could be
+// recorded after it: fenced by the token, given up a second after the
+// call (the lease deadline, at least a second away, for the leases of
+// the tests that set it): the negative control of
+// TestProcessRunFrozenInsideWrite.
+const recordAsBeforeVar = "BATON_TEST_RECORD_AS_BEFORE"
+
+// recordAsBefore is recordOutcome as it was before scheduler.CompleteSeen.
+func recordAsBefore(ctx context.Context, data []byte, st supervise.Status, _ bool, tail []byte) error {
+	ctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	return recordOutcome(ctx, data, st, false, tail)
+}

@@ -319,9 +319,11 @@ done:
 			// it, the command is stopped.)
 		default:
 			// Before the exit report, so that a parent frozen from now
-			// on finds it recorded (fenced: refused once a newer term
-			// exists).
-			if err := out.record(st, deadline.Load()); err != nil {
+			// on finds it recorded. Reaped before the deadline: seen
+			// inside the term, which the Recorder may record after it
+			// (scheduler.CompleteSeen); reaped after it (this process
+			// was frozen too), fenced by the term's token.
+			if err := out.record(st, deadline.Load(), exitedAt); err != nil {
 				rep.send("unrecorded", escapeLine(err.Error()))
 			} else {
 				// How long after the exit the outcome was safe: the window

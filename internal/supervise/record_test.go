@@ -15,9 +15,14 @@ import (
 )
 
 // testRecorder is the test supervisor's Recorder: data names a file, which
-// it writes with the status, a newline and the tail.
-func testRecorder(_ context.Context, data []byte, st Status, tail []byte) error {
-	return os.WriteFile(string(data), append([]byte(st.String()+"\n"), tail...), 0o600)
+// it writes with the status, " in lease" when the exit was seen before
+// the lease deadline, a newline and the tail.
+func testRecorder(_ context.Context, data []byte, st Status, inLease bool, tail []byte) error {
+	head := st.String()
+	if inLease {
+		head += " in lease"
+	}
+	return os.WriteFile(string(data), append([]byte(head+"\n"), tail...), 0o600)
 }
 
 // A supervisor given a Record records the outcome of a command that exits
@@ -49,7 +54,7 @@ func TestRecord(t *testing.T) {
 		if err != nil {
 			t.Fatalf("not recorded: %v; log:\n%s", err, log.String())
 		}
-		if want := "exit 3\n" + strings.Repeat(" ", 99) + "x"; string(got) != want {
+		if want := "exit 3 in lease\n" + strings.Repeat(" ", 99) + "x"; string(got) != want {
 			t.Errorf("recorded %q, want %q", got, want)
 		}
 		if !strings.Contains(out.String(), "a\nb\nc\n") {
