@@ -19,14 +19,15 @@ import (
 // lockedScript appends "PERIOD NODE" to the file $1 and, the first time
 // node A runs it, says so ($2/started), waits until the test holds the
 // store's write lock ($2/locked), stops A's baton (its supervisor's
-// parent) with SIGSTOP and exits 0: the command ends inside its term,
-// with its baton frozen and the store's write lock held by a process that
-// does not let it go.
+// parent) with SIGSTOP and exits 0 ($2/exited): the command ends inside
+// its term, with its baton frozen and the store's write lock held by a
+// process that does not let it go.
 const lockedScript = `echo "$BATON_PERIOD $BATON_NODE" >> "$1"
 if [ "$BATON_NODE" = A ] && mkdir "$2" 2>/dev/null; then
   : > "$2/started"
   while [ ! -e "$2/locked" ]; do sleep 0.01; done
   kill -STOP "$(cut -d' ' -f4 /proc/$PPID/stat)"
+  : > "$2/exited"
 fi
 exit 0`
 
@@ -34,8 +35,9 @@ exit 0`
 // is held (here by the test, standing in for a baton stopped inside a
 // write transaction: every other writer waits, its supervisor's record
 // included, and no other node can be elected either). A's command exits
-// inside A's term; the test holds the lock 4s, past A's lease (2s); then
-// lets it go, and B, elected at once, must not run the period again: A's
+// inside A's term; the test holds the lock 6s, past A's lease (4s) and
+// B's wait for it; then lets it go, and B, elected at once, must not run
+// the period again: A's
 // supervisor, which saw the exit inside the term, records it done under
 // A's token (fenced by the row, scheduler.CompleteSeen) while B waits its
 // takeover grace. The control, a supervisor recording as before (fenced
@@ -57,7 +59,7 @@ func TestProcessRunFrozenInsideWrite(t *testing.T) {
 			path := filepath.Join(dir, "b.db")
 			runs, mark := filepath.Join(dir, "runs"), filepath.Join(dir, "mark")
 			args := func(node string) []string {
-				return []string{"run", "--store", "sqlite:" + path, "--node", node, "--lease", "2s", "--clock-margin", "100ms", "--grace", "500ms",
+				return []string{"run", "--store", "sqlite:" + path, "--node", node, "--lease", "4s", "--clock-margin", "100ms", "--grace", "500ms",
 					"--every", "1s", "frz", "--", "sh", "-c", lockedScript, "sh", runs, mark}
 			}
 			a, _, errA := startBaton(t, args("A")...)
@@ -87,13 +89,18 @@ func TestProcessRunFrozenInsideWrite(t *testing.T) {
 			if !testenv.WaitFor(20*time.Second, func() bool { return procState(a.Process.Pid) == "T" }) {
 				t.Fatalf("A's command did not stop A; A's log:\n%s", errA.String())
 			}
-			time.Sleep(4*time.Second - time.Since(locked))
+			time.Sleep(6*time.Second - time.Since(locked))
 			if _, err := conn.ExecContext(context.Background(), "ROLLBACK"); err != nil {
 				t.Fatal(err)
 			}
 			read := func() []string {
 				data, _ := os.ReadFile(runs)
 				return strings.Fields(string(data))
+			}
+			if _, err := os.Stat(filepath.Join(mark, "exited")); err != nil {
+				// Its supervisor stopped it first (3.5s after A's last
+				// renewal): this test shows nothing then.
+				t.Fatalf("A's command did not exit by itself while the lock was held: %v; A's log:\n%s", err, errA.String())
 			}
 			f := read()
 			var frozen string // the period A's command ran when it stopped A: A's last line

@@ -179,15 +179,27 @@ const noRecordVar = "BATON_TEST_NO_RECORD"
 
 // recordAsBeforeVar, set to 1, makes this test binary's supervisors
 // record as they did before an outcome seen inside the term could be
-// recorded after it: fenced by the token, given up a second after the
-// call (the lease deadline, at least a second away, for the leases of
-// the tests that set it): the negative control of
+// recorded after it: fenced by the token, and given up at the lease
+// deadline (at least a second from the call): the negative control of
 // TestProcessRunFrozenInsideWrite.
 const recordAsBeforeVar = "BATON_TEST_RECORD_AS_BEFORE"
 
-// recordAsBefore is recordOutcome as it was before scheduler.CompleteSeen.
+// recordAsBefore is recordOutcome as it was before scheduler.CompleteSeen:
+// its context ends at the lease deadline (RecordPatience before the end of
+// the one an exit seen inside the lease gets), at least a second away.
 func recordAsBefore(ctx context.Context, data []byte, st supervise.Status, _ bool, tail []byte) error {
-	ctx, cancel := context.WithTimeout(ctx, time.Second)
-	defer cancel()
+	if dl, ok := ctx.Deadline(); ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, later(dl.Add(-supervise.RecordPatience), time.Now().Add(time.Second)))
+		defer cancel()
+	}
 	return recordOutcome(ctx, data, st, false, tail)
+}
+
+// later returns the later of a and b.
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }

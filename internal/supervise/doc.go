@@ -70,11 +70,12 @@
 // later, reads the row back and counts it as its own. What remains: a
 // parent frozen together with its supervisor (a whole node) between the
 // exit and the reaping or the record, which the supervisor reports
-// (after_exit: from the reaping to the record; see README, "What no
-// supervisor covers", for the numbers measured); a record that lands
-// after the next term's takeover grace (a lock held longer than
-// RecordPatience, a supervisor starved for longer than the grace after
-// the lock is let go); and a store the supervisor cannot reach or open
+// (after_exit: from the reaping to the record; docs/run.md, "Three
+// modes, and what baton does with the command", has the numbers
+// measured); a record that lands after the next term's takeover grace (a
+// lock held past RecordPatience after the deadline, a supervisor starved
+// for longer than the grace once the lock is let go); and a store the
+// supervisor cannot reach or open
 // at that moment (it reports it, and the parent records as before). The
 // next leader then runs the period again.
 //
