@@ -211,6 +211,10 @@ func MainRecording(args []string, rec Recorder) int {
 		if stopping {
 			return
 		}
+		// A command that exited before this stop (its SIGCHLD not yet
+		// taken: this process was starved or stopped meanwhile, and the
+		// stop came first in the select below) exited by itself.
+		reap()
 		stopping, stoppedFor = true, why
 		for _, c := range children() {
 			termed[c] = true

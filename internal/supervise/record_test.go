@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -102,4 +103,47 @@ func TestRecord(t *testing.T) {
 			t.Fatalf("got %q", out.String())
 		}
 	})
+}
+
+// A command that exited before a stop reached its supervisor exited by
+// itself, and is recorded, whichever the supervisor takes first once it
+// runs: the command's SIGCHLD or the stop. The supervisor is stopped
+// (SIGSTOP) while the command exits and Run asks it to stop; both are
+// pending when it continues. Without the reaping that a stop does first,
+// about one run in two took the stop first and recorded nothing.
+func TestRecordExitBeforeStop(t *testing.T) {
+	for i := range 6 {
+		dir := t.TempDir()
+		file, gate := filepath.Join(dir, "record"), filepath.Join(dir, "gate")
+		var out syncBuffer
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() {
+			_, err := Run(ctx, Config{Argv: []string{"sh", "-c", `echo $$ $PPID; while [ ! -e "$1" ]; do sleep 0.01; done; exit 0`, "sh", gate},
+				Env: os.Environ(), Stdout: &out, Grace: time.Second, Record: &Record{Data: []byte(file), Tail: 10}})
+			done <- err
+		}()
+		var pid, sup int
+		fmt.Sscan(firstLine(t, &out), &pid, &sup)
+		syscall.Kill(sup, syscall.SIGSTOP)
+		os.WriteFile(gate, nil, 0o600)
+		for deadline := time.Now().Add(10 * time.Second); procState(pid) != "Z"; {
+			if time.Now().After(deadline) {
+				syscall.Kill(sup, syscall.SIGCONT)
+				t.Fatalf("the command did not exit: state %q", procState(pid))
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		cancel() // Run closes the control pipe: a stop, pending like the SIGCHLD
+		time.Sleep(50 * time.Millisecond)
+		syscall.Kill(sup, syscall.SIGCONT)
+		<-done
+		got, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatalf("run %d: a command that exited before the stop was not recorded: %v", i+1, err)
+		}
+		if !strings.HasPrefix(string(got), "exit 0 in lease\n") {
+			t.Fatalf("run %d: recorded %q", i+1, got)
+		}
+	}
 }
