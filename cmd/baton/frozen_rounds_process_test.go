@@ -42,9 +42,10 @@ func (l runLine) String() string {
 }
 
 // The experiment of issue 42: three 'baton run --every 1s' nodes, lease
-// 2s, on one SQLite file; the leader's baton (not its command, nor its
-// supervisor) is stopped with SIGSTOP for 4s at a random instant, round
-// after round. Safety, asserted always: no period's command starts twice
+// 2s, on one SQLite file (on PostgreSQL:
+// TestProcessRunFrozenLeaderRoundsPostgres); the leader's baton (not its
+// command, nor its supervisor) is stopped with SIGSTOP for 4s at a random
+// instant, round after round. Safety, asserted always: no period's command starts twice
 // when a run of it exited by itself (inside its term: at its deadline the
 // supervisor stops it, so a run that ends by itself ends before). The
 // rounds whose stop caught a run that then exited while its baton was
@@ -54,7 +55,11 @@ func (l runLine) String() string {
 // Two rounds; with BATON_LONG=1 the issue's thirty (BATON_FROZEN_ROUNDS=N
 // sets N). With BATON_TEST_NO_RECORD=1 (supervisors that cannot record)
 // it shows the attack: 8 rounds, 4 hit the window, and all 4 periods ran
-// again.
+// again. docs/run.md has the counts measured before and after the
+// supervisor's record was fenced by the row and the takeover waited a
+// grace; the summary also counts the supervisor's records that the store
+// held up a second or more (a frozen baton holding SQLite's write lock)
+// and those it could not make.
 func TestProcessRunFrozenLeaderRounds(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts real processes")
