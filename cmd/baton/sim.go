@@ -323,10 +323,16 @@ const mutationList = "no-fence, no-margin, no-valid-check, unfenced-ledger, sess
 func replayFlags(fs *flag.FlagSet) string {
 	var b strings.Builder
 	set := flagsSet(fs)
-	for _, name := range []string{"faults", "mutate", "sessions", "balance", "names", "nodes", "duration", "lease", "renew", "clock-margin"} {
-		if set[name] {
-			fmt.Fprintf(&b, " --%s %s", name, fs.Lookup(name).Value)
+	for _, name := range []string{"faults", "mutate", "sessions", "balance", "names", "nodes", "duration", "lease", "renew", "clock-margin", "supervisor-records"} {
+		if !set[name] {
+			continue
 		}
+		v := fs.Lookup(name).Value
+		if bf, ok := v.(interface{ IsBoolFlag() bool }); ok && bf.IsBoolFlag() {
+			fmt.Fprintf(&b, " --%s=%s", name, v)
+			continue
+		}
+		fmt.Fprintf(&b, " --%s %s", name, v)
 	}
 	return b.String()
 }
