@@ -240,7 +240,10 @@ type Plan struct {
 // under in.Token itself (a claim whose reply was lost: the machine plans
 // only when it has nothing in flight), whose Scheduled is not after Now. A
 // row running under a newer token belongs to a newer leader and is left
-// alone. Scheduled instants are enumerated from the newest non-manual row
+// alone. A row running under an older token waits until Input.TakeoverAt
+// (Config.TakeoverGrace), and every later period with it: no move is
+// planned from it on, and Wake is at most TakeoverAt. Scheduled instants
+// are enumerated from the newest non-manual row
 // on (or from Created): the machine writes scheduled rows in period order,
 // so every older instant has a row.
 //
