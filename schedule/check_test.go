@@ -33,6 +33,7 @@ func TestCheckOptions(t *testing.T) {
 		{"keep-rows", nil, []schedule.Option{schedule.WithRetention(schedule.Retention{Rows: -1})}},
 		{"clock-tolerance", nil, []schedule.Option{schedule.WithClockGuard(schedule.StepReference(), -time.Second)}},
 		{"poll", nil, []schedule.Option{schedule.WithPoll(0)}},
+		{"takeover-grace", nil, []schedule.Option{schedule.WithTakeoverGrace(-time.Second)}},
 	} {
 		j := job
 		if tc.job != nil {

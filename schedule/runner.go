@@ -120,6 +120,20 @@ func WithClockStepDown(d time.Duration) Option {
 	return func(cfg *config) error { cfg.Machine.ClockStepDown = d; return nil }
 }
 
+// WithTakeoverGrace makes a new leader wait d, from the start of its term,
+// before it takes over a period still running under an older term (and
+// the periods after it wait too): time for another process that saw that
+// run end inside its term to record the outcome, which counts after that
+// term ended as long as nobody took the period over. baton run sets it
+// (the renew interval, at least a second), because the supervisor of its
+// command records outcomes so, also while baton itself is frozen; a
+// Runner records its executor's outcomes itself and needs none. A period
+// whose leader died mid-run is run again d later. Default 0: at once; d
+// is at most a week.
+func WithTakeoverGrace(d time.Duration) Option {
+	return func(cfg *config) error { cfg.Machine.TakeoverGrace = d; return nil }
+}
+
 // ErrClockHeld is wrapped in the error Run returns when it gave its term
 // up because the clock guard held it off for WithClockStepDown.
 var ErrClockHeld = scheduler.ErrClockHeld

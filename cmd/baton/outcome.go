@@ -49,30 +49,58 @@ var errNotThisRun = errors.New("the period's row is not this run's any more")
 // recordOutcome is the supervisor's Recorder (main calls
 // supervise.MainRecording with it): it opens the store and writes the
 // outcome with the very write the scheduler machine's record action
-// makes (scheduler.Complete: done for exit 0, failed otherwise, the tail
-// of the output, fenced by the token, at the row's version), to the row
-// that is running under this token and node. The store refuses it once a
-// newer term exists (store.ErrStaleToken); the machine, recording the same
+// makes (scheduler.CompleteSeen: done for exit 0, failed otherwise, the
+// tail of the output, at the row's version), to the row that is running
+// under this token and node. An exit the supervisor saw before the lease
+// deadline (inLease) ended inside the term: its record is fenced by the
+// row alone, so it counts also once a newer term exists, as long as that
+// term has not taken the row over (it waits scheduler's TakeoverGrace
+// first); otherwise it is fenced by the token, refused once a newer term
+// exists (store.ErrStaleToken). A store that cannot answer yet (a write
+// lock held by a frozen process: baton itself, stopped inside a SQLite
+// write) is tried again until ctx ends. The machine, recording the same
 // outcome later, reads the row back and counts it as its own.
-func recordOutcome(ctx context.Context, data []byte, st supervise.Status, out []byte) error {
+func recordOutcome(ctx context.Context, data []byte, st supervise.Status, inLease bool, out []byte) error {
 	var req outcomeRequest
 	if err := json.Unmarshal(data, &req); err != nil {
 		return fmt.Errorf("garbled record request: %w", err)
 	}
-	s, err := openStore(ctx, req.Store)
-	if err != nil {
-		return err
-	}
-	defer s.Close()
-	row, err := s.GetRun(ctx, req.Job, req.Period)
-	if err != nil {
-		return err
-	}
-	if row.State != store.Running || row.Token != req.Token || row.Holder != req.Node {
-		return fmt.Errorf("%w (%s, token %d)", errNotThisRun, row.State, row.Token)
-	}
 	tl := &tail{}
 	tl.Write(out)
-	_, err = s.SwapRun(ctx, scheduler.Complete(row, st.ExitCode(), tl.String(), nil, time.Now()))
-	return err
+	finished := time.Now()
+	var s store.Store
+	defer func() {
+		if s != nil {
+			s.Close()
+		}
+	}()
+	for wait := 10 * time.Millisecond; ; wait = min(2*wait, 200*time.Millisecond) {
+		err := func() error {
+			if s == nil {
+				var err error
+				if s, err = openStore(ctx, req.Store); err != nil {
+					return err
+				}
+			}
+			row, err := s.GetRun(ctx, req.Job, req.Period)
+			if err != nil {
+				return err
+			}
+			if row.State != store.Running || row.Token != req.Token || row.Holder != req.Node {
+				return fmt.Errorf("%w (%s, token %d)", errNotThisRun, row.State, row.Token)
+			}
+			_, err = s.SwapRun(ctx, scheduler.CompleteSeen(row, st.ExitCode(), tl.String(), nil, finished, inLease))
+			return err
+		}()
+		if err == nil || !errors.Is(err, store.ErrUnavailable) || ctx.Err() != nil {
+			return err
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		}
+	}
 }

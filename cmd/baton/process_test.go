@@ -29,6 +29,9 @@ func TestMain(m *testing.M) {
 			// supervisor that cannot record, as before it could.
 			os.Exit(supervise.Main(os.Args[2:]))
 		}
+		if os.Getenv(recordAsBeforeVar) == "1" {
+			os.Exit(supervise.MainRecording(os.Args[2:], recordAsBefore))
+		}
 		os.Exit(supervise.MainRecording(os.Args[2:], recordOutcome))
 	}
 	if len(os.Args) > 1 && os.Args[1] == fencedWriteArg {
@@ -173,3 +176,30 @@ func TestStopBeforeDeadline(t *testing.T) {
 // record an outcome (supervise.Main, not MainRecording): the negative
 // control of TestProcessRunFrozenAfterExit.
 const noRecordVar = "BATON_TEST_NO_RECORD"
+
+// recordAsBeforeVar, set to 1, makes this test binary's supervisors
+// record as they did before an outcome seen inside the term could be
+// recorded after it: fenced by the token, and given up at the lease
+// deadline (at least a second from the call): the negative control of
+// TestProcessRunFrozenInsideWrite.
+const recordAsBeforeVar = "BATON_TEST_RECORD_AS_BEFORE"
+
+// recordAsBefore is recordOutcome as it was before scheduler.CompleteSeen:
+// its context ends at the lease deadline (RecordPatience before the end of
+// the one an exit seen inside the lease gets), at least a second away.
+func recordAsBefore(ctx context.Context, data []byte, st supervise.Status, _ bool, tail []byte) error {
+	if dl, ok := ctx.Deadline(); ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, later(dl.Add(-supervise.RecordPatience), time.Now().Add(time.Second)))
+		defer cancel()
+	}
+	return recordOutcome(ctx, data, st, false, tail)
+}
+
+// later returns the later of a and b.
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}

@@ -72,11 +72,16 @@ without that check a period's effect can happen twice if a leader is
 deposed mid-run (the ledger still records one done run).
 
 A scheduled run's outcome is recorded by COMMAND's supervisor the moment
-COMMAND exits by itself, fenced by BATON_TOKEN, before baton hears of it:
-a baton stopped or frozen between the exit and its own record does not
-leave the period to run again. Only baton and its supervisor frozen
-together in that moment (milliseconds), or a store the supervisor cannot
-reach then, do.
+COMMAND exits by itself, before baton hears of it: a baton stopped or
+frozen between the exit and its own record does not leave the period to
+run again. An exit the supervisor saw before the lease deadline counts
+even if its record lands after the term (a frozen baton holding the
+SQLite write lock delays it), unless a newer leader took the period over
+first; a newer leader waits the renew interval (at least 1s) before it
+takes over a period still running. Only baton and its supervisor frozen
+together between the exit and the record (milliseconds), a record held
+up longer, or a store the supervisor cannot reach then, leave it to run
+again.
 
 Standard input: with --once COMMAND reads baton's own (echo x | baton run
 --once J -- CMD passes x, as flock does); a singleton and scheduled runs get
@@ -230,11 +235,12 @@ func parseRun(e *env, args []string) (f runFlags, done bool, code int) {
 	return f, false, exitOK
 }
 
-// runnerOptions are the schedule.Runner options c asks for: the retention
-// and, unless --clock-tolerance is 0, the wall-clock guard against ref,
-// with its step-down unless --clock-step-down is 0.
+// runnerOptions are the schedule.Runner options c asks for: the retention,
+// the takeover grace (takeoverGrace) and, unless --clock-tolerance is 0,
+// the wall-clock guard against ref, with its step-down unless
+// --clock-step-down is 0.
 func (c runConfig) runnerOptions(ref schedule.Reference) []schedule.Option {
-	opts := []schedule.Option{schedule.WithRetention(c.keep)}
+	opts := []schedule.Option{schedule.WithRetention(c.keep), schedule.WithTakeoverGrace(takeoverGrace(c.renew))}
 	if c.clockTolerance != 0 {
 		opts = append(opts, schedule.WithClockGuard(ref, c.clockTolerance))
 		if c.clockStepDown != 0 {
@@ -243,6 +249,14 @@ func (c runConfig) runnerOptions(ref schedule.Reference) []schedule.Option {
 	}
 	return opts
 }
+
+// takeoverGrace is how long a new leader waits before it takes over a
+// period still running under an older term: the renew interval, and at
+// least a second. That is the time the old leader's supervisor has, from
+// the new term's start, to record an outcome it saw inside the old term
+// (outcome.go), for instance once the write lock a frozen baton held on
+// a SQLite store is let go, which is also when the new term can begin.
+func takeoverGrace(renew time.Duration) time.Duration { return max(renew, time.Second) }
 
 // executeRun runs c: it opens the store (waiting for it while it is
 // down, unless --once: openRunStore), tells a service manager that

@@ -145,7 +145,12 @@ by half the retention's age and rows), no-own-completion (with
 --supervisor-records: a leader counts its completion refused when the row
 conflicts, though its own supervisor recorded it for that very attempt),
 rerun-unknown-state (a ledger row in a state no baton writes is planned as
-an open one and claimed again: hostile seeds hand one out).`
+an open one and claimed again: hostile seeds hand one out),
+no-takeover-grace (with --supervisor-records: a new term takes a row still
+running under an older token over at once, before the supervisor that saw
+its run end inside its term could record it), token-fenced-record (with
+--supervisor-records: that record is fenced by the term's token, so it is
+refused once a newer term began).`
 
 func runSim(ctx context.Context, e *env, args []string) int {
 	const name = "sim"
@@ -164,7 +169,7 @@ func runSim(ctx context.Context, e *env, args []string) int {
 	fs.DurationVar(&o.Lease, "lease", o.Lease, "lease")
 	fs.DurationVar(&o.Renew, "renew", o.Renew, "renew interval")
 	fs.DurationVar(&o.Margin, "clock-margin", o.Margin, "clock uncertainty e")
-	fs.BoolVar(&o.SupervisorRecords, "supervisor-records", false, "every run's own process records its success the moment it ends, before its node's machine is told, as baton run's supervisor does")
+	fs.BoolVar(&o.SupervisorRecords, "supervisor-records", false, "every run's own process records its success the moment it ends, before its node's machine is told, as baton run's supervisor does, and a new term waits baton run's takeover grace (the renew interval) before it takes over a running period; with the pause faults, half the seeds also freeze a leader holding the store's write lock as its run starts")
 	asJSON := fs.Bool("json", false, "print the summary as JSON (durations in seconds); not with --trace")
 	if done, code := e.parseNoArgs(name, fs, args); done {
 		return code
@@ -248,6 +253,10 @@ func runSim(ctx context.Context, e *env, args []string) int {
 		o.Mutate.Work.PruneEarly = true
 	case "rerun-unknown-state":
 		o.Mutate.Work.RerunUnknownState = true
+	case "no-takeover-grace":
+		o.Mutate.Work.NoTakeoverGrace = true
+	case "token-fenced-record":
+		o.Mutate.TokenFencedRecord = true
 	default:
 		return e.fail(name, usagef("--mutate %q: want %s", *mutate, mutationList))
 	}
@@ -307,17 +316,23 @@ func runSim(ctx context.Context, e *env, args []string) int {
 	return exitOK
 }
 
-const mutationList = "no-fence, no-margin, no-valid-check, unfenced-ledger, session-no-margin, session-name-expiry, session-read-first, no-pull, succession-stored-version, succession-no-raise, succession-adopt-unread, succession-adopt-unsynced, succession-adopt-across-gap, succession-list-ended, succession-list-no-retry, settle-stored-token, settle-new-version, no-catch-up-cap, no-catch-up-window, no-jitter, ignore-suspension, no-overlap-skip, no-retry-backoff, no-manual-exempt, no-timeout, node-jitter, no-clock-guard, no-step-down, prune-failed, prune-early, no-own-completion, rerun-unknown-state or wrap-deadline"
+const mutationList = "no-fence, no-margin, no-valid-check, unfenced-ledger, session-no-margin, session-name-expiry, session-read-first, no-pull, succession-stored-version, succession-no-raise, succession-adopt-unread, succession-adopt-unsynced, succession-adopt-across-gap, succession-list-ended, succession-list-no-retry, settle-stored-token, settle-new-version, no-catch-up-cap, no-catch-up-window, no-jitter, ignore-suspension, no-overlap-skip, no-retry-backoff, no-manual-exempt, no-timeout, node-jitter, no-clock-guard, no-step-down, prune-failed, prune-early, no-own-completion, rerun-unknown-state, no-takeover-grace, token-fenced-record or wrap-deadline"
 
 // replayFlags are the flags given that shape a seed's run, for the
 // replay line of a violation: the seed alone would run another cluster.
 func replayFlags(fs *flag.FlagSet) string {
 	var b strings.Builder
 	set := flagsSet(fs)
-	for _, name := range []string{"faults", "mutate", "sessions", "balance", "names", "nodes", "duration", "lease", "renew", "clock-margin"} {
-		if set[name] {
-			fmt.Fprintf(&b, " --%s %s", name, fs.Lookup(name).Value)
+	for _, name := range []string{"faults", "mutate", "sessions", "balance", "names", "nodes", "duration", "lease", "renew", "clock-margin", "supervisor-records"} {
+		if !set[name] {
+			continue
 		}
+		v := fs.Lookup(name).Value
+		if bf, ok := v.(interface{ IsBoolFlag() bool }); ok && bf.IsBoolFlag() {
+			fmt.Fprintf(&b, " --%s=%s", name, v)
+			continue
+		}
+		fmt.Fprintf(&b, " --%s %s", name, v)
 	}
 	return b.String()
 }

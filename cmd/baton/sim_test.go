@@ -20,3 +20,23 @@ func TestSimTraceReplaysOneSeed(t *testing.T) {
 		t.Fatalf("--seeds 2 --trace: exit %d, %q", code, stderr)
 	}
 }
+
+// A violation's replay line carries the flags that shaped its seed,
+// --supervisor-records too, so that it replays: the no-takeover-grace
+// mutation, which needs it, is caught at seed 16 (the first) and the
+// replay shows the same violation.
+func TestSimReplayLineReplays(t *testing.T) {
+	code, out, stderr := runBaton(t, "sim", "--seeds", "16", "--supervisor-records", "--mutate", "no-takeover-grace")
+	_, replay, ok := strings.Cut(out, "(replay: baton ")
+	if code != exitFailure || !ok {
+		t.Fatalf("exit %d, stderr %q, stdout:\n%s", code, stderr, out)
+	}
+	args := strings.Fields(strings.TrimSuffix(strings.TrimSpace(replay), ")"))
+	if !strings.Contains(replay, "--supervisor-records=true") {
+		t.Fatalf("replay line without --supervisor-records: %q", replay)
+	}
+	code, again, stderr := runBaton(t, args...)
+	if code != exitFailure || !strings.Contains(again, "whose run ended inside its term") {
+		t.Fatalf("replay %v: exit %d, stderr %q, stdout:\n%s", args, code, stderr, again)
+	}
+}

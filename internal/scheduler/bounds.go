@@ -60,6 +60,8 @@ func (c Config) Validate() error {
 		return bound.Errorf("clock-step-down", c.ClockStepDown, "0 (keep the term) or at least the poll %v", c.Poll)
 	case c.ClockStepDown > 0 && c.ClockTolerance == 0:
 		return bound.Errorf("clock-step-down", c.ClockStepDown, "0 while the clock guard is off (clock-tolerance 0)")
+	case c.TakeoverGrace < 0 || c.TakeoverGrace > MaxInterval:
+		return bound.Errorf("takeover-grace", c.TakeoverGrace, "between 0 and %v", MaxInterval)
 	case c.Retention.Age < 0:
 		return bound.Errorf("keep", c.Retention.Age, "0 (keep every row) or more")
 	case c.Retention.Rows < 0:

@@ -33,6 +33,8 @@ func TestConfigValidate(t *testing.T) {
 		{"clock-step-down", func(c *scheduler.Config) { c.ClockTolerance, c.ClockStepDown = time.Second, -1 }},
 		{"clock-step-down", func(c *scheduler.Config) { c.ClockTolerance, c.ClockStepDown = time.Second, time.Millisecond }},
 		{"clock-step-down", func(c *scheduler.Config) { c.ClockStepDown = time.Minute }},
+		{"takeover-grace", func(c *scheduler.Config) { c.TakeoverGrace = -1 }},
+		{"takeover-grace", func(c *scheduler.Config) { c.TakeoverGrace = math.MaxInt64 }},
 		{"keep", func(c *scheduler.Config) { c.Retention.Age = -1 }},
 		{"keep-rows", func(c *scheduler.Config) { c.Retention.Rows = -1 }},
 		{"prune-batch", func(c *scheduler.Config) { c.Retention.Rows, c.PruneEvery = 5, time.Minute }},

@@ -47,6 +47,15 @@ type Config struct {
 	// a leader that keeps the job and runs nothing. Zero: a held-off
 	// leader keeps its term.
 	ClockStepDown time.Duration
+
+	// TakeoverGrace, when positive, is how long a term waits, from its
+	// start, before it takes over (claims again, or skips) a row still
+	// running under an older token: time for the process that saw that
+	// run end (baton run's supervisor) to record its outcome, which it
+	// may do after the term that ran it ended (CompleteSeen) as long as
+	// nobody took the row over. Periods after such a row wait with it, so
+	// that periods still run in order. Zero: at once.
+	TakeoverGrace time.Duration
 }
 
 // Config returns the machine's configuration.
@@ -107,4 +116,9 @@ type Mutations struct {
 	// refused such a row: it is claimed again, attempt + 1
 	// [rerun-unknown-state].
 	RerunUnknownState bool
+	// NoTakeoverGrace runs as if Config.TakeoverGrace were 0: a row
+	// running under an older token is taken over at the term's first
+	// plan, before that run's own process could record its outcome
+	// [no-takeover-grace].
+	NoTakeoverGrace bool
 }

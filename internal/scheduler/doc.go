@@ -17,13 +17,30 @@
 // attempt, by another process that saw the effect end, such as baton
 // run's supervisor, counts as this leader's success; the simulator's
 // no-own-completion mutation, with its --supervisor-records, shows that the
-// checker notices when it does not), stopping at the first
+// checker notices when it does not), waiting Config.TakeoverGrace from
+// the start of a term before taking over a row still running under an
+// older token (the no-takeover-grace mutation does not), stopping at the
+// first
 // store.ErrStaleToken (a newer leader exists), planning again after a
 // conflict, the read cursor (rows after the newest scheduled period before
 // which every row is final, and the whole ledger every Rescan),
 // store.Permanent errors ending its work, and a ledger row in a state that
 // is none of store.RunStates ending it too (store.CheckRunState: a damaged
 // row is never claimed again, whatever the store handed out).
+//
+// Outcomes recorded by who sees them: the process that ran an effect
+// (baton run's supervisor) records its outcome with CompleteSeen. When it
+// saw the effect end before its term's deadline, on its own clock, the
+// effect ended inside the term, and the record is fenced by the row alone
+// (its version, unchanged since the claim), not by the election token: it
+// still counts when it lands after a newer term began (the writer was
+// frozen, or blocked behind a write lock that a frozen process held), as
+// long as that term has not taken the row over, which it does only
+// TakeoverGrace after it began. What this does not cover: an effect whose
+// end was not seen inside the term (the whole node frozen between the end
+// and the reaping), and a record that lands after the grace (a writer
+// starved or blocked longer): the period runs again, at least once, as
+// any effect cut short by the end of its term does.
 //
 // Runtimes, one machine:
 //   - internal/scheduler/runner (real clock, real store, the executor in a

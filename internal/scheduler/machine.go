@@ -90,6 +90,8 @@ type Machine struct {
 
 	suspension store.Suspension // the job's, as last read
 
+	takeoverAt time.Time // when this term may take over an older term's running row (TakeoverGrace)
+
 	stopAt   time.Time // when the running effect is stopped (Policy.Timeout; zero: never)
 	stopping bool      // it was told to stop
 }
@@ -161,6 +163,10 @@ func (m *Machine) start(now time.Time, ev Start) []Action {
 	m.skewed, m.busyFrom, m.busyTo, m.toldCatchUp = false, time.Time{}, time.Time{}, false
 	m.suspension = store.Suspension{}
 	m.stopAt, m.stopping = time.Time{}, false
+	m.takeoverAt = time.Time{}
+	if g := m.cfg.TakeoverGrace; g > 0 && !m.cfg.Mutate.NoTakeoverGrace {
+		m.takeoverAt = now.Add(g)
+	}
 	if !m.registered {
 		m.op = opRegister
 		return []Action{Register{}}
@@ -433,7 +439,7 @@ func (m *Machine) runsRead(now time.Time, r RunsRead) []Action {
 	}
 	plan := Decide(Input{Now: now, Created: m.created, Schedule: m.cfg.Schedule, Policy: pol,
 		Token: m.token, Rows: r.Rows, Floor: floor, Limit: m.cfg.Limit, Job: job,
-		BusyFrom: m.busyFrom, BusyTo: m.busyTo, NoManualExempt: m.cfg.Mutate.NoManualExempt})
+		BusyFrom: m.busyFrom, BusyTo: m.busyTo, NoManualExempt: m.cfg.Mutate.NoManualExempt, TakeoverAt: m.takeoverAt})
 	m.moves, m.wake, m.planAt = plan.Moves, plan.Wake, now
 	var acts []Action
 	if plan.Overdue > 0 && !m.toldCatchUp {

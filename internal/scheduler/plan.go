@@ -202,6 +202,11 @@ type Input struct {
 	// NoManualExempt plans manual periods like scheduled ones (the
 	// simulator's no-manual-exempt mutation, Config.Mutate.NoManualExempt).
 	NoManualExempt bool
+	// TakeoverAt, when set, is the earliest instant at which a row
+	// running under an older token than Token is taken over (claimed
+	// again or skipped): before it, that row and every later period wait,
+	// and Wake is at most TakeoverAt (Config.TakeoverGrace).
+	TakeoverAt time.Time
 }
 
 // DefaultLimit is Input.Limit's default.
@@ -235,7 +240,10 @@ type Plan struct {
 // under in.Token itself (a claim whose reply was lost: the machine plans
 // only when it has nothing in flight), whose Scheduled is not after Now. A
 // row running under a newer token belongs to a newer leader and is left
-// alone. Scheduled instants are enumerated from the newest non-manual row
+// alone. A row running under an older token waits until Input.TakeoverAt
+// (Config.TakeoverGrace), and every later period with it: no move is
+// planned from it on, and Wake is at most TakeoverAt. Scheduled instants
+// are enumerated from the newest non-manual row
 // on (or from Created): the machine writes scheduled rows in period order,
 // so every older instant has a row.
 //
@@ -419,6 +427,15 @@ func Decide(in Input) Plan {
 moves:
 	for _, c := range cands {
 		a := Move{Step: Claim, Period: c.p, Prev: c.prev}
+		if c.prev.State == store.Running && c.prev.Token < in.Token && in.Now.Before(in.TakeoverAt) {
+			// A deposed leader's run: its own process may still record
+			// the outcome it saw inside its term (CompleteSeen). Wait,
+			// and let later periods wait behind it.
+			if plan.Wake.IsZero() || in.TakeoverAt.Before(plan.Wake) {
+				plan.Wake = in.TakeoverAt
+			}
+			break moves
+		}
 		if !c.p.Manual || in.NoManualExempt {
 			late := in.Now.Sub(c.p.Scheduled)
 			if c.prev.State == store.Failed {
@@ -517,6 +534,22 @@ func Complete(claimed store.Run, exitCode int, output string, err error, now tim
 		r.Output += err.Error()
 	}
 	return store.RunSwap{Expect: claimed.Version, Run: r, Fenced: true}
+}
+
+// CompleteSeen returns the ledger write that records the outcome of the
+// claimed row as seen by the process that ran it: Complete's write, and
+// when inTerm (the run was seen to end before its term's deadline, on
+// that process's own clock: it ended inside the term) fenced by the row
+// alone (its version, unchanged since the claim) instead of the election
+// token, so that it still counts after the term ended, as long as no
+// newer term took the row over; a newer term waits Config.TakeoverGrace
+// before it does. An outcome not seen inside the term is fenced by the
+// token, as Complete's: refused once a newer term exists. baton run's
+// supervisor records with it.
+func CompleteSeen(claimed store.Run, exitCode int, output string, err error, now time.Time, inTerm bool) store.RunSwap {
+	sw := Complete(claimed, exitCode, output, err, now)
+	sw.Fenced = !inTerm
+	return sw
 }
 
 // finalPrefix returns the key of the last non-manual row of the longest

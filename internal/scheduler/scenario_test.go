@@ -167,6 +167,10 @@ func (x *harness) step(s scenario.Step) string {
 				x.cfg.Mutate.NoTimeout = true
 			case "ignoresuspension":
 				x.cfg.Mutate.IgnoreSuspension = true
+			case "grace":
+				x.cfg.TakeoverGrace = d
+			case "nograce":
+				x.cfg.Mutate.NoTakeoverGrace = true
 			default:
 				x.t.Fatalf("config %s: unknown setting", a.Key)
 			}

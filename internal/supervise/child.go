@@ -211,6 +211,10 @@ func MainRecording(args []string, rec Recorder) int {
 		if stopping {
 			return
 		}
+		// A command that exited before this stop (its SIGCHLD not yet
+		// taken: this process was starved or stopped meanwhile, and the
+		// stop came first in the select below) exited by itself.
+		reap()
 		stopping, stoppedFor = true, why
 		for _, c := range children() {
 			termed[c] = true
@@ -319,9 +323,11 @@ done:
 			// it, the command is stopped.)
 		default:
 			// Before the exit report, so that a parent frozen from now
-			// on finds it recorded (fenced: refused once a newer term
-			// exists).
-			if err := out.record(st, deadline.Load()); err != nil {
+			// on finds it recorded. Reaped before the deadline: seen
+			// inside the term, which the Recorder may record after it
+			// (scheduler.CompleteSeen); reaped after it (this process
+			// was frozen too), fenced by the term's token.
+			if err := out.record(st, deadline.Load(), exitedAt); err != nil {
 				rep.send("unrecorded", escapeLine(err.Error()))
 			} else {
 				// How long after the exit the outcome was safe: the window

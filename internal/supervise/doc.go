@@ -53,17 +53,31 @@
 // and token) travels on an inherited pipe, descriptor 5, never in the
 // supervisor's arguments or environment, and the command does not inherit
 // it. The supervisor then owns the command's output pipes and passes the
-// bytes on unchanged, keeping the tail the Recorder gets. baton's Recorder
-// writes the scheduler machine's own completion (scheduler.Complete),
-// fenced by the term's token: refused once a newer term exists; the
-// machine, when it records the same outcome later, reads the row back and
-// counts it as its own. What remains: a parent frozen together with its
-// supervisor (a whole node) between the exit and the record, which the
-// supervisor reports (after_exit: 9ms to 190ms, median 13ms, in the 209
-// runs of TestProcessRunFrozenLeaderRounds' 30 rounds at a load of 9-11
-// on two cores: a store opened, a row read and written); and a store the
-// supervisor cannot reach or open at that moment (it reports it, and the
-// parent records as before). The next leader then runs the period again.
+// bytes on unchanged, keeping the tail the Recorder gets. The Recorder is
+// told whether the supervisor reaped the command before the lease
+// deadline it held (inLease): then the command ended inside the term,
+// whenever the record lands. baton's Recorder writes the scheduler
+// machine's own completion (scheduler.CompleteSeen): an outcome seen
+// inside the term is fenced by the row (still running under this token,
+// unchanged since the claim), so it counts even once a newer term exists,
+// and the newer term waits a takeover grace before it takes the row over;
+// an outcome seen after the deadline is fenced by the term's token. An
+// outcome seen inside the lease is tried again, while the store cannot
+// answer, until RecordPatience after the deadline: on SQLite a baton
+// frozen inside a write transaction holds the file's write lock, and
+// every other writer (this record, and the other nodes' campaigns) waits
+// until it is let go. The machine, when it records the same outcome
+// later, reads the row back and counts it as its own. What remains: a
+// parent frozen together with its supervisor (a whole node) between the
+// exit and the reaping or the record, which the supervisor reports
+// (after_exit: from the reaping to the record; docs/run.md, "Three
+// modes, and what baton does with the command", has the numbers
+// measured); a record that lands after the next term's takeover grace (a
+// lock held past RecordPatience after the deadline, a supervisor starved
+// for longer than the grace once the lock is let go); and a store the
+// supervisor cannot reach or open
+// at that moment (it reports it, and the parent records as before). The
+// next leader then runs the period again.
 //
 // Hence, when the parent dies, the group is gone within the grace period
 // plus the time it takes to notice (a pipe read, microseconds); and when

@@ -31,11 +31,23 @@ type Record struct {
 
 // Recorder records the outcome st of a command run with Config.Record,
 // in the supervisor (MainRecording): data is Record.Data, tail the last
-// Record.Tail bytes of its output. ctx ends at the lease deadline the
-// supervisor holds (at least a second from the call). An error is
+// Record.Tail bytes of its output. inLease says the supervisor saw the
+// command's exit (reaped it) before the lease deadline it held, on its
+// own clock: the command ended inside the term, whatever time it is
+// now (the supervisor may have been frozen, or blocked on the store,
+// since). ctx ends at that deadline (at least a second from the call),
+// or, with inLease, RecordPatience after it: an outcome seen inside the
+// term may be recorded after it (scheduler.CompleteSeen). An error is
 // reported to Run (its log says the outcome was not recorded), and Run's
 // caller records it as it would without a Recorder.
-type Recorder func(ctx context.Context, data []byte, st Status, tail []byte) error
+type Recorder func(ctx context.Context, data []byte, st Status, inLease bool, tail []byte) error
+
+// RecordPatience is how long after the lease deadline a supervisor keeps
+// trying to record an outcome it saw inside the lease: long enough for a
+// write lock held by a frozen process (baton itself, stopped inside a
+// SQLite write) to be let go, short enough that a store that is down
+// does not keep the supervisor, and so Run, for long.
+const RecordPatience = 10 * time.Second
 
 // recordFD is the supervisor's descriptor of Record.Data (read to its
 // end at start).
@@ -151,8 +163,9 @@ const copyWait = time.Second
 
 // record calls the Recorder with st once the output is copied (or
 // copyWait has passed), with a context that ends at deadline (a
-// CLOCK_MONOTONIC instant), at least a second from now.
-func (o *outcome) record(st Status, deadline int64) error {
+// CLOCK_MONOTONIC instant), at least a second from now, or RecordPatience
+// after it when the command was reaped at exitedAt before deadline.
+func (o *outcome) record(st Status, deadline, exitedAt int64) error {
 	if o.rec == nil {
 		return fmt.Errorf("this supervisor cannot record (restart baton if its binary was replaced)")
 	}
@@ -165,9 +178,14 @@ func (o *outcome) record(st Status, deadline int64) error {
 	o.mu.Lock()
 	tail := append([]byte(nil), o.tail...)
 	o.mu.Unlock()
-	ctx, cancel := context.WithTimeout(context.Background(), max(time.Duration(subSat(deadline, monoNow())), time.Second))
+	inLease := exitedAt < deadline
+	left := time.Duration(subSat(deadline, monoNow()))
+	if inLease {
+		left = max(left, 0) + RecordPatience
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), max(left, time.Second))
 	defer cancel()
-	return o.rec(ctx, o.data, st, tail)
+	return o.rec(ctx, o.data, st, inLease, tail)
 }
 
 // escapeLine makes s one event line.

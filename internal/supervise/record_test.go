@@ -10,14 +10,20 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
 
 // testRecorder is the test supervisor's Recorder: data names a file, which
-// it writes with the status, a newline and the tail.
-func testRecorder(_ context.Context, data []byte, st Status, tail []byte) error {
-	return os.WriteFile(string(data), append([]byte(st.String()+"\n"), tail...), 0o600)
+// it writes with the status, " in lease" when the exit was seen before
+// the lease deadline, a newline and the tail.
+func testRecorder(_ context.Context, data []byte, st Status, inLease bool, tail []byte) error {
+	head := st.String()
+	if inLease {
+		head += " in lease"
+	}
+	return os.WriteFile(string(data), append([]byte(head+"\n"), tail...), 0o600)
 }
 
 // A supervisor given a Record records the outcome of a command that exits
@@ -49,7 +55,7 @@ func TestRecord(t *testing.T) {
 		if err != nil {
 			t.Fatalf("not recorded: %v; log:\n%s", err, log.String())
 		}
-		if want := "exit 3\n" + strings.Repeat(" ", 99) + "x"; string(got) != want {
+		if want := "exit 3 in lease\n" + strings.Repeat(" ", 99) + "x"; string(got) != want {
 			t.Errorf("recorded %q, want %q", got, want)
 		}
 		if !strings.Contains(out.String(), "a\nb\nc\n") {
@@ -97,4 +103,47 @@ func TestRecord(t *testing.T) {
 			t.Fatalf("got %q", out.String())
 		}
 	})
+}
+
+// A command that exited before a stop reached its supervisor exited by
+// itself, and is recorded, whichever the supervisor takes first once it
+// runs: the command's SIGCHLD or the stop. The supervisor is stopped
+// (SIGSTOP) while the command exits and Run asks it to stop; both are
+// pending when it continues. Without the reaping that a stop does first,
+// about one run in two took the stop first and recorded nothing.
+func TestRecordExitBeforeStop(t *testing.T) {
+	for i := range 6 {
+		dir := t.TempDir()
+		file, gate := filepath.Join(dir, "record"), filepath.Join(dir, "gate")
+		var out syncBuffer
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() {
+			_, err := Run(ctx, Config{Argv: []string{"sh", "-c", `echo $$ $PPID; while [ ! -e "$1" ]; do sleep 0.01; done; exit 0`, "sh", gate},
+				Env: os.Environ(), Stdout: &out, Grace: time.Second, Record: &Record{Data: []byte(file), Tail: 10}})
+			done <- err
+		}()
+		var pid, sup int
+		fmt.Sscan(firstLine(t, &out), &pid, &sup)
+		syscall.Kill(sup, syscall.SIGSTOP)
+		os.WriteFile(gate, nil, 0o600)
+		for deadline := time.Now().Add(10 * time.Second); procState(pid) != "Z"; {
+			if time.Now().After(deadline) {
+				syscall.Kill(sup, syscall.SIGCONT)
+				t.Fatalf("the command did not exit: state %q", procState(pid))
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		cancel() // Run closes the control pipe: a stop, pending like the SIGCHLD
+		time.Sleep(50 * time.Millisecond)
+		syscall.Kill(sup, syscall.SIGCONT)
+		<-done
+		got, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatalf("run %d: a command that exited before the stop was not recorded: %v", i+1, err)
+		}
+		if !strings.HasPrefix(string(got), "exit 0 in lease\n") {
+			t.Fatalf("run %d: recorded %q", i+1, got)
+		}
+	}
 }

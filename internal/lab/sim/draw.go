@@ -142,6 +142,41 @@ func drawSuspension(o Options, seed uint64) []vcluster.Fault {
 	return []vcluster.Fault{{At: t, Kind: vcluster.Suspend}, {At: t + d, Kind: vcluster.Resume}}
 }
 
+// drawLockFreeze: with the supervisors' records and the pause faults,
+// half the seeds arm a node, once or twice, to freeze as its next effect
+// starts while it holds the store's write lock (baton stopped inside a
+// SQLite write transaction) for longer than a takeover waits, so that
+// its effect ends inside its term while nobody can write, and its
+// supervisor's record lands within the takeover grace after the thaw,
+// when the next term can begin. A stream of its own: the other faults of
+// a seed stay as they were.
+func drawLockFreeze(o Options, seed uint64) []vcluster.Fault {
+	if !o.SupervisorRecords || !slices.Contains(o.Faults, Pause) {
+		return nil
+	}
+	rng := rand.New(rand.NewPCG(mix(seed), 0x6c6f636b)) // "lock"
+	if rng.IntN(2) != 0 {
+		return nil
+	}
+	var fs []vcluster.Fault
+	for range 1 + rng.IntN(2) {
+		t := 2*o.Lease + time.Duration(rng.Int64N(int64(o.Duration*4/10)))
+		hold := o.Lease + 2*o.Margin + time.Duration(rng.Int64N(int64(2*o.Lease)))
+		after := time.Duration(rng.Int64N(int64(takeoverGrace(o) * 9 / 10)))
+		n := 0 // the first leader, most often still leading
+		if rng.IntN(2) == 0 {
+			n = rng.IntN(o.Nodes)
+		}
+		fs = append(fs, vcluster.Fault{At: t, Node: n, Kind: vcluster.ArmFreezeLocked, Hold: hold, RecordAfter: after},
+			vcluster.Fault{At: t + 3*o.Period, Node: n, Kind: vcluster.Disarm})
+	}
+	return fs
+}
+
+// takeoverGrace is the nodes' TakeoverGrace with the supervisors' records:
+// the renew interval, as baton run's (which is at least a second).
+func takeoverGrace(o Options) time.Duration { return o.Renew }
+
 // mix is SplitMix64's finalizer: nearby seeds give distant states.
 func mix(x uint64) uint64 {
 	x += 0x9e3779b97f4a7c15

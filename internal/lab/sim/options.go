@@ -132,8 +132,12 @@ type Options struct {
 	NoSuccession bool
 	// SupervisorRecords makes every run's own process record its success
 	// the moment it ends, before its node's machine is told, as baton
-	// run's supervisor does (vcluster.Config.SupervisorRecords); the
-	// no-own-completion mutation needs it.
+	// run's supervisor does (vcluster.Config.SupervisorRecords), with
+	// the nodes' takeover grace (the renew interval) that baton run sets;
+	// with the pause faults, half the seeds then also freeze a leader
+	// holding the store's write lock as its run starts (drawLockFreeze).
+	// The no-own-completion, no-takeover-grace and token-fenced-record
+	// mutations need it.
 	SupervisorRecords bool
 	// Trace gets the failover trace of each seed run.
 	Trace io.Writer
@@ -215,6 +219,8 @@ func (o Options) Validate() error {
 		return fmt.Errorf("sim: the ignore-suspension mutation needs the operator faults, which suspend the job")
 	case o.Mutate.Work.NoManualExempt && !slices.Contains(o.Faults, Operator):
 		return fmt.Errorf("sim: the no-manual-exempt mutation needs the operator faults, which backfill")
+	case (o.Mutate.Work.NoTakeoverGrace || o.Mutate.TokenFencedRecord) && (!o.SupervisorRecords || !slices.Contains(o.Faults, Pause)):
+		return fmt.Errorf("sim: the no-takeover-grace and token-fenced-record mutations need the supervisor's records (--supervisor-records) and the pause faults, which freeze a leader holding the store's write lock")
 	case o.Mutate.Work.NoOwnCompletion && !o.SupervisorRecords:
 		return fmt.Errorf("sim: the no-own-completion mutation needs the supervisor's records (--supervisor-records), which finish a row before its machine does")
 	case (o.Mutate.Work.NoClockGuard || o.Mutate.Work.NoStepDown) && !slices.Contains(o.Faults, ClockStep):

@@ -109,6 +109,7 @@ func Run(ctx context.Context, o Options, seed uint64) (Result, error) {
 	faults = append(faults, g.steps...)
 	faults = append(faults, drawStaleWrite(o, seed, v, latency)...)
 	faults = append(faults, drawFeedBreak(o, seed, v)...)
+	faults = append(faults, drawLockFreeze(o, seed)...)
 	c := vcluster.Config{
 		Nodes: o.Nodes, Lease: o.Lease, Renew: o.Renew, Margin: o.Margin, Poll: o.Poll, WorkPoll: o.Period,
 		Latency: latency, WorkLatency: true, Day: o.Period,
@@ -122,6 +123,9 @@ func Run(ctx context.Context, o Options, seed uint64) (Result, error) {
 	c.Collect = drawCollect(o, seed, v, latency)
 	c.Mutate = o.Mutate
 	c.SupervisorRecords = o.SupervisorRecords
+	if o.SupervisorRecords {
+		c.TakeoverGrace = takeoverGrace(o)
+	}
 	c.Policy = w.policy
 	c.Policy.Max, c.Policy.Jitter = o.CatchUpMax, vcluster.Calendar{Day: o.Period}.Business(o.Jitter)
 	c.Retention, c.PruneEvery, c.PruneBatch, c.Effect = w.retention, w.pruneEvery, w.pruneBatch, w.effect

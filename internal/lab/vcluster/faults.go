@@ -35,6 +35,13 @@ const (
 	StepClock                             // the node's wall clock is Offset off the true time (a step; 0: set right), in a term from its next clock check
 	FeedBreak                             // the node's change feed closes (a watch lost, its calls unharmed): notifications are lost
 	FeedHeal                              // a new feed opens
+	// ArmFreezeLocked: freeze right after the next effect starts, holding
+	// the store's write lock (baton stopped inside a SQLite write
+	// transaction), for Hold: meanwhile every other process's store
+	// write fails as unavailable (reads go on), a supervisor's record
+	// (Config.SupervisorRecords) waits and lands RecordAfter after the
+	// thaw. A crash lets the lock go too.
+	ArmFreezeLocked
 )
 
 var faultNames = map[FaultKind]string{
@@ -43,7 +50,7 @@ var faultNames = map[FaultKind]string{
 	Resign: "resign", Transfer: "transfer", ArmPause: "arm-freeze-before-check",
 	ArmPauseInFlight: "arm-freeze-in-flight", ResignAll: "resign-all",
 	Suspend: "suspend", Resume: "resume", Backfill: "backfill", StepClock: "step-clock",
-	FeedBreak: "feed-break", FeedHeal: "feed-heal",
+	FeedBreak: "feed-break", FeedHeal: "feed-heal", ArmFreezeLocked: "arm-freeze-holding-lock",
 }
 
 // String names the fault kind.
@@ -61,6 +68,10 @@ type Fault struct {
 	Name    int           // Resign, Transfer: which name (0: Job, i: "shard-i")
 	// From and Until are the virtual instants a Backfill covers.
 	From, Until time.Duration
+	// Hold is how long an ArmFreezeLocked node stays frozen holding the
+	// store's write lock; RecordAfter how long after the thaw a
+	// supervisor's record that waited for the lock lands.
+	Hold, RecordAfter time.Duration
 }
 
 func (e *engine) fault(f Fault) {
@@ -96,10 +107,15 @@ func (e *engine) fault(f Fault) {
 			n.frozen = true
 		}
 	case Thaw:
+		if e.lock.holder == n.idx && e.lock.inc == n.inc && n.frozen && !n.frozenByEffect {
+			e.unlock(f.RecordAfter)
+		}
 		if n.frozen && !n.frozenByEffect {
 			e.resume(n)
 		}
 		e.clockThawed(n)
+	case ArmFreezeLocked:
+		n.armedLocked, n.lockHold, n.lockRecordAfter = true, f.Hold, f.RecordAfter
 	case ArmFreeze:
 		n.armed = true
 	case ArmPause:
@@ -107,12 +123,15 @@ func (e *engine) fault(f Fault) {
 	case ArmPauseInFlight:
 		n.armedInFlight = true
 	case Disarm:
-		n.armed, n.armedBeforeCheck, n.armedInFlight = false, false, false
+		n.armed, n.armedBeforeCheck, n.armedInFlight, n.armedLocked = false, false, false, false
 		if n.frozen && n.frozenByEffect {
 			e.resume(n)
 		}
 		e.clockThawed(n)
 	case Crash:
+		if e.lock.holder == n.idx && e.lock.inc == n.inc {
+			e.unlock(n.lockRecordAfter) // the process's locks die with it
+		}
 		if n.up {
 			n.up, n.frozen, n.frozenByEffect, n.mailbox = false, false, false, nil
 			n.term, n.pending = 0, nil
@@ -191,7 +210,7 @@ func (e *engine) resume(n *node) {
 	mail := n.mailbox
 	n.mailbox = nil
 	for _, ev := range mail {
-		if ev.kind == evReply || ev.kind == evWorkReply || ev.kind == evNodeTrigger || ev.kind == evEffectDone || ev.kind == evStepDown || ev.kind == evCollected {
+		if ev.kind == evReply || ev.kind == evWorkReply || ev.kind == evNodeTrigger || ev.kind == evEffectDone || ev.kind == evStepDown || ev.kind == evCollected || ev.kind == evEffectSeen {
 			e.dispatch(ev)
 		}
 	}

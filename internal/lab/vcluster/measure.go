@@ -109,4 +109,9 @@ type Coverage struct {
 	// on by, not settled (the store's longest resolution), right after
 	// each succession: the longest chain the run formed.
 	LongestChain int
+	// LockFreezes counts nodes frozen holding the store's write lock
+	// (ArmFreezeLocked); LateRecords the supervisors' records of an
+	// effect seen to end inside its term that committed once a newer
+	// term had begun (scheduler.CompleteSeen).
+	LockFreezes, LateRecords int
 }

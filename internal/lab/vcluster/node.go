@@ -59,6 +59,9 @@ type node struct {
 
 	armedBeforeCheck bool
 	armedInFlight    bool
+	armedLocked      bool                   // ArmFreezeLocked: freeze holding the store's write lock at the next effect ...
+	lockHold         time.Duration          // ... for this long ...
+	lockRecordAfter  time.Duration          // ... and a waiting supervisor's record lands this long after the thaw
 	pending          *scheduler.StartEffect // frozen before the effect
 	pendingChecked   bool                   // after its Valid() check
 	frozenByEffect   bool
@@ -396,7 +399,11 @@ func (e *engine) sendSwaps(n *node, swaps []election.Action) {
 // with CallLatency, else is applied now. A batch is the engine's scratch:
 // it is copied only to wait in the queue, into one reused once applied.
 func (e *engine) sendCall(n *node, call any) {
-	switch err := e.reachable(n); {
+	err := e.reachable(n)
+	if err == nil && writes(call) {
+		err = e.lockedOut(n)
+	}
+	switch {
 	case err != nil:
 		e.push(event{at: e.now + n.latency, kind: evReply, node: int32(n.idx), inc: int32(n.inc), ev: e.failedCall(call, err)})
 	case e.c.CallLatency:

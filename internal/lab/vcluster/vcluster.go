@@ -107,11 +107,15 @@ type Config struct {
 	// writes the machine's completion (scheduler.Complete, fenced unless
 	// the ledger is not), while the node's process lives, frozen or not.
 	SupervisorRecords bool
-	InvoiceLines      int
-	Store             store.Store
-	Resource          Resource // the invoices and the fence (see NewSQLResource)
-	Faults            []Fault
-	End               time.Duration
+	// TakeoverGrace is every node's scheduler.Config.TakeoverGrace
+	// (virtual time): a new term waits it before it takes over a row
+	// still running under an older token.
+	TakeoverGrace time.Duration
+	InvoiceLines  int
+	Store         store.Store
+	Resource      Resource // the invoices and the fence (see NewSQLResource)
+	Faults        []Fault
+	End           time.Duration
 	// Check verifies the invariants after every event and stops at the
 	// first violation.
 	Check bool
@@ -232,6 +236,11 @@ type Mutation struct {
 	// UnfencedLedger writes the ledger without the token check
 	// (scheduler.Config.Unfenced).
 	UnfencedLedger bool
+	// TokenFencedRecord makes the supervisors' records (SupervisorRecords)
+	// fenced by the term's token also when they saw the effect end inside
+	// its term (scheduler.CompleteSeen's inTerm false): a record that lands
+	// after a newer term began is refused, and the period runs again.
+	TokenFencedRecord bool
 	// Election turns off protections of every node's election machine.
 	Election election.Mutations
 	// Work turns off protections of every node's scheduler machine.
@@ -294,6 +303,7 @@ func (c Config) work() scheduler.Config {
 		cfg.Retention, cfg.PruneEvery, cfg.PruneBatch = c.Retention, cal.Business(c.PruneEvery), c.PruneBatch
 	}
 	cfg.ClockTolerance, cfg.ClockStepDown = c.ClockTolerance, c.ClockStepDown
+	cfg.TakeoverGrace = cal.Business(c.TakeoverGrace)
 	return cfg
 }
 
@@ -314,6 +324,8 @@ const (
 	evCollect            // a pass of collection starts on the next node in turn (Config.Collect)
 	evCollectCall        // a pass's store call reaches the store (CallLatency)
 	evCollected          // its answer reaches the node
+	evRecord             // a supervisor's record that waited for the store's write lock reaches it (ArmFreezeLocked)
+	evEffectSeen         // a frozen node's machine is told, once it thaws, that its effect ended meanwhile
 )
 
 // logState is how far a name's election log was checked.
@@ -366,6 +378,13 @@ type engine struct {
 	completions    map[string]int
 	rows           map[string]store.Run // per period: its last committed ledger write (retries, backfill)
 	driftBeyond    bool
+	// inTermEnds, with SupervisorRecords, holds per period the claimed
+	// row of the attempt whose effect ended inside its term (the store's
+	// election still at its token, the node's deadline not passed): its
+	// supervisor records it, so it is never taken over.
+	inTermEnds map[string]store.Run
+
+	lock storeLock // the store's write lock held by a frozen node (ArmFreezeLocked)
 }
 
 // Run runs c until c.End and returns what it measured. err is an
@@ -375,7 +394,8 @@ func Run(ctx context.Context, c Config) (Outcome, error) {
 	if c.Nodes < 1 || c.Day <= 0 || c.Lease <= 0 || c.Renew <= 0 || c.Poll <= 0 || c.Store == nil || c.Resource == nil {
 		return Outcome{}, errors.New("vcluster: incomplete config")
 	}
-	e := &engine{c: c, cal: Calendar{c.Day}, work: c.work(), ctx: ctx, completions: map[string]int{}, rows: map[string]store.Run{}}
+	e := &engine{c: c, cal: Calendar{c.Day}, work: c.work(), ctx: ctx, completions: map[string]int{}, rows: map[string]store.Run{},
+		inTermEnds: map[string]store.Run{}, lock: storeLock{holder: -1}}
 	// The machines' own bounds, as every runtime applies them: the
 	// simulator runs no setting production would refuse.
 	if err := e.electionConfig(&node{id: "node-0", inc: 1}).Validate(); err != nil {
@@ -527,6 +547,10 @@ func (e *engine) dispatch(ev event) {
 	case evCollectCall:
 		e.applyCollect(e.nodes[ev.node], ev.inc, ev.ev)
 		return
+	case evRecord:
+		w := ev.ev.(waitingRecord)
+		e.supervisorRecord(e.nodes[ev.node], w.a, w.inTerm)
+		return
 	}
 	n := e.nodes[ev.node]
 	if c, ok := ev.ev.(*batch); ok && n.changes == c {
@@ -569,6 +593,17 @@ func (e *engine) dispatch(ev event) {
 		e.collectReplied(n, ev.ev.(collectReply))
 	case evEffectDone:
 		e.effectEnded(n, ev)
+	case evEffectSeen:
+		if int(ev.gen) == n.starts {
+			d := ev.ev.(scheduler.EffectDone)
+			if d.Err == nil && !e.valid(n) {
+				// As baton run: woken past its deadline, it stops the
+				// command before it hears of its end, and reports the run
+				// interrupted; only the supervisor's record counts.
+				d = scheduler.EffectDone{ExitCode: 0, Output: "stopped", Err: scheduler.ErrInterrupted}
+			}
+			e.stepWork(n, d)
+		}
 	case evStepDown:
 		// Not a store answer: a node cut off loses none of it.
 		if int(ev.gen) == n.termGen {

@@ -76,7 +76,14 @@ func (e *engine) armWork(n *node) {
 // fence is for), and the answer travels it back.
 func (e *engine) send(n *node, a scheduler.Action) {
 	gen := int32(n.termGen)
-	if err := e.reachable(n); err != nil {
+	err := e.reachable(n)
+	switch a.(type) {
+	case scheduler.SwapRun, scheduler.Register, scheduler.Prune:
+		if err == nil {
+			err = e.lockedOut(n)
+		}
+	}
+	if err != nil {
 		e.reply(n, gen, failed(a, err), n.latency)
 		return
 	}
@@ -381,6 +388,7 @@ func (e *engine) ledgerWrite(n *node, a scheduler.SwapRun, r scheduler.Swapped) 
 		return
 	}
 	e.tracef("%s %s %s with token %d (attempt %d)", n.id, a.Kind, sw.Period, sw.Token, sw.Attempt)
+	e.checkTakeover(n, a)
 	if a.Kind == scheduler.KindClaim {
 		e.note(n, Happening{Kind: Claimed, Token: sw.Token, Period: sw.Period})
 	}
@@ -403,7 +411,7 @@ func (e *engine) ledgerWrite(n *node, a scheduler.SwapRun, r scheduler.Swapped) 
 			e.violate("period %s completed %d times", sw.Period, e.completions[sw.Period])
 		}
 	}
-	if e.c.Check && e.c.Fence {
+	if e.c.Check && e.c.Fence && !e.lateInTermRecord(a) {
 		if rec, err := e.c.Store.Get(e.ctx, Job); err == nil && rec.Token != sw.Token {
 			e.violate("ledger write (%s of %s) by %s with token %d committed while the election's token is %d", a.Kind, sw.Period, n.id, sw.Token, rec.Token)
 		}
@@ -420,6 +428,11 @@ type effectEnd struct {
 // through the fence when fencing. With Config.Effect it takes the time
 // that says and may fail; the lines are written when it ends.
 func (e *engine) runEffect(n *node, a scheduler.StartEffect) {
+	if n.armedLocked {
+		// The effect runs on (the command and its supervisor are not
+		// frozen); the node stops inside a write, holding the lock.
+		e.freezeLocked(n)
+	}
 	if e.c.Effect != nil {
 		if d, fail := e.c.Effect(a.Period.Key, a.Run.Attempt); d > 0 || fail {
 			if d > e.c.Day {
@@ -488,7 +501,7 @@ func (e *engine) finishEffect(n *node, a scheduler.StartEffect, fail, deliver bo
 		e.tracef("%s run of %s with token %d failed (simulated)", n.id, period, token)
 		e.busy(n, a, deliver)
 		if deliver {
-			e.stepWork(n, scheduler.EffectDone{ExitCode: 1, Output: "simulated failure"})
+			e.effectSeen(n, scheduler.EffectDone{ExitCode: 1, Output: "simulated failure"})
 		}
 		return
 	}
@@ -500,7 +513,7 @@ func (e *engine) finishEffect(n *node, a scheduler.StartEffect, fail, deliver bo
 		e.tracef("%s write of %s with token %d rejected by the fence", n.id, period, token)
 		e.note(n, Happening{Kind: Refused, Token: token, Period: period, Cause: "writing the invoice lines"})
 		if deliver {
-			e.stepWork(n, scheduler.EffectDone{Err: err})
+			e.effectSeen(n, scheduler.EffectDone{Err: err})
 		}
 		return
 	case err != nil:
@@ -527,17 +540,41 @@ func (e *engine) finishEffect(n *node, a scheduler.StartEffect, fail, deliver bo
 		e.supervisorRecords(n, a)
 	}
 	if deliver {
-		e.stepWork(n, scheduler.EffectDone{})
+		e.effectSeen(n, scheduler.EffectDone{})
 	}
 }
 
 // supervisorRecords is the effect's own process (baton run's supervisor)
 // recording its success the moment it ends, with the write the machine's
-// record action makes, fenced by the run's token: the row's version moves
-// on before the machine, told later, writes the same outcome.
+// record action makes (scheduler.CompleteSeen): the row's version moves
+// on before the machine, told later, writes the same outcome. It saw the
+// end inside the term when the node's term is still the run's and its
+// deadline has not passed on its own clock (the supervisor holds it).
+// While a frozen node holds the store's write lock, the record waits for
+// it (ArmFreezeLocked).
 func (e *engine) supervisorRecords(n *node, a scheduler.StartEffect) {
-	sw := scheduler.Complete(a.Run, 0, "", nil, e.cal.Wall(e.now).Add(n.wallOff))
-	sw.Fenced = e.c.Fence && !e.c.Mutate.UnfencedLedger
+	inTerm := n.term == a.Run.Token && election.Valid(n.local(e.now), n.deadline)
+	if e.c.Check && inTerm {
+		if rec, err := e.c.Store.Get(e.ctx, Job); err == nil && rec.Token == a.Run.Token {
+			e.inTermEnds[a.Period.Key] = a.Run
+		}
+	}
+	if e.lock.holder >= 0 {
+		e.tracef("%s's supervisor waits for the store's write lock to record %s", n.id, a.Period.Key)
+		e.lock.waiting = append(e.lock.waiting, waitingRecord{node: n.idx, a: a, inTerm: inTerm})
+		return
+	}
+	e.supervisorRecord(n, a, inTerm)
+}
+
+// supervisorRecord writes the supervisor's record of the effect a: fenced
+// by the row when it saw the effect end inside its term, else by the
+// token (unless the ledger is unfenced).
+func (e *engine) supervisorRecord(n *node, a scheduler.StartEffect, inTerm bool) {
+	sw := scheduler.CompleteSeen(a.Run, 0, "", nil, e.cal.Wall(e.now).Add(n.wallOff), inTerm && !e.c.Mutate.TokenFencedRecord)
+	if !e.c.Fence || e.c.Mutate.UnfencedLedger {
+		sw.Fenced = false
+	}
 	act := scheduler.SwapRun{Kind: scheduler.KindComplete, Swap: sw}
 	run, err := e.c.Store.SwapRun(e.ctx, sw)
 	e.ledgerWrite(n, act, scheduler.Swapped{Run: run, Err: err})
@@ -547,6 +584,8 @@ func (e *engine) supervisorRecords(n *node, a scheduler.StartEffect) {
 			n.ownRecords = map[string]store.Run{}
 		}
 		n.ownRecords[sw.Run.Period] = run
+	} else {
+		e.tracef("%s's supervisor could not record %s: %v", n.id, sw.Run.Period, err)
 	}
 }
 
