@@ -230,6 +230,9 @@ func (o *object) build(objName string, now time.Time) (*coordinationv1.Lease, er
 	if o.foreign && !o.recWritten {
 		o.st.Rec = o.stored // the spec stays the other writer's
 	}
+	if o.st.Rec == nil && o.recWritten { // the record deleted, its log kept
+		l.Spec, o.st.Spec = coordinationv1.LeaseSpec{}, nil
+	}
 	if r := o.st.Rec; r != nil && o.recWritten {
 		prev := printOf(l.Spec)
 		spec := coordinationv1.LeaseSpec{}
@@ -237,8 +240,9 @@ func (o *object) build(objName string, now time.Time) (*coordinationv1.Lease, er
 			h := r.Holder
 			spec.HolderIdentity = &h
 		}
-		secs := int32(min(math.Ceil(r.Lease.Seconds()), math.MaxInt32))
-		spec.LeaseDurationSeconds = &secs
+		if secs := int32(min(math.Ceil(r.Lease.Seconds()), math.MaxInt32)); secs > 0 {
+			spec.LeaseDurationSeconds = &secs // the API refuses 0
+		}
 		trans := int32(min(r.Token, math.MaxInt32))
 		spec.LeaseTransitions = &trans
 		renew := metav1.NewMicroTime(now.Truncate(time.Microsecond)) // what the server keeps
