@@ -7,8 +7,11 @@
 // namespace's Leases once, so a missing namespace, a refused permission or
 // an unreachable server fails there, in one line (a refused permission
 // names the verb and the resource). The store uses the verbs get, list,
-// watch, create, update and delete on leases.coordination.k8s.io, through
-// client-go's typed coordination/v1 client only.
+// watch, create and update on leases.coordination.k8s.io (never delete:
+// DeleteSession removes a dead session's record from its Lease and keeps
+// the Lease for its log), through client-go's typed coordination/v1 client
+// only, with a client-side limit of DefaultQPS requests a second where the
+// configuration sets none.
 //
 // # Layout: one Lease per name
 //
@@ -61,11 +64,15 @@
 //     returns what is kept; older events are gone.
 //   - A name's state is bounded by the 256 KiB Kubernetes allows a
 //     Lease's annotations (the store refuses a write past 250 KiB, ErrInvalid,
-//     naming the name): the run ledger of a job holds what fits, about a
-//     few hundred rows with short outputs, and a job must be pruned (baton
-//     prune, or a retention) to keep running. Every write of a name
-//     rewrites its whole state: a ledger of many rows makes each of its
-//     writes larger.
+//     naming the name): the run ledger of a job holds what fits, about 800
+//     rows with empty outputs (310 bytes of JSON a row) and fewer with
+//     output tails. schedule's default retention (10,000 rows) does not
+//     fit: a job on this store needs a retention of a few hundred rows, or
+//     its SwapRun fails, loudly (no row is dropped to make room). Nothing
+//     refuses such a job at start yet: that needs the store to declare its
+//     ledger's bound, which package store has no word for. Every write of
+//     a name rewrites its whole state: a ledger of many rows makes each of
+//     its writes larger.
 //   - A deleted Lease takes its state with it: whoever deletes it (kubectl
 //     delete lease) resets its token to 0. An outside writer that rewrites
 //     the annotation loses baton's state the same way. A store that must
