@@ -34,6 +34,7 @@ func TestKube(t *testing.T) {
 	}
 	env := &env{srv: srv, cs: cs}
 	t.Run("ResourceVersionEnforced", env.testResourceVersion)
+	t.Run("ClientGoLease", env.testClientGoLease)
 	t.Run("Conformance", func(t *testing.T) { storetest.Run(t, env.factory) })
 	t.Run("Damaged", func(t *testing.T) { storetest.RunDamaged(t, env.damagedFactory) })
 }
