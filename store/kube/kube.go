@@ -7,11 +7,9 @@ import (
 	"os"
 	"time"
 
-	coordinationv1 "k8s.io/api/coordination/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
-	coordclient "k8s.io/client-go/kubernetes/typed/coordination/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
@@ -22,7 +20,7 @@ import (
 // Store is a baton store on the Lease objects of one Kubernetes namespace.
 // It is safe for concurrent use.
 type Store struct {
-	leases    coordclient.LeaseInterface
+	leases    *leaseClient
 	namespace string
 	readOnly  bool
 	now       func() time.Time
@@ -102,11 +100,11 @@ func Open(ctx context.Context, cfg *rest.Config, namespace string, opts ...Optio
 		// fairness still limit a runaway client.
 		cfg.QPS, cfg.Burst = DefaultQPS, DefaultBurst
 	}
-	client, err := coordclient.NewForConfig(cfg)
+	leases, err := newLeaseClient(cfg, namespace)
 	if err != nil {
 		return nil, fmt.Errorf("%w: kube: client configuration: %v", store.ErrInvalid, err)
 	}
-	s := &Store{leases: client.Leases(namespace), namespace: namespace, readOnly: c.readOnly, now: c.now}
+	s := &Store{leases: leases, namespace: namespace, readOnly: c.readOnly, now: c.now}
 	if _, err := s.leases.List(ctx, metav1.ListOptions{Limit: 1, LabelSelector: labelSelector}); err != nil {
 		return nil, s.apiError(ctx, "list", "", err)
 	}
@@ -195,6 +193,3 @@ func isRetry(err error) bool {
 
 // errGone: the object was deleted between the read and the write.
 var errGone = errors.New("kube: object deleted under the write")
-
-// Lease is the coordination.k8s.io/v1 type the store writes.
-type Lease = coordinationv1.Lease
