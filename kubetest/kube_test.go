@@ -3,8 +3,10 @@ package kubetest
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -35,6 +37,7 @@ func TestKube(t *testing.T) {
 	env := &env{srv: srv, cs: cs}
 	t.Run("ResourceVersionEnforced", env.testResourceVersion)
 	t.Run("ClientGoLease", env.testClientGoLease)
+	t.Run("MissingNamespace", env.testMissingNamespace)
 	t.Run("Conformance", func(t *testing.T) { storetest.Run(t, env.factory) })
 	t.Run("Damaged", func(t *testing.T) { storetest.RunDamaged(t, env.damagedFactory) })
 }
@@ -120,5 +123,20 @@ func (e *env) testResourceVersion(t *testing.T) {
 	stale.Spec.HolderIdentity = &b
 	if _, err := leases.Update(ctx, stale, metav1.UpdateOptions{}); !apierrors.IsConflict(err) {
 		t.Fatalf("an update with a stale resourceVersion: %v, want 409 Conflict", err)
+	}
+}
+
+// testMissingNamespace: Open cannot tell a missing namespace (a list
+// there is empty); the first write says it in one line.
+func (e *env) testMissingNamespace(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	st, err := kube.Open(ctx, e.srv.Config, "no-such-namespace")
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	_, err = st.Swap(ctx, store.Swap{Record: store.Record{Name: "x", Holder: "n1", Incarnation: "n1-1", Token: 1, Lease: time.Second}})
+	if !errors.Is(err, store.ErrUnavailable) || !strings.Contains(err.Error(), "namespace no-such-namespace not found") || strings.Contains(err.Error(), "\n") {
+		t.Fatalf("a write in a missing namespace: %v; want one line naming it", err)
 	}
 }

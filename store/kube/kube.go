@@ -77,9 +77,11 @@ func WithClock(now func() time.Time) Option {
 }
 
 // Open opens the store in namespace through the API server that cfg
-// reaches, and checks that the namespace's Leases can be listed (a
-// missing namespace or permission fails here, in one line). It creates
-// nothing: every object is created by the first write of its name.
+// reaches, and checks that the namespace's Leases can be listed (an
+// unreachable server or a refused permission fails here, in one line). It
+// creates nothing: every object is created by the first write of its
+// name, which fails, in one line, if the namespace does not exist (a list
+// there is merely empty, so Open cannot tell).
 func Open(ctx context.Context, cfg *rest.Config, namespace string, opts ...Option) (*Store, error) {
 	c := config{now: time.Now}
 	for _, o := range opts {
@@ -173,8 +175,10 @@ func (s *Store) apiError(ctx context.Context, verb, name string, err error) erro
 		return fmt.Errorf("%w: kube: forbidden to %s %s: grant the verb %q on leases.coordination.k8s.io to this service account", store.ErrUnavailable, verb, what, verb)
 	case apierrors.IsUnauthorized(err):
 		return fmt.Errorf("%w: kube: unauthorized to %s %s: the credentials were refused", store.ErrUnavailable, verb, what)
-	case apierrors.IsNotFound(err) && name == "":
-		return fmt.Errorf("%w: kube: namespace %s not found: create it, or name another in kube://NAMESPACE", store.ErrUnavailable, s.namespace)
+	case apierrors.IsNotFound(err) && verb == "create":
+		// A Lease is created only where its namespace exists (a list in
+		// a missing namespace is merely empty).
+		return fmt.Errorf("%w: kube: cannot create %s: namespace %s not found: create it, or name another in kube://NAMESPACE", store.ErrUnavailable, what, s.namespace)
 	case apierrors.IsRequestEntityTooLargeError(err) || apierrors.IsInvalid(err):
 		return fmt.Errorf("%w: kube: %s %s refused: %v", store.ErrInvalid, verb, what, err)
 	}
