@@ -26,7 +26,7 @@ var layers = []struct {
 		"internal/election", "internal/scheduler"}},
 	{"library and stores", []string{
 		".", "fence", "fence/fenceproxy", "fence/pgfence", "internal/scheduler/runner", "schedule", "batonprom",
-		"store/storedriver", "store/memstore", "store/sqlite", "store/postgres", "store/etcd", "store/storeurl", "store/storetest"}},
+		"store/storedriver", "store/memstore", "store/sqlite", "store/postgres", "store/etcd", "store/kube", "store/storeurl", "store/storetest"}},
 	{"operator: what the CLI reads, checks and supervises with", []string{
 		"internal/inspect", "internal/supervise", "internal/history", "internal/timeline"}},
 	{"test kits: real components for tests, and shared test helpers", []string{

@@ -1,0 +1,98 @@
+// Package kube is the store.Store backend on the Lease objects
+// (coordination.k8s.io/v1) of one Kubernetes namespace: baton for a
+// cluster that already runs an API server, with no other database.
+//
+// URL: kube://NAMESPACE, with the pod's in-cluster configuration; outside
+// a cluster kube://NAMESPACE?kubeconfig=PATH or $KUBECONFIG. Open lists the
+// namespace's Leases once, so a refused permission or an unreachable
+// server fails there, in one line (a refused permission names the verb and
+// the resource); a missing namespace fails at the first write, in one line
+// naming it (a list in a missing namespace is merely empty). The store uses the verbs get, list,
+// watch, create and update on leases.coordination.k8s.io (never delete:
+// DeleteSession removes a dead session's record from its Lease and keeps
+// the Lease for its log), through a client-go REST client whose scheme holds
+// coordination.k8s.io/v1 only (client-go's typed client would link every
+// API group: 24.7 MB more in the operator's binary), with a client-side limit of DefaultQPS requests a second where the
+// configuration sets none.
+//
+// # Layout: one Lease per name
+//
+// Every election or job name is one Lease, named as the name where that
+// is a valid object name (so that client-go's elector and baton meet on
+// the same Lease) and "baton--" and its base32 otherwise (session records,
+// names with capitals or "/"). The Lease's spec is the election record as
+// client-go writes it: holderIdentity, leaseDurationSeconds (the lease
+// rounded up to a second), renewTime (the time of the record's last
+// write), acquireTime (when the holder changed) and leaseTransitions (the
+// fencing token, saturated at 2^31-1), so that `kubectl get lease` shows
+// holder and renewal. baton's own state is one JSON annotation,
+// batonhq.github.io/state: the record (token, incarnation, session,
+// transfer, lease to the nanosecond, version), the tail of the election
+// log, the job, its run ledger and its candidate rows; the annotation
+// batonhq.github.io/token repeats the token for people, and the label
+// batonhq.github.io/store=1 marks the Leases baton lists (its schema
+// version).
+//
+// # What it guarantees
+//
+// Every write is one update of one Lease compared by its resourceVersion
+// (409 Conflict: read again and decide again), and reads are the API
+// server's quorum reads. Because everything the store contract makes
+// atomic concerns one name, it is one object: a Swap and its log event, a
+// fenced SwapRun and the election token it is checked against, a claim and
+// the job's suspension, UpdateJob's schedule, record version and
+// Rescheduled event, SuspendJob's job and event. Record.Version and
+// Run.Version are drawn from a counter in the state, not the
+// resourceVersion, so that a ledger write does not change the record's
+// version (and so does not make the holder's next renewal conflict).
+//
+// The token never goes down while the Lease exists: the record's token is
+// the larger of the state's and the Lease's leaseTransitions, and a Lease
+// whose spec differs from what baton last wrote (another writer: client-go's
+// elector, kubectl edit) is read from its spec (holder, duration,
+// leaseTransitions as a floor for the token) with a version above every
+// one baton drew from it (the object's resourceVersion), so that a baton
+// contender sees another writer's renewals as changes and does not take
+// the Lease over while they go on.
+//
+// # What it does NOT guarantee
+//
+//   - No optional capability: Capabilities is none. No successions (the
+//     names of a dead session are taken over one at a time, each after its
+//     lease: a multi-object write is what a succession is), no ordered
+//     feed, no store clock (the API server's is not readable; store times
+//     are this process's clock, for people), no store identity.
+//   - The election log is a tail: the last 64 events of each name. History
+//     returns what is kept; older events are gone.
+//   - A name's state is bounded by the 256 KiB Kubernetes allows a
+//     Lease's annotations (the store refuses a write past 250 KiB, ErrInvalid,
+//     naming the name): the run ledger of a job holds what fits, about 800
+//     rows with empty outputs (310 bytes of JSON a row) and fewer with
+//     output tails. schedule's default retention (10,000 rows) does not
+//     fit: a job on this store needs a retention of a few hundred rows, or
+//     its SwapRun fails, loudly (no row is dropped to make room). Nothing
+//     refuses such a job at start yet: that needs the store to declare its
+//     ledger's bound, which package store has no word for. Every write of
+//     a name rewrites its whole state: a ledger of many rows makes each of
+//     its writes larger.
+//   - A deleted Lease takes its state with it: whoever deletes it (kubectl
+//     delete lease) resets its token to 0. An outside writer that rewrites
+//     the annotation loses baton's state the same way. A store that must
+//     survive that keeps its records elsewhere.
+//   - Mixed fleets with client-go's elector are not yet supported: a name
+//     held through a session does not renew its own Lease's renewTime (the
+//     session's Lease is renewed instead), so a client-go candidate would
+//     take it over after leaseDurationSeconds; and a baton write that is not
+//     an election swap (a ledger row, a candidate row) keeps the spec as it
+//     was. Run only baton candidates on a Lease until the mixed-fleet test
+//     of issue #46 passes.
+//   - One read per name in GetMany, one write per name in SwapMany, and
+//     one list of the whole namespace for Names, NamesPage and
+//     CountHolders: costs that grow with the number of names.
+//   - The change feed is a watch of the namespace's baton Leases; it closes
+//     on any end of the watch (410 Gone after a compaction, a restart), and
+//     the caller reads again. It reports renewals too.
+//   - The API server does not stop a paused process: a leader frozen past
+//     its lease acts on waking; only fenced writes (SwapRun with Fenced)
+//     stop its work.
+package kube

@@ -1,0 +1,136 @@
+package kube
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/store/storedriver"
+)
+
+// Get implements store.Store.
+func (s *Store) Get(ctx context.Context, name string) (store.Record, error) {
+	if err := store.CheckName(name); err != nil {
+		return store.Record{}, err
+	}
+	o, err := s.read(ctx, name)
+	if err != nil {
+		return store.Record{}, err
+	}
+	rec, ok := o.record()
+	if !ok {
+		return store.Record{}, fmt.Errorf("election %q: %w", name, store.ErrNotFound)
+	}
+	return rec, nil
+}
+
+// Swap implements store.Store: one compare-and-swap of the name's Lease,
+// which holds the record and the log tail together.
+func (s *Store) Swap(ctx context.Context, sw store.Swap) (store.Record, error) {
+	if err := store.CheckName(sw.Record.Name); err != nil {
+		return store.Record{}, fmt.Errorf("election record: %w", err)
+	}
+	o, err := s.update(ctx, sw.Record.Name, func(o *object) error {
+		cur, _ := o.record()
+		if err := storedriver.CheckSwap(cur, sw); err != nil {
+			return err
+		}
+		rec := sw.Record
+		rec.Via, rec.SuccessorHolder, rec.SuccessorIncarnation = "", "", ""
+		rec.Version = o.next()
+		rec.Updated = s.now()
+		stored := rec
+		stored.Name = ""
+		o.st.Rec, o.recWritten = &stored, true
+		o.foreign = false
+		if sw.Event != "" {
+			o.appendEvent(func(seq uint64) store.Event { return storedriver.NextEvent(seq, rec, sw.Event) })
+		}
+		return nil
+	})
+	if err != nil {
+		return store.Record{}, err
+	}
+	rec, _ := o.record()
+	return rec, nil
+}
+
+// GetMany implements store.Store: one read per name (storedriver.GetMany).
+func (s *Store) GetMany(ctx context.Context, names []string) ([]store.GetResult, error) {
+	return storedriver.GetMany(ctx, s, names)
+}
+
+// SwapMany implements store.Store: one write per swap (storedriver.SwapMany).
+func (s *Store) SwapMany(ctx context.Context, swaps []store.Swap) ([]store.SwapResult, error) {
+	return storedriver.SwapMany(ctx, s, swaps)
+}
+
+// History implements store.Store, from the log tail the name's Lease
+// keeps: events older than its last 64 are gone.
+func (s *Store) History(ctx context.Context, name string, after uint64, limit int) ([]store.Event, error) {
+	o, err := s.read(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	var out []store.Event
+	for _, ev := range o.st.Log {
+		if ev.Seq > after && (limit <= 0 || len(out) < limit) {
+			ev.Name = name
+			out = append(out, ev)
+		}
+	}
+	return out, nil
+}
+
+// Heartbeat implements store.Store: the candidate rows live in the name's
+// Lease too.
+func (s *Store) Heartbeat(ctx context.Context, c store.Candidate) error {
+	if c.Name == "" || c.Node == "" {
+		return fmt.Errorf("%w: a candidate needs a name and a node", store.ErrInvalid)
+	}
+	if err := store.CheckName(c.Name); err != nil {
+		return err
+	}
+	_, err := s.update(ctx, c.Name, func(o *object) error {
+		if c.Gone {
+			if _, ok := o.st.Cands[c.Node]; !ok {
+				return errNoWrite
+			}
+			delete(o.st.Cands, c.Node)
+			return nil
+		}
+		now := s.now()
+		cur, ok := o.st.Cands[c.Node]
+		if !ok || cur.Incarnation != c.Incarnation {
+			cur = store.Candidate{Node: c.Node, Incarnation: c.Incarnation, Since: now}
+		}
+		cur.Name = ""
+		cur.Every, cur.Seen = c.Every, now
+		if o.st.Cands == nil {
+			o.st.Cands = map[string]store.Candidate{}
+		}
+		o.st.Cands[c.Node] = cur
+		o.st.Seq++
+		return nil
+	})
+	return err
+}
+
+// Candidates implements store.Store; Age is measured by this process's
+// clock (the API server's is not readable).
+func (s *Store) Candidates(ctx context.Context, name string) ([]store.Candidate, error) {
+	o, err := s.read(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	now := s.now()
+	out := make([]store.Candidate, 0, len(o.st.Cands))
+	for _, c := range o.st.Cands {
+		c.Name = name
+		c.Age = now.Sub(c.Seen)
+		out = append(out, c)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Node < out[j].Node })
+	return out, nil
+}

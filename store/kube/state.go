@@ -1,0 +1,341 @@
+package kube
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/base32"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/batonhq/baton/store"
+)
+
+// The keys baton writes on its Leases.
+const (
+	// labelStore marks a Lease as a baton name's object; Names and the
+	// change feed list by it.
+	labelStore = "batonhq.github.io/store"
+	// labelSelector selects the objects of labelStore.
+	labelSelector = labelStore + "=" + schemaVersion
+	// annotState holds the name's state (state, JSON).
+	annotState = "batonhq.github.io/state"
+	// annotToken shows the fencing token to people (kubectl describe).
+	annotToken = "batonhq.github.io/token"
+	// schemaVersion is the version of the state's layout.
+	schemaVersion = "1"
+)
+
+// maxState is the most bytes of the state annotation: Kubernetes refuses
+// an object whose annotations add up to more than 256 KiB, and the rest
+// of the budget is left for the token and for others' annotations.
+const maxState = 250 << 10
+
+// logTail is how many election log events a name keeps: the log is a tail
+// (see the package doc).
+const logTail = 64
+
+// state is everything baton keeps of one name, in one Lease: the election
+// record, the tail of its log, the job, its ledger and its candidates,
+// so that every write the store contract makes atomic is a write of one
+// object, compared by resourceVersion.
+type state struct {
+	Name string `json:"name"`
+	// Seq counts the object's writes by baton; every version the store
+	// hands out (Record.Version, Run.Version) is one of its values.
+	Seq int64 `json:"seq"`
+	// Rec is the election record (nil: none), without Name and Via.
+	Rec *store.Record `json:"rec,omitempty"`
+	// Spec is the Lease spec as baton last wrote it: a Lease whose spec
+	// differs was written by someone else since (foreign).
+	Spec *specPrint `json:"spec,omitempty"`
+	// Log is the tail of the election log, oldest first.
+	Log   []store.Event              `json:"log,omitempty"`
+	Job   *store.Job                 `json:"job,omitempty"`
+	Runs  map[string]store.Run       `json:"runs,omitempty"`
+	Cands map[string]store.Candidate `json:"cands,omitempty"`
+}
+
+// specPrint is what baton compares of a Lease's spec to notice another
+// writer (client-go's elector, kubectl).
+type specPrint struct {
+	Holder      string `json:"holder"`
+	Duration    int32  `json:"duration"`
+	Transitions int32  `json:"transitions"`
+	Renew       string `json:"renew"`
+}
+
+func printOf(spec coordinationv1.LeaseSpec) specPrint {
+	p := specPrint{}
+	if spec.HolderIdentity != nil {
+		p.Holder = *spec.HolderIdentity
+	}
+	if spec.LeaseDurationSeconds != nil {
+		p.Duration = *spec.LeaseDurationSeconds
+	}
+	if spec.LeaseTransitions != nil {
+		p.Transitions = *spec.LeaseTransitions
+	}
+	if spec.RenewTime != nil {
+		p.Renew = spec.RenewTime.UTC().Format(time.RFC3339Nano)
+	}
+	return p
+}
+
+// objectName is the Lease name of an election or job name: the name
+// itself where it is a valid object name (so that client-go and baton
+// meet on one Lease), otherwise "baton--" and its base32 (or, too long
+// for that, its SHA-256).
+func objectName(name string) string {
+	if !strings.HasPrefix(name, "baton--") && len(validation.IsDNS1123Subdomain(name)) == 0 {
+		return name
+	}
+	enc := "baton--" + strings.ToLower(base32.HexEncoding.WithPadding(base32.NoPadding).EncodeToString([]byte(name)))
+	if len(enc) <= validation.DNS1123SubdomainMaxLength {
+		return enc
+	}
+	sum := sha256.Sum256([]byte(name))
+	return "baton--h" + hex.EncodeToString(sum[:])
+}
+
+// object is a name's Lease as read, and baton's state in it.
+type object struct {
+	lease *coordinationv1.Lease // nil: no object
+	st    state
+	// foreign: the spec was written by another writer since baton's last
+	// write, and st.Rec is the record read from it; stored is the record
+	// as baton's state holds it.
+	foreign bool
+	stored  *store.Record
+	// recWritten: this write changes the record, so the spec is written
+	// from it (with a new renewTime); other writes leave the spec as is.
+	recWritten bool
+}
+
+// decode reads baton's state from l (nil: none). A Lease without the
+// state annotation is someone else's (client-go's): its spec is its
+// record. A state that does not parse is ErrCorrupt.
+func decode(name string, l *coordinationv1.Lease) (object, error) {
+	o := object{lease: l, st: state{Name: name}}
+	if l == nil {
+		return o, nil
+	}
+	if raw, ok := l.Annotations[annotState]; ok {
+		if err := json.Unmarshal([]byte(raw), &o.st); err != nil {
+			return o, fmt.Errorf("%w: kube: lease %s: annotation %s does not parse: %v", store.ErrCorrupt, l.Name, annotState, err)
+		}
+		if o.st.Name != name {
+			return o, fmt.Errorf("%w: kube: lease %s holds the state of %q, not of %q", store.ErrCorrupt, l.Name, o.st.Name, name)
+		}
+		if v := l.Labels[labelStore]; v != schemaVersion {
+			return o, fmt.Errorf("%w: kube: lease %s has schema %q; this baton knows %q", store.ErrSchema, l.Name, v, schemaVersion)
+		}
+	}
+	p := printOf(l.Spec)
+	if o.st.Spec != nil && *o.st.Spec == p {
+		return o, nil
+	}
+	if o.st.Spec == nil && o.st.Rec == nil && p.Holder == "" && p.Renew == "" {
+		return o, nil // baton's object of a job without record, untouched
+	}
+	// Written by another writer since baton's last write (or never by
+	// baton): the spec is the record. Its version is the object's
+	// resourceVersion, which is above every version baton drew from
+	// this object (each of baton's writes was an etcd revision too).
+	o.foreign, o.stored = true, o.st.Rec
+	rv, err := strconv.ParseInt(l.ResourceVersion, 10, 64)
+	if err != nil || rv <= o.st.Seq {
+		rv = o.st.Seq + 1
+	}
+	rec := store.Record{Holder: p.Holder, Lease: time.Duration(p.Duration) * time.Second, Version: rv}
+	if o.st.Rec != nil {
+		rec.Token = o.st.Rec.Token
+		if rec.Holder == o.st.Rec.Holder {
+			rec.Incarnation, rec.Session = o.st.Rec.Incarnation, o.st.Rec.Session
+		}
+	}
+	rec.Token = max(rec.Token, uint64(max(p.Transitions, 0)))
+	if l.Spec.RenewTime != nil {
+		rec.Updated = l.Spec.RenewTime.Time
+	}
+	o.st.Rec = &rec
+	return o, nil
+}
+
+// record returns the name's election record, ok false if it has none.
+func (o object) record() (store.Record, bool) {
+	if o.st.Rec == nil {
+		return store.Record{}, false
+	}
+	r := *o.st.Rec
+	r.Name = o.st.Name
+	return r, true
+}
+
+// token is the election token the ledger is fenced by (0: no record).
+func (o object) token() uint64 {
+	if o.st.Rec == nil {
+		return 0
+	}
+	return o.st.Rec.Token
+}
+
+// next draws the version of a write: above every version the object
+// showed, foreign ones included.
+func (o *object) next() int64 {
+	o.st.Seq = max(o.st.Seq, o.recVersion()) + 1
+	return o.st.Seq
+}
+
+func (o object) recVersion() int64 {
+	if o.st.Rec == nil {
+		return 0
+	}
+	return o.st.Rec.Version
+}
+
+// appendEvent appends ev to the log tail, numbering it after the last.
+func (o *object) appendEvent(mk func(seq uint64) store.Event) {
+	var seq uint64 = 1
+	if n := len(o.st.Log); n > 0 {
+		seq = o.st.Log[n-1].Seq + 1
+	}
+	o.st.Log = append(o.st.Log, mk(seq))
+	if len(o.st.Log) > logTail {
+		o.st.Log = append([]store.Event(nil), o.st.Log[len(o.st.Log)-logTail:]...)
+	}
+}
+
+// lease builds the object to write from o's state at time now: the spec
+// from the record, as client-go writes it, and the state in annotations.
+func (o *object) build(objName string, now time.Time) (*coordinationv1.Lease, error) {
+	l := &coordinationv1.Lease{}
+	if o.lease != nil {
+		l = o.lease.DeepCopy()
+	}
+	l.Name = objName
+	if l.Labels == nil {
+		l.Labels = map[string]string{}
+	}
+	l.Labels[labelStore] = schemaVersion
+	if o.foreign && !o.recWritten {
+		o.st.Rec = o.stored // the spec stays the other writer's
+	}
+	if o.st.Rec == nil && o.recWritten { // the record deleted, its log kept
+		l.Spec, o.st.Spec = coordinationv1.LeaseSpec{}, nil
+	}
+	if r := o.st.Rec; r != nil && o.recWritten {
+		prev := printOf(l.Spec)
+		spec := coordinationv1.LeaseSpec{}
+		if r.Holder != "" {
+			h := r.Holder
+			spec.HolderIdentity = &h
+		}
+		if secs := int32(min(math.Ceil(r.Lease.Seconds()), math.MaxInt32)); secs > 0 {
+			spec.LeaseDurationSeconds = &secs // the API refuses 0
+		}
+		trans := int32(min(r.Token, math.MaxInt32))
+		spec.LeaseTransitions = &trans
+		renew := metav1.NewMicroTime(now.Truncate(time.Microsecond)) // what the server keeps
+		spec.RenewTime = &renew
+		acquire := l.Spec.AcquireTime
+		if prev.Holder != r.Holder || acquire == nil {
+			acquire = &renew
+		}
+		if r.Holder != "" {
+			spec.AcquireTime = acquire
+		}
+		// client-go reads other fields it does not write; keep them.
+		spec.Strategy, spec.PreferredHolder = l.Spec.Strategy, l.Spec.PreferredHolder
+		l.Spec = spec
+		p := printOf(spec)
+		o.st.Spec = &p
+	}
+	raw, err := json.Marshal(o.st)
+	if err != nil {
+		return nil, fmt.Errorf("%w: kube: encoding the state of %q: %v", store.ErrInvalid, o.st.Name, err)
+	}
+	if len(raw) > maxState {
+		return nil, fmt.Errorf("%w: kube: the state of %q would take %d bytes, above the %d a Lease's annotations hold: prune its ledger (baton prune) or keep fewer candidates", store.ErrInvalid, o.st.Name, len(raw), maxState)
+	}
+	if l.Annotations == nil {
+		l.Annotations = map[string]string{}
+	}
+	l.Annotations[annotState] = string(raw)
+	l.Annotations[annotToken] = strconv.FormatUint(o.token(), 10)
+	return l, nil
+}
+
+// read returns name's object.
+func (s *Store) read(ctx context.Context, name string) (object, error) {
+	objName := objectName(name)
+	l, err := s.leases.Get(ctx, objName, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return decode(name, nil)
+	}
+	if err != nil {
+		return object{}, s.apiError(ctx, "get", objName, err)
+	}
+	return decode(name, l)
+}
+
+// errNoWrite, returned by an update's function, ends it without writing.
+var errNoWrite = fmt.Errorf("kube: nothing to write")
+
+// update applies fn to name's object and writes it by compare-and-swap of
+// its resourceVersion, reading and applying again when another write came
+// between (fn decides from the state it is given, so a retry decides
+// again). fn returns errNoWrite to write nothing.
+func (s *Store) update(ctx context.Context, name string, fn func(o *object) error) (object, error) {
+	if s.readOnly {
+		return object{}, errReadOnly
+	}
+	objName := objectName(name)
+	for {
+		o, err := s.read(ctx, name)
+		if err != nil {
+			return object{}, err
+		}
+		if err := fn(&o); err == errNoWrite {
+			return o, nil
+		} else if err != nil {
+			return object{}, err
+		}
+		l, err := o.build(objName, s.now())
+		if err != nil {
+			return object{}, err
+		}
+		var out *coordinationv1.Lease
+		if o.lease == nil {
+			out, err = s.leases.Create(ctx, l, metav1.CreateOptions{})
+		} else {
+			out, err = s.leases.Update(ctx, l, metav1.UpdateOptions{})
+			if apierrors.IsNotFound(err) {
+				err = errGone
+			}
+		}
+		if isRetry(err) {
+			if ctx.Err() != nil {
+				return object{}, s.apiError(ctx, "update", objName, ctx.Err())
+			}
+			continue
+		}
+		if err != nil {
+			verb := "update"
+			if o.lease == nil {
+				verb = "create"
+			}
+			return object{}, s.apiError(ctx, verb, objName, err)
+		}
+		return decode(name, out)
+	}
+}
