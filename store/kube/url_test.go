@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/batonhq/baton/internal/bound"
 	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/store/storedriver"
 )
@@ -49,5 +50,25 @@ func TestSchemeRegistered(t *testing.T) {
 	s, ok := storedriver.LookupScheme("kube://ns")
 	if !ok || !s.Networked || s.Names[0] != "kube" {
 		t.Fatalf("LookupScheme(kube://ns) = %+v, %v", s, ok)
+	}
+}
+
+// TestOpenOptionErrors: Open refuses a bad option before it reaches the
+// API server, with an error wrapping store.ErrInvalid and the module's
+// field-error type naming the option, as every backend does
+// (storedriver.InvalidOption).
+func TestOpenOptionErrors(t *testing.T) {
+	for _, tc := range []struct {
+		option string
+		opt    Option
+	}{
+		{"kubeconfig", WithKubeconfig("")},
+		{"clock", WithClock(nil)},
+	} {
+		_, err := Open(context.Background(), nil, "baton", tc.opt)
+		var fe *bound.Error
+		if !errors.Is(err, store.ErrInvalid) || !errors.As(err, &fe) || fe.Option != tc.option {
+			t.Errorf("Open with a bad %s: %v, want ErrInvalid and a field error naming it", tc.option, err)
+		}
 	}
 }
