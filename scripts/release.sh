@@ -8,11 +8,15 @@
 # uncommitted changes). Every binary is static (CGO_ENABLED=0), built with
 # -trimpath and without symbols (-s -w), and embeds the time zone
 # database (-tags timetzdata: --tz works on a host or an image that has
-# none). Names: baton-VERSION-GOOS-GOARCH, .exe for windows.
+# none). It is the operator's binary: -tags nolab leaves out the lab's
+# commands (drill, sim, bench: they stay in the default build, 'go run
+# ./cmd/baton drill'), and -tags grpcnotrace the gRPC request tracing
+# (golang.org/x/net/trace) that baton never serves. Names:
+# baton-VERSION-GOOS-GOARCH, .exe for windows.
 #
 # Checks: the binary for this machine's GOOS/GOARCH runs 'version' and
 # must print VERSION and the commit; every binary's build info ('go
-# version -m') must name its GOOS, GOARCH, CGO_ENABLED=0 and -trimpath,
+# version -m') must name its GOOS, GOARCH, CGO_ENABLED=0, -trimpath and the tags,
 # and the binary must hold the stamped version and commit; SHA256SUMS
 # must verify. A target that fails to build is named,
 # the others still built and checked, and the script exits 1.
@@ -46,6 +50,7 @@ if git -C "$root" rev-parse --verify -q HEAD >/dev/null 2>&1; then
 	fi
 fi
 ldflags="-s -w -X main.version=$version -X main.commit=$commit"
+tags=timetzdata,grpcnotrace,nolab
 hostos=$(go env GOHOSTOS) hostarch=$(go env GOHOSTARCH)
 
 failed=()
@@ -56,7 +61,7 @@ for t in $targets; do
 	[[ $goos == windows ]] && name+=".exe"
 	rm -f "$out/$name"
 	echo "release: building $name"
-	if ! (cd "$root" && CGO_ENABLED=0 GOOS=$goos GOARCH=$goarch go build -trimpath -tags timetzdata \
+	if ! (cd "$root" && CGO_ENABLED=0 GOOS=$goos GOARCH=$goarch go build -trimpath -tags "$tags" \
 		-ldflags "$ldflags" -o "$out/$name" ./cmd/baton); then
 		echo "release: $goos/$goarch does not build (the error is above)" >&2
 		failed+=("$goos/$goarch: does not build")
@@ -68,7 +73,7 @@ for t in $targets; do
 	# -trimpath (golang/go#52372), so the stamped version and commit are
 	# looked for in the binary itself.
 	info=$(go version -m "$out/$name")
-	for want in "GOOS=$goos" "GOARCH=$goarch" "CGO_ENABLED=0" "-trimpath=true"; do
+	for want in "GOOS=$goos" "GOARCH=$goarch" "CGO_ENABLED=0" "-trimpath=true" "-tags=$tags"; do
 		if ! grep -qF -- "$want" <<<"$info"; then
 			failed+=("$name: its build info lacks $want")
 		fi

@@ -1,7 +1,11 @@
+//go:build !nolab
+
 package main
 
 import (
+	"os"
 	"os/exec"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -80,5 +84,62 @@ func TestDrillNetNeedsLab(t *testing.T) {
 	code, _, stderr = runBaton(t, "drill", "etcd-member", "--name", "m0")
 	if code != exitUsage || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "needs the lab build") {
 		t.Fatalf("drill etcd-member: exit %d, stderr %q; want exit %d and one line naming the lab build", code, stderr, exitUsage)
+	}
+}
+
+// releaseOnly are the packages the default build links for the lab's
+// commands (drill, sim, bench) and gRPC's request tracing, which the
+// release build (scripts/release.sh's tags) leaves out.
+var releaseOnly = []string{
+	"github.com/batonhq/baton/internal/lab/drill",
+	"github.com/batonhq/baton/internal/lab/sim",
+	"github.com/batonhq/baton/internal/lab/vcluster",
+	"golang.org/x/net/trace",
+}
+
+// releaseTags returns the build tags scripts/release.sh builds with (its
+// tags= line).
+func releaseTags(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile("../../scripts/release.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^tags=(\S+)$`).FindSubmatch(b)
+	if m == nil {
+		t.Fatal("scripts/release.sh has no tags= line")
+	}
+	return string(m[1])
+}
+
+// The release build, the operator's binary, links neither the lab's
+// commands nor gRPC's tracing (nor the lab build's etcd server); the
+// default build, which the README's first command runs, links them,
+// which shows the check sees them when they are there.
+func TestReleaseBuildLeavesOutTheLab(t *testing.T) {
+	testenv.ParallelUnlessLong(t) // two go list runs, nothing shared
+	tags := releaseTags(t)
+	if !strings.Contains(","+tags+",", ",nolab,") {
+		t.Fatalf("scripts/release.sh builds with tags %q: want nolab among them", tags)
+	}
+	has := func(deps []string) map[string]bool {
+		m := map[string]bool{}
+		for _, p := range deps {
+			m[p] = true
+		}
+		return m
+	}
+	rel := goListDeps(t, "-tags", tags)
+	if bad := labLinked(rel); len(bad) > 0 {
+		t.Errorf("the release build links lab packages: %s", strings.Join(bad, " "))
+	}
+	relHas, defHas := has(rel), has(goListDeps(t))
+	for _, p := range releaseOnly {
+		if relHas[p] {
+			t.Errorf("the release build (-tags %s) links %s", tags, p)
+		}
+		if !defHas[p] {
+			t.Errorf("the default build does not link %s: drop it from releaseOnly or find where it went", p)
+		}
 	}
 }

@@ -69,6 +69,15 @@ func TestReleaseBinaryAndImage(t *testing.T) {
 		!regexp.MustCompile(`store schemas: sqlite \d+, postgres \d+, etcd \d+`).Match(out) {
 		t.Fatalf("%s version: %v\n%s", name, err, out)
 	}
+	// The operator's binary leaves the lab out (-tags nolab): its
+	// commands are one line pointing to the default build.
+	drill := exec.Command(bin, "drill")
+	var stderr strings.Builder
+	drill.Stderr = &stderr
+	if err := drill.Run(); drill.ProcessState == nil || drill.ProcessState.ExitCode() != exitUsage ||
+		stderr.String() != "baton drill: not in this build: the release binary is the operator's and leaves the lab out; run it from the source: go run ./cmd/baton drill\n" {
+		t.Fatalf("%s drill: %v, stderr %q; want exit %d and the line pointing to the default build", name, err, stderr.String(), exitUsage)
+	}
 	sums, err := os.ReadFile(filepath.Join(dir, "SHA256SUMS"))
 	if err != nil || !strings.Contains(string(sums), "  "+name+"\n") {
 		t.Fatalf("SHA256SUMS: %v\n%s", err, sums)

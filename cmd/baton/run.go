@@ -342,6 +342,7 @@ func (r *runner) lead(ctx context.Context, e *env, st store.Store, ops *opsServe
 	ref := schedule.ClockReference(st)
 	runCtx, stopRun := context.WithCancelCause(ctx)
 	defer stopRun(nil)
+	r.idle = startIdleTrim(runCtx, idleSettle, trimIdle)
 	if c.job.Schedule != nil {
 		if j, err := st.GetJob(ctx, c.job.Name); err == nil {
 			ops.jobSuspended(c.job.Name, j.Suspension.Active()) // exported from the start

@@ -49,6 +49,9 @@ type runner struct {
 	// passes it, as flock does), nil (/dev/null) for a singleton and for
 	// scheduled runs, which start with nobody at the terminal.
 	stdin io.Reader
+	// idle hands back the memory of a settled node (idletrim.go); nil:
+	// never (--once).
+	idle *idleTrimmer
 }
 
 // logStart logs the one line that says what this process is: where its
@@ -199,6 +202,8 @@ func (r *runner) periodExec(t *baton.Term) schedule.Executor {
 		timedOut := func() bool { return errors.Is(context.Cause(ctx), schedule.ErrTimeout) }
 		ctx, cancel := stopBefore(ctx, t, r.cfg.grace)
 		defer cancel(nil)
+		r.idle.poke()
+		defer r.idle.poke()
 		st, out, err := r.command(ctx, t, append(r.env(t), "BATON_PERIOD="+p.Key), r.outcomeRecord(p.Key, token))
 		switch {
 		case errors.Is(err, supervise.ErrStopped) && timedOut():
