@@ -12,15 +12,15 @@ const idleSettle = 15 * time.Second
 
 // idleTrimmer hands back, once 'baton run' has settled (idleSettle
 // after it started, or after its last run ended, without a run since),
-// the memory an idle node does not use: the Go heap's free pages
-// (debug.FreeOSMemory) and, on Linux, the pages of baton's own
-// executable that start-up and the run touched (dropExecutablePages).
+// the Go heap's free pages (debug.FreeOSMemory): what start-up and the
+// last run allocated and no longer use, which the runtime would otherwise
+// return only slowly.
 //
-// An idle node keeps only what it uses to wait: its renewals, its
-// reads and the change feed fault back in the pages they run. What is
-// NOT done: the executable's pages are not freed from the host's page
-// cache by this; they stop counting in this process's RSS, and the kernel
-// reclaims them or keeps them as it needs, like any unmapped file page.
+// What is NOT done: the pages of baton's own executable that start-up
+// touched stay mapped and count in the process's RSS. They are clean
+// pages of the file, shared by every baton process of the host through
+// the page cache; unmapping them (madvise) would lower RSS without
+// freeing any of the host's memory, so it is not done.
 type idleTrimmer struct {
 	kick   chan struct{}
 	settle time.Duration
@@ -73,8 +73,5 @@ func (t *idleTrimmer) poke() {
 }
 
 // trimIdle is the trim of a settled 'baton run': the heap's free pages
-// back to the system, then the executable's pages out of its RSS.
-func trimIdle() {
-	debug.FreeOSMemory()
-	dropExecutablePages() //nolint:errcheck // best effort: an error leaves the pages mapped, as before
-}
+// back to the system.
+func trimIdle() { debug.FreeOSMemory() }
