@@ -104,6 +104,11 @@ func runFenceInstall(ctx context.Context, e *env, args []string) int {
 	if *schema == "" {
 		return e.fail("fence install", usagef("invalid --schema \"\"; want a schema name"))
 	}
+	for _, r := range grants {
+		if r == "" || strings.EqualFold(r, "public") {
+			return e.fail("fence install", usagef("invalid --grant %s: name the role a fenced job connects as (PUBLIC would let every role lock the leader out)", escape.String(strconv.Quote(r))))
+		}
+	}
 	var key *fence.Key
 	if *keyFile != "" {
 		k, err := fence.ReadKeyFile(*keyFile)
@@ -127,11 +132,6 @@ func runFenceInstall(ctx context.Context, e *env, args []string) int {
 		return e.fail("fence install", fmt.Errorf("connecting to the database: %w", err))
 	}
 	defer conn.Close(context.Background())
-	for _, r := range grants {
-		if r == "" || strings.EqualFold(r, "public") {
-			return e.fail("fence install", usagef("invalid --grant %s: name the role a fenced job connects as (PUBLIC would let every role lock the leader out)", escape.String(strconv.Quote(r))))
-		}
-	}
 	opts := []pgfence.Option{pgfence.WithSchema(*schema), pgfence.WithGrant(grants...)}
 	if key != nil {
 		opts = append(opts, pgfence.WithKey(key))

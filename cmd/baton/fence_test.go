@@ -297,3 +297,16 @@ func TestFenceKeyFileExposed(t *testing.T) {
 		checkOneLine(t, args, code, stderr, "readable by every user", "chmod 600 "+keyFile)
 	}
 }
+
+// TestFenceInstallRefusesBeforeConnecting: a grant that would let every
+// role lock the leader out (PUBLIC, or no role) is refused as a usage
+// error before baton dials the database (nothing listens at port 1 here:
+// a refusal after connecting would be a connection error, exit 1).
+func TestFenceInstallRefusesBeforeConnecting(t *testing.T) {
+	for _, grant := range []string{"public", "PUBLIC", ""} {
+		code, _, errb := runBaton(t, "fence", "install", "--db", "postgres://job@127.0.0.1:1/db", "--grant", grant)
+		if code != exitUsage || strings.Count(errb, "\n") != 1 || !strings.Contains(errb, "--grant") {
+			t.Errorf("--grant %q: exit %d, stderr %q; want 2 and one line naming --grant", grant, code, errb)
+		}
+	}
+}
