@@ -68,6 +68,12 @@ func TestProcessRunFrozenInsideWrite(t *testing.T) {
 				t.Fatalf("A not elected:\n%s", errA.String())
 			}
 			b, _, errB := startBaton(t, args("B")...)
+			// B registered the job and campaigns before the lock is
+			// taken (at load, under -race, its start came after the lock
+			// and waited for the store instead; CI saw it give up once).
+			if !testenv.WaitFor(20*time.Second, func() bool { return strings.Contains(errB.String(), "waiting for leadership") }) {
+				t.Fatalf("B does not wait for leadership:\n%s", errB.String())
+			}
 			if !testenv.WaitFor(20*time.Second, func() bool { _, err := os.Stat(filepath.Join(mark, "started")); return err == nil }) {
 				t.Fatalf("A's command did not start; A's log:\n%s", errA.String())
 			}

@@ -320,7 +320,16 @@ func executeRun(ctx context.Context, e *env, c runConfig) int {
 		}
 	}
 	if c.job.Schedule != nil {
-		if err := register(ctx, st, c.job, c.reschedule); err != nil {
+		err := register(ctx, st, c.job, c.reschedule)
+		if err != nil && !c.once && storeDown(err) {
+			// The store answered the open but not this write (a
+			// PostgreSQL restarting, an SQLite file another process
+			// holds locked): wait for it as for a store that is down.
+			_, err = runStoreWait(e, c, logger, sd, func(ctx context.Context) (store.Store, error) {
+				return st, register(ctx, st, c.job, c.reschedule)
+			}).wait(ctx, err)
+		}
+		if err != nil {
 			return e.fail("run", err)
 		}
 	}
@@ -484,8 +493,16 @@ func openRunStore(ctx context.Context, e *env, c runConfig, logger *slog.Logger,
 	if open == nil {
 		open = openStore
 	}
-	w := &storeWait{
-		open:    func(ctx context.Context) (store.Store, error) { return open(ctx, c.storeURL) },
+	return runStoreWait(e, c, logger, sd, func(ctx context.Context) (store.Store, error) { return open(ctx, c.storeURL) }).wait(ctx, err)
+}
+
+// runStoreWait returns how 'baton run' with c waits for its store: try,
+// each attempt bounded by the lease (at least attemptMin), until it
+// answers, with capped exponential backoff and full jitter up to half
+// the lease.
+func runStoreWait(e *env, c runConfig, logger *slog.Logger, sd *notifier, try func(context.Context) (store.Store, error)) *storeWait {
+	return &storeWait{
+		open:    try,
 		attempt: max(c.lease, attemptMin),
 		backoff: backoff.New(min(waitMin, c.lease/2), c.lease/2, nil),
 		logger:  logger,
@@ -493,5 +510,4 @@ func openRunStore(ctx context.Context, e *env, c runConfig, logger *slog.Logger,
 		secrets: e.secrets,
 		sd:      sd,
 	}
-	return w.wait(ctx, err)
 }

@@ -8,11 +8,13 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
 
 	"github.com/batonhq/baton/internal/backoff"
+	"github.com/batonhq/baton/internal/testenv"
 	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/store/memstore"
 )
@@ -119,5 +121,53 @@ func TestStoreWaitStopsOnWrongStore(t *testing.T) {
 	_, err, at, _, _ := waitStore(t, 30*time.Second, wrong)
 	if !errors.Is(err, store.ErrSchema) || at-30*time.Second >= 15*time.Second {
 		t.Fatalf("wait returned %v at %v, want the schema error within 15s of 30s", err, at)
+	}
+}
+
+// ensureFails is a store whose EnsureJob answers store.ErrUnavailable
+// while fails is above zero, counting it down: a store that answered the
+// open but not the job's registration (a PostgreSQL restarting, an
+// SQLite file another process holds locked).
+type ensureFails struct {
+	store.Store
+	fails *atomic.Int32
+}
+
+func (s ensureFails) EnsureJob(ctx context.Context, j store.Job) (store.Job, error) {
+	if s.fails.Add(-1) >= 0 {
+		return store.Job{}, fmt.Errorf("sqlite: ensure job: %w: database is locked", store.ErrUnavailable)
+	}
+	return s.Store.EnsureJob(ctx, j)
+}
+
+// TestRunWaitsForTheJobsRegistration: 'baton run' of a scheduled job
+// whose store opens but cannot register the job yet waits for it, as for
+// a store that is down, instead of exiting (CI saw a node give up when
+// another process held its SQLite file locked longer than the busy
+// timeout, just after it opened the store).
+func TestRunWaitsForTheJobsRegistration(t *testing.T) {
+	ms := memstore.New()
+	var fails atomic.Int32
+	fails.Store(2)
+	errb := &syncBuffer{}
+	e := &env{stdout: &syncBuffer{}, stderr: errb, open: func(context.Context, string) (store.Store, error) {
+		return ensureFails{ms.Client(""), &fails}, nil
+	}}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan int, 1)
+	go func() {
+		done <- e.run(ctx, []string{"run", "--store", "mem:", "--node", "n1", "--lease", "1s", "--every", "1h", "billing", "--", "true"})
+	}()
+	if !testenv.WaitFor(30*time.Second, func() bool { return strings.Contains(errb.String(), "elected") }) {
+		cancel()
+		t.Fatalf("not elected after the registration failed twice (exit %v):\n%s", <-done, errb)
+	}
+	cancel()
+	if code := <-done; code != exitOK {
+		t.Fatalf("exit %d, want 0:\n%s", code, errb)
+	}
+	if !strings.Contains(errb.String(), "store unavailable; waiting for it") || fails.Load() >= 0 {
+		t.Fatalf("no wait for the registration (fails left %d):\n%s", fails.Load(), errb)
 	}
 }
