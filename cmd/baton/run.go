@@ -269,6 +269,7 @@ func executeRun(ctx context.Context, e *env, c runConfig) int {
 	logger := c.logs.logger(stderr)
 	sd := notifierFromEnv(logger) // sdnotify.go
 	defer sd.stopping()
+	defer context.AfterFunc(ctx, sd.stopping)() // the shutdown begins
 	sdObs := &sdObserver{n: sd, job: c.job.Name, lease: c.lease}
 	wdCtx, stopWatchdog := context.WithCancel(ctx)
 	defer stopWatchdog()

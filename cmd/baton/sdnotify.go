@@ -29,6 +29,8 @@ type notifier struct {
 	mu     sync.Mutex
 	last   string // the last STATUS sent
 	failed bool   // a send failed: logged once
+
+	stopOnce sync.Once
 }
 
 // notifierFromEnv returns the notifier $NOTIFY_SOCKET asks for, or nil
@@ -110,8 +112,14 @@ func (n *notifier) status(s string) {
 	}
 }
 
-// stopping says baton is shutting down.
-func (n *notifier) stopping() { n.send("STOPPING=1") }
+// stopping says baton is shutting down, once: when the shutdown begins
+// (a signal) or, at the latest, as executeRun returns.
+func (n *notifier) stopping() {
+	if n == nil {
+		return
+	}
+	n.stopOnce.Do(func() { n.send("STOPPING=1") })
+}
 
 // runWatchdog sends WATCHDOG=1 every half of the watchdog interval while
 // alive reports true, until ctx ends; it returns at once without a
