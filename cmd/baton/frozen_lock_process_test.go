@@ -47,13 +47,16 @@ func TestProcessRunFrozenInsideWrite(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts real processes")
 	}
+	testenv.ParallelUnlessLong(t)
 	for _, tc := range []struct {
 		name    string
 		control bool
 	}{{"recorded after the lock", false}, {"control: recorded as before", true}} {
 		t.Run(tc.name, func(t *testing.T) {
+			testenv.ParallelUnlessLong(t) // its own store, files and processes
+			var env []string
 			if tc.control {
-				t.Setenv(recordAsBeforeVar, "1")
+				env = []string{recordAsBeforeVar + "=1"}
 			}
 			dir := t.TempDir()
 			path := filepath.Join(dir, "b.db")
@@ -62,12 +65,12 @@ func TestProcessRunFrozenInsideWrite(t *testing.T) {
 				return []string{"run", "--store", "sqlite:" + path, "--node", node, "--lease", "4s", "--clock-margin", "100ms", "--grace", "500ms",
 					"--every", "1s", "frz", "--", "sh", "-c", lockedScript, "sh", runs, mark}
 			}
-			a, _, errA := startBaton(t, args("A")...)
+			a, _, errA := startBatonEnv(t, env, args("A")...)
 			t.Cleanup(func() { a.Process.Signal(syscall.SIGCONT) })
 			if !testenv.WaitFor(20*time.Second, func() bool { return strings.Contains(errA.String(), "elected") }) {
 				t.Fatalf("A not elected:\n%s", errA.String())
 			}
-			b, _, errB := startBaton(t, args("B")...)
+			b, _, errB := startBatonEnv(t, env, args("B")...)
 			// B registered the job and campaigns before the lock is
 			// taken (at load, under -race, its start came after the lock
 			// and waited for the store instead; CI saw it give up once).

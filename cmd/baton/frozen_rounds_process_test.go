@@ -64,6 +64,7 @@ func TestProcessRunFrozenLeaderRounds(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts real processes")
 	}
+	testenv.ParallelUnlessLong(t) // its own store, files and processes; asserts safety
 	frozenLeaderRounds(t, "sqlite:"+filepath.Join(t.TempDir(), "b.db"))
 }
 
@@ -73,6 +74,7 @@ func TestProcessRunFrozenLeaderRoundsPostgres(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts real processes")
 	}
+	testenv.ParallelUnlessLong(t) // its own store, files and processes; asserts safety
 	frozenLeaderRounds(t, pgtest.Start(t))
 }
 

@@ -35,13 +35,16 @@ func TestProcessRunFrozenAfterExit(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts real processes")
 	}
+	testenv.ParallelUnlessLong(t)
 	for _, tc := range []struct {
 		name   string
 		record bool
 	}{{"recorded by the supervisor", true}, {"control: no record", false}} {
 		t.Run(tc.name, func(t *testing.T) {
+			testenv.ParallelUnlessLong(t) // its own store, files and processes
+			var env []string
 			if !tc.record {
-				t.Setenv(noRecordVar, "1")
+				env = []string{noRecordVar + "=1"}
 			}
 			dir := t.TempDir()
 			db := "sqlite:" + filepath.Join(dir, "b.db")
@@ -50,12 +53,12 @@ func TestProcessRunFrozenAfterExit(t *testing.T) {
 				return []string{"run", "--store", db, "--node", node, "--lease", "2s", "--clock-margin", "100ms", "--grace", "500ms",
 					"--every", "1s", "frz", "--", "sh", "-c", frozenScript, "sh", runs, mark}
 			}
-			a, _, errA := startBaton(t, args("A")...)
+			a, _, errA := startBatonEnv(t, env, args("A")...)
 			t.Cleanup(func() { a.Process.Signal(syscall.SIGCONT) })
 			if !testenv.WaitFor(20*time.Second, func() bool { return strings.Contains(errA.String(), "elected") }) {
 				t.Fatalf("A not elected:\n%s", errA.String())
 			}
-			b, _, errB := startBaton(t, args("B")...)
+			b, _, errB := startBatonEnv(t, env, args("B")...)
 			read := func() []string {
 				data, _ := os.ReadFile(runs)
 				return strings.Fields(string(data))

@@ -61,9 +61,17 @@ func TestMain(m *testing.M) {
 // startBaton starts a real baton process with args.
 func startBaton(t *testing.T, args ...string) (*exec.Cmd, *syncBuffer, *syncBuffer) {
 	t.Helper()
+	return startBatonEnv(t, nil, args...)
+}
+
+// startBatonEnv is startBaton with env (NAME=VALUE) added to the
+// process's environment, and so to its supervisors': unlike t.Setenv, it
+// lets the test run in parallel.
+func startBatonEnv(t *testing.T, env []string, args ...string) (*exec.Cmd, *syncBuffer, *syncBuffer) {
+	t.Helper()
 	cmd := exec.Command(os.Args[0], args...)
 	// GORACE: a race-enabled binary otherwise sleeps a second at exit.
-	cmd.Env = append(os.Environ(), "BATON_TEST_MAIN=1", "GORACE=atexit_sleep_ms=0")
+	cmd.Env = append(append(os.Environ(), "BATON_TEST_MAIN=1", "GORACE=atexit_sleep_ms=0"), env...)
 	out, errb := &syncBuffer{}, &syncBuffer{}
 	cmd.Stdout, cmd.Stderr = out, errb
 	if err := cmd.Start(); err != nil {

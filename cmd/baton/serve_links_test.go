@@ -33,26 +33,35 @@ func clickThrough(t *testing.T, ctx context.Context, base string, limit int, nam
 	click := func(sel, name, key, want string) {
 		t.Helper()
 		href := eval[string](t, ctx, fmt.Sprintf(`document.querySelector(%q).getAttribute("href")`, sel))
-		// The page's refresh (every second) replaces the table and the
-		// pager: a node found just before it is gone when clicked. Find
-		// it again, a few times.
-		for try := 1; ; try++ {
-			err := chromedp.Do(ctx, chromedp.Click(sel))
-			if err == nil {
-				break
-			}
-			if try == 5 || !strings.Contains(err.Error(), "Could not find node with given id") {
+		before := eval[string](t, ctx, `location.search`)
+		cond := fmt.Sprintf(`document.querySelector("section.job")?.dataset.name === %q && new URLSearchParams(location.search).get(%q) === %q`, name, key, want)
+		var err error
+		deadline := time.Now().Add(30 * time.Second)
+		for try := 1; time.Now().Before(deadline); try++ {
+			// The page's refresh (every second) replaces the table and
+			// the pager: a node found just before it is gone when
+			// clicked ("Could not find node"), and one replaced between
+			// the mouse's press and release gets no click at all, so
+			// the page stays where it was. Either way, click again.
+			if err = chromedp.Do(ctx, chromedp.Click(sel)); err != nil && !strings.Contains(err.Error(), "Could not find node with given id") {
 				t.Fatalf("clicking %s (href %q): %v", sel, href, err)
 			}
-		}
-		cond := fmt.Sprintf(`document.querySelector("section.job")?.dataset.name === %q && new URLSearchParams(location.search).get(%q) === %q`, name, key, want)
-		// The click navigates: an evaluation meanwhile may find no page
-		// to run in, so poll from here until the new page shows.
-		var err error
-		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-			var ok bool
-			if ok, err = chromedp.Run(ctx, chromedp.Evaluate[bool](cond)); err == nil && ok {
-				return
+			// The click navigates: an evaluation meanwhile may find no
+			// page to run in, so poll from here until the new page
+			// shows, or the old one is still there after 3s.
+			for again := time.Now().Add(3 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+				var ok bool
+				if ok, err = chromedp.Run(ctx, chromedp.Evaluate[bool](cond)); err == nil && ok {
+					if try > 1 {
+						t.Logf("clicking %s took %d clicks (the page's refresh replaced it under the mouse)", sel, try)
+					}
+					return
+				}
+				if time.Now().After(again) {
+					if at, e := chromedp.Run(ctx, chromedp.Evaluate[string](`location.search`)); e == nil && at == before {
+						break
+					}
+				}
 			}
 		}
 		got := eval[string](t, ctx, `location.search + " shows " + document.querySelector("section.job")?.dataset.name`)

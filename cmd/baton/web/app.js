@@ -7,7 +7,18 @@
   const jobs = document.getElementById("jobs");
   const live = document.getElementById("live");
   let last = "";
+  // A swap between a button's press and its release would take the link
+  // from under the mouse, and the click would be lost: while a button is
+  // down over the names, the refresh waits for the next tick.
+  let pressed = false;
+  jobs.addEventListener("pointerdown", () => { pressed = true; });
+  document.addEventListener("pointerup", () => { setTimeout(() => { pressed = false; }, 0); });
+  document.addEventListener("pointercancel", () => { pressed = false; });
   async function tick() {
+    if (pressed) {
+      setTimeout(tick, every);
+      return;
+    }
     try {
       // The same page, filters and selection as the address bar says:
       // one page of names and one name's detail, never every name.
@@ -18,7 +29,9 @@
       const open = new Set([...jobs.querySelectorAll("section.job details[open]")]
         .map(d => d.closest("section.job").dataset.name));
       const body = html.replace(/<div class="stamp"[^>]*>[^<]*<\/div>/, "");
-      if (body !== last) {
+      if (pressed) {
+        // pressed while the fragment was on its way: next tick
+      } else if (body !== last) {
         jobs.innerHTML = html;
         last = body;
         for (const s of jobs.querySelectorAll("section.job")) {
