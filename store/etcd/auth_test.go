@@ -83,6 +83,7 @@ func authClient(t *testing.T, c *etcdtest.Cluster, password string) *clientv3.Cl
 // can no longer authenticate: it steps down at its deadline, and Valid is
 // never true after it.
 func TestAuthTokenExpiry(t *testing.T) {
+	testenv.ParallelUnlessLong(t) // its own cluster; mostly waits
 	c := authCluster(t)
 	prefix := freshPrefix(t)
 	ctx := bg(t, 60*time.Second)

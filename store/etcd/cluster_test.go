@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton/internal/etcdtest"
+	"github.com/batonhq/baton/internal/testenv"
 	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/store/etcd"
 )
@@ -66,6 +67,7 @@ func eventually(t *testing.T, what string, d time.Duration, call func(ctx contex
 // fail with ErrUnavailable within a bounded time, its change feed ends, and
 // after the members restart everything written before is intact.
 func TestQuorumLoss(t *testing.T) {
+	testenv.ParallelUnlessLong(t) // its own cluster; mostly waits
 	c := etcdtest.StartCluster(t, 3)
 	prefix := freshPrefix(t)
 	s := openStore(t, []string{c.Endpoint(0)}, etcd.WithPrefix(prefix), etcd.WithRequestTimeout(reqTimeout))
@@ -151,6 +153,7 @@ func drain[T any](ch <-chan T) <-chan struct{} {
 // would fail to renew), a client on the majority side takes over, and after
 // the partition heals both sides see the majority's write.
 func TestPartition(t *testing.T) {
+	testenv.ParallelUnlessLong(t) // its own cluster; mostly waits
 	c := etcdtest.StartCluster(t, 5)
 	lead := c.Leader(0)
 	minority := []int{lead, (lead + 1) % 5}

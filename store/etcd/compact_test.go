@@ -8,6 +8,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/batonhq/baton/internal/etcdtest"
+	"github.com/batonhq/baton/internal/testenv"
 	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/store/etcd"
 )
@@ -22,12 +23,14 @@ import (
 // current. After a close, the handle reads the current versions and a new
 // feed names the next change.
 func TestFeedAcrossCompaction(t *testing.T) {
+	testenv.ParallelUnlessLong(t) // its own cluster; mostly waits
 	for _, compact := range []bool{false, true} {
 		name := "resumed"
 		if compact {
 			name = "compacted"
 		}
 		t.Run(name, func(t *testing.T) {
+			testenv.ParallelUnlessLong(t)
 			c := etcdtest.StartCluster(t, 3)
 			prefix := freshPrefix(t)
 			s0 := openStore(t, []string{c.Endpoint(0)}, etcd.WithPrefix(prefix), etcd.WithRequestTimeout(reqTimeout))
