@@ -3,6 +3,7 @@ package etcd_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -185,10 +186,17 @@ func TestPartition(t *testing.T) {
 	eventually(t, "takeover on the majority side", 15*time.Second, func(ctx context.Context) error {
 		_, err := big.Swap(ctx, takeover)
 		if errors.Is(err, store.ErrConflict) {
-			// An earlier attempt that reported ErrUnavailable was applied.
-			if cur, gerr := big.Get(ctx, "p"); gerr == nil && cur.Holder == "n2" && cur.Token == 2 {
+			// An earlier attempt that reported ErrUnavailable was
+			// applied, if the record now says so: read it (again, on
+			// a loaded machine, when the read is unavailable).
+			cur, gerr := big.Get(ctx, "p")
+			if gerr != nil {
+				return gerr
+			}
+			if cur.Holder == "n2" && cur.Token == 2 {
 				return nil
 			}
+			return fmt.Errorf("%w; the record is held by %q at token %d, version %d", err, cur.Holder, cur.Token, cur.Version)
 		}
 		return err
 	})
