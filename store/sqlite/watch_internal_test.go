@@ -186,6 +186,7 @@ func TestIdleFeedPollsRarely(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("the change feed is woken by inotify on Linux only; elsewhere it polls every DefaultWatchInterval")
 	}
+	t.Parallel() // 3.5 s of waiting on its own file
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	s, err := Open(ctx, filepath.Join(t.TempDir(), "baton.db"))

@@ -97,6 +97,11 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
+	// The parallel tests (faults on their own hosts, the PostgreSQL and
+	// etcd hosts) mostly wait on real time: outside CI all three at once.
+	if !testenv.Long() {
+		testenv.DefaultParallel(4)
+	}
 	os.Exit(testenv.Run(m))
 }
 
