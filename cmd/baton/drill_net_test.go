@@ -43,7 +43,9 @@ func TestDrillNetUsage(t *testing.T) {
 func TestDrillDirCreated(t *testing.T) {
 	testenv.ParallelUnlessLong(t) // its own store, files and processes
 	dir := filepath.Join(t.TempDir(), "new", "drill")
-	code, _, stderr := runBaton(t, "drill", "--dir", dir, "--fault", "crash")
+	// A small batch: the directory is the point (a drill of the default
+	// 4,000 lines a batch took two minutes under the race detector).
+	code, _, stderr := runBaton(t, "drill", "--dir", dir, "--fault", "crash", "--invoice-lines", "200")
 	if code != exitOK {
 		t.Fatalf("drill --dir with a missing directory: exit %d\n%s", code, stderr)
 	}
@@ -58,7 +60,7 @@ func TestDrillDirCreated(t *testing.T) {
 	if err := os.WriteFile(file, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	code, _, stderr = runBaton(t, "drill", "--dir", filepath.Join(file, "sub"), "--fault", "crash")
+	code, _, stderr = runBaton(t, "drill", "--dir", filepath.Join(file, "sub"), "--fault", "crash", "--invoice-lines", "200")
 	if code != exitUsage || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "give a directory that exists or that baton can create") {
 		t.Fatalf("drill --dir under a file: exit %d, stderr %q; want exit %d and one line naming the fix", code, stderr, exitUsage)
 	}

@@ -487,7 +487,9 @@ func TestVerifyCatchesDoubleRun(t *testing.T) {
 func TestVerifyDrillFiles(t *testing.T) {
 	testenv.ParallelUnlessLong(t) // its own store, files and processes
 	dir := t.TempDir()
-	if code, _, stderr := runBaton(t, "drill", "--dir", dir, "--fault", "pause-before-effect"); code != 0 {
+	// Batches of 200 lines, as TestDrillGuarantees: the fence and its log
+	// are what verify judges, whatever a batch's size.
+	if code, _, stderr := runBaton(t, "drill", "--dir", dir, "--fault", "pause-before-effect", "--invoice-lines", "200"); code != 0 {
 		t.Fatalf("drill: exit %d\n%s", code, stderr)
 	}
 	files := func(col string) []string {
@@ -538,7 +540,9 @@ func sqliteResource(t *testing.T, dir string) (path, dsn string, res *sql.DB, d 
 func TestVerifyFenceLogCorruptRow(t *testing.T) {
 	testenv.ParallelUnlessLong(t) // its own store, files and processes
 	dir := t.TempDir()
-	if code, _, stderr := runBaton(t, "drill", "--dir", dir, "--fault", "pause-before-effect"); code != 0 {
+	// Batches of 200 lines, as TestDrillGuarantees: the fence and its log
+	// are what verify judges, whatever a batch's size.
+	if code, _, stderr := runBaton(t, "drill", "--dir", dir, "--fault", "pause-before-effect", "--invoice-lines", "200"); code != 0 {
 		t.Fatalf("drill: exit %d\n%s", code, stderr)
 	}
 	base := filepath.Join(dir, "pause-before-effect-fencing+trigger")
