@@ -37,6 +37,8 @@ func TestKube(t *testing.T) {
 	env := &env{srv: srv, cs: cs}
 	t.Run("ResourceVersionEnforced", env.testResourceVersion)
 	t.Run("ClientGoLease", env.testClientGoLease)
+	t.Run("GroupBesideClientGo", env.testGroupBesideClientGo)
+	t.Run("BatonWaitsForClientGo", env.testBatonWaitsForClientGo)
 	t.Run("MissingNamespace", env.testMissingNamespace)
 	t.Run("Conformance", func(t *testing.T) { storetest.Run(t, env.factory) })
 	t.Run("Damaged", func(t *testing.T) { storetest.RunDamaged(t, env.damagedFactory) })

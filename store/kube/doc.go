@@ -22,7 +22,7 @@
 // the same Lease) and "baton--" and its base32 otherwise (session records,
 // names with capitals or "/"). The Lease's spec is the election record as
 // client-go writes it: holderIdentity, leaseDurationSeconds (the lease
-// rounded up to a second), renewTime (the time of the record's last
+// plus one second, rounded up to a second: see "Mixed fleets"), renewTime (the time of the record's last
 // write), acquireTime (when the holder changed) and leaseTransitions (the
 // fencing token, saturated at 2^31-1), so that `kubectl get lease` shows
 // holder and renewal. baton's own state is one JSON annotation,
@@ -55,6 +55,45 @@
 // contender sees another writer's renewals as changes and does not take
 // the Lease over while they go on.
 //
+// # Mixed fleets with client-go
+//
+// client-go's leaderelection candidates (LeaseLock) and baton's may run on
+// one Lease, the way to move a controller from one to the other with no
+// early takeover either way. The rules, each tested on the real API
+// server (kubetest):
+//
+//   - client-go takes a Lease once its record (the spec, with times in
+//     whole seconds) stayed the same for leaseDurationSeconds on
+//     client-go's own clock, from when it first saw it. baton writes the
+//     spec at every renewal, so a renewal is a change client-go sees;
+//     renewals within one second look the same to it, so baton writes a
+//     leaseDurationSeconds one second longer than its lease: client-go
+//     then waits at least a lease past baton's last renewal. That second
+//     is the only margin client-go keeps (it has no 2e).
+//   - A name held through a session (baton.Group) would be renewed only in
+//     the session's Lease, which client-go never reads; so every renewal
+//     of a session also writes the renewTime of every name's Lease held
+//     through it (found by the label batonhq.github.io/session), and the
+//     renewal succeeds, extending the Group's terms, only once all of them
+//     are written. A failed one leaves the terms' deadlines where the last
+//     full renewal put them.
+//   - baton takes a Lease that another writer holds once its spec stayed
+//     the same for its leaseDurationSeconds plus twice the clock margin on
+//     the contender's clock (baton's own rule: every change of the spec
+//     is a new record version). baton's own writes that keep another
+//     writer's spec (candidate rows, ledger rows) keep that record's
+//     version too, so that they do not look like its renewals.
+//   - The token is leaseTransitions: client-go raises it at every change
+//     of holder, baton writes its token there and reads the larger of it
+//     and its own, so a job fenced by leaseTransitions under client-go
+//     and by baton's token under baton sees one rising number.
+//
+// Neither rule stops a client-go leader that was paused (or starved) from
+// acting after its Lease ran out: client-go believes it leads until a
+// renewal fails, up to its RenewDeadline after a pause, the overlap
+// client-go has among its own candidates. Fence the job's writes with the
+// token.
+//
 // # What it does NOT guarantee
 //
 //   - No optional capability: Capabilities is none. No successions (the
@@ -79,13 +118,12 @@
 //     delete lease) resets its token to 0. An outside writer that rewrites
 //     the annotation loses baton's state the same way. A store that must
 //     survive that keeps its records elsewhere.
-//   - Mixed fleets with client-go's elector are not yet supported: a name
-//     held through a session does not renew its own Lease's renewTime (the
-//     session's Lease is renewed instead), so a client-go candidate would
-//     take it over after leaseDurationSeconds; and a baton write that is not
-//     an election swap (a ledger row, a candidate row) keeps the spec as it
-//     was. Run only baton candidates on a Lease until the mixed-fleet test
-//     of issue #46 passes.
+//   - A name held through a session (baton.Group) costs a write of its
+//     own Lease at every renewal of the session (see "Mixed fleets"): a
+//     Group's renewal is a list and one write per name, not one write,
+//     and its names are renewed as fast as the client's rate limit lets
+//     (DefaultQPS a second): a Group holds no more names than its renew
+//     interval has room for at that rate.
 //   - One read per name in GetMany, one write per name in SwapMany, and
 //     one list of the whole namespace for Names, NamesPage and
 //     CountHolders: costs that grow with the number of names.
