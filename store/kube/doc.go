@@ -4,10 +4,13 @@
 //
 // URL: kube://NAMESPACE, with the pod's in-cluster configuration; outside
 // a cluster kube://NAMESPACE?kubeconfig=PATH or $KUBECONFIG. Open lists the
-// namespace's Leases once, so a refused permission or an unreachable
-// server fails there, in one line (a refused permission names the verb and
-// the resource); a missing namespace fails at the first write, in one line
-// naming it (a list in a missing namespace is merely empty). The store uses the verbs get, list,
+// namespace's Leases once and asks for every other verb the store uses
+// without writing (a watch stopped at once, a get of a name no baton name
+// maps to, dry-run create and update), so a refused permission or an
+// unreachable server fails there, in one line (a refused permission names
+// the verb and the resource; a read-only handle checks no write verb); a
+// missing namespace fails at the first write, in one line naming it (a
+// list in a missing namespace is merely empty). The store uses the verbs get, list,
 // watch, create and update on leases.coordination.k8s.io (never delete:
 // DeleteSession removes a dead session's record from its Lease and keeps
 // the Lease for its log), through a client-go REST client whose scheme holds
