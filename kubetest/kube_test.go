@@ -40,6 +40,7 @@ func TestKube(t *testing.T) {
 	env := &env{srv: srv, cs: cs}
 	t.Run("ResourceVersionEnforced", env.testResourceVersion)
 	t.Run("ClientGoLease", env.testClientGoLease)
+	t.Run("ClientGoSeesSeconds", env.testClientGoSeesSeconds)
 	t.Run("GroupBesideClientGo", env.testGroupBesideClientGo)
 	t.Run("BatonWaitsForClientGo", env.testBatonWaitsForClientGo)
 	t.Run("ExampleRBAC", env.testExampleRBAC)

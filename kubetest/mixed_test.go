@@ -295,3 +295,62 @@ func (e *env) testBatonWaitsForClientGo(t *testing.T) {
 		t.Fatalf("baton's token %d, want client-go's leaseTransitions + 1 = %d", term.Token(), want)
 	}
 }
+
+// testClientGoSeesSeconds forces the case that the Lease's extra second
+// covers: client-go compares its records with times in whole seconds, so
+// a baton renewal in the same second as the write client-go last saw
+// looks like no renewal to it. baton acquires a Lease just after a
+// second begins, a client-go candidate sees it, and baton renews it once
+// just before that second ends, then stops: client-go must not lead
+// before that renewal's sending plus baton's lease (1 s), when baton's
+// term ends. With leaseDurationSeconds the lease rounded up (1 s)
+// client-go led about 0.8 s early.
+func (e *env) testClientGoSeesSeconds(t *testing.T) {
+	ns := e.namespace(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	st, err := kube.Open(ctx, e.srv.Config, ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Into the next second's first 50 ms.
+	untilIn := func(frac time.Duration) time.Time {
+		now := time.Now()
+		at := now.Truncate(time.Second).Add(frac)
+		if !at.After(now) {
+			at = at.Add(time.Second)
+		}
+		time.Sleep(time.Until(at))
+		return at.Truncate(time.Second)
+	}
+	second := untilIn(20 * time.Millisecond)
+	rec, err := st.Swap(ctx, store.Swap{Record: store.Record{Name: "sec", Holder: "b1", Incarnation: "b1-1", Token: 1, Lease: time.Second}, Event: store.Acquired})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cg := startClientGo(ctx, t, e.cs, ns, "sec", "cg-1")
+	if again := untilIn(930 * time.Millisecond); !again.Equal(second) {
+		t.Fatalf("the acquisition and the renewal fell in different seconds (%s, %s): the machine is too slow for this test", second, again)
+	}
+	sent := time.Now()
+	rec.Via = ""
+	if _, err := st.Swap(ctx, store.Swap{Expect: rec.Version, Record: rec}); err != nil {
+		t.Fatal(err)
+	}
+	l, err := e.cs.CoordinationV1().Leases(ns).Get(ctx, "sec", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if renewed := l.Spec.RenewTime.Time.Truncate(time.Second); !renewed.Equal(second) {
+		t.Fatalf("the renewal was written at %s, in another second than the acquisition: the machine is too slow for this test", l.Spec.RenewTime.Time)
+	}
+	select {
+	case at := <-cg.started:
+		if end := sent.Add(time.Second); at.Before(end) {
+			t.Fatalf("client-go led at %s, %s before baton's term could end (%s): it did not see the renewal of the same second", at.Format("15:04:05.000"), end.Sub(at), end.Format("15:04:05.000"))
+		}
+		t.Logf("client-go led %s after baton's last renewal was sent (baton's lease 1 s, the Lease's %d s)", at.Sub(sent), *l.Spec.LeaseDurationSeconds)
+	case <-time.After(10 * time.Second):
+		t.Fatal("client-go did not take the Lease baton stopped renewing")
+	}
+}
