@@ -44,6 +44,7 @@ func TestKube(t *testing.T) {
 	t.Run("GroupBesideClientGo", env.testGroupBesideClientGo)
 	t.Run("BatonWaitsForClientGo", env.testBatonWaitsForClientGo)
 	t.Run("ExampleRBAC", env.testExampleRBAC)
+	t.Run("WatchSlowReader", env.testWatchSlowReader)
 	t.Run("MixedFleetFaults", env.testMixedFleetFaults)
 	t.Run("MissingNamespace", env.testMissingNamespace)
 	t.Run("Conformance", func(t *testing.T) { storetest.Run(t, env.factory) })
