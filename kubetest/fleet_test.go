@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -340,7 +341,12 @@ func (e *env) testMixedFleetFaults(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		cmd.Stderr = nil
+		logf, err := os.OpenFile(filepath.Join(dir, p.id+".log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer logf.Close() // the child holds its own descriptor
+		cmd.Stderr = logf
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}

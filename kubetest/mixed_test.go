@@ -307,13 +307,27 @@ func (e *env) testBatonWaitsForClientGo(t *testing.T) {
 // client-go led about 0.8 s early.
 func (e *env) testClientGoSeesSeconds(t *testing.T) {
 	ns := e.namespace(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	st, err := kube.Open(ctx, e.srv.Config, ns)
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Into the next second's first 50 ms.
+	// A loaded machine may miss the second's end: up to three tries,
+	// each on a Lease of its own.
+	for try := 1; try <= 3; try++ {
+		if e.sameSecond(ctx, t, st, ns, fmt.Sprintf("sec%d", try)) {
+			return
+		}
+	}
+	t.Fatal("three times the renewal fell in another second than the acquisition: the machine is too slow for this test")
+}
+
+// sameSecond runs testClientGoSeesSeconds's case on the Lease name; it
+// returns false if the renewal did not fall in the acquisition's second.
+func (e *env) sameSecond(ctx context.Context, t *testing.T, st *kube.Store, ns, name string) bool {
+	t.Helper()
+	// Sleep until frac into the next second (or this one, if still ahead).
 	untilIn := func(frac time.Duration) time.Time {
 		now := time.Now()
 		at := now.Truncate(time.Second).Add(frac)
@@ -324,25 +338,28 @@ func (e *env) testClientGoSeesSeconds(t *testing.T) {
 		return at.Truncate(time.Second)
 	}
 	second := untilIn(20 * time.Millisecond)
-	rec, err := st.Swap(ctx, store.Swap{Record: store.Record{Name: "sec", Holder: "b1", Incarnation: "b1-1", Token: 1, Lease: time.Second}, Event: store.Acquired})
+	rec, err := st.Swap(ctx, store.Swap{Record: store.Record{Name: name, Holder: "b1", Incarnation: "b1-1", Token: 1, Lease: time.Second}, Event: store.Acquired})
 	if err != nil {
 		t.Fatal(err)
 	}
-	cg := startClientGo(ctx, t, e.cs, ns, "sec", "cg-1")
+	cgCtx, cgStop := context.WithCancel(ctx)
+	defer cgStop()
+	cg := startClientGo(cgCtx, t, e.cs, ns, name, "cg-1")
 	if again := untilIn(930 * time.Millisecond); !again.Equal(second) {
-		t.Fatalf("the acquisition and the renewal fell in different seconds (%s, %s): the machine is too slow for this test", second, again)
+		t.Logf("the acquisition and the renewal fell in different seconds (%s, %s)", second, again)
+		return false
 	}
 	sent := time.Now()
-	rec.Via = ""
 	if _, err := st.Swap(ctx, store.Swap{Expect: rec.Version, Record: rec}); err != nil {
 		t.Fatal(err)
 	}
-	l, err := e.cs.CoordinationV1().Leases(ns).Get(ctx, "sec", metav1.GetOptions{})
+	l, err := e.cs.CoordinationV1().Leases(ns).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if renewed := l.Spec.RenewTime.Time.Truncate(time.Second); !renewed.Equal(second) {
-		t.Fatalf("the renewal was written at %s, in another second than the acquisition: the machine is too slow for this test", l.Spec.RenewTime.Time)
+		t.Logf("the renewal was written at %s, in another second than the acquisition", l.Spec.RenewTime.Time)
+		return false
 	}
 	select {
 	case at := <-cg.started:
@@ -353,4 +370,5 @@ func (e *env) testClientGoSeesSeconds(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("client-go did not take the Lease baton stopped renewing")
 	}
+	return true
 }
