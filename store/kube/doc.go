@@ -98,8 +98,9 @@
 // a client-go leader that was paused (or starved) from acting after its
 // Lease ran out: client-go believes it leads until a renewal fails, up
 // to its RenewDeadline after a pause, the overlap client-go has among its
-// own candidates (TestKube/MixedFleetFaults reports them: up to 2.8 s
-// after a stop of 2.5-3.5 s). Fence the job's writes with the token.
+// own candidates (TestKube/MixedFleetFaults reports them: 0.3 s to 6.3 s
+// in its runs here, after stops of 0.5-3.5 s on a loaded machine). Fence
+// the job's writes with the token.
 //
 // # What it does NOT guarantee
 //
