@@ -23,7 +23,10 @@ import (
 	"github.com/batonhq/baton/store/storetest"
 )
 
-func TestMain(m *testing.M) { os.Exit(testenv.Run(m)) }
+func TestMain(m *testing.M) {
+	runFleetChild() // a process of testMixedFleetFaults, if it is one
+	os.Exit(testenv.Run(m))
+}
 
 // TestKube starts one API server and runs every test of the Lease store
 // on it as a subtest: a start costs seconds, and StartTestServer ties the
@@ -37,6 +40,12 @@ func TestKube(t *testing.T) {
 	env := &env{srv: srv, cs: cs}
 	t.Run("ResourceVersionEnforced", env.testResourceVersion)
 	t.Run("ClientGoLease", env.testClientGoLease)
+	t.Run("ClientGoSeesSeconds", env.testClientGoSeesSeconds)
+	t.Run("GroupBesideClientGo", env.testGroupBesideClientGo)
+	t.Run("BatonWaitsForClientGo", env.testBatonWaitsForClientGo)
+	t.Run("ExampleRBAC", env.testExampleRBAC)
+	t.Run("WatchSlowReader", env.testWatchSlowReader)
+	t.Run("MixedFleetFaults", env.testMixedFleetFaults)
 	t.Run("MissingNamespace", env.testMissingNamespace)
 	t.Run("Conformance", func(t *testing.T) { storetest.Run(t, env.factory) })
 	t.Run("Damaged", func(t *testing.T) { storetest.RunDamaged(t, env.damagedFactory) })

@@ -12,7 +12,8 @@
 // HTTPS on a free 127.0.0.1 port and storing in an etcdtest member. It is
 // NOT a cluster: no controller manager runs (nothing garbage-collects or
 // creates service accounts' tokens), and its client is the loopback
-// superuser unless a test asks for another identity.
+// superuser unless a test asks for another identity (impersonation); it
+// authorizes by RBAC.
 package kubetest
 
 import (
@@ -51,7 +52,9 @@ func Start(t testing.TB) (*Server, error) {
 	cfg.Transport.ServerList = []string{etcd.ClientURL(0)}
 	opts := kubeapiservertesting.NewDefaultTestServerOptions()
 	opts.DisableInvariantChecks = true
-	ts, err := kubeapiservertesting.StartTestServer(t, opts, nil, cfg)
+	// RBAC, as a cluster authorizes, so that a test can run under a
+	// Role's permissions (the loopback superuser is in system:masters).
+	ts, err := kubeapiservertesting.StartTestServer(t, opts, []string{"--authorization-mode=RBAC"}, cfg)
 	if err != nil {
 		etcd.Close()
 		return nil, err

@@ -2,12 +2,14 @@ package main
 
 import (
 	"flag"
+	"fmt"
 	"time"
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/internal/bound"
 	"github.com/batonhq/baton/internal/supervise"
 	"github.com/batonhq/baton/schedule"
+	"github.com/batonhq/baton/store/storeurl"
 )
 
 // runFlags is what 'baton run' was given, as typed: every flag's value,
@@ -152,11 +154,41 @@ func (f runFlags) check() (runConfig, error) {
 	if err := schedule.CheckOptions(c.job, c.runnerOptions(schedule.StepReference())...); err != nil {
 		return c, asUsage(err)
 	}
+	if err := checkLedgerRows(c); err != nil {
+		return c, err
+	}
 	if err := supervise.Supported(); err != nil {
 		return c, usagef("%v", err) // Windows: one line, exit 2
 	}
 	return c, checkCommand(c.argv[0]) // before campaigning: no token for a command that cannot start
 }
+
+// checkLedgerRows refuses a scheduled job whose retention keeps more run
+// ledger rows than its store keeps a job (storedriver.Scheme.LedgerRows),
+// before the store is opened: its ledger would fill up and its writes
+// fail in the middle of its life. A store URL that does not resolve is
+// left to the open, which says why.
+func checkLedgerRows(c runConfig) error {
+	if c.job.Schedule == nil {
+		return nil
+	}
+	u, err := resolveStoreURL(c.storeURL)
+	if err != nil {
+		return nil
+	}
+	s, ok := lookupScheme(u)
+	if !ok || s.LedgerRows <= 0 || (c.keep.Rows > 0 && c.keep.Rows <= s.LedgerRows) {
+		return nil
+	}
+	keeps := "every row (--keep-rows 0)"
+	if c.keep.Rows > 0 {
+		keeps = fmt.Sprintf("%d rows (--keep-rows %d)", c.keep.Rows, c.keep.Rows)
+	}
+	return usagef("the %s store keeps at most %d run ledger rows a job, and the retention keeps %s: give --keep-rows %d or fewer", s.Names[0], s.LedgerRows, keeps, s.LedgerRows)
+}
+
+// lookupScheme is storeurl.Lookup; a test sets a scheme of its own.
+var lookupScheme = storeurl.Lookup
 
 // checkSchedule sets c's schedule, catch-up policy and retention from f,
 // refusing the policy's flags without a schedule.

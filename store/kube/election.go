@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sort"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/store/storedriver"
 )
@@ -53,7 +55,54 @@ func (s *Store) Swap(ctx context.Context, sw store.Swap) (store.Record, error) {
 		return store.Record{}, err
 	}
 	rec, _ := o.record()
+	if store.IsSession(rec.Name) && rec.Holder != "" {
+		// The names held through the session are renewed with it, for
+		// client-go's candidates (see renewNames); until they are, the
+		// session's renewal has not succeeded.
+		if err := s.renewNames(ctx, rec.Name); err != nil {
+			return store.Record{}, fmt.Errorf("kube: session %q written, the Leases of its names not all renewed: %w", rec.Name, err)
+		}
+	}
 	return rec, nil
+}
+
+// renewNames writes the renewTime of every name's Lease held through
+// session, after the session's renewal: client-go's elector reads a
+// name's own Lease only, and takes it over once its spec stayed the same
+// for leaseDurationSeconds. A Lease is rewritten from its record as it
+// is (the record's version does not change, so its holder's next write
+// does not conflict); one that another writer took, or that no longer
+// points at the session, is left alone. It costs a list and a write per
+// name, at every renewal of the session.
+func (s *Store) renewNames(ctx context.Context, session string) error {
+	opts := metav1.ListOptions{LabelSelector: labelSelector + "," + labelSession + "=" + sessionLabel(session), Limit: listPage}
+	for {
+		list, err := s.leases.List(ctx, opts)
+		if err != nil {
+			return s.apiError(ctx, "list", "", err)
+		}
+		for i := range list.Items {
+			l := &list.Items[i]
+			name := stateName(l)
+			if name == "" {
+				continue
+			}
+			_, err := s.updateFrom(ctx, name, l, func(o *object) error {
+				if r := o.st.Rec; o.foreign || r == nil || r.Holder == "" || r.Session != session {
+					return errNoWrite
+				}
+				o.recWritten = true // the spec again, with a new renewTime
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+		}
+		if list.Continue == "" {
+			return nil
+		}
+		opts.Continue = list.Continue
+	}
 }
 
 // GetMany implements store.Store: one read per name (storedriver.GetMany).

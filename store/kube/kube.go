@@ -7,6 +7,7 @@ import (
 	"os"
 	"time"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -110,8 +111,52 @@ func Open(ctx context.Context, cfg *rest.Config, namespace string, opts ...Optio
 	if _, err := s.leases.List(ctx, metav1.ListOptions{Limit: 1, LabelSelector: labelSelector}); err != nil {
 		return nil, s.apiError(ctx, "list", "", err)
 	}
+	if err := s.checkVerbs(ctx); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
+
+// probeName is a Lease name that no baton name maps to (objectName's
+// encodings use the letters 0-9a-v after "baton--"): Open's permission
+// checks name it, and write nothing.
+const probeName = "baton--z-permission-check"
+
+// checkVerbs asks the API server for each verb the store uses besides
+// list, writing nothing (a watch stopped at once, a get of probeName,
+// dry-run writes), so that a Role that lacks one fails Open, in one line
+// naming the verb, instead of a later write or a feed that never comes.
+// Only a refused permission fails it: the probes' other answers (not
+// found, already exists) are what a granted verb gets.
+func (s *Store) checkVerbs(ctx context.Context) error {
+	type probe struct {
+		verb string
+		err  error
+	}
+	w, err := s.leases.Watch(ctx, metav1.ListOptions{LabelSelector: labelSelector, TimeoutSeconds: ptr(int64(1))})
+	if err == nil {
+		w.Stop()
+	}
+	probes := []probe{{"watch", err}}
+	_, err = s.leases.Get(ctx, probeName, metav1.GetOptions{})
+	probes = append(probes, probe{"get", err})
+	if !s.readOnly {
+		l := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: probeName}}
+		dry := []string{metav1.DryRunAll}
+		_, err = s.leases.Create(ctx, l, metav1.CreateOptions{DryRun: dry})
+		probes = append(probes, probe{"create", err})
+		_, err = s.leases.Update(ctx, l, metav1.UpdateOptions{DryRun: dry})
+		probes = append(probes, probe{"update", err})
+	}
+	for _, p := range probes {
+		if apierrors.IsForbidden(p.err) || apierrors.IsUnauthorized(p.err) {
+			return s.apiError(ctx, p.verb, "", p.err)
+		}
+	}
+	return nil
+}
+
+func ptr[T any](v T) *T { return &v }
 
 // OpenURL opens the store named by a URL of the form
 //

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/batonhq/baton/store"
@@ -25,13 +26,11 @@ func (s *Store) each(ctx context.Context, fn func(o object) error) error {
 		}
 		for i := range list.Items {
 			l := &list.Items[i]
-			var head struct {
-				Name string `json:"name"`
-			}
-			if err := json.Unmarshal([]byte(l.Annotations[annotState]), &head); err != nil || head.Name == "" {
+			name := stateName(l)
+			if name == "" {
 				continue // labelled by hand, holds no state: not a name
 			}
-			o, err := decode(head.Name, l)
+			o, err := decode(name, l)
 			if err != nil {
 				return err
 			}
@@ -44,6 +43,17 @@ func (s *Store) each(ctx context.Context, fn func(o object) error) error {
 		}
 		opts.Continue = list.Continue
 	}
+}
+
+// stateName returns the name whose state l holds ("": none).
+func stateName(l *coordinationv1.Lease) string {
+	var head struct {
+		Name string `json:"name"`
+	}
+	if json.Unmarshal([]byte(l.Annotations[annotState]), &head) != nil {
+		return ""
+	}
+	return head.Name
 }
 
 // names returns the names of every object kept (sessions only if

@@ -31,6 +31,10 @@ const (
 	annotState = "batonhq.github.io/state"
 	// annotToken shows the fencing token to people (kubectl describe).
 	annotToken = "batonhq.github.io/token"
+	// labelSession marks a name's Lease held through a session with a
+	// digest of the session's name (sessionLabel), so that the session's
+	// renewal finds the Leases it must renew too (renewNames).
+	labelSession = "batonhq.github.io/session"
 	// schemaVersion is the version of the state's layout.
 	schemaVersion = "1"
 )
@@ -58,6 +62,12 @@ type state struct {
 	// Spec is the Lease spec as baton last wrote it: a Lease whose spec
 	// differs was written by someone else since (foreign).
 	Spec *specPrint `json:"spec,omitempty"`
+	// Seen is another writer's spec as baton saw it at a write of its own
+	// that kept it (a ledger row, a candidate row), and the record
+	// version baton gave it then, so that baton's own writes do not move
+	// the version of a record it did not write (a contender times the
+	// other writer's lease by that version).
+	Seen *seenSpec `json:"seen,omitempty"`
 	// Log is the tail of the election log, oldest first.
 	Log   []store.Event              `json:"log,omitempty"`
 	Job   *store.Job                 `json:"job,omitempty"`
@@ -72,6 +82,13 @@ type specPrint struct {
 	Duration    int32  `json:"duration"`
 	Transitions int32  `json:"transitions"`
 	Renew       string `json:"renew"`
+}
+
+// seenSpec is another writer's spec and the record version it was read
+// at (state.Seen).
+type seenSpec struct {
+	Print   specPrint `json:"print"`
+	Version int64     `json:"version"`
 }
 
 func printOf(spec coordinationv1.LeaseSpec) specPrint {
@@ -105,6 +122,13 @@ func objectName(name string) string {
 	}
 	sum := sha256.Sum256([]byte(name))
 	return "baton--h" + hex.EncodeToString(sum[:])
+}
+
+// sessionLabel is the value of labelSession for a session record's name:
+// a label value holds 63 characters at most, so it is a digest.
+func sessionLabel(session string) string {
+	sum := sha256.Sum256([]byte(session))
+	return "s" + hex.EncodeToString(sum[:20])
 }
 
 // object is a name's Lease as read, and baton's state in it.
@@ -155,6 +179,9 @@ func decode(name string, l *coordinationv1.Lease) (object, error) {
 	rv, err := strconv.ParseInt(l.ResourceVersion, 10, 64)
 	if err != nil || rv <= o.st.Seq {
 		rv = o.st.Seq + 1
+	}
+	if o.st.Seen != nil && o.st.Seen.Print == p {
+		rv = o.st.Seen.Version // the same spec as at baton's last write
 	}
 	rec := store.Record{Holder: p.Holder, Lease: time.Duration(p.Duration) * time.Second, Version: rv}
 	if o.st.Rec != nil {
@@ -227,8 +254,17 @@ func (o *object) build(objName string, now time.Time) (*coordinationv1.Lease, er
 		l.Labels = map[string]string{}
 	}
 	l.Labels[labelStore] = schemaVersion
+	o.st.Seen = nil
 	if o.foreign && !o.recWritten {
-		o.st.Rec = o.stored // the spec stays the other writer's
+		// The spec stays the other writer's, and so does its record's
+		// version: baton's own write is not a renewal of it.
+		o.st.Seen = &seenSpec{Print: printOf(l.Spec), Version: o.st.Rec.Version}
+		o.st.Seq = max(o.st.Seq, o.st.Rec.Version)
+		o.st.Rec = o.stored
+	} else if r := o.st.Rec; r != nil && r.Session != "" {
+		l.Labels[labelSession] = sessionLabel(r.Session)
+	} else {
+		delete(l.Labels, labelSession)
 	}
 	if o.st.Rec == nil && o.recWritten { // the record deleted, its log kept
 		l.Spec, o.st.Spec = coordinationv1.LeaseSpec{}, nil
@@ -240,7 +276,11 @@ func (o *object) build(objName string, now time.Time) (*coordinationv1.Lease, er
 			h := r.Holder
 			spec.HolderIdentity = &h
 		}
-		if secs := int32(min(math.Ceil(r.Lease.Seconds()), math.MaxInt32)); secs > 0 {
+		// client-go times a lease from when it saw the record change,
+		// and its record's times are whole seconds: renewals within one
+		// second look like one. A second more than the lease covers that
+		// (see the package doc, "Mixed fleets").
+		if secs := int32(min(math.Ceil((r.Lease + time.Second).Seconds()), math.MaxInt32)); secs > 0 {
 			spec.LeaseDurationSeconds = &secs // the API refuses 0
 		}
 		trans := int32(min(r.Token, math.MaxInt32))
@@ -296,12 +336,25 @@ var errNoWrite = fmt.Errorf("kube: nothing to write")
 // between (fn decides from the state it is given, so a retry decides
 // again). fn returns errNoWrite to write nothing.
 func (s *Store) update(ctx context.Context, name string, fn func(o *object) error) (object, error) {
+	return s.updateFrom(ctx, name, nil, fn)
+}
+
+// updateFrom is update whose first attempt starts from first, a Lease of
+// name just read (a list's), instead of reading it (nil: read it).
+func (s *Store) updateFrom(ctx context.Context, name string, first *coordinationv1.Lease, fn func(o *object) error) (object, error) {
 	if s.readOnly {
 		return object{}, errReadOnly
 	}
 	objName := objectName(name)
 	for {
-		o, err := s.read(ctx, name)
+		var o object
+		var err error
+		if first != nil {
+			o, err = decode(name, first)
+			first = nil
+		} else {
+			o, err = s.read(ctx, name)
+		}
 		if err != nil {
 			return object{}, err
 		}

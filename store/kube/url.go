@@ -14,12 +14,13 @@ import (
 // through the API server.
 func init() {
 	storedriver.Register(storedriver.Scheme{
-		Names:     []string{"kube", "kubernetes"},
-		Form:      "kube://NAMESPACE[?kubeconfig=PATH]",
-		Note:      "for the Lease objects of a Kubernetes namespace",
-		Rank:      40,
-		Networked: true,
-		Hint:      "API server unreachable?",
+		Names:      []string{"kube", "kubernetes"},
+		Form:       "kube://NAMESPACE[?kubeconfig=PATH]",
+		Note:       "for the Lease objects of a Kubernetes namespace",
+		Rank:       40,
+		Networked:  true,
+		Hint:       "API server unreachable?",
+		LedgerRows: LedgerRows,
 		Open: func(ctx context.Context, rawURL string, readOnly bool) (store.Store, error) {
 			if readOnly {
 				return storedriver.Opened(OpenURL(ctx, rawURL, WithReadOnly()))
@@ -28,6 +29,14 @@ func init() {
 		},
 	})
 }
+
+// LedgerRows is the most run ledger rows a job may keep on this store,
+// by count: its scheme declares it (storedriver.Scheme.LedgerRows), so
+// that baton run refuses a scheduled job whose retention keeps more. It
+// is a bound on rows of short outputs (about 310 bytes each; 800 fit):
+// rows with long output tails take more of a Lease's 250 KiB, and a
+// ledger write past that still fails (ErrInvalid).
+const LedgerRows = 500
 
 // usage is how a kube URL is written.
 const usage = "use kube://NAMESPACE[?kubeconfig=PATH]"

@@ -37,6 +37,12 @@ type Scheme struct {
 	// InProcess says that the store lives in the process that opens it,
 	// so that no other process can share it (mem:).
 	InProcess bool
+	// LedgerRows, if positive, is the most run ledger rows the store
+	// keeps a job (kube: its Lease's annotations); 0 is no bound. The
+	// baton command refuses a scheduled job whose retention keeps more,
+	// before it opens the store, rather than fail a ledger write once the
+	// ledger is full.
+	LedgerRows int
 	// Open opens the store at rawURL, whose scheme is one of Names,
 	// creating it unless readOnly (then it neither creates nor writes:
 	// the backend's WithReadOnly). An error about the URL's form is
