@@ -1,0 +1,84 @@
+package explore
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/batonhq/baton/internal/lab/scenario"
+)
+
+// TestTinyIsCompleteAndSafe explores the tiny configuration to completion:
+// no violation, and more than its initial state.
+func TestTinyIsCompleteAndSafe(t *testing.T) {
+	c, _ := Lookup("2x1-tiny")
+	r, err := Explore(context.Background(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Log(r)
+	if r.Violation != nil || r.Bounded || r.States < 1000 || r.Edges <= r.States {
+		t.Fatalf("%v", r)
+	}
+}
+
+// TestMutationsAreCaught runs each mutation through the tiny
+// configuration: each must be caught, on a shortest path whose script the
+// scenario runner replays with the same outputs.
+func TestMutationsAreCaught(t *testing.T) {
+	for _, m := range Mutations() {
+		t.Run(m, func(t *testing.T) {
+			c, _ := Lookup("2x1-tiny")
+			c, err := c.Mutated(m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, err := Explore(context.Background(), c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%v", r)
+			if r.Violation == nil {
+				t.Fatalf("%s not caught: %v", m, r)
+			}
+			replay(t, c, r)
+		})
+	}
+}
+
+// replay writes r's counterexample as a script under a temporary
+// directory and replays it with the scenario runner: every step's output
+// must be the one written.
+func replay(t *testing.T, c Config, r Result) {
+	t.Helper()
+	script, err := Script(c, r.Path, r.Violation)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	f := filepath.Join(dir, c.Name+".txt")
+	if err := os.WriteFile(f, []byte(script), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	scenario.Files(t, filepath.Join(dir, "*.txt"), func(t *testing.T) func(scenario.Step) string {
+		return Replayer(t.Fatalf)
+	})
+	if got, err := os.ReadFile(f); err != nil || string(got) != script {
+		t.Fatalf("the script changed on replay (%v)", err)
+	}
+}
+
+// TestScriptChecksTheReplay: a path that the exploration says ends in a
+// violation must end in it on replay, or Script refuses to write it.
+func TestScriptChecksTheReplay(t *testing.T) {
+	c, _ := Lookup("2x1-tiny")
+	c, _ = c.Mutated("no-valid-check")
+	r, err := Explore(context.Background(), c)
+	if err != nil || r.Violation == nil {
+		t.Fatalf("%v %v", r, err)
+	}
+	if _, err := Script(c, r.Path[:len(r.Path)-1], r.Violation); err == nil {
+		t.Fatal("Script wrote a path that does not reach its violation")
+	}
+}
