@@ -5,7 +5,8 @@
 // schedules, the explorer visits every state reachable within a horizon
 // and a fault budget, checks the invariants in each, and returns a
 // shortest path to the first violation, which Script writes as a scenario
-// script (package scenario) that Replayer replays byte for byte.
+// script (package scenario) that the scenario runner replays byte for
+// byte (this package's tests do, for every mutation's counterexample).
 //
 // What it drives is what ships, with no copy of any rule: every node's
 // decisions are election.Machine's (internal/election), stepped on the

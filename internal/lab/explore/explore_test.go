@@ -62,7 +62,7 @@ func replay(t *testing.T, c Config, r Result) {
 		t.Fatal(err)
 	}
 	scenario.Files(t, filepath.Join(dir, "*.txt"), func(t *testing.T) func(scenario.Step) string {
-		return Replayer(t.Fatalf)
+		return replayer(t.Fatalf)
 	})
 	if got, err := os.ReadFile(f); err != nil || string(got) != script {
 		t.Fatalf("the script changed on replay (%v)", err)
