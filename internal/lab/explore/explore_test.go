@@ -9,20 +9,6 @@ import (
 	"github.com/batonhq/baton/internal/lab/scenario"
 )
 
-// TestTinyIsCompleteAndSafe explores the tiny configuration to completion:
-// no violation, and more than its initial state.
-func TestTinyIsCompleteAndSafe(t *testing.T) {
-	c, _ := Lookup("2x1-tiny")
-	r, err := Explore(context.Background(), c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Log(r)
-	if r.Violation != nil || r.Bounded || r.States < 1000 || r.Edges <= r.States {
-		t.Fatalf("%v", r)
-	}
-}
-
 // TestMutationsAreCaught runs each mutation through the tiny
 // configuration: each must be caught, on a shortest path whose script the
 // scenario runner replays with the same outputs.

@@ -223,7 +223,7 @@ func (w *world) step(i int, ev election.Event, out *strings.Builder) error {
 			w.send(request{node: i, inc: n.inc, swap: true, sw: a.Swap})
 		case election.Elected:
 			if a.Token <= w.elected && verr == nil {
-				verr = fmt.Errorf("token %d reused: node-%d won a term with it, and a term was won with %d before", a.Token, i, w.elected)
+				verr = fmt.Errorf("node-%d won a term with token %d, not above token %d that a term was won with before", i, a.Token, w.elected)
 			}
 			w.elected = max(w.elected, a.Token)
 		}
