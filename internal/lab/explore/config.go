@@ -36,6 +36,10 @@ type Config struct {
 	// output names the bound when a state was cut there.
 	MaxDepth int
 	Mutate   Mutation
+
+	// visit, when set (tests), is called with every new state's key and
+	// the path that first reached it.
+	visit func(k key, path func() []Event)
 }
 
 // Mutation turns a protection off, as baton sim --mutate does, so that the

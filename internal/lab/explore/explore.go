@@ -113,6 +113,9 @@ func Explore(ctx context.Context, c Config) (Result, error) {
 				id := int32(len(entries))
 				seen[k] = id
 				entries = append(entries, entry{parent: it.id, ev: ev})
+				if c.visit != nil {
+					c.visit(k, func() []Event { return path(entries, id) })
+				}
 				next = append(next, item{nw, id})
 			}
 		}
