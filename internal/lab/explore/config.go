@@ -144,7 +144,7 @@ var mutations = map[string]Mutation{
 	"no-valid-check": {Name: "no-valid-check", NoValidCheck: true},
 }
 
-// Mutate returns c with the mutation called name.
+// Mutated returns c with the mutation called name.
 func (c Config) Mutated(name string) (Config, error) {
 	m, ok := mutations[name]
 	if !ok {
