@@ -50,6 +50,8 @@
 //     before: a stale-token fenced write is refused.
 //   - No write begins outside its term (Valid on the writer's clock).
 //   - The store refuses no swap as invalid.
+//   - A timer that fired is not due again at the same instant (a machine
+//     that spins would also hold time still).
 //
 // # States and soundness
 //

@@ -402,6 +402,12 @@ func (w *world) do(ev Event, out *strings.Builder) error {
 	switch ev.Kind {
 	case evTick:
 		verr = w.step(i, election.Tick{}, out)
+		// A timer that fired and is due again at once would spin, and
+		// would hold time still here (time moves only once the running
+		// nodes' due timers fired).
+		if nx := w.nodes[i].m.Next(); verr == nil && !nx.IsZero() && w.trueAt(i, nx) <= w.now {
+			verr = fmt.Errorf("node-%d's timer is due again at once after it fired at %v (a spin)", i, w.now)
+		}
 	case evApply, evFail, evDeliver, evLose:
 		j := w.nodeReq(i, int(ev.Idx))
 		if j < 0 {
