@@ -252,8 +252,8 @@ func (w *world) send(r request) {
 	w.reqs = slices.Insert(w.reqs, j, r)
 }
 
-// nodeReqs returns the indexes in w.reqs of node i's requests, in the
-// order they were sent.
+// nodeReq returns the index in w.reqs of node i's idx-th request in
+// flight (in the order it sent them), or -1.
 func (w *world) nodeReq(i, idx int) int {
 	k := 0
 	for j, r := range w.reqs {
@@ -291,7 +291,8 @@ func (w *world) apply(r *request) {
 	r.rec = rec
 }
 
-// deliverable reports whether node i's process can take an answer now.
+// live reports whether node i's process runs now: up and not paused (it
+// can take an answer, fire a timer, begin a write).
 func (w *world) live(i int) bool { return w.nodes[i].up && !w.nodes[i].paused }
 
 // enabled lists the events possible in w, in a fixed order.
