@@ -125,6 +125,7 @@ func commands() []command {
 		{name: "bench", summary: "measure holding many names from one process, and their takeover after a crash", run: runBench},
 		{name: "drill", summary: "the lesson's experiment on the real implementation, under faults", run: runDrill},
 		{name: "sim", summary: "seeded random fault schedules on a virtual cluster, every run checked", run: runSim},
+		{name: "explore", summary: "every interleaving of a small cluster's events on the shipping election machine, every state checked", run: runExplore},
 		{name: "model", summary: "the lesson's round model: run, measure, cost, scan", run: runModel},
 		{name: "calc", summary: "the glossary's arithmetic: quorum, activation", run: runCalc},
 		{name: "version", summary: "baton's version and commit, the Go version, the store schema versions it writes", run: runVersion},
@@ -199,7 +200,7 @@ func (e *env) fail(cmd string, err error) int {
 	// baton's doc); after "baton CMD: " that would be said twice for
 	// package baton and for the package a command is named after.
 	msg := strings.TrimPrefix(err.Error(), "baton: ")
-	if pkg, _, _ := strings.Cut(cmd, " "); pkg == "sim" || pkg == "drill" {
+	if pkg, _, _ := strings.Cut(cmd, " "); pkg == "sim" || pkg == "drill" || pkg == "explore" {
 		msg = strings.TrimPrefix(msg, pkg+": ")
 	}
 	fmt.Fprintf(e.stderr, "baton %s: %s\n", cmd, escape.String(oneLine(storeurl.Scrub(msg, e.secrets...))))

@@ -1,0 +1,92 @@
+//go:build !nolab
+
+package main
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/batonhq/baton/internal/lab/explore"
+)
+
+const exploreAbout = `Explores every interleaving of events of a small configuration, breadth
+first, on the same election machine that ships (internal/election), the
+store's own compare-and-swap rule and the fence's: nodes step, store
+requests are applied, fail, or have their answers delivered late or lost,
+in every order; nodes pause, crash and restart within the configuration's
+fault budget; a leader's fenced writes begin and land in every order; and
+time moves only to the instants where a decision can change (just before
+and at every node's timer, just before, at and just after every term's
+deadline, on each node's own clock). After every event it checks that no
+two valid terms of the name overlap in true time, that every term is won
+with a token above every earlier one, that the fence accepts no write with
+a token below one that landed before, that no write begins outside its
+term, and that the store refuses no swap as invalid.
+
+It prints, per configuration, the distinct states reached, the events
+executed, the depth and the states per second, and says whether the
+exploration completed or stopped at a depth bound. On a violation it
+prints a shortest path to it as a scenario script (go test
+./internal/lab/explore replays such a script) and exits 1.
+
+--mutate NAME turns a protection off as baton sim --mutate does; the
+explorer runs ` + "no-fence, no-margin and no-valid-check" + ` so far. See docs/explore.md.`
+
+func runExplore(ctx context.Context, e *env, args []string) int {
+	const name = "explore"
+	fs := e.newFlagSet(name, name+" [FLAGS]\n\n"+exploreAbout)
+	list := fs.Bool("list", false, "list the configurations and the mutations, and exit")
+	config := fs.String("config", "", "explore this configuration only (see --list); default: every one")
+	mutate := fs.String("mutate", "", "turn a protection off (one of "+strings.Join(explore.Mutations(), ", ")+"): the explorer must find the breach")
+	depth := fs.Int("depth", 0, "stop every path at this many events (0: the configuration's own bound, if any); the output says when a state was cut there")
+	if done, code := e.parseNoArgs(name, fs, args); done {
+		return code
+	}
+	if *list {
+		for _, n := range explore.Configs() {
+			c, _ := explore.Lookup(n)
+			fmt.Fprintf(e.stdout, "%-9s %s\n", n, c.About)
+		}
+		fmt.Fprintf(e.stdout, "mutations: %s\n", strings.Join(explore.Mutations(), ", "))
+		return exitOK
+	}
+	if *depth < 0 {
+		return e.fail(name, usagef("--depth must be 0 or more, got %d", *depth))
+	}
+	names := explore.Configs()
+	if *config != "" {
+		if !slices.Contains(names, *config) {
+			return e.fail(name, usagef("--config %q: want one of %s (see --list)", *config, strings.Join(names, ", ")))
+		}
+		names = []string{*config}
+	}
+	if *mutate != "" && !slices.Contains(explore.Mutations(), *mutate) {
+		return e.fail(name, usagef("--mutate %q: the explorer runs %s (the simulator's other mutations need configurations it does not have yet)",
+			*mutate, strings.Join(explore.Mutations(), ", ")))
+	}
+	for _, n := range names {
+		c, _ := explore.Lookup(n)
+		if *mutate != "" {
+			c, _ = c.Mutated(*mutate)
+		}
+		if *depth > 0 {
+			c.MaxDepth = *depth
+		}
+		r, err := explore.Explore(ctx, c)
+		if err != nil {
+			return e.fail(name, err)
+		}
+		fmt.Fprintln(e.stdout, r)
+		if r.Violation != nil {
+			script, err := explore.Script(c, r.Path, r.Violation)
+			if err != nil {
+				return e.fail(name, err)
+			}
+			fmt.Fprint(e.stdout, script)
+			return exitFailure
+		}
+	}
+	return exitOK
+}

@@ -1,0 +1,94 @@
+// Package explore is an exhaustive, breadth-first explorer of every
+// interleaving of events of a small configuration (issue 48): nodes that
+// each run baton's election machine for one name, as baton.Elector does,
+// a store and a fence. Where the simulator (package sim) samples seeded
+// schedules, the explorer visits every state reachable within a horizon
+// and a fault budget, checks the invariants in each, and returns a
+// shortest path to the first violation, which Script writes as a scenario
+// script (package scenario) that the scenario runner replays byte for
+// byte (this package's tests do, for every mutation's counterexample).
+//
+// What it drives is what ships, with no copy of any rule: every node's
+// decisions are election.Machine's (internal/election), stepped on the
+// node's own clock; a term's validity is election.Valid; a swap is
+// decided by storedriver.CheckSwap, the rule memstore applies to a record
+// without sessions; a write is accepted or refused by fence.Guard. What
+// lives here is the runtime: the events, the clocks, the requests in
+// flight, the visited set and the checks.
+//
+// # The events
+//
+// In a state, any of these may come next, in every order: a node's timer
+// fires (at or after the instant its machine asked for; timers of a
+// running node fire before time moves on); the store applies a request, or
+// fails it unapplied (its node told unavailable); an applied request's
+// answer reaches its node, or is lost (its node told unavailable: the
+// outcome unknown to it); a node crashes (its machine and the answers on
+// their way to it are gone; requests not yet applied may still be) and
+// later restarts as a new incarnation that campaigns again; a node pauses
+// (no timer, no answer, no write) and later resumes; a leader whose term
+// is valid begins a fenced write with its token, and a write in flight
+// lands at the fence; time advances. The fault budget (Config.Faults and
+// the kinds' own) bounds the crashes, pauses and failed or lost answers
+// of a path, Config.Writes its writes.
+//
+// Time moves only to the next instant at which a decision can change:
+// just before and at every node's timer, and just before, at and just
+// after every term's deadline, each read on the node's own clock (the
+// clocks run at fixed rates, Config.Rates, whose ratios stay within
+// 1 + 2*Margin/Lease, the bound the protocol assumes), never past
+// Config.End. So continuous time becomes a finite set of instants; an
+// answer that arrives between two of them is explored at one of them.
+//
+// # The invariants, after every event
+//
+//   - No two valid terms of the name at one true instant (election.Valid
+//     on each node's own clock).
+//   - Every term is won with a token above every token a term was won
+//     with before: a token is never reused and only rises.
+//   - The fence accepts no write with a token below one that landed
+//     before: a stale-token fenced write is refused.
+//   - No write begins outside its term (Valid on the writer's clock).
+//   - The store refuses no swap as invalid.
+//   - A timer that fired is not due again at the same instant (a machine
+//     that spins would also hold time still).
+//
+// # States and soundness
+//
+// The search is stateful: a state is a value (true time, the nodes'
+// machines, incarnations and flags, the stored record and the store's
+// version counter, the fence's highest token, the requests and writes in
+// flight, the budget spent), cloned by copy. A Machine is copied when it
+// steps (copy on write): it is a value but for a slice it only rewrites
+// with the same element and the session pointer of a Group's machine, nil
+// here. The canonical hash covers every field of every machine,
+// unexported ones included (read by reflection), but its Config, which
+// the node and incarnation hashed beside it decide; the requests in
+// flight are kept per node in the order sent, so that two nodes' steps in
+// either order reach one state. Two states with one hash therefore have
+// the same successors, and merging them loses no behaviour. The hash is
+// 128 bits (two maphash sums); a collision among the millions of states
+// explored has a probability near 1e-26.
+//
+// Time is absolute in the hash, not relative to now: a state at 2s and
+// the same state shifted to 3s count twice. Relative time would merge far
+// more, but it is sound only if no machine compares two stale instants of
+// its own to each other in a way a shift changes, which this package
+// cannot check from outside the machine; the horizon keeps the graph
+// finite instead. Nodes are not reduced by symmetry: their ids live inside
+// the machines' configurations and the stored record, and the clock rates
+// differ, so two nodes are rarely interchangeable. There is no
+// partial-order reduction beyond the hash's merging of diamonds.
+//
+// # What is not explored (yet)
+//
+// One name per node and machines without sessions (no election.Group, no
+// succession, no change notifications: polling alone), no scheduler
+// machine, no clock that steps or drifts beyond its rate, no store that
+// reorders one node's own requests (a machine has one in flight). An
+// answer is explored only at the instants above. A configuration that
+// does not complete stops at its depth bound (Config.MaxDepth), and the
+// result says so (Result.Bounded): it is evidence for paths that short,
+// not a proof. The machine's liveness (a leader is elected again once
+// faults stop) is not checked.
+package explore

@@ -1,0 +1,138 @@
+package explore
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Result is what one exploration found.
+type Result struct {
+	Config   string
+	Mutation string
+	// States is the number of distinct states reached (the visited set),
+	// Edges the events executed from them, Depth the longest shortest path
+	// from the initial state to a state (events).
+	States, Edges, Depth int
+	// Bounded says that states at MaxDepth had events left unexplored:
+	// the exploration is complete up to that depth only.
+	Bounded  bool
+	MaxDepth int
+	Elapsed  time.Duration
+	// Violation is the first invariant broken, on a shortest path (Path).
+	Violation error
+	Path      []Event
+}
+
+// StatesPerSecond is States over Elapsed.
+func (r Result) StatesPerSecond() float64 {
+	if r.Elapsed <= 0 {
+		return 0
+	}
+	return float64(r.States) / r.Elapsed.Seconds()
+}
+
+// String is the result on one line.
+func (r Result) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s", r.Config)
+	if r.Mutation != "" {
+		fmt.Fprintf(&b, " --mutate %s", r.Mutation)
+	}
+	fmt.Fprintf(&b, ": %d states, %d edges, depth %d", r.States, r.Edges, r.Depth)
+	if r.Bounded {
+		fmt.Fprintf(&b, " (bounded: depth limit %d reached, not complete)", r.MaxDepth)
+	} else if r.Violation == nil {
+		b.WriteString(" (complete)")
+	}
+	fmt.Fprintf(&b, ", %.2fs, %.0f states/s", r.Elapsed.Seconds(), r.StatesPerSecond())
+	if r.Violation != nil {
+		fmt.Fprintf(&b, ", VIOLATION after %d events: %v", len(r.Path), r.Violation)
+	} else {
+		b.WriteString(", 0 violations")
+	}
+	return b.String()
+}
+
+// entry is a visited state: how it was first reached.
+type entry struct {
+	parent int32
+	ev     Event
+}
+
+// Explore visits every state of c reachable from its initial state,
+// breadth first, and stops at the first violation, whose path is then a
+// shortest one.
+func Explore(ctx context.Context, c Config) (Result, error) {
+	if err := c.Validate(); err != nil {
+		return Result{}, err
+	}
+	start := time.Now()
+	res := Result{Config: c.Name, Mutation: c.Mutate.Name, MaxDepth: c.MaxDepth}
+	w0 := newWorld(&c, nil)
+	entries := []entry{{parent: -1}}
+	x := &hasher{}
+	seen := map[key]int32{w0.key(x): 0}
+	type item struct {
+		w  *world
+		id int32
+	}
+	level := []item{{w0, 0}}
+	for depth := 0; len(level) > 0; depth++ {
+		res.Depth = depth
+		if c.MaxDepth > 0 && depth == c.MaxDepth {
+			for _, it := range level {
+				if len(it.w.enabled()) > 0 {
+					res.Bounded = true
+					break
+				}
+			}
+			break
+		}
+		var next []item
+		for _, it := range level {
+			if err := ctx.Err(); err != nil {
+				return res, err
+			}
+			for _, ev := range it.w.enabled() {
+				nw := it.w.clone()
+				err := nw.do(ev, nil)
+				res.Edges++
+				if err != nil {
+					res.Violation = err
+					res.Path = append(path(entries, it.id), ev)
+					res.States = len(entries)
+					res.Elapsed = time.Since(start)
+					return res, nil
+				}
+				k := nw.key(x)
+				if _, ok := seen[k]; ok {
+					continue
+				}
+				id := int32(len(entries))
+				seen[k] = id
+				entries = append(entries, entry{parent: it.id, ev: ev})
+				if c.visit != nil {
+					c.visit(k, func() []Event { return path(entries, id) })
+				}
+				next = append(next, item{nw, id})
+			}
+		}
+		level = next
+	}
+	res.States = len(entries)
+	res.Elapsed = time.Since(start)
+	return res, nil
+}
+
+func path(entries []entry, id int32) []Event {
+	var p []Event
+	for ; id > 0; id = entries[id].parent {
+		p = append(p, entries[id].ev)
+	}
+	for i, j := 0, len(p)-1; i < j; i, j = i+1, j-1 {
+		p[i], p[j] = p[j], p[i]
+	}
+	return p
+}

@@ -1,0 +1,634 @@
+package explore
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/batonhq/baton/fence"
+	"github.com/batonhq/baton/internal/election"
+	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/store/storedriver"
+)
+
+// name is the one election name of the configurations explored so far.
+const name = "billing"
+
+// t0 is every node's local clock at true time 0 (no monotonic reading, no
+// location: a time.Time that hashes by its instant alone).
+var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// kind is what an event does.
+type kind uint8
+
+const (
+	evTick    kind = iota // a node's timer fires (its Next has come)
+	evApply               // the store applies a request
+	evFail                // a request is not applied; its node is told unavailable
+	evDeliver             // an applied request's answer reaches its node
+	evLose                // an applied request's answer is lost: its node is told unavailable
+	evCrash               // a node's process dies: its machine and its answers are gone
+	evRestart             // a new process of a crashed node campaigns
+	evPause               // a node's process stops (no timer, no answer, no write)
+	evResume              // it runs again
+	evWrite               // a leader begins a fenced write with its term's token
+	evLand                // a write reaches the fence
+	evAdvance             // time moves to the next instant a decision can change
+)
+
+var kindNames = [...]string{"tick", "apply", "fail", "deliver", "lose", "crash", "restart", "pause", "resume", "write", "land", "advance"}
+
+func (k kind) String() string { return kindNames[k] }
+
+// Event is one step of the explored system.
+type Event struct {
+	Kind kind
+	Node int8          // the node, or the request's node
+	Idx  int8          // the request's index among the node's pending ones
+	To   time.Duration // evAdvance: the new true time
+}
+
+// line is the event as a scenario step.
+func (ev Event) line() string {
+	switch ev.Kind {
+	case evAdvance:
+		return fmt.Sprintf("advance to=%v", ev.To)
+	case evApply, evFail, evDeliver, evLose:
+		return fmt.Sprintf("%s n=%d i=%d", ev.Kind, ev.Node, ev.Idx)
+	}
+	return fmt.Sprintf("%s n=%d", ev.Kind, ev.Node)
+}
+
+// request is an election store call in flight.
+type request struct {
+	node, inc int
+	swap      bool
+	sw        store.Swap
+	applied   bool
+	rec       store.Record // the answer, once applied
+	err       error
+}
+
+// write is a fenced write in flight from a node's term.
+type write struct {
+	node  int
+	token uint64
+}
+
+type node struct {
+	m      *election.Machine
+	inc    int
+	up     bool
+	paused bool
+	// h is the hash of m, kept while m does not step (an event steps one
+	// machine at most: the others' hashes carry over from the parent).
+	h     key
+	hashd bool
+}
+
+// world is one state: the nodes' machines, the store's record, the
+// fence, the messages in flight, true time and what is left of the fault
+// budget. It is a value but for the machines, which clone copies.
+type world struct {
+	c       *Config
+	now     time.Duration
+	nodes   []node
+	rec     store.Record // the name's stored record (Version 0: none)
+	version int64        // the store's version counter
+	fence   uint64       // the highest token the fence accepted
+	landed  uint64       // the highest token of any write that landed (accepted or not)
+	elected uint64       // the highest token any term was won with
+	reqs    []request
+	writes  []write
+	// budget spent
+	crashes, pauses, losses, wrote int
+}
+
+// newWorld is the initial state: every node campaigns (Start{Hold}) at
+// true time 0, in node order. out, when set, gets the actions.
+func newWorld(c *Config, out *strings.Builder) *world {
+	w := &world{c: c}
+	for i := 0; i < c.Nodes; i++ {
+		w.nodes = append(w.nodes, node{inc: 1, up: true})
+		w.nodes[i].m = election.New(c.electionConfig(i, 1))
+	}
+	for i := range w.nodes {
+		w.step(i, election.Start{Name: name, Hold: true}, out)
+	}
+	return w
+}
+
+func (w *world) clone() *world {
+	c := *w
+	c.nodes = slices.Clone(w.nodes) // the machines are shared until one steps (step copies it)
+	c.reqs = slices.Clone(w.reqs)
+	c.writes = slices.Clone(w.writes)
+	return &c
+}
+
+// key hashes everything that decides the future: two states with one key
+// have the same successors.
+func (w *world) key(x *hasher) key {
+	x.reset()
+	for i := range w.nodes {
+		n := &w.nodes[i]
+		if !n.hashd {
+			n.h, n.hashd = machineKey(x, n.m), true
+		}
+	}
+	x.reset()
+	x.u64(uint64(w.now))
+	for _, n := range w.nodes {
+		x.u64(uint64(n.inc))
+		x.u64(uint64(b2i(n.up)<<1 | b2i(n.paused)))
+		x.u64(n.h[0])
+		x.u64(n.h[1])
+	}
+	x.value(reflect.ValueOf(w.rec))
+	for _, v := range []uint64{uint64(w.version), w.fence, w.landed, w.elected,
+		uint64(w.crashes), uint64(w.pauses), uint64(w.losses), uint64(w.wrote)} {
+		x.u64(v)
+	}
+	x.value(reflect.ValueOf(w.reqs))
+	x.value(reflect.ValueOf(w.writes))
+	return x.sum()
+}
+
+// machineKey hashes every field of m but its configuration, which is
+// node i's for its incarnation: the node's index and incarnation, hashed
+// beside it, decide it.
+func machineKey(x *hasher, m *election.Machine) key {
+	x.reset()
+	if m == nil {
+		return x.sum()
+	}
+	v := reflect.ValueOf(m).Elem()
+	t := v.Type()
+	for f := 0; f < v.NumField(); f++ {
+		if t.Field(f).Name != "cfg" {
+			x.value(v.Field(f))
+		}
+	}
+	return x.sum()
+}
+
+func b2i(b bool) uint64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// local is node i's clock at true time t: t0 plus t times its rate,
+// rounded down.
+func (w *world) local(i int, t time.Duration) time.Time {
+	r := w.c.rate(i)
+	return t0.Add(time.Duration(int64(t) * r.Num / r.Den))
+}
+
+// trueAt is the first true instant at which node i's clock reads lt or
+// later.
+func (w *world) trueAt(i int, lt time.Time) time.Duration {
+	r := w.c.rate(i)
+	d := int64(lt.Sub(t0))
+	return time.Duration((d*r.Den + r.Num - 1) / r.Num)
+}
+
+// valid is Term.Valid of node i's current term, on its own clock.
+func (w *world) valid(i int) bool {
+	n := w.nodes[i]
+	return n.up && n.m.Token() != 0 && election.Valid(w.local(i, w.now), n.m.Deadline())
+}
+
+// step feeds node i's machine ev at its local now and executes the
+// actions: store calls go in flight, terms are checked.
+func (w *world) step(i int, ev election.Event, out *strings.Builder) error {
+	n := &w.nodes[i]
+	// Copy on write: the parent state and its other successors share the
+	// machine. A Machine is a value but for gets, which it only ever
+	// rewrites with the same Get, and sess, nil for a machine that is no
+	// Group's.
+	cp := *n.m
+	n.m = &cp
+	n.hashd = false
+	var verr error
+	for _, a := range n.m.Step(w.local(i, w.now), ev) {
+		switch a := a.(type) {
+		case election.Get:
+			w.send(request{node: i, inc: n.inc})
+		case election.Swap:
+			w.send(request{node: i, inc: n.inc, swap: true, sw: a.Swap})
+		case election.Elected:
+			if a.Token <= w.elected && verr == nil {
+				verr = fmt.Errorf("node-%d won a term with token %d, not above token %d that a term was won with before", i, a.Token, w.elected)
+			}
+			w.elected = max(w.elected, a.Token)
+		}
+		w.say(out, "node-%d: %s", i, actionText(w, i, a))
+	}
+	return verr
+}
+
+func (w *world) say(out *strings.Builder, format string, a ...any) {
+	if out != nil {
+		if out.Len() > 0 {
+			out.WriteByte('\n')
+		}
+		fmt.Fprintf(out, format, a...)
+	}
+}
+
+// send puts r in flight after node r.node's others: the requests are
+// kept by node, in the order each node sent them, so that two nodes'
+// steps in either order reach one state.
+func (w *world) send(r request) {
+	j := len(w.reqs)
+	for j > 0 && w.reqs[j-1].node > r.node {
+		j--
+	}
+	w.reqs = slices.Insert(w.reqs, j, r)
+}
+
+// nodeReq returns the index in w.reqs of node i's idx-th request in
+// flight (in the order it sent them), or -1.
+func (w *world) nodeReq(i, idx int) int {
+	k := 0
+	for j, r := range w.reqs {
+		if r.node == i {
+			if k == idx {
+				return j
+			}
+			k++
+		}
+	}
+	return -1
+}
+
+// apply executes a request on the store: the store's own rule
+// (storedriver.CheckSwap, the one memstore applies to a record without
+// sessions) decides a swap.
+func (w *world) apply(r *request) {
+	r.applied = true
+	if !r.swap {
+		if w.rec.Version == 0 {
+			r.err = fmt.Errorf("election %q: %w", name, store.ErrNotFound)
+			return
+		}
+		r.rec = w.rec
+		return
+	}
+	if err := storedriver.CheckSwap(w.rec, r.sw); err != nil {
+		r.err = err
+		return
+	}
+	w.version++
+	rec := r.sw.Record
+	rec.Version = w.version
+	w.rec = rec
+	r.rec = rec
+}
+
+// live reports whether node i's process runs now: up and not paused (it
+// can take an answer, fire a timer, begin a write).
+func (w *world) live(i int) bool { return w.nodes[i].up && !w.nodes[i].paused }
+
+// enabled lists the events possible in w, in a fixed order.
+func (w *world) enabled() []Event {
+	c := w.c
+	var evs []Event
+	due := false
+	for i := range w.nodes {
+		n := w.nodes[i]
+		if w.live(i) {
+			if nx := n.m.Next(); !nx.IsZero() && w.trueAt(i, nx) <= w.now {
+				evs = append(evs, Event{Kind: evTick, Node: int8(i)})
+				due = true
+			}
+		}
+	}
+	count := make([]int, len(w.nodes))
+	for _, r := range w.reqs {
+		i := r.node
+		idx := int8(count[i])
+		count[i]++
+		cur := w.nodes[i].up && w.nodes[i].inc == r.inc
+		if !r.applied {
+			evs = append(evs, Event{Kind: evApply, Node: int8(i), Idx: idx})
+			if !cur || (w.live(i) && w.losses < c.Losses && w.faults() < c.Faults) {
+				evs = append(evs, Event{Kind: evFail, Node: int8(i), Idx: idx})
+			}
+			continue
+		}
+		if cur && w.live(i) {
+			evs = append(evs, Event{Kind: evDeliver, Node: int8(i), Idx: idx})
+			if w.losses < c.Losses && w.faults() < c.Faults {
+				evs = append(evs, Event{Kind: evLose, Node: int8(i), Idx: idx})
+			}
+		}
+	}
+	for i := range w.nodes {
+		n := w.nodes[i]
+		switch {
+		case n.up && w.crashes < c.Crashes && w.faults() < c.Faults:
+			evs = append(evs, Event{Kind: evCrash, Node: int8(i)})
+		case !n.up:
+			evs = append(evs, Event{Kind: evRestart, Node: int8(i)})
+		}
+		switch {
+		case n.up && !n.paused && w.pauses < c.Pauses && w.faults() < c.Faults:
+			evs = append(evs, Event{Kind: evPause, Node: int8(i)})
+		case n.up && n.paused:
+			evs = append(evs, Event{Kind: evResume, Node: int8(i)})
+		}
+		if w.live(i) && w.wrote < c.Writes && n.m.Token() != 0 && !w.writing(i) && (c.Mutate.NoValidCheck || w.valid(i)) {
+			evs = append(evs, Event{Kind: evWrite, Node: int8(i)})
+		}
+	}
+	for _, wr := range w.writes {
+		evs = append(evs, Event{Kind: evLand, Node: int8(wr.node)})
+	}
+	if !due {
+		if t, ok := w.nextInstant(); ok {
+			evs = append(evs, Event{Kind: evAdvance, To: t})
+		}
+	}
+	return evs
+}
+
+// faults is how much of the fault budget the path spent.
+func (w *world) faults() int { return w.crashes + w.pauses + w.losses }
+
+func (w *world) writing(i int) bool {
+	return slices.ContainsFunc(w.writes, func(wr write) bool { return wr.node == i })
+}
+
+// nextInstant is the next true instant after now at which a decision can
+// change, within the horizon: just before and at every node's timer, and
+// just before, at and just after every term's deadline, each on the
+// node's own clock.
+func (w *world) nextInstant() (time.Duration, bool) {
+	best, ok := time.Duration(0), false
+	consider := func(t time.Duration) {
+		if t > w.now && t <= w.c.End && (!ok || t < best) {
+			best, ok = t, true
+		}
+	}
+	for i, n := range w.nodes {
+		if !n.up {
+			continue
+		}
+		if nx := n.m.Next(); !nx.IsZero() {
+			t := w.trueAt(i, nx)
+			consider(t - 1)
+			consider(t)
+		}
+		if d := n.m.Deadline(); !d.IsZero() {
+			t := w.trueAt(i, d)
+			consider(t - 1)
+			consider(t)
+			consider(t + 1)
+		}
+	}
+	return best, ok
+}
+
+// do executes ev on w (which it changes) and returns the invariant it
+// broke, if any. out, when set, gets what happened, one line each.
+func (w *world) do(ev Event, out *strings.Builder) error {
+	i := int(ev.Node)
+	var verr error
+	switch ev.Kind {
+	case evTick:
+		verr = w.step(i, election.Tick{}, out)
+		// A timer that fired and is due again at once would spin, and
+		// would hold time still here (time moves only once the running
+		// nodes' due timers fired).
+		if nx := w.nodes[i].m.Next(); verr == nil && !nx.IsZero() && w.trueAt(i, nx) <= w.now {
+			verr = fmt.Errorf("node-%d's timer is due again at once after it fired at %v (a spin)", i, w.now)
+		}
+	case evApply, evFail, evDeliver, evLose:
+		j := w.nodeReq(i, int(ev.Idx))
+		if j < 0 {
+			return fmt.Errorf("explore: %s: no such request", ev.line())
+		}
+		r := &w.reqs[j]
+		cur := w.nodes[i].up && w.nodes[i].inc == r.inc
+		switch ev.Kind {
+		case evApply:
+			w.apply(r)
+			if errors.Is(r.err, store.ErrInvalid) {
+				verr = fmt.Errorf("the store refused node-%d's swap as invalid: %v", i, r.err)
+			}
+			w.say(out, "store: %s", storeText(w, r))
+			if !cur {
+				w.reqs = slices.Delete(w.reqs, j, j+1) // its process is gone: nobody takes the answer
+			}
+			return verr
+		case evFail:
+			rq := *r
+			w.reqs = slices.Delete(w.reqs, j, j+1)
+			if !cur {
+				w.say(out, "store: the request of a crashed process is lost")
+				return nil
+			}
+			w.losses++
+			return w.answer(i, rq, store.ErrUnavailable, out)
+		case evDeliver:
+			rq := *r
+			w.reqs = slices.Delete(w.reqs, j, j+1)
+			return w.answer(i, rq, rq.err, out)
+		case evLose:
+			rq := *r
+			w.reqs = slices.Delete(w.reqs, j, j+1)
+			w.losses++
+			return w.answer(i, rq, store.ErrUnavailable, out)
+		}
+	case evCrash:
+		w.crashes++
+		w.nodes[i].up, w.nodes[i].paused, w.nodes[i].m, w.nodes[i].hashd = false, false, nil, false
+		// Answers on their way to the process are gone with it; requests
+		// not applied yet may still be (the store may take them later).
+		w.reqs = slices.DeleteFunc(w.reqs, func(r request) bool { return r.node == i && r.applied })
+		w.say(out, "node-%d: crashed", i)
+	case evRestart:
+		n := &w.nodes[i]
+		n.inc++
+		n.up = true
+		n.m = election.New(w.c.electionConfig(i, n.inc))
+		w.say(out, "node-%d: restarted as node-%d.%d", i, i, n.inc)
+		verr = w.step(i, election.Start{Name: name, Hold: true}, out)
+	case evPause:
+		w.pauses++
+		w.nodes[i].paused = true
+		w.say(out, "node-%d: paused", i)
+	case evResume:
+		w.nodes[i].paused = false
+		w.say(out, "node-%d: resumed", i)
+	case evWrite:
+		w.wrote++
+		tok := w.nodes[i].m.Token()
+		if !w.valid(i) {
+			verr = fmt.Errorf("node-%d began a write with token %d outside its term (deadline %v on its clock, now %v)",
+				i, tok, w.nodes[i].m.Deadline().Sub(t0), w.local(i, w.now).Sub(t0))
+		}
+		j := len(w.writes)
+		for j > 0 && w.writes[j-1].node > i {
+			j--
+		}
+		w.writes = slices.Insert(w.writes, j, write{node: i, token: tok}) // by node: one state whatever the order
+		w.say(out, "node-%d: write token=%d sent", i, tok)
+	case evLand:
+		k := slices.IndexFunc(w.writes, func(wr write) bool { return wr.node == i })
+		if k < 0 {
+			return fmt.Errorf("explore: %s: no write in flight", ev.line())
+		}
+		wr := w.writes[k]
+		w.writes = slices.Delete(w.writes, k, k+1)
+		stale := wr.token < w.landed
+		w.landed = max(w.landed, wr.token)
+		switch err := w.guard(wr.token); {
+		case errors.Is(err, fence.ErrStaleToken):
+			w.say(out, "fence: refused token=%d (highest %d)", wr.token, w.fence)
+		case err != nil:
+			return fmt.Errorf("explore: the fence: %w", err)
+		default:
+			w.say(out, "fence: accepted token=%d", wr.token)
+			if stale {
+				verr = fmt.Errorf("a write with token %d was accepted after one with a higher token landed", wr.token)
+			}
+		}
+	case evAdvance:
+		w.now = ev.To
+		w.say(out, "now %v", w.now)
+	}
+	if verr == nil {
+		verr = w.check()
+	}
+	return verr
+}
+
+// guard passes a write with token through the fence (fence.Guard, the
+// rule every fenced resource applies), rebuilt at w.fence, and keeps its
+// new highest token. With the no-fence mutation every write is accepted.
+func (w *world) guard(token uint64) error {
+	if w.c.Mutate.NoFence {
+		w.fence = max(w.fence, token)
+		return nil
+	}
+	g := fence.NewGuard()
+	if w.fence > 0 {
+		if err := g.Check(name, w.fence); err != nil {
+			return err
+		}
+	}
+	if err := g.Check(name, token); err != nil {
+		return err
+	}
+	w.fence = g.Highest(name)
+	return nil
+}
+
+// answer feeds node i the answer to rq (err overrides the store's).
+func (w *world) answer(i int, rq request, err error, out *strings.Builder) error {
+	var ev election.Event
+	if rq.swap {
+		r := election.SwapReply{Name: name, Err: err}
+		if err == nil {
+			r.Record = rq.rec
+		}
+		ev = r
+	} else {
+		r := election.GetReply{Name: name, Err: err}
+		if err == nil {
+			r.Record = rq.rec
+		}
+		ev = r
+	}
+	if err != nil {
+		w.say(out, "node-%d: told %s", i, errText(err))
+	} else {
+		w.say(out, "node-%d: told %s", i, recText(rq.rec))
+	}
+	return w.step(i, ev, out)
+}
+
+// check is the invariant that holds in every state: no two valid terms of
+// the name at one true instant.
+func (w *world) check() error {
+	first := -1
+	for i := range w.nodes {
+		if !w.valid(i) {
+			continue
+		}
+		if first >= 0 {
+			return fmt.Errorf("two valid terms at %v: node-%d's (token %d) and node-%d's (token %d)",
+				w.now, first, w.nodes[first].m.Token(), i, w.nodes[i].m.Token())
+		}
+		first = i
+	}
+	return nil
+}
+
+func errText(err error) string {
+	for _, e := range []struct {
+		err  error
+		name string
+	}{{store.ErrNotFound, "notfound"}, {store.ErrConflict, "conflict"}, {store.ErrUnavailable, "unavailable"}, {store.ErrInvalid, "invalid"}} {
+		if errors.Is(err, e.err) {
+			return e.name
+		}
+	}
+	return "error: " + oneLine(err.Error())
+}
+
+func recText(r store.Record) string {
+	holder := r.Holder
+	if holder == "" {
+		holder = "(free)"
+	}
+	return fmt.Sprintf("v%d holder=%s inc=%s token=%d", r.Version, holder, r.Incarnation, r.Token)
+}
+
+func storeText(w *world, r *request) string {
+	op := "get"
+	if r.swap {
+		op = fmt.Sprintf("swap expect=v%d", r.sw.Expect)
+	}
+	if r.err != nil {
+		return fmt.Sprintf("node-%d's %s: %s", r.node, op, errText(r.err))
+	}
+	return fmt.Sprintf("node-%d's %s: %s", r.node, op, recText(r.rec))
+}
+
+func actionText(w *world, i int, a election.Action) string {
+	switch a := a.(type) {
+	case election.Get:
+		return "get " + a.Name
+	case election.Swap:
+		r := a.Swap.Record
+		holder := r.Holder
+		if holder == "" {
+			holder = "(free)"
+		}
+		return fmt.Sprintf("swap expect=v%d: holder=%s inc=%s token=%d", a.Swap.Expect, holder, r.Incarnation, r.Token)
+	case election.Elected:
+		return fmt.Sprintf("elected token=%d valid until %v (true %v)", a.Token, a.Deadline.Sub(t0), w.trueAt(i, a.Deadline))
+	case election.Extended:
+		return fmt.Sprintf("extended until %v (true %v)", a.Deadline.Sub(t0), w.trueAt(i, a.Deadline))
+	case election.Lost:
+		return "lost: " + a.Cause.Error()
+	case election.Released:
+		if a.Err != nil {
+			return "released: " + a.Err.Error()
+		}
+		return "released"
+	case election.Idle:
+		return "idle"
+	case election.Failed:
+		return "failed: " + a.Err.Error()
+	}
+	return fmt.Sprintf("%T", a)
+}
