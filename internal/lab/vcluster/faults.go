@@ -77,7 +77,9 @@ type Fault struct {
 func (e *engine) fault(f Fault) {
 	n := e.nodes[f.Node]
 	e.out.FaultsInjected[f.Kind]++
-	e.tracef("fault: %s %v", n.id, f.Kind)
+	if e.tracing() {
+		e.tracef("fault: %s %v", n.id, f.Kind)
+	}
 	e.note(n, Happening{Kind: FaultBegan, Fault: f.Kind.String()})
 	switch f.Kind {
 	case Cut:

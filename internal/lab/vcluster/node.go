@@ -310,12 +310,16 @@ func (e *engine) stepped(n *node, sess string, alive bool, acts []election.Actio
 			}
 			if i == 0 {
 				e.out.Elections = append(e.out.Elections, Election{e.now, n.idx, a.Token})
-				e.tracef("%s elected, token %d, valid until its clock reads +%v", n.id, a.Token, a.Deadline.Sub(n.local(e.now)))
+				if e.tracing() {
+					e.tracef("%s elected, token %d, valid until its clock reads +%v", n.id, a.Token, a.Deadline.Sub(n.local(e.now)))
+				}
 				e.note(n, Happening{Kind: Elected, Token: a.Token})
 				n.termGen++
 				e.push(event{at: e.now, kind: evTermStart, node: int32(n.idx), inc: int32(n.inc), gen: int32(n.termGen)})
 			} else {
-				e.tracef("%s elected for %s, token %d, valid until its clock reads +%v", n.id, a.Name, a.Token, a.Deadline.Sub(n.local(e.now)))
+				if e.tracing() {
+					e.tracef("%s elected for %s, token %d, valid until its clock reads +%v", n.id, a.Name, a.Token, a.Deadline.Sub(n.local(e.now)))
+				}
 			}
 		case election.Extended:
 			if a.Name != "" {
@@ -342,7 +346,9 @@ func (e *engine) stepped(n *node, sess string, alive bool, acts []election.Actio
 				n.term = 0
 				e.endWork(n)
 			} else {
-				e.tracef("%s lost %s, token %d: %v", n.id, a.Name, n.held[i].token, a.Cause)
+				if e.tracing() {
+					e.tracef("%s lost %s, token %d: %v", n.id, a.Name, n.held[i].token, a.Cause)
+				}
 				n.held[i] = holding{}
 			}
 		}
@@ -497,7 +503,9 @@ func (e *engine) lostGet(n *node, r election.GetReply) election.GetReply {
 
 // lostSwap is lostAnswer for the answer to a write.
 func (e *engine) lostSwap(n *node, r election.SwapReply) election.SwapReply {
-	e.tracef("%s is cut off: the answer to its swap of %s is lost (the swap %s)", n.id, r.Name, map[bool]string{true: "went through", false: "failed"}[r.Err == nil])
+	if e.tracing() {
+		e.tracef("%s is cut off: the answer to its swap of %s is lost (the swap %s)", n.id, r.Name, map[bool]string{true: "went through", false: "failed"}[r.Err == nil])
+	}
 	return election.SwapReply{Name: r.Name, Err: lostErr(n)}
 }
 
@@ -603,7 +611,9 @@ func (e *engine) swapped(n *node, sw store.Swap, r election.SwapReply) {
 			e.tracef("%s found session %s dead and wrote it free", n.id, r.Name)
 		}
 		if sw.Event == store.TransferRequested {
-			e.tracef("%s asks %s to hand %s over (balance)", n.id, r.Record.Holder, r.Name)
+			if e.tracing() {
+				e.tracef("%s asks %s to hand %s over (balance)", n.id, r.Record.Holder, r.Name)
+			}
 		}
 	}
 	if e.c.Check && errors.Is(r.Err, store.ErrInvalid) {

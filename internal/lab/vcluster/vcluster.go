@@ -508,6 +508,11 @@ func Run(ctx context.Context, c Config) (Outcome, error) {
 	return e.out, nil
 }
 
+// tracing reports whether the run is traced (Config.Trace). A call of
+// tracef on a hot path is guarded by it: its arguments, boxed for fmt,
+// cost allocations even when nothing is written.
+func (e *engine) tracing() bool { return e.c.Trace != nil }
+
 func (e *engine) tracef(format string, a ...any) {
 	if e.c.Trace != nil {
 		fmt.Fprintf(e.c.Trace, "%10.3fs  %s\n", e.now.Seconds(), fmt.Sprintf(format, a...))
