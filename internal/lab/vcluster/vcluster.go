@@ -387,6 +387,11 @@ type engine struct {
 	lock storeLock // the store's write lock held by a frozen node (ArmFreezeLocked)
 }
 
+// ctxEvery is how many events Run steps between two looks at its
+// context (each a call through its interface, into a lock or an atomic
+// load): a cancelled run still stops within microseconds.
+const ctxEvery = 64
+
 // Run runs c until c.End and returns what it measured. err is an
 // infrastructure failure (a store or database error that is not part of a
 // fault), not an invariant violation.
@@ -480,8 +485,10 @@ func Run(ctx context.Context, c Config) (Outcome, error) {
 		if c.Check {
 			e.check()
 		}
-		if err := ctx.Err(); err != nil {
-			return e.out, err
+		if e.out.Events%ctxEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				return e.out, err
+			}
 		}
 	}
 	if e.err != nil {
