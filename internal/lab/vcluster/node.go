@@ -591,7 +591,7 @@ func (e *engine) getMany(names []string) ([]store.GetResult, error) {
 func (e *engine) swapped(n *node, sw store.Swap, r election.SwapReply) {
 	if r.Err == nil {
 		if i := e.nameIndex(r.Name); i >= 0 {
-			e.logs[i].dirty = true
+			e.dirty(i)
 		}
 		e.notify(r.Name, r.Record.Version)
 		if e.c.Forge && store.IsSession(r.Name) {
@@ -605,7 +605,7 @@ func (e *engine) swapped(n *node, sw store.Swap, r election.SwapReply) {
 			}
 			e.collectSuccession()
 			for i := range e.logs {
-				e.logs[i].dirty = true // History shows the succession's events
+				e.dirty(i) // History shows the succession's events
 			}
 		} else if store.IsSession(r.Name) && r.Record.Free() && !strings.Contains(r.Name, "/"+n.id+"/") {
 			e.tracef("%s found session %s dead and wrote it free", n.id, r.Name)

@@ -371,6 +371,7 @@ type engine struct {
 
 	// invariant state
 	logs           []logState     // per name
+	dirtyLogs      int            // how many of logs are dirty
 	damaged        []bool         // per name: planted held (Config.Plant), never to be taken
 	granted        []int          // names whose terms were won or extended in this event
 	topToken       map[int]uint64 // per name, the highest token a term was won with
