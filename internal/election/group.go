@@ -374,10 +374,12 @@ func (g *Group) tick(now time.Time) []Action {
 	if !g.endingAt.IsZero() && !now.Before(g.endingAt) {
 		acts = concat(acts, g.endSome(now))
 	}
-	for _, s := range sortedKeys(g.lists) {
-		if l := g.lists[s]; !l.at.IsZero() && !now.Before(l.at) {
-			l.at = time.Time{}
-			acts = append(acts, List{Session: s, After: l.after})
+	if g.listDue(now) {
+		for _, s := range sortedKeys(g.lists) {
+			if l := g.lists[s]; !l.at.IsZero() && !now.Before(l.at) {
+				l.at = time.Time{}
+				acts = append(acts, List{Session: s, After: l.after})
+			}
 		}
 	}
 	if g.sweeping() && !g.checkAt.IsZero() && !now.Before(g.checkAt) {
@@ -424,6 +426,17 @@ func (g *Group) pollSoon(now time.Time) []Action {
 func (g *Group) observerDue(now time.Time) bool {
 	for _, o := range g.obsList {
 		if at := o.next(); !at.IsZero() && !now.Before(at) {
+			return true
+		}
+	}
+	return false
+}
+
+// listDue reports whether a listing is due at now: only then does tick
+// sort the listings' sessions to send their Lists in order.
+func (g *Group) listDue(now time.Time) bool {
+	for _, l := range g.lists {
+		if !l.at.IsZero() && !now.Before(l.at) {
 			return true
 		}
 	}

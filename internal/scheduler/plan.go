@@ -16,7 +16,38 @@ import (
 const KeyLayout = "2006-01-02T15:04:05Z"
 
 // Key returns the period key of the instant t (schedule.Key).
-func Key(t time.Time) string { return t.UTC().Truncate(time.Second).Format(KeyLayout) }
+func Key(t time.Time) string {
+	// Written digit by digit: Format parses its layout at every call,
+	// and the machine and the simulator make a key for every period they
+	// look at. A negative year or one past 9999, which Format writes its
+	// own way (a sign, more digits), goes to Format.
+	u := t.UTC()
+	y, mo, d := u.Date()
+	if y < 0 || y > 9999 {
+		return u.Truncate(time.Second).Format(KeyLayout)
+	}
+	h, mi, sec := u.Clock()
+	var b [len(KeyLayout)]byte
+	put := func(i, v, n int) {
+		for j := i + n - 1; j >= i; j-- {
+			b[j] = byte('0' + v%10)
+			v /= 10
+		}
+	}
+	put(0, y, 4)
+	b[4] = '-'
+	put(5, int(mo), 2)
+	b[7] = '-'
+	put(8, d, 2)
+	b[10] = 'T'
+	put(11, h, 2)
+	b[13] = ':'
+	put(14, mi, 2)
+	b[16] = ':'
+	put(17, sec, 2)
+	b[19] = 'Z'
+	return string(b[:])
+}
 
 // Schedule yields a job's scheduled instants: schedule.Schedule without
 // its String method.

@@ -99,7 +99,7 @@ func (e *engine) check() {
 			}
 		}
 	}
-	for i := range e.logs {
+	for i := 0; e.dirtyLogs > 0 && i < len(e.logs); i++ {
 		if e.logs[i].dirty {
 			e.checkLog(i)
 		}
@@ -130,11 +130,21 @@ func (e *engine) holds(n *node, i int) bool {
 	return n.up && h.token != 0 && n.local(e.now).Before(h.deadline) // the checker's own definition, not the product's
 }
 
+// dirty marks the i-th name's election log as maybe grown, for the next
+// check to read.
+func (e *engine) dirty(i int) {
+	if !e.logs[i].dirty {
+		e.logs[i].dirty = true
+		e.dirtyLogs++
+	}
+}
+
 // checkLog reads what the i-th name's election log gained since the last
 // check: acquisitions raise the token, nothing else changes it.
 func (e *engine) checkLog(i int) {
 	l := &e.logs[i]
 	l.dirty = false
+	e.dirtyLogs--
 	evs, err := e.c.Store.History(e.ctx, e.names[i], l.seq, 0)
 	if err != nil {
 		e.fail(err)

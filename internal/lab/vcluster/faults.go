@@ -77,7 +77,9 @@ type Fault struct {
 func (e *engine) fault(f Fault) {
 	n := e.nodes[f.Node]
 	e.out.FaultsInjected[f.Kind]++
-	e.tracef("fault: %s %v", n.id, f.Kind)
+	if e.tracing() {
+		e.tracef("fault: %s %v", n.id, f.Kind)
+	}
 	e.note(n, Happening{Kind: FaultBegan, Fault: f.Kind.String()})
 	switch f.Kind {
 	case Cut:
@@ -173,7 +175,7 @@ func (e *engine) fault(f Fault) {
 	case Suspend, Resume:
 		_, err := e.c.Store.SuspendJob(e.ctx, store.JobSuspend{Name: Job, Suspend: f.Kind == Suspend, By: "operator", Reason: "simulated"})
 		e.tracef("operator: %v %s: %v", f.Kind, Job, err)
-		e.logs[0].dirty = true
+		e.dirty(0)
 	case Backfill:
 		e.backfill(f)
 	case Transfer:
@@ -185,7 +187,7 @@ func (e *engine) fault(f Fault) {
 			} else {
 				e.tracef("operator: transfer of %s to %s at token %d: %v", e.names[i], e.nodes[f.To].id, rec.Token, err)
 			}
-			e.logs[i].dirty = true
+			e.dirty(i)
 			if err == nil {
 				rec, _ := e.c.Store.Get(e.ctx, e.names[i])
 				e.notify(e.names[i], rec.Version)

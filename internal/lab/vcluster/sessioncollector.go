@@ -134,7 +134,7 @@ func (e *engine) applyCollect(n *node, inc int32, call any) {
 			e.out.Covered.Settled += r.n
 			e.tracef("%s settled %d names passed on from %s", n.id, r.n, c.session)
 			for i := range e.logs {
-				e.logs[i].dirty = true // the succession's events are stored now: the same as History showed
+				e.dirty(i) // the succession's events are stored now: the same as History showed
 			}
 		}
 	case collectDelete:

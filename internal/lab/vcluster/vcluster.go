@@ -371,6 +371,7 @@ type engine struct {
 
 	// invariant state
 	logs           []logState     // per name
+	dirtyLogs      int            // how many of logs are dirty
 	damaged        []bool         // per name: planted held (Config.Plant), never to be taken
 	granted        []int          // names whose terms were won or extended in this event
 	topToken       map[int]uint64 // per name, the highest token a term was won with
@@ -386,6 +387,11 @@ type engine struct {
 
 	lock storeLock // the store's write lock held by a frozen node (ArmFreezeLocked)
 }
+
+// ctxEvery is how many events Run steps between two looks at its
+// context (each a call through its interface, into a lock or an atomic
+// load): a cancelled run still stops within microseconds.
+const ctxEvery = 64
 
 // Run runs c until c.End and returns what it measured. err is an
 // infrastructure failure (a store or database error that is not part of a
@@ -480,8 +486,10 @@ func Run(ctx context.Context, c Config) (Outcome, error) {
 		if c.Check {
 			e.check()
 		}
-		if err := ctx.Err(); err != nil {
-			return e.out, err
+		if e.out.Events%ctxEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				return e.out, err
+			}
 		}
 	}
 	if e.err != nil {
@@ -507,6 +515,11 @@ func Run(ctx context.Context, c Config) (Outcome, error) {
 	}
 	return e.out, nil
 }
+
+// tracing reports whether the run is traced (Config.Trace). A call of
+// tracef on a hot path is guarded by it: its arguments, boxed for fmt,
+// cost allocations even when nothing is written.
+func (e *engine) tracing() bool { return e.c.Trace != nil }
 
 func (e *engine) tracef(format string, a ...any) {
 	if e.c.Trace != nil {

@@ -170,7 +170,9 @@ func (e *engine) call(n *node, a scheduler.Action) scheduler.Event {
 		}
 		e.out.Covered.Pruned += r.N
 		if r.Err == nil && r.N > 0 {
-			e.tracef("%s pruned %d rows with token %d", n.id, r.N, a.Prune.Token)
+			if e.tracing() {
+				e.tracef("%s pruned %d rows with token %d", n.id, r.N, a.Prune.Token)
+			}
 		}
 		if errors.Is(r.Err, fence.ErrStaleToken) {
 			e.out.Rejected++
@@ -387,7 +389,9 @@ func (e *engine) ledgerWrite(n *node, a scheduler.SwapRun, r scheduler.Swapped) 
 	case r.Err != nil:
 		return
 	}
-	e.tracef("%s %s %s with token %d (attempt %d)", n.id, a.Kind, sw.Period, sw.Token, sw.Attempt)
+	if e.tracing() {
+		e.tracef("%s %s %s with token %d (attempt %d)", n.id, a.Kind, sw.Period, sw.Token, sw.Attempt)
+	}
 	e.checkTakeover(n, a)
 	if a.Kind == scheduler.KindClaim {
 		e.note(n, Happening{Kind: Claimed, Token: sw.Token, Period: sw.Period})
@@ -532,7 +536,9 @@ func (e *engine) finishEffect(n *node, a scheduler.StartEffect, fail, deliver bo
 			e.violate("period %s: its batch landed %d times", period, e.out.Landings[period])
 		}
 		e.acceptedTokens = max(e.acceptedTokens, token)
-		e.tracef("%s wrote %d lines of %s with token %d", n.id, e.c.InvoiceLines, period, token)
+		if e.tracing() {
+			e.tracef("%s wrote %d lines of %s with token %d", n.id, e.c.InvoiceLines, period, token)
+		}
 		e.note(n, Happening{Kind: Wrote, Token: token, Period: period})
 	}
 	e.busy(n, a, deliver)
@@ -579,7 +585,9 @@ func (e *engine) supervisorRecord(n *node, a scheduler.StartEffect, inTerm bool)
 	run, err := e.c.Store.SwapRun(e.ctx, sw)
 	e.ledgerWrite(n, act, scheduler.Swapped{Run: run, Err: err})
 	if err == nil {
-		e.tracef("%s's supervisor recorded %s done with token %d (attempt %d)", n.id, sw.Run.Period, sw.Run.Token, sw.Run.Attempt)
+		if e.tracing() {
+			e.tracef("%s's supervisor recorded %s done with token %d (attempt %d)", n.id, sw.Run.Period, sw.Run.Token, sw.Run.Attempt)
+		}
 		if n.ownRecords == nil {
 			n.ownRecords = map[string]store.Run{}
 		}
