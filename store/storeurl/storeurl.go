@@ -104,6 +104,9 @@ func open(ctx context.Context, rawURL string, readOnly bool) (store.Store, error
 	}
 	sch, ok := Lookup(rawURL)
 	if !ok {
+		if build, ok := notLinked[strings.ToLower(name)]; ok {
+			return nil, fmt.Errorf("%w %q: this build does not link the %q store; %s, or use %s", ErrURL, shown, name, build, Forms())
+		}
 		return nil, fmt.Errorf("%w %q: unknown scheme %q; use %s", ErrURL, shown, name, Forms())
 	}
 	st, err := sch.Open(ctx, rawURL, readOnly)
