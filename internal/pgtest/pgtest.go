@@ -8,8 +8,9 @@
 // The servers are built from the PostgreSQL server binaries found on the
 // machine (BATON_PG_BINDIR, `pg_config --bindir`, /usr/lib/postgresql/*/bin
 // or the PATH). They listen on 127.0.0.1 on a free port and on a unix socket
-// in their own temporary directory, run with fsync off, and trust every
-// local connection: they are for tests only. initdb refuses to run as root,
+// in their own temporary directory (on Linux under /dev/shm, in memory,
+// unless the durable server), run with fsync off, and trust every local
+// connection: they are for tests only. initdb refuses to run as root,
 // so when the tests run as root the server runs as the "postgres" OS user.
 // The postmaster gets SIGQUIT if the test binary dies, so a crashed test
 // run leaves no server behind (only its temporary directory).
