@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"sort"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
 
 	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/store/storedriver"
@@ -75,34 +75,17 @@ func (s *Store) Swap(ctx context.Context, sw store.Swap) (store.Record, error) {
 // points at the session, is left alone. It costs a list and a write per
 // name, at every renewal of the session.
 func (s *Store) renewNames(ctx context.Context, session string) error {
-	opts := metav1.ListOptions{LabelSelector: labelSelector + "," + labelSession + "=" + sessionLabel(session), Limit: listPage}
-	for {
-		list, err := s.leases.List(ctx, opts)
-		if err != nil {
-			return s.apiError(ctx, "list", "", err)
-		}
-		for i := range list.Items {
-			l := &list.Items[i]
-			name := stateName(l)
-			if name == "" {
-				continue
+	selector := labelSelector + "," + labelSession + "=" + sessionLabel(session)
+	return s.eachLease(ctx, selector, func(name string, l *coordinationv1.Lease) error {
+		_, err := s.updateFrom(ctx, name, l, func(o *object) error {
+			if r := o.st.Rec; o.foreign || r == nil || r.Holder == "" || r.Session != session {
+				return errNoWrite
 			}
-			_, err := s.updateFrom(ctx, name, l, func(o *object) error {
-				if r := o.st.Rec; o.foreign || r == nil || r.Holder == "" || r.Session != session {
-					return errNoWrite
-				}
-				o.recWritten = true // the spec again, with a new renewTime
-				return nil
-			})
-			if err != nil {
-				return err
-			}
-		}
-		if list.Continue == "" {
+			o.recWritten = true // the spec again, with a new renewTime
 			return nil
-		}
-		opts.Continue = list.Continue
-	}
+		})
+		return err
+	})
 }
 
 // GetMany implements store.Store: one read per name (storedriver.GetMany).

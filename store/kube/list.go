@@ -18,7 +18,19 @@ const listPage = 500
 
 // each calls fn with every baton object of the namespace, by pages.
 func (s *Store) each(ctx context.Context, fn func(o object) error) error {
-	opts := metav1.ListOptions{LabelSelector: labelSelector, Limit: listPage}
+	return s.eachLease(ctx, labelSelector, func(name string, l *coordinationv1.Lease) error {
+		o, err := decode(name, l)
+		if err != nil {
+			return err
+		}
+		return fn(o)
+	})
+}
+
+// eachLease calls fn with every Lease of the namespace that selector
+// selects and that holds a name's state, and that name, by pages.
+func (s *Store) eachLease(ctx context.Context, selector string, fn func(name string, l *coordinationv1.Lease) error) error {
+	opts := metav1.ListOptions{LabelSelector: selector, Limit: listPage}
 	for {
 		list, err := s.leases.List(ctx, opts)
 		if err != nil {
@@ -30,11 +42,7 @@ func (s *Store) each(ctx context.Context, fn func(o object) error) error {
 			if name == "" {
 				continue // labelled by hand, holds no state: not a name
 			}
-			o, err := decode(name, l)
-			if err != nil {
-				return err
-			}
-			if err := fn(o); err != nil {
+			if err := fn(name, l); err != nil {
 				return err
 			}
 		}
