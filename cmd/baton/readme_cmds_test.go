@@ -259,7 +259,8 @@ func quickstart(t *testing.T, sh func(string) *exec.Cmd, run func(string) string
 	old.cmd.Wait()
 	var next *terminal
 	var nextToken uint64
-	if !testenv.WaitFor(delay.Slack(2*time.Second, stopped, time.Now()), func() bool {
+	// Each look at the leader is a baton status process: every 100ms.
+	if !testenv.WaitEvery(delay.Slack(2*time.Second, stopped, time.Now()), 100*time.Millisecond, func() bool {
 		next, nextToken = leader()
 		return next != nil && next != old
 	}) {
@@ -284,7 +285,7 @@ func quickstart(t *testing.T, sh func(string) *exec.Cmd, run func(string) string
 	// The lease (15s) and twice the clock margin (2 x 500ms).
 	const takeover = 16 * time.Second
 	var survivor *terminal
-	if !testenv.WaitFor(delay.Slack(takeover+2*time.Second, killed, time.Now()), func() bool {
+	if !testenv.WaitEvery(delay.Slack(takeover+2*time.Second, killed, time.Now()), 250*time.Millisecond, func() bool {
 		survivor, nextToken = leader()
 		return survivor != nil
 	}) {

@@ -138,15 +138,18 @@ func TestProcessStateViews(t *testing.T) {
 
 			// A single-name holder that exits.
 			cmd, _, errb = startBaton(t, "run", "--store", url, "--lease", "2s", "--grace", "500ms", "solo", "--", "sleep", "60")
-			if h := waitState(t, s, url, "solo", inspect.Held, 60*time.Second); h.Session != "" || h.Token != 1 {
+			// Its token is 1 unless a renewal starved on a loaded machine
+			// cost it the lease and it was elected again (seen at load 10).
+			h := waitState(t, s, url, "solo", inspect.Held, 60*time.Second)
+			if h.Session != "" || h.Token < 1 {
 				t.Fatalf("solo held: %+v", h)
 			}
 			cmd.Process.Signal(syscall.SIGTERM)
 			if err := cmd.Wait(); err != nil {
 				t.Fatalf("baton run: %v\n%s", err, errb.String())
 			}
-			if free := statusState(t, s, url, "solo"); free.State != inspect.Free || free.Token != 1 {
-				t.Fatalf("solo after a clean exit: %+v", free)
+			if free := statusState(t, s, url, "solo"); free.State != inspect.Free || free.Token < h.Token {
+				t.Fatalf("solo after a clean exit: %+v (held with token %d)", free, h.Token)
 			}
 		})
 	}

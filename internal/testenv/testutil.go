@@ -84,12 +84,19 @@ func names(m map[string][32]byte) []string {
 // WaitFor polls cond every 10ms until it holds (true) or d passes
 // (false): for end-to-end tests on real time, with d the slack.
 func WaitFor(d time.Duration, cond func() bool) bool {
+	return WaitEvery(d, 10*time.Millisecond, cond)
+}
+
+// WaitEvery is WaitFor polling every interval: for a condition that costs
+// a process or a connection to check (polled every 10ms, a baton status
+// started as a process took more CPU than the processes it watched).
+func WaitEvery(d, interval time.Duration, cond func() bool) bool {
 	deadline := time.Now().Add(d)
 	for !cond() {
 		if time.Now().After(deadline) {
 			return false
 		}
-		time.Sleep(10 * time.Millisecond)
+		time.Sleep(interval)
 	}
 	return true
 }
