@@ -46,7 +46,8 @@ type Executor func(ctx context.Context, p scheduler.Period, token uint64) (exitC
 // schedule.Observer is an alias of it.
 type Observer interface {
 	// PeriodState says the Runner moved a period of job to state
-	// (running when it claims it, then done, failed or skipped).
+	// (running when it claims it, then done, failed or skipped; pending
+	// when it gives back a run cut short, scheduler.Release).
 	PeriodState(job string, state store.RunState)
 	// RunStarted says a run of job started delay after its period's
 	// scheduled time.
