@@ -59,7 +59,9 @@
 // refuses the older one. Only fenced effects are exactly-once. An unfenced
 // effect is at-least-once per period. A run its executor stopped early
 // (ErrInterrupted, e.g. a command stopped because the lease was about to
-// expire) is also started again, possibly under the same token.
+// expire, or because the Runner's caller stopped it) is also started
+// again, possibly under the same token: its row is given back, pending,
+// so that the next claim is at once.
 //
 // A failed run (non-zero exit) is retried Policy.Retries times,
 // Policy.RetryBackoff apart, each attempt counted in the row's Attempt;

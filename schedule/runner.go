@@ -33,15 +33,19 @@ var ErrTimeout = scheduler.ErrTimeout
 
 // Executor runs the effect of one period under the fencing token. ctx is
 // cancelled when the term ends (or the Runner's caller cancels); an
-// executor that was cut short by ctx must return a non-nil error, and the
-// Runner then leaves the row running for the next leader to take over. An
+// executor that was cut short by ctx must return a non-nil error. One
+// wrapping ErrInterrupted says the effect did not finish: the Runner then
+// gives the row back, pending (its attempt kept), before Run returns, so
+// that the next leader claims it at once; any other error leaves the row
+// running, for the next leader to take over (after WithTakeoverGrace). An
 // executor that stopped its effect early for its own reason (such as a
-// lease about to expire) returns an error wrapping ErrInterrupted: the row
-// is left running too, and claimed again (by this leader if its term
-// lasts). An error wrapping fence.ErrStaleToken says a newer leader exists:
-// nothing is recorded and the Runner acts no more in this term. Otherwise
-// it returns the effect's exit status (0: success) and the tail of its
-// output, both recorded in the ledger.
+// lease about to expire) returns an error wrapping ErrInterrupted too:
+// the row is given back and claimed again (by this leader if its term
+// lasts). Never wrap ErrInterrupted for an effect that ran to its end:
+// its period would run again. An error wrapping fence.ErrStaleToken says
+// a newer leader exists: nothing is recorded and the Runner acts no more
+// in this term. Otherwise it returns the effect's exit status (0:
+// success) and the tail of its output, both recorded in the ledger.
 type Executor func(ctx context.Context, p Period, token uint64) (exitCode int, output string, err error)
 
 // Job is what a Runner runs: a name (also the election name whose token
@@ -128,8 +132,9 @@ func WithClockStepDown(d time.Duration) Option {
 // (the renew interval, at least a second), because the supervisor of its
 // command records outcomes so, also while baton itself is frozen; a
 // Runner records its executor's outcomes itself and needs none. A period
-// whose leader died mid-run is run again d later. Default 0: at once; d
-// is at most a week.
+// whose leader died mid-run is run again d later; one whose leader stopped
+// gracefully is given back at once (see Executor) and waits no grace.
+// Default 0: at once; d is at most a week.
 func WithTakeoverGrace(d time.Duration) Option {
 	return func(cfg *config) error { cfg.Machine.TakeoverGrace = d; return nil }
 }

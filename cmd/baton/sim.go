@@ -152,7 +152,9 @@ no-takeover-grace (with --supervisor-records: a new term takes a row still
 running under an older token over at once, before the supervisor that saw
 its run end inside its term could record it), token-fenced-record (with
 --supervisor-records: that record is fenced by the term's token, so it is
-refused once a newer term began).`
+refused once a newer term began), release-after-finish (a run that ran to
+its end after its term ended is given back pending, as if cut short, and
+runs again).`
 
 func runSim(ctx context.Context, e *env, args []string) int {
 	const name = "sim"
@@ -259,6 +261,8 @@ func runSim(ctx context.Context, e *env, args []string) int {
 		o.Mutate.Work.NoTakeoverGrace = true
 	case "token-fenced-record":
 		o.Mutate.TokenFencedRecord = true
+	case "release-after-finish":
+		o.Mutate.Work.ReleaseAfterFinish = true
 	default:
 		return e.fail(name, usagef("--mutate %q: want %s", *mutate, mutationList))
 	}
@@ -318,7 +322,7 @@ func runSim(ctx context.Context, e *env, args []string) int {
 	return exitOK
 }
 
-const mutationList = "no-fence, no-margin, no-valid-check, unfenced-ledger, session-no-margin, session-name-expiry, session-read-first, no-pull, succession-stored-version, succession-no-raise, succession-adopt-unread, succession-adopt-unsynced, succession-adopt-across-gap, succession-list-ended, succession-list-no-retry, settle-stored-token, settle-new-version, no-catch-up-cap, no-catch-up-window, no-jitter, ignore-suspension, no-overlap-skip, no-retry-backoff, no-manual-exempt, no-timeout, node-jitter, no-clock-guard, no-step-down, prune-failed, prune-early, no-own-completion, rerun-unknown-state, no-takeover-grace, token-fenced-record or wrap-deadline"
+const mutationList = "no-fence, no-margin, no-valid-check, unfenced-ledger, session-no-margin, session-name-expiry, session-read-first, no-pull, succession-stored-version, succession-no-raise, succession-adopt-unread, succession-adopt-unsynced, succession-adopt-across-gap, succession-list-ended, succession-list-no-retry, settle-stored-token, settle-new-version, no-catch-up-cap, no-catch-up-window, no-jitter, ignore-suspension, no-overlap-skip, no-retry-backoff, no-manual-exempt, no-timeout, node-jitter, no-clock-guard, no-step-down, prune-failed, prune-early, no-own-completion, rerun-unknown-state, no-takeover-grace, token-fenced-record, release-after-finish or wrap-deadline"
 
 // replayFlags are the flags given that shape a seed's run, for the
 // replay line of a violation: the seed alone would run another cluster.

@@ -74,6 +74,31 @@ func TestVerifyClean(t *testing.T) {
 	}
 }
 
+// A period whose run a graceful stop cut short and gave back
+// (scheduler.Release: pending, under the ending term's token and attempt)
+// is judged at most once while it waits, and exactly once when the next
+// term ran it (attempt 2, its one accepted write under token 2): the
+// interrupted attempt wrote nothing through the fence.
+func TestVerifyReleasedThenRun(t *testing.T) {
+	p := production()
+	released := store.Run{Job: "job", Period: key(4), Scheduled: t0.Add(4 * time.Minute), State: store.Pending, Token: 2, Attempt: 1}
+	p.Ledger[4] = released
+	rep := Verify(p)
+	if !rep.OK() || rep.Periods[4].Verdict != "at most once" {
+		t.Fatalf("released P4: %+v, violations %+v", rep.Periods[4], rep.Violations)
+	}
+	p.Events = append(p.Events, store.Event{Seq: 3, Name: "job", Kind: store.Acquired, Holder: "a", Incarnation: "i", Token: 3, Time: t0.Add(5 * time.Minute)})
+	p.Record.Holder, p.Record.Token = "a", 3
+	rerun := released
+	rerun.State, rerun.Token, rerun.Attempt = store.Done, 3, 2
+	p.Ledger[4] = rerun
+	p.Log = append(p.Log, fence.LogEntry{Seq: 7, Name: "job", Token: 3, Period: key(4), Outcome: fence.Accepted, Highest: 3})
+	rep = Verify(p)
+	if !rep.OK() || rep.Periods[4].Verdict != "exactly once" || rep.Verdict() != ExactlyOnce {
+		t.Fatalf("P4 run again after its release: %+v, violations %+v, verdict %q", rep.Periods[4], rep.Violations, rep.Verdict())
+	}
+}
+
 // Each rule fails on a record that breaks it, and names it (and the
 // period, when it is about one).
 func TestVerifyViolations(t *testing.T) {

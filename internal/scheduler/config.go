@@ -121,4 +121,9 @@ type Mutations struct {
 	// plan, before that run's own process could record its outcome
 	// [no-takeover-grace].
 	NoTakeoverGrace bool
+	// ReleaseAfterFinish gives back (Release) the row of a run that ran
+	// to its end after its term ended, as if it had been cut short,
+	// instead of recording its outcome: the next term runs the period
+	// again [release-after-finish].
+	ReleaseAfterFinish bool
 }

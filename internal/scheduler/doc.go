@@ -42,6 +42,25 @@
 // starved or blocked longer): the period runs again, at least once, as
 // any effect cut short by the end of its term does.
 //
+// A run cut short that this process knows of (EffectDone NotStarted, or
+// an error wrapping ErrInterrupted: stopped, its process group with it,
+// before it finished) is given back: the machine writes Release, the
+// claimed row pending again with its token and attempt kept (the next
+// claim is attempt + 1), fenced by the row alone like CompleteSeen, also
+// after End. The runtime makes that write before it gives the term up (a
+// graceful stop: baton run resigns only once Run returned, bounded by
+// ReleaseTimeout), so the next term claims the period at once instead of
+// waiting TakeoverGrace. A release the row refuses (a newer term took it
+// over, or the run's own process recorded it) changes nothing. A run that
+// ran to its end is never given back, or it would run twice (the
+// simulator's release-after-finish mutation does, and its checker
+// notices). What this does not cover: an executor that reports an
+// interruption of an effect that in fact finished (baton run hears of its
+// command's exit only after its supervisor's record, which then wins the
+// row), and a term resigned before its runtime stops (an operator's
+// resign or transfer ends the term at once: its release races the next
+// term's first read, and the grace covers a release that loses).
+//
 // Runtimes, one machine:
 //   - internal/scheduler/runner (real clock, real store, the executor in a
 //     goroutine), which takes this machine's whole Config: wrapped by

@@ -120,15 +120,21 @@ const (
 	KindClaim                    // a period claimed by the plan
 	KindTrigger                  // a momentary trigger claimed
 	KindComplete                 // a run's outcome recorded
+	KindRelease                  // a run cut short given back, pending (Release)
 )
 
 // String names the kind.
 func (k Kind) String() string {
-	return [...]string{"?", "skip", "claim", "claim trigger", "complete"}[k]
+	return [...]string{"?", "skip", "claim", "claim trigger", "complete", "release"}[k]
 }
 
 // SwapRun asks for store.SwapRun(Swap); answer Swapped. A KindComplete
-// write must not be cut short by the end of the term. A claim or skip
+// write must not be cut short by the end of the term. Nor must a
+// KindRelease write, which the machine asks for when the term's run was
+// cut short (not started, or interrupted: ErrInterrupted), also after
+// End: the runtime makes it before it gives the term up, bounded by a
+// short timeout (ReleaseTimeout), after which the next term takes the
+// row over once Config.TakeoverGrace has passed, as without it. A claim or skip
 // that the store refuses with store.ErrSuspended (the job was suspended
 // after the pass read it) is not an error: the machine reads the job
 // again at once and claims nothing while it stays suspended.

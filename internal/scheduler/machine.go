@@ -94,6 +94,8 @@ type Machine struct {
 
 	stopAt   time.Time // when the running effect is stopped (Policy.Timeout; zero: never)
 	stopping bool      // it was told to stop
+
+	releaseNotStarted bool // the release in flight is of a run not started
 }
 
 // New returns a machine with no term.
@@ -514,16 +516,22 @@ func (m *Machine) swapped(now time.Time, r Swapped) []Action {
 	m.op = opNone
 	k := m.kind
 	if m.phase == ended {
-		if k == KindComplete {
+		switch k {
+		case KindComplete:
 			return m.completed(r.Err, m.period.Key)
+		case KindRelease:
+			return m.released(r.Err)
 		}
 		return nil
 	}
 	if m.phase != working {
 		return nil
 	}
-	if k == KindComplete {
+	switch k {
+	case KindComplete:
 		return m.completeReply(now, r)
+	case KindRelease:
+		return m.releasedReply(now, r)
 	}
 	err := r.Err
 	switch {
@@ -586,9 +594,16 @@ func (m *Machine) effectDone(now time.Time, r EffectDone) []Action {
 		}
 	}
 	if m.phase == ended {
-		// The term ended while the effect ran: an effect cut short stays
-		// running for the next leader; a finished one is recorded once.
-		if r.NotStarted || r.Err != nil {
+		// The term ended while the effect ran: an effect cut short (not
+		// started, or interrupted) is given back, pending, so that the
+		// next leader runs it again at once; one that failed otherwise
+		// stays running for the next leader, which takes it over after
+		// Config.TakeoverGrace; a finished one is recorded once.
+		finished := !r.NotStarted && r.Err == nil
+		if cutShort(r) || (finished && m.cfg.Mutate.ReleaseAfterFinish) {
+			return m.release(r)
+		}
+		if !finished {
 			return []Action{Note{Level: slog.LevelInfo, Msg: "period interrupted by the end of the term; the next leader runs it again", Period: key, Err: r.Err}}
 		}
 		m.complete = m.completion(r, now)
@@ -600,18 +615,71 @@ func (m *Machine) effectDone(now time.Time, r EffectDone) []Action {
 	}
 	switch {
 	case r.NotStarted:
-		// The term may already be over: start nothing. The row stays
-		// running; the next leader takes it over.
-		return m.halt(ErrNotValid)
+		// The term may already be over: start nothing, give the row
+		// back (the next leader claims it at once), then act no more.
+		return m.release(r)
 	case errors.Is(r.Err, store.ErrStaleToken):
 		return m.halt(r.Err)
 	case errors.Is(r.Err, ErrInterrupted):
-		m.after(now, m.cfg.Retry, timerPass)
-		return []Action{Note{Level: slog.LevelInfo, Msg: "period interrupted; it will be claimed again", Period: key, Err: r.Err}}
+		// Given back, then claimed again after Retry if the term lasts,
+		// or by the next leader at once if it does not.
+		return append([]Action{Note{Level: slog.LevelInfo, Msg: "period interrupted; it will be claimed again", Period: key, Err: r.Err}}, m.release(r)...)
 	}
 	m.busyFrom, m.busyTo = m.claimed.Started, now
 	m.complete = m.completion(r, now)
 	return m.swap(KindComplete, m.complete)
+}
+
+// cutShort reports whether the effect r reports did not run to its end as
+// far as this process knows: it was not started, or it was interrupted
+// (ErrInterrupted: stopped, its process group with it, before it
+// finished).
+func cutShort(r EffectDone) bool { return r.NotStarted || errors.Is(r.Err, ErrInterrupted) }
+
+// release gives the claimed row of a run cut short back (Release): the
+// next claim, by this term or the next, is at once. Its reply is
+// releasedReply.
+func (m *Machine) release(r EffectDone) []Action {
+	why := "released: interrupted before it finished; claimed again at once"
+	if r.NotStarted {
+		why = "released: not started, the term was no longer valid; claimed again at once"
+	}
+	m.releaseNotStarted = r.NotStarted
+	sw := Release(m.claimed, why)
+	m.op, m.kind = opSwap, KindRelease
+	return []Action{SwapRun{Kind: KindRelease, Swap: sw}}
+}
+
+// released is the end of a release: err nil means the row is pending
+// again. A refused release (the row moved on: a newer term took it over,
+// or the run's own process recorded it) changes nothing and is only noted;
+// a failed one leaves the row running, for the next leader to take over
+// after Config.TakeoverGrace.
+func (m *Machine) released(err error) []Action {
+	key := m.claimed.Period
+	switch {
+	case err == nil:
+		return []Action{Note{Level: slog.LevelInfo, Msg: "period given back, pending: the next claim runs it at once", Period: key}}
+	case errors.Is(err, store.ErrConflict), errors.Is(err, store.ErrStaleToken):
+		return []Action{Note{Level: slog.LevelInfo, Msg: "giving the period back was refused: the row moved on", Period: key, Err: err}}
+	}
+	return []Action{Note{Level: slog.LevelWarn, Msg: "giving the period back failed; the next leader takes it over after the takeover grace", Period: key, Err: err}}
+}
+
+// releasedReply answers a release written in the term: a run not started
+// ends the term's work (the term is no longer valid); an interrupted one
+// is claimed again after Retry.
+func (m *Machine) releasedReply(now time.Time, r Swapped) []Action {
+	acts := m.released(r.Err)
+	if m.releaseNotStarted {
+		return append(acts, m.halt(ErrNotValid)...)
+	}
+	if store.Permanent(r.Err) {
+		m.phase = failed
+		return append(acts, Fail{Err: fmt.Errorf("releasing %s: %w", m.claimed.Period, r.Err)})
+	}
+	m.after(now, m.cfg.Retry, timerPass)
+	return acts
 }
 
 func (m *Machine) completion(r EffectDone, now time.Time) store.RunSwap {

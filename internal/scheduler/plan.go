@@ -583,6 +583,35 @@ func CompleteSeen(claimed store.Run, exitCode int, output string, err error, now
 	return sw
 }
 
+// Release returns the ledger write that gives back the claimed row of a
+// run cut short (its effect not started, or interrupted: ErrInterrupted)
+// at the end of its term: pending again, so that the next term claims it
+// at once instead of waiting Config.TakeoverGrace for a record that will
+// not come. The row keeps its Token, Holder, Attempt and Started (the
+// next claim is Attempt + 1, as a takeover's is, and retries count it);
+// why is its Output. The write is fenced by the row alone (its version,
+// unchanged since the claim), not by the election token: it still lands
+// after a newer term began, as long as that term has not taken the row
+// over; a refused release (a conflict: the row moved on) changes nothing.
+// It must never be written for an effect that ran to its end, which would
+// then run twice.
+func Release(claimed store.Run, why string) store.RunSwap {
+	r := claimed
+	r.State, r.ExitCode, r.Output, r.Finished = store.Pending, 0, why, time.Time{}
+	return store.RunSwap{Expect: claimed.Version, Run: r}
+}
+
+// ReleaseTimeout bounds how long a runtime waits for the Release write
+// of a term's run cut short before it gives the term up anyway: the
+// takeover grace, which covers a release that does not land, and at most
+// a second (a second when the grace is zero).
+func ReleaseTimeout(grace time.Duration) time.Duration {
+	if grace <= 0 || grace > time.Second {
+		return time.Second
+	}
+	return grace
+}
+
 // finalPrefix returns the key of the last non-manual row of the longest
 // prefix of rows (in period order) whose rows are all final for good (p
 // retries no failure among them), or "".

@@ -17,6 +17,7 @@ import (
 //
 //	config every=24h catchup=latest window=48h poll=1h rescan=6h retry=10m retries=2 backoff=30m momentary unfenced novalid
 //	       keep=720h keeprows=100 pruneevery=10m batch=500 max=3 overlap=skip jitter=30m nocap
+//	       grace=2m nograce releaseafterfinish
 //	start token=2 node=n1 | end | tick | trigger [key=D+HH:MM]   (any step takes at=D+HH:MM)
 //	registered created=D+HH:MM | registered err=E
 //	rows r=D+HH:MM/STATE/TOKEN/vVERSION[/manual][/aATTEMPT][/fD+HH:MM] ... | rows err=E
@@ -171,6 +172,8 @@ func (x *harness) step(s scenario.Step) string {
 				x.cfg.TakeoverGrace = d
 			case "nograce":
 				x.cfg.Mutate.NoTakeoverGrace = true
+			case "releaseafterfinish":
+				x.cfg.Mutate.ReleaseAfterFinish = true
 			default:
 				x.t.Fatalf("config %s: unknown setting", a.Key)
 			}

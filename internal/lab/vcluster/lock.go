@@ -25,6 +25,12 @@ type waitingRecord struct {
 	node   int
 	a      scheduler.StartEffect
 	inTerm bool // the supervisor saw the effect end inside its term
+	// tell: the node's machine is told of the effect's end once the
+	// record is written, as baton run hears of its command's exit only
+	// after its supervisor's record (if the node's incarnation inc and
+	// machine term gen are still the effect's).
+	tell     bool
+	inc, gen int
 }
 
 // lockedOut returns the error of a write by n while another node holds

@@ -114,4 +114,9 @@ type Coverage struct {
 	// effect seen to end inside its term that committed once a newer
 	// term had begun (scheduler.CompleteSeen).
 	LockFreezes, LateRecords int
+	// Releases counts the rows of runs cut short (not started, or
+	// interrupted) that their machine gave back, pending
+	// (scheduler.Release); LateReleases those that committed once a
+	// newer term had begun.
+	Releases, LateReleases int
 }

@@ -43,6 +43,7 @@ type node struct {
 	effStart               time.Duration        // when effID started
 	effFroze               bool                 // the node was frozen while it ran (no timeout check)
 	effRun                 scheduler.StartEffect
+	running                store.Run // the row of the effect its machine last started (StartEffect)
 	mailbox                []event
 	cutErr, lostErr        error         // the errors of a call while cut off, and of an answer lost so
 	changes                *batch        // the change notifications queued for it, while more may join

@@ -384,6 +384,10 @@ type engine struct {
 	// election still at its token, the node's deadline not passed): its
 	// supervisor records it, so it is never taken over.
 	inTermEnds map[string]store.Run
+	// toldFinished holds the attempts (period, token, attempt) whose
+	// machine was told that their effect ran to its end: such a row is
+	// never given back (scheduler.Release).
+	toldFinished map[attempt]bool
 
 	lock storeLock // the store's write lock held by a frozen node (ArmFreezeLocked)
 }
@@ -401,7 +405,7 @@ func Run(ctx context.Context, c Config) (Outcome, error) {
 		return Outcome{}, errors.New("vcluster: incomplete config")
 	}
 	e := &engine{c: c, cal: Calendar{c.Day}, work: c.work(), ctx: ctx, completions: map[string]int{}, rows: map[string]store.Run{},
-		inTermEnds: map[string]store.Run{}, lock: storeLock{holder: -1}}
+		inTermEnds: map[string]store.Run{}, toldFinished: map[attempt]bool{}, lock: storeLock{holder: -1}}
 	// The machines' own bounds, as every runtime applies them: the
 	// simulator runs no setting production would refuse.
 	if err := e.electionConfig(&node{id: "node-0", inc: 1}).Validate(); err != nil {
@@ -562,7 +566,11 @@ func (e *engine) dispatch(ev event) {
 		return
 	case evRecord:
 		w := ev.ev.(waitingRecord)
-		e.supervisorRecord(e.nodes[ev.node], w.a, w.inTerm)
+		n := e.nodes[ev.node]
+		e.supervisorRecord(n, w.a, w.inTerm)
+		if w.tell && n.up && n.inc == w.inc && n.starts == w.gen {
+			e.effectSeen(n, scheduler.EffectDone{})
+		}
 		return
 	}
 	n := e.nodes[ev.node]

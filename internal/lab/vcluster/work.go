@@ -56,6 +56,9 @@ func (e *engine) endWork(n *node) {
 // stepWork feeds the scheduler machine and executes its actions.
 func (e *engine) stepWork(n *node, ev scheduler.Event) {
 	wall := e.cal.Wall(e.now).Add(n.wallOff) // the node's wall clock
+	if d, ok := ev.(scheduler.EffectDone); ok && !d.NotStarted && d.Err == nil && n.running.Period != "" {
+		e.toldFinished[attemptOf(n.running)] = true
+	}
 	for _, a := range n.sm.Step(wall, ev) {
 		e.doWork(n, a)
 	}
@@ -203,6 +206,7 @@ func (e *engine) doWork(n *node, a scheduler.Action) {
 			e.out.Covered.ClockHeld++
 		}
 	case scheduler.StartEffect:
+		n.running = a.Run
 		if n.armedBeforeCheck {
 			n.frozen, n.frozenByEffect, n.pending, n.pendingChecked = true, true, &a, false
 			e.tracef("%s froze before its Valid() check for %s", n.id, a.Period.Key)
@@ -290,7 +294,7 @@ func (e *engine) clockThawed(n *node) {
 // checkClockGuard: a claim or skip follows a clock check that found the
 // node's wall clock within the tolerance (Config.ClockTolerance).
 func (e *engine) checkClockGuard(n *node, a scheduler.SwapRun) {
-	if !e.c.Check || e.work.ClockTolerance <= 0 || a.Kind == scheduler.KindComplete {
+	if !e.c.Check || e.work.ClockTolerance <= 0 || a.Kind == scheduler.KindComplete || a.Kind == scheduler.KindRelease {
 		return
 	}
 	if a.Kind == scheduler.KindClaim && n.checkedOff != 0 && n.checkedOff.Abs() <= e.work.ClockTolerance {
@@ -415,7 +419,10 @@ func (e *engine) ledgerWrite(n *node, a scheduler.SwapRun, r scheduler.Swapped) 
 			e.violate("period %s completed %d times", sw.Period, e.completions[sw.Period])
 		}
 	}
-	if e.c.Check && e.c.Fence && !e.lateInTermRecord(a) {
+	if a.Kind == scheduler.KindRelease {
+		e.checkRelease(n, a)
+	}
+	if e.c.Check && e.c.Fence && !e.lateInTermRecord(a) && !e.lateRelease(a) {
 		if rec, err := e.c.Store.Get(e.ctx, Job); err == nil && rec.Token != sw.Token {
 			e.violate("ledger write (%s of %s) by %s with token %d committed while the election's token is %d", a.Kind, sw.Period, n.id, sw.Token, rec.Token)
 		}
@@ -542,8 +549,8 @@ func (e *engine) finishEffect(n *node, a scheduler.StartEffect, fail, deliver bo
 		e.note(n, Happening{Kind: Wrote, Token: token, Period: period})
 	}
 	e.busy(n, a, deliver)
-	if e.c.SupervisorRecords && n.up {
-		e.supervisorRecords(n, a)
+	if e.c.SupervisorRecords && n.up && e.supervisorRecords(n, a, deliver) {
+		return // its machine is told once the record is written
 	}
 	if deliver {
 		e.effectSeen(n, scheduler.EffectDone{})
@@ -557,8 +564,11 @@ func (e *engine) finishEffect(n *node, a scheduler.StartEffect, fail, deliver bo
 // end inside the term when the node's term is still the run's and its
 // deadline has not passed on its own clock (the supervisor holds it).
 // While a frozen node holds the store's write lock, the record waits for
-// it (ArmFreezeLocked).
-func (e *engine) supervisorRecords(n *node, a scheduler.StartEffect) {
+// it (ArmFreezeLocked), and so does the node's machine, told of the end
+// (when tell says so) only after the record, as baton run hears of its
+// command's exit only from its supervisor's report, which follows the
+// record: supervisorRecords then returns true.
+func (e *engine) supervisorRecords(n *node, a scheduler.StartEffect, tell bool) bool {
 	inTerm := n.term == a.Run.Token && election.Valid(n.local(e.now), n.deadline)
 	if e.c.Check && inTerm {
 		if rec, err := e.c.Store.Get(e.ctx, Job); err == nil && rec.Token == a.Run.Token {
@@ -567,10 +577,11 @@ func (e *engine) supervisorRecords(n *node, a scheduler.StartEffect) {
 	}
 	if e.lock.holder >= 0 {
 		e.tracef("%s's supervisor waits for the store's write lock to record %s", n.id, a.Period.Key)
-		e.lock.waiting = append(e.lock.waiting, waitingRecord{node: n.idx, a: a, inTerm: inTerm})
-		return
+		e.lock.waiting = append(e.lock.waiting, waitingRecord{node: n.idx, a: a, inTerm: inTerm, tell: tell, inc: n.inc, gen: n.starts})
+		return true
 	}
 	e.supervisorRecord(n, a, inTerm)
+	return false
 }
 
 // supervisorRecord writes the supervisor's record of the effect a: fenced
@@ -886,4 +897,42 @@ func (e *engine) damagedRow(err error) bool {
 		}
 	}
 	return false
+}
+
+// attempt names one attempt of a period: its claimed row's period, token
+// and attempt number.
+type attempt struct {
+	period  string
+	token   uint64
+	attempt int
+}
+
+func attemptOf(r store.Run) attempt { return attempt{r.Period, r.Token, r.Attempt} }
+
+// checkRelease checks a committed release (scheduler.Release) of n: it
+// gives back the row of an attempt whose machine was never told that its
+// effect ran to its end (the release-after-finish mutation does), and is
+// counted (Coverage.Releases).
+func (e *engine) checkRelease(n *node, a scheduler.SwapRun) {
+	sw := a.Swap.Run
+	e.out.Covered.Releases++
+	if e.c.Check && e.toldFinished[attemptOf(sw)] {
+		e.violate("%s released %s (token %d, attempt %d), pending again, after its machine was told that its run finished: the period runs again",
+			n.id, sw.Period, sw.Token, sw.Attempt)
+	}
+}
+
+// lateRelease reports whether a is a release fenced by the row alone
+// (scheduler.Release: the row's version, unchanged since the claim, not
+// the election token): it may commit after a newer term began, as long
+// as that term has not taken the row over, and is counted
+// (Coverage.LateReleases) when it does.
+func (e *engine) lateRelease(a scheduler.SwapRun) bool {
+	if a.Kind != scheduler.KindRelease || a.Swap.Fenced || a.Swap.Expect == 0 {
+		return false
+	}
+	if rec, err := e.c.Store.Get(e.ctx, Job); err == nil && rec.Token != a.Swap.Run.Token {
+		e.out.Covered.LateReleases++
+	}
+	return true
 }

@@ -46,7 +46,8 @@ type Executor func(ctx context.Context, p scheduler.Period, token uint64) (exitC
 // schedule.Observer is an alias of it.
 type Observer interface {
 	// PeriodState says the Runner moved a period of job to state
-	// (running when it claims it, then done, failed or skipped).
+	// (running when it claims it, then done, failed or skipped; pending
+	// when it gives back a run cut short, scheduler.Release).
 	PeriodState(job string, state store.RunState)
 	// RunStarted says a run of job started delay after its period's
 	// scheduled time.
@@ -338,12 +339,18 @@ func (d *drive) do(a scheduler.Action) scheduler.Event {
 		return ev
 	case scheduler.SwapRun:
 		// Recording an outcome must not be cut short by the term ending
-		// now: the fence decides whether it still counts.
-		ctx := d.ctx
-		if a.Kind == scheduler.KindComplete {
+		// now: the fence decides whether it still counts. Nor must giving
+		// back a run cut short, which Run makes before it returns (and
+		// its caller resigns), but bounded by ReleaseTimeout: the takeover
+		// grace covers a release that does not land.
+		ctx, timeout := d.ctx, cfg.CallTimeout
+		switch a.Kind {
+		case scheduler.KindComplete:
 			ctx = context.WithoutCancel(ctx)
+		case scheduler.KindRelease:
+			ctx, timeout = context.WithoutCancel(ctx), min(timeout, scheduler.ReleaseTimeout(cfg.Machine.TakeoverGrace))
 		}
-		cctx, cancel := context.WithTimeout(ctx, cfg.CallTimeout)
+		cctx, cancel := context.WithTimeout(ctx, timeout)
 		defer cancel()
 		var ev scheduler.Swapped
 		ev.Run, ev.Err = cfg.Store.SwapRun(cctx, a.Swap)

@@ -2,6 +2,7 @@ package runner_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -9,6 +10,7 @@ import (
 	"github.com/batonhq/baton/internal/scheduler"
 	"github.com/batonhq/baton/internal/scheduler/runner"
 	"github.com/batonhq/baton/schedule"
+	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/store/memstore"
 )
 
@@ -108,5 +110,58 @@ func TestNewValidates(t *testing.T) {
 		if _, err := runner.New(c); err == nil {
 			t.Errorf("%s: want an error", name)
 		}
+	}
+}
+
+// A graceful stop (Run's context ends while a period runs) interrupts the
+// effect and gives its row back before Run returns, so before the caller
+// resigns the term: the row is pending, under the term's token and its
+// attempt, for the next term to claim at once.
+func TestStopReleasesTheRun(t *testing.T) {
+	st := memstore.New()
+	started := make(chan struct{})
+	r, err := runner.New(runner.Config{
+		Machine: scheduler.Config{Job: "billing", Poll: time.Second, Rescan: time.Minute, Retry: time.Second, TakeoverGrace: time.Minute},
+		Spec:    schedule.Job{Name: "billing"}.Spec(), Store: st, Clock: baton.RealClock{}, CallTimeout: time.Second,
+		Exec: func(ctx context.Context, p scheduler.Period, token uint64) (int, string, error) {
+			close(started)
+			<-ctx.Done()
+			return -1, "", fmt.Errorf("%w: %w", scheduler.ErrInterrupted, context.Cause(ctx))
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Register(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	key := schedule.Key(time.Date(2026, 5, 2, 0, 0, 0, 0, time.UTC))
+	if _, _, err := schedule.Trigger(t.Context(), st, "billing", key); err != nil {
+		t.Fatal(err)
+	}
+	e, err := baton.New(st, "billing", baton.WithNode("a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close(context.Background())
+	term, err := e.Campaign(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- r.Run(ctx, term) }()
+	select {
+	case <-started:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the period never started")
+	}
+	cancel()
+	<-done
+	if term.Err() != nil {
+		t.Fatalf("the term ended before Run returned: %v", term.Err())
+	}
+	run, err := st.GetRun(context.Background(), "billing", key)
+	if err != nil || run.State != store.Pending || run.Token != term.Token() || run.Attempt != 1 {
+		t.Fatalf("ledger row after the stop: %+v, %v; want pending, token %d, attempt 1", run, err, term.Token())
 	}
 }
