@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -34,15 +35,55 @@ var Flags = []string{
 // docs/operate.md are made: see docs/development.md).
 const ScreenshotDirVar = "BATON_SCREENSHOTS"
 
-// New starts a headless Chromium with a fresh profile in a temporary
-// directory and returns a chromedp context for one tab, bounded by timeout.
-// The browser is stopped when the test ends.
+// New returns a chromedp context for a new tab, bounded by timeout, in a
+// browser context of its own (no cookies, storage or cache shared with
+// another test's tab). The tab is closed when the test ends.
+//
+// The browser, a headless Chromium with a fresh profile in a temporary
+// directory, is shared by the tests of the binary when its TestMain runs
+// them through testenv.Run (pgtest.Main does): started by the first New,
+// stopped when the tests are over. Each start took about a second of CPU,
+// ten in cmd/baton's tests. Otherwise each test starts one of its own.
 func New(t *testing.T, timeout time.Duration) context.Context {
 	t.Helper()
 	bin := testenv.Chromium(t)
+	var browser context.Context
+	if shared := sharedBrowser(bin); shared != nil {
+		b, err := shared.get()
+		if err != nil {
+			testenv.Require(t, "chromium", fmt.Sprintf("chromium at %s does not start: %v", bin, err))
+		}
+		browser = b
+	} else {
+		dir := t.TempDir()
+		b, stop, err := start(bin, dir)
+		t.Cleanup(stop)
+		if err != nil {
+			testenv.Require(t, "chromium", fmt.Sprintf("chromium at %s does not start: %v", bin, err))
+		}
+		browser = b
+	}
+	ctx, cancelTab := chromedp.NewContext(browser, chromedp.WithNewBrowserContext())
+	tctx, cancelTimeout := context.WithTimeout(ctx, timeout)
+	t.Cleanup(func() {
+		cancelTimeout()
+		cancelTab()
+	})
+	if err := chromedp.Do(tctx); err != nil {
+		testenv.Require(t, "chromium", fmt.Sprintf("chromium at %s opens no tab: %v", bin, err))
+	}
+	return tctx
+}
+
+// start starts a headless Chromium with its profile in dir and returns
+// the context of its first tab (which New's tabs are made from) and what
+// stops it. The browser is up when start returns without an error, so
+// that a broken installation fails at once with a clear message rather
+// than in the middle of a test.
+func start(bin, dir string) (context.Context, func(), error) {
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(bin),
-		chromedp.UserDataDir(t.TempDir()),
+		chromedp.UserDataDir(dir),
 		chromedp.WindowSize(1100, 900),
 	)
 	for _, f := range Flags {
@@ -56,19 +97,87 @@ func New(t *testing.T, timeout time.Duration) context.Context {
 		opts = append(opts, chromedp.Flag(name, val))
 	}
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancelTab := chromedp.NewContext(actx)
-	tctx, cancelTimeout := context.WithTimeout(ctx, timeout)
-	t.Cleanup(func() {
-		cancelTimeout()
-		cancelTab()
+	ctx, cancelBrowser := chromedp.NewContext(actx)
+	stop := func() {
+		cancelBrowser()
 		cancelAlloc()
-	})
-	// Start the browser now, so that a broken installation fails here with
-	// a clear message rather than in the middle of a test.
-	if err := chromedp.Do(tctx); err != nil {
-		testenv.Require(t, "chromium", fmt.Sprintf("chromium at %s does not start: %v", bin, err))
 	}
-	return tctx
+	if err := chromedp.Do(ctx); err != nil {
+		stop()
+		return nil, func() {}, err
+	}
+	return ctx, stop, nil
+}
+
+// shared is the browser of a test binary whose TestMain calls
+// testenv.Run.
+type shared struct {
+	bin string
+
+	mu      sync.Mutex
+	browser context.Context // nil until started, or after it died
+	stop    func()
+	dir     string
+}
+
+var (
+	sharedMu sync.Mutex
+	theOne   *shared
+	noShare  bool // testenv.AtExit refused: no testenv.Run in this binary
+)
+
+// sharedBrowser returns the binary's shared browser of bin, or nil when
+// the tests do not run through testenv.Run.
+func sharedBrowser(bin string) *shared {
+	sharedMu.Lock()
+	defer sharedMu.Unlock()
+	if noShare {
+		return nil
+	}
+	if theOne == nil {
+		s := &shared{bin: bin}
+		if !testenv.AtExit(s.close) {
+			noShare = true
+			return nil
+		}
+		theOne = s
+	}
+	return theOne
+}
+
+// get returns the running browser, starting it (again, if it died).
+func (s *shared) get() (context.Context, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.browser != nil && s.browser.Err() == nil {
+		return s.browser, nil
+	}
+	s.closeLocked()
+	dir, err := os.MkdirTemp("", "baton-browser-")
+	if err != nil {
+		return nil, err
+	}
+	b, stop, err := start(s.bin, dir)
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	s.browser, s.stop, s.dir = b, stop, dir
+	return b, nil
+}
+
+func (s *shared) close() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closeLocked()
+}
+
+func (s *shared) closeLocked() {
+	if s.stop != nil {
+		s.stop()
+		os.RemoveAll(s.dir)
+	}
+	s.browser, s.stop, s.dir = nil, nil, ""
 }
 
 // Screenshot captures the page (the whole document) as PNG. When

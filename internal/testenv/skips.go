@@ -68,7 +68,17 @@ func recordSkip(component, why, name string) {
 // terminal (CI, a pipe into a file) only -v shows it, which is why CI sets
 // BATON_REQUIRE and fails instead of skipping.
 func Run(m *testing.M) int {
+	atExit.mu.Lock()
+	atExit.running = true
+	atExit.mu.Unlock()
 	code := m.Run()
+	atExit.mu.Lock()
+	fs := atExit.fs
+	atExit.fs, atExit.running = nil, false
+	atExit.mu.Unlock()
+	for i := len(fs) - 1; i >= 0; i-- {
+		fs[i]()
+	}
 	report := skipReport(packagePath())
 	if report == "" {
 		return code
@@ -148,4 +158,27 @@ func packagePath() string {
 			return dir
 		}
 	}
+}
+
+// atExit holds what AtExit registered.
+var atExit struct {
+	mu      sync.Mutex
+	running bool // inside Run's m.Run
+	fs      []func()
+}
+
+// AtExit registers f to run once the package's tests are over, in Run
+// (the last registered first), and reports true; outside Run (a TestMain
+// that does not call it, or none) it registers nothing and reports false,
+// and the caller keeps what it would share per test instead. It is for
+// what the tests of a binary share (a browser) and must stop before the
+// binary exits.
+func AtExit(f func()) bool {
+	atExit.mu.Lock()
+	defer atExit.mu.Unlock()
+	if !atExit.running {
+		return false
+	}
+	atExit.fs = append(atExit.fs, f)
+	return true
 }
