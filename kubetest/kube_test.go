@@ -47,6 +47,7 @@ func TestKube(t *testing.T) {
 	t.Run("WatchSlowReader", env.testWatchSlowReader)
 	t.Run("MixedFleetFaults", env.testMixedFleetFaults)
 	t.Run("MissingNamespace", env.testMissingNamespace)
+	t.Run("WatchGone", env.testWatchGone)
 	t.Run("Conformance", func(t *testing.T) { storetest.Run(t, env.factory) })
 	t.Run("Damaged", func(t *testing.T) { storetest.RunDamaged(t, env.damagedFactory) })
 }
