@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -25,6 +26,7 @@ import (
 
 func TestMain(m *testing.M) {
 	runFleetChild() // a process of testMixedFleetFaults, if it is one
+	runJobChild()   // the job of testRunFailover, if it is one
 	os.Exit(testenv.Run(m))
 }
 
@@ -38,6 +40,7 @@ func TestKube(t *testing.T) {
 		t.Fatal(err)
 	}
 	env := &env{srv: srv, cs: cs}
+	defer env.close()
 	t.Run("ResourceVersionEnforced", env.testResourceVersion)
 	t.Run("ClientGoLease", env.testClientGoLease)
 	t.Run("ClientGoSeesSeconds", env.testClientGoSeesSeconds)
@@ -47,6 +50,9 @@ func TestKube(t *testing.T) {
 	t.Run("WatchSlowReader", env.testWatchSlowReader)
 	t.Run("MixedFleetFaults", env.testMixedFleetFaults)
 	t.Run("MissingNamespace", env.testMissingNamespace)
+	t.Run("WatchGone", env.testWatchGone)
+	t.Run("RunFailover", env.testRunFailover)
+	t.Run("BenchTakeover", env.testBenchTakeover)
 	t.Run("Conformance", func(t *testing.T) { storetest.Run(t, env.factory) })
 	t.Run("Damaged", func(t *testing.T) { storetest.RunDamaged(t, env.damagedFactory) })
 }
@@ -55,6 +61,19 @@ type env struct {
 	srv *Server
 	cs  kubernetes.Interface
 	n   atomic.Int64
+
+	// The CLI built with -tags kube (batonCLI), once.
+	cliOnce sync.Once
+	cli     string
+	cliDir  string
+	cliErr  error
+}
+
+// close removes what the tests left outside their temporary directories.
+func (e *env) close() {
+	if e.cliDir != "" {
+		os.RemoveAll(e.cliDir)
+	}
 }
 
 // namespace creates a fresh namespace: one store location.

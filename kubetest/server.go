@@ -37,13 +37,16 @@ type Server struct {
 	// Config is a client configuration for the server's loopback
 	// superuser; copy it (rest.CopyConfig) before changing it.
 	Config *rest.Config
-	stop   func()
+	// EtcdURL is the client URL of the server's etcd member, for a test
+	// that acts below the API server (a compaction).
+	EtcdURL string
+	stop    func()
 }
 
-// Start starts an etcd member and a kube-apiserver on it. The caller must
-// Close the server. It is for TestMain, where one server serves every test
-// of a package (a start costs seconds).
-func Start(t testing.TB) (*Server, error) {
+// Start starts an etcd member and a kube-apiserver on it, with flags
+// added to the server's command line. The caller must Close the server.
+// A start costs seconds: one server serves many tests.
+func Start(t testing.TB, flags ...string) (*Server, error) {
 	etcd, err := etcdtest.Start(1)
 	if err != nil {
 		return nil, err
@@ -54,20 +57,20 @@ func Start(t testing.TB) (*Server, error) {
 	opts.DisableInvariantChecks = true
 	// RBAC, as a cluster authorizes, so that a test can run under a
 	// Role's permissions (the loopback superuser is in system:masters).
-	ts, err := kubeapiservertesting.StartTestServer(t, opts, []string{"--authorization-mode=RBAC"}, cfg)
+	ts, err := kubeapiservertesting.StartTestServer(t, opts, append([]string{"--authorization-mode=RBAC"}, flags...), cfg)
 	if err != nil {
 		etcd.Close()
 		return nil, err
 	}
-	return &Server{Config: ts.ClientConfig, stop: func() { ts.TearDownFn(); etcd.Close() }}, nil
+	return &Server{Config: ts.ClientConfig, EtcdURL: etcd.ClientURL(0), stop: func() { ts.TearDownFn(); etcd.Close() }}, nil
 }
 
 // StartServer is Start for one test: the server stops when the test ends.
 // If it cannot start, the test ends through testenv.Require (skipped, or
 // failed when BATON_REQUIRE lists kube-apiserver).
-func StartServer(t testing.TB) *Server {
+func StartServer(t testing.TB, flags ...string) *Server {
 	t.Helper()
-	s, err := Start(t)
+	s, err := Start(t, flags...)
 	if err != nil {
 		testenv.Require(t, Component, err.Error())
 	}
