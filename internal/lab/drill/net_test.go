@@ -48,13 +48,19 @@ func netParams(f drill.Fault) drill.Params { return procsParams(f) }
 // checker finds nothing wrong in either column that fences. The two
 // columns run side by side, each on namespaces of its own; the plain
 // column, which asserts nothing here, is not run (TestProcsGuarantees
-// shows its harm).
+// shows its harm). Outside CI (testenv.Long) only the fencing+trigger
+// column runs.
 func TestNetDrillUnreachable(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts 3 etcd members and 5 nodes in network namespaces, twice")
 	}
 	t.Parallel() // its own namespaces; asserts safety, not timing
-	for _, c := range []drill.Column{drill.Fencing, drill.FencingTrigger} {
+	columns := []drill.Column{drill.Fencing, drill.FencingTrigger}
+	if !testenv.Long() {
+		columns = columns[1:]
+		t.Logf("the %s column; CI (BATON_LONG=1) runs %s too", columns[0], drill.Fencing)
+	}
+	for _, c := range columns {
 		t.Run(string(c), func(t *testing.T) {
 			t.Parallel()
 			r, err := drill.Run(t.Context(), netParams(drill.Unreachable), c, netConfig(t, "etcd3"))
@@ -79,20 +85,17 @@ func TestNetDrillUnreachable(t *testing.T) {
 }
 
 // A short seeded soak on each kind of store: every fault class drawn by
-// the seed, and the history checker finds nothing. The CI schedule; the
-// acceptance figures come from longer ones (RELIABILITY.md). Outside CI
-// (testenv.Long) only PostgreSQL's: TestNetDrillUnreachable runs on the
-// etcd cluster.
+// the seed, and the history checker finds nothing. The CI schedule
+// (testenv.Long); the acceptance figures come from longer ones
+// (RELIABILITY.md). A soak is a long test: outside CI it is not run (it
+// took 8 s of CPU and 17 s on PostgreSQL alone), and TestNetDrillUnreachable
+// and TestNetCheckerFails run the network hosts.
 func TestNetSoakShort(t *testing.T) {
-	if testing.Short() {
-		t.Skip("a soak of 14 seconds per store in network namespaces")
+	if testing.Short() || !testenv.Long() {
+		t.Skip("a soak of 14 seconds or more per store in network namespaces: CI runs it (CI=true or BATON_LONG=1)")
 	}
 	t.Parallel() // its own namespaces; asserts safety, not timing
 	stores := []string{"etcd3", "postgres"}
-	if !testenv.Long() {
-		stores = stores[1:]
-		t.Logf("soaks on %v; CI (BATON_LONG=1) soaks on etcd3 too", stores)
-	}
 	for _, st := range stores {
 		t.Run(st, func(t *testing.T) {
 			t.Parallel()
