@@ -2,11 +2,13 @@ package explore
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/batonhq/baton/internal/election"
+	"github.com/batonhq/baton/store"
 )
 
 // Rate is a node's clock rate, Num/Den of true time.
@@ -35,7 +37,12 @@ type Config struct {
 	// MaxDepth, when positive, stops a path at that many events; the
 	// output names the bound when a state was cut there.
 	MaxDepth int
-	Mutate   Mutation
+	// Plant, when it is held, is the name's record in the store before
+	// any node starts (as a hostile simulator seed plants one): held by
+	// a node that does not exist, with a lease no valid Config writes.
+	// No node may ever write over it (the invariant checked).
+	Plant  store.Record
+	Mutate Mutation
 
 	// visit, when set (tests), is called with every new state's key and
 	// the path that first reached it.
@@ -56,7 +63,17 @@ type Mutation struct {
 	// scheduler machine's check before an effect; here the writer's,
 	// as a baton.Term user's code asks Term.Valid()).
 	NoValidCheck bool
+	// WrapDeadline is the machine's own mutation (election.Mutations):
+	// a held record's lease is trusted whatever it is, and lease + 2e
+	// wraps (sim's wrap-deadline). Only a configuration with a planted
+	// damaged record (Config.Plant) can show it.
+	WrapDeadline bool
 }
+
+// planted reports whether m needs a configuration with a planted
+// record: the others need a term to be won, which a planted damaged
+// record prevents.
+func (m Mutation) planted() bool { return m.WrapDeadline }
 
 func (c *Config) rate(i int) Rate {
 	if i < len(c.Rates) {
@@ -72,7 +89,8 @@ func (c *Config) electionConfig(i, inc int) election.Config {
 		margin = 0
 	}
 	return election.Config{Name: name, Node: fmt.Sprintf("node-%d", i), Incarnation: fmt.Sprintf("node-%d.%d", i, inc),
-		Lease: c.Lease, Renew: c.Renew, Margin: margin, Poll: c.Poll, Retry: c.Poll}
+		Lease: c.Lease, Renew: c.Renew, Margin: margin, Poll: c.Poll, Retry: c.Poll,
+		Mutate: election.Mutations{WrapDeadline: c.Mutate.WrapDeadline}}
 }
 
 // Validate checks c against the machine's own bounds.
@@ -86,6 +104,17 @@ func (c *Config) Validate() error {
 		}
 	}
 	return c.electionConfig(0, 1).Validate()
+}
+
+// fitting lists the configurations the mutation called name fits.
+func fitting(name string) []string {
+	var names []string
+	for _, n := range Configs() {
+		if configs[n].Fits(name) {
+			names = append(names, n)
+		}
+	}
+	return names
 }
 
 // The configurations, by name.
@@ -109,6 +138,12 @@ var configs = map[string]Config{
 		// Not complete: 1.1 million states at depth 16 (137 s, 2.3 GB),
 		// before the first renewal in most paths.
 		MaxDepth: 14,
+	},
+	"2x1-hostile": {
+		Name: "2x1-hostile", About: "2 nodes x 1 name planted held by a ghost node with the lease math.MaxInt64 (no valid Config writes it), no fault but the store's delays; clock rates 1 and 1.1",
+		Nodes: 2, Lease: 3 * time.Second, Renew: 1500 * time.Millisecond, Margin: 300 * time.Millisecond, Poll: 1500 * time.Millisecond,
+		Rates: []Rate{{1, 1}, {11, 10}}, End: 4 * time.Second, Writes: 2,
+		Plant: store.Record{Name: name, Holder: "ghost", Incarnation: "ghost.1", Token: 1, Lease: math.MaxInt64},
 	},
 }
 
@@ -142,6 +177,72 @@ var mutations = map[string]Mutation{
 	"no-margin":      {Name: "no-margin", NoMargin: true},
 	"no-fence":       {Name: "no-fence", NoFence: true},
 	"no-valid-check": {Name: "no-valid-check", NoValidCheck: true},
+	"wrap-deadline":  {Name: "wrap-deadline", WrapDeadline: true},
+}
+
+// Planted reports whether c starts with a planted damaged record.
+func (c Config) Planted() bool { return !c.Plant.Free() }
+
+// Fits reports whether the mutation called name can be caught in c: a
+// mutation of the protections of a term (no-margin, no-fence,
+// no-valid-check) needs a term to be won, which c's planted record, if
+// any, prevents; wrap-deadline needs the planted record.
+func (c Config) Fits(name string) bool {
+	m, ok := mutations[name]
+	return ok && m.planted() == c.Planted()
+}
+
+// notExpressible names each simulator mutation (baton sim --mutate) that
+// the explorer cannot express yet, with why.
+var notExpressible = map[string]string{
+	"unfenced-ledger":             "it removes the ledger's token check: the explorer drives no scheduler machine and no run ledger",
+	"session-no-margin":           "it is an observer's rule for a session record: the explorer drives no election.Group and no sessions",
+	"session-name-expiry":         "it is a contender's rule for a name held through a session: the explorer drives no election.Group and no sessions",
+	"session-read-first":          "it needs sessions and change notifications: the explorer drives no election.Group and polls only",
+	"no-pull":                     "it needs balanced Groups in session mode: the explorer drives no election.Group",
+	"succession-stored-version":   "it is the store's succession rule: the explorer's store keeps no successions (no sessions)",
+	"succession-no-raise":         "it is the store's succession rule: the explorer's store keeps no successions (no sessions)",
+	"succession-adopt-unread":     "it needs a Group's succession of a session: the explorer drives no election.Group",
+	"succession-adopt-unsynced":   "it needs a succession and an ordered change feed: the explorer drives no election.Group and polls only",
+	"succession-adopt-across-gap": "it needs a succession and a change feed that breaks: the explorer drives no election.Group and polls only",
+	"succession-list-ended":       "it needs a succession's listing: the explorer drives no election.Group",
+	"succession-list-no-retry":    "it needs a succession's listing and an operator's transfer request: the explorer drives neither",
+	"settle-stored-token":         "it is the store's settling of a name passed on: the explorer's store keeps no successions",
+	"settle-new-version":          "it is the store's settling of a name passed on: the explorer's store keeps no successions",
+	"no-catch-up-cap":             "a scheduler rule: the explorer drives no scheduler machine",
+	"no-catch-up-window":          "a scheduler rule: the explorer drives no scheduler machine",
+	"no-jitter":                   "a scheduler rule: the explorer drives no scheduler machine",
+	"ignore-suspension":           "a scheduler rule: the explorer drives no scheduler machine",
+	"no-overlap-skip":             "a scheduler rule: the explorer drives no scheduler machine",
+	"no-retry-backoff":            "a scheduler rule: the explorer drives no scheduler machine",
+	"no-manual-exempt":            "a scheduler rule: the explorer drives no scheduler machine",
+	"no-timeout":                  "a scheduler rule: the explorer drives no scheduler machine",
+	"node-jitter":                 "a scheduler rule: the explorer drives no scheduler machine",
+	"no-clock-guard":              "the scheduler's clock guard: the explorer drives no scheduler machine and no clock that steps",
+	"no-step-down":                "the scheduler's clock guard: the explorer drives no scheduler machine and no clock that steps",
+	"prune-failed":                "the ledger's retention: the explorer drives no scheduler machine and no run ledger",
+	"prune-early":                 "the ledger's retention: the explorer drives no scheduler machine and no run ledger",
+	"no-own-completion":           "a supervisor's record of a run: the explorer drives no scheduler machine and no run ledger",
+	"rerun-unknown-state":         "a damaged ledger row: the explorer drives no scheduler machine and no run ledger",
+	"no-takeover-grace":           "a supervisor's record of a run: the explorer drives no scheduler machine and no run ledger",
+	"token-fenced-record":         "a supervisor's record of a run: the explorer drives no scheduler machine and no run ledger",
+	"release-after-finish":        "a run given back after its term: the explorer drives no scheduler machine and no run ledger",
+}
+
+// NotExpressible returns why the simulator's mutation called name is not
+// one the explorer runs yet, or "" when it runs it or no simulator
+// mutation has that name.
+func NotExpressible(name string) string { return notExpressible[name] }
+
+// NotExpressibleMutations lists the simulator's mutations the explorer
+// cannot express yet, sorted.
+func NotExpressibleMutations() []string {
+	var names []string
+	for n := range notExpressible {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
 }
 
 // Mutated returns c with the mutation called name.
@@ -149,6 +250,12 @@ func (c Config) Mutated(name string) (Config, error) {
 	m, ok := mutations[name]
 	if !ok {
 		return c, fmt.Errorf("no mutation %q in the explorer: want %s", name, strings.Join(Mutations(), ", "))
+	}
+	if !c.Fits(name) {
+		if m.planted() {
+			return c, fmt.Errorf("mutation %s needs a record planted with a lease no valid Config writes, which configuration %s has not: want %s", name, c.Name, strings.Join(fitting(name), ", "))
+		}
+		return c, fmt.Errorf("mutation %s needs a term to be won, which configuration %s's planted record prevents: want %s", name, c.Name, strings.Join(fitting(name), ", "))
 	}
 	c.Mutate = m
 	return c, nil

@@ -32,6 +32,12 @@
 // the kinds' own) bounds the crashes, pauses and failed or lost answers
 // of a path, Config.Writes its writes.
 //
+// A configuration may start with the name's record planted in the store
+// (Config.Plant, 2x1-hostile), as a hostile simulator seed plants one:
+// held by a node that does not exist, with a lease no valid Config
+// writes. The machine must refuse to take it; the wrap-deadline mutation
+// (the machine's own, election.Mutations.WrapDeadline) takes it.
+//
 // Time moves only to the next instant at which a decision can change:
 // just before and at every node's timer, and just before, at and just
 // after every term's deadline, each read on the node's own clock (the
@@ -50,6 +56,7 @@
 //     before: a stale-token fenced write is refused.
 //   - No write begins outside its term (Valid on the writer's clock).
 //   - The store refuses no swap as invalid.
+//   - No swap writes over a planted record (Config.Plant).
 //   - A timer that fired is not due again at the same instant (a machine
 //     that spins would also hold time still).
 //
@@ -85,7 +92,10 @@
 // One name per node and machines without sessions (no election.Group, no
 // succession, no change notifications: polling alone), no scheduler
 // machine, no clock that steps or drifts beyond its rate, no store that
-// reorders one node's own requests (a machine has one in flight). An
+// reorders one node's own requests (a machine has one in flight), no
+// ledger: so of the simulator's mutations only no-margin, no-fence,
+// no-valid-check and wrap-deadline are expressible (NotExpressible says
+// why each other one is not). An
 // answer is explored only at the instants above. A configuration that
 // does not complete stops at its depth bound (Config.MaxDepth), and the
 // result says so (Result.Bounded): it is evidence for paths that short,

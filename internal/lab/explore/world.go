@@ -111,6 +111,13 @@ type world struct {
 // true time 0, in node order. out, when set, gets the actions.
 func newWorld(c *Config, out *strings.Builder) *world {
 	w := &world{c: c}
+	if c.Planted() {
+		w.version = 1
+		w.rec = c.Plant
+		w.rec.Version = w.version
+		w.elected = c.Plant.Token
+		w.say(out, "store: planted %s lease=%v", recText(w.rec), w.rec.Lease)
+	}
 	for i := 0; i < c.Nodes; i++ {
 		w.nodes = append(w.nodes, node{inc: 1, up: true})
 		w.nodes[i].m = election.New(c.electionConfig(i, 1))
@@ -269,26 +276,32 @@ func (w *world) nodeReq(i, idx int) int {
 
 // apply executes a request on the store: the store's own rule
 // (storedriver.CheckSwap, the one memstore applies to a record without
-// sessions) decides a swap.
-func (w *world) apply(r *request) {
+// sessions) decides a swap. It returns the invariant the swap broke: a
+// planted record (Config.Plant) is never written over.
+func (w *world) apply(r *request) error {
 	r.applied = true
 	if !r.swap {
 		if w.rec.Version == 0 {
 			r.err = fmt.Errorf("election %q: %w", name, store.ErrNotFound)
-			return
+			return nil
 		}
 		r.rec = w.rec
-		return
+		return nil
 	}
 	if err := storedriver.CheckSwap(w.rec, r.sw); err != nil {
 		r.err = err
-		return
+		return nil
+	}
+	var verr error
+	if w.c.Planted() && w.rec.Version == 1 {
+		verr = fmt.Errorf("node-%d's swap wrote over the record planted held by %s with lease %v, which no valid Config writes: no node may take it", r.node, w.rec.Holder, w.rec.Lease)
 	}
 	w.version++
 	rec := r.sw.Record
 	rec.Version = w.version
 	w.rec = rec
 	r.rec = rec
+	return verr
 }
 
 // live reports whether node i's process runs now: up and not paused (it
@@ -418,7 +431,7 @@ func (w *world) do(ev Event, out *strings.Builder) error {
 		cur := w.nodes[i].up && w.nodes[i].inc == r.inc
 		switch ev.Kind {
 		case evApply:
-			w.apply(r)
+			verr = w.apply(r)
 			if errors.Is(r.err, store.ErrInvalid) {
 				verr = fmt.Errorf("the store refused node-%d's swap as invalid: %v", i, r.err)
 			}

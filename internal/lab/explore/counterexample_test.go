@@ -1,0 +1,117 @@
+package explore
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/batonhq/baton/internal/lab/scenario"
+)
+
+// shortest is, for each mutation, the configuration in which the
+// explorer finds its shortest counterexample (the smaller configuration
+// on a tie), measured with baton explore --config C --mutate NAME in
+// every configuration it fits (docs/explore.md).
+var shortest = map[string]string{
+	"no-margin":      "2x1",
+	"no-fence":       "2x1-tiny",
+	"no-valid-check": "2x1-tiny",
+	"wrap-deadline":  "2x1-hostile",
+}
+
+// counterexampleFile is where mutation m's shortest counterexample is kept.
+func counterexampleFile(m string) string {
+	return filepath.Join("testdata", "counterexamples", m+".txt")
+}
+
+// TestCounterexamplesReplay replays every mutation's shortest
+// counterexample kept under testdata/counterexamples with the scenario
+// runner: every step's output must be the one written, byte for byte,
+// and each ends in its violation. Every mutation the explorer runs has
+// one.
+func TestCounterexamplesReplay(t *testing.T) {
+	for _, m := range Mutations() {
+		data, err := os.ReadFile(counterexampleFile(m))
+		if err != nil {
+			t.Fatalf("%s: no counterexample kept: %v (write it: go test ./internal/lab/explore -run TestCounterexamplesAreShortest -accept)", m, err)
+		}
+		head := "# baton explore --config " + shortest[m] + " --mutate " + m + "\n"
+		if !strings.HasPrefix(string(data), head) || !strings.Contains(string(data), "\nviolation: ") {
+			t.Fatalf("%s: the kept script is not %s's counterexample in %s:\n%s", m, m, shortest[m], data)
+		}
+	}
+	scenario.Files(t, filepath.Join("testdata", "counterexamples", "*.txt"), func(t *testing.T) func(scenario.Step) string {
+		return replayer(t.Fatalf)
+	})
+}
+
+// TestCounterexamplesAreShortest explores each mutation in the
+// configuration recorded for it and requires the kept script to be the
+// one Script writes for the shortest path found, byte for byte (-accept
+// rewrites it); with BATON_EXPLORE_ALL=1 it also explores every other
+// configuration the mutation fits and requires none to find a shorter
+// path (a minute). Without it, only the recorded configuration is
+// explored: each stops at its first violation, in seconds (no-margin in
+// 2x1 reaches 30,560 states).
+func TestCounterexamplesAreShortest(t *testing.T) {
+	all := os.Getenv("BATON_EXPLORE_ALL") != ""
+	for _, m := range Mutations() {
+		t.Run(m, func(t *testing.T) {
+			best, ok := shortest[m]
+			if !ok {
+				t.Fatalf("no configuration recorded for %s", m)
+			}
+			for _, n := range Configs() {
+				c, _ := Lookup(n)
+				if !c.Fits(m) {
+					continue
+				}
+				if n != best && !all {
+					t.Logf("%s in %s: not explored (up to a minute): set BATON_EXPLORE_ALL=1", m, n)
+					continue
+				}
+				c, err := c.Mutated(m)
+				if err != nil {
+					t.Fatal(err)
+				}
+				r, err := Explore(context.Background(), c)
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Logf("%v", r)
+				if n != best {
+					data, err := os.ReadFile(counterexampleFile(m))
+					if err != nil {
+						t.Fatal(err)
+					}
+					if r.Violation != nil && strings.Count(string(data), "\n----\n")-1 > len(r.Path) {
+						t.Errorf("%s: %s finds a path of %d events, shorter than the one kept (%s)", m, n, len(r.Path), best)
+					}
+					continue
+				}
+				if r.Violation == nil {
+					t.Fatalf("%s not caught in %s: %v", m, n, r)
+				}
+				script, err := Script(c, r.Path, r.Violation)
+				if err != nil {
+					t.Fatal(err)
+				}
+				f := counterexampleFile(m)
+				if *accept {
+					if err := os.MkdirAll(filepath.Dir(f), 0o755); err != nil {
+						t.Fatal(err)
+					}
+					if err := os.WriteFile(f, []byte(script), 0o644); err != nil {
+						t.Fatal(err)
+					}
+					continue
+				}
+				if data, err := os.ReadFile(f); err != nil || string(data) != script {
+					t.Errorf("%s: the kept counterexample is not the one explored (%v): accept it with go test ./internal/lab/explore -run TestCounterexamplesAreShortest -accept\nexplored:\n%s", m, err, script)
+				}
+			}
+		})
+	}
+}
