@@ -13,7 +13,11 @@
 // connection: they are for tests only. initdb refuses to run as root,
 // so when the tests run as root the server runs as the "postgres" OS user.
 // The postmaster gets SIGQUIT if the test binary dies, so a crashed test
-// run leaves no server behind (only its temporary directory).
+// run leaves no server behind (only its temporary directory). A new
+// server's cluster is a copy of a pristine one kept, per set of binaries,
+// in the user's cache directory (baton/pgtest under os.UserCacheDir, about
+// 40 MB): initdb runs only for the first, or when the copy is missing, not
+// the user's own, or does not start.
 //
 // With BATON_PG_URL set, Start creates its databases on that existing
 // server instead (the URL's user needs the CREATEDB privilege), and drops
@@ -122,11 +126,10 @@ func startServer(fsync bool) (*Server, error) {
 		}
 	}
 	s.data = filepath.Join(s.dir, "data")
-	initdb := s.command(filepath.Join(bindir, "initdb"),
-		"-D", s.data, "-U", "postgres", "-A", "trust", "-E", "UTF8", "--locale=C", "--no-sync")
-	if out, err := initdb.CombinedOutput(); err != nil {
+	copied, err := s.initCluster()
+	if err != nil {
 		os.RemoveAll(s.dir)
-		return nil, fmt.Errorf("pgtest: initdb: %v\n%s", err, out)
+		return nil, err
 	}
 	// The port is free when picked; another process could take it before
 	// the postmaster binds it, so try a few.
@@ -137,6 +140,18 @@ func startServer(fsync bool) (*Server, error) {
 		}
 		if err == nil {
 			return s, nil
+		}
+		if copied {
+			// A cached cluster that does not start is not kept: this
+			// server, and the next, get initdb's.
+			s.dropTemplate()
+			os.RemoveAll(s.data)
+			if err := s.initdb(); err != nil {
+				os.RemoveAll(s.dir)
+				return nil, err
+			}
+			copied = false
+			continue
 		}
 		if attempt == 2 {
 			os.RemoveAll(s.dir)

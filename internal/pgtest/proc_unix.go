@@ -3,6 +3,8 @@
 package pgtest
 
 import (
+	"io/fs"
+	"os"
 	"os/exec"
 	"syscall"
 )
@@ -16,4 +18,10 @@ func runAs(cmd *exec.Cmd, cred *credential) {
 	if cred != nil {
 		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: cred.uid, Gid: cred.gid}
 	}
+}
+
+// ownedByMe reports whether fi is owned by this process's effective user.
+func ownedByMe(fi fs.FileInfo) bool {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	return ok && int(st.Uid) == os.Geteuid()
 }
