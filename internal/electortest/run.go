@@ -35,14 +35,13 @@ type Location struct {
 
 // Run runs the real-time elector scenarios that need no backend-specific
 // fault against b: handovers by resignation, and a leader cut off from the
-// store. Each one ends with Check. They mostly wait, so t runs beside the
-// package's other parallel tests (testenv.ParallelUnlessLong): a serial
-// t would hold the package's serial tests back while its scenarios wait.
+// store. Each one ends with Check. They mostly wait: a caller whose
+// serial t would hold the package's serial tests back while they wait
+// marks t parallel first (testenv.ParallelUnlessLong).
 func Run(t *testing.T, b Backend) {
 	if testing.Short() {
 		t.Skip("real-time elector scenarios take seconds")
 	}
-	testenv.ParallelUnlessLong(t)
 	tests := []struct {
 		name string
 		fn   func(t *testing.T, c *Cluster, open func(string) store.Store)

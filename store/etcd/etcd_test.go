@@ -53,12 +53,12 @@ func sharedCluster(t *testing.T) *etcdtest.Cluster { return lazyCluster(t, 1) }
 
 // The tests on clusters of their own (quorum loss, partitions,
 // compaction, token expiry) spend most of their time waiting on leases
-// and elections: unless -test.parallel is given, eight run at once instead
+// and elections: unless -test.parallel is given, four run at once instead
 // of one per CPU. In CI (testenv.Long) they run one at a time
 // (testenv.ParallelUnlessLong).
 func TestMain(m *testing.M) {
 	if !testenv.Long() {
-		testenv.DefaultParallel(8)
+		testenv.DefaultParallel(4)
 	}
 	code := testenv.Run(m)
 	for _, c := range clusters.by {

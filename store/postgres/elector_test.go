@@ -48,9 +48,9 @@ const linesPerPeriod = 3
 
 // TestElector runs the shared real-time elector scenarios.
 func TestElector(t *testing.T) {
-	// Its scenarios run side by side, and so does it, beside the
-	// package's other parallel tests (electortest.Run; one at a time in
-	// CI).
+	// Its scenarios run side by side (electortest.Run); so does it,
+	// beside the package's other parallel tests (one at a time in CI).
+	testenv.ParallelUnlessLong(t)
 	electortest.Run(t, electortest.Backend{
 		Timing: timing,
 		Fresh: func(t *testing.T) electortest.Location {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton/internal/electortest"
+	"github.com/batonhq/baton/internal/testenv"
 	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/store/sqlite"
 )
@@ -17,6 +18,10 @@ import (
 // SQLite file that every node opens with its own handle, as the processes
 // of one host do.
 func TestElector(t *testing.T) {
+	// Its scenarios run side by side (electortest.Run); so does it,
+	// beside the package's other parallel tests (one at a time in CI):
+	// serial, it held the package's serial tests back 5.9 s.
+	testenv.ParallelUnlessLong(t)
 	electortest.Run(t, electortest.Backend{
 		Timing: electorTiming,
 		Fresh: func(t *testing.T) electortest.Location {
