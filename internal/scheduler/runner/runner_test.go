@@ -40,18 +40,7 @@ func TestMomentaryTrigger(t *testing.T) {
 	early := scheduler.Trigger{Key: schedule.Key(at.Add(-24 * time.Hour)), Scheduled: at.Add(-24 * time.Hour)}
 	r.Trigger(early) // no term runs: dropped when the next one starts
 
-	e, err := baton.New(st, "billing", baton.WithNode("a"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close(context.Background())
-	term, err := e.Campaign(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan error, 1)
-	go func() { done <- r.Run(ctx, term) }()
+	term, cancel, done := runTerm(t, st, r)
 
 	tr := scheduler.Trigger{Key: schedule.Key(at), Scheduled: at}
 	deadline := time.After(10 * time.Second)
@@ -138,18 +127,7 @@ func TestStopReleasesTheRun(t *testing.T) {
 	if _, _, err := schedule.Trigger(t.Context(), st, "billing", key); err != nil {
 		t.Fatal(err)
 	}
-	e, err := baton.New(st, "billing", baton.WithNode("a"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close(context.Background())
-	term, err := e.Campaign(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan error, 1)
-	go func() { done <- r.Run(ctx, term) }()
+	term, cancel, done := runTerm(t, st, r)
 	select {
 	case <-started:
 	case <-time.After(10 * time.Second):
@@ -164,4 +142,23 @@ func TestStopReleasesTheRun(t *testing.T) {
 	if err != nil || run.State != store.Pending || run.Token != term.Token() || run.Attempt != 1 {
 		t.Fatalf("ledger row after the stop: %+v, %v; want pending, token %d, attempt 1", run, err, term.Token())
 	}
+}
+
+// runTerm elects node "a" of "billing" on st and starts r.Run in its
+// term: cancel stops it, done gives Run's error.
+func runTerm(t *testing.T, st store.Store, r *runner.Runner) (term *baton.Term, cancel context.CancelFunc, done chan error) {
+	t.Helper()
+	e, err := baton.New(st, "billing", baton.WithNode("a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close(context.Background()) })
+	term, err = e.Campaign(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done = make(chan error, 1)
+	go func() { done <- r.Run(ctx, term) }()
+	return term, cancel, done
 }
