@@ -15,7 +15,8 @@ import (
 // BenchmarkRunHandover measures the graceful handover of 'baton run' as an
 // operator sees it, end to end in one process: n1 runs a period's command
 // (a sleep), n2 waits for leadership on the same store, and n1 is stopped
-// (SIGINT: the context). The timer runs from the stop until n2 holds the
+// (SIGINT: the context; "stop"), or an operator hands the lease to n2
+// ('baton transfer --to n2'; "transfer"). The timer runs from the stop until n2 holds the
 // record (elected-*) and until n2 has started the interrupted period again
 // (rerun-*, and ns/op): n1's command stopped, the lease released, n2
 // elected, its scheduler started and the period's command launched.
@@ -25,6 +26,11 @@ import (
 //
 //	go test -run '^$' -bench BenchmarkRunHandover -benchtime 20x ./cmd/baton
 func BenchmarkRunHandover(b *testing.B) {
+	b.Run("stop", func(b *testing.B) { benchHandover(b, false) })
+	b.Run("transfer", func(b *testing.B) { benchHandover(b, true) })
+}
+
+func benchHandover(b *testing.B, transfer bool) {
 	ctx := context.Background()
 	args := func(node string) []string {
 		return []string{"run", "--store", "mem:", "--node", node, "--lease", "3s", "--grace", "1s",
@@ -56,7 +62,14 @@ func BenchmarkRunHandover(b *testing.B) {
 		}
 		b.StartTimer()
 		stop := time.Now()
-		cancel1()
+		if transfer {
+			e3 := &env{stdout: &syncBuffer{}, stderr: &syncBuffer{}, open: e1.open}
+			if code := e3.run(ctx, []string{"transfer", "--store", "mem:", "--to", "n2", "billing"}); code != exitOK {
+				b.Fatalf("baton transfer: exit %d: %s", code, e3.stderr)
+			}
+		} else {
+			cancel1()
+		}
 		for {
 			if r, err := ms.GetRun(ctx, "billing", key); err == nil && r.Token == 2 && r.Attempt == 2 {
 				rerun = append(rerun, r.Started.Sub(stop))
@@ -75,10 +88,11 @@ func BenchmarkRunHandover(b *testing.B) {
 			b.Fatal(err)
 		}
 		for _, ev := range evs {
-			if ev.Kind == store.Acquired && ev.Holder == "n2" {
+			if (ev.Kind == store.Acquired || ev.Kind == store.Transferred) && ev.Holder == "n2" {
 				elected = append(elected, ev.Time.Sub(stop))
 			}
 		}
+		cancel1()
 		cancel2()
 		if c1, c2 := <-done1, <-done2; c1 != exitOK || c2 != exitOK || len(elected) != len(rerun) {
 			b.Fatalf("exit %d and %d, %d acquisitions by n2 in %d handovers:\nn1:\n%s\nn2:\n%s", c1, c2, len(elected), len(rerun), errb1, errb2)

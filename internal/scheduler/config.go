@@ -54,7 +54,10 @@ type Config struct {
 	// run end (baton run's supervisor) to record its outcome, which it
 	// may do after the term that ran it ended (CompleteSeen) as long as
 	// nobody took the row over. Periods after such a row wait with it, so
-	// that periods still run in order. Zero: at once.
+	// that periods still run in order. Zero: at once. Meanwhile the term
+	// reads the row again every tenth of the grace, at most every 250ms
+	// (TakeoverRead): a run given back (Release) or recorded is seen then,
+	// not at the end of the grace.
 	TakeoverGrace time.Duration
 }
 

@@ -57,9 +57,11 @@
 // notices). What this does not cover: an executor that reports an
 // interruption of an effect that in fact finished (baton run hears of its
 // command's exit only after its supervisor's record, which then wins the
-// row), and a term resigned before its runtime stops (an operator's
-// resign or transfer ends the term at once: its release races the next
-// term's first read, and the grace covers a release that loses).
+// row). A term resigned before its runtime stops (an operator's resign
+// or transfer ends the term at once) releases after the next term's first
+// read, perhaps: that term, waiting for the grace, reads the row again
+// every TakeoverRead and claims it once it is pending; a release that
+// never lands is covered by the grace.
 //
 // Runtimes, one machine:
 //   - internal/scheduler/runner (real clock, real store, the executor in a

@@ -443,6 +443,11 @@ func (m *Machine) runsRead(now time.Time, r RunsRead) []Action {
 		Token: m.token, Rows: r.Rows, Floor: floor, Limit: m.cfg.Limit, Job: job,
 		BusyFrom: m.busyFrom, BusyTo: m.busyTo, NoManualExempt: m.cfg.Mutate.NoManualExempt, TakeoverAt: m.takeoverAt})
 	m.moves, m.wake, m.planAt = plan.Moves, plan.Wake, now
+	if plan.HeldByGrace && !m.cfg.Mutate.NoTakeoverGrace {
+		if at := now.Add(TakeoverRead(m.cfg.TakeoverGrace)); at.Before(m.wake) {
+			m.wake = at
+		}
+	}
 	var acts []Action
 	if plan.Overdue > 0 && !m.toldCatchUp {
 		m.toldCatchUp = true

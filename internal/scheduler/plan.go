@@ -261,6 +261,9 @@ type Plan struct {
 	// Behind, with More and a cap, is a lower bound of the scheduled
 	// instants due without a final row.
 	Behind int
+	// HeldByGrace is true when a row running under an older token waits
+	// for Input.TakeoverAt (Wake is then at most TakeoverAt).
+	HeldByGrace bool
 }
 
 // Decide returns what the leader holding in.Token does next. It is pure.
@@ -465,6 +468,7 @@ moves:
 			if plan.Wake.IsZero() || in.TakeoverAt.Before(plan.Wake) {
 				plan.Wake = in.TakeoverAt
 			}
+			plan.HeldByGrace = true
 			break moves
 		}
 		if !c.p.Manual || in.NoManualExempt {
@@ -626,4 +630,17 @@ func finalPrefix(rows []store.Run, p Policy) string {
 		}
 	}
 	return c
+}
+
+// TakeoverRead is how often a term whose plan waits for the takeover grace
+// (Plan.HeldByGrace) reads the ledger again: a tenth of the grace, between
+// 10ms and 250ms (baton run's grace is its renew interval, 5s at the
+// default lease: twenty reads of a few rows, once, at the start of a term
+// that found a run of an older one). A run cut short by a graceful stop is given back (Release)
+// by the ending term, which may land just after this term's first read
+// (baton transfer, baton resign: the term ends before its run is
+// stopped); read again this soon, it is claimed at once rather than when
+// the grace has passed.
+func TakeoverRead(grace time.Duration) time.Duration {
+	return min(max(grace/10, 10*time.Millisecond), 250*time.Millisecond)
 }

@@ -52,18 +52,31 @@ func (x *harness) time(s string) time.Time {
 	d, hm, ok := strings.Cut(s, "+")
 	day, err := strconv.Atoi(d)
 	if !ok || err != nil {
-		x.t.Fatalf("time %q: want D+HH:MM", s)
+		x.t.Fatalf("time %q: want D+HH:MM, D+HH:MM:SS or D+HH:MM:SS.mmm", s)
 	}
-	c, err := time.Parse("15:04", hm)
+	layout := "15:04"
+	if strings.Count(hm, ":") == 2 {
+		layout = "15:04:05"
+	}
+	c, err := time.Parse(layout, hm)
 	if err != nil {
 		x.t.Fatalf("time %q: %v", s, err)
 	}
-	return epoch.AddDate(0, 0, day).Add(time.Duration(c.Hour())*time.Hour + time.Duration(c.Minute())*time.Minute)
+	return epoch.AddDate(0, 0, day).Add(time.Duration(c.Hour())*time.Hour + time.Duration(c.Minute())*time.Minute +
+		time.Duration(c.Second())*time.Second + time.Duration(c.Nanosecond()))
 }
 
+// fmtTime writes t as D+HH:MM, with :SS when its seconds are not zero
+// and :SS.mmm when it has a fraction of a second.
 func fmtTime(t time.Time) string {
 	d := t.Sub(epoch)
 	day := int(d / (24 * time.Hour))
+	if t.Nanosecond() != 0 {
+		return fmt.Sprintf("%d+%s", day, t.Format("15:04:05.000"))
+	}
+	if t.Second() != 0 {
+		return fmt.Sprintf("%d+%s", day, t.Format("15:04:05"))
+	}
 	return fmt.Sprintf("%d+%s", day, t.Format("15:04"))
 }
 
