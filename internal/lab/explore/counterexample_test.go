@@ -1,7 +1,6 @@
 package explore
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -72,15 +71,7 @@ func TestCounterexamplesAreShortest(t *testing.T) {
 					t.Logf("%s in %s: not explored (up to a minute): set BATON_EXPLORE_ALL=1", m, n)
 					continue
 				}
-				c, err := c.Mutated(m)
-				if err != nil {
-					t.Fatal(err)
-				}
-				r, err := Explore(context.Background(), c)
-				if err != nil {
-					t.Fatal(err)
-				}
-				t.Logf("%v", r)
+				c, r := exploreMutated(t, c, m)
 				if n != best {
 					data, err := os.ReadFile(counterexampleFile(m))
 					if err != nil {

@@ -20,21 +20,29 @@ func TestMutationsAreCaught(t *testing.T) {
 			if !c.Fits(m) {
 				c, _ = Lookup("2x1-hostile")
 			}
-			c, err := c.Mutated(m)
-			if err != nil {
-				t.Fatal(err)
-			}
-			r, err := Explore(context.Background(), c)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Logf("%v", r)
+			c, r := exploreMutated(t, c, m)
 			if r.Violation == nil {
 				t.Fatalf("%s not caught: %v", m, r)
 			}
 			replay(t, c, r)
 		})
 	}
+}
+
+// exploreMutated explores c with the mutation m and returns the mutated
+// configuration and the result, logged.
+func exploreMutated(t *testing.T, c Config, m string) (Config, Result) {
+	t.Helper()
+	c, err := c.Mutated(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := Explore(context.Background(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%v", r)
+	return c, r
 }
 
 // replay writes r's counterexample as a script under a temporary
