@@ -76,6 +76,7 @@ func (l *testLease) renewEvery(ctx context.Context, every, lease time.Duration) 
 // The deadlines forwarded after every renewal keep the command running
 // for longer than a lease; it exits by itself, and nothing is stopped.
 func TestLeaseRenewalsKeepCommand(t *testing.T) {
+	testenv.ParallelUnlessLong(t) // mostly waits on its lease
 	var logs syncBuffer
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -95,6 +96,7 @@ func TestLeaseRenewalsKeepCommand(t *testing.T) {
 // grace before the deadline, SIGKILL at it, and not before, to a command
 // that ignores SIGTERM; Run says the lease deadline did it.
 func TestLeaseDeadlineStops(t *testing.T) {
+	testenv.ParallelUnlessLong(t) // mostly waits on its lease
 	var out, logs syncBuffer
 	const grace = 300 * time.Millisecond
 	deadline := time.Now().Add(time.Second)
@@ -145,6 +147,7 @@ func TestLeaseExpiredNotStarted(t *testing.T) {
 // stopped (SIGSTOP): the supervisor, getting no renewal, stops the group
 // by the deadline, whatever its parent, alive but frozen, does not do.
 func TestParentStopped(t *testing.T) {
+	testenv.ParallelUnlessLong(t) // mostly waits on its lease
 	cmd := exec.Command(os.Args[0])
 	cmd.Env = append(os.Environ(), "SUPERVISE_TEST_PARENT=lease")
 	stdout, err := cmd.StdoutPipe()

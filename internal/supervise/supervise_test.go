@@ -268,6 +268,7 @@ func TestEscapedProcess(t *testing.T) {
 // report and sends SIGKILL to the group (on the portable path the only
 // thing that does: remove it from Run and this test fails there).
 func TestSupervisorKilledGroup(t *testing.T) {
+	testenv.ParallelUnlessLong(t) // mostly waits on its processes
 	var out syncBuffer
 	done := make(chan error, 1)
 	go func() {
