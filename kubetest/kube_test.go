@@ -46,6 +46,7 @@ func TestKube(t *testing.T) {
 	t.Run("ClientGoSeesSeconds", env.testClientGoSeesSeconds)
 	t.Run("GroupBesideClientGo", env.testGroupBesideClientGo)
 	t.Run("BatonWaitsForClientGo", env.testBatonWaitsForClientGo)
+	t.Run("BatonAfterClientGoReleases", env.testBatonAfterClientGoReleases)
 	t.Run("ExampleRBAC", env.testExampleRBAC)
 	t.Run("WatchSlowReader", env.testWatchSlowReader)
 	t.Run("MixedFleetFaults", env.testMixedFleetFaults)

@@ -159,6 +159,13 @@ func (l *recordingLock) wrote(ler resourcelock.LeaderElectionRecord, err error) 
 // out (a crash, as far as the Lease shows).
 func startClientGo(ctx context.Context, t *testing.T, cs kubernetes.Interface, ns, name, id string) *cgCandidate {
 	t.Helper()
+	return runClientGo(ctx, t, cs, ns, name, id, false)
+}
+
+// runClientGo is startClientGo, releasing the Lease when ctx ends if
+// release is set (client-go's ReleaseOnCancel).
+func runClientGo(ctx context.Context, t *testing.T, cs kubernetes.Interface, ns, name, id string, release bool) *cgCandidate {
+	t.Helper()
 	c := &cgCandidate{id: id, started: make(chan time.Time, 1), stopped: make(chan time.Time, 1), done: make(chan struct{})}
 	lock := &recordingLock{c: c, Interface: &resourcelock.LeaseLock{
 		LeaseMeta:  metav1.ObjectMeta{Name: name, Namespace: ns},
@@ -166,7 +173,7 @@ func startClientGo(ctx context.Context, t *testing.T, cs kubernetes.Interface, n
 		LockConfig: resourcelock.ResourceLockConfig{Identity: id},
 	}}
 	le, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
-		Lock: lock, LeaseDuration: cgLease, RenewDeadline: cgRenew, RetryPeriod: cgRetry, Name: name,
+		Lock: lock, LeaseDuration: cgLease, RenewDeadline: cgRenew, RetryPeriod: cgRetry, Name: name, ReleaseOnCancel: release,
 		Callbacks: leaderelection.LeaderCallbacks{
 			OnStartedLeading: func(context.Context) { c.started <- time.Now() },
 			OnStoppedLeading: func() { c.stopped <- time.Now() },
@@ -293,6 +300,73 @@ func (e *env) testBatonWaitsForClientGo(t *testing.T) {
 	}
 	if want := uint64(cg.transitions.Load()) + 1; term.Token() != want {
 		t.Fatalf("baton's token %d, want client-go's leaseTransitions + 1 = %d", term.Token(), want)
+	}
+}
+
+// testBatonAfterClientGoReleases: a client-go leader that stops with
+// ReleaseOnCancel leaves the Lease free (holderIdentity empty), and a
+// waiting baton candidate takes it at once (its log says acquired, not
+// taken over after expiry), with leaseTransitions + 1 as its token: the
+// graceful step of a rolling update from client-go to baton has no gap.
+func (e *env) testBatonAfterClientGoReleases(t *testing.T) {
+	ns := e.namespace(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cgCtx, cgStop := context.WithCancel(ctx)
+	defer cgStop()
+	cg := runClientGo(cgCtx, t, e.cs, ns, "shared", "cg-1", true)
+	select {
+	case <-cg.started:
+	case <-time.After(3 * cgLease):
+		t.Fatal("client-go did not start leading on a free Lease")
+	}
+	st, err := kube.Open(ctx, e.srv.Config, ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	el, err := baton.New(st, "shared", baton.WithNode("b1"), baton.WithLease(time.Second), baton.WithClockMargin(100*time.Millisecond), baton.WithPoll(200*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer el.Close(context.Background())
+	won := make(chan *baton.Term, 1)
+	go func() {
+		if term, err := el.Campaign(ctx); err == nil {
+			won <- term
+		}
+	}()
+	select {
+	case term := <-won:
+		t.Fatalf("baton took the Lease (token %d) while client-go renewed it", term.Token())
+	case <-time.After(2 * cgLease):
+	}
+	cgStop()
+	<-cg.done
+	released := time.Now()
+	l, err := e.cs.CoordinationV1().Leases(ns).Get(ctx, "shared", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h := l.Spec.HolderIdentity; h != nil && *h != "" && *h != "b1" {
+		t.Fatalf("after client-go's release the Lease's holder is %q, want none (or baton's b1)", *h)
+	}
+	select {
+	case term := <-won:
+		if want := uint64(cg.transitions.Load()) + 1; term.Token() != want {
+			t.Fatalf("baton's token %d, want client-go's leaseTransitions + 1 = %d", term.Token(), want)
+		}
+		// At once: baton acquired a free record; it did not wait the
+		// Lease out (that would be logged as a takeover after expiry).
+		evs, err := st.History(ctx, "shared", 0, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(evs) == 0 || evs[len(evs)-1].Kind != store.Acquired || evs[len(evs)-1].Token != term.Token() {
+			t.Fatalf("election log %+v; want its last event baton's acquisition of the free Lease at token %d", evs, term.Token())
+		}
+		t.Logf("baton acquired the Lease client-go released %v after its stop, token %d", time.Since(released).Round(time.Millisecond), term.Token())
+	case <-time.After(10 * cgLease):
+		t.Fatal("no baton candidate took the Lease client-go released")
 	}
 }
 
