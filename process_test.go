@@ -21,6 +21,7 @@ import (
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/fence"
+	"github.com/batonhq/baton/internal/testenv"
 	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/store/sqlite"
 )
@@ -231,6 +232,7 @@ func await(t *testing.T, lines <-chan line, node, verb string, timeout time.Dura
 }
 
 func TestProcessesLeaderKilled(t *testing.T) {
+	testenv.ParallelUnlessLong(t) // real processes that mostly wait
 	dir := t.TempDir()
 	lines := make(chan line, 1000)
 	children := map[string]*child{}
@@ -319,6 +321,7 @@ func TestProcessesLeaderKilled(t *testing.T) {
 }
 
 func TestProcessesPausedLeaderIsFenced(t *testing.T) {
+	testenv.ParallelUnlessLong(t) // real processes that mostly wait
 	dir := t.TempDir()
 	lines := make(chan line, 1000)
 	a := startChild(t, dir, "a", true, lines)
