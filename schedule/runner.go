@@ -277,5 +277,15 @@ func check(st store.Store, job Job, exec Executor, cfg *runner.Config) error {
 		// A tolerance outside its bounds is the machine's to report.
 		return bound.Errorf("clock-tolerance", 0, "not 0 with a reference: a zero tolerance turns the guard off; leave WithClockGuard out, or use e.g. %v", DefaultClockTolerance)
 	}
+	// A store that keeps a bounded ledger a job (store.LedgerBounded:
+	// kube) fails the job's writes once the ledger is full: a retention
+	// that keeps more rows, or every row, is refused here, at start.
+	if n, rows := store.LedgerRowsOf(st), cfg.Machine.Retention.Rows; n > 0 && (rows <= 0 || rows > n) {
+		got := fmt.Sprint(rows)
+		if rows <= 0 {
+			got = "0 (every row kept)"
+		}
+		return bound.Errorf("keep-rows", got, "1 to %d: this store keeps at most %d run ledger rows a job (WithRetention with Rows at most %d)", n, n, n)
+	}
 	return nil
 }

@@ -172,6 +172,24 @@ func TestCountStoreCapabilities(t *testing.T) {
 	})
 }
 
+// ledgerBound is a store whose ledger keeps at most 500 rows a job.
+type ledgerBound struct{ store.Store }
+
+func (ledgerBound) LedgerRows() int { return 500 }
+
+// The counting wrapper forwards a store's ledger bound, and adds none:
+// a job on a counted kube store is refused the retention it would be
+// refused on the store itself.
+func TestCountStoreLedgerBound(t *testing.T) {
+	var n storeCounts
+	if got := store.LedgerRowsOf(countStore(ledgerBound{memstore.New()}, &n)); got != 500 {
+		t.Errorf("LedgerRowsOf(the wrapper of a store bounded at 500) = %d", got)
+	}
+	if got := store.LedgerRowsOf(countStore(memstore.New(), &n)); got != 0 {
+		t.Errorf("LedgerRowsOf(the wrapper of memstore) = %d, want 0", got)
+	}
+}
+
 // The counting wrapper is a store: it passes the conformance suite, and
 // counts what reached the backend.
 func TestCountStoreConformance(t *testing.T) {

@@ -62,7 +62,13 @@ var (
 	_ store.TimeSource  = (*countingStore)(nil)
 	_ store.OrderedFeed = (*countingStore)(nil)
 	_ store.Succeeder   = (*countingStore)(nil)
+
+	_ store.LedgerBounded = (*countingStore)(nil)
 )
+
+// LedgerRows forwards st's bound (0: none), so that a job on a counted
+// store is refused a retention its store cannot keep, as on st itself.
+func (c *countingStore) LedgerRows() int { return store.LedgerRowsOf(c.st) }
 
 // Capabilities forwards st's declaration.
 func (c *countingStore) Capabilities() store.Capabilities { return c.st.Capabilities() }

@@ -117,14 +117,13 @@
 //     rows with empty outputs (310 bytes of JSON a row) and fewer with
 //     output tails. schedule's default retention (10,000 rows) does not
 //     fit: a job on this store needs a retention of a few hundred rows, or
-//     its SwapRun fails, loudly (no row is dropped to make room). The URL
-//     scheme declares LedgerRows (500, rows of short outputs), and baton
-//     run refuses a scheduled job whose --keep-rows is above it (or 0),
-//     before it opens the store. Only the scheme says it: package store
-//     has no word for a ledger's bound, so a program that runs
-//     schedule.Runner on this store itself sets schedule.WithRetention
-//     with Rows at most LedgerRows, unchecked; and with long output tails
-//     fewer rows fit than the bound says. Every write of a name rewrites
+//     its SwapRun fails, loudly (no row is dropped to make room). The
+//     store reports its bound, LedgerRows (500, rows of short outputs),
+//     as store.LedgerBounded, and schedule.New refuses a retention that
+//     keeps more rows (or every row); the URL scheme declares it too, so
+//     that baton run refuses a scheduled job whose --keep-rows is above
+//     it (or 0) before it opens the store. With long output tails fewer
+//     rows fit than the bound says. Every write of a name rewrites
 //     its whole state: a ledger of many rows makes each of its writes
 //     larger.
 //   - A deleted Lease takes its state with it: whoever deletes it (kubectl

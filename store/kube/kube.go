@@ -201,6 +201,13 @@ func OpenURL(ctx context.Context, rawURL string, opts ...Option) (*Store, error)
 // its watch is not declared an ordered feed (Change.Through) yet.
 func (s *Store) Capabilities() store.Capabilities { return 0 }
 
+var _ store.LedgerBounded = (*Store)(nil)
+
+// LedgerRows implements store.LedgerBounded: a job's ledger lives in its
+// Lease's annotations, which hold about 800 rows of short outputs; the
+// bound is LedgerRows, with room to spare.
+func (s *Store) LedgerRows() int { return LedgerRows }
+
 // Close implements store.Store; it releases nothing the API client keeps.
 func (s *Store) Close() error { return nil }
 

@@ -31,8 +31,10 @@ func init() {
 }
 
 // LedgerRows is the most run ledger rows a job may keep on this store,
-// by count: its scheme declares it (storedriver.Scheme.LedgerRows), so
-// that baton run refuses a scheduled job whose retention keeps more. It
+// by count: the store reports it (store.LedgerBounded), so that
+// schedule.New refuses a retention that keeps more, and its scheme
+// declares it (storedriver.Scheme.LedgerRows), so that baton run does so
+// before it opens the store. It
 // is a bound on rows of short outputs (about 310 bytes each; 800 fit):
 // rows with long output tails take more of a Lease's 250 KiB, and a
 // ledger write past that still fails (ErrInvalid).
