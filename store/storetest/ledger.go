@@ -172,3 +172,27 @@ func testConcurrentRunClaim(t *testing.T, open func() store.Store) {
 		t.Fatalf("%d claims of one row succeeded, want 1", wins)
 	}
 }
+
+// testLedgerBound: a store that reports a bound on the rows of a job's
+// ledger (store.LedgerBounded) keeps that many rows of one job, each like
+// a done run of baton run's (holder, token, times, exit code, a short
+// output), and lists them all: the bound it reports is true.
+func testLedgerBound(t *testing.T, s store.Store, rows int) {
+	start := time.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC)
+	for i := range rows {
+		at := start.Add(time.Duration(i) * time.Second)
+		r := store.Run{Job: "bounded", Period: at.Format(time.RFC3339), Scheduled: at, State: store.Done,
+			Token: 7, Holder: "billing-7d9f8b6c5d-x2x4q", Attempt: 1, Started: at.Add(3 * time.Millisecond),
+			Finished: at.Add(250 * time.Millisecond), ExitCode: 0, Output: "billed 42 invoices"}
+		if _, err := s.SwapRun(ctx(t), store.RunSwap{Run: r}); err != nil {
+			t.Fatalf("row %d of the %d the store says it keeps: %v", i+1, rows, err)
+		}
+	}
+	got, err := s.Runs(ctx(t), "bounded", "", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != rows {
+		t.Fatalf("Runs lists %d rows; the store keeps %d a job (LedgerRows)", len(got), rows)
+	}
+}

@@ -35,16 +35,18 @@ type Factory func(t *testing.T) (open func() store.Store)
 // declared capabilities (Capabilities: what it declares it implements,
 // and what it implements it declares), and the cases of the capabilities
 // it declares, successions' (RunSuccession, as the subtest Succession)
-// included.
+// included; for a store that reports a bound on a job's ledger
+// (store.LedgerBounded), that it keeps that many rows (LedgerBound).
 func Run(t *testing.T, f Factory) {
 	var declared store.Capabilities
+	var ledgerRows int
 	tests := []struct {
 		name string
 		fn   func(t *testing.T, open func() store.Store)
 	}{
 		{"Capabilities", func(t *testing.T, open func() store.Store) {
 			s := open()
-			declared = s.Capabilities()
+			declared, ledgerRows = s.Capabilities(), store.LedgerRowsOf(s)
 			if err := storedriver.CheckCapabilities(ctx(t), s); err != nil {
 				t.Fatal(err)
 			}
@@ -99,6 +101,13 @@ func Run(t *testing.T, f Factory) {
 	}
 	if declared.Has(store.CapSuccession) {
 		t.Run("Succession", func(t *testing.T) { RunSuccession(t, f) })
+	}
+	if ledgerRows > 0 {
+		t.Run("LedgerBound", func(t *testing.T) {
+			s := f(t)()
+			defer s.Close()
+			testLedgerBound(t, s, ledgerRows)
+		})
 	}
 }
 
