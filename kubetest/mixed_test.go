@@ -189,6 +189,28 @@ func runClientGo(ctx context.Context, t *testing.T, cs kubernetes.Interface, ns,
 	return c
 }
 
+// clientGoLeads starts the client-go candidate cg-1 on the Lease "shared"
+// of ns (releasing it when stopped if release is set: ReleaseOnCancel),
+// waits until it leads, and opens a Lease store on ns; stop ends the
+// candidate.
+func (e *env) clientGoLeads(ctx context.Context, t *testing.T, ns string, release bool) (cg *cgCandidate, stop context.CancelFunc, st *kube.Store) {
+	t.Helper()
+	cgCtx, stop := context.WithCancel(ctx)
+	cg = runClientGo(cgCtx, t, e.cs, ns, "shared", "cg-1", release)
+	select {
+	case <-cg.started:
+	case <-time.After(3 * cgLease):
+		stop()
+		t.Fatal("client-go did not start leading on a free Lease")
+	}
+	st, err := kube.Open(ctx, e.srv.Config, ns)
+	if err != nil {
+		stop()
+		t.Fatal(err)
+	}
+	return cg, stop, st
+}
+
 // testGroupBesideClientGo: a name a baton Group holds through its session
 // is renewed on its own Lease too, so a client-go candidate on that Lease
 // never starts leading while the Group's term is valid; once the Group
@@ -248,18 +270,8 @@ func (e *env) testBatonWaitsForClientGo(t *testing.T) {
 	delay := testenv.MeasureDelay(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cgCtx, cgStop := context.WithCancel(ctx)
+	cg, cgStop, st := e.clientGoLeads(ctx, t, ns, false)
 	defer cgStop()
-	cg := startClientGo(cgCtx, t, e.cs, ns, "shared", "cg-1")
-	select {
-	case <-cg.started:
-	case <-time.After(3 * cgLease):
-		t.Fatal("client-go did not start leading on a free Lease")
-	}
-	st, err := kube.Open(ctx, e.srv.Config, ns)
-	if err != nil {
-		t.Fatal(err)
-	}
 	const margin = 100 * time.Millisecond
 	// Three candidates: their candidate rows are writes to the Lease that
 	// must not look like renewals of client-go's record.
@@ -312,18 +324,8 @@ func (e *env) testBatonAfterClientGoReleases(t *testing.T) {
 	ns := e.namespace(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cgCtx, cgStop := context.WithCancel(ctx)
+	cg, cgStop, st := e.clientGoLeads(ctx, t, ns, true)
 	defer cgStop()
-	cg := runClientGo(cgCtx, t, e.cs, ns, "shared", "cg-1", true)
-	select {
-	case <-cg.started:
-	case <-time.After(3 * cgLease):
-		t.Fatal("client-go did not start leading on a free Lease")
-	}
-	st, err := kube.Open(ctx, e.srv.Config, ns)
-	if err != nil {
-		t.Fatal(err)
-	}
 	el, err := baton.New(st, "shared", baton.WithNode("b1"), baton.WithLease(time.Second), baton.WithClockMargin(100*time.Millisecond), baton.WithPoll(200*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
