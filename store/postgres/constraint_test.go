@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/batonhq/baton/internal/pgtest"
+	"github.com/batonhq/baton/internal/testenv"
 	"github.com/batonhq/baton/store"
 )
 
@@ -18,6 +19,7 @@ import (
 // permanent error, for a swap and for a ledger write, and nothing is
 // written.
 func TestForeignConstraintPermanent(t *testing.T) {
+	testenv.ParallelUnlessLong(t)
 	url := pgtest.Start(t)
 	s := open(t, url)
 	defer s.Close()
@@ -46,6 +48,7 @@ func TestForeignConstraintPermanent(t *testing.T) {
 // rule, whichever of the rule's columns the write sets, and nothing is
 // written; baton's own writes (a renewal, a succession) pass.
 func TestElectionChecks(t *testing.T) {
+	testenv.ParallelUnlessLong(t)
 	url := pgtest.Start(t)
 	s := open(t, url)
 	defer s.Close()

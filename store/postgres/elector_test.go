@@ -462,6 +462,7 @@ func TestElectorSessionsKilled(t *testing.T) {
 // A leader resigns and a contender that polls only every 5s is elected at
 // once: the release's notification (LISTEN/NOTIFY) wakes it.
 func TestElectorHandoverByNotification(t *testing.T) {
+	testenv.ParallelUnlessLong(t)
 	const (
 		lease = 10 * time.Second
 		poll  = 5 * time.Second

@@ -8,6 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/batonhq/baton/internal/testenv"
 	"github.com/batonhq/baton/store"
 )
 
@@ -16,6 +17,7 @@ import (
 // refusal (credentials, no such database, no privilege) is not, and
 // neither is a schema that is not baton's.
 func TestFailClassifiesOpenErrors(t *testing.T) {
+	testenv.ParallelUnlessLong(t)
 	s := &Store{schema: "baton"}
 	connect := func(code string) error {
 		return fmt.Errorf("failed to connect to `user=baton database=ops`: %w", &pgconn.PgError{Severity: "FATAL", Code: code})

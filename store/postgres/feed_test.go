@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/batonhq/baton/internal/pgtest"
+	"github.com/batonhq/baton/internal/testenv"
 	"github.com/batonhq/baton/store"
 )
 
@@ -82,6 +83,7 @@ func begin(t *testing.T, url string) pgx.Tx {
 // one committing after a newer one (which a feed ordered by a sequence
 // number drawn at write time would miss).
 func TestChangeFeedOutOfOrderCommits(t *testing.T) {
+	testenv.ParallelUnlessLong(t)
 	url := pgtest.Start(t)
 	s := open(t, url)
 	defer s.Close()
@@ -135,6 +137,7 @@ func TestChangeFeedOutOfOrderCommits(t *testing.T) {
 
 // A batch of swaps sends one notification, and a refused swap none.
 func TestSwapManyNotifiesOnce(t *testing.T) {
+	testenv.ParallelUnlessLong(t)
 	url := pgtest.Start(t)
 	s := open(t, url)
 	defer s.Close()
@@ -183,6 +186,7 @@ func TestSwapManyNotifiesOnce(t *testing.T) {
 // A batch holds swaps the database cannot take (a NUL byte), duplicates
 // and names out of order: each gets its own result, in the given order.
 func TestSwapManyMixed(t *testing.T) {
+	testenv.ParallelUnlessLong(t)
 	s := open(t, pgtest.Start(t))
 	defer s.Close()
 	ctx := testCtx(t)
@@ -210,6 +214,7 @@ func TestSwapManyMixed(t *testing.T) {
 // Swaps of two batches that name the same records in opposite orders, at
 // the same time, never deadlock: each batch locks in name order.
 func TestSwapManyConcurrentBatches(t *testing.T) {
+	testenv.ParallelUnlessLong(t)
 	url := pgtest.Start(t)
 	a, b := open(t, url), open(t, url)
 	defer a.Close()
@@ -268,6 +273,7 @@ func TestSwapManyConcurrentBatches(t *testing.T) {
 // reader reads again) but does not raise how far the feed says it has
 // reported (Change.Through): only the feed's reads do.
 func TestForgedNotificationClaimsNothing(t *testing.T) {
+	testenv.ParallelUnlessLong(t)
 	url := pgtest.Start(t)
 	s := open(t, url)
 	defer s.Close()

@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/batonhq/baton/internal/pgtest"
+	"github.com/batonhq/baton/internal/testenv"
 	"github.com/batonhq/baton/store"
 )
 
@@ -16,6 +17,7 @@ import (
 // the schema comes from the URL, WithPoolConfig functions apply, and the
 // sessions are read-only exactly when the store is.
 func TestNewPool(t *testing.T) {
+	testenv.ParallelUnlessLong(t)
 	u, err := url.Parse(pgtest.Start(t))
 	if err != nil {
 		t.Fatal(err)
@@ -54,6 +56,7 @@ func TestNewPool(t *testing.T) {
 // connection while every connection of the Store's main pool is taken,
 // as by batched reads and writes in flight: it has a pool of its own.
 func TestSwapNotBehindBusyPool(t *testing.T) {
+	testenv.ParallelUnlessLong(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	s, err := Open(ctx, pgtest.Start(t), WithPoolConfig(func(c *pgxpool.Config) { c.MaxConns = 2 }))

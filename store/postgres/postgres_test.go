@@ -21,12 +21,15 @@ import (
 
 // The conformance suites (each subtest on a fresh database of the shared
 // server) and the real-time elector tests spend most of their time
-// waiting on the server or on leases: unless -test.parallel is given,
-// four run at once instead of one per CPU. In CI (testenv.Long), under
-// the race detector, they run one at a time (testenv.ParallelUnlessLong).
+// waiting on the server or on leases, each on a database or a server of
+// its own: unless -test.parallel is given, eight run at once instead of
+// one per CPU (four at a time, and the short tests one at a time before
+// them, took the package 15 s of a suite's 110). In CI (testenv.Long),
+// under the race detector, they run one at a time
+// (testenv.ParallelUnlessLong).
 func TestMain(m *testing.M) {
 	if !testenv.Long() {
-		testenv.DefaultParallel(4)
+		testenv.DefaultParallel(8)
 	}
 	pgtest.Main(m)
 }
@@ -68,6 +71,7 @@ func TestConformance(t *testing.T) {
 // The suite again, in a schema named by the URL: in CI (testenv.Long);
 // outside it, TestConformance runs half of it there.
 func TestConformanceOtherSchema(t *testing.T) {
+	testenv.ParallelUnlessLong(t)
 	if !testenv.Long() {
 		t.Skip("the whole suite in the schema \"elections\" runs in CI (testenv.Long); TestConformance runs every other test of it there")
 	}
@@ -95,6 +99,7 @@ func acquire(name, node string, token uint64) store.Record {
 }
 
 func TestOpenRejectsBadURLs(t *testing.T) {
+	testenv.ParallelUnlessLong(t)
 	for _, url := range []string{
 		"sqlite:baton.db",
 		"postgres://u@127.0.0.1:1/db?schema=Baton",
@@ -116,6 +121,7 @@ func TestOpenRejectsBadURLs(t *testing.T) {
 }
 
 func TestOpenUnreachable(t *testing.T) {
+	testenv.ParallelUnlessLong(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	// Port 1 on localhost: nothing listens there.
@@ -139,6 +145,7 @@ func superExec(t *testing.T, url, sql string, args ...any) {
 }
 
 func TestSchemaVersionRefused(t *testing.T) {
+	testenv.ParallelUnlessLong(t)
 	url := pgtest.Start(t)
 	s := open(t, url)
 	rec, err := s.Swap(testCtx(t), store.Swap{Record: acquire("a", "n1", 1), Event: store.Acquired})
@@ -169,6 +176,7 @@ func TestSchemaVersionRefused(t *testing.T) {
 }
 
 func TestForeignSchemaRefused(t *testing.T) {
+	testenv.ParallelUnlessLong(t)
 	url := pgtest.Start(t)
 	superExec(t, url, `CREATE SCHEMA app; CREATE TABLE app.invoices (id int)`)
 	_, err := postgres.Open(testCtx(t), withParam(t, url, "schema", "app"))
@@ -181,6 +189,7 @@ func TestForeignSchemaRefused(t *testing.T) {
 }
 
 func TestConcurrentFirstOpen(t *testing.T) {
+	testenv.ParallelUnlessLong(t)
 	url := pgtest.Start(t)
 	const n = 6
 	errs := make(chan error, n)
@@ -201,6 +210,7 @@ func TestConcurrentFirstOpen(t *testing.T) {
 }
 
 func TestTokenTooLarge(t *testing.T) {
+	testenv.ParallelUnlessLong(t)
 	s := open(t, pgtest.Start(t))
 	defer s.Close()
 	_, err := s.Swap(testCtx(t), store.Swap{Record: acquire("big", "n1", 1<<63)})
@@ -210,6 +220,7 @@ func TestTokenTooLarge(t *testing.T) {
 }
 
 func TestRunFieldsRoundTrip(t *testing.T) {
+	testenv.ParallelUnlessLong(t)
 	s := open(t, pgtest.Start(t))
 	defer s.Close()
 	r := store.Run{
@@ -234,6 +245,7 @@ func TestRunFieldsRoundTrip(t *testing.T) {
 // A session killed by the server while a call waits in it fails that call
 // with ErrUnavailable; the pool then replaces the connection.
 func TestTerminatedSession(t *testing.T) {
+	testenv.ParallelUnlessLong(t)
 	srv := pgtest.Shared(t)
 	url := pgtest.Start(t)
 	s := open(t, withParam(t, withParam(t, url, "pool_max_conns", "1"), "application_name", "baton_terminate_test"))
@@ -314,6 +326,7 @@ func TestTerminatedSession(t *testing.T) {
 // A stopped server makes calls fail promptly with ErrUnavailable; after a
 // restart they succeed and the data is still there.
 func TestServerStopAndRestart(t *testing.T) {
+	testenv.ParallelUnlessLong(t)
 	srv := pgtest.NewServer(t)
 	ctx := testCtx(t)
 	if err := srv.Exec(ctx, "CREATE DATABASE baton"); err != nil {
@@ -390,6 +403,7 @@ func TestServerStopAndRestart(t *testing.T) {
 // soon, and the feed names only the record written, not the other one
 // stored.
 func TestWatchChangesLatency(t *testing.T) {
+	testenv.ParallelUnlessLong(t)
 	url := pgtest.Start(t)
 	a, b := open(t, url), open(t, url)
 	defer a.Close()
@@ -447,6 +461,7 @@ func TestWatchChangesLatency(t *testing.T) {
 }
 
 func TestWatchChangesAfterClose(t *testing.T) {
+	testenv.ParallelUnlessLong(t)
 	s := open(t, pgtest.Start(t))
 	s.Close()
 	if _, ok := <-s.WatchChanges(context.Background()); ok {
@@ -460,6 +475,7 @@ func TestWatchChangesAfterClose(t *testing.T) {
 // The database applies storedriver.CheckSwap's rules in the same order: a version
 // mismatch is a conflict before anything else.
 func TestSwapErrorsMatchCheckSwap(t *testing.T) {
+	testenv.ParallelUnlessLong(t)
 	s := open(t, pgtest.Start(t))
 	defer s.Close()
 	ctx := testCtx(t)
@@ -498,6 +514,7 @@ func TestSwapErrorsMatchCheckSwap(t *testing.T) {
 // A read-only opener creates nothing: a database without the schema is
 // "no baton store", and stays without it.
 func TestOpenReadOnlyCreatesNothing(t *testing.T) {
+	testenv.ParallelUnlessLong(t)
 	url := pgtest.Start(t)
 	_, err := postgres.Open(testCtx(t), url, postgres.WithReadOnly())
 	if !errors.Is(err, store.ErrNotFound) || !strings.Contains(err.Error(), "no baton store") {
@@ -523,6 +540,7 @@ func TestOpenReadOnlyCreatesNothing(t *testing.T) {
 // reads a store opened read-only: status, runs and history work without
 // any write privilege.
 func TestReadOnlyRole(t *testing.T) {
+	testenv.ParallelUnlessLong(t)
 	u := pgtest.Start(t)
 	s := open(t, u)
 	if _, err := s.Swap(testCtx(t), store.Swap{Record: acquire("a", "n1", 1), Event: store.Acquired}); err != nil {
@@ -573,6 +591,7 @@ func TestReadOnlyRole(t *testing.T) {
 }
 
 func TestDamagedConformance(t *testing.T) {
+	testenv.ParallelUnlessLong(t)
 	storetest.RunDamaged(t, func(t *testing.T) (func() store.Store, storetest.Planter) {
 		url := pgtest.Start(t)
 		return func() store.Store { return open(t, url) }, func(t *testing.T, job, period string, state store.RunState) {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton/internal/pgtest"
+	"github.com/batonhq/baton/internal/testenv"
 	"github.com/batonhq/baton/store"
 )
 
@@ -15,6 +16,7 @@ import (
 // version; the feed still names it (the conformance test
 // WatchSessionRenewals), from the notification's payload.
 func TestSessionRenewalLeavesWxid(t *testing.T) {
+	testenv.ParallelUnlessLong(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	s, err := Open(ctx, pgtest.Start(t))
@@ -51,6 +53,7 @@ func TestSessionRenewalLeavesWxid(t *testing.T) {
 // TestNamedPayload: the listener parses what renewSession and swap_one
 // send, and nothing else.
 func TestNamedPayload(t *testing.T) {
+	testenv.ParallelUnlessLong(t)
 	name := store.SessionPrefix + "n1/i 1/1"
 	for p, want := range map[string]store.Change{
 		sessionPayloadTag + "42 " + name:          {Name: name, Version: 42},

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton/internal/pgtest"
+	"github.com/batonhq/baton/internal/testenv"
 	"github.com/batonhq/baton/store"
 )
 
@@ -13,6 +14,7 @@ import (
 // another process, answers the next write of a handle that opened it with
 // ErrReplaced.
 func TestStoreReplaced(t *testing.T) {
+	testenv.ParallelUnlessLong(t)
 	for _, how := range []string{"dropped", "recreated"} {
 		t.Run(how, func(t *testing.T) {
 			u := pgtest.Start(t)
@@ -64,6 +66,7 @@ func TestStoreReplaced(t *testing.T) {
 
 // The server's clock is the reference a wall-clock guard can trust.
 func TestStoreTime(t *testing.T) {
+	testenv.ParallelUnlessLong(t)
 	s := open(t, pgtest.Start(t))
 	defer s.Close()
 	before := time.Now()

@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/batonhq/baton/internal/pgtest"
+	"github.com/batonhq/baton/internal/testenv"
 	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/store/postgres"
 )
@@ -82,6 +83,7 @@ func metaValue(t *testing.T, url, key string) string {
 // place by a writer, keeping its records, log, jobs, runs and candidates;
 // a process of the old release still running on it can no longer swap.
 func TestSchemaUpgradeFrom2(t *testing.T) {
+	testenv.ParallelUnlessLong(t)
 	url := pgtest.Start(t)
 	versions := oldStore(t, url)
 	ctx := testCtx(t)
@@ -186,6 +188,7 @@ func TestSchemaUpgradeFrom2(t *testing.T) {
 // A version 1 schema (no event details, no candidates) is read as it is by
 // a read-only opener and upgraded in place by a writer, through version 2.
 func TestSchemaUpgradeFrom1(t *testing.T) {
+	testenv.ParallelUnlessLong(t)
 	url := pgtest.Start(t)
 	oldStore(t, url)
 	superExec(t, url, `ALTER TABLE baton.election_log DROP COLUMN detail`)
@@ -235,6 +238,7 @@ func TestSchemaUpgradeFrom1(t *testing.T) {
 // Writers opening a version 2 store at once: one upgrades it, the others
 // find it upgraded.
 func TestSchemaUpgradeConcurrent(t *testing.T) {
+	testenv.ParallelUnlessLong(t)
 	url := pgtest.Start(t)
 	oldStore(t, url)
 	const n = 4
@@ -407,6 +411,7 @@ func testSchemaUpgrade(t *testing.T, from string) {
 // so the store keeps its id and a process of the previous release that
 // opened it before goes on.
 func TestSchemaUpgradeFrom7(t *testing.T) {
+	testenv.ParallelUnlessLong(t)
 	url, id, c := storeAt(t, "7")
 	ctx := testCtx(t)
 	s, v := upgradeKeepingID(t, url, id, c, "7")
@@ -441,6 +446,7 @@ func TestSchemaUpgradeFrom7(t *testing.T) {
 // rows: the store keeps its id, and a process of the previous release
 // that opened it before goes on.
 func TestSchemaUpgradeFrom8(t *testing.T) {
+	testenv.ParallelUnlessLong(t)
 	url, id, c := storeAt(t, "8")
 	ctx := testCtx(t)
 	s, v := upgradeKeepingID(t, url, id, c, "8")

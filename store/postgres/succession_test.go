@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/batonhq/baton/internal/pgtest"
+	"github.com/batonhq/baton/internal/testenv"
 	"github.com/batonhq/baton/store"
 )
 
@@ -38,6 +39,7 @@ func passOnStore(t *testing.T, s store.Store, name string) (held, s1, s2 store.R
 // The dead holder's renewal of a name a succession passed on (the
 // renewal statement's fast path) conflicts, as does its batch renewal.
 func TestRenewalAfterSuccessionConflicts(t *testing.T) {
+	testenv.ParallelUnlessLong(t)
 	s := open(t, pgtest.Start(t))
 	defer s.Close()
 	ctx := testCtx(t)
@@ -60,6 +62,7 @@ func TestRenewalAfterSuccessionConflicts(t *testing.T) {
 // a batch that writes a session's succession with names: the outcomes of
 // swaps one by one.
 func TestSwapManyAfterSuccession(t *testing.T) {
+	testenv.ParallelUnlessLong(t)
 	s := open(t, pgtest.Start(t))
 	defer s.Close()
 	ctx := testCtx(t)
@@ -124,6 +127,7 @@ func TestSwapManyAfterSuccession(t *testing.T) {
 // successor, written by another program once the check is dropped)
 // is read as store.ErrCorrupt.
 func TestCorruptSuccessor(t *testing.T) {
+	testenv.ParallelUnlessLong(t)
 	url := pgtest.Start(t)
 	s := open(t, url)
 	defer s.Close()
@@ -155,6 +159,7 @@ func TestCorruptSuccessor(t *testing.T) {
 // the token the succession handed to the successor. With the lock the
 // write waits for the succession, then settles and conflicts.
 func TestSuccessionRace(t *testing.T) {
+	testenv.ParallelUnlessLong(t)
 	for _, how := range []string{"renewal", "swap", "batch"} {
 		t.Run(how, func(t *testing.T) {
 			url := pgtest.Start(t)

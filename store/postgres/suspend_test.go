@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/batonhq/baton/internal/pgtest"
+	"github.com/batonhq/baton/internal/testenv"
 	"github.com/batonhq/baton/store"
 )
 
@@ -15,6 +16,7 @@ import (
 // holds the job's row for update) waits for it and, once it commits, is
 // refused: it does not decide on the job as it was before.
 func TestClaimWaitsForSuspension(t *testing.T) {
+	testenv.ParallelUnlessLong(t)
 	url := pgtest.Start(t)
 	s := open(t, url)
 	defer s.Close()

@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/batonhq/baton/internal/pgtest"
+	"github.com/batonhq/baton/internal/testenv"
 	"github.com/batonhq/baton/store"
 )
 
@@ -32,6 +33,7 @@ type swapCase struct {
 // through Swap, and one batch sent the rounds' way (one more swap, of a
 // new name, expects version 0).
 func TestSwapManyOneStatementPath(t *testing.T) {
+	testenv.ParallelUnlessLong(t)
 	s := open(t, pgtest.Start(t))
 	defer s.Close()
 	ctx := testCtx(t)
@@ -217,6 +219,7 @@ func versionRE(s string) string { return digits.ReplaceAllString(s, "N") }
 // one of them, and the other's swap is refused against the winner's
 // record, as locked.
 func TestSwapManyConcurrentTakeovers(t *testing.T) {
+	testenv.ParallelUnlessLong(t)
 	url := pgtest.Start(t)
 	a, b := open(t, url), open(t, url)
 	defer a.Close()
@@ -316,6 +319,7 @@ func TestSwapManyConcurrentTakeovers(t *testing.T) {
 // locked (the committed one), not as it was when the batch's statement
 // began: on the one-statement path as in the rounds.
 func TestSwapManyDecidesAgainstLockedRecord(t *testing.T) {
+	testenv.ParallelUnlessLong(t)
 	url := pgtest.Start(t)
 	s := open(t, url)
 	defer s.Close()
