@@ -53,12 +53,13 @@ func sharedCluster(t *testing.T) *etcdtest.Cluster { return lazyCluster(t, 1) }
 
 // The tests on clusters of their own (quorum loss, partitions,
 // compaction, token expiry) spend most of their time waiting on leases
-// and elections: unless -test.parallel is given, four run at once instead
-// of one per CPU. In CI (testenv.Long) they run one at a time
+// and elections: unless -test.parallel is given, all of them (sixteen) run
+// at once instead of one per CPU; their members take about 10 s of CPU in
+// all. In CI (testenv.Long) they run one at a time
 // (testenv.ParallelUnlessLong).
 func TestMain(m *testing.M) {
 	if !testenv.Long() {
-		testenv.DefaultParallel(4)
+		testenv.DefaultParallel(16)
 	}
 	code := testenv.Run(m)
 	for _, c := range clusters.by {
@@ -338,6 +339,7 @@ func TestFencedRunSurvivesRenewals(t *testing.T) {
 // listens fails with ErrUnavailable within the request timeout, even when
 // ctx has no deadline.
 func TestOpenUnreachable(t *testing.T) {
+	testenv.ParallelUnlessLong(t) // waits out a dial timeout
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/batonhq/baton/internal/etcdtest"
+	"github.com/batonhq/baton/internal/testenv"
 	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/store/etcd"
 )
@@ -19,6 +20,7 @@ import (
 // unavailable: waiting will not change its answer, and baton run exits
 // instead of waiting for it.
 func TestOpenRefusedIsNotUnavailable(t *testing.T) {
+	testenv.ParallelUnlessLong(t)    // its own cluster
 	c := etcdtest.StartCluster(t, 1) // its own: authentication stays on
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()

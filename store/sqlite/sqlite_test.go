@@ -54,7 +54,10 @@ func factory(t *testing.T) func() store.Store {
 	}
 }
 
-func TestConformance(t *testing.T) { storetest.Run(t, factory) }
+func TestConformance(t *testing.T) {
+	testenv.ParallelUnlessLong(t) // a file of its own per subtest; 2 s serial
+	storetest.Run(t, factory)
+}
 
 func TestOpenEmptyPath(t *testing.T) {
 	_, err := sqlite.Open(ctx(t), "")

@@ -28,6 +28,7 @@ import (
 // (testenv.Long), 15 otherwise (the five sizes at the statements' edges
 // and ten drawn): the 40 took 7 s of CPU.
 func TestSwapManyMatchesMemstore(t *testing.T) {
+	testenv.ParallelUnlessLong(t) // its own file; 1 s serial
 	sq := open(t, filepath.Join(t.TempDir(), "baton.db"))
 	mem := memstore.New()
 	backends := []store.Store{sq, mem}
