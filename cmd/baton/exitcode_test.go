@@ -13,6 +13,7 @@ import (
 // cannot be reached (TestRunWaitsForPostgres) but not for a path in a
 // directory that does not exist: waiting will not make it.
 func TestStoreExitCodes(t *testing.T) {
+	t.Parallel() // waits on unreachable addresses
 	tests := []struct {
 		url               string
 		wantRead, wantRun int

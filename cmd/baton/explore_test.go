@@ -42,6 +42,7 @@ func TestExploreBadFlags(t *testing.T) {
 
 // The tiny configuration completes with 0 violations, exit 0.
 func TestExploreTiny(t *testing.T) {
+	t.Parallel() // computes alone
 	code, out, stderr := runBaton(t, "explore", "--config", "2x1-tiny")
 	if code != exitOK || stderr != "" || !strings.Contains(out, "(complete)") || !strings.Contains(out, "0 violations") {
 		t.Fatalf("exit %d, stderr %q:\n%s", code, stderr, out)

@@ -55,9 +55,9 @@ var periodStartedRE = regexp.MustCompile(`msg="period started" .*period=(\S+)`)
 // acceptance of a period is forged into the log, under another token,
 // names that period and exits 1.
 //
-// Three rounds per language (the two side by side: the last of the
-// package's tests to end at five, 25-30 s each under load); under
-// testenv.Long (CI) ten, one language after the other.
+// Two rounds per language (the two side by side: still the last of the
+// package's tests to end at three, 30 s beside the suite's other
+// packages); under testenv.Long (CI) ten, one language after the other.
 func TestProcessFenceAnyLanguage(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts real processes")
@@ -66,7 +66,7 @@ func TestProcessFenceAnyLanguage(t *testing.T) {
 	// test held every one of them back for its 15-20 s (one at a time in
 	// CI: testenv.ParallelUnlessLong).
 	testenv.ParallelUnlessLong(t)
-	rounds := 3
+	rounds := 2
 	if testenv.Long() {
 		rounds = 10
 	}

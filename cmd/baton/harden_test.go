@@ -20,6 +20,7 @@ func TestRunSignsTokens(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts real processes")
 	}
+	testenv.ParallelUnlessLong(t) // its own store and process; mostly waits
 	const hexKey = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff"
 	file := filepath.Join(t.TempDir(), "fence.key")
 	if err := os.WriteFile(file, []byte(hexKey+"\n"), 0o600); err != nil {

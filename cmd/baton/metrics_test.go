@@ -86,6 +86,7 @@ func TestProcessMetricsHandover(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts real processes")
 	}
+	testenv.ParallelUnlessLong(t) // its own store and processes; mostly waits
 	db := "sqlite:" + filepath.Join(t.TempDir(), "baton.db")
 	args := func(node string) []string {
 		return []string{"run", "--store", db, "--node", node, "--lease", "3s", "--metrics-addr", "127.0.0.1:0",

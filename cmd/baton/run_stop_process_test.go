@@ -36,6 +36,7 @@ func TestProcessRunStoppedLeader(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts real processes")
 	}
+	testenv.ParallelUnlessLong(t) // its own store and processes; mostly waits
 	rounds, hold := 1, 4500*time.Millisecond
 	if os.Getenv(testenv.LongVar) == "1" {
 		rounds, hold = 10, 8*time.Second

@@ -17,6 +17,7 @@ import (
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/internal/browsertest"
+	"github.com/batonhq/baton/internal/testenv"
 	"github.com/batonhq/baton/schedule"
 	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/store/memstore"
@@ -163,6 +164,7 @@ func TestServePageInBrowser(t *testing.T) {
 
 // The JSON API: the list and one job, and the actions' guard.
 func TestServeAPI(t *testing.T) {
+	testenv.ParallelUnlessLong(t) // its own store and server
 	st, url := servedStore(t, "s3cret", time.Second)
 	_, won := elect(t, st, "billing", "node-a")
 	term := <-won
