@@ -22,6 +22,7 @@
 package etcdtest
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"net/url"
@@ -29,6 +30,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -111,7 +113,31 @@ func Start(n int) (*Cluster, error) { return start(n, false, nil) }
 // members cannot be partitioned (Partition panics).
 func StartDurable(n int) (*Cluster, error) { return start(n, true, nil) }
 
+// startAttempts bounds start's tries of fresh ports.
+const startAttempts = 5
+
+// start starts a cluster, again on fresh ports when a member's port was
+// taken between its choice and etcd's bind (another cluster's member, or
+// any process's outgoing connection, may take a port just released: with
+// a package's clusters starting side by side it happened in about one
+// suite run in three).
 func start(n int, fsync bool, configure func(*embed.Config)) (*Cluster, error) {
+	for attempt := 1; ; attempt++ {
+		c, err := startOnce(n, fsync, configure)
+		if err == nil || attempt == startAttempts || !addrInUse(err) {
+			return c, err
+		}
+	}
+}
+
+// addrInUse reports whether err is a bind's "address already in use".
+// embed's errors do not always wrap the listener's, so the text counts
+// too.
+func addrInUse(err error) bool {
+	return errors.Is(err, syscall.EADDRINUSE) || strings.Contains(err.Error(), "address already in use")
+}
+
+func startOnce(n int, fsync bool, configure func(*embed.Config)) (*Cluster, error) {
 	if n != 1 && n != 3 && n != 5 {
 		return nil, fmt.Errorf("etcdtest: a cluster has 1, 3 or 5 members, not %d", n)
 	}

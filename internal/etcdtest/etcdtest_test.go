@@ -2,6 +2,9 @@ package etcdtest
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"net"
 	"testing"
 	"time"
 
@@ -137,5 +140,22 @@ func TestBlocked(t *testing.T) {
 	c.Heal()
 	if c.blocked(-1, 0) || c.blocked(0, 2) {
 		t.Fatal("blocked after Heal")
+	}
+}
+
+// A port taken between its choice and etcd's bind is recognised as such
+// (start then tries fresh ports); any other failure is not retried.
+func TestAddrInUse(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	_, err = net.Listen("tcp", l.Addr().String())
+	if err == nil || !addrInUse(fmt.Errorf("etcdtest: starting member 0: %w", err)) {
+		t.Fatalf("a second bind of %s: %v, not recognised as a port in use", l.Addr(), err)
+	}
+	if addrInUse(errors.New("etcdtest: member 0 not ready within 20s")) {
+		t.Fatal("a member that was not ready was taken for a port in use")
 	}
 }
