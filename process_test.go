@@ -131,6 +131,20 @@ func (g *gate) Swap(ctx context.Context, s store.Swap) (store.Record, error) {
 	return g.Store.Swap(ctx, s)
 }
 
+// createResource makes the resource's tables in dir before the children
+// start. Three children making them at once could fail one with
+// SQLITE_BUSY at once, busy timeout or not: SQLite does not wait when a
+// connection holding a read lock would upgrade it against another's
+// (the deadlock it avoids); it happened in one suite run in five.
+func createResource(t *testing.T, dir string) {
+	t.Helper()
+	db, err := openResource(filepath.Join(dir, "resource.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+}
+
 func openResource(path string) (*sql.DB, error) {
 	db, err := sql.Open("sqlite", "file:"+path+"?_txlock=immediate&_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)")
 	if err != nil {
@@ -234,6 +248,7 @@ func await(t *testing.T, lines <-chan line, node, verb string, timeout time.Dura
 func TestProcessesLeaderKilled(t *testing.T) {
 	testenv.ParallelUnlessLong(t) // real processes that mostly wait
 	dir := t.TempDir()
+	createResource(t, dir)
 	lines := make(chan line, 1000)
 	children := map[string]*child{}
 	for _, n := range []string{"a", "b", "c"} {
@@ -323,6 +338,7 @@ func TestProcessesLeaderKilled(t *testing.T) {
 func TestProcessesPausedLeaderIsFenced(t *testing.T) {
 	testenv.ParallelUnlessLong(t) // real processes that mostly wait
 	dir := t.TempDir()
+	createResource(t, dir)
 	lines := make(chan line, 1000)
 	a := startChild(t, dir, "a", true, lines)
 	first := await(t, lines, "a", "elected", 30*time.Second, nil)
