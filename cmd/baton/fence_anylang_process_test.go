@@ -55,8 +55,8 @@ var periodStartedRE = regexp.MustCompile(`msg="period started" .*period=(\S+)`)
 // acceptance of a period is forged into the log, under another token,
 // names that period and exits 1.
 //
-// Two rounds per language (the two side by side: still the last of the
-// package's tests to end at three, 30 s beside the suite's other
+// Two rounds per language, the two side by side (at three it was the
+// last of the package's tests to end, 30 s beside the suite's other
 // packages); under testenv.Long (CI) ten, one language after the other.
 func TestProcessFenceAnyLanguage(t *testing.T) {
 	if testing.Short() {

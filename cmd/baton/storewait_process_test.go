@@ -155,7 +155,7 @@ func TestRunWaitsForPostgres(t *testing.T) {
 	}
 
 	// The server may answer before Start returns (Start waits for it to
-	// say so): READY=1 may come after starting, the job's delay is
+	// say so): READY=1 is checked against starting, the job's delay is
 	// bounded from up.
 	starting := time.Now()
 	if err := srv.Start(); err != nil {

@@ -119,8 +119,8 @@ const startAttempts = 5
 // start starts a cluster, again on fresh ports when a member's port was
 // taken between its choice and etcd's bind (another cluster's member, or
 // any process's outgoing connection, may take a port just released: with
-// a package's clusters starting side by side it happened in about one
-// suite run in three).
+// sixteen of store/etcd's clusters starting side by side it happened in
+// two suite runs of five).
 func start(n int, fsync bool, configure func(*embed.Config)) (*Cluster, error) {
 	for attempt := 1; ; attempt++ {
 		c, err := startOnce(n, fsync, configure)
