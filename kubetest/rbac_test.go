@@ -112,7 +112,13 @@ func (e *env) testExampleRBAC(t *testing.T) {
 	sa.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:" + ns + ":baton"}
 
 	// Under the Role: the job's elector campaigns, wins, renews, resigns.
-	st, err := kube.Open(ctx, sa, ns)
+	// The authorizer reads Roles from its cache: wait for the new one (a
+	// CI run opened the store 30 ms after the apply, and was refused).
+	var st store.Store
+	testenv.WaitFor(10*time.Second, func() bool {
+		st, err = kube.Open(ctx, sa, ns)
+		return err == nil
+	})
 	if err != nil {
 		t.Fatalf("Open as the example's ServiceAccount: %v", err)
 	}
