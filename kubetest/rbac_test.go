@@ -112,13 +112,8 @@ func (e *env) testExampleRBAC(t *testing.T) {
 	sa.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:" + ns + ":baton"}
 
 	// Under the Role: the job's elector campaigns, wins, renews, resigns.
-	// The authorizer reads Roles from its cache: wait for the new one (a
-	// CI run opened the store 30 ms after the apply, and was refused).
-	var st store.Store
-	testenv.WaitFor(10*time.Second, func() bool {
-		st, err = kube.Open(ctx, sa, ns)
-		return err == nil
-	})
+	// (A CI run opened the store 30 ms after the apply, and was refused.)
+	st, err := openAuthorized(ctx, sa, ns, granted)
 	if err != nil {
 		t.Fatalf("Open as the example's ServiceAccount: %v", err)
 	}
@@ -160,11 +155,10 @@ func (e *env) testExampleRBAC(t *testing.T) {
 			t.Fatal(err)
 		}
 		apply(ctx, t, dc, ns, less)
-		// The authorizer reads Roles from its cache: wait for the change.
-		var err error
-		testenv.WaitFor(10*time.Second, func() bool {
-			_, err = kube.Open(ctx, sa, ns)
-			return err != nil
+		// Wait until the refusal names the verb: once, the cache's first
+		// refusal after the change named another verb the Role grants.
+		_, err := openAuthorized(ctx, sa, ns, func(err error) bool {
+			return err != nil && strings.Contains(err.Error(), "forbidden to "+verb+" ")
 		})
 		msg := ""
 		if err != nil {
@@ -176,15 +170,28 @@ func (e *env) testExampleRBAC(t *testing.T) {
 			t.Logf("without %q: %s", verb, msg)
 		}
 		apply(ctx, t, dc, ns, role)
-		testenv.WaitFor(10*time.Second, func() bool {
-			_, err = kube.Open(ctx, sa, ns)
-			return err == nil
-		})
-		if err != nil {
+		if _, err := openAuthorized(ctx, sa, ns, granted); err != nil {
 			t.Fatalf("with the Role restored: %v", err)
 		}
 	}
 }
+
+// openAuthorized opens store/kube as sa until Open's error satisfies
+// done, for at most 10 s, and returns the last Open's result: the API
+// server's authorizer reads Roles from its cache, so a Role just applied
+// or changed takes effect a moment later.
+func openAuthorized(ctx context.Context, sa *rest.Config, ns string, done func(error) bool) (store.Store, error) {
+	var st store.Store
+	var err error
+	testenv.WaitFor(10*time.Second, func() bool {
+		st, err = kube.Open(ctx, sa, ns)
+		return done(err)
+	})
+	return st, err
+}
+
+// granted is openAuthorized's done for a Role that grants every verb.
+func granted(err error) bool { return err == nil }
 
 func toAny(ss []string) []any {
 	out := make([]any, len(ss))
