@@ -31,7 +31,7 @@ var layers = []struct {
 		"internal/inspect", "internal/supervise", "internal/history", "internal/timeline"}},
 	{"test kits: real components for tests, and shared test helpers", []string{
 		"internal/testenv", "internal/pgtest", "internal/etcdtest", "internal/browsertest", "internal/benchenv",
-		"internal/sqlitetest", "internal/electortest"}},
+		"internal/sqlitetest", "internal/electortest", "internal/testport"}},
 	{"lab: the simulator, its cluster, the drills, the model and their checkers", []string{
 		"internal/lab/..."}},
 	{"commands: the CLI and the examples, which wire every floor below", []string{

@@ -37,6 +37,7 @@ import (
 	"go.etcd.io/etcd/server/v3/embed"
 
 	"github.com/batonhq/baton/internal/testenv"
+	"github.com/batonhq/baton/internal/testport"
 )
 
 // Timing of every member. ElectionTimeout is also how long a member that
@@ -117,8 +118,9 @@ func StartDurable(n int) (*Cluster, error) { return start(n, true, nil) }
 const startAttempts = 5
 
 // start starts a cluster, again on fresh ports when a member's port was
-// taken between its choice and etcd's bind (another cluster's member, or
-// any process's outgoing connection, may take a port just released: with
+// taken between its choice and etcd's bind (another cluster's member may
+// take a port just released, and before testport any process's outgoing
+// connection could: with
 // sixteen of store/etcd's clusters starting side by side it happened in
 // two suite runs of five).
 func start(n int, fsync bool, configure func(*embed.Config)) (*Cluster, error) {
@@ -147,10 +149,12 @@ func startOnce(n int, fsync bool, configure func(*embed.Config)) (*Cluster, erro
 	}
 	c := &Cluster{dir: dir, token: "baton-" + filepath.Base(dir), groups: make([]int, n), fsync: fsync, configure: configure}
 	// Hold every port while choosing, so that no two choices collide; the
-	// member ports are released just before etcd binds them.
+	// member ports are released just before etcd binds them. They lie
+	// below the ephemeral range, so that no outgoing connection takes a
+	// stopped member's port before its Restart.
 	var held []net.Listener
 	pick := func() (url.URL, error) {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
+		l, err := testport.Listen()
 		if err != nil {
 			return url.URL{}, err
 		}

@@ -34,7 +34,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"net"
 	"net/url"
 	"os"
 	"os/exec"
@@ -51,6 +50,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/batonhq/baton/internal/testenv"
+	"github.com/batonhq/baton/internal/testport"
 )
 
 // Component is the name BATON_REQUIRE uses for PostgreSQL.
@@ -227,14 +227,9 @@ func versionOf(bindir string) int {
 	return v
 }
 
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
+// freePort returns a port for the server below the ephemeral range, where
+// no outgoing connection takes it while Stop and Start restart the server.
+func freePort() (int, error) { return testport.Free() }
 
 // command returns a command that runs as the server's OS user.
 func (s *Server) command(name string, args ...string) *exec.Cmd {
