@@ -448,8 +448,8 @@ func (m *Machine) preferDue(now time.Time) []Action {
 	if now.Before(p.since.Add(max(p.hysteresis, m.cfg.Lease))) && !m.cfg.Mutate.NoHysteresis {
 		return nil
 	}
-	if m.sess != nil && !m.sess.alive {
-		return nil
+	if (m.sess != nil && !m.sess.alive) || !now.Before(m.Deadline()) {
+		return nil // the term is over, or ends at the next Tick
 	}
 	self := Candidate{Node: m.cfg.Node, Attrs: m.cfg.Self}
 	live := []Candidate{self}
