@@ -21,6 +21,11 @@
 //     node is taken at once by that node and by others only after the lease.
 //   - A token is fixed when a term is won; the machine never adopts a token
 //     it reads later.
+//   - With a preference policy (Config.Prefer, prefer.go), a leader that a
+//     live candidate is strictly preferred to releases the record towards
+//     it, as a transfer does, only at a safe point its runtime reports and
+//     once its term has lasted the hysteresis. Without one (the default)
+//     nothing moves the lead but a failure or an operator.
 package election
 
 import (
