@@ -154,7 +154,10 @@ its run end inside its term could record it), token-fenced-record (with
 --supervisor-records: that record is fenced by the term's token, so it is
 refused once a newer term began), release-after-finish (a run that ran to
 its end after its term ended is given back pending, as if cut short, and
-runs again).`
+runs again), prefer-no-safe-point (with --prefer seeded or on: a leader
+hands the job over to a preferred candidate whether or not a run is
+under way), prefer-no-hysteresis (with --prefer seeded or on: it hands
+over as soon as its term begins, without lasting the hysteresis).`
 
 func runSim(ctx context.Context, e *env, args []string) int {
 	const name = "sim"
@@ -166,6 +169,7 @@ func runSim(ctx context.Context, e *env, args []string) int {
 	faults := fs.String("faults", "all", "comma list of fault classes, or all")
 	mutate := fs.String("mutate", "", "turn a protection off to show the checker bites: "+mutationList)
 	sessions := fs.String("sessions", string(o.Sessions), "which nodes hold their names through a session: seeded (drawn per seed), on, off or mixed")
+	prefer := fs.String("prefer", string(o.Prefer), "which seeds draw a preference policy for the job, a hysteresis and each node's weight, version and zone (docs/prefer.md): off, seeded (a third of the unbalanced, not hostile seeds whose quiet end lasts five leases) or on (all of them)")
 	balance := fs.String("balance", string(o.Balance), "which seeds run balanced (baton.WithBalance): seeded (half the seeds whose nodes all hold through a session), on (every seed; sessions on) or off")
 	fs.IntVar(&o.Names, "names", o.Names, "names besides the job's (shard-1, shard-2, ...); every node campaigns for every one, except in a third of the unbalanced seeds, where each node leaves each to the others a third of the time (--trace says which)")
 	fs.IntVar(&o.Nodes, "nodes", o.Nodes, "nodes per run")
@@ -188,6 +192,9 @@ func runSim(ctx context.Context, e *env, args []string) int {
 	}
 	if o.Balance, err = sim.ParseBalanceMode(*balance); err != nil {
 		return e.fail(name, usagef("--balance: %v", err))
+	}
+	if o.Prefer, err = sim.ParsePreferMode(*prefer); err != nil {
+		return e.fail(name, usagef("--prefer: %v", err))
 	}
 	switch *mutate {
 	case "":
@@ -227,6 +234,10 @@ func runSim(ctx context.Context, e *env, args []string) int {
 		o.Mutate.Succession.SettleNewVersion = true
 	case "wrap-deadline":
 		o.Mutate.Election.WrapDeadline = true
+	case "prefer-no-safe-point":
+		o.Mutate.Election.NoSafePoint = true
+	case "prefer-no-hysteresis":
+		o.Mutate.Election.NoHysteresis = true
 	case "no-catch-up-cap":
 		o.Mutate.Work.NoCatchUpCap = true
 	case "no-catch-up-window":
@@ -322,14 +333,14 @@ func runSim(ctx context.Context, e *env, args []string) int {
 	return exitOK
 }
 
-const mutationList = "no-fence, no-margin, no-valid-check, unfenced-ledger, session-no-margin, session-name-expiry, session-read-first, no-pull, succession-stored-version, succession-no-raise, succession-adopt-unread, succession-adopt-unsynced, succession-adopt-across-gap, succession-list-ended, succession-list-no-retry, settle-stored-token, settle-new-version, no-catch-up-cap, no-catch-up-window, no-jitter, ignore-suspension, no-overlap-skip, no-retry-backoff, no-manual-exempt, no-timeout, node-jitter, no-clock-guard, no-step-down, prune-failed, prune-early, no-own-completion, rerun-unknown-state, no-takeover-grace, token-fenced-record, release-after-finish or wrap-deadline"
+const mutationList = "no-fence, no-margin, no-valid-check, unfenced-ledger, session-no-margin, session-name-expiry, session-read-first, no-pull, succession-stored-version, succession-no-raise, succession-adopt-unread, succession-adopt-unsynced, succession-adopt-across-gap, succession-list-ended, succession-list-no-retry, settle-stored-token, settle-new-version, no-catch-up-cap, no-catch-up-window, no-jitter, ignore-suspension, no-overlap-skip, no-retry-backoff, no-manual-exempt, no-timeout, node-jitter, no-clock-guard, no-step-down, prune-failed, prune-early, no-own-completion, rerun-unknown-state, no-takeover-grace, token-fenced-record, release-after-finish, wrap-deadline, prefer-no-safe-point or prefer-no-hysteresis"
 
 // replayFlags are the flags given that shape a seed's run, for the
 // replay line of a violation: the seed alone would run another cluster.
 func replayFlags(fs *flag.FlagSet) string {
 	var b strings.Builder
 	set := flagsSet(fs)
-	for _, name := range []string{"faults", "mutate", "sessions", "balance", "names", "nodes", "duration", "lease", "renew", "clock-margin", "supervisor-records"} {
+	for _, name := range []string{"faults", "mutate", "sessions", "balance", "prefer", "names", "nodes", "duration", "lease", "renew", "clock-margin", "supervisor-records"} {
 		if !set[name] {
 			continue
 		}

@@ -30,6 +30,9 @@ const (
 	// fit), so the machine reports it (store.ErrTokenLimit) rather than
 	// wrap or retry.
 	MaxToken = store.MaxToken
+	// MaxHysteresis is the longest hysteresis of a preference: a week,
+	// far inside int64 nanoseconds added to any deadline.
+	MaxHysteresis = 7 * 24 * time.Hour
 )
 
 // Validate reports the first field of c outside its bounds as a
@@ -62,6 +65,18 @@ func (c Config) Validate() error {
 	}
 	if err := store.CheckName(c.Node); err != nil {
 		return bound.Errorf("node", fmt.Sprintf("%q", c.Node), "printable characters only")
+	}
+	if err := c.Prefer.Validate(); err != nil {
+		return err
+	}
+	if err := c.Self.Validate(); err != nil {
+		return err
+	}
+	switch {
+	case c.Hysteresis != 0 && (c.Hysteresis < c.Lease || c.Hysteresis > MaxHysteresis):
+		return bound.Errorf("prefer-hysteresis", c.Hysteresis, "0 (none set) or between the lease (%v) and %v, so that the lead moves at most once a lease", c.Lease, MaxHysteresis)
+	case c.Prefer.Kind != PreferNone && c.Hysteresis == 0:
+		return bound.Errorf("prefer-hysteresis", c.Hysteresis, "between the lease (%v) and %v when a preference is set (--prefer %s)", c.Lease, MaxHysteresis, c.Prefer)
 	}
 	return nil
 }

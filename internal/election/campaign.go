@@ -235,6 +235,7 @@ func (m *Machine) proven(ev passed) (store.Record, bool) {
 func (m *Machine) adoptTerm(now time.Time, rec store.Record) []Action {
 	m.phase, m.rec, m.token = leading, rec, rec.Token
 	m.deadline, m.renewAt, m.recheck = m.sess.deadline, now.Add(m.cfg.Renew), false
+	m.termBegan(now)
 	if !now.Before(m.deadline) {
 		m.phase = releasing // born dead, as a take whose reply came late
 		return m.release(now, m.rec)
@@ -248,6 +249,7 @@ func (m *Machine) acquireReply(now time.Time, r SwapReply) []Action {
 		m.deadline = m.sentAt.Add(m.cfg.Lease)
 		m.renewAt = m.sentAt.Add(m.cfg.Renew)
 		m.recheck = false
+		m.termBegan(now)
 		if m.sess != nil {
 			// Valid as long as the session it was taken through; if
 			// that session ended while the swap was out, the term is

@@ -52,6 +52,16 @@ type Config struct {
 	// "Adoption without a read").
 	OrderedFeed bool
 
+	// Prefer is the preference policy of every name of the machine (a
+	// Group's names may each get another with SetPolicy); the zero value,
+	// PreferNone, never moves the lead (docs/prefer.md). Hysteresis is
+	// how long a term lasts before its leader may hand over to a
+	// preferred candidate: at least the lease when Prefer is set. Self
+	// is this node's own candidacy, what the policy judges of it.
+	Prefer     Policy
+	Hysteresis time.Duration
+	Self       Attrs
+
 	// Mutate turns protections off, so that the simulator (baton sim
 	// --mutate) and the tests can show that their checks catch each
 	// breach. Never set outside them.
@@ -113,4 +123,11 @@ type Mutations struct {
 	// session's wait ran out: notifications that come during every read
 	// (forged: vcluster.Config.Forge) keep a dead session alive for ever.
 	ReadBeforeExpiry bool
+	// NoSafePoint makes a leader hand over to a preferred candidate
+	// whether or not its runtime is between runs (SafePoint): a run under
+	// way is cut off by the handover.
+	NoSafePoint bool
+	// NoHysteresis makes a leader hand over to a preferred candidate as
+	// soon as its term begins, without lasting the hysteresis.
+	NoHysteresis bool
 }

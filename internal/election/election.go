@@ -21,6 +21,11 @@
 //     node is taken at once by that node and by others only after the lease.
 //   - A token is fixed when a term is won; the machine never adopts a token
 //     it reads later.
+//   - With a preference policy (Config.Prefer, prefer.go), a leader that a
+//     live candidate is strictly preferred to releases the record towards
+//     it, as a transfer does, only at a safe point its runtime reports and
+//     once its term has lasted the hysteresis. Without one (the default)
+//     nothing moves the lead but a failure or an operator.
 package election
 
 import (
@@ -144,10 +149,19 @@ type Machine struct {
 	// awaited record (Check events) at a rate that does not grow with the
 	// number of names; the machine sets no timer of its own for it.
 	swept bool
+
+	// pref is the name's preference (prefer.go); nil without one.
+	pref *prefState
 }
 
 // New returns an idle machine.
-func New(cfg Config) *Machine { return &Machine{cfg: cfg} }
+func New(cfg Config) *Machine {
+	m := &Machine{cfg: cfg}
+	if cfg.Prefer.Kind != PreferNone {
+		m.pref = &prefState{policy: cfg.Prefer, hysteresis: cfg.Hysteresis}
+	}
+	return m
+}
 
 // Leading reports whether the machine holds a term.
 func (m *Machine) Leading() bool { return m.phase == leading }
@@ -296,6 +310,8 @@ func (m *Machine) Step(now time.Time, ev Event) []Action {
 		}
 	case Resign:
 		acts = m.resign(now, ev.Token)
+	case Candidates, SafePoint, SetPolicy:
+		acts = m.stepPrefer(now, ev)
 	case GetReply:
 		return m.stepReply(now, ev, false)
 	case SwapReply:

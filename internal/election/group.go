@@ -239,6 +239,12 @@ func (g *Group) Step(now time.Time, ev Event) []Action {
 		case g.names[ev.Name] != nil:
 			acts = g.stepName(now, ev.Name, in) // the machine reads only the version
 		}
+	case Candidates:
+		acts = g.stepPrefer(now, ev.Name, in)
+	case SafePoint:
+		acts = g.stepPrefer(now, ev.Name, in)
+	case SetPolicy:
+		acts = g.stepPrefer(now, ev.Name, in)
 	case ListReply:
 		g.out--
 		acts = g.listed(now, ev)
@@ -492,6 +498,15 @@ func (g *Group) reply(now time.Time, name string, r GetReply, swap bool) []Actio
 
 // stepName steps the machine of name and handles what it asks of the
 // group.
+// stepPrefer hands a preference event to the machine of name, if the
+// group has one (never to the session's: its record is never handed over).
+func (g *Group) stepPrefer(now time.Time, name string, ev Event) []Action {
+	if g.names[name] == nil {
+		return nil
+	}
+	return g.stepName(now, name, ev)
+}
+
 func (g *Group) stepName(now time.Time, name string, ev Event) []Action {
 	return g.stepEntry(now, name, g.names[name], ev)
 }

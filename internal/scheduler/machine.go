@@ -108,6 +108,25 @@ func (m *Machine) Working() bool { return m.phase == working }
 // effect).
 func (m *Machine) Busy() bool { return m.op != opNone }
 
+// AtSafePoint reports whether the machine is between runs: in a term and
+// acting, with no ledger write, read-back or effect outstanding (a read
+// of the job, the ledger or the clock may be: it precedes any claim) and
+// no run's outcome waiting to be written again. Only then may the
+// election hand the term over to a preferred candidate
+// (election.SafePoint, docs/prefer.md); a run stopped by a suspension and
+// a backfill's runs are outstanding work like any other, so neither is a
+// safe point while under way.
+func (m *Machine) AtSafePoint() bool {
+	if m.phase != working || m.timer == timerComplete {
+		return false
+	}
+	switch m.op {
+	case opNone, opRead, opJob, opClock:
+		return true
+	}
+	return false
+}
+
 // Next returns when the machine wants a Tick; zero means no timer.
 func (m *Machine) Next() time.Time {
 	if m.phase == working && m.op == opEffect && !m.stopAt.IsZero() && !m.stopping {

@@ -227,6 +227,8 @@ var notExpressible = map[string]string{
 	"no-takeover-grace":           "a supervisor's record of a run: the explorer drives no scheduler machine and no run ledger",
 	"token-fenced-record":         "a supervisor's record of a run: the explorer drives no scheduler machine and no run ledger",
 	"release-after-finish":        "a run given back after its term: the explorer drives no scheduler machine and no run ledger",
+	"prefer-no-safe-point":        "a preference handover at a safe point: the explorer drives no scheduler machine and reads no candidacies",
+	"prefer-no-hysteresis":        "a preference handover's hysteresis: the explorer reads no candidacies and gives no machine a preference",
 }
 
 // NotExpressible returns why the simulator's mutation called name is not

@@ -462,3 +462,53 @@ func drawCollect(o Options, seed uint64, v variant, latency time.Duration) vclus
 	c.Every = time.Duration(8+rng.IntN(13)) * o.Lease
 	return c
 }
+
+// drawPrefer draws, in the seeds Options.Prefer says (a third, or all,
+// of those that are neither balanced, where the pulls of a balanced
+// group move the job by count, not by preference, nor hostile, whose
+// quiet end lasts five leases, and whose change feed lags by less than
+// half a lease: a target that hears of the handover only from a feed
+// lagging by more than the lease plus 2e misses it, the lead returns
+// after the lease, and the policy tries again a hysteresis later, for as
+// long as the lag lasts (docs/prefer.md, "Known limits")), a preference
+// policy for the job
+// (vcluster.Config.Prefer, docs/prefer.md), a hysteresis of one to two
+// leases, and each node's candidacy: a weight, a version, a zone label;
+// in half of them every node comes back from its first restart with
+// another version, as in a rolling upgrade (or its rollback). It draws
+// from a stream of its own, so that the seed's other draws stay what they
+// were, and a seed that draws no policy runs as it did before preferences
+// existed.
+func drawPrefer(o Options, seed uint64, v variant) (p election.Policy, hysteresis time.Duration, attrs, upgraded []election.Attrs) {
+	if o.Prefer == PreferOff || o.Prefer == "" || v.balance || o.hostile || o.Duration/4 < 5*o.Lease || v.feedLag >= o.Lease/2 {
+		return
+	}
+	rng := rand.New(rand.NewPCG(mix(seed), 0x707265666572)) // "prefer"
+	if rng.IntN(3) != 0 && o.Prefer != PreferOn {
+		return
+	}
+	policies := []election.Policy{
+		{Kind: election.PreferHighestWeight},
+		{Kind: election.PreferOldestVersion},
+		{Kind: election.PreferNewestVersion},
+		{Kind: election.PreferLabel, Key: "zone", Value: "eu-1"},
+	}
+	p = policies[rng.IntN(len(policies))]
+	hysteresis = o.Lease + time.Duration(rng.Int64N(int64(o.Lease)+1))
+	versions := []string{"1.4", "1.4.2", "1.9", "1.10", "v1.10.0", "2.0.0-rc.1", ""}
+	zones := []string{"eu-1", "us-1", "ap-1"}
+	upgrade := rng.IntN(2) == 0
+	for range o.Nodes {
+		a := election.Attrs{Weight: rng.IntN(11), Version: versions[rng.IntN(len(versions))]}
+		if z := rng.IntN(len(zones) + 1); z < len(zones) {
+			a.Labels = []election.Label{{Key: "zone", Value: zones[z]}}
+		}
+		attrs = append(attrs, a)
+		u := a
+		if upgrade {
+			u.Version = versions[rng.IntN(len(versions)-1)] // a version, maybe older: a rollback too
+		}
+		upgraded = append(upgraded, u)
+	}
+	return p, hysteresis, attrs, upgraded
+}

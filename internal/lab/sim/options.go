@@ -139,6 +139,15 @@ type Options struct {
 	// The no-own-completion, no-takeover-grace and token-fenced-record
 	// mutations need it.
 	SupervisorRecords bool
+	// Prefer says which seeds draw a preference policy for the job
+	// (vcluster.Config.Prefer, docs/prefer.md): none (PreferOff, the
+	// default, so that every seed runs as before preferences existed), a
+	// third of those that can (PreferSeeded) or all of them (PreferOn).
+	// A seed can when it is neither balanced nor hostile, its quiet end
+	// (a quarter of Duration) lasts five leases or more (time for a
+	// failover, the hysteresis and the handover before the end), and its
+	// change feed lags by less than half a lease (drawPrefer).
+	Prefer PreferMode
 	// Trace gets the failover trace of each seed run.
 	Trace io.Writer
 
@@ -153,6 +162,25 @@ func (o Options) scaled(d time.Duration) time.Duration {
 		return d
 	}
 	return max(time.Duration(float64(d)*o.scale), time.Microsecond)
+}
+
+// PreferMode says which seeds of a run draw a preference policy.
+type PreferMode string
+
+// The preference modes.
+const (
+	PreferOff    PreferMode = "off"
+	PreferSeeded PreferMode = "seeded"
+	PreferOn     PreferMode = "on"
+)
+
+// ParsePreferMode parses a --prefer value.
+func ParsePreferMode(s string) (PreferMode, error) {
+	switch m := PreferMode(s); m {
+	case PreferOff, PreferSeeded, PreferOn:
+		return m, nil
+	}
+	return "", fmt.Errorf("unknown preference mode %q: want off, seeded or on", s)
 }
 
 // BalanceMode says which seeds of a run are balanced.
@@ -190,7 +218,7 @@ func DefaultOptions() Options {
 		Lease: 3 * time.Second, Renew: time.Second, Margin: 150 * time.Millisecond,
 		Poll: 250 * time.Millisecond, Period: time.Second,
 		Names: 4, Sessions: SessionsSeeded, Balance: BalanceSeeded, CatchUpMax: 3,
-		Jitter: 250 * time.Millisecond,
+		Jitter: 250 * time.Millisecond, Prefer: PreferOff,
 	}
 }
 
@@ -231,6 +259,12 @@ func (o Options) Validate() error {
 	}
 	if _, err := ParseBalanceMode(string(o.Balance)); err != nil {
 		return err
+	}
+	if _, err := ParsePreferMode(string(o.Prefer)); err != nil {
+		return err
+	}
+	if (o.Mutate.Election.NoSafePoint || o.Mutate.Election.NoHysteresis) && (o.Prefer == PreferOff || o.Balance == BalanceOn || o.Duration < 20*o.Lease) {
+		return fmt.Errorf("sim: the prefer mutations need seeds that draw a preference: prefer seeded or on, balance not on, a duration of 20 leases or more")
 	}
 	if o.Balance == BalanceOn && o.Sessions != SessionsOn && o.Sessions != SessionsSeeded {
 		return fmt.Errorf("sim: balance on needs every node to hold its names through a session: sessions on (or seeded), got %s", o.Sessions)

@@ -55,6 +55,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/batonhq/baton/internal/election"
 	"github.com/batonhq/baton/internal/lab/vcluster"
 	"github.com/batonhq/baton/schedule"
 	"github.com/batonhq/baton/store"
@@ -79,6 +80,8 @@ type Result struct {
 	// how many backfills it drew.
 	Suspended bool
 	Backfills int
+	// Prefer says whether the seed drew a preference policy (Options.Prefer).
+	Prefer    bool
 	Violation error
 }
 
@@ -122,6 +125,7 @@ func Run(ctx context.Context, o Options, seed uint64) (Result, error) {
 	c.Forge = drawForge(seed, v)
 	c.Collect = drawCollect(o, seed, v, latency)
 	c.Mutate = o.Mutate
+	c.Prefer, c.Hysteresis, c.Attrs, c.Upgraded = drawPrefer(o, seed, v)
 	c.SupervisorRecords = o.SupervisorRecords
 	if o.SupervisorRecords {
 		c.TakeoverGrace = takeoverGrace(o)
@@ -140,6 +144,9 @@ func Run(ctx context.Context, o Options, seed uint64) (Result, error) {
 			o.Names, vcluster.Job, strings.Join(kinds, ", "), onOff[v.balance], onOff[v.notify], latency, onOff[v.callLatency], takeStepText(v.takeStep), onOff[v.succession])
 		if v.feedLag > 0 {
 			fmt.Fprintf(o.Trace, "the change feed lags the store by %v\n", v.feedLag)
+		}
+		if c.Prefer.Kind != election.PreferNone {
+			fmt.Fprintf(o.Trace, "%s\n", c.PreferTrace())
 		}
 		if c.Forge {
 			fmt.Fprintf(o.Trace, "a client of the store forges notifications of every session record nobody renewed for half a lease\n")
@@ -177,6 +184,7 @@ func Run(ctx context.Context, o Options, seed uint64) (Result, error) {
 		}
 	}
 	res.Balanced, res.Hostile, res.Simulated = v.balance, o.hostile, o.Duration
+	res.Prefer = c.Prefer.Kind != election.PreferNone
 	if o.NoMargin {
 		c.Margin, c.CheckMargin = 0, o.Margin
 	}

@@ -224,6 +224,10 @@ func TestMutationsAreCaught(t *testing.T) {
 		{"observer that reads again before its wait ran out", func(o *sim.Options) { o.Mutate.Election.ReadBeforeExpiry = true }, 200, 0},
 		// Balanced nodes that never ask for a handover leave the names
 		// where they fell: the end-of-run balance check fails.
+		// With prefer seeded, a third of the unbalanced, not hostile seeds
+		// draw a preference; the first leader is rarely the preferred one.
+		{"preference handover mid-run", func(o *sim.Options) { o.Prefer, o.Mutate.Election.NoSafePoint = sim.PreferSeeded, true }, 20, 0},
+		{"preference handover within the hysteresis", func(o *sim.Options) { o.Prefer, o.Mutate.Election.NoHysteresis = sim.PreferSeeded, true }, 20, 0},
 		{"balanced nodes that never pull", func(o *sim.Options) { o.Balance, o.Mutate.Election.NoPull = sim.BalanceOn, true }, 5, 0},
 		// Deadline arithmetic that trusts a stored lease and wraps: a
 		// hostile seed's planted record is taken over.
@@ -355,6 +359,43 @@ func TestParseFaults(t *testing.T) {
 	}
 }
 
+// With preferences drawn in every seed that can, the seeds hand the job
+// over to preferred candidates, with no violation (the checker checks
+// every handover and the holder at the end), and a seed that draws no
+// policy runs event for event as with preferences off.
+func TestPreferenceSeeds(t *testing.T) {
+	on, off := sim.DefaultOptions(), sim.DefaultOptions()
+	on.Prefer = sim.PreferOn
+	handovers, drawn := 0, 0
+	for seed := uint64(1); seed <= 60; seed++ {
+		var b bytes.Buffer
+		on.Trace = &b
+		r, err := sim.Run(t.Context(), on, seed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Violation != nil {
+			t.Fatalf("seed %d: %v", seed, r.Violation)
+		}
+		handovers += r.Covered.Preferred
+		if strings.Contains(b.String(), "\npreference ") {
+			drawn++
+			continue
+		}
+		r0, err := sim.Run(t.Context(), off, seed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r0.Events != r.Events || r0.Checks != r.Checks || r0.Periods != r.Periods {
+			t.Errorf("seed %d drew no preference, yet ran %d events, %d without preferences", seed, r.Events, r0.Events)
+		}
+	}
+	if drawn < 30 || handovers < drawn/2 {
+		t.Errorf("60 seeds: %d drew a preference, %d handovers", drawn, handovers)
+	}
+	t.Logf("60 seeds: %d drew a preference, %d handovers", drawn, handovers)
+}
+
 // A mutation whose damage its seeds cannot draw is refused, not run to a
 // clean summary that proves nothing.
 func TestMutationsNeedTheirFaults(t *testing.T) {
@@ -366,6 +407,13 @@ func TestMutationsNeedTheirFaults(t *testing.T) {
 		"ignore-suspension":   func(o *sim.Options) { o.Mutate.Work.IgnoreSuspension = true },
 		"no-takeover-grace":   func(o *sim.Options) { o.Mutate.Work.NoTakeoverGrace = true },
 		"token-fenced-record": func(o *sim.Options) { o.Mutate.TokenFencedRecord = true },
+		// Preferences off (the default): no seed draws a policy.
+		"prefer-no-safe-point": func(o *sim.Options) { o.Mutate.Election.NoSafePoint = true },
+		"prefer-no-hysteresis": func(o *sim.Options) { o.Mutate.Election.NoHysteresis = true },
+		// Too short for a preference to settle before the end.
+		"prefer-no-hysteresis, 10 leases": func(o *sim.Options) {
+			o.Prefer, o.Duration, o.Mutate.Election.NoHysteresis = sim.PreferOn, 10*o.Lease, true
+		},
 	} {
 		x := o
 		m(&x)

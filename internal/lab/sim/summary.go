@@ -38,8 +38,12 @@ type Summary struct {
 	// and Chained the seeds with a chain of two or more.
 	Settled, Deleted, DeletedSucceeded int
 	LongestChain, Chained              int
-	Violations                         []Result
-	Elapsed                            time.Duration
+	// Preferring counts the seeds that drew a preference policy
+	// (Options.Prefer), Preferred their handovers of the job to a
+	// preferred candidate.
+	Preferring, Preferred int
+	Violations            []Result
+	Elapsed               time.Duration
 }
 
 // RunSeeds runs count seeds from first on, in parallel on every CPU, and
@@ -89,6 +93,10 @@ func RunSeeds(ctx context.Context, o Options, first uint64, count int) (Summary,
 				if r.Covered.LongestChain >= 2 {
 					s.Chained++
 				}
+				if r.Prefer {
+					s.Preferring++
+				}
+				s.Preferred += r.Covered.Preferred
 				for k, v := range r.Faults {
 					s.Faults[k] += v
 				}
@@ -124,7 +132,11 @@ func (s Summary) String() string {
 	if s.Seeds > 0 {
 		perSeed = s.Events / s.Seeds
 	}
-	return fmt.Sprintf("%d seeds, %v simulated, %d events (%d a seed), %d invariant checks, %d periods checked for liveness, %d stale writes rejected by fences (%d seeds with clocks beyond the margin), %d seeds balanced, %d hostile, %d notifications forged, %d sessions passed on by succession (%d terms adopted), %d names settled, %d dead sessions deleted (%d passed on), chains up to %d successions (%d seeds with 2 or more), %d violations; %.0f seeds/s\nfaults injected: %s\n",
+	prefer := ""
+	if s.Preferring > 0 {
+		prefer = fmt.Sprintf("%d seeds with a preference (%d handovers to a preferred candidate), ", s.Preferring, s.Preferred)
+	}
+	return fmt.Sprintf("%d seeds, %v simulated, %d events (%d a seed), %d invariant checks, %d periods checked for liveness, %d stale writes rejected by fences (%d seeds with clocks beyond the margin), %d seeds balanced, %d hostile, %d notifications forged, %d sessions passed on by succession (%d terms adopted), %d names settled, %d dead sessions deleted (%d passed on), chains up to %d successions (%d seeds with 2 or more), %s%d violations; %.0f seeds/s\nfaults injected: %s\n",
 		s.Seeds, s.Simulated, s.Events, perSeed, s.Checks, s.Periods, s.Rejected, s.Beyond, s.Balanced, s.Hostile, s.Forged, s.Successions, s.Adopted,
-		s.Settled, s.Deleted, s.DeletedSucceeded, s.LongestChain, s.Chained, len(s.Violations), rate, strings.Join(kinds, ", "))
+		s.Settled, s.Deleted, s.DeletedSucceeded, s.LongestChain, s.Chained, prefer, len(s.Violations), rate, strings.Join(kinds, ", "))
 }

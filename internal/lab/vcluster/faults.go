@@ -212,7 +212,7 @@ func (e *engine) resume(n *node) {
 	mail := n.mailbox
 	n.mailbox = nil
 	for _, ev := range mail {
-		if ev.kind == evReply || ev.kind == evWorkReply || ev.kind == evNodeTrigger || ev.kind == evEffectDone || ev.kind == evStepDown || ev.kind == evCollected || ev.kind == evEffectSeen {
+		if ev.kind == evReply || ev.kind == evWorkReply || ev.kind == evNodeTrigger || ev.kind == evEffectDone || ev.kind == evStepDown || ev.kind == evCollected || ev.kind == evEffectSeen || ev.kind == evPrefer || ev.kind == evPreferReply {
 			e.dispatch(ev)
 		}
 	}

@@ -119,4 +119,7 @@ type Coverage struct {
 	// (scheduler.Release); LateReleases those that committed once a
 	// newer term had begun.
 	Releases, LateReleases int
+	// Preferred counts the handovers of Job to a preferred candidate
+	// (Config.Prefer).
+	Preferred int
 }

@@ -81,6 +81,18 @@ type node struct {
 	// landStep).
 	stepTo   time.Duration
 	stepping bool
+
+	// Its candidacy and its preference handovers (prefer.go): when a read
+	// last saw it renew its candidacy (-1: never), the generation of its
+	// term's candidacy reads, and when its term of Job began on its clock
+	// and in true time.
+	candAt     time.Duration
+	safeTold   bool // its machine was told it is at a safe point, and it still is
+	runCalls   int  // its ledger writes and read-backs not answered yet (the checker's own count)
+	effectOut  bool // it started an effect (StartEffect) its machine was not told the end of
+	prefGen    int
+	prefSince  time.Time
+	prefTermAt time.Duration
 }
 
 // holding is a term of a name without work: its token (0: none) and its
@@ -141,6 +153,7 @@ func (e *engine) newMachine(n *node) {
 	n.effStopped = n.effStopped[:0] // the old incarnation's effects end with it
 	n.heldAt, n.awaiting = -1, false
 	n.coll = nil // the old incarnation's pass ended with it
+	n.runCalls, n.effectOut = 0, false
 }
 
 // campaign starts the campaign for every name n does not ignore
@@ -315,6 +328,9 @@ func (e *engine) stepped(n *node, sess string, alive bool, acts []election.Actio
 					e.tracef("%s elected, token %d, valid until its clock reads +%v", n.id, a.Token, a.Deadline.Sub(n.local(e.now)))
 				}
 				e.note(n, Happening{Kind: Elected, Token: a.Token})
+				if e.prefer() {
+					e.preferStart(n)
+				}
 				n.termGen++
 				e.push(event{at: e.now, kind: evTermStart, node: int32(n.idx), inc: int32(n.inc), gen: int32(n.termGen)})
 			} else {
@@ -344,6 +360,9 @@ func (e *engine) stepped(n *node, sess string, alive bool, acts []election.Actio
 			if i == 0 {
 				e.tracef("%s lost token %d: %v", n.id, n.term, a.Cause)
 				e.note(n, Happening{Kind: Lost, Token: n.term, Cause: a.Cause.Error()})
+				if errors.Is(a.Cause, election.ErrHandedOver) {
+					e.handedOver(n)
+				}
 				n.term = 0
 				e.endWork(n)
 			} else {

@@ -228,6 +228,20 @@ type Config struct {
 	// that found the clock within the tolerance, and a leader held off for
 	// ClockStepDown plus three polls to have stepped down.
 	ClockTolerance, ClockStepDown time.Duration
+	// Prefer, when not election.PreferNone, is every node's preference
+	// policy (election.Config.Prefer) and Hysteresis its hysteresis;
+	// Attrs[i] is node i's candidacy (election.Config.Self), and
+	// Upgraded[i], when Upgraded is set, its candidacy after its first
+	// restart, as in a rolling upgrade. The leader of Job reads the
+	// candidacies every renew interval and is told its safe point with
+	// them (prefer.go). With Check, every preference handover is checked
+	// (no run under way, the hysteresis lasted since its term began, after
+	// the previous one), and at the end the holder of Job must be a best
+	// live candidate.
+	Prefer     election.Policy
+	Hysteresis time.Duration
+	Attrs      []election.Attrs
+	Upgraded   []election.Attrs
 }
 
 // Mutation is a protection turned off on purpose: the machines' own
@@ -263,7 +277,8 @@ func (e *engine) electionConfig(n *node) election.Config {
 		Lease: e.c.Lease, Renew: e.c.Renew, Margin: e.c.Margin, Poll: e.c.Poll, Retry: e.c.Poll, Check: check,
 		Balance: e.c.Balance && n.sessions, TakeStep: e.c.TakeStep, Succession: e.c.Succession && n.sessions,
 		OrderedFeed: e.c.Notify && n.sessions, // its notifications come in order, each batch followed by Synced
-		Mutate:      m.Election,
+		Prefer:      e.c.Prefer, Hysteresis: e.c.Hysteresis, Self: e.attrs(n),
+		Mutate: m.Election,
 	}
 }
 
@@ -326,6 +341,8 @@ const (
 	evCollected          // its answer reaches the node
 	evRecord             // a supervisor's record that waited for the store's write lock reaches it (ArmFreezeLocked)
 	evEffectSeen         // a frozen node's machine is told, once it thaws, that its effect ended meanwhile
+	evPrefer             // a leader's read of the candidacies reaches the store (Config.Prefer)
+	evPreferReply        // its answer reaches the leader
 )
 
 // logState is how far a name's election log was checked.
@@ -390,6 +407,8 @@ type engine struct {
 	toldFinished map[attempt]bool
 
 	lock storeLock // the store's write lock held by a frozen node (ArmFreezeLocked)
+
+	lastPref time.Duration // when Job was last handed over to a preferred candidate (-1: never)
 }
 
 // ctxEvery is how many events Run steps between two looks at its
@@ -405,7 +424,7 @@ func Run(ctx context.Context, c Config) (Outcome, error) {
 		return Outcome{}, errors.New("vcluster: incomplete config")
 	}
 	e := &engine{c: c, cal: Calendar{c.Day}, work: c.work(), ctx: ctx, completions: map[string]int{}, rows: map[string]store.Run{},
-		inTermEnds: map[string]store.Run{}, toldFinished: map[attempt]bool{}, lock: storeLock{holder: -1}}
+		inTermEnds: map[string]store.Run{}, toldFinished: map[attempt]bool{}, lock: storeLock{holder: -1}, lastPref: -1}
 	// The machines' own bounds, as every runtime applies them: the
 	// simulator runs no setting production would refuse.
 	if err := e.electionConfig(&node{id: "node-0", inc: 1}).Validate(); err != nil {
@@ -441,7 +460,7 @@ func Run(ctx context.Context, c Config) (Outcome, error) {
 	}
 	for i := 0; i < c.Nodes; i++ {
 		n := &node{idx: i, id: fmt.Sprintf("node-%d", i), up: true, rate: 1, latency: c.Latency,
-			sessions: i < len(c.Sessions) && c.Sessions[i]}
+			sessions: i < len(c.Sessions) && c.Sessions[i], candAt: -1}
 		e.newMachine(n)
 		e.nodes = append(e.nodes, n)
 	}
@@ -515,6 +534,9 @@ func Run(ctx context.Context, c Config) (Outcome, error) {
 					e.out.HeldByNode[j]++
 				}
 			}
+		}
+		if c.Check && e.prefer() {
+			e.preferredAtEnd()
 		}
 	}
 	return e.out, nil
@@ -607,6 +629,10 @@ func (e *engine) dispatch(ev event) {
 			e.startWork(n)
 		}
 	case evWorkReply:
+		switch ev.ev.(type) {
+		case scheduler.Swapped, scheduler.ReadBack:
+			n.runCalls--
+		}
 		if int(ev.gen) == n.termGen {
 			e.stepWork(n, ev.ev.(scheduler.Event))
 		}
@@ -638,6 +664,10 @@ func (e *engine) dispatch(ev event) {
 		if int(ev.gen) == n.termGen {
 			e.stepWork(n, scheduler.Trigger{})
 		}
+	case evPrefer:
+		e.preferRead(n, ev.gen)
+	case evPreferReply:
+		e.preferReply(n, ev)
 	case evNodeTrigger:
 		if e.valid(n) {
 			at := e.c.Wall(ev.arg)

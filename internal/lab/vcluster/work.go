@@ -59,10 +59,16 @@ func (e *engine) stepWork(n *node, ev scheduler.Event) {
 	if d, ok := ev.(scheduler.EffectDone); ok && !d.NotStarted && d.Err == nil && n.running.Period != "" {
 		e.toldFinished[attemptOf(n.running)] = true
 	}
+	if _, ok := ev.(scheduler.EffectDone); ok {
+		n.effectOut = false
+	}
 	for _, a := range n.sm.Step(wall, ev) {
 		e.doWork(n, a)
 	}
 	e.armWork(n)
+	if e.prefer() {
+		e.safePoint(n)
+	}
 }
 
 func (e *engine) armWork(n *node) {
@@ -89,6 +95,10 @@ func (e *engine) send(n *node, a scheduler.Action) {
 	if err != nil {
 		e.reply(n, gen, failed(a, err), n.latency)
 		return
+	}
+	switch a.(type) {
+	case scheduler.SwapRun, scheduler.GetRun:
+		n.runCalls++ // answered in dispatch, whatever its term
 	}
 	if !e.c.WorkLatency {
 		e.reply(n, gen, e.call(n, a), 0)
@@ -206,7 +216,7 @@ func (e *engine) doWork(n *node, a scheduler.Action) {
 			e.out.Covered.ClockHeld++
 		}
 	case scheduler.StartEffect:
-		n.running = a.Run
+		n.running, n.effectOut = a.Run, true
 		if n.armedBeforeCheck {
 			n.frozen, n.frozenByEffect, n.pending, n.pendingChecked = true, true, &a, false
 			e.tracef("%s froze before its Valid() check for %s", n.id, a.Period.Key)

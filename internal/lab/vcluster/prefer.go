@@ -1,0 +1,186 @@
+package vcluster
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/batonhq/baton/internal/election"
+	"github.com/batonhq/baton/store"
+)
+
+// Preferred leaders (Config.Prefer, docs/prefer.md): the leader of Job
+// reads the candidacies every renew interval and its machine is told, at
+// the instant the answer arrives, whether its scheduler machine is between
+// runs (election.SafePoint, scheduler.Machine.AtSafePoint) and then the
+// candidates (election.Candidates). A node renews its candidacy while it
+// is up, reaches the store, is not frozen and campaigns for Job (not held
+// off by its clock guard): the candidacy's age is how long ago a read
+// last saw it so, which never makes a candidate look younger than it is.
+
+// prefer reports whether the run has a preference policy.
+func (e *engine) prefer() bool { return e.c.Prefer.Kind != election.PreferNone }
+
+// attrs is node n's candidacy in its current incarnation: Config.Attrs,
+// or Config.Upgraded after its first restart.
+func (e *engine) attrs(n *node) election.Attrs {
+	if n.inc > 1 && n.idx < len(e.c.Upgraded) {
+		return e.c.Upgraded[n.idx]
+	}
+	if n.idx < len(e.c.Attrs) {
+		return e.c.Attrs[n.idx]
+	}
+	return election.Attrs{}
+}
+
+// preferStart begins the candidacy reads of n's new term of Job.
+func (e *engine) preferStart(n *node) {
+	n.prefGen++
+	n.prefSince, n.prefTermAt = n.local(e.now), e.now
+	e.push(event{at: e.now + n.latency, kind: evPrefer, node: int32(n.idx), inc: int32(n.inc), gen: int32(n.prefGen)})
+}
+
+// renewCandidacies notes that every node renewing its candidacy now did.
+func (e *engine) renewCandidacies() {
+	for _, m := range e.nodes {
+		if m.up && !m.cut && !m.frozen && !m.awaiting {
+			m.candAt = e.now
+		}
+	}
+}
+
+// safePoint tells n's machine, after a step of its scheduler machine,
+// that it came to a safe point, at once: a runtime between runs starts
+// nothing before its election machine has answered. It is told nothing
+// when it leaves one: the machine judges a handover only at a safe point
+// it is told of, and at a read of the candidacies, which tells it the
+// safe point as it stands then (preferReply).
+func (e *engine) safePoint(n *node) {
+	if !n.sm.AtSafePoint() || n.term == 0 {
+		n.safeTold = false
+		return
+	}
+	if !n.safeTold {
+		n.safeTold = true
+		e.step(n, election.SafePoint{Name: Job, Safe: true})
+	}
+}
+
+// preferRead is n's read of the candidacies, at the store now (its
+// request took its latency): the answer reaches it after its latency,
+// and the next read is a renew interval later.
+func (e *engine) preferRead(n *node, gen int32) {
+	if int(gen) != n.prefGen || n.term == 0 {
+		return
+	}
+	e.push(event{at: e.now + e.c.Renew, kind: evPrefer, node: int32(n.idx), inc: int32(n.inc), gen: int32(n.prefGen)})
+	if n.cut {
+		return // the read fails
+	}
+	e.renewCandidacies()
+	list := make([]election.Candidate, 0, len(e.nodes))
+	for _, m := range e.nodes {
+		if m.candAt < 0 {
+			continue // never a candidate yet
+		}
+		list = append(list, election.Candidate{Node: m.id, Attrs: e.attrs(m), Age: e.now - m.candAt})
+	}
+	e.push(event{at: e.now + n.latency, kind: evPreferReply, node: int32(n.idx), inc: int32(n.inc), gen: gen,
+		ev: election.Event(election.Candidates{Name: Job, List: list})})
+}
+
+// preferReply steps the answer into n's machine, right after its safe
+// point as it stands at this instant.
+func (e *engine) preferReply(n *node, ev event) {
+	if int(ev.gen) != n.prefGen || n.term == 0 || n.cut {
+		return
+	}
+	safe := n.sm.AtSafePoint()
+	if e.tracing() {
+		e.tracef("%s reads %d candidacies of %s, at a safe point: %v", n.id, len(ev.ev.(election.Candidates).List), Job, safe)
+	}
+	e.steps(n, []election.Event{election.SafePoint{Name: Job, Safe: safe}, ev.ev.(election.Event)})
+}
+
+// handedOver checks n's preference handover of Job, as its machine
+// announced it (Lost with ErrHandedOver), before its work is ended: no
+// run was under way (its scheduler machine had no call or effect out,
+// and the ledger has no running row of its token), its term had lasted
+// the hysteresis on its own clock, and it began after the name's
+// previous preference handover. "No run under way" is the checker's own
+// reading, not the scheduler machine's: no ledger write or read-back of
+// the node unanswered, no effect it started that its machine was not
+// told ended, and no running row of its token in the store.
+func (e *engine) handedOver(n *node) {
+	e.out.Covered.Preferred++
+	if !e.c.Check {
+		return
+	}
+	if n.runCalls > 0 {
+		e.violate("%s handed %s over to a preferred candidate with %d ledger calls of its token %d out: not at a safe point", n.id, Job, n.runCalls, n.term)
+	}
+	if n.effectOut {
+		e.violate("%s handed %s over to a preferred candidate with its run of %s under way (token %d): not at a safe point", n.id, Job, n.running.Period, n.term)
+	}
+	for _, r := range e.ledger() {
+		if r.State == store.Running && r.Token == n.term && r.Holder == n.id {
+			e.violate("%s handed %s over to a preferred candidate with period %s running under its token %d: not at a safe point", n.id, Job, r.Period, n.term)
+			break
+		}
+	}
+	if held := n.local(e.now).Sub(n.prefSince); held < e.c.Hysteresis {
+		e.violate("%s handed %s over to a preferred candidate %v into its term on its clock, within the hysteresis %v", n.id, Job, held, e.c.Hysteresis)
+	}
+	if e.lastPref >= 0 && n.prefTermAt <= e.lastPref {
+		e.violate("%s handed %s over to a preferred candidate in a term that began at %.3fs, not after the previous preference handover at %.3fs", n.id, Job, n.prefTermAt.Seconds(), e.lastPref.Seconds())
+	}
+	e.lastPref = e.now
+}
+
+// preferredAtEnd checks, at the end, long after the last fault, that the
+// holder of Job is a best live candidate of the policy: no live node is
+// strictly preferred to it.
+func (e *engine) preferredAtEnd() {
+	holder := -1
+	var live []election.Candidate
+	for j, n := range e.nodes {
+		if !n.up || n.frozen {
+			continue
+		}
+		live = append(live, election.Candidate{Node: n.id, Attrs: e.attrs(n)})
+		if e.holds(n, 0) {
+			holder = j
+		}
+	}
+	if holder < 0 {
+		return // the liveness check says so
+	}
+	h := e.nodes[holder]
+	if best, ok := election.Best(e.c.Prefer, live); ok && election.Better(e.c.Prefer, best.Attrs, e.attrs(h)) {
+		e.violate("preference: %s leads %s at the end, %v after the last fault, but %s (%s) is preferred by %s to it (%s)",
+			h.id, Job, e.c.End/4, best.Node, attrsText(best.Attrs), e.c.Prefer, attrsText(e.attrs(h)))
+	}
+}
+
+func attrsText(a election.Attrs) string {
+	s := fmt.Sprintf("weight %d", a.Weight)
+	if a.Version != "" {
+		s += ", version " + a.Version
+	}
+	for _, l := range a.Labels {
+		s += ", " + l.Key + "=" + l.Value
+	}
+	return s
+}
+
+// PreferTrace describes the run's preference, for a trace.
+func (c Config) PreferTrace() string {
+	s := fmt.Sprintf("preference %s, hysteresis %v:", c.Prefer, c.Hysteresis.Round(time.Millisecond))
+	for i, a := range c.Attrs {
+		s += fmt.Sprintf(" node-%d (%s", i, attrsText(a))
+		if i < len(c.Upgraded) && c.Upgraded[i].Version != a.Version {
+			s += ", after a restart " + c.Upgraded[i].Version
+		}
+		s += ")"
+	}
+	return s
+}
