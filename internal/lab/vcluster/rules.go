@@ -217,3 +217,59 @@ func Timeout(period, node string, ran, t time.Duration) string {
 	}
 	return ""
 }
+
+// PruneCheck checks, by the checker's own reading of the retention ret,
+// every row that a prune by node deleted (in before, not in after, both
+// the job's whole ledger in period order) at the true wall time now: a
+// done or skipped row (a failed one stays until it is run again or
+// pruned by hand), not the newest scheduled row (the catch-up starts
+// after it), and past the retention: older than Age by the true time,
+// plus the clock guard's tolerance when it is on (a node prunes by its
+// own wall clock, which the guard lets differ by that much), or with at
+// least Rows newer rows.
+func PruneCheck(node string, ret scheduler.Retention, tolerance time.Duration, now time.Time, before, after []store.Run) string {
+	left := make(map[string]bool, len(after))
+	for _, r := range after {
+		left[r.Period] = true
+	}
+	newest := ""
+	for _, r := range before {
+		if !r.Manual {
+			newest = r.Period
+		}
+	}
+	old := ""
+	if ret.Age > 0 {
+		old = scheduler.Key(now.Add(tolerance - ret.Age))
+	}
+	for i, r := range before {
+		if left[r.Period] {
+			continue
+		}
+		newer := len(before) - 1 - i
+		switch {
+		case r.State != store.Done && r.State != store.Skipped:
+			return fmt.Sprintf("retention: %s pruned the %s row of %s (only done and skipped rows go)", node, r.State, r.Period)
+		case r.Period == newest:
+			return fmt.Sprintf("retention: %s pruned %s, the newest scheduled row", node, r.Period)
+		case !(ret.Age > 0 && r.Period < old) && !(ret.Rows > 0 && newer >= ret.Rows):
+			return fmt.Sprintf("retention: %s pruned %s with %d newer rows, within the retention (age %v: rows before %q may go; rows %d)",
+				node, r.Period, newer, ret.Age, old, ret.Rows)
+		}
+	}
+	return ""
+}
+
+// OwnCompletion checks a warning note of node's machine that its
+// completion of a period was refused with a conflict (note.Err wraps
+// store.ErrConflict), while own is the row its own supervisor recorded
+// for that period and cur the row as it stands: the machine, in its term
+// token term, counts its own success as lost when cur is own, recorded
+// for this very attempt (the [no-own-completion] mutation).
+func OwnCompletion(node string, note scheduler.Note, own, cur store.Run, term uint64) string {
+	if cur.Version == own.Version && own.Token == term {
+		return fmt.Sprintf("%s counts its completion of %s refused (%v), but the row is the one its own supervisor recorded for that attempt (token %d, attempt %d)",
+			node, note.Period, note.Err, own.Token, own.Attempt)
+	}
+	return ""
+}

@@ -324,39 +324,7 @@ func (e *engine) ledger() []store.Run {
 // which the guard lets differ by that much), or with at least Rows newer
 // rows.
 func (e *engine) checkPrune(n *node, before, after []store.Run) {
-	ret := e.c.Retention
-	left := make(map[string]bool, len(after))
-	for _, r := range after {
-		left[r.Period] = true
-	}
-	newest := ""
-	for _, r := range before {
-		if !r.Manual {
-			newest = r.Period
-		}
-	}
-	old := ""
-	if ret.Age > 0 {
-		old = scheduler.Key(e.cal.Wall(e.now).Add(e.work.ClockTolerance - ret.Age))
-	}
-	for i, r := range before {
-		if left[r.Period] {
-			continue
-		}
-		newer := len(before) - 1 - i
-		switch {
-		case r.State != store.Done && r.State != store.Skipped:
-			e.violate("retention: %s pruned the %s row of %s (only done and skipped rows go)", n.id, r.State, r.Period)
-		case r.Period == newest:
-			e.violate("retention: %s pruned %s, the newest scheduled row", n.id, r.Period)
-		case !(ret.Age > 0 && r.Period < old) && !(ret.Rows > 0 && newer >= ret.Rows):
-			e.violate("retention: %s pruned %s with %d newer rows, within the retention (age %v: rows before %q may go; rows %d)",
-				n.id, r.Period, newer, ret.Age, old, ret.Rows)
-		default:
-			continue
-		}
-		return
-	}
+	e.violated(PruneCheck(n.id, e.c.Retention, e.work.ClockTolerance, e.cal.Wall(e.now), before, after))
 }
 
 // startEffect checks Valid() if asked to and starts the effect; an armed
@@ -615,9 +583,8 @@ func (e *engine) checkOwnCompletion(n *node, a scheduler.Note) {
 	if !ok || !e.c.Check || a.Level < slog.LevelWarn || !errors.Is(a.Err, store.ErrConflict) {
 		return
 	}
-	if cur, err := e.c.Store.GetRun(e.ctx, Job, a.Period); err == nil && cur.Version == own.Version && own.Token == n.term {
-		e.violate("%s counts its completion of %s refused (%v), but the row is the one its own supervisor recorded for that attempt (token %d, attempt %d)",
-			n.id, a.Period, a.Err, own.Token, own.Attempt)
+	if cur, err := e.c.Store.GetRun(e.ctx, Job, a.Period); err == nil {
+		e.violated(OwnCompletion(n.id, a, own, cur, n.term))
 	}
 }
 
