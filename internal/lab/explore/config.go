@@ -3,6 +3,7 @@ package explore
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -176,6 +177,14 @@ var configs = map[string]Config{
 		Work{Created: -1500 * time.Millisecond, Damaged: []store.Run{{Job: name, Period: scheduler.Key(t0.Add(-time.Second)), Scheduled: t0.Add(-time.Second), State: "lost", Token: 1, Attempt: 1, Version: 1}}}),
 	"sched-2x1-retry": schedConfig("sched-2x1-retry", "the job registered 0.5s before the nodes start, runs that may fail, 1 retry after a backoff of 500ms, a jitter of up to 300ms", 22,
 		Work{Created: -500 * time.Millisecond, Failures: true, Policy: scheduler.Policy{Retries: 1, RetryBackoff: 500 * time.Millisecond, Jitter: 300 * time.Millisecond}}),
+	"sched-2x1-prune": schedConfig("sched-2x1-prune", "its ledger's history planted: the periods 4s to 0s before the nodes start done but for one failed, a retention of 2 rows", 16,
+		Work{Created: -4500 * time.Millisecond, Retention: scheduler.Retention{Rows: 2},
+			Rows: []store.Run{row(-4, store.Done, false, 1), row(-3, store.Failed, false, 2), row(-2, store.Done, false, 3), row(-1, store.Done, false, 4), row(0, store.Done, false, 5)}}),
+	"sched-2x1-manual": schedConfig("sched-2x1-manual", "the job registered 2.5s before the nodes start, catch-up latest, an operator's manual trigger of its first period pending", 14,
+		Work{Created: -2500 * time.Millisecond, Policy: scheduler.Policy{CatchUp: scheduler.CatchUpLatest},
+			Rows: []store.Run{row(-2, store.Pending, true, 1)}}),
+	"sched-2x1-supervisor": schedConfig("sched-2x1-supervisor", "the job registered 0.5s before the nodes start, every run's success recorded by its own process the moment it ends (baton run's supervisor)", 18,
+		Work{Created: -500 * time.Millisecond, Supervisor: true}),
 	"sched-2x1": schedConfig("sched-2x1", "the job registered 0.5s before the nodes start, overlap skip", 26,
 		Work{Created: -500 * time.Millisecond, Policy: scheduler.Policy{Overlap: scheduler.OverlapSkip}}),
 	"2x1-hostile": {
@@ -229,6 +238,10 @@ var mutations = map[string]Mutation{
 	"no-retry-backoff":     {Name: "no-retry-backoff", Work: scheduler.Mutations{NoRetryBackoff: true}},
 	"no-jitter":            {Name: "no-jitter", Work: scheduler.Mutations{NoJitter: true}},
 	"node-jitter":          {Name: "node-jitter", Work: scheduler.Mutations{NodeJitter: true}},
+	"prune-early":          {Name: "prune-early", Work: scheduler.Mutations{PruneEarly: true}},
+	"prune-failed":         {Name: "prune-failed", Work: scheduler.Mutations{PruneFailed: true}},
+	"no-own-completion":    {Name: "no-own-completion", Work: scheduler.Mutations{NoOwnCompletion: true}},
+	"no-manual-exempt":     {Name: "no-manual-exempt", Work: scheduler.Mutations{NoManualExempt: true}},
 }
 
 // Planted reports whether c starts with a planted damaged record.
@@ -263,7 +276,16 @@ var workNeeds = map[string]func(*Work) bool{
 	"release-after-finish": func(wk *Work) bool { return len(wk.Damaged) == 0 && !wk.Suspend },
 	"no-retry-backoff":     func(wk *Work) bool { return wk.Failures && wk.Policy.Retries > 0 && wk.Policy.RetryBackoff > 0 },
 	"no-jitter":            func(wk *Work) bool { return wk.Policy.Jitter > 0 },
-	"node-jitter":          func(wk *Work) bool { return wk.Policy.Jitter > 0 },
+	"prune-early":          func(wk *Work) bool { return wk.Retention.On() },
+	"prune-failed": func(wk *Work) bool {
+		return wk.Retention.On() && slices.ContainsFunc(wk.Rows, func(r store.Run) bool { return r.State == store.Failed })
+	},
+	"no-own-completion": func(wk *Work) bool { return wk.Supervisor },
+	"no-manual-exempt": func(wk *Work) bool {
+		skips := wk.Policy.CatchUp == scheduler.CatchUpLatest || wk.Policy.CatchUp == scheduler.CatchUpNone || wk.Policy.Max > 0 || wk.Policy.Window > 0
+		return skips && slices.ContainsFunc(wk.Rows, func(r store.Run) bool { return r.Manual })
+	},
+	"node-jitter": func(wk *Work) bool { return wk.Policy.Jitter > 0 },
 }
 
 // notExpressible names each simulator mutation (baton sim --mutate) that
@@ -282,14 +304,10 @@ var notExpressible = map[string]string{
 	"succession-list-no-retry":    "it needs a succession's listing and an operator's transfer request: the explorer drives neither",
 	"settle-stored-token":         "it is the store's settling of a name passed on: the explorer's store keeps no successions",
 	"settle-new-version":          "it is the store's settling of a name passed on: the explorer's store keeps no successions",
-	"no-manual-exempt":            "it needs manual periods (an operator's trigger or backfill): the explorer's operator only suspends the job",
 	"no-clock-guard":              "the scheduler's clock guard: the explorer's clocks run at fixed rates and never step",
 	"no-step-down":                "the scheduler's clock guard: the explorer's clocks run at fixed rates and never step",
-	"prune-failed":                "the ledger's retention: the explorer's ledger applies no prune (memstore's deletion is no storedriver rule it could share)",
-	"prune-early":                 "the ledger's retention: the explorer's ledger applies no prune (memstore's deletion is no storedriver rule it could share)",
-	"no-own-completion":           "a supervisor's record of a run (baton run's, scheduler.CompleteSeen): the explorer's runs are recorded by their machines only",
-	"no-takeover-grace":           "a supervisor's record of a run and a leader frozen holding the store's write lock: the explorer models neither",
-	"token-fenced-record":         "a supervisor's record of a run and a leader frozen holding the store's write lock: the explorer models neither",
+	"no-takeover-grace":           "it needs a supervisor's record of a run that is delayed, but less than the takeover grace (the simulator's leader frozen holding the store's write lock): the explorer's store delays are unbounded, so a record may land after any grace, which the check counts against the shipping machine too",
+	"token-fenced-record":         "it needs a supervisor's record of a run that is delayed, but less than the takeover grace (the simulator's leader frozen holding the store's write lock): the explorer's store delays are unbounded, and its supervisor records at the instant the run ends",
 }
 
 // NotExpressible returns why the simulator's mutation called name is not
@@ -346,4 +364,16 @@ func schedConfig(n, about string, depth int, wk Work) Config {
 		Nodes: 2, Lease: 3 * time.Second, Renew: 1500 * time.Millisecond, Margin: 300 * time.Millisecond, Poll: 1500 * time.Millisecond,
 		Rates: []Rate{{1, 1}, {11, 10}}, End: 4 * time.Second, MaxDepth: depth, Work: &wk,
 	}
+}
+
+// row is a ledger row of the job's period sec seconds from the start, in
+// state st (manual: an operator's trigger), at version v: finished
+// rows were run by a term of token 1 that ended before the nodes start.
+func row(sec int, st store.RunState, manual bool, v int64) store.Run {
+	at := t0.Add(time.Duration(sec) * time.Second)
+	r := store.Run{Job: name, Period: scheduler.Key(at), Scheduled: at, State: st, Manual: manual, Version: v}
+	if st != store.Pending {
+		r.Token, r.Holder, r.Attempt, r.Started, r.Finished = 1, "node-0", 1, at, at.Add(100*time.Millisecond)
+	}
+	return r
 }

@@ -30,6 +30,10 @@ var shortest = map[string]string{
 	"release-after-finish": "sched-2x1",
 	"rerun-unknown-state":  "sched-2x1-damaged",
 	"unfenced-ledger":      "sched-2x1",
+	"prune-early":          "sched-2x1-prune",
+	"prune-failed":         "sched-2x1-prune",
+	"no-manual-exempt":     "sched-2x1-manual",
+	"no-own-completion":    "sched-2x1-supervisor",
 }
 
 // slow are the mutations whose recorded configuration takes seconds to

@@ -93,9 +93,11 @@ func TestScriptChecksTheReplay(t *testing.T) {
 // TestClonesAreReplays: a state the exploration reached by cloning its
 // parent (machines shared until one steps) is the state a run of its path
 // from the start reaches, key for key; checked for one state in 50 of the
-// tiny configuration (complete) and of the one with faults, to depth 12.
+// tiny configuration (complete), of the one with faults, to depth 12,
+// and of three with the scheduler machine (its ledger, its prunes, its
+// supervisor's records) to their bounds.
 func TestClonesAreReplays(t *testing.T) {
-	for _, n := range []string{"2x1-tiny", "2x1", "sched-2x1-tiny"} {
+	for _, n := range []string{"2x1-tiny", "2x1", "sched-2x1-tiny", "sched-2x1-prune", "sched-2x1-supervisor"} {
 		c, _ := Lookup(n)
 		if n == "2x1" {
 			c.MaxDepth = 12

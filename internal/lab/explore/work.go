@@ -47,6 +47,17 @@ type Work struct {
 	Suspend bool
 	// Failures lets a run end failed as well as done.
 	Failures bool
+	// Rows are the job's ledger rows before the nodes start (its
+	// history, or an operator's manual trigger), in period order.
+	Rows []store.Run
+	// Retention, when on, has the machine prune the ledger (a round
+	// every Period, batches of up to 10 rows).
+	Retention scheduler.Retention
+	// Supervisor has every run's own process record its success the
+	// moment it ends, before its machine is told, as baton run's
+	// supervisor does (scheduler.CompleteSeen; the simulator's
+	// --supervisor-records).
+	Supervisor bool
 }
 
 // every is Work's schedule, the one baton run builds (schedule.Every).
@@ -68,9 +79,13 @@ func (c *Config) rules() vcluster.WorkRules {
 // tenth of its rescan.
 func (c *Config) workConfig() scheduler.Config {
 	wk := c.Work
-	return scheduler.Config{Job: name, Schedule: wk.every(), Policy: wk.Policy,
+	cfg := scheduler.Config{Job: name, Schedule: wk.every(), Policy: wk.Policy,
 		Poll: wk.Poll, Retry: wk.Poll, Rescan: 10 * wk.Poll,
 		Unfenced: c.Mutate.UnfencedLedger, Mutate: c.Mutate.Work}
+	if wk.Retention.On() {
+		cfg.Retention, cfg.PruneEvery, cfg.PruneBatch = wk.Retention, wk.Period, 10
+	}
+	return cfg
 }
 
 // effect is a node's run in progress.
@@ -135,7 +150,7 @@ func (w *world) tell(a attempt) {
 func (w *world) doWork(i int, a scheduler.Action, out *strings.Builder) error {
 	n := &w.nodes[i]
 	switch a := a.(type) {
-	case scheduler.Register, scheduler.ReadJob, scheduler.ReadRuns, scheduler.SwapRun, scheduler.GetRun:
+	case scheduler.Register, scheduler.ReadJob, scheduler.ReadRuns, scheduler.SwapRun, scheduler.GetRun, scheduler.Prune:
 		w.send(request{node: i, inc: n.inc, work: a})
 		w.say(out, "node-%d: %s", i, workText(a))
 	case scheduler.StartEffect:
@@ -168,6 +183,7 @@ func (w *world) doWork(i int, a scheduler.Action, out *strings.Builder) error {
 		if a.Level >= slog.LevelWarn {
 			w.say(out, "node-%d: note: %s %s", i, a.Msg, a.Period)
 		}
+		return w.checkOwnCompletion(i, a)
 	default:
 		return fmt.Errorf("explore: node-%d's scheduler asked for %T, which no configuration here sets up", i, a)
 	}
@@ -213,19 +229,25 @@ func (w *world) applyWork(r *request) error {
 			r.ans = scheduler.ReadBack{Run: w.rows[k]}
 		}
 	case scheduler.SwapRun:
-		return w.swapRun(r, a)
+		row, err, verr := w.swapRun(r.node, a)
+		r.ans = scheduler.Swapped{Run: row, Err: err}
+		return verr
+	case scheduler.Prune:
+		return w.prune(r, a)
 	default:
 		return fmt.Errorf("explore: no store call %T", a)
 	}
 	return nil
 }
 
-// swapRun applies a ledger write as memstore does, with the store's own
-// rules, and checks it, if it commits, with the simulator's checks.
-func (w *world) swapRun(r *request, a scheduler.SwapRun) error {
-	node := fmt.Sprintf("node-%d", r.node)
+// swapRun applies node i's ledger write as memstore does, with the
+// store's own rules, and checks it, if it commits, with the simulator's
+// checks: it returns the row written or the store's error, and the
+// invariant broken.
+func (w *world) swapRun(i int, a scheduler.SwapRun) (store.Run, error, error) {
+	node := fmt.Sprintf("node-%d", i)
 	if v := vcluster.Damaged(node, a, w.c.Work.Damaged); v != "" {
-		return errors.New(v)
+		return store.Run{}, nil, errors.New(v)
 	}
 	sw := a.Swap
 	k := slices.IndexFunc(w.rows, func(row store.Run) bool { return row.Period == sw.Run.Period })
@@ -238,38 +260,112 @@ func (w *world) swapRun(r *request, a scheduler.SwapRun) error {
 		err = storedriver.CheckRunSuspended(sw, w.job, true)
 	}
 	if err != nil {
-		r.ans = scheduler.Swapped{Err: err}
-		return nil
+		return store.Run{}, err, nil
 	}
 	w.ledgerVer++
 	row := sw.Run
 	row.Version = w.ledgerVer
-	r.ans = scheduler.Swapped{Run: row}
 	if k >= 0 {
 		w.rows[k] = row
 	} else {
 		w.rows = append(w.rows, row)
 		slices.SortFunc(w.rows, func(x, y store.Run) int { return strings.Compare(x.Period, y.Period) })
 	}
-	rules, busy := w.c.rules(), w.nodes[r.node].busy
+	rules, busy := w.c.rules(), w.nodes[i].busy
 	for _, v := range []string{
 		rules.Cap(a), rules.Window(a), rules.Jitter(a), vcluster.Suspended(a, w.job),
 		rules.Overlap(node, a, busy), rules.Retry(a, cur, k >= 0), rules.Skip(a),
 	} {
 		if v != "" {
-			return errors.New(v)
+			return row, nil, errors.New(v)
 		}
 	}
 	if a.Kind == scheduler.KindRelease {
 		if v := vcluster.Release(node, a, slices.Contains(w.told, attemptOf(sw.Run))); v != "" {
-			return errors.New(v)
+			return row, nil, errors.New(v)
 		}
 	}
-	lateRelease := a.Kind == scheduler.KindRelease && !sw.Fenced && sw.Expect != 0 // fenced by the row alone
-	if !lateRelease {
+	// A release, and a supervisor's record of a run that ended inside its
+	// term, are fenced by the row alone: they may commit after a newer
+	// term began, as long as it has not taken the row over (the
+	// simulator's lateRelease and lateInTermRecord). The explorer's
+	// supervisor records at the instant its run ends, in the term's
+	// token or refused by its fence.
+	byRow := (a.Kind == scheduler.KindRelease || a.Kind == scheduler.KindComplete && w.c.Work.Supervisor) && !sw.Fenced && sw.Expect != 0
+	if !byRow {
 		if v := vcluster.LedgerToken(node, a, w.rec.Token); v != "" {
-			return errors.New(v)
+			return row, nil, errors.New(v)
 		}
+	}
+	return row, nil, nil
+}
+
+// prune applies a prune of the ledger as memstore does, with the store's
+// own rules (storedriver.CheckPrune and PruneDeletes), and checks the
+// rows it deleted with the simulator's check.
+func (w *world) prune(r *request, a scheduler.Prune) error {
+	if err := storedriver.CheckPrune(a.Prune, w.rec.Token); err != nil {
+		r.ans = scheduler.Pruned{Err: err}
+		return nil
+	}
+	keys := make([]string, len(w.rows))
+	for k, row := range w.rows {
+		keys[k] = row.Period
+	}
+	del := storedriver.PruneDeletes(keys, func(k string) store.Run {
+		return w.rows[slices.Index(keys, k)]
+	}, a.Prune)
+	r.ans = scheduler.Pruned{N: len(del)}
+	if len(del) == 0 {
+		return nil
+	}
+	before := slices.Clone(w.rows)
+	w.rows = slices.DeleteFunc(w.rows, func(row store.Run) bool { return slices.Contains(del, row.Period) })
+	if v := vcluster.PruneCheck(fmt.Sprintf("node-%d", r.node), w.c.Work.Retention, 0, t0.Add(w.now), before, w.rows); v != "" {
+		return errors.New(v)
+	}
+	return nil
+}
+
+// supervise is the run a's own process recording its success the moment
+// it ends (scheduler.CompleteSeen), before node i's machine is told: fenced
+// by the row when it saw the end inside its term (the node's term is the
+// run's and valid on its clock), else by the token (vcluster's
+// supervisorRecord). The row it wrote is kept as the node's own record of
+// the period.
+func (w *world) supervise(i int, a scheduler.StartEffect, out *strings.Builder) error {
+	n := &w.nodes[i]
+	inTerm := n.m.Token() == a.Run.Token && w.valid(i)
+	sw := scheduler.CompleteSeen(a.Run, 0, "", nil, w.local(i, w.now), inTerm)
+	if w.c.Mutate.UnfencedLedger {
+		sw.Fenced = false
+	}
+	row, err, verr := w.swapRun(i, scheduler.SwapRun{Kind: scheduler.KindComplete, Swap: sw})
+	if err != nil {
+		w.say(out, "node-%d: its supervisor could not record %s: %s", i, a.Period.Key, errText(err))
+		return verr
+	}
+	w.say(out, "node-%d: its supervisor recorded %s", i, rowText(row))
+	// A new slice: the parent state shares the old one.
+	n.own = append(slices.DeleteFunc(slices.Clone(n.own), func(r store.Run) bool { return r.Period == row.Period }), row)
+	return verr
+}
+
+// checkOwnCompletion checks a note of node i's machine with the
+// simulator's check: a completion refused with a conflict must not be
+// the one its own supervisor recorded for that attempt.
+func (w *world) checkOwnCompletion(i int, a scheduler.Note) error {
+	n := w.nodes[i]
+	k := slices.IndexFunc(n.own, func(r store.Run) bool { return r.Period == a.Period })
+	if k < 0 || a.Level < slog.LevelWarn || !errors.Is(a.Err, store.ErrConflict) {
+		return nil
+	}
+	c := slices.IndexFunc(w.rows, func(r store.Run) bool { return r.Period == a.Period })
+	if c < 0 {
+		return nil
+	}
+	if v := vcluster.OwnCompletion(fmt.Sprintf("node-%d", i), a, n.own[k], w.rows[c], n.m.Token()); v != "" {
+		return errors.New(v)
 	}
 	return nil
 }
@@ -285,6 +381,8 @@ func workFailed(a scheduler.Action, err error) scheduler.Event {
 		return scheduler.JobRead{Err: err}
 	case scheduler.SwapRun:
 		return scheduler.Swapped{Err: err}
+	case scheduler.Prune:
+		return scheduler.Pruned{Err: err}
 	}
 	return scheduler.ReadBack{Err: err}
 }
@@ -326,6 +424,11 @@ func (w *world) endEffect(i int, fail bool, out *strings.Builder) error {
 	if !deliver {
 		return verr
 	}
+	if !fail && w.c.Work.Supervisor {
+		if err := w.supervise(i, e.a, out); err != nil && verr == nil {
+			verr = err
+		}
+	}
 	d := scheduler.EffectDone{}
 	if fail {
 		d = scheduler.EffectDone{ExitCode: 1, Output: "simulated failure"}
@@ -354,6 +457,8 @@ func workText(a scheduler.Action) string {
 		return fmt.Sprintf("%s %s: %s token=%d attempt=%d expect=v%d", a.Kind, a.Swap.Run.Period, a.Swap.Run.State, a.Swap.Run.Token, a.Swap.Run.Attempt, a.Swap.Expect)
 	case scheduler.GetRun:
 		return "read back " + a.Period
+	case scheduler.Prune:
+		return fmt.Sprintf("prune %v before %q keep %d limit %d", a.Prune.States, a.Prune.Before, a.Prune.Keep, a.Prune.Limit)
 	}
 	return fmt.Sprintf("%T", a)
 }
@@ -384,6 +489,8 @@ func workAnswerText(ev scheduler.Event) string {
 		err, s = ev.Err, "written: "+rowText(ev.Run)
 	case scheduler.ReadBack:
 		err, s = ev.Err, "read back: "+rowText(ev.Run)
+	case scheduler.Pruned:
+		err, s = ev.Err, fmt.Sprintf("pruned %d rows", ev.N)
 	}
 	if err != nil {
 		return errText(err)

@@ -109,6 +109,7 @@ type node struct {
 	eff    effect
 	starts int
 	busy   vcluster.Busy
+	own    []store.Run // the rows its runs' supervisor recorded (Work.Supervisor), one per period
 }
 
 // world is one state: the nodes' machines, the store's record, the
@@ -151,7 +152,12 @@ func newWorld(c *Config, out *strings.Builder) *world {
 	}
 	if c.Work != nil {
 		w.job = store.Job{Name: name, Schedule: "every " + c.Work.Period.String(), Created: t0.Add(c.Work.Created)}
-		w.say(out, "store: job %s registered at %v, no run since", name, c.Work.Created)
+		w.say(out, "store: job %s registered at %v", name, c.Work.Created)
+		w.rows = slices.Clone(c.Work.Rows)
+		for _, r := range w.rows {
+			w.ledgerVer = max(w.ledgerVer, r.Version)
+			w.say(out, "store: ledger row %s", rowText(r))
+		}
 	}
 	for i := 0; i < c.Nodes; i++ {
 		w.nodes = append(w.nodes, node{inc: 1, up: true})
@@ -202,6 +208,7 @@ func (w *world) key(x *hasher) key {
 			x.value(reflect.ValueOf(n.eff))
 			x.u64(uint64(n.starts))
 			x.value(reflect.ValueOf(n.busy))
+			x.value(reflect.ValueOf(n.own))
 		}
 	}
 	x.value(reflect.ValueOf(w.rec))
@@ -564,7 +571,7 @@ func (w *world) do(ev Event, out *strings.Builder) error {
 	case evCrash:
 		w.crashes++
 		w.nodes[i].up, w.nodes[i].paused, w.nodes[i].m, w.nodes[i].hashd = false, false, nil, false
-		w.nodes[i].s, w.nodes[i].shashd, w.nodes[i].eff, w.nodes[i].busy = nil, false, effect{}, vcluster.Busy{}
+		w.nodes[i].s, w.nodes[i].shashd, w.nodes[i].eff, w.nodes[i].busy, w.nodes[i].own = nil, false, effect{}, vcluster.Busy{}, nil
 		// Answers on their way to the process are gone with it; requests
 		// not applied yet may still be (the store may take them later).
 		w.reqs = slices.DeleteFunc(w.reqs, func(r request) bool { return r.node == i && r.applied })
