@@ -12,20 +12,27 @@ import (
 )
 
 const exploreAbout = `Explores every interleaving of events of a small configuration, breadth
-first, on the same election machine that ships (internal/election), the
-store's own compare-and-swap rule and the fence's: nodes step, store
-requests are applied, fail, or have their answers delivered late or lost,
-in every order; nodes pause, crash and restart within the configuration's
-fault budget; a leader's fenced writes begin and land in every order; and
-time moves only to the instants where a decision can change (just before
-and at every node's timer, just before, at and just after every term's
-deadline, on each node's own clock). After every event it checks that no
-two valid terms of the name overlap in true time, that every term is won
-with a token above every earlier one, that the fence accepts no write with
-a token below one that landed before, that no write begins outside its
-term, that the store refuses no swap as invalid, and that no swap writes
-over a record planted with a lease no valid configuration writes
-(2x1-hostile).
+first, on the same election and scheduler machines that ship
+(internal/election, internal/scheduler), the store's own compare-and-swap
+rules and the fence's: nodes step, store requests are applied, fail, or
+have their answers delivered late or lost, in every order; nodes pause,
+crash and restart within the configuration's fault budget; a leader's
+fenced writes begin and land in every order; in the sched-*
+configurations every leader runs the job's work loop, whose runs end at
+any instant (and fail, in sched-2x1-retry), and an operator may suspend
+the job (sched-2x1-suspend); and time moves only to the instants where a
+decision can change (just before and at every node's timer, just before,
+at and just after every term's deadline, on each node's own clock). After
+every event it checks that no two valid terms of the name overlap in true
+time, that every term is won with a token above every earlier one, that
+the fence accepts no write with a token below one that landed before,
+that no write begins outside its term, that the store refuses no swap as
+invalid, and that no swap writes over a record planted with a lease no
+valid configuration writes (2x1-hostile); and, with the simulator's own
+checks, every ledger write that commits: its token the election's, the
+job's catch-up cap, window, jitter, overlap, retries and suspension, no
+damaged row written, no run given back after its machine heard it
+finished, no run past its timeout.
 
 It prints, per configuration, the distinct states reached, the events
 executed, the depth and the states per second, and says whether the
@@ -35,9 +42,10 @@ prints a shortest path to it as a scenario script (go test
 
 --mutate NAME turns a protection off as baton sim --mutate does, in the
 configurations it fits (wrap-deadline needs 2x1-hostile's planted record,
-the others a term to be won); the explorer runs ` + "no-fence, no-margin, no-valid-check and wrap-deadline" + `
-so far, and names why for each of the simulator's other mutations. See
-docs/explore.md.`
+the election's others a term to be won, the scheduler's a sched-*
+configuration whose job has what they break); --list names the
+mutations the explorer runs, and it names why for each of the
+simulator's other mutations. See docs/explore.md.`
 
 func runExplore(ctx context.Context, e *env, args []string) int {
 	const name = "explore"
@@ -50,9 +58,13 @@ func runExplore(ctx context.Context, e *env, args []string) int {
 		return code
 	}
 	if *list {
+		width := 0
+		for _, n := range explore.Configs() {
+			width = max(width, len(n))
+		}
 		for _, n := range explore.Configs() {
 			c, _ := explore.Lookup(n)
-			fmt.Fprintf(e.stdout, "%-11s %s\n", n, c.About)
+			fmt.Fprintf(e.stdout, "%-*s %s\n", width, n, c.About)
 		}
 		fmt.Fprintf(e.stdout, "mutations: %s\n", strings.Join(explore.Mutations(), ", "))
 		fmt.Fprintf(e.stdout, "not expressible yet (baton sim's others): %s\n", strings.Join(explore.NotExpressibleMutations(), ", "))

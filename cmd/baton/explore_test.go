@@ -15,8 +15,9 @@ import (
 func TestExploreList(t *testing.T) {
 	code, out, stderr := runBaton(t, "explore", "--list")
 	if code != exitOK || stderr != "" || !strings.Contains(out, "2x1-tiny ") || !strings.Contains(out, "3x1 ") ||
-		!strings.Contains(out, "2x1-hostile ") || !strings.Contains(out, "mutations: no-fence, no-margin, no-valid-check, wrap-deadline\n") ||
-		!strings.Contains(out, "not expressible yet (baton sim's others): ignore-suspension, ") {
+		!strings.Contains(out, "2x1-hostile ") || !strings.Contains(out, "sched-2x1-tiny ") ||
+		!strings.Contains(out, "mutations: ignore-suspension, no-catch-up-cap, ") || !strings.Contains(out, " unfenced-ledger, wrap-deadline\n") ||
+		!strings.Contains(out, "not expressible yet (baton sim's others): no-clock-guard, ") {
 		t.Fatalf("exit %d, stderr %q:\n%s", code, stderr, out)
 	}
 }
@@ -29,6 +30,9 @@ func TestExploreBadFlags(t *testing.T) {
 		{"--mutate", "nonsense"},
 		{"--mutate", "wrap-deadline", "--config", "2x1-tiny"},
 		{"--mutate", "no-margin", "--config", "2x1-hostile"},
+		{"--mutate", "no-margin", "--config", "sched-2x1-tiny"},
+		{"--mutate", "no-catch-up-cap", "--config", "2x1-tiny"},
+		{"--mutate", "rerun-unknown-state", "--config", "sched-2x1-tiny"},
 		{"--depth", "-1"},
 		{"--depth", "x"},
 		{"extra"},

@@ -195,34 +195,22 @@ func (s *Store) pruneLocked(p store.Prune) (int, error) {
 		return 0, err
 	}
 	ks := s.keys[p.Job]
-	newest := "" // the newest scheduled row is kept
-	for i := len(ks) - 1; i >= 0; i-- {
-		if !s.runs[p.Job][ks[i]].Manual {
-			newest = ks[i]
-			break
-		}
+	runs := s.runs[p.Job]
+	del := storedriver.PruneDeletes(ks, func(k string) store.Run { return runs[k] }, p)
+	if len(del) == 0 {
+		return 0, nil
 	}
-	keepKey := ""
-	if p.Keep > 0 && len(ks) >= p.Keep {
-		keepKey = ks[len(ks)-p.Keep]
-	}
-	before := storedriver.PruneBound(p, keepKey)
-	n := 0
-	kept := ks[:0]
-	for i, k := range ks {
-		if k >= before || n == p.Limit {
-			kept = append(kept, ks[i:]...)
-			break
-		}
-		if r := s.runs[p.Job][k]; k != newest && slices.Contains(p.States, r.State) {
-			delete(s.runs[p.Job], k)
-			n++
+	kept, d := ks[:0], 0
+	for _, k := range ks {
+		if d < len(del) && del[d] == k {
+			delete(runs, k)
+			d++
 			continue
 		}
 		kept = append(kept, k)
 	}
 	s.keys[p.Job] = kept
-	return n, nil
+	return len(del), nil
 }
 
 func (c *client) UpdateJob(ctx context.Context, u store.JobUpdate) (store.Job, error) {

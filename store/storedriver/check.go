@@ -228,6 +228,38 @@ func PruneBound(p store.Prune, keepKey string) string {
 	return p.Before
 }
 
+// PruneDeletes returns the period keys, oldest first, that PruneRuns of
+// p (checked by CheckPrune) deletes from a job's ledger whose keys, in
+// order, are keys, and whose row of a key is row(key): keys below
+// PruneBound (keepKey the key of the p.Keep-th newest row), of rows in
+// one of p.States, never the newest row that is not Manual (a catch-up
+// starts after it), at most p.Limit of them. memstore applies it, and so
+// does the exhaustive explorer's ledger (internal/lab/explore).
+func PruneDeletes(keys []string, row func(key string) store.Run, p store.Prune) []string {
+	newest := "" // the newest scheduled row is kept
+	for i := len(keys) - 1; i >= 0; i-- {
+		if !row(keys[i]).Manual {
+			newest = keys[i]
+			break
+		}
+	}
+	keepKey := ""
+	if p.Keep > 0 && len(keys) >= p.Keep {
+		keepKey = keys[len(keys)-p.Keep]
+	}
+	before := PruneBound(p, keepKey)
+	var del []string
+	for _, k := range keys {
+		if k >= before || len(del) == p.Limit {
+			break
+		}
+		if k != newest && slices.Contains(p.States, row(k).State) {
+			del = append(del, k)
+		}
+	}
+	return del
+}
+
 // CheckSuspend returns the error store.Store.SuspendJob gives when the
 // job is cur (found false: no such job), nil when the change applies.
 func CheckSuspend(s store.JobSuspend, cur store.Job, found bool) error {

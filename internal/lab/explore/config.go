@@ -3,11 +3,14 @@ package explore
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/batonhq/baton/internal/election"
+	"github.com/batonhq/baton/internal/scheduler"
+	"github.com/batonhq/baton/schedule"
 	"github.com/batonhq/baton/store"
 )
 
@@ -41,7 +44,10 @@ type Config struct {
 	// any node starts (as a hostile simulator seed plants one): held by
 	// a node that does not exist, with a lease no valid Config writes.
 	// No node may ever write over it (the invariant checked).
-	Plant  store.Record
+	Plant store.Record
+	// Work, when set, gives every node the scheduler machine of the job
+	// named as the election, started when the node wins a term (work.go).
+	Work   *Work
 	Mutate Mutation
 
 	// visit, when set (tests), is called with every new state's key and
@@ -68,6 +74,14 @@ type Mutation struct {
 	// wraps (sim's wrap-deadline). Only a configuration with a planted
 	// damaged record (Config.Plant) can show it.
 	WrapDeadline bool
+	// Work is the scheduler machine's own mutation
+	// (scheduler.Config.Mutate), as the simulator's of the same name
+	// sets it: only a configuration with Config.Work can show it, and
+	// only one with what the mutation breaks (workNeeds).
+	Work scheduler.Mutations
+	// UnfencedLedger writes the ledger without the token check
+	// (scheduler.Config.Unfenced, sim's unfenced-ledger).
+	UnfencedLedger bool
 }
 
 // planted reports whether m needs a configuration with a planted
@@ -103,7 +117,21 @@ func (c *Config) Validate() error {
 			return fmt.Errorf("explore: node-%d's clock rate %d/%d: want positive", i, r.Num, r.Den)
 		}
 	}
-	return c.electionConfig(0, 1).Validate()
+	if err := c.electionConfig(0, 1).Validate(); err != nil {
+		return err
+	}
+	if c.Work != nil {
+		if _, err := schedule.Every(c.Work.Period, 0); err != nil {
+			return fmt.Errorf("explore: the job's period: %v", err)
+		}
+		if err := c.workConfig().Validate(); err != nil {
+			return fmt.Errorf("explore: the job: %v", err)
+		}
+		if c.Writes > 0 {
+			return fmt.Errorf("explore: a configuration with work has no fenced writes of its own: want Writes 0")
+		}
+	}
+	return nil
 }
 
 // fitting lists the configurations the mutation called name fits.
@@ -139,6 +167,26 @@ var configs = map[string]Config{
 		// before the first renewal in most paths.
 		MaxDepth: 14,
 	},
+	"sched-2x1-tiny": schedConfig("sched-2x1-tiny", "the job registered 2.5s before the nodes start, a catch-up cap of 2 (what go test explores)", 16,
+		Work{Created: -2500 * time.Millisecond, Policy: scheduler.Policy{Max: 2}}),
+	"sched-2x1-window": schedConfig("sched-2x1-window", "the job registered 2.5s before the nodes start, a catch-up window of 1.5s, a run timeout of 500ms", 20,
+		Work{Created: -2500 * time.Millisecond, Policy: scheduler.Policy{Window: 1500 * time.Millisecond, Timeout: 500 * time.Millisecond}}),
+	"sched-2x1-suspend": schedConfig("sched-2x1-suspend", "the job registered 0.5s before the nodes start, which an operator may suspend at any instant", 16,
+		Work{Created: -500 * time.Millisecond, Suspend: true}),
+	"sched-2x1-damaged": schedConfig("sched-2x1-damaged", "the job registered 1.5s before the nodes start, its first period's ledger row in a state no baton writes", 14,
+		Work{Created: -1500 * time.Millisecond, Damaged: []store.Run{{Job: name, Period: scheduler.Key(t0.Add(-time.Second)), Scheduled: t0.Add(-time.Second), State: "lost", Token: 1, Attempt: 1, Version: 1}}}),
+	"sched-2x1-retry": schedConfig("sched-2x1-retry", "the job registered 0.5s before the nodes start, runs that may fail, 1 retry after a backoff of 500ms, a jitter of up to 300ms", 22,
+		Work{Created: -500 * time.Millisecond, Failures: true, Policy: scheduler.Policy{Retries: 1, RetryBackoff: 500 * time.Millisecond, Jitter: 300 * time.Millisecond}}),
+	"sched-2x1-prune": schedConfig("sched-2x1-prune", "its ledger's history planted: the periods 4s to 0s before the nodes start done but for one failed, a retention of 2 rows", 16,
+		Work{Created: -4500 * time.Millisecond, Retention: scheduler.Retention{Rows: 2},
+			Rows: []store.Run{row(-4, store.Done, false, 1), row(-3, store.Failed, false, 2), row(-2, store.Done, false, 3), row(-1, store.Done, false, 4), row(0, store.Done, false, 5)}}),
+	"sched-2x1-manual": schedConfig("sched-2x1-manual", "the job registered 2.5s before the nodes start, catch-up latest, an operator's manual trigger of its first period pending", 14,
+		Work{Created: -2500 * time.Millisecond, Policy: scheduler.Policy{CatchUp: scheduler.CatchUpLatest},
+			Rows: []store.Run{row(-2, store.Pending, true, 1)}}),
+	"sched-2x1-supervisor": schedConfig("sched-2x1-supervisor", "the job registered 0.5s before the nodes start, every run's success recorded by its own process the moment it ends (baton run's supervisor)", 18,
+		Work{Created: -500 * time.Millisecond, Supervisor: true}),
+	"sched-2x1": schedConfig("sched-2x1", "the job registered 0.5s before the nodes start, overlap skip", 26,
+		Work{Created: -500 * time.Millisecond, Policy: scheduler.Policy{Overlap: scheduler.OverlapSkip}}),
 	"2x1-hostile": {
 		Name: "2x1-hostile", About: "2 nodes x 1 name planted held by a ghost node with the lease math.MaxInt64 (no valid Config writes it), no fault but the store's delays; clock rates 1 and 1.1",
 		Nodes: 2, Lease: 3 * time.Second, Renew: 1500 * time.Millisecond, Margin: 300 * time.Millisecond, Poll: 1500 * time.Millisecond,
@@ -178,6 +226,22 @@ var mutations = map[string]Mutation{
 	"no-fence":       {Name: "no-fence", NoFence: true},
 	"no-valid-check": {Name: "no-valid-check", NoValidCheck: true},
 	"wrap-deadline":  {Name: "wrap-deadline", WrapDeadline: true},
+
+	"ignore-suspension":    {Name: "ignore-suspension", Work: scheduler.Mutations{IgnoreSuspension: true}},
+	"no-catch-up-cap":      {Name: "no-catch-up-cap", Work: scheduler.Mutations{NoCatchUpCap: true}},
+	"no-catch-up-window":   {Name: "no-catch-up-window", Work: scheduler.Mutations{NoCatchUpWindow: true}},
+	"no-overlap-skip":      {Name: "no-overlap-skip", Work: scheduler.Mutations{NoOverlapSkip: true}},
+	"no-timeout":           {Name: "no-timeout", Work: scheduler.Mutations{NoTimeout: true}},
+	"rerun-unknown-state":  {Name: "rerun-unknown-state", Work: scheduler.Mutations{RerunUnknownState: true}},
+	"unfenced-ledger":      {Name: "unfenced-ledger", UnfencedLedger: true},
+	"release-after-finish": {Name: "release-after-finish", Work: scheduler.Mutations{ReleaseAfterFinish: true}},
+	"no-retry-backoff":     {Name: "no-retry-backoff", Work: scheduler.Mutations{NoRetryBackoff: true}},
+	"no-jitter":            {Name: "no-jitter", Work: scheduler.Mutations{NoJitter: true}},
+	"node-jitter":          {Name: "node-jitter", Work: scheduler.Mutations{NodeJitter: true}},
+	"prune-early":          {Name: "prune-early", Work: scheduler.Mutations{PruneEarly: true}},
+	"prune-failed":         {Name: "prune-failed", Work: scheduler.Mutations{PruneFailed: true}},
+	"no-own-completion":    {Name: "no-own-completion", Work: scheduler.Mutations{NoOwnCompletion: true}},
+	"no-manual-exempt":     {Name: "no-manual-exempt", Work: scheduler.Mutations{NoManualExempt: true}},
 }
 
 // Planted reports whether c starts with a planted damaged record.
@@ -189,13 +253,44 @@ func (c Config) Planted() bool { return !c.Plant.Free() }
 // any, prevents; wrap-deadline needs the planted record.
 func (c Config) Fits(name string) bool {
 	m, ok := mutations[name]
-	return ok && m.planted() == c.Planted()
+	if !ok {
+		return false
+	}
+	if needs, ok := workNeeds[name]; ok {
+		return c.Work != nil && needs(c.Work)
+	}
+	return c.Work == nil && m.planted() == c.Planted()
+}
+
+// workNeeds says, for each scheduler mutation, what a configuration's
+// work must have for the mutation to break something: the policy rule
+// it turns off, the operator's suspension, a damaged row.
+var workNeeds = map[string]func(*Work) bool{
+	"ignore-suspension":    func(wk *Work) bool { return wk.Suspend },
+	"no-catch-up-cap":      func(wk *Work) bool { return wk.Policy.Max > 0 && wk.Created < 0 },
+	"no-catch-up-window":   func(wk *Work) bool { return wk.Policy.Window > 0 && wk.Created < 0 },
+	"no-overlap-skip":      func(wk *Work) bool { return wk.Policy.Overlap == scheduler.OverlapSkip },
+	"no-timeout":           func(wk *Work) bool { return wk.Policy.Timeout > 0 },
+	"rerun-unknown-state":  func(wk *Work) bool { return len(wk.Damaged) > 0 },
+	"unfenced-ledger":      func(wk *Work) bool { return len(wk.Damaged) == 0 && !wk.Suspend },
+	"release-after-finish": func(wk *Work) bool { return len(wk.Damaged) == 0 && !wk.Suspend },
+	"no-retry-backoff":     func(wk *Work) bool { return wk.Failures && wk.Policy.Retries > 0 && wk.Policy.RetryBackoff > 0 },
+	"no-jitter":            func(wk *Work) bool { return wk.Policy.Jitter > 0 },
+	"prune-early":          func(wk *Work) bool { return wk.Retention.On() },
+	"prune-failed": func(wk *Work) bool {
+		return wk.Retention.On() && slices.ContainsFunc(wk.Rows, func(r store.Run) bool { return r.State == store.Failed })
+	},
+	"no-own-completion": func(wk *Work) bool { return wk.Supervisor },
+	"no-manual-exempt": func(wk *Work) bool {
+		skips := wk.Policy.CatchUp == scheduler.CatchUpLatest || wk.Policy.CatchUp == scheduler.CatchUpNone || wk.Policy.Max > 0 || wk.Policy.Window > 0
+		return skips && slices.ContainsFunc(wk.Rows, func(r store.Run) bool { return r.Manual })
+	},
+	"node-jitter": func(wk *Work) bool { return wk.Policy.Jitter > 0 },
 }
 
 // notExpressible names each simulator mutation (baton sim --mutate) that
 // the explorer cannot express yet, with why.
 var notExpressible = map[string]string{
-	"unfenced-ledger":             "it removes the ledger's token check: the explorer drives no scheduler machine and no run ledger",
 	"session-no-margin":           "it is an observer's rule for a session record: the explorer drives no election.Group and no sessions",
 	"session-name-expiry":         "it is a contender's rule for a name held through a session: the explorer drives no election.Group and no sessions",
 	"session-read-first":          "it needs sessions and change notifications: the explorer drives no election.Group and polls only",
@@ -209,25 +304,11 @@ var notExpressible = map[string]string{
 	"succession-list-no-retry":    "it needs a succession's listing and an operator's transfer request: the explorer drives neither",
 	"settle-stored-token":         "it is the store's settling of a name passed on: the explorer's store keeps no successions",
 	"settle-new-version":          "it is the store's settling of a name passed on: the explorer's store keeps no successions",
-	"no-catch-up-cap":             "a scheduler rule: the explorer drives no scheduler machine",
-	"no-catch-up-window":          "a scheduler rule: the explorer drives no scheduler machine",
-	"no-jitter":                   "a scheduler rule: the explorer drives no scheduler machine",
-	"ignore-suspension":           "a scheduler rule: the explorer drives no scheduler machine",
-	"no-overlap-skip":             "a scheduler rule: the explorer drives no scheduler machine",
-	"no-retry-backoff":            "a scheduler rule: the explorer drives no scheduler machine",
-	"no-manual-exempt":            "a scheduler rule: the explorer drives no scheduler machine",
-	"no-timeout":                  "a scheduler rule: the explorer drives no scheduler machine",
-	"node-jitter":                 "a scheduler rule: the explorer drives no scheduler machine",
-	"no-clock-guard":              "the scheduler's clock guard: the explorer drives no scheduler machine and no clock that steps",
-	"no-step-down":                "the scheduler's clock guard: the explorer drives no scheduler machine and no clock that steps",
-	"prune-failed":                "the ledger's retention: the explorer drives no scheduler machine and no run ledger",
-	"prune-early":                 "the ledger's retention: the explorer drives no scheduler machine and no run ledger",
-	"no-own-completion":           "a supervisor's record of a run: the explorer drives no scheduler machine and no run ledger",
-	"rerun-unknown-state":         "a damaged ledger row: the explorer drives no scheduler machine and no run ledger",
-	"no-takeover-grace":           "a supervisor's record of a run: the explorer drives no scheduler machine and no run ledger",
-	"token-fenced-record":         "a supervisor's record of a run: the explorer drives no scheduler machine and no run ledger",
-	"release-after-finish":        "a run given back after its term: the explorer drives no scheduler machine and no run ledger",
-	"prefer-no-safe-point":        "a preference handover at a safe point: the explorer drives no scheduler machine and reads no candidacies",
+	"no-clock-guard":              "the scheduler's clock guard: the explorer's clocks run at fixed rates and never step",
+	"no-step-down":                "the scheduler's clock guard: the explorer's clocks run at fixed rates and never step",
+	"no-takeover-grace":           "it needs a supervisor's record of a run that is delayed, but less than the takeover grace (the simulator's leader frozen holding the store's write lock): the explorer's store delays are unbounded, so a record may land after any grace, which the check counts against the shipping machine too",
+	"token-fenced-record":         "it needs a supervisor's record of a run that is delayed, but less than the takeover grace (the simulator's leader frozen holding the store's write lock): the explorer's store delays are unbounded, and its supervisor records at the instant the run ends",
+	"prefer-no-safe-point":        "a preference handover at a safe point: the explorer reads no candidacies and gives no machine a preference",
 	"prefer-no-hysteresis":        "a preference handover's hysteresis: the explorer reads no candidacies and gives no machine a preference",
 }
 
@@ -254,6 +335,9 @@ func (c Config) Mutated(name string) (Config, error) {
 		return c, fmt.Errorf("no mutation %q in the explorer: want %s", name, strings.Join(Mutations(), ", "))
 	}
 	if !c.Fits(name) {
+		if _, ok := workNeeds[name]; ok || c.Work != nil {
+			return c, fmt.Errorf("mutation %s does not fit configuration %s (it needs %s): want %s", name, c.Name, needText(name), strings.Join(fitting(name), ", "))
+		}
 		if m.planted() {
 			return c, fmt.Errorf("mutation %s needs a record planted with a lease no valid Config writes, which configuration %s has not: want %s", name, c.Name, strings.Join(fitting(name), ", "))
 		}
@@ -261,4 +345,37 @@ func (c Config) Mutated(name string) (Config, error) {
 	}
 	c.Mutate = m
 	return c, nil
+}
+
+// needText says what the mutation called name needs of a configuration.
+func needText(name string) string {
+	if _, ok := workNeeds[name]; !ok {
+		return "an election-only configuration"
+	}
+	return "a configuration whose job has what it breaks"
+}
+
+// schedConfig is a configuration of 2 nodes x 1 job every second (the
+// scheduler machine started with each term), no fault but the store's
+// delays, clock rates 1 and 1.1, the election's settings those of 2x1,
+// bounded at depth: about is what its work adds.
+func schedConfig(n, about string, depth int, wk Work) Config {
+	wk.Period, wk.Poll = time.Second, time.Second
+	return Config{
+		Name: n, About: "2 nodes x 1 job every 1s, " + about + "; no fault but the store's delays; clock rates 1 and 1.1",
+		Nodes: 2, Lease: 3 * time.Second, Renew: 1500 * time.Millisecond, Margin: 300 * time.Millisecond, Poll: 1500 * time.Millisecond,
+		Rates: []Rate{{1, 1}, {11, 10}}, End: 4 * time.Second, MaxDepth: depth, Work: &wk,
+	}
+}
+
+// row is a ledger row of the job's period sec seconds from the start, in
+// state st (manual: an operator's trigger), at version v: finished
+// rows were run by a term of token 1 that ended before the nodes start.
+func row(sec int, st store.RunState, manual bool, v int64) store.Run {
+	at := t0.Add(time.Duration(sec) * time.Second)
+	r := store.Run{Job: name, Period: scheduler.Key(at), Scheduled: at, State: st, Manual: manual, Version: v}
+	if st != store.Pending {
+		r.Token, r.Holder, r.Attempt, r.Started, r.Finished = 1, "node-0", 1, at, at.Add(100*time.Millisecond)
+	}
+	return r
 }

@@ -1,7 +1,9 @@
 // Package explore is an exhaustive, breadth-first explorer of every
 // interleaving of events of a small configuration (issue 48): nodes that
 // each run baton's election machine for one name, as baton.Elector does,
-// a store and a fence. Where the simulator (package sim) samples seeded
+// and, in the sched-* configurations, the scheduler machine of the job of
+// that name in each term they win, as baton run does (work.go); a store,
+// its run ledger and a fence. Where the simulator (package sim) samples seeded
 // schedules, the explorer visits every state reachable within a horizon
 // and a fault budget, checks the invariants in each, and returns a
 // shortest path to the first violation, which Script writes as a scenario
@@ -12,9 +14,15 @@
 // decisions are election.Machine's (internal/election), stepped on the
 // node's own clock; a term's validity is election.Valid; a swap is
 // decided by storedriver.CheckSwap, the rule memstore applies to a record
-// without sessions; a write is accepted or refused by fence.Guard. What
-// lives here is the runtime: the events, the clocks, the requests in
-// flight, the visited set and the checks.
+// without sessions; a write is accepted or refused by fence.Guard; the
+// scheduler's decisions are scheduler.Machine's, its ledger writes are
+// decided by storedriver.CheckRunSwap, CheckRunSuspended, CheckPrune and
+// PruneDeletes (memstore's rules), and every committed ledger write,
+// prune, run's end and refused completion is checked with the
+// simulator's own checks (vcluster.WorkRules, Suspended, Damaged,
+// Release, LedgerToken, Timeout, PruneCheck, OwnCompletion). What lives
+// here is the runtime: the events, the clocks, the requests in flight,
+// the visited set and the invariants of the election.
 //
 // # The events
 //
@@ -46,6 +54,20 @@
 // Config.End. So continuous time becomes a finite set of instants; an
 // answer that arrives between two of them is explored at one of them.
 //
+// # The scheduler
+//
+// With Config.Work, a node's election machine winning a term starts its
+// scheduler machine (scheduler.Start with the term's token), losing it
+// ends it. The scheduler's store calls travel as the election's do
+// (a node may then have two in flight, one of each machine); a run
+// started ends at any later event (evDone; evFailRun too with
+// Work.Failures), and its node's machine is told only while the term
+// that started it is still the node's; with Work.Supervisor the run's
+// own process records its success first (scheduler.CompleteSeen). An
+// operator may suspend the job once (Work.Suspend). The ledger (rows by
+// period, their version counter, the planted Work.Rows and the damaged
+// Work.Damaged handed out with every read) is part of the state.
+//
 // # The invariants, after every event
 //
 //   - No two valid terms of the name at one true instant (election.Valid
@@ -58,7 +80,11 @@
 //   - The store refuses no swap as invalid.
 //   - No swap writes over a planted record (Config.Plant).
 //   - A timer that fired is not due again at the same instant (a machine
-//     that spins would also hold time still).
+//     that spins would also hold time still), the scheduler's too.
+//   - With work: no run starts outside its term; every committed ledger
+//     write, prune, run's end and refused completion passes the
+//     simulator's checks (work.go's comment names them; docs/explore.md
+//     says what each checks).
 //
 // # States and soundness
 //
@@ -68,7 +94,9 @@
 // flight, the budget spent), cloned by copy. A Machine is copied when it
 // steps (copy on write): it is a value but for a slice it only rewrites
 // with the same element and the session pointer of a Group's machine, nil
-// here. The canonical hash covers every field of every machine,
+// here; a scheduler.Machine likewise (its plan's moves are only
+// re-sliced, its inbox grows only with Momentary, which is not set here).
+// The canonical hash covers every field of every machine,
 // unexported ones included (read by reflection), but its Config, which
 // the node and incarnation hashed beside it decide; the requests in
 // flight are kept per node in the order sent, so that two nodes' steps in
@@ -90,12 +118,12 @@
 // # What is not explored (yet)
 //
 // One name per node and machines without sessions (no election.Group, no
-// succession, no change notifications: polling alone), no scheduler
-// machine, no clock that steps or drifts beyond its rate, no store that
-// reorders one node's own requests (a machine has one in flight), no
-// ledger: so of the simulator's mutations only no-margin, no-fence,
-// no-valid-check and wrap-deadline are expressible (NotExpressible says
-// why each other one is not). An
+// succession, no change notifications: polling alone), no clock that
+// steps or drifts beyond its rate, no fault but the store's delays in the
+// scheduler configurations, no supervisor's record that is delayed: so
+// the simulator's session, succession and clock-guard mutations, and
+// no-takeover-grace and token-fenced-record, are not expressible
+// (NotExpressible says why each is not); the other 19 are caught. An
 // answer is explored only at the instants above. A configuration that
 // does not complete stops at its depth bound (Config.MaxDepth), and the
 // result says so (Result.Bounded): it is evidence for paths that short,

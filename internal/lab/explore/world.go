@@ -10,6 +10,8 @@ import (
 
 	"github.com/batonhq/baton/fence"
 	"github.com/batonhq/baton/internal/election"
+	"github.com/batonhq/baton/internal/lab/vcluster"
+	"github.com/batonhq/baton/internal/scheduler"
 	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/store/storedriver"
 )
@@ -25,21 +27,25 @@ var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 type kind uint8
 
 const (
-	evTick    kind = iota // a node's timer fires (its Next has come)
-	evApply               // the store applies a request
-	evFail                // a request is not applied; its node is told unavailable
-	evDeliver             // an applied request's answer reaches its node
-	evLose                // an applied request's answer is lost: its node is told unavailable
-	evCrash               // a node's process dies: its machine and its answers are gone
-	evRestart             // a new process of a crashed node campaigns
-	evPause               // a node's process stops (no timer, no answer, no write)
-	evResume              // it runs again
-	evWrite               // a leader begins a fenced write with its term's token
-	evLand                // a write reaches the fence
-	evAdvance             // time moves to the next instant a decision can change
+	evTick     kind = iota // a node's timer fires (its Next has come)
+	evApply                // the store applies a request
+	evFail                 // a request is not applied; its node is told unavailable
+	evDeliver              // an applied request's answer reaches its node
+	evLose                 // an applied request's answer is lost: its node is told unavailable
+	evCrash                // a node's process dies: its machine and its answers are gone
+	evRestart              // a new process of a crashed node campaigns
+	evPause                // a node's process stops (no timer, no answer, no write)
+	evResume               // it runs again
+	evWrite                // a leader begins a fenced write with its term's token
+	evLand                 // a write reaches the fence
+	evAdvance              // time moves to the next instant a decision can change
+	evWorkTick             // a node's scheduler timer fires
+	evDone                 // a node's run ends: done, or stopped when its machine asked
+	evFailRun              // a node's run ends failed (Work.Failures)
+	evSuspend              // an operator suspends the job (Work.Suspend)
 )
 
-var kindNames = [...]string{"tick", "apply", "fail", "deliver", "lose", "crash", "restart", "pause", "resume", "write", "land", "advance"}
+var kindNames = [...]string{"tick", "apply", "fail", "deliver", "lose", "crash", "restart", "pause", "resume", "write", "land", "advance", "wtick", "done", "failrun", "suspend"}
 
 func (k kind) String() string { return kindNames[k] }
 
@@ -58,6 +64,8 @@ func (ev Event) line() string {
 		return fmt.Sprintf("advance to=%v", ev.To)
 	case evApply, evFail, evDeliver, evLose:
 		return fmt.Sprintf("%s n=%d i=%d", ev.Kind, ev.Node, ev.Idx)
+	case evSuspend:
+		return "suspend"
 	}
 	return fmt.Sprintf("%s n=%d", ev.Kind, ev.Node)
 }
@@ -70,6 +78,10 @@ type request struct {
 	applied   bool
 	rec       store.Record // the answer, once applied
 	err       error
+	// work is a scheduler machine's store call (nil: the election
+	// machine's), ans its answer once applied.
+	work scheduler.Action
+	ans  scheduler.Event
 }
 
 // write is a fenced write in flight from a node's term.
@@ -87,6 +99,17 @@ type node struct {
 	// machine at most: the others' hashes carry over from the parent).
 	h     key
 	hashd bool
+	// With Config.Work: the node's scheduler machine (copied when it
+	// steps, hashed as m is), its run in progress, its term starts, and
+	// its term's previous run as its machine was told it ended (the
+	// overlap check's).
+	s      *scheduler.Machine
+	sh     key
+	shashd bool
+	eff    effect
+	starts int
+	busy   vcluster.Busy
+	own    []store.Run // the rows its runs' supervisor recorded (Work.Supervisor), one per period
 }
 
 // world is one state: the nodes' machines, the store's record, the
@@ -105,6 +128,15 @@ type world struct {
 	writes  []write
 	// budget spent
 	crashes, pauses, losses, wrote int
+	// With Config.Work: the job, its ledger rows by period and the
+	// ledger's version counter, the attempts whose machines were told
+	// their runs ran to their end, and whether the operator suspended
+	// the job.
+	job       store.Job
+	rows      []store.Run
+	ledgerVer int64
+	told      []attempt
+	suspended bool
 }
 
 // newWorld is the initial state: every node campaigns (Start{Hold}) at
@@ -118,9 +150,21 @@ func newWorld(c *Config, out *strings.Builder) *world {
 		w.elected = c.Plant.Token
 		w.say(out, "store: planted %s lease=%v", recText(w.rec), w.rec.Lease)
 	}
+	if c.Work != nil {
+		w.job = store.Job{Name: name, Schedule: "every " + c.Work.Period.String(), Created: t0.Add(c.Work.Created)}
+		w.say(out, "store: job %s registered at %v", name, c.Work.Created)
+		w.rows = slices.Clone(c.Work.Rows)
+		for _, r := range w.rows {
+			w.ledgerVer = max(w.ledgerVer, r.Version)
+			w.say(out, "store: ledger row %s", rowText(r))
+		}
+	}
 	for i := 0; i < c.Nodes; i++ {
 		w.nodes = append(w.nodes, node{inc: 1, up: true})
 		w.nodes[i].m = election.New(c.electionConfig(i, 1))
+		if c.Work != nil {
+			w.nodes[i].s = scheduler.New(c.workConfig())
+		}
 	}
 	for i := range w.nodes {
 		w.step(i, election.Start{Name: name, Hold: true}, out)
@@ -133,6 +177,8 @@ func (w *world) clone() *world {
 	c.nodes = slices.Clone(w.nodes) // the machines are shared until one steps (step copies it)
 	c.reqs = slices.Clone(w.reqs)
 	c.writes = slices.Clone(w.writes)
+	c.rows = slices.Clone(w.rows)
+	c.told = slices.Clone(w.told)
 	return &c
 }
 
@@ -145,6 +191,9 @@ func (w *world) key(x *hasher) key {
 		if !n.hashd {
 			n.h, n.hashd = machineKey(x, n.m), true
 		}
+		if !n.shashd {
+			n.sh, n.shashd = machineKey(x, n.s), true
+		}
 	}
 	x.reset()
 	x.u64(uint64(w.now))
@@ -153,6 +202,14 @@ func (w *world) key(x *hasher) key {
 		x.u64(uint64(b2i(n.up)<<1 | b2i(n.paused)))
 		x.u64(n.h[0])
 		x.u64(n.h[1])
+		if w.c.Work != nil {
+			x.u64(n.sh[0])
+			x.u64(n.sh[1])
+			x.value(reflect.ValueOf(n.eff))
+			x.u64(uint64(n.starts))
+			x.value(reflect.ValueOf(n.busy))
+			x.value(reflect.ValueOf(n.own))
+		}
 	}
 	x.value(reflect.ValueOf(w.rec))
 	for _, v := range []uint64{uint64(w.version), w.fence, w.landed, w.elected,
@@ -161,13 +218,20 @@ func (w *world) key(x *hasher) key {
 	}
 	x.value(reflect.ValueOf(w.reqs))
 	x.value(reflect.ValueOf(w.writes))
+	if w.c.Work != nil {
+		x.value(reflect.ValueOf(w.job))
+		x.value(reflect.ValueOf(w.rows))
+		x.u64(uint64(w.ledgerVer))
+		x.value(reflect.ValueOf(w.told))
+		x.u64(b2i(w.suspended))
+	}
 	return x.sum()
 }
 
 // machineKey hashes every field of m but its configuration, which is
 // node i's for its incarnation: the node's index and incarnation, hashed
 // beside it, decide it.
-func machineKey(x *hasher, m *election.Machine) key {
+func machineKey[M any](x *hasher, m *M) key {
 	x.reset()
 	if m == nil {
 		return x.sum()
@@ -235,6 +299,21 @@ func (w *world) step(i int, ev election.Event, out *strings.Builder) error {
 			w.elected = max(w.elected, a.Token)
 		}
 		w.say(out, "node-%d: %s", i, actionText(w, i, a))
+		if n.s == nil {
+			continue
+		}
+		// The term's work begins when it is won and ends when it is
+		// lost or given up (as schedule.Runner and the simulator do).
+		var err error
+		switch a := a.(type) {
+		case election.Elected:
+			err = w.startWork(i, a.Token, out)
+		case election.Lost, election.Released:
+			err = w.endWork(i, out)
+		}
+		if err != nil && verr == nil {
+			verr = err
+		}
 	}
 	return verr
 }
@@ -320,6 +399,12 @@ func (w *world) enabled() []Event {
 				evs = append(evs, Event{Kind: evTick, Node: int8(i)})
 				due = true
 			}
+			if n.s != nil {
+				if nx := n.s.Next(); !nx.IsZero() && w.trueAt(i, nx) <= w.now {
+					evs = append(evs, Event{Kind: evWorkTick, Node: int8(i)})
+					due = true
+				}
+			}
 		}
 	}
 	count := make([]int, len(w.nodes))
@@ -359,6 +444,15 @@ func (w *world) enabled() []Event {
 		if w.live(i) && w.wrote < c.Writes && n.m.Token() != 0 && !w.writing(i) && (c.Mutate.NoValidCheck || w.valid(i)) {
 			evs = append(evs, Event{Kind: evWrite, Node: int8(i)})
 		}
+		if w.live(i) && n.eff.on {
+			evs = append(evs, Event{Kind: evDone, Node: int8(i)})
+			if c.Work.Failures && !n.eff.stopping {
+				evs = append(evs, Event{Kind: evFailRun, Node: int8(i)})
+			}
+		}
+	}
+	if c.Work != nil && c.Work.Suspend && !w.suspended {
+		evs = append(evs, Event{Kind: evSuspend})
 	}
 	for _, wr := range w.writes {
 		evs = append(evs, Event{Kind: evLand, Node: int8(wr.node)})
@@ -398,6 +492,13 @@ func (w *world) nextInstant() (time.Duration, bool) {
 			consider(t - 1)
 			consider(t)
 		}
+		if n.s != nil {
+			if nx := n.s.Next(); !nx.IsZero() {
+				t := w.trueAt(i, nx)
+				consider(t - 1)
+				consider(t)
+			}
+		}
 		if d := n.m.Deadline(); !d.IsZero() {
 			t := w.trueAt(i, d)
 			consider(t - 1)
@@ -422,6 +523,11 @@ func (w *world) do(ev Event, out *strings.Builder) error {
 		if nx := w.nodes[i].m.Next(); verr == nil && !nx.IsZero() && w.trueAt(i, nx) <= w.now {
 			verr = fmt.Errorf("node-%d's timer is due again at once after it fired at %v (a spin)", i, w.now)
 		}
+	case evWorkTick:
+		verr = w.stepWork(i, scheduler.Tick{}, out)
+		if nx := w.nodes[i].s.Next(); verr == nil && !nx.IsZero() && w.trueAt(i, nx) <= w.now {
+			verr = fmt.Errorf("node-%d's scheduler timer is due again at once after it fired at %v (a spin)", i, w.now)
+		}
 	case evApply, evFail, evDeliver, evLose:
 		j := w.nodeReq(i, int(ev.Idx))
 		if j < 0 {
@@ -429,6 +535,9 @@ func (w *world) do(ev Event, out *strings.Builder) error {
 		}
 		r := &w.reqs[j]
 		cur := w.nodes[i].up && w.nodes[i].inc == r.inc
+		if r.work != nil {
+			return w.doWorkRequest(ev, j, cur, out)
+		}
 		switch ev.Kind {
 		case evApply:
 			verr = w.apply(r)
@@ -462,6 +571,7 @@ func (w *world) do(ev Event, out *strings.Builder) error {
 	case evCrash:
 		w.crashes++
 		w.nodes[i].up, w.nodes[i].paused, w.nodes[i].m, w.nodes[i].hashd = false, false, nil, false
+		w.nodes[i].s, w.nodes[i].shashd, w.nodes[i].eff, w.nodes[i].busy, w.nodes[i].own = nil, false, effect{}, vcluster.Busy{}, nil
 		// Answers on their way to the process are gone with it; requests
 		// not applied yet may still be (the store may take them later).
 		w.reqs = slices.DeleteFunc(w.reqs, func(r request) bool { return r.node == i && r.applied })
@@ -471,11 +581,17 @@ func (w *world) do(ev Event, out *strings.Builder) error {
 		n.inc++
 		n.up = true
 		n.m = election.New(w.c.electionConfig(i, n.inc))
+		if w.c.Work != nil {
+			n.s, n.shashd = scheduler.New(w.c.workConfig()), false
+		}
 		w.say(out, "node-%d: restarted as node-%d.%d", i, i, n.inc)
 		verr = w.step(i, election.Start{Name: name, Hold: true}, out)
 	case evPause:
 		w.pauses++
 		w.nodes[i].paused = true
+		if w.nodes[i].eff.on {
+			w.nodes[i].eff.froze = true
+		}
 		w.say(out, "node-%d: paused", i)
 	case evResume:
 		w.nodes[i].paused = false
@@ -516,6 +632,16 @@ func (w *world) do(ev Event, out *strings.Builder) error {
 	case evAdvance:
 		w.now = ev.To
 		w.say(out, "now %v", w.now)
+	case evDone, evFailRun:
+		verr = w.endEffect(i, ev.Kind == evFailRun, out)
+	case evSuspend:
+		s := store.JobSuspend{Name: name, Suspend: true, By: "operator"}
+		if err := storedriver.CheckSuspend(s, w.job, true); err != nil {
+			return fmt.Errorf("explore: suspend: %w", err)
+		}
+		w.suspended = true
+		w.job = storedriver.Suspend(s, w.job, t0.Add(w.now))
+		w.say(out, "store: job %s suspended by operator", name)
 	}
 	if verr == nil {
 		verr = w.check()
@@ -589,7 +715,8 @@ func errText(err error) string {
 	for _, e := range []struct {
 		err  error
 		name string
-	}{{store.ErrNotFound, "notfound"}, {store.ErrConflict, "conflict"}, {store.ErrUnavailable, "unavailable"}, {store.ErrInvalid, "invalid"}} {
+	}{{store.ErrNotFound, "notfound"}, {store.ErrConflict, "conflict"}, {store.ErrUnavailable, "unavailable"}, {store.ErrInvalid, "invalid"},
+		{store.ErrStaleToken, "stale-token"}, {store.ErrSuspended, "suspended"}} {
 		if errors.Is(err, e.err) {
 			return e.name
 		}

@@ -66,6 +66,19 @@ func (e *engine) violate(format string, a ...any) {
 	}
 }
 
+// violated records v, a broken invariant of WorkRules (rules.go), unless
+// it is "".
+func (e *engine) violated(v string) {
+	if v != "" {
+		e.violate("%s", v)
+	}
+}
+
+// rules is the job's policy as the checker reads it.
+func (e *engine) rules() WorkRules {
+	return WorkRules{Job: Job, Schedule: e.c.Schedule, Policy: e.c.Policy}
+}
+
 func (e *engine) check() {
 	e.out.Checks++
 	// A node's term becomes valid only when it is won or extended; after

@@ -334,39 +334,7 @@ func (e *engine) ledger() []store.Run {
 // which the guard lets differ by that much), or with at least Rows newer
 // rows.
 func (e *engine) checkPrune(n *node, before, after []store.Run) {
-	ret := e.c.Retention
-	left := make(map[string]bool, len(after))
-	for _, r := range after {
-		left[r.Period] = true
-	}
-	newest := ""
-	for _, r := range before {
-		if !r.Manual {
-			newest = r.Period
-		}
-	}
-	old := ""
-	if ret.Age > 0 {
-		old = scheduler.Key(e.cal.Wall(e.now).Add(e.work.ClockTolerance - ret.Age))
-	}
-	for i, r := range before {
-		if left[r.Period] {
-			continue
-		}
-		newer := len(before) - 1 - i
-		switch {
-		case r.State != store.Done && r.State != store.Skipped:
-			e.violate("retention: %s pruned the %s row of %s (only done and skipped rows go)", n.id, r.State, r.Period)
-		case r.Period == newest:
-			e.violate("retention: %s pruned %s, the newest scheduled row", n.id, r.Period)
-		case !(ret.Age > 0 && r.Period < old) && !(ret.Rows > 0 && newer >= ret.Rows):
-			e.violate("retention: %s pruned %s with %d newer rows, within the retention (age %v: rows before %q may go; rows %d)",
-				n.id, r.Period, newer, ret.Age, old, ret.Rows)
-		default:
-			continue
-		}
-		return
-	}
+	e.violated(PruneCheck(n.id, e.c.Retention, e.work.ClockTolerance, e.cal.Wall(e.now), before, after))
 }
 
 // startEffect checks Valid() if asked to and starts the effect; an armed
@@ -433,8 +401,8 @@ func (e *engine) ledgerWrite(n *node, a scheduler.SwapRun, r scheduler.Swapped) 
 		e.checkRelease(n, a)
 	}
 	if e.c.Check && e.c.Fence && !e.lateInTermRecord(a) && !e.lateRelease(a) {
-		if rec, err := e.c.Store.Get(e.ctx, Job); err == nil && rec.Token != sw.Token {
-			e.violate("ledger write (%s of %s) by %s with token %d committed while the election's token is %d", a.Kind, sw.Period, n.id, sw.Token, rec.Token)
+		if rec, err := e.c.Store.Get(e.ctx, Job); err == nil {
+			e.violated(LedgerToken(n.id, a, rec.Token))
 		}
 	}
 }
@@ -504,9 +472,7 @@ func (e *engine) effectEnded(n *node, ev event) {
 		return // killed: it writes nothing
 	}
 	if t := e.c.Policy.Timeout; e.c.Check && t > 0 && deliver && n.sm.Working() && id == n.effID && !n.effFroze {
-		if ran := e.cal.Business(e.now - n.effStart); ran > t+time.Millisecond {
-			e.violate("timeout: the run of %s by %s went on for %v, past the timeout of %v", end.a.Period.Key, n.id, ran, t)
-		}
+		e.violated(Timeout(end.a.Period.Key, n.id, e.cal.Business(e.now-n.effStart), t))
 	}
 	e.finishEffect(n, end.a, end.fail, deliver)
 }
@@ -627,9 +593,8 @@ func (e *engine) checkOwnCompletion(n *node, a scheduler.Note) {
 	if !ok || !e.c.Check || a.Level < slog.LevelWarn || !errors.Is(a.Err, store.ErrConflict) {
 		return
 	}
-	if cur, err := e.c.Store.GetRun(e.ctx, Job, a.Period); err == nil && cur.Version == own.Version && own.Token == n.term {
-		e.violate("%s counts its completion of %s refused (%v), but the row is the one its own supervisor recorded for that attempt (token %d, attempt %d)",
-			n.id, a.Period, a.Err, own.Token, own.Attempt)
+	if cur, err := e.c.Store.GetRun(e.ctx, Job, a.Period); err == nil {
+		e.violated(OwnCompletion(n.id, a, own, cur, n.term))
 	}
 }
 
@@ -717,26 +682,8 @@ const overlapReason = "skipped: overlap: "
 // that term's previous run went on, and a period is skipped for overlap
 // only when it did.
 func (e *engine) checkOverlap(n *node, a scheduler.SwapRun) {
-	sw := a.Swap.Run
-	if !e.c.Check || sw.Manual || a.Swap.Expect != 0 {
-		return
-	}
-	skip := a.Kind == scheduler.KindSkip && strings.HasPrefix(sw.Output, overlapReason)
-	if e.c.Policy.Overlap != scheduler.OverlapSkip {
-		if skip {
-			e.violate("overlap: period %s skipped for overlap under overlap %q", sw.Period, e.c.Policy.Overlap)
-		}
-		return
-	}
-	due := sw.Scheduled.Add(scheduler.JitterOf(Job, sw.Period, e.c.Policy.Jitter))
-	during := n.busyTok == sw.Token && due.After(n.busyFrom) && !due.After(n.busyTo)
-	switch {
-	case a.Kind == scheduler.KindClaim && during:
-		e.violate("overlap skip: period %s (due %s) claimed by %s with token %d, though it came due while that term's previous run went on (%s to %s)",
-			sw.Period, due.Format(time.RFC3339Nano), n.id, sw.Token, n.busyFrom.Format(time.RFC3339Nano), n.busyTo.Format(time.RFC3339Nano))
-	case skip && !during:
-		e.violate("overlap skip: period %s (due %s) skipped for overlap by %s with token %d, though no run of that term went on then",
-			sw.Period, due.Format(time.RFC3339Nano), n.id, sw.Token)
+	if e.c.Check {
+		e.violated(e.rules().Overlap(n.id, a, Busy{Token: n.busyTok, From: n.busyFrom, To: n.busyTo}))
 	}
 }
 
@@ -745,20 +692,9 @@ func (e *engine) checkOverlap(n *node, a scheduler.SwapRun) {
 // Policy.Retries), and the claim starts no earlier than Policy.RetryBackoff
 // after it finished.
 func (e *engine) checkRetry(a scheduler.SwapRun) {
-	sw := a.Swap.Run
-	if !e.c.Check || a.Kind != scheduler.KindClaim || a.Swap.Expect == 0 {
-		return
-	}
-	prev, ok := e.rows[sw.Period]
-	if !ok || prev.Version != a.Swap.Expect || prev.State != store.Failed {
-		return
-	}
-	pol := e.c.Policy
-	switch {
-	case prev.Attempt > pol.Retries:
-		e.violate("retries: period %s claimed again (attempt %d) after its attempt %d failed, with %d retries", sw.Period, sw.Attempt, prev.Attempt, pol.Retries)
-	case sw.Started.Before(prev.Finished.Add(pol.RetryBackoff)):
-		e.violate("retries: period %s retried %v after its failure, before the backoff of %v", sw.Period, sw.Started.Sub(prev.Finished), pol.RetryBackoff)
+	if e.c.Check {
+		prev, ok := e.rows[a.Swap.Run.Period]
+		e.violated(e.rules().Retry(a, prev, ok))
 	}
 }
 
@@ -769,20 +705,8 @@ const windowReason = "outside the catch-up window of "
 // or a backfill row, which an operator asked for), and, by the catch-up
 // window, only a period later than the window.
 func (e *engine) checkSkip(a scheduler.SwapRun) {
-	sw := a.Swap.Run
-	if !e.c.Check || a.Kind != scheduler.KindSkip {
-		return
-	}
-	switch {
-	case sw.Manual:
-		e.violate("manual period %s (a trigger or backfill) skipped: %s", sw.Period, sw.Output)
-	case strings.Contains(sw.Output, windowReason) && (e.c.Policy.Window <= 0 || sw.Finished.Sub(sw.Scheduled) <= e.c.Policy.Window):
-		e.violate("catch-up window: period %s skipped %v late, within the window of %v", sw.Period, sw.Finished.Sub(sw.Scheduled), e.c.Policy.Window)
-	case strings.HasPrefix(sw.Output, "skipped: catch-up policy ") && e.c.Schedule != nil:
-		// latest and none skip a period only once a newer one is due.
-		if next := e.c.Schedule.Next(sw.Scheduled); next.IsZero() || next.After(sw.Finished) {
-			e.violate("catch-up policy: period %s skipped (%s) at %s, before any newer period was due (the next at %s)", sw.Period, sw.Output, sw.Finished.UTC().Format(time.RFC3339Nano), next.UTC().Format(time.RFC3339Nano))
-		}
+	if e.c.Check {
+		e.violated(e.rules().Skip(a))
 	}
 }
 
@@ -793,27 +717,8 @@ const capReason = "outside the catch-up window: "
 // catch-up cap: a period is claimed only while fewer than Max newer
 // instants are due, and skipped by the cap only when at least Max are.
 func (e *engine) checkCap(a scheduler.SwapRun) {
-	max := e.c.Policy.Max
-	sw := a.Swap.Run
-	if !e.c.Check || max <= 0 || e.c.Schedule == nil || sw.Manual || a.Swap.Expect != 0 {
-		return
-	}
-	newer := func(at time.Time) int {
-		n := 0
-		for t := e.c.Schedule.Next(sw.Scheduled); !t.IsZero() && !t.After(at) && n <= max; t = e.c.Schedule.Next(t) {
-			n++
-		}
-		return n
-	}
-	switch {
-	case a.Kind == scheduler.KindClaim:
-		if n := newer(sw.Started); n >= max {
-			e.violate("catch-up cap: period %s claimed with %d newer periods due (max %d)", sw.Period, n, max)
-		}
-	case a.Kind == scheduler.KindSkip && strings.Contains(sw.Output, capReason):
-		if n := newer(sw.Finished); n < max {
-			e.violate("catch-up cap: period %s skipped with only %d newer periods due (max %d)", sw.Period, n, max)
-		}
+	if e.c.Check {
+		e.violated(e.rules().Cap(a))
 	}
 }
 
@@ -822,12 +727,8 @@ func (e *engine) checkCap(a scheduler.SwapRun) {
 // the period's instant, by the claimant's clock, however long ago it was
 // planned.
 func (e *engine) checkWindow(a scheduler.SwapRun) {
-	sw, w := a.Swap.Run, e.c.Policy.Window
-	if !e.c.Check || w <= 0 || a.Kind != scheduler.KindClaim || sw.Manual {
-		return
-	}
-	if late := sw.Started.Sub(sw.Scheduled); late > w {
-		e.violate("catch-up window: period %s claimed %v late, outside the window of %v", sw.Period, late, w)
+	if e.c.Check {
+		e.violated(e.rules().Window(a))
 	}
 }
 
@@ -840,8 +741,8 @@ func (e *engine) checkSuspended(a scheduler.SwapRun) {
 	if !e.c.Check || !a.Swap.Claims() {
 		return
 	}
-	if j, err := e.c.Store.GetJob(e.ctx, Job); err == nil && j.Suspension.Active() {
-		e.violate("suspend: %s of %s landed while the job is suspended (by %s)", a.Kind, a.Swap.Run.Period, j.Suspension.By)
+	if j, err := e.c.Store.GetJob(e.ctx, Job); err == nil {
+		e.violated(Suspended(a, j))
 	}
 }
 
@@ -849,14 +750,8 @@ func (e *engine) checkSuspended(a scheduler.SwapRun) {
 // earlier than its instant plus its jitter (scheduler.JitterOf), which
 // every node derives alike.
 func (e *engine) checkJitter(a scheduler.SwapRun) {
-	sw := a.Swap.Run
-	if !e.c.Check || e.c.Policy.Jitter <= 0 || a.Kind != scheduler.KindClaim || sw.Manual || a.Swap.Expect != 0 {
-		return
-	}
-	due := sw.Scheduled.Add(scheduler.JitterOf(Job, sw.Period, e.c.Policy.Jitter))
-	if sw.Started.Before(due) {
-		e.violate("jitter: period %s claimed at %s, before its instant plus its jitter (%s)", sw.Period,
-			sw.Started.UTC().Format(time.RFC3339Nano), due.UTC().Format(time.RFC3339Nano))
+	if e.c.Check {
+		e.violated(e.rules().Jitter(a))
 	}
 }
 
@@ -882,14 +777,8 @@ func withDamaged(rows, damaged []store.Run, after string) []store.Run {
 // checkDamaged: no write ever lands on the period of a damaged row
 // (Config.DamagedRows): nobody knows whether it ran.
 func (e *engine) checkDamaged(n *node, a scheduler.SwapRun) {
-	if !e.c.Check {
-		return
-	}
-	for _, d := range e.c.DamagedRows {
-		if d.Period == a.Swap.Run.Period {
-			e.violate("damaged ledger row %s (state %q) written again by %s: %s, %s with token %d, attempt %d",
-				d.Period, d.State, n.id, a.Kind, a.Swap.Run.State, a.Swap.Run.Token, a.Swap.Run.Attempt)
-		}
+	if e.c.Check {
+		e.violated(Damaged(n.id, a, e.c.DamagedRows))
 	}
 }
 
@@ -924,11 +813,9 @@ func attemptOf(r store.Run) attempt { return attempt{r.Period, r.Token, r.Attemp
 // effect ran to its end (the release-after-finish mutation does), and is
 // counted (Coverage.Releases).
 func (e *engine) checkRelease(n *node, a scheduler.SwapRun) {
-	sw := a.Swap.Run
 	e.out.Covered.Releases++
-	if e.c.Check && e.toldFinished[attemptOf(sw)] {
-		e.violate("%s released %s (token %d, attempt %d), pending again, after its machine was told that its run finished: the period runs again",
-			n.id, sw.Period, sw.Token, sw.Attempt)
+	if e.c.Check {
+		e.violated(Release(n.id, a, e.toldFinished[attemptOf(a.Swap.Run)]))
 	}
 }
 
