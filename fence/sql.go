@@ -122,12 +122,12 @@ type Execer interface {
 // log (WithLog), the log table and its index. It never changes an
 // existing table.
 //
-// On SQLite in WAL mode, processes that create the table at the same
-// moment can see one of them fail at once with SQLITE_BUSY, whatever the
-// busy timeout: its read of the schema went stale when another's create
-// committed, and SQLite does not wait in that case. Create the table once
-// at install time (`baton fence install`), or call CreateTable again on
-// that error: the second call finds the table and succeeds.
+// On SQLite, processes that create the table at the same moment can see
+// one of them fail with SQLITE_BUSY, at once when its connection has no
+// busy timeout (with modernc.org/sqlite, set one in the DSN:
+// "_pragma=busy_timeout(5000)"). Create the table once at install time
+// (`baton fence install`), or call CreateTable again on that error: the
+// second call finds the table and succeeds.
 func CreateTable(ctx context.Context, db Execer, d Dialect) error {
 	if err := d.check(); err != nil {
 		return err
