@@ -54,6 +54,7 @@ func TestKube(t *testing.T) {
 	t.Run("WatchGone", env.testWatchGone)
 	t.Run("RunFailover", env.testRunFailover)
 	t.Run("BenchTakeover", env.testBenchTakeover)
+	t.Run("Drill", env.testDrill)
 	t.Run("Conformance", func(t *testing.T) { storetest.Run(t, env.factory) })
 	t.Run("Damaged", func(t *testing.T) { storetest.RunDamaged(t, env.damagedFactory) })
 }
@@ -78,7 +79,7 @@ func (e *env) close() {
 }
 
 // namespace creates a fresh namespace: one store location.
-func (e *env) namespace(t *testing.T) string {
+func (e *env) namespace(t testing.TB) string {
 	t.Helper()
 	ns := fmt.Sprintf("t%d", e.n.Add(1))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

@@ -130,7 +130,7 @@ func billPeriod(dsn string) (outcome string, err error) {
 
 // kubeconfig writes a kubeconfig file for the server's loopback superuser
 // and returns its path: what the CLI's kube:// URL names.
-func (e *env) kubeconfig(t *testing.T) string {
+func (e *env) kubeconfig(t testing.TB) string {
 	t.Helper()
 	cfg := e.srv.Config
 	kc := clientcmdapi.NewConfig()
@@ -148,7 +148,7 @@ func (e *env) kubeconfig(t *testing.T) string {
 
 // batonCLI builds the CLI with the Lease store (go build -tags kube) from
 // the root module, once per test binary, and returns its path.
-func (e *env) batonCLI(t *testing.T) string {
+func (e *env) batonCLI(t testing.TB) string {
 	t.Helper()
 	e.cliOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "kubetest-baton")

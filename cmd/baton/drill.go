@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton/internal/lab/drill"
+	"github.com/batonhq/baton/store/storeurl"
 )
 
 const drillAbout = `Runs the lesson's experiment on baton's real code: the election state
@@ -37,6 +38,12 @@ fast clock and the stop between Valid() and the write need hooks inside
 the node; they run the same pieces as 'baton run' (baton.Elector and
 schedule.Runner, the ledger, fenced writes). With --procs, --round defaults to 200ms and
 --clock-margin to 25ms.
+
+With --procs --store URL, the nodes share a networked store instead of the
+SQLite file: a PostgreSQL database, an etcd cluster or a Kubernetes
+namespace (kube://, in a build that links it: go build -tags kube). The
+drill does not empty it: each column runs a job and election of its own,
+billing-NUMBER (the JSON's "job"), and leaves its rows there.
 
 The first leader (node-0 on the virtual clock, whichever node won first
 with --procs) suffers the fault in the outage rounds; a batch of
@@ -133,10 +140,10 @@ func runDrill(ctx context.Context, e *env, args []string) int {
 	fs.IntVar(&p.InvoiceLines, "invoice-lines", p.InvoiceLines, "invoice lines one batch writes")
 	fs.Float64Var(&p.DriftRate, "drift-rate", p.DriftRate, "with --fault drift: the clock runs 1+rate times as fast")
 	faultFlag := fs.String("fault", "all", "unreachable, pause, pause-before-effect, crash, drift or all; with --net also partition, isolate, oneway-contenders, oneway-leader, flap, loss, member-kill; with --soak the one class to draw (skew too)")
-	storeFlag := fs.String("store", "sqlite", "election store: sqlite (a file in --dir) or mem")
+	storeFlag := fs.String("store", "sqlite", "election store: sqlite (a file in --dir) or mem; with --procs sqlite or a networked store's URL (postgres://, etcd://, kube://), where each column runs a job of its own")
 	dir := fs.String("dir", "", "keep the SQLite files (store and invoices) here instead of a temporary directory (created, mode 0700, if missing)")
 	asJSON := fs.Bool("json", false, "print JSON: one object, or an array with --fault all")
-	procs := fs.Bool("procs", false, "run real OS processes on one SQLite file, on real time (see above)")
+	procs := fs.Bool("procs", false, "run real OS processes on one SQLite file (or --store URL), on real time (see above)")
 	htmlFile := fs.String("html", "", "also write the report as one self-contained HTML page to this file: the tables beside a timeline per column (virtual clock only)")
 	netStore := fs.String("net", "", "run the process drill on test hosts in network namespaces (root): etcd3, etcd5 or postgres")
 	soak := fs.Duration("soak", 0, "with --net: a seeded randomized soak of this long per schedule instead of the lesson's drill")
@@ -148,6 +155,7 @@ func runDrill(ctx context.Context, e *env, args []string) int {
 		return code
 	}
 	set := flagsSet(fs)
+	var storeURL string // --procs --store URL: an external store
 	if *netStore != "" {
 		if !slices.Contains(drill.NetStores, *netStore) {
 			return e.fail(name, usagef("--net %q: want %s", *netStore, strings.Join(drill.NetStores, ", ")))
@@ -176,7 +184,10 @@ func runDrill(ctx context.Context, e *env, args []string) int {
 			p.Margin = procsMargin
 		}
 		if set["store"] && *storeFlag != "sqlite" {
-			return e.fail(name, usagef("--store %q: --procs runs on an SQLite file", *storeFlag))
+			if err := drillStoreURL(*storeFlag, *netStore); err != nil {
+				return e.fail(name, err)
+			}
+			storeURL = *storeFlag
 		}
 	}
 	if err := noArgs(fs); err != nil {
@@ -208,8 +219,8 @@ func runDrill(ctx context.Context, e *env, args []string) int {
 		}
 		faults = []drill.Fault{f}
 	}
-	if *storeFlag != "sqlite" && *storeFlag != "mem" {
-		return e.fail(name, usagef("--store %q: want sqlite or mem", *storeFlag))
+	if storeURL == "" && *storeFlag != "sqlite" && *storeFlag != "mem" {
+		return e.fail(name, usagef("--store %q: want sqlite or mem (a store's URL with --procs)", storeurl.Redact(*storeFlag)))
 	}
 	p.Fault = faults[0]
 	if err := p.Validate(); err != nil {
@@ -234,7 +245,10 @@ func runDrill(ctx context.Context, e *env, args []string) int {
 			return e.fail(name, usagef("--dir: %v; give a directory that exists or that baton can create", err))
 		}
 	}
-	cfg := drill.Config{Store: *storeFlag, Dir: *dir}
+	cfg := drill.Config{Store: *storeFlag, Dir: *dir, StoreURL: storeURL}
+	if storeURL != "" {
+		cfg.Store = ""
+	}
 	keepDir := false
 	if *procs {
 		exe, err := os.Executable()
@@ -355,6 +369,27 @@ func runSoak(ctx context.Context, e *env, cfg drill.Config, sp drill.SoakParams,
 		return exitFailure
 	}
 	return exitOK
+}
+
+// drillStoreURL checks --store URL with --procs: a networked store that
+// this build links, and no --net (which runs a store of its own).
+func drillStoreURL(url, net string) error {
+	if net != "" {
+		return usagef("--store %s with --net %s: net mode runs its own store; drop --store", storeurl.Redact(url), net)
+	}
+	if _, ok := storeurl.Lookup(url); !ok {
+		// An unknown scheme, or a store this build leaves out: Open
+		// says which (and how to build it in) before connecting.
+		_, err := storeurl.Open(context.Background(), url)
+		if err == nil {
+			err = fmt.Errorf("unknown store %s", storeurl.Redact(url))
+		}
+		return usagef("--store: %v", err)
+	}
+	if !isNetworked(url) {
+		return usagef("--store %s: --procs runs on sqlite (a file in --dir) or on a networked store's URL (postgres://, etcd://, kube://)", storeurl.Redact(url))
+	}
+	return nil
 }
 
 // Defaults of --round and --clock-margin with --procs: real processes on a

@@ -27,6 +27,12 @@ func TestDrillNetUsage(t *testing.T) {
 		{[]string{"drill", "--net", "etcd3", "--fault", "tornado"}, `unknown fault "tornado"`},
 		{[]string{"drill", "--net", "etcd3", "--soak", "1m", "--fault", "tornado"}, `--fault "tornado" with --soak: want all or one of`},
 		{[]string{"drill", "--net", "etcd3", "--soak", "1s"}, "soak duration must be at least 20 rounds"},
+		// --procs --store URL: a networked store, not with --net, not
+		// without --procs (and its password never shown).
+		{[]string{"drill", "--procs", "--store", "sqlite:/tmp/x.db"}, "--procs runs on sqlite (a file in --dir) or on a networked store's URL"},
+		{[]string{"drill", "--procs", "--store", "zk://h/x"}, `unknown scheme "zk"`},
+		{[]string{"drill", "--net", "etcd3", "--store", "etcd://h:2379"}, "net mode runs its own store; drop --store"},
+		{[]string{"drill", "--store", "postgres://u:hunter2@h/db"}, `--store "postgres://u:xxxxx@h/db": want sqlite or mem (a store's URL with --procs)`},
 	}
 	for _, tc := range tests {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {

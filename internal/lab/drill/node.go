@@ -57,6 +57,7 @@ func NodeMain(ctx context.Context, args []string, stdin io.Reader, stdout io.Wri
 	fs.BoolVar(&n.noFence, "unsafe-no-fence", false, "write without the fence and record the writes as accepted: to show that the history checker fails")
 	fs.StringVar(&resPath, "resource", "", "SQLite file of the invoices and the fence")
 	fs.StringVar(&n.id, "node", "", "node id")
+	fs.StringVar(&n.job, "job", vcluster.Job, "the job and election name (a run of its own on a shared store)")
 	fs.StringVar(&col, "column", "", "plain, fencing or fencing+trigger")
 	fs.DurationVar(&lease, "lease", 0, "lease")
 	fs.DurationVar(&renew, "renew", 0, "renew interval")
@@ -100,7 +101,7 @@ func NodeMain(ctx context.Context, args []string, stdin io.Reader, stdout io.Wri
 		return err
 	}
 	defer n.res.Close()
-	el, err := baton.New(n.st, vcluster.Job, baton.WithNode(n.id), baton.WithLease(lease), baton.WithRenew(renew),
+	el, err := baton.New(n.st, n.job, baton.WithNode(n.id), baton.WithLease(lease), baton.WithRenew(renew),
 		baton.WithClockMargin(margin), baton.WithPoll(pol), baton.WithRetry(pol), baton.WithClock(n.clock))
 	if err != nil {
 		return err
@@ -111,9 +112,9 @@ func NodeMain(ctx context.Context, args []string, stdin io.Reader, stdout io.Wri
 	// momentary triggers and an unfenced ledger for the plain and fencing
 	// columns, which no user may configure.
 	n.runner, err = runner.New(runner.Config{
-		Machine: scheduler.Config{Job: vcluster.Job, Poll: cal.Business(pol), Retry: cal.Business(pol),
+		Machine: scheduler.Config{Job: n.job, Poll: cal.Business(pol), Retry: cal.Business(pol),
 			Rescan: cal.Business(10 * pol), Momentary: n.col != FencingTrigger, Unfenced: n.col == Plain || n.noFence},
-		Spec: schedule.Job{Name: vcluster.Job}.Spec(), Store: n.st, Exec: n.execute, Clock: businessClock{n},
+		Spec: schedule.Job{Name: n.job}.Spec(), Store: n.st, Exec: n.execute, Clock: businessClock{n},
 		CallTimeout: lease})
 	if err != nil {
 		return err
@@ -148,6 +149,7 @@ func NodeMain(ctx context.Context, args []string, stdin io.Reader, stdout io.Wri
 // procNode is the state of one node process.
 type procNode struct {
 	id    string
+	job   string // the job and election name: vcluster.Job, or a run's own on an external store
 	col   Column
 	round time.Duration
 	poll  time.Duration
@@ -267,7 +269,7 @@ func (n *procNode) commands(ctx context.Context, stdin io.Reader) {
 // is unreachable, and wakes the Runner.
 func (n *procNode) durable(ctx context.Context, key string) {
 	for {
-		_, _, err := schedule.Trigger(ctx, n.st, vcluster.Job, key)
+		_, _, err := schedule.Trigger(ctx, n.st, n.job, key)
 		if err == nil || errors.Is(err, schedule.ErrAlreadyDone) {
 			n.runner.Wake()
 			return
@@ -283,14 +285,14 @@ func (n *procNode) durable(ctx context.Context, key string) {
 func (n *procNode) ledger(ctx context.Context, keys []string) {
 	for _, k := range keys {
 		c, cancel := context.WithTimeout(ctx, 2*n.poll)
-		run, err := n.st.GetRun(c, vcluster.Job, k)
+		run, err := n.st.GetRun(c, n.job, k)
 		cancel()
 		switch {
 		case errors.Is(err, store.ErrNotFound):
 			n.out.say("ledger %s none", k)
 		case err == nil:
 			n.out.say("ledger %s %s", k, run.State)
-			n.hist.Add(history.Record{Kind: history.Ledger, Name: vcluster.Job, Holder: n.holder, Period: k,
+			n.hist.Add(history.Record{Kind: history.Ledger, Name: n.job, Holder: n.holder, Period: k,
 				State: string(run.State), Token: run.Token, At: history.Now()})
 		}
 	}
@@ -300,7 +302,7 @@ func (n *procNode) ledger(ctx context.Context, keys []string) {
 // the fence and runs the scheduler until the term ends.
 func (n *procNode) lead(ctx context.Context, t *baton.Term) error {
 	n.out.say("elected %d %d", t.Token(), n.clock.realAt(t.Deadline()).UnixNano())
-	n.hist.Add(history.Record{Kind: history.Elected, Name: vcluster.Job, Holder: n.holder, Token: t.Token(),
+	n.hist.Add(history.Record{Kind: history.Elected, Name: n.job, Holder: n.holder, Token: t.Token(),
 		At: history.Now(), Until: history.At(n.clock.realAt(t.Deadline()))})
 	n.mu.Lock()
 	n.term = t
@@ -310,7 +312,7 @@ func (n *procNode) lead(ctx context.Context, t *baton.Term) error {
 		n.term = nil
 		n.mu.Unlock()
 		n.out.say("lost %d", t.Token())
-		n.hist.Add(history.Record{Kind: history.Lost, Name: vcluster.Job, Holder: n.holder, Token: t.Token(), At: history.Now()})
+		n.hist.Add(history.Record{Kind: history.Lost, Name: n.job, Holder: n.holder, Token: t.Token(), At: history.Now()})
 	}()
 	go n.watchDeadline(ctx, t)
 	select {
@@ -356,7 +358,7 @@ func (n *procNode) watchDeadline(ctx context.Context, t *baton.Term) {
 		if d := n.clock.realAt(t.Deadline()); d.Sub(last).Abs() > 100*time.Microsecond {
 			last = d
 			n.out.say("valid %d %d", t.Token(), d.UnixNano())
-			n.hist.Add(history.Record{Kind: history.Until, Name: vcluster.Job, Holder: n.holder, Token: t.Token(),
+			n.hist.Add(history.Record{Kind: history.Until, Name: n.job, Holder: n.holder, Token: t.Token(),
 				At: history.Now(), Until: history.At(d)})
 		}
 	}
@@ -367,7 +369,7 @@ func (n *procNode) watchDeadline(ctx context.Context, t *baton.Term) {
 // write, and writes when the parent lets it go on (SIGCONT).
 func (n *procNode) execute(ctx context.Context, p scheduler.Period, token uint64) (int, string, error) {
 	n.out.say("claimed %s %d", p.Key, token)
-	n.hist.Add(history.Record{Kind: history.Ledger, Name: vcluster.Job, Holder: n.holder, Period: p.Key,
+	n.hist.Add(history.Record{Kind: history.Ledger, Name: n.job, Holder: n.holder, Period: p.Key,
 		State: string(store.Running), Token: token, At: history.Now()})
 	if n.armed.Load() {
 		n.gate.stop(n.out, fmt.Sprintf("freezing %s %d", p.Key, token))
@@ -399,6 +401,8 @@ func (n *procNode) raiseFence(ctx context.Context, token uint64) error {
 	}
 	defer tx.Rollback()
 	if !n.noFence {
+		// The fence is the resource's, named as vcluster.WriteBatch names
+		// it: the resource file is the run's own, whatever --job is.
 		if err := fence.CheckTx(ctx, tx, vcluster.Fence, vcluster.Job, token); err != nil {
 			if errors.Is(err, fence.ErrStaleToken) {
 				n.recordWrite("", token, call, false)
@@ -417,7 +421,7 @@ func (n *procNode) raiseFence(ctx context.Context, token uint64) error {
 // the fence raised on taking office.
 func (n *procNode) recordWrite(period string, token uint64, call int64, accepted bool) {
 	ret := history.Now()
-	n.hist.Add(history.Record{Kind: history.Write, Name: vcluster.Job, Holder: n.holder, Token: token, Period: period,
+	n.hist.Add(history.Record{Kind: history.Write, Name: n.job, Holder: n.holder, Token: token, Period: period,
 		Call: call, Return: ret, At: ret, Accepted: accepted})
 }
 

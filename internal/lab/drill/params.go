@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -148,4 +149,26 @@ func (p Params) MarshalJSON() ([]byte, error) {
 		Poll    float64 `json:"pollSeconds"`
 		Latency float64 `json:"latencySeconds"`
 	}{plain(p), p.Round.Seconds(), p.Margin.Seconds(), p.poll().Seconds(), p.Latency.Seconds()})
+}
+
+// UnmarshalJSON reads what MarshalJSON writes, so that a program can judge
+// the report of `baton drill --json` (Report's checks) from its output.
+// The poll read back is the one the drill used (Round/4 when none was
+// given).
+func (p *Params) UnmarshalJSON(b []byte) error {
+	type plain Params
+	var v struct {
+		plain
+		Round   float64 `json:"roundSeconds"`
+		Margin  float64 `json:"clockMarginSeconds"`
+		Poll    float64 `json:"pollSeconds"`
+		Latency float64 `json:"latencySeconds"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	sec := func(s float64) time.Duration { return time.Duration(math.Round(s * float64(time.Second))) }
+	*p = Params(v.plain)
+	p.Round, p.Margin, p.Poll, p.Latency = sec(v.Round), sec(v.Margin), sec(v.Poll), sec(v.Latency)
+	return nil
 }

@@ -68,7 +68,7 @@ func (d *procDrill) start(pr *proc) error {
 	pr.inc++
 	p := d.p
 	args := append(slices.Clone(d.cfg.Node[1:]),
-		"--store", d.storePath, "--resource", d.resPath, "--node", pr.id, "--column", string(d.col),
+		"--store", d.storePath, "--job", d.job, "--resource", d.resPath, "--node", pr.id, "--column", string(d.col),
 		"--lease", (time.Duration(p.Lease) * p.Round).String(), "--renew", (time.Duration(p.Renew) * p.Round).String(),
 		"--clock-margin", p.Margin.String(), "--poll", p.poll().String(), "--round", p.Round.String(),
 		"--invoice-lines", strconv.Itoa(p.InvoiceLines))

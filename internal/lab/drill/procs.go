@@ -18,6 +18,7 @@ import (
 	"github.com/batonhq/baton/schedule"
 	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/store/sqlite"
+	"github.com/batonhq/baton/store/storeurl"
 )
 
 // startTimeout bounds how long the node processes may take to start and
@@ -42,7 +43,10 @@ func runEpisodes(ctx context.Context, p Params, col Column, cfg Config, eps []Ep
 		return Result{}, errors.New("drill: Config.Node must name the node command in process mode")
 	}
 	if cfg.Store != "" && cfg.Store != "sqlite" {
-		return Result{}, fmt.Errorf("drill store %q: process mode runs on an SQLite file", cfg.Store)
+		return Result{}, fmt.Errorf("drill store %q: process mode runs on an SQLite file or Config.StoreURL", cfg.Store)
+	}
+	if cfg.StoreURL != "" && cfg.Net != "" {
+		return Result{}, errors.New("drill: Config.StoreURL and Config.Net both name the store: give one")
 	}
 	dir := cfg.Dir
 	if dir == "" {
@@ -62,7 +66,7 @@ func runEpisodes(ctx context.Context, p Params, col Column, cfg Config, eps []Ep
 	}
 	name := fmt.Sprintf("%s-%s-%s", mode, label, col)
 	d := &procDrill{p: p, col: col, cfg: cfg, dir: dir, name: name, mode: "--procs", episodes: eps, label: label,
-		storePath: filepath.Join(dir, name+".baton.db"), resPath: filepath.Join(dir, name+".invoices.db")}
+		storePath: filepath.Join(dir, name+".baton.db"), resPath: filepath.Join(dir, name+".invoices.db"), job: vcluster.Job}
 	for _, f := range []string{d.storePath, d.resPath} {
 		for _, suffix := range []string{"", "-wal", "-shm"} {
 			os.Remove(f + suffix)
@@ -87,6 +91,20 @@ func runEpisodes(ctx context.Context, p Params, col Column, cfg Config, eps []Ep
 			return Result{}, err
 		}
 		defer d.parent.Close()
+	} else if cfg.StoreURL != "" {
+		// An external store, shared with whatever else it holds and not
+		// emptied: the column runs a job of its own, which the nodes
+		// register (as in net mode) and this process triggers and reads.
+		if !isStoreURL(cfg.StoreURL) {
+			return Result{}, fmt.Errorf("drill store %s: want a URL of a networked store (%s)", storeurl.Redact(cfg.StoreURL), storeurl.Forms())
+		}
+		st, err := storeurl.Open(ctx, cfg.StoreURL)
+		if err != nil {
+			return Result{}, err
+		}
+		defer st.Close()
+		d.st, d.storePath = st, cfg.StoreURL
+		d.job = fmt.Sprintf("%s-%d", vcluster.Job, time.Now().UnixNano())
 	} else {
 		st, err := sqlite.Open(ctx, d.storePath)
 		if err != nil {
@@ -125,6 +143,9 @@ func runEpisodes(ctx context.Context, p Params, col Column, cfg Config, eps []Ep
 	if err != nil {
 		return r, err
 	}
+	if cfg.StoreURL != "" {
+		r.Job = d.job
+	}
 	if d.net != nil {
 		if r.History, err = d.checkHistory(periodKeys(p), pending); err != nil {
 			return r, err
@@ -142,6 +163,7 @@ type procDrill struct {
 	dir, name          string
 	storePath, resPath string
 	st                 store.Store       // nil in net mode: the parent cannot reach it
+	job                string            // the job and election name (Config.StoreURL: the run's own)
 	mode               string            // "--procs" or "--net", for progress lines
 	label              string            // the fault, or the soak's seed, for progress lines
 	net                Network           // net mode (Config.Net)
@@ -402,7 +424,7 @@ func (d *procDrill) drain(ctx context.Context) (map[string]bool, error) {
 				break
 			}
 			key := schedule.Key(vcluster.Calendar{Day: d.p.Round}.Wall(time.Duration(r) * d.p.Round))
-			run, err := d.st.GetRun(ctx, vcluster.Job, key)
+			run, err := d.st.GetRun(ctx, d.job, key)
 			if errors.Is(err, store.ErrNotFound) {
 				pending[key] = true // triggered, so it exists; a read race at worst
 				continue
@@ -437,7 +459,7 @@ func (d *procDrill) trigger(ctx context.Context, r int) error {
 		return nil
 	}
 	if d.col == FencingTrigger {
-		if _, _, err := schedule.Trigger(ctx, d.st, vcluster.Job, key); err != nil {
+		if _, _, err := schedule.Trigger(ctx, d.st, d.job, key); err != nil {
 			return fmt.Errorf("drill: trigger %s: %w", key, err)
 		}
 		for _, pr := range d.procs {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/batonhq/baton/internal/lab/drill"
 	"github.com/batonhq/baton/internal/lab/netns"
+	"github.com/batonhq/baton/internal/pgtest"
 	"github.com/batonhq/baton/internal/testenv"
 )
 
@@ -39,7 +40,7 @@ func TestMain(m *testing.M) {
 	if !testenv.Long() {
 		testenv.DefaultParallel(4)
 	}
-	os.Exit(testenv.Run(m))
+	pgtest.Main(m) // TestProcsStoreURL's PostgreSQL server, if it started one
 }
 
 // procsParams is the process-mode scenario of the tests: the lesson's, on
@@ -128,7 +129,7 @@ func TestProcsGuarantees(t *testing.T) {
 			slack := delay.Slack(base, start, time.Now())
 			t.Logf("%s (run %d, handover slack %v)\n%s", f, try, slack, rep.Table())
 			reps[f], slacks[f] = rep, slack
-			late := append(lateHandovers(rep, slack), undemonstrated(rep)...)
+			late := append(rep.LateHandovers(slack), rep.Undemonstrated()...)
 			if len(late) == 0 || try == tries {
 				break
 			}
@@ -137,4 +138,50 @@ func TestProcsGuarantees(t *testing.T) {
 		}
 	}
 	checkGuarantees(t, reps, slacks)
+}
+
+// TestProcsStoreURL runs the process drill on an external store by URL
+// (Config.StoreURL; `baton drill --procs --store URL`), here a PostgreSQL
+// database that the nodes and the drill share, for the fault the default
+// run of TestProcsGuarantees runs: the same safety, each column on a job
+// of its own (the store is not emptied between them). kubetest runs it on
+// the Lease store (kube://), every fault.
+func TestProcsStoreURL(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts 5 processes per run for 3 runs of about 3 seconds each")
+	}
+	url := pgtest.Start(t)
+	cfg := drill.Config{Procs: true, Node: []string{os.Args[0]}, StoreURL: url,
+		NodeEnv: []string{"BATON_DRILL_TEST_NODE=1", "GORACE=atexit_sleep_ms=0"}}
+	if testing.Verbose() {
+		cfg.Progress = os.Stderr
+	}
+	const tries = 3
+	for try := 1; ; try++ {
+		rep, err := drill.RunAll(t.Context(), procsParams(drill.PauseBeforeEffect), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("run %d\n%s", try, rep.Table())
+		checkSafety(t, rep)
+		jobs := map[string]bool{}
+		for _, c := range drill.Columns {
+			job := rep.Columns[c].Job
+			if !strings.HasPrefix(job, "billing-") || jobs[job] {
+				t.Errorf("%s ran as job %q; want a job of its own, billing-NUMBER (others: %v)", c, job, jobs)
+			}
+			jobs[job] = true
+		}
+		miss := rep.Undemonstrated()
+		if len(miss) == 0 {
+			break
+		}
+		if try == tries {
+			for _, m := range miss {
+				t.Error(m)
+			}
+			break
+		}
+		t.Logf("run %d showed nothing for: %s; running it again", try, strings.Join(miss, "; "))
+	}
 }

@@ -41,6 +41,10 @@ type Result struct {
 	// every due period.
 	PendingAtEnd int `json:"pendingAtEnd"`
 
+	// Job is the job and election name the column ran under on an
+	// external store (Config.StoreURL); empty otherwise ("billing").
+	Job string `json:"job,omitempty"`
+
 	// History is the history checker's verdict over the nodes' records
 	// (net mode only).
 	History *history.Result `json:"history,omitempty"`
@@ -63,12 +67,20 @@ type Config struct {
 	// file, writing into one SQLite resource file; faults by signals
 	// (SIGSTOP/SIGCONT, SIGKILL and a restart) and by switches sent to the
 	// node (store cut off, clock rate). Params.Latency does not apply: the
-	// store's latency is real. Store must be "" or "sqlite".
+	// store's latency is real. Store must be "" or "sqlite"; StoreURL
+	// names an external store instead of the file.
 	Procs bool
 	// Node is the command that starts one node process (Procs): a program
 	// that calls NodeMain with the arguments the drill appends, such as
 	// {"/path/to/baton", "drill", "node"}.
 	Node []string
+	// StoreURL runs the process mode (Procs) on an external store instead
+	// of an SQLite file: a URL of a networked scheme that storeurl opens
+	// (postgres://, etcd://, kube://), reachable from this process and
+	// from the nodes. The store is not emptied: each column runs a job
+	// and election of its own, named "billing-" and a number drawn from
+	// the clock (Result.Job), and leaves its rows behind.
+	StoreURL string
 	// NodeEnv is added to the node processes' environment (Procs).
 	NodeEnv []string
 	// Progress, when set, gets progress reports while a process-mode run
