@@ -58,8 +58,12 @@ func (s *Store) swapLocked(sw store.Swap) (store.Record, error) {
 	if err != nil {
 		return store.Record{}, err
 	}
-	successor, ok := s.records[sw.Record.Successor]
-	if err := storedriver.CheckSuccessionSwap(cur, sw, next.Token, successor, ok && sw.Record.Successor != ""); err != nil {
+	var successor store.Record
+	ok := false
+	if sw.Record.Successor != "" { // else neither check nor write reads it
+		successor, ok = s.records[sw.Record.Successor]
+	}
+	if err := storedriver.CheckSuccessionSwap(cur, sw, next.Token, successor, ok); err != nil {
 		return store.Record{}, err
 	}
 	s.version++
