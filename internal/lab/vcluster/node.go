@@ -573,14 +573,18 @@ func (e *engine) apply(n *node, inc int32, call any, latency time.Duration) {
 		b.evs = append(b.evs, r)
 	case *getBatch:
 		res, err := e.getMany(a.names)
+		k := len(b.gets)
+		b.gets = slices.Grow(b.gets, len(a.names))[:k+len(a.names)]
 		for i, name := range a.names {
-			r := election.GetReply{Name: name, Err: err}
+			r := &b.gets[k+i] // written in place: a record is large to copy twice
+			r.Name, r.Err = name, err
 			if err == nil {
 				r.Record, r.Err = res[i].Record, res[i].Err
+			} else {
+				r.Record = store.Record{}
 			}
-			b.gets = append(b.gets, r)
 			if e.c.Forge {
-				e.forge(n, inc, r, e.now+latency/2)
+				e.forge(n, inc, *r, e.now+latency/2)
 			}
 		}
 	case *swapBatch:
