@@ -451,7 +451,7 @@ func (m *Machine) runsRead(now time.Time, r RunsRead) []Action {
 	}
 	var floor time.Time
 	if m.cursor != "" {
-		floor, _ = time.Parse(KeyLayout, m.cursor)
+		floor, _ = parseKey(m.cursor)
 	}
 	pol := m.policy()
 	job := m.cfg.Job // the jitter's seed

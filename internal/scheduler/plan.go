@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/batonhq/baton/store"
@@ -103,14 +104,74 @@ const (
 // JitterOf returns the delay of the period key of job under a jitter of
 // at most max: derived from the job's name and the key alone (SHA-256),
 // in whole milliseconds in [0, max], so every node computes the same. It
-// returns 0 when max is below a millisecond.
+// returns 0 when max is below a millisecond. Its latest answers are
+// remembered (jitters): a plan asks for the same periods at every pass,
+// and so do the simulator's checks at every ledger write.
 func JitterOf(job, key string, max time.Duration) time.Duration {
+	h := uint(0)
+	for i := 0; i < len(key); i++ {
+		h = h*31 + uint(key[i])
+	}
+	slot := &jitters[h%uint(len(jitters))]
+	if e := slot.Load(); e != nil && e.max == max && e.key == key && e.job == job {
+		return e.d
+	}
+	d := jitterHash(job, key, max)
+	slot.Store(&jittered{job: job, key: key, max: max, d: d})
+	return d
+}
+
+// jitterHash is JitterOf without the memo: the SHA-256.
+func jitterHash(job, key string, max time.Duration) time.Duration {
 	ms := uint64(max / time.Millisecond)
 	if ms == 0 {
 		return 0
 	}
 	h := sha256.Sum256([]byte(job + "\x00" + key))
 	return time.Duration(binary.BigEndian.Uint64(h[:8])%(ms+1)) * time.Millisecond
+}
+
+// jitters remembers JitterOf's latest answers: a small table,
+// direct-mapped by the key, each slot one (job, key, max) and its answer,
+// replaced whole. It lives outside the machines, whose state it is not
+// (the explorer hashes every field of a machine), and is shared by every
+// caller of the process: each slot is read and written atomically.
+var jitters [64]atomic.Pointer[jittered]
+
+// jittered is one remembered answer of JitterOf.
+type jittered struct {
+	job, key string
+	max, d   time.Duration
+}
+
+// parseKey is time.Parse(KeyLayout, key): written digit by digit for the
+// keys Key writes (a year 0 to 9999, every field in its range), as Key
+// is; any other string goes to time.Parse.
+func parseKey(key string) (time.Time, error) {
+	if len(key) != len(KeyLayout) || key[4] != '-' || key[7] != '-' || key[10] != 'T' || key[13] != ':' || key[16] != ':' || key[19] != 'Z' {
+		return time.Parse(KeyLayout, key)
+	}
+	num := func(i, n int) int {
+		v := 0
+		for j := i; j < i+n; j++ {
+			c := key[j]
+			if c < '0' || c > '9' {
+				return -1
+			}
+			v = v*10 + int(c-'0')
+		}
+		return v
+	}
+	y, mo, d, h, mi, sec := num(0, 4), num(5, 2), num(8, 2), num(11, 2), num(14, 2), num(17, 2)
+	if y < 0 || mo < 1 || mo > 12 || d < 1 || d > 28 && d > daysIn(time.Month(mo), y) || h < 0 || h > 23 || mi < 0 || mi > 59 || sec < 0 || sec > 59 {
+		return time.Parse(KeyLayout, key)
+	}
+	return time.Date(y, time.Month(mo), d, h, mi, sec, 0, time.UTC), nil
+}
+
+// daysIn is the number of days of month m of year y.
+func daysIn(m time.Month, y int) int {
+	return time.Date(y, m+1, 0, 0, 0, 0, 0, time.UTC).Day()
 }
 
 // retryAt returns when the failed row r is due again, and false if it is

@@ -11,22 +11,22 @@ import (
 
 // Get implements store.Store.
 func (s *Store) Get(ctx context.Context, name string) (store.Record, error) {
-	return s.Client("").Get(ctx, name)
+	return s.own().Get(ctx, name)
 }
 
 // Swap implements store.Store.
 func (s *Store) Swap(ctx context.Context, sw store.Swap) (store.Record, error) {
-	return s.Client("").Swap(ctx, sw)
+	return s.own().Swap(ctx, sw)
 }
 
 // SwapMany implements store.Store.
 func (s *Store) SwapMany(ctx context.Context, swaps []store.Swap) ([]store.SwapResult, error) {
-	return s.Client("").SwapMany(ctx, swaps)
+	return s.own().SwapMany(ctx, swaps)
 }
 
 // GetMany implements store.Store.
 func (s *Store) GetMany(ctx context.Context, names []string) ([]store.GetResult, error) {
-	return s.Client("").GetMany(ctx, names)
+	return s.own().GetMany(ctx, names)
 }
 
 // GetManyAppend is GetMany with the results appended to dst (pass dst[:0]
@@ -40,7 +40,7 @@ func (s *Store) GetManyAppend(ctx context.Context, dst []store.GetResult, names 
 
 // History implements store.Store.
 func (s *Store) History(ctx context.Context, name string, after uint64, limit int) ([]store.Event, error) {
-	return s.Client("").History(ctx, name, after, limit)
+	return s.own().History(ctx, name, after, limit)
 }
 
 // swapLocked applies one swap; s.mu must be held.
@@ -58,8 +58,12 @@ func (s *Store) swapLocked(sw store.Swap) (store.Record, error) {
 	if err != nil {
 		return store.Record{}, err
 	}
-	successor, ok := s.records[sw.Record.Successor]
-	if err := storedriver.CheckSuccessionSwap(cur, sw, next.Token, successor, ok && sw.Record.Successor != ""); err != nil {
+	var successor store.Record
+	ok := false
+	if sw.Record.Successor != "" { // else neither check nor write reads it
+		successor, ok = s.records[sw.Record.Successor]
+	}
+	if err := storedriver.CheckSuccessionSwap(cur, sw, next.Token, successor, ok); err != nil {
 		return store.Record{}, err
 	}
 	s.version++
@@ -176,12 +180,12 @@ type candKey struct{ name, node string }
 
 // Heartbeat implements store.Store.
 func (s *Store) Heartbeat(ctx context.Context, c store.Candidate) error {
-	return s.Client("").Heartbeat(ctx, c)
+	return s.own().Heartbeat(ctx, c)
 }
 
 // Candidates implements store.Store.
 func (s *Store) Candidates(ctx context.Context, name string) ([]store.Candidate, error) {
-	return s.Client("").Candidates(ctx, name)
+	return s.own().Candidates(ctx, name)
 }
 
 func (c *client) Heartbeat(ctx context.Context, cand store.Candidate) error {

@@ -11,22 +11,22 @@ import (
 
 // EnsureJob implements store.Store.
 func (s *Store) EnsureJob(ctx context.Context, j store.Job) (store.Job, error) {
-	return s.Client("").EnsureJob(ctx, j)
+	return s.own().EnsureJob(ctx, j)
 }
 
 // GetRun implements store.Store.
 func (s *Store) GetRun(ctx context.Context, job, period string) (store.Run, error) {
-	return s.Client("").GetRun(ctx, job, period)
+	return s.own().GetRun(ctx, job, period)
 }
 
 // SwapRun implements store.Store.
 func (s *Store) SwapRun(ctx context.Context, sw store.RunSwap) (store.Run, error) {
-	return s.Client("").SwapRun(ctx, sw)
+	return s.own().SwapRun(ctx, sw)
 }
 
 // Runs implements store.Store.
 func (s *Store) Runs(ctx context.Context, job, after string, limit int) ([]store.Run, error) {
-	return s.Client("").Runs(ctx, job, after, limit)
+	return s.own().Runs(ctx, job, after, limit)
 }
 func (c *client) EnsureJob(ctx context.Context, j store.Job) (store.Job, error) {
 	if j.Name == "" {
@@ -148,17 +148,17 @@ func (c *client) Runs(ctx context.Context, job, after string, limit int) ([]stor
 
 // RecentRuns implements store.Store.
 func (s *Store) RecentRuns(ctx context.Context, job, before string, limit int) ([]store.Run, error) {
-	return s.Client("").RecentRuns(ctx, job, before, limit)
+	return s.own().RecentRuns(ctx, job, before, limit)
 }
 
 // PruneRuns implements store.Store.
 func (s *Store) PruneRuns(ctx context.Context, p store.Prune) (int, error) {
-	return s.Client("").PruneRuns(ctx, p)
+	return s.own().PruneRuns(ctx, p)
 }
 
 // UpdateJob implements store.Store.
 func (s *Store) UpdateJob(ctx context.Context, u store.JobUpdate) (store.Job, error) {
-	return s.Client("").UpdateJob(ctx, u)
+	return s.own().UpdateJob(ctx, u)
 }
 
 func (c *client) RecentRuns(ctx context.Context, job, before string, limit int) ([]store.Run, error) {
@@ -239,7 +239,7 @@ func (c *client) UpdateJob(ctx context.Context, u store.JobUpdate) (store.Job, e
 
 // GetJob implements store.Store.
 func (s *Store) GetJob(ctx context.Context, name string) (store.Job, error) {
-	return s.Client("").GetJob(ctx, name)
+	return s.own().GetJob(ctx, name)
 }
 
 func (c *client) GetJob(ctx context.Context, name string) (store.Job, error) {

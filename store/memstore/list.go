@@ -11,7 +11,7 @@ import (
 
 // Names implements store.Store.
 func (s *Store) Names(ctx context.Context) ([]string, error) {
-	return s.Client("").Names(ctx)
+	return s.own().Names(ctx)
 }
 
 // Names implements store.Store; session records are not names.
@@ -40,7 +40,7 @@ func (c *client) Names(ctx context.Context) ([]string, error) {
 // NamesPage implements store.Store, in byte order of the names. The
 // reference backend sorts every name: its cost is not bounded.
 func (s *Store) NamesPage(ctx context.Context, q store.NameQuery) ([]string, error) {
-	return s.Client("").NamesPage(ctx, q)
+	return s.own().NamesPage(ctx, q)
 }
 
 // NamesPage implements store.Store.
@@ -68,7 +68,7 @@ func (c *client) NamesPage(ctx context.Context, q store.NameQuery) ([]string, er
 
 // CountHolders implements store.Store.
 func (s *Store) CountHolders(ctx context.Context, now time.Time) ([]store.HolderCount, int, error) {
-	return s.Client("").CountHolders(ctx, now)
+	return s.own().CountHolders(ctx, now)
 }
 
 // CountHolders implements store.Store.

@@ -8,7 +8,7 @@ import (
 
 // DeleteSession implements store.Store.
 func (s *Store) DeleteSession(ctx context.Context, name string, expect int64) error {
-	return s.Client("").DeleteSession(ctx, name, expect)
+	return s.own().DeleteSession(ctx, name, expect)
 }
 
 // DeleteSession implements store.Store.

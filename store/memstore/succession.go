@@ -113,7 +113,7 @@ func (s *Store) chainIntoLocked(session string) map[string]bool {
 
 // HeldThrough implements store.Succeeder.
 func (s *Store) HeldThrough(ctx context.Context, session, after string, limit int) ([]store.Record, error) {
-	return s.Client("").(*client).HeldThrough(ctx, session, after, limit)
+	return s.own().HeldThrough(ctx, session, after, limit)
 }
 
 // HeldThrough implements store.Succeeder.
@@ -154,7 +154,7 @@ func (c *client) HeldThrough(ctx context.Context, session, after string, limit i
 
 // Settle implements store.Succeeder.
 func (s *Store) Settle(ctx context.Context, session string, limit int) (int, error) {
-	return s.Client("").(*client).Settle(ctx, session, limit)
+	return s.own().Settle(ctx, session, limit)
 }
 
 // Settle implements store.Succeeder.

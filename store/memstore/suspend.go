@@ -9,7 +9,7 @@ import (
 
 // SuspendJob implements store.Store.
 func (s *Store) SuspendJob(ctx context.Context, sj store.JobSuspend) (store.Job, error) {
-	return s.Client("").SuspendJob(ctx, sj)
+	return s.own().SuspendJob(ctx, sj)
 }
 
 // SuspendJob implements store.Store: the job changes and the event is

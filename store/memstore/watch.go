@@ -8,7 +8,7 @@ import (
 
 // WatchChanges implements store.Store.
 func (s *Store) WatchChanges(ctx context.Context) <-chan []store.Change {
-	return s.Client("").WatchChanges(ctx)
+	return s.own().WatchChanges(ctx)
 }
 
 // feed is one WatchChanges subscriber: the changes since its last batch,

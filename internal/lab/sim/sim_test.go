@@ -3,6 +3,7 @@ package sim_test
 import (
 	"bytes"
 	"fmt"
+	"runtime/debug"
 	"strings"
 	"testing"
 
@@ -442,6 +443,26 @@ func BenchmarkSeed(b *testing.B) {
 		events += r.Events
 	}
 	b.ReportMetric(float64(events)/float64(seed), "events/seed")
+}
+
+// BenchmarkSeeds measures the figure `baton sim` prints: seeds 1 to b.N
+// of the default options run by RunSeeds on every CPU, with the command's
+// garbage collection setting (cmd/baton's runSim), reported in seeds/s.
+// `-benchtime 10000x` is `baton sim --seeds 10000` (after one seed alone).
+func BenchmarkSeeds(b *testing.B) {
+	defer debug.SetGCPercent(debug.SetGCPercent(2000))
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(512 << 20))
+	o := sim.DefaultOptions()
+	b.ResetTimer()
+	s, err := sim.RunSeeds(b.Context(), o, 1, b.N)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if len(s.Violations) > 0 {
+		b.Fatalf("seed %d: %v", s.Violations[0].Seed, s.Violations[0].Violation)
+	}
+	b.ReportMetric(float64(s.Seeds)/b.Elapsed().Seconds(), "seeds/s")
+	b.ReportMetric(float64(s.Events)/float64(s.Seeds), "events/seed")
 }
 
 // Balanced seeds end balanced: with 12 names on 5 nodes every live node

@@ -28,6 +28,9 @@ type node struct {
 	feedDown               bool          // its change feed is broken (FeedBreak): notifications are lost
 	t0, l0                 time.Duration // local clock: l0 + (now-t0)*rate
 	rate                   float64
+	localOK                bool          // localAt is the local clock at localNow (local's last reading) ...
+	localNow               time.Duration // ... until t0, l0 or rate change
+	localAt                time.Time
 	latency                time.Duration
 	tickGen, workGen       int
 	tickQueued             bool                 // a tick of tickGen is in the queue ...
@@ -127,7 +130,12 @@ func (n *node) setTerm(i int, h holding) {
 }
 
 func (n *node) local(now time.Duration) time.Time {
-	return Epoch.Add(n.l0 + time.Duration(float64(now-n.t0)*n.rate))
+	if n.localOK && n.localNow == now {
+		return n.localAt // most events read a node's clock more than once
+	}
+	t := Epoch.Add(n.l0 + time.Duration(float64(now-n.t0)*n.rate))
+	n.localNow, n.localAt, n.localOK = now, t, true
+	return t
 }
 
 // realAt is the earliest real instant at which n's clock reads l or later.
@@ -565,14 +573,18 @@ func (e *engine) apply(n *node, inc int32, call any, latency time.Duration) {
 		b.evs = append(b.evs, r)
 	case *getBatch:
 		res, err := e.getMany(a.names)
+		k := len(b.gets)
+		b.gets = slices.Grow(b.gets, len(a.names))[:k+len(a.names)]
 		for i, name := range a.names {
-			r := election.GetReply{Name: name, Err: err}
+			r := &b.gets[k+i] // written in place: a record is large to copy twice
+			r.Name, r.Err = name, err
 			if err == nil {
 				r.Record, r.Err = res[i].Record, res[i].Err
+			} else {
+				r.Record = store.Record{}
 			}
-			b.gets = append(b.gets, r)
 			if e.c.Forge {
-				e.forge(n, inc, r, e.now+latency/2)
+				e.forge(n, inc, *r, e.now+latency/2)
 			}
 		}
 	case *swapBatch:

@@ -139,7 +139,7 @@ func (q *queue) pop() event {
 	}
 	q.h = h
 	ev := q.evs[top.slot]
-	q.evs[top.slot] = event{} // drop the payload for the collector
+	q.evs[top.slot].ev = nil // drop the payload for the collector (push overwrites the rest)
 	q.free = append(q.free, top.slot)
 	return ev
 }
