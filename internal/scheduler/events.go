@@ -208,6 +208,28 @@ type Note struct {
 	Err    error
 }
 
+// Failed is the event that answers the store call a when the call failed
+// with err (it could not be sent, or its answer was lost): what a runtime
+// that cannot make the call steps into the machine. It is nil for an
+// action that is not a store call.
+func Failed(a Action, err error) Event {
+	switch a.(type) {
+	case Register:
+		return Registered{Err: err}
+	case ReadRuns:
+		return RunsRead{Err: err}
+	case ReadJob:
+		return JobRead{Err: err}
+	case SwapRun:
+		return Swapped{Err: err}
+	case GetRun:
+		return ReadBack{Err: err}
+	case Prune:
+		return Pruned{Err: err}
+	}
+	return nil
+}
+
 func (Register) action()    {}
 func (ReadRuns) action()    {}
 func (ReadJob) action()     {}

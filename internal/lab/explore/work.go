@@ -370,23 +370,6 @@ func (w *world) checkOwnCompletion(i int, a scheduler.Note) error {
 	return nil
 }
 
-// workFailed is the answer to a scheduler's store call that failed.
-func workFailed(a scheduler.Action, err error) scheduler.Event {
-	switch a.(type) {
-	case scheduler.Register:
-		return scheduler.Registered{Err: err}
-	case scheduler.ReadRuns:
-		return scheduler.RunsRead{Err: err}
-	case scheduler.ReadJob:
-		return scheduler.JobRead{Err: err}
-	case scheduler.SwapRun:
-		return scheduler.Swapped{Err: err}
-	case scheduler.Prune:
-		return scheduler.Pruned{Err: err}
-	}
-	return scheduler.ReadBack{Err: err}
-}
-
 // endEffect ends node i's run: stopped (its machine asked), failed, or
 // done. Its machine is told when the term that started it is still the
 // node's (vcluster's effectEnded and finishEffect).
@@ -528,7 +511,7 @@ func (w *world) doWorkRequest(ev Event, j int, cur bool, out *strings.Builder) e
 		}
 		w.losses++
 		w.say(out, "node-%d: told unavailable", i)
-		return w.stepWork(i, workFailed(rq.work, store.ErrUnavailable), out)
+		return w.stepWork(i, scheduler.Failed(rq.work, store.ErrUnavailable), out)
 	case evDeliver:
 		rq := *r
 		w.reqs = slices.Delete(w.reqs, j, j+1)
@@ -539,7 +522,7 @@ func (w *world) doWorkRequest(ev Event, j int, cur bool, out *strings.Builder) e
 		w.reqs = slices.Delete(w.reqs, j, j+1)
 		w.losses++
 		w.say(out, "node-%d: told unavailable", i)
-		return w.stepWork(i, workFailed(rq.work, store.ErrUnavailable), out)
+		return w.stepWork(i, scheduler.Failed(rq.work, store.ErrUnavailable), out)
 	}
 	return fmt.Errorf("explore: %s: not a store event", ev.line())
 }

@@ -93,7 +93,7 @@ func (e *engine) send(n *node, a scheduler.Action) {
 		}
 	}
 	if err != nil {
-		e.reply(n, gen, failed(a, err), n.latency)
+		e.reply(n, gen, scheduler.Failed(a, err), n.latency)
 		return
 	}
 	switch a.(type) {
@@ -124,23 +124,6 @@ func (e *engine) reply(n *node, gen int32, ev scheduler.Event, latency time.Dura
 		latency = 0
 	}
 	e.push(event{at: e.now + latency, kind: evWorkReply, node: int32(n.idx), inc: int32(n.inc), gen: gen, ev: ev})
-}
-
-// failed is the answer to a call that could not be sent.
-func failed(a scheduler.Action, err error) scheduler.Event {
-	switch a.(type) {
-	case scheduler.Register:
-		return scheduler.Registered{Err: err}
-	case scheduler.ReadRuns:
-		return scheduler.RunsRead{Err: err}
-	case scheduler.ReadJob:
-		return scheduler.JobRead{Err: err}
-	case scheduler.SwapRun:
-		return scheduler.Swapped{Err: err}
-	case scheduler.Prune:
-		return scheduler.Pruned{Err: err}
-	}
-	return scheduler.ReadBack{Err: err}
 }
 
 // call applies a store call of n's scheduler machine and returns its answer.
