@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"html/template"
 	"time"
 
 	"github.com/batonhq/baton/internal/bound"
@@ -149,7 +148,7 @@ func holdsRecord(kind string) bool {
 // a bar for each term (labelled with its token, titled with how it began),
 // a band where nobody held the name. Times are the store's, so no two
 // clocks are compared; the last term runs to the record's last write.
-func historyChart(d jobDetail) template.HTML {
+func historyChart(d jobDetail) string {
 	if len(d.History) == 0 {
 		return ""
 	}

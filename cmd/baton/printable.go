@@ -85,8 +85,8 @@ func printableRuns(rs []inspect.Run) []inspect.Run {
 }
 
 // printableDetail returns a copy of d, as the serve page renders it, with
-// every string escaped: html/template escapes HTML, not control
-// characters.
+// every string escaped: the page's HTML escaping (pagehtml.go) escapes
+// markup, not control characters.
 func printableDetail(d jobDetail) jobDetail {
 	d.Name, d.Holder, d.Incarnation = escape.String(d.Name), escape.String(d.Holder), escape.String(d.Incarnation)
 	d.Transfer, d.Error = escape.String(d.Transfer), escape.String(d.Error)

@@ -40,6 +40,10 @@ func TestGoModHasNoReplace(t *testing.T) {
 // so, and the Containerfile puts that binary, by the name the script gives
 // it, on an empty base as a non-root user. Where podman is installed the
 // image is built and inspected too, and run where the sandbox lets it.
+// maxReleaseBytes bounds the size of the release binary (linux/amd64 and
+// arm64): 26.5 MB, half of the 53 MB of the one binary of issue #44.
+const maxReleaseBytes = 26_500_000
+
 func TestReleaseBinaryAndImage(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skipf("the release image is linux; this is %s", runtime.GOOS)
@@ -63,6 +67,13 @@ func TestReleaseBinaryAndImage(t *testing.T) {
 	bin := filepath.Join(dir, name)
 	if err := staticELF(bin); err != nil {
 		t.Fatalf("%s: %v", name, err)
+	}
+	// Issue #44: the operator's binary is at most half of the 53 MB the
+	// one binary was before the lab left it.
+	if fi, err := os.Stat(bin); err != nil {
+		t.Fatal(err)
+	} else if fi.Size() > maxReleaseBytes {
+		t.Fatalf("%s: %d bytes; want at most %d (see releaseOnly for what grows it)", name, fi.Size(), maxReleaseBytes)
 	}
 	out, err := exec.Command(bin, "version").Output()
 	if err != nil || !strings.HasPrefix(string(out), "baton "+version+" ") || !strings.Contains(string(out), "\ncommit ") ||

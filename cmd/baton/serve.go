@@ -6,7 +6,7 @@ import (
 	"embed"
 	"errors"
 	"fmt"
-	"html/template"
+	"io"
 	"io/fs"
 	"net"
 	"net/http"
@@ -19,7 +19,6 @@ import (
 
 	"github.com/batonhq/baton/internal/escape"
 	"github.com/batonhq/baton/internal/inspect"
-	"github.com/batonhq/baton/internal/timeline"
 	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/store/storeurl"
 )
@@ -156,7 +155,6 @@ type server struct {
 	refresh    time.Duration
 	admin      bool
 	adminHash  [32]byte
-	page       *template.Template
 	static     http.Handler
 
 	mu      sync.Mutex
@@ -174,32 +172,7 @@ func newServer(st store.Store, label string, extra []string, refresh time.Durati
 	if err != nil {
 		return nil, err
 	}
-	page, err := template.New("page.html").Funcs(template.FuncMap{
-		"time": func(t *time.Time) string {
-			if t == nil {
-				return "-"
-			}
-			return t.UTC().Format("2006-01-02 15:04:05Z")
-		},
-		"secs": func(f float64) string {
-			return (time.Duration(f * float64(time.Second))).Round(time.Millisecond).String()
-		},
-		"css":       func() template.CSS { return template.CSS(timeline.CSS) },
-		"printable": escape.String,
-		"query":     pageQuery,
-		"spec":      specText,
-		"legend": func() template.HTML {
-			return timeline.Legend(timeline.Item{Class: "held", Text: "held (label: token)"},
-				timeline.Item{Class: "band", Text: "nobody held it"},
-				timeline.Item{Class: "event", Shape: "diamond", Text: "acquired / taken over / transferred"},
-				timeline.Item{Class: "lost", Shape: "circle", Text: "released"},
-				timeline.Item{Class: "trigger", Shape: "triangle", Text: "handover requested"})
-		},
-	}).ParseFS(webFS, "web/page.html")
-	if err != nil {
-		return nil, err
-	}
-	s := &server{st: st, storeLabel: label, extra: extra, refresh: refresh, page: page,
+	s := &server{st: st, storeLabel: label, extra: extra, refresh: refresh,
 		static: http.FileServerFS(sub), watches: map[string]*watch{}}
 	if adminToken != "" {
 		s.admin, s.adminHash = true, sha256.Sum256([]byte(adminToken))
@@ -221,10 +194,9 @@ func (s *server) routes() http.Handler {
 
 // pageQuery is the page's relative URL "?QUERY" for q with key set to val
 // (an empty val drops it): the links of the table and the pager. It is a
-// template.URL, whole: a query string put after a literal "?" in an href
-// would be escaped again as one query value ("?name%3dtick"), and every
-// link would lose its parameters. Its values are escaped by url.Values.
-func pageQuery(q inspect.ListQuery, key, val string) template.URL {
+// relative URL, so no value chooses its scheme; its values are escaped
+// by url.Values.
+func pageQuery(q inspect.ListQuery, key, val string) string {
 	v := url.Values{}
 	for k, x := range map[string]string{"prefix": q.Prefix, "holder": q.Holder, "session": q.Session, "state": q.State, "cursor": q.After} {
 		if x != "" {
@@ -239,7 +211,7 @@ func pageQuery(q inspect.ListQuery, key, val string) template.URL {
 	} else {
 		v.Set(key, val)
 	}
-	return template.URL("?" + v.Encode())
+	return "?" + v.Encode()
 }
 
 // securityHeaders keeps the page from loading anything but itself.
@@ -263,7 +235,7 @@ func (s *server) names() []string {
 // card is one name as the page draws it.
 type card struct {
 	jobDetail
-	Chart template.HTML
+	Chart string // markup from package timeline, every text in it escaped
 }
 
 type pageData struct {
@@ -320,17 +292,17 @@ func (s *server) data(r *http.Request) pageData {
 }
 
 func (s *server) handlePage(w http.ResponseWriter, r *http.Request) {
-	s.render(w, "page.html", s.data(r))
+	s.render(w, renderPage, s.data(r))
 }
 
 func (s *server) handleFragment(w http.ResponseWriter, r *http.Request) {
-	s.render(w, "jobs", s.data(r))
+	s.render(w, renderJobs, s.data(r))
 }
 
-func (s *server) render(w http.ResponseWriter, name string, data pageData) {
+func (s *server) render(w http.ResponseWriter, draw func(*htmlPage, pageData), data pageData) {
+	var p htmlPage
+	draw(&p, data)
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
-	if err := s.page.ExecuteTemplate(w, name, data); err != nil {
-		http.Error(w, err.Error(), http.StatusInternalServerError)
-	}
+	io.WriteString(w, p.String())
 }

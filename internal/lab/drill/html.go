@@ -214,7 +214,7 @@ func WriteHTML(w io.Writer, reports []Report) error {
 		Faults      []htmlFault
 		CSS         template.CSS
 	}{
-		Legend: timeline.Legend(
+		Legend: template.HTML(timeline.Legend(
 			timeline.Item{Class: "led", Text: "leads (label: token)"},
 			timeline.Item{Class: "paused", Text: "paused"},
 			timeline.Item{Class: "cut", Text: "cut off from the store"},
@@ -224,7 +224,7 @@ func WriteHTML(w io.Writer, reports []Report) error {
 			timeline.Item{Class: "trigger", Shape: "triangle", Text: "batch due"},
 			timeline.Item{Class: "accepted", Shape: "circle", Text: "write accepted"},
 			timeline.Item{Class: "doubled", Shape: "circle", Text: "write accepted again (duplicate)"},
-			timeline.Item{Class: "refused", Shape: "cross", Text: "write refused by the fence"}),
+			timeline.Item{Class: "refused", Shape: "cross", Text: "write refused by the fence"})),
 		ColumnsText: Legend,
 		CSS:         template.CSS(timeline.CSS + reportCSS),
 	}
@@ -236,7 +236,7 @@ func WriteHTML(w io.Writer, reports []Report) error {
 		}
 		for _, c := range Columns {
 			hf.Columns = append(hf.Columns, string(c))
-			hf.Charts = append(hf.Charts, htmlChart{Col: string(c), SVG: r.Chart(c).SVG()})
+			hf.Charts = append(hf.Charts, htmlChart{Col: string(c), SVG: template.HTML(r.Chart(c).SVG())})
 		}
 		for _, m := range measures() {
 			row := htmlRow{Label: m.label}
