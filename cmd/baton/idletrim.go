@@ -2,9 +2,25 @@ package main
 
 import (
 	"context"
+	"runtime"
 	"runtime/debug"
 	"time"
 )
+
+// oneProc lets 'baton run' and its command's supervisor run Go code on one
+// thread at a time (GOMAXPROCS 1) unless $GOMAXPROCS says otherwise. What
+// they do is wait: a renewal every few seconds, a store read a second, a
+// command's output copied through. With a P per core, each of those wakes
+// also wakes an idle P's thread to look for work that is not there: on 2
+// cores, an idle SQLite node woke 56-57 times a second at 0.21-0.25% of
+// a core, against 33-39 times and 0.19-0.21% with one P (two pairs side
+// by side, BENCHMARKS.md). A node that holds many names in one process
+// is a library program (baton.Group) and keeps the runtime's default.
+func oneProc(getenv func(string) string) {
+	if getenv("GOMAXPROCS") == "" {
+		runtime.GOMAXPROCS(1)
+	}
+}
 
 // idleSettle is how long 'baton run' goes without starting or finishing
 // a run before it hands back the memory it is not using while it waits.

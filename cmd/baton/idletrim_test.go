@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"runtime"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -36,4 +37,21 @@ func TestIdleTrimWaitsForQuiet(t *testing.T) {
 		var nilTrimmer *idleTrimmer
 		nilTrimmer.poke() // --once has none
 	})
+}
+
+// 'baton run' runs on one P unless $GOMAXPROCS is set, which it obeys.
+// Not parallel: it sets the test binary's GOMAXPROCS for a moment, before
+// the parallel tests start.
+func TestOneProcUnlessGOMAXPROCS(t *testing.T) {
+	was := runtime.GOMAXPROCS(0)
+	defer runtime.GOMAXPROCS(was)
+	runtime.GOMAXPROCS(3)
+	oneProc(func(string) string { return "3" })
+	if got := runtime.GOMAXPROCS(0); got != 3 {
+		t.Fatalf("with $GOMAXPROCS=3 set: GOMAXPROCS %d, want 3 (the operator's setting obeyed)", got)
+	}
+	oneProc(func(string) string { return "" })
+	if got := runtime.GOMAXPROCS(0); got != 1 {
+		t.Fatalf("without $GOMAXPROCS: GOMAXPROCS %d, want 1", got)
+	}
 }

@@ -15,6 +15,9 @@ import (
 )
 
 func main() {
+	if len(os.Args) > 1 && (os.Args[1] == "run" || os.Args[1] == supervise.Arg) {
+		oneProc(os.Getenv)
+	}
 	if len(os.Args) > 1 && os.Args[1] == supervise.Arg {
 		// 'baton run' re-executes itself as its command's supervisor.
 		os.Exit(supervise.MainRecording(os.Args[2:], recordOutcome))

@@ -129,6 +129,10 @@ and, while it leads, while its renew loop still extends the lease, so a
 stopped baton, or a leader whose renew loop is wedged, is restarted.
 COMMAND does not inherit these variables.
 
+baton run runs Go code on one thread at a time (GOMAXPROCS 1): it mostly
+waits, and an idle node wakes about a third less often so; set
+$GOMAXPROCS to override it.
+
 Before campaigning, COMMAND is checked: found, a regular file this user
 may execute, and a program (a "#!" script whose interpreter exists, or an
 executable binary); otherwise exit 2 and no token is taken.
