@@ -185,6 +185,7 @@ var configs = map[string]Config{
 			Rows: []store.Run{row(-2, store.Pending, true, 1)}}),
 	"sched-2x1-supervisor": schedConfig("sched-2x1-supervisor", "the job registered 0.5s before the nodes start, every run's success recorded by its own process the moment it ends (baton run's supervisor)", 18,
 		Work{Created: -500 * time.Millisecond, Supervisor: true}),
+	"sched-2x1-clock": clockConfig(),
 	"sched-2x1": schedConfig("sched-2x1", "the job registered 0.5s before the nodes start, overlap skip", 26,
 		Work{Created: -500 * time.Millisecond, Policy: scheduler.Policy{Overlap: scheduler.OverlapSkip}}),
 	"2x1-hostile": {
@@ -242,6 +243,8 @@ var mutations = map[string]Mutation{
 	"prune-failed":         {Name: "prune-failed", Work: scheduler.Mutations{PruneFailed: true}},
 	"no-own-completion":    {Name: "no-own-completion", Work: scheduler.Mutations{NoOwnCompletion: true}},
 	"no-manual-exempt":     {Name: "no-manual-exempt", Work: scheduler.Mutations{NoManualExempt: true}},
+	"no-clock-guard":       {Name: "no-clock-guard", Work: scheduler.Mutations{NoClockGuard: true}},
+	"no-step-down":         {Name: "no-step-down", Work: scheduler.Mutations{NoStepDown: true}},
 }
 
 // Planted reports whether c starts with a planted damaged record.
@@ -285,7 +288,11 @@ var workNeeds = map[string]func(*Work) bool{
 		skips := wk.Policy.CatchUp == scheduler.CatchUpLatest || wk.Policy.CatchUp == scheduler.CatchUpNone || wk.Policy.Max > 0 || wk.Policy.Window > 0
 		return skips && slices.ContainsFunc(wk.Rows, func(r store.Run) bool { return r.Manual })
 	},
-	"node-jitter": func(wk *Work) bool { return wk.Policy.Jitter > 0 },
+	"node-jitter":    func(wk *Work) bool { return wk.Policy.Jitter > 0 },
+	"no-clock-guard": func(wk *Work) bool { return wk.ClockTolerance > 0 && wk.Step.Abs() > wk.ClockTolerance },
+	"no-step-down": func(wk *Work) bool {
+		return wk.ClockTolerance > 0 && wk.ClockStepDown > 0 && wk.Step.Abs() > wk.ClockTolerance
+	},
 }
 
 // notExpressible names each simulator mutation (baton sim --mutate) that
@@ -304,8 +311,6 @@ var notExpressible = map[string]string{
 	"succession-list-no-retry":    "it needs a succession's listing and an operator's transfer request: the explorer drives neither",
 	"settle-stored-token":         "it is the store's settling of a name passed on: the explorer's store keeps no successions",
 	"settle-new-version":          "it is the store's settling of a name passed on: the explorer's store keeps no successions",
-	"no-clock-guard":              "the scheduler's clock guard: the explorer's clocks run at fixed rates and never step",
-	"no-step-down":                "the scheduler's clock guard: the explorer's clocks run at fixed rates and never step",
 	"no-takeover-grace":           "it needs a supervisor's record of a run that is delayed, but less than the takeover grace (the simulator's leader frozen holding the store's write lock): the explorer's store delays are unbounded, so a record may land after any grace, which the check counts against the shipping machine too",
 	"token-fenced-record":         "it needs a supervisor's record of a run that is delayed, but less than the takeover grace (the simulator's leader frozen holding the store's write lock): the explorer's store delays are unbounded, and its supervisor records at the instant the run ends",
 	"prefer-no-safe-point":        "a preference handover at a safe point: the explorer reads no candidacies and gives no machine a preference",
@@ -378,4 +383,17 @@ func row(sec int, st store.RunState, manual bool, v int64) store.Run {
 		r.Token, r.Holder, r.Attempt, r.Started, r.Finished = 1, "node-0", 1, at, at.Add(100*time.Millisecond)
 	}
 	return r
+}
+
+// clockConfig is sched-2x1-clock: the wall-clock guard on (a tolerance of
+// 500ms, above the 400ms that the 1.1 clock rate gains on the store's
+// clock by the horizon; a step-down after 250ms), one node's wall clock
+// stepping 1s ahead once, at any instant; the machine's poll 250ms, so
+// that the step-down's bound (the step-down and three polls) falls
+// within the horizon.
+func clockConfig() Config {
+	c := schedConfig("sched-2x1-clock", "the wall-clock guard on (tolerance 500ms, step-down after 250ms, the machine polling every 250ms), one node's wall clock stepped 1s ahead at any instant", 20,
+		Work{Created: -500 * time.Millisecond, ClockTolerance: 500 * time.Millisecond, ClockStepDown: 250 * time.Millisecond, Step: time.Second})
+	c.Work.Poll = 250 * time.Millisecond
+	return c
 }

@@ -34,6 +34,8 @@ var shortest = map[string]string{
 	"prune-failed":         "sched-2x1-prune",
 	"no-manual-exempt":     "sched-2x1-manual",
 	"no-own-completion":    "sched-2x1-supervisor",
+	"no-clock-guard":       "sched-2x1-clock",
+	"no-step-down":         "sched-2x1-clock",
 }
 
 // slow are the mutations whose recorded configuration takes seconds to
@@ -46,6 +48,7 @@ var slow = map[string]bool{
 	"no-retry-backoff":     true,
 	"release-after-finish": true,
 	"unfenced-ledger":      true,
+	"no-step-down":         true,
 }
 
 // counterexampleFile is where mutation m's shortest counterexample is kept.
