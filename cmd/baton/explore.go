@@ -21,7 +21,9 @@ fenced writes begin and land in every order; in the sched-*
 configurations every leader runs the job's work loop, whose runs end at
 any instant (and fail, in sched-2x1-retry), an operator may suspend
 the job (sched-2x1-suspend), and a node's wall clock may step off the
-store's under the job's clock guard (sched-2x1-clock); and time moves only to the instants where a
+store's under the job's clock guard (sched-2x1-clock); in group-2x1
+every node is an election.Group holding its name through its own
+session record, on memstore; and time moves only to the instants where a
 decision can change (just before and at every node's timer, just before,
 at and just after every term's deadline, on each node's own clock). After
 every event it checks that no two valid terms of the name overlap in true
@@ -46,7 +48,8 @@ prints a shortest path to it as a scenario script (go test
 --mutate NAME turns a protection off as baton sim --mutate does, in the
 configurations it fits (wrap-deadline needs 2x1-hostile's planted record,
 the election's others a term to be won, the scheduler's a sched-*
-configuration whose job has what they break); --list names the
+configuration whose job has what they break, the session ones
+group-2x1); --list names the
 mutations the explorer runs, and it names why for each of the
 simulator's other mutations. See docs/explore.md.`
 

@@ -12,6 +12,7 @@ import (
 	"github.com/batonhq/baton/internal/scheduler"
 	"github.com/batonhq/baton/schedule"
 	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/store/memstore"
 )
 
 // Rate is a node's clock rate, Num/Den of true time.
@@ -40,6 +41,11 @@ type Config struct {
 	// MaxDepth, when positive, stops a path at that many events; the
 	// output names the bound when a state was cut there.
 	MaxDepth int
+	// Settle starts the exploration from the state reached by taking,
+	// from the initial state, the first enabled timer, store call or
+	// answer until none is left at time 0 (world.settle): every path
+	// explored, and every counterexample, begins with those events.
+	Settle bool
 	// Plant, when it is held, is the name's record in the store before
 	// any node starts (as a hostile simulator seed plants one): held by
 	// a node that does not exist, with a lease no valid Config writes.
@@ -47,7 +53,11 @@ type Config struct {
 	Plant store.Record
 	// Work, when set, gives every node the scheduler machine of the job
 	// named as the election, started when the node wins a term (work.go).
-	Work   *Work
+	Work *Work
+	// Group, when set, makes every node one election.Group in session
+	// mode campaigning for the names it lists (group.go); the store is
+	// then memstore itself.
+	Group  *Sessions
 	Mutate Mutation
 
 	// visit, when set (tests), is called with every new state's key and
@@ -82,6 +92,12 @@ type Mutation struct {
 	// UnfencedLedger writes the ledger without the token check
 	// (scheduler.Config.Unfenced, sim's unfenced-ledger).
 	UnfencedLedger bool
+	// Election is the Group's own mutations (election.Mutations, as the
+	// simulator's of the same name set them): only a configuration with
+	// Config.Group can show them.
+	Election election.Mutations
+	// Succession is the store's (memstore.WithSuccessionMutation).
+	Succession memstore.SuccessionMutation
 }
 
 // planted reports whether m needs a configuration with a planted
@@ -188,6 +204,11 @@ var configs = map[string]Config{
 	"sched-2x1-clock": clockConfig(),
 	"sched-2x1": schedConfig("sched-2x1", "the job registered 0.5s before the nodes start, overlap skip", 26,
 		Work{Created: -500 * time.Millisecond, Policy: scheduler.Policy{Overlap: scheduler.OverlapSkip}}),
+	"group-2x1": {
+		Name: "group-2x1", About: "2 nodes x 1 name, each node an election.Group holding it through its own session record (polling, no succession), on memstore; no fault but the store's delays; clock rates 1 and 1.1",
+		Nodes: 2, Lease: 3 * time.Second, Renew: 1500 * time.Millisecond, Margin: 300 * time.Millisecond, Poll: 1500 * time.Millisecond,
+		Rates: []Rate{{1, 1}, {11, 10}}, End: 4 * time.Second, Group: &Sessions{Names: []string{name}}, Settle: true, MaxDepth: 23,
+	},
 	"2x1-hostile": {
 		Name: "2x1-hostile", About: "2 nodes x 1 name planted held by a ghost node with the lease math.MaxInt64 (no valid Config writes it), no fault but the store's delays; clock rates 1 and 1.1",
 		Nodes: 2, Lease: 3 * time.Second, Renew: 1500 * time.Millisecond, Margin: 300 * time.Millisecond, Poll: 1500 * time.Millisecond,
@@ -243,8 +264,11 @@ var mutations = map[string]Mutation{
 	"prune-failed":         {Name: "prune-failed", Work: scheduler.Mutations{PruneFailed: true}},
 	"no-own-completion":    {Name: "no-own-completion", Work: scheduler.Mutations{NoOwnCompletion: true}},
 	"no-manual-exempt":     {Name: "no-manual-exempt", Work: scheduler.Mutations{NoManualExempt: true}},
-	"no-clock-guard":       {Name: "no-clock-guard", Work: scheduler.Mutations{NoClockGuard: true}},
-	"no-step-down":         {Name: "no-step-down", Work: scheduler.Mutations{NoStepDown: true}},
+
+	"session-no-margin":   {Name: "session-no-margin", Election: election.Mutations{NoSessionMargin: true}},
+	"session-name-expiry": {Name: "session-name-expiry", Election: election.Mutations{SessionNameExpiry: true}},
+	"no-clock-guard":      {Name: "no-clock-guard", Work: scheduler.Mutations{NoClockGuard: true}},
+	"no-step-down":        {Name: "no-step-down", Work: scheduler.Mutations{NoStepDown: true}},
 }
 
 // Planted reports whether c starts with a planted damaged record.
@@ -262,7 +286,10 @@ func (c Config) Fits(name string) bool {
 	if needs, ok := workNeeds[name]; ok {
 		return c.Work != nil && needs(c.Work)
 	}
-	return c.Work == nil && m.planted() == c.Planted()
+	if needs, ok := groupNeeds[name]; ok {
+		return c.Group != nil && needs(c.Group)
+	}
+	return c.Work == nil && c.Group == nil && m.planted() == c.Planted()
 }
 
 // workNeeds says, for each scheduler mutation, what a configuration's
@@ -295,11 +322,17 @@ var workNeeds = map[string]func(*Work) bool{
 	},
 }
 
+// groupNeeds says, for each mutation of a Group's rules (or of the
+// store's for sessions), what a Group configuration must have for it to
+// break something.
+var groupNeeds = map[string]func(*Sessions) bool{
+	"session-no-margin":   func(*Sessions) bool { return true },
+	"session-name-expiry": func(*Sessions) bool { return true },
+}
+
 // notExpressible names each simulator mutation (baton sim --mutate) that
 // the explorer cannot express yet, with why.
 var notExpressible = map[string]string{
-	"session-no-margin":           "it is an observer's rule for a session record: the explorer drives no election.Group and no sessions",
-	"session-name-expiry":         "it is a contender's rule for a name held through a session: the explorer drives no election.Group and no sessions",
 	"session-read-first":          "it needs sessions and change notifications: the explorer drives no election.Group and polls only",
 	"no-pull":                     "it needs balanced Groups in session mode: the explorer drives no election.Group",
 	"succession-stored-version":   "it is the store's succession rule: the explorer's store keeps no successions (no sessions)",

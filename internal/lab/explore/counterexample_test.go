@@ -36,6 +36,9 @@ var shortest = map[string]string{
 	"no-own-completion":    "sched-2x1-supervisor",
 	"no-clock-guard":       "sched-2x1-clock",
 	"no-step-down":         "sched-2x1-clock",
+
+	"session-no-margin":   "group-2x1",
+	"session-name-expiry": "group-2x1",
 }
 
 // slow are the mutations whose recorded configuration takes seconds to
@@ -49,6 +52,8 @@ var slow = map[string]bool{
 	"release-after-finish": true,
 	"unfenced-ledger":      true,
 	"no-step-down":         true,
+	"session-name-expiry":  true,
+	"session-no-margin":    true,
 }
 
 // counterexampleFile is where mutation m's shortest counterexample is kept.

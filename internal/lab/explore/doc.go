@@ -73,6 +73,16 @@
 // period, their version counter, the planted Work.Rows and the damaged
 // Work.Damaged handed out with every read) is part of the state.
 //
+// # Groups and sessions
+//
+// With Config.Group every node is an election.Group in session mode and
+// the store is memstore itself (group.go): a Group and a memstore.Store
+// are not values, so a state copies them when they change (deepCopy, by
+// reflection: every map, slice and pointer, the pointers into a Group's
+// own fields into the copy's) and hashes them by reflection, maps in key
+// order. The invariant is per name: no two valid terms of it at one true
+// instant, each term's validity its machine's deadline (the session's).
+//
 // # The invariants, after every event
 //
 //   - No two valid terms of the name at one true instant (election.Valid
@@ -125,15 +135,18 @@
 //
 // # What is not explored (yet)
 //
-// One name per node and machines without sessions (no election.Group, no
-// succession, no change notifications: polling alone), no clock that
+// One name per node; an election.Group in session mode only in
+// group-2x1 (one name, polling: no change notifications, no succession,
+// explored from its settled start, Config.Settle, to a depth bound;
+// group.go); no clock that
 // drifts beyond its rate, and none that steps but one node's wall clock
 // in sched-2x1-clock (Work.Step: once, never set right again), no fault
 // but the store's delays in the scheduler configurations, no
-// supervisor's record that is delayed: so the simulator's session and
-// succession mutations, and no-takeover-grace and token-fenced-record,
-// are not expressible (NotExpressible says why each is not); the other
-// 21 are caught. An
+// supervisor's record that is delayed: so the simulator's succession
+// mutations, those that need a change feed or balanced Groups, the
+// preference's, and no-takeover-grace and token-fenced-record, are not
+// expressible (NotExpressible says why each is not); the other 23 are
+// caught. An
 // answer is explored only at the instants above. A configuration that
 // does not complete stops at its depth bound (Config.MaxDepth), and the
 // result says so (Result.Bounded): it is evidence for paths that short,

@@ -13,6 +13,7 @@ import (
 	"github.com/batonhq/baton/internal/lab/vcluster"
 	"github.com/batonhq/baton/internal/scheduler"
 	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/store/memstore"
 	"github.com/batonhq/baton/store/storedriver"
 )
 
@@ -84,6 +85,11 @@ type request struct {
 	// machine's), ans its answer once applied.
 	work scheduler.Action
 	ans  scheduler.Event
+	// With Config.Group: the record a Get or Swap is about, a List, and
+	// a List's answer.
+	name string
+	list election.List
+	recs []store.Record
 }
 
 // write is a fenced write in flight from a node's term.
@@ -94,6 +100,7 @@ type write struct {
 
 type node struct {
 	m      *election.Machine
+	g      *election.Group // with Config.Group, instead of m (hashed into h)
 	inc    int
 	up     bool
 	paused bool
@@ -148,6 +155,12 @@ type world struct {
 	told      []attempt
 	suspended bool
 	stepped   bool // a node's wall clock stepped (Work.Step)
+	// With Config.Group: the store (memstore, copied on write) and the
+	// highest token each name was won with.
+	st      *memstore.Store
+	sth     key // st's hash, kept while st does not change
+	sthashd bool
+	tokens  []uint64
 }
 
 // newWorld is the initial state: every node campaigns (Start{Hold}) at
@@ -169,6 +182,17 @@ func newWorld(c *Config, out *strings.Builder) *world {
 			w.ledgerVer = max(w.ledgerVer, r.Version)
 			w.say(out, "store: ledger row %s", rowText(r))
 		}
+	}
+	if c.Group != nil {
+		w.st = c.newStore()
+		w.tokens = make([]uint64, len(c.Group.Names))
+		for i := 0; i < c.Nodes; i++ {
+			w.nodes = append(w.nodes, node{inc: 1, up: true, heldAt: -1})
+		}
+		for i := range w.nodes {
+			w.startGroup(i, out)
+		}
+		return w
 	}
 	for i := 0; i < c.Nodes; i++ {
 		w.nodes = append(w.nodes, node{inc: 1, up: true, heldAt: -1})
@@ -200,14 +224,28 @@ func (w *world) key(x *hasher) key {
 	for i := range w.nodes {
 		n := &w.nodes[i]
 		if !n.hashd {
-			n.h, n.hashd = machineKey(x, n.m), true
+			if w.c.Group != nil {
+				n.h = machineKey(x, n.g)
+			} else {
+				n.h = machineKey(x, n.m)
+			}
+			n.hashd = true
 		}
 		if !n.shashd {
 			n.sh, n.shashd = machineKey(x, n.s), true
 		}
 	}
+	if w.st != nil && !w.sthashd {
+		w.sth, w.sthashd = storeKey(x, w.st), true
+	}
+	sk := w.sth
 	x.reset()
 	x.u64(uint64(w.now))
+	x.u64(sk[0])
+	x.u64(sk[1])
+	for _, v := range w.tokens {
+		x.u64(v)
+	}
 	for _, n := range w.nodes {
 		x.u64(uint64(n.inc))
 		x.u64(uint64(b2i(n.up)<<1 | b2i(n.paused)))
@@ -410,7 +448,7 @@ func (w *world) enabled() []Event {
 	for i := range w.nodes {
 		n := w.nodes[i]
 		if w.live(i) {
-			if nx := n.m.Next(); !nx.IsZero() && w.trueAt(i, nx) <= w.now {
+			if nx := w.timer(i); !nx.IsZero() && w.trueAt(i, nx) <= w.now {
 				evs = append(evs, Event{Kind: evTick, Node: int8(i)})
 				due = true
 			}
@@ -513,6 +551,10 @@ func (w *world) nextInstant() (time.Duration, bool) {
 		if !n.up {
 			continue
 		}
+		if n.g != nil {
+			w.groupInstants(i, consider)
+			continue
+		}
 		if nx := n.m.Next(); !nx.IsZero() {
 			t := w.trueAt(i, nx)
 			consider(t - 1)
@@ -545,11 +587,15 @@ func (w *world) do(ev Event, out *strings.Builder) error {
 	var verr error
 	switch ev.Kind {
 	case evTick:
-		verr = w.step(i, election.Tick{}, out)
+		if w.c.Group != nil {
+			verr = w.stepGroup(i, election.Tick{}, out)
+		} else {
+			verr = w.step(i, election.Tick{}, out)
+		}
 		// A timer that fired and is due again at once would spin, and
 		// would hold time still here (time moves only once the running
 		// nodes' due timers fired).
-		if nx := w.nodes[i].m.Next(); verr == nil && !nx.IsZero() && w.trueAt(i, nx) <= w.now {
+		if nx := w.timer(i); verr == nil && !nx.IsZero() && w.trueAt(i, nx) <= w.now {
 			verr = fmt.Errorf("node-%d's timer is due again at once after it fired at %v (a spin)", i, w.now)
 		}
 	case evWorkTick:
@@ -566,6 +612,10 @@ func (w *world) do(ev Event, out *strings.Builder) error {
 		cur := w.nodes[i].up && w.nodes[i].inc == r.inc
 		if r.work != nil {
 			return w.doWorkRequest(ev, j, cur, out)
+		}
+		if w.c.Group != nil {
+			verr = w.doGroupRequest(ev, j, cur, out)
+			break
 		}
 		switch ev.Kind {
 		case evApply:
@@ -599,7 +649,7 @@ func (w *world) do(ev Event, out *strings.Builder) error {
 		}
 	case evCrash:
 		w.crashes++
-		w.nodes[i].up, w.nodes[i].paused, w.nodes[i].m, w.nodes[i].hashd = false, false, nil, false
+		w.nodes[i].up, w.nodes[i].paused, w.nodes[i].m, w.nodes[i].g, w.nodes[i].hashd = false, false, nil, nil, false
 		w.nodes[i].s, w.nodes[i].shashd, w.nodes[i].eff, w.nodes[i].busy, w.nodes[i].own = nil, false, effect{}, vcluster.Busy{}, nil
 		w.nodes[i].heldAt, w.nodes[i].stepDown = -1, false
 		w.landStep(i, out) // outside a term now
@@ -611,6 +661,11 @@ func (w *world) do(ev Event, out *strings.Builder) error {
 		n := &w.nodes[i]
 		n.inc++
 		n.up = true
+		if w.c.Group != nil {
+			w.say(out, "node-%d: restarted as node-%d.%d", i, i, n.inc)
+			verr = w.startGroup(i, out)
+			break
+		}
 		n.m = election.New(w.c.electionConfig(i, n.inc))
 		if w.c.Work != nil {
 			n.s, n.shashd = scheduler.New(w.c.workConfig()), false
@@ -743,6 +798,9 @@ func (w *world) answer(i int, rq request, err error, out *strings.Builder) error
 // check is the invariant that holds in every state: no two valid terms of
 // the name at one true instant.
 func (w *world) check() error {
+	if w.c.Group != nil {
+		return w.checkGroup()
+	}
 	if wk := w.c.Work; wk != nil && wk.ClockStepDown > 0 {
 		for i, n := range w.nodes {
 			if !w.live(i) {
@@ -827,4 +885,13 @@ func actionText(w *world, i int, a election.Action) string {
 		return "failed: " + a.Err.Error()
 	}
 	return fmt.Sprintf("%T", a)
+}
+
+// timer is when node i's election (its machine, or its Group) wants its
+// next Tick.
+func (w *world) timer(i int) time.Time {
+	if g := w.nodes[i].g; g != nil {
+		return g.Next()
+	}
+	return w.nodes[i].m.Next()
 }
