@@ -23,7 +23,8 @@ any instant (and fail, in sched-2x1-retry), an operator may suspend
 the job (sched-2x1-suspend), and a node's wall clock may step off the
 store's under the job's clock guard (sched-2x1-clock); in group-2x1
 every node is an election.Group holding its name through its own
-session record, on memstore; and time moves only to the instants where a
+session record, on memstore (group-2x1-succession: with succession);
+and time moves only to the instants where a
 decision can change (just before and at every node's timer, just before,
 at and just after every term's deadline, on each node's own clock). After
 every event it checks that no two valid terms of the name overlap in true

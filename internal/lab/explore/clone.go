@@ -2,6 +2,7 @@ package explore
 
 import (
 	"reflect"
+	"sync"
 	"time"
 	"unsafe"
 )
@@ -136,20 +137,19 @@ func (c *copier) fix(dst reflect.Value) {
 	}
 }
 
-var fixCache = map[reflect.Type]bool{}
+// fixCache is needsFix's answers by type (explorations may run in
+// parallel: tests).
+var fixCache sync.Map
 
 // needsFix reports whether a value of type t holds a reference to copy.
 func needsFix(t reflect.Type) bool {
-	if v, ok := fixCache[t]; ok {
-		return v
+	if v, ok := fixCache.Load(t); ok {
+		return v.(bool)
 	}
-	fixCache[t] = true // a recursive type holds a pointer anyway
 	v := false
 	switch t.Kind() {
-	case reflect.Pointer:
+	case reflect.Pointer, reflect.Slice, reflect.Map, reflect.Interface, reflect.Chan:
 		v = t != locationType
-	case reflect.Slice, reflect.Map, reflect.Interface, reflect.Chan:
-		v = true
 	case reflect.Array:
 		v = needsFix(t.Elem())
 	case reflect.Struct:
@@ -160,6 +160,6 @@ func needsFix(t reflect.Type) bool {
 			}
 		}
 	}
-	fixCache[t] = v
+	fixCache.Store(t, v)
 	return v
 }

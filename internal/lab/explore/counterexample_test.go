@@ -37,8 +37,9 @@ var shortest = map[string]string{
 	"no-clock-guard":       "sched-2x1-clock",
 	"no-step-down":         "sched-2x1-clock",
 
-	"session-no-margin":   "group-2x1",
+	"session-no-margin":   "group-2x1-succession",
 	"session-name-expiry": "group-2x1",
+	"succession-no-raise": "group-2x1-succession",
 }
 
 // slow are the mutations whose recorded configuration takes seconds to
@@ -54,6 +55,7 @@ var slow = map[string]bool{
 	"no-step-down":         true,
 	"session-name-expiry":  true,
 	"session-no-margin":    true,
+	"succession-no-raise":  true,
 }
 
 // counterexampleFile is where mutation m's shortest counterexample is kept.

@@ -41,6 +41,11 @@ type Sessions struct {
 	// the store applied it can do (a read that predates the change
 	// after it).
 	Atomic bool
+	// Succession has every Group end another process's dead session by
+	// naming its own session the successor (election.Config.Succession):
+	// the names held through the dead one pass on to it, without a
+	// write per name.
+	Succession bool
 }
 
 // storeEpoch is the store's clock: stopped, so that a record's Updated
@@ -63,6 +68,7 @@ func (c *Config) groupConfig(i, inc int) election.Config {
 	cfg := c.electionConfig(i, inc)
 	cfg.Name = ""
 	cfg.Check = election.CheckLeases * c.Lease // as baton.NewGroup sets it
+	cfg.Succession = c.Group.Succession
 	cfg.Mutate = c.Mutate.Election
 	cfg.Mutate.WrapDeadline = c.Mutate.WrapDeadline
 	return cfg
