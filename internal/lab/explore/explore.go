@@ -20,7 +20,10 @@ type Result struct {
 	// the exploration is complete up to that depth only.
 	Bounded  bool
 	MaxDepth int
-	Elapsed  time.Duration
+	// Start is the number of events of the settled start (Config.Settle)
+	// the depths count from: every path begins with them.
+	Start   int
+	Elapsed time.Duration
 	// Violation is the first invariant broken, on a shortest path (Path).
 	Violation error
 	Path      []Event
@@ -42,6 +45,9 @@ func (r Result) String() string {
 		fmt.Fprintf(&b, " --mutate %s", r.Mutation)
 	}
 	fmt.Fprintf(&b, ": %d states, %d edges, depth %d", r.States, r.Edges, r.Depth)
+	if r.Start > 0 {
+		fmt.Fprintf(&b, " after a settled start of %d events", r.Start)
+	}
 	if r.Bounded {
 		fmt.Fprintf(&b, " (bounded: depth limit %d reached, not complete)", r.MaxDepth)
 	} else if r.Violation == nil {
@@ -80,6 +86,7 @@ func Explore(ctx context.Context, c Config) (Result, error) {
 			return res, nil
 		}
 	}
+	res.Start = len(prefix)
 	entries := []entry{{parent: -1}}
 	x := &hasher{}
 	seen := map[key]int32{w0.key(x): 0}
