@@ -18,9 +18,8 @@ import (
 // pointer into a field of an object copied before it (a name's machine
 // points at its Group's session view, an observer at its Group's feed
 // flag) points into the copy of that field, as long as the object is
-// reached first (the root is). A func is shared (the store's clock, read
-// through the world's time cell); a channel must be nil; a *time.Location
-// is shared (it is never written).
+// reached first (the root is). A func is shared (the store's clock); a
+// channel must be nil; a *time.Location is shared (it is never written).
 func deepCopy[T any](p *T) *T {
 	c := copier{memo: map[ptrKey]reflect.Value{}}
 	return c.ptr(reflect.ValueOf(p)).Interface().(*T)

@@ -28,19 +28,13 @@ import (
 // one request (the driver batches them, GetMany and SwapMany, which are
 // atomic: requests applied one after the other reach every state a batch
 // reaches, and more). There is no change feed (the Group polls: Feed is
-// never live) and, for now, no succession.
+// never live); with Sessions.Succession, a Group succeeds the dead
+// sessions it ends.
 
 // Sessions makes every node of a configuration one election.Group in
 // session mode campaigning for Names.
 type Sessions struct {
 	Names []string
-	// Atomic delivers a store call's answer in the event that applies
-	// it, when its node runs: a call is delayed only on its way to the
-	// store. It halves a path's events (a session's takeover is twice
-	// as long as a name's), and leaves out what an answer delayed after
-	// the store applied it can do (a read that predates the change
-	// after it).
-	Atomic bool
 	// Succession has every Group end another process's dead session by
 	// naming its own session the successor (election.Config.Succession):
 	// the names held through the dead one pass on to it, without a
@@ -362,13 +356,8 @@ func (w *world) doGroupRequest(ev Event, j int, cur bool, out *strings.Builder) 
 		} else {
 			w.say(out, "store: node-%d's %s: %s", i, r.what(), r.answerText())
 		}
-		switch {
-		case !cur:
-			w.reqs = slices.Delete(w.reqs, j, j+1)
-		case w.c.Group.Atomic && w.live(i) && verr == nil:
-			rq := *r
-			w.reqs = slices.Delete(w.reqs, j, j+1)
-			return w.answerGroup(i, rq, nil, out)
+		if !cur {
+			w.reqs = slices.Delete(w.reqs, j, j+1) // its process is gone: nobody takes the answer
 		}
 		return verr
 	case evFail:
