@@ -93,3 +93,22 @@ func TestDeepCopyOfAGroup(t *testing.T) {
 		t.Fatal("a tick two seconds on changed nothing in the copy (the test shows nothing)")
 	}
 }
+
+// A Group configuration refuses what its runtime does not drive.
+func TestGroupConfigValidate(t *testing.T) {
+	c, _ := Lookup("group-2x1")
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []func(*Config){
+		func(c *Config) { c.Writes = 1 },
+		func(c *Config) { c.Work = &Work{Period: time.Second, Poll: time.Second} },
+		func(c *Config) { c.Group = &Sessions{} },
+	} {
+		cc := c
+		bad(&cc)
+		if err := cc.Validate(); err == nil {
+			t.Errorf("%+v: validated", cc)
+		}
+	}
+}

@@ -136,6 +136,14 @@ func (c *Config) Validate() error {
 	if err := c.electionConfig(0, 1).Validate(); err != nil {
 		return err
 	}
+	if c.Group != nil {
+		if len(c.Group.Names) == 0 {
+			return fmt.Errorf("explore: a Group configuration with no names: want at least one")
+		}
+		if c.Work != nil || c.Writes > 0 || c.Planted() {
+			return fmt.Errorf("explore: a Group configuration has no work, no fenced writes and no planted record: want Work nil, Writes 0, Plant zero")
+		}
+	}
 	if c.Work != nil {
 		if _, err := schedule.Every(c.Work.Period, 0); err != nil {
 			return fmt.Errorf("explore: the job's period: %v", err)
