@@ -19,8 +19,12 @@ have their answers delivered late or lost, in every order; nodes pause,
 crash and restart within the configuration's fault budget; a leader's
 fenced writes begin and land in every order; in the sched-*
 configurations every leader runs the job's work loop, whose runs end at
-any instant (and fail, in sched-2x1-retry), and an operator may suspend
-the job (sched-2x1-suspend); and time moves only to the instants where a
+any instant (and fail, in sched-2x1-retry), an operator may suspend
+the job (sched-2x1-suspend), and a node's wall clock may step off the
+store's under the job's clock guard (sched-2x1-clock); in group-2x1
+every node is an election.Group holding its name through its own
+session record, on memstore (group-2x1-succession: with succession);
+and time moves only to the instants where a
 decision can change (just before and at every node's timer, just before,
 at and just after every term's deadline, on each node's own clock). After
 every event it checks that no two valid terms of the name overlap in true
@@ -32,7 +36,9 @@ valid configuration writes (2x1-hostile); and, with the simulator's own
 checks, every ledger write that commits: its token the election's, the
 job's catch-up cap, window, jitter, overlap, retries and suspension, no
 damaged row written, no run given back after its machine heard it
-finished, no run past its timeout.
+finished, no run past its timeout, no claim or skip after a clock check
+that found the wall clock off, and no leader held off by its clock guard
+past the step-down.
 
 It prints, per configuration, the distinct states reached, the events
 executed, the depth and the states per second, and says whether the
@@ -43,7 +49,8 @@ prints a shortest path to it as a scenario script (go test
 --mutate NAME turns a protection off as baton sim --mutate does, in the
 configurations it fits (wrap-deadline needs 2x1-hostile's planted record,
 the election's others a term to be won, the scheduler's a sched-*
-configuration whose job has what they break); --list names the
+configuration whose job has what they break, the session ones
+group-2x1); --list names the
 mutations the explorer runs, and it names why for each of the
 simulator's other mutations. See docs/explore.md.`
 

@@ -17,7 +17,8 @@ func TestExploreList(t *testing.T) {
 	if code != exitOK || stderr != "" || !strings.Contains(out, "2x1-tiny ") || !strings.Contains(out, "3x1 ") ||
 		!strings.Contains(out, "2x1-hostile ") || !strings.Contains(out, "sched-2x1-tiny ") ||
 		!strings.Contains(out, "mutations: ignore-suspension, no-catch-up-cap, ") || !strings.Contains(out, " unfenced-ledger, wrap-deadline\n") ||
-		!strings.Contains(out, "not expressible yet (baton sim's others): no-clock-guard, ") {
+		!strings.Contains(out, "sched-2x1-clock ") ||
+		!strings.Contains(out, "not expressible yet (baton sim's others): no-pull, ") {
 		t.Fatalf("exit %d, stderr %q:\n%s", code, stderr, out)
 	}
 }

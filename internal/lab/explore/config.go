@@ -12,6 +12,7 @@ import (
 	"github.com/batonhq/baton/internal/scheduler"
 	"github.com/batonhq/baton/schedule"
 	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/store/memstore"
 )
 
 // Rate is a node's clock rate, Num/Den of true time.
@@ -40,6 +41,11 @@ type Config struct {
 	// MaxDepth, when positive, stops a path at that many events; the
 	// output names the bound when a state was cut there.
 	MaxDepth int
+	// Settle starts the exploration from the state reached by taking,
+	// from the initial state, the first enabled timer, store call or
+	// answer until none is left at time 0 (world.settle): every path
+	// explored, and every counterexample, begins with those events.
+	Settle bool
 	// Plant, when it is held, is the name's record in the store before
 	// any node starts (as a hostile simulator seed plants one): held by
 	// a node that does not exist, with a lease no valid Config writes.
@@ -47,7 +53,11 @@ type Config struct {
 	Plant store.Record
 	// Work, when set, gives every node the scheduler machine of the job
 	// named as the election, started when the node wins a term (work.go).
-	Work   *Work
+	Work *Work
+	// Group, when set, makes every node one election.Group in session
+	// mode campaigning for the names it lists (group.go); the store is
+	// then memstore itself.
+	Group  *Sessions
 	Mutate Mutation
 
 	// visit, when set (tests), is called with every new state's key and
@@ -82,6 +92,12 @@ type Mutation struct {
 	// UnfencedLedger writes the ledger without the token check
 	// (scheduler.Config.Unfenced, sim's unfenced-ledger).
 	UnfencedLedger bool
+	// Election is the Group's own mutations (election.Mutations, as the
+	// simulator's of the same name set them): only a configuration with
+	// Config.Group can show them.
+	Election election.Mutations
+	// Succession is the store's (memstore.WithSuccessionMutation).
+	Succession memstore.SuccessionMutation
 }
 
 // planted reports whether m needs a configuration with a planted
@@ -119,6 +135,14 @@ func (c *Config) Validate() error {
 	}
 	if err := c.electionConfig(0, 1).Validate(); err != nil {
 		return err
+	}
+	if c.Group != nil {
+		if len(c.Group.Names) == 0 {
+			return fmt.Errorf("explore: a Group configuration with no names: want at least one")
+		}
+		if c.Work != nil || c.Writes > 0 || c.Planted() {
+			return fmt.Errorf("explore: a Group configuration has no work, no fenced writes and no planted record: want Work nil, Writes 0, Plant zero")
+		}
 	}
 	if c.Work != nil {
 		if _, err := schedule.Every(c.Work.Period, 0); err != nil {
@@ -185,8 +209,19 @@ var configs = map[string]Config{
 			Rows: []store.Run{row(-2, store.Pending, true, 1)}}),
 	"sched-2x1-supervisor": schedConfig("sched-2x1-supervisor", "the job registered 0.5s before the nodes start, every run's success recorded by its own process the moment it ends (baton run's supervisor)", 18,
 		Work{Created: -500 * time.Millisecond, Supervisor: true}),
+	"sched-2x1-clock": clockConfig(),
 	"sched-2x1": schedConfig("sched-2x1", "the job registered 0.5s before the nodes start, overlap skip", 26,
 		Work{Created: -500 * time.Millisecond, Policy: scheduler.Policy{Overlap: scheduler.OverlapSkip}}),
+	"group-2x1": {
+		Name: "group-2x1", About: "2 nodes x 1 name, each node an election.Group holding it through its own session record (polling, no succession), on memstore; no fault but the store's delays; clock rates 1 and 1.1",
+		Nodes: 2, Lease: 3 * time.Second, Renew: 1500 * time.Millisecond, Margin: 300 * time.Millisecond, Poll: 1500 * time.Millisecond,
+		Rates: []Rate{{1, 1}, {11, 10}}, End: 4 * time.Second, Group: &Sessions{Names: []string{name}}, Settle: true, MaxDepth: 23,
+	},
+	"group-2x1-succession": {
+		Name: "group-2x1-succession", About: "group-2x1 with succession: a Group ends another's dead session by naming its own session the successor, and the names pass on to it",
+		Nodes: 2, Lease: 3 * time.Second, Renew: 1500 * time.Millisecond, Margin: 300 * time.Millisecond, Poll: 1500 * time.Millisecond,
+		Rates: []Rate{{1, 1}, {11, 10}}, End: 4 * time.Second, Group: &Sessions{Names: []string{name}, Succession: true}, Settle: true, MaxDepth: 24,
+	},
 	"2x1-hostile": {
 		Name: "2x1-hostile", About: "2 nodes x 1 name planted held by a ghost node with the lease math.MaxInt64 (no valid Config writes it), no fault but the store's delays; clock rates 1 and 1.1",
 		Nodes: 2, Lease: 3 * time.Second, Renew: 1500 * time.Millisecond, Margin: 300 * time.Millisecond, Poll: 1500 * time.Millisecond,
@@ -242,6 +277,14 @@ var mutations = map[string]Mutation{
 	"prune-failed":         {Name: "prune-failed", Work: scheduler.Mutations{PruneFailed: true}},
 	"no-own-completion":    {Name: "no-own-completion", Work: scheduler.Mutations{NoOwnCompletion: true}},
 	"no-manual-exempt":     {Name: "no-manual-exempt", Work: scheduler.Mutations{NoManualExempt: true}},
+
+	"session-no-margin":   {Name: "session-no-margin", Election: election.Mutations{NoSessionMargin: true}},
+	"session-name-expiry": {Name: "session-name-expiry", Election: election.Mutations{SessionNameExpiry: true}},
+
+	"succession-no-raise": {Name: "succession-no-raise", Succession: memstore.SuccessionMutation{NoRaise: true}},
+
+	"no-clock-guard": {Name: "no-clock-guard", Work: scheduler.Mutations{NoClockGuard: true}},
+	"no-step-down":   {Name: "no-step-down", Work: scheduler.Mutations{NoStepDown: true}},
 }
 
 // Planted reports whether c starts with a planted damaged record.
@@ -259,7 +302,10 @@ func (c Config) Fits(name string) bool {
 	if needs, ok := workNeeds[name]; ok {
 		return c.Work != nil && needs(c.Work)
 	}
-	return c.Work == nil && m.planted() == c.Planted()
+	if needs, ok := groupNeeds[name]; ok {
+		return c.Group != nil && needs(c.Group)
+	}
+	return c.Work == nil && c.Group == nil && m.planted() == c.Planted()
 }
 
 // workNeeds says, for each scheduler mutation, what a configuration's
@@ -285,27 +331,36 @@ var workNeeds = map[string]func(*Work) bool{
 		skips := wk.Policy.CatchUp == scheduler.CatchUpLatest || wk.Policy.CatchUp == scheduler.CatchUpNone || wk.Policy.Max > 0 || wk.Policy.Window > 0
 		return skips && slices.ContainsFunc(wk.Rows, func(r store.Run) bool { return r.Manual })
 	},
-	"node-jitter": func(wk *Work) bool { return wk.Policy.Jitter > 0 },
+	"node-jitter":    func(wk *Work) bool { return wk.Policy.Jitter > 0 },
+	"no-clock-guard": func(wk *Work) bool { return wk.ClockTolerance > 0 && wk.Step.Abs() > wk.ClockTolerance },
+	"no-step-down": func(wk *Work) bool {
+		return wk.ClockTolerance > 0 && wk.ClockStepDown > 0 && wk.Step.Abs() > wk.ClockTolerance
+	},
+}
+
+// groupNeeds says, for each mutation of a Group's rules (or of the
+// store's for sessions), what a Group configuration must have for it to
+// break something.
+var groupNeeds = map[string]func(*Sessions) bool{
+	"session-no-margin":   func(*Sessions) bool { return true },
+	"session-name-expiry": func(*Sessions) bool { return true },
+
+	"succession-no-raise": func(s *Sessions) bool { return s.Succession },
 }
 
 // notExpressible names each simulator mutation (baton sim --mutate) that
 // the explorer cannot express yet, with why.
 var notExpressible = map[string]string{
-	"session-no-margin":           "it is an observer's rule for a session record: the explorer drives no election.Group and no sessions",
-	"session-name-expiry":         "it is a contender's rule for a name held through a session: the explorer drives no election.Group and no sessions",
 	"session-read-first":          "it needs sessions and change notifications: the explorer drives no election.Group and polls only",
 	"no-pull":                     "it needs balanced Groups in session mode: the explorer drives no election.Group",
-	"succession-stored-version":   "it is the store's succession rule: the explorer's store keeps no successions (no sessions)",
-	"succession-no-raise":         "it is the store's succession rule: the explorer's store keeps no successions (no sessions)",
-	"succession-adopt-unread":     "it needs a Group's succession of a session: the explorer drives no election.Group",
+	"succession-stored-version":   "it needs a write prepared before a succession that lands after it: group-2x1-succession, where it can happen, explores 395,491 states to depth 25 after its settled start without reaching one (a Group's own release, or a second contender, would come sooner)",
+	"succession-adopt-unread":     "it needs a Group's machine told of its session's succession after a write it did not read: with it on, group-2x1-succession reaches the same 290,098 states to depth 24 after its settled start as the shipping Group, none a violation",
 	"succession-adopt-unsynced":   "it needs a succession and an ordered change feed: the explorer drives no election.Group and polls only",
 	"succession-adopt-across-gap": "it needs a succession and a change feed that breaks: the explorer drives no election.Group and polls only",
 	"succession-list-ended":       "it needs a succession's listing: the explorer drives no election.Group",
 	"succession-list-no-retry":    "it needs a succession's listing and an operator's transfer request: the explorer drives neither",
 	"settle-stored-token":         "it is the store's settling of a name passed on: the explorer's store keeps no successions",
 	"settle-new-version":          "it is the store's settling of a name passed on: the explorer's store keeps no successions",
-	"no-clock-guard":              "the scheduler's clock guard: the explorer's clocks run at fixed rates and never step",
-	"no-step-down":                "the scheduler's clock guard: the explorer's clocks run at fixed rates and never step",
 	"no-takeover-grace":           "it needs a supervisor's record of a run that is delayed, but less than the takeover grace (the simulator's leader frozen holding the store's write lock): the explorer's store delays are unbounded, so a record may land after any grace, which the check counts against the shipping machine too",
 	"token-fenced-record":         "it needs a supervisor's record of a run that is delayed, but less than the takeover grace (the simulator's leader frozen holding the store's write lock): the explorer's store delays are unbounded, and its supervisor records at the instant the run ends",
 	"prefer-no-safe-point":        "a preference handover at a safe point: the explorer reads no candidacies and gives no machine a preference",
@@ -378,4 +433,17 @@ func row(sec int, st store.RunState, manual bool, v int64) store.Run {
 		r.Token, r.Holder, r.Attempt, r.Started, r.Finished = 1, "node-0", 1, at, at.Add(100*time.Millisecond)
 	}
 	return r
+}
+
+// clockConfig is sched-2x1-clock: the wall-clock guard on (a tolerance of
+// 500ms, above the 400ms that the 1.1 clock rate gains on the store's
+// clock by the horizon; a step-down after 250ms), one node's wall clock
+// stepping 1s ahead once, at any instant; the machine's poll 250ms, so
+// that the step-down's bound (the step-down and three polls) falls
+// within the horizon.
+func clockConfig() Config {
+	c := schedConfig("sched-2x1-clock", "the wall-clock guard on (tolerance 500ms, step-down after 250ms, the machine polling every 250ms), one node's wall clock stepped 1s ahead at any instant", 20,
+		Work{Created: -500 * time.Millisecond, ClockTolerance: 500 * time.Millisecond, ClockStepDown: 250 * time.Millisecond, Step: time.Second})
+	c.Work.Poll = 250 * time.Millisecond
+	return c
 }

@@ -34,6 +34,12 @@ var shortest = map[string]string{
 	"prune-failed":         "sched-2x1-prune",
 	"no-manual-exempt":     "sched-2x1-manual",
 	"no-own-completion":    "sched-2x1-supervisor",
+	"no-clock-guard":       "sched-2x1-clock",
+	"no-step-down":         "sched-2x1-clock",
+
+	"session-no-margin":   "group-2x1-succession",
+	"session-name-expiry": "group-2x1",
+	"succession-no-raise": "group-2x1-succession",
 }
 
 // slow are the mutations whose recorded configuration takes seconds to
@@ -46,6 +52,10 @@ var slow = map[string]bool{
 	"no-retry-backoff":     true,
 	"release-after-finish": true,
 	"unfenced-ledger":      true,
+	"no-step-down":         true,
+	"session-name-expiry":  true,
+	"session-no-margin":    true,
+	"succession-no-raise":  true,
 }
 
 // counterexampleFile is where mutation m's shortest counterexample is kept.

@@ -64,9 +64,24 @@
 // Work.Failures), and its node's machine is told only while the term
 // that started it is still the node's; with Work.Supervisor the run's
 // own process records its success first (scheduler.CompleteSeen). An
-// operator may suspend the job once (Work.Suspend). The ledger (rows by
+// operator may suspend the job once (Work.Suspend). With the clock guard
+// (Work.ClockTolerance), a node's scheduler machine runs on its wall
+// clock, which may step once (Work.Step, evStep); its clock checks are
+// answered at once with the true time, and its step-down
+// (scheduler.StepDown) is a resignation of its election (evStepDown),
+// before time moves on. The ledger (rows by
 // period, their version counter, the planted Work.Rows and the damaged
 // Work.Damaged handed out with every read) is part of the state.
+//
+// # Groups and sessions
+//
+// With Config.Group every node is an election.Group in session mode and
+// the store is memstore itself (group.go): a Group and a memstore.Store
+// are not values, so a state copies them when they change (deepCopy, by
+// reflection: every map, slice and pointer, the pointers into a Group's
+// own fields into the copy's) and hashes them by reflection, maps in key
+// order. The invariant is per name: no two valid terms of it at one true
+// instant, each term's validity its machine's deadline (the session's).
 //
 // # The invariants, after every event
 //
@@ -84,7 +99,10 @@
 //   - With work: no run starts outside its term; every committed ledger
 //     write, prune, run's end and refused completion passes the
 //     simulator's checks (work.go's comment names them; docs/explore.md
-//     says what each checks).
+//     says what each checks); with the clock guard, no claim or skip
+//     after a clock check that found the wall clock off beyond the
+//     tolerance (vcluster.ClockGuard, when it is sent), and a held-off
+//     leader steps down in time (vcluster.StepDown, after every event).
 //
 // # States and soundness
 //
@@ -117,13 +135,18 @@
 //
 // # What is not explored (yet)
 //
-// One name per node and machines without sessions (no election.Group, no
-// succession, no change notifications: polling alone), no clock that
-// steps or drifts beyond its rate, no fault but the store's delays in the
-// scheduler configurations, no supervisor's record that is delayed: so
-// the simulator's session, succession and clock-guard mutations, and
-// no-takeover-grace and token-fenced-record, are not expressible
-// (NotExpressible says why each is not); the other 19 are caught. An
+// One name per node; an election.Group in session mode only in
+// group-2x1 and group-2x1-succession (one name, polling: no change
+// notifications, no collector, no listing, explored from their settled
+// start, Config.Settle, to a depth bound; group.go); no clock that
+// drifts beyond its rate, and none that steps but one node's wall clock
+// in sched-2x1-clock (Work.Step: once, never set right again), no fault
+// but the store's delays in the scheduler configurations, no
+// supervisor's record that is delayed: so the simulator's succession
+// mutations, those that need a change feed or balanced Groups, the
+// preference's, and no-takeover-grace and token-fenced-record, are not
+// expressible (NotExpressible says why each is not); the other 24 are
+// caught. An
 // answer is explored only at the instants above. A configuration that
 // does not complete stops at its depth bound (Config.MaxDepth), and the
 // result says so (Result.Bounded): it is evidence for paths that short,

@@ -3,6 +3,7 @@ package explore
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 )
@@ -19,7 +20,10 @@ type Result struct {
 	// the exploration is complete up to that depth only.
 	Bounded  bool
 	MaxDepth int
-	Elapsed  time.Duration
+	// Start is the number of events of the settled start (Config.Settle)
+	// the depths count from: every path begins with them.
+	Start   int
+	Elapsed time.Duration
 	// Violation is the first invariant broken, on a shortest path (Path).
 	Violation error
 	Path      []Event
@@ -41,6 +45,9 @@ func (r Result) String() string {
 		fmt.Fprintf(&b, " --mutate %s", r.Mutation)
 	}
 	fmt.Fprintf(&b, ": %d states, %d edges, depth %d", r.States, r.Edges, r.Depth)
+	if r.Start > 0 {
+		fmt.Fprintf(&b, " after a settled start of %d events", r.Start)
+	}
 	if r.Bounded {
 		fmt.Fprintf(&b, " (bounded: depth limit %d reached, not complete)", r.MaxDepth)
 	} else if r.Violation == nil {
@@ -71,6 +78,15 @@ func Explore(ctx context.Context, c Config) (Result, error) {
 	start := time.Now()
 	res := Result{Config: c.Name, Mutation: c.Mutate.Name, MaxDepth: c.MaxDepth}
 	w0 := newWorld(&c, nil)
+	var prefix []Event
+	if c.Settle {
+		var err error
+		if prefix, err = w0.settle(); err != nil {
+			res.Violation, res.Path, res.States, res.Elapsed = err, prefix, 1, time.Since(start)
+			return res, nil
+		}
+	}
+	res.Start = len(prefix)
 	entries := []entry{{parent: -1}}
 	x := &hasher{}
 	seen := map[key]int32{w0.key(x): 0}
@@ -101,7 +117,7 @@ func Explore(ctx context.Context, c Config) (Result, error) {
 				res.Edges++
 				if err != nil {
 					res.Violation = err
-					res.Path = append(path(entries, it.id), ev)
+					res.Path = append(append(slices.Clone(prefix), path(entries, it.id)...), ev)
 					res.States = len(entries)
 					res.Elapsed = time.Since(start)
 					return res, nil
@@ -114,7 +130,7 @@ func Explore(ctx context.Context, c Config) (Result, error) {
 				seen[k] = id
 				entries = append(entries, entry{parent: it.id, ev: ev})
 				if c.visit != nil {
-					c.visit(k, func() []Event { return path(entries, id) })
+					c.visit(k, func() []Event { return append(slices.Clone(prefix), path(entries, id)...) })
 				}
 				next = append(next, item{nw, id})
 			}
@@ -135,4 +151,31 @@ func path(entries []entry, id int32) []Event {
 		p[i], p[j] = p[j], p[i]
 	}
 	return p
+}
+
+// settle takes, from w, the first enabled event that is a timer, a
+// store call applied or an answer delivered, until none is left at this
+// instant (Config.Settle), and returns them: the exploration starts from
+// the state they reach, a deterministic one of time 0.
+func (w *world) settle() ([]Event, error) {
+	var p []Event
+	for {
+		var next *Event
+		for _, ev := range w.enabled() {
+			switch ev.Kind {
+			case evTick, evWorkTick, evApply, evDeliver:
+				next = &ev
+			}
+			if next != nil {
+				break
+			}
+		}
+		if next == nil {
+			return p, nil
+		}
+		p = append(p, *next)
+		if err := w.do(*next, nil); err != nil {
+			return p, err
+		}
+	}
 }

@@ -5,6 +5,8 @@ import (
 	"hash/maphash"
 	"math"
 	"reflect"
+	"slices"
+	"strings"
 )
 
 // key is a state's canonical hash: two 64-bit maphash sums, under two
@@ -77,9 +79,24 @@ func (x *hasher) value(v reflect.Value) {
 		x.str(e.Type().String())
 		x.value(e)
 	case reflect.Map:
-		// The explored states hold no maps; a machine that grows one
-		// must be hashed in a canonical order first.
-		panic("explore: cannot hash a map in " + v.Type().String())
+		// In the order of its keys, which must be strings (a Group's
+		// maps, the store's), or none.
+		x.u64(uint64(v.Len()))
+		if v.Len() == 0 {
+			return
+		}
+		if v.Type().Key().Kind() != reflect.String {
+			panic("explore: cannot hash a map not keyed by strings: " + v.Type().String())
+		}
+		keys := v.MapKeys()
+		slices.SortFunc(keys, func(a, b reflect.Value) int { return strings.Compare(a.String(), b.String()) })
+		for _, k := range keys {
+			x.str(k.String())
+			x.value(v.MapIndex(k))
+		}
+	case reflect.Func:
+		// A function (the store's clock) is the same in every state.
+		x.u64(b2i(!v.IsNil()))
 	default:
 		panic("explore: cannot hash a " + v.Kind().String())
 	}

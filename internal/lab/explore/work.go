@@ -58,6 +58,20 @@ type Work struct {
 	// supervisor does (scheduler.CompleteSeen; the simulator's
 	// --supervisor-records).
 	Supervisor bool
+	// ClockTolerance and ClockStepDown turn the machine's wall-clock
+	// guard on (scheduler.Config's, baton run --clock-tolerance and
+	// --clock-step-down): the reference is the store's clock, true time,
+	// read at once. The nodes' clock rates differ from it by less than
+	// the tolerance within the horizon.
+	ClockTolerance, ClockStepDown time.Duration
+	// Step, when not zero, lets one node's wall clock step off the true
+	// time by Step once in a path, at any instant (the simulator's
+	// clock-step faults): at once outside a term, in a term at its
+	// machine's next clock check or when the term ends, as the
+	// simulator's lands it. It is not set right again within the
+	// horizon, and the election's clock (the node's monotonic one) does
+	// not move with it.
+	Step time.Duration
 }
 
 // every is Work's schedule, the one baton run builds (schedule.Every).
@@ -85,6 +99,7 @@ func (c *Config) workConfig() scheduler.Config {
 	if wk.Retention.On() {
 		cfg.Retention, cfg.PruneEvery, cfg.PruneBatch = wk.Retention, wk.Period, 10
 	}
+	cfg.ClockTolerance, cfg.ClockStepDown = wk.ClockTolerance, wk.ClockStepDown
 	return cfg
 }
 
@@ -123,7 +138,7 @@ func (w *world) stepWork(i int, ev scheduler.Event, out *strings.Builder) error 
 	n.s = &cp
 	n.shashd = false
 	var verr error
-	for _, a := range n.s.Step(w.local(i, w.now), ev) {
+	for _, a := range n.s.Step(w.wall(i), ev) {
 		if err := w.doWork(i, a, out); err != nil && verr == nil {
 			verr = err
 		}
@@ -153,6 +168,31 @@ func (w *world) doWork(i int, a scheduler.Action, out *strings.Builder) error {
 	case scheduler.Register, scheduler.ReadJob, scheduler.ReadRuns, scheduler.SwapRun, scheduler.GetRun, scheduler.Prune:
 		w.send(request{node: i, inc: n.inc, work: a})
 		w.say(out, "node-%d: %s", i, workText(a))
+		if sw, ok := a.(scheduler.SwapRun); ok {
+			if v := vcluster.ClockGuard(fmt.Sprintf("node-%d", i), sw, n.checkedOff, w.c.Work.ClockTolerance); v != "" {
+				return errors.New(v)
+			}
+		}
+	case scheduler.CheckClock:
+		// The reference is the store's clock, the true time, answered
+		// at once (as the simulator's); a step waiting for the node's
+		// clock lands first.
+		w.landStep(i, out)
+		n = &w.nodes[i]
+		n.checkedOff = n.wallOff
+		w.say(out, "node-%d: clock check: wall %v, reference %v", i, w.wall(i).Sub(t0), w.now)
+		return w.stepWork(i, scheduler.ClockRead{Reference: t0.Add(w.now)}, out)
+	case scheduler.ClockHeld:
+		n.heldAt = -1
+		if a.Held {
+			n.heldAt = w.now
+		}
+		w.say(out, "node-%d: clock guard held=%v (skew %v)", i, a.Held, a.Skew)
+	case scheduler.StepDown:
+		// As baton run does: Run returns, and the Elector resigns (an
+		// event of its own, before time moves on: evStepDown).
+		n.stepDown = true
+		w.say(out, "node-%d: steps down: %v", i, a.Err)
 	case scheduler.StartEffect:
 		if a.RequireValid && !w.valid(i) {
 			w.say(out, "node-%d: run of %s not started: its term is not valid", i, a.Period.Key)
@@ -192,10 +232,35 @@ func (w *world) doWork(i int, a scheduler.Action, out *strings.Builder) error {
 
 // endWork tells node i's scheduler machine that its term ended.
 func (w *world) endWork(i int, out *strings.Builder) error {
-	if w.nodes[i].s == nil || !w.nodes[i].s.Working() && !w.nodes[i].s.Busy() {
+	n := &w.nodes[i]
+	n.heldAt, n.stepDown = -1, false
+	if n.s == nil || !n.s.Working() && !n.s.Busy() {
+		w.landStep(i, out)
 		return nil
 	}
-	return w.stepWork(i, scheduler.End{}, out)
+	err := w.stepWork(i, scheduler.End{}, out)
+	w.landStep(i, out)
+	return err
+}
+
+// wall is node i's wall clock now: its clock plus the step it took
+// (Work.Step). The scheduler machine runs on it; the election machine on
+// the clock alone (a runtime's monotonic reading).
+func (w *world) wall(i int) time.Time { return w.local(i, w.now).Add(w.nodes[i].wallOff) }
+
+// landStep sets node i's wall clock to the step that waits for it, if
+// any (vcluster's landStep): at a clock check of its machine or when its
+// term ends. A step on a held-off leader restarts the step-down bound.
+func (w *world) landStep(i int, out *strings.Builder) {
+	n := &w.nodes[i]
+	if !n.stepping {
+		return
+	}
+	n.wallOff, n.stepping = n.stepTo, false
+	w.say(out, "node-%d: its wall clock is now %v off", i, n.wallOff)
+	if n.heldAt >= 0 {
+		n.heldAt = w.now
+	}
 }
 
 // applyWork executes a scheduler's store call on the ledger and returns
@@ -321,7 +386,7 @@ func (w *world) prune(r *request, a scheduler.Prune) error {
 	}
 	before := slices.Clone(w.rows)
 	w.rows = slices.DeleteFunc(w.rows, func(row store.Run) bool { return slices.Contains(del, row.Period) })
-	if v := vcluster.PruneCheck(fmt.Sprintf("node-%d", r.node), w.c.Work.Retention, 0, t0.Add(w.now), before, w.rows); v != "" {
+	if v := vcluster.PruneCheck(fmt.Sprintf("node-%d", r.node), w.c.Work.Retention, w.c.Work.ClockTolerance, t0.Add(w.now), before, w.rows); v != "" {
 		return errors.New(v)
 	}
 	return nil
@@ -336,7 +401,7 @@ func (w *world) prune(r *request, a scheduler.Prune) error {
 func (w *world) supervise(i int, a scheduler.StartEffect, out *strings.Builder) error {
 	n := &w.nodes[i]
 	inTerm := n.m.Token() == a.Run.Token && w.valid(i)
-	sw := scheduler.CompleteSeen(a.Run, 0, "", nil, w.local(i, w.now), inTerm)
+	sw := scheduler.CompleteSeen(a.Run, 0, "", nil, w.wall(i), inTerm)
 	if w.c.Mutate.UnfencedLedger {
 		sw.Fenced = false
 	}
@@ -380,7 +445,7 @@ func (w *world) endEffect(i int, fail bool, out *strings.Builder) error {
 	deliver := e.starts == n.starts
 	busy := func() {
 		if deliver && n.s.Working() {
-			n.busy = vcluster.Busy{Token: e.a.Run.Token, From: e.a.Run.Started, To: w.local(i, w.now)}
+			n.busy = vcluster.Busy{Token: e.a.Run.Token, From: e.a.Run.Started, To: w.wall(i)}
 		}
 	}
 	key := e.a.Period.Key

@@ -13,6 +13,7 @@ import (
 	"github.com/batonhq/baton/internal/lab/vcluster"
 	"github.com/batonhq/baton/internal/scheduler"
 	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/store/memstore"
 	"github.com/batonhq/baton/store/storedriver"
 )
 
@@ -43,9 +44,11 @@ const (
 	evDone                 // a node's run ends: done, or stopped when its machine asked
 	evFailRun              // a node's run ends failed (Work.Failures)
 	evSuspend              // an operator suspends the job (Work.Suspend)
+	evStep                 // a node's wall clock steps off by Work.Step
+	evStepDown             // a node whose clock guard asked it to step down resigns
 )
 
-var kindNames = [...]string{"tick", "apply", "fail", "deliver", "lose", "crash", "restart", "pause", "resume", "write", "land", "advance", "wtick", "done", "failrun", "suspend"}
+var kindNames = [...]string{"tick", "apply", "fail", "deliver", "lose", "crash", "restart", "pause", "resume", "write", "land", "advance", "wtick", "done", "failrun", "suspend", "step", "stepdown"}
 
 func (k kind) String() string { return kindNames[k] }
 
@@ -82,6 +85,11 @@ type request struct {
 	// machine's), ans its answer once applied.
 	work scheduler.Action
 	ans  scheduler.Event
+	// With Config.Group: the record a Get or Swap is about, a List, and
+	// a List's answer.
+	name string
+	list election.List
+	recs []store.Record
 }
 
 // write is a fenced write in flight from a node's term.
@@ -92,6 +100,7 @@ type write struct {
 
 type node struct {
 	m      *election.Machine
+	g      *election.Group // with Config.Group, instead of m (hashed into h)
 	inc    int
 	up     bool
 	paused bool
@@ -110,6 +119,14 @@ type node struct {
 	starts int
 	busy   vcluster.Busy
 	own    []store.Run // the rows its runs' supervisor recorded (Work.Supervisor), one per period
+	// The wall clock (Work.Step): its offset off the node's clock, the
+	// step waiting to land, the offset its machine's last clock check
+	// saw, when its guard began to hold it off (true time, -1: not held)
+	// and whether its machine asked it to step down (evStepDown due).
+	wallOff, stepTo, checkedOff time.Duration
+	stepping                    bool
+	heldAt                      time.Duration
+	stepDown                    bool
 }
 
 // world is one state: the nodes' machines, the store's record, the
@@ -137,6 +154,13 @@ type world struct {
 	ledgerVer int64
 	told      []attempt
 	suspended bool
+	stepped   bool // a node's wall clock stepped (Work.Step)
+	// With Config.Group: the store (memstore, copied on write) and the
+	// highest token each name was won with.
+	st      *memstore.Store
+	sth     key // st's hash, kept while st does not change
+	sthashd bool
+	tokens  []uint64
 }
 
 // newWorld is the initial state: every node campaigns (Start{Hold}) at
@@ -159,8 +183,19 @@ func newWorld(c *Config, out *strings.Builder) *world {
 			w.say(out, "store: ledger row %s", rowText(r))
 		}
 	}
+	if c.Group != nil {
+		w.st = c.newStore()
+		w.tokens = make([]uint64, len(c.Group.Names))
+		for i := 0; i < c.Nodes; i++ {
+			w.nodes = append(w.nodes, node{inc: 1, up: true, heldAt: -1})
+		}
+		for i := range w.nodes {
+			w.startGroup(i, out)
+		}
+		return w
+	}
 	for i := 0; i < c.Nodes; i++ {
-		w.nodes = append(w.nodes, node{inc: 1, up: true})
+		w.nodes = append(w.nodes, node{inc: 1, up: true, heldAt: -1})
 		w.nodes[i].m = election.New(c.electionConfig(i, 1))
 		if c.Work != nil {
 			w.nodes[i].s = scheduler.New(c.workConfig())
@@ -189,14 +224,28 @@ func (w *world) key(x *hasher) key {
 	for i := range w.nodes {
 		n := &w.nodes[i]
 		if !n.hashd {
-			n.h, n.hashd = machineKey(x, n.m), true
+			if w.c.Group != nil {
+				n.h = machineKey(x, n.g)
+			} else {
+				n.h = machineKey(x, n.m)
+			}
+			n.hashd = true
 		}
 		if !n.shashd {
 			n.sh, n.shashd = machineKey(x, n.s), true
 		}
 	}
+	if w.st != nil && !w.sthashd {
+		w.sth, w.sthashd = storeKey(x, w.st), true
+	}
+	sk := w.sth
 	x.reset()
 	x.u64(uint64(w.now))
+	x.u64(sk[0])
+	x.u64(sk[1])
+	for _, v := range w.tokens {
+		x.u64(v)
+	}
 	for _, n := range w.nodes {
 		x.u64(uint64(n.inc))
 		x.u64(uint64(b2i(n.up)<<1 | b2i(n.paused)))
@@ -209,6 +258,10 @@ func (w *world) key(x *hasher) key {
 			x.u64(uint64(n.starts))
 			x.value(reflect.ValueOf(n.busy))
 			x.value(reflect.ValueOf(n.own))
+			for _, v := range []time.Duration{n.wallOff, n.stepTo, n.checkedOff, n.heldAt} {
+				x.u64(uint64(v))
+			}
+			x.u64(b2i(n.stepping)<<1 | b2i(n.stepDown))
 		}
 	}
 	x.value(reflect.ValueOf(w.rec))
@@ -223,7 +276,7 @@ func (w *world) key(x *hasher) key {
 		x.value(reflect.ValueOf(w.rows))
 		x.u64(uint64(w.ledgerVer))
 		x.value(reflect.ValueOf(w.told))
-		x.u64(b2i(w.suspended))
+		x.u64(b2i(w.suspended)<<1 | b2i(w.stepped))
 	}
 	return x.sum()
 }
@@ -395,15 +448,19 @@ func (w *world) enabled() []Event {
 	for i := range w.nodes {
 		n := w.nodes[i]
 		if w.live(i) {
-			if nx := n.m.Next(); !nx.IsZero() && w.trueAt(i, nx) <= w.now {
+			if nx := w.timer(i); !nx.IsZero() && w.trueAt(i, nx) <= w.now {
 				evs = append(evs, Event{Kind: evTick, Node: int8(i)})
 				due = true
 			}
 			if n.s != nil {
-				if nx := n.s.Next(); !nx.IsZero() && w.trueAt(i, nx) <= w.now {
+				if nx := n.s.Next(); !nx.IsZero() && w.trueAt(i, nx.Add(-n.wallOff)) <= w.now {
 					evs = append(evs, Event{Kind: evWorkTick, Node: int8(i)})
 					due = true
 				}
+			}
+			if n.stepDown {
+				evs = append(evs, Event{Kind: evStepDown, Node: int8(i)})
+				due = true
 			}
 		}
 	}
@@ -454,6 +511,13 @@ func (w *world) enabled() []Event {
 	if c.Work != nil && c.Work.Suspend && !w.suspended {
 		evs = append(evs, Event{Kind: evSuspend})
 	}
+	if c.Work != nil && c.Work.Step != 0 && !w.stepped {
+		for i := range w.nodes {
+			if w.nodes[i].up {
+				evs = append(evs, Event{Kind: evStep, Node: int8(i)})
+			}
+		}
+	}
 	for _, wr := range w.writes {
 		evs = append(evs, Event{Kind: evLand, Node: int8(wr.node)})
 	}
@@ -487,6 +551,10 @@ func (w *world) nextInstant() (time.Duration, bool) {
 		if !n.up {
 			continue
 		}
+		if n.g != nil {
+			w.groupInstants(i, consider)
+			continue
+		}
 		if nx := n.m.Next(); !nx.IsZero() {
 			t := w.trueAt(i, nx)
 			consider(t - 1)
@@ -494,7 +562,7 @@ func (w *world) nextInstant() (time.Duration, bool) {
 		}
 		if n.s != nil {
 			if nx := n.s.Next(); !nx.IsZero() {
-				t := w.trueAt(i, nx)
+				t := w.trueAt(i, nx.Add(-n.wallOff))
 				consider(t - 1)
 				consider(t)
 			}
@@ -504,6 +572,9 @@ func (w *world) nextInstant() (time.Duration, bool) {
 			consider(t - 1)
 			consider(t)
 			consider(t + 1)
+		}
+		if wk := w.c.Work; wk != nil && wk.ClockStepDown > 0 && n.heldAt >= 0 {
+			consider(n.heldAt + wk.ClockStepDown + 3*wk.Poll + 1) // the first instant the step-down is late
 		}
 	}
 	return best, ok
@@ -516,16 +587,20 @@ func (w *world) do(ev Event, out *strings.Builder) error {
 	var verr error
 	switch ev.Kind {
 	case evTick:
-		verr = w.step(i, election.Tick{}, out)
+		if w.c.Group != nil {
+			verr = w.stepGroup(i, election.Tick{}, out)
+		} else {
+			verr = w.step(i, election.Tick{}, out)
+		}
 		// A timer that fired and is due again at once would spin, and
 		// would hold time still here (time moves only once the running
 		// nodes' due timers fired).
-		if nx := w.nodes[i].m.Next(); verr == nil && !nx.IsZero() && w.trueAt(i, nx) <= w.now {
+		if nx := w.timer(i); verr == nil && !nx.IsZero() && w.trueAt(i, nx) <= w.now {
 			verr = fmt.Errorf("node-%d's timer is due again at once after it fired at %v (a spin)", i, w.now)
 		}
 	case evWorkTick:
 		verr = w.stepWork(i, scheduler.Tick{}, out)
-		if nx := w.nodes[i].s.Next(); verr == nil && !nx.IsZero() && w.trueAt(i, nx) <= w.now {
+		if nx := w.nodes[i].s.Next(); verr == nil && !nx.IsZero() && w.trueAt(i, nx.Add(-w.nodes[i].wallOff)) <= w.now {
 			verr = fmt.Errorf("node-%d's scheduler timer is due again at once after it fired at %v (a spin)", i, w.now)
 		}
 	case evApply, evFail, evDeliver, evLose:
@@ -537,6 +612,10 @@ func (w *world) do(ev Event, out *strings.Builder) error {
 		cur := w.nodes[i].up && w.nodes[i].inc == r.inc
 		if r.work != nil {
 			return w.doWorkRequest(ev, j, cur, out)
+		}
+		if w.c.Group != nil {
+			verr = w.doGroupRequest(ev, j, cur, out)
+			break
 		}
 		switch ev.Kind {
 		case evApply:
@@ -570,8 +649,10 @@ func (w *world) do(ev Event, out *strings.Builder) error {
 		}
 	case evCrash:
 		w.crashes++
-		w.nodes[i].up, w.nodes[i].paused, w.nodes[i].m, w.nodes[i].hashd = false, false, nil, false
+		w.nodes[i].up, w.nodes[i].paused, w.nodes[i].m, w.nodes[i].g, w.nodes[i].hashd = false, false, nil, nil, false
 		w.nodes[i].s, w.nodes[i].shashd, w.nodes[i].eff, w.nodes[i].busy, w.nodes[i].own = nil, false, effect{}, vcluster.Busy{}, nil
+		w.nodes[i].heldAt, w.nodes[i].stepDown = -1, false
+		w.landStep(i, out) // outside a term now
 		// Answers on their way to the process are gone with it; requests
 		// not applied yet may still be (the store may take them later).
 		w.reqs = slices.DeleteFunc(w.reqs, func(r request) bool { return r.node == i && r.applied })
@@ -580,6 +661,11 @@ func (w *world) do(ev Event, out *strings.Builder) error {
 		n := &w.nodes[i]
 		n.inc++
 		n.up = true
+		if w.c.Group != nil {
+			w.say(out, "node-%d: restarted as node-%d.%d", i, i, n.inc)
+			verr = w.startGroup(i, out)
+			break
+		}
 		n.m = election.New(w.c.electionConfig(i, n.inc))
 		if w.c.Work != nil {
 			n.s, n.shashd = scheduler.New(w.c.workConfig()), false
@@ -595,6 +681,9 @@ func (w *world) do(ev Event, out *strings.Builder) error {
 		w.say(out, "node-%d: paused", i)
 	case evResume:
 		w.nodes[i].paused = false
+		if w.nodes[i].heldAt >= 0 {
+			w.nodes[i].heldAt = w.now // the step-down bound counts from the thaw, as the simulator's
+		}
 		w.say(out, "node-%d: resumed", i)
 	case evWrite:
 		w.wrote++
@@ -634,6 +723,18 @@ func (w *world) do(ev Event, out *strings.Builder) error {
 		w.say(out, "now %v", w.now)
 	case evDone, evFailRun:
 		verr = w.endEffect(i, ev.Kind == evFailRun, out)
+	case evStep:
+		w.stepped = true
+		n := &w.nodes[i]
+		n.stepTo, n.stepping = w.c.Work.Step, true
+		w.say(out, "node-%d: its wall clock steps %v off", i, w.c.Work.Step)
+		if n.s == nil || !n.s.Working() {
+			w.landStep(i, out)
+		}
+	case evStepDown:
+		w.nodes[i].stepDown = false
+		w.say(out, "node-%d: resigns (stepped down)", i)
+		verr = w.step(i, election.Resign{Name: name}, out)
 	case evSuspend:
 		s := store.JobSuspend{Name: name, Suspend: true, By: "operator"}
 		if err := storedriver.CheckSuspend(s, w.job, true); err != nil {
@@ -697,6 +798,19 @@ func (w *world) answer(i int, rq request, err error, out *strings.Builder) error
 // check is the invariant that holds in every state: no two valid terms of
 // the name at one true instant.
 func (w *world) check() error {
+	if w.c.Group != nil {
+		return w.checkGroup()
+	}
+	if wk := w.c.Work; wk != nil && wk.ClockStepDown > 0 {
+		for i, n := range w.nodes {
+			if !w.live(i) {
+				continue
+			}
+			if v := vcluster.StepDown(fmt.Sprintf("node-%d", i), n.m.Token(), n.heldAt, w.now, wk.ClockStepDown+3*wk.Poll, wk.ClockStepDown); v != "" {
+				return errors.New(v)
+			}
+		}
+	}
 	first := -1
 	for i := range w.nodes {
 		if !w.valid(i) {
@@ -771,4 +885,13 @@ func actionText(w *world, i int, a election.Action) string {
 		return "failed: " + a.Err.Error()
 	}
 	return fmt.Sprintf("%T", a)
+}
+
+// timer is when node i's election (its machine, or its Group) wants its
+// next Tick.
+func (w *world) timer(i int) time.Time {
+	if g := w.nodes[i].g; g != nil {
+		return g.Next()
+	}
+	return w.nodes[i].m.Next()
 }

@@ -128,9 +128,11 @@ func (e *engine) check() {
 func (e *engine) checkStepDown() {
 	bound := e.cal.Elapsed(e.work.ClockStepDown + 3*e.work.Poll)
 	for _, n := range e.nodes {
-		if n.up && !n.frozen && n.heldAt >= 0 && n.term != 0 && e.now-n.heldAt > bound {
-			e.violate("%s, held off by its clock guard since %v, still leads with token %d %v later: it did not step down (step-down %v)",
-				n.id, n.heldAt, n.term, e.now-n.heldAt, e.work.ClockStepDown)
+		if !n.up || n.frozen {
+			continue
+		}
+		if v := StepDown(n.id, n.term, n.heldAt, e.now, bound, e.work.ClockStepDown); v != "" {
+			e.violate("%s", v)
 			return
 		}
 	}

@@ -273,3 +273,32 @@ func OwnCompletion(node string, note scheduler.Note, own, cur store.Run, term ui
 	}
 	return ""
 }
+
+// ClockGuard checks a claim or skip by node (a completion or release
+// writes an outcome and is not checked) against the wall-clock guard of
+// tolerance: its last clock check found its wall clock off the reference
+// by checkedOff, which must be within the tolerance (the checker's own
+// definition: the step the node's clock took, not the machine's
+// comparison).
+func ClockGuard(node string, a scheduler.SwapRun, checkedOff, tolerance time.Duration) string {
+	if tolerance <= 0 || a.Kind == scheduler.KindComplete || a.Kind == scheduler.KindRelease {
+		return ""
+	}
+	if checkedOff.Abs() > tolerance {
+		return fmt.Sprintf("%s %s %s (token %d) after its clock check found its wall clock %v off the reference, tolerance %v",
+			node, a.Kind, a.Swap.Run.Period, a.Swap.Run.Token, checkedOff, tolerance)
+	}
+	return ""
+}
+
+// StepDown checks a leader node, in its term of token, that its clock
+// guard has held off since heldAt (its machine said ClockHeld; the
+// runtime's time base, as now): it has given its term up within bound
+// (the step-down and three of its machine's polls, in that time base).
+func StepDown(node string, token uint64, heldAt, now, bound, stepDown time.Duration) string {
+	if heldAt >= 0 && token != 0 && now-heldAt > bound {
+		return fmt.Sprintf("%s, held off by its clock guard since %v, still leads with token %d %v later: it did not step down (step-down %v)",
+			node, heldAt, token, now-heldAt, stepDown)
+	}
+	return ""
+}

@@ -293,10 +293,7 @@ func (e *engine) checkClockGuard(n *node, a scheduler.SwapRun) {
 	if a.Kind == scheduler.KindClaim && n.checkedOff != 0 && n.checkedOff.Abs() <= e.work.ClockTolerance {
 		e.out.Covered.ClockWithin++
 	}
-	if n.checkedOff.Abs() > e.work.ClockTolerance { // the checker's own definition, not the product's
-		e.violate("%s %s %s (token %d) after its clock check found its wall clock %v off the reference, tolerance %v",
-			n.id, a.Kind, a.Swap.Run.Period, a.Swap.Run.Token, n.checkedOff, e.work.ClockTolerance)
-	}
+	e.violated(ClockGuard(n.id, a, n.checkedOff, e.work.ClockTolerance))
 }
 
 // ledger reads every row of the job's ledger, oldest first.
