@@ -3,6 +3,7 @@ package election_test
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -117,6 +118,13 @@ func TestConfigValidatePreference(t *testing.T) {
 		{"weight", func(c *election.Config) { c.Self.Weight = election.MaxWeight + 1 }},
 		{"candidate-label", func(c *election.Config) { c.Self.Labels = []election.Label{{Key: "zone", Value: ""}} }},
 		{"candidate-label", func(c *election.Config) { c.Self.Labels = []election.Label{{"zone", "a"}, {"zone", "b"}} }},
+		{"candidate-label", func(c *election.Config) { c.Self.Labels = []election.Label{{"weight", "5"}} }},
+		{"candidate-label", func(c *election.Config) {
+			for i := range election.MaxLabels + 1 {
+				c.Self.Labels = append(c.Self.Labels, election.Label{Key: fmt.Sprint("k", i), Value: "v"})
+			}
+		}},
+		{"candidate-version", func(c *election.Config) { c.Self.Version = "1." + strings.Repeat("1", 300) }},
 		{"prefer", func(c *election.Config) { c.Prefer = election.Policy{Kind: election.PreferLabel, Key: "zone"} }},
 		{"prefer-hysteresis", func(c *election.Config) { c.Prefer = election.Policy{Kind: election.PreferHighestWeight} }},
 		{"prefer-hysteresis", func(c *election.Config) { c.Hysteresis = time.Second }},
@@ -311,4 +319,52 @@ func TestPreferMutations(t *testing.T) {
 	if to := r.step(list); to != "b" {
 		t.Fatalf("NoSafePoint: handed over to %q mid-run, want b", to)
 	}
+}
+
+// The canonical text of a candidate's attributes reads back as it was
+// written, and anything else a store could hold is refused.
+func TestAttrsText(t *testing.T) {
+	for _, tc := range []struct {
+		a    election.Attrs
+		text string
+	}{
+		{election.Attrs{}, ""},
+		{election.Attrs{Weight: 10}, "weight=10"},
+		{election.Attrs{Version: "v1.5.0-rc.1+b7"}, "version=v1.5.0-rc.1+b7"},
+		{election.Attrs{Version: "1.4.2", Weight: election.MaxWeight, Labels: []election.Label{{"zone", "eu-1"}, {"disk", "ssd"}}},
+			"version=1.4.2 weight=1000000 disk=ssd zone=eu-1"},
+	} {
+		if got := tc.a.String(); got != tc.text {
+			t.Errorf("%+v.String() = %q, want %q", tc.a, got, tc.text)
+		}
+		got, err := election.ParseAttrs(tc.text)
+		if err != nil || got.String() != tc.text || got.Version != tc.a.Version || got.Weight != tc.a.Weight || len(got.Labels) != len(tc.a.Labels) {
+			t.Errorf("ParseAttrs(%q) = %+v, %v", tc.text, got, err)
+		}
+	}
+	for _, bad := range []string{
+		" ", "weight=0", "weight=+5", "weight=-1", "weight=1000001", "weight=ten", "weight=05",
+		"zone=eu-1 weight=5", "weight=5 version=1.4", "zone=b disk=a", "zone=eu-1  disk=a", "zone",
+		"version=1.x", "version=", "zone=", "=x", "zone=a zone=b", "version=1 version=2",
+		"zone=eu\x1b[31m", "zone=eu-1\n", "weight=10 ", strings.Repeat("k=v ", 2000),
+	} {
+		if a, err := election.ParseAttrs(bad); err == nil {
+			t.Errorf("ParseAttrs(%q) = %+v, want an error", bad, a)
+		}
+	}
+}
+
+// FuzzParseAttrs: whatever ParseAttrs accepts is valid and canonical.
+func FuzzParseAttrs(f *testing.F) {
+	f.Add("version=1.4.2 weight=10 zone=eu-1")
+	f.Add("weight=3")
+	f.Fuzz(func(t *testing.T, s string) {
+		a, err := election.ParseAttrs(s)
+		if err != nil {
+			return
+		}
+		if a.Validate() != nil || a.String() != s {
+			t.Fatalf("ParseAttrs(%q) = %+v: invalid or not canonical", s, a)
+		}
+	})
 }

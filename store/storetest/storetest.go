@@ -77,6 +77,7 @@ func Run(t *testing.T, f Factory) {
 		{"SuspendedClaimRefused", testSuspendedClaim},
 		{"SuspendRacingClaims", testSuspendRacingClaims},
 		{"Candidates", testCandidates},
+		{"CandidateAttrs", testCandidateAttrs},
 		{"Sessions", testSessions},
 		{"DeleteSession", testDeleteSession},
 		{"GetMany", testGetMany},
