@@ -31,7 +31,8 @@ import (
 // outcomes; version 9 the election table's CHECK constraints as triggers
 // that refuse the same rows and cost a renewal nothing (checkTriggers);
 // version 10 the candidates' attributes (store.Candidate.Attrs, the
-// attrs column), which a process of version 9 neither reads nor harms.
+// attrs column) and the jobs' preference policies (store.Job.Prefer),
+// which a process of version 9 neither reads nor harms.
 // An older schema is upgraded in place when a writer opens it,
 // and read as it is by a read-only opener.
 const SchemaVersion = 10
@@ -104,7 +105,9 @@ func ddl(q, channel string) []string {
 			created  timestamptz NOT NULL,
 			suspended_at   timestamptz,
 			suspended_by   text NOT NULL DEFAULT '',
-			suspend_reason text NOT NULL DEFAULT '')`,
+			suspend_reason text NOT NULL DEFAULT '',
+			prefer               text NOT NULL DEFAULT '',
+			prefer_hysteresis_ns bigint NOT NULL DEFAULT 0)`,
 		`CREATE TABLE `+q+`.runs (
 			job       text COLLATE "C" NOT NULL,
 			period    text COLLATE "C" NOT NULL,
@@ -558,14 +561,17 @@ func candidatesTable(q string) string {
 const attrsColumn = `ADD COLUMN attrs text NOT NULL DEFAULT ''`
 
 // upgrade9 turns a version 9 schema into a version 10 one: the
-// candidates' attributes, empty on every row there is (no attributes). A
-// process of the previous release writes its candidate rows as before
-// (the column keeps its value, or its default) and reads them without
-// it: nothing it does conflicts, so the store keeps its id, as in
-// upgrade4.
+// candidates' attributes, empty on every row there is (no attributes),
+// and the jobs' preference policies (store.Job.Prefer), none for every
+// job. A process of the previous release writes its candidate rows and
+// jobs as before (the columns keep their values, or their defaults) and
+// reads them without them: nothing it does conflicts, so the store keeps
+// its id, as in upgrade4.
 func upgrade9(q string) []string {
 	return []string{
 		`ALTER TABLE ` + q + `.candidates ` + attrsColumn,
+		`ALTER TABLE ` + q + `.jobs ADD COLUMN prefer text NOT NULL DEFAULT '',
+			ADD COLUMN prefer_hysteresis_ns bigint NOT NULL DEFAULT 0`,
 		`UPDATE ` + q + `.meta SET value = '10' WHERE key = 'schema_version'`,
 	}
 }

@@ -44,8 +44,9 @@ import (
 // feed would not see (version 5), log events that log_seq does not count
 // (version 6), or a name passed on by a succession at its stored token + 1,
 // a token already handed out (version 7). Version 8 added the candidates'
-// attributes (store.Candidate.Attrs, the attrs column), which a baton of
-// version 7 still running neither reads nor harms.
+// attributes (store.Candidate.Attrs, the attrs column) and the jobs'
+// preference policies (store.Job.Prefer), which a baton of version 7
+// still running neither reads nor harms.
 const SchemaVersion = 8
 
 // counterKey is the baton_meta key of the store-wide counter that every
@@ -104,7 +105,9 @@ var schema = []string{
 		created_ns INTEGER NOT NULL,
 		suspended_ns   INTEGER NOT NULL DEFAULT 0,
 		suspended_by   TEXT NOT NULL DEFAULT '',
-		suspend_reason TEXT NOT NULL DEFAULT ''
+		suspend_reason TEXT NOT NULL DEFAULT '',
+		prefer               TEXT NOT NULL DEFAULT '',
+		prefer_hysteresis_ns INTEGER NOT NULL DEFAULT 0
 	) STRICT`,
 	`CREATE TABLE IF NOT EXISTS baton_runs (
 		job          TEXT NOT NULL,
@@ -158,12 +161,16 @@ const candidatesTableV2 = `CREATE TABLE IF NOT EXISTS baton_candidates (
 	) STRICT, WITHOUT ROWID`
 
 // attrsUpgrade turns a version 7 store into a version 8 one: the
-// candidates' attributes, empty on every row there is (no attributes).
-// A baton of version 7 still running writes its candidate rows as before
-// (the column keeps its value, or the default) and reads them without
-// it; nothing it does conflicts, so its counter key stays.
+// candidates' attributes, empty on every row there is (no attributes),
+// and the jobs' preference policies (store.Job.Prefer), none for every
+// job. A baton of version 7 still running writes its candidate rows and
+// jobs as before (the columns keep their values, or the defaults) and
+// reads them without them; nothing it does conflicts, so its counter key
+// stays.
 var attrsUpgrade = []string{
 	`ALTER TABLE baton_candidates ADD COLUMN attrs TEXT NOT NULL DEFAULT ''`,
+	`ALTER TABLE baton_jobs ADD COLUMN prefer TEXT NOT NULL DEFAULT ''`,
+	`ALTER TABLE baton_jobs ADD COLUMN prefer_hysteresis_ns INTEGER NOT NULL DEFAULT 0`,
 	`UPDATE baton_meta SET value = 8 WHERE key = 'schema_version'`,
 }
 

@@ -78,6 +78,7 @@ func Run(t *testing.T, f Factory) {
 		{"SuspendRacingClaims", testSuspendRacingClaims},
 		{"Candidates", testCandidates},
 		{"CandidateAttrs", testCandidateAttrs},
+		{"PreferJob", testPreferJob},
 		{"Sessions", testSessions},
 		{"DeleteSession", testDeleteSession},
 		{"GetMany", testGetMany},
