@@ -211,6 +211,12 @@ func (e *Elector) readCandidates() {
 		}
 		list = append(list, election.Candidate{Node: r.Node, Attrs: a, Age: r.Age})
 	}
+	// The policy first: a machine made before SetPreference (which only
+	// reaches a machine that exists) learns it here; the same policy
+	// again changes nothing.
+	if p := e.pref.Load(); p != nil {
+		e.post(election.SetPolicy{Name: e.name, Policy: p.policy, Hysteresis: p.hysteresis})
+	}
 	e.post(election.Candidates{Name: e.name, List: list})
 }
 
