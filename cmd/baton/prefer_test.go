@@ -124,3 +124,60 @@ func TestRunPreferRegisters(t *testing.T) {
 		t.Errorf("the Elector's preference after a refused one: %s", p)
 	}
 }
+
+// baton status and the JSON API show each candidate's attributes and why
+// the leader is or is not the preferred one; a damaged row is shown
+// escaped, never raw.
+func TestStatusShowsPreference(t *testing.T) {
+	e, out, errb, ms := shared()
+	ctx := context.Background()
+	if _, err := ms.EnsureJob(ctx, store.Job{Name: "billing", Schedule: "every 1h", Prefer: "highest-weight", PreferHysteresis: time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ms.Swap(ctx, store.Swap{Record: store.Record{Name: "billing", Holder: "a", Incarnation: "a1", Token: 1, Lease: 10 * time.Second}, Event: store.Acquired}); err != nil {
+		t.Fatal(err)
+	}
+	for node, attrs := range map[string]string{"a": "weight=5", "b": "version=1.5 weight=10", "c": "weight=1\x1b[2J"} {
+		if err := ms.Heartbeat(ctx, store.Candidate{Name: "billing", Node: node, Incarnation: node + "1", Every: time.Second, Attrs: attrs}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if code := e.run(ctx, []string{"status", "--store", "mem:", "billing"}); code != exitOK {
+		t.Fatalf("status: exit %d: %s", code, errb)
+	}
+	text := out.String()
+	for _, want := range []string{
+		"(version=1.5 weight=10)\n",
+		`(attributes refused: `, `weight=1\x1b[2J)`,
+		"prefer:    highest-weight (hysteresis 1m0s); the leader says weight=5\n",
+		"b (version=1.5 weight=10) is preferred by highest-weight to the leader a (weight=5)",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("status lacks %q:\n%s", want, text)
+		}
+	}
+	if strings.ContainsRune(text, 0x1b) {
+		t.Errorf("status printed a raw control character:\n%q", text)
+	}
+	o := len(out.String())
+	if code := e.run(ctx, []string{"status", "--json", "--store", "mem:", "billing"}); code != exitOK {
+		t.Fatalf("status --json: exit %d: %s", code, errb)
+	}
+	js := out.String()[o:]
+	for _, want := range []string{`"attrs": "version=1.5 weight=10"`, `"preferred": "b"`, `"leader_preferred": false`, `"attrs_error": `} {
+		if !strings.Contains(js, want) {
+			t.Errorf("status --json lacks %s:\n%s", want, js)
+		}
+	}
+	d, err := readJob(ctx, ms, "billing", &watch{}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	d = printableDetail(d)
+	if d.Preference == nil || d.Preference.Preferred != "b" || d.Preference.LeaderAttrs != "weight=5" || len(d.Candidates) != 2 || d.Candidates[0].Attrs != "version=1.5 weight=10" {
+		t.Errorf("the API's job detail: %+v, candidates %+v", d.Preference, d.Candidates)
+	}
+	if strings.ContainsRune(d.Candidates[1].Attrs, 0x1b) || strings.ContainsRune(d.Candidates[1].AttrsError, 0x1b) {
+		t.Errorf("the API's damaged candidate is not escaped: %+v", d.Candidates[1])
+	}
+}
