@@ -306,6 +306,46 @@ func TestSetPolicyAtRunTime(t *testing.T) {
 	}
 }
 
+// A handover held up only by a renewal in flight happens at the renewal's
+// reply, not at the next candidacy read: a runtime that reads the
+// candidacies every renew interval sends each read as a renewal goes out.
+func TestHandoverAtTheRenewalReply(t *testing.T) {
+	r := newPreferRun(t, "highest-weight", election.Attrs{Weight: 1}, election.Mutations{})
+	r.step(election.SafePoint{Name: "job", Safe: true})
+	r.advance(11 * time.Second)
+	next := r.m.Next()
+	r.now = next
+	var renewal *store.Swap
+	for _, a := range r.m.Step(r.now, election.Tick{}) {
+		if sw, ok := a.(election.Swap); ok {
+			renewal = &sw.Swap
+		}
+	}
+	if renewal == nil {
+		t.Fatal("no renewal at the renew time")
+	}
+	list := election.Candidates{Name: "job", List: []election.Candidate{cand("b", "", 5)}}
+	if to := r.step(list); to != "" {
+		t.Fatalf("handed over to %s with the renewal in flight", to)
+	}
+	r.rec = renewal.Record
+	r.rec.Version = renewal.Expect + 1
+	acts := r.m.Step(r.now, election.SwapReply{Name: "job", Record: r.rec})
+	lost := false
+	for _, a := range acts {
+		switch a := a.(type) {
+		case election.Lost:
+			lost = errors.Is(a.Cause, election.ErrHandedOver)
+		case election.Swap:
+			if !lost || a.Swap.Record.Transfer != "b" || !a.Swap.Record.Free() || a.Swap.Expect != r.rec.Version || a.Swap.Event != store.Transferred {
+				t.Fatalf("at the renewal's reply: %v, want Lost(ErrHandedOver), then the transfer to b", acts)
+			}
+			return
+		}
+	}
+	t.Fatalf("no handover at the renewal's reply: %v", acts)
+}
+
 // The two mutations: the handover mid-run and within the hysteresis.
 func TestPreferMutations(t *testing.T) {
 	list := election.Candidates{Name: "job", List: []election.Candidate{cand("b", "", 5)}}
