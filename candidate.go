@@ -1,11 +1,6 @@
 package baton
 
-import (
-	"context"
-	"errors"
-
-	"github.com/batonhq/baton/store"
-)
+import "sync"
 
 // CandidateEvery is how many poll intervals (WithPoll) a campaigning node
 // waits between two refreshes of its candidate row (store.Heartbeat): the
@@ -21,38 +16,39 @@ const CandidateEvery = 5
 // leaves the row stale, and ending it does not wait for the deletion (a
 // new leader starts its work without waiting for that write; Run and
 // Close wait for it before they return). It returns a function that ends
-// it.
+// it; won says the wait ended with a term, whose leader refreshes the row
+// itself when a preference policy is set (lead, prefer.go): the row is
+// then kept.
 //
-// The row is for people and operator checks only: the election itself
-// never reads it, so a missing or stale row changes nothing about who may
-// take over.
-func (e *Elector) candidate() (stop func()) {
-	every := CandidateEvery * e.cfg.poll
-	done := make(chan struct{})
-	c := store.Candidate{Name: e.name, Node: e.cfg.node, Incarnation: e.cfg.incarnation, Every: every}
-	write := func(c store.Candidate) {
-		ctx, cancel := context.WithTimeout(context.Background(), e.callTimeout())
-		defer cancel()
-		if err := e.st.Heartbeat(ctx, c); err != nil && !errors.Is(err, store.ErrInvalid) {
-			e.cfg.logger.Debug("candidate row not written", "gone", c.Gone, "err", err)
-		}
-	}
+// Without a preference policy (WithPreference) the row is for people and
+// operator checks only: the election itself never reads it, so a missing
+// or stale row changes nothing about who may take over. With one, the row
+// carries this node's attributes (WithCandidate) and is refreshed every
+// renew interval, and the leader reads it to judge whom to hand over to.
+func (e *Elector) candidate() (stop func(won bool)) {
+	done := make(chan bool, 1)
 	e.cands.Add(1)
 	go func() {
 		defer e.cands.Done()
 		for {
-			write(c)
+			every := e.candidacyEvery()
+			e.heartbeat(e.row(every))
 			t := e.cfg.clock.NewTimer(every)
 			select {
 			case <-t.C():
 				continue
-			case <-done:
+			case won := <-done:
 				t.Stop()
+				if won && e.pref.Load().on() {
+					return // the leader refreshes it (lead)
+				}
 			}
+			c := e.row(every)
 			c.Gone = true
-			write(c)
+			e.heartbeat(c)
 			return
 		}
 	}()
-	return func() { close(done) }
+	var once sync.Once
+	return func(won bool) { once.Do(func() { done <- won }) }
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/batonhq/baton/internal/election"
@@ -29,7 +30,13 @@ type Elector struct {
 	hold     *holding            // Run's hold on the name, if any
 	term     *Term               // the current or last term
 
-	cands sync.WaitGroup // candidate-row goroutines (candidate.go)
+	cands sync.WaitGroup // candidate-row goroutines (candidate.go, prefer.go)
+
+	// pref is the name's preference policy (WithPreference,
+	// SetPreference); nil: none. safeHeard are the Term.SafePoint(false)
+	// calls waiting for the machine to hear theirs (e.mu).
+	pref      atomic.Pointer[preference]
+	safeHeard []chan struct{}
 }
 
 // New returns an Elector for name on st. Options are validated; an invalid
@@ -57,6 +64,7 @@ func New(st store.Store, name string, opts ...Option) (*Elector, error) {
 	}
 	cfg.logger = cfg.logger.With("election", name, "node", cfg.node)
 	e := &Elector{st: st, name: name, cfg: cfg}
+	e.pref.Store(preferOf(cfg))
 	e.d = newDriver(st, cfg, election.NewGroup(cfg.machine(), false))
 	e.d.announce = e.announce
 	e.d.watch = e.watch
@@ -106,7 +114,6 @@ func (h *holding) signal() {
 // row while it waits, as Campaign does.
 func (e *Elector) nextTerm(ctx context.Context, h *holding) (*Term, error) {
 	stop := e.candidate()
-	defer stop()
 	for {
 		e.mu.Lock()
 		t, err := h.term, h.err
@@ -114,13 +121,16 @@ func (e *Elector) nextTerm(ctx context.Context, h *holding) (*Term, error) {
 		e.mu.Unlock()
 		switch {
 		case t != nil:
+			stop(true)
 			return t, nil
 		case err != nil:
+			stop(false)
 			return nil, err
 		}
 		select {
 		case <-h.next:
 		case <-ctx.Done():
+			stop(false)
 			return nil, ctx.Err()
 		}
 	}
@@ -157,9 +167,7 @@ func (e *Elector) Campaign(ctx context.Context) (*Term, error) {
 	e.post(election.Start{Name: e.name})
 	e.mu.Unlock()
 	stop := e.candidate()
-	defer stop()
-
-	return awaitCampaign(ctx, won, func() {
+	t, err := awaitCampaign(ctx, won, func() {
 		e.mu.Lock()
 		if e.campaign == won {
 			e.campaign = nil
@@ -167,6 +175,8 @@ func (e *Elector) Campaign(ctx context.Context) (*Term, error) {
 		e.post(election.Resign{Name: e.name})
 		e.mu.Unlock()
 	})
+	stop(err == nil)
+	return t, err
 }
 
 // awaitCampaign waits for the result of a campaign on won (ErrClosed if
@@ -315,6 +325,9 @@ func (e *Elector) watch(ctx context.Context) <-chan []store.Change {
 // announce executes the machine's announcements about this Elector's term.
 func (e *Elector) announce(now time.Time, ev election.Event, acts []election.Action) {
 	e.cfg.obs.elector(e.name, e.cfg.lease, e.d.g.Machine(e.name), now, ev, acts)
+	if _, ok := ev.(election.SafePoint); ok {
+		defer e.heardSafePoint() // after the Lost of a handover it caused, if any
+	}
 	for _, a := range acts {
 		switch a := a.(type) {
 		case election.Elected:
@@ -374,7 +387,10 @@ func (e *Elector) elected(a election.Elected) {
 		cancel:   cancel,
 		deadline: a.Deadline,
 		released: make(chan struct{}),
+		safe:     e.safePoint,
 	}
+	e.cands.Add(1)
+	go e.lead(t)
 	e.mu.Lock()
 	e.term = t
 	won := e.campaign

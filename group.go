@@ -100,6 +100,9 @@ func NewGroup(st store.Store, opts ...Option) (*Group, error) {
 	if err != nil {
 		return nil, err
 	}
+	if cfg.preferSet || cfg.self.String() != "" {
+		return nil, optErr("prefer", "on a Group", "WithPreference and WithCandidate on New only: a Group's preferences (weights as shares of its names) are not built yet (docs/prefer.md)")
+	}
 	usable := store.Usable(st)
 	keeps := usable.Has(store.CapSuccession)
 	switch {

@@ -106,6 +106,12 @@ type config struct {
 	// process's names by succession.
 	asked      int8
 	succession bool
+	// self is this node's candidacy (WithCandidate); prefer and
+	// hysteresis the name's preference (WithPreference, preferSet).
+	self       election.Attrs
+	prefer     election.Policy
+	hysteresis time.Duration
+	preferSet  bool
 
 	renewSet, pollSet, retrySet bool
 }
@@ -116,6 +122,7 @@ func (c config) machine() election.Config {
 		Node: c.node, Incarnation: c.incarnation,
 		Lease: c.lease, Renew: c.renew, Margin: c.margin,
 		Poll: c.poll, Retry: c.retry, Balance: c.balance, Succession: c.succession,
+		Prefer: c.prefer, Hysteresis: c.hysteresis, Self: c.self,
 	}
 }
 

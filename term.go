@@ -30,6 +30,10 @@ type Term struct {
 	ended      bool
 	released   chan struct{}
 	releaseErr error
+
+	// safe reports the work's safe points to the Elector (SafePoint);
+	// nil for a Group's term.
+	safe func(t *Term, safe bool) error
 }
 
 // Token returns the fencing token of this term: greater than that of every

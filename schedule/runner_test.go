@@ -115,11 +115,11 @@ type node struct {
 	done   chan struct{}
 }
 
-func newNode(t *testing.T, ms *memstore.Store, id string, job schedule.Job, exec schedule.Executor) *node {
+func newNode(t *testing.T, ms *memstore.Store, id string, job schedule.Job, exec schedule.Executor, opts ...baton.Option) *node {
 	t.Helper()
 	st := &recStore{Store: ms.Client(id)}
-	e, err := baton.New(st, job.Name, baton.WithNode(id), baton.WithLease(lease), baton.WithRenew(renew),
-		baton.WithClockMargin(margin), baton.WithPoll(poll))
+	e, err := baton.New(st, job.Name, append([]baton.Option{baton.WithNode(id), baton.WithLease(lease), baton.WithRenew(renew),
+		baton.WithClockMargin(margin), baton.WithPoll(poll)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}

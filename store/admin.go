@@ -1,6 +1,11 @@
 package store
 
-import "time"
+import (
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
 
 // Prune asks Store.PruneRuns to delete old final rows of a job.
 type Prune struct {
@@ -36,7 +41,8 @@ type JobUpdate struct {
 	Schedule string
 }
 
-// Candidate is a node that campaigns for a name without holding it.
+// Candidate is a node that campaigns for a name without holding it (or,
+// with a preference policy, holds it and says who it is: docs/prefer.md).
 type Candidate struct {
 	// Name is the election name.
 	Name string
@@ -52,8 +58,34 @@ type Candidate struct {
 	// Age is how long ago Seen was, on the store's clock, when the row
 	// was read (Store.Candidates).
 	Age time.Duration
+	// Attrs is who the node says it is, for a preference policy
+	// (docs/prefer.md): the canonical text of its attributes, such as
+	// "version=1.4.2 weight=10 zone=eu-1", written by Heartbeat and read
+	// back as it was. A store keeps it as it was given and judges
+	// nothing; its readers parse it with the election machine's parser,
+	// refuse a row that does not parse and show it escaped. Empty: no
+	// attributes (and every row a store of an older schema read).
+	Attrs string
 	// Gone, in a Heartbeat, deletes the row.
 	Gone bool
+}
+
+// MaxAttrs is the longest Attrs a store keeps: a Heartbeat with a longer
+// one is refused (CheckAttrs). Valid attributes take far less.
+const MaxAttrs = 4096
+
+// CheckAttrs returns an error wrapping ErrInvalid when a Heartbeat's
+// attributes are longer than MaxAttrs, not UTF-8, or hold a NUL byte
+// (which no store's text column keeps): every store refuses the same.
+// It judges nothing more: the attributes' readers do.
+func CheckAttrs(attrs string) error {
+	switch {
+	case len(attrs) > MaxAttrs:
+		return fmt.Errorf("%w: candidate attributes of %d bytes, more than %d", ErrInvalid, len(attrs), MaxAttrs)
+	case !utf8.ValidString(attrs) || strings.IndexByte(attrs, 0) >= 0:
+		return fmt.Errorf("%w: candidate attributes that are not UTF-8 text without NUL bytes", ErrInvalid)
+	}
+	return nil
 }
 
 // StaleAfter is how many refresh intervals a candidate row may miss before

@@ -18,6 +18,13 @@ type Job struct {
 	// (Store.SuspendJob); zero: not suspended. While it is active no
 	// node claims a period of the job.
 	Suspension Suspension
+	// Prefer and PreferHysteresis are the job's preference policy and its
+	// hysteresis (docs/prefer.md; JobPrefer says what they hold): set
+	// when the job is first registered (EnsureJob) and changed by
+	// Store.PreferJob. "" and 0: none, as for a job stored by a baton
+	// without preferences.
+	Prefer           string
+	PreferHysteresis time.Duration
 }
 
 // RunState is the state of one period in the run ledger.

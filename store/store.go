@@ -247,6 +247,16 @@ type Store interface {
 	// every view shows them as given) is ErrInvalid; nothing is written.
 	SuspendJob(ctx context.Context, s JobSuspend) (Job, error)
 
+	// PreferJob sets the preference policy and hysteresis of job p.Name
+	// (Job.Prefer, Job.PreferHysteresis) and returns the job as stored.
+	// In the same atomic write, if the election record of that name
+	// exists, it appends a PreferChanged event (Detail "FROM -> TO", each
+	// side PreferText) to the election log without changing the record
+	// (its version included: the holder's term goes on). A missing job is
+	// ErrNotFound; p.Prefer longer than MaxReasonLen or not printable, or
+	// a negative p.Hysteresis, is ErrInvalid; nothing is written.
+	PreferJob(ctx context.Context, p JobPrefer) (Job, error)
+
 	// Capabilities declares the optional behaviours the store offers
 	// (CapIdentity, CapStoreTime, CapOrderedFeed, CapSuccession), each
 	// of which it implements by the matching interface. It is constant

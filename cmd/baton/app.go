@@ -116,6 +116,7 @@ func commands() []command {
 		{name: "resign", summary: "ask the leader of a name to resign (guarded by its token)", run: runResign},
 		{name: "suspend", summary: "suspend a job on every node, durably, with who and why (no period is claimed)", run: runSuspend},
 		{name: "resume", summary: "resume a suspended job; missed periods are caught up by its policy", run: runResume},
+		{name: "prefer", summary: "change who should lead a job: its preference policy (highest-weight, oldest-version, label:K=V, ...)", run: runPrefer},
 		{name: "transfer", summary: "ask the leader of a name to hand over to a waiting node (guarded by its token)", run: runTransfer},
 		{name: "store", summary: "operations on the store: floor raises a name's token after a restore", run: runStoreCmd},
 		{name: "fence", summary: "the fence in the resource, for jobs in any language: SQL for PostgreSQL and SQLite, an HTTP proxy", run: runFenceCmd},

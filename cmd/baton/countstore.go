@@ -236,3 +236,8 @@ func (c *countingStore) SuspendJob(ctx context.Context, s store.JobSuspend) (sto
 	c.write(0)
 	return c.st.SuspendJob(ctx, s)
 }
+
+func (c *countingStore) PreferJob(ctx context.Context, p store.JobPrefer) (store.Job, error) {
+	c.write(0)
+	return c.st.PreferJob(ctx, p)
+}

@@ -43,6 +43,10 @@ type jobSummary struct {
 	// Candidates are the nodes waiting to lead; Job the registration
 	// (schedule, catch-up policy, next due period) when NAME is a job.
 	Candidates []inspect.Candidate `json:"candidates"`
+	// Preference is the job's preference policy and why the leader is or
+	// is not the preferred candidate (docs/prefer.md); absent when the
+	// name has no policy and no candidate says who it is.
+	Preference *inspect.Preference `json:"preference,omitempty"`
 	Job        *inspect.Job        `json:"job,omitempty"`
 	LastRun    *inspect.Run        `json:"last_run,omitempty"`
 	Error      string              `json:"error,omitempty"`
@@ -114,7 +118,7 @@ func readJob(ctx context.Context, st store.Store, name string, w *watch, now tim
 			d.LeaseRemainingSeconds = &left
 		}
 	}
-	d.Candidates, d.Job, d.LastRun = v.Candidates, v.Job, v.Last
+	d.Candidates, d.Job, d.LastRun, d.Preference = v.Candidates, v.Job, v.Last, v.Preference
 	rows, err := st.RecentRuns(ctx, name, "", pageRuns)
 	if err != nil {
 		return d, err

@@ -50,6 +50,7 @@ func printableCandidates(cs []inspect.Candidate) []inspect.Candidate {
 	out := make([]inspect.Candidate, len(cs))
 	for i, c := range cs {
 		c.Node, c.Incarnation = escape.String(c.Node), escape.String(c.Incarnation)
+		c.Attrs, c.AttrsError = escape.String(c.Attrs), escape.String(c.AttrsError)
 		out[i] = c
 	}
 	return out
@@ -91,6 +92,11 @@ func printableDetail(d jobDetail) jobDetail {
 	d.Name, d.Holder, d.Incarnation = escape.String(d.Name), escape.String(d.Holder), escape.String(d.Incarnation)
 	d.Transfer, d.Error = escape.String(d.Transfer), escape.String(d.Error)
 	d.Candidates = printableCandidates(d.Candidates)
+	if p := d.Preference; p != nil {
+		q := *p
+		q.Policy, q.LeaderAttrs, q.Preferred, q.Why = escape.String(q.Policy), escape.String(q.LeaderAttrs), escape.String(q.Preferred), escape.String(q.Why)
+		d.Preference = &q
+	}
 	d.Job = printableJob(d.Job)
 	if d.LastRun != nil {
 		r := printableRun(*d.LastRun)

@@ -112,6 +112,8 @@ stops with an error when it would lead again.
 
 ` + cronRuleHelp + `
 
+` + preferHelp + `
+
 A store that cannot be reached at start (a database that is down or
 starting up, an etcd cluster without quorum) is waited for: one line says
 so, a line a minute while it lasts, one when the store answers, and then
@@ -202,6 +204,12 @@ type runConfig struct {
 	// outputLines is --output-lines: COMMAND's output framed in whole
 	// lines (lineWriter) instead of passed through byte for byte.
 	outputLines bool
+	// cand is this node's candidacy (--weight, --candidate-label,
+	// --candidate-version); prefer and preferHysteresis the policy a new
+	// job is registered with (--prefer, --prefer-hysteresis).
+	cand             baton.Candidacy
+	prefer           string
+	preferHysteresis time.Duration
 }
 
 // runRun is 'baton run': parse the arguments, validate them, execute.
@@ -312,6 +320,7 @@ func executeRun(ctx context.Context, e *env, c runConfig) int {
 		}
 		opts = append(opts, baton.WithObserver(obs))
 	}
+	opts = append(opts, baton.WithCandidate(c.cand))
 	el, err := baton.New(st, c.job.Name, opts...)
 	if err != nil {
 		return e.fail("run", usagef("%v", err))
@@ -325,17 +334,24 @@ func executeRun(ctx context.Context, e *env, c runConfig) int {
 		}
 	}
 	if c.job.Schedule != nil {
-		err := register(ctx, st, c.job, c.reschedule)
+		err := registerPreferred(ctx, st, c)
 		if err != nil && !c.once && storeDown(err) {
 			// The store answered the open but not this write (a
 			// PostgreSQL restarting, an SQLite file another process
 			// holds locked): wait for it as for a store that is down.
 			_, err = runStoreWait(e, c, logger, sd, func(ctx context.Context) (store.Store, error) {
-				return st, register(ctx, st, c.job, c.reschedule)
+				return st, registerPreferred(ctx, st, c)
 			}).wait(ctx, err)
 		}
 		if err != nil {
 			return e.fail("run", err)
+		}
+		j, err := st.GetJob(ctx, c.job.Name)
+		if err != nil {
+			return e.fail("run", err)
+		}
+		if err := applyPreference(el, c, j, logger); err != nil {
+			return e.fail("run", usagef("%v", err))
 		}
 	}
 	r.logStart()
@@ -361,7 +377,9 @@ func (r *runner) lead(ctx context.Context, e *env, st store.Store, ops *opsServe
 		if j, err := st.GetJob(ctx, c.job.Name); err == nil {
 			ops.jobSuspended(c.job.Name, j.Suspension.Active()) // exported from the start
 		}
-		go watchSchedule(runCtx, st, c.job, c.lease, stopRun, ops.jobSuspended)
+		go watchSchedule(runCtx, st, c.job, c.lease, stopRun, ops.jobSuspended, func(j store.Job) {
+			applyPreference(r.el, c, j, r.logger) //nolint:errcheck // logged; the node keeps its policy
+		})
 	}
 	// The holder is logged for people, within a renew interval of a
 	// change: a poll a second would be a store read a second on every
@@ -456,7 +474,10 @@ func register(ctx context.Context, st store.Store, job schedule.Job, reschedule 
 //
 // It reports the job's suspension to seen at every read, so that every
 // node's baton_job_suspended follows it, not only the leader's.
-func watchSchedule(ctx context.Context, st store.Store, job schedule.Job, every time.Duration, stop context.CancelCauseFunc, seen func(string, bool)) {
+//
+// It hands the job's preference policy, as read, to prefer, so that a
+// change made with 'baton prefer' reaches every node within an interval.
+func watchSchedule(ctx context.Context, st store.Store, job schedule.Job, every time.Duration, stop context.CancelCauseFunc, seen func(string, bool), prefer func(store.Job)) {
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
@@ -469,6 +490,7 @@ func watchSchedule(ctx context.Context, st store.Store, job schedule.Job, every 
 		j, err := st.GetJob(cctx, job.Name) // a read: Register would write
 		if err == nil {
 			seen(job.Name, j.Suspension.Active())
+			prefer(j)
 		}
 		if err == nil && !schedule.SameSpec(j.Schedule, job.Spec()) {
 			_, err = schedule.Register(cctx, st, job, false)

@@ -22,6 +22,7 @@ func runDefaults() runFlags {
 		wait: -1, restart: string(restartAlways),
 		keep: "30d", keepRows: schedule.DefaultRetention.Rows,
 		logs: logConfig{format: "text", level: "info"},
+		pref: preferFlags{prefer: "none"},
 		job:  "j", argv: []string{"true"},
 	}
 }
@@ -41,6 +42,12 @@ func TestParseRun(t *testing.T) {
 		{"scheduled", []string{"--every", "1m", "--offset", "5s", "--jitter", "2s", "--retries", "2", "--keep", "7d", "j", "--", "true"}, func(f *runFlags) {
 			f.sched.every, f.sched.offset, f.jitter, f.retries, f.keep = time.Minute, 5*time.Second, 2*time.Second, 2, "7d"
 			f.set = map[string]bool{"every": true, "offset": true, "jitter": true, "retries": true, "keep": true}
+		}},
+		{"preference", []string{"--every", "1s", "--weight", "10", "--candidate-label", "zone=eu-1", "--candidate-label", "disk=ssd", "--candidate-version", "1.4.2",
+			"--prefer", "highest-weight", "--prefer-hysteresis", "1m", "j", "--", "true"}, func(f *runFlags) {
+			f.sched.every = time.Second
+			f.pref = preferFlags{weight: 10, labels: labelList{"zone=eu-1", "disk=ssd"}, version: "1.4.2", prefer: "highest-weight", hysteresis: time.Minute}
+			f.set = map[string]bool{"every": true, "weight": true, "candidate-label": true, "candidate-version": true, "prefer": true, "prefer-hysteresis": true}
 		}},
 		{"cron", []string{"--cron", "0 2 * * *", "--tz", "Europe/Paris", "--catch-up", "latest", "j", "--", "true"}, func(f *runFlags) {
 			f.sched.cron, f.sched.tz, f.catchUp = "0 2 * * *", "Europe/Paris", "latest"

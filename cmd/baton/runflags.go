@@ -42,6 +42,7 @@ type runFlags struct {
 	keepRows       int
 	logs           logConfig
 	metricsAddr    string
+	pref           preferFlags
 	job            string   // JOB
 	argv           []string // COMMAND [ARGS...]
 }
@@ -77,6 +78,7 @@ func (f *runFlags) register(fs *flag.FlagSet) (*fenceKeyFlag, *string) {
 	fs.BoolVar(&f.reschedule, "reschedule", false, "replace the job's stored schedule and catch-up policy with this node's (recorded in the election log)")
 	fs.StringVar(&f.keep, "keep", schedule.FormatAge(schedule.DefaultRetention.Age), "the leader prunes done and skipped runs older than this: days (30d) or a duration (72h); 0: no bound by age")
 	fs.IntVar(&f.keepRows, "keep-rows", schedule.DefaultRetention.Rows, "the leader prunes done and skipped runs beyond the newest N; 0: no bound by count")
+	f.pref.register(fs)
 	fs.DurationVar(&f.grace, "grace", 5*time.Second, "time between SIGTERM and SIGKILL when stopping COMMAND; shorter than lease minus renew (when not given: 5s, or half of lease minus renew if that is shorter)")
 	f.logs.flags(fs)
 	return key, addMetricsFlag(fs)
@@ -144,6 +146,9 @@ func (f runFlags) check() (runConfig, error) {
 		return c, err
 	}
 	if err := f.checkMode(&c); err != nil {
+		return c, err
+	}
+	if err := f.checkPrefer(&c); err != nil {
 		return c, err
 	}
 	if f.set["clock-step-down"] && c.clockTolerance == 0 && c.clockStepDown != 0 {
@@ -223,6 +228,35 @@ func (f runFlags) checkSchedule(c *runConfig) error {
 	}
 	if s == nil && (f.set["keep"] || f.set["keep-rows"]) {
 		return usagef("--keep and --keep-rows need a schedule (--every or --cron): a singleton has no ledger")
+	}
+	return nil
+}
+
+// checkPrefer sets c's candidacy and the job's preference policy from f:
+// the bounds are the election machine's (baton.CheckOptions), reported as
+// the flag to fix; the policy needs a schedule.
+func (f runFlags) checkPrefer(c *runConfig) error {
+	cand, err := f.pref.candidacy()
+	if err != nil {
+		return err
+	}
+	c.cand = cand
+	if err := baton.CheckOptions(baton.WithLease(c.lease), baton.WithRenew(c.renew), baton.WithCandidate(cand)); err != nil {
+		return asUsage(err)
+	}
+	if f.set["prefer-hysteresis"] && !f.set["prefer"] {
+		return usagef("--prefer-hysteresis needs --prefer")
+	}
+	if !f.set["prefer"] {
+		return nil
+	}
+	if c.job.Schedule == nil {
+		return usagef("--prefer needs a schedule (--every or --cron): a singleton's command has no point between runs to hand over at")
+	}
+	c.prefer, c.preferHysteresis = f.pref.prefer, f.pref.hysteresis
+	opts := append([]baton.Option{baton.WithLease(c.lease), baton.WithRenew(c.renew)}, preferOptions(*c, c.prefer, c.preferHysteresis)...)
+	if err := baton.CheckOptions(opts...); err != nil {
+		return asUsage(err)
 	}
 	return nil
 }

@@ -18,7 +18,11 @@ const statusSynopsis = `status [--store URL] [--json] [--observe D] NAME
 Prints what the store knows of NAME: the election record (holder, fencing
 token, lease, the store's time of the last write, a pending transfer
 request), its state, the nodes waiting to take over (node id, since when,
-last seen), and, when NAME is a job, its schedule and catch-up policy, the
+last seen, the attributes each says it has: --weight, --candidate-label,
+--candidate-version; a row whose attributes do not parse is shown escaped
+and judged by nobody), the job's preference policy ('baton prefer') with
+the leader's attributes and why the leader is or is not the preferred
+candidate, and, when NAME is a job, its schedule and catch-up policy, the
 next due period, the periods pending or running and the last finished run.
 
 The state is the same in every view (status, serve, its API, history):

@@ -60,7 +60,18 @@ func printStatus(w io.Writer, v inspect.View, seen observation) {
 		if i > 0 {
 			label = "          "
 		}
-		fmt.Fprintf(w, "%s %s since %s, last seen %v ago\n", label, c.Node, c.Since.Format(timeLayout), c.Age.Round(time.Millisecond))
+		fmt.Fprintf(w, "%s %s since %s, last seen %v ago%s\n", label, c.Node, c.Since.Format(timeLayout), c.Age.Round(time.Millisecond), attrsNote(c))
+	}
+	if p := v.Preference; p != nil {
+		policy := p.Policy
+		if p.HysteresisSeconds > 0 {
+			policy += fmt.Sprintf(" (hysteresis %v)", time.Duration(p.HysteresisSeconds*float64(time.Second)).Round(time.Millisecond))
+		}
+		if p.LeaderAttrs != "" {
+			policy += "; the leader says " + p.LeaderAttrs
+		}
+		fmt.Fprintf(w, "prefer:    %s\n", policy)
+		fmt.Fprintf(w, "           %s\n", p.Why)
 	}
 	if j := v.Job; j != nil {
 		fmt.Fprintln(w)
@@ -167,4 +178,16 @@ func (e *env) writeJSON(cmd string, v any, code int) int {
 		return e.fail(cmd, err)
 	}
 	return code
+}
+
+// attrsNote is what a waiting node says it is, for its status line: its
+// attributes, or why they were refused (the row's text escaped).
+func attrsNote(c inspect.Candidate) string {
+	switch {
+	case c.AttrsError != "":
+		return fmt.Sprintf(" (attributes refused: %s: %s)", escape.String(c.AttrsError), c.Attrs)
+	case c.Attrs != "":
+		return " (" + c.Attrs + ")"
+	}
+	return ""
 }

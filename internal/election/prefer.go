@@ -147,9 +147,15 @@ func (a Attrs) Validate() error {
 	if a.Weight < 0 || a.Weight > MaxWeight {
 		return bound.Errorf("weight", a.Weight, "0 to %d", MaxWeight)
 	}
+	if len(a.Labels) > MaxLabels {
+		return bound.Errorf("candidate-label", len(a.Labels), "at most %d labels", MaxLabels)
+	}
 	for i, l := range a.Labels {
 		if !labelText(l.Key) || !labelText(l.Value) {
 			return bound.Errorf("candidate-label", fmt.Sprintf("%q", l.Key+"="+l.Value), "K=V with K and V of 1 to 63 letters, digits, '-', '_', '.', '/'")
+		}
+		if l.Key == "version" || l.Key == "weight" {
+			return bound.Errorf("candidate-label", fmt.Sprintf("%q", l.Key), "a key other than version and weight (give them with --candidate-version and --weight)")
 		}
 		for _, o := range a.Labels[:i] {
 			if o.Key == l.Key {
@@ -158,6 +164,75 @@ func (a Attrs) Validate() error {
 		}
 	}
 	return nil
+}
+
+// MaxLabels is the most labels a candidate has.
+const MaxLabels = 16
+
+// maxAttrsText is the longest canonical text of valid Attrs: a version of
+// at most maxVersionText bytes (well above any real one), a weight and
+// MaxLabels labels of 63 + 1 + 63 bytes, each with a space.
+const maxAttrsText = len("version=") + maxVersionText + len(" weight=1000000") + MaxLabels*(1+63+1+63)
+
+// maxVersionText is the longest version a candidate may give.
+const maxVersionText = 256
+
+// String is a's canonical text, the one a store keeps (store.Candidate's
+// Attrs) and ParseAttrs reads: "version=V" when a has a version, then
+// "weight=N" when the weight is not 0, then each label "K=V" in the
+// order of their keys, separated by one space; "" for the zero Attrs.
+func (a Attrs) String() string {
+	var parts []string
+	if a.Version != "" {
+		parts = append(parts, "version="+a.Version)
+	}
+	if a.Weight != 0 {
+		parts = append(parts, "weight="+strconv.Itoa(a.Weight))
+	}
+	labels := slices.Clone(a.Labels)
+	slices.SortFunc(labels, func(x, y Label) int { return strings.Compare(x.Key, y.Key) })
+	for _, l := range labels {
+		parts = append(parts, l.Key+"="+l.Value)
+	}
+	return strings.Join(parts, " ")
+}
+
+// ParseAttrs reads the canonical text of valid Attrs (Attrs.String), as a
+// store keeps it. Anything else (a damaged row, a text some other program
+// wrote, an attribute out of bounds) is an error naming what is wrong; the
+// caller shows the text escaped (internal/escape), never trusts it.
+func ParseAttrs(s string) (Attrs, error) {
+	var a Attrs
+	if s == "" {
+		return a, nil
+	}
+	if len(s) > maxAttrsText {
+		return Attrs{}, fmt.Errorf("candidate attributes of %d bytes, more than the %d valid ones take", len(s), maxAttrsText)
+	}
+	for i, f := range strings.Split(s, " ") {
+		k, v, ok := strings.Cut(f, "=")
+		switch {
+		case !ok:
+			return Attrs{}, fmt.Errorf("candidate attribute %d is not K=V", i+1)
+		case k == "version" && i == 0:
+			a.Version = v
+		case k == "weight" && (i == 0 || i == 1 && a.Version != ""):
+			n, err := strconv.Atoi(v)
+			if err != nil || strconv.Itoa(n) != v {
+				return Attrs{}, fmt.Errorf("candidate weight is not a decimal number")
+			}
+			a.Weight = n
+		default:
+			a.Labels = append(a.Labels, Label{Key: k, Value: v})
+		}
+	}
+	if err := a.Validate(); err != nil {
+		return Attrs{}, err
+	}
+	if a.String() != s {
+		return Attrs{}, fmt.Errorf("candidate attributes not in canonical form (version, weight, then labels by key, one space apart)")
+	}
+	return a, nil
 }
 
 // label returns the value of the label key, if a has it.
@@ -187,6 +262,9 @@ const maxVersionNumber = 18 // digits
 func ParseVersion(s string) (Version, error) {
 	bad := func() (Version, error) {
 		return Version{}, bound.Errorf("candidate-version", fmt.Sprintf("%q", s), "a version such as 1.4.2, v1.10 or 1.5.0-rc.1")
+	}
+	if len(s) > maxVersionText {
+		return bad()
 	}
 	t := strings.TrimPrefix(s, "v")
 	if i := strings.IndexByte(t, '+'); i >= 0 {

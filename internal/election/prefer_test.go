@@ -3,6 +3,7 @@ package election_test
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -117,6 +118,13 @@ func TestConfigValidatePreference(t *testing.T) {
 		{"weight", func(c *election.Config) { c.Self.Weight = election.MaxWeight + 1 }},
 		{"candidate-label", func(c *election.Config) { c.Self.Labels = []election.Label{{Key: "zone", Value: ""}} }},
 		{"candidate-label", func(c *election.Config) { c.Self.Labels = []election.Label{{"zone", "a"}, {"zone", "b"}} }},
+		{"candidate-label", func(c *election.Config) { c.Self.Labels = []election.Label{{"weight", "5"}} }},
+		{"candidate-label", func(c *election.Config) {
+			for i := range election.MaxLabels + 1 {
+				c.Self.Labels = append(c.Self.Labels, election.Label{Key: fmt.Sprint("k", i), Value: "v"})
+			}
+		}},
+		{"candidate-version", func(c *election.Config) { c.Self.Version = "1." + strings.Repeat("1", 300) }},
 		{"prefer", func(c *election.Config) { c.Prefer = election.Policy{Kind: election.PreferLabel, Key: "zone"} }},
 		{"prefer-hysteresis", func(c *election.Config) { c.Prefer = election.Policy{Kind: election.PreferHighestWeight} }},
 		{"prefer-hysteresis", func(c *election.Config) { c.Hysteresis = time.Second }},
@@ -298,6 +306,46 @@ func TestSetPolicyAtRunTime(t *testing.T) {
 	}
 }
 
+// A handover held up only by a renewal in flight happens at the renewal's
+// reply, not at the next candidacy read: a runtime that reads the
+// candidacies every renew interval sends each read as a renewal goes out.
+func TestHandoverAtTheRenewalReply(t *testing.T) {
+	r := newPreferRun(t, "highest-weight", election.Attrs{Weight: 1}, election.Mutations{})
+	r.step(election.SafePoint{Name: "job", Safe: true})
+	r.advance(11 * time.Second)
+	next := r.m.Next()
+	r.now = next
+	var renewal *store.Swap
+	for _, a := range r.m.Step(r.now, election.Tick{}) {
+		if sw, ok := a.(election.Swap); ok {
+			renewal = &sw.Swap
+		}
+	}
+	if renewal == nil {
+		t.Fatal("no renewal at the renew time")
+	}
+	list := election.Candidates{Name: "job", List: []election.Candidate{cand("b", "", 5)}}
+	if to := r.step(list); to != "" {
+		t.Fatalf("handed over to %s with the renewal in flight", to)
+	}
+	r.rec = renewal.Record
+	r.rec.Version = renewal.Expect + 1
+	acts := r.m.Step(r.now, election.SwapReply{Name: "job", Record: r.rec})
+	lost := false
+	for _, a := range acts {
+		switch a := a.(type) {
+		case election.Lost:
+			lost = errors.Is(a.Cause, election.ErrHandedOver)
+		case election.Swap:
+			if !lost || a.Swap.Record.Transfer != "b" || !a.Swap.Record.Free() || a.Swap.Expect != r.rec.Version || a.Swap.Event != store.Transferred {
+				t.Fatalf("at the renewal's reply: %v, want Lost(ErrHandedOver), then the transfer to b", acts)
+			}
+			return
+		}
+	}
+	t.Fatalf("no handover at the renewal's reply: %v", acts)
+}
+
 // The two mutations: the handover mid-run and within the hysteresis.
 func TestPreferMutations(t *testing.T) {
 	list := election.Candidates{Name: "job", List: []election.Candidate{cand("b", "", 5)}}
@@ -311,4 +359,52 @@ func TestPreferMutations(t *testing.T) {
 	if to := r.step(list); to != "b" {
 		t.Fatalf("NoSafePoint: handed over to %q mid-run, want b", to)
 	}
+}
+
+// The canonical text of a candidate's attributes reads back as it was
+// written, and anything else a store could hold is refused.
+func TestAttrsText(t *testing.T) {
+	for _, tc := range []struct {
+		a    election.Attrs
+		text string
+	}{
+		{election.Attrs{}, ""},
+		{election.Attrs{Weight: 10}, "weight=10"},
+		{election.Attrs{Version: "v1.5.0-rc.1+b7"}, "version=v1.5.0-rc.1+b7"},
+		{election.Attrs{Version: "1.4.2", Weight: election.MaxWeight, Labels: []election.Label{{"zone", "eu-1"}, {"disk", "ssd"}}},
+			"version=1.4.2 weight=1000000 disk=ssd zone=eu-1"},
+	} {
+		if got := tc.a.String(); got != tc.text {
+			t.Errorf("%+v.String() = %q, want %q", tc.a, got, tc.text)
+		}
+		got, err := election.ParseAttrs(tc.text)
+		if err != nil || got.String() != tc.text || got.Version != tc.a.Version || got.Weight != tc.a.Weight || len(got.Labels) != len(tc.a.Labels) {
+			t.Errorf("ParseAttrs(%q) = %+v, %v", tc.text, got, err)
+		}
+	}
+	for _, bad := range []string{
+		" ", "weight=0", "weight=+5", "weight=-1", "weight=1000001", "weight=ten", "weight=05",
+		"zone=eu-1 weight=5", "weight=5 version=1.4", "zone=b disk=a", "zone=eu-1  disk=a", "zone",
+		"version=1.x", "version=", "zone=", "=x", "zone=a zone=b", "version=1 version=2",
+		"zone=eu\x1b[31m", "zone=eu-1\n", "weight=10 ", strings.Repeat("k=v ", 2000),
+	} {
+		if a, err := election.ParseAttrs(bad); err == nil {
+			t.Errorf("ParseAttrs(%q) = %+v, want an error", bad, a)
+		}
+	}
+}
+
+// FuzzParseAttrs: whatever ParseAttrs accepts is valid and canonical.
+func FuzzParseAttrs(f *testing.F) {
+	f.Add("version=1.4.2 weight=10 zone=eu-1")
+	f.Add("weight=3")
+	f.Fuzz(func(t *testing.T, s string) {
+		a, err := election.ParseAttrs(s)
+		if err != nil {
+			return
+		}
+		if a.Validate() != nil || a.String() != s {
+			t.Fatalf("ParseAttrs(%q) = %+v: invalid or not canonical", s, a)
+		}
+	})
 }

@@ -150,7 +150,11 @@ func (m *Machine) renewReply(now time.Time, r SwapReply) []Action {
 		m.rec = r.Record
 		m.deadline = m.sentAt.Add(m.cfg.Lease)
 		m.renewAt = m.sentAt.Add(m.cfg.Renew)
-		return []Action{Extended{Name: m.cfg.Name, Deadline: m.deadline}}
+		// Nothing is in flight any more: a preference handover that
+		// waited only for this renewal is due now (docs/prefer.md, rule
+		// 5), not at the next candidacy read, which a runtime reading
+		// them every renew interval would send as the next renewal goes.
+		return append([]Action{Extended{Name: m.cfg.Name, Deadline: m.deadline}}, m.preferDue(now)...)
 	case errors.Is(r.Err, store.ErrConflict):
 		m.recheck = true
 		return m.lose(now, ErrDeposed)

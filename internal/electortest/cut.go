@@ -188,3 +188,10 @@ func (c *cuttable) SuspendJob(ctx context.Context, s store.JobSuspend) (store.Jo
 	}
 	return c.inner.SuspendJob(ctx, s)
 }
+
+func (c *cuttable) PreferJob(ctx context.Context, p store.JobPrefer) (store.Job, error) {
+	if err := c.check(); err != nil {
+		return store.Job{}, err
+	}
+	return c.inner.PreferJob(ctx, p)
+}

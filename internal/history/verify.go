@@ -206,7 +206,11 @@ func Verify(p Production) Report {
 		if ev.Kind == store.FloorRaised {
 			highest = max(highest, ev.Token)
 		}
-		if !starts(ev.Kind) {
+		if !starts(ev.Kind) || ev.Holder == "" {
+			// A transferred event without a holder is the release
+			// towards the target ('baton transfer', a preference's
+			// handover): it ends a term; the target's take follows,
+			// with token + 1.
 			continue
 		}
 		if ev.Token <= highest {

@@ -74,6 +74,20 @@ func TestVerifyClean(t *testing.T) {
 	}
 }
 
+// A handover by transfer ('baton transfer', a preference's handover) logs
+// the holder's release towards the target (transferred, no holder, the
+// old token) and the target's take (transferred, token + 1): one new
+// term, no token reused.
+func TestVerifyTransfer(t *testing.T) {
+	p := production()
+	p.Events[1] = store.Event{Seq: 2, Name: "job", Kind: store.Transferred, Token: 1, Transfer: "b", Time: t0.Add(2 * time.Minute)}
+	p.Events = append(p.Events, store.Event{Seq: 3, Name: "job", Kind: store.Transferred, Holder: "b", Incarnation: "i", Token: 2, Time: t0.Add(2 * time.Minute)})
+	rep := Verify(p)
+	if !rep.OK() || rep.Terms != 2 || rep.Verdict() != ExactlyOnce {
+		t.Fatalf("a handover by transfer: %d terms, violations %+v", rep.Terms, rep.Violations)
+	}
+}
+
 // A period whose run a graceful stop cut short and gave back
 // (scheduler.Release: pending, under the ending term's token and attempt)
 // is judged at most once while it waits, and exactly once when the next

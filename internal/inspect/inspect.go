@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton/internal/bound"
+	"github.com/batonhq/baton/internal/election"
 	"github.com/batonhq/baton/schedule"
 	"github.com/batonhq/baton/store"
 )
@@ -54,6 +55,10 @@ type View struct {
 	// ones exist.
 	Rows int  `json:"rows_read"`
 	More bool `json:"older_rows"`
+	// Preference is the job's preference policy and why the leader is or
+	// is not the preferred candidate (docs/prefer.md); nil when the name
+	// has no policy and no candidate says who it is.
+	Preference *Preference `json:"preference,omitempty"`
 }
 
 // Election is an election record.
@@ -82,6 +87,13 @@ type Candidate struct {
 	AgeSeconds float64 `json:"last_seen_seconds_ago"`
 	// Age is AgeSeconds as a duration, for Go callers.
 	Age time.Duration `json:"-"`
+	// Attrs are the attributes the node says it has, for a preference
+	// policy (canonical text such as "version=1.4.2 weight=10
+	// zone=eu-1"; empty: none). AttrsError is set when the row's
+	// attributes do not parse (a damaged row): Attrs is then the row's
+	// text escaped, and no policy judges it.
+	Attrs      string `json:"attrs,omitempty"`
+	AttrsError string `json:"attrs_error,omitempty"`
 }
 
 // Job is a job's registration and what follows from it.
@@ -191,12 +203,21 @@ func Read(ctx context.Context, st store.Store, name string, now time.Time, opts 
 	if err != nil {
 		return v, err
 	}
+	var fresh []candidacy
 	for _, c := range cands {
-		if c.Stale() || (v.Election != nil && c.Node == v.Election.Holder) {
+		if c.Stale() {
 			continue
 		}
-		v.Candidates = append(v.Candidates, Candidate{Node: c.Node, Incarnation: c.Incarnation, Since: c.Since.UTC(),
-			LastSeen: c.Seen.UTC(), AgeSeconds: bound.Seconds(c.Age.Round(time.Millisecond)), Age: c.Age})
+		a, err := election.ParseAttrs(c.Attrs)
+		cd := candidacy{row: c, attrs: a, err: err}
+		fresh = append(fresh, cd)
+		if v.Election != nil && c.Node == v.Election.Holder {
+			continue // the leader's own row, with a policy: shown in Preference
+		}
+		vc := Candidate{Node: c.Node, Incarnation: c.Incarnation, Since: c.Since.UTC(),
+			LastSeen: c.Seen.UTC(), AgeSeconds: bound.Seconds(c.Age.Round(time.Millisecond)), Age: c.Age}
+		vc.Attrs, vc.AttrsError = viewAttrs(cd)
+		v.Candidates = append(v.Candidates, vc)
 	}
 	rows, err := st.RecentRuns(ctx, name, "", opts.Rows+1)
 	if err != nil {
@@ -222,8 +243,11 @@ func Read(ctx context.Context, st store.Store, name string, now time.Time, opts 
 	switch {
 	case err == nil:
 		v.Job = viewJob(job, rows, now)
+		v.Preference = preference(v.Election, &job, fresh)
 	case !errors.Is(err, store.ErrNotFound):
 		return v, err
+	default:
+		v.Preference = preference(v.Election, nil, fresh)
 	}
 	if v.Election == nil && v.Job == nil && len(rows) == 0 {
 		return v, fmt.Errorf("%s: %w", name, ErrUnknown)

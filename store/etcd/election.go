@@ -462,6 +462,7 @@ type candValue struct {
 	Every       time.Duration `json:"every"`
 	Since       time.Time     `json:"since"`
 	Seen        time.Time     `json:"seen"`
+	Attrs       string        `json:"attrs,omitempty"`
 }
 
 // Heartbeat implements store.Store. Since and Seen are this client's
@@ -472,6 +473,9 @@ func (s *Store) Heartbeat(ctx context.Context, c store.Candidate) error {
 	if c.Name == "" || c.Node == "" {
 		return fmt.Errorf("%w: a candidate needs a name and a node", store.ErrInvalid)
 	}
+	if err := store.CheckAttrs(c.Attrs); err != nil {
+		return fmt.Errorf("etcd: %w", err)
+	}
 	k := s.keys.cand(c.Name, c.Node)
 	op := "heartbeat " + c.Name
 	if c.Gone {
@@ -479,7 +483,7 @@ func (s *Store) Heartbeat(ctx context.Context, c store.Candidate) error {
 		return err
 	}
 	now := s.now()
-	v := candValue{Incarnation: c.Incarnation, Every: c.Every, Since: now, Seen: now}
+	v := candValue{Incarnation: c.Incarnation, Every: c.Every, Since: now, Seen: now, Attrs: c.Attrs}
 	resp, err := s.get(ctx, op, k)
 	if err != nil {
 		return err
@@ -534,5 +538,5 @@ func decodeCand(name, dir string, kv *mvccpb.KeyValue) (store.Candidate, error) 
 	if err != nil {
 		return store.Candidate{}, fmt.Errorf("%w: etcd key %q does not hold a baton candidate: %v", store.ErrCorrupt, kv.Key, err)
 	}
-	return store.Candidate{Name: name, Node: node, Incarnation: v.Incarnation, Every: v.Every, Since: v.Since, Seen: v.Seen}, nil
+	return store.Candidate{Name: name, Node: node, Incarnation: v.Incarnation, Every: v.Every, Since: v.Since, Seen: v.Seen, Attrs: v.Attrs}, nil
 }

@@ -20,6 +20,11 @@ type jobValue struct {
 	Created  time.Time `json:"created"`
 	// Suspension is the job's suspension (schema version 4); nil: none.
 	Suspension *suspensionValue `json:"suspension,omitempty"`
+	// Prefer and PreferHysteresis are the job's preference
+	// (store.Job.Prefer); absent: none, as a baton without preferences
+	// wrote it (which, reading the job, leaves them out).
+	Prefer           string        `json:"prefer,omitempty"`
+	PreferHysteresis time.Duration `json:"prefer_hysteresis,omitempty"`
 }
 
 // runValue is the stored form of a run ledger row; Job and Period come from
@@ -70,6 +75,9 @@ func decodeRun(job, period string, kv *mvccpb.KeyValue) (store.Run, error) {
 func (s *Store) EnsureJob(ctx context.Context, j store.Job) (store.Job, error) {
 	if j.Name == "" {
 		return store.Job{}, fmt.Errorf("%w: empty job name", store.ErrInvalid)
+	}
+	if err := storedriver.CheckJob(j); err != nil {
+		return store.Job{}, fmt.Errorf("etcd: %w", err)
 	}
 	j.Created, j.Suspension = s.now(), store.Suspension{}
 	k := s.keys.job(j.Name)

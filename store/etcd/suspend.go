@@ -29,7 +29,7 @@ type suspensionValue struct {
 
 // job returns the job of name that v stores.
 func (v jobValue) job(name string) store.Job {
-	j := store.Job{Name: name, Schedule: v.Schedule, Created: v.Created}
+	j := store.Job{Name: name, Schedule: v.Schedule, Created: v.Created, Prefer: v.Prefer, PreferHysteresis: v.PreferHysteresis}
 	if v.Suspension != nil {
 		j.Suspension = store.Suspension{By: v.Suspension.By, Reason: v.Suspension.Reason, At: v.Suspension.At}
 	}
@@ -38,7 +38,7 @@ func (v jobValue) job(name string) store.Job {
 
 // encodeJob returns the stored form of j.
 func encodeJob(j store.Job) string {
-	v := jobValue{Schedule: j.Schedule, Created: j.Created}
+	v := jobValue{Schedule: j.Schedule, Created: j.Created, Prefer: j.Prefer, PreferHysteresis: j.PreferHysteresis}
 	if s := j.Suspension; s.Active() {
 		v.Suspension = &suspensionValue{By: s.By, Reason: s.Reason, At: s.At}
 	}

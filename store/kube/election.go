@@ -124,6 +124,9 @@ func (s *Store) Heartbeat(ctx context.Context, c store.Candidate) error {
 	if err := store.CheckName(c.Name); err != nil {
 		return err
 	}
+	if err := store.CheckAttrs(c.Attrs); err != nil {
+		return fmt.Errorf("kube: %w", err)
+	}
 	_, err := s.update(ctx, c.Name, func(o *object) error {
 		if c.Gone {
 			if _, ok := o.st.Cands[c.Node]; !ok {
@@ -138,7 +141,7 @@ func (s *Store) Heartbeat(ctx context.Context, c store.Candidate) error {
 			cur = store.Candidate{Node: c.Node, Incarnation: c.Incarnation, Since: now}
 		}
 		cur.Name = ""
-		cur.Every, cur.Seen = c.Every, now
+		cur.Every, cur.Seen, cur.Attrs = c.Every, now, c.Attrs
 		if o.st.Cands == nil {
 			o.st.Cands = map[string]store.Candidate{}
 		}

@@ -17,6 +17,9 @@ func (s *Store) EnsureJob(ctx context.Context, j store.Job) (store.Job, error) {
 	if err := store.CheckName(j.Name); err != nil {
 		return store.Job{}, err
 	}
+	if err := storedriver.CheckJob(j); err != nil {
+		return store.Job{}, err
+	}
 	o, err := s.update(ctx, j.Name, func(o *object) error {
 		if o.st.Job != nil {
 			return errNoWrite

@@ -192,6 +192,9 @@ func (c *client) Heartbeat(ctx context.Context, cand store.Candidate) error {
 	if cand.Name == "" || cand.Node == "" {
 		return fmt.Errorf("%w: a candidate needs a name and a node", store.ErrInvalid)
 	}
+	if err := store.CheckAttrs(cand.Attrs); err != nil {
+		return fmt.Errorf("memstore: %w", err)
+	}
 	if err := c.s.enter(ctx, c.node); err != nil {
 		return err
 	}
@@ -205,7 +208,7 @@ func (c *client) Heartbeat(ctx context.Context, cand store.Candidate) error {
 		if !ok || cur.Incarnation != cand.Incarnation {
 			cur = store.Candidate{Name: cand.Name, Node: cand.Node, Incarnation: cand.Incarnation, Since: now}
 		}
-		cur.Every, cur.Seen = cand.Every, now
+		cur.Every, cur.Seen, cur.Attrs = cand.Every, now, cand.Attrs
 		c.s.cands[k] = cur
 	}
 	c.s.mu.Unlock()

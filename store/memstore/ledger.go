@@ -32,6 +32,9 @@ func (c *client) EnsureJob(ctx context.Context, j store.Job) (store.Job, error) 
 	if j.Name == "" {
 		return store.Job{}, fmt.Errorf("%w: empty job name", store.ErrInvalid)
 	}
+	if err := storedriver.CheckJob(j); err != nil {
+		return store.Job{}, err
+	}
 	if err := c.s.enter(ctx, c.node); err != nil {
 		return store.Job{}, err
 	}

@@ -412,6 +412,9 @@ func (s *Store) Heartbeat(ctx context.Context, c store.Candidate) error {
 	if c.Name == "" || c.Node == "" {
 		return fmt.Errorf("%w: a candidate needs a name and a node", store.ErrInvalid)
 	}
+	if err := store.CheckAttrs(c.Attrs); err != nil {
+		return fmt.Errorf("postgres: %w", err)
+	}
 	if err := s.enter(ctx, "heartbeat"); err != nil {
 		return err
 	}
@@ -428,12 +431,12 @@ func (s *Store) Heartbeat(ctx context.Context, c store.Candidate) error {
 			_, err = tx.Exec(ctx, `DELETE FROM `+s.q+`.candidates WHERE name = $1 AND node = $2`, c.Name, c.Node)
 			return err
 		}
-		_, err = tx.Exec(ctx, `INSERT INTO `+s.q+`.candidates AS c (name, node, incarnation, every_ns, since, seen)
-			VALUES ($1, $2, $3, $4, clock_timestamp(), clock_timestamp())
+		_, err = tx.Exec(ctx, `INSERT INTO `+s.q+`.candidates AS c (name, node, incarnation, every_ns, since, seen, attrs)
+			VALUES ($1, $2, $3, $4, clock_timestamp(), clock_timestamp(), $5)
 			ON CONFLICT (name, node) DO UPDATE SET
 			  since = CASE WHEN c.incarnation = excluded.incarnation THEN c.since ELSE excluded.since END,
-			  incarnation = excluded.incarnation, every_ns = excluded.every_ns, seen = excluded.seen`,
-			c.Name, c.Node, c.Incarnation, int64(c.Every))
+			  incarnation = excluded.incarnation, every_ns = excluded.every_ns, seen = excluded.seen, attrs = excluded.attrs`,
+			c.Name, c.Node, c.Incarnation, int64(c.Every), c.Attrs)
 		return err
 	})
 	if err != nil {
@@ -451,8 +454,12 @@ func (s *Store) Candidates(ctx context.Context, name string) ([]store.Candidate,
 	if s.version == 1 {
 		return nil, nil // a version 1 schema, read-only: no candidates table
 	}
+	attrs := "attrs"
+	if s.version < 10 {
+		attrs = "''" // read-only: no attributes before version 10
+	}
 	rows, err := s.pool.Query(ctx, `SELECT node, incarnation, every_ns, since, seen,
-		  (extract(epoch FROM clock_timestamp() - seen) * 1000000)::bigint
+		  (extract(epoch FROM clock_timestamp() - seen) * 1000000)::bigint, `+attrs+`
 		FROM `+s.q+`.candidates WHERE name = $1 ORDER BY node`, name)
 	if err != nil {
 		return nil, s.fail(ctx, "candidates", err)
@@ -461,7 +468,7 @@ func (s *Store) Candidates(ctx context.Context, name string) ([]store.Candidate,
 	for rows.Next() {
 		c := store.Candidate{Name: name}
 		var every, ageUS int64
-		if err := rows.Scan(&c.Node, &c.Incarnation, &every, &c.Since, &c.Seen, &ageUS); err != nil {
+		if err := rows.Scan(&c.Node, &c.Incarnation, &every, &c.Since, &c.Seen, &ageUS, &c.Attrs); err != nil {
 			rows.Close()
 			return nil, s.fail(ctx, "candidates", err)
 		}

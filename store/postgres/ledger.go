@@ -17,6 +17,9 @@ func (s *Store) EnsureJob(ctx context.Context, j store.Job) (store.Job, error) {
 	if j.Name == "" {
 		return store.Job{}, fmt.Errorf("%w: empty job name", store.ErrInvalid)
 	}
+	if err := storedriver.CheckJob(j); err != nil {
+		return store.Job{}, fmt.Errorf("postgres: %w", err)
+	}
 	if err := s.enter(ctx, "ensure job"); err != nil {
 		return store.Job{}, err
 	}
@@ -24,7 +27,7 @@ func (s *Store) EnsureJob(ctx context.Context, j store.Job) (store.Job, error) {
 		return store.Job{}, err
 	}
 	got := store.Job{Name: j.Name}
-	err := scanJob(s.pool.QueryRow(ctx, s.sql.ensureJob, j.Name, j.Schedule), &got)
+	err := scanJob(s.pool.QueryRow(ctx, s.sql.ensureJob, j.Name, j.Schedule, j.Prefer, int64(j.PreferHysteresis)), &got)
 	if errors.Is(err, pgx.ErrNoRows) {
 		// Registered before (perhaps concurrently, committed by now).
 		err = scanJob(s.pool.QueryRow(ctx, s.sql.getJob, j.Name), &got)

@@ -207,7 +207,7 @@ func newStatements(q string, schemaVersion int) statements {
 		swapMany: `SELECT s.o_ord, ` + out + `
 			FROM ` + q + `.swap_many($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) s`,
 		history: `SELECT seq, kind, holder, incarnation, token, transfer, time, ` + detail + ` FROM ` + q + `.election_log WHERE name = $1 AND seq > $2 ORDER BY seq LIMIT $3`,
-		ensureJob: `INSERT INTO ` + q + `.jobs (name, schedule, created) VALUES ($1, $2, clock_timestamp())
+		ensureJob: `INSERT INTO ` + q + `.jobs (name, schedule, created, prefer, prefer_hysteresis_ns) VALUES ($1, $2, clock_timestamp(), $3, $4)
 			ON CONFLICT (name) DO NOTHING RETURNING ` + jobCols(schemaVersion),
 		getJob:  `SELECT ` + jobCols(schemaVersion) + ` FROM ` + q + `.jobs WHERE name = $1`,
 		getRun:  `SELECT ` + runCols + ` FROM ` + q + `.runs WHERE job = $1 AND period = $2`,

@@ -29,10 +29,13 @@ import (
 // notification naming the record it wrote and its version (writePayload),
 // so that the change feed reports it without a read, with the same
 // outcomes; version 9 the election table's CHECK constraints as triggers
-// that refuse the same rows and cost a renewal nothing (checkTriggers).
+// that refuse the same rows and cost a renewal nothing (checkTriggers);
+// version 10 the candidates' attributes (store.Candidate.Attrs, the
+// attrs column) and the jobs' preference policies (store.Job.Prefer),
+// which a process of version 9 neither reads nor harms.
 // An older schema is upgraded in place when a writer opens it,
 // and read as it is by a read-only opener.
-const SchemaVersion = 9
+const SchemaVersion = 10
 
 // ddl returns the statements that create schema version SchemaVersion in
 // schema q (a quoted identifier), with notifications on channel.
@@ -95,13 +98,16 @@ func ddl(q, channel string) []string {
 			detail      text NOT NULL DEFAULT '',
 			PRIMARY KEY (name, seq))`,
 		candidatesTable(q),
+		`ALTER TABLE `+q+`.candidates `+attrsColumn,
 		`CREATE TABLE `+q+`.jobs (
 			name     text COLLATE "C" PRIMARY KEY,
 			schedule text NOT NULL,
 			created  timestamptz NOT NULL,
 			suspended_at   timestamptz,
 			suspended_by   text NOT NULL DEFAULT '',
-			suspend_reason text NOT NULL DEFAULT '')`,
+			suspend_reason text NOT NULL DEFAULT '',
+			prefer               text NOT NULL DEFAULT '',
+			prefer_hysteresis_ns bigint NOT NULL DEFAULT 0)`,
 		`CREATE TABLE `+q+`.runs (
 			job       text COLLATE "C" NOT NULL,
 			period    text COLLATE "C" NOT NULL,
@@ -550,6 +556,26 @@ func candidatesTable(q string) string {
 			PRIMARY KEY (name, node))`
 }
 
+// attrsColumn adds the candidates' attributes (store.Candidate.Attrs) to
+// the candidates table: version 10.
+const attrsColumn = `ADD COLUMN attrs text NOT NULL DEFAULT ''`
+
+// upgrade9 turns a version 9 schema into a version 10 one: the
+// candidates' attributes, empty on every row there is (no attributes),
+// and the jobs' preference policies (store.Job.Prefer), none for every
+// job. A process of the previous release writes its candidate rows and
+// jobs as before (the columns keep their values, or their defaults) and
+// reads them without them: nothing it does conflicts, so the store keeps
+// its id, as in upgrade4.
+func upgrade9(q string) []string {
+	return []string{
+		`ALTER TABLE ` + q + `.candidates ` + attrsColumn,
+		`ALTER TABLE ` + q + `.jobs ADD COLUMN prefer text NOT NULL DEFAULT '',
+			ADD COLUMN prefer_hysteresis_ns bigint NOT NULL DEFAULT 0`,
+		`UPDATE ` + q + `.meta SET value = '10' WHERE key = 'schema_version'`,
+	}
+}
+
 // upgrade1 turns a version 1 schema into a version 2 one.
 func upgrade1(q string) []string {
 	return []string{
@@ -691,7 +717,7 @@ func setup(ctx context.Context, pool *pgxpool.Pool, schema, q, channel string) e
 			for _, up := range []struct {
 				from  string
 				stmts []string
-			}{{"1", upgrade1(q)}, {"2", upgrade2(q, channel)}, {"3", upgrade3(q)}, {"4", upgrade4(q, channel)}, {"5", upgrade5(q, channel)}, {"6", upgrade6(q, channel)}, {"7", upgrade7(q, channel)}, {"8", upgrade8(q)}} {
+			}{{"1", upgrade1(q)}, {"2", upgrade2(q, channel)}, {"3", upgrade3(q)}, {"4", upgrade4(q, channel)}, {"5", upgrade5(q, channel)}, {"6", upgrade6(q, channel)}, {"7", upgrade7(q, channel)}, {"8", upgrade8(q)}, {"9", upgrade9(q)}} {
 				if v != up.from {
 					continue
 				}

@@ -132,8 +132,15 @@ func TestSchemaUpgradeFrom2(t *testing.T) {
 	if r, err := s.GetRun(ctx, "billing", "2026-11-29T00:00:00Z"); err != nil || r.State != store.Done || r.Output != "ok" {
 		t.Fatalf("GetRun after the upgrade: %+v, %v", r, err)
 	}
-	if cs, err := s.Candidates(ctx, "billing"); err != nil || len(cs) != 1 || cs[0].Node != "n2" {
+	if cs, err := s.Candidates(ctx, "billing"); err != nil || len(cs) != 1 || cs[0].Node != "n2" || cs[0].Attrs != "" {
 		t.Fatalf("Candidates after the upgrade: %+v, %v", cs, err)
+	}
+	// The row takes attributes at its next refresh (version 10).
+	if err := s.Heartbeat(ctx, store.Candidate{Name: "billing", Node: "n2", Incarnation: "n2-1", Every: time.Second, Attrs: "weight=5"}); err != nil {
+		t.Fatal(err)
+	}
+	if cs, err := s.Candidates(ctx, "billing"); err != nil || len(cs) != 1 || cs[0].Attrs != "weight=5" {
+		t.Fatalf("Candidates after a refresh with attributes: %+v, %v", cs, err)
 	}
 
 	// The upgraded store runs: a record written by the old release is
@@ -491,6 +498,9 @@ func upgradeKeepingID(t *testing.T, url, id string, c *pgx.Conn, from string) (s
 	}
 	if rec, err := ro.Get(ctx, "billing"); err != nil || rec.Version != v {
 		t.Fatalf("read-only Get of a version %s store: %+v, %v", from, rec, err)
+	}
+	if _, err := ro.Candidates(ctx, "billing"); err != nil {
+		t.Fatalf("read-only Candidates of a version %s store (no attrs column): %v", from, err)
 	}
 	ro.Close()
 	if got := schemaVersion(t, url); got != from {

@@ -29,18 +29,23 @@ func upgrade3(q string) []string {
 // jobCols are the jobs columns scanJob reads; a schema older than version
 // 4 (read-only) has no suspension columns and reads as none.
 func jobCols(schemaVersion int) string {
-	if schemaVersion < 4 {
-		return `schedule, created, NULL::timestamptz, ''::text, ''::text`
+	switch {
+	case schemaVersion < 4:
+		return `schedule, created, NULL::timestamptz, ''::text, ''::text, ''::text, 0::bigint`
+	case schemaVersion < 10:
+		return `schedule, created, suspended_at, suspended_by, suspend_reason, ''::text, 0::bigint`
 	}
-	return `schedule, created, suspended_at, suspended_by, suspend_reason`
+	return `schedule, created, suspended_at, suspended_by, suspend_reason, prefer, prefer_hysteresis_ns`
 }
 
 // scanJob scans a row of jobCols into j (its Name is the caller's).
 func scanJob(row pgx.Row, j *store.Job) error {
 	var at *time.Time
-	if err := row.Scan(&j.Schedule, &j.Created, &at, &j.Suspension.By, &j.Suspension.Reason); err != nil {
+	var hyst int64
+	if err := row.Scan(&j.Schedule, &j.Created, &at, &j.Suspension.By, &j.Suspension.Reason, &j.Prefer, &hyst); err != nil {
 		return err
 	}
+	j.PreferHysteresis = time.Duration(hyst)
 	j.Created = j.Created.UTC()
 	j.Suspension.At = fromNull(at)
 	return nil

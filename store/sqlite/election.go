@@ -620,6 +620,9 @@ func (s *Store) Heartbeat(ctx context.Context, c store.Candidate) error {
 	if c.Name == "" || c.Node == "" {
 		return errors.Join(store.ErrInvalid, errors.New("sqlite: a candidate needs a name and a node"))
 	}
+	if err := store.CheckAttrs(c.Attrs); err != nil {
+		return fmt.Errorf("sqlite: %w", err)
+	}
 	return s.write(ctx, "heartbeat", func(tx *sql.Tx) error {
 		if c.Gone {
 			_, err := tx.ExecContext(ctx, `DELETE FROM baton_candidates WHERE name = ? AND node = ?`, c.Name, c.Node)
@@ -627,11 +630,11 @@ func (s *Store) Heartbeat(ctx context.Context, c store.Candidate) error {
 		}
 		now := s.now().UnixNano()
 		_, err := tx.ExecContext(ctx,
-			`INSERT INTO baton_candidates (name, node, incarnation, every_ns, since_ns, seen_ns) VALUES (?, ?, ?, ?, ?, ?)
+			`INSERT INTO baton_candidates (name, node, incarnation, every_ns, since_ns, seen_ns, attrs) VALUES (?, ?, ?, ?, ?, ?, ?)
 			 ON CONFLICT (name, node) DO UPDATE SET
 			   since_ns = CASE WHEN incarnation = excluded.incarnation THEN since_ns ELSE excluded.since_ns END,
-			   incarnation = excluded.incarnation, every_ns = excluded.every_ns, seen_ns = excluded.seen_ns`,
-			c.Name, c.Node, c.Incarnation, int64(c.Every), now, now)
+			   incarnation = excluded.incarnation, every_ns = excluded.every_ns, seen_ns = excluded.seen_ns, attrs = excluded.attrs`,
+			c.Name, c.Node, c.Incarnation, int64(c.Every), now, now, c.Attrs)
 		return err
 	})
 }
@@ -646,8 +649,12 @@ func (s *Store) Candidates(ctx context.Context, name string) ([]store.Candidate,
 	if s.schema < 2 {
 		return nil, nil // a version 1 store, read-only: no candidates table
 	}
+	attrs := "attrs"
+	if s.schema < 8 {
+		attrs = "''" // read-only: no attributes before version 8
+	}
 	rows, err := s.db.QueryContext(ctx,
-		`SELECT node, incarnation, every_ns, since_ns, seen_ns FROM baton_candidates WHERE name = ? ORDER BY node`, name)
+		`SELECT node, incarnation, every_ns, since_ns, seen_ns, `+attrs+` FROM baton_candidates WHERE name = ? ORDER BY node`, name)
 	if err != nil {
 		return nil, s.fail(ctx, op, err)
 	}
@@ -657,7 +664,7 @@ func (s *Store) Candidates(ctx context.Context, name string) ([]store.Candidate,
 	for rows.Next() {
 		c := store.Candidate{Name: name}
 		var every int64
-		if err := rows.Scan(&c.Node, &c.Incarnation, &every, nsScanner{&c.Since}, nsScanner{&c.Seen}); err != nil {
+		if err := rows.Scan(&c.Node, &c.Incarnation, &every, nsScanner{&c.Since}, nsScanner{&c.Seen}, &c.Attrs); err != nil {
 			return nil, s.fail(ctx, op, err)
 		}
 		c.Every, c.Age = time.Duration(every), now.Sub(c.Seen)

@@ -16,11 +16,14 @@ func (s *Store) EnsureJob(ctx context.Context, j store.Job) (store.Job, error) {
 	if j.Name == "" {
 		return store.Job{}, fmt.Errorf("sqlite: %w: empty job name", store.ErrInvalid)
 	}
+	if err := storedriver.CheckJob(j); err != nil {
+		return store.Job{}, fmt.Errorf("sqlite: %w", err)
+	}
 	var got store.Job
 	err := s.write(ctx, "ensure job", func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx,
-			`INSERT INTO baton_jobs (name, schedule, created_ns) VALUES (?, ?, ?) ON CONFLICT (name) DO NOTHING`,
-			j.Name, j.Schedule, s.now().UnixNano())
+			`INSERT INTO baton_jobs (name, schedule, created_ns, prefer, prefer_hysteresis_ns) VALUES (?, ?, ?, ?, ?) ON CONFLICT (name) DO NOTHING`,
+			j.Name, j.Schedule, s.now().UnixNano(), j.Prefer, int64(j.PreferHysteresis))
 		if err != nil {
 			return err
 		}

@@ -43,8 +43,11 @@ import (
 // write (its counter key is gone) instead of writing records the change
 // feed would not see (version 5), log events that log_seq does not count
 // (version 6), or a name passed on by a succession at its stored token + 1,
-// a token already handed out (version 7).
-const SchemaVersion = 7
+// a token already handed out (version 7). Version 8 added the candidates'
+// attributes (store.Candidate.Attrs, the attrs column) and the jobs'
+// preference policies (store.Job.Prefer), which a baton of version 7
+// still running neither reads nor harms.
+const SchemaVersion = 8
 
 // counterKey is the baton_meta key of the store-wide counter that every
 // write but a renewal raises (see nextVersion). Its name changes with an
@@ -102,7 +105,9 @@ var schema = []string{
 		created_ns INTEGER NOT NULL,
 		suspended_ns   INTEGER NOT NULL DEFAULT 0,
 		suspended_by   TEXT NOT NULL DEFAULT '',
-		suspend_reason TEXT NOT NULL DEFAULT ''
+		suspend_reason TEXT NOT NULL DEFAULT '',
+		prefer               TEXT NOT NULL DEFAULT '',
+		prefer_hysteresis_ns INTEGER NOT NULL DEFAULT 0
 	) STRICT`,
 	`CREATE TABLE IF NOT EXISTS baton_runs (
 		job          TEXT NOT NULL,
@@ -130,8 +135,22 @@ var schema = []string{
 const storeIDStmt = `INSERT INTO baton_meta (key, value) VALUES ('` + storeIDKey + `', (SELECT abs(random()) | 1))
 	ON CONFLICT (key) DO NOTHING`
 
-// candidatesTable holds the nodes campaigning for a name (Heartbeat).
+// candidatesTable holds the nodes campaigning for a name (Heartbeat),
+// with their attributes (attrs, store.Candidate.Attrs: schema 8).
 const candidatesTable = `CREATE TABLE IF NOT EXISTS baton_candidates (
+		name        TEXT NOT NULL,
+		node        TEXT NOT NULL,
+		incarnation TEXT NOT NULL,
+		every_ns    INTEGER NOT NULL,
+		since_ns    INTEGER NOT NULL,
+		seen_ns     INTEGER NOT NULL,
+		attrs       TEXT NOT NULL DEFAULT '',
+		PRIMARY KEY (name, node)
+	) STRICT, WITHOUT ROWID`
+
+// candidatesTableV2 is the candidates table as version 2 made it, which
+// the upgrade from version 1 makes before attrsUpgrade adds its column.
+const candidatesTableV2 = `CREATE TABLE IF NOT EXISTS baton_candidates (
 		name        TEXT NOT NULL,
 		node        TEXT NOT NULL,
 		incarnation TEXT NOT NULL,
@@ -140,6 +159,20 @@ const candidatesTable = `CREATE TABLE IF NOT EXISTS baton_candidates (
 		seen_ns     INTEGER NOT NULL,
 		PRIMARY KEY (name, node)
 	) STRICT, WITHOUT ROWID`
+
+// attrsUpgrade turns a version 7 store into a version 8 one: the
+// candidates' attributes, empty on every row there is (no attributes),
+// and the jobs' preference policies (store.Job.Prefer), none for every
+// job. A baton of version 7 still running writes its candidate rows and
+// jobs as before (the columns keep their values, or the defaults) and
+// reads them without them; nothing it does conflicts, so its counter key
+// stays.
+var attrsUpgrade = []string{
+	`ALTER TABLE baton_candidates ADD COLUMN attrs TEXT NOT NULL DEFAULT ''`,
+	`ALTER TABLE baton_jobs ADD COLUMN prefer TEXT NOT NULL DEFAULT ''`,
+	`ALTER TABLE baton_jobs ADD COLUMN prefer_hysteresis_ns INTEGER NOT NULL DEFAULT 0`,
+	`UPDATE baton_meta SET value = 8 WHERE key = 'schema_version'`,
+}
 
 // versionIndex ordered the election records by version for the change
 // feed of a version 3 or 4 store; version 5 drops it for changedIndex.
@@ -158,7 +191,7 @@ const changedIndex = `CREATE INDEX IF NOT EXISTS baton_election_changed ON baton
 var upgrades = map[int64][]string{
 	1: {
 		`ALTER TABLE baton_election_log ADD COLUMN detail TEXT NOT NULL DEFAULT ''`,
-		candidatesTable,
+		candidatesTableV2,
 		`UPDATE baton_meta SET value = 2 WHERE key = 'schema_version'`,
 		storeIDStmt,
 	},
@@ -181,6 +214,7 @@ var upgrades = map[int64][]string{
 	},
 	5: logSeqUpgrade,
 	6: successionUpgrade,
+	7: attrsUpgrade,
 }
 
 // sessionIndex orders the election records by the session record they

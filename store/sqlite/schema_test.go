@@ -63,7 +63,7 @@ func checkV2Rows(t *testing.T, s *sqlite.Store) {
 	if j, err := s.GetJob(ctx(t), "billing"); err != nil || j.Schedule != "every 24h" {
 		t.Errorf("GetJob = %+v, %v", j, err)
 	}
-	if cs, err := s.Candidates(ctx(t), "billing"); err != nil || len(cs) != 1 || cs[0].Node != "n2" {
+	if cs, err := s.Candidates(ctx(t), "billing"); err != nil || len(cs) != 1 || cs[0].Node != "n2" || cs[0].Attrs != "" {
 		t.Errorf("Candidates = %+v, %v", cs, err)
 	}
 	if names, err := s.Names(ctx(t)); err != nil || !slices.Equal(names, []string{"billing", "free"}) {
@@ -199,6 +199,9 @@ func TestSchemaVersion5Upgrade(t *testing.T) {
 	if got, err := ro.Get(ctx(t), "held"); err != nil || got.Session != store.SessionPrefix+"n3/i3/1" || got.Version != 11 {
 		t.Errorf("read-only Get(held) of a version 5 store = %+v, %v", got, err)
 	}
+	if cs, err := ro.Candidates(ctx(t), "billing"); err != nil || len(cs) != 1 || cs[0].Node != "n2" || cs[0].Attrs != "" {
+		t.Errorf("read-only Candidates(billing) of a version 5 store = %+v, %v", cs, err)
+	}
 	ro.Close()
 	testenv.SameFiles(t, "after reading a version 5 store", before, testenv.Files(t, filepath.Dir(path)))
 
@@ -208,6 +211,17 @@ func TestSchemaVersion5Upgrade(t *testing.T) {
 	}
 	if s.StoreID() != v5StoreID {
 		t.Errorf("StoreID = %s, want %s", s.StoreID(), v5StoreID)
+	}
+	// The candidate row is kept, without attributes, and takes them at
+	// its next refresh (the attrs column, version 8).
+	if cs, err := s.Candidates(ctx(t), "billing"); err != nil || len(cs) != 1 || cs[0].Node != "n2" || cs[0].Attrs != "" {
+		t.Errorf("Candidates(billing) after the upgrade = %+v, %v", cs, err)
+	}
+	if err := s.Heartbeat(ctx(t), store.Candidate{Name: "billing", Node: "n2", Incarnation: "i2", Every: time.Second, Attrs: "weight=5"}); err != nil {
+		t.Fatal(err)
+	}
+	if cs, err := s.Candidates(ctx(t), "billing"); err != nil || len(cs) != 1 || cs[0].Attrs != "weight=5" {
+		t.Errorf("Candidates(billing) after a refresh with attributes = %+v, %v", cs, err)
 	}
 	logSeq, maxSeq := logSeqs(t, path)
 	if !maps.Equal(logSeq, v5Seqs) || !maps.Equal(maxSeq, v5Seqs) {

@@ -321,6 +321,45 @@ func SuspendEvent(seq uint64, rec store.Record, s store.JobSuspend, at time.Time
 	return ev
 }
 
+// CheckPrefer returns the error store.Store.PreferJob gives when the
+// job's current state is cur (found false: no such job), nil when the
+// change applies.
+func CheckPrefer(p store.JobPrefer, cur store.Job, found bool) error {
+	switch {
+	case p.Name == "":
+		return fmt.Errorf("%w: changing a job's preference needs its name", store.ErrInvalid)
+	case len(p.Prefer) > store.MaxReasonLen || !printable(p.Prefer):
+		return fmt.Errorf("%w: a preference policy of printable text of at most %d bytes", store.ErrInvalid, store.MaxReasonLen)
+	case p.Hysteresis < 0:
+		return fmt.Errorf("%w: a negative hysteresis %v", store.ErrInvalid, p.Hysteresis)
+	case !found:
+		return fmt.Errorf("job %q: %w", p.Name, store.ErrNotFound)
+	}
+	return nil
+}
+
+// CheckJob returns the error store.Store.EnsureJob gives for a job whose
+// preference (Prefer, PreferHysteresis) PreferJob would refuse.
+func CheckJob(j store.Job) error {
+	return CheckPrefer(store.JobPrefer{Name: j.Name, Prefer: j.Prefer, Hysteresis: j.PreferHysteresis}, j, true)
+}
+
+// Prefer returns job cur with the preference p.
+func Prefer(p store.JobPrefer, cur store.Job) store.Job {
+	cur.Prefer, cur.PreferHysteresis = p.Prefer, p.Hysteresis
+	return cur
+}
+
+// PreferEvent returns the election log event store.Store.PreferJob
+// appends to the log of rec's name, whose job was cur: the record as it
+// is, Kind store.PreferChanged, Detail "FROM -> TO".
+func PreferEvent(seq uint64, rec store.Record, p store.JobPrefer, cur store.Job, at time.Time) store.Event {
+	ev := NextEvent(seq, rec, store.PreferChanged)
+	ev.Time = at
+	ev.Detail = store.PreferText(cur.Prefer, cur.PreferHysteresis) + " -> " + store.PreferText(p.Prefer, p.Hysteresis)
+	return ev
+}
+
 // CheckSessionName returns the error store.Store.DeleteSession
 // gives for a name that is not a session record's, nil for one that is.
 // Backends call it before they read anything; CheckDeleteSession applies

@@ -3,6 +3,7 @@ package storetest
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -235,5 +236,56 @@ func testCandidates(t *testing.T, open func() store.Store) {
 	}
 	if cs, _ := s.Candidates(c, "job"); len(cs) != 1 || cs[0].Node != "b" {
 		t.Errorf("after a withdrawal: %+v", cs)
+	}
+}
+
+// testCandidateAttrs: a candidate's attributes are kept as they were
+// written, whatever bytes they hold (the store judges nothing: its readers
+// parse them), replaced by each refresh, and refused above
+// store.MaxAttrs.
+func testCandidateAttrs(t *testing.T, open func() store.Store) {
+	s := open()
+	c := ctx(t)
+	beat := func(node, attrs string) error {
+		return s.Heartbeat(c, store.Candidate{Name: "job", Node: node, Incarnation: node + "1", Every: time.Second, Attrs: attrs})
+	}
+	damaged := "weight=\x1b[31m10 zone=\u202eeu-1\n"
+	for node, attrs := range map[string]string{"a": "version=1.4.2 weight=10 zone=eu-1", "b": damaged, "c": ""} {
+		if err := beat(node, attrs); err != nil {
+			t.Fatalf("heartbeat of %s with %q: %v", node, attrs, err)
+		}
+	}
+	cs, err := open().Candidates(c, "job")
+	if err != nil || len(cs) != 3 {
+		t.Fatalf("Candidates = %+v, %v", cs, err)
+	}
+	if cs[0].Attrs != "version=1.4.2 weight=10 zone=eu-1" || cs[1].Attrs != damaged || cs[2].Attrs != "" {
+		t.Errorf("attributes read back: %q, %q, %q", cs[0].Attrs, cs[1].Attrs, cs[2].Attrs)
+	}
+	// A refresh replaces them, by the same incarnation or another.
+	if err := beat("a", "version=1.5.0 weight=10 zone=eu-1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Heartbeat(c, store.Candidate{Name: "job", Node: "b", Incarnation: "b2", Every: time.Second}); err != nil {
+		t.Fatal(err)
+	}
+	cs, _ = s.Candidates(c, "job")
+	if len(cs) != 3 || cs[0].Attrs != "version=1.5.0 weight=10 zone=eu-1" || cs[1].Attrs != "" {
+		t.Errorf("after the refreshes: %+v", cs)
+	}
+	for _, bad := range []string{"zone=a\x00", "zone=\xff"} {
+		if err := beat("d", bad); !errors.Is(err, store.ErrInvalid) {
+			t.Errorf("heartbeat with the attributes %q: %v, want ErrInvalid", bad, err)
+		}
+	}
+	long := strings.Repeat("k", store.MaxAttrs+1)
+	if err := beat("d", long); !errors.Is(err, store.ErrInvalid) {
+		t.Errorf("heartbeat with %d bytes of attributes: %v, want ErrInvalid", len(long), err)
+	}
+	if err := beat("d", long[1:]); err != nil {
+		t.Errorf("heartbeat with store.MaxAttrs bytes of attributes: %v", err)
+	}
+	if cs, _ := s.Candidates(c, "job"); len(cs) != 4 || cs[3].Attrs != long[1:] {
+		t.Errorf("the longest attributes were not kept: %d rows", len(cs))
 	}
 }

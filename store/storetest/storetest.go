@@ -77,6 +77,8 @@ func Run(t *testing.T, f Factory) {
 		{"SuspendedClaimRefused", testSuspendedClaim},
 		{"SuspendRacingClaims", testSuspendRacingClaims},
 		{"Candidates", testCandidates},
+		{"CandidateAttrs", testCandidateAttrs},
+		{"PreferJob", testPreferJob},
 		{"Sessions", testSessions},
 		{"DeleteSession", testDeleteSession},
 		{"GetMany", testGetMany},

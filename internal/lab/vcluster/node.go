@@ -90,7 +90,7 @@ type node struct {
 	// term's candidacy reads, and when its term of Job began on its clock
 	// and in true time.
 	candAt     time.Duration
-	safeTold   bool // its machine was told it is at a safe point, and it still is
+	safeTold   bool // what its machine was last told of its safe point (SafePoint)
 	runCalls   int  // its ledger writes and read-backs not answered yet (the checker's own count)
 	effectOut  bool // it started an effect (StartEffect) its machine was not told the end of
 	prefGen    int

@@ -50,19 +50,19 @@ func (e *engine) renewCandidacies() {
 
 // safePoint tells n's machine, after a step of its scheduler machine,
 // that it came to a safe point, at once: a runtime between runs starts
-// nothing before its election machine has answered. It is told nothing
-// when it leaves one: the machine judges a handover only at a safe point
-// it is told of, and at a read of the candidacies, which tells it the
-// safe point as it stands then (preferReply).
+// nothing before its election machine has answered. It is told, at the
+// same instant (before any other event), when it leaves one, as the
+// library's runtime tells it before it steps its scheduler machine
+// (Term.SafePoint): the machine may judge a handover at any event
+// (a renewal's reply too), and must never judge it on a safe point that
+// is over.
 func (e *engine) safePoint(n *node) {
-	if !n.sm.AtSafePoint() || n.term == 0 {
-		n.safeTold = false
-		return
+	safe := n.sm.AtSafePoint() && n.term != 0
+	if safe != n.safeTold && n.term != 0 {
+		n.safeTold = safe
+		e.step(n, election.SafePoint{Name: Job, Safe: safe})
 	}
-	if !n.safeTold {
-		n.safeTold = true
-		e.step(n, election.SafePoint{Name: Job, Safe: true})
-	}
+	n.safeTold = safe
 }
 
 // preferRead is n's read of the candidacies, at the store now (its
@@ -95,6 +95,7 @@ func (e *engine) preferReply(n *node, ev event) {
 		return
 	}
 	safe := n.sm.AtSafePoint()
+	n.safeTold = safe
 	if e.tracing() {
 		e.tracef("%s reads %d candidacies of %s, at a safe point: %v", n.id, len(ev.ev.(election.Candidates).List), Job, safe)
 	}

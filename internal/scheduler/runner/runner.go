@@ -36,6 +36,18 @@ type Term interface {
 
 var _ Term = (*baton.Term)(nil)
 
+// SafePointer is a Term whose election hands it over to a preferred
+// candidate only at a safe point its work reports (baton.Term.SafePoint,
+// docs/prefer.md): a Runner says safe true whenever its machine comes to
+// rest at one (scheduler.Machine.AtSafePoint), and safe false before it
+// steps the machine again, waiting until the election has heard it. An
+// error there means the term ended: the Runner starts nothing more.
+type SafePointer interface {
+	SafePoint(safe bool) error
+}
+
+var _ SafePointer = (*baton.Term)(nil)
+
 // Executor runs the effect of one period under the fencing token, with the
 // contract of schedule.Executor.
 type Executor func(ctx context.Context, p scheduler.Period, token uint64) (exitCode int, output string, err error)
@@ -205,6 +217,7 @@ func (r *Runner) Run(ctx context.Context, t Term) error {
 	defer stop()
 	d := &drive{r: r, t: t, ctx: ctx, m: scheduler.New(r.cfg.Machine),
 		log: r.log.With("token", t.Token(), "node", t.Node())}
+	d.sp, _ = t.(SafePointer)
 	for len(r.wake) > 0 { // triggers of an earlier term are not this one's
 		<-r.wake
 	}
@@ -231,11 +244,21 @@ type drive struct {
 	stepped time.Time
 	// clockHeld: the Observer was last told the guard holds the term off.
 	clockHeld bool
+	// sp is the term's safe-point report, if it has one; safe says it was
+	// last told safe true, ended that the term ended when told safe false
+	// (a handover), so that the machine is stepped with nothing but End.
+	sp    SafePointer
+	safe  bool
+	ended bool
 }
 
 func (d *drive) run() error {
 	d.feed(scheduler.Start{Token: d.t.Token(), Node: d.t.Node()})
 	for d.err == nil {
+		if d.ended {
+			<-d.ctx.Done() // the term ended (feed): its cause follows at once
+			return d.end(nil)
+		}
 		var timer <-chan time.Time
 		var tm baton.Timer
 		if next := d.m.Next(); !next.IsZero() {
@@ -296,7 +319,29 @@ func (d *drive) end(done *scheduler.EffectDone) error {
 // feed steps the machine with ev and executes its actions, feeding back
 // their answers, until the machine waits for a timer, the effect or the
 // end of the term.
+//
+// With a SafePointer term, the election is told the machine left its safe
+// point before the machine is stepped (and waited for), and told it is at
+// one again once the machine rests at one: so the election hands over
+// only while nothing runs (docs/prefer.md).
 func (d *drive) feed(ev scheduler.Event) {
+	if _, end := ev.(scheduler.End); !end && d.sp != nil {
+		if d.ended {
+			return
+		}
+		if d.safe {
+			d.safe = false
+			if d.sp.SafePoint(false) != nil {
+				d.ended = true // handed over, or lost: End follows
+				return
+			}
+		}
+	}
+	defer func() {
+		if d.sp != nil && !d.ended && d.err == nil && d.ctx.Err() == nil && d.m.AtSafePoint() {
+			d.safe = d.sp.SafePoint(true) == nil
+		}
+	}()
 	queue := []scheduler.Event{ev}
 	for len(queue) > 0 && d.err == nil {
 		ev, queue = queue[0], queue[1:]

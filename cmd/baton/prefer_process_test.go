@@ -1,0 +1,112 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/batonhq/baton/internal/testenv"
+	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/store/sqlite"
+)
+
+// The acceptance's first line (issue #47, docs/prefer.md), in real time on
+// real processes: three 'baton run --every 1s' nodes of weights 1, 5 and
+// 10 under --prefer highest-weight, started worst first on one SQLite
+// file. The weight-10 node leads within two hysteresis intervals of its
+// start (plus slack: real time); killed with SIGKILL, another takes over;
+// restarted, the lead moves back to it at a safe point; baton verify then
+// finds every period done once. Safety is asserted always, liveness with
+// generous slack.
+func TestProcessPreferHighestWeight(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts real processes")
+	}
+	testenv.ParallelUnlessLong(t) // its own store and processes
+	const (
+		lease = 3 * time.Second
+		hyst  = 6 * time.Second
+		slack = 15 * time.Second
+	)
+	dir := t.TempDir()
+	path := filepath.Join(dir, "baton.db")
+	url := "sqlite:" + path
+	// Each period writes its invoice line through the logged fence (as in
+	// TestVerifyChaosSQLite), so that verify judges every period.
+	resPath, dsn, _, _ := sqliteResource(t, dir)
+	node := func(weight int) (stop func(sig syscall.Signal), errb *syncBuffer) {
+		cmd, _, errb := startBaton(t, "run", "--store", url, "--node", fmt.Sprint("w", weight), "--weight", fmt.Sprint(weight),
+			"--lease", lease.String(), "--every", "1s", "--prefer", "highest-weight", "--prefer-hysteresis", hyst.String(),
+			"billing", "--", os.Args[0], fencedWriteArg, "sqlite", dsn)
+		return func(sig syscall.Signal) { cmd.Process.Signal(sig); cmd.Wait() }, errb
+	}
+	holder := func() store.Record {
+		t.Helper()
+		st, err := sqlite.Open(context.Background(), path, sqlite.WithReadOnly())
+		if err != nil {
+			return store.Record{}
+		}
+		defer st.Close()
+		r, _ := st.Get(context.Background(), "billing")
+		return r
+	}
+	waitHolder := func(what string, within time.Duration, ok func(store.Record) bool) {
+		t.Helper()
+		start := time.Now()
+		for !ok(holder()) {
+			if time.Since(start) > within {
+				t.Fatalf("%s: not within %v; the record: %+v", what, within, holder())
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		t.Logf("%s after %v", what, time.Since(start).Round(time.Millisecond))
+	}
+	stop1, _ := node(1)
+	waitHolder("w1 leads", slack, func(r store.Record) bool { return r.Holder == "w1" })
+	stop5, _ := node(5)
+	time.Sleep(time.Second)
+	stop10, errb10 := node(10)
+	waitHolder("w10 leads", 2*hyst+slack, func(r store.Record) bool { return r.Holder == "w10" })
+	time.Sleep(3 * time.Second)
+	stop10(syscall.SIGKILL)
+	t.Logf("w10 killed: %s", finalLine(errb10.String()))
+	waitHolder("another node takes over", lease+slack, func(r store.Record) bool { return r.Holder != "" && r.Holder != "w10" })
+	stop10, _ = node(10)
+	waitHolder("the lead moves back to w10", 2*hyst+slack, func(r store.Record) bool { return r.Holder == "w10" })
+	time.Sleep(3 * time.Second)
+	for _, stop := range []func(syscall.Signal){stop1, stop5, stop10} {
+		stop(syscall.SIGTERM)
+	}
+	code, out, stderr := runBaton(t, "verify", "--store", url, "--fence-db", "sqlite:"+resPath, "billing")
+	if code != exitOK {
+		t.Fatalf("baton verify: exit %d\n%s%s", code, out, stderr)
+	}
+	if !strings.Contains(out, "exactly once") {
+		t.Fatalf("baton verify did not say exactly once:\n%s", out)
+	}
+	t.Logf("verify: %s", strings.SplitN(out, "\n", 3)[:2])
+	code, out, stderr = runBaton(t, "history", "--store", url, "billing")
+	if code != exitOK {
+		t.Fatalf("baton history: exit %d\n%s%s", code, out, stderr)
+	}
+	n := 0
+	for _, line := range strings.Split(out, "\n") {
+		if f := strings.Fields(line); len(f) > 4 && f[2] == string(store.Transferred) && f[3] == "-" {
+			n++ // the release towards the preferred node; its take follows
+		}
+	}
+	if n < 2 {
+		t.Errorf("%d preference handovers in the log, want at least 2 (to w10, and back):\n%s", n, out)
+	}
+}
+
+// finalLine is the last line of s.
+func finalLine(s string) string {
+	s = strings.TrimRight(s, "\n")
+	return s[strings.LastIndexByte(s, '\n')+1:]
+}
