@@ -370,12 +370,45 @@ func renderDetail(p *htmlPage, c *card) {
 		p.raw(">")
 		p.text(escape.String(cand.Node))
 		p.raw("</span>")
+		switch {
+		case cand.AttrsError != "":
+			p.raw(` <span class="attrs damaged"`)
+			p.attr("title", "attributes refused: "+cand.AttrsError)
+			p.raw(`>(`)
+			p.text(cand.Attrs)
+			p.raw(`)</span>`)
+		case cand.Attrs != "":
+			p.raw(` <span class="attrs">(`)
+			p.text(cand.Attrs)
+			p.raw(`)</span>`)
+		}
 	}
 	if len(c.Candidates) == 0 {
 		p.raw("-")
 	}
-	p.raw(`</dd>
-<dt>schedule</dt><dd class="schedule">`)
+	p.raw("</dd>\n")
+	if pr := c.Preference; pr != nil {
+		p.raw(`<dt>preference</dt><dd class="preference"`)
+		p.attr("data-policy", pr.Policy)
+		p.attr("data-leader-preferred", strconv.FormatBool(pr.LeaderPreferred))
+		p.raw(`><span class="policy">`)
+		p.text(pr.Policy)
+		if pr.HysteresisSeconds > 0 {
+			p.raw(" (hysteresis ")
+			p.text(secs(pr.HysteresisSeconds))
+			p.raw(")")
+		}
+		p.raw(`</span>`)
+		if pr.LeaderAttrs != "" {
+			p.raw(`; the leader says <span class="attrs">`)
+			p.text(pr.LeaderAttrs)
+			p.raw(`</span>`)
+		}
+		p.raw(`<br><span class="why">`)
+		p.text(pr.Why)
+		p.raw("</span></dd>\n")
+	}
+	p.raw(`<dt>schedule</dt><dd class="schedule">`)
 	if c.Job != nil {
 		p.text(escape.String(specText(c.Job.Schedule)))
 	} else {

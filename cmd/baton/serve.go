@@ -285,7 +285,7 @@ func (s *server) data(r *http.Request) pageData {
 		if err != nil {
 			d.Error = err.Error()
 		}
-		d = printableDetail(d) // html/template escapes HTML, not control characters
+		d = printableDetail(d) // the page escapes HTML, not control characters
 		pd.Detail = &card{jobDetail: d, Chart: historyChart(d)}
 	}
 	return pd

@@ -414,3 +414,46 @@ func TestServeAPIPages(t *testing.T) {
 		t.Fatalf("GET /?state=held&limit=20: %d\n%s", code, body)
 	}
 }
+
+// The page shows each candidate's attributes, a damaged row's escaped and
+// marked, and the job's preference: its policy, the leader's attributes
+// and why the leader is (or is not) the preferred one.
+func TestServePageShowsPreference(t *testing.T) {
+	t.Parallel()
+	ms, url := servedStore(t, "", time.Second)
+	ctx := context.Background()
+	if _, err := ms.EnsureJob(ctx, store.Job{Name: "pj", Schedule: "every 1s; catch-up all, max 100", Prefer: "highest-weight"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ms.Swap(ctx, store.Swap{Record: store.Record{Name: "pj", Holder: "w1", Incarnation: "i1", Token: 1, Lease: time.Minute}, Event: store.Acquired}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []store.Candidate{
+		{Name: "pj", Node: "w1", Incarnation: "i1", Every: time.Second, Attrs: "version=1.4 weight=1 zone=eu-1"},
+		{Name: "pj", Node: "w10", Incarnation: "i10", Every: time.Second, Attrs: "version=1.5 weight=10"},
+		{Name: "pj", Node: "bad", Incarnation: "ib", Every: time.Second, Attrs: `weight=<script>alert(1)</script>`},
+	} {
+		if err := ms.Heartbeat(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, body := get(t, url+"/fragment?name=pj")
+	if code != http.StatusOK {
+		t.Fatalf("GET /fragment?name=pj: %d\n%s", code, body)
+	}
+	for _, want := range []string{
+		`<span class="attrs">(version=1.5 weight=10)</span>`,
+		`<span class="attrs damaged" title="attributes refused: `,
+		`(weight=&lt;script&gt;alert(1)&lt;/script&gt;)`,
+		`<dd class="preference" data-policy="highest-weight" data-leader-preferred="false">`,
+		`the leader says <span class="attrs">version=1.4 weight=1 zone=eu-1</span>`,
+		`w10 (version=1.5 weight=10) is preferred by highest-weight to the leader w1`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the job's detail lacks %q:\n%s", want, body)
+		}
+	}
+	if strings.Contains(body, "<script>") {
+		t.Errorf("a candidate's attributes reached the page unescaped:\n%s", body)
+	}
+}
