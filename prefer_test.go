@@ -244,12 +244,12 @@ func TestPreferenceWaitsForASafePoint(t *testing.T) {
 // preferences existed; with one, every renew interval, leading or not.
 func TestPreferenceWriteRates(t *testing.T) {
 	for _, tc := range []struct {
-		opts                    []baton.Option
-		leaderBeats, waiterBeat int64
-		leaderReads             int64
+		opts                     []baton.Option
+		leaderBeats, waiterBeat  int64
+		leaderReads, waiterReads int64
 	}{
-		{nil, 2, int64(10 * lease / (baton.CandidateEvery * poll)), 0},                                                                                   // the leader's: at its campaign, and deleted when it won
-		{[]baton.Option{baton.WithPreference("highest-weight", lease)}, int64(10*lease/renew) + 1, int64(10 * lease / renew), int64(10 * lease / renew)}, // the leader's: at its campaign, then every renew interval
+		{nil, 2, int64(10 * lease / (baton.CandidateEvery * poll)), 0, 0}, // the leader's: at its campaign, and deleted when it won
+		{[]baton.Option{baton.WithPreference("highest-weight", lease)}, int64(10*lease/renew) + 1, int64(10 * lease / renew), int64(10*lease/renew) + 1, int64(10 * lease / renew)}, // the leader's rows and reads: at its campaign, then every renew interval; the waiter's every renew interval
 	} {
 		synctest.Test(t, func(t *testing.T) {
 			ms := memstore.New()
@@ -269,6 +269,9 @@ func TestPreferenceWriteRates(t *testing.T) {
 			}
 			if got := b.st.beats.Load(); got != tc.waiterBeat {
 				t.Errorf("%d options: the waiting node wrote its row %d times in 10 leases, want %d", len(tc.opts), got, tc.waiterBeat)
+			}
+			if got := b.st.reads.Load(); got != tc.waiterReads {
+				t.Errorf("%d options: the waiting node read the rows %d times in 10 leases, want %d", len(tc.opts), got, tc.waiterReads)
 			}
 			cancel()
 			<-done
