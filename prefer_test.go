@@ -15,20 +15,42 @@ import (
 	"github.com/batonhq/baton/store/memstore"
 )
 
-// callStore counts a node's candidacy writes and reads.
+// callStore counts a node's candidacy writes and reads; down cuts the
+// node off from the store (every call fails, as for a crashed node).
 type callStore struct {
 	store.Store
 	beats, reads atomic.Int64
+	down         atomic.Bool
 }
 
 func (s *callStore) Heartbeat(ctx context.Context, c store.Candidate) error {
+	if s.down.Load() {
+		return store.ErrUnavailable
+	}
 	s.beats.Add(1)
 	return s.Store.Heartbeat(ctx, c)
 }
 
 func (s *callStore) Candidates(ctx context.Context, name string) ([]store.Candidate, error) {
+	if s.down.Load() {
+		return nil, store.ErrUnavailable
+	}
 	s.reads.Add(1)
 	return s.Store.Candidates(ctx, name)
+}
+
+func (s *callStore) Get(ctx context.Context, name string) (store.Record, error) {
+	if s.down.Load() {
+		return store.Record{}, store.ErrUnavailable
+	}
+	return s.Store.Get(ctx, name)
+}
+
+func (s *callStore) Swap(ctx context.Context, sw store.Swap) (store.Record, error) {
+	if s.down.Load() {
+		return store.Record{}, store.ErrUnavailable
+	}
+	return s.Store.Swap(ctx, sw)
 }
 
 // preferNode is one node of a name with a preference: an Elector running
@@ -318,4 +340,41 @@ func TestPreferenceOptionsValidated(t *testing.T) {
 	if p, h := e.Preference(); p != "label:zone=eu-1" || h != 2*lease {
 		t.Errorf("Preference() = %s, %v", p, h)
 	}
+}
+
+// A failover under highest-weight goes to the best live candidate: when
+// the weight-10 leader is cut off, the weight-1 node, which may take the
+// name over as soon as the weight-5 one, defers its takeover (the
+// library's waiting nodes read the candidacies every renew interval with
+// a policy), and the weight-5 node takes it; the weight-1 node never
+// leads.
+func TestPreferenceFailoverDefers(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ms := memstore.New()
+		pref := baton.WithPreference("highest-weight", lease)
+		top := newPreferNode(t, ms, "top", 10, pref)
+		term := mustCampaign(t, top.e)
+		low := newPreferNode(t, ms, "low", 1, pref).run(time.Now(), time.Second)
+		defer low.halt()
+		time.Sleep(poll / 2)
+		mid := newPreferNode(t, ms, "mid", 5, pref).run(time.Now(), time.Second)
+		defer mid.halt()
+		time.Sleep(3 * lease)
+		if r := holder(t, ms); r.Holder != "top" {
+			t.Fatalf("before the cut: %+v", r)
+		}
+		top.st.down.Store(true)
+		time.Sleep(4 * lease)
+		if r := holder(t, ms); r.Holder != "mid" || r.Token != 2 {
+			t.Errorf("after the failover: %+v, want mid with token 2", r)
+		}
+		low.mu.Lock()
+		if len(low.leads) != 0 {
+			t.Errorf("the weight-1 node led %d terms", len(low.leads))
+		}
+		low.mu.Unlock()
+		<-term.Done()
+		top.st.down.Store(false)
+		top.e.Close(context.Background())
+	})
 }
