@@ -24,7 +24,9 @@ const CandidateEvery = 5
 // operator checks only: the election itself never reads it, so a missing
 // or stale row changes nothing about who may take over. With one, the row
 // carries this node's attributes (WithCandidate) and is refreshed every
-// renew interval, and the leader reads it to judge whom to hand over to.
+// renew interval, and the leader reads it to judge whom to hand over to,
+// a waiting node (here, as often) whether to defer a takeover to a
+// better live candidate.
 func (e *Elector) candidate() (stop func(won bool)) {
 	done := make(chan bool, 1)
 	e.cands.Add(1)
@@ -33,6 +35,12 @@ func (e *Elector) candidate() (stop func(won bool)) {
 		for {
 			every := e.candidacyEvery()
 			e.heartbeat(e.row(every))
+			if e.pref.Load().on() {
+				// The contender defers a takeover to a better live
+				// candidate (election's deferral): it reads the rows as
+				// often as the leader does.
+				e.readCandidates()
+			}
 			t := e.cfg.clock.NewTimer(every)
 			select {
 			case <-t.C():

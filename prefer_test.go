@@ -15,20 +15,42 @@ import (
 	"github.com/batonhq/baton/store/memstore"
 )
 
-// callStore counts a node's candidacy writes and reads.
+// callStore counts a node's candidacy writes and reads; down cuts the
+// node off from the store (every call fails, as for a crashed node).
 type callStore struct {
 	store.Store
 	beats, reads atomic.Int64
+	down         atomic.Bool
 }
 
 func (s *callStore) Heartbeat(ctx context.Context, c store.Candidate) error {
+	if s.down.Load() {
+		return store.ErrUnavailable
+	}
 	s.beats.Add(1)
 	return s.Store.Heartbeat(ctx, c)
 }
 
 func (s *callStore) Candidates(ctx context.Context, name string) ([]store.Candidate, error) {
+	if s.down.Load() {
+		return nil, store.ErrUnavailable
+	}
 	s.reads.Add(1)
 	return s.Store.Candidates(ctx, name)
+}
+
+func (s *callStore) Get(ctx context.Context, name string) (store.Record, error) {
+	if s.down.Load() {
+		return store.Record{}, store.ErrUnavailable
+	}
+	return s.Store.Get(ctx, name)
+}
+
+func (s *callStore) Swap(ctx context.Context, sw store.Swap) (store.Record, error) {
+	if s.down.Load() {
+		return store.Record{}, store.ErrUnavailable
+	}
+	return s.Store.Swap(ctx, sw)
 }
 
 // preferNode is one node of a name with a preference: an Elector running
@@ -244,12 +266,12 @@ func TestPreferenceWaitsForASafePoint(t *testing.T) {
 // preferences existed; with one, every renew interval, leading or not.
 func TestPreferenceWriteRates(t *testing.T) {
 	for _, tc := range []struct {
-		opts                    []baton.Option
-		leaderBeats, waiterBeat int64
-		leaderReads             int64
+		opts                     []baton.Option
+		leaderBeats, waiterBeat  int64
+		leaderReads, waiterReads int64
 	}{
-		{nil, 2, int64(10 * lease / (baton.CandidateEvery * poll)), 0},                                                                                   // the leader's: at its campaign, and deleted when it won
-		{[]baton.Option{baton.WithPreference("highest-weight", lease)}, int64(10*lease/renew) + 1, int64(10 * lease / renew), int64(10 * lease / renew)}, // the leader's: at its campaign, then every renew interval
+		{nil, 2, int64(10 * lease / (baton.CandidateEvery * poll)), 0, 0}, // the leader's: at its campaign, and deleted when it won
+		{[]baton.Option{baton.WithPreference("highest-weight", lease)}, int64(10*lease/renew) + 1, int64(10 * lease / renew), int64(10*lease/renew) + 1, int64(10 * lease / renew)}, // the leader's rows and reads: at its campaign, then every renew interval; the waiter's every renew interval
 	} {
 		synctest.Test(t, func(t *testing.T) {
 			ms := memstore.New()
@@ -269,6 +291,9 @@ func TestPreferenceWriteRates(t *testing.T) {
 			}
 			if got := b.st.beats.Load(); got != tc.waiterBeat {
 				t.Errorf("%d options: the waiting node wrote its row %d times in 10 leases, want %d", len(tc.opts), got, tc.waiterBeat)
+			}
+			if got := b.st.reads.Load(); got != tc.waiterReads {
+				t.Errorf("%d options: the waiting node read the rows %d times in 10 leases, want %d", len(tc.opts), got, tc.waiterReads)
 			}
 			cancel()
 			<-done
@@ -315,4 +340,41 @@ func TestPreferenceOptionsValidated(t *testing.T) {
 	if p, h := e.Preference(); p != "label:zone=eu-1" || h != 2*lease {
 		t.Errorf("Preference() = %s, %v", p, h)
 	}
+}
+
+// A failover under highest-weight goes to the best live candidate: when
+// the weight-10 leader is cut off, the weight-1 node, which may take the
+// name over as soon as the weight-5 one, defers its takeover (the
+// library's waiting nodes read the candidacies every renew interval with
+// a policy), and the weight-5 node takes it; the weight-1 node never
+// leads.
+func TestPreferenceFailoverDefers(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ms := memstore.New()
+		pref := baton.WithPreference("highest-weight", lease)
+		top := newPreferNode(t, ms, "top", 10, pref)
+		term := mustCampaign(t, top.e)
+		low := newPreferNode(t, ms, "low", 1, pref).run(time.Now(), time.Second)
+		defer low.halt()
+		time.Sleep(poll / 2)
+		mid := newPreferNode(t, ms, "mid", 5, pref).run(time.Now(), time.Second)
+		defer mid.halt()
+		time.Sleep(3 * lease)
+		if r := holder(t, ms); r.Holder != "top" {
+			t.Fatalf("before the cut: %+v", r)
+		}
+		top.st.down.Store(true)
+		time.Sleep(4 * lease)
+		if r := holder(t, ms); r.Holder != "mid" || r.Token != 2 {
+			t.Errorf("after the failover: %+v, want mid with token 2", r)
+		}
+		low.mu.Lock()
+		if len(low.leads) != 0 {
+			t.Errorf("the weight-1 node led %d terms", len(low.leads))
+		}
+		low.mu.Unlock()
+		<-term.Done()
+		top.st.down.Store(false)
+		top.e.Close(context.Background())
+	})
 }

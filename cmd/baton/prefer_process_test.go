@@ -120,3 +120,136 @@ func finalLine(s string) string {
 	s = strings.TrimRight(s, "\n")
 	return s[strings.LastIndexByte(s, '\n')+1:]
 }
+
+// The acceptance's rolling-upgrade line (issue #47, docs/prefer.md), in
+// real time on real processes: three 'baton run --every 1s --prefer
+// oldest-version' nodes at version 1.4 on one SQLite file, upgraded one by
+// one to 1.5 (killed with SIGKILL, restarted at once with
+// --candidate-version 1.5 under the same node id): first a node that does
+// not lead, then the leader (the remaining 1.4 node must take over: the
+// 1.5 contenders defer to it), then the last 1.4 node, which leads. The
+// election log must show no term of the name taken by a 1.5 process
+// before the last 1.4 process was dead, and baton verify every period
+// done once. Safety is asserted always, liveness with generous slack.
+func TestProcessPreferRollingUpgrade(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts real processes")
+	}
+	testenv.ParallelUnlessLong(t) // its own store and processes
+	const (
+		lease = 3 * time.Second
+		slack = 15 * time.Second
+	)
+	dir := t.TempDir()
+	path := filepath.Join(dir, "baton.db")
+	url := "sqlite:" + path
+	resPath, dsn, _, _ := sqliteResource(t, dir)
+	type proc struct {
+		stop func(sig syscall.Signal)
+	}
+	start := func(id, version string) proc {
+		cmd, _, _ := startBaton(t, "run", "--store", url, "--node", id, "--candidate-version", version,
+			"--lease", lease.String(), "--every", "1s", "--prefer", "oldest-version",
+			"billing", "--", os.Args[0], fencedWriteArg, "sqlite", dsn)
+		return proc{stop: func(sig syscall.Signal) { cmd.Process.Signal(sig); cmd.Wait() }}
+	}
+	holder := func() store.Record {
+		st, err := sqlite.Open(context.Background(), path, sqlite.WithReadOnly())
+		if err != nil {
+			return store.Record{}
+		}
+		defer st.Close()
+		r, _ := st.Get(context.Background(), "billing")
+		return r
+	}
+	waitHolder := func(what string, within time.Duration, ok func(store.Record) bool) store.Record {
+		t.Helper()
+		begin := time.Now()
+		for {
+			r := holder()
+			if ok(r) {
+				t.Logf("%s after %v: %s", what, time.Since(begin).Round(time.Millisecond), r.Holder)
+				return r
+			}
+			if time.Since(begin) > within {
+				t.Fatalf("%s: not within %v; the record: %+v", what, within, r)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	procs := map[string]proc{}
+	upgraded := map[string]time.Time{} // when each node's 1.4 process was dead and its 1.5 one started
+	for _, id := range []string{"n1", "n2", "n3"} {
+		procs[id] = start(id, "1.4")
+		time.Sleep(500 * time.Millisecond)
+	}
+	leads := func(r store.Record) bool { return r.Holder != "" && !r.Free() }
+	first := waitHolder("a 1.4 node leads", slack, leads)
+	upgrade := func(id string) {
+		procs[id].stop(syscall.SIGKILL)
+		upgraded[id] = time.Now()
+		procs[id] = start(id, "1.5")
+		t.Logf("%s upgraded to 1.5", id)
+	}
+	// 1. A node that does not lead.
+	var follower, other string
+	for _, id := range []string{"n1", "n2", "n3"} {
+		if id != first.Holder {
+			if follower == "" {
+				follower = id
+			} else {
+				other = id
+			}
+		}
+	}
+	upgrade(follower)
+	time.Sleep(2 * lease) // its candidacy is read by the others
+	// 2. The leader: the other 1.4 node must take over.
+	upgrade(first.Holder)
+	r := waitHolder("the failover", lease+slack, func(r store.Record) bool { return leads(r) && r.Token > first.Token })
+	if r.Holder != other {
+		t.Errorf("after the leader's upgrade %s took over, want %s, the only 1.4 node", r.Holder, other)
+	}
+	time.Sleep(2 * lease)
+	// 3. The last 1.4 node, which leads now.
+	last := holder()
+	upgrade(other)
+	lastOld := upgraded[other]
+	waitHolder("a 1.5 node leads", lease+slack, func(r store.Record) bool { return leads(r) && r.Token > last.Token })
+	time.Sleep(3 * time.Second)
+	for _, p := range procs {
+		p.stop(syscall.SIGTERM)
+	}
+	code, out, stderr := runBaton(t, "verify", "--store", url, "--fence-db", "sqlite:"+resPath, "billing")
+	if code != exitOK {
+		t.Fatalf("baton verify: exit %d\n%s%s", code, out, stderr)
+	}
+	if !strings.Contains(out, "exactly once") {
+		t.Fatalf("baton verify did not say exactly once:\n%s", out)
+	}
+	st, err := sqlite.Open(context.Background(), path, sqlite.WithReadOnly())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	evs, err := st.History(context.Background(), "billing", 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	takes := 0
+	for _, ev := range evs {
+		if ev.Holder == "" || (ev.Kind != store.Acquired && ev.Kind != store.TakenOver && ev.Kind != store.Transferred) {
+			continue
+		}
+		takes++
+		// A take by a node after its upgrade is its 1.5 process's (the
+		// 1.4 one was dead by then).
+		if at, ok := upgraded[ev.Holder]; ok && ev.Time.After(at) && ev.Time.Before(lastOld) {
+			t.Errorf("%s (1.5) took billing (token %d) at %v, while the 1.4 process of %s lived until %v", ev.Holder, ev.Token, ev.Time.Format(time.StampMilli), other, lastOld.Format(time.StampMilli))
+		}
+	}
+	if takes < 3 {
+		t.Errorf("%d terms in the log, want at least 3 (the first, the failover, the last)", takes)
+	}
+	t.Logf("%d terms taken; verify: %s", takes, strings.SplitN(out, "\n", 2)[0])
+}

@@ -32,11 +32,13 @@ best live candidate hands the job over to it with a transfer, only
 between runs (never during one, a suspension's --stop or a backfill),
 only to a candidate that refreshed its candidacy within the lease, and
 only after leading for --prefer-hysteresis (default twice the lease, at
-least the lease), so that the lead moves at most once a hysteresis. A
-failover still goes to whoever is alive first; the policy moves the lead
-back a hysteresis later. With a policy every node writes its candidacy and
-the leader reads them once a renew interval. Needs a schedule (--every or
---cron): a singleton's command has no point between runs.`
+least the lease), so that the lead moves at most once a hysteresis. In a
+failover a node that knows a better live candidate defers its takeover,
+once, by a poll plus a renew interval, so that the best one takes over
+first; if it does not, the policy moves the lead a hysteresis later. With
+a policy every node writes its candidacy and reads them once a renew
+interval. Needs a schedule (--every or --cron): a singleton's command has
+no point between runs.`
 
 // labelList is --candidate-label, repeatable: K=V each.
 type labelList []string

@@ -133,6 +133,9 @@ func (m *Machine) contenderRead(now time.Time, r GetReply) []Action {
 func (m *Machine) contenderReply(now time.Time, r GetReply) []Action {
 	switch {
 	case errors.Is(r.Err, store.ErrNotFound):
+		if m.deferTake(now, store.Record{}) {
+			return nil
+		}
 		return m.acquire(now, store.Record{})
 	case store.Permanent(r.Err):
 		return m.fail(r.Err)
@@ -174,6 +177,9 @@ func (m *Machine) contenderReply(now time.Time, r GetReply) []Action {
 		m.readAt = m.yieldUntil // resigned on request: the others go first
 		return nil
 	case rec.Free() && (rec.Transfer == "" || rec.Transfer == store.AnyNode || rec.Transfer == m.cfg.Node):
+		if rec.Transfer != m.cfg.Node && m.deferTake(now, rec) {
+			return nil // a better candidate goes first (prefer.go)
+		}
 		return m.acquire(now, rec)
 	case !rec.Free() && (rec.Session == "" || m.cfg.Mutate.SessionNameExpiry) && !m.cfg.Mutate.WrapDeadline && checkLease(rec) != nil:
 		// A lease no valid Config writes: no wait derived from it is
@@ -197,6 +203,9 @@ func (m *Machine) contenderReply(now time.Time, r GetReply) []Action {
 		}
 		return []Action{Await{Name: m.cfg.Name, Session: rec.Session}}
 	case m.expired(now):
+		if m.deferTake(now, rec) {
+			return nil // a better candidate goes first (prefer.go)
+		}
 		return m.acquire(now, rec)
 	}
 	m.readAt = earliest(now.Add(m.cfg.Poll), m.seenAt.Add(m.cfg.wait(m.seen.Lease)))

@@ -130,4 +130,8 @@ type Mutations struct {
 	// NoHysteresis makes a leader hand over to a preferred candidate as
 	// soon as its term begins, without lasting the hysteresis.
 	NoHysteresis bool
+	// NoDefer makes a contender that may take a name over take it at
+	// once, though it knows a strictly better live candidate: a failover
+	// goes to whoever is first, not to the preferred candidate.
+	NoDefer bool
 }

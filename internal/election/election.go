@@ -366,6 +366,9 @@ func (m *Machine) tick(now time.Time) []Action {
 	case contending, releasing:
 		if m.inflight == opNone && !m.readAt.IsZero() && !now.Before(m.readAt) {
 			if m.phase == contending && m.hasSeen && (m.seen.Session == "" || m.cfg.Mutate.SessionNameExpiry) && m.expired(now) {
+				if m.deferTake(now, m.seen) {
+					return m.read(now) // deferring: watch for the better one's takeover
+				}
 				return m.acquire(now, m.seen)
 			}
 			return m.read(now)

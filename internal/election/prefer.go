@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton/internal/bound"
+	"github.com/batonhq/baton/store"
 )
 
 // PolicyKind says what a preference policy prefers.
@@ -472,6 +473,11 @@ type prefState struct {
 	candsAt    time.Time // when cands was stepped in
 	safe       bool
 	since      time.Time // when the term began (or the preference came)
+	// A contender's deferral (deferTake): to the record of version
+	// deferVersion, until deferUntil.
+	deferring    bool
+	deferVersion int64
+	deferUntil   time.Time
 }
 
 // prefer returns the machine's preference state, made on first use.
@@ -529,6 +535,24 @@ func (m *Machine) preferDue(now time.Time) []Action {
 	if (m.sess != nil && !m.sess.alive) || !now.Before(m.Deadline()) {
 		return nil // the term is over, or ends at the next Tick
 	}
+	best, ok := m.betterLive(now)
+	if !ok {
+		return nil
+	}
+	m.rec.Transfer = best.Node
+	return m.lose(now, ErrHandedOver)
+}
+
+// betterLive returns the best live candidate of the policy when it is
+// strictly better than this node: live is renewed within a lease (its
+// row's age at the read plus the time since the read, on this node's
+// clock), this node counting as live. The leader's handover and the
+// contender's deferral judge by it alike.
+func (m *Machine) betterLive(now time.Time) (Candidate, bool) {
+	p := m.pref
+	if p == nil || p.policy.Kind == PreferNone {
+		return Candidate{}, false
+	}
 	self := Candidate{Node: m.cfg.Node, Attrs: m.cfg.Self}
 	live := []Candidate{self}
 	since := now.Sub(p.candsAt)
@@ -539,8 +563,39 @@ func (m *Machine) preferDue(now time.Time) []Action {
 	}
 	best, _ := Best(p.policy, live)
 	if best.Node == self.Node || !Better(p.policy, best.Attrs, self.Attrs) {
-		return nil
+		return Candidate{}, false
 	}
-	m.rec.Transfer = best.Node
-	return m.lose(now, ErrHandedOver)
+	return best, true
+}
+
+// Deferral is how long a contender that may take a name over defers to a
+// strictly better live candidate (docs/prefer.md, "The contender's
+// deferral"): a poll interval, the most by which the better candidate
+// can first see the same record version later than this contender (so
+// it sees the same expiry at most a poll later), plus a renew interval,
+// for its takeover's write to land and for the candidacy rows this
+// contender judged by, read every renew interval, to be that stale.
+func (c Config) Deferral() time.Duration { return bound.Add(c.Poll, c.Renew) }
+
+// deferTake reports whether a contender that may take the record rec
+// now (free, or expired) defers to a strictly better live candidate: once
+// per version of the record, for at most Config.Deferral from the first
+// reply that found it takeable with such a candidate known; the best
+// candidate itself never defers. It sets the next read.
+func (m *Machine) deferTake(now time.Time, rec store.Record) bool {
+	p := m.pref
+	if p == nil || m.cfg.Mutate.NoDefer {
+		return false
+	}
+	if _, ok := m.betterLive(now); !ok {
+		return false
+	}
+	if !p.deferring || p.deferVersion != rec.Version {
+		p.deferring, p.deferVersion, p.deferUntil = true, rec.Version, now.Add(m.cfg.Deferral())
+	}
+	if !now.Before(p.deferUntil) {
+		return false // deferred once for this version: take it
+	}
+	m.readAt = earliest(now.Add(m.cfg.Poll), p.deferUntil)
+	return true
 }

@@ -3,6 +3,7 @@ package election_test
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -407,4 +408,107 @@ func FuzzParseAttrs(f *testing.F) {
 			t.Fatalf("ParseAttrs(%q) = %+v: invalid or not canonical", s, a)
 		}
 	})
+}
+
+// contend runs a contender machine with self's attributes against a
+// record held by x (version 10), read at time 0, the other candidacies
+// re-read every second as others gives them (ages at the read, growing
+// by a second a read when stale says so). It returns how long after the
+// first read it sent the takeover, or -1 if not within 10s.
+func contend(t *testing.T, policy string, self election.Attrs, mut election.Mutations, rec store.Record, others []election.Candidate, stale bool) time.Duration {
+	t.Helper()
+	p, err := election.ParsePolicy(policy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := election.Config{Name: "job", Node: "a", Incarnation: "a.1", Lease: 3 * time.Second,
+		Renew: time.Second, Margin: 100 * time.Millisecond, Poll: 100 * time.Millisecond, Retry: 100 * time.Millisecond,
+		Prefer: p, Hysteresis: 10 * time.Second, Self: self, Mutate: mut}
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	m := election.New(cfg)
+	start := time.Unix(1000, 0)
+	now := start
+	nextRead := start
+	reads := 0
+	feed := func() {
+		list := slices.Clone(others)
+		for i := range list {
+			if stale {
+				list[i].Age += time.Duration(reads) * time.Second
+			}
+		}
+		reads++
+		m.Step(now, election.Candidates{Name: "job", List: list})
+		nextRead = nextRead.Add(time.Second)
+	}
+	feed()
+	acts := m.Step(now, election.Start{})
+	for now.Sub(start) <= 10*time.Second {
+		for len(acts) > 0 {
+			a := acts[0]
+			acts = acts[1:]
+			switch a := a.(type) {
+			case election.Get:
+				acts = append(acts, m.Step(now, election.GetReply{Name: "job", Record: rec})...)
+			case election.Swap:
+				if a.Swap.Record.Holder != "a" || a.Swap.Expect != rec.Version {
+					t.Fatalf("swap %+v, want a takeover of version %d", a.Swap, rec.Version)
+				}
+				return now.Sub(start)
+			}
+		}
+		next := m.Next()
+		if next.IsZero() || nextRead.Before(next) {
+			now = nextRead
+			feed()
+			acts = nil
+			continue
+		}
+		now = next
+		acts = m.Step(now, election.Tick{})
+	}
+	return -1
+}
+
+// A contender that may take the name over defers, once and for at most
+// Config.Deferral, to a strictly better live candidate; the best one, a
+// transfer's target, one that knows the better one dead, one without a
+// policy, and the mutation NoDefer take it at the floor.
+func TestContenderDefersToBetterLive(t *testing.T) {
+	held := store.Record{Name: "job", Holder: "x", Incarnation: "x.1", Token: 4, Version: 10, Lease: 3 * time.Second}
+	free := store.Record{Name: "job", Token: 4, Version: 10, Lease: 3 * time.Second}
+	toA := free
+	toA.Transfer = "a"
+	floor := 3*time.Second + 200*time.Millisecond  // lease + 2e
+	deferral := 100*time.Millisecond + time.Second // poll + renew
+	v14, v15 := election.Attrs{Version: "1.4"}, election.Attrs{Version: "1.5"}
+	older := []election.Candidate{cand("b", "1.4", 0)}
+	newer := []election.Candidate{cand("b", "1.5", 0)}
+	for _, tc := range []struct {
+		what   string
+		policy string
+		self   election.Attrs
+		mut    election.Mutations
+		rec    store.Record
+		others []election.Candidate
+		stale  bool
+		want   time.Duration
+	}{
+		{"1.5 defers to a live 1.4", "oldest-version", v15, election.Mutations{}, held, older, false, floor + deferral},
+		{"1.4 does not defer to a 1.5", "oldest-version", v14, election.Mutations{}, held, newer, false, floor},
+		{"a tie does not defer", "oldest-version", v14, election.Mutations{}, held, older, false, floor},
+		{"a dead 1.4 is not waited for", "oldest-version", v15, election.Mutations{}, held, []election.Candidate{{Node: "b", Attrs: v14, Age: 2500 * time.Millisecond}}, true, floor},
+		{"no policy, no deferral", "none", v15, election.Mutations{}, held, older, false, floor},
+		{"NoDefer", "oldest-version", v15, election.Mutations{NoDefer: true}, held, older, false, floor},
+		{"a free record too", "highest-weight", election.Attrs{Weight: 1}, election.Mutations{}, free, []election.Candidate{cand("b", "", 5)}, false, deferral},
+		{"not a transfer to it", "highest-weight", election.Attrs{Weight: 1}, election.Mutations{}, toA, []election.Candidate{cand("b", "", 5)}, false, 0},
+	} {
+		t.Run(tc.what, func(t *testing.T) {
+			if got := contend(t, tc.policy, tc.self, tc.mut, tc.rec, tc.others, tc.stale); got != tc.want {
+				t.Fatalf("took over %v after the first read, want %v", got, tc.want)
+			}
+		})
+	}
 }

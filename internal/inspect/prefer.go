@@ -90,7 +90,7 @@ func preference(el *Election, j *store.Job, cands []candidacy) *Preference {
 		p.Why = "no policy: the lead stays where it is until it fails or an operator moves it ('baton prefer' sets one)"
 		return p
 	case holder == "":
-		p.Why = "nobody leads: whoever is alive first takes it, and the policy moves it at that leader's first safe point a hysteresis later"
+		p.Why = "nobody leads: the best live candidate takes it first (the others defer to it for a poll and a renew interval), or the policy moves it at that leader's first safe point a hysteresis later"
 		return p
 	case self == nil || self.err != nil:
 		p.Why = fmt.Sprintf("the leader %s has no fresh candidacy row with attributes this baton reads (a baton without preferences, or a damaged row): nothing is judged", escape.String(holder))

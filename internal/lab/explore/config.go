@@ -365,6 +365,7 @@ var notExpressible = map[string]string{
 	"token-fenced-record":         "it needs a supervisor's record of a run that is delayed, but less than the takeover grace (the simulator's leader frozen holding the store's write lock): the explorer's store delays are unbounded, and its supervisor records at the instant the run ends",
 	"prefer-no-safe-point":        "a preference handover at a safe point: the explorer reads no candidacies and gives no machine a preference",
 	"prefer-no-hysteresis":        "a preference handover's hysteresis: the explorer reads no candidacies and gives no machine a preference",
+	"prefer-no-defer":             "a contender's deferral to a preferred candidate: the explorer reads no candidacies and gives no machine a preference",
 }
 
 // NotExpressible returns why the simulator's mutation called name is not

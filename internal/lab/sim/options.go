@@ -263,7 +263,7 @@ func (o Options) Validate() error {
 	if _, err := ParsePreferMode(string(o.Prefer)); err != nil {
 		return err
 	}
-	if (o.Mutate.Election.NoSafePoint || o.Mutate.Election.NoHysteresis) && (o.Prefer == PreferOff || o.Balance == BalanceOn || o.Duration < 20*o.Lease) {
+	if (o.Mutate.Election.NoSafePoint || o.Mutate.Election.NoHysteresis || o.Mutate.Election.NoDefer) && (o.Prefer == PreferOff || o.Balance == BalanceOn || o.Duration < 20*o.Lease) {
 		return fmt.Errorf("sim: the prefer mutations need seeds that draw a preference: prefer seeded or on, balance not on, a duration of 20 leases or more")
 	}
 	if o.Balance == BalanceOn && o.Sessions != SessionsOn && o.Sessions != SessionsSeeded {

@@ -229,6 +229,11 @@ func TestMutationsAreCaught(t *testing.T) {
 		// draw a preference; the first leader is rarely the preferred one.
 		{"preference handover mid-run", func(o *sim.Options) { o.Prefer, o.Mutate.Election.NoSafePoint = sim.PreferSeeded, true }, 20, 0},
 		{"preference handover within the hysteresis", func(o *sim.Options) { o.Prefer, o.Mutate.Election.NoHysteresis = sim.PreferSeeded, true }, 20, 0},
+		// A contender that takes over at once though it knows a live
+		// candidate preferred to it: it needs a failover with such a
+		// candidate up, in a seed that draws a preference (3 of the
+		// first 100 with prefer on).
+		{"takeover not deferred to a preferred candidate", func(o *sim.Options) { o.Prefer, o.Mutate.Election.NoDefer = sim.PreferOn, true }, 5, 0},
 		{"balanced nodes that never pull", func(o *sim.Options) { o.Balance, o.Mutate.Election.NoPull = sim.BalanceOn, true }, 5, 0},
 		// Deadline arithmetic that trusts a stored lease and wraps: a
 		// hostile seed's planted record is taken over.
@@ -411,6 +416,7 @@ func TestMutationsNeedTheirFaults(t *testing.T) {
 		// Preferences off (the default): no seed draws a policy.
 		"prefer-no-safe-point": func(o *sim.Options) { o.Mutate.Election.NoSafePoint = true },
 		"prefer-no-hysteresis": func(o *sim.Options) { o.Mutate.Election.NoHysteresis = true },
+		"prefer-no-defer":      func(o *sim.Options) { o.Mutate.Election.NoDefer = true },
 		// Too short for a preference to settle before the end.
 		"prefer-no-hysteresis, 10 leases": func(o *sim.Options) {
 			o.Prefer, o.Duration, o.Mutate.Election.NoHysteresis = sim.PreferOn, 10*o.Lease, true

@@ -42,8 +42,11 @@ type Summary struct {
 	// (Options.Prefer), Preferred their handovers of the job to a
 	// preferred candidate.
 	Preferring, Preferred int
-	Violations            []Result
-	Elapsed               time.Duration
+	// Deferred counts the takeovers the deferral check judged: by a
+	// contender that knew a live candidate preferred to it.
+	Deferred   int
+	Violations []Result
+	Elapsed    time.Duration
 }
 
 // RunSeeds runs count seeds from first on, in parallel on every CPU, and
@@ -97,6 +100,7 @@ func RunSeeds(ctx context.Context, o Options, first uint64, count int) (Summary,
 					s.Preferring++
 				}
 				s.Preferred += r.Covered.Preferred
+				s.Deferred += r.Covered.Deferred
 				for k, v := range r.Faults {
 					s.Faults[k] += v
 				}
@@ -134,7 +138,7 @@ func (s Summary) String() string {
 	}
 	prefer := ""
 	if s.Preferring > 0 {
-		prefer = fmt.Sprintf("%d seeds with a preference (%d handovers to a preferred candidate), ", s.Preferring, s.Preferred)
+		prefer = fmt.Sprintf("%d seeds with a preference (%d handovers to a preferred candidate, %d takeovers by a contender that knew a preferred one), ", s.Preferring, s.Preferred, s.Deferred)
 	}
 	return fmt.Sprintf("%d seeds, %v simulated, %d events (%d a seed), %d invariant checks, %d periods checked for liveness, %d stale writes rejected by fences (%d seeds with clocks beyond the margin), %d seeds balanced, %d hostile, %d notifications forged, %d sessions passed on by succession (%d terms adopted), %d names settled, %d dead sessions deleted (%d passed on), chains up to %d successions (%d seeds with 2 or more), %s%d violations; %.0f seeds/s\nfaults injected: %s\n",
 		s.Seeds, s.Simulated, s.Events, perSeed, s.Checks, s.Periods, s.Rejected, s.Beyond, s.Balanced, s.Hostile, s.Forged, s.Successions, s.Adopted,

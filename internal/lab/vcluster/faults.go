@@ -213,7 +213,7 @@ func (e *engine) resume(n *node) {
 	mail := n.mailbox
 	n.mailbox = nil
 	for _, ev := range mail {
-		if ev.kind == evReply || ev.kind == evWorkReply || ev.kind == evNodeTrigger || ev.kind == evEffectDone || ev.kind == evStepDown || ev.kind == evCollected || ev.kind == evEffectSeen || ev.kind == evPrefer || ev.kind == evPreferReply {
+		if ev.kind == evReply || ev.kind == evWorkReply || ev.kind == evNodeTrigger || ev.kind == evEffectDone || ev.kind == evStepDown || ev.kind == evCollected || ev.kind == evEffectSeen || ev.kind == evPrefer || ev.kind == evPreferReply || ev.kind == evCandRead || ev.kind == evCandReply {
 			e.dispatch(ev)
 		}
 	}

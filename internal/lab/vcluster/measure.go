@@ -122,4 +122,7 @@ type Coverage struct {
 	// Preferred counts the handovers of Job to a preferred candidate
 	// (Config.Prefer).
 	Preferred int
+	// Deferred counts the takeovers of Job that the deferral check
+	// judged: by a contender that knew a live candidate preferred to it.
+	Deferred int
 }

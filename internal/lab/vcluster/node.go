@@ -89,13 +89,21 @@ type node struct {
 	// last saw it renew its candidacy (-1: never), the generation of its
 	// term's candidacy reads, and when its term of Job began on its clock
 	// and in true time.
-	candAt     time.Duration
-	safeTold   bool // what its machine was last told of its safe point (SafePoint)
-	runCalls   int  // its ledger writes and read-backs not answered yet (the checker's own count)
-	effectOut  bool // it started an effect (StartEffect) its machine was not told the end of
-	prefGen    int
-	prefSince  time.Time
-	prefTermAt time.Duration
+	candAt    time.Duration
+	safeTold  bool // what its machine was last told of its safe point (SafePoint)
+	runCalls  int  // its ledger writes and read-backs not answered yet (the checker's own count)
+	effectOut bool // it started an effect (StartEffect) its machine was not told the end of
+	prefGen   int
+	prefSince time.Time
+	// Its reads of the candidacies as a contender (candRead): their
+	// generation, and the last list its machine was told, when (true
+	// time) and on its clock.
+	candGen     int
+	candList    []election.Candidate
+	candFed     time.Duration
+	candFedAt   time.Time
+	candFedSome bool
+	prefTermAt  time.Duration
 }
 
 // holding is a term of a name without work: its token (0: none) and its
@@ -162,6 +170,7 @@ func (e *engine) newMachine(n *node) {
 	n.heldAt, n.awaiting = -1, false
 	n.coll = nil // the old incarnation's pass ended with it
 	n.runCalls, n.effectOut = 0, false
+	n.candList, n.candFedSome = nil, false
 }
 
 // campaign starts the campaign for every name n does not ignore
@@ -175,6 +184,9 @@ func (e *engine) campaign(n *node) {
 		// Elector.Run hold them: the machine campaigns again after each
 		// term by itself.
 		e.step(n, election.Start{Name: name, Hold: true})
+	}
+	if e.prefer() {
+		e.candStart(n)
 	}
 }
 
@@ -628,6 +640,10 @@ func (e *engine) swapped(n *node, sw store.Swap, r election.SwapReply) {
 	if r.Err == nil {
 		if i := e.nameIndex(r.Name); i >= 0 {
 			e.dirty(i)
+		}
+		if r.Name == Job && e.prefer() {
+			e.deferred(n, sw)
+			e.jobWrote(r.Record)
 		}
 		e.notify(r.Name, r.Record.Version)
 		if e.c.Forge && store.IsSession(r.Name) {

@@ -76,6 +76,13 @@ func (e *engine) preferRead(n *node, gen int32) {
 	if n.cut {
 		return // the read fails
 	}
+	e.push(event{at: e.now + n.latency, kind: evPreferReply, node: int32(n.idx), inc: int32(n.inc), gen: gen,
+		ev: election.Event(election.Candidates{Name: Job, List: e.candidacies()})})
+}
+
+// candidacies is the candidacies of Job as a read at the store finds
+// them now.
+func (e *engine) candidacies() []election.Candidate {
 	e.renewCandidacies()
 	list := make([]election.Candidate, 0, len(e.nodes))
 	for _, m := range e.nodes {
@@ -84,8 +91,106 @@ func (e *engine) preferRead(n *node, gen int32) {
 		}
 		list = append(list, election.Candidate{Node: m.id, Attrs: e.attrs(m), Age: e.now - m.candAt})
 	}
-	e.push(event{at: e.now + n.latency, kind: evPreferReply, node: int32(n.idx), inc: int32(n.inc), gen: gen,
-		ev: election.Event(election.Candidates{Name: Job, List: list})})
+	return list
+}
+
+// candStart begins the candidacy reads of n's new incarnation as a
+// contender, as the library's waiting node reads them (every renew
+// interval, with its candidacy's refresh): its machine defers a takeover
+// to a strictly better live candidate (election's deferral). A leader's
+// own reads (preferStart) tell its machine while it leads.
+func (e *engine) candStart(n *node) {
+	n.candGen++
+	e.push(event{at: e.now + n.latency, kind: evCandRead, node: int32(n.idx), inc: int32(n.inc), gen: int32(n.candGen)})
+}
+
+// candRead is n's read of the candidacies as a contender, at the store
+// now: the answer reaches it after its latency, the next read is a renew
+// interval later.
+func (e *engine) candRead(n *node, gen int32) {
+	if int(gen) != n.candGen {
+		return
+	}
+	e.push(event{at: e.now + e.c.Renew, kind: evCandRead, node: int32(n.idx), inc: int32(n.inc), gen: gen})
+	if n.cut || n.term != 0 {
+		return // the read fails, or the leader's reads tell it
+	}
+	e.push(event{at: e.now + n.latency, kind: evCandReply, node: int32(n.idx), inc: int32(n.inc), gen: gen,
+		ev: election.Event(election.Candidates{Name: Job, List: e.candidacies()})})
+}
+
+// candReply steps a contender's read into its machine, and keeps it for
+// the deferral check.
+func (e *engine) candReply(n *node, ev event) {
+	if int(ev.gen) != n.candGen || n.term != 0 || n.cut {
+		return
+	}
+	c := ev.ev.(election.Candidates)
+	n.candList, n.candFed, n.candFedAt, n.candFedSome = c.List, e.now, n.local(e.now), true
+	e.step(n, c)
+}
+
+// jobWrote notes Job's record as written now, and every node's clock.
+func (e *engine) jobWrote(r store.Record) {
+	e.jobRec, e.jobWritten = r, true
+	e.jobLocal = e.jobLocal[:0]
+	for _, m := range e.nodes {
+		e.jobLocal = append(e.jobLocal, m.local(e.now))
+	}
+}
+
+// deferred checks a takeover of Job by contender n as its swap reaches
+// the store: if a node strictly preferred to n by the policy is up and
+// was live in the last candidacies n's machine was told before the swap
+// was sent, n took the name only once the record's wait (its lease plus
+// 2e, none for a free record) and the deferral (election.Config.Deferral)
+// had elapsed on n's own clock since the record was written. A takeover
+// of a record held through a session (awaited, not deferred), of one n
+// held itself, and a transfer to n, are not checked; nor one whose node
+// heard of candidacies while its swap was out.
+func (e *engine) deferred(n *node, sw store.Swap) {
+	if !e.c.Check || !e.jobWritten || sw.Record.Holder != n.id || (sw.Event != store.TakenOver && sw.Event != store.Acquired) {
+		return
+	}
+	prev := e.jobRec
+	if prev.Version != sw.Expect || prev.Holder == n.id || (!prev.Free() && prev.Session != "") || (prev.Free() && prev.Transfer == n.id) {
+		return
+	}
+	sent := e.now
+	if e.c.CallLatency {
+		sent -= n.latency
+	}
+	if !n.candFedSome || n.candFed > sent {
+		return
+	}
+	var wait time.Duration
+	if !prev.Free() || (prev.Transfer != "" && prev.Transfer != store.AnyNode) {
+		wait = prev.Lease + 2*e.c.Margin
+	}
+	cfg := e.electionConfig(n)
+	need := wait + cfg.Deferral()
+	since := n.local(e.now).Sub(n.candFedAt)
+	for _, c := range n.candList {
+		b := e.nodeByID(c.Node)
+		if b == nil || b == n || !b.up || c.Age+since >= e.c.Lease || !election.Better(e.c.Prefer, c.Attrs, e.attrs(n)) {
+			continue
+		}
+		e.out.Covered.Deferred++
+		if took := n.local(e.now).Sub(e.jobLocal[n.idx]); took < need {
+			e.violate("%s took %s over %v after its record was written (token %d), on its clock, while %s (%s) was a live candidate preferred by %s to it (%s): before the record's wait and the deferral, %v", n.id, Job, took, prev.Token, b.id, attrsText(c.Attrs), e.c.Prefer, attrsText(e.attrs(n)), need)
+		}
+		return
+	}
+}
+
+// nodeByID returns the node of id, nil if none.
+func (e *engine) nodeByID(id string) *node {
+	for _, m := range e.nodes {
+		if m.id == id {
+			return m
+		}
+	}
+	return nil
 }
 
 // preferReply steps the answer into n's machine, right after its safe
@@ -99,7 +204,9 @@ func (e *engine) preferReply(n *node, ev event) {
 	if e.tracing() {
 		e.tracef("%s reads %d candidacies of %s, at a safe point: %v", n.id, len(ev.ev.(election.Candidates).List), Job, safe)
 	}
-	e.steps(n, []election.Event{election.SafePoint{Name: Job, Safe: safe}, ev.ev.(election.Event)})
+	c := ev.ev.(election.Candidates)
+	n.candList, n.candFed, n.candFedAt, n.candFedSome = c.List, e.now, n.local(e.now), true
+	e.steps(n, []election.Event{election.SafePoint{Name: Job, Safe: safe}, c})
 }
 
 // handedOver checks n's preference handover of Job, as its machine

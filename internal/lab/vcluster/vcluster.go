@@ -343,6 +343,8 @@ const (
 	evEffectSeen         // a frozen node's machine is told, once it thaws, that its effect ended meanwhile
 	evPrefer             // a leader's read of the candidacies reaches the store (Config.Prefer)
 	evPreferReply        // its answer reaches the leader
+	evCandRead           // a contender's read of the candidacies reaches the store (Config.Prefer)
+	evCandReply          // its answer reaches the contender
 )
 
 // logState is how far a name's election log was checked.
@@ -409,6 +411,12 @@ type engine struct {
 	lock storeLock // the store's write lock held by a frozen node (ArmFreezeLocked)
 
 	lastPref time.Duration // when Job was last handed over to a preferred candidate (-1: never)
+	// Job's record as last written, when (jobWritten: since the run
+	// began), and each node's clock then: the contender's deferral check
+	// (deferred, prefer.go).
+	jobRec     store.Record
+	jobWritten bool
+	jobLocal   []time.Time
 }
 
 // ctxEvery is how many events Run steps between two looks at its
@@ -668,6 +676,10 @@ func (e *engine) dispatch(ev event) {
 		e.preferRead(n, ev.gen)
 	case evPreferReply:
 		e.preferReply(n, ev)
+	case evCandRead:
+		e.candRead(n, ev.gen)
+	case evCandReply:
+		e.candReply(n, ev)
 	case evNodeTrigger:
 		if e.valid(n) {
 			at := e.c.Wall(ev.arg)
