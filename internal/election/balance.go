@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"hash/fnv"
+	"math/bits"
 	"slices"
 	"time"
 
@@ -56,6 +57,25 @@ import (
 // its share. So the names fall where the hash and the shares put them even
 // when the nodes see the session end a renew interval or more apart (a
 // loaded machine), and few names move twice.
+//
+// Shares (Config.Share): Groups may weigh differently. Each Group's
+// weight travels in its session record's name (SharedSessionName), so
+// every record it holds through the session tells the readers its weight
+// (SessionShare): a Group learns the others' weights where it learns
+// their loads, from the records it reads. When every node it sees holding
+// names weighs as much as it does, the rule is the one above, unchanged.
+// Otherwise each node's target is Shares(N, weights) over those nodes and
+// this one: N*w/W rounded by the largest remainder, ties to the smallest
+// node id, so that the targets add up to N and the Groups that see the
+// same nodes compute the same ones. A Group under its target asks a node
+// over its target for the difference, no more than either: a pull never
+// takes the asker over its target, and the sum of every node's distance
+// from its target falls by two for each name moved, even when two askers
+// take a holder under its own (it then asks back), so once the views
+// agree it stops with every node at its target. The dead session's names
+// are split up to the targets the same way (takeNow, takeLater). A node
+// that holds nothing is not seen, so its weight is not counted; as with
+// equal weights, that makes the others' targets high, never low.
 //
 // What it does not do: names that are free (never held, or released) go
 // to whoever comes first, as without balance; the balance follows, by
@@ -111,13 +131,13 @@ func (m *Machine) pullReply(now time.Time, r SwapReply) []Action {
 }
 
 // balance is a balanced Group's round: count the names per node and ask
-// the nodes that hold two or more than this one to hand some over.
+// the nodes that hold more than their share to hand some over.
 func (g *Group) balance(now time.Time) []Action {
 	g.balanceAt = now.Add(g.cfg.Renew)
 	if !g.view.alive || g.cfg.Mutate.NoPull {
 		return nil
 	}
-	mine, loads, pullable := g.loads(true)
+	mine, loads, weights, pullable := g.loads(true)
 	holders := make([]string, 0, len(loads))
 	for node := range loads {
 		holders = append(holders, node)
@@ -126,10 +146,14 @@ func (g *Group) balance(now time.Time) []Action {
 		return cmp.Or(cmp.Compare(loads[b], loads[a]), cmp.Compare(a, b))
 	})
 	lo, hi := g.share(loads)
+	targets := g.targets(loads, weights)
 	var acts []Action
 	budget := pullBatch
 	for _, node := range holders {
 		want := min((loads[node]-mine)/2, loads[node]-lo, hi-mine, budget)
+		if targets != nil {
+			want = min(loads[node]-targets[node], targets[g.cfg.Node]-mine, budget)
+		}
 		if want < 1 {
 			continue
 		}
@@ -155,11 +179,13 @@ func (g *Group) balance(now time.Time) []Action {
 
 // loads counts, from the records the Group's machines last read, the names
 // this node holds or has asked for (mine) and those of every other node;
-// pullable lists, per node, the names that may be asked from it now.
-// Records of this node's earlier incarnations and of sessions known to be
-// dead count for nobody: they are about to be free.
-func (g *Group) loads(listPullable bool) (mine int, loads map[string]int, pullable map[string][]string) {
-	loads, pullable = map[string]int{}, map[string][]string{}
+// weights has the weight of every node that holds some, as the session
+// name of a record it holds says (SessionShare; the largest if they
+// differ); pullable lists, per node, the names that may be asked from it
+// now. Records of this node's earlier incarnations and of sessions known
+// to be dead count for nobody: they are about to be free.
+func (g *Group) loads(listPullable bool) (mine int, loads, weights map[string]int, pullable map[string][]string) {
+	loads, weights, pullable = map[string]int{}, map[string]int{}, map[string][]string{}
 	for name, e := range g.names { // counting: the order does not matter
 		m := e.m
 		if m.phase == leading {
@@ -178,12 +204,13 @@ func (g *Group) loads(listPullable bool) (mine int, loads map[string]int, pullab
 		case rec.Free(), rec.Holder == m.cfg.Node, rec.Session != "" && dead:
 		default:
 			loads[rec.Holder]++
+			weights[rec.Holder] = max(weights[rec.Holder], SessionShare(rec.Session))
 			if listPullable && m.pullable() {
 				pullable[rec.Holder] = append(pullable[rec.Holder], name)
 			}
 		}
 	}
-	return mine, loads, pullable
+	return mine, loads, weights, pullable
 }
 
 // share returns N/P rounded down and up: N the names this node campaigns
@@ -194,6 +221,79 @@ func (g *Group) share(loads map[string]int) (lo, hi int) {
 	total := g.count[contending] + g.count[leading]
 	p := len(loads) + 1
 	return total / p, (total + p - 1) / p
+}
+
+// weight is this Group's own weight among the balanced Groups
+// (Config.Share, 0 meaning 1).
+func (g *Group) weight() int {
+	if !g.cfg.Balance || g.cfg.Share < 1 {
+		return 1
+	}
+	return g.cfg.Share
+}
+
+// targets returns each node's target under the weights: nil when every
+// node seen and this one weigh the same (then the shares are N/P rounded
+// down or up, share), else Shares' targets of the N names this node
+// campaigns for among the nodes seen holding some (loads) and this one. A
+// node seen only as a transfer's target, holding nothing, weighs 1.
+func (g *Group) targets(loads, weights map[string]int) map[string]int {
+	if g.cfg.Mutate.NoShares {
+		return nil
+	}
+	self := g.weight()
+	all := map[string]int{g.cfg.Node: self}
+	uniform := true
+	for node := range loads {
+		w := max(weights[node], 1)
+		all[node] = w
+		uniform = uniform && w == self
+	}
+	if uniform {
+		return nil
+	}
+	return Shares(g.count[contending]+g.count[leading], all)
+}
+
+// Shares divides n names among nodes by their weights (each 1 or more):
+// node i gets floor(n*w_i/W) (W the sum of the weights), and the names
+// left over go one each to the nodes of the largest remainders
+// n*w_i mod W, ties to the smallest node id (the largest remainder
+// method). Every node's share is n*w_i/W rounded down or up, the shares
+// add up to n, and every Group that sees the same nodes and weights
+// computes the same shares. The products are computed in 128 bits: n and
+// the weights may be as large as an int holds.
+func Shares(n int, weights map[string]int) map[string]int {
+	out := make(map[string]int, len(weights))
+	if n <= 0 || len(weights) == 0 {
+		for node := range weights {
+			out[node] = 0
+		}
+		return out
+	}
+	var sum uint64
+	for _, w := range weights {
+		sum += uint64(max(w, 1)) // at most len(weights) * MaxInt: no wrap for any map that fits in memory
+	}
+	type rest struct {
+		node string
+		rem  uint64
+	}
+	rests := make([]rest, 0, len(weights))
+	given := 0
+	for node, w := range weights {
+		hi, lo := bits.Mul64(uint64(n), uint64(max(w, 1)))
+		q, r := bits.Div64(hi, lo, sum) // q <= n: no overflow, as w <= sum
+		out[node] = int(q)
+		given += int(q)
+		rests = append(rests, rest{node, r})
+	}
+	slices.SortFunc(rests, func(a, b rest) int { return cmp.Or(cmp.Compare(b.rem, a.rem), cmp.Compare(a.node, b.node)) })
+	for i := 0; given < n; i++ {
+		out[rests[i].node]++
+		given++
+	}
+	return out
 }
 
 // takeNow splits the names that wait on a session found dead: a balanced
@@ -248,10 +348,17 @@ func (g *Group) splitAt(now time.Time) *split {
 	if g.split != nil && now.Sub(g.split.at) < g.cfg.Poll && !now.Before(g.split.at) {
 		return g.split
 	}
-	mine, loads, _ := g.loads(false)
+	mine, loads, weights, _ := g.loads(false)
 	_, hi := g.share(loads)
+	targets := g.targets(loads, weights)
+	if targets != nil {
+		hi = targets[g.cfg.Node]
+	}
 	sp := &split{at: now, room: max(hi-mine, 0)}
-	for _, load := range loads {
+	for node, load := range loads {
+		if targets != nil {
+			hi = targets[node]
+		}
 		sp.othersRoom = sp.othersRoom || load < hi
 	}
 	for node := range loads {
