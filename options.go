@@ -189,13 +189,17 @@ func WithBalance() Option { return func(c *config) error { c.balance = true; ret
 // WithShare sets a balanced Group's weight, 1 to MaxWeight (default 1;
 // NewGroup with WithBalance only): with weights w_i among the balanced
 // Groups that hold the same N names, each ends with about N*w_i/sum(w)
-// of them (rounded by the largest remainder, ties to the smallest node
-// id), and they share again when one joins or leaves. The weight travels
-// in the name of the Group's session record, which every record it holds
-// names, so the other Groups learn it where they learn its load; the
-// names move by the requests WithBalance describes, never held twice. A
-// Group that holds none of the names is not seen, so its weight counts
-// once it holds one. Equal weights share as WithBalance alone does.
+// of them, and they share again when one joins or leaves. A Group asks
+// another for a name while the move brings the two closer to holding in
+// proportion to their weights, and never takes more than its share
+// rounded up, so where the moves end is Sainte-Laguë's apportionment of
+// the names by the weights (weights 1, 2 and 3 share 36 names as 6, 12
+// and 18). The weight travels in the name of the Group's session record,
+// which every record it holds names, so the other Groups learn it where
+// they learn its load; the names move by the requests WithBalance
+// describes, never held twice. A Group that holds none of the names is
+// not seen, so its weight counts once it holds one. Equal weights share
+// as WithBalance alone does.
 func WithShare(weight int) Option {
 	return func(c *config) error {
 		if weight < 1 || weight > MaxWeight {

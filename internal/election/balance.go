@@ -64,18 +64,24 @@ import (
 // (SessionShare): a Group learns the others' weights where it learns
 // their loads, from the records it reads. When every node it sees holding
 // names weighs as much as it does, the rule is the one above, unchanged.
-// Otherwise each node's target is Shares(N, weights) over those nodes and
-// this one: N*w/W rounded by the largest remainder, ties to the smallest
-// node id, so that the targets add up to N and the Groups that see the
-// same nodes compute the same ones. A Group under its target asks a node
-// over its target for the difference, no more than either: a pull never
-// takes the asker over its target, and the sum of every node's distance
-// from its target falls by two for each name moved, even when two askers
-// take a holder under its own (it then asks back), so once the views
-// agree it stops with every node at its target. The dead session's names
-// are split up to the targets the same way (takeNow, takeLater). A node
-// that holds nothing is not seen, so its weight is not counted; as with
-// equal weights, that makes the others' targets high, never low.
+// Otherwise a Group of weight w holding m names asks a node of weight v
+// holding l for as many names as each bring the two closer to holding in
+// proportion to their weights: a name moves while 2(l*w - m*v) > w + v
+// (PairPulls), which is the rule above when w = v. Each move lowers
+// the sum over the nodes of load²/weight, so the moves end whatever each
+// node sees; where they end, no move between two nodes lowers it, which
+// is Sainte-Laguë's apportionment of the N names by the weights: each
+// node about N*w/W (W the weights' sum), rounded to the nearest at the
+// divisors 1, 3, 5, ..., every Group applying the same rule to the same
+// counts. As with equal weights a Group takes no more than its share as
+// it sees it, N*w/W over the nodes it sees, rounded up (QuotaCeil): a
+// node that holds nothing is not seen, so that share is high, never low,
+// and a join moves about a share. The dead session's names are split up
+// to the same shares (takeNow, takeLater). So at the end, for every two
+// live nodes, either no name moved from one to the other would bring
+// them closer to proportion, or the one that would take it holds its
+// share N*w/W rounded up already (the simulator checks this, baton sim
+// --shares).
 //
 // What it does not do: names that are free (never held, or released) go
 // to whoever comes first, as without balance; the balance follows, by
@@ -146,13 +152,21 @@ func (g *Group) balance(now time.Time) []Action {
 		return cmp.Or(cmp.Compare(loads[b], loads[a]), cmp.Compare(a, b))
 	})
 	lo, hi := g.share(loads)
-	targets := g.targets(loads, weights)
+	all, sum := g.weighed(loads, weights)
+	if all != nil {
+		// The most over their weight first; this node takes no more than
+		// its share as it sees it, rounded up.
+		slices.SortFunc(holders, func(a, b string) int {
+			return cmp.Or(cmp.Compare(int64(loads[b])*int64(all[a]), int64(loads[a])*int64(all[b])), cmp.Compare(a, b))
+		})
+		hi = QuotaCeil(g.count[contending]+g.count[leading], all[g.cfg.Node], sum)
+	}
 	var acts []Action
 	budget := pullBatch
 	for _, node := range holders {
 		want := min((loads[node]-mine)/2, loads[node]-lo, hi-mine, budget)
-		if targets != nil {
-			want = min(loads[node]-targets[node], targets[g.cfg.Node]-mine, budget)
+		if all != nil {
+			want = min(PairPulls(mine, all[g.cfg.Node], loads[node], all[node]), hi-mine, budget)
 		}
 		if want < 1 {
 			continue
@@ -232,68 +246,75 @@ func (g *Group) weight() int {
 	return g.cfg.Share
 }
 
-// targets returns each node's target under the weights: nil when every
-// node seen and this one weigh the same (then the shares are N/P rounded
-// down or up, share), else Shares' targets of the N names this node
-// campaigns for among the nodes seen holding some (loads) and this one. A
-// node seen only as a transfer's target, holding nothing, weighs 1.
-func (g *Group) targets(loads, weights map[string]int) map[string]int {
+// weighed returns the weight of this node and of every node seen
+// holding names (loads), and their sum: nil when every one weighs as much
+// as this node does (then the rule is the one for equal weights), or
+// with Mutate.NoShares. A node seen only as a transfer's target, holding
+// nothing, weighs 1.
+func (g *Group) weighed(loads, weights map[string]int) (all map[string]int, sum uint64) {
 	if g.cfg.Mutate.NoShares {
-		return nil
+		return nil, 0
 	}
 	self := g.weight()
-	all := map[string]int{g.cfg.Node: self}
+	all = map[string]int{g.cfg.Node: self}
+	sum = uint64(self)
 	uniform := true
 	for node := range loads {
-		w := max(weights[node], 1)
+		w := min(max(weights[node], 1), MaxWeight)
 		all[node] = w
+		sum += uint64(w)
 		uniform = uniform && w == self
 	}
 	if uniform {
-		return nil
+		return nil, 0
 	}
-	return Shares(g.count[contending]+g.count[leading], all)
+	return all, sum
 }
 
-// Shares divides n names among nodes by their weights (each 1 or more):
-// node i gets floor(n*w_i/W) (W the sum of the weights), and the names
-// left over go one each to the nodes of the largest remainders
-// n*w_i mod W, ties to the smallest node id (the largest remainder
-// method). Every node's share is n*w_i/W rounded down or up, the shares
-// add up to n, and every Group that sees the same nodes and weights
-// computes the same shares. The products are computed in 128 bits: n and
-// the weights may be as large as an int holds.
-func Shares(n int, weights map[string]int) map[string]int {
-	out := make(map[string]int, len(weights))
-	if n <= 0 || len(weights) == 0 {
-		for node := range weights {
-			out[node] = 0
-		}
-		return out
+// PairPulls is how many names a node holding mine names, of weight wMe,
+// asks of a node holding theirs, of weight wThem: the most k such that
+// each of the k moves brings the two closer to holding in proportion to
+// their weights, in that it lowers mine²/wMe + theirs²/wThem. One more
+// name moves while 2*(theirs*wMe - mine*wThem) > wMe + wThem. With equal
+// weights that is (theirs-mine-1)/2 rounded up: a move while theirs holds
+// two or more than mine, the rule for equal weights. Weights below 1
+// count as 1; the arithmetic is in 64 bits, saturated.
+func PairPulls(mine, wMe, theirs, wThem int) int {
+	if theirs <= 0 {
+		return 0
 	}
-	var sum uint64
-	for _, w := range weights {
-		sum += uint64(max(w, 1)) // at most len(weights) * MaxInt: no wrap for any map that fits in memory
+	wi, wj := int64(max(wMe, 1)), int64(max(wThem, 1))
+	// Names and weights are at most an int's: with weights at most
+	// MaxWeight (2^20) and counts below 2^40 the products stay below 2^62.
+	l, m := min(int64(theirs), 1<<40), min(int64(max(mine, 0)), 1<<40)
+	wi, wj = min(wi, MaxWeight), min(wj, MaxWeight)
+	d := 2*l*wi - 2*m*wj - wi - wj
+	if d <= 0 {
+		return 0
 	}
-	type rest struct {
-		node string
-		rem  uint64
+	step := 2 * (wi + wj)
+	return int(min((d+step-1)/step, l))
+}
+
+// QuotaCeil is n*w/sum rounded up: the most names a node of weight w
+// holds of n among nodes whose weights add up to sum, when each holds
+// its share rounded. Computed in 128 bits; sum 0 gives n.
+func QuotaCeil(n, w int, sum uint64) int {
+	if n <= 0 {
+		return 0
 	}
-	rests := make([]rest, 0, len(weights))
-	given := 0
-	for node, w := range weights {
-		hi, lo := bits.Mul64(uint64(n), uint64(max(w, 1)))
-		q, r := bits.Div64(hi, lo, sum) // q <= n: no overflow, as w <= sum
-		out[node] = int(q)
-		given += int(q)
-		rests = append(rests, rest{node, r})
+	if sum == 0 {
+		return n
 	}
-	slices.SortFunc(rests, func(a, b rest) int { return cmp.Or(cmp.Compare(b.rem, a.rem), cmp.Compare(a.node, b.node)) })
-	for i := 0; given < n; i++ {
-		out[rests[i].node]++
-		given++
+	hi, lo := bits.Mul64(uint64(n), uint64(max(w, 1)))
+	if hi >= sum {
+		return n // w > sum: not a share; all of them
 	}
-	return out
+	q, r := bits.Div64(hi, lo, sum)
+	if r > 0 {
+		q++
+	}
+	return int(min(q, uint64(n)))
 }
 
 // takeNow splits the names that wait on a session found dead: a balanced
@@ -350,14 +371,15 @@ func (g *Group) splitAt(now time.Time) *split {
 	}
 	mine, loads, weights, _ := g.loads(false)
 	_, hi := g.share(loads)
-	targets := g.targets(loads, weights)
-	if targets != nil {
-		hi = targets[g.cfg.Node]
+	all, sum := g.weighed(loads, weights)
+	total := g.count[contending] + g.count[leading]
+	if all != nil {
+		hi = QuotaCeil(total, all[g.cfg.Node], sum)
 	}
 	sp := &split{at: now, room: max(hi-mine, 0)}
 	for node, load := range loads {
-		if targets != nil {
-			hi = targets[node]
+		if all != nil {
+			hi = QuotaCeil(total, all[node], sum)
 		}
 		sp.othersRoom = sp.othersRoom || load < hi
 	}

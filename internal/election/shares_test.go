@@ -11,66 +11,72 @@ import (
 	"github.com/batonhq/baton/internal/testenv"
 )
 
-// Shares: each node gets n*w/W rounded down or up, the shares add up to
-// n, and the leftover names go to the largest remainders, ties to the
-// smallest node id.
-func TestShares(t *testing.T) {
-	for _, tc := range []struct {
-		n       int
-		weights map[string]int
-		want    map[string]int
-	}{
-		{6, map[string]int{"a": 1, "b": 2, "c": 3}, map[string]int{"a": 1, "b": 2, "c": 3}},
-		// 5*1/6 = 0.83, 5*2/6 = 1.67, 5*3/6 = 2.5: floors 0, 1, 2; the two
-		// left go to the remainders 5 and 4 (sixths).
-		{5, map[string]int{"a": 1, "b": 2, "c": 3}, map[string]int{"a": 1, "b": 2, "c": 2}},
-		// Equal remainders: the smallest node ids first.
-		{4, map[string]int{"c": 1, "b": 1, "a": 1}, map[string]int{"a": 2, "b": 1, "c": 1}},
-		{0, map[string]int{"a": 1, "b": 5}, map[string]int{"a": 0, "b": 0}},
-		{1, map[string]int{"a": 1, "b": 1_000_000}, map[string]int{"a": 0, "b": 1}},
-		{10, map[string]int{"a": 1}, map[string]int{"a": 10}},
-		// Weights below 1 weigh 1.
-		{4, map[string]int{"a": 0, "b": -3}, map[string]int{"a": 2, "b": 2}},
-		// No wrap: n*w is above 2^64 and computed in 128 bits.
-		{math.MaxInt, map[string]int{"a": math.MaxInt, "b": math.MaxInt}, map[string]int{"a": math.MaxInt/2 + 1, "b": math.MaxInt / 2}},
+// PairPulls moves names while the move brings the two closer to
+// proportion; with equal weights it is the rule for equal weights, half
+// the difference rounded down once it is two or more.
+func TestPairPulls(t *testing.T) {
+	for _, tc := range []struct{ mine, wMe, theirs, wThem, want int }{
+		{0, 1, 1, 1, 0}, {0, 1, 2, 1, 1}, {0, 1, 3, 1, 1}, {0, 1, 4, 1, 2}, {3, 1, 10, 1, 3},
+		{5, 1, 5, 1, 0}, {5, 1, 0, 1, 0},
+		// Weights 3 and 1: 36 names end 27 and 9.
+		{0, 3, 36, 1, 27}, {26, 3, 10, 1, 1}, {27, 3, 9, 1, 0},
+		// Weight 1 under weight 3 holding all: 9 move.
+		{0, 1, 36, 3, 9}, {9, 1, 27, 3, 0},
+		// Weight 4 against 1, two names: (2,0) -> (1,1)? 2*(2*... no:
+		// the heavier one asks for both of the lighter one's two.
+		{0, 4, 2, 1, 2}, {1, 1, 1, 4, 0},
+		{-3, 1, 2, 1, 1}, {0, 0, 2, -1, 1},
 	} {
-		got := election.Shares(tc.n, tc.weights)
-		if fmt.Sprint(got) != fmt.Sprint(tc.want) {
-			t.Errorf("Shares(%d, %v) = %v, want %v", tc.n, tc.weights, got, tc.want)
+		if got := election.PairPulls(tc.mine, tc.wMe, tc.theirs, tc.wThem); got != tc.want {
+			t.Errorf("PairPulls(%d, %d, %d, %d) = %d, want %d", tc.mine, tc.wMe, tc.theirs, tc.wThem, got, tc.want)
 		}
 	}
 }
 
-// The property: whatever the weights, each share is n*w/W rounded down or
-// up and they add up to n.
-func TestSharesRounding(t *testing.T) {
+// The property: after PairPulls' k moves no further move lowers
+// mine²/wMe + theirs²/wThem, and each of the k did.
+// Counts as large as an int saturate rather than wrap.
+func TestPairPullsSaturates(t *testing.T) {
+	if got := election.PairPulls(0, election.MaxWeight, math.MaxInt, 1); got < 1 || got > 1<<40 {
+		t.Fatalf("PairPulls(0, MaxWeight, MaxInt, 1) = %d, want 1 to 2^40", got)
+	}
+	if got := election.PairPulls(math.MaxInt, 1, math.MaxInt, election.MaxWeight); got != 0 {
+		t.Fatalf("PairPulls(MaxInt, 1, MaxInt, MaxWeight) = %d, want 0", got)
+	}
+}
+
+func TestPairPullsStops(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		n := rapid.IntRange(0, 100_000).Draw(t, "n")
-		k := rapid.IntRange(1, 12).Draw(t, "nodes")
-		weights := map[string]int{}
-		sum := 0
+		m := rapid.IntRange(0, 10_000).Draw(t, "mine")
+		l := rapid.IntRange(0, 10_000).Draw(t, "theirs")
+		wi := rapid.IntRange(1, election.MaxWeight).Draw(t, "wMe")
+		wj := rapid.IntRange(1, election.MaxWeight).Draw(t, "wThem")
+		phi := func(m, l int) float64 { return float64(m)*float64(m)/float64(wi) + float64(l)*float64(l)/float64(wj) }
+		k := election.PairPulls(m, wi, l, wj)
 		for i := range k {
-			w := rapid.IntRange(1, election.MaxWeight).Draw(t, "w")
-			weights[fmt.Sprintf("node-%d", i)] = w
-			sum += w
-		}
-		got := election.Shares(n, weights)
-		total := 0
-		for node, w := range weights {
-			lo := n * w / sum // below 2^63: n <= 1e5, w <= 1e6
-			hi := lo
-			if n*w%sum != 0 {
-				hi++
+			if phi(m+i+1, l-i-1) >= phi(m+i, l-i) {
+				t.Fatalf("move %d of %d from (%d, w %d) to (%d, w %d) does not bring them closer", i+1, k, l, wj, m, wi)
 			}
-			if got[node] < lo || got[node] > hi {
-				t.Fatalf("%s of weight %d gets %d of %d (weights %v), want %d to %d", node, w, got[node], n, weights, lo, hi)
-			}
-			total += got[node]
 		}
-		if total != n {
-			t.Fatalf("shares %v add up to %d, want %d", got, total, n)
+		if l-k > 0 && phi(m+k+1, l-k-1) < phi(m+k, l-k)-1e-9*phi(m+k, l-k) {
+			t.Fatalf("after %d moves from (%d, w %d) to (%d, w %d) one more would bring them closer", k, l, wj, m, wi)
 		}
 	})
+}
+
+func TestQuotaCeil(t *testing.T) {
+	for _, tc := range []struct {
+		n, w int
+		sum  uint64
+		want int
+	}{
+		{36, 1, 6, 6}, {5, 1, 6, 1}, {5, 4, 8, 3}, {0, 3, 5, 0}, {7, 1, 0, 7}, {7, 9, 3, 7},
+		{math.MaxInt, election.MaxWeight, 2 * election.MaxWeight, math.MaxInt/2 + 1},
+	} {
+		if got := election.QuotaCeil(tc.n, tc.w, tc.sum); got != tc.want {
+			t.Errorf("QuotaCeil(%d, %d, %d) = %d, want %d", tc.n, tc.w, tc.sum, got, tc.want)
+		}
+	}
 }
 
 func TestSessionShare(t *testing.T) {
@@ -101,8 +107,11 @@ func TestSessionShare(t *testing.T) {
 	}
 }
 
-// sharesMet says whether every live node holds its weighted share, n*w/W
-// rounded down or up, and every name is held once.
+// sharesMet says whether every name is held once and the live nodes
+// hold their names in proportion to their weights: for every two, either
+// no name moved from one to the other brings them closer (lowers the sum
+// of load²/weight), or the one that would take it holds n*w/W rounded up
+// already.
 func (w *gworld) sharesMet(live []*gnode) error {
 	counts := make([]int, len(live))
 	total, sum := 0, 0
@@ -118,10 +127,13 @@ func (w *gworld) sharesMet(live []*gnode) error {
 	if total != len(w.names) {
 		return fmt.Errorf("%d names held %v (total %d)", len(w.names), counts, total)
 	}
-	for i, n := range live {
-		exact := float64(len(w.names)*max(n.share, 1)) / float64(sum)
-		if float64(counts[i]) < math.Floor(exact) || float64(counts[i]) > math.Ceil(exact) {
-			return fmt.Errorf("%d names on nodes of weights %v held %v: %s holds %d, want %.2f rounded", len(w.names), weightsOf(live), counts, n.id, counts[i], exact)
+	for i, a := range live {
+		for j, b := range live {
+			wi, wj := max(a.share, 1), max(b.share, 1)
+			ceil := (len(w.names)*wi + sum - 1) / sum
+			if i != j && 2*(counts[j]*wi-counts[i]*wj) > wi+wj && counts[i] < ceil {
+				return fmt.Errorf("%d names on nodes of weights %v held %v: a name of %s would bring %s closer to proportion", len(w.names), weightsOf(live), counts, b.id, a.id)
+			}
 		}
 	}
 	return nil
@@ -162,7 +174,7 @@ func sharesRun(t *rapid.T, mut election.Mutations) error {
 	var live []*gnode
 	for i, share := range weights {
 		live = append(live, w.joinWeighted(fmt.Sprintf("n%d", i), share, mut))
-		w.run(settle)
+		w.run(2 * settle)
 		if err := w.sharesMet(live); err != nil {
 			return fmt.Errorf("after %d joined: %w", len(live), err)
 		}
@@ -171,7 +183,7 @@ func sharesRun(t *rapid.T, mut election.Mutations) error {
 	live[leaver].hold = false
 	w.step(live[leaver], election.Resign{})
 	live = append(live[:leaver:leaver], live[leaver+1:]...)
-	w.run(settle)
+	w.run(2 * settle)
 	if err := w.sharesMet(live); err != nil {
 		return fmt.Errorf("after a leave: %w", err)
 	}
