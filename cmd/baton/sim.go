@@ -173,7 +173,7 @@ func runSim(ctx context.Context, e *env, args []string) int {
 	sessions := fs.String("sessions", string(o.Sessions), "which nodes hold their names through a session: seeded (drawn per seed), on, off or mixed")
 	prefer := fs.String("prefer", string(o.Prefer), "which seeds draw a preference policy for the job, a hysteresis and each node's weight, version and zone (docs/prefer.md): off, seeded (a third of the unbalanced, not hostile seeds whose quiet end lasts five leases) or on (all of them)")
 	balance := fs.String("balance", string(o.Balance), "which seeds run balanced (baton.WithBalance): seeded (half the seeds whose nodes all hold through a session), on (every seed; sessions on) or off")
-	fs.BoolVar(&o.Shares, "shares", false, "every balanced seed draws each node's weight, 1 to 4 (baton.WithShare), and checks at the end that each live node holds N*w/W of the names rounded down or up")
+	fs.BoolVar(&o.Shares, "shares", false, "every balanced seed draws each node's weight, 1 to 4 (baton.WithShare), runs 10 leases longer without faults, and checks at the end that the names lie in proportion to the weights: no name moved between two live nodes brings them closer to it, unless the node taking it holds N*w/W rounded up already")
 	fs.IntVar(&o.Names, "names", o.Names, "names besides the job's (shard-1, shard-2, ...); every node campaigns for every one, except in a third of the unbalanced seeds, where each node leaves each to the others a third of the time (--trace says which)")
 	fs.IntVar(&o.Nodes, "nodes", o.Nodes, "nodes per run")
 	fs.DurationVar(&o.Duration, "duration", o.Duration, "virtual time per seed")
@@ -345,7 +345,7 @@ const mutationList = "no-fence, no-margin, no-valid-check, unfenced-ledger, sess
 func replayFlags(fs *flag.FlagSet) string {
 	var b strings.Builder
 	set := flagsSet(fs)
-	for _, name := range []string{"faults", "mutate", "sessions", "balance", "prefer", "names", "nodes", "duration", "lease", "renew", "clock-margin", "supervisor-records"} {
+	for _, name := range []string{"faults", "mutate", "sessions", "balance", "shares", "prefer", "names", "nodes", "duration", "lease", "renew", "clock-margin", "supervisor-records"} {
 		if !set[name] {
 			continue
 		}

@@ -30,6 +30,10 @@ const (
 // AllFaults lists every fault class.
 var AllFaults = []FaultClass{Partition, Pause, PauseBeforeEffect, Crash, Drift, StoreOutage, SlowStore, Operator, Skew, Hostile, ClockStep}
 
+// SharesSettle is how many leases longer than Duration a seed that draws
+// weights (Shares) runs, with no fault, before the check of its shares.
+const SharesSettle = 10
+
 // The balance modes.
 const (
 	// BalanceSeeded runs half of the seeds whose nodes all hold their
@@ -117,10 +121,13 @@ type Options struct {
 	// hold N/P names rounded down or up.
 	Balance BalanceMode
 	// Shares makes every balanced seed draw each node's weight, 1 to 4
-	// (election.Config.Share, baton.WithShare); at the end every live node
-	// must hold N*w/W of the names rounded down or up (W the live nodes'
-	// weights). Off by default, so that every seed runs as before weights
-	// existed.
+	// (election.Config.Share, baton.WithShare); at the end, for every two
+	// live nodes, no name moved from one to the other may bring them
+	// closer to holding in proportion to their weights, unless the one
+	// taking it holds N*w/W rounded up already (W the live nodes'
+	// weights). A seed that draws weights runs SharesSettle leases
+	// longer, all of them quiet. Off by default, so that every seed runs
+	// as before weights existed.
 	Shares bool
 	// CatchUpMax is the job's catch-up cap (scheduler.Policy.Max): after a
 	// leaderless stretch only the newest CatchUpMax missed periods run;
