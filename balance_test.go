@@ -245,3 +245,63 @@ func TestElectorRefusesBalance(t *testing.T) {
 		t.Fatal("New took WithBalance")
 	}
 }
+
+// Balanced Groups of weights 1, 2 and 3 (WithShare) share 36 names by
+// their weights: 6, 12 and 18 once all three run; the weight-2 one
+// leaves and the two left hold 9 and 27. No name has two valid terms at
+// any sample. On the mem: store, on virtual time.
+func TestBalancedGroupsShareByWeight(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st := memstore.New()
+		names := shardNames(36)
+		join := func(node string, weight int) *baton.Group {
+			g, err := baton.NewGroup(st, baton.WithNode(node), baton.WithLease(lease), baton.WithRenew(renew),
+				baton.WithClockMargin(margin), baton.WithPoll(poll), baton.WithBalance(), baton.WithShare(weight))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { g.Close(context.Background()) })
+			if err := g.Hold(t.Context(), names, nil); err != nil {
+				t.Fatal(err)
+			}
+			return g
+		}
+		w1 := join("w1", 1)
+		waitHeld(t, w1, len(names), lease)
+		w3 := join("w3", 3)
+		t.Logf("weights 1 and 3 share after %v", waitShares(t, names, []*baton.Group{w1, w3}, []int{9, 27}, 10*lease))
+		w2 := join("w2", 2)
+		t.Logf("weights 1, 3 and 2 share after %v", waitShares(t, names, []*baton.Group{w1, w3, w2}, []int{6, 18, 12}, 10*lease))
+		if err := w2.Close(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("weights 1 and 3 share again after %v", waitShares(t, names, []*baton.Group{w1, w3}, []int{9, 27}, 10*lease))
+	})
+}
+
+// waitShares lets virtual time pass until each group holds want[i] of
+// the names, every name once, and returns how long that took; at every
+// step no name has two valid terms. It fails after limit.
+func waitShares(t *testing.T, names []string, gs []*baton.Group, want []int, limit time.Duration) time.Duration {
+	t.Helper()
+	start := time.Now()
+	for {
+		for _, name := range names {
+			if x, y := twoValid(name, gs, nil); x != nil {
+				t.Fatalf("%s has two valid terms at once: %s's (token %d) and %s's (token %d)", name, x.Node(), x.Token(), y.Node(), y.Token())
+			}
+		}
+		ok, held := true, make([]int, len(gs))
+		for i, g := range gs {
+			held[i] = g.Stats().Held
+			ok = ok && held[i] == want[i]
+		}
+		if ok {
+			return time.Since(start)
+		}
+		if time.Since(start) > limit {
+			t.Fatalf("%d names held %v after %v, want %v", len(names), held, limit, want)
+		}
+		time.Sleep(poll / 2)
+	}
+}

@@ -42,6 +42,13 @@ func TestConstructorsReturnOptionError(t *testing.T) {
 			return err
 		}},
 		{"baton.New(WithBalance)", "balance", func() error { _, err := baton.New(st, "billing", baton.WithBalance()); return err }},
+		{"baton.New(WithShare)", "share", func() error { _, err := baton.New(st, "billing", baton.WithShare(2)); return err }},
+		{"baton.NewGroup(WithShare 0)", "share", func() error { _, err := baton.NewGroup(st, baton.WithBalance(), baton.WithShare(0)); return err }},
+		{"baton.NewGroup(WithShare over MaxWeight)", "share", func() error {
+			_, err := baton.NewGroup(st, baton.WithBalance(), baton.WithShare(baton.MaxWeight+1))
+			return err
+		}},
+		{"baton.NewGroup(WithShare without WithBalance)", "share", func() error { _, err := baton.NewGroup(st, baton.WithShare(2)); return err }},
 		{"baton.NewGroup(nil store)", "store", func() error { _, err := baton.NewGroup(nil); return err }},
 		{"baton.NewGroup(WithPoll 0)", "poll", func() error { _, err := baton.NewGroup(st, baton.WithPoll(0)); return err }},
 		{"baton.CheckOptions(WithClock nil)", "clock", func() error { return baton.CheckOptions(baton.WithClock(nil)) }},

@@ -59,6 +59,9 @@ func New(st store.Store, name string, opts ...Option) (*Elector, error) {
 	if cfg.balance {
 		return nil, optErr("balance", "on an Elector", "WithBalance on NewGroup only: an Elector holds one name, there is nothing to share")
 	}
+	if cfg.shareSet {
+		return nil, optErr("share", "on an Elector", "WithShare on NewGroup with WithBalance only: an Elector holds one name, there is nothing to share")
+	}
 	if cfg.asked != 0 {
 		return nil, optErr("succession", "on an Elector", "WithSuccession and WithoutSuccession on NewGroup only: an Elector holds one name on its own record, through no session")
 	}

@@ -101,7 +101,10 @@ func NewGroup(st store.Store, opts ...Option) (*Group, error) {
 		return nil, err
 	}
 	if cfg.preferSet || cfg.self.String() != "" {
-		return nil, optErr("prefer", "on a Group", "WithPreference and WithCandidate on New only: a Group's preferences (weights as shares of its names) are not built yet (docs/prefer.md)")
+		return nil, optErr("prefer", "on a Group", "WithPreference and WithCandidate on New only: a balanced Group's weight is WithShare (docs/prefer.md)")
+	}
+	if cfg.shareSet && !cfg.balance {
+		return nil, optErr("share", cfg.share, "WithShare with WithBalance only: a Group that does not balance keeps what it takes")
 	}
 	usable := store.Usable(st)
 	keeps := usable.Has(store.CapSuccession)
@@ -112,7 +115,7 @@ func NewGroup(st store.Store, opts ...Option) (*Group, error) {
 		return nil, fmt.Errorf("baton: WithSuccession needs a store that keeps successions (store.Succeeder); %T does not", st)
 	}
 	cfg.succession = cfg.asked >= 0 && keeps && !cfg.balance
-	if s := election.SessionName(cfg.node, cfg.incarnation, 1<<30); len(s) > store.MaxNameLen {
+	if s := election.SharedSessionName(cfg.node, cfg.incarnation, 1<<30, max(cfg.share, 1)); len(s) > store.MaxNameLen {
 		return nil, fmt.Errorf("baton: node id and incarnation make a session record name of %d bytes, over %d; use shorter ones (WithNode, WithIncarnation)", len(s), store.MaxNameLen)
 	}
 	cfg.logger = cfg.logger.With("node", cfg.node)

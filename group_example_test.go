@@ -96,3 +96,38 @@ func ExampleWithBalance() {
 	// node-a alone holds 6
 	// node-a holds 3 and node-b 3
 }
+
+// Two balanced processes of weights 1 and 2 (WithShare) share six
+// partitions by their weights: two and four.
+func ExampleWithShare() {
+	ctx := context.Background()
+	st := memstore.New() // in production: sqlite, postgres or etcd
+	partitions := []string{"p-1", "p-2", "p-3", "p-4", "p-5", "p-6"}
+
+	join := func(node string, weight int) *baton.Group {
+		g, err := baton.NewGroup(st, baton.WithNode(node), baton.WithBalance(), baton.WithShare(weight),
+			baton.WithLease(500*time.Millisecond), baton.WithRenew(100*time.Millisecond), baton.WithClockMargin(50*time.Millisecond))
+		if err != nil {
+			log.Fatal(err)
+		}
+		if err := g.Hold(ctx, partitions, nil); err != nil {
+			log.Fatal(err)
+		}
+		return g
+	}
+	small := join("small", 1)
+	for small.Stats().Held < len(partitions) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	big := join("big", 2) // the bigger machine starts
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if small.Stats().Held == 2 && big.Stats().Held == 4 {
+			break
+		}
+	}
+	fmt.Println("small holds", small.Stats().Held, "and big", big.Stats().Held)
+	big.Close(ctx)
+	small.Close(ctx)
+	// Output:
+	// small holds 2 and big 4
+}

@@ -99,6 +99,8 @@ type config struct {
 	logger      *slog.Logger
 	obs         *observing // WithObserver's
 	balance     bool
+	share       int  // WithShare's weight; 0: none given (1)
+	shareSet    bool // WithShare was given
 	// asked is what the options say of successions: 1 WithSuccession,
 	// -1 WithoutSuccession, 0 nothing (by succession where the store
 	// keeps successions and the Group does not balance). succession is
@@ -121,7 +123,7 @@ func (c config) machine() election.Config {
 	return election.Config{
 		Node: c.node, Incarnation: c.incarnation,
 		Lease: c.lease, Renew: c.renew, Margin: c.margin,
-		Poll: c.poll, Retry: c.retry, Balance: c.balance, Succession: c.succession,
+		Poll: c.poll, Retry: c.retry, Balance: c.balance, Share: c.share, Succession: c.succession,
 		Prefer: c.prefer, Hysteresis: c.hysteresis, Self: c.self,
 	}
 }
@@ -183,6 +185,30 @@ func WithRetry(d time.Duration) Option {
 // Processes without WithBalance keep what they hold and never ask, but
 // they are asked like the others.
 func WithBalance() Option { return func(c *config) error { c.balance = true; return nil } }
+
+// WithShare sets a balanced Group's weight, 1 to MaxWeight (default 1;
+// NewGroup with WithBalance only): with weights w_i among the balanced
+// Groups that hold the same N names, each ends with about N*w_i/sum(w)
+// of them, and they share again when one joins or leaves. A Group asks
+// another for a name while the move brings the two closer to holding in
+// proportion to their weights, and never takes more than its share
+// rounded up, so where the moves end is Sainte-Laguë's apportionment of
+// the names by the weights (weights 1, 2 and 3 share 36 names as 6, 12
+// and 18). The weight travels in the name of the Group's session record,
+// which every record it holds names, so the other Groups learn it where
+// they learn its load; the names move by the requests WithBalance
+// describes, never held twice. A Group that holds none of the names is
+// not seen, so its weight counts once it holds one. Equal weights share
+// as WithBalance alone does.
+func WithShare(weight int) Option {
+	return func(c *config) error {
+		if weight < 1 || weight > MaxWeight {
+			return optErr("share", weight, "1 to %d, this Group's weight among the balanced Groups that hold the same names", MaxWeight)
+		}
+		c.share, c.shareSet = weight, true
+		return nil
+	}
+}
 
 // WithSuccession makes a Group take over a dead process's names by
 // succession, and refuses to make one that cannot (NewGroup only; New

@@ -20,7 +20,8 @@ import (
 // candidacies, fed to its machine; and the safe points its work reports
 // (Term.SafePoint). Without a policy none of it makes a store call.
 
-// MaxWeight is the largest candidate weight (WithCandidate).
+// MaxWeight is the largest candidate weight (WithCandidate) and the
+// largest share of a balanced Group (WithShare).
 const MaxWeight = election.MaxWeight
 
 // MaxLabels is the most labels a candidate has (WithCandidate).

@@ -110,6 +110,8 @@ session-read-first (an observer that a change was notified to while its
 read was out reads again before it checks whether the session's wait ran
 out: forged notifications keep a dead session alive), no-pull
 (balanced nodes never ask for a handover: the balance check must fail),
+no-shares (balanced nodes ignore their weights and aim at N/P: with
+--shares, the weighted balance check must fail),
 succession-no-raise (the store passes a dead session's names on to its
 successor without raising their tokens), succession-stored-version (the
 store compares a swap with the stored version, not the resolved one: a
@@ -173,6 +175,7 @@ func runSim(ctx context.Context, e *env, args []string) int {
 	sessions := fs.String("sessions", string(o.Sessions), "which nodes hold their names through a session: seeded (drawn per seed), on, off or mixed")
 	prefer := fs.String("prefer", string(o.Prefer), "which seeds draw a preference policy for the job, a hysteresis and each node's weight, version and zone (docs/prefer.md): off, seeded (a third of the unbalanced, not hostile seeds whose quiet end lasts five leases) or on (all of them)")
 	balance := fs.String("balance", string(o.Balance), "which seeds run balanced (baton.WithBalance): seeded (half the seeds whose nodes all hold through a session), on (every seed; sessions on) or off")
+	fs.BoolVar(&o.Shares, "shares", false, "every balanced seed draws each node's weight, 1 to 4 (baton.WithShare), runs 10 leases longer without faults, and checks at the end that the names lie in proportion to the weights: no name moved between two live nodes brings them closer to it, unless the node taking it holds N*w/W rounded up already")
 	fs.IntVar(&o.Names, "names", o.Names, "names besides the job's (shard-1, shard-2, ...); every node campaigns for every one, except in a third of the unbalanced seeds, where each node leaves each to the others a third of the time (--trace says which)")
 	fs.IntVar(&o.Nodes, "nodes", o.Nodes, "nodes per run")
 	fs.DurationVar(&o.Duration, "duration", o.Duration, "virtual time per seed")
@@ -216,6 +219,8 @@ func runSim(ctx context.Context, e *env, args []string) int {
 		o.Mutate.Election.ReadBeforeExpiry = true
 	case "no-pull":
 		o.Mutate.Election.NoPull = true
+	case "no-shares":
+		o.Mutate.Election.NoShares = true
 	case "succession-stored-version":
 		o.Mutate.Succession.StoredVersion = true
 	case "succession-no-raise":
@@ -337,14 +342,14 @@ func runSim(ctx context.Context, e *env, args []string) int {
 	return exitOK
 }
 
-const mutationList = "no-fence, no-margin, no-valid-check, unfenced-ledger, session-no-margin, session-name-expiry, session-read-first, no-pull, succession-stored-version, succession-no-raise, succession-adopt-unread, succession-adopt-unsynced, succession-adopt-across-gap, succession-list-ended, succession-list-no-retry, settle-stored-token, settle-new-version, no-catch-up-cap, no-catch-up-window, no-jitter, ignore-suspension, no-overlap-skip, no-retry-backoff, no-manual-exempt, no-timeout, node-jitter, no-clock-guard, no-step-down, prune-failed, prune-early, no-own-completion, rerun-unknown-state, no-takeover-grace, token-fenced-record, release-after-finish, wrap-deadline, prefer-no-safe-point, prefer-no-hysteresis or prefer-no-defer"
+const mutationList = "no-fence, no-margin, no-valid-check, unfenced-ledger, session-no-margin, session-name-expiry, session-read-first, no-pull, no-shares, succession-stored-version, succession-no-raise, succession-adopt-unread, succession-adopt-unsynced, succession-adopt-across-gap, succession-list-ended, succession-list-no-retry, settle-stored-token, settle-new-version, no-catch-up-cap, no-catch-up-window, no-jitter, ignore-suspension, no-overlap-skip, no-retry-backoff, no-manual-exempt, no-timeout, node-jitter, no-clock-guard, no-step-down, prune-failed, prune-early, no-own-completion, rerun-unknown-state, no-takeover-grace, token-fenced-record, release-after-finish, wrap-deadline, prefer-no-safe-point, prefer-no-hysteresis or prefer-no-defer"
 
 // replayFlags are the flags given that shape a seed's run, for the
 // replay line of a violation: the seed alone would run another cluster.
 func replayFlags(fs *flag.FlagSet) string {
 	var b strings.Builder
 	set := flagsSet(fs)
-	for _, name := range []string{"faults", "mutate", "sessions", "balance", "prefer", "names", "nodes", "duration", "lease", "renew", "clock-margin", "supervisor-records"} {
+	for _, name := range []string{"faults", "mutate", "sessions", "balance", "shares", "prefer", "names", "nodes", "duration", "lease", "renew", "clock-margin", "supervisor-records"} {
 		if !set[name] {
 			continue
 		}

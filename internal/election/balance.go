@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"hash/fnv"
+	"math/bits"
 	"slices"
 	"time"
 
@@ -56,6 +57,31 @@ import (
 // its share. So the names fall where the hash and the shares put them even
 // when the nodes see the session end a renew interval or more apart (a
 // loaded machine), and few names move twice.
+//
+// Shares (Config.Share): Groups may weigh differently. Each Group's
+// weight travels in its session record's name (SharedSessionName), so
+// every record it holds through the session tells the readers its weight
+// (SessionShare): a Group learns the others' weights where it learns
+// their loads, from the records it reads. When every node it sees holding
+// names weighs as much as it does, the rule is the one above, unchanged.
+// Otherwise a Group of weight w holding m names asks a node of weight v
+// holding l for as many names as each bring the two closer to holding in
+// proportion to their weights: a name moves while 2(l*w - m*v) > w + v
+// (PairPulls), which is the rule above when w = v. Each move lowers
+// the sum over the nodes of load²/weight, so the moves end whatever each
+// node sees; where they end, no move between two nodes lowers it, which
+// is Sainte-Laguë's apportionment of the N names by the weights: each
+// node about N*w/W (W the weights' sum), rounded to the nearest at the
+// divisors 1, 3, 5, ..., every Group applying the same rule to the same
+// counts. As with equal weights a Group takes no more than its share as
+// it sees it, N*w/W over the nodes it sees, rounded up (QuotaCeil): a
+// node that holds nothing is not seen, so that share is high, never low,
+// and a join moves about a share. The dead session's names are split up
+// to the same shares (takeNow, takeLater). So at the end, for every two
+// live nodes, either no name moved from one to the other would bring
+// them closer to proportion, or the one that would take it holds its
+// share N*w/W rounded up already (the simulator checks this, baton sim
+// --shares).
 //
 // What it does not do: names that are free (never held, or released) go
 // to whoever comes first, as without balance; the balance follows, by
@@ -111,13 +137,13 @@ func (m *Machine) pullReply(now time.Time, r SwapReply) []Action {
 }
 
 // balance is a balanced Group's round: count the names per node and ask
-// the nodes that hold two or more than this one to hand some over.
+// the nodes that hold more than their share to hand some over.
 func (g *Group) balance(now time.Time) []Action {
 	g.balanceAt = now.Add(g.cfg.Renew)
 	if !g.view.alive || g.cfg.Mutate.NoPull {
 		return nil
 	}
-	mine, loads, pullable := g.loads(true)
+	mine, loads, weights, pullable := g.loads(true)
 	holders := make([]string, 0, len(loads))
 	for node := range loads {
 		holders = append(holders, node)
@@ -126,10 +152,22 @@ func (g *Group) balance(now time.Time) []Action {
 		return cmp.Or(cmp.Compare(loads[b], loads[a]), cmp.Compare(a, b))
 	})
 	lo, hi := g.share(loads)
+	all, sum := g.weighed(loads, weights)
+	if all != nil {
+		// The most over their weight first; this node takes no more than
+		// its share as it sees it, rounded up.
+		slices.SortFunc(holders, func(a, b string) int {
+			return cmp.Or(cmp.Compare(int64(loads[b])*int64(all[a]), int64(loads[a])*int64(all[b])), cmp.Compare(a, b))
+		})
+		hi = QuotaCeil(g.count[contending]+g.count[leading], all[g.cfg.Node], sum)
+	}
 	var acts []Action
 	budget := pullBatch
 	for _, node := range holders {
 		want := min((loads[node]-mine)/2, loads[node]-lo, hi-mine, budget)
+		if all != nil {
+			want = min(PairPulls(mine, all[g.cfg.Node], loads[node], all[node]), hi-mine, budget)
+		}
 		if want < 1 {
 			continue
 		}
@@ -155,11 +193,13 @@ func (g *Group) balance(now time.Time) []Action {
 
 // loads counts, from the records the Group's machines last read, the names
 // this node holds or has asked for (mine) and those of every other node;
-// pullable lists, per node, the names that may be asked from it now.
-// Records of this node's earlier incarnations and of sessions known to be
-// dead count for nobody: they are about to be free.
-func (g *Group) loads(listPullable bool) (mine int, loads map[string]int, pullable map[string][]string) {
-	loads, pullable = map[string]int{}, map[string][]string{}
+// weights has the weight of every node that holds some, as the session
+// name of a record it holds says (SessionShare; the largest if they
+// differ); pullable lists, per node, the names that may be asked from it
+// now. Records of this node's earlier incarnations and of sessions known
+// to be dead count for nobody: they are about to be free.
+func (g *Group) loads(listPullable bool) (mine int, loads, weights map[string]int, pullable map[string][]string) {
+	loads, weights, pullable = map[string]int{}, map[string]int{}, map[string][]string{}
 	for name, e := range g.names { // counting: the order does not matter
 		m := e.m
 		if m.phase == leading {
@@ -178,12 +218,13 @@ func (g *Group) loads(listPullable bool) (mine int, loads map[string]int, pullab
 		case rec.Free(), rec.Holder == m.cfg.Node, rec.Session != "" && dead:
 		default:
 			loads[rec.Holder]++
+			weights[rec.Holder] = max(weights[rec.Holder], SessionShare(rec.Session))
 			if listPullable && m.pullable() {
 				pullable[rec.Holder] = append(pullable[rec.Holder], name)
 			}
 		}
 	}
-	return mine, loads, pullable
+	return mine, loads, weights, pullable
 }
 
 // share returns N/P rounded down and up: N the names this node campaigns
@@ -194,6 +235,86 @@ func (g *Group) share(loads map[string]int) (lo, hi int) {
 	total := g.count[contending] + g.count[leading]
 	p := len(loads) + 1
 	return total / p, (total + p - 1) / p
+}
+
+// weight is this Group's own weight among the balanced Groups
+// (Config.Share, 0 meaning 1).
+func (g *Group) weight() int {
+	if !g.cfg.Balance || g.cfg.Share < 1 {
+		return 1
+	}
+	return g.cfg.Share
+}
+
+// weighed returns the weight of this node and of every node seen
+// holding names (loads), and their sum: nil when every one weighs as much
+// as this node does (then the rule is the one for equal weights), or
+// with Mutate.NoShares. A node seen only as a transfer's target, holding
+// nothing, weighs 1.
+func (g *Group) weighed(loads, weights map[string]int) (all map[string]int, sum uint64) {
+	if g.cfg.Mutate.NoShares {
+		return nil, 0
+	}
+	self := g.weight()
+	all = map[string]int{g.cfg.Node: self}
+	sum = uint64(self)
+	uniform := true
+	for node := range loads {
+		w := min(max(weights[node], 1), MaxWeight)
+		all[node] = w
+		sum += uint64(w)
+		uniform = uniform && w == self
+	}
+	if uniform {
+		return nil, 0
+	}
+	return all, sum
+}
+
+// PairPulls is how many names a node holding mine names, of weight wMe,
+// asks of a node holding theirs, of weight wThem: the most k such that
+// each of the k moves brings the two closer to holding in proportion to
+// their weights, in that it lowers mine²/wMe + theirs²/wThem. One more
+// name moves while 2*(theirs*wMe - mine*wThem) > wMe + wThem. With equal
+// weights that is (theirs-mine-1)/2 rounded up: a move while theirs holds
+// two or more than mine, the rule for equal weights. Weights below 1
+// count as 1; the arithmetic is in 64 bits, saturated.
+func PairPulls(mine, wMe, theirs, wThem int) int {
+	if theirs <= 0 {
+		return 0
+	}
+	wi, wj := int64(max(wMe, 1)), int64(max(wThem, 1))
+	// Names and weights are at most an int's: with weights at most
+	// MaxWeight (2^20) and counts below 2^40 the products stay below 2^62.
+	l, m := min(int64(theirs), 1<<40), min(int64(max(mine, 0)), 1<<40)
+	wi, wj = min(wi, MaxWeight), min(wj, MaxWeight)
+	d := 2*l*wi - 2*m*wj - wi - wj
+	if d <= 0 {
+		return 0
+	}
+	step := 2 * (wi + wj)
+	return int(min((d+step-1)/step, l))
+}
+
+// QuotaCeil is n*w/sum rounded up: the most names a node of weight w
+// holds of n among nodes whose weights add up to sum, when each holds
+// its share rounded. Computed in 128 bits; sum 0 gives n.
+func QuotaCeil(n, w int, sum uint64) int {
+	if n <= 0 {
+		return 0
+	}
+	if sum == 0 {
+		return n
+	}
+	hi, lo := bits.Mul64(uint64(n), uint64(max(w, 1)))
+	if hi >= sum {
+		return n // w > sum: not a share; all of them
+	}
+	q, r := bits.Div64(hi, lo, sum)
+	if r > 0 {
+		q++
+	}
+	return int(min(q, uint64(n)))
 }
 
 // takeNow splits the names that wait on a session found dead: a balanced
@@ -248,10 +369,18 @@ func (g *Group) splitAt(now time.Time) *split {
 	if g.split != nil && now.Sub(g.split.at) < g.cfg.Poll && !now.Before(g.split.at) {
 		return g.split
 	}
-	mine, loads, _ := g.loads(false)
+	mine, loads, weights, _ := g.loads(false)
 	_, hi := g.share(loads)
+	all, sum := g.weighed(loads, weights)
+	total := g.count[contending] + g.count[leading]
+	if all != nil {
+		hi = QuotaCeil(total, all[g.cfg.Node], sum)
+	}
 	sp := &split{at: now, room: max(hi-mine, 0)}
-	for _, load := range loads {
+	for node, load := range loads {
+		if all != nil {
+			hi = QuotaCeil(total, all[node], sum)
+		}
 		sp.othersRoom = sp.othersRoom || load < hi
 	}
 	for node := range loads {

@@ -56,6 +56,8 @@ func (c Config) Validate() error {
 		return bound.Errorf("retry", c.Retry, "between %v and half the lease (%v)", MinInterval, half)
 	case c.Check != 0 && (c.Check < MinInterval || c.Check > MaxLease):
 		return bound.Errorf("check", c.Check, "0 (the poll interval) or between %v and %v", MinInterval, MaxLease)
+	case c.Share < 0 || c.Share > MaxWeight:
+		return bound.Errorf("share", c.Share, "1 to %d (0: 1), a balanced Group's weight among the Groups that share its names", MaxWeight)
 	case c.TakeStep < 0:
 		return bound.Errorf("take-step", c.TakeStep, "0 (%d names a step) or more", DefaultTakeStep)
 	case c.Node == "":

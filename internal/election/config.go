@@ -26,6 +26,12 @@ type Config struct {
 	// holds at least two more of them than it does to hand some over
 	// (see balance.go). Ignored without sessions.
 	Balance bool
+	// Share is a balanced Group's weight among the balanced Groups that
+	// campaign for the same names: each aims at about N*Share/sum(Share)
+	// of the N names (balance.go, "Shares"); 0 means 1. 1 to MaxWeight.
+	// Its session record's name carries it (SessionName), and so does
+	// every record held through that session.
+	Share int
 
 	// TakeStep is the most names a Group tells in one step that the
 	// session they await ended (the rest are due at once, a step at a
@@ -82,6 +88,10 @@ type Mutations struct {
 	// NoPull makes a balanced Group never ask for a handover, so the names
 	// stay where they fell and the simulator's balance check must catch it.
 	NoPull bool
+	// NoShares makes a balanced Group ignore the Groups' weights (Share):
+	// every Group aims at N/P, so the simulator's check of the weighted
+	// shares must catch it.
+	NoShares bool
 	// NoSplit makes a balanced Group take a dead session's names at once,
 	// all of them, as an unbalanced one does, instead of splitting them
 	// by the rendezvous hash and the shares: names move twice after a

@@ -38,6 +38,7 @@ type gnode struct {
 	rate     float64
 	sessions bool
 	balance  bool // Config.Balance
+	share    int  // Config.Share
 	// succession: Config.Succession (unbalanced session nodes).
 	succession bool
 	hold       bool // campaign again for a name once its term is released, as Group.Hold
@@ -73,7 +74,7 @@ func (w *gworld) restart(n *gnode) {
 	n.g = election.NewGroup(election.Config{
 		Node: n.id, Incarnation: fmt.Sprintf("%s.%d", n.id, n.inc),
 		Lease: pLease, Renew: pRenew, Margin: pMargin, Poll: pPoll, Retry: pPoll, Balance: n.balance,
-		Succession: n.succession,
+		Share: n.share, Succession: n.succession,
 	}, n.sessions)
 	n.replies = nil
 }

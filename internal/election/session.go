@@ -11,6 +11,8 @@ package election
 import (
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/batonhq/baton/store"
@@ -22,10 +24,43 @@ func SessionName(node, incarnation string, seq int) string {
 	return fmt.Sprintf("%s%s/%s/%d", store.SessionPrefix, node, incarnation, seq)
 }
 
+// SharedSessionName is SessionName for a balanced Group of weight share
+// (Config.Share): a share other than 1 is written after the sequence
+// number, "/w" and the number, so that every record held through the
+// session tells its readers the holder's weight (SessionShare) without a
+// field of its own. A share of 1 (or 0) gives SessionName's name.
+func SharedSessionName(node, incarnation string, seq, share int) string {
+	name := SessionName(node, incarnation, seq)
+	if share > 1 {
+		name += "/w" + strconv.Itoa(share)
+	}
+	return name
+}
+
+// SessionShare is the weight a session record's name carries
+// (SharedSessionName): 1 for a name without one, and for one whose
+// weight does not parse as 1 to MaxWeight (a record the reader cannot
+// trust weighs as much as one without a weight).
+func SessionShare(session string) int {
+	i := strings.LastIndexByte(session, '/')
+	if i < 0 || !strings.HasPrefix(session[i+1:], "w") {
+		return 1
+	}
+	digits := session[i+2:]
+	if digits == "" || len(digits) > 7 || strings.TrimLeft(digits, "0123456789") != "" || digits[0] == '0' {
+		return 1
+	}
+	w, err := strconv.Atoi(digits)
+	if err != nil || w < 1 || w > MaxWeight {
+		return 1
+	}
+	return w
+}
+
 func (g *Group) startSession(now time.Time) []Action {
 	g.seq++
 	cfg := g.cfg
-	cfg.Name = SessionName(g.cfg.Node, g.cfg.Incarnation, g.seq)
+	cfg.Name = SharedSessionName(g.cfg.Node, g.cfg.Incarnation, g.seq, g.weight())
 	g.sm = New(cfg)
 	g.view = sessionView{name: cfg.Name, fed: g.view.fed} // the feed outlives a session
 	return g.stepSession(now, Start{})

@@ -353,6 +353,7 @@ var groupNeeds = map[string]func(*Sessions) bool{
 var notExpressible = map[string]string{
 	"session-read-first":          "it needs sessions and change notifications: the explorer drives no election.Group and polls only",
 	"no-pull":                     "it needs balanced Groups in session mode: the explorer drives no election.Group",
+	"no-shares":                   "it needs balanced Groups of different weights in session mode: the explorer drives no balanced election.Group",
 	"succession-stored-version":   "it needs a write prepared before a succession that lands after it: group-2x1-succession, where it can happen, explores 395,491 states to depth 25 after its settled start without reaching one (a Group's own release, or a second contender, would come sooner)",
 	"succession-adopt-unread":     "it needs a Group's machine told of its session's succession after a write it did not read: with it on, group-2x1-succession reaches the same 290,098 states to depth 24 after its settled start as the shipping Group, none a violation",
 	"succession-adopt-unsynced":   "it needs a succession and an ordered change feed: the explorer drives no election.Group and polls only",

@@ -512,3 +512,18 @@ func drawPrefer(o Options, seed uint64, v variant) (p election.Policy, hysteresi
 	}
 	return p, hysteresis, attrs, upgraded
 }
+
+// drawShares draws, with Options.Shares, each node's weight (1 to 4) in a
+// balanced seed; nil otherwise. From a stream of its own, so that the
+// other draws of a seed stay as they were.
+func drawShares(o Options, seed uint64, v variant) []int {
+	if !o.Shares || !v.balance {
+		return nil
+	}
+	rng := rand.New(rand.NewPCG(mix(seed), 0x736861726573)) // "shares"
+	shares := make([]int, o.Nodes)
+	for i := range shares {
+		shares[i] = 1 + rng.IntN(4)
+	}
+	return shares
+}

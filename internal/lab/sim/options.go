@@ -30,6 +30,10 @@ const (
 // AllFaults lists every fault class.
 var AllFaults = []FaultClass{Partition, Pause, PauseBeforeEffect, Crash, Drift, StoreOutage, SlowStore, Operator, Skew, Hostile, ClockStep}
 
+// SharesSettle is how many leases longer than Duration a seed that draws
+// weights (Shares) runs, with no fault, before the check of its shares.
+const SharesSettle = 10
+
 // The balance modes.
 const (
 	// BalanceSeeded runs half of the seeds whose nodes all hold their
@@ -98,7 +102,7 @@ type Options struct {
 	// (with the in-memory store's own check off too:
 	// memstore.WithoutSuspensionCheck) and Work.NoManualExempt, the
 	// clock-step faults for Work.NoClockGuard and Work.NoStepDown, balanced
-	// seeds for Election.NoPull. The seeds draw the rest in a share of
+	// seeds for Election.NoPull, and with Shares for Election.NoShares. The seeds draw the rest in a share of
 	// runs: overlap skip and runs longer than the period in half of them,
 	// retries and failing runs, timeouts that long runs outlast, a
 	// retention (with failed rows for Work.PruneFailed), hostile records
@@ -116,6 +120,15 @@ type Options struct {
 	// others by asking for handovers; at the end every live node must
 	// hold N/P names rounded down or up.
 	Balance BalanceMode
+	// Shares makes every balanced seed draw each node's weight, 1 to 4
+	// (election.Config.Share, baton.WithShare); at the end, for every two
+	// live nodes, no name moved from one to the other may bring them
+	// closer to holding in proportion to their weights, unless the one
+	// taking it holds N*w/W rounded up already (W the live nodes'
+	// weights). A seed that draws weights runs SharesSettle leases
+	// longer, all of them quiet. Off by default, so that every seed runs
+	// as before weights existed.
+	Shares bool
 	// CatchUpMax is the job's catch-up cap (scheduler.Policy.Max): after a
 	// leaderless stretch only the newest CatchUpMax missed periods run;
 	// older ones are skipped, and the checker verifies every claim and
@@ -273,6 +286,9 @@ func (o Options) Validate() error {
 	if (m.Succession != (memstore.SuccessionMutation{}) || m.Election.AdoptUnread || m.Election.AdoptUnsynced || m.Election.AdoptAcrossGap || m.Election.ListEnded || m.Election.ListNoRetry) &&
 		(o.NoSuccession || o.Balance == BalanceOn || o.Sessions == SessionsOff) {
 		return fmt.Errorf("sim: the succession mutations need seeds that end sessions by succession: sessions not off, balance not on, succession not turned off")
+	}
+	if o.Mutate.Election.NoShares && (o.Balance == BalanceOff || !o.Shares) {
+		return fmt.Errorf("sim: the no-shares mutation needs balanced seeds that draw weights: balance on or seeded, and --shares")
 	}
 	if o.Mutate.Election.NoPull && o.Balance == BalanceOff {
 		return fmt.Errorf("sim: the no-pull mutation needs balanced seeds: balance on or seeded")

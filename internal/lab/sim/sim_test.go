@@ -235,6 +235,12 @@ func TestMutationsAreCaught(t *testing.T) {
 		// first 100 with prefer on).
 		{"takeover not deferred to a preferred candidate", func(o *sim.Options) { o.Prefer, o.Mutate.Election.NoDefer = sim.PreferOn, true }, 5, 0},
 		{"balanced nodes that never pull", func(o *sim.Options) { o.Balance, o.Mutate.Election.NoPull = sim.BalanceOn, true }, 5, 0},
+		// Balanced nodes that ignore their weights (--shares draws 1 to 4
+		// each) share 12 names about equally: a heavy node ends under its
+		// weighted share.
+		{"balanced nodes that ignore their weights", func(o *sim.Options) {
+			o.Balance, o.Shares, o.Names, o.Mutate.Election.NoShares = sim.BalanceOn, true, 11, true
+		}, 10, 0},
 		// Deadline arithmetic that trusts a stored lease and wraps: a
 		// hostile seed's planted record is taken over.
 		{"wrapping deadline arithmetic", func(o *sim.Options) { o.Faults, o.Mutate.Election.WrapDeadline = []sim.FaultClass{sim.Hostile}, true }, 200, 0},
@@ -417,6 +423,8 @@ func TestMutationsNeedTheirFaults(t *testing.T) {
 		"prefer-no-safe-point": func(o *sim.Options) { o.Mutate.Election.NoSafePoint = true },
 		"prefer-no-hysteresis": func(o *sim.Options) { o.Mutate.Election.NoHysteresis = true },
 		"prefer-no-defer":      func(o *sim.Options) { o.Mutate.Election.NoDefer = true },
+		// Shares off (the default): no seed draws a weight.
+		"no-shares": func(o *sim.Options) { o.Balance, o.Mutate.Election.NoShares = sim.BalanceOn, true },
 		// Too short for a preference to settle before the end.
 		"prefer-no-hysteresis, 10 leases": func(o *sim.Options) {
 			o.Prefer, o.Duration, o.Mutate.Election.NoHysteresis = sim.PreferOn, 10*o.Lease, true
@@ -483,6 +491,25 @@ func TestBalancedSeedsEndBalanced(t *testing.T) {
 	}
 	for _, v := range s.Violations {
 		t.Errorf("seed %d: %v (replay: baton sim --seeds 1 --seed %d --trace --balance on --names 11)", v.Seed, v.Violation, v.Seed)
+	}
+	if s.Balanced != s.Seeds {
+		t.Fatalf("%d of %d seeds ran balanced", s.Balanced, s.Seeds)
+	}
+}
+
+// Balanced seeds with weights (--shares) end in proportion to them: with
+// 12 names on 5 nodes of weights 1 to 4, for every two live nodes no name
+// moved between them brings them closer to proportion, or the one that
+// would take it holds its share rounded up.
+func TestWeightedSeedsEndInProportion(t *testing.T) {
+	o := sim.DefaultOptions()
+	o.Balance, o.Shares, o.Names = sim.BalanceOn, true, 11
+	s, err := sim.RunSeeds(t.Context(), o, 1, 30)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range s.Violations {
+		t.Errorf("seed %d: %v (replay: baton sim --seeds 1 --seed %d --trace --balance on --shares --names 11)", v.Seed, v.Violation, v.Seed)
 	}
 	if s.Balanced != s.Seeds {
 		t.Fatalf("%d of %d seeds ran balanced", s.Balanced, s.Seeds)

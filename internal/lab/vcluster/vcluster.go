@@ -142,6 +142,9 @@ type Config struct {
 	// balanced (election.Config.Balance, baton.WithBalance): they share
 	// the names by asking for handovers.
 	Balance bool
+	// Shares, when not nil, is each balanced node's weight
+	// (election.Config.Share), by node index.
+	Shares []int
 	// TakeStep is election.Config.TakeStep for every node (0: the
 	// library's default).
 	TakeStep int
@@ -275,7 +278,7 @@ func (e *engine) electionConfig(n *node) election.Config {
 	return election.Config{
 		Node: n.id, Incarnation: fmt.Sprintf("%s.%d", n.id, n.inc),
 		Lease: e.c.Lease, Renew: e.c.Renew, Margin: e.c.Margin, Poll: e.c.Poll, Retry: e.c.Poll, Check: check,
-		Balance: e.c.Balance && n.sessions, TakeStep: e.c.TakeStep, Succession: e.c.Succession && n.sessions,
+		Balance: e.c.Balance && n.sessions, Share: e.share(n), TakeStep: e.c.TakeStep, Succession: e.c.Succession && n.sessions,
 		OrderedFeed: e.c.Notify && n.sessions, // its notifications come in order, each batch followed by Synced
 		Prefer:      e.c.Prefer, Hysteresis: e.c.Hysteresis, Self: e.attrs(n),
 		Mutate: m.Election,
@@ -703,4 +706,13 @@ func (e *engine) trigger(at time.Duration) {
 		}
 		e.dispatch(event{at: e.now, kind: evNodeTrigger, node: int32(n.idx), inc: int32(n.inc), arg: at})
 	}
+}
+
+// share is node n's weight among the balanced nodes (Config.Shares), 0
+// (1) without one.
+func (e *engine) share(n *node) int {
+	if !e.c.Balance || !n.sessions || n.idx >= len(e.c.Shares) {
+		return 0
+	}
+	return e.c.Shares[n.idx]
 }
