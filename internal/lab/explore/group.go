@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton/internal/election"
+	"github.com/batonhq/baton/internal/lab/vcluster"
 	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/store/memstore"
 )
@@ -105,7 +106,7 @@ func (w *world) stepGroup(i int, ev election.Event, out *strings.Builder) error 
 		acts = n.g.Step(now, ev)
 	}
 	n.g.Next() // drops stale timers now, so that the state hashes the same whenever it is looked at
-	slices.SortStableFunc(acts, func(a, b election.Action) int { return strings.Compare(groupActionName(a), groupActionName(b)) })
+	vcluster.SortActions(acts)
 	var verr error
 	for _, a := range acts {
 		switch a := a.(type) {
@@ -128,26 +129,6 @@ func (w *world) stepGroup(i int, ev election.Event, out *strings.Builder) error 
 		w.say(out, "node-%d: %s", i, groupActionText(w, i, a))
 	}
 	return verr
-}
-
-func groupActionName(a election.Action) string {
-	switch a := a.(type) {
-	case election.Get:
-		return a.Name
-	case election.Swap:
-		return a.Swap.Record.Name
-	case election.Elected:
-		return a.Name
-	case election.Extended:
-		return a.Name
-	case election.Lost:
-		return a.Name
-	case election.Released:
-		return a.Name
-	case election.Failed:
-		return a.Name
-	}
-	return ""
 }
 
 func groupActionText(w *world, i int, a election.Action) string {

@@ -313,9 +313,7 @@ func (e *engine) stepped(n *node, sess string, alive bool, acts []election.Actio
 	// driver sends them concurrently, so their order across names means
 	// nothing; here it is made canonical (by name, each name's own actions
 	// in their order) so that a seed replays event for event.
-	if len(acts) > 1 {
-		slices.SortStableFunc(acts, func(a, b election.Action) int { return strings.Compare(actionName(a), actionName(b)) })
-	}
+	SortActions(acts)
 	for _, act := range acts {
 		switch a := act.(type) {
 		case election.Get:
@@ -823,6 +821,17 @@ func (e *engine) deliver(n *node, b *batch) {
 	clear(b.swaps)
 	*b = batch{evs: b.evs[:0], gets: b.gets[:0], swaps: b.swaps[:0]}
 	e.spare = append(e.spare, b)
+}
+
+// SortActions orders a Group's actions canonically: by the name each is
+// about, each name's own actions in their order. A Group lists the
+// actions of different names in an order that follows Go's map
+// iteration; the simulator and the explorer both sort them so, so that a
+// run replays event for event and a state hashes the same.
+func SortActions(acts []election.Action) {
+	if len(acts) > 1 {
+		slices.SortStableFunc(acts, func(a, b election.Action) int { return strings.Compare(actionName(a), actionName(b)) })
+	}
 }
 
 // actionName is the record an action is about ("" for none or every one).
