@@ -29,9 +29,9 @@ const CandidateEvery = 5
 // better live candidate.
 func (e *Elector) candidate() (stop func(won bool)) {
 	done := make(chan bool, 1)
-	e.cands.Add(1)
+	e.cands.add()
 	go func() {
-		defer e.cands.Done()
+		defer e.cands.done()
 		for {
 			every := e.candidacyEvery()
 			e.heartbeat(e.row(every))

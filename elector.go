@@ -30,7 +30,7 @@ type Elector struct {
 	hold     *holding            // Run's hold on the name, if any
 	term     *Term               // the current or last term
 
-	cands sync.WaitGroup // candidate-row goroutines (candidate.go, prefer.go)
+	cands tally // candidate-row goroutines (candidate.go, prefer.go)
 
 	// pref is the name's preference policy (WithPreference,
 	// SetPreference); nil: none. safeHeard are the Term.SafePoint(false)
@@ -214,7 +214,7 @@ func (e *Elector) Leader(ctx context.Context) (store.Record, error) {
 // Campaign's error wraps ErrStoreLost), Run returns that error at once
 // instead of campaigning again.
 func (e *Elector) Run(ctx context.Context, fn func(ctx context.Context, t *Term) error) error {
-	defer e.cands.Wait() // a withdrawn candidate row is deleted before Run returns
+	defer e.cands.wait() // a withdrawn candidate row is deleted before Run returns
 	h := &holding{next: make(chan struct{}, 1)}
 	e.mu.Lock()
 	if e.campaign != nil || e.hold != nil || (e.term != nil && e.term.Err() == nil) {
@@ -284,7 +284,7 @@ func (e *Elector) Close(ctx context.Context) error {
 	e.post(election.Resign{Name: e.name})
 	stopped = e.d.done()
 	cands := make(chan struct{})
-	go func() { e.cands.Wait(); close(cands) }()
+	go func() { e.cands.wait(); close(cands) }()
 	for _, c := range []<-chan struct{}{stopped, cands} {
 		select {
 		case <-c:
@@ -392,7 +392,7 @@ func (e *Elector) elected(a election.Elected) {
 		released: make(chan struct{}),
 		safe:     e.safePoint,
 	}
-	e.cands.Add(1)
+	e.cands.add()
 	go e.lead(t)
 	e.mu.Lock()
 	e.term = t
@@ -412,4 +412,49 @@ func (e *Elector) elected(a election.Elected) {
 // String names the election and the node, for logs.
 func (e *Elector) String() string {
 	return fmt.Sprintf("baton.Elector(%s on %s)", e.name, e.cfg.node)
+}
+
+// tally counts running goroutines and waits for none to run, like a
+// sync.WaitGroup, except that add may come at any time, also while wait
+// waits: the driver's goroutine starts a term's candidate-row goroutine
+// (elected) when an acquisition answers, which may be as Run, returning,
+// waits for the others (a WaitGroup's Add from zero must happen before its
+// Wait; the race detector caught that one in CI). A goroutine added after
+// wait returned is waited for by the next wait.
+type tally struct {
+	mu   sync.Mutex
+	n    int
+	zero chan struct{} // closed when n is back to 0; nil while nobody waits
+}
+
+// add counts one more goroutine.
+func (t *tally) add() {
+	t.mu.Lock()
+	t.n++
+	t.mu.Unlock()
+}
+
+// done counts one goroutine fewer.
+func (t *tally) done() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.n--; t.n == 0 && t.zero != nil {
+		close(t.zero)
+		t.zero = nil
+	}
+}
+
+// wait returns when no counted goroutine runs.
+func (t *tally) wait() {
+	t.mu.Lock()
+	if t.n == 0 {
+		t.mu.Unlock()
+		return
+	}
+	if t.zero == nil {
+		t.zero = make(chan struct{})
+	}
+	z := t.zero
+	t.mu.Unlock()
+	<-z
 }

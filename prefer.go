@@ -165,7 +165,7 @@ func (e *Elector) heartbeat(c store.Candidate) {
 // term ends and this Elector no longer holds the name (Run returned, a
 // Campaign's term ended), it deletes the row.
 func (e *Elector) lead(t *Term) {
-	defer e.cands.Done()
+	defer e.cands.done()
 	wrote := false
 	for {
 		if e.pref.Load().on() {
