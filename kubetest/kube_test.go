@@ -45,6 +45,7 @@ func TestKube(t *testing.T) {
 	t.Run("ClientGoLease", env.testClientGoLease)
 	t.Run("ClientGoSeesSeconds", env.testClientGoSeesSeconds)
 	t.Run("GroupBesideClientGo", env.testGroupBesideClientGo)
+	t.Run("SessionHold", env.testSessionHold)
 	t.Run("BatonWaitsForClientGo", env.testBatonWaitsForClientGo)
 	t.Run("BatonAfterClientGoReleases", env.testBatonAfterClientGoReleases)
 	t.Run("ExampleRBAC", env.testExampleRBAC)

@@ -212,11 +212,12 @@ func (e *env) clientGoLeads(ctx context.Context, t *testing.T, ns string, releas
 }
 
 // testGroupBesideClientGo: a name a baton Group holds through its session
-// is renewed on its own Lease too, so a client-go candidate on that Lease
-// never starts leading while the Group's term is valid; once the Group
-// resigns, client-go takes the Lease at once, with leaseTransitions the
-// Group's token + 1. Without renewNames the name's renewTime stays at its
-// acquisition, and client-go took the Lease after its 2 s.
+// says so on its own Lease for the store's session hold (an hour here),
+// so a client-go candidate on that Lease never starts leading while the
+// Group's term is valid; once the Group resigns, client-go takes the
+// Lease at once, with leaseTransitions the Group's token + 1. (With the
+// name's Lease written only at its acquisition and a duration of the
+// lease plus a second, client-go took it after its 2 s.)
 func (e *env) testGroupBesideClientGo(t *testing.T) {
 	ns := e.namespace(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)

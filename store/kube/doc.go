@@ -3,7 +3,8 @@
 // cluster that already runs an API server, with no other database.
 //
 // URL: kube://NAMESPACE, with the pod's in-cluster configuration; outside
-// a cluster kube://NAMESPACE?kubeconfig=PATH or $KUBECONFIG. Open lists the
+// a cluster kube://NAMESPACE?kubeconfig=PATH or $KUBECONFIG; session-hold=
+// and qps= set WithSessionHold and WithQPS. Open lists the
 // namespace's Leases once and asks for every other verb the store uses
 // without writing (a watch stopped at once, a get of a name no baton name
 // maps to, dry-run create and update), so a refused permission or an
@@ -73,13 +74,9 @@
 //     leaseDurationSeconds one second longer than its lease: client-go
 //     then waits at least a lease past baton's last renewal. That second
 //     is the only margin client-go keeps (it has no 2e).
-//   - A name held through a session (baton.Group) would be renewed only in
-//     the session's Lease, which client-go never reads; so every renewal
-//     of a session also writes the renewTime of every name's Lease held
-//     through it (found by the label batonhq.github.io/session), and the
-//     renewal succeeds, extending the Group's terms, only once all of them
-//     are written. A failed one leaves the terms' deadlines where the last
-//     full renewal put them.
+//   - A name held through a session (baton.Group) is renewed only in the
+//     session's Lease, which client-go never reads: see "Names held
+//     through a session".
 //   - baton takes a Lease that another writer holds once its spec stayed
 //     the same for its leaseDurationSeconds plus twice the clock margin on
 //     the contender's clock (baton's own rule: every change of the spec
@@ -90,6 +87,41 @@
 //     of holder, baton writes its token there and reads the larger of it
 //     and its own, so a job fenced by leaseTransitions under client-go
 //     and by baton's token under baton sees one rising number.
+//
+// # Names held through a session
+//
+// A Group renews all its names by one write of its session's Lease, so
+// that holding 10,000 names costs one write a renew interval, not 10,000.
+// A client-go candidate of such a name reads only the name's own Lease,
+// so that Lease says, for client-go, that the holder keeps it for the
+// session hold (WithSessionHold, URL session-hold=, DefaultSessionHold:
+// an hour; never less than the lease plus 3 s) instead of a lease: its
+// leaseDurationSeconds is the hold. The store keeps an index of when it
+// last wrote each name's Lease (the names are found by the label
+// batonhq.github.io/session, listed at a session's first renewal in the
+// process and every quarter of the hold after), and:
+//
+//   - a renewal of the session succeeds, extending the Group's terms to at
+//     most its start plus the lease, only once every name's Lease covers
+//     those terms for client-go, with 2 s to spare (client-go sees
+//     renewTime in whole seconds): a name whose last write is too old is
+//     written first, and a failed write fails the renewal, leaving the
+//     terms' deadlines where the last renewal put them;
+//   - so that a renewal rarely has a name to write, a name is written
+//     again in the background (one at a time, oldest first) once half of
+//     that time has passed: about one write per name per half hold;
+//   - when the session is released (Group.Close), every name's Lease is
+//     written with no holder, in the background (Close waits for that up
+//     to 5 s), and a client-go candidate takes it at once; baton's
+//     candidates need none of this (a name of a released session is
+//     free).
+//
+// The cost: a client-go candidate of a name whose Group's process died
+// waits up to the session hold before it takes the name (baton's
+// candidates take it after the session's lease). A fleet that mixes
+// client-go candidates with baton Groups on the same names and needs
+// client-go's failover fast sets a short hold: at the shortest, every
+// renewal writes every name, as many writes as names a renew interval.
 //
 // client-go's own rules hold among its candidates: one that starts with
 // the identity the Lease names takes it back at once, with the same
@@ -130,15 +162,16 @@
 //     delete lease) resets its token to 0. An outside writer that rewrites
 //     the annotation loses baton's state the same way. A store that must
 //     survive that keeps its records elsewhere.
-//   - A name held through a session (baton.Group) costs a write of its
-//     own Lease at every renewal of the session (see "Mixed fleets"): a
-//     Group's renewal is a list and one write per name, not one write,
-//     and its names are renewed as fast as the client's rate limit lets
-//     (DefaultQPS a second): a Group holds no more names than its renew
-//     interval has room for at that rate.
-//   - One read per name in GetMany, one write per name in SwapMany, and
-//     one list of the whole namespace for Names, NamesPage and
-//     CountHolders: costs that grow with the number of names.
+//   - A name held through a session costs a write of its own Lease
+//     about every half session hold, and one at its release (see "Names
+//     held through a session"), at the client's rate limit (DefaultQPS a
+//     second, WithQPS, URL qps=): a Group holds no more names than
+//     half a hold has room for at that rate (with the defaults, 90,000).
+//   - One read per name in GetMany, one write per name in SwapMany (16
+//     at a time, at the client's rate limit: a Group's acquisition or
+//     takeover of N names takes N / qps seconds at least), and one list
+//     of the whole namespace for Names, NamesPage and CountHolders: costs
+//     that grow with the number of names.
 //   - The change feed is a watch of the namespace's baton Leases; it closes
 //     on any end of the watch (410 Gone after a compaction, a restart), and
 //     the caller reads again. It reports renewals too.

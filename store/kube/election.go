@@ -2,10 +2,9 @@ package kube
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
-
-	coordinationv1 "k8s.io/api/coordination/v1"
 
 	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/store/storedriver"
@@ -55,47 +54,75 @@ func (s *Store) Swap(ctx context.Context, sw store.Swap) (store.Record, error) {
 		return store.Record{}, err
 	}
 	rec, _ := o.record()
-	if store.IsSession(rec.Name) && rec.Holder != "" {
-		// The names held through the session are renewed with it, for
-		// client-go's candidates (see renewNames); until they are, the
-		// session's renewal has not succeeded.
-		if err := s.renewNames(ctx, rec.Name); err != nil {
+	if store.IsSession(rec.Name) {
+		if rec.Holder == "" {
+			s.releaseNames(rec.Name)
+			return rec, nil
+		}
+		// The names held through the session must stay held for
+		// client-go's candidates, which read a name's own Lease only;
+		// until those the renewed term needs are written, the session's
+		// renewal has not succeeded.
+		if err := s.holdNames(ctx, rec.Name, s.now(), rec.Lease); err != nil {
 			return store.Record{}, fmt.Errorf("kube: session %q written, the Leases of its names not all renewed: %w", rec.Name, err)
 		}
 	}
 	return rec, nil
 }
 
-// renewNames writes the renewTime of every name's Lease held through
-// session, after the session's renewal: client-go's elector reads a
-// name's own Lease only, and takes it over once its spec stayed the same
-// for leaseDurationSeconds. A Lease is rewritten from its record as it
-// is (the record's version does not change, so its holder's next write
-// does not conflict); one that another writer took, or that no longer
-// points at the session, is left alone. It costs a list and a write per
-// name, at every renewal of the session.
-func (s *Store) renewNames(ctx context.Context, session string) error {
-	selector := labelSelector + "," + labelSession + "=" + sessionLabel(session)
-	return s.eachLease(ctx, selector, func(name string, l *coordinationv1.Lease) error {
-		_, err := s.updateFrom(ctx, name, l, func(o *object) error {
-			if r := o.st.Rec; o.foreign || r == nil || r.Holder == "" || r.Session != session {
-				return errNoWrite
-			}
-			o.recWritten = true // the spec again, with a new renewTime
-			return nil
-		})
-		return err
-	})
-}
-
-// GetMany implements store.Store: one read per name (storedriver.GetMany).
+// GetMany implements store.Store: one read per name, parallelWrites at
+// a time.
 func (s *Store) GetMany(ctx context.Context, names []string) ([]store.GetResult, error) {
-	return storedriver.GetMany(ctx, s, names)
+	out := make([]store.GetResult, len(names))
+	idx := indexes(len(names))
+	err := s.forEach(ctx, idx, func(ctx context.Context, i int) error {
+		rec, err := s.Get(ctx, names[i])
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+		out[i] = store.GetResult{Record: rec, Err: err}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
-// SwapMany implements store.Store: one write per swap (storedriver.SwapMany).
+// SwapMany implements store.Store: one write per swap, parallelWrites at
+// a time (in order, one at a time, if a name comes twice). ErrConflict
+// and ErrInvalid are a swap's own result; any other error is the whole
+// call's, and the other swaps may or may not have been applied.
 func (s *Store) SwapMany(ctx context.Context, swaps []store.Swap) ([]store.SwapResult, error) {
-	return storedriver.SwapMany(ctx, s, swaps)
+	seen := make(map[string]bool, len(swaps))
+	for _, sw := range swaps {
+		if seen[sw.Record.Name] {
+			return storedriver.SwapMany(ctx, s, swaps)
+		}
+		seen[sw.Record.Name] = true
+	}
+	out := make([]store.SwapResult, len(swaps))
+	err := s.forEach(ctx, indexes(len(swaps)), func(ctx context.Context, i int) error {
+		rec, err := s.Swap(ctx, swaps[i])
+		if err != nil && !errors.Is(err, store.ErrConflict) && !errors.Is(err, store.ErrInvalid) {
+			return err
+		}
+		out[i] = store.SwapResult{Record: rec, Err: err}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// indexes returns 0, 1, ..., n-1.
+func indexes(n int) []int {
+	out := make([]int, n)
+	for i := range out {
+		out[i] = i
+	}
+	return out
 }
 
 // History implements store.Store, from the log tail the name's Lease

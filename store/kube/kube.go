@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
+	"sync"
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -21,10 +23,18 @@ import (
 // Store is a baton store on the Lease objects of one Kubernetes namespace.
 // It is safe for concurrent use.
 type Store struct {
-	leases    *leaseClient
-	namespace string
-	readOnly  bool
-	now       func() time.Time
+	leases      *leaseClient
+	namespace   string
+	readOnly    bool
+	now         func() time.Time
+	sessionHold time.Duration
+	holds       holds
+
+	// bgCtx ends at Close, which waits for bg: the background writes of
+	// names held through a session (refreshSession).
+	bgCtx  context.Context
+	bgStop context.CancelFunc
+	bg     sync.WaitGroup
 }
 
 var _ store.Store = (*Store)(nil)
@@ -42,10 +52,49 @@ const (
 type Option func(*config) error
 
 type config struct {
-	kubeconfig string
-	readOnly   bool
-	now        func() time.Time
+	kubeconfig  string
+	readOnly    bool
+	now         func() time.Time
+	sessionHold time.Duration
+	qps         int
 }
+
+// WithSessionHold sets the leaseDurationSeconds written on the Lease of a
+// name held through a session (baton.Group); the default is
+// DefaultSessionHold. It is how long a client-go candidate of such a name
+// waits after the holder's process died (baton's candidates take over
+// after the session's lease), and each name's Lease is written again
+// about every third of it while the session lives. It is at least a
+// second and at most a year; a value below the session's lease plus 3 s
+// acts as that.
+func WithSessionHold(d time.Duration) Option {
+	return func(c *config) error {
+		if d < time.Second || d > maxSessionHold {
+			return storedriver.InvalidOption("kube", "session-hold", d.String(), "a duration from 1s to 8760h, such as 1h")
+		}
+		c.sessionHold = d
+		return nil
+	}
+}
+
+// maxSessionHold is the longest WithSessionHold: a year.
+const maxSessionHold = 8760 * time.Hour
+
+// WithQPS sets the client's limit of requests a second (bursts of twice
+// that) where the client configuration sets none; the default is
+// DefaultQPS. The API server's priority and fairness still apply.
+func WithQPS(qps int) Option {
+	return func(c *config) error {
+		if qps < 1 || qps > maxQPS {
+			return storedriver.InvalidOption("kube", "qps", strconv.Itoa(qps), fmt.Sprintf("requests a second, from 1 to %d", maxQPS))
+		}
+		c.qps = qps
+		return nil
+	}
+}
+
+// maxQPS is the highest WithQPS.
+const maxQPS = 10000
 
 // WithKubeconfig makes OpenURL read the client configuration from the
 // kubeconfig file at path instead of the in-cluster configuration.
@@ -84,7 +133,7 @@ func WithClock(now func() time.Time) Option {
 // name, which fails, in one line, if the namespace does not exist (a list
 // there is merely empty, so Open cannot tell).
 func Open(ctx context.Context, cfg *rest.Config, namespace string, opts ...Option) (*Store, error) {
-	c := config{now: time.Now}
+	c := config{now: time.Now, sessionHold: DefaultSessionHold}
 	for _, o := range opts {
 		if err := o(&c); err != nil {
 			return nil, err
@@ -102,18 +151,22 @@ func Open(ctx context.Context, cfg *rest.Config, namespace string, opts ...Optio
 		// the renewals of a few names; the API server's priority and
 		// fairness still limit a runaway client.
 		cfg.QPS, cfg.Burst = DefaultQPS, DefaultBurst
+		if c.qps > 0 {
+			cfg.QPS, cfg.Burst = float32(c.qps), 2*c.qps
+		}
 	}
 	leases, err := newLeaseClient(cfg, namespace)
 	if err != nil {
 		return nil, fmt.Errorf("%w: kube: client configuration: %v", store.ErrInvalid, err)
 	}
-	s := &Store{leases: leases, namespace: namespace, readOnly: c.readOnly, now: c.now}
+	s := &Store{leases: leases, namespace: namespace, readOnly: c.readOnly, now: c.now, sessionHold: c.sessionHold}
 	if _, err := s.leases.List(ctx, metav1.ListOptions{Limit: 1, LabelSelector: labelSelector}); err != nil {
 		return nil, s.apiError(ctx, "list", "", err)
 	}
 	if err := s.checkVerbs(ctx); err != nil {
 		return nil, err
 	}
+	s.bgCtx, s.bgStop = context.WithCancel(context.Background())
 	return s, nil
 }
 
@@ -160,17 +213,17 @@ func ptr[T any](v T) *T { return &v }
 
 // OpenURL opens the store named by a URL of the form
 //
-//	kube://NAMESPACE[?kubeconfig=PATH]
+//	kube://NAMESPACE[?kubeconfig=PATH&session-hold=DURATION&qps=N]
 //
 // With no kubeconfig parameter it uses $KUBECONFIG if set, else the
-// in-cluster configuration (the pod's service account). opts override
-// the URL's parameters.
+// in-cluster configuration (the pod's service account). session-hold is
+// WithSessionHold, qps WithQPS. opts override the URL's parameters.
 func OpenURL(ctx context.Context, rawURL string, opts ...Option) (*Store, error) {
 	namespace, urlOpts, err := ParseURL(rawURL)
 	if err != nil {
 		return nil, err
 	}
-	c := config{now: time.Now}
+	c := config{now: time.Now, sessionHold: DefaultSessionHold}
 	if env := os.Getenv("KUBECONFIG"); env != "" {
 		c.kubeconfig = env
 	}
@@ -208,8 +261,22 @@ var _ store.LedgerBounded = (*Store)(nil)
 // bound is LedgerRows, with room to spare.
 func (s *Store) LedgerRows() int { return LedgerRows }
 
-// Close implements store.Store; it releases nothing the API client keeps.
-func (s *Store) Close() error { return nil }
+// Close implements store.Store: it waits up to closeGrace for the
+// background writes of a released session's names, and stops the others.
+func (s *Store) Close() error {
+	s.holds.mu.Lock()
+	s.holds.closed = true
+	s.holds.mu.Unlock()
+	done := make(chan struct{})
+	go func() { s.bg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(closeGrace):
+	}
+	s.bgStop()
+	<-done
+	return nil
+}
 
 // apiError turns an API error of verb on the Lease name ("" for the
 // collection) into the store's: a refused permission names the verb and

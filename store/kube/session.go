@@ -20,5 +20,8 @@ func (s *Store) DeleteSession(ctx context.Context, name string, expect int64) er
 		o.st.Seq = max(o.st.Seq, cur.Version)
 		return nil
 	})
+	if err == nil {
+		s.holds.forget(name) // a dead session's: its names are taken over, not released
+	}
 	return err
 }

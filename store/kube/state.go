@@ -143,6 +143,11 @@ type object struct {
 	// recWritten: this write changes the record, so the spec is written
 	// from it (with a new renewTime); other writes leave the spec as is.
 	recWritten bool
+	// sessionGone: the record is held through a session that was
+	// released, so the spec is written with no holder (for client-go),
+	// the record left as it is (for baton, a name of a released session
+	// is free already). See releaseNames.
+	sessionGone bool
 }
 
 // decode reads baton's state from l (nil: none). A Lease without the
@@ -242,9 +247,10 @@ func (o *object) appendEvent(mk func(seq uint64) store.Event) {
 	}
 }
 
-// lease builds the object to write from o's state at time now: the spec
+// build builds the object to write from o's state at time now: the spec
 // from the record, as client-go writes it, and the state in annotations.
-func (o *object) build(objName string, now time.Time) (*coordinationv1.Lease, error) {
+// hold is the store's session hold (WithSessionHold).
+func (o *object) build(objName string, now time.Time, hold time.Duration) (*coordinationv1.Lease, error) {
 	l := &coordinationv1.Lease{}
 	if o.lease != nil {
 		l = o.lease.DeepCopy()
@@ -272,7 +278,8 @@ func (o *object) build(objName string, now time.Time) (*coordinationv1.Lease, er
 	if r := o.st.Rec; r != nil && o.recWritten {
 		prev := printOf(l.Spec)
 		spec := coordinationv1.LeaseSpec{}
-		if r.Holder != "" {
+		held := r.Holder != "" && !o.sessionGone
+		if held {
 			h := r.Holder
 			spec.HolderIdentity = &h
 		}
@@ -280,7 +287,14 @@ func (o *object) build(objName string, now time.Time) (*coordinationv1.Lease, er
 		// and its record's times are whole seconds: renewals within one
 		// second look like one. A second more than the lease covers that
 		// (see the package doc, "Mixed fleets").
-		if secs := int32(min(math.Ceil((r.Lease + time.Second).Seconds()), math.MaxInt32)); secs > 0 {
+		secs := int32(min(math.Ceil((r.Lease + time.Second).Seconds()), math.MaxInt32))
+		if held && r.Session != "" {
+			// Held through a session, whose renewals this Lease does not
+			// see: it is written again before client-go could take it
+			// (holdNames; see "Names held through a session").
+			secs = holdSeconds(hold, r.Lease)
+		}
+		if secs > 0 {
 			spec.LeaseDurationSeconds = &secs // the API refuses 0
 		}
 		trans := int32(min(r.Token, math.MaxInt32))
@@ -291,7 +305,7 @@ func (o *object) build(objName string, now time.Time) (*coordinationv1.Lease, er
 		if prev.Holder != r.Holder || acquire == nil {
 			acquire = &renew
 		}
-		if r.Holder != "" {
+		if held {
 			spec.AcquireTime = acquire
 		}
 		// client-go reads other fields it does not write; keep them.
@@ -363,7 +377,8 @@ func (s *Store) updateFrom(ctx context.Context, name string, first *coordination
 		} else if err != nil {
 			return object{}, err
 		}
-		l, err := o.build(objName, s.now())
+		now := s.now()
+		l, err := o.build(objName, now, s.sessionHold)
 		if err != nil {
 			return object{}, err
 		}
@@ -389,6 +404,11 @@ func (s *Store) updateFrom(ctx context.Context, name string, first *coordination
 			}
 			return object{}, s.apiError(ctx, verb, objName, err)
 		}
-		return decode(name, out)
+		specWritten := o.recWritten
+		o, err = decode(name, out)
+		if err == nil && specWritten {
+			s.holds.noteWrite(name, o, now) // the spec was written at now
+		}
+		return o, err
 	}
 }

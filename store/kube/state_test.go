@@ -55,7 +55,7 @@ func TestForeignSpec(t *testing.T) {
 	// keeping the annotations and writing leaseTransitions 8.
 	o.st.Rec = &store.Record{Holder: "n1", Incarnation: "n1-1", Token: 9, Lease: 3 * time.Second, Version: o.next()}
 	o.recWritten = true
-	w, err := o.build("job", time.Now())
+	w, err := o.build("job", time.Now(), DefaultSessionHold)
 	if err != nil {
 		t.Fatal(err)
 	}

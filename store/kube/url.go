@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/store/storedriver"
@@ -41,7 +43,7 @@ func init() {
 const LedgerRows = 500
 
 // usage is how a kube URL is written.
-const usage = "use kube://NAMESPACE[?kubeconfig=PATH]"
+const usage = "use kube://NAMESPACE[?kubeconfig=PATH&session-hold=DURATION&qps=N]"
 
 // ParseURL splits a kube:// store URL (see OpenURL) into the namespace
 // and options, validating both.
@@ -66,6 +68,18 @@ func ParseURL(rawURL string) (namespace string, opts []Option, err error) {
 		switch k {
 		case "kubeconfig":
 			opts = append(opts, WithKubeconfig(vs[0]))
+		case "session-hold":
+			d, err := time.ParseDuration(vs[0])
+			if err != nil {
+				return "", nil, storedriver.BadURL(fmt.Sprintf("session-hold=%q is not a duration; give one such as 1h or 10m", vs[0]))
+			}
+			opts = append(opts, WithSessionHold(d))
+		case "qps":
+			n, err := strconv.Atoi(vs[0])
+			if err != nil {
+				return "", nil, storedriver.BadURL(fmt.Sprintf("qps=%q is not a whole number; give requests a second, such as 100", vs[0]))
+			}
+			opts = append(opts, WithQPS(n))
 		default:
 			return "", nil, storedriver.BadURL(fmt.Sprintf("unknown parameter %s; %s", k, usage))
 		}

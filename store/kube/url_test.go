@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/batonhq/baton/internal/bound"
 	"github.com/batonhq/baton/store"
@@ -23,6 +24,9 @@ func TestParseURL(t *testing.T) {
 		{url: "kube://a?kubeconfig=x&kubeconfig=y", bad: "given 2 times"},
 		{url: "kube://a?context=x", bad: "unknown parameter context"},
 		{url: "etcd://a", bad: "does not start with kube://"},
+		{url: "kube://a?session-hold=10m&qps=200", ns: "a"},
+		{url: "kube://a?session-hold=soon", bad: "session-hold=\"soon\" is not a duration"},
+		{url: "kube://a?qps=1e3", bad: "qps=\"1e3\" is not a whole number"},
 	} {
 		ns, _, err := ParseURL(tc.url)
 		if tc.bad != "" {
@@ -64,6 +68,10 @@ func TestOpenOptionErrors(t *testing.T) {
 	}{
 		{"kubeconfig", WithKubeconfig("")},
 		{"clock", WithClock(nil)},
+		{"session-hold", WithSessionHold(500 * time.Millisecond)},
+		{"session-hold", WithSessionHold(9000 * time.Hour)},
+		{"qps", WithQPS(0)},
+		{"qps", WithQPS(1 << 40)},
 	} {
 		_, err := Open(context.Background(), nil, "baton", tc.opt)
 		var fe *bound.Error

@@ -1,0 +1,95 @@
+package kubetest
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/store/kube"
+)
+
+// testSessionHold: a Group's renewal writes its session's Lease only, not
+// the Lease of every name it holds (store/kube, "Names held through a
+// session"): 40 names held at a lease of 1 s cost about one Lease update
+// a renew interval, where writing every name would cost 40. With a
+// session hold of 8 s (each name's Lease says 8 s, and is written again
+// in the background from 2.5 s of age, before a renewal at 5 s must), a
+// client-go candidate on one of the names never starts leading in 2.5
+// holds; once the Group resigns it takes the Lease at once.
+func (e *env) testSessionHold(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	hold := func(t *testing.T, opts ...kube.Option) (*baton.Group, []*baton.Term, string) {
+		ns := e.namespace(t)
+		st, err := kube.Open(ctx, e.srv.Config, ns, opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		g, err := baton.NewGroup(st, baton.WithNode("b1"), baton.WithLease(time.Second), baton.WithClockMargin(100*time.Millisecond))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { g.Close(context.Background()) })
+		var terms []*baton.Term
+		for i := range 40 {
+			term, err := g.Campaign(ctx, fmt.Sprintf("n-%02d", i))
+			if err != nil {
+				t.Fatal(err)
+			}
+			terms = append(terms, term)
+		}
+		return g, terms, ns
+	}
+
+	t.Run("OneWriteARenewal", func(t *testing.T) {
+		_, terms, _ := hold(t)
+		const window = 6 * time.Second
+		before := e.leaseRequests(t)
+		time.Sleep(window)
+		after := e.leaseRequests(t)
+		for _, term := range terms {
+			if !term.Valid() {
+				t.Fatalf("a term of %s ended while held: %v", term.Name(), term.Err())
+			}
+		}
+		// The Group renews every third of its 1 s lease: 18 renewals in
+		// the window. The API server's own Leases add a few updates.
+		renewals := window.Seconds() * 3
+		puts := after["PUT"] - before["PUT"]
+		t.Logf("%.0f Lease updates in %v while holding 40 names (%.1f a renew interval)", puts, window, puts/renewals)
+		if puts > 2*renewals {
+			t.Fatalf("%.0f Lease updates in %v, %.1f a renew interval: want about one (the session's), not one per name", puts, window, puts/renewals)
+		}
+	})
+
+	t.Run("ClientGoWaits", func(t *testing.T) {
+		const sessionHold = 8 * time.Second
+		g, terms, ns := hold(t, kube.WithSessionHold(sessionHold))
+		cgCtx, cgStop := context.WithCancel(ctx)
+		defer cgStop()
+		cg := startClientGo(cgCtx, t, e.cs, ns, "n-07", "cg-1")
+		term := terms[7]
+		select {
+		case at := <-cg.started:
+			t.Fatalf("client-go started leading n-07 at %s while the Group's term was valid until %s (valid now: %v)", at.Format(time.RFC3339Nano), term.Deadline().Format(time.RFC3339Nano), term.Valid())
+		case <-term.Done():
+			t.Fatalf("the Group's term ended: %v", term.Err())
+		case <-time.After(sessionHold * 5 / 2):
+		}
+		token := term.Token()
+		if err := g.Close(ctx); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-cg.started:
+		case <-time.After(3 * cgLease):
+			t.Fatal("client-go did not take the Lease the Group released")
+		}
+		if got := cg.transitions.Load(); uint64(got) != token+1 {
+			t.Fatalf("client-go took the Lease with leaseTransitions %d, want the Group's token %d + 1", got, token)
+		}
+	})
+}
