@@ -12,7 +12,11 @@
 # commands (drill, sim, bench: they stay in the default build, 'go run
 # ./cmd/baton drill'), and -tags grpcnotrace the gRPC request tracing
 # (golang.org/x/net/trace) that baton never serves. Names:
-# baton-VERSION-GOOS-GOARCH, .exe for windows.
+# baton-VERSION-GOOS-GOARCH, .exe for windows. For each linux target it
+# also builds baton-kube-VERSION-linux-GOARCH, the same with the Lease
+# store linked (-tags kube, for kube://NAMESPACE: client-go's REST client,
+# about 4.8 MB more): the binary of the Kubernetes image (Containerfile,
+# --build-arg FLAVOR=baton-kube).
 #
 # Checks: the binary for this machine's GOOS/GOARCH runs 'version' and
 # must print VERSION and the commit; every binary's build info ('go
@@ -55,16 +59,22 @@ hostos=$(go env GOHOSTOS) hostarch=$(go env GOHOSTARCH)
 
 failed=()
 built=()
+builds=()
 for t in $targets; do
+	builds+=("$t baton $tags")
+	[[ ${t%/*} == linux ]] && builds+=("$t baton-kube $tags,kube")
+done
+for b in "${builds[@]}"; do
+	read -r t flavor tags <<<"$b"
 	goos=${t%/*} goarch=${t#*/}
-	name="baton-$version-$goos-$goarch"
+	name="$flavor-$version-$goos-$goarch"
 	[[ $goos == windows ]] && name+=".exe"
 	rm -f "$out/$name"
 	echo "release: building $name"
 	if ! (cd "$root" && CGO_ENABLED=0 GOOS=$goos GOARCH=$goarch go build -trimpath -tags "$tags" \
 		-ldflags "$ldflags" -o "$out/$name" ./cmd/baton); then
-		echo "release: $goos/$goarch does not build (the error is above)" >&2
-		failed+=("$goos/$goarch: does not build")
+		echo "release: $name does not build (the error is above)" >&2
+		failed+=("$name: does not build")
 		continue
 	fi
 	built+=("$name")
@@ -89,6 +99,8 @@ for t in $targets; do
 			failed+=("$name: 'version' failed")
 		elif ! grep -qxF "commit $commit" <<<"$got" || ! grep -q "^baton $version " <<<"$got"; then
 			failed+=("$name: 'version' printed \"$(head -n 1 <<<"$got")\", not baton $version, commit $commit")
+		elif [[ $flavor == baton-kube ]] && ! grep -q "^stores linked: .*kube" <<<"$got"; then
+			failed+=("$name: 'version' does not list kube among the stores linked")
 		else
 			echo "release: $name version: $(head -n 1 <<<"$got")"
 		fi

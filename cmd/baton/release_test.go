@@ -89,8 +89,20 @@ func TestReleaseBinaryAndImage(t *testing.T) {
 		stderr.String() != "baton drill: not in this build: the release binary is the operator's and leaves the lab out; run it from the source: go run ./cmd/baton drill\n" {
 		t.Fatalf("%s drill: %v, stderr %q; want exit %d and the line pointing to the default build", name, err, stderr.String(), exitUsage)
 	}
+	// The Kubernetes image's binary: the same with the Lease store.
+	kubeName := "baton-kube-" + version + "-linux-" + runtime.GOARCH
+	kubeBin := filepath.Join(dir, kubeName)
+	if err := staticELF(kubeBin); err != nil {
+		t.Fatalf("%s: %v", kubeName, err)
+	}
+	if out, err := exec.Command(kubeBin, "version").Output(); err != nil || !strings.Contains(string(out), "\nstores linked: ") || !strings.Contains(string(out), ", kube,") {
+		t.Fatalf("%s version: %v\n%s; want kube among the stores linked", kubeName, err, out)
+	}
+	if out, err := exec.Command(bin, "version").Output(); err != nil || strings.Contains(string(out), "kube") {
+		t.Fatalf("%s version: %v\n%s; want no kube store in the operator's binary", name, err, out)
+	}
 	sums, err := os.ReadFile(filepath.Join(dir, "SHA256SUMS"))
-	if err != nil || !strings.Contains(string(sums), "  "+name+"\n") {
+	if err != nil || !strings.Contains(string(sums), "  "+name+"\n") || !strings.Contains(string(sums), "  "+kubeName+"\n") {
 		t.Fatalf("SHA256SUMS: %v\n%s", err, sums)
 	}
 
@@ -154,8 +166,8 @@ func checkContainerfile(t *testing.T, cf string) {
 		t.Errorf("Containerfile: USER %q; want a numeric non-root user such as 65532:65532", user)
 	}
 	// The name scripts/release.sh gives the linux binaries.
-	if copyLine != "baton-${VERSION}-linux-${TARGETARCH} /baton" {
-		t.Errorf("Containerfile: COPY %q; want the release script's baton-${VERSION}-linux-${TARGETARCH} to /baton", copyLine)
+	if copyLine != "${FLAVOR}-${VERSION}-linux-${TARGETARCH} /baton" || !strings.Contains(cf, "\nARG FLAVOR=baton\n") {
+		t.Errorf("Containerfile: COPY %q; want the release script's ${FLAVOR}-${VERSION}-linux-${TARGETARCH} to /baton, FLAVOR baton by default", copyLine)
 	}
 	if entry != `["/baton"]` {
 		t.Errorf("Containerfile: ENTRYPOINT %s; want [\"/baton\"]", entry)

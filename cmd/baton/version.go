@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"runtime"
 	"runtime/debug"
+	"strings"
 
 	"github.com/batonhq/baton/store/etcd"
 	"github.com/batonhq/baton/store/postgres"
 	"github.com/batonhq/baton/store/sqlite"
+	"github.com/batonhq/baton/store/storedriver"
 )
 
 // version and commit are stamped by the release build
@@ -66,7 +68,8 @@ version of 'go install ...@VERSION', or (devel)), the commit it was built
 from, the Go version, OS and architecture, and the schema version of each
 store that it creates and writes. It reads a store of that version or an
 older one, and a writer upgrades an older store in place; a newer store
-is refused.`)
+is refused. Last, the stores this binary links (kube:// only in a build
+with -tags kube, such as the release's baton-kube binaries).`)
 	if done, code := e.parseNoArgs("version", fs, args); done {
 		return code
 	}
@@ -74,6 +77,11 @@ is refused.`)
 	fmt.Fprintf(e.stdout, "baton %s %s %s/%s\ncommit %s\n", v, runtime.Version(), runtime.GOOS, runtime.GOARCH, c)
 	fmt.Fprintf(e.stdout, "store schemas: sqlite %d, postgres %d, etcd %d (writes these; reads these and older ones)\n",
 		sqlite.SchemaVersion, postgres.SchemaVersion, etcd.SchemaVersion)
+	var schemes []string
+	for _, s := range storedriver.Schemes() {
+		schemes = append(schemes, s.Names[0])
+	}
+	fmt.Fprintf(e.stdout, "stores linked: %s\n", strings.Join(schemes, ", "))
 	return exitOK
 }
 

@@ -7,4 +7,4 @@ const uses = "sqlite:PATH, postgres://USER@HOST/DB, etcd://HOST:PORT[,HOST:PORT]
 
 // kubeURLError is what a kube:// URL gets from a build without the Lease
 // store: the build that links it, not "unknown scheme".
-const kubeURLError = `bad store URL "kube://default": this build does not link the "kube" store; build baton with the Lease store linked: go build -tags kube ./cmd/baton, or use ` + uses
+const kubeURLError = `bad store URL "kube://default": this build does not link the "kube" store; use the release's baton-kube binary, or build baton with the Lease store linked: go build -tags kube ./cmd/baton, or use ` + uses
