@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	_ "modernc.org/sqlite" // database/sql driver "sqlite", for the job's fence database
@@ -322,9 +323,10 @@ func (e *env) testRunFailover(t *testing.T) {
 
 	delay := testenv.MeasureDelay(t)
 	type failover struct {
-		killed string
-		token  uint64
-		at     time.Time
+		killed    string
+		token     uint64
+		at        time.Time
+		lastRenew time.Time // the killed holder's last renewal, from the Lease
 	}
 	var kills []failover
 	for range 2 {
@@ -337,7 +339,13 @@ func (e *env) testRunFailover(t *testing.T) {
 		victim.cmd.Process.Signal(syscall.SIGKILL)
 		at := time.Now()
 		<-victim.done
-		kills = append(kills, failover{killed: leader, token: tok, at: at})
+		// Its last renewal: the renewTime it wrote (baton writes the
+		// Lease's spec at every renewal of a name of its own).
+		l, err := e.cs.CoordinationV1().Leases(ns).Get(ctx, "billing", metav1.GetOptions{})
+		if err != nil || l.Spec.RenewTime == nil || l.Spec.HolderIdentity == nil || *l.Spec.HolderIdentity != leader {
+			t.Fatalf("the Lease after the kill of %s: %v (holder %v)", leader, err, l.Spec.HolderIdentity)
+		}
+		kills = append(kills, failover{killed: leader, token: tok, at: at, lastRenew: l.Spec.RenewTime.Time})
 		time.Sleep(500 * time.Millisecond)
 		start(leader)
 		leader, _ = billedBy(2, n, leader)
@@ -417,8 +425,29 @@ func (e *env) testRunFailover(t *testing.T) {
 	// later by the exec of this test binary, hundreds of milliseconds
 	// under load). Each line's job start is logged beside it.
 	starts := periodStarts(t, dir, ids)
+	elected := logLines(t, dir, ids, "elected")
 	floor := runLease + 2*runMargin
 	for _, k := range kills {
+		// The crash failover as the other stores measure it (baton bench
+		// takeover): the killed holder's last renewal to another node's
+		// term, against lease + 2e.
+		var term *periodStart
+		for i, p := range elected {
+			if p.node != k.killed && p.at.After(k.at) {
+				term = &elected[i]
+				break
+			}
+		}
+		if term == nil {
+			t.Errorf("after %s was killed, no other node was elected", k.killed)
+		} else {
+			took := term.at.Sub(k.lastRenew)
+			t.Logf("crash failover after SIGKILL of %s: %s elected %.3f s after the killed holder's last renewal, %.4fx lease + 2e (%s)",
+				k.killed, term.node, took.Seconds(), float64(took)/float64(floor), floor)
+			if bound := delay.Slack(floor*105/100, k.lastRenew, term.at); took > bound {
+				t.Errorf("the crash failover after the SIGKILL of %s took %s from its last renewal, over %s (1.05x lease + 2e and the scheduling delay measured)", k.killed, took, bound)
+			}
+		}
 		var next *periodStart
 		for i, p := range starts {
 			if p.node != k.killed && p.at.After(k.at) {
@@ -466,6 +495,13 @@ type periodStart struct {
 // (--log-format json), every node's, oldest first.
 func periodStarts(t *testing.T, dir string, ids []string) []periodStart {
 	t.Helper()
+	return logLines(t, dir, ids, "period started")
+}
+
+// logLines reads the lines of message msg of the nodes' logs (--log-format
+// json), every node's, oldest first.
+func logLines(t *testing.T, dir string, ids []string, msg string) []periodStart {
+	t.Helper()
 	var out []periodStart
 	for _, id := range ids {
 		raw, err := os.ReadFile(filepath.Join(dir, id+".log"))
@@ -478,7 +514,7 @@ func periodStarts(t *testing.T, dir string, ids []string) []periodStart {
 				Msg    string    `json:"msg"`
 				Period string    `json:"period"`
 			}
-			if json.Unmarshal(line, &l) != nil || l.Msg != "period started" {
+			if json.Unmarshal(line, &l) != nil || l.Msg != msg {
 				continue // another line, or the job's own output
 			}
 			out = append(out, periodStart{node: id, period: l.Period, at: l.Time})

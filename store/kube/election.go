@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"sort"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/store/storedriver"
 )
@@ -71,8 +73,12 @@ func (s *Store) Swap(ctx context.Context, sw store.Swap) (store.Record, error) {
 }
 
 // GetMany implements store.Store: one read per name, parallelWrites at
-// a time.
+// a time; from listMany names on, one list of the namespace's Leases
+// instead (its cost grows with the namespace, not with the names asked).
 func (s *Store) GetMany(ctx context.Context, names []string) ([]store.GetResult, error) {
+	if len(names) >= listMany {
+		return s.getByList(ctx, names)
+	}
 	out := make([]store.GetResult, len(names))
 	idx := indexes(len(names))
 	err := s.forEach(ctx, idx, func(ctx context.Context, i int) error {
@@ -194,5 +200,54 @@ func (s *Store) Candidates(ctx context.Context, name string) ([]store.Candidate,
 		out = append(out, c)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Node < out[j].Node })
+	return out, nil
+}
+
+// listMany is the number of names from which GetMany lists the namespace
+// rather than read each name: at the client's rate limit (DefaultQPS)
+// 1,000 reads take 20 s, longer than a batch may, where a list of 10,000
+// Leases takes 20 pages.
+const listMany = 100
+
+// getByList answers GetMany from one list of every Lease of the
+// namespace (no label selector: a name's Lease that only client-go wrote
+// is one of them), by pages, each a quorum read.
+func (s *Store) getByList(ctx context.Context, names []string) ([]store.GetResult, error) {
+	want := make(map[string][]int, len(names))
+	for i, name := range names {
+		if err := store.CheckName(name); err != nil {
+			return nil, err
+		}
+		want[objectName(name)] = append(want[objectName(name)], i)
+	}
+	out := make([]store.GetResult, len(names))
+	opts := metav1.ListOptions{Limit: listPage}
+	for {
+		list, err := s.leases.List(ctx, opts)
+		if err != nil {
+			return nil, s.apiError(ctx, "list", "", err)
+		}
+		for j := range list.Items {
+			l := &list.Items[j]
+			for _, i := range want[l.Name] {
+				o, err := decode(names[i], l)
+				if err != nil {
+					return nil, err
+				}
+				if rec, ok := o.record(); ok {
+					out[i] = store.GetResult{Record: rec}
+				}
+			}
+		}
+		if list.Continue == "" {
+			break
+		}
+		opts.Continue = list.Continue
+	}
+	for i, name := range names {
+		if out[i].Record.Name == "" {
+			out[i] = store.GetResult{Err: fmt.Errorf("election %q: %w", name, store.ErrNotFound)}
+		}
+	}
 	return out, nil
 }

@@ -176,16 +176,19 @@ func (s *Store) holdNames(ctx context.Context, session string, now time.Time, le
 	secs := holdSeconds(s.sessionHold, lease)
 	s.holds.mu.Lock()
 	sh := s.holds.session(session)
-	list := sh.listed.IsZero() || now.Sub(sh.listed) >= time.Duration(secs)*time.Second/4
+	first := sh.listed.IsZero()
 	s.holds.mu.Unlock()
-	if list {
-		if err := s.listSession(ctx, session, now); err != nil {
+	if first {
+		// The session's first renewal here: names written through it
+		// before (by another process's store) are learnt now.
+		if err := s.listSession(ctx, session); err != nil {
 			return err
 		}
 	}
 	s.holds.mu.Lock()
 	must, soon := holdPlan(sh.written, now, lease, secs)
-	start := len(soon) > 0 && !sh.refreshing && !s.holds.closed
+	relist := now.Sub(sh.listed) >= time.Duration(secs)*time.Second/4
+	start := (len(soon) > 0 || relist) && !sh.refreshing && !s.holds.closed
 	if start {
 		sh.refreshing = true
 		s.bg.Add(1) // under the lock that Close takes before it waits
@@ -204,7 +207,8 @@ func (s *Store) holdNames(ctx context.Context, session string, now time.Time, le
 
 // listSession indexes the Leases of the names held through session, from
 // one list by its label.
-func (s *Store) listSession(ctx context.Context, session string, now time.Time) error {
+func (s *Store) listSession(ctx context.Context, session string) error {
+	now := s.now()
 	selector := labelSelector + "," + labelSession + "=" + sessionLabel(session)
 	err := s.eachLease(ctx, selector, func(name string, l *coordinationv1.Lease) error {
 		o, err := decode(name, l)
@@ -294,11 +298,12 @@ func (s *Store) releaseNames(session string) {
 // released session's names (releaseNames) before it stops them.
 const closeGrace = 5 * time.Second
 
-// refreshSession writes, one at a time and oldest first, the Leases of
-// session's names that are getting old, until none is (or the store is
-// closed, or the session is gone from the index), so that its renewals
-// find nothing they must write. A failed write is left to the next
-// renewal, which starts this again or writes the name itself.
+// refreshSession lists session's Leases again if a quarter of the hold
+// passed since it last did, then writes, one at a time and oldest first,
+// the Leases of its names that are getting old, until none is (or the
+// store is closed, or the session is gone from the index), so that its
+// renewals find nothing they must write. A failed write is left to the
+// next renewal, which starts this again or writes the name itself.
 func (s *Store) refreshSession(session string, lease time.Duration, secs int32) {
 	defer s.bg.Done()
 	defer func() {
@@ -308,6 +313,15 @@ func (s *Store) refreshSession(session string, lease time.Duration, secs int32) 
 		}
 		s.holds.mu.Unlock()
 	}()
+	s.holds.mu.Lock()
+	relist := false
+	if sh := s.holds.sessions[session]; sh != nil {
+		relist = s.now().Sub(sh.listed) >= time.Duration(secs)*time.Second/4
+	}
+	s.holds.mu.Unlock()
+	if relist && s.listSession(s.bgCtx, session) != nil {
+		return
+	}
 	for s.bgCtx.Err() == nil {
 		s.holds.mu.Lock()
 		sh := s.holds.sessions[session]
