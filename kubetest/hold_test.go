@@ -2,11 +2,16 @@ package kubetest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/store/kube"
 )
 
@@ -92,4 +97,58 @@ func (e *env) testSessionHold(t *testing.T) {
 			t.Fatalf("client-go took the Lease with leaseTransitions %d, want the Group's token %d + 1", got, token)
 		}
 	})
+}
+
+// testGetManyByList: GetMany of many names lists their Leases by label,
+// and finds a Lease only client-go wrote (no baton label) with its
+// holder, a baton name with its record, and no record for a name with
+// no Lease.
+func (e *env) testGetManyByList(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	ns := e.namespace(t)
+	st, err := kube.Open(ctx, e.srv.Config, ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	holder, secs, trans := "cg-1", int32(15), int32(4)
+	now := metav1.NewMicroTime(time.Now())
+	if _, err := e.cs.CoordinationV1().Leases(ns).Create(ctx, &coordinationv1.Lease{
+		ObjectMeta: metav1.ObjectMeta{Name: "foreign"},
+		Spec:       coordinationv1.LeaseSpec{HolderIdentity: &holder, LeaseDurationSeconds: &secs, LeaseTransitions: &trans, RenewTime: &now, AcquireTime: &now},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	names := []string{"foreign", "absent"}
+	var swaps []store.Swap
+	for i := range 40 {
+		name := fmt.Sprintf("Name/%02d", i) // not an object name: a Lease named by its digest
+		names = append(names, name)
+		swaps = append(swaps, store.Swap{Record: store.Record{Name: name, Holder: "b1", Incarnation: "b1-1", Token: uint64(i + 1), Lease: 3 * time.Second}, Event: store.Acquired})
+	}
+	if res, err := st.SwapMany(ctx, swaps); err != nil {
+		t.Fatal(err)
+	} else {
+		for _, r := range res {
+			if r.Err != nil {
+				t.Fatal(r.Err)
+			}
+		}
+	}
+	got, err := st.GetMany(ctx, names)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := got[0]; r.Err != nil || r.Record.Holder != "cg-1" || r.Record.Token != 4 {
+		t.Errorf("GetMany: client-go's Lease reads as %+v, want holder cg-1, token 4", r)
+	}
+	if r := got[1]; !errors.Is(r.Err, store.ErrNotFound) {
+		t.Errorf("GetMany: a name with no Lease reads as %+v, want ErrNotFound", r)
+	}
+	for i, r := range got[2:] {
+		if r.Err != nil || r.Record.Name != names[i+2] || r.Record.Token != uint64(i+1) {
+			t.Errorf("GetMany: %s reads as %+v, want token %d", names[i+2], r, i+1)
+		}
+	}
 }

@@ -46,6 +46,7 @@ func TestKube(t *testing.T) {
 	t.Run("ClientGoSeesSeconds", env.testClientGoSeesSeconds)
 	t.Run("GroupBesideClientGo", env.testGroupBesideClientGo)
 	t.Run("SessionHold", env.testSessionHold)
+	t.Run("GetManyByList", env.testGetManyByList)
 	t.Run("BatonWaitsForClientGo", env.testBatonWaitsForClientGo)
 	t.Run("BatonAfterClientGoReleases", env.testBatonAfterClientGoReleases)
 	t.Run("ExampleRBAC", env.testExampleRBAC)

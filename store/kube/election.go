@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
+	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -203,15 +205,21 @@ func (s *Store) Candidates(ctx context.Context, name string) ([]store.Candidate,
 	return out, nil
 }
 
-// listMany is the number of names from which GetMany lists the namespace
-// rather than read each name: at the client's rate limit (DefaultQPS)
-// 1,000 reads take 20 s, longer than a batch may, where a list of 10,000
-// Leases takes 20 pages.
-const listMany = 100
+// listMany is the number of names from which GetMany lists their Leases
+// by a selector rather than read each: at the client's rate limit
+// (DefaultQPS) 1,000 reads take 20 s, longer than a batch may.
+const listMany = 32
 
-// getByList answers GetMany from one list of every Lease of the
-// namespace (no label selector: a name's Lease that only client-go wrote
-// is one of them), by pages, each a quorum read.
+// selectorNames is the most names in one list's selector (about 18 bytes
+// of the request's URL each).
+const selectorNames = 500
+
+// getByList answers GetMany from lists, each a quorum read: first the
+// namespace's Leases without baton's name label (a Lease only client-go
+// wrote, usually few), then the Leases of the names asked by their
+// labels, selectorNames at a time. A Lease that baton labels between the
+// two lists is in the second, so each name's answer is its Lease at one
+// of them, after the call began; a name in neither has none.
 func (s *Store) getByList(ctx context.Context, names []string) ([]store.GetResult, error) {
 	want := make(map[string][]int, len(names))
 	for i, name := range names {
@@ -221,31 +229,49 @@ func (s *Store) getByList(ctx context.Context, names []string) ([]store.GetResul
 		want[objectName(name)] = append(want[objectName(name)], i)
 	}
 	out := make([]store.GetResult, len(names))
-	opts := metav1.ListOptions{Limit: listPage}
-	for {
-		list, err := s.leases.List(ctx, opts)
-		if err != nil {
-			return nil, s.apiError(ctx, "list", "", err)
-		}
-		for j := range list.Items {
-			l := &list.Items[j]
-			for _, i := range want[l.Name] {
-				o, err := decode(names[i], l)
-				if err != nil {
-					return nil, err
-				}
-				if rec, ok := o.record(); ok {
+	found := make([]bool, len(names))
+	take := func(selector string) error {
+		opts := metav1.ListOptions{LabelSelector: selector, Limit: listPage}
+		for {
+			list, err := s.leases.List(ctx, opts)
+			if err != nil {
+				return s.apiError(ctx, "list", "", err)
+			}
+			for j := range list.Items {
+				l := &list.Items[j]
+				for _, i := range want[l.Name] {
+					o, err := decode(names[i], l)
+					if err != nil {
+						return err
+					}
+					rec, ok := o.record()
+					found[i] = ok
 					out[i] = store.GetResult{Record: rec}
 				}
 			}
+			if list.Continue == "" {
+				return nil
+			}
+			opts.Continue = list.Continue
 		}
-		if list.Continue == "" {
-			break
+	}
+	if err := take("!" + labelName); err != nil {
+		return nil, err
+	}
+	objs := make([]string, 0, len(want))
+	for obj := range want {
+		objs = append(objs, nameLabel(obj))
+	}
+	slices.Sort(objs)
+	for len(objs) > 0 {
+		n := min(len(objs), selectorNames)
+		if err := take(labelName + " in (" + strings.Join(objs[:n], ",") + ")"); err != nil {
+			return nil, err
 		}
-		opts.Continue = list.Continue
+		objs = objs[n:]
 	}
 	for i, name := range names {
-		if out[i].Record.Name == "" {
+		if !found[i] {
 			out[i] = store.GetResult{Err: fmt.Errorf("election %q: %w", name, store.ErrNotFound)}
 		}
 	}

@@ -35,6 +35,10 @@ const (
 	// digest of the session's name (sessionLabel), so that the session's
 	// renewal finds the Leases it must renew too (renewNames).
 	labelSession = "batonhq.github.io/session"
+	// labelName marks a name's Lease with a digest of its object name
+	// (nameLabel), so that GetMany lists the Leases of many names by one
+	// set-based selector.
+	labelName = "batonhq.github.io/name"
 	// schemaVersion is the version of the state's layout.
 	schemaVersion = "1"
 )
@@ -122,6 +126,14 @@ func objectName(name string) string {
 	}
 	sum := sha256.Sum256([]byte(name))
 	return "baton--h" + hex.EncodeToString(sum[:])
+}
+
+// nameLabel is the value of labelName for a Lease's object name: 64
+// bits of its SHA-256 (two names with one digest are told apart by the
+// object's name).
+func nameLabel(objName string) string {
+	sum := sha256.Sum256([]byte(objName))
+	return "n" + hex.EncodeToString(sum[:8])
 }
 
 // sessionLabel is the value of labelSession for a session record's name:
@@ -260,6 +272,7 @@ func (o *object) build(objName string, now time.Time, hold time.Duration) (*coor
 		l.Labels = map[string]string{}
 	}
 	l.Labels[labelStore] = schemaVersion
+	l.Labels[labelName] = nameLabel(objName)
 	o.st.Seen = nil
 	if o.foreign && !o.recWritten {
 		// The spec stays the other writer's, and so does its record's
