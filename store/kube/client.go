@@ -43,6 +43,13 @@ func newLeaseClient(cfg *rest.Config, namespace string) (*leaseClient, error) {
 	cfg.GroupVersion = &gv
 	cfg.APIPath = "/apis"
 	cfg.NegotiatedSerializer = leaseCodecs.WithoutConversion()
+	if cfg.ContentType == "" && cfg.AcceptContentTypes == "" {
+		// Protobuf on the wire where the configuration chose nothing:
+		// a list of many Leases decodes several times faster than its
+		// JSON (GetMany's lists, a Group's check sweep).
+		cfg.ContentType = runtime.ContentTypeProtobuf
+		cfg.AcceptContentTypes = runtime.ContentTypeProtobuf + "," + runtime.ContentTypeJSON
+	}
 	rc, err := rest.RESTClientFor(cfg)
 	if err != nil {
 		return nil, err

@@ -167,11 +167,14 @@
 //     held through a session"), at the client's rate limit (DefaultQPS a
 //     second, WithQPS, URL qps=): a Group holds no more names than
 //     half a hold has room for at that rate (with the defaults, 90,000).
-//   - One read per name in GetMany, one write per name in SwapMany (16
-//     at a time, at the client's rate limit: a Group's acquisition or
-//     takeover of N names takes N / qps seconds at least), and one list
-//     of the whole namespace for Names, NamesPage and CountHolders: costs
-//     that grow with the number of names.
+//   - One write per name in SwapMany (16 at a time, at the client's rate
+//     limit: a Group's acquisition or takeover of N names takes N / qps
+//     seconds at least); GetMany reads a few names one by one and many
+//     by lists with a label selector (the label batonhq.github.io/name,
+//     a digest of the Lease's name, 500 names a list, after one list of
+//     the namespace's Leases without that label); one list of the whole
+//     namespace for Names, NamesPage and CountHolders: costs that grow
+//     with the number of names.
 //   - The change feed is a watch of the namespace's baton Leases; it closes
 //     on any end of the watch (410 Gone after a compaction, a restart), and
 //     the caller reads again. It reports renewals too.
