@@ -98,12 +98,15 @@ func BenchmarkKubeBulk(b *testing.B) {
 				}
 				// The Lease updates of the hold alone: the counter sampled
 				// every second, from 5 s after the acquisition to 5 s
-				// before the release.
+				// before the release (none for a hold of 10 s or less).
 				from := began.Add(time.Duration((rep.AcquireSeconds + 5) * float64(time.Second)))
 				to := from.Add(time.Duration((rep.Duration - 10) * float64(time.Second)))
 				holdPuts, holdSecs := putsBetween(samples, from, to)
-				perRenew := holdPuts / (holdSecs / rep.RenewSeconds)
-				b.ReportMetric(perRenew, "lease-updates/renew")
+				perRenew := 0.0
+				if holdSecs > 0 && rep.RenewSeconds > 0 {
+					perRenew = holdPuts / (holdSecs / rep.RenewSeconds)
+					b.ReportMetric(perRenew, "lease-updates/renew")
+				}
 				allPuts := after["PUT"] - before["PUT"]
 				b.ReportMetric(float64(rep.TermsLost), "terms-lost")
 				b.ReportMetric(rep.WritesPerRenew, "store-calls/renew")
