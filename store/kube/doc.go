@@ -134,6 +134,28 @@
 // in its runs here, after stops of 0.5-3.5 s on a loaded machine). Fence
 // the job's writes with the token.
 //
+// # What the simulator draws of it
+//
+// baton sim needs nothing of its own for this store's differences, each
+// of which the machines already meet on the others:
+//
+//   - A 409 Conflict is a lost compare-and-swap. The store reads the
+//     Lease again and decides again (update), so a Swap answers as on
+//     any store: applied, or ErrConflict on the record it finds; the
+//     simulator draws concurrent swaps that conflict on every store.
+//   - A watch that ends (410 Gone after a compaction, a restarted API
+//     server, a dropped connection) closes the change feed, and the
+//     caller reads again; the simulator draws nodes without change
+//     notifications (every read by polling) and feeds that break while
+//     names change hands. TestKube/WatchGone forces a 410 on a real
+//     API server.
+//   - renewTime in whole seconds is client-go's view only: baton reads
+//     its own record from its state, to the nanosecond, and times leases
+//     on its own clock; what client-go sees of baton's renewals is
+//     covered by the second baton adds to leaseDurationSeconds and by the
+//     session hold's slack, tested on the real API server
+//     (TestKube/ClientGoSeesSeconds, TestKube/SessionHold).
+//
 // # What it does NOT guarantee
 //
 //   - No optional capability: Capabilities is none. No successions (the
