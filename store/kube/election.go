@@ -75,8 +75,8 @@ func (s *Store) Swap(ctx context.Context, sw store.Swap) (store.Record, error) {
 }
 
 // GetMany implements store.Store: one read per name, parallelWrites at
-// a time; from listMany names on, one list of the namespace's Leases
-// instead (its cost grows with the namespace, not with the names asked).
+// a time; from listMany names on, lists of their Leases by label instead
+// (getByList).
 func (s *Store) GetMany(ctx context.Context, names []string) ([]store.GetResult, error) {
 	if len(names) >= listMany {
 		return s.getByList(ctx, names)
