@@ -103,6 +103,11 @@ type Group struct {
 	ending   []ended
 	endingAt time.Time // when the rest of ending is due (zero: none left)
 	split    *split    // takeNow's view, reused for a poll interval
+
+	// The scratch of a balance count (loads), empty between steps.
+	loadBuf  []load
+	loadAt   map[string]int // index in loadBuf by node
+	loadsOut bool           // loadBuf is in use
 }
 
 // entry is one name's machine and what the group keeps about it.
