@@ -116,7 +116,7 @@ func (m *Machine) pullable() bool {
 		!m.seen.Free() && m.seen.Holder != m.cfg.Node && m.seen.Transfer == ""
 }
 
-func (m *Machine) pullReply(now time.Time, r SwapReply) []Action {
+func (m *Machine) pullReply(now time.Time, r *SwapReply) []Action {
 	if m.phase != contending {
 		return nil
 	}

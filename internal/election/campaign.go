@@ -107,7 +107,7 @@ func (m *Machine) acquire(now time.Time, cur store.Record) []Action {
 	return m.send(now, opAcquire, store.Swap{Expect: cur.Version, Record: next, Event: kind})
 }
 
-func (m *Machine) contenderRead(now time.Time, r GetReply) []Action {
+func (m *Machine) contenderRead(now time.Time, r *GetReply) []Action {
 	again, to := m.changed, m.changedTo
 	m.changed, m.changedTo = false, 0
 	m.seenFed = 0
@@ -130,7 +130,7 @@ func (m *Machine) contenderRead(now time.Time, r GetReply) []Action {
 }
 
 // contenderReply handles a contender's read of the record.
-func (m *Machine) contenderReply(now time.Time, r GetReply) []Action {
+func (m *Machine) contenderReply(now time.Time, r *GetReply) []Action {
 	switch {
 	case errors.Is(r.Err, store.ErrNotFound):
 		if m.deferTake(now, store.Record{}) {
@@ -252,7 +252,7 @@ func (m *Machine) adoptTerm(now time.Time, rec store.Record) []Action {
 	return []Action{Elected{Name: m.cfg.Name, Token: m.token, Deadline: m.deadline, Record: m.rec}}
 }
 
-func (m *Machine) acquireReply(now time.Time, r SwapReply) []Action {
+func (m *Machine) acquireReply(now time.Time, r *SwapReply) []Action {
 	if r.Err == nil && m.phase == contending {
 		m.phase, m.rec, m.token = leading, r.Record, r.Record.Token
 		m.deadline = m.sentAt.Add(m.cfg.Lease)

@@ -86,13 +86,13 @@ func (o *observer) read(now time.Time) []Action {
 	return o.gets[:1:1]
 }
 
-func (o *observer) expired(now time.Time, cfg Config) bool {
+func (o *observer) expired(now time.Time, cfg *Config) bool {
 	return o.hasSeen && !now.Before(o.seenAt.Add(o.wait(cfg)))
 }
 
 // wait is how long the session record must stay unchanged before the
 // session is dead: its lease plus twice the clock margin.
-func (o *observer) wait(cfg Config) time.Duration {
+func (o *observer) wait(cfg *Config) time.Duration {
 	if cfg.Mutate.NoSessionMargin {
 		return o.seen.Lease // mutation: the simulator must catch it
 	}
@@ -110,7 +110,7 @@ func (o *observer) end(now time.Time, heir string) []Action {
 // tick reads the record (or ends the session when its wait ran out, heir
 // its successor if not empty); the Group calls it when the read is due or
 // soon (see Group.tick).
-func (o *observer) tick(now time.Time, cfg Config, heir string) []Action {
+func (o *observer) tick(now time.Time, cfg *Config, heir string) []Action {
 	if o.inflight != opNone || o.dead || o.corrupt != nil || o.readAt.IsZero() {
 		return nil
 	}
@@ -137,7 +137,7 @@ func (o *observer) changed(now time.Time, v int64) []Action {
 }
 
 // getReply takes a read of the session record; heir is what tick's is.
-func (o *observer) getReply(now time.Time, cfg Config, r GetReply, heir string) []Action {
+func (o *observer) getReply(now time.Time, cfg *Config, r *GetReply, heir string) []Action {
 	if o.inflight != opRead {
 		return nil
 	}
@@ -188,7 +188,7 @@ func (o *observer) getReply(now time.Time, cfg Config, r GetReply, heir string) 
 	return nil
 }
 
-func (o *observer) swapReply(now time.Time, cfg Config, r SwapReply) []Action {
+func (o *observer) swapReply(now time.Time, cfg *Config, r *SwapReply) []Action {
 	if o.inflight != opRelease {
 		return nil
 	}

@@ -265,11 +265,11 @@ func (e *engine) stepAll(n *node, evs []election.Event, gr []election.GetReply, 
 	}
 	for i := range gr {
 		sess, alive := e.session(n)
-		gets, swaps = e.stepped(n, sess, alive, n.g.StepGet(now, gr[i]), gets, swaps)
+		gets, swaps = e.stepped(n, sess, alive, n.g.StepGet(now, &gr[i]), gets, swaps)
 	}
 	for i := range sr {
 		sess, alive := e.session(n)
-		gets, swaps = e.stepped(n, sess, alive, n.g.StepSwap(now, sr[i]), gets, swaps)
+		gets, swaps = e.stepped(n, sess, alive, n.g.StepSwap(now, &sr[i]), gets, swaps)
 	}
 	e.sendGets(n, gets)
 	e.sendSwaps(n, swaps)
