@@ -74,7 +74,7 @@ func (m *Machine) check() time.Duration {
 }
 
 func (m *Machine) acquire(now time.Time, cur store.Record) []Action {
-	if err := checkToken(cur); err != nil {
+	if err := checkToken(&cur); err != nil {
 		return m.fail(err) // the next token would not fit
 	}
 	next := store.Record{
@@ -147,9 +147,9 @@ func (m *Machine) contenderReply(now time.Time, r *GetReply) []Action {
 		m.readAt = now.Add(m.cfg.Poll)
 		return nil
 	}
-	rec := r.Record
+	rec := &r.Record // read only: a record is large to copy
 	if !m.hasSeen || rec.Version != m.seen.Version {
-		m.seen, m.seenAt, m.hasSeen = rec, now, true
+		m.seen, m.seenAt, m.hasSeen = *rec, now, true
 	}
 	// Once per succession. No mutation shows this is needed: an adopted
 	// term ends only by a release, which the machine retries while its
@@ -165,22 +165,22 @@ func (m *Machine) contenderReply(now time.Time, r *GetReply) []Action {
 		adopt = m.awaiting
 	}
 	switch {
-	case adopt != "" && rec.Via == adopt && m.mine(rec) && m.sess != nil && m.sess.alive && rec.Session == m.sess.name:
+	case adopt != "" && rec.Via == adopt && m.mine(*rec) && m.sess != nil && m.sess.alive && rec.Session == m.sess.name:
 		// Passed on to this Group's session by its own succession of the
 		// session it awaited, as this read shows: the term began then.
-		return m.adoptTerm(now, rec)
-	case m.mine(rec):
+		return m.adoptTerm(now, *rec)
+	case m.mine(*rec):
 		// Ours from an earlier term of this instance, which has ended: take
 		// it again under a new token, never the old one.
-		return m.acquire(now, rec)
+		return m.acquire(now, *rec)
 	case rec.Free() && rec.Token == m.yieldToken && now.Before(m.yieldUntil):
 		m.readAt = m.yieldUntil // resigned on request: the others go first
 		return nil
 	case rec.Free() && (rec.Transfer == "" || rec.Transfer == store.AnyNode || rec.Transfer == m.cfg.Node):
-		if rec.Transfer != m.cfg.Node && m.deferTake(now, rec) {
+		if rec.Transfer != m.cfg.Node && m.deferTake(now, *rec) {
 			return nil // a better candidate goes first (prefer.go)
 		}
-		return m.acquire(now, rec)
+		return m.acquire(now, *rec)
 	case !rec.Free() && (rec.Session == "" || m.cfg.Mutate.SessionNameExpiry) && !m.cfg.Mutate.WrapDeadline && checkLease(rec) != nil:
 		// A lease no valid Config writes: no wait derived from it is
 		// safe, so the record is never taken over; the campaign ends.
@@ -202,13 +202,15 @@ func (m *Machine) contenderReply(now time.Time, r *GetReply) []Action {
 			m.readAt = now.Add(m.cfg.Poll)
 		}
 		return []Action{Await{Name: m.cfg.Name, Session: rec.Session}}
-	case m.expired(now):
-		if m.deferTake(now, rec) {
+	}
+	due := m.seenAt.Add(m.cfg.wait(m.seen.Lease)) // m.expired's instant, m.hasSeen set
+	if !now.Before(due) {
+		if m.deferTake(now, *rec) {
 			return nil // a better candidate goes first (prefer.go)
 		}
-		return m.acquire(now, rec)
+		return m.acquire(now, *rec)
 	}
-	m.readAt = earliest(now.Add(m.cfg.Poll), m.seenAt.Add(m.cfg.wait(m.seen.Lease)))
+	m.readAt = earliest(now.Add(m.cfg.Poll), due)
 	return nil
 }
 

@@ -153,7 +153,7 @@ func (o *observer) getReply(now time.Time, cfg *Config, r *GetReply, heir string
 		o.dead, o.final = true, r.Record
 		return nil
 	}
-	if err := checkLease(r.Record); err != nil && !cfg.Mutate.WrapDeadline {
+	if err := checkLease(&r.Record); err != nil && !cfg.Mutate.WrapDeadline {
 		o.corrupt = err // no wait derived from it is safe
 		return nil
 	}
@@ -165,7 +165,8 @@ func (o *observer) getReply(now time.Time, cfg *Config, r *GetReply, heir string
 	if again && cfg.Mutate.ReadBeforeExpiry {
 		return o.read(now) // mutation: the simulator must catch it
 	}
-	if o.expired(now, cfg) {
+	due := o.seenAt.Add(o.wait(cfg)) // o.expired's instant, o.hasSeen set
+	if !now.Before(due) {
 		// Whatever was notified meanwhile: the write that ends the
 		// session compares with the version seen, so a renewal this
 		// read missed makes it conflict, and that reads again. Reading
@@ -179,7 +180,7 @@ func (o *observer) getReply(now time.Time, cfg *Config, r *GetReply, heir string
 		// may predate it: read again rather than wait a whole lease.
 		return o.read(now)
 	}
-	o.readAt = o.seenAt.Add(o.wait(cfg))
+	o.readAt = due
 	if o.feed == nil || !*o.feed {
 		o.readAt = earliest(now.Add(cfg.Poll), o.readAt)
 	}
