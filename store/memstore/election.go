@@ -129,17 +129,17 @@ func (c *client) getMany(ctx context.Context, res []store.GetResult, names []str
 	c.s.mu.Lock()
 	var err error
 	for _, n := range names {
-		var rec store.Record
+		res = append(res, store.GetResult{})
+		r := &res[len(res)-1] // the record written once, in place
 		var ok bool
-		rec, ok, err = c.s.resolveLocked(n)
+		ok, err = c.s.resolveTo(&r.Record, n)
 		if err != nil {
+			res = res[:len(res)-1]
 			break
 		}
 		if !ok {
-			res = append(res, store.GetResult{Err: fmt.Errorf("election %q: %w", n, store.ErrNotFound)})
-			continue
+			r.Err = fmt.Errorf("election %q: %w", n, store.ErrNotFound)
 		}
-		res = append(res, store.GetResult{Record: rec})
 	}
 	c.s.mu.Unlock()
 	if err := c.s.leave(ctx, c.node); err != nil {

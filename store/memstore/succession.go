@@ -22,15 +22,27 @@ func (s *Store) sessionLocked(name string) (store.Record, bool) {
 // resolveLocked returns the record of name as the store shows it
 // (store.Resolve) and whether there is one; s.mu must be held.
 func (s *Store) resolveLocked(name string) (store.Record, bool, error) {
+	var rec store.Record
+	ok, err := s.resolveTo(&rec, name)
+	return rec, ok, err
+}
+
+// resolveTo is resolveLocked into *dst (unchanged when there is no
+// record): a batched read writes each record once, in its result.
+func (s *Store) resolveTo(dst *store.Record, name string) (bool, error) {
 	raw, ok := s.records[name]
 	if !ok {
-		return store.Record{}, false, nil
+		return false, nil
 	}
 	if raw.Session == "" {
-		return raw, true, nil // the common case: no lookup
+		*dst = raw // the common case: no lookup
+		return true, nil
 	}
 	rec, err := s.resolve(raw, nil)
-	return rec, true, err
+	if err == nil {
+		*dst = rec
+	}
+	return true, err
 }
 
 // resolve is store.Resolve on the stored records (s.mu held), with the
