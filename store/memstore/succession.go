@@ -27,21 +27,17 @@ func (s *Store) resolveLocked(name string) (store.Record, bool, error) {
 	return rec, ok, err
 }
 
-// resolveTo is resolveLocked into *dst (unchanged when there is no
-// record): a batched read writes each record once, in its result.
+// resolveTo is resolveLocked into *dst (the zero record when there is
+// none, or on an error): a batched read writes each record once, in its
+// result.
 func (s *Store) resolveTo(dst *store.Record, name string) (bool, error) {
-	raw, ok := s.records[name]
-	if !ok {
-		return false, nil
+	var ok bool
+	*dst, ok = s.records[name] // copied once, where the caller wants it
+	if !ok || dst.Session == "" {
+		return ok, nil // the common case: no lookup
 	}
-	if raw.Session == "" {
-		*dst = raw // the common case: no lookup
-		return true, nil
-	}
-	rec, err := s.resolve(raw, nil)
-	if err == nil {
-		*dst = rec
-	}
+	rec, err := s.resolve(*dst, nil)
+	*dst = rec
 	return true, err
 }
 

@@ -562,17 +562,17 @@ func (e *engine) apply(n *node, inc int32, call any, latency time.Duration) {
 	b := e.newBatch()
 	switch a := call.(type) {
 	case election.Get:
-		r := election.GetReply{Name: a.Name}
+		b.gets = append(b.gets, election.GetReply{Name: a.Name})
+		r := &b.gets[len(b.gets)-1] // written in place: a record is large to copy twice
 		r.Record, r.Err = e.c.Store.Get(e.ctx, a.Name)
-		b.gets = append(b.gets, r)
 		if e.c.Forge { // forge's first test, without a call when off
 			e.forge(n, inc, r, e.now+latency/2)
 		}
 	case election.Swap:
-		r := election.SwapReply{Name: a.Swap.Record.Name}
+		b.swaps = append(b.swaps, election.SwapReply{Name: a.Swap.Record.Name})
+		r := &b.swaps[len(b.swaps)-1] // written in place
 		r.Record, r.Err = e.c.Store.Swap(e.ctx, a.Swap)
-		e.swapped(n, a.Swap, r)
-		b.swaps = append(b.swaps, r)
+		e.swapped(n, &a.Swap, r)
 	case election.List:
 		r := election.ListReply{Session: a.Session}
 		if h, ok := store.SucceederOf(e.c.Store); ok {
@@ -594,18 +594,19 @@ func (e *engine) apply(n *node, inc int32, call any, latency time.Duration) {
 				r.Record = store.Record{}
 			}
 			if e.c.Forge {
-				e.forge(n, inc, *r, e.now+latency/2)
+				e.forge(n, inc, r, e.now+latency/2)
 			}
 		}
 	case *swapBatch:
 		res, err := e.c.Store.SwapMany(e.ctx, a.swaps)
-		for i, sw := range a.swaps {
-			r := election.SwapReply{Name: sw.Record.Name, Err: err}
+		for i := range a.swaps {
+			sw := &a.swaps[i]
+			b.swaps = append(b.swaps, election.SwapReply{Name: sw.Record.Name, Err: err})
+			r := &b.swaps[len(b.swaps)-1] // written in place
 			if err == nil {
 				r.Record, r.Err = res[i].Record, res[i].Err
 			}
 			e.swapped(n, sw, r)
-			b.swaps = append(b.swaps, r)
 		}
 	}
 	e.push(event{at: e.now + latency, kind: evReply, node: int32(n.idx), inc: inc, ev: b})
@@ -634,13 +635,13 @@ func (e *engine) getMany(names []string) ([]store.GetResult, error) {
 
 // swapped accounts for a swap the store applied or refused: the name's
 // log to check, the change to notify, the checks.
-func (e *engine) swapped(n *node, sw store.Swap, r election.SwapReply) {
+func (e *engine) swapped(n *node, sw *store.Swap, r *election.SwapReply) {
 	if r.Err == nil {
 		if i := e.nameIndex(r.Name); i >= 0 {
 			e.dirty(i)
 		}
 		if r.Name == Job && e.prefer() {
-			e.deferred(n, sw)
+			e.deferred(n, *sw)
 			e.jobWrote(r.Record)
 		}
 		e.notify(r.Name, r.Record.Version)
@@ -744,7 +745,7 @@ func (e *engine) stale(name string, v int64) bool {
 // Each notification is a batch of its own that claims nothing of the
 // feed (Synced 0), as baton's PostgreSQL feed counts no version a
 // notification names.
-func (e *engine) forge(n *node, inc int32, r election.GetReply, at time.Duration) {
+func (e *engine) forge(n *node, inc int32, r *election.GetReply, at time.Duration) {
 	if !e.c.Forge || !e.c.Notify || !n.sessions || n.feedDown || len(e.forged) == 0 {
 		return
 	}
