@@ -132,6 +132,7 @@ func (m *Machine) contenderRead(now time.Time, r *GetReply) []Action {
 // contenderReply handles a contender's read of the record.
 func (m *Machine) contenderReply(now time.Time, r *GetReply) []Action {
 	switch {
+	case r.Err == nil: // most replies: on to the record
 	case errors.Is(r.Err, store.ErrNotFound):
 		if m.deferTake(now, store.Record{}) {
 			return nil
@@ -139,7 +140,7 @@ func (m *Machine) contenderReply(now time.Time, r *GetReply) []Action {
 		return m.acquire(now, store.Record{})
 	case store.Permanent(r.Err):
 		return m.fail(r.Err)
-	case r.Err != nil:
+	default:
 		if m.sess != nil && !m.sess.alive {
 			m.waitOwn = true // as in start: retry when the session is back
 			return nil
