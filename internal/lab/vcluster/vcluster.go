@@ -385,8 +385,9 @@ type engine struct {
 	spare []*batch          // batches delivered, for reuse
 	got   []store.GetResult // the scratch of batched reads (getMany)
 
-	spareGets  []*getBatch  // batched calls applied (CallLatency), for reuse
-	spareSwaps []*swapBatch // (applied)
+	spareRows  [][]store.Run // ledger reads stepped, for reuse (runs)
+	spareGets  []*getBatch   // batched calls applied (CallLatency), for reuse
+	spareSwaps []*swapBatch  // (applied)
 
 	names   []string       // Job, then the other names
 	nameIdx map[string]int // index in names
@@ -646,6 +647,9 @@ func (e *engine) dispatch(ev event) {
 		}
 		if int(ev.gen) == n.termGen {
 			e.stepWork(n, ev.ev.(scheduler.Event))
+			if r, ok := ev.ev.(scheduler.RunsRead); ok {
+				e.rowsDone(r.Rows)
+			}
 		}
 	case evCollected:
 		e.collectReplied(n, ev.ev.(collectReply))
