@@ -598,7 +598,7 @@ func (e *engine) apply(n *node, inc int32, call any, latency time.Duration) {
 			}
 		}
 	case *swapBatch:
-		res, err := e.c.Store.SwapMany(e.ctx, a.swaps)
+		res, err := e.swapMany(a.swaps)
 		for i := range a.swaps {
 			sw := &a.swaps[i]
 			b.swaps = append(b.swaps, election.SwapReply{Name: sw.Record.Name, Err: err})
@@ -629,6 +629,28 @@ func (e *engine) getMany(names []string) ([]store.GetResult, error) {
 	res, err := s.GetManyAppend(e.ctx, e.got[:0], names)
 	if err == nil {
 		e.got = res // its length, what the next read clears
+	}
+	return res, err
+}
+
+// swapManyAppender is a store that writes a batch and appends its results
+// to a slice of the caller's (memstore.Store.SwapManyAppend).
+type swapManyAppender interface {
+	SwapManyAppend(ctx context.Context, dst []store.SwapResult, swaps []store.Swap) ([]store.SwapResult, error)
+}
+
+// swapMany is the store's SwapMany, into the engine's scratch slice when
+// the store can (apply copies the results out before the next write), as
+// getMany.
+func (e *engine) swapMany(swaps []store.Swap) ([]store.SwapResult, error) {
+	s, ok := e.c.Store.(swapManyAppender)
+	if !ok {
+		return e.c.Store.SwapMany(e.ctx, swaps)
+	}
+	clear(e.wrote) // the last write's records, for the collector
+	res, err := s.SwapManyAppend(e.ctx, e.wrote[:0], swaps)
+	if err == nil {
+		e.wrote = res // its length, what the next write clears
 	}
 	return res, err
 }

@@ -382,8 +382,9 @@ type engine struct {
 	getBatch    getBatch          // sendGets' scratch
 	swapBatch   swapBatch         // sendSwaps'
 
-	spare []*batch          // batches delivered, for reuse
-	got   []store.GetResult // the scratch of batched reads (getMany)
+	spare []*batch           // batches delivered, for reuse
+	got   []store.GetResult  // the scratch of batched reads (getMany)
+	wrote []store.SwapResult // and of batched writes (swapMany)
 
 	spareRows  [][]store.Run // ledger reads stepped, for reuse (runs)
 	spareGets  []*getBatch   // batched calls applied (CallLatency), for reuse
