@@ -83,6 +83,9 @@ const MaxToken uint64 = math.MaxInt64
 // (ErrUnavailable, timeouts, busy) are worth retrying; permanent ones end
 // a term and a process.
 func Permanent(err error) bool {
+	if err == nil {
+		return false // the common case, without four calls
+	}
 	return errors.Is(err, ErrReplaced) || errors.Is(err, ErrCorrupt) || errors.Is(err, ErrSchema) || errors.Is(err, ErrTokenLimit)
 }
 

@@ -116,7 +116,7 @@ func (m *Machine) pullable() bool {
 		!m.seen.Free() && m.seen.Holder != m.cfg.Node && m.seen.Transfer == ""
 }
 
-func (m *Machine) pullReply(now time.Time, r SwapReply) []Action {
+func (m *Machine) pullReply(now time.Time, r *SwapReply) []Action {
 	if m.phase != contending {
 		return nil
 	}
@@ -143,40 +143,36 @@ func (g *Group) balance(now time.Time) []Action {
 	if !g.view.alive || g.cfg.Mutate.NoPull {
 		return nil
 	}
-	mine, loads, weights, pullable := g.loads(true)
-	holders := make([]string, 0, len(loads))
-	for node := range loads {
-		holders = append(holders, node)
-	}
-	slices.SortFunc(holders, func(a, b string) int {
-		return cmp.Or(cmp.Compare(loads[b], loads[a]), cmp.Compare(a, b))
-	})
+	mine, loads := g.loads(true)
+	defer g.doneLoads()
 	lo, hi := g.share(loads)
-	all, sum := g.weighed(loads, weights)
-	if all != nil {
+	self, sum, uniform := g.weighed(loads)
+	if uniform {
+		slices.SortFunc(loads, func(a, b load) int { return cmp.Or(cmp.Compare(b.names, a.names), cmp.Compare(a.node, b.node)) })
+	} else {
 		// The most over their weight first; this node takes no more than
 		// its share as it sees it, rounded up.
-		slices.SortFunc(holders, func(a, b string) int {
-			return cmp.Or(cmp.Compare(int64(loads[b])*int64(all[a]), int64(loads[a])*int64(all[b])), cmp.Compare(a, b))
+		slices.SortFunc(loads, func(a, b load) int {
+			return cmp.Or(cmp.Compare(int64(b.names)*int64(a.weight), int64(a.names)*int64(b.weight)), cmp.Compare(a.node, b.node))
 		})
-		hi = QuotaCeil(g.count[contending]+g.count[leading], all[g.cfg.Node], sum)
+		hi = QuotaCeil(g.count[contending]+g.count[leading], self, sum)
 	}
 	var acts []Action
 	budget := pullBatch
-	for _, node := range holders {
-		want := min((loads[node]-mine)/2, loads[node]-lo, hi-mine, budget)
-		if all != nil {
-			want = min(PairPulls(mine, all[g.cfg.Node], loads[node], all[node]), hi-mine, budget)
+	for _, l := range loads {
+		want := min((l.names-mine)/2, l.names-lo, hi-mine, budget)
+		if !uniform {
+			want = min(PairPulls(mine, self, l.names, l.weight), hi-mine, budget)
 		}
-		if want < 1 {
+		if want < 1 || len(l.pullable) == 0 {
 			continue
 		}
 		type weighted struct {
 			w    uint64
 			name string
 		}
-		names := make([]weighted, len(pullable[node]))
-		for i, name := range pullable[node] {
+		names := make([]weighted, len(l.pullable))
+		for i, name := range l.pullable {
 			names[i] = weighted{g.rendezvous(name), name}
 		}
 		slices.SortFunc(names, func(a, b weighted) int { return cmp.Or(cmp.Compare(b.w, a.w), cmp.Compare(a.name, b.name)) })
@@ -191,15 +187,48 @@ func (g *Group) balance(now time.Time) []Action {
 	return acts
 }
 
+// load is what loads counts of another node: the names it holds or was
+// asked for, its weight as the session names of the records it holds say
+// (SessionShare; the largest if they differ; 0 when seen only as a
+// transfer's target), and the names that may be asked from it now.
+type load struct {
+	node     string
+	names    int
+	weight   int
+	pullable []string
+}
+
 // loads counts, from the records the Group's machines last read, the names
-// this node holds or has asked for (mine) and those of every other node;
-// weights has the weight of every node that holds some, as the session
-// name of a record it holds says (SessionShare; the largest if they
-// differ); pullable lists, per node, the names that may be asked from it
-// now. Records of this node's earlier incarnations and of sessions known
-// to be dead count for nobody: they are about to be free.
-func (g *Group) loads(listPullable bool) (mine int, loads, weights map[string]int, pullable map[string][]string) {
-	loads, weights, pullable = map[string]int{}, map[string]int{}, map[string][]string{}
+// this node holds or has asked for (mine) and those of every other node,
+// one load each, in no order; with listPullable, each load lists the names
+// that may be asked from it now. Records of this node's earlier
+// incarnations and of sessions known to be dead count for nobody: they are
+// about to be free. The loads are the Group's scratch, valid until
+// doneLoads, which the caller defers: a round runs every renew interval,
+// and made anew they were most of its cost.
+func (g *Group) loads(listPullable bool) (mine int, loads []load) {
+	if g.loadsOut {
+		panic("election: a balance count within another") // doneLoads not deferred
+	}
+	g.loadsOut = true
+	at := func(node string) *load {
+		i, ok := g.loadAt[node]
+		if !ok {
+			if g.loadAt == nil {
+				g.loadAt = map[string]int{}
+			}
+			i = len(g.loadBuf)
+			g.loadAt[node] = i
+			if i < cap(g.loadBuf) {
+				g.loadBuf = g.loadBuf[:i+1]
+				l := &g.loadBuf[i]
+				l.node, l.names, l.weight, l.pullable = node, 0, 0, l.pullable[:0]
+			} else {
+				g.loadBuf = append(g.loadBuf, load{node: node})
+			}
+		}
+		return &g.loadBuf[i]
+	}
 	for name, e := range g.names { // counting: the order does not matter
 		m := e.m
 		if m.phase == leading {
@@ -209,29 +238,43 @@ func (g *Group) loads(listPullable bool) (mine int, loads, weights map[string]in
 		if m.phase != contending || !m.hasSeen {
 			continue
 		}
-		rec := m.seen
+		rec := &m.seen
 		switch _, dead := g.dead[rec.Session]; {
 		case rec.Transfer == m.cfg.Node:
 			mine++
 		case rec.Transfer != "" && rec.Transfer != store.AnyNode:
-			loads[rec.Transfer]++
+			at(rec.Transfer).names++
 		case rec.Free(), rec.Holder == m.cfg.Node, rec.Session != "" && dead:
 		default:
-			loads[rec.Holder]++
-			weights[rec.Holder] = max(weights[rec.Holder], SessionShare(rec.Session))
+			l := at(rec.Holder)
+			l.names++
+			l.weight = max(l.weight, SessionShare(rec.Session))
 			if listPullable && m.pullable() {
-				pullable[rec.Holder] = append(pullable[rec.Holder], name)
+				l.pullable = append(l.pullable, name)
 			}
 		}
 	}
-	return mine, loads, weights, pullable
+	return mine, g.loadBuf
+}
+
+// doneLoads empties the scratch of loads (the names it listed, for the
+// collector): between rounds the Group holds none, as if it had none.
+func (g *Group) doneLoads() {
+	for i := range g.loadBuf {
+		clear(g.loadBuf[i].pullable)
+		g.loadBuf[i].pullable = g.loadBuf[i].pullable[:0]
+		g.loadBuf[i].node = ""
+	}
+	g.loadBuf = g.loadBuf[:0]
+	clear(g.loadAt)
+	g.loadsOut = false
 }
 
 // share returns N/P rounded down and up: N the names this node campaigns
 // for, P the nodes seen holding some (loads) and this one. Nodes that hold
 // none are not seen, so the share may come out high, never low: the pulls
 // never take a node under it.
-func (g *Group) share(loads map[string]int) (lo, hi int) {
+func (g *Group) share(loads []load) (lo, hi int) {
 	total := g.count[contending] + g.count[leading]
 	p := len(loads) + 1
 	return total / p, (total + p - 1) / p
@@ -246,29 +289,25 @@ func (g *Group) weight() int {
 	return g.cfg.Share
 }
 
-// weighed returns the weight of this node and of every node seen
-// holding names (loads), and their sum: nil when every one weighs as much
-// as this node does (then the rule is the one for equal weights), or
-// with Mutate.NoShares. A node seen only as a transfer's target, holding
-// nothing, weighs 1.
-func (g *Group) weighed(loads, weights map[string]int) (all map[string]int, sum uint64) {
+// weighed sets the weight of every node seen holding names (loads) to the
+// one the rule uses (1 to MaxWeight: a node seen only as a transfer's
+// target, holding nothing, weighs 1), and returns this node's weight and
+// the sum of all of them. uniform: every one weighs as much as this node
+// does (then the rule is the one for equal weights), or Mutate.NoShares.
+func (g *Group) weighed(loads []load) (self int, sum uint64, uniform bool) {
 	if g.cfg.Mutate.NoShares {
-		return nil, 0
+		return 1, 0, true
 	}
-	self := g.weight()
-	all = map[string]int{g.cfg.Node: self}
+	self = g.weight()
 	sum = uint64(self)
-	uniform := true
-	for node := range loads {
-		w := min(max(weights[node], 1), MaxWeight)
-		all[node] = w
+	uniform = true
+	for i := range loads {
+		w := min(max(loads[i].weight, 1), MaxWeight)
+		loads[i].weight = w
 		sum += uint64(w)
 		uniform = uniform && w == self
 	}
-	if uniform {
-		return nil, 0
-	}
-	return all, sum
+	return self, sum, uniform
 }
 
 // PairPulls is how many names a node holding mine names, of weight wMe,
@@ -369,22 +408,21 @@ func (g *Group) splitAt(now time.Time) *split {
 	if g.split != nil && now.Sub(g.split.at) < g.cfg.Poll && !now.Before(g.split.at) {
 		return g.split
 	}
-	mine, loads, weights, _ := g.loads(false)
+	mine, loads := g.loads(false)
+	defer g.doneLoads()
 	_, hi := g.share(loads)
-	all, sum := g.weighed(loads, weights)
+	self, sum, uniform := g.weighed(loads)
 	total := g.count[contending] + g.count[leading]
-	if all != nil {
-		hi = QuotaCeil(total, all[g.cfg.Node], sum)
+	if !uniform {
+		hi = QuotaCeil(total, self, sum)
 	}
 	sp := &split{at: now, room: max(hi-mine, 0)}
-	for node, load := range loads {
-		if all != nil {
-			hi = QuotaCeil(total, all[node], sum)
+	for _, l := range loads {
+		if !uniform {
+			hi = QuotaCeil(total, l.weight, sum)
 		}
-		sp.othersRoom = sp.othersRoom || load < hi
-	}
-	for node := range loads {
-		sp.others = append(sp.others, node)
+		sp.othersRoom = sp.othersRoom || l.names < hi
+		sp.others = append(sp.others, l.node)
 	}
 	slices.Sort(sp.others)
 	g.split = sp

@@ -99,7 +99,7 @@ func (c Config) wait(lease time.Duration) time.Duration {
 // the record is damaged (or hostile), and no wait derived from it is
 // safe. The error wraps store.ErrCorrupt: the campaign for the name ends
 // with one line, and the record is never taken over early.
-func checkLease(r store.Record) error {
+func checkLease(r *store.Record) error {
 	if r.Lease < MinLease || r.Lease > MaxLease {
 		return fmt.Errorf("%w: record %q is held by %q with lease %v, outside [%v, %v]: it cannot be taken over safely; fix or delete the record",
 			store.ErrCorrupt, r.Name, r.Holder, r.Lease, MinLease, MaxLease)
@@ -109,7 +109,7 @@ func checkLease(r store.Record) error {
 
 // checkToken reports a record whose token leaves no room for the next
 // acquisition.
-func checkToken(r store.Record) error {
+func checkToken(r *store.Record) error {
 	if r.Token >= MaxToken {
 		return fmt.Errorf("%w: record %q has token %d; the largest token is %d, so it can never be acquired again",
 			store.ErrTokenLimit, r.Name, r.Token, MaxToken)

@@ -74,7 +74,7 @@ func (m *Machine) check() time.Duration {
 }
 
 func (m *Machine) acquire(now time.Time, cur store.Record) []Action {
-	if err := checkToken(cur); err != nil {
+	if err := checkToken(&cur); err != nil {
 		return m.fail(err) // the next token would not fit
 	}
 	next := store.Record{
@@ -107,7 +107,7 @@ func (m *Machine) acquire(now time.Time, cur store.Record) []Action {
 	return m.send(now, opAcquire, store.Swap{Expect: cur.Version, Record: next, Event: kind})
 }
 
-func (m *Machine) contenderRead(now time.Time, r GetReply) []Action {
+func (m *Machine) contenderRead(now time.Time, r *GetReply) []Action {
 	again, to := m.changed, m.changedTo
 	m.changed, m.changedTo = false, 0
 	m.seenFed = 0
@@ -130,8 +130,9 @@ func (m *Machine) contenderRead(now time.Time, r GetReply) []Action {
 }
 
 // contenderReply handles a contender's read of the record.
-func (m *Machine) contenderReply(now time.Time, r GetReply) []Action {
+func (m *Machine) contenderReply(now time.Time, r *GetReply) []Action {
 	switch {
+	case r.Err == nil: // most replies: on to the record
 	case errors.Is(r.Err, store.ErrNotFound):
 		if m.deferTake(now, store.Record{}) {
 			return nil
@@ -139,7 +140,7 @@ func (m *Machine) contenderReply(now time.Time, r GetReply) []Action {
 		return m.acquire(now, store.Record{})
 	case store.Permanent(r.Err):
 		return m.fail(r.Err)
-	case r.Err != nil:
+	default:
 		if m.sess != nil && !m.sess.alive {
 			m.waitOwn = true // as in start: retry when the session is back
 			return nil
@@ -147,9 +148,9 @@ func (m *Machine) contenderReply(now time.Time, r GetReply) []Action {
 		m.readAt = now.Add(m.cfg.Poll)
 		return nil
 	}
-	rec := r.Record
+	rec := &r.Record // read only: a record is large to copy
 	if !m.hasSeen || rec.Version != m.seen.Version {
-		m.seen, m.seenAt, m.hasSeen = rec, now, true
+		m.seen, m.seenAt, m.hasSeen = *rec, now, true
 	}
 	// Once per succession. No mutation shows this is needed: an adopted
 	// term ends only by a release, which the machine retries while its
@@ -165,22 +166,22 @@ func (m *Machine) contenderReply(now time.Time, r GetReply) []Action {
 		adopt = m.awaiting
 	}
 	switch {
-	case adopt != "" && rec.Via == adopt && m.mine(rec) && m.sess != nil && m.sess.alive && rec.Session == m.sess.name:
+	case adopt != "" && rec.Via == adopt && m.mine(*rec) && m.sess != nil && m.sess.alive && rec.Session == m.sess.name:
 		// Passed on to this Group's session by its own succession of the
 		// session it awaited, as this read shows: the term began then.
-		return m.adoptTerm(now, rec)
-	case m.mine(rec):
+		return m.adoptTerm(now, *rec)
+	case m.mine(*rec):
 		// Ours from an earlier term of this instance, which has ended: take
 		// it again under a new token, never the old one.
-		return m.acquire(now, rec)
+		return m.acquire(now, *rec)
 	case rec.Free() && rec.Token == m.yieldToken && now.Before(m.yieldUntil):
 		m.readAt = m.yieldUntil // resigned on request: the others go first
 		return nil
 	case rec.Free() && (rec.Transfer == "" || rec.Transfer == store.AnyNode || rec.Transfer == m.cfg.Node):
-		if rec.Transfer != m.cfg.Node && m.deferTake(now, rec) {
+		if rec.Transfer != m.cfg.Node && m.deferTake(now, *rec) {
 			return nil // a better candidate goes first (prefer.go)
 		}
-		return m.acquire(now, rec)
+		return m.acquire(now, *rec)
 	case !rec.Free() && (rec.Session == "" || m.cfg.Mutate.SessionNameExpiry) && !m.cfg.Mutate.WrapDeadline && checkLease(rec) != nil:
 		// A lease no valid Config writes: no wait derived from it is
 		// safe, so the record is never taken over; the campaign ends.
@@ -202,13 +203,15 @@ func (m *Machine) contenderReply(now time.Time, r GetReply) []Action {
 			m.readAt = now.Add(m.cfg.Poll)
 		}
 		return []Action{Await{Name: m.cfg.Name, Session: rec.Session}}
-	case m.expired(now):
-		if m.deferTake(now, rec) {
+	}
+	due := m.seenAt.Add(m.cfg.wait(m.seen.Lease)) // m.expired's instant, m.hasSeen set
+	if !now.Before(due) {
+		if m.deferTake(now, *rec) {
 			return nil // a better candidate goes first (prefer.go)
 		}
-		return m.acquire(now, rec)
+		return m.acquire(now, *rec)
 	}
-	m.readAt = earliest(now.Add(m.cfg.Poll), m.seenAt.Add(m.cfg.wait(m.seen.Lease)))
+	m.readAt = earliest(now.Add(m.cfg.Poll), due)
 	return nil
 }
 
@@ -252,7 +255,7 @@ func (m *Machine) adoptTerm(now time.Time, rec store.Record) []Action {
 	return []Action{Elected{Name: m.cfg.Name, Token: m.token, Deadline: m.deadline, Record: m.rec}}
 }
 
-func (m *Machine) acquireReply(now time.Time, r SwapReply) []Action {
+func (m *Machine) acquireReply(now time.Time, r *SwapReply) []Action {
 	if r.Err == nil && m.phase == contending {
 		m.phase, m.rec, m.token = leading, r.Record, r.Record.Token
 		m.deadline = m.sentAt.Add(m.cfg.Lease)

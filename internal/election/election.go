@@ -294,7 +294,7 @@ func (m *Machine) Step(now time.Time, ev Event) []Action {
 					// The record as a read would show it now: the
 					// contender's reply to it, which adopts the term.
 					m.adopt = ev.session
-					return m.stepped(m.contenderReply(now, GetReply{Name: m.cfg.Name, Record: rec}))
+					return m.stepped(m.contenderReply(now, &GetReply{Name: m.cfg.Name, Record: rec}))
 				}
 			}
 			acts = m.read(now)
@@ -313,9 +313,9 @@ func (m *Machine) Step(now time.Time, ev Event) []Action {
 	case Candidates, SafePoint, SetPolicy:
 		acts = m.stepPrefer(now, ev)
 	case GetReply:
-		return m.stepReply(now, ev, false)
+		return m.stepReply(now, &ev, false)
 	case SwapReply:
-		return m.stepReply(now, GetReply(ev), true)
+		return m.stepReply(now, (*GetReply)(&ev), true)
 	default:
 		panic(fmt.Sprintf("election: unknown event %T", ev))
 	}
@@ -324,9 +324,9 @@ func (m *Machine) Step(now time.Time, ev Event) []Action {
 
 // stepReply is Step for a store answer, r a SwapReply when swap: the
 // typed path (Group.StepGet, StepSwap) that never boxes it into an Event.
-func (m *Machine) stepReply(now time.Time, r GetReply, swap bool) []Action {
+func (m *Machine) stepReply(now time.Time, r *GetReply, swap bool) []Action {
 	if swap {
-		return m.stepped(m.swapReply(now, SwapReply(r)))
+		return m.stepped(m.swapReply(now, (*SwapReply)(r)))
 	}
 	return m.stepped(m.getReply(now, r))
 }
@@ -384,7 +384,7 @@ func (m *Machine) mine(r store.Record) bool {
 	return r.Holder == m.cfg.Node && r.Incarnation == m.cfg.Incarnation
 }
 
-func (m *Machine) getReply(now time.Time, r GetReply) []Action {
+func (m *Machine) getReply(now time.Time, r *GetReply) []Action {
 	if m.inflight != opRead {
 		return nil // not ours to answer
 	}
@@ -403,7 +403,7 @@ func (m *Machine) getReply(now time.Time, r GetReply) []Action {
 	return nil
 }
 
-func (m *Machine) swapReply(now time.Time, r SwapReply) []Action {
+func (m *Machine) swapReply(now time.Time, r *SwapReply) []Action {
 	o := m.inflight
 	if o == opNone || o == opRead {
 		return nil

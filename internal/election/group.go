@@ -103,6 +103,11 @@ type Group struct {
 	ending   []ended
 	endingAt time.Time // when the rest of ending is due (zero: none left)
 	split    *split    // takeNow's view, reused for a poll interval
+
+	// The scratch of a balance count (loads), empty between steps.
+	loadBuf  []load
+	loadAt   map[string]int // index in loadBuf by node
+	loadsOut bool           // loadBuf is in use
 }
 
 // entry is one name's machine and what the group keeps about it.
@@ -249,26 +254,28 @@ func (g *Group) Step(now time.Time, ev Event) []Action {
 		g.out--
 		acts = g.listed(now, ev)
 	case GetReply:
-		return g.StepGet(now, ev)
+		return g.StepGet(now, &ev)
 	case SwapReply:
-		return g.StepSwap(now, ev)
+		return g.StepSwap(now, &ev)
 	default:
 		panic(fmt.Sprintf("election: event %T is not for a Group", ev))
 	}
 	return g.stepped(now, acts)
 }
 
-// StepGet is Step(now, r) without boxing r into an Event: the path of the
-// runtimes, which step every store answer. Step calls it.
-func (g *Group) StepGet(now time.Time, r GetReply) []Action {
+// StepGet is Step(now, r) without boxing r into an Event and without
+// copying it: the path of the runtimes, which step every store answer
+// (a record is large). The Group reads *r during the call only. Step
+// calls it.
+func (g *Group) StepGet(now time.Time, r *GetReply) []Action {
 	g.out--
 	return g.stepped(now, g.reply(now, r.Name, r, false))
 }
 
 // StepSwap is Step(now, r) without boxing r into an Event, as StepGet.
-func (g *Group) StepSwap(now time.Time, r SwapReply) []Action {
+func (g *Group) StepSwap(now time.Time, r *SwapReply) []Action {
 	g.out--
-	return g.stepped(now, g.reply(now, r.Name, GetReply(r), true))
+	return g.stepped(now, g.reply(now, r.Name, (*GetReply)(r), true))
 }
 
 // stepped ends every step of the group: the session given up when no name
@@ -373,7 +380,7 @@ func (g *Group) tick(now time.Time) []Action {
 				continue // ended by an earlier one's names
 			}
 			if at := o.next(); !at.IsZero() && !soon.Before(at) {
-				acts = concat(acts, g.afterObserver(now, s, o.tick(now, g.cfg, g.heir(now))))
+				acts = concat(acts, g.afterObserver(now, s, o.tick(now, &g.cfg, g.heir(now))))
 			}
 		}
 	}
@@ -467,16 +474,16 @@ func concat(a, b []Action) []Action {
 
 // reply steps the answer r (a SwapReply when swap) to a store request of
 // the session, an observer or a name.
-func (g *Group) reply(now time.Time, name string, r GetReply, swap bool) []Action {
+func (g *Group) reply(now time.Time, name string, r *GetReply, swap bool) []Action {
 	if g.sm != nil && name == g.sm.cfg.Name {
 		return g.sessionActs(now, g.sm.stepReply(now, r, swap))
 	}
 	if o := g.obs[name]; o != nil {
 		var acts []Action
 		if swap {
-			acts = o.swapReply(now, g.cfg, SwapReply(r))
+			acts = o.swapReply(now, &g.cfg, (*SwapReply)(r))
 		} else {
-			acts = o.getReply(now, g.cfg, r, g.heir(now))
+			acts = o.getReply(now, &g.cfg, r, g.heir(now))
 		}
 		return g.afterObserver(now, name, acts)
 	}

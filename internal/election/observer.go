@@ -86,13 +86,13 @@ func (o *observer) read(now time.Time) []Action {
 	return o.gets[:1:1]
 }
 
-func (o *observer) expired(now time.Time, cfg Config) bool {
+func (o *observer) expired(now time.Time, cfg *Config) bool {
 	return o.hasSeen && !now.Before(o.seenAt.Add(o.wait(cfg)))
 }
 
 // wait is how long the session record must stay unchanged before the
 // session is dead: its lease plus twice the clock margin.
-func (o *observer) wait(cfg Config) time.Duration {
+func (o *observer) wait(cfg *Config) time.Duration {
 	if cfg.Mutate.NoSessionMargin {
 		return o.seen.Lease // mutation: the simulator must catch it
 	}
@@ -110,7 +110,7 @@ func (o *observer) end(now time.Time, heir string) []Action {
 // tick reads the record (or ends the session when its wait ran out, heir
 // its successor if not empty); the Group calls it when the read is due or
 // soon (see Group.tick).
-func (o *observer) tick(now time.Time, cfg Config, heir string) []Action {
+func (o *observer) tick(now time.Time, cfg *Config, heir string) []Action {
 	if o.inflight != opNone || o.dead || o.corrupt != nil || o.readAt.IsZero() {
 		return nil
 	}
@@ -137,7 +137,7 @@ func (o *observer) changed(now time.Time, v int64) []Action {
 }
 
 // getReply takes a read of the session record; heir is what tick's is.
-func (o *observer) getReply(now time.Time, cfg Config, r GetReply, heir string) []Action {
+func (o *observer) getReply(now time.Time, cfg *Config, r *GetReply, heir string) []Action {
 	if o.inflight != opRead {
 		return nil
 	}
@@ -153,7 +153,7 @@ func (o *observer) getReply(now time.Time, cfg Config, r GetReply, heir string) 
 		o.dead, o.final = true, r.Record
 		return nil
 	}
-	if err := checkLease(r.Record); err != nil && !cfg.Mutate.WrapDeadline {
+	if err := checkLease(&r.Record); err != nil && !cfg.Mutate.WrapDeadline {
 		o.corrupt = err // no wait derived from it is safe
 		return nil
 	}
@@ -165,7 +165,8 @@ func (o *observer) getReply(now time.Time, cfg Config, r GetReply, heir string) 
 	if again && cfg.Mutate.ReadBeforeExpiry {
 		return o.read(now) // mutation: the simulator must catch it
 	}
-	if o.expired(now, cfg) {
+	due := o.seenAt.Add(o.wait(cfg)) // o.expired's instant, o.hasSeen set
+	if !now.Before(due) {
 		// Whatever was notified meanwhile: the write that ends the
 		// session compares with the version seen, so a renewal this
 		// read missed makes it conflict, and that reads again. Reading
@@ -179,7 +180,7 @@ func (o *observer) getReply(now time.Time, cfg Config, r GetReply, heir string) 
 		// may predate it: read again rather than wait a whole lease.
 		return o.read(now)
 	}
-	o.readAt = o.seenAt.Add(o.wait(cfg))
+	o.readAt = due
 	if o.feed == nil || !*o.feed {
 		o.readAt = earliest(now.Add(cfg.Poll), o.readAt)
 	}
@@ -188,7 +189,7 @@ func (o *observer) getReply(now time.Time, cfg Config, r GetReply, heir string) 
 	return nil
 }
 
-func (o *observer) swapReply(now time.Time, cfg Config, r SwapReply) []Action {
+func (o *observer) swapReply(now time.Time, cfg *Config, r *SwapReply) []Action {
 	if o.inflight != opRelease {
 		return nil
 	}

@@ -85,7 +85,7 @@ func (m *Machine) finishRelease(now time.Time, err error) []Action {
 // release is written at the version read if the record is still its
 // term's, and is over if it is not (or given up a lease after the
 // deadline).
-func (m *Machine) releaseRead(now time.Time, r GetReply) []Action {
+func (m *Machine) releaseRead(now time.Time, r *GetReply) []Action {
 	switch {
 	case store.Permanent(r.Err):
 		m.again = false
@@ -107,7 +107,7 @@ func (m *Machine) releaseRead(now time.Time, r GetReply) []Action {
 // releaseReply handles the reply to a release: done, or read again to see
 // whose the record is after a conflict, or retried (given up a lease
 // after the deadline) when its outcome is unknown.
-func (m *Machine) releaseReply(now time.Time, r SwapReply) []Action {
+func (m *Machine) releaseReply(now time.Time, r *SwapReply) []Action {
 	switch {
 	case r.Err == nil:
 		return m.finishRelease(now, nil)

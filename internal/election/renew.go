@@ -72,7 +72,7 @@ func (m *Machine) loseStore(err error) []Action {
 // recheckReply handles a leader's read after a renewal of unknown
 // outcome: the renewal is sent again at the version read if the record is
 // still its term's, and the term ends if it is not.
-func (m *Machine) recheckReply(now time.Time, r GetReply) []Action {
+func (m *Machine) recheckReply(now time.Time, r *GetReply) []Action {
 	switch {
 	case store.Permanent(r.Err):
 		return m.loseStore(r.Err)
@@ -93,7 +93,7 @@ func (m *Machine) recheckReply(now time.Time, r GetReply) []Action {
 // reschedule, a raised token floor, or a new holder after the session was
 // given up for dead. The term ends; the release follows if it is still
 // ours.
-func (m *Machine) checkReply(now time.Time, r GetReply) []Action {
+func (m *Machine) checkReply(now time.Time, r *GetReply) []Action {
 	again := m.changed
 	m.changed = false
 	switch {
@@ -115,7 +115,7 @@ func (m *Machine) checkReply(now time.Time, r GetReply) []Action {
 	}
 }
 
-func (m *Machine) renewReply(now time.Time, r SwapReply) []Action {
+func (m *Machine) renewReply(now time.Time, r *SwapReply) []Action {
 	if m.phase != leading {
 		// The term ended while the renewal was out. If it went through the
 		// record is ours at a new version: release that.

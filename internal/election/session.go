@@ -74,6 +74,19 @@ func (g *Group) stepSession(now time.Time, ev Event) []Action {
 
 // sessionActs handles the actions of a step of the group's own session.
 func (g *Group) sessionActs(now time.Time, acts []Action) []Action {
+	if plainSession(acts) {
+		// Most steps of the session send or answer a renewal: the
+		// session machine's own slice serves, its extension renamed to
+		// every term held through it (a slice with an Extended is
+		// always fresh: only a read's is the machine's, with a Get alone).
+		for i, a := range acts {
+			if x, ok := a.(Extended); ok {
+				g.view.deadline = x.Deadline
+				acts[i] = Extended{Deadline: x.Deadline}
+			}
+		}
+		return acts
+	}
 	var out []Action
 	for _, a := range acts {
 		switch a := a.(type) {
@@ -128,6 +141,20 @@ func (g *Group) sessionActs(now time.Time, acts []Action) []Action {
 		}
 	}
 	return out
+}
+
+// plainSession reports whether the session's actions are only reads,
+// writes and extensions, which sessionActs passes on as they are (an
+// extension renamed).
+func plainSession(acts []Action) bool {
+	for _, a := range acts {
+		switch a.(type) {
+		case Get, Swap, Extended:
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // maybeEndSession gives the session up when no name needs it any more.

@@ -92,7 +92,7 @@ func (h *takeoverHarness) drain(ending bool) int {
 		for _, a := range acts {
 			switch a := a.(type) {
 			case election.Get:
-				h.pending = append(h.pending, h.g.StepGet(h.now, election.GetReply{Name: a.Name, Record: h.record(a.Name, ending)})...)
+				h.pending = append(h.pending, h.g.StepGet(h.now, &election.GetReply{Name: a.Name, Record: h.record(a.Name, ending)})...)
 			case election.Swap:
 				if a.Swap.Record.Name == h.dead && !ending {
 					h.pending = append(h.pending, a) // held back until takeOver
@@ -103,7 +103,7 @@ func (h *takeoverHarness) drain(ending bool) int {
 				if !store.IsSession(rec.Name) {
 					h.swaps++
 				}
-				h.pending = append(h.pending, h.g.StepSwap(h.now, election.SwapReply{Name: rec.Name, Record: rec})...)
+				h.pending = append(h.pending, h.g.StepSwap(h.now, &election.SwapReply{Name: rec.Name, Record: rec})...)
 			case election.Elected:
 				elected++
 			}

@@ -80,7 +80,7 @@ func (g *Group) check(now time.Time) []Action {
 		name := g.order[g.next]
 		g.next++
 		if g.swept(g.names[name]) {
-			acts = append(acts, g.stepName(now, name, Check{})...)
+			acts = concat(acts, g.stepName(now, name, Check{}))
 			n--
 		}
 	}

@@ -102,13 +102,27 @@ func (c *client) Swap(ctx context.Context, sw store.Swap) (store.Record, error) 
 }
 
 func (c *client) SwapMany(ctx context.Context, swaps []store.Swap) ([]store.SwapResult, error) {
+	return c.swapMany(ctx, make([]store.SwapResult, 0, len(swaps)), swaps)
+}
+
+// SwapManyAppend is SwapMany with the results appended to dst (pass dst[:0]
+// to reuse a slice), as GetManyAppend is GetMany: the simulator's batched
+// writes.
+func (s *Store) SwapManyAppend(ctx context.Context, dst []store.SwapResult, swaps []store.Swap) ([]store.SwapResult, error) {
+	c := client{s: s}
+	return c.swapMany(ctx, dst, swaps)
+}
+
+// swapMany is SwapMany, its results appended to res.
+func (c *client) swapMany(ctx context.Context, res []store.SwapResult, swaps []store.Swap) ([]store.SwapResult, error) {
 	if err := c.s.enter(ctx, c.node); err != nil {
 		return nil, err
 	}
 	c.s.mu.Lock()
-	res := make([]store.SwapResult, len(swaps))
-	for i, sw := range swaps {
-		res[i].Record, res[i].Err = c.s.swapLocked(sw)
+	for i := range swaps {
+		res = append(res, store.SwapResult{})
+		r := &res[len(res)-1]
+		r.Record, r.Err = c.s.swapLocked(swaps[i])
 	}
 	c.s.mu.Unlock()
 	if err := c.s.leave(ctx, c.node); err != nil {
@@ -129,17 +143,17 @@ func (c *client) getMany(ctx context.Context, res []store.GetResult, names []str
 	c.s.mu.Lock()
 	var err error
 	for _, n := range names {
-		var rec store.Record
+		res = append(res, store.GetResult{})
+		r := &res[len(res)-1] // the record written once, in place
 		var ok bool
-		rec, ok, err = c.s.resolveLocked(n)
+		ok, err = c.s.resolveTo(&r.Record, n)
 		if err != nil {
+			res = res[:len(res)-1]
 			break
 		}
 		if !ok {
-			res = append(res, store.GetResult{Err: fmt.Errorf("election %q: %w", n, store.ErrNotFound)})
-			continue
+			r.Err = fmt.Errorf("election %q: %w", n, store.ErrNotFound)
 		}
-		res = append(res, store.GetResult{Record: rec})
 	}
 	c.s.mu.Unlock()
 	if err := c.s.leave(ctx, c.node); err != nil {

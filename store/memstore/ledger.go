@@ -125,11 +125,25 @@ func (s *Store) addKey(job, period string) {
 }
 
 func (c *client) Runs(ctx context.Context, job, after string, limit int) ([]store.Run, error) {
+	return c.runs(ctx, nil, job, after, limit)
+}
+
+// RunsAppend is Runs with the rows appended to dst (pass dst[:0] to reuse
+// a slice), for a caller that is done with one read's rows before it
+// reads into the same slice again: the simulator, whose leaders read the
+// ledger at every pass, a new slice of rows each otherwise.
+func (s *Store) RunsAppend(ctx context.Context, dst []store.Run, job, after string, limit int) ([]store.Run, error) {
+	c := client{s: s}
+	return c.runs(ctx, dst, job, after, limit)
+}
+
+// runs is Runs, its rows appended to out (nil: a new slice).
+func (c *client) runs(ctx context.Context, out []store.Run, job, after string, limit int) ([]store.Run, error) {
 	if err := c.s.enter(ctx, c.node); err != nil {
 		return nil, err
 	}
 	c.s.mu.Lock()
-	ks := c.s.keys[job]
+	ks, rows := c.s.keys[job], c.s.runs[job]
 	i, found := slices.BinarySearch(ks, after)
 	if found {
 		i++
@@ -138,15 +152,18 @@ func (c *client) Runs(ctx context.Context, job, after string, limit int) ([]stor
 	if limit > 0 {
 		n = min(n, limit)
 	}
-	out := make([]store.Run, 0, n) // one allocation: the rows are large
-	for ; i < len(ks) && (limit <= 0 || len(out) < limit); i++ {
-		out = append(out, c.s.runs[job][ks[i]])
+	if out == nil {
+		out = make([]store.Run, 0, n) // one allocation: the rows are large
+	}
+	k := len(out)
+	for ; i < len(ks) && (limit <= 0 || len(out)-k < limit); i++ {
+		out = append(out, rows[ks[i]])
 	}
 	c.s.mu.Unlock()
 	if err := c.s.leave(ctx, c.node); err != nil {
 		return out, err
 	}
-	return out, checkRuns(out)
+	return out, checkRuns(out[k:])
 }
 
 // RecentRuns implements store.Store.

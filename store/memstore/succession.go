@@ -22,15 +22,23 @@ func (s *Store) sessionLocked(name string) (store.Record, bool) {
 // resolveLocked returns the record of name as the store shows it
 // (store.Resolve) and whether there is one; s.mu must be held.
 func (s *Store) resolveLocked(name string) (store.Record, bool, error) {
-	raw, ok := s.records[name]
-	if !ok {
-		return store.Record{}, false, nil
+	var rec store.Record
+	ok, err := s.resolveTo(&rec, name)
+	return rec, ok, err
+}
+
+// resolveTo is resolveLocked into *dst (the zero record when there is
+// none, or on an error): a batched read writes each record once, in its
+// result.
+func (s *Store) resolveTo(dst *store.Record, name string) (bool, error) {
+	var ok bool
+	*dst, ok = s.records[name] // copied once, where the caller wants it
+	if !ok || dst.Session == "" {
+		return ok, nil // the common case: no lookup
 	}
-	if raw.Session == "" {
-		return raw, true, nil // the common case: no lookup
-	}
-	rec, err := s.resolve(raw, nil)
-	return rec, true, err
+	rec, err := s.resolve(*dst, nil)
+	*dst = rec
+	return true, err
 }
 
 // resolve is store.Resolve on the stored records (s.mu held), with the

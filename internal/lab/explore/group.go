@@ -99,9 +99,9 @@ func (w *world) stepGroup(i int, ev election.Event, out *strings.Builder) error 
 	var acts []election.Action
 	switch ev := ev.(type) {
 	case election.GetReply:
-		acts = n.g.StepGet(now, ev)
+		acts = n.g.StepGet(now, &ev)
 	case election.SwapReply:
-		acts = n.g.StepSwap(now, ev)
+		acts = n.g.StepSwap(now, &ev)
 	default:
 		acts = n.g.Step(now, ev)
 	}

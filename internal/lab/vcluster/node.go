@@ -265,11 +265,11 @@ func (e *engine) stepAll(n *node, evs []election.Event, gr []election.GetReply, 
 	}
 	for i := range gr {
 		sess, alive := e.session(n)
-		gets, swaps = e.stepped(n, sess, alive, n.g.StepGet(now, gr[i]), gets, swaps)
+		gets, swaps = e.stepped(n, sess, alive, n.g.StepGet(now, &gr[i]), gets, swaps)
 	}
 	for i := range sr {
 		sess, alive := e.session(n)
-		gets, swaps = e.stepped(n, sess, alive, n.g.StepSwap(now, sr[i]), gets, swaps)
+		gets, swaps = e.stepped(n, sess, alive, n.g.StepSwap(now, &sr[i]), gets, swaps)
 	}
 	e.sendGets(n, gets)
 	e.sendSwaps(n, swaps)
@@ -562,17 +562,17 @@ func (e *engine) apply(n *node, inc int32, call any, latency time.Duration) {
 	b := e.newBatch()
 	switch a := call.(type) {
 	case election.Get:
-		r := election.GetReply{Name: a.Name}
+		b.gets = append(b.gets, election.GetReply{Name: a.Name})
+		r := &b.gets[len(b.gets)-1] // written in place: a record is large to copy twice
 		r.Record, r.Err = e.c.Store.Get(e.ctx, a.Name)
-		b.gets = append(b.gets, r)
 		if e.c.Forge { // forge's first test, without a call when off
 			e.forge(n, inc, r, e.now+latency/2)
 		}
 	case election.Swap:
-		r := election.SwapReply{Name: a.Swap.Record.Name}
+		b.swaps = append(b.swaps, election.SwapReply{Name: a.Swap.Record.Name})
+		r := &b.swaps[len(b.swaps)-1] // written in place
 		r.Record, r.Err = e.c.Store.Swap(e.ctx, a.Swap)
-		e.swapped(n, a.Swap, r)
-		b.swaps = append(b.swaps, r)
+		e.swapped(n, &a.Swap, r)
 	case election.List:
 		r := election.ListReply{Session: a.Session}
 		if h, ok := store.SucceederOf(e.c.Store); ok {
@@ -594,18 +594,19 @@ func (e *engine) apply(n *node, inc int32, call any, latency time.Duration) {
 				r.Record = store.Record{}
 			}
 			if e.c.Forge {
-				e.forge(n, inc, *r, e.now+latency/2)
+				e.forge(n, inc, r, e.now+latency/2)
 			}
 		}
 	case *swapBatch:
-		res, err := e.c.Store.SwapMany(e.ctx, a.swaps)
-		for i, sw := range a.swaps {
-			r := election.SwapReply{Name: sw.Record.Name, Err: err}
+		res, err := e.swapMany(a.swaps)
+		for i := range a.swaps {
+			sw := &a.swaps[i]
+			b.swaps = append(b.swaps, election.SwapReply{Name: sw.Record.Name, Err: err})
+			r := &b.swaps[len(b.swaps)-1] // written in place
 			if err == nil {
 				r.Record, r.Err = res[i].Record, res[i].Err
 			}
 			e.swapped(n, sw, r)
-			b.swaps = append(b.swaps, r)
 		}
 	}
 	e.push(event{at: e.now + latency, kind: evReply, node: int32(n.idx), inc: inc, ev: b})
@@ -632,15 +633,37 @@ func (e *engine) getMany(names []string) ([]store.GetResult, error) {
 	return res, err
 }
 
+// swapManyAppender is a store that writes a batch and appends its results
+// to a slice of the caller's (memstore.Store.SwapManyAppend).
+type swapManyAppender interface {
+	SwapManyAppend(ctx context.Context, dst []store.SwapResult, swaps []store.Swap) ([]store.SwapResult, error)
+}
+
+// swapMany is the store's SwapMany, into the engine's scratch slice when
+// the store can (apply copies the results out before the next write), as
+// getMany.
+func (e *engine) swapMany(swaps []store.Swap) ([]store.SwapResult, error) {
+	s, ok := e.c.Store.(swapManyAppender)
+	if !ok {
+		return e.c.Store.SwapMany(e.ctx, swaps)
+	}
+	clear(e.wrote) // the last write's records, for the collector
+	res, err := s.SwapManyAppend(e.ctx, e.wrote[:0], swaps)
+	if err == nil {
+		e.wrote = res // its length, what the next write clears
+	}
+	return res, err
+}
+
 // swapped accounts for a swap the store applied or refused: the name's
 // log to check, the change to notify, the checks.
-func (e *engine) swapped(n *node, sw store.Swap, r election.SwapReply) {
+func (e *engine) swapped(n *node, sw *store.Swap, r *election.SwapReply) {
 	if r.Err == nil {
 		if i := e.nameIndex(r.Name); i >= 0 {
 			e.dirty(i)
 		}
 		if r.Name == Job && e.prefer() {
-			e.deferred(n, sw)
+			e.deferred(n, *sw)
 			e.jobWrote(r.Record)
 		}
 		e.notify(r.Name, r.Record.Version)
@@ -744,7 +767,7 @@ func (e *engine) stale(name string, v int64) bool {
 // Each notification is a batch of its own that claims nothing of the
 // feed (Synced 0), as baton's PostgreSQL feed counts no version a
 // notification names.
-func (e *engine) forge(n *node, inc int32, r election.GetReply, at time.Duration) {
+func (e *engine) forge(n *node, inc int32, r *election.GetReply, at time.Duration) {
 	if !e.c.Forge || !e.c.Notify || !n.sessions || n.feedDown || len(e.forged) == 0 {
 		return
 	}

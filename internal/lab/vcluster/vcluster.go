@@ -382,11 +382,13 @@ type engine struct {
 	getBatch    getBatch          // sendGets' scratch
 	swapBatch   swapBatch         // sendSwaps'
 
-	spare []*batch          // batches delivered, for reuse
-	got   []store.GetResult // the scratch of batched reads (getMany)
+	spare []*batch           // batches delivered, for reuse
+	got   []store.GetResult  // the scratch of batched reads (getMany)
+	wrote []store.SwapResult // and of batched writes (swapMany)
 
-	spareGets  []*getBatch  // batched calls applied (CallLatency), for reuse
-	spareSwaps []*swapBatch // (applied)
+	spareRows  [][]store.Run // ledger reads stepped, for reuse (runs)
+	spareGets  []*getBatch   // batched calls applied (CallLatency), for reuse
+	spareSwaps []*swapBatch  // (applied)
 
 	names   []string       // Job, then the other names
 	nameIdx map[string]int // index in names
@@ -646,6 +648,9 @@ func (e *engine) dispatch(ev event) {
 		}
 		if int(ev.gen) == n.termGen {
 			e.stepWork(n, ev.ev.(scheduler.Event))
+			if r, ok := ev.ev.(scheduler.RunsRead); ok {
+				e.rowsDone(r.Rows)
+			}
 		}
 	case evCollected:
 		e.collectReplied(n, ev.ev.(collectReply))

@@ -1,6 +1,7 @@
 package vcluster
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -126,6 +127,38 @@ func (e *engine) reply(n *node, gen int32, ev scheduler.Event, latency time.Dura
 	e.push(event{at: e.now + latency, kind: evWorkReply, node: int32(n.idx), inc: int32(n.inc), gen: gen, ev: ev})
 }
 
+// runsAppender is a store that reads the ledger into a slice of the
+// caller's (memstore.Store.RunsAppend).
+type runsAppender interface {
+	RunsAppend(ctx context.Context, dst []store.Run, job, after string, limit int) ([]store.Run, error)
+}
+
+// runs reads Job's ledger after after, into a slice kept for reuse
+// (spareRows) when the store can: a read's rows are the scheduler
+// machine's only for the step that takes them (rowsDone).
+func (e *engine) runs(after string) ([]store.Run, error) {
+	s, ok := e.c.Store.(runsAppender)
+	if !ok {
+		return e.c.Store.Runs(e.ctx, Job, after, 0)
+	}
+	var dst []store.Run
+	if k := len(e.spareRows); k > 0 {
+		dst = e.spareRows[k-1]
+		e.spareRows[k-1] = nil
+		e.spareRows = e.spareRows[:k-1]
+	}
+	return s.RunsAppend(e.ctx, dst, Job, after, 0)
+}
+
+// rowsDone keeps the rows of a ledger read that its machine has stepped
+// for reuse by runs: the machine plans from them and keeps none.
+func (e *engine) rowsDone(rows []store.Run) {
+	if cap(rows) > 0 {
+		clear(rows) // the strings, for the collector
+		e.spareRows = append(e.spareRows, rows[:0])
+	}
+}
+
 // call applies a store call of n's scheduler machine and returns its answer.
 func (e *engine) call(n *node, a scheduler.Action) scheduler.Event {
 	switch a := a.(type) {
@@ -139,7 +172,7 @@ func (e *engine) call(n *node, a scheduler.Action) scheduler.Event {
 		return r
 	case scheduler.ReadRuns:
 		var r scheduler.RunsRead
-		r.Rows, r.Err = e.c.Store.Runs(e.ctx, Job, a.After, 0)
+		r.Rows, r.Err = e.runs(a.After)
 		if len(e.c.DamagedRows) > 0 && r.Err == nil {
 			r.Rows = withDamaged(r.Rows, e.c.DamagedRows, a.After)
 		}
