@@ -229,7 +229,8 @@ func (s *Store) poll() {
 	// file's write lock from before its log write until after it
 	// publishes, so every commit announced before is visible to that
 	// poll. An idle store's write (a renewal) so costs one or two polls,
-	// not eleven. Polls woken so are at least minWakeGap apart. The periodic poll stays, for what the notifier misses: every
+	// not eleven. Polls woken so are at least minWakeGap apart. The
+	// periodic poll stays, for what the notifier misses: every
 	// cfg.notified while the watch is set (a commit published more than
 	// a second after its log write), every cfg.watchInterval while it is not
 	// (no inotify, a -wal file not there yet or replaced), which also
@@ -321,7 +322,7 @@ func virtualClock() bool { return time.Now().Before(time.Date(2001, 1, 1, 0, 0, 
 // last poll is minWakeGap old (a handover after a quiet while is seen at
 // once; a stream of commits, a bulk takeover's, is polled at most every
 // minWakeGap, 200 times a second), and again at delays doubling up to
-// maxWakeRetry while the file's write lock is held (at most eleven polls
+// maxWakeRetry while a commit is under way (at most eleven polls
 // for a write to the log, over 1023ms, about the periodic poll's
 // DefaultNotifiedInterval): a commit published d after its log write (the
 // log's fsync, slow under load) is seen at most about 2d after it, where
