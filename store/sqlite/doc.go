@@ -135,8 +135,8 @@
 // on this host (inotify, on Linux; a commit is seen within milliseconds),
 // and, whatever happens, every second while those notifications come
 // (the fallback for a commit published more than a second after its log
-// write, which the notification's retries, 1, 2, 4, ... 512ms after it,
-// miss) and every 50ms while
+// write, which the notification's retries, 1, 2, 4, ... 512ms after it
+// while a commit is under way, miss) and every 50ms while
 // they cannot be had (all there is elsewhere and under testing/synctest's
 // virtual clock, whose bubble a goroutine waiting on a file would never
 // let idle), and when it changed

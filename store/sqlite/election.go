@@ -205,10 +205,11 @@ func (s *Store) renew(ctx context.Context, sw store.Swap) (rec store.Record, ok 
 	if err := s.enter(ctx, op); err != nil {
 		return store.Record{}, false, err
 	}
-	if err := s.writing.acquire(ctx, true); err != nil {
+	done, err := s.takeTurn(ctx, true)
+	if err != nil {
 		return store.Record{}, false, s.fail(ctx, op, err)
 	}
-	defer s.writing.release()
+	defer done()
 	st := s.st.renew
 	if s.writer.Load() != nil {
 		st = s.writerRenew

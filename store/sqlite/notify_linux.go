@@ -3,6 +3,7 @@ package sqlite
 import (
 	"errors"
 	"os"
+	"strconv"
 	"sync"
 	"unsafe"
 
@@ -123,4 +124,84 @@ func (n *walNotifier) Close() {
 	n.mu.Unlock()
 	n.f.Close()
 	<-n.done
+}
+
+// walWriteLockOffset is the byte of the -shm file that SQLite's write
+// lock on a WAL database locks (WALINDEX_LOCK_OFFSET + WAL_WRITE_LOCK: the
+// two copies of the index header, 48 bytes each, and the checkpoint
+// information, 24, come first). A writer holds it from before it writes
+// a commit's pages to the log until after it has published the commit in
+// the index (and while it writes nothing: between BEGIN IMMEDIATE and
+// its commit).
+const walWriteLockOffset = 120
+
+// shmProbe tests whether another process holds the write lock of the
+// store's -shm file (fcntl F_GETLK), through a descriptor of that file
+// that SQLite's connections in this process hold open. It opens none of
+// its own: closing a descriptor of a file releases every POSIX lock the
+// process holds on it, SQLite's included. (Reading the host's lock
+// table, /proc/locks, instead takes a lock that waits for an RCU grace
+// period, milliseconds, during which every file lock call of the host
+// waits.) A process's own locks never conflict with it: a Store counts
+// this process's writes itself (localWriters). The probe is the
+// poller's, used by one goroutine.
+type shmProbe struct {
+	path     string
+	fd       int // the descriptor found, or -1
+	dev, ino uint64
+}
+
+func newSHMProbe(path string) *shmProbe { return &shmProbe{path: path, fd: -1} }
+
+// foreignWriter reports whether another process holds the write lock, or
+// whether that cannot be known (true then: no descriptor of the file is
+// open in this process, or a system call failed).
+func (p *shmProbe) foreignWriter() bool {
+	if !p.valid() && !p.find() {
+		return true
+	}
+	lk := unix.Flock_t{Type: unix.F_WRLCK, Whence: 0, Start: walWriteLockOffset, Len: 1}
+	if err := unix.FcntlFlock(uintptr(p.fd), unix.F_GETLK, &lk); err != nil {
+		p.fd = -1
+		return true
+	}
+	return lk.Type != unix.F_UNLCK
+}
+
+// valid reports whether the descriptor found still names the file
+// (SQLite may have closed it, and the number been reused).
+func (p *shmProbe) valid() bool {
+	if p.fd < 0 {
+		return false
+	}
+	var st unix.Stat_t
+	if unix.Fstat(p.fd, &st) != nil || uint64(st.Dev) != p.dev || st.Ino != p.ino { //nolint:unconvert // Dev's type differs by platform
+		p.fd = -1
+		return false
+	}
+	return true
+}
+
+// find looks for a descriptor of the file among this process's.
+func (p *shmProbe) find() bool {
+	var want unix.Stat_t
+	if unix.Stat(p.path, &want) != nil {
+		return false
+	}
+	fds, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return false
+	}
+	for _, e := range fds {
+		fd, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		var st unix.Stat_t
+		if unix.Fstat(fd, &st) == nil && st.Dev == want.Dev && st.Ino == want.Ino {
+			p.fd, p.dev, p.ino = fd, uint64(st.Dev), st.Ino //nolint:unconvert // Dev's type differs by platform
+			return true
+		}
+	}
+	return false
 }

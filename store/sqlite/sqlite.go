@@ -77,6 +77,9 @@ type Store struct {
 	// turn) and at no cost, instead of as many connections retrying
 	// SQLite's write lock in the busy handler's sleeps.
 	writing turn
+	// local counts the writes to the file under way in this process,
+	// of every Store on it (localWriters; see commitUnderway).
+	local *atomic.Int64
 	// writer is the connection the Store's writes run on, kept apart
 	// from the pool (see dedicateWriter); nil: writes take a pooled one.
 	writer atomic.Pointer[sql.Conn]
@@ -265,7 +268,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 func newStore(db *sql.DB, abs string, cfg config, file fileID) *Store {
 	db.SetMaxOpenConns(cfg.maxConns)
 	db.SetMaxIdleConns(cfg.maxConns) // each new connection runs the DSN's pragmas: keep them
-	s := &Store{db: db, path: abs, cfg: cfg, file: file, done: make(chan struct{})}
+	s := &Store{db: db, path: abs, cfg: cfg, file: file, local: localWriters(file), done: make(chan struct{})}
 	s.hub.init()
 	return s
 }

@@ -166,10 +166,11 @@ func (s *Store) writeTurn(ctx context.Context, op string, urgent bool, fn func(t
 	if s.readOnly {
 		return fmt.Errorf("sqlite: %s: %w: %s was opened read-only", op, store.ErrInvalid, s.path)
 	}
-	if err := s.writing.acquire(ctx, urgent); err != nil {
+	done, err := s.takeTurn(ctx, urgent)
+	if err != nil {
 		return s.fail(ctx, op, err)
 	}
-	defer s.writing.release()
+	defer done()
 	tx, err := s.begin(ctx)
 	if err != nil {
 		return s.fail(ctx, op, err)

@@ -219,12 +219,18 @@ func (s *Store) poll() {
 	defer p.close()
 	// Woken by writes to the -wal file (notify_linux.go), the poller
 	// polls at once, then again 1, 2, 4, ... 512ms after the poll
-	// before (1023ms in all): a commit's pages are written to the log
-	// before it is synced and published in the shared index, which raises
-	// no event, so a poll may come before the commit is visible, and one
-	// that sees another commit, made just before, cannot tell that this
-	// one is still on its way. Polls woken so are at least minWakeGap
-	// apart. The periodic poll stays, for what the notifier misses: every
+	// before (1023ms in all) while a commit may be under way: a commit's
+	// pages are written to the log before it is synced and published in
+	// the shared index, which raises no event, so a poll may come before
+	// the commit is visible, and one that sees another commit, made just
+	// before, cannot tell that this one is still on its way. The retries
+	// end at the first poll that starts after no commit was found under
+	// way (commitUnderway, asked before the poll): a writer holds the
+	// file's write lock from before its log write until after it
+	// publishes, so every commit announced before is visible to that
+	// poll. An idle store's write (a renewal) so costs one or two polls,
+	// not eleven. Polls woken so are at least minWakeGap apart. The
+	// periodic poll stays, for what the notifier misses: every
 	// cfg.notified while the watch is set (a commit published more than
 	// a second after its log write), every cfg.watchInterval while it is not
 	// (no inotify, a -wal file not there yet or replaced), which also
@@ -241,6 +247,7 @@ func (s *Store) poll() {
 		defer n.Close()
 		wake = n.C
 	}
+	probe := newSHMProbe(s.path + "-shm")
 	interval := func() time.Duration {
 		if n != nil && n.watched() {
 			return s.cfg.notified
@@ -264,6 +271,7 @@ func (s *Store) poll() {
 			return
 		}
 		h.mu.Unlock()
+		underway := retry > 0 && s.commitUnderway(probe)
 		last = time.Now()
 		if _, err := s.pollOnce(ctx, p); err != nil {
 			broken()
@@ -273,7 +281,7 @@ func (s *Store) poll() {
 		// after each, it follows a watch that was lost (the notifier
 		// wakes the poller then) at once.
 		t.Reset(interval())
-		if retry > 0 && retry <= maxWakeRetry {
+		if underway && retry <= maxWakeRetry {
 			soon.Reset(retry)
 			retry *= 2
 		} else {
@@ -314,11 +322,11 @@ func virtualClock() bool { return time.Now().Before(time.Date(2001, 1, 1, 0, 0, 
 // last poll is minWakeGap old (a handover after a quiet while is seen at
 // once; a stream of commits, a bulk takeover's, is polled at most every
 // minWakeGap, 200 times a second), and again at delays doubling up to
-// maxWakeRetry: eleven polls for a write to the log, whatever it
-// commits, over 1023ms, about the periodic poll's DefaultNotifiedInterval:
-// a commit published d after its log write (the log's fsync, slow under
-// load) is seen at most about 2d after it, where the periodic poll alone
-// would take up to a second.
+// maxWakeRetry while a commit is under way (at most eleven polls
+// for a write to the log, over 1023ms, about the periodic poll's
+// DefaultNotifiedInterval): a commit published d after its log write (the
+// log's fsync, slow under load) is seen at most about 2d after it, where
+// the periodic poll alone would take up to a second.
 const (
 	minWakeGap   = 5 * time.Millisecond
 	maxWakeRetry = 512 * time.Millisecond
