@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/batonhq/baton/internal/bound"
 	"github.com/batonhq/baton/internal/election"
 	"github.com/batonhq/baton/internal/inspect"
 	"github.com/batonhq/baton/store"
@@ -43,7 +44,10 @@ func runPrefer(ctx context.Context, e *env, args []string) int {
 		return e.fail(cmd, err)
 	}
 	p, err := election.ParsePolicy(pos[1])
-	if err != nil {
+	if be := (*bound.Error)(nil); errors.As(err, &be) {
+		// POLICY is an argument here, not run's --prefer.
+		return e.fail(cmd, usagef("invalid POLICY %s; want %s", be.Got, be.Want))
+	} else if err != nil {
 		return e.fail(cmd, asUsage(err))
 	}
 	if set := flagsSet(fs)["prefer-hysteresis"]; set && (*hyst < election.MinLease || *hyst > election.MaxHysteresis) {

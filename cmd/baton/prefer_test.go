@@ -40,7 +40,7 @@ func TestPreferCommand(t *testing.T) {
 		err  string
 	}{
 		{[]string{"prefer", "billing"}, 2, "want JOB POLICY"},
-		{[]string{"prefer", "billing", "heaviest"}, 2, `invalid --prefer "heaviest"`},
+		{[]string{"prefer", "billing", "heaviest"}, 2, `invalid POLICY "heaviest"`},
 		{[]string{"prefer", "billing", "label:zone"}, 2, "label:K=V"},
 		{[]string{"prefer", "--prefer-hysteresis", "1ms", "billing", "none"}, 2, "--prefer-hysteresis"},
 		{[]string{"prefer", "nosuch", "none"}, 1, "nosuch: no election record, job or run of that name in this store"},
