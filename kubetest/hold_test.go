@@ -76,26 +76,7 @@ func (e *env) testSessionHold(t *testing.T) {
 		cgCtx, cgStop := context.WithCancel(ctx)
 		defer cgStop()
 		cg := startClientGo(cgCtx, t, e.cs, ns, "n-07", "cg-1")
-		term := terms[7]
-		select {
-		case at := <-cg.started:
-			t.Fatalf("client-go started leading n-07 at %s while the Group's term was valid until %s (valid now: %v)", at.Format(time.RFC3339Nano), term.Deadline().Format(time.RFC3339Nano), term.Valid())
-		case <-term.Done():
-			t.Fatalf("the Group's term ended: %v", term.Err())
-		case <-time.After(sessionHold * 5 / 2):
-		}
-		token := term.Token()
-		if err := g.Close(ctx); err != nil {
-			t.Fatal(err)
-		}
-		select {
-		case <-cg.started:
-		case <-time.After(3 * cgLease):
-			t.Fatal("client-go did not take the Lease the Group released")
-		}
-		if got := cg.transitions.Load(); uint64(got) != token+1 {
-			t.Fatalf("client-go took the Lease with leaseTransitions %d, want the Group's token %d + 1", got, token)
-		}
+		clientGoWaitsForGroup(ctx, t, cg, g, terms[7], sessionHold*5/2)
 	})
 }
 

@@ -240,12 +240,20 @@ func (e *env) testGroupBesideClientGo(t *testing.T) {
 	cg := startClientGo(cgCtx, t, e.cs, ns, "shared", "cg-1")
 
 	// Three of client-go's leases: it must not lead while the term holds.
+	clientGoWaitsForGroup(ctx, t, cg, g, term, 3*cgLease)
+}
+
+// clientGoWaitsForGroup checks that client-go candidate cg does not start
+// leading for wait while g's term holds the name, and that it takes the
+// Lease at once, with the term's token + 1, when g resigns.
+func clientGoWaitsForGroup(ctx context.Context, t *testing.T, cg *cgCandidate, g *baton.Group, term *baton.Term, wait time.Duration) {
+	t.Helper()
 	select {
 	case at := <-cg.started:
-		t.Fatalf("client-go started leading at %s while the Group's term was valid until %s (valid now: %v)", at.Format(time.RFC3339Nano), term.Deadline().Format(time.RFC3339Nano), term.Valid())
+		t.Fatalf("client-go started leading %s at %s while the Group's term was valid until %s (valid now: %v)", term.Name(), at.Format(time.RFC3339Nano), term.Deadline().Format(time.RFC3339Nano), term.Valid())
 	case <-term.Done():
 		t.Fatalf("the Group's term ended: %v", term.Err())
-	case <-time.After(3 * cgLease):
+	case <-time.After(wait):
 	}
 	token := term.Token()
 	if err := g.Close(ctx); err != nil {

@@ -1,6 +1,7 @@
 package kube
 
 import (
+	"cmp"
 	"context"
 	"math"
 	"slices"
@@ -57,21 +58,11 @@ func holdPlan(written map[string]time.Time, now time.Time, lease time.Duration, 
 		if c := written[a].Compare(written[b]); c != 0 {
 			return c
 		}
-		return compareStrings(a, b)
+		return cmp.Compare(a, b)
 	}
 	slices.SortFunc(must, oldest)
 	slices.SortFunc(soon, oldest)
 	return must, soon
-}
-
-func compareStrings(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // holds is the store's index of the names held through each session, and
