@@ -9,6 +9,8 @@ import (
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
+
+	"github.com/batonhq/baton/internal/bound"
 )
 
 // DefaultSessionHold is the leaseDurationSeconds written on the Lease of a
@@ -29,7 +31,7 @@ const holdSlack = 2 * time.Second
 // at lease: the store's session hold, and never less than a lease plus the
 // slack and a second, so that a write covers at least one renewal.
 func holdSeconds(hold, lease time.Duration) int32 {
-	d := max(hold, lease+holdSlack+time.Second)
+	d := max(hold, bound.Add(lease, holdSlack+time.Second)) // saturated: a hostile record's lease
 	return int32(min(math.Ceil(d.Seconds()), math.MaxInt32))
 }
 
@@ -44,7 +46,7 @@ func holdSeconds(hold, lease time.Duration) int32 {
 // that must stays empty. Both are oldest first.
 func holdPlan(written map[string]time.Time, now time.Time, lease time.Duration, secs int32) (must, soon []string) {
 	d := time.Duration(secs) * time.Second
-	wait := d - holdSlack - lease // how long after a write a renewal may still lean on it
+	wait := d - holdSlack - lease // how long after a write a renewal may still lean on it (d > lease + holdSlack: holdSeconds)
 	for name, w := range written {
 		age := now.Sub(w)
 		switch {

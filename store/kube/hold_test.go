@@ -1,6 +1,7 @@
 package kube
 
 import (
+	"math"
 	"slices"
 	"testing"
 	"time"
@@ -23,6 +24,7 @@ func TestHoldSeconds(t *testing.T) {
 		{time.Second, 1500 * time.Millisecond, 5},
 		{maxSessionHold, time.Second, 8760 * 3600},
 		{time.Hour, 1 << 62, 1<<31 - 1},
+		{time.Hour, math.MaxInt64, 1<<31 - 1}, // saturates, never wraps
 	} {
 		if got := holdSeconds(tc.hold, tc.lease); got != tc.want {
 			t.Errorf("holdSeconds(%v, %v) = %d, want %d", tc.hold, tc.lease, got, tc.want)

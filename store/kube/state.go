@@ -17,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/batonhq/baton/internal/bound"
 	"github.com/batonhq/baton/store"
 )
 
@@ -300,7 +301,7 @@ func (o *object) build(objName string, now time.Time, hold time.Duration) (*coor
 		// and its record's times are whole seconds: renewals within one
 		// second look like one. A second more than the lease covers that
 		// (see the package doc, "Mixed fleets").
-		secs := int32(min(math.Ceil((r.Lease + time.Second).Seconds()), math.MaxInt32))
+		secs := int32(min(math.Ceil(bound.Add(r.Lease, time.Second).Seconds()), math.MaxInt32))
 		if held && r.Session != "" {
 			// Held through a session, whose renewals this Lease does not
 			// see: it is written again before client-go could take it
