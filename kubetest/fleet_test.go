@@ -637,6 +637,11 @@ func kindOf(holder string) string {
 
 // checkTerms checks that no term overlaps a baton term's belief, and
 // reports the overlaps of a client-go term's belief with a later term.
+// A term's start is when its process said it leads, which for a client-go
+// candidate paused between its acquiring write and its OnStartedLeading
+// comes after its token was superseded: a term that starts inside
+// another's but has the lower token is the stale one, and its overlap is
+// its own belief, not the other's.
 func checkTerms(t *testing.T, terms []*fleetTerm) {
 	t.Helper()
 	sort.Slice(terms, func(i, j int) bool { return terms[i].start.Before(terms[j].start) })
@@ -655,6 +660,23 @@ func checkTerms(t *testing.T, terms []*fleetTerm) {
 				continue
 			}
 			over := end.Sub(b.start)
+			if b.token < a.token {
+				// b acts on a token a had already superseded when b
+				// began: b's stale belief (checked below as b's own if
+				// b is baton's, whose deadline bounds it).
+				if b.role == "baton" {
+					if !b.deadline.IsZero() && !b.deadline.After(b.start) {
+						continue // it said it leads after its deadline: no belief
+					}
+					t.Errorf("%s's term %d began at %s inside %s's later term %d (believed until %s): a baton leader acting on a superseded token", b.id, b.token, b.start.Format("15:04:05.000"), a.id, a.token, end.Format("15:04:05.000"))
+					continue
+				}
+				cgOverlaps++
+				cgTotal += over
+				cgMax = max(cgMax, over)
+				t.Logf("a client-go leader that began acting after it was deposed: %s's term %d from %s, inside %s's term %d (believed until %s; %s of two leaders)", b.id, b.token, b.start.Format("15:04:05.000"), a.id, a.token, end.Format("15:04:05.000"), over)
+				continue
+			}
 			if a.role == "baton" {
 				t.Errorf("%s's term %d (believed until %s) overlaps %s's term %d from %s by %s", a.id, a.token, end.Format("15:04:05.000"), b.id, b.token, b.start.Format("15:04:05.000"), over)
 				continue
@@ -716,4 +738,19 @@ func checkRegister(t *testing.T, r *register) {
 	if len(done) == 0 {
 		t.Error("no period done")
 	}
+}
+
+// TestCheckTermsLateClientGo: a client-go candidate paused between its
+// acquiring write (token 9) and its OnStartedLeading says it leads inside
+// the baton term that superseded it (token 10): its own stale belief,
+// reported, not an overlap of the baton term (CI met it once, on
+// 2026-12-06).
+func TestCheckTermsLateClientGo(t *testing.T) {
+	at := time.Date(2026, 12, 6, 15, 59, 12, 0, time.UTC)
+	checkTerms(t, []*fleetTerm{
+		{id: "b-2", role: "baton", token: 8, start: at.Add(-5 * time.Second), deadline: at.Add(-3 * time.Second), end: at.Add(-3 * time.Second), ended: true},
+		{id: "b-3", role: "baton", token: 10, start: at, deadline: at.Add(time.Second), end: at.Add(time.Second), ended: true},
+		{id: "cg-1", role: "client-go", token: 9, start: at.Add(330 * time.Millisecond), end: at.Add(1830 * time.Millisecond), ended: true},
+		{id: "b-1", role: "baton", token: 11, start: at.Add(2 * time.Second), deadline: at.Add(3 * time.Second), end: at.Add(3 * time.Second), ended: true},
+	})
 }
