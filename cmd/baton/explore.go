@@ -5,6 +5,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
+	"runtime/debug"
 	"slices"
 	"strings"
 
@@ -103,6 +105,7 @@ func runExplore(ctx context.Context, e *env, args []string) int {
 		}
 		names = slices.DeleteFunc(names, func(n string) bool { c, _ := explore.Lookup(n); return !c.Fits(*mutate) })
 	}
+	exploreGC(os.Getenv)
 	for _, n := range names {
 		c, _ := explore.Lookup(n)
 		if *mutate != "" {
@@ -126,4 +129,20 @@ func runExplore(ctx context.Context, e *env, args []string) int {
 		}
 	}
 	return exitOK
+}
+
+// exploreGC collects the explorer's garbage less often than the runtime's
+// default, unless $GOGC or $GOMEMLIMIT says otherwise: an exploration's
+// live heap is its visited set and its frontier, which every collection
+// scans again, while what it throws away (the states cloned and found
+// visited) is most of what it allocates. Collecting when the heap grew
+// four-fold rather than two-fold, and at the latest at 4 GiB, cut the CPU
+// of group-2x1 and 2x1 (BENCHMARKS.md); the process's peak memory grows
+// with it, bounded by that limit while the live heap stays under it.
+func exploreGC(getenv func(string) string) {
+	if getenv("GOGC") != "" || getenv("GOMEMLIMIT") != "" {
+		return
+	}
+	debug.SetGCPercent(400)
+	debug.SetMemoryLimit(4 << 30)
 }

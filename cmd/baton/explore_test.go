@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"testing"
@@ -118,5 +119,32 @@ func TestExploreWrapDeadline(t *testing.T) {
 	if code != exitFailure || stderr != "" || !strings.HasPrefix(out, "2x1-hostile --mutate wrap-deadline: ") ||
 		!strings.Contains(out, "VIOLATION after 3 events") || !strings.Contains(out, "\nviolation: node-0's swap wrote over the record planted held by ghost") {
 		t.Fatalf("exit %d, stderr %q:\n%s", code, stderr, out)
+	}
+}
+
+// TestExploreGC: the explorer collects at 400% unless the environment
+// chose a GOGC or GOMEMLIMIT, which it leaves alone.
+func TestExploreGC(t *testing.T) {
+	was := debug.SetGCPercent(100)
+	defer debug.SetGCPercent(was)
+	limit := debug.SetMemoryLimit(-1)
+	defer debug.SetMemoryLimit(limit)
+	for _, env := range []string{"GOGC", "GOMEMLIMIT"} {
+		exploreGC(func(k string) string {
+			if k == env {
+				return "200"
+			}
+			return ""
+		})
+		if got := debug.SetGCPercent(100); got != 100 {
+			t.Errorf("with $%s set, GC percent %d, want the runtime's 100 untouched", env, got)
+		}
+	}
+	exploreGC(func(string) string { return "" })
+	if got := debug.SetGCPercent(100); got != 400 {
+		t.Errorf("GC percent %d, want 400", got)
+	}
+	if got := debug.SetMemoryLimit(-1); got != 4<<30 {
+		t.Errorf("memory limit %d, want 4 GiB", got)
 	}
 }
