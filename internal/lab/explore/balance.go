@@ -57,6 +57,9 @@ func (c *Config) validateBalance() error {
 		}
 		return nil
 	}
+	if c.Pauses > 0 {
+		return fmt.Errorf("explore: a balanced configuration with pauses: want Pauses 0 (from Heal on, a paused node's answers would hold time still)")
+	}
 	if s.Shares != nil && len(s.Shares) != c.Nodes {
 		return fmt.Errorf("explore: %d shares for %d nodes: want one a node", len(s.Shares), c.Nodes)
 	}
