@@ -90,8 +90,8 @@
 // vcluster configures a session node): the Groups share the names by
 // the pulls of election's balance rule (a Group that sees another hold
 // more than its share asks for names, the holder hands one over at its
-// next read of it), and group-2x2-balance and group-2x2-shares check the
-// balance, with the simulator's own check (vcluster.Unbalanced, which
+// next read of it), and group-2x2-balance, group-2x2-shares and
+// group-2x2-weighted check the balance, with the simulator's own check (vcluster.Unbalanced, which
 // baton sim applies at a balanced run's end). Balance is a liveness
 // property (the names end up in proportion once faults stop), checked
 // here as a property of states, precisely: from the true instant
@@ -170,11 +170,10 @@
 // group-2x1 and group-2x1-succession (one name, polling: no change
 // notifications, no collector, no listing, explored from their settled
 // start, Config.Settle, to a depth bound; group.go), and balanced in
-// group-2x2-balance and group-2x2-shares (two names, polling, no fault
-// but the store's delays until Heal, complete to their horizon; the
-// weighted one from a start where the weights keep both names where
-// they are, so no weighted pull is explored, only that none is made:
-// balance.go); no clock that
+// group-2x2-balance, group-2x2-shares and group-2x2-weighted (two
+// names, polling, no fault but the store's delays until Heal, none at
+// all in group-2x2-weighted, complete to their horizon; no join, no
+// leave, no dead session's names split: balance.go); no clock that
 // drifts beyond its rate, and none that steps but one node's wall clock
 // in sched-2x1-clock (Work.Step: once, never set right again), no fault
 // but the store's delays in the scheduler configurations, no
