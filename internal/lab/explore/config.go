@@ -143,6 +143,9 @@ func (c *Config) Validate() error {
 		if c.Work != nil || c.Writes > 0 || c.Planted() {
 			return fmt.Errorf("explore: a Group configuration has no work, no fenced writes and no planted record: want Work nil, Writes 0, Plant zero")
 		}
+		if err := c.validateBalance(); err != nil {
+			return err
+		}
 	}
 	if c.Work != nil {
 		if _, err := schedule.Every(c.Work.Period, 0); err != nil {
@@ -228,6 +231,30 @@ var configs = map[string]Config{
 		Rates: []Rate{{1, 1}, {11, 10}}, End: 4 * time.Second, Writes: 2,
 		Plant: store.Record{Name: name, Holder: "ghost", Incarnation: "ghost.1", Token: 1, Lease: math.MaxInt64},
 	},
+	// The shipping Groups balance by 4.1s (node-1's pull at 1.36s, node-0
+	// hands the name over at its read at 3s, node-1 takes it at 4.09s):
+	// with Quiet at 4s this configuration finds a violation, at 5s none
+	// (measured); 6s leaves a second.
+	"group-2x2-balance": {
+		Name: "group-2x2-balance", About: "2 nodes x 2 names, each node a balanced election.Group (polling, no succession) on memstore, node-0 holding both after the settled start; the store's delays until 1.6s, prompt after; the balance (the simulator's check) in every state from 6s with no store call in flight; clock rates 1 and 1.1",
+		Nodes: 2, Lease: 3 * time.Second, Renew: 1500 * time.Millisecond, Margin: 300 * time.Millisecond, Poll: 1500 * time.Millisecond,
+		Rates: []Rate{{1, 1}, {11, 10}}, End: 9 * time.Second, Settle: true,
+		Group: &Sessions{Names: []string{name, "payroll"}, Balance: true, Heal: 1600 * time.Millisecond, Quiet: 6 * time.Second},
+	},
+	"group-2x2-shares": {
+		Name: "group-2x2-shares", About: "group-2x2-balance with weights 4 and 1: node-0, which holds both names, weighs four times node-1, so the shipping Groups move none (2*4/5 rounded up is 2)",
+		Nodes: 2, Lease: 3 * time.Second, Renew: 1500 * time.Millisecond, Margin: 300 * time.Millisecond, Poll: 1500 * time.Millisecond,
+		Rates: []Rate{{1, 1}, {11, 10}}, End: 9 * time.Second, Settle: true,
+		Group: &Sessions{Names: []string{name, "payroll"}, Balance: true, Shares: []int{4, 1}, Heal: 1600 * time.Millisecond, Quiet: 6 * time.Second},
+	},
+	// No delay (Heal 0): with none it has 68,626 states, 13 s of CPU
+	// (measured), the largest of the three already.
+	"group-2x2-weighted": {
+		Name: "group-2x2-weighted", About: "group-2x2-balance with weights 1 and 4: node-1, which holds none, weighs four times node-0, so the shipping Groups move both names (2*4/5 rounded up is 2); no delay: the store prompt from the start",
+		Nodes: 2, Lease: 3 * time.Second, Renew: 1500 * time.Millisecond, Margin: 300 * time.Millisecond, Poll: 1500 * time.Millisecond,
+		Rates: []Rate{{1, 1}, {11, 10}}, End: 7 * time.Second, Settle: true,
+		Group: &Sessions{Names: []string{name, "payroll"}, Balance: true, Shares: []int{1, 4}, Heal: 0, Quiet: 6 * time.Second},
+	},
 }
 
 // Configs lists the configurations' names, sorted.
@@ -285,6 +312,9 @@ var mutations = map[string]Mutation{
 
 	"no-clock-guard": {Name: "no-clock-guard", Work: scheduler.Mutations{NoClockGuard: true}},
 	"no-step-down":   {Name: "no-step-down", Work: scheduler.Mutations{NoStepDown: true}},
+
+	"no-pull":   {Name: "no-pull", Election: election.Mutations{NoPull: true}},
+	"no-shares": {Name: "no-shares", Election: election.Mutations{NoShares: true}},
 }
 
 // Planted reports whether c starts with a planted damaged record.
@@ -346,14 +376,15 @@ var groupNeeds = map[string]func(*Sessions) bool{
 	"session-name-expiry": func(*Sessions) bool { return true },
 
 	"succession-no-raise": func(s *Sessions) bool { return s.Succession },
+
+	"no-pull":   func(s *Sessions) bool { return s.Balance },
+	"no-shares": func(s *Sessions) bool { return s.Balance && s.weighted() },
 }
 
 // notExpressible names each simulator mutation (baton sim --mutate) that
 // the explorer cannot express yet, with why.
 var notExpressible = map[string]string{
 	"session-read-first":          "it needs sessions and change notifications: the explorer drives no election.Group and polls only",
-	"no-pull":                     "it needs balanced Groups in session mode: the explorer drives no election.Group",
-	"no-shares":                   "it needs balanced Groups of different weights in session mode: the explorer drives no balanced election.Group",
 	"succession-stored-version":   "it needs a write prepared before a succession that lands after it: group-2x1-succession, where it can happen, explores 395,491 states to depth 25 after its settled start without reaching one (a Group's own release, or a second contender, would come sooner)",
 	"succession-adopt-unread":     "it needs a Group's machine told of its session's succession after a write it did not read: with it on, group-2x1-succession reaches the same 290,098 states to depth 24 after its settled start as the shipping Group, none a violation",
 	"succession-adopt-unsynced":   "it needs a succession and an ordered change feed: the explorer drives no election.Group and polls only",
@@ -397,6 +428,9 @@ func (c Config) Mutated(name string) (Config, error) {
 		}
 		if m.planted() {
 			return c, fmt.Errorf("mutation %s needs a record planted with a lease no valid Config writes, which configuration %s has not: want %s", name, c.Name, strings.Join(fitting(name), ", "))
+		}
+		if _, ok := groupNeeds[name]; ok {
+			return c, fmt.Errorf("mutation %s does not fit configuration %s (it needs Groups with what it breaks): want %s", name, c.Name, strings.Join(fitting(name), ", "))
 		}
 		return c, fmt.Errorf("mutation %s needs a term to be won, which configuration %s's planted record prevents: want %s", name, c.Name, strings.Join(fitting(name), ", "))
 	}

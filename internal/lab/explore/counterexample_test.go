@@ -40,6 +40,9 @@ var shortest = map[string]string{
 	"session-no-margin":   "group-2x1-succession",
 	"session-name-expiry": "group-2x1",
 	"succession-no-raise": "group-2x1-succession",
+
+	"no-pull":   "group-2x2-balance",
+	"no-shares": "group-2x2-shares",
 }
 
 // slow are the mutations whose recorded configuration takes seconds to
@@ -56,6 +59,7 @@ var slow = map[string]bool{
 	"session-name-expiry":  true,
 	"session-no-margin":    true,
 	"succession-no-raise":  true,
+	"no-shares":            true,
 }
 
 // counterexampleFile is where mutation m's shortest counterexample is kept.

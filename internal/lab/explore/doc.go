@@ -83,6 +83,35 @@
 // order. The invariant is per name: no two valid terms of it at one true
 // instant, each term's validity its machine's deadline (the session's).
 //
+// # Balanced Groups
+//
+// With Sessions.Balance every Group is balanced (election.Config.Balance,
+// of the weight Sessions.Shares gives it, election.Config.Share, as
+// vcluster configures a session node): the Groups share the names by
+// the pulls of election's balance rule (a Group that sees another hold
+// more than its share asks for names, the holder hands one over at its
+// next read of it), and group-2x2-balance, group-2x2-shares and
+// group-2x2-weighted check the balance, with the simulator's own check (vcluster.Unbalanced, which
+// baton sim applies at a balanced run's end). Balance is a liveness
+// property (the names end up in proportion once faults stop), checked
+// here as a property of states, precisely: from the true instant
+// Sessions.Heal on, the store answers promptly (time does not advance
+// while a store call is in flight: every call is applied and answered
+// within the instant it is sent, in every order; before Heal a call may
+// wait, as in every configuration); and in every state at or after the
+// true instant Sessions.Quiet in which no store call is in flight, the
+// names each live node holds (a valid term on its own clock, as
+// vcluster counts Outcome.HeldByNode; -1 for a node down or paused)
+// pass vcluster.Unbalanced: each N/P rounded down or up, or with
+// weights, no name moved between two nodes brings them closer to
+// proportion unless its taker holds its share rounded up. These
+// configurations have no crash, pause or lost answer. Quiet is a bound
+// on how long the shipping Groups take to balance from the settled
+// start, measured, not derived: in group-2x2-balance with Quiet at 4s
+// the shipping Groups are found unbalanced (the handover completes at
+// 4.09s), at 5s not; it is 6s, and the horizon 9s, so every state of
+// three seconds more is checked too.
+//
 // # The invariants, after every event
 //
 //   - No two valid terms of the name at one true instant (election.Valid
@@ -103,6 +132,8 @@
 //     after a clock check that found the wall clock off beyond the
 //     tolerance (vcluster.ClockGuard, when it is sent), and a held-off
 //     leader steps down in time (vcluster.StepDown, after every event).
+//   - With balanced Groups: in every quiet state, the names in
+//     proportion (vcluster.Unbalanced; above).
 //
 // # States and soundness
 //
@@ -138,18 +169,22 @@
 // One name per node; an election.Group in session mode only in
 // group-2x1 and group-2x1-succession (one name, polling: no change
 // notifications, no collector, no listing, explored from their settled
-// start, Config.Settle, to a depth bound; group.go); no clock that
+// start, Config.Settle, to a depth bound; group.go), and balanced in
+// group-2x2-balance, group-2x2-shares and group-2x2-weighted (two
+// names, polling, no fault but the store's delays until Heal, none at
+// all in group-2x2-weighted, complete to their horizon; no join, no
+// leave, no dead session's names split: balance.go); no clock that
 // drifts beyond its rate, and none that steps but one node's wall clock
 // in sched-2x1-clock (Work.Step: once, never set right again), no fault
 // but the store's delays in the scheduler configurations, no
 // supervisor's record that is delayed: so the simulator's succession
-// mutations, those that need a change feed or balanced Groups, the
-// preference's, and no-takeover-grace and token-fenced-record, are not
-// expressible (NotExpressible says why each is not); the other 24 are
-// caught. An
+// mutations, those that need a change feed, the preference's, and
+// no-takeover-grace and token-fenced-record, are not expressible
+// (NotExpressible says why each is not); the other 26 are caught. An
 // answer is explored only at the instants above. A configuration that
 // does not complete stops at its depth bound (Config.MaxDepth), and the
 // result says so (Result.Bounded): it is evidence for paths that short,
 // not a proof. The machine's liveness (a leader is elected again once
-// faults stop) is not checked.
+// faults stop) is not checked, but for the balance of balanced Groups,
+// as a property of quiet states after a measured bound (above).
 package explore

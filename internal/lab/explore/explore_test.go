@@ -100,9 +100,9 @@ func TestScriptChecksTheReplay(t *testing.T) {
 // and of three with the scheduler machine (its ledger, its prunes, its
 // supervisor's records) to their bounds, of the one with the clock guard
 // and a stepped wall clock to depth 15, and of the one of Groups (cloned
-// by deepCopy, the store too) to depth 16.
+// by deepCopy, the store too) and the one of balanced Groups to depth 16.
 func TestClonesAreReplays(t *testing.T) {
-	for _, n := range []string{"2x1-tiny", "2x1", "sched-2x1-tiny", "sched-2x1-prune", "sched-2x1-supervisor", "sched-2x1-clock", "group-2x1"} {
+	for _, n := range []string{"2x1-tiny", "2x1", "sched-2x1-tiny", "sched-2x1-prune", "sched-2x1-supervisor", "sched-2x1-clock", "group-2x1", "group-2x2-balance"} {
 		c, _ := Lookup(n)
 		switch n {
 		case "2x1":
@@ -110,6 +110,8 @@ func TestClonesAreReplays(t *testing.T) {
 		case "sched-2x1-clock":
 			c.MaxDepth = 15
 		case "group-2x1":
+			c.MaxDepth = 16
+		case "group-2x2-balance":
 			c.MaxDepth = 16
 		}
 		checked, count := 0, 0

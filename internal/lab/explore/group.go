@@ -41,6 +41,21 @@ type Sessions struct {
 	// the names held through the dead one pass on to it, without a
 	// write per name.
 	Succession bool
+	// Balance makes every Group balanced (election.Config.Balance, as
+	// baton.WithBalance and the simulator's --balance set it), and has
+	// the balance checked in every quiet state (balance.go).
+	Balance bool
+	// Shares, when set, is each node's weight among the balanced Groups
+	// (election.Config.Share, as the simulator's --shares draws them).
+	Shares []int
+	// Heal is the true instant from which the store answers promptly:
+	// time does not move past it while a store call is in flight
+	// (before it, as in every configuration, a call may wait any time).
+	// Only with Balance.
+	Heal time.Duration
+	// Quiet is the true instant from which the balance check applies:
+	// in every state at or after it with no store call in flight.
+	Quiet time.Duration
 }
 
 // storeEpoch is the store's clock: stopped, so that a record's Updated
@@ -64,6 +79,7 @@ func (c *Config) groupConfig(i, inc int) election.Config {
 	cfg.Name = ""
 	cfg.Check = election.CheckLeases * c.Lease // as baton.NewGroup sets it
 	cfg.Succession = c.Group.Succession
+	cfg.Balance, cfg.Share = c.Group.Balance, c.Group.share(i)
 	cfg.Mutate = c.Mutate.Election
 	cfg.Mutate.WrapDeadline = c.Mutate.WrapDeadline
 	return cfg
@@ -292,7 +308,7 @@ func (w *world) checkGroup() error {
 			first, ftok = i, tok
 		}
 	}
-	return nil
+	return w.checkBalance()
 }
 
 // groupInstants calls consider with node i's instants: just before and

@@ -522,7 +522,7 @@ func (w *world) enabled() []Event {
 		evs = append(evs, Event{Kind: evLand, Node: int8(wr.node)})
 	}
 	if !due {
-		if t, ok := w.nextInstant(); ok {
+		if t, ok := w.nextInstant(); ok && !w.prompt(t) {
 			evs = append(evs, Event{Kind: evAdvance, To: t})
 		}
 	}

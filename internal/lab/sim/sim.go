@@ -243,58 +243,22 @@ func Run(ctx context.Context, o Options, seed uint64) (Result, error) {
 // balanced run holds N/P of the N names rounded down or up (P the live
 // nodes), which is where the pull rule stops: no node holds two more than
 // another. With weights (shares, one a node), every live node holds
-// N*w/W rounded down or up instead, W the live nodes' weights.
+// N*w/W rounded down or up instead, W the live nodes' weights. The check
+// is vcluster.Unbalanced, the explorer's too.
 func balanced(o Options, out vcluster.Outcome, damaged int, shares []int, end time.Duration) error {
-	n, p := o.Names+1-damaged, 0
-	for _, h := range out.HeldByNode {
-		if h >= 0 {
-			p++
-		}
-	}
-	if p == 0 {
+	n := o.Names + 1 - damaged
+	p, what := vcluster.Unbalanced(out.HeldByNode, n, shares)
+	switch {
+	case what == "":
 		return nil
+	case shares != nil:
+		return &vcluster.Violation{At: end.Seconds(), Invariant: fmt.Sprintf(
+			"balance: %d names on nodes of weights %v held %v per node at the end (-1: down), %v after the last fault; %s",
+			n, shares, out.HeldByNode, end-o.Duration*3/4, what)}
 	}
-	if shares != nil {
-		return balancedByWeight(o, out, n, shares, end)
-	}
-	lo, hi := n/p, (n+p-1)/p
-	for i, h := range out.HeldByNode {
-		if h >= 0 && (h < lo || h > hi) {
-			return &vcluster.Violation{At: o.Duration.Seconds(), Invariant: fmt.Sprintf(
-				"balance: %d names on %d live nodes held %v per node at the end, %v after the last fault; node-%d holds %d, want %d to %d",
-				n, p, out.HeldByNode, o.Duration/4, i, h, lo, hi)}
-		}
-	}
-	return nil
-}
-
-// balancedByWeight checks the weighted shares: for every two live nodes
-// i and j, either no name moved from j to i would bring them closer to
-// holding in proportion to their weights (lower h_i²/w_i + h_j²/w_j:
-// 2(h_j*w_i - h_i*w_j) <= w_i + w_j), or i holds n*w_i/W rounded up
-// already, W the sum of the live nodes' weights. Where the pulls end.
-func balancedByWeight(o Options, out vcluster.Outcome, n int, shares []int, end time.Duration) error {
-	sum := 0
-	for i, h := range out.HeldByNode {
-		if h >= 0 {
-			sum += shares[i]
-		}
-	}
-	for i, hi := range out.HeldByNode {
-		for j, hj := range out.HeldByNode {
-			if i == j || hi < 0 || hj < 0 {
-				continue
-			}
-			wi, wj := shares[i], shares[j]
-			ceil := (n*wi + sum - 1) / sum
-			if 2*(hj*wi-hi*wj) > wi+wj && hi < ceil {
-				return &vcluster.Violation{At: end.Seconds(), Invariant: fmt.Sprintf(
-					"balance: %d names on nodes of weights %v held %v per node at the end (-1: down), %v after the last fault; a name of node-%d (weight %d) would bring node-%d (weight %d, under %d, %d*%d/%d rounded up) closer to proportion",
-					n, shares, out.HeldByNode, end-o.Duration*3/4, j, wj, i, wi, ceil, n, wi, sum)}
-			}
-		}
-	}
-	return nil
+	return &vcluster.Violation{At: o.Duration.Seconds(), Invariant: fmt.Sprintf(
+		"balance: %d names on %d live nodes held %v per node at the end, %v after the last fault; %s",
+		n, p, out.HeldByNode, o.Duration/4, what)}
 }
 
 // untouched: every planted record that is held (damaged) is as it was
