@@ -40,6 +40,10 @@ var shortest = map[string]string{
 	"session-no-margin":   "group-2x1-succession",
 	"session-name-expiry": "group-2x1",
 	"succession-no-raise": "group-2x1-succession",
+
+	"prefer-no-safe-point": "sched-2x1-prefer",
+	"prefer-no-hysteresis": "sched-2x1-prefer",
+	"prefer-no-defer":      "2x1-prefer",
 }
 
 // slow are the mutations whose recorded configuration takes seconds to
@@ -56,6 +60,7 @@ var slow = map[string]bool{
 	"session-name-expiry":  true,
 	"session-no-margin":    true,
 	"succession-no-raise":  true,
+	"prefer-no-safe-point": true,
 }
 
 // counterexampleFile is where mutation m's shortest counterexample is kept.
