@@ -51,13 +51,20 @@ type Config struct {
 	// a node that does not exist, with a lease no valid Config writes.
 	// No node may ever write over it (the invariant checked).
 	Plant store.Record
+	// Released, when not 0, starts the name's record in the store free,
+	// released with that token before the nodes start (an earlier
+	// holder's resignation or shutdown): any node may take it at once.
+	Released uint64
 	// Work, when set, gives every node the scheduler machine of the job
 	// named as the election, started when the node wins a term (work.go).
 	Work *Work
 	// Group, when set, makes every node one election.Group in session
 	// mode campaigning for the names it lists (group.go); the store is
 	// then memstore itself.
-	Group  *Sessions
+	Group *Sessions
+	// Prefer, when set, gives every node's election machine the name's
+	// preference policy and each node its candidacy (prefer.go).
+	Prefer *Preference
 	Mutate Mutation
 
 	// visit, when set (tests), is called with every new state's key and
@@ -94,7 +101,8 @@ type Mutation struct {
 	UnfencedLedger bool
 	// Election is the Group's own mutations (election.Mutations, as the
 	// simulator's of the same name set them): only a configuration with
-	// Config.Group can show them.
+	// Config.Group can show them; the preference's (NoSafePoint,
+	// NoHysteresis, NoDefer) only one with Config.Prefer.
 	Election election.Mutations
 	// Succession is the store's (memstore.WithSuccessionMutation).
 	Succession memstore.SuccessionMutation
@@ -118,9 +126,13 @@ func (c *Config) electionConfig(i, inc int) election.Config {
 	if c.Mutate.NoMargin {
 		margin = 0
 	}
-	return election.Config{Name: name, Node: fmt.Sprintf("node-%d", i), Incarnation: fmt.Sprintf("node-%d.%d", i, inc),
+	cfg := election.Config{Name: name, Node: fmt.Sprintf("node-%d", i), Incarnation: fmt.Sprintf("node-%d.%d", i, inc),
 		Lease: c.Lease, Renew: c.Renew, Margin: margin, Poll: c.Poll, Retry: c.Poll,
 		Mutate: election.Mutations{WrapDeadline: c.Mutate.WrapDeadline}}
+	if c.Prefer != nil {
+		c.preferConfig(i, &cfg)
+	}
+	return cfg
 }
 
 // Validate checks c against the machine's own bounds.
@@ -136,11 +148,19 @@ func (c *Config) Validate() error {
 	if err := c.electionConfig(0, 1).Validate(); err != nil {
 		return err
 	}
+	if c.Planted() && c.Released > 0 {
+		return fmt.Errorf("explore: a record both planted and released: want one of Plant, Released")
+	}
+	if c.Prefer != nil {
+		if err := c.validatePrefer(); err != nil {
+			return err
+		}
+	}
 	if c.Group != nil {
 		if len(c.Group.Names) == 0 {
 			return fmt.Errorf("explore: a Group configuration with no names: want at least one")
 		}
-		if c.Work != nil || c.Writes > 0 || c.Planted() {
+		if c.Work != nil || c.Writes > 0 || c.Planted() || c.Released > 0 {
 			return fmt.Errorf("explore: a Group configuration has no work, no fenced writes and no planted record: want Work nil, Writes 0, Plant zero")
 		}
 		if err := c.validateBalance(); err != nil {
@@ -255,6 +275,8 @@ var configs = map[string]Config{
 		Rates: []Rate{{1, 1}, {11, 10}}, End: 7 * time.Second, Settle: true,
 		Group: &Sessions{Names: []string{name, "payroll"}, Balance: true, Shares: []int{1, 4}, Heal: 0, Quiet: 6 * time.Second},
 	},
+	"sched-2x1-prefer": preferSchedConfig(),
+	"2x1-prefer":       preferElectionConfig(),
 }
 
 // Configs lists the configurations' names, sorted.
@@ -313,8 +335,11 @@ var mutations = map[string]Mutation{
 	"no-clock-guard": {Name: "no-clock-guard", Work: scheduler.Mutations{NoClockGuard: true}},
 	"no-step-down":   {Name: "no-step-down", Work: scheduler.Mutations{NoStepDown: true}},
 
-	"no-pull":   {Name: "no-pull", Election: election.Mutations{NoPull: true}},
-	"no-shares": {Name: "no-shares", Election: election.Mutations{NoShares: true}},
+	"no-pull":              {Name: "no-pull", Election: election.Mutations{NoPull: true}},
+	"no-shares":            {Name: "no-shares", Election: election.Mutations{NoShares: true}},
+	"prefer-no-safe-point": {Name: "prefer-no-safe-point", Election: election.Mutations{NoSafePoint: true}},
+	"prefer-no-hysteresis": {Name: "prefer-no-hysteresis", Election: election.Mutations{NoHysteresis: true}},
+	"prefer-no-defer":      {Name: "prefer-no-defer", Election: election.Mutations{NoDefer: true}},
 }
 
 // Planted reports whether c starts with a planted damaged record.
@@ -327,6 +352,14 @@ func (c Config) Planted() bool { return !c.Plant.Free() }
 func (c Config) Fits(name string) bool {
 	m, ok := mutations[name]
 	if !ok {
+		return false
+	}
+	if needs, ok := preferNeeds[name]; ok {
+		return c.Prefer != nil && needs(&c)
+	}
+	if c.Prefer != nil {
+		// A configuration with a preference is bounded for the
+		// preference's mutations: the others have theirs.
 		return false
 	}
 	if needs, ok := workNeeds[name]; ok {
@@ -395,9 +428,6 @@ var notExpressible = map[string]string{
 	"settle-new-version":          "it is the store's settling of a name passed on: the explorer's store keeps no successions",
 	"no-takeover-grace":           "it needs a supervisor's record of a run that is delayed, but less than the takeover grace (the simulator's leader frozen holding the store's write lock): the explorer's store delays are unbounded, so a record may land after any grace, which the check counts against the shipping machine too",
 	"token-fenced-record":         "it needs a supervisor's record of a run that is delayed, but less than the takeover grace (the simulator's leader frozen holding the store's write lock): the explorer's store delays are unbounded, and its supervisor records at the instant the run ends",
-	"prefer-no-safe-point":        "a preference handover at a safe point: the explorer reads no candidacies and gives no machine a preference",
-	"prefer-no-hysteresis":        "a preference handover's hysteresis: the explorer reads no candidacies and gives no machine a preference",
-	"prefer-no-defer":             "a contender's deferral to a preferred candidate: the explorer reads no candidacies and gives no machine a preference",
 }
 
 // NotExpressible returns why the simulator's mutation called name is not
@@ -423,6 +453,12 @@ func (c Config) Mutated(name string) (Config, error) {
 		return c, fmt.Errorf("no mutation %q in the explorer: want %s", name, strings.Join(Mutations(), ", "))
 	}
 	if !c.Fits(name) {
+		if _, ok := preferNeeds[name]; ok {
+			return c, fmt.Errorf("mutation %s does not fit configuration %s (it needs a preference policy%s): want %s", name, c.Name, preferNeedText(name), strings.Join(fitting(name), ", "))
+		}
+		if c.Prefer != nil {
+			return c, fmt.Errorf("mutation %s is not explored in configuration %s, which is bounded for the preference's mutations: want %s", name, c.Name, strings.Join(fitting(name), ", "))
+		}
 		if _, ok := workNeeds[name]; ok || c.Work != nil {
 			return c, fmt.Errorf("mutation %s does not fit configuration %s (it needs %s): want %s", name, c.Name, needText(name), strings.Join(fitting(name), ", "))
 		}

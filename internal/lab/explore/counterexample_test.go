@@ -41,8 +41,11 @@ var shortest = map[string]string{
 	"session-name-expiry": "group-2x1",
 	"succession-no-raise": "group-2x1-succession",
 
-	"no-pull":   "group-2x2-balance",
-	"no-shares": "group-2x2-shares",
+	"no-pull":              "group-2x2-balance",
+	"no-shares":            "group-2x2-shares",
+	"prefer-no-safe-point": "sched-2x1-prefer",
+	"prefer-no-hysteresis": "sched-2x1-prefer",
+	"prefer-no-defer":      "2x1-prefer",
 }
 
 // slow are the mutations whose recorded configuration takes seconds to
@@ -60,6 +63,7 @@ var slow = map[string]bool{
 	"session-no-margin":    true,
 	"succession-no-raise":  true,
 	"no-shares":            true,
+	"prefer-no-safe-point": true,
 }
 
 // counterexampleFile is where mutation m's shortest counterexample is kept.

@@ -20,9 +20,11 @@
 // PruneDeletes (memstore's rules), and every committed ledger write,
 // prune, run's end and refused completion is checked with the
 // simulator's own checks (vcluster.WorkRules, Suspended, Damaged,
-// Release, LedgerToken, Timeout, PruneCheck, OwnCompletion). What lives
-// here is the runtime: the events, the clocks, the requests in flight,
-// the visited set and the invariants of the election.
+// Release, LedgerToken, Timeout, PruneCheck, OwnCompletion); with a
+// preference, every handover and takeover with the simulator's
+// vcluster.Handover and vcluster.Takeover. What lives here is the
+// runtime: the events, the clocks, the requests in flight, the visited
+// set and the invariants of the election.
 //
 // # The events
 //
@@ -72,6 +74,33 @@
 // before time moves on. The ledger (rows by
 // period, their version counter, the planted Work.Rows and the damaged
 // Work.Damaged handed out with every read) is part of the state.
+//
+// # Preferred leaders
+//
+// With Config.Prefer (sched-2x1-prefer, 2x1-prefer; prefer.go) every
+// node's machine has the name's policy, hysteresis and the node's own
+// candidacy in its election.Config, as the simulator's, and the runtime
+// is vcluster's: a node reads the candidacies every renew interval on its
+// clock (evCandTick, a store call like the others; one out at a time,
+// the next due a renew interval after its answer; a term's first at
+// once) and steps them into its machine (election.Candidates); a leader
+// with a scheduler is told its safe point (election.SafePoint,
+// scheduler.Machine.AtSafePoint) before each read's candidacies and
+// whenever its scheduler machine comes to one or leaves it, at once. A
+// node renews its candidacy while its process runs: a read finds its age
+// 0 then, else the time since it crashed or paused. An election-only
+// runtime reports no safe point (a Term.SafePoint never called), so its
+// leader never hands over; its contenders defer. The hysteresis, the
+// safe point and the deferral are the machine's (preferDue, deferTake)
+// and its mutations are the machine's own (election.Mutations
+// NoSafePoint, NoHysteresis, NoDefer). Each handover (Lost with
+// election.ErrHandedOver) is checked, before the term's work ends, with
+// vcluster.Handover (no ledger call or run of its token out, the
+// hysteresis lasted on its clock, the term begun after the previous
+// handover), and each takeover a contender's swap makes with
+// vcluster.Takeover (deferred, on its clock, for the record's wait and
+// the deferral when its last candidacies, told before the swap went out,
+// showed a live candidate preferred to it whose process is up).
 //
 // # Groups and sessions
 //
@@ -134,6 +163,8 @@
 //     leader steps down in time (vcluster.StepDown, after every event).
 //   - With balanced Groups: in every quiet state, the names in
 //     proportion (vcluster.Unbalanced; above).
+//   - With a preference: every handover and every takeover passes the
+//     simulator's checks (vcluster.Handover, vcluster.Takeover).
 //
 // # States and soundness
 //
@@ -142,8 +173,9 @@
 // version counter, the fence's highest token, the requests and writes in
 // flight, the budget spent), cloned by copy. A Machine is copied when it
 // steps (copy on write): it is a value but for a slice it only rewrites
-// with the same element and the session pointer of a Group's machine, nil
-// here; a scheduler.Machine likewise (its plan's moves are only
+// with the same element, the session pointer of a Group's machine, nil
+// here, and its preference state, copied with it (ownPref); a
+// scheduler.Machine likewise (its plan's moves are only
 // re-sliced, its inbox grows only with Momentary, which is not set here).
 // The canonical hash covers every field of every machine,
 // unexported ones included (read by reflection), but its Config, which
@@ -178,9 +210,14 @@
 // in sched-2x1-clock (Work.Step: once, never set right again), no fault
 // but the store's delays in the scheduler configurations, no
 // supervisor's record that is delayed: so the simulator's succession
-// mutations, those that need a change feed, the preference's, and
-// no-takeover-grace and token-fenced-record, are not expressible
-// (NotExpressible says why each is not); the other 26 are caught. An
+// mutations, those that need a change feed, and no-takeover-grace and
+// token-fenced-record, are not expressible (NotExpressible says why each
+// is not); the other 29 are caught. A
+// preference only in sched-2x1-prefer and 2x1-prefer (one policy, two
+// candidates, no fault but the store's delays, so no candidacy ages
+// and no change of policy (SetPolicy) or of a node's attributes, to
+// depth bounds: 2x1-prefer's reaches one contender's deferral to its
+// end). An
 // answer is explored only at the instants above. A configuration that
 // does not complete stops at its depth bound (Config.MaxDepth), and the
 // result says so (Result.Bounded): it is evidence for paths that short,

@@ -25,9 +25,15 @@ func TestMutationsAreCaught(t *testing.T) {
 		if _, group := groupNeeds[m]; group {
 			continue // explored in its configuration by TestCounterexamplesAreShortest
 		}
+		_, pref := preferNeeds[m]
+		if pref && slow[m] {
+			continue // explored in its configuration by TestCounterexamplesAreShortest
+		}
 		t.Run(m, func(t *testing.T) {
 			c, _ := Lookup("2x1-tiny")
-			if work {
+			if pref {
+				c, _ = Lookup(shortest[m]) // a preference's, where it is caught in an instant
+			} else if work {
 				c, _ = Lookup("sched-2x1-tiny")
 			} else if !c.Fits(m) {
 				c, _ = Lookup("2x1-hostile")
@@ -99,12 +105,18 @@ func TestScriptChecksTheReplay(t *testing.T) {
 // tiny configuration (complete), of the one with faults, to depth 12,
 // and of three with the scheduler machine (its ledger, its prunes, its
 // supervisor's records) to their bounds, of the one with the clock guard
-// and a stepped wall clock to depth 15, and of the one of Groups (cloned
-// by deepCopy, the store too) and the one of balanced Groups to depth 16.
+// and a stepped wall clock to depth 15, of the one of Groups (cloned
+// by deepCopy, the store too) and the one of balanced Groups to depth 16,
+// and of the two with a preference (a machine's preference state copied
+// when it steps) to depths 12 and 16.
 func TestClonesAreReplays(t *testing.T) {
-	for _, n := range []string{"2x1-tiny", "2x1", "sched-2x1-tiny", "sched-2x1-prune", "sched-2x1-supervisor", "sched-2x1-clock", "group-2x1", "group-2x2-balance"} {
+	for _, n := range []string{"2x1-tiny", "2x1", "sched-2x1-tiny", "sched-2x1-prune", "sched-2x1-supervisor", "sched-2x1-clock", "group-2x1", "group-2x2-balance", "2x1-prefer", "sched-2x1-prefer"} {
 		c, _ := Lookup(n)
 		switch n {
+		case "2x1-prefer":
+			c.MaxDepth = 12
+		case "sched-2x1-prefer":
+			c.MaxDepth = 16
 		case "2x1":
 			c.MaxDepth = 12
 		case "sched-2x1-clock":

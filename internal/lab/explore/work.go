@@ -143,6 +143,11 @@ func (w *world) stepWork(i int, ev scheduler.Event, out *strings.Builder) error 
 			verr = err
 		}
 	}
+	if w.c.Prefer != nil {
+		if err := w.safePoint(i, out); err != nil && verr == nil {
+			verr = err
+		}
+	}
 	return verr
 }
 

@@ -46,9 +46,10 @@ const (
 	evSuspend              // an operator suspends the job (Work.Suspend)
 	evStep                 // a node's wall clock steps off by Work.Step
 	evStepDown             // a node whose clock guard asked it to step down resigns
+	evCandTick             // a node's candidacy read is due (Config.Prefer)
 )
 
-var kindNames = [...]string{"tick", "apply", "fail", "deliver", "lose", "crash", "restart", "pause", "resume", "write", "land", "advance", "wtick", "done", "failrun", "suspend", "step", "stepdown"}
+var kindNames = [...]string{"tick", "apply", "fail", "deliver", "lose", "crash", "restart", "pause", "resume", "write", "land", "advance", "wtick", "done", "failrun", "suspend", "step", "stepdown", "ctick"}
 
 func (k kind) String() string { return kindNames[k] }
 
@@ -90,6 +91,9 @@ type request struct {
 	name string
 	list election.List
 	recs []store.Record
+	// With Config.Prefer: a read of the candidacies, and its answer.
+	cand  bool
+	cands []election.Candidate
 }
 
 // write is a fenced write in flight from a node's term.
@@ -127,6 +131,8 @@ type node struct {
 	stepping                    bool
 	heldAt                      time.Duration
 	stepDown                    bool
+	// With Config.Prefer: its preference runtime (prefer.go).
+	pn prefNode
 }
 
 // world is one state: the nodes' machines, the store's record, the
@@ -161,18 +167,27 @@ type world struct {
 	sth     key // st's hash, kept while st does not change
 	sthashd bool
 	tokens  []uint64
+	// With Config.Prefer: when the name was last handed over to a
+	// preferred candidate (-1: never), and when its record was last
+	// written (true time).
+	lastPref, recAt time.Duration
 }
 
 // newWorld is the initial state: every node campaigns (Start{Hold}) at
 // true time 0, in node order. out, when set, gets the actions.
 func newWorld(c *Config, out *strings.Builder) *world {
-	w := &world{c: c}
+	w := &world{c: c, lastPref: -1}
 	if c.Planted() {
 		w.version = 1
 		w.rec = c.Plant
 		w.rec.Version = w.version
 		w.elected = c.Plant.Token
 		w.say(out, "store: planted %s lease=%v", recText(w.rec), w.rec.Lease)
+	}
+	if c.Released > 0 {
+		w.version, w.elected = 1, c.Released
+		w.rec = store.Record{Name: name, Token: c.Released, Version: w.version}
+		w.say(out, "store: %s (released before the nodes start)", recText(w.rec))
 	}
 	if c.Work != nil {
 		w.job = store.Job{Name: name, Schedule: "every " + c.Work.Period.String(), Created: t0.Add(c.Work.Created)}
@@ -199,6 +214,9 @@ func newWorld(c *Config, out *strings.Builder) *world {
 		w.nodes[i].m = election.New(c.electionConfig(i, 1))
 		if c.Work != nil {
 			w.nodes[i].s = scheduler.New(c.workConfig())
+		}
+		if c.Prefer != nil {
+			w.preferStart(i)
 		}
 	}
 	for i := range w.nodes {
@@ -278,6 +296,9 @@ func (w *world) key(x *hasher) key {
 		x.value(reflect.ValueOf(w.told))
 		x.u64(b2i(w.suspended)<<1 | b2i(w.stepped))
 	}
+	if w.c.Prefer != nil {
+		w.preferKey(x)
+	}
 	return x.sum()
 }
 
@@ -337,6 +358,9 @@ func (w *world) step(i int, ev election.Event, out *strings.Builder) error {
 	// Group's.
 	cp := *n.m
 	n.m = &cp
+	if w.c.Prefer != nil {
+		ownPref(n.m) // its preference state is behind a pointer
+	}
 	n.hashd = false
 	var verr error
 	for _, a := range n.m.Step(w.local(i, w.now), ev) {
@@ -352,6 +376,11 @@ func (w *world) step(i int, ev election.Event, out *strings.Builder) error {
 			w.elected = max(w.elected, a.Token)
 		}
 		w.say(out, "node-%d: %s", i, actionText(w, i, a))
+		if w.c.Prefer != nil {
+			if err := w.preferAction(i, a); err != nil && verr == nil {
+				verr = err
+			}
+		}
 		if n.s == nil {
 			continue
 		}
@@ -428,6 +457,12 @@ func (w *world) apply(r *request) error {
 	if w.c.Planted() && w.rec.Version == 1 {
 		verr = fmt.Errorf("node-%d's swap wrote over the record planted held by %s with lease %v, which no valid Config writes: no node may take it", r.node, w.rec.Holder, w.rec.Lease)
 	}
+	if w.c.Prefer != nil {
+		if err := w.deferred(r, w.rec); err != nil && verr == nil {
+			verr = err
+		}
+		w.recAt = w.now
+	}
 	w.version++
 	rec := r.sw.Record
 	rec.Version = w.version
@@ -460,6 +495,10 @@ func (w *world) enabled() []Event {
 			}
 			if n.stepDown {
 				evs = append(evs, Event{Kind: evStepDown, Node: int8(i)})
+				due = true
+			}
+			if c.Prefer != nil && w.candDue(i) {
+				evs = append(evs, Event{Kind: evCandTick, Node: int8(i)})
 				due = true
 			}
 		}
@@ -573,6 +612,9 @@ func (w *world) nextInstant() (time.Duration, bool) {
 			consider(t)
 			consider(t + 1)
 		}
+		if w.c.Prefer != nil {
+			w.preferInstants(i, consider)
+		}
 		if wk := w.c.Work; wk != nil && wk.ClockStepDown > 0 && n.heldAt >= 0 {
 			consider(n.heldAt + wk.ClockStepDown + 3*wk.Poll + 1) // the first instant the step-down is late
 		}
@@ -613,6 +655,9 @@ func (w *world) do(ev Event, out *strings.Builder) error {
 		if r.work != nil {
 			return w.doWorkRequest(ev, j, cur, out)
 		}
+		if r.cand {
+			return w.doCandRequest(ev, j, cur, out)
+		}
 		if w.c.Group != nil {
 			verr = w.doGroupRequest(ev, j, cur, out)
 			break
@@ -652,6 +697,9 @@ func (w *world) do(ev Event, out *strings.Builder) error {
 		w.nodes[i].up, w.nodes[i].paused, w.nodes[i].m, w.nodes[i].g, w.nodes[i].hashd = false, false, nil, nil, false
 		w.nodes[i].s, w.nodes[i].shashd, w.nodes[i].eff, w.nodes[i].busy, w.nodes[i].own = nil, false, effect{}, vcluster.Busy{}, nil
 		w.nodes[i].heldAt, w.nodes[i].stepDown = -1, false
+		if w.c.Prefer != nil {
+			w.nodes[i].pn = prefNode{gone: w.now} // its candidacy is renewed no more
+		}
 		w.landStep(i, out) // outside a term now
 		// Answers on their way to the process are gone with it; requests
 		// not applied yet may still be (the store may take them later).
@@ -670,17 +718,26 @@ func (w *world) do(ev Event, out *strings.Builder) error {
 		if w.c.Work != nil {
 			n.s, n.shashd = scheduler.New(w.c.workConfig()), false
 		}
+		if w.c.Prefer != nil {
+			w.preferStart(i)
+		}
 		w.say(out, "node-%d: restarted as node-%d.%d", i, i, n.inc)
 		verr = w.step(i, election.Start{Name: name, Hold: true}, out)
 	case evPause:
 		w.pauses++
 		w.nodes[i].paused = true
+		if w.c.Prefer != nil {
+			w.nodes[i].pn.gone = w.now
+		}
 		if w.nodes[i].eff.on {
 			w.nodes[i].eff.froze = true
 		}
 		w.say(out, "node-%d: paused", i)
 	case evResume:
 		w.nodes[i].paused = false
+		if w.c.Prefer != nil {
+			w.nodes[i].pn.gone = -1
+		}
 		if w.nodes[i].heldAt >= 0 {
 			w.nodes[i].heldAt = w.now // the step-down bound counts from the thaw, as the simulator's
 		}
@@ -731,6 +788,8 @@ func (w *world) do(ev Event, out *strings.Builder) error {
 		if n.s == nil || !n.s.Working() {
 			w.landStep(i, out)
 		}
+	case evCandTick:
+		w.candTick(i, out)
 	case evStepDown:
 		w.nodes[i].stepDown = false
 		w.say(out, "node-%d: resigns (stepped down)", i)
@@ -843,7 +902,11 @@ func recText(r store.Record) string {
 	if holder == "" {
 		holder = "(free)"
 	}
-	return fmt.Sprintf("v%d holder=%s inc=%s token=%d", r.Version, holder, r.Incarnation, r.Token)
+	s := fmt.Sprintf("v%d holder=%s inc=%s token=%d", r.Version, holder, r.Incarnation, r.Token)
+	if r.Transfer != "" {
+		s += " transfer=" + r.Transfer // a handover (Config.Prefer)
+	}
+	return s
 }
 
 func storeText(w *world, r *request) string {
@@ -867,7 +930,11 @@ func actionText(w *world, i int, a election.Action) string {
 		if holder == "" {
 			holder = "(free)"
 		}
-		return fmt.Sprintf("swap expect=v%d: holder=%s inc=%s token=%d", a.Swap.Expect, holder, r.Incarnation, r.Token)
+		s := fmt.Sprintf("swap expect=v%d: holder=%s inc=%s token=%d", a.Swap.Expect, holder, r.Incarnation, r.Token)
+		if r.Transfer != "" {
+			s += " transfer=" + r.Transfer // a handover (Config.Prefer)
+		}
+		return s
 	case election.Elected:
 		return fmt.Sprintf("elected token=%d valid until %v (true %v)", a.Token, a.Deadline.Sub(t0), w.trueAt(i, a.Deadline))
 	case election.Extended:

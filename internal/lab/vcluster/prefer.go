@@ -140,20 +140,11 @@ func (e *engine) jobWrote(r store.Record) {
 }
 
 // deferred checks a takeover of Job by contender n as its swap reaches
-// the store: if a node strictly preferred to n by the policy is up and
-// was live in the last candidacies n's machine was told before the swap
-// was sent, n took the name only once the record's wait (its lease plus
-// 2e, none for a free record) and the deferral (election.Config.Deferral)
-// had elapsed on n's own clock since the record was written. A takeover
-// of a record held through a session (awaited, not deferred), of one n
-// held itself, and a transfer to n, are not checked; nor one whose node
-// heard of candidacies while its swap was out.
+// the store (Takeover.Check), with the last candidacies n's machine was
+// told before the swap was sent; not one whose node heard of candidacies
+// while its swap was out.
 func (e *engine) deferred(n *node, sw store.Swap) {
-	if !e.c.Check || !e.jobWritten || sw.Record.Holder != n.id || (sw.Event != store.TakenOver && sw.Event != store.Acquired) {
-		return
-	}
-	prev := e.jobRec
-	if prev.Version != sw.Expect || prev.Holder == n.id || (!prev.Free() && prev.Session != "") || (prev.Free() && prev.Transfer == n.id) {
+	if !e.c.Check || !e.jobWritten {
 		return
 	}
 	sent := e.now
@@ -163,24 +154,70 @@ func (e *engine) deferred(n *node, sw store.Swap) {
 	if !n.candFedSome || n.candFed > sent {
 		return
 	}
+	judged, v := Takeover{
+		Name: Job, Node: n.id, Self: e.attrs(n), Policy: e.c.Prefer, Prev: e.jobRec, Swap: sw,
+		Lease: e.c.Lease, Margin: e.c.Margin, Deferral: e.electionConfig(n).Deferral(),
+		List: n.candList, Since: n.local(e.now).Sub(n.candFedAt), Took: n.local(e.now).Sub(e.jobLocal[n.idx]),
+		Up: func(id string) bool { b := e.nodeByID(id); return b != nil && b != n && b.up },
+	}.Check()
+	if judged {
+		e.out.Covered.Deferred++
+	}
+	e.violated(v)
+}
+
+// Takeover is a contender's takeover of a name with a preference policy
+// as its swap reaches the store, as the deferral check reads it: the
+// record it took (Prev, as last written), its swap, the last candidacies
+// its machine was told before the swap was sent (List, Since on its
+// clock since then) and how long after the record's write, on its clock,
+// the swap lands (Took). Up says whether another node's process is up.
+// The simulator and the explorer (internal/lab/explore) both check with
+// it.
+type Takeover struct {
+	Name, Node    string
+	Self          election.Attrs
+	Policy        election.Policy
+	Prev          store.Record
+	Swap          store.Swap
+	Lease, Margin time.Duration
+	Deferral      time.Duration // election.Config.Deferral of the contender
+	List          []election.Candidate
+	Since, Took   time.Duration
+	Up            func(node string) bool
+}
+
+// Check reports whether the takeover is one the deferral judges and the
+// broken invariant, "" if none: if a node strictly preferred to the
+// contender by the policy is up and was live in List, the contender took
+// the name only once the record's wait (its lease plus 2e, none for a
+// free record) and the deferral had elapsed on its own clock since the
+// record was written. A takeover of a record held through a session
+// (awaited, not deferred), of one the contender held itself, and a
+// transfer to it, are not judged.
+func (t Takeover) Check() (judged bool, violation string) {
+	sw, prev := t.Swap, t.Prev
+	if sw.Record.Holder != t.Node || (sw.Event != store.TakenOver && sw.Event != store.Acquired) {
+		return false, ""
+	}
+	if prev.Version != sw.Expect || prev.Holder == t.Node || (!prev.Free() && prev.Session != "") || (prev.Free() && prev.Transfer == t.Node) {
+		return false, ""
+	}
 	var wait time.Duration
 	if !prev.Free() || (prev.Transfer != "" && prev.Transfer != store.AnyNode) {
-		wait = prev.Lease + 2*e.c.Margin
+		wait = prev.Lease + 2*t.Margin
 	}
-	cfg := e.electionConfig(n)
-	need := wait + cfg.Deferral()
-	since := n.local(e.now).Sub(n.candFedAt)
-	for _, c := range n.candList {
-		b := e.nodeByID(c.Node)
-		if b == nil || b == n || !b.up || c.Age+since >= e.c.Lease || !election.Better(e.c.Prefer, c.Attrs, e.attrs(n)) {
+	need := wait + t.Deferral
+	for _, c := range t.List {
+		if c.Node == t.Node || !t.Up(c.Node) || c.Age+t.Since >= t.Lease || !election.Better(t.Policy, c.Attrs, t.Self) {
 			continue
 		}
-		e.out.Covered.Deferred++
-		if took := n.local(e.now).Sub(e.jobLocal[n.idx]); took < need {
-			e.violate("%s took %s over %v after its record was written (token %d), on its clock, while %s (%s) was a live candidate preferred by %s to it (%s): before the record's wait and the deferral, %v", n.id, Job, took, prev.Token, b.id, attrsText(c.Attrs), e.c.Prefer, attrsText(e.attrs(n)), need)
+		if t.Took < need {
+			return true, fmt.Sprintf("%s took %s over %v after its record was written (token %d), on its clock, while %s (%s) was a live candidate preferred by %s to it (%s): before the record's wait and the deferral, %v", t.Node, t.Name, t.Took, prev.Token, c.Node, attrsText(c.Attrs), t.Policy, attrsText(t.Self), need)
 		}
-		return
+		return true, ""
 	}
+	return false, ""
 }
 
 // nodeByID returns the node of id, nil if none.
@@ -210,38 +247,68 @@ func (e *engine) preferReply(n *node, ev event) {
 }
 
 // handedOver checks n's preference handover of Job, as its machine
-// announced it (Lost with ErrHandedOver), before its work is ended: no
-// run was under way (its scheduler machine had no call or effect out,
-// and the ledger has no running row of its token), its term had lasted
-// the hysteresis on its own clock, and it began after the name's
-// previous preference handover. "No run under way" is the checker's own
-// reading, not the scheduler machine's: no ledger write or read-back of
-// the node unanswered, no effect it started that its machine was not
-// told ended, and no running row of its token in the store.
+// announced it (Lost with ErrHandedOver), before its work is ended
+// (Handover.Check). "No run under way" is the checker's own reading, not
+// the scheduler machine's: no ledger write or read-back of the node
+// unanswered, no effect it started that its machine was not told ended,
+// and no running row of its token in the store.
 func (e *engine) handedOver(n *node) {
 	e.out.Covered.Preferred++
 	if !e.c.Check {
 		return
 	}
-	if n.runCalls > 0 {
-		e.violate("%s handed %s over to a preferred candidate with %d ledger calls of its token %d out: not at a safe point", n.id, Job, n.runCalls, n.term)
+	e.violated(Handover{
+		Name: Job, Node: n.id, Token: n.term, RunCalls: n.runCalls, EffectOut: n.effectOut, Running: n.running.Period,
+		Ledger: e.ledger(), Held: n.local(e.now).Sub(n.prefSince), Hysteresis: e.c.Hysteresis,
+		TermAt: n.prefTermAt, LastPref: e.lastPref,
+	}.Check())
+	e.lastPref = e.now
+}
+
+// Handover is a leader's preference handover of a name as the checker
+// reads it, at the instant its machine announces it (Lost with
+// ErrHandedOver), before its work is ended: its ledger writes and
+// read-backs not answered yet (RunCalls), whether an effect it started
+// is not known ended (EffectOut, of period Running), the ledger's rows,
+// how long its term lasted on its own clock (Held), and when (true time)
+// its term began and the name's previous preference handover was made
+// (LastPref, negative: none). The simulator and the explorer
+// (internal/lab/explore) both check with it.
+type Handover struct {
+	Name, Node string
+	Token      uint64
+	RunCalls   int
+	EffectOut  bool
+	Running    string
+	Ledger     []store.Run
+	Held       time.Duration
+	Hysteresis time.Duration
+	TermAt     time.Duration
+	LastPref   time.Duration
+}
+
+// Check returns the first broken invariant, "" if none: no run was under
+// way (a safe point), the term had lasted the hysteresis on the leader's
+// clock, and it began after the name's previous preference handover.
+func (h Handover) Check() string {
+	if h.RunCalls > 0 {
+		return fmt.Sprintf("%s handed %s over to a preferred candidate with %d ledger calls of its token %d out: not at a safe point", h.Node, h.Name, h.RunCalls, h.Token)
 	}
-	if n.effectOut {
-		e.violate("%s handed %s over to a preferred candidate with its run of %s under way (token %d): not at a safe point", n.id, Job, n.running.Period, n.term)
+	if h.EffectOut {
+		return fmt.Sprintf("%s handed %s over to a preferred candidate with its run of %s under way (token %d): not at a safe point", h.Node, h.Name, h.Running, h.Token)
 	}
-	for _, r := range e.ledger() {
-		if r.State == store.Running && r.Token == n.term && r.Holder == n.id {
-			e.violate("%s handed %s over to a preferred candidate with period %s running under its token %d: not at a safe point", n.id, Job, r.Period, n.term)
-			break
+	for _, r := range h.Ledger {
+		if r.State == store.Running && r.Token == h.Token && r.Holder == h.Node {
+			return fmt.Sprintf("%s handed %s over to a preferred candidate with period %s running under its token %d: not at a safe point", h.Node, h.Name, r.Period, h.Token)
 		}
 	}
-	if held := n.local(e.now).Sub(n.prefSince); held < e.c.Hysteresis {
-		e.violate("%s handed %s over to a preferred candidate %v into its term on its clock, within the hysteresis %v", n.id, Job, held, e.c.Hysteresis)
+	if h.Held < h.Hysteresis {
+		return fmt.Sprintf("%s handed %s over to a preferred candidate %v into its term on its clock, within the hysteresis %v", h.Node, h.Name, h.Held, h.Hysteresis)
 	}
-	if e.lastPref >= 0 && n.prefTermAt <= e.lastPref {
-		e.violate("%s handed %s over to a preferred candidate in a term that began at %.3fs, not after the previous preference handover at %.3fs", n.id, Job, n.prefTermAt.Seconds(), e.lastPref.Seconds())
+	if h.LastPref >= 0 && h.TermAt <= h.LastPref {
+		return fmt.Sprintf("%s handed %s over to a preferred candidate in a term that began at %.3fs, not after the previous preference handover at %.3fs", h.Node, h.Name, h.TermAt.Seconds(), h.LastPref.Seconds())
 	}
-	e.lastPref = e.now
+	return ""
 }
 
 // preferredAtEnd checks, at the end, long after the last fault, that the
