@@ -108,19 +108,26 @@ func (w *world) landRecord(i, idx int, out *strings.Builder) error {
 	return verr
 }
 
-// recordEvents lists the records in flight as events, and whether time
-// may advance to t with them in flight.
-func (w *world) recordEvents(t time.Duration) (evs []Event, advance bool) {
+// recordEvents lists the records in flight as events.
+func (w *world) recordEvents() []Event {
+	var evs []Event
 	count := make([]int, len(w.nodes))
-	advance = true
 	for _, r := range w.records {
 		evs = append(evs, Event{Kind: evRecord, Node: int8(r.node), Idx: int8(count[r.node])})
 		count[r.node]++
+	}
+	return evs
+}
+
+// recordsBefore reports whether time may advance to t with the records in
+// flight: each must land before its bound.
+func (w *world) recordsBefore(t time.Duration) bool {
+	for _, r := range w.records {
 		if r.by >= 0 && t >= r.by {
-			advance = false
+			return false
 		}
 	}
-	return evs, advance
+	return true
 }
 
 // recordInstants considers the last instant before each record in flight

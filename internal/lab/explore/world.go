@@ -532,13 +532,13 @@ func (w *world) enabled() []Event {
 	for _, wr := range w.writes {
 		evs = append(evs, Event{Kind: evLand, Node: int8(wr.node)})
 	}
-	t, ok := w.nextInstant()
 	if c.Work != nil && c.Work.LateRecords {
-		recs, before := w.recordEvents(t)
-		evs, ok = append(evs, recs...), ok && before
+		evs = append(evs, w.recordEvents()...)
 	}
-	if !due && ok {
-		evs = append(evs, Event{Kind: evAdvance, To: t})
+	if !due {
+		if t, ok := w.nextInstant(); ok && w.recordsBefore(t) {
+			evs = append(evs, Event{Kind: evAdvance, To: t})
+		}
 	}
 	return evs
 }
