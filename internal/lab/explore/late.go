@@ -26,7 +26,10 @@ import (
 // it at any later event (evRecord), but before the first instant at which
 // the wall clock of a node whose newer term began meanwhile reaches that
 // term's start plus Work.TakeoverGrace: time does not advance past it
-// while the record is in flight. Within that bound every landing instant
+// while the record is in flight. (A run seen ending inside its term has
+// no newer term yet, so every record the bound matters for gets it; one
+// of a run not seen so, fenced by the token, gets it too if a newer term
+// begins after it is sent, and none if one began before.) Within that bound every landing instant
 // the explorer distinguishes is explored. The check is the simulator's
 // (vcluster.Takeover): no claim or skip commits over the row still
 // running under an attempt whose run ended inside its term.

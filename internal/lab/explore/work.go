@@ -58,14 +58,15 @@ type Work struct {
 	// supervisor does (scheduler.CompleteSeen; the simulator's
 	// --supervisor-records).
 	Supervisor bool
-	// LateRecords, with Supervisor, has a supervisor's record of a run
-	// whose end it saw inside its term land later (late.go): in flight
-	// from the run's end, applied at any later event, but before a newer
-	// term's TakeoverGrace has passed on its node's wall clock, the bound
-	// baton run's supervisor is held to (package scheduler's doc: a
+	// LateRecords, with Supervisor, has the supervisor's record land
+	// later (late.go): in flight from the run's end, applied at any later
+	// event, and, for a run whose end it saw inside its term, before a
+	// newer term's TakeoverGrace has passed on its node's wall clock, the
+	// bound baton run's supervisor is held to (package scheduler's doc: a
 	// writer frozen, or blocked behind a frozen process's write lock, for
-	// less than the grace; the simulator's ArmFreezeLocked). Its node's
-	// machine is told of the run's end once it lands.
+	// less than the grace; the simulator's ArmFreezeLocked). A record of
+	// a run not seen ending inside its term (fenced by the token) has no
+	// bound. Its node's machine is told of the run's end once it lands.
 	LateRecords bool
 	// TakeoverGrace is every node's scheduler.Config.TakeoverGrace (baton
 	// run's: its renew interval, at least a second).
