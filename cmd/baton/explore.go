@@ -23,7 +23,9 @@ fenced writes begin and land in every order; in the sched-*
 configurations every leader runs the job's work loop, whose runs end at
 any instant (and fail, in sched-2x1-retry), an operator may suspend
 the job (sched-2x1-suspend), and a node's wall clock may step off the
-store's under the job's clock guard (sched-2x1-clock); in group-2x1
+store's under the job's clock guard (sched-2x1-clock), and a run's
+supervisor may record it late, within a newer term's takeover grace
+(sched-2x1-supervisor-late); in group-2x1
 every node is an election.Group holding its name through its own
 session record, on memstore (group-2x1-succession: with succession);
 and time moves only to the instants where a
@@ -39,7 +41,8 @@ checks, every ledger write that commits: its token the election's, the
 job's catch-up cap, window, jitter, overlap, retries and suspension, no
 damaged row written, no run given back after its machine heard it
 finished, no run past its timeout, no claim or skip after a clock check
-that found the wall clock off, and no leader held off by its clock guard
+that found the wall clock off, no claim or skip over the row of a run
+that ended inside its term, and no leader held off by its clock guard
 past the step-down.
 
 It prints, per configuration, the distinct states reached, the events

@@ -46,6 +46,12 @@ type Config struct {
 	// answer until none is left at time 0 (world.settle): every path
 	// explored, and every counterexample, begins with those events.
 	Settle bool
+	// Start, when set, are events taken after the settled start, each
+	// of which must be enabled when it comes: a planted start that the
+	// shipping machines themselves reach. Every path explored, and every
+	// counterexample, begins with them; the exploration is evidence for
+	// the paths that do, not a proof for the others.
+	Start []Event
 	// Plant, when it is held, is the name's record in the store before
 	// any node starts (as a hostile simulator seed plants one): held by
 	// a node that does not exist, with a lease no valid Config writes.
@@ -106,6 +112,12 @@ type Mutation struct {
 	Election election.Mutations
 	// Succession is the store's (memstore.WithSuccessionMutation).
 	Succession memstore.SuccessionMutation
+	// TokenFencedRecord fences the supervisors' records by the token
+	// also when they saw the run end inside its term, as the simulator's
+	// runtime does with it (vcluster.Mutations.TokenFencedRecord, sim's
+	// token-fenced-record): only a configuration with Work.LateRecords
+	// can show it.
+	TokenFencedRecord bool
 }
 
 // planted reports whether m needs a configuration with a planted
@@ -176,6 +188,9 @@ func (c *Config) Validate() error {
 		}
 		if c.Writes > 0 {
 			return fmt.Errorf("explore: a configuration with work has no fenced writes of its own: want Writes 0")
+		}
+		if wk := c.Work; wk.LateRecords && (!wk.Supervisor || wk.TakeoverGrace <= 0 || wk.Step != 0) {
+			return fmt.Errorf("explore: late supervisor's records are bounded by the takeover grace on a wall clock that does not step: want Supervisor, TakeoverGrace positive, Step 0")
 		}
 	}
 	return nil
@@ -277,6 +292,7 @@ var configs = map[string]Config{
 	},
 	"sched-2x1-prefer": preferSchedConfig(),
 	"2x1-prefer":       preferElectionConfig(),
+	"sched-2x1-supervisor-late": lateConfig(),
 }
 
 // Configs lists the configurations' names, sorted.
@@ -340,6 +356,8 @@ var mutations = map[string]Mutation{
 	"prefer-no-safe-point": {Name: "prefer-no-safe-point", Election: election.Mutations{NoSafePoint: true}},
 	"prefer-no-hysteresis": {Name: "prefer-no-hysteresis", Election: election.Mutations{NoHysteresis: true}},
 	"prefer-no-defer":      {Name: "prefer-no-defer", Election: election.Mutations{NoDefer: true}},
+	"no-takeover-grace":   {Name: "no-takeover-grace", Work: scheduler.Mutations{NoTakeoverGrace: true}},
+	"token-fenced-record": {Name: "token-fenced-record", TokenFencedRecord: true},
 }
 
 // Planted reports whether c starts with a planted damaged record.
@@ -399,6 +417,8 @@ var workNeeds = map[string]func(*Work) bool{
 	"no-step-down": func(wk *Work) bool {
 		return wk.ClockTolerance > 0 && wk.ClockStepDown > 0 && wk.Step.Abs() > wk.ClockTolerance
 	},
+	"no-takeover-grace":   func(wk *Work) bool { return wk.LateRecords },
+	"token-fenced-record": func(wk *Work) bool { return wk.LateRecords },
 }
 
 // groupNeeds says, for each mutation of a Group's rules (or of the
@@ -426,8 +446,6 @@ var notExpressible = map[string]string{
 	"succession-list-no-retry":    "it needs a succession's listing and an operator's transfer request: the explorer drives neither",
 	"settle-stored-token":         "it is the store's settling of a name passed on: the explorer's store keeps no successions",
 	"settle-new-version":          "it is the store's settling of a name passed on: the explorer's store keeps no successions",
-	"no-takeover-grace":           "it needs a supervisor's record of a run that is delayed, but less than the takeover grace (the simulator's leader frozen holding the store's write lock): the explorer's store delays are unbounded, so a record may land after any grace, which the check counts against the shipping machine too",
-	"token-fenced-record":         "it needs a supervisor's record of a run that is delayed, but less than the takeover grace (the simulator's leader frozen holding the store's write lock): the explorer's store delays are unbounded, and its supervisor records at the instant the run ends",
 }
 
 // NotExpressible returns why the simulator's mutation called name is not
@@ -517,5 +535,40 @@ func clockConfig() Config {
 	c := schedConfig("sched-2x1-clock", "the wall-clock guard on (tolerance 500ms, step-down after 250ms, the machine polling every 250ms), one node's wall clock stepped 1s ahead at any instant", 20,
 		Work{Created: -500 * time.Millisecond, ClockTolerance: 500 * time.Millisecond, ClockStepDown: 250 * time.Millisecond, Step: time.Second})
 	c.Work.Poll = 250 * time.Millisecond
+	return c
+}
+
+// lateConfig is sched-2x1-supervisor-late: baton run's supervisor
+// records every run's success, its record landing at any instant before
+// a newer term's takeover grace has passed (Work.LateRecords), the grace
+// baton run's (its renew interval, 1.5s); one period in the horizon (the
+// job every 5s, its first period at the start), the machine polling
+// every 5s; explored from the settled start (the first term won and its
+// run started, at 0).
+func lateConfig() Config {
+	c := schedConfig("sched-2x1-supervisor-late", "", 20,
+		Work{Created: -500 * time.Millisecond, Supervisor: true, LateRecords: true, TakeoverGrace: 1500 * time.Millisecond})
+	c.About = "2 nodes x 1 job every 5s, registered 0.5s before the nodes start, every run's success recorded by its own process, the record landing late but within a newer term's takeover grace (1.5s, baton run's: its renew interval); explored from its settled start; no fault but the store's delays; clock rates 1 and 1.1"
+	c.Work.Period, c.Work.Poll = 5*time.Second, 5*time.Second
+	c.End, c.Settle = 5*time.Second, true
+	// The planted start: node-0's run ends at once, inside its term (its
+	// supervisor's record on its way); node-1 reads node-0's record at
+	// each poll (1.5s on its clock, which runs at 1.1); node-0's renewal
+	// at 1.5s stays in flight, so its term lapses at 3s; node-1 takes the
+	// name at 3.27s (3.6s on its clock).
+	adv := func(ns ...time.Duration) (evs []Event) {
+		for _, t := range ns {
+			evs = append(evs, Event{Kind: evAdvance, To: t})
+		}
+		return evs
+	}
+	ev := func(k kind, n int8) Event { return Event{Kind: k, Node: n} }
+	poll1 := []Event{ev(evTick, 1), ev(evApply, 1), ev(evDeliver, 1)}
+	c.Start = slices.Concat([]Event{ev(evDone, 0)},
+		adv(1363636363, 1363636364), poll1,
+		adv(1499999999, 1500000000), []Event{ev(evTick, 0)},
+		adv(2727272727, 2727272728), poll1,
+		adv(2999999999, 3000000000), []Event{ev(evTick, 0)},
+		adv(3272727272, 3272727273), poll1)
 	return c
 }

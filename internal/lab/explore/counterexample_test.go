@@ -36,6 +36,8 @@ var shortest = map[string]string{
 	"no-own-completion":    "sched-2x1-supervisor",
 	"no-clock-guard":       "sched-2x1-clock",
 	"no-step-down":         "sched-2x1-clock",
+	"no-takeover-grace":    "sched-2x1-supervisor-late",
+	"token-fenced-record":  "sched-2x1-supervisor-late",
 
 	"session-no-margin":   "group-2x1-succession",
 	"session-name-expiry": "group-2x1",

@@ -42,6 +42,13 @@
 // the kinds' own) bounds the crashes, pauses and failed or lost answers
 // of a path, Config.Writes its writes.
 //
+// A configuration may start from a planted start (Config.Start): fixed
+// events after its settled one, each of which must be enabled, so that
+// the shipping machines themselves reach the state the exploration
+// begins from (sched-2x1-supervisor-late: a term's run ended inside it,
+// its record in flight, its renewal held back until a newer term is won).
+// Its result is evidence for the paths that begin so, not for others.
+//
 // A configuration may start with the name's record planted in the store
 // (Config.Plant, 2x1-hostile), as a hostile simulator seed plants one:
 // held by a node that does not exist, with a lease no valid Config
@@ -65,7 +72,17 @@
 // started ends at any later event (evDone; evFailRun too with
 // Work.Failures), and its node's machine is told only while the term
 // that started it is still the node's; with Work.Supervisor the run's
-// own process records its success first (scheduler.CompleteSeen). An
+// own process records its success first (scheduler.CompleteSeen). With
+// Work.LateRecords (sched-2x1-supervisor-late, late.go) that record is in
+// flight from the run's end and lands at any later event (evRecord), its
+// machine told only then, but before a newer term's Work.TakeoverGrace
+// has passed on its node's wall clock: time does not advance past that
+// instant while it is in flight. That is the bound package scheduler's
+// doc says the shipping machine relies on (a record of a run seen ending
+// inside its term, fenced by the row, counts as long as the newer term
+// has not taken the row over, which it does only the grace after it
+// began; one that lands later is not covered), and the simulator's
+// frozen holder of the store's write lock keeps to it. An
 // operator may suspend the job once (Work.Suspend). With the clock guard
 // (Work.ClockTolerance), a node's scheduler machine runs on its wall
 // clock, which may step once (Work.Step, evStep); its clock checks are
@@ -160,7 +177,10 @@
 //     says what each checks); with the clock guard, no claim or skip
 //     after a clock check that found the wall clock off beyond the
 //     tolerance (vcluster.ClockGuard, when it is sent), and a held-off
-//     leader steps down in time (vcluster.StepDown, after every event).
+//     leader steps down in time (vcluster.StepDown, after every event);
+//     with late records, no claim or skip commits over the row still
+//     running under an attempt whose run ended inside its term, which its
+//     supervisor records (vcluster.EndedRowTakeover).
 //   - With balanced Groups: in every quiet state, the names in
 //     proportion (vcluster.Unbalanced; above).
 //   - With a preference: every handover and every takeover passes the
@@ -171,7 +191,8 @@
 // The search is stateful: a state is a value (true time, the nodes'
 // machines, incarnations and flags, the stored record and the store's
 // version counter, the fence's highest token, the requests and writes in
-// flight, the budget spent), cloned by copy. A Machine is copied when it
+// flight, the supervisors' records in flight with their bounds, the budget
+// spent), cloned by copy. A Machine is copied when it
 // steps (copy on write): it is a value but for a slice it only rewrites
 // with the same element, the session pointer of a Group's machine, nil
 // here, and its preference state, copied with it (ownPref); a
@@ -209,10 +230,12 @@
 // drifts beyond its rate, and none that steps but one node's wall clock
 // in sched-2x1-clock (Work.Step: once, never set right again), no fault
 // but the store's delays in the scheduler configurations, no
-// supervisor's record that is delayed: so the simulator's succession
-// mutations, those that need a change feed, and no-takeover-grace and
-// token-fenced-record, are not expressible (NotExpressible says why each
-// is not); the other 29 are caught. A
+// supervisor's record that is delayed but in sched-2x1-supervisor-late
+// (from its planted start, within the takeover grace, never later:
+// a record that lands after the grace is not covered by the shipping
+// machine either): so the simulator's succession mutations and those
+// that need a change feed are not expressible (NotExpressible says why
+// each is not); the other 31 are caught. A
 // preference only in sched-2x1-prefer and 2x1-prefer (one policy, two
 // candidates, no fault but the store's delays, so no candidacy ages
 // and no change of policy (SetPolicy) or of a node's attributes, to

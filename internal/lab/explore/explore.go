@@ -86,6 +86,16 @@ func Explore(ctx context.Context, c Config) (Result, error) {
 			return res, nil
 		}
 	}
+	for _, ev := range c.Start {
+		if !slices.Contains(w0.enabled(), ev) {
+			return res, fmt.Errorf("explore: %s's start: %s is not enabled after %d events", c.Name, ev.line(), len(prefix))
+		}
+		prefix = append(prefix, ev)
+		if err := w0.do(ev, nil); err != nil {
+			res.Violation, res.Path, res.States, res.Elapsed = err, prefix, 1, time.Since(start)
+			return res, nil
+		}
+	}
 	res.Start = len(prefix)
 	entries := []entry{{parent: -1}}
 	x := &hasher{}

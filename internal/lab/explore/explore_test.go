@@ -110,7 +110,7 @@ func TestScriptChecksTheReplay(t *testing.T) {
 // and of the two with a preference (a machine's preference state copied
 // when it steps) to depths 12 and 16.
 func TestClonesAreReplays(t *testing.T) {
-	for _, n := range []string{"2x1-tiny", "2x1", "sched-2x1-tiny", "sched-2x1-prune", "sched-2x1-supervisor", "sched-2x1-clock", "group-2x1", "group-2x2-balance", "2x1-prefer", "sched-2x1-prefer"} {
+	for _, n := range []string{"2x1-tiny", "2x1", "sched-2x1-tiny", "sched-2x1-prune", "sched-2x1-supervisor", "sched-2x1-clock", "group-2x1", "group-2x2-balance", "2x1-prefer", "sched-2x1-prefer", "sched-2x1-supervisor-late"} {
 		c, _ := Lookup(n)
 		switch n {
 		case "2x1-prefer":
@@ -125,6 +125,8 @@ func TestClonesAreReplays(t *testing.T) {
 			c.MaxDepth = 16
 		case "group-2x2-balance":
 			c.MaxDepth = 16
+		case "sched-2x1-supervisor-late":
+			c.MaxDepth = 14
 		}
 		checked, count := 0, 0
 		c.visit = func(k key, p func() []Event) {

@@ -58,6 +58,19 @@ type Work struct {
 	// supervisor does (scheduler.CompleteSeen; the simulator's
 	// --supervisor-records).
 	Supervisor bool
+	// LateRecords, with Supervisor, has the supervisor's record land
+	// later (late.go): in flight from the run's end, applied at any later
+	// event, and, for a run whose end it saw inside its term, before a
+	// newer term's TakeoverGrace has passed on its node's wall clock, the
+	// bound baton run's supervisor is held to (package scheduler's doc: a
+	// writer frozen, or blocked behind a frozen process's write lock, for
+	// less than the grace; the simulator's ArmFreezeLocked). A record of
+	// a run not seen ending inside its term (fenced by the token) has no
+	// bound. Its node's machine is told of the run's end once it lands.
+	LateRecords bool
+	// TakeoverGrace is every node's scheduler.Config.TakeoverGrace (baton
+	// run's: its renew interval, at least a second).
+	TakeoverGrace time.Duration
 	// ClockTolerance and ClockStepDown turn the machine's wall-clock
 	// guard on (scheduler.Config's, baton run --clock-tolerance and
 	// --clock-step-down): the reference is the store's clock, true time,
@@ -100,6 +113,7 @@ func (c *Config) workConfig() scheduler.Config {
 		cfg.Retention, cfg.PruneEvery, cfg.PruneBatch = wk.Retention, wk.Period, 10
 	}
 	cfg.ClockTolerance, cfg.ClockStepDown = wk.ClockTolerance, wk.ClockStepDown
+	cfg.TakeoverGrace = wk.TakeoverGrace
 	return cfg
 }
 
@@ -127,6 +141,7 @@ func attemptOf(r store.Run) attempt { return attempt{r.Period, r.Token, r.Attemp
 func (w *world) startWork(i int, token uint64, out *strings.Builder) error {
 	n := &w.nodes[i]
 	n.starts++
+	w.boundRecords(i, token)
 	return w.stepWork(i, scheduler.Start{Token: token, Node: fmt.Sprintf("node-%d", i)}, out)
 }
 
@@ -345,6 +360,7 @@ func (w *world) swapRun(i int, a scheduler.SwapRun) (store.Run, error, error) {
 	for _, v := range []string{
 		rules.Cap(a), rules.Window(a), rules.Jitter(a), vcluster.Suspended(a, w.job),
 		rules.Overlap(node, a, busy), rules.Retry(a, cur, k >= 0), rules.Skip(a),
+		w.takeover(node, a, cur, k >= 0),
 	} {
 		if v != "" {
 			return row, nil, errors.New(v)
@@ -360,7 +376,7 @@ func (w *world) swapRun(i int, a scheduler.SwapRun) (store.Run, error, error) {
 	// term began, as long as it has not taken the row over (the
 	// simulator's lateRelease and lateInTermRecord). The explorer's
 	// supervisor records at the instant its run ends, in the term's
-	// token or refused by its fence.
+	// token or refused by its fence, but with Work.LateRecords (late.go).
 	byRow := (a.Kind == scheduler.KindRelease || a.Kind == scheduler.KindComplete && w.c.Work.Supervisor) && !sw.Fenced && sw.Expect != 0
 	if !byRow {
 		if v := vcluster.LedgerToken(node, a, w.rec.Token); v != "" {
@@ -406,7 +422,13 @@ func (w *world) prune(r *request, a scheduler.Prune) error {
 func (w *world) supervise(i int, a scheduler.StartEffect, out *strings.Builder) error {
 	n := &w.nodes[i]
 	inTerm := n.m.Token() == a.Run.Token && w.valid(i)
-	sw := scheduler.CompleteSeen(a.Run, 0, "", nil, w.wall(i), inTerm)
+	return w.writeRecord(i, a, inTerm, w.wall(i), out)
+}
+
+// writeRecord writes node i's supervisor's record of the run a, whose end
+// it saw at wall time seen, inside its term or not.
+func (w *world) writeRecord(i int, a scheduler.StartEffect, inTerm bool, seen time.Time, out *strings.Builder) error {
+	sw := scheduler.CompleteSeen(a.Run, 0, "", nil, seen, inTerm && !w.c.Mutate.TokenFencedRecord)
 	if w.c.Mutate.UnfencedLedger {
 		sw.Fenced = false
 	}
@@ -416,6 +438,7 @@ func (w *world) supervise(i int, a scheduler.StartEffect, out *strings.Builder) 
 		return verr
 	}
 	w.say(out, "node-%d: its supervisor recorded %s", i, rowText(row))
+	n := &w.nodes[i]
 	// A new slice: the parent state shares the old one.
 	n.own = append(slices.DeleteFunc(slices.Clone(n.own), func(r store.Run) bool { return r.Period == row.Period }), row)
 	return verr
@@ -475,6 +498,11 @@ func (w *world) endEffect(i int, fail bool, out *strings.Builder) error {
 	}
 	busy()
 	if !deliver {
+		return verr
+	}
+	if !fail && w.c.Work.Supervisor && w.c.Work.LateRecords {
+		// Its machine is told once the record lands (landRecord).
+		w.sendRecord(i, e, out)
 		return verr
 	}
 	if !fail && w.c.Work.Supervisor {

@@ -47,9 +47,10 @@ const (
 	evStep                 // a node's wall clock steps off by Work.Step
 	evStepDown             // a node whose clock guard asked it to step down resigns
 	evCandTick             // a node's candidacy read is due (Config.Prefer)
+	evRecord               // a supervisor's record in flight lands (Work.LateRecords, late.go)
 )
 
-var kindNames = [...]string{"tick", "apply", "fail", "deliver", "lose", "crash", "restart", "pause", "resume", "write", "land", "advance", "wtick", "done", "failrun", "suspend", "step", "stepdown", "ctick"}
+var kindNames = [...]string{"tick", "apply", "fail", "deliver", "lose", "crash", "restart", "pause", "resume", "write", "land", "advance", "wtick", "done", "failrun", "suspend", "step", "stepdown", "ctick", "record"}
 
 func (k kind) String() string { return kindNames[k] }
 
@@ -66,7 +67,7 @@ func (ev Event) line() string {
 	switch ev.Kind {
 	case evAdvance:
 		return fmt.Sprintf("advance to=%v", ev.To)
-	case evApply, evFail, evDeliver, evLose:
+	case evApply, evFail, evDeliver, evLose, evRecord:
 		return fmt.Sprintf("%s n=%d i=%d", ev.Kind, ev.Node, ev.Idx)
 	case evSuspend:
 		return "suspend"
@@ -161,6 +162,11 @@ type world struct {
 	told      []attempt
 	suspended bool
 	stepped   bool // a node's wall clock stepped (Work.Step)
+	// With Work.LateRecords: the supervisors' records in flight, and the
+	// claimed rows of the attempts whose runs ended inside their terms
+	// (late.go).
+	records []record
+	ended   []store.Run
 	// With Config.Group: the store (memstore, copied on write) and the
 	// highest token each name was won with.
 	st      *memstore.Store
@@ -232,6 +238,7 @@ func (w *world) clone() *world {
 	c.writes = slices.Clone(w.writes)
 	c.rows = slices.Clone(w.rows)
 	c.told = slices.Clone(w.told)
+	c.records = slices.Clone(w.records)
 	return &c
 }
 
@@ -295,6 +302,10 @@ func (w *world) key(x *hasher) key {
 		x.u64(uint64(w.ledgerVer))
 		x.value(reflect.ValueOf(w.told))
 		x.u64(b2i(w.suspended)<<1 | b2i(w.stepped))
+		if w.c.Work.LateRecords {
+			x.value(reflect.ValueOf(w.records))
+			x.value(reflect.ValueOf(w.ended))
+		}
 	}
 	if w.c.Prefer != nil {
 		w.preferKey(x)
@@ -560,8 +571,11 @@ func (w *world) enabled() []Event {
 	for _, wr := range w.writes {
 		evs = append(evs, Event{Kind: evLand, Node: int8(wr.node)})
 	}
+	if c.Work != nil && c.Work.LateRecords {
+		evs = append(evs, w.recordEvents()...)
+	}
 	if !due {
-		if t, ok := w.nextInstant(); ok && !w.prompt(t) {
+		if t, ok := w.nextInstant(); ok && !w.prompt(t) && w.recordsBefore(t) {
 			evs = append(evs, Event{Kind: evAdvance, To: t})
 		}
 	}
@@ -619,6 +633,7 @@ func (w *world) nextInstant() (time.Duration, bool) {
 			consider(n.heldAt + wk.ClockStepDown + 3*wk.Poll + 1) // the first instant the step-down is late
 		}
 	}
+	w.recordInstants(consider)
 	return best, ok
 }
 
@@ -780,6 +795,8 @@ func (w *world) do(ev Event, out *strings.Builder) error {
 		w.say(out, "now %v", w.now)
 	case evDone, evFailRun:
 		verr = w.endEffect(i, ev.Kind == evFailRun, out)
+	case evRecord:
+		verr = w.landRecord(i, int(ev.Idx), out)
 	case evStep:
 		w.stepped = true
 		n := &w.nodes[i]

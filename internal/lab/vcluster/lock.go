@@ -80,17 +80,12 @@ func (e *engine) unlock(after time.Duration) {
 // off, a period whose run is known to have ended: its supervisor records
 // it, fenced by the row, and a new term waits TakeoverGrace for that.
 func (e *engine) checkTakeover(n *node, a scheduler.SwapRun) {
-	if !e.c.Check || !e.c.SupervisorRecords || (a.Kind != scheduler.KindClaim && a.Kind != scheduler.KindSkip) {
+	if !e.c.Check || !e.c.SupervisorRecords {
 		return
 	}
-	sw := a.Swap.Run
-	prev, ok := e.rows[sw.Period]
-	ended, was := e.inTermEnds[sw.Period]
-	if !ok || !was || prev.State != store.Running || a.Swap.Expect != prev.Version || prev.Token != ended.Token || prev.Attempt != ended.Attempt {
-		return
-	}
-	e.violate("%s %s %s with token %d over attempt %d of token %d, whose run ended inside its term (its supervisor records it)",
-		n.id, a.Kind, sw.Period, sw.Token, ended.Attempt, ended.Token)
+	prev, ok := e.rows[a.Swap.Run.Period]
+	ended, was := e.inTermEnds[a.Swap.Run.Period]
+	e.violated(EndedRowTakeover(n.id, a, prev, ok, ended, was))
 }
 
 // lateInTermRecord reports whether a is a supervisor's record, fenced by

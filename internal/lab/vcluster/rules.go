@@ -195,6 +195,25 @@ func Release(node string, a scheduler.SwapRun, toldFinished bool) string {
 	return ""
 }
 
+// EndedRowTakeover checks a claim or skip by node that committed over prev (ok:
+// the period had a row), against ended, the claimed row of the period's
+// attempt whose effect ended inside its term (was: there is one, with the
+// supervisors' records): a claim or skip that takes over the row still
+// running under that attempt runs, or writes off, a period whose run is
+// known to have ended, which its supervisor records, fenced by the row,
+// and for which a new term waits its takeover grace.
+func EndedRowTakeover(node string, a scheduler.SwapRun, prev store.Run, ok bool, ended store.Run, was bool) string {
+	if a.Kind != scheduler.KindClaim && a.Kind != scheduler.KindSkip {
+		return ""
+	}
+	sw := a.Swap.Run
+	if !ok || !was || prev.State != store.Running || a.Swap.Expect != prev.Version || prev.Token != ended.Token || prev.Attempt != ended.Attempt {
+		return ""
+	}
+	return fmt.Sprintf("%s %s %s with token %d over attempt %d of token %d, whose run ended inside its term (its supervisor records it)",
+		node, a.Kind, sw.Period, sw.Token, ended.Attempt, ended.Token)
+}
+
 // LedgerToken checks that a ledger write by node that commits while the
 // election's token is token carries it (the ledger's fence), for a write
 // fenced by the token: not a release or a supervisor's record fenced by
