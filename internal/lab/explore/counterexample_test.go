@@ -40,6 +40,7 @@ var shortest = map[string]string{
 	"session-no-margin":   "group-2x1-succession",
 	"session-name-expiry": "group-2x1",
 	"succession-no-raise": "group-2x1-succession",
+	"session-read-first":  "group-2x1-forge",
 }
 
 // slow are the mutations whose recorded configuration takes seconds to
@@ -56,6 +57,7 @@ var slow = map[string]bool{
 	"session-name-expiry":  true,
 	"session-no-margin":    true,
 	"succession-no-raise":  true,
+	"session-read-first":   true,
 }
 
 // counterexampleFile is where mutation m's shortest counterexample is kept.

@@ -133,20 +133,36 @@
 // differ, so two nodes are rarely interchangeable. There is no
 // partial-order reduction beyond the hash's merging of diamonds.
 //
+// # The change feed
+//
+// With Sessions.Feed (group-2x1-forge) every node's Group gets the
+// store's change feed as package baton's driver delivers memstore's
+// (feed.go): opened when its process starts, every write applied queued
+// in order and delivered at any later event (Changed, then Synced), a
+// feed that closes (its queue lost, Feed{}) and opens again within
+// Feed.Gaps, and forged notifications of held session records within
+// Feed.Forges. It adds an invariant: a Group answered a session record
+// it has seen unchanged (and nobody wrote) for the record's lease plus
+// 2e does not read it again in that step but ends the session. Not
+// modelled: a notification lost while its feed stays live, batches of
+// several changes, the driver's wait before it watches again.
+//
 // # What is not explored (yet)
 //
 // One name per node; an election.Group in session mode only in
 // group-2x1 and group-2x1-succession (one name, polling: no change
 // notifications, no collector, no listing, explored from their settled
-// start, Config.Settle, to a depth bound; group.go); no clock that
+// start, Config.Settle, to a depth bound; group.go) and group-2x1-forge
+// (the change feed, forged notifications, one crash; no succession); no
+// configuration with a succession and a feed; no clock that
 // drifts beyond its rate, and none that steps but one node's wall clock
 // in sched-2x1-clock (Work.Step: once, never set right again), no fault
 // but the store's delays in the scheduler configurations, no
 // supervisor's record that is delayed: so the simulator's succession
-// mutations, those that need a change feed or balanced Groups, the
-// preference's, and no-takeover-grace and token-fenced-record, are not
-// expressible (NotExpressible says why each is not); the other 24 are
-// caught. An
+// mutations, those that need a succession with a change feed or
+// balanced Groups, the preference's, and no-takeover-grace and
+// token-fenced-record, are not expressible (NotExpressible says why
+// each is not); the other 25 are caught. An
 // answer is explored only at the instants above. A configuration that
 // does not complete stops at its depth bound (Config.MaxDepth), and the
 // result says so (Result.Bounded): it is evidence for paths that short,

@@ -163,7 +163,7 @@ func (w *world) settle() ([]Event, error) {
 		var next *Event
 		for _, ev := range w.enabled() {
 			switch ev.Kind {
-			case evTick, evWorkTick, evApply, evDeliver:
+			case evTick, evWorkTick, evApply, evDeliver, evNote:
 				next = &ev
 			}
 			if next != nil {

@@ -102,7 +102,7 @@ func TestScriptChecksTheReplay(t *testing.T) {
 // and a stepped wall clock to depth 15, and of the one of Groups (cloned
 // by deepCopy, the store too) to depth 16.
 func TestClonesAreReplays(t *testing.T) {
-	for _, n := range []string{"2x1-tiny", "2x1", "sched-2x1-tiny", "sched-2x1-prune", "sched-2x1-supervisor", "sched-2x1-clock", "group-2x1"} {
+	for _, n := range []string{"2x1-tiny", "2x1", "sched-2x1-tiny", "sched-2x1-prune", "sched-2x1-supervisor", "sched-2x1-clock", "group-2x1", "group-2x1-forge"} {
 		c, _ := Lookup(n)
 		switch n {
 		case "2x1":
@@ -111,6 +111,8 @@ func TestClonesAreReplays(t *testing.T) {
 			c.MaxDepth = 15
 		case "group-2x1":
 			c.MaxDepth = 16
+		case "group-2x1-forge":
+			c.MaxDepth = 9
 		}
 		checked, count := 0, 0
 		c.visit = func(k key, p func() []Event) {

@@ -46,9 +46,13 @@ const (
 	evSuspend              // an operator suspends the job (Work.Suspend)
 	evStep                 // a node's wall clock steps off by Work.Step
 	evStepDown             // a node whose clock guard asked it to step down resigns
+	evNote                 // a node's change feed reports the first writes it queued (feed.go)
+	evGap                  // a node's change feed closes: its notifications are lost
+	evHeal                 // a node's change feed opens again
+	evForge                // a forging client notifies a node of a session record
 )
 
-var kindNames = [...]string{"tick", "apply", "fail", "deliver", "lose", "crash", "restart", "pause", "resume", "write", "land", "advance", "wtick", "done", "failrun", "suspend", "step", "stepdown"}
+var kindNames = [...]string{"tick", "apply", "fail", "deliver", "lose", "crash", "restart", "pause", "resume", "write", "land", "advance", "wtick", "done", "failrun", "suspend", "step", "stepdown", "note", "gap", "heal", "forge"}
 
 func (k kind) String() string { return kindNames[k] }
 
@@ -65,7 +69,7 @@ func (ev Event) line() string {
 	switch ev.Kind {
 	case evAdvance:
 		return fmt.Sprintf("advance to=%v", ev.To)
-	case evApply, evFail, evDeliver, evLose:
+	case evApply, evFail, evDeliver, evLose, evNote, evForge:
 		return fmt.Sprintf("%s n=%d i=%d", ev.Kind, ev.Node, ev.Idx)
 	case evSuspend:
 		return "suspend"
@@ -161,6 +165,7 @@ type world struct {
 	sth     key // st's hash, kept while st does not change
 	sthashd bool
 	tokens  []uint64
+	feed    feedWorld // with Sessions.Feed (feed.go)
 }
 
 // newWorld is the initial state: every node campaigns (Start{Hold}) at
@@ -277,6 +282,9 @@ func (w *world) key(x *hasher) key {
 		x.u64(uint64(w.ledgerVer))
 		x.value(reflect.ValueOf(w.told))
 		x.u64(b2i(w.suspended)<<1 | b2i(w.stepped))
+	}
+	if w.c.feeding() {
+		x.value(reflect.ValueOf(w.feed))
 	}
 	return x.sum()
 }
@@ -521,6 +529,7 @@ func (w *world) enabled() []Event {
 	for _, wr := range w.writes {
 		evs = append(evs, Event{Kind: evLand, Node: int8(wr.node)})
 	}
+	evs = w.feedEvents(evs)
 	if !due {
 		if t, ok := w.nextInstant(); ok {
 			evs = append(evs, Event{Kind: evAdvance, To: t})
@@ -653,6 +662,7 @@ func (w *world) do(ev Event, out *strings.Builder) error {
 		w.nodes[i].s, w.nodes[i].shashd, w.nodes[i].eff, w.nodes[i].busy, w.nodes[i].own = nil, false, effect{}, vcluster.Busy{}, nil
 		w.nodes[i].heldAt, w.nodes[i].stepDown = -1, false
 		w.landStep(i, out) // outside a term now
+		w.feedGone(i)
 		// Answers on their way to the process are gone with it; requests
 		// not applied yet may still be (the store may take them later).
 		w.reqs = slices.DeleteFunc(w.reqs, func(r request) bool { return r.node == i && r.applied })
@@ -718,6 +728,8 @@ func (w *world) do(ev Event, out *strings.Builder) error {
 				verr = fmt.Errorf("a write with token %d was accepted after one with a higher token landed", wr.token)
 			}
 		}
+	case evNote, evGap, evHeal, evForge:
+		verr = w.doFeed(ev, out)
 	case evAdvance:
 		w.now = ev.To
 		w.say(out, "now %v", w.now)
