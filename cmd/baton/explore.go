@@ -27,7 +27,9 @@ store's under the job's clock guard (sched-2x1-clock), and a run's
 supervisor may record it late, within a newer term's takeover grace
 (sched-2x1-supervisor-late); in group-2x1
 every node is an election.Group holding its name through its own
-session record, on memstore (group-2x1-succession: with succession);
+session record, on memstore (group-2x1-succession: with succession;
+group-2x1-forge: with the store's change feed, its notifications
+delivered late, and a client forging notifications of a session record);
 and time moves only to the instants where a
 decision can change (just before and at every node's timer, just before,
 at and just after every term's deadline, on each node's own clock). After
@@ -36,7 +38,9 @@ time, that every term is won with a token above every earlier one, that
 the fence accepts no write with a token below one that landed before,
 that no write begins outside its term, that the store refuses no swap as
 invalid, and that no swap writes over a record planted with a lease no
-valid configuration writes (2x1-hostile); and, with the simulator's own
+valid configuration writes (2x1-hostile); with the change feed, that a
+Group answered a session record it has seen unchanged for its lease plus
+2e ends that session rather than reading it again; and, with the simulator's own
 checks, every ledger write that commits: its token the election's, the
 job's catch-up cap, window, jitter, overlap, retries and suspension, no
 damaged row written, no run given back after its machine heard it

@@ -290,9 +290,14 @@ var configs = map[string]Config{
 		Rates: []Rate{{1, 1}, {11, 10}}, End: 7 * time.Second, Settle: true,
 		Group: &Sessions{Names: []string{name, "payroll"}, Balance: true, Shares: []int{1, 4}, Heal: 0, Quiet: 6 * time.Second},
 	},
-	"sched-2x1-prefer": preferSchedConfig(),
-	"2x1-prefer":       preferElectionConfig(),
+	"sched-2x1-prefer":          preferSchedConfig(),
+	"2x1-prefer":                preferElectionConfig(),
 	"sched-2x1-supervisor-late": lateConfig(),
+	"group-2x1-forge": {
+		Name: "group-2x1-forge", About: "group-2x1 with every node's change feed from memstore (in order, delayed, no gap), a client that forges up to two notifications of a session record, and one crash (a node may restart)",
+		Nodes: 2, Lease: 3 * time.Second, Renew: 1500 * time.Millisecond, Margin: 300 * time.Millisecond, Poll: 1500 * time.Millisecond,
+		Rates: []Rate{{1, 1}, {11, 10}}, End: 4 * time.Second, Crashes: 1, Faults: 1, Group: &Sessions{Names: []string{name}, Feed: &Feed{Forges: 2}}, Settle: true, MaxDepth: 13,
+	},
 }
 
 // Configs lists the configurations' names, sorted.
@@ -348,6 +353,8 @@ var mutations = map[string]Mutation{
 
 	"succession-no-raise": {Name: "succession-no-raise", Succession: memstore.SuccessionMutation{NoRaise: true}},
 
+	"session-read-first": {Name: "session-read-first", Election: election.Mutations{ReadBeforeExpiry: true}},
+
 	"no-clock-guard": {Name: "no-clock-guard", Work: scheduler.Mutations{NoClockGuard: true}},
 	"no-step-down":   {Name: "no-step-down", Work: scheduler.Mutations{NoStepDown: true}},
 
@@ -356,8 +363,8 @@ var mutations = map[string]Mutation{
 	"prefer-no-safe-point": {Name: "prefer-no-safe-point", Election: election.Mutations{NoSafePoint: true}},
 	"prefer-no-hysteresis": {Name: "prefer-no-hysteresis", Election: election.Mutations{NoHysteresis: true}},
 	"prefer-no-defer":      {Name: "prefer-no-defer", Election: election.Mutations{NoDefer: true}},
-	"no-takeover-grace":   {Name: "no-takeover-grace", Work: scheduler.Mutations{NoTakeoverGrace: true}},
-	"token-fenced-record": {Name: "token-fenced-record", TokenFencedRecord: true},
+	"no-takeover-grace":    {Name: "no-takeover-grace", Work: scheduler.Mutations{NoTakeoverGrace: true}},
+	"token-fenced-record":  {Name: "token-fenced-record", TokenFencedRecord: true},
 }
 
 // Planted reports whether c starts with a planted damaged record.
@@ -430,18 +437,18 @@ var groupNeeds = map[string]func(*Sessions) bool{
 
 	"succession-no-raise": func(s *Sessions) bool { return s.Succession },
 
-	"no-pull":   func(s *Sessions) bool { return s.Balance },
-	"no-shares": func(s *Sessions) bool { return s.Balance && s.weighted() },
+	"no-pull":            func(s *Sessions) bool { return s.Balance },
+	"no-shares":          func(s *Sessions) bool { return s.Balance && s.weighted() },
+	"session-read-first": func(s *Sessions) bool { return s.Feed != nil && s.Feed.Forges > 0 },
 }
 
 // notExpressible names each simulator mutation (baton sim --mutate) that
 // the explorer cannot express yet, with why.
 var notExpressible = map[string]string{
-	"session-read-first":          "it needs sessions and change notifications: the explorer drives no election.Group and polls only",
 	"succession-stored-version":   "it needs a write prepared before a succession that lands after it: group-2x1-succession, where it can happen, explores 395,491 states to depth 25 after its settled start without reaching one (a Group's own release, or a second contender, would come sooner)",
 	"succession-adopt-unread":     "it needs a Group's machine told of its session's succession after a write it did not read: with it on, group-2x1-succession reaches the same 290,098 states to depth 24 after its settled start as the shipping Group, none a violation",
-	"succession-adopt-unsynced":   "it needs a succession and an ordered change feed: the explorer drives no election.Group and polls only",
-	"succession-adopt-across-gap": "it needs a succession and a change feed that breaks: the explorer drives no election.Group and polls only",
+	"succession-adopt-unsynced":   "it needs a succession and an ordered change feed that lags behind a take elsewhere: the explorer models the feed (Sessions.Feed, group-2x1-forge) but has no configuration with a succession and a feed yet",
+	"succession-adopt-across-gap": "it needs a succession and a change feed that breaks while a name is taken elsewhere: the explorer models the feed's gaps (Feed.Gaps) but has no configuration with a succession and a gap yet",
 	"succession-list-ended":       "it needs a succession's listing: the explorer drives no election.Group",
 	"succession-list-no-retry":    "it needs a succession's listing and an operator's transfer request: the explorer drives neither",
 	"settle-stored-token":         "it is the store's settling of a name passed on: the explorer's store keeps no successions",

@@ -48,6 +48,7 @@ var shortest = map[string]string{
 	"prefer-no-safe-point": "sched-2x1-prefer",
 	"prefer-no-hysteresis": "sched-2x1-prefer",
 	"prefer-no-defer":      "2x1-prefer",
+	"session-read-first":   "group-2x1-forge",
 }
 
 // slow are the mutations whose recorded configuration takes seconds to
@@ -66,6 +67,7 @@ var slow = map[string]bool{
 	"succession-no-raise":  true,
 	"no-shares":            true,
 	"prefer-no-safe-point": true,
+	"session-read-first":   true,
 }
 
 // counterexampleFile is where mutation m's shortest counterexample is kept.

@@ -217,12 +217,28 @@
 // differ, so two nodes are rarely interchangeable. There is no
 // partial-order reduction beyond the hash's merging of diamonds.
 //
+// # The change feed
+//
+// With Sessions.Feed (group-2x1-forge) every node's Group gets the
+// store's change feed as package baton's driver delivers memstore's
+// (feed.go): opened when its process starts, every write applied queued
+// in order and delivered at any later event (Changed, then Synced), a
+// feed that closes (its queue lost, Feed{}) and opens again within
+// Feed.Gaps, and forged notifications of held session records within
+// Feed.Forges. It adds an invariant: a Group answered a session record
+// it has seen unchanged (and nobody wrote) for the record's lease plus
+// 2e does not read it again in that step but ends the session. Not
+// modelled: a notification lost while its feed stays live, batches of
+// several changes, the driver's wait before it watches again.
+//
 // # What is not explored (yet)
 //
 // One name per node; an election.Group in session mode only in
 // group-2x1 and group-2x1-succession (one name, polling: no change
 // notifications, no collector, no listing, explored from their settled
-// start, Config.Settle, to a depth bound; group.go), and balanced in
+// start, Config.Settle, to a depth bound; group.go) and group-2x1-forge
+// (the change feed, forged notifications, one crash; no succession: no
+// configuration has a succession and a feed), and balanced in
 // group-2x2-balance, group-2x2-shares and group-2x2-weighted (two
 // names, polling, no fault but the store's delays until Heal, none at
 // all in group-2x2-weighted, complete to their horizon; no join, no
@@ -233,9 +249,9 @@
 // supervisor's record that is delayed but in sched-2x1-supervisor-late
 // (from its planted start, within the takeover grace, never later:
 // a record that lands after the grace is not covered by the shipping
-// machine either): so the simulator's succession mutations and those
-// that need a change feed are not expressible (NotExpressible says why
-// each is not); the other 31 are caught. A
+// machine either): so the simulator's succession mutations, two of
+// which need a succession with a change feed, are not expressible
+// (NotExpressible says why each is not); the other 32 are caught. A
 // preference only in sched-2x1-prefer and 2x1-prefer (one policy, two
 // candidates, no fault but the store's delays, so no candidacy ages
 // and no change of policy (SetPolicy) or of a node's attributes, to

@@ -173,7 +173,7 @@ func (w *world) settle() ([]Event, error) {
 		var next *Event
 		for _, ev := range w.enabled() {
 			switch ev.Kind {
-			case evTick, evWorkTick, evApply, evDeliver, evCandTick:
+			case evTick, evWorkTick, evApply, evDeliver, evCandTick, evNote:
 				next = &ev
 			}
 			if next != nil {

@@ -56,6 +56,8 @@ type Sessions struct {
 	// Quiet is the true instant from which the balance check applies:
 	// in every state at or after it with no store call in flight.
 	Quiet time.Duration
+	// Feed, when set, gives every node the store's change feed (feed.go).
+	Feed *Feed
 }
 
 // storeEpoch is the store's clock: stopped, so that a record's Updated
@@ -80,6 +82,7 @@ func (c *Config) groupConfig(i, inc int) election.Config {
 	cfg.Check = election.CheckLeases * c.Lease // as baton.NewGroup sets it
 	cfg.Succession = c.Group.Succession
 	cfg.Balance, cfg.Share = c.Group.Balance, c.Group.share(i)
+	cfg.OrderedFeed = c.Group.Feed != nil // memstore's feed is in order (feed.go)
 	cfg.Mutate = c.Mutate.Election
 	cfg.Mutate.WrapDeadline = c.Mutate.WrapDeadline
 	return cfg
@@ -94,7 +97,7 @@ func (w *world) startGroup(i int, out *strings.Builder) error {
 	n := &w.nodes[i]
 	n.g = election.NewGroup(w.c.groupConfig(i, n.inc), true)
 	n.hashd = false
-	var verr error
+	verr := w.feedOpen(i, out)
 	for _, nm := range w.c.Group.Names {
 		if err := w.stepGroup(i, election.Start{Name: nm, Hold: true}, out); err != nil && verr == nil {
 			verr = err
@@ -242,7 +245,7 @@ func (w *world) answerGroup(i int, rq request, err error, out *strings.Builder) 
 	} else {
 		w.say(out, "node-%d: told %s: %s", i, rq.what(), rq.answerText())
 	}
-	return w.stepGroup(i, ev, out)
+	return w.feedAnswer(i, rq, err, func() error { return w.stepGroup(i, ev, out) })
 }
 
 // what names a Group's request.
@@ -331,6 +334,7 @@ func (w *world) groupInstants(i int, consider func(time.Duration)) {
 			}
 		}
 	}
+	w.feedInstants(i, consider)
 }
 
 // storeKey hashes the store's contents (every field of the memstore, its
@@ -345,6 +349,9 @@ func (w *world) doGroupRequest(ev Event, j int, cur bool, out *strings.Builder) 
 	switch ev.Kind {
 	case evApply:
 		verr := w.applyGroup(r)
+		if r.swap && r.err == nil {
+			w.notified(r.rec)
+		}
 		if errors.Is(r.err, store.ErrInvalid) {
 			verr = fmt.Errorf("the store refused node-%d's %s as invalid: %v", i, r.what(), r.err)
 		}

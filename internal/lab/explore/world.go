@@ -48,9 +48,13 @@ const (
 	evStepDown             // a node whose clock guard asked it to step down resigns
 	evCandTick             // a node's candidacy read is due (Config.Prefer)
 	evRecord               // a supervisor's record in flight lands (Work.LateRecords, late.go)
+	evNote                 // a node's change feed reports the first writes it queued (feed.go)
+	evGap                  // a node's change feed closes: its notifications are lost
+	evHeal                 // a node's change feed opens again
+	evForge                // a forging client notifies a node of a session record
 )
 
-var kindNames = [...]string{"tick", "apply", "fail", "deliver", "lose", "crash", "restart", "pause", "resume", "write", "land", "advance", "wtick", "done", "failrun", "suspend", "step", "stepdown", "ctick", "record"}
+var kindNames = [...]string{"tick", "apply", "fail", "deliver", "lose", "crash", "restart", "pause", "resume", "write", "land", "advance", "wtick", "done", "failrun", "suspend", "step", "stepdown", "ctick", "record", "note", "gap", "heal", "forge"}
 
 func (k kind) String() string { return kindNames[k] }
 
@@ -67,7 +71,7 @@ func (ev Event) line() string {
 	switch ev.Kind {
 	case evAdvance:
 		return fmt.Sprintf("advance to=%v", ev.To)
-	case evApply, evFail, evDeliver, evLose, evRecord:
+	case evApply, evFail, evDeliver, evLose, evRecord, evNote, evForge:
 		return fmt.Sprintf("%s n=%d i=%d", ev.Kind, ev.Node, ev.Idx)
 	case evSuspend:
 		return "suspend"
@@ -177,6 +181,7 @@ type world struct {
 	// preferred candidate (-1: never), and when its record was last
 	// written (true time).
 	lastPref, recAt time.Duration
+	feed            feedWorld // with Sessions.Feed (feed.go)
 }
 
 // newWorld is the initial state: every node campaigns (Start{Hold}) at
@@ -309,6 +314,9 @@ func (w *world) key(x *hasher) key {
 	}
 	if w.c.Prefer != nil {
 		w.preferKey(x)
+	}
+	if w.c.feeding() {
+		x.value(reflect.ValueOf(w.feed))
 	}
 	return x.sum()
 }
@@ -574,6 +582,7 @@ func (w *world) enabled() []Event {
 	if c.Work != nil && c.Work.LateRecords {
 		evs = append(evs, w.recordEvents()...)
 	}
+	evs = w.feedEvents(evs)
 	if !due {
 		if t, ok := w.nextInstant(); ok && !w.prompt(t) && w.recordsBefore(t) {
 			evs = append(evs, Event{Kind: evAdvance, To: t})
@@ -716,6 +725,7 @@ func (w *world) do(ev Event, out *strings.Builder) error {
 			w.nodes[i].pn = prefNode{gone: w.now} // its candidacy is renewed no more
 		}
 		w.landStep(i, out) // outside a term now
+		w.feedGone(i)
 		// Answers on their way to the process are gone with it; requests
 		// not applied yet may still be (the store may take them later).
 		w.reqs = slices.DeleteFunc(w.reqs, func(r request) bool { return r.node == i && r.applied })
@@ -790,6 +800,8 @@ func (w *world) do(ev Event, out *strings.Builder) error {
 				verr = fmt.Errorf("a write with token %d was accepted after one with a higher token landed", wr.token)
 			}
 		}
+	case evNote, evGap, evHeal, evForge:
+		verr = w.doFeed(ev, out)
 	case evAdvance:
 		w.now = ev.To
 		w.say(out, "now %v", w.now)
