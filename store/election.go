@@ -79,7 +79,7 @@ func IsSession(name string) bool { return strings.HasPrefix(name, SessionPrefix)
 const AnyNode = "*"
 
 // Free reports whether nobody holds the record.
-func (r Record) Free() bool { return r.Holder == "" }
+func (r *Record) Free() bool { return r.Holder == "" }
 
 // Swap is one compare-and-swap of an election record.
 type Swap struct {

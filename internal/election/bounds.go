@@ -87,7 +87,7 @@ func (c Config) Validate() error {
 // holder has passed its own deadline: the record's lease plus twice the
 // clock margin, saturated. With Mutate.WrapDeadline (a mutation) the sum wraps,
 // as it did before the bounds existed.
-func (c Config) wait(lease time.Duration) time.Duration {
+func (c *Config) wait(lease time.Duration) time.Duration {
 	if c.Mutate.WrapDeadline {
 		return lease + 2*c.Margin
 	}

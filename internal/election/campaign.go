@@ -98,7 +98,7 @@ func (m *Machine) acquire(now time.Time, cur store.Record) []Action {
 	case cur.Version == 0:
 	case cur.Free() && cur.Transfer == m.cfg.Node:
 		kind = store.Transferred
-	case !cur.Free() && !m.mine(cur):
+	case !cur.Free() && !m.mine(&cur):
 		kind = store.TakenOver
 	}
 	if store.IsSession(m.cfg.Name) {
@@ -134,7 +134,7 @@ func (m *Machine) contenderReply(now time.Time, r *GetReply) []Action {
 	switch {
 	case r.Err == nil: // most replies: on to the record
 	case errors.Is(r.Err, store.ErrNotFound):
-		if m.deferTake(now, store.Record{}) {
+		if m.deferTake(now, &store.Record{}) {
 			return nil
 		}
 		return m.acquire(now, store.Record{})
@@ -166,11 +166,11 @@ func (m *Machine) contenderReply(now time.Time, r *GetReply) []Action {
 		adopt = m.awaiting
 	}
 	switch {
-	case adopt != "" && rec.Via == adopt && m.mine(*rec) && m.sess != nil && m.sess.alive && rec.Session == m.sess.name:
+	case adopt != "" && rec.Via == adopt && m.mine(rec) && m.sess != nil && m.sess.alive && rec.Session == m.sess.name:
 		// Passed on to this Group's session by its own succession of the
 		// session it awaited, as this read shows: the term began then.
 		return m.adoptTerm(now, *rec)
-	case m.mine(*rec):
+	case m.mine(rec):
 		// Ours from an earlier term of this instance, which has ended: take
 		// it again under a new token, never the old one.
 		return m.acquire(now, *rec)
@@ -178,7 +178,7 @@ func (m *Machine) contenderReply(now time.Time, r *GetReply) []Action {
 		m.readAt = m.yieldUntil // resigned on request: the others go first
 		return nil
 	case rec.Free() && (rec.Transfer == "" || rec.Transfer == store.AnyNode || rec.Transfer == m.cfg.Node):
-		if rec.Transfer != m.cfg.Node && m.deferTake(now, *rec) {
+		if rec.Transfer != m.cfg.Node && m.deferTake(now, rec) {
 			return nil // a better candidate goes first (prefer.go)
 		}
 		return m.acquire(now, *rec)
@@ -206,7 +206,7 @@ func (m *Machine) contenderReply(now time.Time, r *GetReply) []Action {
 	}
 	due := m.seenAt.Add(m.cfg.wait(m.seen.Lease)) // m.expired's instant, m.hasSeen set
 	if !now.Before(due) {
-		if m.deferTake(now, *rec) {
+		if m.deferTake(now, rec) {
 			return nil // a better candidate goes first (prefer.go)
 		}
 		return m.acquire(now, *rec)

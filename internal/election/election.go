@@ -366,7 +366,7 @@ func (m *Machine) tick(now time.Time) []Action {
 	case contending, releasing:
 		if m.inflight == opNone && !m.readAt.IsZero() && !now.Before(m.readAt) {
 			if m.phase == contending && m.hasSeen && (m.seen.Session == "" || m.cfg.Mutate.SessionNameExpiry) && m.expired(now) {
-				if m.deferTake(now, m.seen) {
+				if m.deferTake(now, &m.seen) {
 					return m.read(now) // deferring: watch for the better one's takeover
 				}
 				return m.acquire(now, m.seen)
@@ -380,7 +380,7 @@ func (m *Machine) tick(now time.Time) []Action {
 }
 
 // mine reports whether r is held by this process instance.
-func (m *Machine) mine(r store.Record) bool {
+func (m *Machine) mine(r *store.Record) bool {
 	return r.Holder == m.cfg.Node && r.Incarnation == m.cfg.Incarnation
 }
 

@@ -374,7 +374,8 @@ func (g *Group) tick(now time.Time) []Action {
 		if !g.feed {
 			soon = now.Add(g.cfg.Poll / 2)
 		}
-		for _, s := range sortedKeys(g.obs) {
+		var buf [8]string
+		for _, s := range sortedKeysIn(buf[:0], g.obs) {
 			o := g.obs[s]
 			if o == nil {
 				continue // ended by an earlier one's names

@@ -582,7 +582,7 @@ func (c Config) Deferral() time.Duration { return bound.Add(c.Poll, c.Renew) }
 // per version of the record, for at most Config.Deferral from the first
 // reply that found it takeable with such a candidate known; the best
 // candidate itself never defers. It sets the next read.
-func (m *Machine) deferTake(now time.Time, rec store.Record) bool {
+func (m *Machine) deferTake(now time.Time, rec *store.Record) bool {
 	p := m.pref
 	if p == nil || m.cfg.Mutate.NoDefer {
 		return false

@@ -96,7 +96,7 @@ func (m *Machine) releaseRead(now time.Time, r *GetReply) []Action {
 		}
 		m.readAt = now.Add(m.cfg.Retry)
 		return nil
-	case r.Err == nil && m.mine(r.Record) && r.Record.Token == m.token:
+	case r.Err == nil && m.mine(&r.Record) && r.Record.Token == m.token:
 		m.recheck = false
 		return m.release(now, r.Record)
 	default:

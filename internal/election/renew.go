@@ -79,7 +79,7 @@ func (m *Machine) recheckReply(now time.Time, r *GetReply) []Action {
 	case r.Err != nil:
 		m.renewAt = now.Add(m.cfg.Retry)
 		return nil
-	case m.mine(r.Record) && r.Record.Token == m.token && r.Record.Transfer == "":
+	case m.mine(&r.Record) && r.Record.Token == m.token && r.Record.Transfer == "":
 		m.rec, m.recheck = r.Record, false
 		return m.send(now, opRenew, store.Swap{Expect: m.rec.Version, Record: m.rec})
 	default:
@@ -106,7 +106,7 @@ func (m *Machine) checkReply(now time.Time, r *GetReply) []Action {
 			return m.read(now) // the change notified meanwhile
 		}
 		return nil
-	case m.mine(r.Record) && r.Record.Token == m.token && r.Record.Session == m.rec.Session:
+	case m.mine(&r.Record) && r.Record.Token == m.token && r.Record.Session == m.rec.Session:
 		m.rec = r.Record
 		return m.lose(now, ErrDeposed)
 	default:

@@ -446,7 +446,7 @@ func (m *Machine) runsRead(now time.Time, r RunsRead) []Action {
 	if m.readFull {
 		m.cursor, m.lastFull, m.hasFull = "", now, true
 	}
-	if c := finalPrefix(r.Rows, m.cfg.Policy); c != "" {
+	if c := finalPrefix(r.Rows, &m.cfg.Policy); c != "" {
 		m.cursor = c
 	}
 	var floor time.Time

@@ -176,7 +176,7 @@ func daysIn(m time.Month, y int) int {
 
 // retryAt returns when the failed row r is due again, and false if it is
 // not to be retried.
-func (p Policy) retryAt(r store.Run) (time.Time, bool) {
+func (p *Policy) retryAt(r *store.Run) (time.Time, bool) {
 	if r.State != store.Failed || r.Attempt > p.Retries {
 		return time.Time{}, false
 	}
@@ -185,7 +185,7 @@ func (p Policy) retryAt(r store.Run) (time.Time, bool) {
 
 // final reports whether r is finished for good: a final state, and not a
 // failure with retries left.
-func (p Policy) final(r store.Run) bool {
+func (p *Policy) final(r *store.Run) bool {
 	_, retry := p.retryAt(r)
 	return r.State.Final() && !retry
 }
@@ -385,18 +385,18 @@ func Decide(in Input) Plan {
 		from = in.Floor
 	}
 	var plan Plan
-	for _, r := range in.Rows {
-		if !r.Manual && r.Scheduled.After(from) {
+	for i := range in.Rows {
+		if r := &in.Rows[i]; !r.Manual && r.Scheduled.After(from) {
 			from = r.Scheduled
 		}
 	}
-	open := func(r store.Run) bool { // due unless final or a newer leader's
+	open := func(r *store.Run) bool { // due unless final or a newer leader's
 		return !in.Policy.final(r) && !(r.State == store.Running && r.Token > in.Token)
 	}
 	// A failed row with retries left is due at its retry time; until then
 	// it only sets the wake-up.
 	var retryWake time.Time
-	waiting := func(r store.Run) bool {
+	waiting := func(r *store.Run) bool {
 		at, retry := in.Policy.retryAt(r)
 		if !retry || !at.After(in.Now) {
 			return false
@@ -435,7 +435,7 @@ func Decide(in Input) Plan {
 			if i >= 0 {
 				r = in.Rows[i]
 			}
-			if i >= 0 && (!open(r) || waiting(r)) {
+			if i >= 0 && (!open(&r) || waiting(&r)) {
 				current = t
 				continue
 			}
@@ -476,7 +476,8 @@ func Decide(in Input) Plan {
 	capped := func(c cand) bool {
 		return in.Policy.Max > 0 && c.prev.Version == 0 && newer(c.p.Scheduled) >= in.Policy.Max
 	}
-	for i, r := range in.Rows {
+	for i := range in.Rows {
+		r := &in.Rows[i] // read in place: a row is large to copy
 		if seen[i] || !open(r) || waiting(r) {
 			continue
 		}
@@ -486,7 +487,7 @@ func Decide(in Input) Plan {
 			}
 			continue
 		}
-		cands = append(cands, cand{Period{Key: r.Period, Scheduled: r.Scheduled.UTC(), Manual: r.Manual}, r})
+		cands = append(cands, cand{Period{Key: r.Period, Scheduled: r.Scheduled.UTC(), Manual: r.Manual}, *r})
 	}
 	slices.SortFunc(cands, func(a, b cand) int {
 		if a.p.Key < b.p.Key {
@@ -680,9 +681,10 @@ func ReleaseTimeout(grace time.Duration) time.Duration {
 // finalPrefix returns the key of the last non-manual row of the longest
 // prefix of rows (in period order) whose rows are all final for good (p
 // retries no failure among them), or "".
-func finalPrefix(rows []store.Run, p Policy) string {
+func finalPrefix(rows []store.Run, p *Policy) string {
 	c := ""
-	for _, r := range rows {
+	for i := range rows {
+		r := &rows[i]
 		if !p.final(r) {
 			break
 		}
