@@ -47,7 +47,9 @@ damaged row written, no run given back after its machine heard it
 finished, no run past its timeout, no claim or skip after a clock check
 that found the wall clock off, no claim or skip over the row of a run
 that ended inside its term, and no leader held off by its clock guard
-past the step-down.
+past the step-down. In 2x1-live it also checks liveness, once the
+exploration completed: from every state before the horizon less the
+longest takeover, some continuation without a fault reaches a leader.
 
 It prints, per configuration, the distinct states reached, the events
 executed, the depth and the states per second, and says whether the

@@ -161,7 +161,10 @@ hands the job over to a preferred candidate whether or not a run is
 under way), prefer-no-hysteresis (with --prefer seeded or on: it hands
 over as soon as its term begins, without lasting the hysteresis),
 prefer-no-defer (with --prefer seeded or on: a contender takes the job
-over at once though it knows a live candidate preferred to it).`
+over at once though it knows a live candidate preferred to it),
+no-takeover (a contender never takes over a record left unrenewed, only
+a free one: nothing unsafe, but once a leader dies without releasing,
+nobody leads its names again; the liveness check at the end must fail).`
 
 func runSim(ctx context.Context, e *env, args []string) int {
 	const name = "sim"
@@ -247,6 +250,8 @@ func runSim(ctx context.Context, e *env, args []string) int {
 		o.Mutate.Election.NoHysteresis = true
 	case "prefer-no-defer":
 		o.Mutate.Election.NoDefer = true
+	case "no-takeover":
+		o.Mutate.Election.NoTakeover = true
 	case "no-catch-up-cap":
 		o.Mutate.Work.NoCatchUpCap = true
 	case "no-catch-up-window":
@@ -342,7 +347,7 @@ func runSim(ctx context.Context, e *env, args []string) int {
 	return exitOK
 }
 
-const mutationList = "no-fence, no-margin, no-valid-check, unfenced-ledger, session-no-margin, session-name-expiry, session-read-first, no-pull, no-shares, succession-stored-version, succession-no-raise, succession-adopt-unread, succession-adopt-unsynced, succession-adopt-across-gap, succession-list-ended, succession-list-no-retry, settle-stored-token, settle-new-version, no-catch-up-cap, no-catch-up-window, no-jitter, ignore-suspension, no-overlap-skip, no-retry-backoff, no-manual-exempt, no-timeout, node-jitter, no-clock-guard, no-step-down, prune-failed, prune-early, no-own-completion, rerun-unknown-state, no-takeover-grace, token-fenced-record, release-after-finish, wrap-deadline, prefer-no-safe-point, prefer-no-hysteresis or prefer-no-defer"
+const mutationList = "no-fence, no-margin, no-valid-check, unfenced-ledger, session-no-margin, session-name-expiry, session-read-first, no-pull, no-shares, succession-stored-version, succession-no-raise, succession-adopt-unread, succession-adopt-unsynced, succession-adopt-across-gap, succession-list-ended, succession-list-no-retry, settle-stored-token, settle-new-version, no-catch-up-cap, no-catch-up-window, no-jitter, ignore-suspension, no-overlap-skip, no-retry-backoff, no-manual-exempt, no-timeout, node-jitter, no-clock-guard, no-step-down, prune-failed, prune-early, no-own-completion, rerun-unknown-state, no-takeover-grace, token-fenced-record, release-after-finish, wrap-deadline, prefer-no-safe-point, prefer-no-hysteresis, prefer-no-defer or no-takeover"
 
 // replayFlags are the flags given that shape a seed's run, for the
 // replay line of a violation: the seed alone would run another cluster.

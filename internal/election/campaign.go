@@ -205,6 +205,10 @@ func (m *Machine) contenderReply(now time.Time, r *GetReply) []Action {
 		return []Action{Await{Name: m.cfg.Name, Session: rec.Session}}
 	}
 	due := m.seenAt.Add(m.cfg.wait(m.seen.Lease)) // m.expired's instant, m.hasSeen set
+	if m.cfg.Mutate.NoTakeover && !rec.Free() {
+		m.readAt = now.Add(m.cfg.Poll) // never taken over: read again
+		return nil
+	}
 	if !now.Before(due) {
 		if m.deferTake(now, rec) {
 			return nil // a better candidate goes first (prefer.go)

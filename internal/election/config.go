@@ -140,6 +140,13 @@ type Mutations struct {
 	// NoHysteresis makes a leader hand over to a preferred candidate as
 	// soon as its term begins, without lasting the hysteresis.
 	NoHysteresis bool
+	// NoTakeover makes a contender never take over a held record that
+	// stopped being renewed, however long it stood unchanged: it takes a
+	// name only when it is free (released, or never held). Nothing unsafe
+	// follows, but once a leader dies without releasing, nobody leads
+	// that name again: only a liveness check sees it (the simulator's
+	// held-at-the-end check, the explorer's 2x1-live).
+	NoTakeover bool
 	// NoDefer makes a contender that may take a name over take it at
 	// once, though it knows a strictly better live candidate: a failover
 	// goes to whoever is first, not to the preferred candidate.

@@ -365,7 +365,7 @@ func (m *Machine) tick(now time.Time) []Action {
 	switch m.phase {
 	case contending, releasing:
 		if m.inflight == opNone && !m.readAt.IsZero() && !now.Before(m.readAt) {
-			if m.phase == contending && m.hasSeen && (m.seen.Session == "" || m.cfg.Mutate.SessionNameExpiry) && m.expired(now) {
+			if m.phase == contending && m.hasSeen && (m.seen.Session == "" || m.cfg.Mutate.SessionNameExpiry) && m.expired(now) && !m.cfg.Mutate.NoTakeover {
 				if m.deferTake(now, &m.seen) {
 					return m.read(now) // deferring: watch for the better one's takeover
 				}

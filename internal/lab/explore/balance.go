@@ -77,6 +77,9 @@ func (c *Config) validateBalance() error {
 // prompt reports whether time may not move to t now: from Heal on, the
 // store answers every call before time moves on.
 func (w *world) prompt(t time.Duration) bool {
+	if w.c.Prompt && len(w.reqs) > 0 {
+		return true // Config.Prompt: from the start
+	}
 	s := w.c.Group
 	return s != nil && s.Balance && len(w.reqs) > 0 && t > s.Heal
 }

@@ -61,6 +61,20 @@ type Config struct {
 	// released with that token before the nodes start (an earlier
 	// holder's resignation or shutdown): any node may take it at once.
 	Released uint64
+	// Live, when positive, checks liveness (live.go): from every state
+	// reached at or before End - Live, some continuation without a
+	// fault must reach a state in which a running node holds a valid
+	// term. It is the time a takeover takes at most once faults stop,
+	// which the configuration's settings must bound; the exploration
+	// must complete (MaxDepth 0) and run no Group.
+	Live time.Duration
+	// Prompt has the store answer every call within the instant it is
+	// sent: time does not move on while one is in flight (they are
+	// applied and answered in every order, and fail or are lost within
+	// the fault budget). It bounds the interleavings to those of a store
+	// that is never slow, which a liveness configuration needs to stay
+	// small; every other configuration lets answers wait.
+	Prompt bool
 	// Work, when set, gives every node the scheduler machine of the job
 	// named as the election, started when the node wins a term (work.go).
 	Work *Work
@@ -108,7 +122,8 @@ type Mutation struct {
 	// Election is the Group's own mutations (election.Mutations, as the
 	// simulator's of the same name set them): only a configuration with
 	// Config.Group can show them; the preference's (NoSafePoint,
-	// NoHysteresis, NoDefer) only one with Config.Prefer.
+	// NoHysteresis, NoDefer) only one with Config.Prefer, and NoTakeover
+	// only one that checks liveness (Config.Live).
 	Election election.Mutations
 	// Succession is the store's (memstore.WithSuccessionMutation).
 	Succession memstore.SuccessionMutation
@@ -140,7 +155,7 @@ func (c *Config) electionConfig(i, inc int) election.Config {
 	}
 	cfg := election.Config{Name: name, Node: fmt.Sprintf("node-%d", i), Incarnation: fmt.Sprintf("node-%d.%d", i, inc),
 		Lease: c.Lease, Renew: c.Renew, Margin: margin, Poll: c.Poll, Retry: c.Poll,
-		Mutate: election.Mutations{WrapDeadline: c.Mutate.WrapDeadline}}
+		Mutate: election.Mutations{WrapDeadline: c.Mutate.WrapDeadline, NoTakeover: c.Mutate.Election.NoTakeover}}
 	if c.Prefer != nil {
 		c.preferConfig(i, &cfg)
 	}
@@ -162,6 +177,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Planted() && c.Released > 0 {
 		return fmt.Errorf("explore: a record both planted and released: want one of Plant, Released")
+	}
+	if c.Live < 0 || (c.Live > 0 && (c.Live >= c.End || c.MaxDepth > 0 || c.Group != nil)) {
+		return fmt.Errorf("explore: a liveness window (Live) of %v: want 0, or less than the horizon %v in a configuration explored to completion (MaxDepth 0) without a Group", c.Live, c.End)
 	}
 	if c.Prefer != nil {
 		if err := c.validatePrefer(); err != nil {
@@ -260,6 +278,16 @@ var configs = map[string]Config{
 		Nodes: 2, Lease: 3 * time.Second, Renew: 1500 * time.Millisecond, Margin: 300 * time.Millisecond, Poll: 1500 * time.Millisecond,
 		Rates: []Rate{{1, 1}, {11, 10}}, End: 4 * time.Second, Group: &Sessions{Names: []string{name}, Succession: true}, Settle: true, MaxDepth: 24,
 	},
+	"2x1-live": {
+		Name: "2x1-live", About: "2 nodes x 1 name, one fault (a crash and restart, or a lost or failed store answer), a prompt store (no answer waits for time to move), lease 1s, renew and poll 500ms, margin 50ms, horizon 3s; clock rates 1 and 1.1; liveness checked: from every state at or before 1.35s a node can lead again without another fault",
+		Nodes: 2, Lease: time.Second, Renew: 500 * time.Millisecond, Margin: 50 * time.Millisecond, Poll: 500 * time.Millisecond,
+		Rates: []Rate{{1, 1}, {11, 10}}, End: 3 * time.Second,
+		Crashes: 1, Losses: 1, Faults: 1, Prompt: true,
+		// A contender reads within Poll; a record unchanged for lease +
+		// 2e on its clock (which runs at least as fast as true time) is
+		// taken over then: 1.6s; 50ms to spare.
+		Live: 1650 * time.Millisecond,
+	},
 	"2x1-hostile": {
 		Name: "2x1-hostile", About: "2 nodes x 1 name planted held by a ghost node with the lease math.MaxInt64 (no valid Config writes it), no fault but the store's delays; clock rates 1 and 1.1",
 		Nodes: 2, Lease: 3 * time.Second, Renew: 1500 * time.Millisecond, Margin: 300 * time.Millisecond, Poll: 1500 * time.Millisecond,
@@ -354,6 +382,7 @@ var mutations = map[string]Mutation{
 	"succession-no-raise": {Name: "succession-no-raise", Succession: memstore.SuccessionMutation{NoRaise: true}},
 
 	"session-read-first": {Name: "session-read-first", Election: election.Mutations{ReadBeforeExpiry: true}},
+	"no-takeover":        {Name: "no-takeover", Election: election.Mutations{NoTakeover: true}},
 
 	"no-clock-guard": {Name: "no-clock-guard", Work: scheduler.Mutations{NoClockGuard: true}},
 	"no-step-down":   {Name: "no-step-down", Work: scheduler.Mutations{NoStepDown: true}},
@@ -392,6 +421,10 @@ func (c Config) Fits(name string) bool {
 	}
 	if needs, ok := groupNeeds[name]; ok {
 		return c.Group != nil && needs(c.Group)
+	}
+	if m.Election.NoTakeover {
+		// Nothing unsafe: only the liveness check can see it.
+		return c.Live > 0
 	}
 	return c.Work == nil && c.Group == nil && m.planted() == c.Planted()
 }
@@ -486,6 +519,9 @@ func (c Config) Mutated(name string) (Config, error) {
 		}
 		if _, ok := workNeeds[name]; ok || c.Work != nil {
 			return c, fmt.Errorf("mutation %s does not fit configuration %s (it needs %s): want %s", name, c.Name, needText(name), strings.Join(fitting(name), ", "))
+		}
+		if m.Election.NoTakeover {
+			return c, fmt.Errorf("mutation %s needs a configuration that checks liveness, which %s does not: want %s", name, c.Name, strings.Join(fitting(name), ", "))
 		}
 		if m.planted() {
 			return c, fmt.Errorf("mutation %s needs a record planted with a lease no valid Config writes, which configuration %s has not: want %s", name, c.Name, strings.Join(fitting(name), ", "))

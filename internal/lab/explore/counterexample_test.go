@@ -49,6 +49,8 @@ var shortest = map[string]string{
 	"prefer-no-hysteresis": "sched-2x1-prefer",
 	"prefer-no-defer":      "2x1-prefer",
 	"session-read-first":   "group-2x1-forge",
+
+	"no-takeover": "2x1-live",
 }
 
 // slow are the mutations whose recorded configuration takes seconds to

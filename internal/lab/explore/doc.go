@@ -183,6 +183,10 @@
 //     supervisor records (vcluster.EndedRowTakeover).
 //   - With balanced Groups: in every quiet state, the names in
 //     proportion (vcluster.Unbalanced; above).
+//   - With Config.Live (2x1-live), once the exploration completed: from
+//     every state reached at or before End - Live, some path of events
+//     that are not faults reaches a state in which a running node holds
+//     a valid term: no state from which nobody can lead again (live.go).
 //   - With a preference: every handover and every takeover passes the
 //     simulator's checks (vcluster.Handover, vcluster.Takeover).
 //
@@ -260,7 +264,9 @@
 // answer is explored only at the instants above. A configuration that
 // does not complete stops at its depth bound (Config.MaxDepth), and the
 // result says so (Result.Bounded): it is evidence for paths that short,
-// not a proof. The machine's liveness (a leader is elected again once
-// faults stop) is not checked, but for the balance of balanced Groups,
-// as a property of quiet states after a measured bound (above).
+// not a proof. Liveness (a node can lead again once faults stop) is
+// checked in 2x1-live only, whose store answers promptly (Config.Prompt:
+// answers delayed across time would make it millions of states), and
+// as the balance of balanced Groups in their quiet states (above); a
+// due period done once faults stop is not checked.
 package explore

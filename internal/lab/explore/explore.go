@@ -105,6 +105,11 @@ func Explore(ctx context.Context, c Config) (Result, error) {
 		id int32
 	}
 	level := []item{{w0, 0}}
+	var live *liveGraph
+	if c.Live > 0 {
+		live = &liveGraph{}
+		live.state(w0)
+	}
 	for depth := 0; len(level) > 0; depth++ {
 		res.Depth = depth
 		if c.MaxDepth > 0 && depth == c.MaxDepth {
@@ -133,11 +138,20 @@ func Explore(ctx context.Context, c Config) (Result, error) {
 					return res, nil
 				}
 				k := nw.key(x)
-				if _, ok := seen[k]; ok {
+				if id, ok := seen[k]; ok {
+					if live != nil && nw.faults() == it.w.faults() {
+						live.edge(it.id, id)
+					}
 					continue
 				}
 				id := int32(len(entries))
 				seen[k] = id
+				if live != nil {
+					live.state(nw)
+					if nw.faults() == it.w.faults() {
+						live.edge(it.id, id)
+					}
+				}
 				entries = append(entries, entry{parent: it.id, ev: ev})
 				if c.visit != nil {
 					c.visit(k, func() []Event { return append(slices.Clone(prefix), path(entries, id)...) })
@@ -148,6 +162,22 @@ func Explore(ctx context.Context, c Config) (Result, error) {
 		level = next
 	}
 	res.States = len(entries)
+	if live != nil && !res.Bounded {
+		if id := live.stuck(c.End - c.Live); id >= 0 {
+			p := append(slices.Clone(prefix), path(entries, id)...)
+			w := newWorld(&c, nil)
+			for _, ev := range p {
+				if err := w.do(ev, nil); err != nil {
+					return res, fmt.Errorf("explore: the replay of the path to state %d broke an invariant: %v", id, err)
+				}
+			}
+			err := w.liveFrom(nil)
+			if err == nil {
+				return res, fmt.Errorf("explore: state %d cannot reach a leader in the explored graph, yet its replay can", id)
+			}
+			res.Violation, res.Path = err, append(p, Event{Kind: evLive})
+		}
+	}
 	res.Elapsed = time.Since(start)
 	return res, nil
 }

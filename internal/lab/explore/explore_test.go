@@ -36,7 +36,7 @@ func TestMutationsAreCaught(t *testing.T) {
 			} else if work {
 				c, _ = Lookup("sched-2x1-tiny")
 			} else if !c.Fits(m) {
-				c, _ = Lookup("2x1-hostile")
+				c, _ = Lookup(shortest[m]) // 2x1-hostile's planted record, 2x1-live's liveness check
 			}
 			c, r := exploreMutated(t, c, m)
 			if r.Violation == nil {

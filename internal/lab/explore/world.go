@@ -52,9 +52,10 @@ const (
 	evGap                  // a node's change feed closes: its notifications are lost
 	evHeal                 // a node's change feed opens again
 	evForge                // a forging client notifies a node of a session record
+	evLive                 // a replay's check that a leader can still come (Config.Live; never enabled)
 )
 
-var kindNames = [...]string{"tick", "apply", "fail", "deliver", "lose", "crash", "restart", "pause", "resume", "write", "land", "advance", "wtick", "done", "failrun", "suspend", "step", "stepdown", "ctick", "record", "note", "gap", "heal", "forge"}
+var kindNames = [...]string{"tick", "apply", "fail", "deliver", "lose", "crash", "restart", "pause", "resume", "write", "land", "advance", "wtick", "done", "failrun", "suspend", "step", "stepdown", "ctick", "record", "note", "gap", "heal", "forge", "live"}
 
 func (k kind) String() string { return kindNames[k] }
 
@@ -75,6 +76,8 @@ func (ev Event) line() string {
 		return fmt.Sprintf("%s n=%d i=%d", ev.Kind, ev.Node, ev.Idx)
 	case evSuspend:
 		return "suspend"
+	case evLive:
+		return "live"
 	}
 	return fmt.Sprintf("%s n=%d", ev.Kind, ev.Node)
 }
@@ -823,6 +826,8 @@ func (w *world) do(ev Event, out *strings.Builder) error {
 		w.nodes[i].stepDown = false
 		w.say(out, "node-%d: resigns (stepped down)", i)
 		verr = w.step(i, election.Resign{Name: name}, out)
+	case evLive:
+		verr = w.liveFrom(out)
 	case evSuspend:
 		s := store.JobSuspend{Name: name, Suspend: true, By: "operator"}
 		if err := storedriver.CheckSuspend(s, w.job, true); err != nil {
