@@ -143,6 +143,9 @@ func (c *Config) Validate() error {
 		if c.Work != nil || c.Writes > 0 || c.Planted() {
 			return fmt.Errorf("explore: a Group configuration has no work, no fenced writes and no planted record: want Work nil, Writes 0, Plant zero")
 		}
+		if err := c.Group.validate(); err != nil {
+			return err
+		}
 	}
 	if c.Work != nil {
 		if _, err := schedule.Every(c.Work.Period, 0); err != nil {
@@ -228,6 +231,21 @@ var configs = map[string]Config{
 		Rates: []Rate{{1, 1}, {11, 10}}, End: 4 * time.Second, Writes: 2,
 		Plant: store.Record{Name: name, Holder: "ghost", Incarnation: "ghost.1", Token: 1, Lease: math.MaxInt64},
 	},
+	"group-2x1-settle": {
+		Name: "group-2x1-settle", About: "group-2x1-succession started with the name passed on by a succession, not settled yet, from a dead process's session to another dead process's (lease 1s), and a collector that settles the names a succession passed on at any instant",
+		Nodes: 2, Lease: 3 * time.Second, Renew: 1500 * time.Millisecond, Margin: 300 * time.Millisecond, Poll: 1500 * time.Millisecond,
+		Rates: []Rate{{1, 1}, {11, 10}}, End: 4 * time.Second, Group: &Sessions{Names: []string{name}, Succession: true, Ghost: time.Second, Chain: true, Collect: true}, Settle: true, MaxDepth: 14,
+	},
+	"group-2x1-release": {
+		Name: "group-2x1-release", About: "group-2x1-succession started with the name held through a dead process's session (lease 1s), whose release of it is still on its way to the store",
+		Nodes: 2, Lease: 3 * time.Second, Renew: 1500 * time.Millisecond, Margin: 300 * time.Millisecond, Poll: 1500 * time.Millisecond,
+		Rates: []Rate{{1, 1}, {11, 10}}, End: 4 * time.Second, Group: &Sessions{Names: []string{name}, Succession: true, Ghost: time.Second, Release: true}, Settle: true, MaxDepth: 14,
+	},
+	"group-2x1-unread": {
+		Name: "group-2x1-unread", About: "group-2x1-release with the dead process's lease 500ms (it is found dead before a name's first poll), whose settled start lands its release after node-0 read the name and before node-1 did",
+		Nodes: 2, Lease: 3 * time.Second, Renew: 1500 * time.Millisecond, Margin: 300 * time.Millisecond, Poll: 1500 * time.Millisecond,
+		Rates: []Rate{{1, 1}, {11, 10}}, End: 4 * time.Second, Group: &Sessions{Names: []string{name}, Succession: true, Ghost: 500 * time.Millisecond, Release: true, Stagger: true}, Settle: true, MaxDepth: 16,
+	},
 }
 
 // Configs lists the configurations' names, sorted.
@@ -281,7 +299,10 @@ var mutations = map[string]Mutation{
 	"session-no-margin":   {Name: "session-no-margin", Election: election.Mutations{NoSessionMargin: true}},
 	"session-name-expiry": {Name: "session-name-expiry", Election: election.Mutations{SessionNameExpiry: true}},
 
-	"succession-no-raise": {Name: "succession-no-raise", Succession: memstore.SuccessionMutation{NoRaise: true}},
+	"succession-no-raise":       {Name: "succession-no-raise", Succession: memstore.SuccessionMutation{NoRaise: true}},
+	"succession-adopt-unread":   {Name: "succession-adopt-unread", Election: election.Mutations{AdoptUnread: true}},
+	"succession-stored-version": {Name: "succession-stored-version", Succession: memstore.SuccessionMutation{StoredVersion: true}},
+	"settle-stored-token":       {Name: "settle-stored-token", Succession: memstore.SuccessionMutation{SettleStoredToken: true}},
 
 	"no-clock-guard": {Name: "no-clock-guard", Work: scheduler.Mutations{NoClockGuard: true}},
 	"no-step-down":   {Name: "no-step-down", Work: scheduler.Mutations{NoStepDown: true}},
@@ -345,7 +366,10 @@ var groupNeeds = map[string]func(*Sessions) bool{
 	"session-no-margin":   func(*Sessions) bool { return true },
 	"session-name-expiry": func(*Sessions) bool { return true },
 
-	"succession-no-raise": func(s *Sessions) bool { return s.Succession },
+	"succession-no-raise":       func(s *Sessions) bool { return s.Succession },
+	"settle-stored-token":       func(s *Sessions) bool { return s.Succession && s.Collect },
+	"succession-stored-version": func(s *Sessions) bool { return s.Succession && s.Release },
+	"succession-adopt-unread":   func(s *Sessions) bool { return s.Succession && s.Release },
 }
 
 // notExpressible names each simulator mutation (baton sim --mutate) that
@@ -354,14 +378,11 @@ var notExpressible = map[string]string{
 	"session-read-first":          "it needs sessions and change notifications: the explorer drives no election.Group and polls only",
 	"no-pull":                     "it needs balanced Groups in session mode: the explorer drives no election.Group",
 	"no-shares":                   "it needs balanced Groups of different weights in session mode: the explorer drives no balanced election.Group",
-	"succession-stored-version":   "it needs a write prepared before a succession that lands after it: group-2x1-succession, where it can happen, explores 395,491 states to depth 25 after its settled start without reaching one (a Group's own release, or a second contender, would come sooner)",
-	"succession-adopt-unread":     "it needs a Group's machine told of its session's succession after a write it did not read: with it on, group-2x1-succession reaches the same 290,098 states to depth 24 after its settled start as the shipping Group, none a violation",
 	"succession-adopt-unsynced":   "it needs a succession and an ordered change feed: the explorer drives no election.Group and polls only",
 	"succession-adopt-across-gap": "it needs a succession and a change feed that breaks: the explorer drives no election.Group and polls only",
+	"settle-new-version":          "the collector's settling is explored (group-2x1-settle), but what a settled record's new version changes is only its holder's next check of it, CheckLeases leases (12s here) after it took the name, where it loses the term and takes it again a round trip later: a gap the simulator's liveness check sees at the end of a run, beyond the explorer's horizon, and it checks no liveness",
 	"succession-list-ended":       "it needs a succession's listing: the explorer drives no election.Group",
 	"succession-list-no-retry":    "it needs a succession's listing and an operator's transfer request: the explorer drives neither",
-	"settle-stored-token":         "it is the store's settling of a name passed on: the explorer's store keeps no successions",
-	"settle-new-version":          "it is the store's settling of a name passed on: the explorer's store keeps no successions",
 	"no-takeover-grace":           "it needs a supervisor's record of a run that is delayed, but less than the takeover grace (the simulator's leader frozen holding the store's write lock): the explorer's store delays are unbounded, so a record may land after any grace, which the check counts against the shipping machine too",
 	"token-fenced-record":         "it needs a supervisor's record of a run that is delayed, but less than the takeover grace (the simulator's leader frozen holding the store's write lock): the explorer's store delays are unbounded, and its supervisor records at the instant the run ends",
 	"prefer-no-safe-point":        "a preference handover at a safe point: the explorer reads no candidacies and gives no machine a preference",

@@ -39,7 +39,11 @@ var shortest = map[string]string{
 
 	"session-no-margin":   "group-2x1-succession",
 	"session-name-expiry": "group-2x1",
-	"succession-no-raise": "group-2x1-succession",
+	"succession-no-raise": "group-2x1-settle",
+	"settle-stored-token": "group-2x1-settle",
+
+	"succession-stored-version": "group-2x1-release",
+	"succession-adopt-unread":   "group-2x1-unread",
 }
 
 // slow are the mutations whose recorded configuration takes seconds to
@@ -55,7 +59,6 @@ var slow = map[string]bool{
 	"no-step-down":         true,
 	"session-name-expiry":  true,
 	"session-no-margin":    true,
-	"succession-no-raise":  true,
 }
 
 // counterexampleFile is where mutation m's shortest counterexample is kept.

@@ -138,15 +138,21 @@
 // One name per node; an election.Group in session mode only in
 // group-2x1 and group-2x1-succession (one name, polling: no change
 // notifications, no collector, no listing, explored from their settled
-// start, Config.Settle, to a depth bound; group.go); no clock that
+// start, Config.Settle, to a depth bound; group.go), and in
+// group-2x1-settle, group-2x1-release and group-2x1-unread, which
+// start from a planted dead process's session (a succession's chain not
+// settled, with the collector's Settle at any instant; or the dead
+// process's release in flight, landing at any instant or, in
+// group-2x1-unread, between the two nodes' first reads; succession.go),
+// but for the collector's deletes; no clock that
 // drifts beyond its rate, and none that steps but one node's wall clock
 // in sched-2x1-clock (Work.Step: once, never set right again), no fault
 // but the store's delays in the scheduler configurations, no
 // supervisor's record that is delayed: so the simulator's succession
-// mutations, those that need a change feed or balanced Groups, the
-// preference's, and no-takeover-grace and token-fenced-record, are not
-// expressible (NotExpressible says why each is not); the other 24 are
-// caught. An
+// mutations but four, those that need a change feed or balanced
+// Groups, the preference's, and no-takeover-grace and
+// token-fenced-record, are not expressible (NotExpressible says why
+// each is not); the other 27 are caught. An
 // answer is explored only at the instants above. A configuration that
 // does not complete stops at its depth bound (Config.MaxDepth), and the
 // result says so (Result.Bounded): it is evidence for paths that short,

@@ -41,6 +41,25 @@ type Sessions struct {
 	// the names held through the dead one pass on to it, without a
 	// write per name.
 	Succession bool
+	// Ghost, when positive, plants a dead process's session record
+	// before the nodes start, held by ghost with this lease and never
+	// renewed, and every name held through it at token 1
+	// (succession.go); with Chain, those names were passed on to it by
+	// a succession from a process that died before it, not settled yet.
+	Ghost time.Duration
+	Chain bool
+	// Release has the planted dead process's release of every name in
+	// flight: the store may apply it at any instant (evGhost).
+	Release bool
+	// Stagger, with Release and Config.Settle, settles node-0 first,
+	// then lands the release, then settles the others (succession.go):
+	// node-0 read the name held through the dead session, the others
+	// read it free.
+	Stagger bool
+	// Collect has a collector settle, at any instant, the names a
+	// succession passed on (store.Succeeder.Settle, evSettle;
+	// succession.go).
+	Collect bool
 }
 
 // storeEpoch is the store's clock: stopped, so that a record's Updated

@@ -46,9 +46,11 @@ const (
 	evSuspend              // an operator suspends the job (Work.Suspend)
 	evStep                 // a node's wall clock steps off by Work.Step
 	evStepDown             // a node whose clock guard asked it to step down resigns
+	evSettle               // a collector settles a dead session's names (Sessions.Collect)
+	evGhost                // the store applies the planted dead process's release (Sessions.Release)
 )
 
-var kindNames = [...]string{"tick", "apply", "fail", "deliver", "lose", "crash", "restart", "pause", "resume", "write", "land", "advance", "wtick", "done", "failrun", "suspend", "step", "stepdown"}
+var kindNames = [...]string{"tick", "apply", "fail", "deliver", "lose", "crash", "restart", "pause", "resume", "write", "land", "advance", "wtick", "done", "failrun", "suspend", "step", "stepdown", "settle", "ghost"}
 
 func (k kind) String() string { return kindNames[k] }
 
@@ -69,6 +71,10 @@ func (ev Event) line() string {
 		return fmt.Sprintf("%s n=%d i=%d", ev.Kind, ev.Node, ev.Idx)
 	case evSuspend:
 		return "suspend"
+	case evSettle:
+		return fmt.Sprintf("settle i=%d", ev.Idx)
+	case evGhost:
+		return "ghost"
 	}
 	return fmt.Sprintf("%s n=%d", ev.Kind, ev.Node)
 }
@@ -189,6 +195,7 @@ func newWorld(c *Config, out *strings.Builder) *world {
 		for i := 0; i < c.Nodes; i++ {
 			w.nodes = append(w.nodes, node{inc: 1, up: true, heldAt: -1})
 		}
+		w.plantGhost(out)
 		for i := range w.nodes {
 			w.startGroup(i, out)
 		}
@@ -521,6 +528,10 @@ func (w *world) enabled() []Event {
 	for _, wr := range w.writes {
 		evs = append(evs, Event{Kind: evLand, Node: int8(wr.node)})
 	}
+	evs = append(evs, w.settleEvents()...)
+	if w.c.Group != nil && w.c.Group.Release {
+		evs = append(evs, Event{Kind: evGhost})
+	}
 	if !due {
 		if t, ok := w.nextInstant(); ok {
 			evs = append(evs, Event{Kind: evAdvance, To: t})
@@ -735,6 +746,10 @@ func (w *world) do(ev Event, out *strings.Builder) error {
 		w.nodes[i].stepDown = false
 		w.say(out, "node-%d: resigns (stepped down)", i)
 		verr = w.step(i, election.Resign{Name: name}, out)
+	case evSettle:
+		verr = w.settleDead(int(ev.Idx), out)
+	case evGhost:
+		verr = w.ghostRelease(out)
 	case evSuspend:
 		s := store.JobSuspend{Name: name, Suspend: true, By: "operator"}
 		if err := storedriver.CheckSuspend(s, w.job, true); err != nil {
