@@ -246,6 +246,16 @@ var configs = map[string]Config{
 		Nodes: 2, Lease: 3 * time.Second, Renew: 1500 * time.Millisecond, Margin: 300 * time.Millisecond, Poll: 1500 * time.Millisecond,
 		Rates: []Rate{{1, 1}, {11, 10}}, End: 4 * time.Second, Group: &Sessions{Names: []string{name}, Succession: true, Ghost: 500 * time.Millisecond, Release: true, Stagger: true}, Settle: true, MaxDepth: 16,
 	},
+	"group-1x2-left": {
+		Name: "group-1x2-left", About: "1 node x 2 names, campaigning for billing only, started with both names held through a dead process's session (lease 1s), and a collector that settles the names a succession passed on at any instant; the name it does not campaign for must be let go",
+		Nodes: 1, Lease: 3 * time.Second, Renew: 1500 * time.Millisecond, Margin: 300 * time.Millisecond, Poll: 1500 * time.Millisecond,
+		End: 4 * time.Second, Group: &Sessions{Names: []string{name, "payroll"}, Succession: true, Ghost: time.Second, Collect: true, Skip: [][]string{{"payroll"}}}, Settle: true, MaxDepth: 30,
+	},
+	"group-1x2-transfer": {
+		Name: "group-1x2-transfer", About: "group-1x2-left without the collector, and an operator who may ask, at any instant, for the transfer of the name the node does not campaign for",
+		Nodes: 1, Lease: 3 * time.Second, Renew: 1500 * time.Millisecond, Margin: 300 * time.Millisecond, Poll: 1500 * time.Millisecond,
+		End: 4 * time.Second, Group: &Sessions{Names: []string{name, "payroll"}, Succession: true, Ghost: time.Second, Transfer: true, Skip: [][]string{{"payroll"}}}, Settle: true, MaxDepth: 30,
+	},
 }
 
 // Configs lists the configurations' names, sorted.
@@ -301,6 +311,8 @@ var mutations = map[string]Mutation{
 
 	"succession-no-raise":       {Name: "succession-no-raise", Succession: memstore.SuccessionMutation{NoRaise: true}},
 	"succession-adopt-unread":   {Name: "succession-adopt-unread", Election: election.Mutations{AdoptUnread: true}},
+	"succession-list-no-retry":  {Name: "succession-list-no-retry", Election: election.Mutations{ListNoRetry: true}},
+	"succession-list-ended":     {Name: "succession-list-ended", Election: election.Mutations{ListEnded: true}},
 	"succession-stored-version": {Name: "succession-stored-version", Succession: memstore.SuccessionMutation{StoredVersion: true}},
 	"settle-stored-token":       {Name: "settle-stored-token", Succession: memstore.SuccessionMutation{SettleStoredToken: true}},
 
@@ -324,7 +336,7 @@ func (c Config) Fits(name string) bool {
 		return c.Work != nil && needs(c.Work)
 	}
 	if needs, ok := groupNeeds[name]; ok {
-		return c.Group != nil && needs(c.Group)
+		return c.Group != nil && needs(c.Group) && (c.Nodes > 1 || !overlaps[name])
 	}
 	return c.Work == nil && c.Group == nil && m.planted() == c.Planted()
 }
@@ -369,6 +381,8 @@ var groupNeeds = map[string]func(*Sessions) bool{
 	"succession-no-raise":       func(s *Sessions) bool { return s.Succession },
 	"settle-stored-token":       func(s *Sessions) bool { return s.Succession && s.Collect },
 	"succession-stored-version": func(s *Sessions) bool { return s.Succession && s.Release },
+	"succession-list-ended":     func(s *Sessions) bool { return s.Succession && s.Collect && len(s.Skip) > 0 },
+	"succession-list-no-retry":  func(s *Sessions) bool { return s.Succession && s.Transfer && len(s.Skip) > 0 },
 	"succession-adopt-unread":   func(s *Sessions) bool { return s.Succession && s.Release },
 }
 
@@ -381,8 +395,6 @@ var notExpressible = map[string]string{
 	"succession-adopt-unsynced":   "it needs a succession and an ordered change feed: the explorer drives no election.Group and polls only",
 	"succession-adopt-across-gap": "it needs a succession and a change feed that breaks: the explorer drives no election.Group and polls only",
 	"settle-new-version":          "the collector's settling is explored (group-2x1-settle), but what a settled record's new version changes is only its holder's next check of it, CheckLeases leases (12s here) after it took the name, where it loses the term and takes it again a round trip later: a gap the simulator's liveness check sees at the end of a run, beyond the explorer's horizon, and it checks no liveness",
-	"succession-list-ended":       "it needs a succession's listing: the explorer drives no election.Group",
-	"succession-list-no-retry":    "it needs a succession's listing and an operator's transfer request: the explorer drives neither",
 	"no-takeover-grace":           "it needs a supervisor's record of a run that is delayed, but less than the takeover grace (the simulator's leader frozen holding the store's write lock): the explorer's store delays are unbounded, so a record may land after any grace, which the check counts against the shipping machine too",
 	"token-fenced-record":         "it needs a supervisor's record of a run that is delayed, but less than the takeover grace (the simulator's leader frozen holding the store's write lock): the explorer's store delays are unbounded, and its supervisor records at the instant the run ends",
 	"prefer-no-safe-point":        "a preference handover at a safe point: the explorer reads no candidacies and gives no machine a preference",

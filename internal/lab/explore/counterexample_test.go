@@ -39,11 +39,13 @@ var shortest = map[string]string{
 
 	"session-no-margin":   "group-2x1-succession",
 	"session-name-expiry": "group-2x1",
-	"succession-no-raise": "group-2x1-settle",
+	"succession-no-raise": "group-1x2-left",
 	"settle-stored-token": "group-2x1-settle",
 
 	"succession-stored-version": "group-2x1-release",
 	"succession-adopt-unread":   "group-2x1-unread",
+	"succession-list-ended":     "group-1x2-left",
+	"succession-list-no-retry":  "group-1x2-transfer",
 }
 
 // slow are the mutations whose recorded configuration takes seconds to
@@ -59,6 +61,8 @@ var slow = map[string]bool{
 	"no-step-down":         true,
 	"session-name-expiry":  true,
 	"session-no-margin":    true,
+
+	"succession-list-no-retry": true,
 }
 
 // counterexampleFile is where mutation m's shortest counterexample is kept.

@@ -92,7 +92,11 @@
 //   - The fence accepts no write with a token below one that landed
 //     before: a stale-token fenced write is refused.
 //   - No write begins outside its term (Valid on the writer's clock).
-//   - The store refuses no swap as invalid.
+//   - The store refuses no swap as invalid (nor a collector's Settle, nor
+//     a planted dead process's release).
+//   - With Sessions.Skip: no node holds a name it does not campaign for
+//     through its live session with no listing of its under way or due
+//     and no store call of its in flight (succession.go's checkLeft).
 //   - No swap writes over a planted record (Config.Plant).
 //   - A timer that fired is not due again at the same instant (a machine
 //     that spins would also hold time still), the scheduler's too.
@@ -135,24 +139,27 @@
 //
 // # What is not explored (yet)
 //
-// One name per node; an election.Group in session mode only in
+// One name per node (two in the group-1x2 ones); an election.Group in session mode only in
 // group-2x1 and group-2x1-succession (one name, polling: no change
 // notifications, no collector, no listing, explored from their settled
 // start, Config.Settle, to a depth bound; group.go), and in
-// group-2x1-settle, group-2x1-release and group-2x1-unread, which
-// start from a planted dead process's session (a succession's chain not
-// settled, with the collector's Settle at any instant; or the dead
-// process's release in flight, landing at any instant or, in
-// group-2x1-unread, between the two nodes' first reads; succession.go),
-// but for the collector's deletes; no clock that
+// group-2x1-settle, group-2x1-release, group-2x1-unread,
+// group-1x2-left and group-1x2-transfer, which start from a planted dead
+// process's session (a succession's chain not settled, with the
+// collector's Settle at any instant; or the dead process's release in
+// flight, landing at any instant or, in group-2x1-unread, between the
+// two nodes' first reads; or, with one node and two names, a name the
+// node does not campaign for, with the collector's Settle or an
+// operator's transfer request at any instant; succession.go), but for
+// the collector's deletes; no clock that
 // drifts beyond its rate, and none that steps but one node's wall clock
 // in sched-2x1-clock (Work.Step: once, never set right again), no fault
 // but the store's delays in the scheduler configurations, no
-// supervisor's record that is delayed: so the simulator's succession
-// mutations but four, those that need a change feed or balanced
-// Groups, the preference's, and no-takeover-grace and
-// token-fenced-record, are not expressible (NotExpressible says why
-// each is not); the other 27 are caught. An
+// supervisor's record that is delayed: so settle-new-version (its
+// breach shows only beyond the horizon), the mutations that need a
+// change feed or balanced Groups, the preference's, and
+// no-takeover-grace and token-fenced-record are not expressible
+// (NotExpressible says why each is not); the other 29 are caught. An
 // answer is explored only at the instants above. A configuration that
 // does not complete stops at its depth bound (Config.MaxDepth), and the
 // result says so (Result.Bounded): it is evidence for paths that short,

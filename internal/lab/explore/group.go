@@ -56,6 +56,14 @@ type Sessions struct {
 	// node-0 read the name held through the dead session, the others
 	// read it free.
 	Stagger bool
+	// Skip[i] lists the names node i does not campaign for (nil: it
+	// campaigns for every one): a name passed on to it by a succession
+	// must be let go (its listing of its session, succession.go).
+	Skip [][]string
+	// Transfer has an operator ask, at any instant, for the transfer of
+	// a name a node does not campaign for (baton.RequestResign: to any
+	// node), while it is held and has no request on it (evTransfer).
+	Transfer bool
 	// Collect has a collector settle, at any instant, the names a
 	// succession passed on (store.Succeeder.Settle, evSettle;
 	// succession.go).
@@ -99,6 +107,9 @@ func (w *world) startGroup(i int, out *strings.Builder) error {
 	n.hashd = false
 	var verr error
 	for _, nm := range w.c.Group.Names {
+		if w.c.skips(i, nm) {
+			continue
+		}
 		if err := w.stepGroup(i, election.Start{Name: nm, Hold: true}, out); err != nil && verr == nil {
 			verr = err
 		}
@@ -311,7 +322,7 @@ func (w *world) checkGroup() error {
 			first, ftok = i, tok
 		}
 	}
-	return nil
+	return w.checkLeft()
 }
 
 // groupInstants calls consider with node i's instants: just before and

@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
+	"slices"
 	"strings"
 
+	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/internal/election"
 	"github.com/batonhq/baton/store"
 )
@@ -246,3 +249,117 @@ func (w *world) settleStart() ([]Event, error) {
 	rest, err := w.settle()
 	return append(p, rest...), err
 }
+
+// skips reports whether node i does not campaign for the name nm
+// (Sessions.Skip).
+func (c *Config) skips(i int, nm string) bool {
+	return c.Group != nil && i < len(c.Group.Skip) && slices.Contains(c.Group.Skip[i], nm)
+}
+
+// listing reports whether g has a listing of a session under way or due
+// (its unexported lists, read by reflection as the hash reads every
+// field): after a succession passed names on to it, it lists its session
+// and releases those it does not campaign for.
+func listing(g *election.Group) bool {
+	return reflect.ValueOf(g).Elem().FieldByName("lists").Len() > 0
+}
+
+// checkLeft is the invariant of the names a node does not campaign for
+// (Sessions.Skip): none is held through its live session unless it has
+// a listing under way or a store call in flight (the succession that
+// passed it on, the listing's read, its release). Otherwise nothing the
+// node will do lets it go: it stays with it while the node lives, and
+// its candidates never take it (the simulator's liveness check sees
+// that at the end of a run; this sees it when the node's last call is
+// answered).
+func (w *world) checkLeft() error {
+	if w.c.Group == nil || len(w.c.Group.Skip) == 0 {
+		return nil
+	}
+	for i := range w.nodes {
+		n := w.nodes[i]
+		if !n.up || n.g == nil || listing(n.g) || slices.ContainsFunc(w.reqs, func(r request) bool { return r.node == i && r.inc == n.inc }) {
+			continue
+		}
+		s, alive := n.g.Session()
+		if !alive {
+			continue
+		}
+		for _, nm := range w.c.Group.Names {
+			if !w.c.skips(i, nm) {
+				continue
+			}
+			if r, err := w.st.Get(context.Background(), nm); err == nil && r.Session == s {
+				return fmt.Errorf("node-%d holds %s through its session %s, though it does not campaign for it, with no listing and no store call under way: nothing lets it go while it lives", i, nm, s)
+			}
+		}
+	}
+	return nil
+}
+
+// transferable lists the names an operator may ask to be handed over
+// now (Sessions.Transfer): those a node does not campaign for, held, with
+// no request on them yet (at most one a name while it is held).
+func (w *world) transferable() []string {
+	g := w.c.Group
+	if g == nil || !g.Transfer {
+		return nil
+	}
+	var names []string
+	for _, nm := range g.Names {
+		skipped := false
+		for i := range w.nodes {
+			skipped = skipped || w.c.skips(i, nm)
+		}
+		if !skipped {
+			continue
+		}
+		if r, err := w.st.Get(context.Background(), nm); err == nil && !r.Free() && r.Transfer == "" {
+			names = append(names, nm)
+		}
+	}
+	return names
+}
+
+// transferEvents are the operator's requests enabled in w, one per name
+// transferable lists (Idx its index there).
+func (w *world) transferEvents() []Event {
+	var evs []Event
+	for j := range w.transferable() {
+		evs = append(evs, Event{Kind: evTransfer, Idx: int8(j)})
+	}
+	return evs
+}
+
+// transfer is the operator's request that the holder of the j-th
+// transferable name hand it over (baton.RequestResign, on memstore
+// copied on write: it reads the record and writes it with Transfer set,
+// at the token read), as one event.
+func (w *world) transfer(j int, out *strings.Builder) error {
+	names := w.transferable()
+	if j >= len(names) {
+		return fmt.Errorf("explore: transfer i=%d: no such name", j)
+	}
+	nm := names[j]
+	rec, err := w.st.Get(context.Background(), nm)
+	if err != nil {
+		return fmt.Errorf("explore: transfer of %s: %w", nm, err)
+	}
+	w.st = deepCopy(w.st)
+	w.sthashd = false
+	if err := baton.RequestResign(context.Background(), w.st, nm, rec.Token); err != nil {
+		w.say(out, "operator: request that the holder of %s hand it over (token %d): %s", nm, rec.Token, errText(err))
+		if errors.Is(err, store.ErrInvalid) {
+			return fmt.Errorf("the store refused the operator's request on %s as invalid: %v", nm, err)
+		}
+		return nil
+	}
+	r, _ := w.st.Get(context.Background(), nm)
+	w.say(out, "operator: request that the holder of %s hand it over (token %d): %s transfer=%s", nm, rec.Token, recText(r), r.Transfer)
+	return nil
+}
+
+// overlaps are the Group mutations whose breach is two valid terms of
+// a name at once, on two nodes: a configuration of one node (the
+// planted dead process's terms are not checked) cannot show them.
+var overlaps = map[string]bool{"session-no-margin": true, "session-name-expiry": true}

@@ -48,9 +48,10 @@ const (
 	evStepDown             // a node whose clock guard asked it to step down resigns
 	evSettle               // a collector settles a dead session's names (Sessions.Collect)
 	evGhost                // the store applies the planted dead process's release (Sessions.Release)
+	evTransfer             // an operator asks for a name's transfer (Sessions.Transfer)
 )
 
-var kindNames = [...]string{"tick", "apply", "fail", "deliver", "lose", "crash", "restart", "pause", "resume", "write", "land", "advance", "wtick", "done", "failrun", "suspend", "step", "stepdown", "settle", "ghost"}
+var kindNames = [...]string{"tick", "apply", "fail", "deliver", "lose", "crash", "restart", "pause", "resume", "write", "land", "advance", "wtick", "done", "failrun", "suspend", "step", "stepdown", "settle", "ghost", "transfer"}
 
 func (k kind) String() string { return kindNames[k] }
 
@@ -75,6 +76,8 @@ func (ev Event) line() string {
 		return fmt.Sprintf("settle i=%d", ev.Idx)
 	case evGhost:
 		return "ghost"
+	case evTransfer:
+		return fmt.Sprintf("transfer i=%d", ev.Idx)
 	}
 	return fmt.Sprintf("%s n=%d", ev.Kind, ev.Node)
 }
@@ -532,6 +535,7 @@ func (w *world) enabled() []Event {
 	if w.c.Group != nil && w.c.Group.Release {
 		evs = append(evs, Event{Kind: evGhost})
 	}
+	evs = append(evs, w.transferEvents()...)
 	if !due {
 		if t, ok := w.nextInstant(); ok {
 			evs = append(evs, Event{Kind: evAdvance, To: t})
@@ -750,6 +754,8 @@ func (w *world) do(ev Event, out *strings.Builder) error {
 		verr = w.settleDead(int(ev.Idx), out)
 	case evGhost:
 		verr = w.ghostRelease(out)
+	case evTransfer:
+		verr = w.transfer(int(ev.Idx), out)
 	case evSuspend:
 		s := store.JobSuspend{Name: name, Suspend: true, By: "operator"}
 		if err := storedriver.CheckSuspend(s, w.job, true); err != nil {
