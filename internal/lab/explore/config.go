@@ -256,6 +256,11 @@ var configs = map[string]Config{
 		Nodes: 1, Lease: 3 * time.Second, Renew: 1500 * time.Millisecond, Margin: 300 * time.Millisecond, Poll: 1500 * time.Millisecond,
 		End: 4 * time.Second, Group: &Sessions{Names: []string{name, "payroll"}, Succession: true, Ghost: time.Second, Transfer: true, Skip: [][]string{{"payroll"}}}, Settle: true, MaxDepth: 30,
 	},
+	"group-1x1-check": {
+		Name: "group-1x1-check", About: "1 node x 1 name, started with the name held through a dead process's session (lease 1s), a collector that settles the names a succession passed on at any instant, and a horizon of 6s, past the node's first re-read of the name it took",
+		Nodes: 1, Lease: 3 * time.Second, Renew: 1500 * time.Millisecond, Margin: 300 * time.Millisecond, Poll: 1500 * time.Millisecond,
+		End: 6 * time.Second, Group: &Sessions{Names: []string{name}, Succession: true, Ghost: time.Second, Collect: true}, Settle: true, MaxDepth: 22,
+	},
 }
 
 // Configs lists the configurations' names, sorted.
@@ -311,6 +316,7 @@ var mutations = map[string]Mutation{
 
 	"succession-no-raise":       {Name: "succession-no-raise", Succession: memstore.SuccessionMutation{NoRaise: true}},
 	"succession-adopt-unread":   {Name: "succession-adopt-unread", Election: election.Mutations{AdoptUnread: true}},
+	"settle-new-version":        {Name: "settle-new-version", Succession: memstore.SuccessionMutation{SettleNewVersion: true}},
 	"succession-list-no-retry":  {Name: "succession-list-no-retry", Election: election.Mutations{ListNoRetry: true}},
 	"succession-list-ended":     {Name: "succession-list-ended", Election: election.Mutations{ListEnded: true}},
 	"succession-stored-version": {Name: "succession-stored-version", Succession: memstore.SuccessionMutation{StoredVersion: true}},
@@ -382,6 +388,7 @@ var groupNeeds = map[string]func(*Sessions) bool{
 	"settle-stored-token":       func(s *Sessions) bool { return s.Succession && s.Collect },
 	"succession-stored-version": func(s *Sessions) bool { return s.Succession && s.Release },
 	"succession-list-ended":     func(s *Sessions) bool { return s.Succession && s.Collect && len(s.Skip) > 0 },
+	"settle-new-version":        func(s *Sessions) bool { return s.Succession && s.Collect },
 	"succession-list-no-retry":  func(s *Sessions) bool { return s.Succession && s.Transfer && len(s.Skip) > 0 },
 	"succession-adopt-unread":   func(s *Sessions) bool { return s.Succession && s.Release },
 }
@@ -394,7 +401,6 @@ var notExpressible = map[string]string{
 	"no-shares":                   "it needs balanced Groups of different weights in session mode: the explorer drives no balanced election.Group",
 	"succession-adopt-unsynced":   "it needs a succession and an ordered change feed: the explorer drives no election.Group and polls only",
 	"succession-adopt-across-gap": "it needs a succession and a change feed that breaks: the explorer drives no election.Group and polls only",
-	"settle-new-version":          "the collector's settling is explored (group-2x1-settle), but what a settled record's new version changes is only its holder's next check of it, CheckLeases leases (12s here) after it took the name, where it loses the term and takes it again a round trip later: a gap the simulator's liveness check sees at the end of a run, beyond the explorer's horizon, and it checks no liveness",
 	"no-takeover-grace":           "it needs a supervisor's record of a run that is delayed, but less than the takeover grace (the simulator's leader frozen holding the store's write lock): the explorer's store delays are unbounded, so a record may land after any grace, which the check counts against the shipping machine too",
 	"token-fenced-record":         "it needs a supervisor's record of a run that is delayed, but less than the takeover grace (the simulator's leader frozen holding the store's write lock): the explorer's store delays are unbounded, and its supervisor records at the instant the run ends",
 	"prefer-no-safe-point":        "a preference handover at a safe point: the explorer reads no candidacies and gives no machine a preference",

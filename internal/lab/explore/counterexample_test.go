@@ -46,6 +46,7 @@ var shortest = map[string]string{
 	"succession-adopt-unread":   "group-2x1-unread",
 	"succession-list-ended":     "group-1x2-left",
 	"succession-list-no-retry":  "group-1x2-transfer",
+	"settle-new-version":        "group-1x1-check",
 }
 
 // slow are the mutations whose recorded configuration takes seconds to
@@ -63,6 +64,7 @@ var slow = map[string]bool{
 	"session-no-margin":    true,
 
 	"succession-list-no-retry": true,
+	"settle-new-version":       true,
 }
 
 // counterexampleFile is where mutation m's shortest counterexample is kept.

@@ -97,6 +97,8 @@
 //   - With Sessions.Skip: no node holds a name it does not campaign for
 //     through its live session with no listing of its under way or due
 //     and no store call of its in flight (succession.go's checkLeft).
+//   - With Sessions.Collect: no node loses a name as deposed while the
+//     store holds it for that very term (checkLost).
 //   - No swap writes over a planted record (Config.Plant).
 //   - A timer that fired is not due again at the same instant (a machine
 //     that spins would also hold time still), the scheduler's too.
@@ -144,7 +146,7 @@
 // notifications, no collector, no listing, explored from their settled
 // start, Config.Settle, to a depth bound; group.go), and in
 // group-2x1-settle, group-2x1-release, group-2x1-unread,
-// group-1x2-left and group-1x2-transfer, which start from a planted dead
+// group-1x2-left, group-1x2-transfer and group-1x1-check, which start from a planted dead
 // process's session (a succession's chain not settled, with the
 // collector's Settle at any instant; or the dead process's release in
 // flight, landing at any instant or, in group-2x1-unread, between the
@@ -155,11 +157,10 @@
 // drifts beyond its rate, and none that steps but one node's wall clock
 // in sched-2x1-clock (Work.Step: once, never set right again), no fault
 // but the store's delays in the scheduler configurations, no
-// supervisor's record that is delayed: so settle-new-version (its
-// breach shows only beyond the horizon), the mutations that need a
+// supervisor's record that is delayed: so the mutations that need a
 // change feed or balanced Groups, the preference's, and
 // no-takeover-grace and token-fenced-record are not expressible
-// (NotExpressible says why each is not); the other 29 are caught. An
+// (NotExpressible says why each is not); the other 30 are caught. An
 // answer is explored only at the instants above. A configuration that
 // does not complete stops at its depth bound (Config.MaxDepth), and the
 // result says so (Result.Bounded): it is evidence for paths that short,

@@ -123,6 +123,7 @@ func (w *world) startGroup(i int, out *strings.Builder) error {
 // the driver sends concurrently; vcluster sorts them the same way).
 func (w *world) stepGroup(i int, ev election.Event, out *strings.Builder) error {
 	n := &w.nodes[i]
+	before := n.g
 	n.g = deepCopy(n.g) // copy on write: the parent state and its other successors share it
 	n.hashd = false
 	now := w.local(i, w.now)
@@ -154,6 +155,10 @@ func (w *world) stepGroup(i int, ev election.Event, out *strings.Builder) error 
 				}
 				w.tokens = slices.Clone(w.tokens)
 				w.tokens[k] = max(w.tokens[k], a.Token)
+			}
+		case election.Lost:
+			if err := w.checkLost(i, before, a); err != nil && verr == nil {
+				verr = err
 			}
 		}
 		w.say(out, "node-%d: %s", i, groupActionText(w, i, a))

@@ -363,3 +363,30 @@ func (w *world) transfer(j int, out *strings.Builder) error {
 // a name at once, on two nodes: a configuration of one node (the
 // planted dead process's terms are not checked) cannot show them.
 var overlaps = map[string]bool{"session-no-margin": true, "session-name-expiry": true}
+
+// checkLost is the invariant of a name a Group lost, in the
+// configurations whose collector settles (Sessions.Collect): it did not
+// lose it as deposed (changed by another writer) while the store still
+// holds it for that very term (its holder, incarnation and token).
+// Settling rewrites a record without changing what a reader sees; a
+// term lost to it is taken again only a round trip later, which the
+// simulator's liveness check sees at the end of a run, and this at
+// once. before is the node's Group before the step (its term's token).
+func (w *world) checkLost(i int, before *election.Group, a election.Lost) error {
+	if !w.c.Group.Collect || before == nil || !errors.Is(a.Cause, election.ErrDeposed) {
+		return nil
+	}
+	m := before.Machine(a.Name)
+	if m == nil || m.Token() == 0 {
+		return nil
+	}
+	rec, err := w.st.Get(context.Background(), a.Name)
+	if err != nil {
+		return nil
+	}
+	cfg := w.c.groupConfig(i, w.nodes[i].inc)
+	if rec.Holder == cfg.Node && rec.Incarnation == cfg.Incarnation && rec.Token == m.Token() {
+		return fmt.Errorf("node-%d lost %s as deposed (%v) while the store holds it for that very term: %s", i, a.Name, oneLine(a.Cause.Error()), recText(rec))
+	}
+	return nil
+}
