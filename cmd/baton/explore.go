@@ -23,7 +23,10 @@ any instant (and fail, in sched-2x1-retry), an operator may suspend
 the job (sched-2x1-suspend), and a node's wall clock may step off the
 store's under the job's clock guard (sched-2x1-clock); in group-2x1
 every node is an election.Group holding its name through its own
-session record, on memstore (group-2x1-succession: with succession);
+session record, on memstore (group-2x1-succession: with succession;
+the other group-* configurations start from a dead process's session
+planted in the store, with a collector's settling, the dead process's
+release, or an operator's transfer request at any instant);
 and time moves only to the instants where a
 decision can change (just before and at every node's timer, just before,
 at and just after every term's deadline, on each node's own clock). After
@@ -32,7 +35,10 @@ time, that every term is won with a token above every earlier one, that
 the fence accepts no write with a token below one that landed before,
 that no write begins outside its term, that the store refuses no swap as
 invalid, and that no swap writes over a record planted with a lease no
-valid configuration writes (2x1-hostile); and, with the simulator's own
+valid configuration writes (2x1-hostile); in the planted group-*
+configurations, that no node keeps a name it does not campaign for with
+nothing under way to let it go, and that none loses a name as deposed
+while the store holds it for that very term; and, with the simulator's own
 checks, every ledger write that commits: its token the election's, the
 job's catch-up cap, window, jitter, overlap, retries and suspension, no
 damaged row written, no run given back after its machine heard it
@@ -49,8 +55,8 @@ prints a shortest path to it as a scenario script (go test
 --mutate NAME turns a protection off as baton sim --mutate does, in the
 configurations it fits (wrap-deadline needs 2x1-hostile's planted record,
 the election's others a term to be won, the scheduler's a sched-*
-configuration whose job has what they break, the session ones
-group-2x1); --list names the
+configuration whose job has what they break, the session ones a
+group-* configuration with what they break); --list names the
 mutations the explorer runs, and it names why for each of the
 simulator's other mutations. See docs/explore.md.`
 

@@ -20,7 +20,12 @@ import (
 // store's delays, and the collector's settling of the names a
 // succession passed on (Sessions.Collect, evSettle), which is memstore's
 // own Settle (store.Succeeder), the call baton.Group's collector and the
-// simulator's (vcluster's sessioncollector.go) make.
+// simulator's (vcluster's sessioncollector.go) make; the dead process's
+// release in flight (Sessions.Release, evGhost); names a node does not
+// campaign for (Sessions.Skip) and an operator's transfer request on
+// them (Sessions.Transfer, evTransfer, baton.RequestResign); and the
+// invariants that these make checkable: a name left to others is let go
+// (checkLeft), a settle deposes nobody (checkLost).
 
 // ghost is the planted dead process (Sessions.Ghost): its session
 // record's holder.
@@ -106,7 +111,10 @@ func (w *world) plantGhost(out *strings.Builder) []store.Swap {
 	}
 	var sws []store.Swap
 	for _, nm := range g.Names {
-		r, _ := w.st.Get(ctx, nm)
+		r, err := w.st.Get(ctx, nm)
+		if err != nil {
+			panic(fmt.Sprintf("explore: reading %s planted: %v", nm, err))
+		}
 		sws = append(sws, store.Swap{Expect: r.Version, Record: store.Record{Name: nm, Token: r.Token, Lease: r.Lease}, Event: store.Released})
 		w.say(out, "store: the dead process's release of %s expect=v%d is on its way", nm, r.Version)
 	}
