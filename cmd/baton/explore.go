@@ -29,7 +29,11 @@ supervisor may record it late, within a newer term's takeover grace
 every node is an election.Group holding its name through its own
 session record, on memstore (group-2x1-succession: with succession;
 group-2x1-forge: with the store's change feed, its notifications
-delivered late, and a client forging notifications of a session record);
+delivered late, and a client forging notifications of a session record;
+
+the other group-* configurations start from a dead process's session
+planted in the store, with a collector's settling, the dead process's
+release, or an operator's transfer request at any instant);
 and time moves only to the instants where a
 decision can change (just before and at every node's timer, just before,
 at and just after every term's deadline, on each node's own clock). After
@@ -40,7 +44,11 @@ that no write begins outside its term, that the store refuses no swap as
 invalid, and that no swap writes over a record planted with a lease no
 valid configuration writes (2x1-hostile); with the change feed, that a
 Group answered a session record it has seen unchanged for its lease plus
-2e ends that session rather than reading it again; and, with the simulator's own
+2e ends that session rather than reading it again;
+in the planted group-*
+configurations, that no node keeps a name it does not campaign for with
+nothing under way to let it go, and that none loses a name as deposed
+while the store holds it for that very term; and, with the simulator's own
 checks, every ledger write that commits: its token the election's, the
 job's catch-up cap, window, jitter, overlap, retries and suspension, no
 damaged row written, no run given back after its machine heard it
@@ -60,8 +68,8 @@ prints a shortest path to it as a scenario script (go test
 --mutate NAME turns a protection off as baton sim --mutate does, in the
 configurations it fits (wrap-deadline needs 2x1-hostile's planted record,
 the election's others a term to be won, the scheduler's a sched-*
-configuration whose job has what they break, the session ones
-group-2x1); --list names the
+configuration whose job has what they break, the session ones a
+group-* configuration with what they break); --list names the
 mutations the explorer runs, and it names why for each of the
 simulator's other mutations. See docs/explore.md.`
 

@@ -196,6 +196,9 @@ func (c *Config) Validate() error {
 		if err := c.validateBalance(); err != nil {
 			return err
 		}
+		if err := c.Group.validate(); err != nil {
+			return err
+		}
 	}
 	if c.Work != nil {
 		if _, err := schedule.Every(c.Work.Period, 0); err != nil {
@@ -326,6 +329,36 @@ var configs = map[string]Config{
 		Nodes: 2, Lease: 3 * time.Second, Renew: 1500 * time.Millisecond, Margin: 300 * time.Millisecond, Poll: 1500 * time.Millisecond,
 		Rates: []Rate{{1, 1}, {11, 10}}, End: 4 * time.Second, Crashes: 1, Faults: 1, Group: &Sessions{Names: []string{name}, Feed: &Feed{Forges: 2}}, Settle: true, MaxDepth: 13,
 	},
+	"group-2x1-settle": {
+		Name: "group-2x1-settle", About: "group-2x1-succession started with the name passed on by a succession, not settled yet, from a dead process's session to another dead process's (lease 1s), and a collector that settles the names a succession passed on at any instant",
+		Nodes: 2, Lease: 3 * time.Second, Renew: 1500 * time.Millisecond, Margin: 300 * time.Millisecond, Poll: 1500 * time.Millisecond,
+		Rates: []Rate{{1, 1}, {11, 10}}, End: 4 * time.Second, Group: &Sessions{Names: []string{name}, Succession: true, Ghost: time.Second, Chain: true, Collect: true}, Settle: true, MaxDepth: 14,
+	},
+	"group-2x1-release": {
+		Name: "group-2x1-release", About: "group-2x1-succession started with the name held through a dead process's session (lease 1s), whose release of it is still on its way to the store",
+		Nodes: 2, Lease: 3 * time.Second, Renew: 1500 * time.Millisecond, Margin: 300 * time.Millisecond, Poll: 1500 * time.Millisecond,
+		Rates: []Rate{{1, 1}, {11, 10}}, End: 4 * time.Second, Group: &Sessions{Names: []string{name}, Succession: true, Ghost: time.Second, Release: true}, Settle: true, MaxDepth: 14,
+	},
+	"group-2x1-unread": {
+		Name: "group-2x1-unread", About: "group-2x1-release with the dead process's lease 500ms (it is found dead before a name's first poll), whose settled start lands its release after node-0 read the name and before node-1 did",
+		Nodes: 2, Lease: 3 * time.Second, Renew: 1500 * time.Millisecond, Margin: 300 * time.Millisecond, Poll: 1500 * time.Millisecond,
+		Rates: []Rate{{1, 1}, {11, 10}}, End: 4 * time.Second, Group: &Sessions{Names: []string{name}, Succession: true, Ghost: 500 * time.Millisecond, Release: true, Stagger: true}, Settle: true, MaxDepth: 16,
+	},
+	"group-1x2-left": {
+		Name: "group-1x2-left", About: "1 node x 2 names, campaigning for billing only, started with both names held through a dead process's session (lease 1s), and a collector that settles the names a succession passed on at any instant; the name it does not campaign for must be let go",
+		Nodes: 1, Lease: 3 * time.Second, Renew: 1500 * time.Millisecond, Margin: 300 * time.Millisecond, Poll: 1500 * time.Millisecond,
+		End: 4 * time.Second, Group: &Sessions{Names: []string{name, "payroll"}, Succession: true, Ghost: time.Second, Collect: true, Skip: [][]string{{"payroll"}}}, Settle: true, MaxDepth: 30,
+	},
+	"group-1x2-transfer": {
+		Name: "group-1x2-transfer", About: "group-1x2-left without the collector, and an operator who may ask, at any instant, for the transfer of the name the node does not campaign for",
+		Nodes: 1, Lease: 3 * time.Second, Renew: 1500 * time.Millisecond, Margin: 300 * time.Millisecond, Poll: 1500 * time.Millisecond,
+		End: 4 * time.Second, Group: &Sessions{Names: []string{name, "payroll"}, Succession: true, Ghost: time.Second, Transfer: true, Skip: [][]string{{"payroll"}}}, Settle: true, MaxDepth: 30,
+	},
+	"group-1x1-check": {
+		Name: "group-1x1-check", About: "1 node x 1 name, started with the name held through a dead process's session (lease 1s), a collector that settles the names a succession passed on at any instant, and a horizon of 6s, past the node's first re-read of the name it took",
+		Nodes: 1, Lease: 3 * time.Second, Renew: 1500 * time.Millisecond, Margin: 300 * time.Millisecond, Poll: 1500 * time.Millisecond,
+		End: 6 * time.Second, Group: &Sessions{Names: []string{name}, Succession: true, Ghost: time.Second, Collect: true}, Settle: true, MaxDepth: 22,
+	},
 }
 
 // Configs lists the configurations' names, sorted.
@@ -379,7 +412,13 @@ var mutations = map[string]Mutation{
 	"session-no-margin":   {Name: "session-no-margin", Election: election.Mutations{NoSessionMargin: true}},
 	"session-name-expiry": {Name: "session-name-expiry", Election: election.Mutations{SessionNameExpiry: true}},
 
-	"succession-no-raise": {Name: "succession-no-raise", Succession: memstore.SuccessionMutation{NoRaise: true}},
+	"succession-no-raise":       {Name: "succession-no-raise", Succession: memstore.SuccessionMutation{NoRaise: true}},
+	"succession-adopt-unread":   {Name: "succession-adopt-unread", Election: election.Mutations{AdoptUnread: true}},
+	"settle-new-version":        {Name: "settle-new-version", Succession: memstore.SuccessionMutation{SettleNewVersion: true}},
+	"succession-list-no-retry":  {Name: "succession-list-no-retry", Election: election.Mutations{ListNoRetry: true}},
+	"succession-list-ended":     {Name: "succession-list-ended", Election: election.Mutations{ListEnded: true}},
+	"succession-stored-version": {Name: "succession-stored-version", Succession: memstore.SuccessionMutation{StoredVersion: true}},
+	"settle-stored-token":       {Name: "settle-stored-token", Succession: memstore.SuccessionMutation{SettleStoredToken: true}},
 
 	"session-read-first": {Name: "session-read-first", Election: election.Mutations{ReadBeforeExpiry: true}},
 	"no-takeover":        {Name: "no-takeover", Election: election.Mutations{NoTakeover: true}},
@@ -420,7 +459,7 @@ func (c Config) Fits(name string) bool {
 		return c.Work != nil && needs(c.Work)
 	}
 	if needs, ok := groupNeeds[name]; ok {
-		return c.Group != nil && needs(c.Group)
+		return c.Group != nil && needs(c.Group) && (c.Nodes > 1 || !overlaps[name])
 	}
 	if m.Election.NoTakeover {
 		// Nothing unsafe: only the liveness check can see it.
@@ -468,25 +507,21 @@ var groupNeeds = map[string]func(*Sessions) bool{
 	"session-no-margin":   func(*Sessions) bool { return true },
 	"session-name-expiry": func(*Sessions) bool { return true },
 
-	"succession-no-raise": func(s *Sessions) bool { return s.Succession },
-
-	"no-pull":            func(s *Sessions) bool { return s.Balance },
-	"no-shares":          func(s *Sessions) bool { return s.Balance && s.weighted() },
-	"session-read-first": func(s *Sessions) bool { return s.Feed != nil && s.Feed.Forges > 0 },
+	"no-pull":                   func(s *Sessions) bool { return s.Balance },
+	"no-shares":                 func(s *Sessions) bool { return s.Balance && s.weighted() },
+	"session-read-first":        func(s *Sessions) bool { return s.Feed != nil && s.Feed.Forges > 0 },
+	"succession-no-raise":       func(s *Sessions) bool { return s.Succession },
+	"settle-stored-token":       func(s *Sessions) bool { return s.Succession && s.Collect },
+	"succession-stored-version": func(s *Sessions) bool { return s.Succession && s.Release },
+	"succession-list-ended":     func(s *Sessions) bool { return s.Succession && s.Collect && len(s.Skip) > 0 },
+	"settle-new-version":        func(s *Sessions) bool { return s.Succession && s.Collect },
+	"succession-list-no-retry":  func(s *Sessions) bool { return s.Succession && s.Transfer && len(s.Skip) > 0 },
+	"succession-adopt-unread":   func(s *Sessions) bool { return s.Succession && s.Release },
 }
 
 // notExpressible names each simulator mutation (baton sim --mutate) that
 // the explorer cannot express yet, with why.
-var notExpressible = map[string]string{
-	"succession-stored-version":   "it needs a write prepared before a succession that lands after it: group-2x1-succession, where it can happen, explores 395,491 states to depth 25 after its settled start without reaching one (a Group's own release, or a second contender, would come sooner)",
-	"succession-adopt-unread":     "it needs a Group's machine told of its session's succession after a write it did not read: with it on, group-2x1-succession reaches the same 290,098 states to depth 24 after its settled start as the shipping Group, none a violation",
-	"succession-adopt-unsynced":   "it needs a succession and an ordered change feed that lags behind a take elsewhere: the explorer models the feed (Sessions.Feed, group-2x1-forge) but has no configuration with a succession and a feed yet",
-	"succession-adopt-across-gap": "it needs a succession and a change feed that breaks while a name is taken elsewhere: the explorer models the feed's gaps (Feed.Gaps) but has no configuration with a succession and a gap yet",
-	"succession-list-ended":       "it needs a succession's listing: the explorer drives no election.Group",
-	"succession-list-no-retry":    "it needs a succession's listing and an operator's transfer request: the explorer drives neither",
-	"settle-stored-token":         "it is the store's settling of a name passed on: the explorer's store keeps no successions",
-	"settle-new-version":          "it is the store's settling of a name passed on: the explorer's store keeps no successions",
-}
+var notExpressible = map[string]string{}
 
 // NotExpressible returns why the simulator's mutation called name is not
 // one the explorer runs yet, or "" when it runs it or no simulator

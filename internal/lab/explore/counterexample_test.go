@@ -41,7 +41,14 @@ var shortest = map[string]string{
 
 	"session-no-margin":   "group-2x1-succession",
 	"session-name-expiry": "group-2x1",
-	"succession-no-raise": "group-2x1-succession",
+	"succession-no-raise": "group-1x2-left",
+	"settle-stored-token": "group-2x1-settle",
+
+	"succession-stored-version": "group-2x1-release",
+	"succession-adopt-unread":   "group-2x1-unread",
+	"succession-list-ended":     "group-1x2-left",
+	"succession-list-no-retry":  "group-1x2-transfer",
+	"settle-new-version":        "group-1x1-check",
 
 	"no-pull":              "group-2x2-balance",
 	"no-shares":            "group-2x2-shares",
@@ -66,10 +73,12 @@ var slow = map[string]bool{
 	"no-step-down":         true,
 	"session-name-expiry":  true,
 	"session-no-margin":    true,
-	"succession-no-raise":  true,
 	"no-shares":            true,
 	"prefer-no-safe-point": true,
 	"session-read-first":   true,
+
+	"succession-list-no-retry": true,
+	"settle-new-version":       true,
 }
 
 // counterexampleFile is where mutation m's shortest counterexample is kept.

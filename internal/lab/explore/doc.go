@@ -167,7 +167,13 @@
 //   - The fence accepts no write with a token below one that landed
 //     before: a stale-token fenced write is refused.
 //   - No write begins outside its term (Valid on the writer's clock).
-//   - The store refuses no swap as invalid.
+//   - The store refuses no swap as invalid (nor a collector's Settle, nor
+//     a planted dead process's release).
+//   - With Sessions.Skip: no node holds a name it does not campaign for
+//     through its live session with no listing of its under way or due
+//     and no store call of its in flight (succession.go's checkLeft).
+//   - With Sessions.Collect: no node loses a name as deposed while the
+//     store holds it for that very term (checkLost).
 //   - No swap writes over a planted record (Config.Plant).
 //   - A timer that fired is not due again at the same instant (a machine
 //     that spins would also hold time still), the scheduler's too.
@@ -237,12 +243,21 @@
 //
 // # What is not explored (yet)
 //
-// One name per node; an election.Group in session mode only in
+// One name per node (two in the group-1x2 ones); an election.Group in session mode only in
 // group-2x1 and group-2x1-succession (one name, polling: no change
 // notifications, no collector, no listing, explored from their settled
 // start, Config.Settle, to a depth bound; group.go) and group-2x1-forge
 // (the change feed, forged notifications, one crash; no succession: no
-// configuration has a succession and a feed), and balanced in
+// configuration has a succession and a feed), and in
+// group-2x1-settle, group-2x1-release, group-2x1-unread,
+// group-1x2-left, group-1x2-transfer and group-1x1-check, which start from a planted dead
+// process's session (a succession's chain not settled, with the
+// collector's Settle at any instant; or the dead process's release in
+// flight, landing at any instant or, in group-2x1-unread, between the
+// two nodes' first reads; or, with one node and two names, a name the
+// node does not campaign for, with the collector's Settle or an
+// operator's transfer request at any instant; succession.go), but for
+// the collector's deletes; balanced in
 // group-2x2-balance, group-2x2-shares and group-2x2-weighted (two
 // names, polling, no fault but the store's delays until Heal, none at
 // all in group-2x2-weighted, complete to their horizon; no join, no
@@ -253,9 +268,9 @@
 // supervisor's record that is delayed but in sched-2x1-supervisor-late
 // (from its planted start, within the takeover grace, never later:
 // a record that lands after the grace is not covered by the shipping
-// machine either): so the simulator's succession mutations, two of
-// which need a succession with a change feed, are not expressible
-// (NotExpressible says why each is not); the other 32 are caught. A
+// machine either): so the two mutations that need a succession with a
+// change feed are not expressible (NotExpressible says why each is
+// not); the other 39 are caught. A
 // preference only in sched-2x1-prefer and 2x1-prefer (one policy, two
 // candidates, no fault but the store's delays, so no candidacy ages
 // and no change of policy (SetPolicy) or of a node's attributes, to

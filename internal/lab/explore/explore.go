@@ -81,7 +81,7 @@ func Explore(ctx context.Context, c Config) (Result, error) {
 	var prefix []Event
 	if c.Settle {
 		var err error
-		if prefix, err = w0.settle(); err != nil {
+		if prefix, err = w0.settleStart(); err != nil {
 			res.Violation, res.Path, res.States, res.Elapsed = err, prefix, 1, time.Since(start)
 			return res, nil
 		}

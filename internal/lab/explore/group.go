@@ -58,6 +58,33 @@ type Sessions struct {
 	Quiet time.Duration
 	// Feed, when set, gives every node the store's change feed (feed.go).
 	Feed *Feed
+	// Ghost, when positive, plants a dead process's session record
+	// before the nodes start, held by ghost with this lease and never
+	// renewed, and every name held through it at token 1
+	// (succession.go); with Chain, those names were passed on to it by
+	// a succession from a process that died before it, not settled yet.
+	Ghost time.Duration
+	Chain bool
+	// Release has the planted dead process's release of every name in
+	// flight: the store may apply it at any instant (evGhost).
+	Release bool
+	// Stagger, with Release and Config.Settle, settles node-0 first,
+	// then lands the release, then settles the others (succession.go):
+	// node-0 read the name held through the dead session, the others
+	// read it free.
+	Stagger bool
+	// Skip[i] lists the names node i does not campaign for (nil: it
+	// campaigns for every one): a name passed on to it by a succession
+	// must be let go (its listing of its session, succession.go).
+	Skip [][]string
+	// Transfer has an operator ask, at any instant, for the transfer of
+	// a name a node does not campaign for (baton.RequestResign: to any
+	// node), while it is held and has no request on it (evTransfer).
+	Transfer bool
+	// Collect has a collector settle, at any instant, the names a
+	// succession passed on (store.Succeeder.Settle, evSettle;
+	// succession.go).
+	Collect bool
 }
 
 // storeEpoch is the store's clock: stopped, so that a record's Updated
@@ -99,6 +126,9 @@ func (w *world) startGroup(i int, out *strings.Builder) error {
 	n.hashd = false
 	verr := w.feedOpen(i, out)
 	for _, nm := range w.c.Group.Names {
+		if w.c.skips(i, nm) {
+			continue
+		}
 		if err := w.stepGroup(i, election.Start{Name: nm, Hold: true}, out); err != nil && verr == nil {
 			verr = err
 		}
@@ -112,6 +142,7 @@ func (w *world) startGroup(i int, out *strings.Builder) error {
 // the driver sends concurrently; vcluster sorts them the same way).
 func (w *world) stepGroup(i int, ev election.Event, out *strings.Builder) error {
 	n := &w.nodes[i]
+	before := n.g
 	n.g = deepCopy(n.g) // copy on write: the parent state and its other successors share it
 	n.hashd = false
 	now := w.local(i, w.now)
@@ -143,6 +174,10 @@ func (w *world) stepGroup(i int, ev election.Event, out *strings.Builder) error 
 				}
 				w.tokens = slices.Clone(w.tokens)
 				w.tokens[k] = max(w.tokens[k], a.Token)
+			}
+		case election.Lost:
+			if err := w.checkLost(i, before, a); err != nil && verr == nil {
+				verr = err
 			}
 		}
 		w.say(out, "node-%d: %s", i, groupActionText(w, i, a))
@@ -311,7 +346,10 @@ func (w *world) checkGroup() error {
 			first, ftok = i, tok
 		}
 	}
-	return w.checkBalance()
+	if err := w.checkBalance(); err != nil {
+		return err
+	}
+	return w.checkLeft()
 }
 
 // groupInstants calls consider with node i's instants: just before and

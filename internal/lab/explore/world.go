@@ -53,9 +53,12 @@ const (
 	evHeal                 // a node's change feed opens again
 	evForge                // a forging client notifies a node of a session record
 	evLive                 // a replay's check that a leader can still come (Config.Live; never enabled)
+	evSettle               // a collector settles a dead session's names (Sessions.Collect)
+	evGhost                // the store applies the planted dead process's release (Sessions.Release)
+	evTransfer             // an operator asks for a name's transfer (Sessions.Transfer)
 )
 
-var kindNames = [...]string{"tick", "apply", "fail", "deliver", "lose", "crash", "restart", "pause", "resume", "write", "land", "advance", "wtick", "done", "failrun", "suspend", "step", "stepdown", "ctick", "record", "note", "gap", "heal", "forge", "live"}
+var kindNames = [...]string{"tick", "apply", "fail", "deliver", "lose", "crash", "restart", "pause", "resume", "write", "land", "advance", "wtick", "done", "failrun", "suspend", "step", "stepdown", "ctick", "record", "note", "gap", "heal", "forge", "live", "settle", "ghost", "transfer"}
 
 func (k kind) String() string { return kindNames[k] }
 
@@ -78,6 +81,12 @@ func (ev Event) line() string {
 		return "suspend"
 	case evLive:
 		return "live"
+	case evSettle:
+		return fmt.Sprintf("settle i=%d", ev.Idx)
+	case evGhost:
+		return "ghost"
+	case evTransfer:
+		return fmt.Sprintf("transfer i=%d", ev.Idx)
 	}
 	return fmt.Sprintf("%s n=%d", ev.Kind, ev.Node)
 }
@@ -218,6 +227,7 @@ func newWorld(c *Config, out *strings.Builder) *world {
 		for i := 0; i < c.Nodes; i++ {
 			w.nodes = append(w.nodes, node{inc: 1, up: true, heldAt: -1})
 		}
+		w.plantGhost(out)
 		for i := range w.nodes {
 			w.startGroup(i, out)
 		}
@@ -586,6 +596,11 @@ func (w *world) enabled() []Event {
 		evs = append(evs, w.recordEvents()...)
 	}
 	evs = w.feedEvents(evs)
+	evs = append(evs, w.settleEvents()...)
+	if w.c.Group != nil && w.c.Group.Release {
+		evs = append(evs, Event{Kind: evGhost})
+	}
+	evs = append(evs, w.transferEvents()...)
 	if !due {
 		if t, ok := w.nextInstant(); ok && !w.prompt(t) && w.recordsBefore(t) {
 			evs = append(evs, Event{Kind: evAdvance, To: t})
@@ -828,6 +843,12 @@ func (w *world) do(ev Event, out *strings.Builder) error {
 		verr = w.step(i, election.Resign{Name: name}, out)
 	case evLive:
 		verr = w.liveFrom(out)
+	case evSettle:
+		verr = w.settleDead(int(ev.Idx), out)
+	case evGhost:
+		verr = w.ghostRelease(out)
+	case evTransfer:
+		verr = w.transfer(int(ev.Idx), out)
 	case evSuspend:
 		s := store.JobSuspend{Name: name, Suspend: true, By: "operator"}
 		if err := storedriver.CheckSuspend(s, w.job, true); err != nil {
