@@ -521,7 +521,10 @@ var groupNeeds = map[string]func(*Sessions) bool{
 
 // notExpressible names each simulator mutation (baton sim --mutate) that
 // the explorer cannot express yet, with why.
-var notExpressible = map[string]string{}
+var notExpressible = map[string]string{
+	"succession-adopt-unsynced":   "it needs a succession and an ordered change feed that lags behind a take elsewhere: the explorer models the feed (Sessions.Feed, group-2x1-forge) but has no configuration with a succession and a feed yet",
+	"succession-adopt-across-gap": "it needs a succession and a change feed that breaks while a name is taken elsewhere: the explorer models the feed's gaps (Feed.Gaps) but has no configuration with a succession and a gap yet",
+}
 
 // NotExpressible returns why the simulator's mutation called name is not
 // one the explorer runs yet, or "" when it runs it or no simulator
