@@ -79,7 +79,7 @@ func runExplore(ctx context.Context, e *env, args []string) int {
 	list := fs.Bool("list", false, "list the configurations and the mutations, and exit")
 	config := fs.String("config", "", "explore this configuration only (see --list); default: every one")
 	mutate := fs.String("mutate", "", "turn a protection off (one of "+strings.Join(explore.Mutations(), ", ")+"): the explorer must find the breach")
-	depth := fs.Int("depth", 0, "stop every path at this many events (0: the configuration's own bound, if any); the output says when a state was cut there")
+	depth := fs.Int("depth", 0, "stop every path at this many events (0: the configuration's own bound, if any); the output says when a state was cut there; a configuration that checks liveness (2x1-live) is not explored with it")
 	if done, code := e.parseNoArgs(name, fs, args); done {
 		return code
 	}
@@ -129,6 +129,15 @@ func runExplore(ctx context.Context, e *env, args []string) int {
 			c, _ = c.Mutated(*mutate)
 		}
 		if *depth > 0 {
+			if c.Live > 0 {
+				// Its liveness check needs the whole graph: a cut one
+				// would leave states near the cut without their future.
+				if *config != "" {
+					return e.fail(name, usagef("--depth %d: %s checks liveness, which needs its whole graph: leave out --depth", *depth, n))
+				}
+				fmt.Fprintf(e.stdout, "%s: not explored: its liveness check needs its whole graph, and --depth cuts it\n", n)
+				continue
+			}
 			c.MaxDepth = *depth
 		}
 		r, err := explore.Explore(ctx, c)

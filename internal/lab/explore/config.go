@@ -465,6 +465,9 @@ func (c Config) Fits(name string) bool {
 		// Nothing unsafe: only the liveness check can see it.
 		return c.Live > 0
 	}
+	if (m.NoFence || m.NoValidCheck) && c.Writes == 0 {
+		return false // what they break is a fenced write
+	}
 	return c.Work == nil && c.Group == nil && m.planted() == c.Planted()
 }
 
@@ -557,6 +560,9 @@ func (c Config) Mutated(name string) (Config, error) {
 		}
 		if _, ok := workNeeds[name]; ok || c.Work != nil {
 			return c, fmt.Errorf("mutation %s does not fit configuration %s (it needs %s): want %s", name, c.Name, needText(name), strings.Join(fitting(name), ", "))
+		}
+		if (m.NoFence || m.NoValidCheck) && c.Writes == 0 && c.Work == nil && c.Group == nil {
+			return c, fmt.Errorf("mutation %s needs fenced writes, which configuration %s has none of: want %s", name, c.Name, strings.Join(fitting(name), ", "))
 		}
 		if m.Election.NoTakeover {
 			return c, fmt.Errorf("mutation %s needs a configuration that checks liveness, which %s does not: want %s", name, c.Name, strings.Join(fitting(name), ", "))
