@@ -93,7 +93,9 @@ func runExplore(ctx context.Context, e *env, args []string) int {
 			fmt.Fprintf(e.stdout, "%-*s %s\n", width, n, c.About)
 		}
 		fmt.Fprintf(e.stdout, "mutations: %s\n", strings.Join(explore.Mutations(), ", "))
-		fmt.Fprintf(e.stdout, "not expressible yet (baton sim's others): %s\n", strings.Join(explore.NotExpressibleMutations(), ", "))
+		if ne := explore.NotExpressibleMutations(); len(ne) > 0 {
+			fmt.Fprintf(e.stdout, "not expressible yet (baton sim's others): %s\n", strings.Join(ne, ", "))
+		}
 		return exitOK
 	}
 	if *depth < 0 {

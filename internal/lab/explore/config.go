@@ -359,6 +359,16 @@ var configs = map[string]Config{
 		Nodes: 1, Lease: 3 * time.Second, Renew: 1500 * time.Millisecond, Margin: 300 * time.Millisecond, Poll: 1500 * time.Millisecond,
 		End: 6 * time.Second, Group: &Sessions{Names: []string{name}, Succession: true, Ghost: time.Second, Collect: true}, Settle: true, MaxDepth: 22,
 	},
+	"group-2x1-unsynced": {
+		Name: "group-2x1-unsynced", About: "group-2x1-unread with every node's change feed from memstore (in order, delayed, no gap)",
+		Nodes: 2, Lease: 3 * time.Second, Renew: 1500 * time.Millisecond, Margin: 300 * time.Millisecond, Poll: 1500 * time.Millisecond,
+		Rates: []Rate{{1, 1}, {11, 10}}, End: 4 * time.Second, Group: &Sessions{Names: []string{name}, Succession: true, Ghost: 500 * time.Millisecond, Release: true, Stagger: true, Feed: &Feed{}}, Settle: true, MaxDepth: 14,
+	},
+	"group-2x1-gap": {
+		Name: "group-2x1-gap", About: "group-2x1-unsynced with one break of a node's change feed (it may open again)",
+		Nodes: 2, Lease: 3 * time.Second, Renew: 1500 * time.Millisecond, Margin: 300 * time.Millisecond, Poll: 1500 * time.Millisecond,
+		Rates: []Rate{{1, 1}, {11, 10}}, End: 4 * time.Second, Group: &Sessions{Names: []string{name}, Succession: true, Ghost: 500 * time.Millisecond, Release: true, Stagger: true, Feed: &Feed{Gaps: 1}}, Settle: true, MaxDepth: 12,
+	},
 }
 
 // Configs lists the configurations' names, sorted.
@@ -419,6 +429,9 @@ var mutations = map[string]Mutation{
 	"succession-list-ended":     {Name: "succession-list-ended", Election: election.Mutations{ListEnded: true}},
 	"succession-stored-version": {Name: "succession-stored-version", Succession: memstore.SuccessionMutation{StoredVersion: true}},
 	"settle-stored-token":       {Name: "settle-stored-token", Succession: memstore.SuccessionMutation{SettleStoredToken: true}},
+
+	"succession-adopt-unsynced":   {Name: "succession-adopt-unsynced", Election: election.Mutations{AdoptUnsynced: true}},
+	"succession-adopt-across-gap": {Name: "succession-adopt-across-gap", Election: election.Mutations{AdoptAcrossGap: true}},
 
 	"session-read-first": {Name: "session-read-first", Election: election.Mutations{ReadBeforeExpiry: true}},
 	"no-takeover":        {Name: "no-takeover", Election: election.Mutations{NoTakeover: true}},
@@ -520,14 +533,14 @@ var groupNeeds = map[string]func(*Sessions) bool{
 	"settle-new-version":        func(s *Sessions) bool { return s.Succession && s.Collect },
 	"succession-list-no-retry":  func(s *Sessions) bool { return s.Succession && s.Transfer && len(s.Skip) > 0 },
 	"succession-adopt-unread":   func(s *Sessions) bool { return s.Succession && s.Release },
+
+	"succession-adopt-unsynced":   func(s *Sessions) bool { return s.Succession && s.Release && s.Feed != nil },
+	"succession-adopt-across-gap": func(s *Sessions) bool { return s.Succession && s.Release && s.Feed != nil && s.Feed.Gaps > 0 },
 }
 
 // notExpressible names each simulator mutation (baton sim --mutate) that
 // the explorer cannot express yet, with why.
-var notExpressible = map[string]string{
-	"succession-adopt-unsynced":   "it needs a succession and an ordered change feed that lags behind a take elsewhere: the explorer models the feed (Sessions.Feed, group-2x1-forge) but has no configuration with a succession and a feed yet",
-	"succession-adopt-across-gap": "it needs a succession and a change feed that breaks while a name is taken elsewhere: the explorer models the feed's gaps (Feed.Gaps) but has no configuration with a succession and a gap yet",
-}
+var notExpressible = map[string]string{}
 
 // NotExpressible returns why the simulator's mutation called name is not
 // one the explorer runs yet, or "" when it runs it or no simulator

@@ -44,11 +44,13 @@ var shortest = map[string]string{
 	"succession-no-raise": "group-1x2-left",
 	"settle-stored-token": "group-2x1-settle",
 
-	"succession-stored-version": "group-2x1-release",
-	"succession-adopt-unread":   "group-2x1-unread",
-	"succession-list-ended":     "group-1x2-left",
-	"succession-list-no-retry":  "group-1x2-transfer",
-	"settle-new-version":        "group-1x1-check",
+	"succession-stored-version":   "group-2x1-release",
+	"succession-adopt-unread":     "group-2x1-unread",
+	"succession-list-ended":       "group-1x2-left",
+	"succession-list-no-retry":    "group-1x2-transfer",
+	"settle-new-version":          "group-1x1-check",
+	"succession-adopt-unsynced":   "group-2x1-unsynced",
+	"succession-adopt-across-gap": "group-2x1-gap",
 
 	"no-pull":              "group-2x2-balance",
 	"no-shares":            "group-2x2-shares",

@@ -247,8 +247,12 @@
 // group-2x1 and group-2x1-succession (one name, polling: no change
 // notifications, no collector, no listing, explored from their settled
 // start, Config.Settle, to a depth bound; group.go) and group-2x1-forge
-// (the change feed, forged notifications, one crash; no succession: no
-// configuration has a succession and a feed), and in
+// (the change feed, forged notifications, one crash; no succession),
+// group-2x1-unsynced and group-2x1-gap (group-2x1-unread's planted
+// start with the change feed, no forgery, no crash; in group-2x1-gap one
+// break of a feed, which may open again; their settled start leaves
+// node-0's notifications queued, so that its feed lags behind the
+// release and node-1's take), and in
 // group-2x1-settle, group-2x1-release, group-2x1-unread,
 // group-1x2-left, group-1x2-transfer and group-1x1-check, which start from a planted dead
 // process's session (a succession's chain not settled, with the
@@ -268,9 +272,8 @@
 // supervisor's record that is delayed but in sched-2x1-supervisor-late
 // (from its planted start, within the takeover grace, never later:
 // a record that lands after the grace is not covered by the shipping
-// machine either): so the two mutations that need a succession with a
-// change feed are not expressible (NotExpressible says why each is
-// not); the other 39 are caught. A
+// machine either). Every one of baton sim's 41 mutations is caught
+// (NotExpressible names none). A
 // preference only in sched-2x1-prefer and 2x1-prefer (one policy, two
 // candidates, no fault but the store's delays, so no candidacy ages
 // and no change of policy (SetPolicy) or of a node's attributes, to
