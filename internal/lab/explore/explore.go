@@ -197,14 +197,19 @@ func path(entries []entry, id int32) []Event {
 // store call applied or an answer delivered, until none is left at this
 // instant (Config.Settle), and returns them: the exploration starts from
 // the state they reach, a deterministic one of time 0.
-func (w *world) settle() ([]Event, error) {
+func (w *world) settle() ([]Event, error) { return w.settleExcept(nil) }
+
+// settleExcept is settle, leaving the events skip picks (nil: none).
+func (w *world) settleExcept(skip func(Event) bool) ([]Event, error) {
 	var p []Event
 	for {
 		var next *Event
 		for _, ev := range w.enabled() {
 			switch ev.Kind {
 			case evTick, evWorkTick, evApply, evDeliver, evCandTick, evNote:
-				next = &ev
+				if skip == nil || !skip(ev) {
+					next = &ev
+				}
 			}
 			if next != nil {
 				break

@@ -261,26 +261,8 @@ func (w *world) settleStart() ([]Event, error) {
 	// With a feed, node-0's lags: the notifications of its own writes and
 	// of the release stay queued, so that its view is still the one it
 	// read (group-2x1-unsynced, group-2x1-gap).
-	for {
-		var next *Event
-		for _, ev := range w.enabled() {
-			switch {
-			case ev.Kind == evNote && ev.Node == 0:
-			case ev.Kind == evTick || ev.Kind == evApply || ev.Kind == evDeliver || ev.Kind == evNote:
-				next = &ev
-			}
-			if next != nil {
-				break
-			}
-		}
-		if next == nil {
-			return p, nil
-		}
-		p = append(p, *next)
-		if err := w.do(*next, nil); err != nil {
-			return p, err
-		}
-	}
+	rest, err := w.settleExcept(func(ev Event) bool { return ev.Kind == evNote && ev.Node == 0 })
+	return append(p, rest...), err
 }
 
 // skips reports whether node i does not campaign for the name nm
