@@ -90,6 +90,10 @@ type Config struct {
 	// visit, when set (tests), is called with every new state's key and
 	// the path that first reached it.
 	visit func(k key, path func() []Event)
+	// reach, when set (tests), is called with every new state (to, its
+	// id), the state it was first reached from (from, its id) and the
+	// event between them: a test follows what happened on that path.
+	reach func(from, to int32, ev Event, before, after *world)
 }
 
 // Mutation turns a protection off, as baton sim --mutate does, so that the
@@ -358,6 +362,11 @@ var configs = map[string]Config{
 		Name: "group-1x1-check", About: "1 node x 1 name, started with the name held through a dead process's session (lease 1s), a collector that settles the names a succession passed on at any instant, and a horizon of 6s, past the node's first re-read of the name it took",
 		Nodes: 1, Lease: 3 * time.Second, Renew: 1500 * time.Millisecond, Margin: 300 * time.Millisecond, Poll: 1500 * time.Millisecond,
 		End: 6 * time.Second, Group: &Sessions{Names: []string{name}, Succession: true, Ghost: time.Second, Collect: true}, Settle: true, MaxDepth: 22,
+	},
+	"group-2x2-succession": {
+		Name: "group-2x2-succession", About: "2 nodes x 2 names, each node an election.Group holding them through its own session record with succession on (polling), on memstore, started with both names held through a dead process's session (lease 500ms): a Group that finds it dead ends it naming its own session the successor, and both names pass on to it in that one write; no fault but the store's delays; clock rates 1 and 1.1",
+		Nodes: 2, Lease: 3 * time.Second, Renew: 1500 * time.Millisecond, Margin: 300 * time.Millisecond, Poll: 1500 * time.Millisecond,
+		Rates: []Rate{{1, 1}, {11, 10}}, End: 4 * time.Second, Group: &Sessions{Names: []string{name, "payroll"}, Succession: true, Ghost: 500 * time.Millisecond}, Settle: true, MaxDepth: 17,
 	},
 	"group-2x1-unsynced": {
 		Name: "group-2x1-unsynced", About: "group-2x1-unread with every node's change feed from memstore (in order, delayed, no gap)",

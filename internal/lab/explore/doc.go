@@ -243,7 +243,7 @@
 //
 // # What is not explored (yet)
 //
-// One name per node (two in the group-1x2 ones); an election.Group in session mode only in
+// One name per node (two in the group-1x2 and group-2x2 ones); an election.Group in session mode only in
 // group-2x1 and group-2x1-succession (one name, polling: no change
 // notifications, no collector, no listing, explored from their settled
 // start, Config.Settle, to a depth bound; group.go) and group-2x1-forge
@@ -261,7 +261,14 @@
 // two nodes' first reads; or, with one node and two names, a name the
 // node does not campaign for, with the collector's Settle or an
 // operator's transfer request at any instant; succession.go), but for
-// the collector's deletes; balanced in
+// the collector's deletes; in group-2x2-succession (two Groups, two
+// names, both planted held through a dead process's session, lease
+// 500ms: a Group ends it naming its own session the successor, which
+// passes both names on in that one write, and the other's swap ending it
+// conflicts; no collector, no release, no fault but the store's delays,
+// to a depth bound of 17 after the settled start, within which each
+// node's adoption of both names, and each after the other lost the race,
+// are reached: TestSuccessionOfTwoNames); balanced in
 // group-2x2-balance, group-2x2-shares and group-2x2-weighted (two
 // names, polling, no fault but the store's delays until Heal, none at
 // all in group-2x2-weighted, complete to their horizon; no join, no

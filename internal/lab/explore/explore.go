@@ -156,6 +156,9 @@ func Explore(ctx context.Context, c Config) (Result, error) {
 				if c.visit != nil {
 					c.visit(k, func() []Event { return append(slices.Clone(prefix), path(entries, id)...) })
 				}
+				if c.reach != nil {
+					c.reach(it.id, id, ev, it.w, nw)
+				}
 				next = append(next, item{nw, id})
 			}
 		}
