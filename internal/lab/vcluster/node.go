@@ -852,8 +852,37 @@ func (e *engine) deliver(n *node, b *batch) {
 // iteration; the simulator and the explorer both sort them so, so that a
 // run replays event for event and a state hashes the same.
 func SortActions(acts []election.Action) {
-	if len(acts) > 1 {
+	if len(acts) < 2 {
+		return
+	}
+	if len(acts) > 16 {
 		slices.SortStableFunc(acts, func(a, b election.Action) int { return strings.Compare(actionName(a), actionName(b)) })
+		return
+	}
+	// A step's few actions: each name looked up once, on the stack, and
+	// most often already in order. An insertion sort that moves an action
+	// only past greater names is stable, so it orders them as the stable
+	// sort above does.
+	var buf [16]string
+	names := buf[:len(acts)]
+	names[0] = actionName(acts[0])
+	sorted := true
+	for i := 1; i < len(acts); i++ {
+		names[i] = actionName(acts[i])
+		if sorted && names[i] < names[i-1] {
+			sorted = false
+		}
+	}
+	if sorted {
+		return
+	}
+	for i := 1; i < len(acts); i++ {
+		a, n := acts[i], names[i]
+		j := i
+		for ; j > 0 && n < names[j-1]; j-- {
+			acts[j], names[j] = acts[j-1], names[j-1]
+		}
+		acts[j], names[j] = a, n
 	}
 }
 
