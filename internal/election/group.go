@@ -161,7 +161,7 @@ func (g *Group) Next() time.Time {
 	var at time.Time
 	for len(g.timers) > 0 {
 		top := g.timers[0]
-		if top.e.due.Equal(top.at) {
+		if sameInstant(top.e.due, top.at) {
 			at = top.at
 			break
 		}
@@ -236,13 +236,13 @@ func (g *Group) Step(now time.Time, ev Event) []Action {
 			}
 		}
 	case Changed:
-		switch {
-		case g.sm != nil && ev.Name == g.sm.cfg.Name:
-		case g.obs[ev.Name] != nil:
-			acts = g.obs[ev.Name].changed(now, ev.Version)
-			acts = g.afterObserver(now, ev.Name, acts)
-		case g.names[ev.Name] != nil:
-			acts = g.stepName(now, ev.Name, in) // the machine reads only the version
+		if g.sm != nil && ev.Name == g.sm.cfg.Name {
+			break
+		}
+		if o := g.obs[ev.Name]; o != nil {
+			acts = g.afterObserverOf(now, ev.Name, o, o.changed(now, ev.Version))
+		} else if e := g.names[ev.Name]; e != nil {
+			acts = g.stepEntry(now, ev.Name, e, in) // the machine reads only the version
 		}
 	case Candidates:
 		acts = g.stepPrefer(now, ev.Name, in)
@@ -351,7 +351,7 @@ func (g *Group) tick(now time.Time) []Action {
 	for len(g.timers) > 0 && !now.Before(g.timers[0].at) {
 		t := g.timers.pop()
 		e := t.e
-		if !e.due.Equal(t.at) {
+		if !sameInstant(e.due, t.at) {
 			continue
 		}
 		e.due = time.Time{}
@@ -381,7 +381,7 @@ func (g *Group) tick(now time.Time) []Action {
 				continue // ended by an earlier one's names
 			}
 			if at := o.next(); !at.IsZero() && !soon.Before(at) {
-				acts = concat(acts, g.afterObserver(now, s, o.tick(now, &g.cfg, g.heir(now))))
+				acts = concat(acts, g.afterObserverOf(now, s, o, o.tick(now, &g.cfg, g.heir(now))))
 			}
 		}
 	}
@@ -418,7 +418,7 @@ func (g *Group) pollSoon(now time.Time) []Action {
 		t := g.timers.pop()
 		e := t.e
 		switch {
-		case !e.due.Equal(t.at):
+		case !sameInstant(e.due, t.at):
 		case e.phase != contending:
 			keep = append(keep, t)
 		default:
@@ -427,7 +427,7 @@ func (g *Group) pollSoon(now time.Time) []Action {
 		}
 	}
 	for _, t := range keep {
-		if t.e.due.Equal(t.at) {
+		if sameInstant(t.e.due, t.at) {
 			g.timers.push(t)
 		}
 	}
@@ -486,7 +486,7 @@ func (g *Group) reply(now time.Time, name string, r *GetReply, swap bool) []Acti
 		} else {
 			acts = o.getReply(now, &g.cfg, r, g.heir(now))
 		}
-		return g.afterObserver(now, name, acts)
+		return g.afterObserverOf(now, name, o, acts)
 	}
 	e := g.names[name]
 	if swap && (e == nil || e.still()) {
@@ -583,7 +583,7 @@ func (g *Group) track(now time.Time, name string, e *entry) {
 		g.count[m.phase]++
 		e.phase = m.phase
 	}
-	if at := m.Next(); !e.due.Equal(at) {
+	if at := m.Next(); !sameInstant(e.due, at) {
 		e.due = at
 		if !at.IsZero() {
 			g.timers.push(timer{at: at, name: name, e: e})
