@@ -179,8 +179,10 @@ func (g *Group) Next() time.Time {
 	if g.balancing() {
 		at = earliest(at, g.balanceAt)
 	}
-	for _, l := range g.lists {
-		at = earliest(at, l.at)
+	if len(g.lists) > 0 { // ranging over a map costs even when it is empty
+		for _, l := range g.lists {
+			at = earliest(at, l.at)
+		}
 	}
 	return earliest(earliest(at, g.laterAt), g.endingAt)
 }
@@ -449,6 +451,9 @@ func (g *Group) observerDue(now time.Time) bool {
 // listDue reports whether a listing is due at now: only then does tick
 // sort the listings' sessions to send their Lists in order.
 func (g *Group) listDue(now time.Time) bool {
+	if len(g.lists) == 0 {
+		return false // without starting a range over the map
+	}
 	for _, l := range g.lists {
 		if !l.at.IsZero() && !now.Before(l.at) {
 			return true

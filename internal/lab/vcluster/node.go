@@ -141,7 +141,7 @@ func (n *node) local(now time.Duration) time.Time {
 	if n.localOK && n.localNow == now {
 		return n.localAt // most events read a node's clock more than once
 	}
-	t := Epoch.Add(n.l0 + time.Duration(float64(now-n.t0)*n.rate))
+	t := epochAdd(n.l0 + time.Duration(float64(now-n.t0)*n.rate))
 	n.localNow, n.localAt, n.localOK = now, t, true
 	return t
 }
@@ -151,7 +151,7 @@ func (n *node) local(now time.Duration) time.Time {
 // lease, a drifting clock); the step up makes sure a timer set for l finds
 // it due, or the node would be ticked at the same instant for ever.
 func (n *node) realAt(l time.Time) time.Duration {
-	t := n.t0 + time.Duration(math.Ceil(float64(l.Sub(Epoch)-n.l0)/n.rate))
+	t := n.t0 + time.Duration(math.Ceil(float64(sinceEpoch(l)-n.l0)/n.rate))
 	for step := time.Duration(1); n.local(t).Before(l); step *= 2 {
 		t += step
 	}
