@@ -170,8 +170,13 @@ func (g *Group) Next() time.Time {
 	if g.sm != nil {
 		at = earliest(at, g.sm.Next())
 	}
+	// earliest(at, b) is at when b is the zero Time and at is not: the
+	// most common case here (an observer with a read out, no later
+	// take, no succession ending) skips the call.
 	for _, o := range g.obsList {
-		at = earliest(at, o.next())
+		if n := o.next(); n != (time.Time{}) || at.IsZero() {
+			at = earliest(at, n)
+		}
 	}
 	if g.sweeping() {
 		at = earliest(at, g.checkAt)
@@ -184,7 +189,13 @@ func (g *Group) Next() time.Time {
 			at = earliest(at, l.at)
 		}
 	}
-	return earliest(earliest(at, g.laterAt), g.endingAt)
+	if g.laterAt != (time.Time{}) || at.IsZero() {
+		at = earliest(at, g.laterAt)
+	}
+	if g.endingAt != (time.Time{}) || at.IsZero() {
+		at = earliest(at, g.endingAt)
+	}
+	return at
 }
 
 // balancing reports whether a balance round is due some time: balanced,
