@@ -161,7 +161,7 @@ func (g *Group) Next() time.Time {
 	var at time.Time
 	for len(g.timers) > 0 {
 		top := g.timers[0]
-		if top.e.due.Equal(top.at) {
+		if sameInstant(top.e.due, top.at) {
 			at = top.at
 			break
 		}
@@ -170,8 +170,13 @@ func (g *Group) Next() time.Time {
 	if g.sm != nil {
 		at = earliest(at, g.sm.Next())
 	}
+	// earliest(at, b) is at when b is the zero Time and at is not: the
+	// most common case here (an observer with a read out, no later
+	// take, no succession ending) skips the call.
 	for _, o := range g.obsList {
-		at = earliest(at, o.next())
+		if n := o.next(); n != (time.Time{}) || at.IsZero() {
+			at = earliest(at, n)
+		}
 	}
 	if g.sweeping() {
 		at = earliest(at, g.checkAt)
@@ -179,10 +184,18 @@ func (g *Group) Next() time.Time {
 	if g.balancing() {
 		at = earliest(at, g.balanceAt)
 	}
-	for _, l := range g.lists {
-		at = earliest(at, l.at)
+	if len(g.lists) > 0 { // ranging over a map costs even when it is empty
+		for _, l := range g.lists {
+			at = earliest(at, l.at)
+		}
 	}
-	return earliest(earliest(at, g.laterAt), g.endingAt)
+	if g.laterAt != (time.Time{}) || at.IsZero() {
+		at = earliest(at, g.laterAt)
+	}
+	if g.endingAt != (time.Time{}) || at.IsZero() {
+		at = earliest(at, g.endingAt)
+	}
+	return at
 }
 
 // balancing reports whether a balance round is due some time: balanced,
@@ -236,13 +249,13 @@ func (g *Group) Step(now time.Time, ev Event) []Action {
 			}
 		}
 	case Changed:
-		switch {
-		case g.sm != nil && ev.Name == g.sm.cfg.Name:
-		case g.obs[ev.Name] != nil:
-			acts = g.obs[ev.Name].changed(now, ev.Version)
-			acts = g.afterObserver(now, ev.Name, acts)
-		case g.names[ev.Name] != nil:
-			acts = g.stepName(now, ev.Name, in) // the machine reads only the version
+		if g.sm != nil && ev.Name == g.sm.cfg.Name {
+			break
+		}
+		if o := g.obs[ev.Name]; o != nil {
+			acts = g.afterObserverOf(now, ev.Name, o, o.changed(now, ev.Version))
+		} else if e := g.names[ev.Name]; e != nil {
+			acts = g.stepEntry(now, ev.Name, e, in) // the machine reads only the version
 		}
 	case Candidates:
 		acts = g.stepPrefer(now, ev.Name, in)
@@ -351,7 +364,7 @@ func (g *Group) tick(now time.Time) []Action {
 	for len(g.timers) > 0 && !now.Before(g.timers[0].at) {
 		t := g.timers.pop()
 		e := t.e
-		if !e.due.Equal(t.at) {
+		if !sameInstant(e.due, t.at) {
 			continue
 		}
 		e.due = time.Time{}
@@ -381,7 +394,7 @@ func (g *Group) tick(now time.Time) []Action {
 				continue // ended by an earlier one's names
 			}
 			if at := o.next(); !at.IsZero() && !soon.Before(at) {
-				acts = concat(acts, g.afterObserver(now, s, o.tick(now, &g.cfg, g.heir(now))))
+				acts = concat(acts, g.afterObserverOf(now, s, o, o.tick(now, &g.cfg, g.heir(now))))
 			}
 		}
 	}
@@ -418,7 +431,7 @@ func (g *Group) pollSoon(now time.Time) []Action {
 		t := g.timers.pop()
 		e := t.e
 		switch {
-		case !e.due.Equal(t.at):
+		case !sameInstant(e.due, t.at):
 		case e.phase != contending:
 			keep = append(keep, t)
 		default:
@@ -427,7 +440,7 @@ func (g *Group) pollSoon(now time.Time) []Action {
 		}
 	}
 	for _, t := range keep {
-		if t.e.due.Equal(t.at) {
+		if sameInstant(t.e.due, t.at) {
 			g.timers.push(t)
 		}
 	}
@@ -449,6 +462,9 @@ func (g *Group) observerDue(now time.Time) bool {
 // listDue reports whether a listing is due at now: only then does tick
 // sort the listings' sessions to send their Lists in order.
 func (g *Group) listDue(now time.Time) bool {
+	if len(g.lists) == 0 {
+		return false // without starting a range over the map
+	}
 	for _, l := range g.lists {
 		if !l.at.IsZero() && !now.Before(l.at) {
 			return true
@@ -486,7 +502,7 @@ func (g *Group) reply(now time.Time, name string, r *GetReply, swap bool) []Acti
 		} else {
 			acts = o.getReply(now, &g.cfg, r, g.heir(now))
 		}
-		return g.afterObserver(now, name, acts)
+		return g.afterObserverOf(now, name, o, acts)
 	}
 	e := g.names[name]
 	if swap && (e == nil || e.still()) {
@@ -583,7 +599,7 @@ func (g *Group) track(now time.Time, name string, e *entry) {
 		g.count[m.phase]++
 		e.phase = m.phase
 	}
-	if at := m.Next(); !e.due.Equal(at) {
+	if at := m.Next(); !sameInstant(e.due, at) {
 		e.due = at
 		if !at.IsZero() {
 			g.timers.push(timer{at: at, name: name, e: e})

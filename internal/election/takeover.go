@@ -69,7 +69,13 @@ func (g *Group) heir(now time.Time) string {
 // afterObserver handles an observer's step: when its session is dead, the
 // names that wait on it are told, and the observer goes.
 func (g *Group) afterObserver(now time.Time, s string, acts []Action) []Action {
-	o := g.obs[s]
+	return g.afterObserverOf(now, s, g.obs[s], acts)
+}
+
+// afterObserverOf is afterObserver for o, the observer g.obs[s] (nil:
+// none), which its caller has looked up already: an observer's step
+// changes none of the Group's maps.
+func (g *Group) afterObserverOf(now time.Time, s string, o *observer, acts []Action) []Action {
 	if o != nil && o.corrupt != nil {
 		// The session's record cannot be judged: every name that waits
 		// on it ends its campaign, and nobody takes them over.

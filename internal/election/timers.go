@@ -124,3 +124,8 @@ func (h *timerHeap) pop() timer {
 	*h = q[:n]
 	return t
 }
+
+// sameInstant is a.Equal(b), answered at once when a and b are alike to
+// the bit (a timer's instant and its entry's due, most often): Equal is a
+// call, and the Group asks it of every timer it looks at.
+func sameInstant(a, b time.Time) bool { return a == b || a.Equal(b) }

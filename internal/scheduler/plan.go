@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -16,8 +17,36 @@ import (
 // is this constant.
 const KeyLayout = "2006-01-02T15:04:05Z"
 
-// Key returns the period key of the instant t (schedule.Key).
+// Key returns the period key of the instant t (schedule.Key). Its latest
+// answers are remembered (keys): a plan names the same periods at every
+// pass.
 func Key(t time.Time) string {
+	// The key names t's second: Date and Clock read nothing finer.
+	sec := t.Unix()
+	slot := &keys[(uint64(sec)*0x9E3779B97F4A7C15)>>(64-keysBits)]
+	if e := slot.Load(); e != nil && e.sec == sec {
+		return e.key
+	}
+	k := keyOf(t)
+	slot.Store(&keyed{sec: sec, key: k})
+	return k
+}
+
+// keys remembers Key's latest answers, as jitters does JitterOf's: a
+// table of the process, direct-mapped by the second (Fibonacci hashing,
+// so that periods a minute or an hour apart do not share slots).
+var keys [1 << keysBits]atomic.Pointer[keyed]
+
+const keysBits = 6
+
+// keyed is one remembered answer of Key.
+type keyed struct {
+	sec int64
+	key string
+}
+
+// keyOf is Key without the memo.
+func keyOf(t time.Time) string {
 	// Written digit by digit: Format parses its layout at every call,
 	// and the machine and the simulator make a key for every period they
 	// look at. A negative year or one past 9999, which Format writes its
@@ -356,17 +385,35 @@ func Decide(in Input) Plan {
 	if limit <= 0 {
 		limit = DefaultLimit
 	}
-	// Rows by key: a map for many rows, a scan for the few a cursor read
-	// returns (the simulator plans thousands of times a second).
+	// Rows by key: a scan for the few a cursor read returns (the
+	// simulator plans thousands of times a second); for many, a binary
+	// search when their keys are strictly ascending (a ledger read lists
+	// them so), else a map (the last row of a key, as the map keeps it).
 	var byKey map[string]int
+	bisect := false
 	if len(in.Rows) > 16 {
-		byKey = make(map[string]int, len(in.Rows))
-		for i, r := range in.Rows {
-			byKey[r.Period] = i
+		bisect = true
+		for i := 1; i < len(in.Rows); i++ {
+			if in.Rows[i-1].Period >= in.Rows[i].Period {
+				bisect = false
+				break
+			}
+		}
+		if !bisect {
+			byKey = make(map[string]int, len(in.Rows))
+			for i, r := range in.Rows {
+				byKey[r.Period] = i
+			}
 		}
 	}
 	find := func(key string) int {
-		if byKey != nil {
+		switch {
+		case bisect:
+			if i, ok := slices.BinarySearchFunc(in.Rows, key, func(r store.Run, k string) int { return strings.Compare(r.Period, k) }); ok {
+				return i
+			}
+			return -1
+		case byKey != nil:
 			if i, ok := byKey[key]; ok {
 				return i
 			}
@@ -379,7 +426,18 @@ func Decide(in Input) Plan {
 		}
 		return -1
 	}
-	seen := make([]bool, len(in.Rows)) // rows already candidates as scheduled instants
+	// Scratch on the stack for the common plan of few rows and periods.
+	var (
+		seenBuf [64]bool
+		candBuf [4]cand
+		dueBuf  [8]time.Time
+	)
+	seen := seenBuf[:0] // rows already candidates as scheduled instants
+	if len(in.Rows) <= len(seenBuf) {
+		seen = seenBuf[:len(in.Rows)]
+	} else {
+		seen = make([]bool, len(in.Rows))
+	}
 	from := in.Created
 	if in.Floor.After(from) {
 		from = in.Floor
@@ -407,11 +465,7 @@ func Decide(in Input) Plan {
 		return true
 	}
 
-	type cand struct {
-		p    Period
-		prev store.Run
-	}
-	var cands []cand
+	cands := candBuf[:0]
 	var current time.Time // the newest scheduled instant not after Now
 	if from.After(in.Created) && !from.After(in.Now) {
 		// The newest scheduled row's instant (or the floor's): current
@@ -420,8 +474,8 @@ func Decide(in Input) Plan {
 		// the current period for catch-up none.
 		current = from
 	}
-	var due []time.Time // every scheduled instant enumerated, in order
-	extra := 0          // due instants after the ones enumerated (counted up to Policy.Max)
+	due := dueBuf[:0] // every scheduled instant enumerated, in order
+	extra := 0        // due instants after the ones enumerated (counted up to Policy.Max)
 	if in.Schedule != nil {
 		n := 0
 		var brk time.Time // the first instant left out by Limit
@@ -473,7 +527,7 @@ func Decide(in Input) Plan {
 		}
 		return len(due) - i + extra
 	}
-	capped := func(c cand) bool {
+	capped := func(c *cand) bool {
 		return in.Policy.Max > 0 && c.prev.Version == 0 && newer(c.p.Scheduled) >= in.Policy.Max
 	}
 	for i := range in.Rows {
@@ -511,9 +565,9 @@ func Decide(in Input) Plan {
 	}
 
 	newest := "" // the newest scheduled candidate
-	for _, c := range cands {
-		if !c.p.Manual {
-			newest = c.p.Key
+	for i := range cands {
+		if !cands[i].p.Manual {
+			newest = cands[i].p.Key
 		}
 	}
 	policy := in.Policy.CatchUp
@@ -521,7 +575,8 @@ func Decide(in Input) Plan {
 		policy = CatchUpAll
 	}
 moves:
-	for _, c := range cands {
+	for i := range cands {
+		c := &cands[i] // in place: a candidate holds a large row
 		a := Move{Step: Claim, Period: c.p, Prev: c.prev}
 		if c.prev.State == store.Running && c.prev.Token < in.Token && in.Now.Before(in.TakeoverAt) {
 			// A deposed leader's run: its own process may still record
@@ -587,6 +642,12 @@ moves:
 		plan.Wake = retryWake
 	}
 	return plan
+}
+
+// cand is a period Decide may move, with its row (Version 0: none).
+type cand struct {
+	p    Period
+	prev store.Run
 }
 
 // Swap returns the fenced ledger write that applies m: a Claim makes the

@@ -3,6 +3,7 @@ package vcluster
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/batonhq/baton/store"
 )
@@ -126,10 +127,13 @@ func (e *engine) check() {
 // ClockHeld) has given its term up within ClockStepDown and three polls of
 // the machine, counted from when it was last thawed.
 func (e *engine) checkStepDown() {
-	bound := e.cal.Elapsed(e.work.ClockStepDown + 3*e.work.Poll)
+	var bound time.Duration
 	for _, n := range e.nodes {
-		if !n.up || n.frozen {
-			continue
+		if !n.up || n.frozen || n.heldAt < 0 || n.term == 0 {
+			continue // StepDown has nothing to say of it (asked after every event: skipped here)
+		}
+		if bound == 0 {
+			bound = e.cal.Elapsed(e.work.ClockStepDown + 3*e.work.Poll)
 		}
 		if v := StepDown(n.id, n.term, n.heldAt, e.now, bound, e.work.ClockStepDown); v != "" {
 			e.violate("%s", v)

@@ -147,7 +147,7 @@ func (e *engine) fault(f Fault) {
 			e.campaign(n)
 		}
 	case SetRate:
-		n.l0, n.t0, n.rate = n.local(e.now).Sub(Epoch), e.now, f.Rate
+		n.l0, n.t0, n.rate = sinceEpoch(n.local(e.now)), e.now, f.Rate
 		n.localOK = false        // the last reading was the old clock's
 		n.tickNext = time.Time{} // the queued tick's instant is the old clock's
 		e.rateChanged()

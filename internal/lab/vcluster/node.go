@@ -141,7 +141,7 @@ func (n *node) local(now time.Duration) time.Time {
 	if n.localOK && n.localNow == now {
 		return n.localAt // most events read a node's clock more than once
 	}
-	t := Epoch.Add(n.l0 + time.Duration(float64(now-n.t0)*n.rate))
+	t := epochAdd(n.l0 + time.Duration(float64(now-n.t0)*n.rate))
 	n.localNow, n.localAt, n.localOK = now, t, true
 	return t
 }
@@ -151,7 +151,7 @@ func (n *node) local(now time.Duration) time.Time {
 // lease, a drifting clock); the step up makes sure a timer set for l finds
 // it due, or the node would be ticked at the same instant for ever.
 func (n *node) realAt(l time.Time) time.Duration {
-	t := n.t0 + time.Duration(math.Ceil(float64(l.Sub(Epoch)-n.l0)/n.rate))
+	t := n.t0 + time.Duration(math.Ceil(float64(sinceEpoch(l)-n.l0)/n.rate))
 	for step := time.Duration(1); n.local(t).Before(l); step *= 2 {
 		t += step
 	}
@@ -852,8 +852,37 @@ func (e *engine) deliver(n *node, b *batch) {
 // iteration; the simulator and the explorer both sort them so, so that a
 // run replays event for event and a state hashes the same.
 func SortActions(acts []election.Action) {
-	if len(acts) > 1 {
+	if len(acts) < 2 {
+		return
+	}
+	if len(acts) > 16 {
 		slices.SortStableFunc(acts, func(a, b election.Action) int { return strings.Compare(actionName(a), actionName(b)) })
+		return
+	}
+	// A step's few actions: each name looked up once, on the stack, and
+	// most often already in order. An insertion sort that moves an action
+	// only past greater names is stable, so it orders them as the stable
+	// sort above does.
+	var buf [16]string
+	names := buf[:len(acts)]
+	names[0] = actionName(acts[0])
+	sorted := true
+	for i := 1; i < len(acts); i++ {
+		names[i] = actionName(acts[i])
+		if sorted && names[i] < names[i-1] {
+			sorted = false
+		}
+	}
+	if sorted {
+		return
+	}
+	for i := 1; i < len(acts); i++ {
+		a, n := acts[i], names[i]
+		j := i
+		for ; j > 0 && n < names[j-1]; j-- {
+			acts[j], names[j] = acts[j-1], names[j-1]
+		}
+		acts[j], names[j] = a, n
 	}
 }
 
