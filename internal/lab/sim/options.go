@@ -297,5 +297,8 @@ func (o Options) Validate() error {
 }
 
 // Settle is how long after the last fault every period due must be done:
-// a lease plus 2e for a takeover, and two polls.
-func (o Options) Settle() time.Duration { return o.Lease + 2*o.Margin + 2*o.Poll + o.Jitter }
+// a lease plus 2e for a takeover, two polls and the jitter
+// (vcluster.Settle, the explorer's bound too).
+func (o Options) Settle() time.Duration {
+	return vcluster.Settle(o.Lease, o.Margin, o.Poll, o.Jitter)
+}
