@@ -90,6 +90,9 @@ type Config struct {
 	// visit, when set (tests), is called with every new state's key and
 	// the path that first reached it.
 	visit func(k key, path func() []Event)
+	// unjudged, when set (tests), leaves the period liveness check out
+	// and nothing else (Work.Live): what the other checks see alone.
+	unjudged bool
 }
 
 // Mutation turns a protection off, as baton sim --mutate does, so that the

@@ -90,7 +90,7 @@ func (w *world) finish(k string) {
 // creation and at or before PeriodLimit.
 func (w *world) checkPeriods() error {
 	wk := w.c.Work
-	if wk == nil || !wk.Live || w.now < w.c.End || w.job.Suspension.Active() {
+	if wk == nil || !wk.Live || w.c.unjudged || w.now < w.c.End || w.job.Suspension.Active() {
 		return nil
 	}
 	limit := w.c.PeriodLimit()

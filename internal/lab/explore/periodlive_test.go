@@ -1,6 +1,7 @@
 package explore
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -23,10 +24,22 @@ var periodControls = map[string]string{
 // TestPeriodLivenessControls explores each control's mutation in its
 // configuration and requires a period liveness violation, found in a
 // state at the horizon (the path's last event moves time there), whose
-// script is the one kept, byte for byte (-accept rewrites it).
+// script is the one kept, byte for byte (-accept rewrites it); and,
+// explored to completion without the period check, no violation: the
+// other checks alone do not see it.
 func TestPeriodLivenessControls(t *testing.T) {
 	for m, n := range periodControls {
 		c, _ := Lookup(n)
+		blind, err := c.Mutated(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		blind.unjudged = true
+		br, err := Explore(context.Background(), blind)
+		t.Logf("without the period check: %v", br)
+		if err != nil || br.Violation != nil || br.Bounded {
+			t.Errorf("%s in %s without the period check: want no violation, complete; got %v (%v)", m, n, br, err)
+		}
 		c, r := exploreMutated(t, c, m)
 		if r.Violation == nil || !strings.HasPrefix(r.Violation.Error(), "liveness: period ") {
 			t.Fatalf("%s in %s: want a period liveness violation, got %v", m, n, r)
