@@ -417,6 +417,7 @@ var mutations = map[string]Mutation{
 	"wrap-deadline":  {Name: "wrap-deadline", WrapDeadline: true},
 
 	"ignore-suspension":    {Name: "ignore-suspension", Work: scheduler.Mutations{IgnoreSuspension: true}},
+	"sticky-suspension":    {Name: "sticky-suspension", Work: scheduler.Mutations{StickySuspension: true}},
 	"no-catch-up-cap":      {Name: "no-catch-up-cap", Work: scheduler.Mutations{NoCatchUpCap: true}},
 	"no-catch-up-window":   {Name: "no-catch-up-window", Work: scheduler.Mutations{NoCatchUpWindow: true}},
 	"no-overlap-skip":      {Name: "no-overlap-skip", Work: scheduler.Mutations{NoOverlapSkip: true}},
@@ -507,6 +508,7 @@ func (c Config) Fits(name string) bool {
 // it turns off, the operator's suspension, a damaged row.
 var workNeeds = map[string]func(*Work) bool{
 	"ignore-suspension":    func(wk *Work) bool { return wk.Suspend },
+	"sticky-suspension":    func(wk *Work) bool { return wk.Suspend && wk.Resume && wk.Live }, // only the period liveness check sees it
 	"no-catch-up-cap":      func(wk *Work) bool { return wk.Policy.Max > 0 && wk.Created < 0 },
 	"no-catch-up-window":   func(wk *Work) bool { return wk.Policy.Window > 0 && wk.Created < 0 },
 	"no-overlap-skip":      func(wk *Work) bool { return wk.Policy.Overlap == scheduler.OverlapSkip },

@@ -231,11 +231,15 @@
 // take time and a slow store are not explored with it, nor a failed or
 // lost answer, a pause, or a crash and a suspension in one path (each
 // of these three took it past two million edges in a minute, measured).
-// The negative control is no-takeover: caught at the horizon in
-// 62 events, and not caught with the period check left out
-// (TestPeriodLivenessControls); its counterexample is kept beside
-// 2x1-live's as testdata/counterexamples/no-takeover.sched-2x1-live.txt
-// and replayed with the others.
+// The negative controls: sticky-suspension (the scheduler machine's own
+// mutation, scheduler.Mutations.StickySuspension: a leader that read the
+// job suspended keeps it so until its term ends, so a resume is seen only
+// by the next term; baton sim's period check catches it too) is caught at
+// the horizon in 161 events, no-takeover in 62; neither is caught with
+// the period check left out (TestPeriodLivenessBlind). no-takeover's
+// counterexample is kept beside 2x1-live's shorter one as
+// testdata/counterexamples/no-takeover.sched-2x1-live.txt and replayed
+// with the others.
 //
 // # States and soundness
 //
@@ -314,7 +318,7 @@
 // supervisor's record that is delayed but in sched-2x1-supervisor-late
 // (from its planted start, within the takeover grace, never later:
 // a record that lands after the grace is not covered by the shipping
-// machine either). Every one of baton sim's 41 mutations is caught
+// machine either). Every one of baton sim's 42 mutations is caught
 // (NotExpressible names none). A
 // preference only in sched-2x1-prefer and 2x1-prefer (one policy, two
 // candidates, no fault but the store's delays, so no candidacy ages
