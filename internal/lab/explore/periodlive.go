@@ -18,7 +18,8 @@ import (
 // the instant it is sent, and every run on a running node ended within
 // the instant it starts), every path goes on until time reaches the
 // horizon End: a node's due timers fire before time moves on, and
-// nothing else holds time still. The faults (crashes, pauses, failed or
+// nothing else holds time still (the exploration fails if a state before
+// End has no event at all). The faults (crashes, pauses, failed or
 // lost answers), the operator's suspension and resume come only before
 // the limit L = End - Settle - CatchUp (Config.PeriodLimit); restarts
 // and resumes of paused processes may come at any instant. So every
