@@ -131,9 +131,10 @@ func runExplore(ctx context.Context, e *env, args []string) int {
 			c, _ = c.Mutated(*mutate)
 		}
 		if *depth > 0 {
-			if c.Live > 0 {
+			if c.ChecksLiveness() {
 				// Its liveness check needs the whole graph: a cut one
-				// would leave states near the cut without their future.
+				// would leave states near the cut without their future
+				// (and paths short of the horizon unchecked).
 				if *config != "" {
 					return e.fail(name, usagef("--depth %d: %s checks liveness, which needs its whole graph: leave out --depth", *depth, n))
 				}

@@ -137,7 +137,11 @@ changed and loses the term),
 no-catch-up-cap (the planner ignores the catch-up cap),
 no-catch-up-window (it ignores the catch-up window), no-jitter (it
 ignores the jitter), ignore-suspension (it plans as if the job were never
-suspended: it claims periods while the job is suspended), no-overlap-skip
+suspended: it claims periods while the job is suspended),
+sticky-suspension (a leader that read the job suspended keeps it so
+until its term ends: a resume is seen only by the next term, and the
+periods due meanwhile are not run; the liveness check at the end must
+fail), no-overlap-skip
 (overlap skip queues instead), no-retry-backoff (a failure is retried at
 once), no-manual-exempt (backfilled periods are skipped by the catch-up
 policy or window like scheduled ones), no-timeout (runs go on past the
@@ -260,6 +264,8 @@ func runSim(ctx context.Context, e *env, args []string) int {
 		o.Mutate.Work.NoJitter = true
 	case "ignore-suspension":
 		o.Mutate.Work.IgnoreSuspension = true
+	case "sticky-suspension":
+		o.Mutate.Work.StickySuspension = true
 	case "no-overlap-skip":
 		o.Mutate.Work.NoOverlapSkip = true
 	case "no-retry-backoff":
@@ -347,7 +353,7 @@ func runSim(ctx context.Context, e *env, args []string) int {
 	return exitOK
 }
 
-const mutationList = "no-fence, no-margin, no-valid-check, unfenced-ledger, session-no-margin, session-name-expiry, session-read-first, no-pull, no-shares, succession-stored-version, succession-no-raise, succession-adopt-unread, succession-adopt-unsynced, succession-adopt-across-gap, succession-list-ended, succession-list-no-retry, settle-stored-token, settle-new-version, no-catch-up-cap, no-catch-up-window, no-jitter, ignore-suspension, no-overlap-skip, no-retry-backoff, no-manual-exempt, no-timeout, node-jitter, no-clock-guard, no-step-down, prune-failed, prune-early, no-own-completion, rerun-unknown-state, no-takeover-grace, token-fenced-record, release-after-finish, wrap-deadline, prefer-no-safe-point, prefer-no-hysteresis, prefer-no-defer or no-takeover"
+const mutationList = "no-fence, no-margin, no-valid-check, unfenced-ledger, session-no-margin, session-name-expiry, session-read-first, no-pull, no-shares, succession-stored-version, succession-no-raise, succession-adopt-unread, succession-adopt-unsynced, succession-adopt-across-gap, succession-list-ended, succession-list-no-retry, settle-stored-token, settle-new-version, no-catch-up-cap, no-catch-up-window, no-jitter, ignore-suspension, sticky-suspension, no-overlap-skip, no-retry-backoff, no-manual-exempt, no-timeout, node-jitter, no-clock-guard, no-step-down, prune-failed, prune-early, no-own-completion, rerun-unknown-state, no-takeover-grace, token-fenced-record, release-after-finish, wrap-deadline, prefer-no-safe-point, prefer-no-hysteresis, prefer-no-defer or no-takeover"
 
 // replayFlags are the flags given that shape a seed's run, for the
 // replay line of a violation: the seed alone would run another cluster.

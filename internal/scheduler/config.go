@@ -129,4 +129,9 @@ type Mutations struct {
 	// instead of recording its outcome: the next term runs the period
 	// again [release-after-finish].
 	ReleaseAfterFinish bool
+	// StickySuspension keeps a suspension the machine read until its
+	// term ends: a resume is seen only by the next term, so a leader that
+	// saw the job suspended claims nothing again while it leads
+	// [sticky-suspension].
+	StickySuspension bool
 }

@@ -295,6 +295,9 @@ func (m *Machine) jobRead(now time.Time, r JobRead) []Action {
 	}
 	was := m.suspension
 	m.suspension = r.Job.Suspension
+	if m.cfg.Mutate.StickySuspension && was.Active() {
+		m.suspension = was
+	}
 	var acts []Action
 	switch sus := m.suspension; {
 	case sus.Active() && !was.Active():

@@ -80,6 +80,9 @@ func (w *world) prompt(t time.Duration) bool {
 	if w.c.Prompt && len(w.reqs) > 0 {
 		return true // Config.Prompt: from the start
 	}
+	if w.c.Prompt && w.running() {
+		return true // and with work, a run ends within the instant it starts
+	}
 	s := w.c.Group
 	return s != nil && s.Balance && len(w.reqs) > 0 && t > s.Heal
 }

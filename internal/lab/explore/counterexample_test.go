@@ -59,7 +59,8 @@ var shortest = map[string]string{
 	"prefer-no-defer":      "2x1-prefer",
 	"session-read-first":   "group-2x1-forge",
 
-	"no-takeover": "2x1-live",
+	"no-takeover":       "2x1-live",
+	"sticky-suspension": "sched-2x1-live",
 }
 
 // slow are the mutations whose recorded configuration takes seconds to

@@ -126,7 +126,13 @@ func Explore(ctx context.Context, c Config) (Result, error) {
 			if err := ctx.Err(); err != nil {
 				return res, err
 			}
-			for _, ev := range it.w.enabled() {
+			evs := it.w.enabled()
+			if len(evs) == 0 && c.Work != nil && c.Work.Live && it.w.now < c.End {
+				// The period liveness check judges the states at the
+				// horizon: it needs every path to reach it.
+				return res, fmt.Errorf("explore: %s: a state at %v has no event, so its path never reaches the horizon %v the period liveness check judges", c.Name, it.w.now, c.End)
+			}
+			for _, ev := range evs {
 				nw := it.w.clone()
 				err := nw.do(ev, nil)
 				res.Edges++

@@ -45,6 +45,19 @@ type Work struct {
 	Damaged []store.Run
 	// Suspend lets an operator suspend the job once, at any instant.
 	Suspend bool
+	// Resume, with Suspend, lets the operator resume the job once, at
+	// any instant after the suspension.
+	Resume bool
+	// Live checks that every due period is finished once faults stop
+	// (periodlive.go): in every state at the horizon, every period due
+	// by the bound Config.PeriodLimit derives is finished (done, failed
+	// or skipped: vcluster.Finishes), unless the job is suspended then.
+	// The faults, the suspension and the resume come only before that
+	// bound, and the suspension spends the fault budget (Config.Faults):
+	// a path has a crash or a suspension, not both, which keeps the
+	// exploration to its budget. It needs Config.Prompt and an
+	// exploration to completion.
+	Live bool
 	// Failures lets a run end failed as well as done.
 	Failures bool
 	// Rows are the job's ledger rows before the nodes start (its
@@ -348,6 +361,9 @@ func (w *world) swapRun(i int, a scheduler.SwapRun) (store.Run, error, error) {
 		return store.Run{}, err, nil
 	}
 	w.ledgerVer++
+	if vcluster.Finishes(a) {
+		w.finish(sw.Run.Period)
+	}
 	row := sw.Run
 	row.Version = w.ledgerVer
 	if k >= 0 {

@@ -56,9 +56,10 @@ const (
 	evSettle               // a collector settles a dead session's names (Sessions.Collect)
 	evGhost                // the store applies the planted dead process's release (Sessions.Release)
 	evTransfer             // an operator asks for a name's transfer (Sessions.Transfer)
+	evContinue             // an operator resumes the suspended job (Work.Resume)
 )
 
-var kindNames = [...]string{"tick", "apply", "fail", "deliver", "lose", "crash", "restart", "pause", "resume", "write", "land", "advance", "wtick", "done", "failrun", "suspend", "step", "stepdown", "ctick", "record", "note", "gap", "heal", "forge", "live", "settle", "ghost", "transfer"}
+var kindNames = [...]string{"tick", "apply", "fail", "deliver", "lose", "crash", "restart", "pause", "resume", "write", "land", "advance", "wtick", "done", "failrun", "suspend", "step", "stepdown", "ctick", "record", "note", "gap", "heal", "forge", "live", "settle", "ghost", "transfer", "unsuspend"}
 
 func (k kind) String() string { return kindNames[k] }
 
@@ -79,6 +80,8 @@ func (ev Event) line() string {
 		return fmt.Sprintf("%s n=%d i=%d", ev.Kind, ev.Node, ev.Idx)
 	case evSuspend:
 		return "suspend"
+	case evContinue:
+		return "unsuspend"
 	case evLive:
 		return "live"
 	case evSettle:
@@ -177,7 +180,12 @@ type world struct {
 	ledgerVer int64
 	told      []attempt
 	suspended bool
+	resumed   bool // the operator resumed it (Work.Resume)
 	stepped   bool // a node's wall clock stepped (Work.Step)
+	// finished are the periods a committed ledger write finished
+	// (vcluster.Finishes), sorted: what the period liveness check judges
+	// (Work.Live, periodlive.go).
+	finished []string
 	// With Work.LateRecords: the supervisors' records in flight, and the
 	// claimed rows of the attempts whose runs ended inside their terms
 	// (late.go).
@@ -257,6 +265,7 @@ func (w *world) clone() *world {
 	c.rows = slices.Clone(w.rows)
 	c.told = slices.Clone(w.told)
 	c.records = slices.Clone(w.records)
+	c.finished = slices.Clone(w.finished)
 	return &c
 }
 
@@ -319,7 +328,10 @@ func (w *world) key(x *hasher) key {
 		x.value(reflect.ValueOf(w.rows))
 		x.u64(uint64(w.ledgerVer))
 		x.value(reflect.ValueOf(w.told))
-		x.u64(b2i(w.suspended)<<1 | b2i(w.stepped))
+		x.u64(b2i(w.resumed)<<2 | b2i(w.suspended)<<1 | b2i(w.stepped))
+		if w.c.Work.Live {
+			x.value(reflect.ValueOf(w.finished))
+		}
 		if w.c.Work.LateRecords {
 			x.value(reflect.ValueOf(w.records))
 			x.value(reflect.ValueOf(w.ended))
@@ -543,14 +555,14 @@ func (w *world) enabled() []Event {
 		cur := w.nodes[i].up && w.nodes[i].inc == r.inc
 		if !r.applied {
 			evs = append(evs, Event{Kind: evApply, Node: int8(i), Idx: idx})
-			if !cur || (w.live(i) && w.losses < c.Losses && w.faults() < c.Faults) {
+			if !cur || (w.live(i) && w.losses < c.Losses && w.faults() < c.Faults && w.faulty()) {
 				evs = append(evs, Event{Kind: evFail, Node: int8(i), Idx: idx})
 			}
 			continue
 		}
 		if cur && w.live(i) {
 			evs = append(evs, Event{Kind: evDeliver, Node: int8(i), Idx: idx})
-			if w.losses < c.Losses && w.faults() < c.Faults {
+			if w.losses < c.Losses && w.faults() < c.Faults && w.faulty() {
 				evs = append(evs, Event{Kind: evLose, Node: int8(i), Idx: idx})
 			}
 		}
@@ -558,13 +570,13 @@ func (w *world) enabled() []Event {
 	for i := range w.nodes {
 		n := w.nodes[i]
 		switch {
-		case n.up && w.crashes < c.Crashes && w.faults() < c.Faults:
+		case n.up && w.crashes < c.Crashes && w.faults() < c.Faults && w.faulty():
 			evs = append(evs, Event{Kind: evCrash, Node: int8(i)})
 		case !n.up:
 			evs = append(evs, Event{Kind: evRestart, Node: int8(i)})
 		}
 		switch {
-		case n.up && !n.paused && w.pauses < c.Pauses && w.faults() < c.Faults:
+		case n.up && !n.paused && w.pauses < c.Pauses && w.faults() < c.Faults && w.faulty():
 			evs = append(evs, Event{Kind: evPause, Node: int8(i)})
 		case n.up && n.paused:
 			evs = append(evs, Event{Kind: evResume, Node: int8(i)})
@@ -579,8 +591,11 @@ func (w *world) enabled() []Event {
 			}
 		}
 	}
-	if c.Work != nil && c.Work.Suspend && !w.suspended {
+	if c.Work != nil && c.Work.Suspend && !w.suspended && w.faulty() && (!c.Work.Live || w.faults() < c.Faults) {
 		evs = append(evs, Event{Kind: evSuspend})
+	}
+	if c.Work != nil && c.Work.Resume && w.suspended && !w.resumed && w.faulty() {
+		evs = append(evs, Event{Kind: evContinue})
 	}
 	if c.Work != nil && c.Work.Step != 0 && !w.stepped {
 		for i := range w.nodes {
@@ -610,7 +625,13 @@ func (w *world) enabled() []Event {
 }
 
 // faults is how much of the fault budget the path spent.
-func (w *world) faults() int { return w.crashes + w.pauses + w.losses }
+func (w *world) faults() int {
+	n := w.crashes + w.pauses + w.losses
+	if w.suspended && w.c.Work != nil && w.c.Work.Live {
+		n++ // with Work.Live, the operator's suspension spends the fault budget
+	}
+	return n
+}
 
 func (w *world) writing(i int) bool {
 	return slices.ContainsFunc(w.writes, func(wr write) bool { return wr.node == i })
@@ -661,6 +682,9 @@ func (w *world) nextInstant() (time.Duration, bool) {
 		}
 	}
 	w.recordInstants(consider)
+	if wk := w.c.Work; wk != nil && wk.Live {
+		consider(w.c.End) // the instant the period liveness check judges
+	}
 	return best, ok
 }
 
@@ -857,6 +881,14 @@ func (w *world) do(ev Event, out *strings.Builder) error {
 		w.suspended = true
 		w.job = storedriver.Suspend(s, w.job, t0.Add(w.now))
 		w.say(out, "store: job %s suspended by operator", name)
+	case evContinue:
+		s := store.JobSuspend{Name: name, Suspend: false, By: "operator"}
+		if err := storedriver.CheckSuspend(s, w.job, true); err != nil {
+			return fmt.Errorf("explore: resume: %w", err)
+		}
+		w.resumed = true
+		w.job = storedriver.Suspend(s, w.job, t0.Add(w.now))
+		w.say(out, "store: job %s resumed by operator", name)
 	}
 	if verr == nil {
 		verr = w.check()
@@ -924,6 +956,9 @@ func (w *world) check() error {
 				return errors.New(v)
 			}
 		}
+	}
+	if err := w.checkPeriods(); err != nil {
+		return err
 	}
 	first := -1
 	for i := range w.nodes {

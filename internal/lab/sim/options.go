@@ -100,7 +100,8 @@ type Options struct {
 	// (CatchUpMax) for Work.NoCatchUpCap, a jitter for Work.NoJitter and
 	// Work.NodeJitter, the operator faults for Work.IgnoreSuspension
 	// (with the in-memory store's own check off too:
-	// memstore.WithoutSuspensionCheck) and Work.NoManualExempt, the
+	// memstore.WithoutSuspensionCheck), Work.StickySuspension and
+	// Work.NoManualExempt, the
 	// clock-step faults for Work.NoClockGuard and Work.NoStepDown, balanced
 	// seeds for Election.NoPull, and with Shares for Election.NoShares. The seeds draw the rest in a share of
 	// runs: overlap skip and runs longer than the period in half of them,
@@ -258,6 +259,8 @@ func (o Options) Validate() error {
 		return fmt.Errorf("sim: the no-jitter and node-jitter mutations need a jitter")
 	case o.Mutate.Work.IgnoreSuspension && !slices.Contains(o.Faults, Operator):
 		return fmt.Errorf("sim: the ignore-suspension mutation needs the operator faults, which suspend the job")
+	case o.Mutate.Work.StickySuspension && !slices.Contains(o.Faults, Operator):
+		return fmt.Errorf("sim: the sticky-suspension mutation needs the operator faults, which suspend and resume the job")
 	case o.Mutate.Work.NoManualExempt && !slices.Contains(o.Faults, Operator):
 		return fmt.Errorf("sim: the no-manual-exempt mutation needs the operator faults, which backfill")
 	case (o.Mutate.Work.NoTakeoverGrace || o.Mutate.TokenFencedRecord) && (!o.SupervisorRecords || !slices.Contains(o.Faults, Pause)):
@@ -297,5 +300,8 @@ func (o Options) Validate() error {
 }
 
 // Settle is how long after the last fault every period due must be done:
-// a lease plus 2e for a takeover, and two polls.
-func (o Options) Settle() time.Duration { return o.Lease + 2*o.Margin + 2*o.Poll + o.Jitter }
+// a lease plus 2e for a takeover, two polls and the jitter
+// (vcluster.Settle, the explorer's bound too).
+func (o Options) Settle() time.Duration {
+	return vcluster.Settle(o.Lease, o.Margin, o.Poll, o.Jitter)
+}

@@ -293,15 +293,16 @@ func liveness(o Options, c vcluster.Config, w work, out vcluster.Outcome, res *R
 	// time, four store round trips each (read the job, read the ledger,
 	// claim, complete): at worst every period due by then; a run still
 	// going at the heal, and the runs queued behind it, take w.slack more.
+	// The judgement (what finishes a period, the bounds) is vcluster's,
+	// the explorer's too.
 	heal := o.Duration * 3 / 4
-	catchUp := time.Duration(heal/o.Period+1)*8*c.Latency + w.slack
+	catchUp := vcluster.CatchUp(int(heal/o.Period+1), c.Latency, w.slack)
 	limit := c.Wall(o.Duration - o.Settle() - catchUp)
-	for t := every.Next(vcluster.Epoch); !t.After(limit); t = every.Next(t) {
-		res.Periods++
-		if k := schedule.Key(t); out.Finished[k].State == "" {
-			return &vcluster.Violation{At: o.Duration.Seconds(), Invariant: fmt.Sprintf(
-				"liveness: period %s (due at %.3fs) was not finished %v after the last fault", k, c.Virtual(t).Seconds(), o.Settle()+catchUp)}
-		}
+	k, t, n := vcluster.Unfinished(every, vcluster.Epoch, limit, func(k string) bool { return out.Finished[k].State != "" })
+	res.Periods += n
+	if k != "" {
+		return &vcluster.Violation{At: o.Duration.Seconds(), Invariant: fmt.Sprintf(
+			"liveness: period %s (due at %.3fs) was not finished %v after the last fault", k, c.Virtual(t).Seconds(), o.Settle()+catchUp)}
 	}
 	keys := make([]string, 0, len(out.Backfilled))
 	for k := range out.Backfilled {

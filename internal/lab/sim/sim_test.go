@@ -261,6 +261,10 @@ func TestMutationsAreCaught(t *testing.T) {
 		// A planner that ignores a suspension claims a period after
 		// reading it: a quarter of the seeds suspend the job.
 		{"ignore suspension", func(o *sim.Options) { o.Mutate.Work.IgnoreSuspension = true }, 20, 0},
+		// A leader that keeps a suspension it read past the resume runs
+		// nothing more in its term: the liveness check at the end fails
+		// (18 of the first 200 seeds; seed 24 the first).
+		{"a suspension kept past its resume", func(o *sim.Options) { o.Mutate.Work.StickySuspension = true }, 40, 0},
 		// A planner that queues what overlap skip should skip claims a
 		// period that came due during a run longer than the period: half
 		// the seeds skip, half the seeds' runs take time.
@@ -422,6 +426,7 @@ func TestMutationsNeedTheirFaults(t *testing.T) {
 		"no-clock-guard":      func(o *sim.Options) { o.Mutate.Work.NoClockGuard = true },
 		"no-step-down":        func(o *sim.Options) { o.Mutate.Work.NoStepDown = true },
 		"ignore-suspension":   func(o *sim.Options) { o.Mutate.Work.IgnoreSuspension = true },
+		"sticky-suspension":   func(o *sim.Options) { o.Mutate.Work.StickySuspension = true },
 		"no-takeover-grace":   func(o *sim.Options) { o.Mutate.Work.NoTakeoverGrace = true },
 		"token-fenced-record": func(o *sim.Options) { o.Mutate.TokenFencedRecord = true },
 		// Preferences off (the default): no seed draws a policy.

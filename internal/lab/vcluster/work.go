@@ -400,7 +400,7 @@ func (e *engine) ledgerWrite(n *node, a scheduler.SwapRun, r scheduler.Swapped) 
 	e.checkSkip(a)
 	e.cover(a)
 	e.rows[sw.Period] = r.Run
-	if a.Kind == scheduler.KindComplete || a.Kind == scheduler.KindSkip {
+	if Finishes(a) {
 		e.out.Finished[sw.Period] = r.Run
 	}
 	if a.Kind == scheduler.KindComplete && sw.State == store.Done {
