@@ -874,21 +874,15 @@ func (w *world) do(ev Event, out *strings.Builder) error {
 	case evTransfer:
 		verr = w.transfer(int(ev.Idx), out)
 	case evSuspend:
-		s := store.JobSuspend{Name: name, Suspend: true, By: "operator"}
-		if err := storedriver.CheckSuspend(s, w.job, true); err != nil {
-			return fmt.Errorf("explore: suspend: %w", err)
+		if err := w.operatorSuspend(true, out); err != nil {
+			return err
 		}
 		w.suspended = true
-		w.job = storedriver.Suspend(s, w.job, t0.Add(w.now))
-		w.say(out, "store: job %s suspended by operator", name)
 	case evContinue:
-		s := store.JobSuspend{Name: name, Suspend: false, By: "operator"}
-		if err := storedriver.CheckSuspend(s, w.job, true); err != nil {
-			return fmt.Errorf("explore: resume: %w", err)
+		if err := w.operatorSuspend(false, out); err != nil {
+			return err
 		}
 		w.resumed = true
-		w.job = storedriver.Suspend(s, w.job, t0.Add(w.now))
-		w.say(out, "store: job %s resumed by operator", name)
 	}
 	if verr == nil {
 		verr = w.check()
@@ -1051,4 +1045,21 @@ func (w *world) timer(i int) time.Time {
 		return g.Next()
 	}
 	return w.nodes[i].m.Next()
+}
+
+// operatorSuspend applies an operator's suspension (suspend) or resume
+// of the job to the store's job record, as memstore does
+// (storedriver.CheckSuspend, Suspend).
+func (w *world) operatorSuspend(suspend bool, out *strings.Builder) error {
+	s := store.JobSuspend{Name: name, Suspend: suspend, By: "operator"}
+	what, did := "resume", "resumed"
+	if suspend {
+		what, did = "suspend", "suspended"
+	}
+	if err := storedriver.CheckSuspend(s, w.job, true); err != nil {
+		return fmt.Errorf("explore: %s: %w", what, err)
+	}
+	w.job = storedriver.Suspend(s, w.job, t0.Add(w.now))
+	w.say(out, "store: job %s %s by operator", name, did)
+	return nil
 }
