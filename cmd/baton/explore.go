@@ -22,18 +22,20 @@ crash and restart within the configuration's fault budget; a leader's
 fenced writes begin and land in every order; in the sched-*
 configurations every leader runs the job's work loop, whose runs end at
 any instant (and fail, in sched-2x1-retry), an operator may suspend
-the job (sched-2x1-suspend), and a node's wall clock may step off the
-store's under the job's clock guard (sched-2x1-clock), and a run's
+the job (sched-2x1-suspend) and resume it (sched-2x1-live), a node's
+wall clock may step off the store's under the job's clock guard
+(sched-2x1-clock), and a run's
 supervisor may record it late, within a newer term's takeover grace
 (sched-2x1-supervisor-late); in group-2x1
 every node is an election.Group holding its name through its own
 session record, on memstore (group-2x1-succession: with succession;
-group-2x1-forge: with the store's change feed, its notifications
-delivered late, and a client forging notifications of a session record;
-
-the other group-* configurations start from a dead process's session
-planted in the store, with a collector's settling, the dead process's
-release, or an operator's transfer request at any instant);
+group-2x2-succession: two nodes and two names, both passed on by the
+one write that ends a planted dead process's session; group-2x1-forge:
+with the store's change feed, its notifications delivered late, and a
+client forging notifications of a session record; the other group-*
+configurations start from a dead process's session planted in the
+store, with a collector's settling, the dead process's release, or an
+operator's transfer request at any instant);
 and time moves only to the instants where a
 decision can change (just before and at every node's timer, just before,
 at and just after every term's deadline, on each node's own clock). After
@@ -58,6 +60,10 @@ that ended inside its term, and no leader held off by its clock guard
 past the step-down. In 2x1-live it also checks liveness, once the
 exploration completed: from every state before the horizon less the
 longest takeover, some continuation without a fault reaches a leader.
+In sched-2x1-live, explored to completion, every state at the horizon
+must have finished (done, failed or skipped) every period due early
+enough to be led again and caught up after the last fault, unless the
+job is still suspended.
 
 It prints, per configuration, the distinct states reached, the events
 executed, the depth and the states per second, and says whether the
