@@ -78,6 +78,7 @@ var slow = map[string]bool{
 	"session-no-margin":    true,
 	"no-shares":            true,
 	"prefer-no-safe-point": true,
+	"sticky-suspension":    true,
 	"session-read-first":   true,
 
 	"succession-list-no-retry": true,
