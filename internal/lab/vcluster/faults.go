@@ -136,7 +136,8 @@ func (e *engine) fault(f Fault) {
 		}
 		if n.up {
 			n.up, n.frozen, n.frozenByEffect, n.mailbox = false, false, false, nil
-			n.term, n.pending = 0, nil
+			e.setJobTerm(n, 0)
+			n.pending = nil
 			clear(n.held)
 		}
 	case Restart:
@@ -212,8 +213,8 @@ func (e *engine) resume(n *node) {
 	}
 	mail := n.mailbox
 	n.mailbox = nil
-	for _, ev := range mail {
-		if ev.kind == evReply || ev.kind == evWorkReply || ev.kind == evNodeTrigger || ev.kind == evEffectDone || ev.kind == evStepDown || ev.kind == evCollected || ev.kind == evEffectSeen || ev.kind == evPrefer || ev.kind == evPreferReply || ev.kind == evCandRead || ev.kind == evCandReply {
+	for i := range mail {
+		if ev := &mail[i]; ev.kind == evReply || ev.kind == evWorkReply || ev.kind == evNodeTrigger || ev.kind == evEffectDone || ev.kind == evStepDown || ev.kind == evCollected || ev.kind == evEffectSeen || ev.kind == evPrefer || ev.kind == evPreferReply || ev.kind == evCandRead || ev.kind == evCandReply {
 			e.dispatch(ev)
 		}
 	}

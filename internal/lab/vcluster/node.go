@@ -123,18 +123,30 @@ func (n *node) termOf(i int) holding {
 
 // grant sets n's term of the i-th name from Elected or Extended.
 func (e *engine) grant(n *node, i int, h holding) {
-	n.setTerm(i, h)
+	if i == 0 {
+		e.setJobTerm(n, h.token)
+		n.deadline = h.deadline
+	} else {
+		n.held[i] = h
+	}
 	if e.c.Check && !slices.Contains(e.granted, i) {
 		e.granted = append(e.granted, i)
 	}
 }
 
-func (n *node) setTerm(i int, h holding) {
-	if i == 0 {
-		n.term, n.deadline = h.token, h.deadline
-		return
+// setJobTerm sets n's term of Job (token 0: none), keeping e.termed, the
+// nodes with a term, in order of index.
+func (e *engine) setJobTerm(n *node, token uint64) {
+	switch {
+	case n.term == 0 && token != 0:
+		i, _ := slices.BinarySearchFunc(e.termed, n.idx, func(m *node, idx int) int { return m.idx - idx })
+		e.termed = slices.Insert(e.termed, i, n)
+	case n.term != 0 && token == 0:
+		if i := slices.Index(e.termed, n); i >= 0 {
+			e.termed = slices.Delete(e.termed, i, i+1)
+		}
 	}
-	n.held[i] = h
+	n.term = token
 }
 
 func (n *node) local(now time.Duration) time.Time {
@@ -163,7 +175,8 @@ func (e *engine) newMachine(n *node) {
 	n.inc++
 	n.g = election.NewGroup(e.electionConfig(n), n.sessions)
 	n.sm = scheduler.New(e.work)
-	n.term, n.deadline, n.pending = 0, time.Time{}, nil
+	e.setJobTerm(n, 0)
+	n.deadline, n.pending = time.Time{}, nil
 	n.held = make([]holding, len(e.names))
 	n.tickQueued = false
 	n.effStopped = n.effStopped[:0] // the old incarnation's effects end with it
@@ -200,7 +213,7 @@ func (e *engine) feed(n *node, live bool) {
 	if !e.c.Notify || !n.sessions || !n.up || (live && (n.cut || n.feedDown)) {
 		return
 	}
-	e.dispatch(event{at: e.now, kind: evReply, node: int32(n.idx), inc: int32(n.inc), ev: election.Event(election.Feed{Live: live})})
+	e.dispatch(&event{at: e.now, kind: evReply, node: int32(n.idx), inc: int32(n.inc), ev: election.Event(election.Feed{Live: live})})
 }
 
 // valid is Term.Valid() of n's current term of Job, read on n's own clock.
@@ -381,7 +394,7 @@ func (e *engine) stepped(n *node, sess string, alive bool, acts []election.Actio
 				if errors.Is(a.Cause, election.ErrHandedOver) {
 					e.handedOver(n)
 				}
-				n.term = 0
+				e.setJobTerm(n, 0)
 				e.endWork(n)
 			} else {
 				if e.tracing() {

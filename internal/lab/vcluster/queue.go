@@ -36,6 +36,8 @@ type queue struct {
 
 	fixed []event
 	next  int
+
+	cur event // the event pop took from the heap, until the next pop
 }
 
 // preload sets the events known before the run (their seq set).
@@ -105,12 +107,15 @@ func (q *queue) push(ev event) {
 	h[i] = x
 }
 
-func (q *queue) pop() event {
+// pop takes the first event and returns it in place, valid until the
+// next pop: in fixed, or copied out of its slot into q.cur (its slot is
+// free for the pushes of its dispatch).
+func (q *queue) pop() *event {
 	if q.next < len(q.fixed) {
 		f := &q.fixed[q.next]
 		if len(q.h) == 0 || (qent{at: f.at, key: key(f)}).less(q.h[0]) {
 			q.next++
-			return *f
+			return f
 		}
 	}
 	h := q.h
@@ -138,8 +143,8 @@ func (q *queue) pop() event {
 		h[i] = x
 	}
 	q.h = h
-	ev := q.evs[top.slot]
+	q.cur = q.evs[top.slot]
 	q.evs[top.slot].ev = nil // drop the payload for the collector (push overwrites the rest)
 	q.free = append(q.free, top.slot)
-	return ev
+	return &q.cur
 }
