@@ -3,6 +3,7 @@ package memstore
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 
 	"github.com/batonhq/baton/store"
@@ -142,15 +143,17 @@ func (c *client) getMany(ctx context.Context, res []store.GetResult, names []str
 	}
 	c.s.mu.Lock()
 	var err error
+	res = slices.Grow(res, len(names))
 	for _, n := range names {
-		res = append(res, store.GetResult{})
-		r := &res[len(res)-1] // the record written once, in place
+		res = res[:len(res)+1] // within the capacity grown: resolveTo writes the whole record
+		r := &res[len(res)-1]  // the record written once, in place
 		var ok bool
 		ok, err = c.s.resolveTo(&r.Record, n)
 		if err != nil {
 			res = res[:len(res)-1]
 			break
 		}
+		r.Err = nil
 		if !ok {
 			r.Err = fmt.Errorf("election %q: %w", n, store.ErrNotFound)
 		}
