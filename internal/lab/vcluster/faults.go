@@ -150,6 +150,7 @@ func (e *engine) fault(f Fault) {
 	case SetRate:
 		n.l0, n.t0, n.rate = sinceEpoch(n.local(e.now)), e.now, f.Rate
 		n.localOK = false        // the last reading was the old clock's
+		n.expiryOK = false       // and so was the term's expiry
 		n.tickNext = time.Time{} // the queued tick's instant is the old clock's
 		e.rateChanged()
 		if n.up && !n.frozen {

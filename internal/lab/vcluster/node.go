@@ -56,6 +56,8 @@ type node struct {
 	// The term of Job, which the scheduler machine works under.
 	term     uint64
 	deadline time.Time
+	expiryAt time.Duration // when the term runs out by Valid on its clock (expiry) ...
+	expiryOK bool          // ... until deadline or the clock changes
 	fenced   uint64
 	// held[i] is the term of Config.Names' i-th other name (index 0, Job's,
 	// is term and deadline above).
@@ -125,7 +127,7 @@ func (n *node) termOf(i int) holding {
 func (e *engine) grant(n *node, i int, h holding) {
 	if i == 0 {
 		e.setJobTerm(n, h.token)
-		n.deadline = h.deadline
+		n.deadline, n.expiryOK = h.deadline, false
 	} else {
 		n.held[i] = h
 	}
@@ -153,9 +155,58 @@ func (n *node) local(now time.Duration) time.Time {
 	if n.localOK && n.localNow == now {
 		return n.localAt // most events read a node's clock more than once
 	}
-	t := epochAdd(n.l0 + time.Duration(float64(now-n.t0)*n.rate))
+	t := n.clockAt(now)
 	n.localNow, n.localAt, n.localOK = now, t, true
 	return t
+}
+
+// clockAt is n's clock at the real instant now, as local reads it (without
+// its cache).
+func (n *node) clockAt(now time.Duration) time.Time {
+	return epochAdd(n.l0 + time.Duration(float64(now-n.t0)*n.rate))
+}
+
+// farAway bounds expiry's search: an instant no run reaches (73 years).
+const farAway = time.Duration(1) << 61
+
+// expiry is the first real instant at which n's term of Job is no longer
+// valid by election.Valid on its own clock, found once for each deadline
+// and each clock (expiryOK is cleared when either changes). A term only
+// runs out: Valid is monotone in the clock's reading, and the clock's
+// reading (clockAt: float products, rounded and truncated) is monotone in
+// the real instant, so valid answers now < expiry, what Valid on local(now)
+// answers, without reading the clock at every event.
+// TestExpiryIsValid holds the two together.
+func (n *node) expiry() time.Duration {
+	if n.expiryOK {
+		return n.expiryAt
+	}
+	invalid := func(t time.Duration) bool { return !election.Valid(n.clockAt(t), n.deadline) }
+	// The estimate realAt starts from, then out to an invalid instant hi
+	// and a valid one lo below it, by doubling steps, then bisected.
+	est := math.Ceil(float64(sinceEpoch(n.deadline)-n.l0) / n.rate)
+	hi := n.t0 + time.Duration(min(max(est, -float64(farAway)), float64(farAway)))
+	hi = min(max(hi, -farAway), farAway)
+	for step := time.Duration(1); !invalid(hi); step *= 2 {
+		if hi >= farAway {
+			break // valid for as long as any run lasts
+		}
+		hi = min(hi+step, farAway)
+	}
+	lo := hi - 1
+	for step := time.Duration(1); lo > -farAway && invalid(lo); step *= 2 {
+		hi, lo = lo, max(lo-step, -farAway)
+	}
+	for hi-lo > 1 { // valid at lo (or lo is -farAway), invalid at hi (or hi is farAway)
+		mid := lo + (hi-lo)/2
+		if invalid(mid) {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	n.expiryAt, n.expiryOK = hi, true
+	return hi
 }
 
 // realAt is the earliest real instant at which n's clock reads l or later.
@@ -176,7 +227,7 @@ func (e *engine) newMachine(n *node) {
 	n.g = election.NewGroup(e.electionConfig(n), n.sessions)
 	n.sm = scheduler.New(e.work)
 	e.setJobTerm(n, 0)
-	n.deadline, n.pending = time.Time{}, nil
+	n.deadline, n.expiryOK, n.pending = time.Time{}, false, nil
 	n.held = make([]holding, len(e.names))
 	n.tickQueued = false
 	n.effStopped = n.effStopped[:0] // the old incarnation's effects end with it
@@ -218,7 +269,7 @@ func (e *engine) feed(n *node, live bool) {
 
 // valid is Term.Valid() of n's current term of Job, read on n's own clock.
 func (e *engine) valid(n *node) bool {
-	return n.up && !n.frozen && n.term != 0 && election.Valid(n.local(e.now), n.deadline)
+	return n.up && !n.frozen && n.term != 0 && e.now < n.expiry() // election.Valid(n.local(e.now), n.deadline): see expiry
 }
 
 func (e *engine) reachable(n *node) error {
