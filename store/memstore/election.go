@@ -256,6 +256,8 @@ func (c *client) Candidates(ctx context.Context, name string) ([]store.Candidate
 // they are first written, and the simulator reads them often).
 type notFound struct{ name string }
 
+// Error is the message fmt.Errorf made: `election "name": ` and
+// store.ErrNotFound's.
 func (e *notFound) Error() string { return fmt.Sprintf("election %q: %v", e.name, store.ErrNotFound) }
 
 // Unwrap makes errors.Is(err, store.ErrNotFound) hold.
