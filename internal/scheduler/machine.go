@@ -243,7 +243,7 @@ func (m *Machine) clockRead(now time.Time, r ClockRead) []Action {
 		acts = append(acts, Note{Level: slog.LevelInfo, Msg: fmt.Sprintf(
 			"the wall clock agrees with the reference clock again (off by %v); resuming", skew.Round(time.Millisecond))}, ClockHeld{Skew: skew})
 	}
-	return append(acts, m.plan(now)...)
+	return then(acts, m.plan(now))
 }
 
 // Skew is the wall-clock guard's comparison, the one rule every runtime
@@ -313,7 +313,7 @@ func (m *Machine) jobRead(now time.Time, r JobRead) []Action {
 		m.after(now, m.cfg.Poll, timerPass)
 		return acts
 	}
-	return append(acts, m.readRuns(now)...)
+	return then(acts, m.readRuns(now))
 }
 
 // readRuns reads the ledger to plan from.
@@ -475,7 +475,7 @@ func (m *Machine) runsRead(now time.Time, r RunsRead) []Action {
 		m.toldCatchUp = true
 		acts = append(acts, Note{Level: slog.LevelInfo, Msg: catchUpNote(plan, pol)})
 	}
-	return append(acts, m.apply(now)...)
+	return then(acts, m.apply(now))
 }
 
 // damagedRow returns store.CheckRunState's error for the first row whose
@@ -545,7 +545,7 @@ func (m *Machine) swapped(now time.Time, r Swapped) []Action {
 	if m.phase == ended {
 		switch k {
 		case KindComplete:
-			return m.completed(r.Err, m.period.Key)
+			return []Action{m.completed(r.Err, m.period.Key)}
 		case KindRelease:
 			return m.released(r.Err)
 		}
@@ -699,7 +699,7 @@ func (m *Machine) released(err error) []Action {
 func (m *Machine) releasedReply(now time.Time, r Swapped) []Action {
 	acts := m.released(r.Err)
 	if m.releaseNotStarted {
-		return append(acts, m.halt(ErrNotValid)...)
+		return then(acts, m.halt(ErrNotValid))
 	}
 	if store.Permanent(r.Err) {
 		m.phase = failed
@@ -718,11 +718,28 @@ func (m *Machine) completion(r EffectDone, now time.Time) store.RunSwap {
 }
 
 // completed is the end of recording an outcome: err nil means it counts.
-func (m *Machine) completed(err error, key string) []Action {
+func (m *Machine) completed(err error, key string) Action {
 	if err != nil {
-		return []Action{Note{Level: slog.LevelWarn, Msg: "recording the outcome was refused; it does not count", Period: key, Err: err}}
+		return Note{Level: slog.LevelWarn, Msg: "recording the outcome was refused; it does not count", Period: key, Err: err}
 	}
-	return []Action{Note{Level: slog.LevelInfo, Msg: "period finished: " + string(m.complete.Run.State), Period: key}}
+	return Note{Level: slog.LevelInfo, Msg: "period finished: " + string(m.complete.Run.State), Period: key}
+}
+
+// then returns acts followed by more: more itself when acts is empty (a
+// step's actions are a new slice each, never kept by the machine), so that
+// a step that only passes on what the next one asks copies nothing.
+func then(acts, more []Action) []Action {
+	if len(acts) == 0 {
+		return more
+	}
+	return append(acts, more...)
+}
+
+// first returns a followed by more, in one slice of the size needed.
+func first(a Action, more []Action) []Action {
+	acts := make([]Action, 1, 1+len(more))
+	acts[0] = a
+	return append(acts, more...)
 }
 
 func (m *Machine) completeReply(now time.Time, r Swapped) []Action {
@@ -737,9 +754,11 @@ func (m *Machine) completeReply(now time.Time, r Swapped) []Action {
 		m.op = opGetRun
 		return []Action{GetRun{Period: m.period.Key}}
 	case err == nil, errors.Is(err, store.ErrConflict), errors.Is(err, store.ErrInvalid):
-		return append(m.completed(err, m.period.Key), m.pass(now)...)
+		note := m.completed(err, m.period.Key) // before pass, which may plan anew
+		return first(note, m.pass(now))
 	case errors.Is(err, store.ErrStaleToken):
-		return append(m.completed(err, m.period.Key), m.halt(err)...)
+		note := m.completed(err, m.period.Key)
+		return first(note, m.halt(err))
 	case store.Permanent(err):
 		m.phase = failed
 		return []Action{Fail{Err: fmt.Errorf("recording %s: %w", m.period.Key, err)}}
@@ -760,7 +779,8 @@ func (m *Machine) readBack(now time.Time, r ReadBack) []Action {
 		if r.Run.State != sw.Run.State || r.Run.Token != sw.Run.Token || r.Run.Attempt != sw.Run.Attempt {
 			err = fmt.Errorf("%w: the row changed under us", store.ErrConflict)
 		}
-		return append(m.completed(err, sw.Run.Period), m.pass(now)...)
+		note := m.completed(err, sw.Run.Period)
+		return first(note, m.pass(now))
 	}
 	if r.Err != nil && store.Permanent(r.Err) {
 		m.phase = failed

@@ -103,5 +103,5 @@ func (m *Machine) prunedReply(now time.Time, r Pruned) []Action {
 	if n > 0 {
 		acts = append(acts, Note{Level: slog.LevelInfo, Msg: fmt.Sprintf("pruned %d rows past the retention", n)})
 	}
-	return append(acts, m.wait(now)...)
+	return then(acts, m.wait(now))
 }

@@ -3,6 +3,7 @@ package memstore
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 
 	"github.com/batonhq/baton/store"
@@ -92,7 +93,7 @@ func (c *client) Get(ctx context.Context, name string) (store.Record, error) {
 		return store.Record{}, err
 	}
 	if !ok {
-		return store.Record{}, fmt.Errorf("election %q: %w", name, store.ErrNotFound)
+		return store.Record{}, &notFound{name}
 	}
 	return rec, nil
 }
@@ -142,17 +143,19 @@ func (c *client) getMany(ctx context.Context, res []store.GetResult, names []str
 	}
 	c.s.mu.Lock()
 	var err error
+	res = slices.Grow(res, len(names))
 	for _, n := range names {
-		res = append(res, store.GetResult{})
-		r := &res[len(res)-1] // the record written once, in place
+		res = res[:len(res)+1] // within the capacity grown: resolveTo writes the whole record
+		r := &res[len(res)-1]  // the record written once, in place
 		var ok bool
 		ok, err = c.s.resolveTo(&r.Record, n)
 		if err != nil {
 			res = res[:len(res)-1]
 			break
 		}
+		r.Err = nil
 		if !ok {
-			r.Err = fmt.Errorf("election %q: %w", n, store.ErrNotFound)
+			r.Err = &notFound{n}
 		}
 	}
 	c.s.mu.Unlock()
@@ -246,3 +249,16 @@ func (c *client) Candidates(ctx context.Context, name string) ([]store.Candidate
 	sort.Slice(out, func(i, j int) bool { return out[i].Node < out[j].Node })
 	return out, c.s.leave(ctx, c.node)
 }
+
+// notFound is the error of a read of an election record that is not
+// there: fmt.Errorf("election %q: %w", name, store.ErrNotFound), its
+// message formatted only when it is read (a contender reads names before
+// they are first written, and the simulator reads them often).
+type notFound struct{ name string }
+
+// Error is the message fmt.Errorf made: `election "name": ` and
+// store.ErrNotFound's.
+func (e *notFound) Error() string { return fmt.Sprintf("election %q: %v", e.name, store.ErrNotFound) }
+
+// Unwrap makes errors.Is(err, store.ErrNotFound) hold.
+func (e *notFound) Unwrap() error { return store.ErrNotFound }

@@ -2,6 +2,7 @@ package memstore_test
 
 import (
 	"errors"
+	"fmt"
 	"reflect"
 	"testing"
 
@@ -51,5 +52,22 @@ func TestGetManyAppendIsGetMany(t *testing.T) {
 	s.SetUnreachable("", true)
 	if _, err := s.GetManyAppend(ctx, nil, names); !errors.Is(err, store.ErrUnavailable) {
 		t.Fatalf("GetManyAppend ignores the store's faults: %v", err)
+	}
+}
+
+// TestNotFoundMessage holds a missing record's error, formatted when it is
+// read, to what fmt.Errorf made of it.
+func TestNotFoundMessage(t *testing.T) {
+	s := memstore.New()
+	_, err := s.Get(t.Context(), `a "b"`)
+	got, gerr := s.GetMany(t.Context(), []string{`a "b"`})
+	if gerr != nil {
+		t.Fatal(gerr)
+	}
+	want := fmt.Errorf("election %q: %w", `a "b"`, store.ErrNotFound)
+	for _, err := range []error{err, got[0].Err} {
+		if err == nil || err.Error() != want.Error() || !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("got %v, want %v", err, want)
+		}
 	}
 }

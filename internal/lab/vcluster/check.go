@@ -128,8 +128,8 @@ func (e *engine) check() {
 // the machine, counted from when it was last thawed.
 func (e *engine) checkStepDown() {
 	var bound time.Duration
-	for _, n := range e.nodes {
-		if !n.up || n.frozen || n.heldAt < 0 || n.term == 0 {
+	for _, n := range e.termed { // in order of index, as e.nodes
+		if !n.up || n.frozen || n.heldAt < 0 {
 			continue // StepDown has nothing to say of it (asked after every event: skipped here)
 		}
 		if bound == 0 {

@@ -136,7 +136,8 @@ func (e *engine) fault(f Fault) {
 		}
 		if n.up {
 			n.up, n.frozen, n.frozenByEffect, n.mailbox = false, false, false, nil
-			n.term, n.pending = 0, nil
+			e.setJobTerm(n, 0)
+			n.pending = nil
 			clear(n.held)
 		}
 	case Restart:
@@ -149,6 +150,7 @@ func (e *engine) fault(f Fault) {
 	case SetRate:
 		n.l0, n.t0, n.rate = sinceEpoch(n.local(e.now)), e.now, f.Rate
 		n.localOK = false        // the last reading was the old clock's
+		n.expiryOK = false       // and so was the term's expiry
 		n.tickNext = time.Time{} // the queued tick's instant is the old clock's
 		e.rateChanged()
 		if n.up && !n.frozen {
@@ -212,8 +214,8 @@ func (e *engine) resume(n *node) {
 	}
 	mail := n.mailbox
 	n.mailbox = nil
-	for _, ev := range mail {
-		if ev.kind == evReply || ev.kind == evWorkReply || ev.kind == evNodeTrigger || ev.kind == evEffectDone || ev.kind == evStepDown || ev.kind == evCollected || ev.kind == evEffectSeen || ev.kind == evPrefer || ev.kind == evPreferReply || ev.kind == evCandRead || ev.kind == evCandReply {
+	for i := range mail {
+		if ev := &mail[i]; ev.kind == evReply || ev.kind == evWorkReply || ev.kind == evNodeTrigger || ev.kind == evEffectDone || ev.kind == evStepDown || ev.kind == evCollected || ev.kind == evEffectSeen || ev.kind == evPrefer || ev.kind == evPreferReply || ev.kind == evCandRead || ev.kind == evCandReply {
 			e.dispatch(ev)
 		}
 	}

@@ -56,6 +56,8 @@ type node struct {
 	// The term of Job, which the scheduler machine works under.
 	term     uint64
 	deadline time.Time
+	expiryAt time.Duration // when the term runs out by Valid on its clock (expiry) ...
+	expiryOK bool          // ... until deadline or the clock changes
 	fenced   uint64
 	// held[i] is the term of Config.Names' i-th other name (index 0, Job's,
 	// is term and deadline above).
@@ -123,27 +125,88 @@ func (n *node) termOf(i int) holding {
 
 // grant sets n's term of the i-th name from Elected or Extended.
 func (e *engine) grant(n *node, i int, h holding) {
-	n.setTerm(i, h)
+	if i == 0 {
+		e.setJobTerm(n, h.token)
+		n.deadline, n.expiryOK = h.deadline, false
+	} else {
+		n.held[i] = h
+	}
 	if e.c.Check && !slices.Contains(e.granted, i) {
 		e.granted = append(e.granted, i)
 	}
 }
 
-func (n *node) setTerm(i int, h holding) {
-	if i == 0 {
-		n.term, n.deadline = h.token, h.deadline
-		return
+// setJobTerm sets n's term of Job (token 0: none), keeping e.termed, the
+// nodes with a term, in order of index.
+func (e *engine) setJobTerm(n *node, token uint64) {
+	switch {
+	case n.term == 0 && token != 0:
+		i, _ := slices.BinarySearchFunc(e.termed, n.idx, func(m *node, idx int) int { return m.idx - idx })
+		e.termed = slices.Insert(e.termed, i, n)
+	case n.term != 0 && token == 0:
+		if i := slices.Index(e.termed, n); i >= 0 {
+			e.termed = slices.Delete(e.termed, i, i+1)
+		}
 	}
-	n.held[i] = h
+	n.term = token
 }
 
 func (n *node) local(now time.Duration) time.Time {
 	if n.localOK && n.localNow == now {
 		return n.localAt // most events read a node's clock more than once
 	}
-	t := epochAdd(n.l0 + time.Duration(float64(now-n.t0)*n.rate))
+	t := n.clockAt(now)
 	n.localNow, n.localAt, n.localOK = now, t, true
 	return t
+}
+
+// clockAt is n's clock at the real instant now, as local reads it (without
+// its cache).
+func (n *node) clockAt(now time.Duration) time.Time {
+	return epochAdd(n.l0 + time.Duration(float64(now-n.t0)*n.rate))
+}
+
+// farAway bounds expiry's search: an instant no run reaches (73 years).
+const farAway = time.Duration(1) << 61
+
+// expiry is the first real instant at which n's term of Job is no longer
+// valid by election.Valid on its own clock, found once for each deadline
+// and each clock (expiryOK is cleared when either changes). A term only
+// runs out: Valid is monotone in the clock's reading, and the clock's
+// reading (clockAt: float products, rounded and truncated) is monotone in
+// the real instant, so valid answers now < expiry, what Valid on local(now)
+// answers, without reading the clock at every event.
+// TestExpiryIsValid holds the two together.
+func (n *node) expiry() time.Duration {
+	if n.expiryOK {
+		return n.expiryAt
+	}
+	invalid := func(t time.Duration) bool { return !election.Valid(n.clockAt(t), n.deadline) }
+	// The estimate realAt starts from, then out to an invalid instant hi
+	// and a valid one lo below it, by doubling steps, then bisected.
+	est := math.Ceil(float64(sinceEpoch(n.deadline)-n.l0) / n.rate)
+	hi := n.t0 + time.Duration(min(max(est, -float64(farAway)), float64(farAway)))
+	hi = min(max(hi, -farAway), farAway)
+	for step := time.Duration(1); !invalid(hi); step *= 2 {
+		if hi >= farAway {
+			break // valid for as long as any run lasts
+		}
+		hi = min(hi+step, farAway)
+	}
+	lo := hi - 1
+	for step := time.Duration(1); lo > -farAway && invalid(lo); step *= 2 {
+		hi, lo = lo, max(lo-step, -farAway)
+	}
+	for hi-lo > 1 { // valid at lo (or lo is -farAway), invalid at hi (or hi is farAway)
+		mid := lo + (hi-lo)/2
+		if invalid(mid) {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	n.expiryAt, n.expiryOK = hi, true
+	return hi
 }
 
 // realAt is the earliest real instant at which n's clock reads l or later.
@@ -163,7 +226,8 @@ func (e *engine) newMachine(n *node) {
 	n.inc++
 	n.g = election.NewGroup(e.electionConfig(n), n.sessions)
 	n.sm = scheduler.New(e.work)
-	n.term, n.deadline, n.pending = 0, time.Time{}, nil
+	e.setJobTerm(n, 0)
+	n.deadline, n.expiryOK, n.pending = time.Time{}, false, nil
 	n.held = make([]holding, len(e.names))
 	n.tickQueued = false
 	n.effStopped = n.effStopped[:0] // the old incarnation's effects end with it
@@ -200,12 +264,12 @@ func (e *engine) feed(n *node, live bool) {
 	if !e.c.Notify || !n.sessions || !n.up || (live && (n.cut || n.feedDown)) {
 		return
 	}
-	e.dispatch(event{at: e.now, kind: evReply, node: int32(n.idx), inc: int32(n.inc), ev: election.Event(election.Feed{Live: live})})
+	e.dispatch(&event{at: e.now, kind: evReply, node: int32(n.idx), inc: int32(n.inc), ev: election.Event(election.Feed{Live: live})})
 }
 
 // valid is Term.Valid() of n's current term of Job, read on n's own clock.
 func (e *engine) valid(n *node) bool {
-	return n.up && !n.frozen && n.term != 0 && election.Valid(n.local(e.now), n.deadline)
+	return n.up && !n.frozen && n.term != 0 && e.now < n.expiry() // election.Valid(n.local(e.now), n.deadline): see expiry
 }
 
 func (e *engine) reachable(n *node) error {
@@ -381,7 +445,7 @@ func (e *engine) stepped(n *node, sess string, alive bool, acts []election.Actio
 				if errors.Is(a.Cause, election.ErrHandedOver) {
 					e.handedOver(n)
 				}
-				n.term = 0
+				e.setJobTerm(n, 0)
 				e.endWork(n)
 			} else {
 				if e.tracing() {

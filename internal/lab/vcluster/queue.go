@@ -36,6 +36,8 @@ type queue struct {
 
 	fixed []event
 	next  int
+
+	held int32 // 1 + the slot of the event pop returned last, freed at the next pop (0: none)
 }
 
 // preload sets the events known before the run (their seq set).
@@ -105,12 +107,22 @@ func (q *queue) push(ev event) {
 	h[i] = x
 }
 
-func (q *queue) pop() event {
+// pop takes the first event and returns it in place, valid until the
+// next pop: in fixed, or in its slot of evs, which is freed only at the
+// next pop (the pushes of its dispatch take other slots; one that grows
+// evs leaves the event where it is, in the array it was in).
+func (q *queue) pop() *event {
+	if q.held != 0 {
+		slot := q.held - 1
+		q.evs[slot].ev = nil // drop the payload for the collector (push overwrites the rest)
+		q.free = append(q.free, slot)
+		q.held = 0
+	}
 	if q.next < len(q.fixed) {
 		f := &q.fixed[q.next]
 		if len(q.h) == 0 || (qent{at: f.at, key: key(f)}).less(q.h[0]) {
 			q.next++
-			return *f
+			return f
 		}
 	}
 	h := q.h
@@ -138,8 +150,6 @@ func (q *queue) pop() event {
 		h[i] = x
 	}
 	q.h = h
-	ev := q.evs[top.slot]
-	q.evs[top.slot].ev = nil // drop the payload for the collector (push overwrites the rest)
-	q.free = append(q.free, top.slot)
-	return ev
+	q.held = top.slot + 1
+	return &q.evs[top.slot]
 }

@@ -375,6 +375,7 @@ type engine struct {
 
 	leaders int
 	lastAt  time.Duration
+	termed  []*node // the nodes with a term of Job (n.term != 0), in order of index (setJobTerm)
 
 	collectNext int // the node in turn to start a pass of collection
 
@@ -578,7 +579,8 @@ func (e *engine) fail(err error) {
 	}
 }
 
-func (e *engine) dispatch(ev event) {
+// dispatch steps one event, read in place (see queue.pop).
+func (e *engine) dispatch(ev *event) {
 	switch ev.kind {
 	case evFault:
 		e.fault(e.c.Faults[ev.arg])
@@ -587,14 +589,14 @@ func (e *engine) dispatch(ev event) {
 		e.trigger(ev.arg)
 		return
 	case evWorkCall:
-		e.arrive(ev)
+		e.arrive(*ev)
 		return
 	case evCall:
 		e.apply(e.nodes[ev.node], ev.inc, ev.ev, e.nodes[ev.node].latency)
 		e.applied(ev.ev)
 		return
 	case evCollect:
-		e.collectTick(ev)
+		e.collectTick(*ev)
 		return
 	case evCollectCall:
 		e.applyCollect(e.nodes[ev.node], ev.inc, ev.ev)
@@ -616,7 +618,7 @@ func (e *engine) dispatch(ev event) {
 		return // meant for an incarnation that has crashed
 	}
 	if n.frozen {
-		n.mailbox = append(n.mailbox, ev)
+		n.mailbox = append(n.mailbox, *ev)
 		return
 	}
 	switch ev.kind {
@@ -655,7 +657,7 @@ func (e *engine) dispatch(ev event) {
 	case evCollected:
 		e.collectReplied(n, ev.ev.(collectReply))
 	case evEffectDone:
-		e.effectEnded(n, ev)
+		e.effectEnded(n, *ev)
 	case evEffectSeen:
 		if int(ev.gen) == n.starts {
 			d := ev.ev.(scheduler.EffectDone)
@@ -683,11 +685,11 @@ func (e *engine) dispatch(ev event) {
 	case evPrefer:
 		e.preferRead(n, ev.gen)
 	case evPreferReply:
-		e.preferReply(n, ev)
+		e.preferReply(n, *ev)
 	case evCandRead:
 		e.candRead(n, ev.gen)
 	case evCandReply:
-		e.candReply(n, ev)
+		e.candReply(n, *ev)
 	case evNodeTrigger:
 		if e.valid(n) {
 			at := e.c.Wall(ev.arg)
@@ -709,7 +711,7 @@ func (e *engine) trigger(at time.Duration) {
 			}
 			continue
 		}
-		e.dispatch(event{at: e.now, kind: evNodeTrigger, node: int32(n.idx), inc: int32(n.inc), arg: at})
+		e.dispatch(&event{at: e.now, kind: evNodeTrigger, node: int32(n.idx), inc: int32(n.inc), arg: at})
 	}
 }
 

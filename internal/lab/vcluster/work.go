@@ -211,13 +211,13 @@ func (e *engine) call(n *node, a scheduler.Action) scheduler.Event {
 	panic("vcluster: not a store call")
 }
 
-func (e *engine) doWork(n *node, a scheduler.Action) {
-	switch a := a.(type) {
+func (e *engine) doWork(n *node, act scheduler.Action) {
+	switch a := act.(type) {
 	case scheduler.SwapRun:
-		e.checkClockGuard(n, a)
-		e.send(n, a)
+		e.checkClockGuard(n, &a)
+		e.send(n, act) // as boxed by the machine, not boxed again
 	case scheduler.Register, scheduler.ReadJob, scheduler.ReadRuns, scheduler.GetRun, scheduler.Prune:
-		e.send(n, a)
+		e.send(n, act)
 	case scheduler.CheckClock:
 		// The reference is the true time (a store's clock, PostgreSQL's),
 		// answered at once.
@@ -234,7 +234,8 @@ func (e *engine) doWork(n *node, a scheduler.Action) {
 	case scheduler.StartEffect:
 		n.running, n.effectOut = a.Run, true
 		if n.armedBeforeCheck {
-			n.frozen, n.frozenByEffect, n.pending, n.pendingChecked = true, true, &a, false
+			p := a // a copy that escapes only here: a itself stays on the stack
+			n.frozen, n.frozenByEffect, n.pending, n.pendingChecked = true, true, &p, false
 			e.tracef("%s froze before its Valid() check for %s", n.id, a.Period.Key)
 			return
 		}
@@ -319,14 +320,14 @@ func (e *engine) clockThawed(n *node) {
 
 // checkClockGuard: a claim or skip follows a clock check that found the
 // node's wall clock within the tolerance (Config.ClockTolerance).
-func (e *engine) checkClockGuard(n *node, a scheduler.SwapRun) {
+func (e *engine) checkClockGuard(n *node, a *scheduler.SwapRun) {
 	if !e.c.Check || e.work.ClockTolerance <= 0 || a.Kind == scheduler.KindComplete || a.Kind == scheduler.KindRelease {
 		return
 	}
 	if a.Kind == scheduler.KindClaim && n.checkedOff != 0 && n.checkedOff.Abs() <= e.work.ClockTolerance {
 		e.out.Covered.ClockWithin++
 	}
-	e.violated(ClockGuard(n.id, a, n.checkedOff, e.work.ClockTolerance))
+	e.violated(ClockGuard(n.id, *a, n.checkedOff, e.work.ClockTolerance))
 }
 
 // ledger reads every row of the job's ledger, oldest first.
@@ -361,7 +362,8 @@ func (e *engine) startEffect(n *node, a scheduler.StartEffect) {
 		e.violate("%s started the effect of %s with token %d while its term was not valid on its own clock", n.id, a.Period.Key, a.Run.Token)
 	}
 	if n.armed {
-		n.frozen, n.frozenByEffect, n.pending, n.pendingChecked = true, true, &a, true
+		p := a // as in doWork
+		n.frozen, n.frozenByEffect, n.pending, n.pendingChecked = true, true, &p, true
 		e.tracef("%s froze after its Valid() check, before writing %s", n.id, a.Period.Key)
 		e.note(n, Happening{Kind: FrozeBefore, Token: a.Run.Token, Period: a.Period.Key})
 		return
