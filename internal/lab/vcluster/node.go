@@ -386,76 +386,87 @@ func (e *engine) stepped(n *node, sess string, alive bool, acts []election.Actio
 			swaps = append(swaps, act)
 		case election.List:
 			e.sendCall(n, a)
-		case election.Elected:
-			i := e.nameIndex(a.Name)
-			if e.c.Check && e.damaged[i] {
-				e.violate("%s took over %s, planted with a record it cannot trust to expire (token %d)", n.id, a.Name, a.Token)
-			}
-			if e.c.Check {
-				if top := e.topToken[i]; a.Token <= top {
-					e.violate("%s won %s with token %d, not above token %d that a term of it was won with before", n.id, a.Name, a.Token, top)
-				}
-				if e.topToken == nil {
-					e.topToken = map[int]uint64{}
-				}
-				e.topToken[i] = max(e.topToken[i], a.Token)
-			}
-			e.grant(n, i, holding{a.Token, a.Deadline})
-			if a.Record.Via != "" {
-				e.out.Covered.Adopted++
-			}
-			if i == 0 {
-				e.out.Elections = append(e.out.Elections, Election{e.now, n.idx, a.Token})
-				if e.tracing() {
-					e.tracef("%s elected, token %d, valid until its clock reads +%v", n.id, a.Token, a.Deadline.Sub(n.local(e.now)))
-				}
-				e.note(n, Happening{Kind: Elected, Token: a.Token})
-				if e.prefer() {
-					e.preferStart(n)
-				}
-				n.termGen++
-				e.push(event{at: e.now, kind: evTermStart, node: int32(n.idx), inc: int32(n.inc), gen: int32(n.termGen)})
-			} else {
-				if e.tracing() {
-					e.tracef("%s elected for %s, token %d, valid until its clock reads +%v", n.id, a.Name, a.Token, a.Deadline.Sub(n.local(e.now)))
-				}
-			}
-		case election.Extended:
-			if a.Name != "" {
-				i := e.nameIndex(a.Name)
-				h := n.termOf(i)
-				h.deadline = a.Deadline
-				e.grant(n, i, h)
-				break
-			}
-			// Every term held through the session.
-			for i := range e.names {
-				if h := n.termOf(i); h.token != 0 {
-					h.deadline = a.Deadline
-					e.grant(n, i, h)
-				}
-			}
-		case election.Failed:
-			e.tracef("%s stopped campaigning for %s: %v", n.id, a.Name, a.Err)
-		case election.Lost:
-			i := e.nameIndex(a.Name)
-			if i == 0 {
-				e.tracef("%s lost token %d: %v", n.id, n.term, a.Cause)
-				e.note(n, Happening{Kind: Lost, Token: n.term, Cause: a.Cause.Error()})
-				if errors.Is(a.Cause, election.ErrHandedOver) {
-					e.handedOver(n)
-				}
-				e.setJobTerm(n, 0)
-				e.endWork(n)
-			} else {
-				if e.tracing() {
-					e.tracef("%s lost %s, token %d: %v", n.id, a.Name, n.held[i].token, a.Cause)
-				}
-				n.held[i] = holding{}
-			}
+		default:
+			e.announce(n, act)
 		}
 	}
 	return gets, swaps
+}
+
+// announce executes an action of n's step that is not a store call: a
+// term won, extended or lost, a campaign given up. Kept out of stepped,
+// whose loop runs for every action of every step, so that its frame
+// stays small.
+func (e *engine) announce(n *node, act election.Action) {
+	switch a := act.(type) {
+	case election.Elected:
+		i := e.nameIndex(a.Name)
+		if e.c.Check && e.damaged[i] {
+			e.violate("%s took over %s, planted with a record it cannot trust to expire (token %d)", n.id, a.Name, a.Token)
+		}
+		if e.c.Check {
+			if top := e.topToken[i]; a.Token <= top {
+				e.violate("%s won %s with token %d, not above token %d that a term of it was won with before", n.id, a.Name, a.Token, top)
+			}
+			if e.topToken == nil {
+				e.topToken = map[int]uint64{}
+			}
+			e.topToken[i] = max(e.topToken[i], a.Token)
+		}
+		e.grant(n, i, holding{a.Token, a.Deadline})
+		if a.Record.Via != "" {
+			e.out.Covered.Adopted++
+		}
+		if i == 0 {
+			e.out.Elections = append(e.out.Elections, Election{e.now, n.idx, a.Token})
+			if e.tracing() {
+				e.tracef("%s elected, token %d, valid until its clock reads +%v", n.id, a.Token, a.Deadline.Sub(n.local(e.now)))
+			}
+			e.note(n, Happening{Kind: Elected, Token: a.Token})
+			if e.prefer() {
+				e.preferStart(n)
+			}
+			n.termGen++
+			e.push(event{at: e.now, kind: evTermStart, node: int32(n.idx), inc: int32(n.inc), gen: int32(n.termGen)})
+		} else {
+			if e.tracing() {
+				e.tracef("%s elected for %s, token %d, valid until its clock reads +%v", n.id, a.Name, a.Token, a.Deadline.Sub(n.local(e.now)))
+			}
+		}
+	case election.Extended:
+		if a.Name != "" {
+			i := e.nameIndex(a.Name)
+			h := n.termOf(i)
+			h.deadline = a.Deadline
+			e.grant(n, i, h)
+			break
+		}
+		// Every term held through the session.
+		for i := range e.names {
+			if h := n.termOf(i); h.token != 0 {
+				h.deadline = a.Deadline
+				e.grant(n, i, h)
+			}
+		}
+	case election.Failed:
+		e.tracef("%s stopped campaigning for %s: %v", n.id, a.Name, a.Err)
+	case election.Lost:
+		i := e.nameIndex(a.Name)
+		if i == 0 {
+			e.tracef("%s lost token %d: %v", n.id, n.term, a.Cause)
+			e.note(n, Happening{Kind: Lost, Token: n.term, Cause: a.Cause.Error()})
+			if errors.Is(a.Cause, election.ErrHandedOver) {
+				e.handedOver(n)
+			}
+			e.setJobTerm(n, 0)
+			e.endWork(n)
+		} else {
+			if e.tracing() {
+				e.tracef("%s lost %s, token %d: %v", n.id, a.Name, n.held[i].token, a.Cause)
+			}
+			n.held[i] = holding{}
+		}
+	}
 }
 
 // getBatch is a batched read of the names (GetMany), swapBatch a batched
@@ -906,7 +917,8 @@ func (e *engine) deliver(n *node, b *batch) {
 	clear(b.evs)
 	clear(b.gets)
 	clear(b.swaps)
-	*b = batch{evs: b.evs[:0], gets: b.gets[:0], swaps: b.swaps[:0]}
+	b.at, b.inc, b.notes, b.through = 0, 0, false, 0 // field by field: the whole struct at once would rewrite its slices' pointers
+	b.evs, b.gets, b.swaps = b.evs[:0], b.gets[:0], b.swaps[:0]
 	e.spare = append(e.spare, b)
 }
 
