@@ -46,11 +46,14 @@ func (s *Store) History(ctx context.Context, name string, after uint64, limit in
 
 // swapLocked applies one swap; s.mu must be held.
 func (s *Store) swapLocked(sw store.Swap) (store.Record, error) {
-	stored := s.records[sw.Record.Name].Version
-	if err := s.settleLocked(sw.Record.Name); err != nil {
-		return store.Record{}, err
-	}
 	cur := s.records[sw.Record.Name]
+	stored := cur.Version
+	if cur.Session != "" { // else settleLocked has nothing to settle: cur stands
+		if err := s.settleLocked(sw.Record.Name); err != nil {
+			return store.Record{}, err
+		}
+		cur = s.records[sw.Record.Name]
+	}
 	if s.succession.StoredVersion {
 		cur.Version = stored // mutation: the version as stored before
 	}
@@ -99,7 +102,21 @@ func (c *client) Get(ctx context.Context, name string) (store.Record, error) {
 }
 
 func (c *client) Swap(ctx context.Context, sw store.Swap) (store.Record, error) {
-	return serve(ctx, c, func() (store.Record, error) { return c.s.swapLocked(sw) })
+	// serve's steps, written out: its closure would copy the swap (a
+	// record and more) once more, and the simulator swaps at every renewal.
+	if err := c.s.enter(ctx, c.node); err != nil {
+		return store.Record{}, err
+	}
+	c.s.mu.Lock()
+	rec, err := c.s.swapLocked(sw)
+	c.s.mu.Unlock()
+	if err := c.s.leave(ctx, c.node); err != nil {
+		return store.Record{}, err
+	}
+	if err != nil {
+		return store.Record{}, err
+	}
+	return rec, nil
 }
 
 func (c *client) SwapMany(ctx context.Context, swaps []store.Swap) ([]store.SwapResult, error) {

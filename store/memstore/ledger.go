@@ -69,7 +69,20 @@ func (c *client) GetRun(ctx context.Context, job, period string) (store.Run, err
 }
 
 func (c *client) SwapRun(ctx context.Context, sw store.RunSwap) (store.Run, error) {
-	return serve(ctx, c, func() (store.Run, error) { return c.s.swapRunLocked(sw) })
+	// serve's steps, written out, as Swap's.
+	if err := c.s.enter(ctx, c.node); err != nil {
+		return store.Run{}, err
+	}
+	c.s.mu.Lock()
+	r, err := c.s.swapRunLocked(sw)
+	c.s.mu.Unlock()
+	if err := c.s.leave(ctx, c.node); err != nil {
+		return store.Run{}, err
+	}
+	if err != nil {
+		return store.Run{}, err
+	}
+	return r, nil
 }
 
 func (s *Store) swapRunLocked(sw store.RunSwap) (store.Run, error) {
