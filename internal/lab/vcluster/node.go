@@ -818,8 +818,9 @@ func (e *engine) written(rec store.Record) {
 	m, ok := e.forged[rec.Name]
 	if !ok {
 		i, _ := slices.BinarySearch(e.forgedNames, rec.Name)
-		e.forgedNames = slices.Insert(e.forgedNames, i, rec.Name)
 		m = &forgeMark{kicked: make([]bool, len(e.nodes))}
+		e.forgedNames = slices.Insert(e.forgedNames, i, rec.Name)
+		e.forgedMarks = slices.Insert(e.forgedMarks, i, m)
 		e.forged[rec.Name] = m
 	}
 	m.version, m.since, m.free = rec.Version, e.now, rec.Free()
@@ -830,7 +831,11 @@ func (e *engine) written(rec store.Record) {
 // version v, is one the forging client forges for: held, and not written
 // for half a lease or more (nobody renews it, or not for now).
 func (e *engine) stale(name string, v int64) bool {
-	m := e.forged[name]
+	return e.staleMark(e.forged[name], v)
+}
+
+// staleMark is stale for the record whose mark is m (nil: none).
+func (e *engine) staleMark(m *forgeMark, v int64) bool {
 	return m != nil && !m.free && (v == 0 || m.version == v) && e.now-m.since >= e.c.Lease/2
 }
 
@@ -849,8 +854,8 @@ func (e *engine) forge(n *node, inc int32, r *election.GetReply, at time.Duratio
 	if r.Err == nil && store.IsSession(r.Name) && e.stale(r.Name, r.Record.Version) {
 		e.forgeNote(n, inc, r.Name, at)
 	}
-	for _, name := range e.forgedNames {
-		if m := e.forged[name]; name != r.Name && !m.kicked[n.idx] && e.stale(name, 0) {
+	for j, name := range e.forgedNames {
+		if m := e.forgedMarks[j]; name != r.Name && !m.kicked[n.idx] && e.staleMark(m, 0) {
 			m.kicked[n.idx] = true
 			e.forgeNote(n, inc, name, at)
 		}

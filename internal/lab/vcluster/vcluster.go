@@ -371,7 +371,8 @@ type engine struct {
 	// forged is the forging client's view of each session record
 	// written (Config.Forge).
 	forged      map[string]*forgeMark
-	forgedNames []string // forged's keys, sorted (a seed replays event for event)
+	forgedNames []string     // forged's keys, sorted (a seed replays event for event)
+	forgedMarks []*forgeMark // forged's values, in the order of forgedNames
 
 	leaders int
 	lastAt  time.Duration
