@@ -321,33 +321,37 @@ func (e *engine) steps(n *node, evs []election.Event) {
 // (a batch holds one kind), which are stepped typed, never boxed into an
 // election.Event (election.Group.StepGet, StepSwap).
 func (e *engine) stepAll(n *node, evs []election.Event, gr []election.GetReply, sr []election.SwapReply) {
-	gets, swaps := e.gets[:0], e.swaps[:0]
-	e.gets, e.swaps = nil, nil // taken: a step within (none today) gets its own
+	c := calls{e.gets[:0], e.swaps[:0]}
+	e.gets, e.swaps = nil, nil // taken: a step within (a Lost whose endWork steps the group again) gets its own
 	now := n.local(e.now)      // the node's clock, which no step moves
 	for _, ev := range evs {
-		gets, swaps = e.step1(n, now, ev, gets, swaps)
+		e.step1(n, now, ev, &c)
 	}
 	for i := range gr {
 		sess, alive := e.session(n)
-		gets, swaps = e.stepped(n, sess, alive, n.g.StepGet(now, &gr[i]), gets, swaps)
+		e.stepped(n, sess, alive, n.g.StepGet(now, &gr[i]), &c)
 	}
 	for i := range sr {
 		sess, alive := e.session(n)
-		gets, swaps = e.stepped(n, sess, alive, n.g.StepSwap(now, &sr[i]), gets, swaps)
+		e.stepped(n, sess, alive, n.g.StepSwap(now, &sr[i]), &c)
 	}
-	e.sendGets(n, gets)
-	e.sendSwaps(n, swaps)
-	clear(gets) // the actions, for the collector
-	clear(swaps)
-	e.gets, e.swaps = gets[:0], swaps[:0]
+	e.sendGets(n, c.gets)
+	e.sendSwaps(n, c.swaps)
+	clear(c.gets) // the actions, for the collector
+	clear(c.swaps)
+	e.gets, e.swaps = c.gets[:0], c.swaps[:0]
 	e.armTimer(n)
 }
 
+// calls is the store calls of the batch stepAll steps, gathered by
+// stepped: passed by pointer, not as two slices in and out of every step.
+type calls struct{ gets, swaps []election.Action }
+
 // step1 steps one event at the node's local time now and executes its
-// announcements; it appends its store calls to gets and swaps.
-func (e *engine) step1(n *node, now time.Time, ev election.Event, gets, swaps []election.Action) ([]election.Action, []election.Action) {
+// announcements; it appends its store calls to c.
+func (e *engine) step1(n *node, now time.Time, ev election.Event, c *calls) {
 	sess, alive := e.session(n)
-	return e.stepped(n, sess, alive, n.g.Step(now, ev), gets, swaps)
+	e.stepped(n, sess, alive, n.g.Step(now, ev), c)
 }
 
 // session is n's session before a step, for the trace (nothing without
@@ -361,16 +365,9 @@ func (e *engine) session(n *node) (sess string, alive bool) {
 
 // stepped executes the actions acts of a step of n, its session before
 // the step sess (alive): see step1.
-func (e *engine) stepped(n *node, sess string, alive bool, acts []election.Action, gets, swaps []election.Action) ([]election.Action, []election.Action) {
+func (e *engine) stepped(n *node, sess string, alive bool, acts []election.Action, c *calls) {
 	if e.c.Trace != nil {
-		if s, a := n.g.Session(); s != sess || a != alive {
-			switch {
-			case a:
-				e.tracef("%s holds its names through session %s", n.id, s)
-			case alive:
-				e.tracef("%s: its session %s ended", n.id, sess)
-			}
-		}
+		e.traceSession(n, sess, alive)
 	}
 	// The group lists the actions of different names in an order that
 	// follows Go's map iteration, which differs from run to run. The
@@ -381,16 +378,28 @@ func (e *engine) stepped(n *node, sess string, alive bool, acts []election.Actio
 	for _, act := range acts {
 		switch a := act.(type) {
 		case election.Get:
-			gets = append(gets, act)
+			c.gets = append(c.gets, act)
 		case election.Swap:
-			swaps = append(swaps, act)
+			c.swaps = append(c.swaps, act)
 		case election.List:
 			e.sendCall(n, a)
 		default:
 			e.announce(n, act)
 		}
 	}
-	return gets, swaps
+}
+
+// traceSession traces a change of n's session in a step, sess (alive)
+// before it.
+func (e *engine) traceSession(n *node, sess string, alive bool) {
+	if s, a := n.g.Session(); s != sess || a != alive {
+		switch {
+		case a:
+			e.tracef("%s holds its names through session %s", n.id, s)
+		case alive:
+			e.tracef("%s: its session %s ended", n.id, sess)
+		}
+	}
 }
 
 // announce executes an action of n's step that is not a store call: a
