@@ -30,13 +30,16 @@ func (s *Store) GetMany(ctx context.Context, names []string) ([]store.GetResult,
 	return s.own().GetMany(ctx, names)
 }
 
-// GetManyAppend is GetMany with the results appended to dst (pass dst[:0]
-// to reuse a slice), for a caller that reads in a loop and is done with one
-// read's results before the next: the simulator, whose batched reads
-// would otherwise allocate a slice of records each.
-func (s *Store) GetManyAppend(ctx context.Context, dst []store.GetResult, names []string) ([]store.GetResult, error) {
+// GetManyInto is GetMany for a caller that keeps each answer in a place
+// of its own: at(i) says where the i-th name's record and error go, and
+// each is written there once. It returns the error of the whole call (the
+// store's faults), after which what it wrote is to be dropped. The
+// simulator's batched reads use it: their answers, in a layout of the
+// election machine's, would otherwise be copied out of a result slice
+// record by record.
+func (s *Store) GetManyInto(ctx context.Context, names []string, at func(i int) (*store.Record, *error)) error {
 	c := client{s: s}
-	return c.getMany(ctx, dst, names)
+	return c.getManyInto(ctx, names, at)
 }
 
 // History implements store.Store.
@@ -155,34 +158,42 @@ func (c *client) GetMany(ctx context.Context, names []string) ([]store.GetResult
 
 // getMany is GetMany, its results appended to res.
 func (c *client) getMany(ctx context.Context, res []store.GetResult, names []string) ([]store.GetResult, error) {
-	if err := c.s.enter(ctx, c.node); err != nil {
-		return nil, err
-	}
-	c.s.mu.Lock()
-	var err error
-	res = slices.Grow(res, len(names))
-	for _, n := range names {
-		res = res[:len(res)+1] // within the capacity grown: resolveTo writes the whole record
-		r := &res[len(res)-1]  // the record written once, in place
-		var ok bool
-		ok, err = c.s.resolveTo(&r.Record, n)
-		if err != nil {
-			res = res[:len(res)-1]
-			break
-		}
-		r.Err = nil
-		if !ok {
-			r.Err = &notFound{n}
-		}
-	}
-	c.s.mu.Unlock()
-	if err := c.s.leave(ctx, c.node); err != nil {
-		return nil, err
-	}
+	k := len(res)
+	res = slices.Grow(res, len(names))[:k+len(names)]
+	err := c.getManyInto(ctx, names, func(i int) (*store.Record, *error) {
+		r := &res[k+i] // the record written once, in place
+		return &r.Record, &r.Err
+	})
 	if err != nil {
 		return nil, err
 	}
 	return res, nil
+}
+
+// getManyInto is GetManyInto: one call, each record resolved once into
+// the place at gives for it.
+func (c *client) getManyInto(ctx context.Context, names []string, at func(i int) (*store.Record, *error)) error {
+	if err := c.s.enter(ctx, c.node); err != nil {
+		return err
+	}
+	c.s.mu.Lock()
+	var err error
+	for i, n := range names {
+		rec, rerr := at(i)
+		var ok bool
+		if ok, err = c.s.resolveTo(rec, n); err != nil { // resolveTo writes the whole record
+			break
+		}
+		*rerr = nil
+		if !ok {
+			*rerr = &notFound{n}
+		}
+	}
+	c.s.mu.Unlock()
+	if err := c.s.leave(ctx, c.node); err != nil {
+		return err
+	}
+	return err
 }
 
 func (c *client) History(ctx context.Context, name string, after uint64, limit int) ([]store.Event, error) {

@@ -666,16 +666,14 @@ func (e *engine) apply(n *node, inc int32, call any, latency time.Duration) {
 		}
 		b.evs = append(b.evs, r)
 	case *getBatch:
-		res, err := e.getMany(a.names)
 		k := len(b.gets)
 		b.gets = slices.Grow(b.gets, len(a.names))[:k+len(a.names)]
+		err := e.getMany(b.gets[k:], a.names) // each record written in place: it is large to copy twice
 		for i, name := range a.names {
-			r := &b.gets[k+i] // written in place: a record is large to copy twice
-			r.Name, r.Err = name, err
-			if err == nil {
-				r.Record, r.Err = res[i].Record, res[i].Err
-			} else {
-				r.Record = store.Record{}
+			r := &b.gets[k+i]
+			r.Name = name
+			if err != nil {
+				r.Record, r.Err = store.Record{}, err
 			}
 			if e.c.Forge {
 				e.forge(n, inc, r, e.now+latency/2)
@@ -696,25 +694,41 @@ func (e *engine) apply(n *node, inc int32, call any, latency time.Duration) {
 	e.push(event{at: e.now + latency, kind: evReply, node: int32(n.idx), inc: inc, ev: b})
 }
 
-// getManyAppender is a store that reads a batch into a slice of the
-// caller's (memstore.Store.GetManyAppend).
-type getManyAppender interface {
-	GetManyAppend(ctx context.Context, dst []store.GetResult, names []string) ([]store.GetResult, error)
+// getManyInto is a store that writes each answer of a batched read where
+// the caller says (memstore.Store.GetManyInto).
+type getManyInto interface {
+	GetManyInto(ctx context.Context, names []string, at func(i int) (*store.Record, *error)) error
 }
 
-// getMany is the store's GetMany, into the engine's scratch slice when the
-// store can (apply copies the results out before the next read).
-func (e *engine) getMany(names []string) ([]store.GetResult, error) {
-	s, ok := e.c.Store.(getManyAppender)
+// getMany is the store's GetMany of names, its answers' records and
+// errors written into dst (one a name; the names are the caller's to set),
+// in place when the store can (GetManyInto), else copied from its
+// results. On the call's error, dst is to be dropped.
+func (e *engine) getMany(dst []election.GetReply, names []string) error {
+	s, ok := e.c.Store.(getManyInto)
 	if !ok {
-		return e.c.Store.GetMany(e.ctx, names)
+		res, err := e.c.Store.GetMany(e.ctx, names)
+		if err == nil {
+			for i := range names {
+				dst[i].Record, dst[i].Err = res[i].Record, res[i].Err
+			}
+		}
+		return err
 	}
-	clear(e.got) // the last read's records, for the collector
-	res, err := s.GetManyAppend(e.ctx, e.got[:0], names)
-	if err == nil {
-		e.got = res // its length, what the next read clears
+	if e.placeAt == nil {
+		e.placeAt = e.place // a method value, made once
 	}
-	return res, err
+	e.into = dst
+	err := s.GetManyInto(e.ctx, names, e.placeAt)
+	e.into = nil
+	return err
+}
+
+// place is where GetManyInto writes the i-th answer of the batched read
+// under way (getMany): in e.into.
+func (e *engine) place(i int) (*store.Record, *error) {
+	r := &e.into[i]
+	return &r.Record, &r.Err
 }
 
 // swapManyAppender is a store that writes a batch and appends its results

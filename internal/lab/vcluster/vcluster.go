@@ -384,9 +384,10 @@ type engine struct {
 	getBatch    getBatch          // sendGets' scratch
 	swapBatch   swapBatch         // sendSwaps'
 
-	spare []*batch           // batches delivered, for reuse
-	got   []store.GetResult  // the scratch of batched reads (getMany)
-	wrote []store.SwapResult // and of batched writes (swapMany)
+	spare   []*batch                            // batches delivered, for reuse
+	into    []election.GetReply                 // the answers of the batched read under way (getMany)
+	placeAt func(i int) (*store.Record, *error) // e.place, made once
+	wrote   []store.SwapResult                  // the scratch of batched writes (swapMany)
 
 	spareRows  [][]store.Run // ledger reads stepped, for reuse (runs)
 	spareGets  []*getBatch   // batched calls applied (CallLatency), for reuse
