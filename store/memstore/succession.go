@@ -63,6 +63,9 @@ func (s *Store) resolve(raw store.Record, passed func(now, dead store.Record)) (
 // impliedLocked returns the log events that the successions rec's stored
 // record was passed on by imply, numbered after the stored log.
 func (s *Store) impliedLocked(raw store.Record) ([]store.Event, error) {
+	if raw.Session == "" {
+		return nil, nil // held through no session, none passed it on (store.Resolve's own first test): no closure made
+	}
 	var evs []store.Event
 	seq := uint64(len(s.logs[raw.Name]))
 	_, err := s.resolve(raw, func(now, dead store.Record) {
