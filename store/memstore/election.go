@@ -61,16 +61,20 @@ func (s *Store) swapLocked(sw store.Swap) (store.Record, error) {
 		cur.Version = stored // mutation: the version as stored before
 	}
 	sw.Record.Via = ""
-	next, err := store.Resolve(sw.Record, s.sessionLocked, nil)
-	if err != nil {
-		return store.Record{}, err
+	next := sw.Record.Token      // the token of the record as written, resolved (store.Resolve) ...
+	if sw.Record.Session != "" { // ... which only a record held through a session changes (Resolve's own first test)
+		res, err := store.Resolve(sw.Record, s.sessionLocked, nil)
+		if err != nil {
+			return store.Record{}, err
+		}
+		next = res.Token
 	}
 	var successor store.Record
 	ok := false
 	if sw.Record.Successor != "" { // else neither check nor write reads it
 		successor, ok = s.records[sw.Record.Successor]
 	}
-	if err := storedriver.CheckSuccessionSwap(cur, sw, next.Token, successor, ok); err != nil {
+	if err := storedriver.CheckSuccessionSwap(cur, sw, next, successor, ok); err != nil {
 		return store.Record{}, err
 	}
 	s.version++
