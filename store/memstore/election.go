@@ -131,8 +131,8 @@ func (c *client) SwapMany(ctx context.Context, swaps []store.Swap) ([]store.Swap
 }
 
 // SwapManyAppend is SwapMany with the results appended to dst (pass dst[:0]
-// to reuse a slice), as GetManyAppend is GetMany: the simulator's batched
-// writes.
+// to reuse a slice), for a caller that writes in a loop and is done with
+// one write's results before the next: the simulator's batched writes.
 func (s *Store) SwapManyAppend(ctx context.Context, dst []store.SwapResult, swaps []store.Swap) ([]store.SwapResult, error) {
 	c := client{s: s}
 	return c.swapMany(ctx, dst, swaps)
