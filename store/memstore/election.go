@@ -30,13 +30,16 @@ func (s *Store) GetMany(ctx context.Context, names []string) ([]store.GetResult,
 	return s.own().GetMany(ctx, names)
 }
 
-// GetManyAppend is GetMany with the results appended to dst (pass dst[:0]
-// to reuse a slice), for a caller that reads in a loop and is done with one
-// read's results before the next: the simulator, whose batched reads
-// would otherwise allocate a slice of records each.
-func (s *Store) GetManyAppend(ctx context.Context, dst []store.GetResult, names []string) ([]store.GetResult, error) {
+// GetManyInto is GetMany for a caller that keeps each answer in a place
+// of its own: at(i) says where the i-th name's record and error go, and
+// each is written there once. It returns the error of the whole call (the
+// store's faults), after which what it wrote is to be dropped. The
+// simulator's batched reads use it: their answers, in a layout of the
+// election machine's, would otherwise be copied out of a result slice
+// record by record.
+func (s *Store) GetManyInto(ctx context.Context, names []string, at func(i int) (*store.Record, *error)) error {
 	c := client{s: s}
-	return c.getMany(ctx, dst, names)
+	return c.getManyInto(ctx, names, at)
 }
 
 // History implements store.Store.
@@ -46,25 +49,32 @@ func (s *Store) History(ctx context.Context, name string, after uint64, limit in
 
 // swapLocked applies one swap; s.mu must be held.
 func (s *Store) swapLocked(sw store.Swap) (store.Record, error) {
-	stored := s.records[sw.Record.Name].Version
-	if err := s.settleLocked(sw.Record.Name); err != nil {
-		return store.Record{}, err
-	}
 	cur := s.records[sw.Record.Name]
+	stored := cur.Version
+	if cur.Session != "" { // else settleLocked has nothing to settle: cur stands
+		if err := s.settleLocked(sw.Record.Name); err != nil {
+			return store.Record{}, err
+		}
+		cur = s.records[sw.Record.Name]
+	}
 	if s.succession.StoredVersion {
 		cur.Version = stored // mutation: the version as stored before
 	}
 	sw.Record.Via = ""
-	next, err := store.Resolve(sw.Record, s.sessionLocked, nil)
-	if err != nil {
-		return store.Record{}, err
+	next := sw.Record.Token      // the token of the record as written, resolved (store.Resolve) ...
+	if sw.Record.Session != "" { // ... which only a record held through a session changes (Resolve's own first test)
+		res, err := store.Resolve(sw.Record, s.sessionLocked, nil)
+		if err != nil {
+			return store.Record{}, err
+		}
+		next = res.Token
 	}
 	var successor store.Record
 	ok := false
 	if sw.Record.Successor != "" { // else neither check nor write reads it
 		successor, ok = s.records[sw.Record.Successor]
 	}
-	if err := storedriver.CheckSuccessionSwap(cur, sw, next.Token, successor, ok); err != nil {
+	if err := storedriver.CheckSuccessionSwap(cur, sw, next, successor, ok); err != nil {
 		return store.Record{}, err
 	}
 	s.version++
@@ -99,7 +109,21 @@ func (c *client) Get(ctx context.Context, name string) (store.Record, error) {
 }
 
 func (c *client) Swap(ctx context.Context, sw store.Swap) (store.Record, error) {
-	return serve(ctx, c, func() (store.Record, error) { return c.s.swapLocked(sw) })
+	// serve's steps, written out: its closure would copy the swap (a
+	// record and more) once more, and the simulator swaps at every renewal.
+	if err := c.s.enter(ctx, c.node); err != nil {
+		return store.Record{}, err
+	}
+	c.s.mu.Lock()
+	rec, err := c.s.swapLocked(sw)
+	c.s.mu.Unlock()
+	if err := c.s.leave(ctx, c.node); err != nil {
+		return store.Record{}, err
+	}
+	if err != nil {
+		return store.Record{}, err
+	}
+	return rec, nil
 }
 
 func (c *client) SwapMany(ctx context.Context, swaps []store.Swap) ([]store.SwapResult, error) {
@@ -107,8 +131,8 @@ func (c *client) SwapMany(ctx context.Context, swaps []store.Swap) ([]store.Swap
 }
 
 // SwapManyAppend is SwapMany with the results appended to dst (pass dst[:0]
-// to reuse a slice), as GetManyAppend is GetMany: the simulator's batched
-// writes.
+// to reuse a slice), for a caller that writes in a loop and is done with
+// one write's results before the next: the simulator's batched writes.
 func (s *Store) SwapManyAppend(ctx context.Context, dst []store.SwapResult, swaps []store.Swap) ([]store.SwapResult, error) {
 	c := client{s: s}
 	return c.swapMany(ctx, dst, swaps)
@@ -138,34 +162,42 @@ func (c *client) GetMany(ctx context.Context, names []string) ([]store.GetResult
 
 // getMany is GetMany, its results appended to res.
 func (c *client) getMany(ctx context.Context, res []store.GetResult, names []string) ([]store.GetResult, error) {
-	if err := c.s.enter(ctx, c.node); err != nil {
-		return nil, err
-	}
-	c.s.mu.Lock()
-	var err error
-	res = slices.Grow(res, len(names))
-	for _, n := range names {
-		res = res[:len(res)+1] // within the capacity grown: resolveTo writes the whole record
-		r := &res[len(res)-1]  // the record written once, in place
-		var ok bool
-		ok, err = c.s.resolveTo(&r.Record, n)
-		if err != nil {
-			res = res[:len(res)-1]
-			break
-		}
-		r.Err = nil
-		if !ok {
-			r.Err = &notFound{n}
-		}
-	}
-	c.s.mu.Unlock()
-	if err := c.s.leave(ctx, c.node); err != nil {
-		return nil, err
-	}
+	k := len(res)
+	res = slices.Grow(res, len(names))[:k+len(names)]
+	err := c.getManyInto(ctx, names, func(i int) (*store.Record, *error) {
+		r := &res[k+i] // the record written once, in place
+		return &r.Record, &r.Err
+	})
 	if err != nil {
 		return nil, err
 	}
 	return res, nil
+}
+
+// getManyInto is GetManyInto: one call, each record resolved once into
+// the place at gives for it.
+func (c *client) getManyInto(ctx context.Context, names []string, at func(i int) (*store.Record, *error)) error {
+	if err := c.s.enter(ctx, c.node); err != nil {
+		return err
+	}
+	c.s.mu.Lock()
+	var err error
+	for i, n := range names {
+		rec, rerr := at(i)
+		var ok bool
+		if ok, err = c.s.resolveTo(rec, n); err != nil { // resolveTo writes the whole record
+			break
+		}
+		*rerr = nil
+		if !ok {
+			*rerr = &notFound{n}
+		}
+	}
+	c.s.mu.Unlock()
+	if err := c.s.leave(ctx, c.node); err != nil {
+		return err
+	}
+	return err
 }
 
 func (c *client) History(ctx context.Context, name string, after uint64, limit int) ([]store.Event, error) {

@@ -45,13 +45,15 @@ func (s *Store) SetError(node string, err error) {
 }
 
 func (s *Store) enter(ctx context.Context, node string) error {
-	var f fault
-	var closed bool
-	if s.touched.Load() {
-		s.mu.Lock()
-		f, closed = s.faults[node], s.closed
-		s.mu.Unlock()
+	if !s.touched.Load() { // no fault set, not closed: the context alone
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("%w: %w", store.ErrUnavailable, err)
+		}
+		return nil
 	}
+	s.mu.Lock()
+	f, closed := s.faults[node], s.closed
+	s.mu.Unlock()
 	if closed {
 		return fmt.Errorf("%w: memstore is closed", store.ErrUnavailable)
 	}

@@ -10,9 +10,9 @@ import (
 	"github.com/batonhq/baton/store/memstore"
 )
 
-// GetManyAppend answers as GetMany does, appended to the slice it is
-// given, and reusing a slice leaves nothing of the last read in it.
-func TestGetManyAppendIsGetMany(t *testing.T) {
+// GetManyInto answers as GetMany does, each answer where it is told, over
+// whatever was there before.
+func TestGetManyIntoIsGetMany(t *testing.T) {
 	s := memstore.New()
 	ctx := t.Context()
 	for _, name := range []string{"a", "b"} {
@@ -25,33 +25,30 @@ func TestGetManyAppendIsGetMany(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	prev := []store.GetResult{{Record: store.Record{Name: "kept"}}}
-	got, err := s.GetManyAppend(ctx, prev, names)
-	if err != nil {
+	// Places that hold an earlier read, and in another order.
+	got := make([]store.GetResult, 4)
+	for i := range got {
+		got[i] = store.GetResult{Record: store.Record{Name: "stale", Holder: "x", Token: 9}, Err: errors.New("stale")}
+	}
+	at := func(i int) (*store.Record, *error) { return &got[3-i].Record, &got[3-i].Err }
+	if err := s.GetManyInto(ctx, names, at); err != nil {
 		t.Fatal(err)
 	}
-	if len(got) != 4 || got[0].Record.Name != "kept" {
-		t.Fatalf("GetManyAppend did not append to dst: %+v", got)
+	if got[0].Record.Name != "stale" {
+		t.Fatalf("GetManyInto wrote where it was not told: %+v", got[0])
 	}
 	for i := range want {
-		w, g := want[i], got[i+1]
-		if !reflect.DeepEqual(w.Record, g.Record) || errors.Is(w.Err, store.ErrNotFound) != errors.Is(g.Err, store.ErrNotFound) {
-			t.Fatalf("result %d: GetManyAppend %+v, GetMany %+v", i, g, w)
+		w, g := want[i], got[3-i]
+		if !reflect.DeepEqual(w.Record, g.Record) || errors.Is(w.Err, store.ErrNotFound) != errors.Is(g.Err, store.ErrNotFound) || (w.Err == nil) != (g.Err == nil) {
+			t.Fatalf("result %d: GetManyInto %+v, GetMany %+v", i, g, w)
 		}
 	}
-	if !errors.Is(got[2].Err, store.ErrNotFound) || got[1].Record.Name != "b" || got[3].Record.Name != "a" {
-		t.Fatalf("GetManyAppend answers out of order or wrong: %+v", got)
-	}
-	again, err := s.GetManyAppend(ctx, got[:0], []string{"missing", "a"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(again) != 2 || !errors.Is(again[0].Err, store.ErrNotFound) || again[0].Record != (store.Record{}) || again[1].Err != nil || again[1].Record.Name != "a" {
-		t.Fatalf("a reused slice keeps an earlier read: %+v", again)
+	if !errors.Is(got[2].Err, store.ErrNotFound) || got[2].Record != (store.Record{}) || got[3].Record.Name != "b" || got[1].Record.Name != "a" {
+		t.Fatalf("GetManyInto answers in the wrong places, or keeps an earlier read: %+v", got)
 	}
 	s.SetUnreachable("", true)
-	if _, err := s.GetManyAppend(ctx, nil, names); !errors.Is(err, store.ErrUnavailable) {
-		t.Fatalf("GetManyAppend ignores the store's faults: %v", err)
+	if err := s.GetManyInto(ctx, names, at); !errors.Is(err, store.ErrUnavailable) {
+		t.Fatalf("GetManyInto ignores the store's faults: %v", err)
 	}
 }
 

@@ -69,7 +69,20 @@ func (c *client) GetRun(ctx context.Context, job, period string) (store.Run, err
 }
 
 func (c *client) SwapRun(ctx context.Context, sw store.RunSwap) (store.Run, error) {
-	return serve(ctx, c, func() (store.Run, error) { return c.s.swapRunLocked(sw) })
+	// serve's steps, written out, as Swap's.
+	if err := c.s.enter(ctx, c.node); err != nil {
+		return store.Run{}, err
+	}
+	c.s.mu.Lock()
+	r, err := c.s.swapRunLocked(sw)
+	c.s.mu.Unlock()
+	if err := c.s.leave(ctx, c.node); err != nil {
+		return store.Run{}, err
+	}
+	if err != nil {
+		return store.Run{}, err
+	}
+	return r, nil
 }
 
 func (s *Store) swapRunLocked(sw store.RunSwap) (store.Run, error) {
@@ -104,8 +117,8 @@ func (s *Store) swapRunLocked(sw store.RunSwap) (store.Run, error) {
 // checkRuns refuses rows read in a state no write makes (SwapRun refuses
 // them; a test plants them): store.CheckRunState, as every backend's read.
 func checkRuns(rows []store.Run) error {
-	for _, r := range rows {
-		if !r.State.Known() {
+	for i := range rows { // by index: a row is large to copy for its state
+		if r := &rows[i]; !r.State.Known() {
 			return store.CheckRunState(r.Job, r.Period, r.State)
 		}
 	}
@@ -156,8 +169,9 @@ func (c *client) runs(ctx context.Context, out []store.Run, job, after string, l
 		out = make([]store.Run, 0, n) // one allocation: the rows are large
 	}
 	k := len(out)
-	for ; i < len(ks) && (limit <= 0 || len(out)-k < limit); i++ {
-		out = append(out, rows[ks[i]])
+	out = slices.Grow(out, n)[:k+n]
+	for j := range n { // i+n <= len(ks): n is at most what is left after i
+		out[k+j] = rows[ks[i+j]] // the single-valued lookup copies the row straight into its place
 	}
 	c.s.mu.Unlock()
 	if err := c.s.leave(ctx, c.node); err != nil {

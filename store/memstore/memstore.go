@@ -19,7 +19,7 @@ type Store struct {
 
 	mu      sync.Mutex
 	version int64
-	records map[string]store.Record
+	records map[string]store.Record // each under its own name, never "" (CheckSwap refuses it): resolveTo relies on it
 	logs    map[string][]store.Event
 	jobs    map[string]store.Job
 	runs    map[string]map[string]store.Run

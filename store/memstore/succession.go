@@ -31,8 +31,13 @@ func (s *Store) resolveLocked(name string) (store.Record, bool, error) {
 // none, or on an error): a batched read writes each record once, in its
 // result.
 func (s *Store) resolveTo(dst *store.Record, name string) (bool, error) {
-	var ok bool
-	*dst, ok = s.records[name] // copied once, where the caller wants it
+	// Copied once, where the caller wants it: the single-valued lookup
+	// copies the stored record straight to *dst (the zero record when
+	// there is none), where the two-valued one copies it to the stack
+	// first. A stored record has a name (see Store.records), so a name
+	// says it was there.
+	*dst = s.records[name]
+	ok := dst.Name != ""
 	if !ok || dst.Session == "" {
 		return ok, nil // the common case: no lookup
 	}
@@ -58,6 +63,9 @@ func (s *Store) resolve(raw store.Record, passed func(now, dead store.Record)) (
 // impliedLocked returns the log events that the successions rec's stored
 // record was passed on by imply, numbered after the stored log.
 func (s *Store) impliedLocked(raw store.Record) ([]store.Event, error) {
+	if raw.Session == "" {
+		return nil, nil // held through no session, none passed it on (store.Resolve's own first test): no closure made
+	}
 	var evs []store.Event
 	seq := uint64(len(s.logs[raw.Name]))
 	_, err := s.resolve(raw, func(now, dead store.Record) {

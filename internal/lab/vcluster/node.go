@@ -321,33 +321,37 @@ func (e *engine) steps(n *node, evs []election.Event) {
 // (a batch holds one kind), which are stepped typed, never boxed into an
 // election.Event (election.Group.StepGet, StepSwap).
 func (e *engine) stepAll(n *node, evs []election.Event, gr []election.GetReply, sr []election.SwapReply) {
-	gets, swaps := e.gets[:0], e.swaps[:0]
-	e.gets, e.swaps = nil, nil // taken: a step within (none today) gets its own
+	c := calls{e.gets[:0], e.swaps[:0]}
+	e.gets, e.swaps = nil, nil // taken: a step within (a Lost whose endWork steps the group again) gets its own
 	now := n.local(e.now)      // the node's clock, which no step moves
 	for _, ev := range evs {
-		gets, swaps = e.step1(n, now, ev, gets, swaps)
+		e.step1(n, now, ev, &c)
 	}
 	for i := range gr {
 		sess, alive := e.session(n)
-		gets, swaps = e.stepped(n, sess, alive, n.g.StepGet(now, &gr[i]), gets, swaps)
+		e.stepped(n, sess, alive, n.g.StepGet(now, &gr[i]), &c)
 	}
 	for i := range sr {
 		sess, alive := e.session(n)
-		gets, swaps = e.stepped(n, sess, alive, n.g.StepSwap(now, &sr[i]), gets, swaps)
+		e.stepped(n, sess, alive, n.g.StepSwap(now, &sr[i]), &c)
 	}
-	e.sendGets(n, gets)
-	e.sendSwaps(n, swaps)
-	clear(gets) // the actions, for the collector
-	clear(swaps)
-	e.gets, e.swaps = gets[:0], swaps[:0]
+	e.sendGets(n, c.gets)
+	e.sendSwaps(n, c.swaps)
+	clear(c.gets) // the actions, for the collector
+	clear(c.swaps)
+	e.gets, e.swaps = c.gets[:0], c.swaps[:0]
 	e.armTimer(n)
 }
 
+// calls is the store calls of the batch stepAll steps, gathered by
+// stepped: passed by pointer, not as two slices in and out of every step.
+type calls struct{ gets, swaps []election.Action }
+
 // step1 steps one event at the node's local time now and executes its
-// announcements; it appends its store calls to gets and swaps.
-func (e *engine) step1(n *node, now time.Time, ev election.Event, gets, swaps []election.Action) ([]election.Action, []election.Action) {
+// announcements; it appends its store calls to c.
+func (e *engine) step1(n *node, now time.Time, ev election.Event, c *calls) {
 	sess, alive := e.session(n)
-	return e.stepped(n, sess, alive, n.g.Step(now, ev), gets, swaps)
+	e.stepped(n, sess, alive, n.g.Step(now, ev), c)
 }
 
 // session is n's session before a step, for the trace (nothing without
@@ -361,101 +365,119 @@ func (e *engine) session(n *node) (sess string, alive bool) {
 
 // stepped executes the actions acts of a step of n, its session before
 // the step sess (alive): see step1.
-func (e *engine) stepped(n *node, sess string, alive bool, acts []election.Action, gets, swaps []election.Action) ([]election.Action, []election.Action) {
+func (e *engine) stepped(n *node, sess string, alive bool, acts []election.Action, c *calls) {
 	if e.c.Trace != nil {
-		if s, a := n.g.Session(); s != sess || a != alive {
-			switch {
-			case a:
-				e.tracef("%s holds its names through session %s", n.id, s)
-			case alive:
-				e.tracef("%s: its session %s ended", n.id, sess)
-			}
-		}
+		e.traceSession(n, sess, alive)
 	}
 	// The group lists the actions of different names in an order that
 	// follows Go's map iteration, which differs from run to run. The
 	// driver sends them concurrently, so their order across names means
 	// nothing; here it is made canonical (by name, each name's own actions
 	// in their order) so that a seed replays event for event.
-	SortActions(acts)
+	if len(acts) > 1 { // SortActions' own first test, without the call
+		SortActions(acts)
+	}
 	for _, act := range acts {
 		switch a := act.(type) {
 		case election.Get:
-			gets = append(gets, act)
+			c.gets = append(c.gets, act)
 		case election.Swap:
-			swaps = append(swaps, act)
+			c.swaps = append(c.swaps, act)
 		case election.List:
 			e.sendCall(n, a)
-		case election.Elected:
-			i := e.nameIndex(a.Name)
-			if e.c.Check && e.damaged[i] {
-				e.violate("%s took over %s, planted with a record it cannot trust to expire (token %d)", n.id, a.Name, a.Token)
-			}
-			if e.c.Check {
-				if top := e.topToken[i]; a.Token <= top {
-					e.violate("%s won %s with token %d, not above token %d that a term of it was won with before", n.id, a.Name, a.Token, top)
-				}
-				if e.topToken == nil {
-					e.topToken = map[int]uint64{}
-				}
-				e.topToken[i] = max(e.topToken[i], a.Token)
-			}
-			e.grant(n, i, holding{a.Token, a.Deadline})
-			if a.Record.Via != "" {
-				e.out.Covered.Adopted++
-			}
-			if i == 0 {
-				e.out.Elections = append(e.out.Elections, Election{e.now, n.idx, a.Token})
-				if e.tracing() {
-					e.tracef("%s elected, token %d, valid until its clock reads +%v", n.id, a.Token, a.Deadline.Sub(n.local(e.now)))
-				}
-				e.note(n, Happening{Kind: Elected, Token: a.Token})
-				if e.prefer() {
-					e.preferStart(n)
-				}
-				n.termGen++
-				e.push(event{at: e.now, kind: evTermStart, node: int32(n.idx), inc: int32(n.inc), gen: int32(n.termGen)})
-			} else {
-				if e.tracing() {
-					e.tracef("%s elected for %s, token %d, valid until its clock reads +%v", n.id, a.Name, a.Token, a.Deadline.Sub(n.local(e.now)))
-				}
-			}
-		case election.Extended:
-			if a.Name != "" {
-				i := e.nameIndex(a.Name)
-				h := n.termOf(i)
-				h.deadline = a.Deadline
-				e.grant(n, i, h)
-				break
-			}
-			// Every term held through the session.
-			for i := range e.names {
-				if h := n.termOf(i); h.token != 0 {
-					h.deadline = a.Deadline
-					e.grant(n, i, h)
-				}
-			}
-		case election.Failed:
-			e.tracef("%s stopped campaigning for %s: %v", n.id, a.Name, a.Err)
-		case election.Lost:
-			i := e.nameIndex(a.Name)
-			if i == 0 {
-				e.tracef("%s lost token %d: %v", n.id, n.term, a.Cause)
-				e.note(n, Happening{Kind: Lost, Token: n.term, Cause: a.Cause.Error()})
-				if errors.Is(a.Cause, election.ErrHandedOver) {
-					e.handedOver(n)
-				}
-				e.setJobTerm(n, 0)
-				e.endWork(n)
-			} else {
-				if e.tracing() {
-					e.tracef("%s lost %s, token %d: %v", n.id, a.Name, n.held[i].token, a.Cause)
-				}
-				n.held[i] = holding{}
-			}
+		default:
+			e.announce(n, act)
 		}
 	}
-	return gets, swaps
+}
+
+// traceSession traces a change of n's session in a step, sess (alive)
+// before it.
+func (e *engine) traceSession(n *node, sess string, alive bool) {
+	if s, a := n.g.Session(); s != sess || a != alive {
+		switch {
+		case a:
+			e.tracef("%s holds its names through session %s", n.id, s)
+		case alive:
+			e.tracef("%s: its session %s ended", n.id, sess)
+		}
+	}
+}
+
+// announce executes an action of n's step that is not a store call: a
+// term won, extended or lost, a campaign given up. Kept out of stepped,
+// whose loop runs for every action of every step, so that its frame
+// stays small.
+func (e *engine) announce(n *node, act election.Action) {
+	switch a := act.(type) {
+	case election.Elected:
+		i := e.nameIndex(a.Name)
+		if e.c.Check && e.damaged[i] {
+			e.violate("%s took over %s, planted with a record it cannot trust to expire (token %d)", n.id, a.Name, a.Token)
+		}
+		if e.c.Check {
+			if top := e.topToken[i]; a.Token <= top {
+				e.violate("%s won %s with token %d, not above token %d that a term of it was won with before", n.id, a.Name, a.Token, top)
+			}
+			if e.topToken == nil {
+				e.topToken = map[int]uint64{}
+			}
+			e.topToken[i] = max(e.topToken[i], a.Token)
+		}
+		e.grant(n, i, holding{a.Token, a.Deadline})
+		if a.Record.Via != "" {
+			e.out.Covered.Adopted++
+		}
+		if i == 0 {
+			e.out.Elections = append(e.out.Elections, Election{e.now, n.idx, a.Token})
+			if e.tracing() {
+				e.tracef("%s elected, token %d, valid until its clock reads +%v", n.id, a.Token, a.Deadline.Sub(n.local(e.now)))
+			}
+			e.note(n, Happening{Kind: Elected, Token: a.Token})
+			if e.prefer() {
+				e.preferStart(n)
+			}
+			n.termGen++
+			e.push(event{at: e.now, kind: evTermStart, node: int32(n.idx), inc: int32(n.inc), gen: int32(n.termGen)})
+		} else {
+			if e.tracing() {
+				e.tracef("%s elected for %s, token %d, valid until its clock reads +%v", n.id, a.Name, a.Token, a.Deadline.Sub(n.local(e.now)))
+			}
+		}
+	case election.Extended:
+		if a.Name != "" {
+			i := e.nameIndex(a.Name)
+			h := n.termOf(i)
+			h.deadline = a.Deadline
+			e.grant(n, i, h)
+			break
+		}
+		// Every term held through the session.
+		for i := range e.names {
+			if h := n.termOf(i); h.token != 0 {
+				h.deadline = a.Deadline
+				e.grant(n, i, h)
+			}
+		}
+	case election.Failed:
+		e.tracef("%s stopped campaigning for %s: %v", n.id, a.Name, a.Err)
+	case election.Lost:
+		i := e.nameIndex(a.Name)
+		if i == 0 {
+			e.tracef("%s lost token %d: %v", n.id, n.term, a.Cause)
+			e.note(n, Happening{Kind: Lost, Token: n.term, Cause: a.Cause.Error()})
+			if errors.Is(a.Cause, election.ErrHandedOver) {
+				e.handedOver(n)
+			}
+			e.setJobTerm(n, 0)
+			e.endWork(n)
+		} else {
+			if e.tracing() {
+				e.tracef("%s lost %s, token %d: %v", n.id, a.Name, n.held[i].token, a.Cause)
+			}
+			n.held[i] = holding{}
+		}
+	}
 }
 
 // getBatch is a batched read of the names (GetMany), swapBatch a batched
@@ -646,16 +668,14 @@ func (e *engine) apply(n *node, inc int32, call any, latency time.Duration) {
 		}
 		b.evs = append(b.evs, r)
 	case *getBatch:
-		res, err := e.getMany(a.names)
 		k := len(b.gets)
 		b.gets = slices.Grow(b.gets, len(a.names))[:k+len(a.names)]
+		err := e.getMany(b.gets[k:], a.names) // each record written in place: it is large to copy twice
 		for i, name := range a.names {
-			r := &b.gets[k+i] // written in place: a record is large to copy twice
-			r.Name, r.Err = name, err
-			if err == nil {
-				r.Record, r.Err = res[i].Record, res[i].Err
-			} else {
-				r.Record = store.Record{}
+			r := &b.gets[k+i]
+			r.Name = name
+			if err != nil {
+				r.Record, r.Err = store.Record{}, err
 			}
 			if e.c.Forge {
 				e.forge(n, inc, r, e.now+latency/2)
@@ -676,25 +696,41 @@ func (e *engine) apply(n *node, inc int32, call any, latency time.Duration) {
 	e.push(event{at: e.now + latency, kind: evReply, node: int32(n.idx), inc: inc, ev: b})
 }
 
-// getManyAppender is a store that reads a batch into a slice of the
-// caller's (memstore.Store.GetManyAppend).
-type getManyAppender interface {
-	GetManyAppend(ctx context.Context, dst []store.GetResult, names []string) ([]store.GetResult, error)
+// getManyInto is a store that writes each answer of a batched read where
+// the caller says (memstore.Store.GetManyInto).
+type getManyInto interface {
+	GetManyInto(ctx context.Context, names []string, at func(i int) (*store.Record, *error)) error
 }
 
-// getMany is the store's GetMany, into the engine's scratch slice when the
-// store can (apply copies the results out before the next read).
-func (e *engine) getMany(names []string) ([]store.GetResult, error) {
-	s, ok := e.c.Store.(getManyAppender)
+// getMany is the store's GetMany of names, its answers' records and
+// errors written into dst (one a name; the names are the caller's to set),
+// in place when the store can (GetManyInto), else copied from its
+// results. On the call's error, dst is to be dropped.
+func (e *engine) getMany(dst []election.GetReply, names []string) error {
+	s, ok := e.c.Store.(getManyInto)
 	if !ok {
-		return e.c.Store.GetMany(e.ctx, names)
+		res, err := e.c.Store.GetMany(e.ctx, names)
+		if err == nil {
+			for i := range names {
+				dst[i].Record, dst[i].Err = res[i].Record, res[i].Err
+			}
+		}
+		return err
 	}
-	clear(e.got) // the last read's records, for the collector
-	res, err := s.GetManyAppend(e.ctx, e.got[:0], names)
-	if err == nil {
-		e.got = res // its length, what the next read clears
+	if e.placeAt == nil {
+		e.placeAt = e.place // a method value, made once
 	}
-	return res, err
+	e.into = dst
+	err := s.GetManyInto(e.ctx, names, e.placeAt)
+	e.into = nil
+	return err
+}
+
+// place is where GetManyInto writes the i-th answer of the batched read
+// under way (getMany): in e.into.
+func (e *engine) place(i int) (*store.Record, *error) {
+	r := &e.into[i]
+	return &r.Record, &r.Err
 }
 
 // swapManyAppender is a store that writes a batch and appends its results
@@ -807,8 +843,9 @@ func (e *engine) written(rec store.Record) {
 	m, ok := e.forged[rec.Name]
 	if !ok {
 		i, _ := slices.BinarySearch(e.forgedNames, rec.Name)
-		e.forgedNames = slices.Insert(e.forgedNames, i, rec.Name)
 		m = &forgeMark{kicked: make([]bool, len(e.nodes))}
+		e.forgedNames = slices.Insert(e.forgedNames, i, rec.Name)
+		e.forgedMarks = slices.Insert(e.forgedMarks, i, m)
 		e.forged[rec.Name] = m
 	}
 	m.version, m.since, m.free = rec.Version, e.now, rec.Free()
@@ -819,7 +856,11 @@ func (e *engine) written(rec store.Record) {
 // version v, is one the forging client forges for: held, and not written
 // for half a lease or more (nobody renews it, or not for now).
 func (e *engine) stale(name string, v int64) bool {
-	m := e.forged[name]
+	return e.staleMark(e.forged[name], v)
+}
+
+// staleMark is stale for the record whose mark is m (nil: none).
+func (e *engine) staleMark(m *forgeMark, v int64) bool {
 	return m != nil && !m.free && (v == 0 || m.version == v) && e.now-m.since >= e.c.Lease/2
 }
 
@@ -838,8 +879,8 @@ func (e *engine) forge(n *node, inc int32, r *election.GetReply, at time.Duratio
 	if r.Err == nil && store.IsSession(r.Name) && e.stale(r.Name, r.Record.Version) {
 		e.forgeNote(n, inc, r.Name, at)
 	}
-	for _, name := range e.forgedNames {
-		if m := e.forged[name]; name != r.Name && !m.kicked[n.idx] && e.stale(name, 0) {
+	for j, name := range e.forgedNames {
+		if m := e.forgedMarks[j]; name != r.Name && !m.kicked[n.idx] && e.staleMark(m, 0) {
 			m.kicked[n.idx] = true
 			e.forgeNote(n, inc, name, at)
 		}
@@ -906,7 +947,8 @@ func (e *engine) deliver(n *node, b *batch) {
 	clear(b.evs)
 	clear(b.gets)
 	clear(b.swaps)
-	*b = batch{evs: b.evs[:0], gets: b.gets[:0], swaps: b.swaps[:0]}
+	b.at, b.inc, b.notes, b.through = 0, 0, false, 0 // field by field: the whole struct at once would rewrite its slices' pointers
+	b.evs, b.gets, b.swaps = b.evs[:0], b.gets[:0], b.swaps[:0]
 	e.spare = append(e.spare, b)
 }
 

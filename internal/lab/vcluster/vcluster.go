@@ -371,7 +371,8 @@ type engine struct {
 	// forged is the forging client's view of each session record
 	// written (Config.Forge).
 	forged      map[string]*forgeMark
-	forgedNames []string // forged's keys, sorted (a seed replays event for event)
+	forgedNames []string     // forged's keys, sorted (a seed replays event for event)
+	forgedMarks []*forgeMark // forged's values, in the order of forgedNames
 
 	leaders int
 	lastAt  time.Duration
@@ -383,9 +384,10 @@ type engine struct {
 	getBatch    getBatch          // sendGets' scratch
 	swapBatch   swapBatch         // sendSwaps'
 
-	spare []*batch           // batches delivered, for reuse
-	got   []store.GetResult  // the scratch of batched reads (getMany)
-	wrote []store.SwapResult // and of batched writes (swapMany)
+	spare   []*batch                            // batches delivered, for reuse
+	into    []election.GetReply                 // the answers of the batched read under way (getMany)
+	placeAt func(i int) (*store.Record, *error) // e.place, made once
+	wrote   []store.SwapResult                  // the scratch of batched writes (swapMany)
 
 	spareRows  [][]store.Run // ledger reads stepped, for reuse (runs)
 	spareGets  []*getBatch   // batched calls applied (CallLatency), for reuse
