@@ -50,7 +50,7 @@ type stmts struct {
 // implied events of a succession). The larger ones (4 to 64 rows) are
 // run only by batches. Prepared, they hold about 340 KB of SQLite's memory
 // on each connection they are prepared on (SQLITE_DBSTATUS_STMT_USED:
-// 19-154 KB each, 4-64 rows), which a node that never writes a batch
+// 7-87 KB each, 4-64 rows), which a node that never writes a batch
 // would keep for nothing: each is prepared after a write first needs
 // it (see rowStmts.exec).
 const eagerKinds = 2
