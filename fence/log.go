@@ -118,7 +118,7 @@ func (d Dialect) WithLog(table string) (Dialect, error) {
 	if err := d.check(); err != nil {
 		return Dialect{}, err
 	}
-	if !identifier.MatchString(table) {
+	if !identifier().MatchString(table) {
 		return Dialect{}, fmt.Errorf("fence: Dialect.WithLog: table %q is not a plain SQL identifier", table)
 	}
 	if table == d.table {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"sync"
 )
 
 // DefaultTable is the name of the table that CheckTx and CreateTable use
@@ -59,7 +60,8 @@ func newDialect(name, table string) Dialect {
 
 // identifier is what WithTable accepts as a table name: a plain SQL
 // identifier that needs no quoting in either dialect.
-var identifier = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,62}$`)
+// Compiled on first use, not at start-up: every process links it, few use it.
+var identifier = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,62}$`) })
 
 // WithTable returns d using table instead of DefaultTable. The name must be
 // a plain identifier (letters, digits and underscores, not starting with a
@@ -70,7 +72,7 @@ func (d Dialect) WithTable(table string) (Dialect, error) {
 	if err := d.check(); err != nil {
 		return Dialect{}, err
 	}
-	if !identifier.MatchString(table) {
+	if !identifier().MatchString(table) {
 		return Dialect{}, fmt.Errorf("fence: Dialect.WithTable: table %q is not a plain SQL identifier", table)
 	}
 	if table == d.log {

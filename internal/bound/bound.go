@@ -12,6 +12,7 @@ import (
 	"math"
 	"regexp"
 	"strconv"
+	"sync"
 	"time"
 )
 
@@ -82,7 +83,7 @@ func ParseDuration(s string) (time.Duration, error) {
 	if _, nerr := strconv.ParseFloat(s, 64); nerr == nil && s != "0" {
 		return 0, fmt.Errorf("%q needs a unit, e.g. %ss", s, s)
 	}
-	if durationSyntax.MatchString(s) {
+	if durationSyntax().MatchString(s) {
 		return 0, fmt.Errorf("%q is out of range: a duration is at most %v (about 292 years)", s, time.Duration(math.MaxInt64))
 	}
 	return 0, fmt.Errorf("%q is not a duration; want a number with a unit, e.g. 5s, 1m30s or 2h", s)
@@ -90,4 +91,7 @@ func ParseDuration(s string) (time.Duration, error) {
 
 // durationSyntax is what time.ParseDuration accepts, whatever the size:
 // a string it matches but ParseDuration refuses is out of range.
-var durationSyntax = regexp.MustCompile(`^[-+]?(([0-9]+(\.[0-9]*)?|\.[0-9]+)(ns|us|µs|μs|ms|s|m|h))+$`)
+// Compiled on first use, not at start-up: every process links it, few use it.
+var durationSyntax = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[-+]?(([0-9]+(\.[0-9]*)?|\.[0-9]+)(ns|us|µs|μs|ms|s|m|h))+$`)
+})

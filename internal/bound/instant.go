@@ -5,6 +5,7 @@ import (
 	"math"
 	"regexp"
 	"strconv"
+	"sync"
 	"time"
 )
 
@@ -21,7 +22,8 @@ var (
 
 // relative is a signed offset from now: days ("-3d") or what ParseDuration
 // takes ("-12h", "+1h30m").
-var relative = regexp.MustCompile(`^[-+]([0-9]+)d$`)
+// Compiled on first use, not at start-up: every process links it, few use it.
+var relative = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[-+]([0-9]+)d$`) })
 
 // ParseInstant parses the instant a user writes in a time flag (--from,
 // --to, ...), the one parser of every such flag: an RFC 3339 time (with
@@ -39,7 +41,7 @@ func ParseInstant(s string, now time.Time) (time.Time, error) {
 	if t, err := time.Parse(time.DateOnly, s); err == nil {
 		return inRange(s, t)
 	}
-	if m := relative.FindStringSubmatch(s); m != nil {
+	if m := relative().FindStringSubmatch(s); m != nil {
 		n, err := strconv.ParseInt(m[1], 10, 64)
 		if err != nil || n > math.MaxInt64/int64(24*time.Hour) {
 			return time.Time{}, fmt.Errorf("%q is out of range: an offset is at most %d days (about 292 years)", s, math.MaxInt64/int64(24*time.Hour))
@@ -57,7 +59,7 @@ func ParseInstant(s string, now time.Time) (time.Time, error) {
 		}
 		return inRange(s, now.Add(d))
 	}
-	if dateLike.MatchString(s) {
+	if dateLike().MatchString(s) {
 		return time.Time{}, fmt.Errorf("%q is out of range or not a valid time; want %s", s, InstantHelp)
 	}
 	return time.Time{}, fmt.Errorf("%q is not a time; want %s", s, InstantHelp)
@@ -65,7 +67,10 @@ func ParseInstant(s string, now time.Time) (time.Time, error) {
 
 // dateLike is the shape of a date or an RFC 3339 time: one that does not
 // parse has a field out of range (month 13, hour 25, February 30).
-var dateLike = regexp.MustCompile(`^[0-9]{4}-[0-9]{2}-[0-9]{2}([Tt ][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?([Zz]|[-+][0-9]{2}:[0-9]{2}))?$`)
+// Compiled on first use, not at start-up: every process links it, few use it.
+var dateLike = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[0-9]{4}-[0-9]{2}-[0-9]{2}([Tt ][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?([Zz]|[-+][0-9]{2}:[0-9]{2}))?$`)
+})
 
 func inRange(s string, t time.Time) (time.Time, error) {
 	if t.Before(MinInstant) || t.After(MaxInstant) {

@@ -31,7 +31,8 @@ const DefaultSchema = "baton"
 // schemaName is what the schema parameter accepts: a lower-case identifier
 // that needs no quoting, short enough that "<schema>_baton" is still a
 // valid channel name (63 bytes).
-var schemaName = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,56}$`)
+// Compiled on first use, not at start-up: every process links it, few use it.
+var schemaName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z_][a-z0-9_]{0,56}$`) })
 
 // Store is a store.Store on a PostgreSQL database, over a pgxpool
 // connection pool, and a second pool of two connections for Swap alone,
@@ -410,7 +411,7 @@ func parseURL(rawURL string) (connURL, schema string, err error) {
 	schema = DefaultSchema
 	if params.Has("schema") {
 		schema = params.Get("schema")
-		if !schemaName.MatchString(schema) {
+		if !schemaName().MatchString(schema) {
 			return "", "", fmt.Errorf("store URL: parameter schema=%q must be a lower-case identifier of at most 57 characters ([a-z_][a-z0-9_]*)", schema)
 		}
 		params.Del("schema")

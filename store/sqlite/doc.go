@@ -151,8 +151,11 @@
 // applies all swaps in one IMMEDIATE transaction, one fsync for all: one
 // query reads the records and their newest log sequence numbers of up to
 // GetManyChunk names, the swaps are decided in Go, and multi-row
-// statements of up to 64 rows write the records and the log events, all
-// prepared once per connection; GetMany reads up to
+// statements of up to 64 rows write the records and the log events, each
+// prepared once per connection (those of 4 rows and more when a batch
+// first needs one: prepared, they hold about 340 KB of SQLite's memory
+// per connection, which a node that writes no batch does without);
+// GetMany reads up to
 // GetManyChunk names per query. A batch holds the file's write lock while
 // it runs (tens of microseconds per swap), so that a caller with very
 // many swaps sends them in batches of a few thousand, letting other

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sync/atomic"
 	"time"
 
 	"github.com/batonhq/baton/store"
@@ -422,14 +423,14 @@ func (s *Store) swapRows(ctx context.Context, b *bound, swaps []store.Swap, last
 // number after the batch (seqs holds every name of recs), and appends
 // evs, with multi-row statements bound to b.
 func (s *Store) writeRecords(b *bound, recs []row, seqs map[string]uint64, evs []store.Event) error {
-	if err := writeRows(b, &s.st.upsert, len(recs), func(args []any, i int) []any {
+	if err := writeRows(b, &s.st.upsert, &s.st.wanted, len(recs), func(args []any, i int) []any {
 		r := &recs[i]
 		return append(args, r.Name, r.Holder, r.Incarnation, int64(r.Token), int64(r.Lease), r.Transfer, r.Version, r.Updated.UnixNano(), r.Session, r.changed, int64(seqs[r.Name]),
 			r.Successor, r.SuccessorHolder, r.SuccessorIncarnation)
 	}); err != nil {
 		return err
 	}
-	return writeRows(b, &s.st.logEvent, len(evs), func(args []any, i int) []any {
+	return writeRows(b, &s.st.logEvent, &s.st.wanted, len(evs), func(args []any, i int) []any {
 		e := &evs[i]
 		return append(args, e.Name, int64(e.Seq), string(e.Kind), e.Holder, e.Incarnation, int64(e.Token), e.Transfer, e.Time.UnixNano(), e.Detail)
 	})
@@ -514,11 +515,12 @@ func (s *Store) decide(cur store.Record, sw store.Swap, v int64, session func(st
 	return rec, nil
 }
 
-// writeRows writes n rows with the multi-row statements kinds (kinds[k]
-// writes 1<<k rows) bound to b: blockRows rows at a time, then the rest in
-// one statement per binary digit of its size. args appends the parameters
-// of row i.
-func writeRows(b *bound, kinds *[blockKinds]*sql.Stmt, n int, args func(args []any, i int) []any) error {
+// writeRows writes n rows with the multi-row statements kinds (statement
+// k writes 1<<k rows) in b's transaction: blockRows rows at a time, then
+// the rest in one statement per binary digit of its size. args appends
+// the parameters of row i. wanted is the Store's flag for statements run
+// unprepared (rowStmts.exec).
+func writeRows(b *bound, kinds *rowStmts, wanted *atomic.Bool, n int, args func(args []any, i int) []any) error {
 	var buf []any
 	for i := 0; i < n; {
 		k := blockKinds - 1
@@ -529,7 +531,7 @@ func writeRows(b *bound, kinds *[blockKinds]*sql.Stmt, n int, args func(args []a
 		for j := i; j < i+1<<k; j++ {
 			buf = args(buf, j)
 		}
-		if _, err := b.stmt(kinds[k]).ExecContext(b.ctx, buf...); err != nil {
+		if err := kinds.exec(b, wanted, k, buf); err != nil {
 			return err
 		}
 		i += 1 << k

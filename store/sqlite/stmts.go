@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"strings"
+	"sync/atomic"
 
 	"github.com/batonhq/baton/store"
 )
@@ -35,10 +36,91 @@ type stmts struct {
 	// take, takePlain and takeLog write a batch of takes, anyPassedOn
 	// chooses between the first two: see takeStmt.
 	take, takePlain, takeLog, anyPassedOn *sql.Stmt
-	// upsert[k] writes 1<<k records, logEvent[k] appends 1<<k log
-	// events: see writeRows.
-	upsert   [blockKinds]*sql.Stmt
-	logEvent [blockKinds]*sql.Stmt
+	// upsert's statement k writes 1<<k records, logEvent's appends 1<<k
+	// log events: see writeRows and rowStmts.
+	upsert   rowStmts
+	logEvent rowStmts
+	// wanted says that a statement of upsert or logEvent was run
+	// unprepared: the next write prepares it first (prepareWanted).
+	wanted atomic.Bool
+}
+
+// eagerKinds is how many sizes of the multi-row statements Open prepares:
+// 1 and 2 rows, what a single swap writes (one record; its event, and the
+// implied events of a succession). The larger ones (4 to 64 rows) are
+// run only by batches. Prepared, they hold about 340 KB of SQLite's memory
+// on each connection they are prepared on (SQLITE_DBSTATUS_STMT_USED:
+// 7-87 KB each, 4-64 rows), which a node that never writes a batch
+// would keep for nothing: each is prepared after a write first needs
+// it (see rowStmts.exec).
+const eagerKinds = 2
+
+// rowStmts is the multi-row statements of one table: statement k writes
+// 1<<k rows of args parameters each, its text rowsSQL(head, 1<<k, args,
+// tail). Those of k < eagerKinds are prepared at Open, the others on
+// first use: see exec.
+type rowStmts struct {
+	head, tail string
+	args       int
+	st         [blockKinds]atomic.Pointer[sql.Stmt]
+	wanted     [blockKinds]atomic.Bool // run unprepared, to be prepared
+}
+
+// text is the SQL of statement k.
+func (r *rowStmts) text(k int) string { return rowsSQL(r.head, 1<<k, r.args, r.tail) }
+
+// exec runs statement k in b's transaction with args: prepared, or, until
+// it is, from its text (SQLite prepares it for this one call), and then
+// marks it wanted so that the Store's next write prepares it
+// (prepareWanted). Preparing it here, in the transaction, would wait for
+// a pooled connection while this one holds the write lock, and with the
+// smallest pool (WithMaxConns 2: the poller's and this one) none comes.
+func (r *rowStmts) exec(b *bound, wanted *atomic.Bool, k int, args []any) error {
+	if p := r.st[k].Load(); p != nil {
+		_, err := b.stmt(p).ExecContext(b.ctx, args...)
+		return err
+	}
+	r.wanted[k].Store(true)
+	wanted.Store(true)
+	_, err := b.tx.ExecContext(b.ctx, r.text(k), args...)
+	return err
+}
+
+// prepare prepares statement k, unless it is.
+func (r *rowStmts) prepare(ctx context.Context, db *sql.DB, k int) error {
+	if r.st[k].Load() != nil {
+		return nil
+	}
+	p, err := db.PrepareContext(ctx, r.text(k))
+	if err != nil {
+		return err
+	}
+	r.st[k].Store(p)
+	return nil
+}
+
+// prepareWanted prepares the multi-row statements that writes ran
+// unprepared (rowStmts.exec). A write calls it in its turn, before it
+// begins its transaction, so that no other write of the Store runs
+// meanwhile and it holds no connection while it waits for one. A
+// statement it fails to prepare stays wanted: the next write tries
+// again, and writes run it from its text until then.
+func (s *Store) prepareWanted(ctx context.Context) {
+	if !s.st.wanted.Swap(false) {
+		return
+	}
+	for _, r := range []*rowStmts{&s.st.upsert, &s.st.logEvent} {
+		for k := range blockKinds {
+			if !r.wanted[k].Load() {
+				continue
+			}
+			if err := r.prepare(ctx, s.db, k); err != nil {
+				s.st.wanted.Store(true)
+				continue
+			}
+			r.wanted[k].Store(false)
+		}
+	}
 }
 
 // Multi-row writes. A SwapMany writes its records with multi-row
@@ -159,12 +241,6 @@ func (s *Store) prepare(ctx context.Context) error {
 				nullif(e.successor, ''), nullif(e.successor_holder, ''), nullif(e.successor_incarnation, '')
 			 FROM json_each(?) j LEFT JOIN baton_election e ON e.name = j.value`},
 		)
-		for k := range blockKinds {
-			texts = append(texts,
-				text{&s.st.upsert[k], rowsSQL(upsertHead, 1<<k, recordArgs, upsertTail)},
-				text{&s.st.logEvent[k], rowsSQL(logHead, 1<<k, eventArgs, "")},
-			)
-		}
 	}
 	for _, t := range texts {
 		st, err := s.db.PrepareContext(ctx, t.text)
@@ -173,14 +249,28 @@ func (s *Store) prepare(ctx context.Context) error {
 		}
 		*t.st = st
 	}
+	if s.readOnly {
+		return nil
+	}
+	s.st.upsert.head, s.st.upsert.tail, s.st.upsert.args = upsertHead, upsertTail, recordArgs
+	s.st.logEvent.head, s.st.logEvent.args = logHead, eventArgs
+	for k := range eagerKinds {
+		for _, r := range []*rowStmts{&s.st.upsert, &s.st.logEvent} {
+			if err := r.prepare(ctx, s.db, k); err != nil {
+				return s.fail(ctx, "open", err)
+			}
+		}
+	}
 	return nil
 }
 
 // all is every statement of st, nil ones included.
 func (st *stmts) all() []*sql.Stmt {
-	out := []*sql.Stmt{st.get, st.getMany, st.newest, st.sessions, st.lastVersion, st.setVersion, st.renew, st.current, st.take, st.takeLog}
-	out = append(out, st.upsert[:]...)
-	return append(out, st.logEvent[:]...)
+	out := []*sql.Stmt{st.get, st.getMany, st.newest, st.sessions, st.lastVersion, st.setVersion, st.renew, st.current, st.take, st.takePlain, st.takeLog, st.anyPassedOn}
+	for k := range blockKinds {
+		out = append(out, st.upsert.st[k].Load(), st.logEvent.st[k].Load())
+	}
+	return out
 }
 
 // close closes the statements that were prepared.

@@ -171,6 +171,7 @@ func (s *Store) writeTurn(ctx context.Context, op string, urgent bool, fn func(t
 		return s.fail(ctx, op, err)
 	}
 	defer done()
+	s.prepareWanted(ctx)
 	tx, err := s.begin(ctx)
 	if err != nil {
 		return s.fail(ctx, op, err)
