@@ -117,7 +117,11 @@ func MainRecording(args []string, rec Recorder) int {
 	deadlines, leaseReq := make(chan int64), make(chan string, 2)
 	quit := make(chan struct{})
 	defer close(quit)
+	// Stored before hold runs: a command that exits before that goroutine
+	// is first scheduled (a loaded machine) exited inside the lease, not
+	// after a deadline of zero (TestRecord saw that once in CI).
 	var deadline atomic.Int64
+	deadline.Store(l.at)
 	go hold(l, monoNow, deadlines, leaseReq, &deadline, quit)
 	stopReq := make(chan string, 1)
 	go func() {

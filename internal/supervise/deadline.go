@@ -114,13 +114,14 @@ const (
 
 // hold follows the lease deadline, from l.at, then each deadline received
 // on in, on the clock now (CLOCK_MONOTONIC nanoseconds in production),
-// keeping the latest in cur. When the deadline minus grace comes without
+// keeping the latest in cur, which holds l.at when hold is called (the
+// caller stores it before starting hold's goroutine, so that a reader
+// never sees the zero of a deadline not yet stored). When the deadline minus grace comes without
 // a newer deadline, it sends leaseEnding on out; from then on it follows
 // no newer deadline (the stop has begun and cannot be undone), and sends
 // leaseOver when that deadline comes, then returns. It returns too when
 // quit is closed. out needs room for two values.
 func hold(l leash, now func() int64, in <-chan int64, out chan<- string, cur *atomic.Int64, quit <-chan struct{}) {
-	cur.Store(l.at)
 	ending := false
 	take := func(at int64) {
 		if !ending {

@@ -155,6 +155,7 @@ func h0(d time.Duration) int64 { return int64(d) }
 
 func startHoldAt(t *testing.T, grace time.Duration, first int64) *holding {
 	h := &holding{t: t, start: time.Now(), in: make(chan int64), out: make(chan string, 2), quit: make(chan struct{}), done: make(chan struct{})}
+	h.cur.Store(first)
 	go func() {
 		defer close(h.done)
 		hold(leash{grace: grace, at: first}, func() int64 { return int64(time.Since(h.start)) }, h.in, h.out, &h.cur, h.quit)
