@@ -202,7 +202,7 @@ func (m *Machine) contenderReply(now time.Time, r *GetReply) []Action {
 			// this node as soon as it reads the request.
 			m.readAt = now.Add(m.cfg.Poll)
 		}
-		return []Action{Await{Name: m.cfg.Name, Session: rec.Session}}
+		return m.awaitSession()
 	}
 	due := m.seenAt.Add(m.cfg.wait(m.seen.Lease)) // m.expired's instant, m.hasSeen set
 	if m.cfg.Mutate.NoTakeover && !rec.Free() {
@@ -217,6 +217,19 @@ func (m *Machine) contenderReply(now time.Time, r *GetReply) []Action {
 	}
 	m.readAt = earliest(now.Add(m.cfg.Poll), due)
 	return nil
+}
+
+// awaitSession reports that the contender awaits the session m.awaiting
+// (Await).
+func (m *Machine) awaitSession() []Action {
+	if m.await == nil || m.await.(Await).Session != m.awaiting {
+		m.await = Await{Name: m.cfg.Name, Session: m.awaiting}
+	}
+	if m.awaits == nil {
+		m.awaits = make([]Action, 1)
+	}
+	m.awaits[0] = m.await
+	return m.awaits[:1:1]
 }
 
 // proven returns the record of the name as it stands after the

@@ -324,7 +324,7 @@ func (g *Group) start(now time.Time, ev Start) []Action {
 	if g.sessions && g.sm == nil {
 		acts = g.startSession(now)
 	}
-	return append(acts, g.stepName(now, name, Start{Hold: ev.Hold})...)
+	return concat(acts, g.stepName(now, name, Start{Hold: ev.Hold}))
 }
 
 func (g *Group) resign(now time.Time, ev Resign) []Action {
