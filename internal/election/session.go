@@ -4,7 +4,7 @@
 // announcements into the names' terms: Elected wakes the names waiting for
 // it, Extended moves every name's deadline at once, Lost ends every term
 // held through it (Machine.sessionLost) without a write, and the session is
-// given up when no name needs it (maybeEndSession).
+// given up when no name needs it (sessionUnneeded).
 
 package election
 
@@ -156,12 +156,10 @@ func plainSession(acts []Action) bool {
 	return true
 }
 
-// maybeEndSession gives the session up when no name needs it any more.
-func (g *Group) maybeEndSession(now time.Time, acts *[]Action) {
-	if !g.sessions || g.sm == nil || !g.view.alive || g.count[contending]+g.count[leading]+g.count[releasing] > 0 {
-		return
-	}
-	*acts = append(*acts, g.stepSession(now, Resign{})...)
+// sessionUnneeded reports whether the session is alive and no name needs
+// it any more: every step of the group then gives it up (Group.stepped).
+func (g *Group) sessionUnneeded() bool {
+	return g.sessions && g.sm != nil && g.view.alive && g.count[contending]+g.count[leading]+g.count[releasing] == 0
 }
 
 // sessionLost ends a term held through the Group's session when that
