@@ -109,10 +109,11 @@ type Machine struct {
 	inflight op        // the one store request in flight
 	sentAt   time.Time // when it was sent
 
-	// Contender's observation: the record as last read and the local time
-	// its current version was first seen.
+	// Contender's observation: the record as last read, and when it may be
+	// taken over (expired): the local time its current version was first
+	// seen plus the wait for its lease (Config.wait), found once.
 	seen    store.Record
-	seenAt  time.Time
+	takeAt  time.Time
 	hasSeen bool
 	readAt  time.Time // next read due (zero: none scheduled)
 
