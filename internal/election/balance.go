@@ -124,7 +124,7 @@ func (m *Machine) pullReply(now time.Time, r *SwapReply) []Action {
 	case r.Err == nil:
 		// The record is at a version this node wrote: whatever the holder
 		// does next is a change, seen by a notification or the next read.
-		m.seen, m.seenAt, m.seenFed = r.Record, now, 0
+		m.seen, m.takeAt, m.seenFed = r.Record, now.Add(m.cfg.wait(r.Record.Lease)), 0
 		m.readAt = now.Add(m.cfg.Poll)
 		return nil
 	case store.Permanent(r.Err):

@@ -62,7 +62,7 @@ func (m *Machine) poll(now time.Time) []Action {
 // expired reports whether the observed record stayed at one version for
 // its lease plus twice the clock margin, measured on this node's clock.
 func (m *Machine) expired(now time.Time) bool {
-	return !now.Before(m.seenAt.Add(m.cfg.wait(m.seen.Lease)))
+	return !now.Before(m.takeAt)
 }
 
 // check is how often a contender that awaits a session re-reads the record.
@@ -150,7 +150,7 @@ func (m *Machine) contenderReply(now time.Time, r *GetReply) []Action {
 	}
 	rec := &r.Record // read only: a record is large to copy
 	if !m.hasSeen || rec.Version != m.seen.Version {
-		m.seen, m.seenAt, m.hasSeen = *rec, now, true
+		m.seen, m.takeAt, m.hasSeen = *rec, now.Add(m.cfg.wait(rec.Lease)), true
 	}
 	// Once per succession. No mutation shows this is needed: an adopted
 	// term ends only by a release, which the machine retries while its
@@ -202,9 +202,9 @@ func (m *Machine) contenderReply(now time.Time, r *GetReply) []Action {
 			// this node as soon as it reads the request.
 			m.readAt = now.Add(m.cfg.Poll)
 		}
-		return []Action{Await{Name: m.cfg.Name, Session: rec.Session}}
+		return m.awaitSession()
 	}
-	due := m.seenAt.Add(m.cfg.wait(m.seen.Lease)) // m.expired's instant, m.hasSeen set
+	due := m.takeAt // m.expired's instant, m.hasSeen set
 	if m.cfg.Mutate.NoTakeover && !rec.Free() {
 		m.readAt = now.Add(m.cfg.Poll) // never taken over: read again
 		return nil
@@ -217,6 +217,19 @@ func (m *Machine) contenderReply(now time.Time, r *GetReply) []Action {
 	}
 	m.readAt = earliest(now.Add(m.cfg.Poll), due)
 	return nil
+}
+
+// awaitSession reports that the contender awaits the session m.awaiting
+// (Await).
+func (m *Machine) awaitSession() []Action {
+	if m.await == nil || m.await.(Await).Session != m.awaiting {
+		m.await = Await{Name: m.cfg.Name, Session: m.awaiting}
+	}
+	if m.awaits == nil {
+		m.awaits = make([]Action, 1)
+	}
+	m.awaits[0] = m.await
+	return m.awaits[:1:1]
 }
 
 // proven returns the record of the name as it stands after the

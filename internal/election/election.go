@@ -99,14 +99,21 @@ type Machine struct {
 	phase phase
 	get   Action   // Get{Name: cfg.Name}, boxed once: a contender reads every poll
 	gets  []Action // []Action{get}, made once: what read returns
+	// await is Await{Name: cfg.Name, Session: awaiting}, boxed once for
+	// each session awaited (a contender reports it at every read of the
+	// record held through it), and awaits []Action{await}, what the
+	// report returns: the same slice every time, as gets.
+	await  Action
+	awaits []Action
 
 	inflight op        // the one store request in flight
 	sentAt   time.Time // when it was sent
 
-	// Contender's observation: the record as last read and the local time
-	// its current version was first seen.
+	// Contender's observation: the record as last read, and when it may be
+	// taken over (expired): the local time its current version was first
+	// seen plus the wait for its lease (Config.wait), found once.
 	seen    store.Record
-	seenAt  time.Time
+	takeAt  time.Time
 	hasSeen bool
 	readAt  time.Time // next read due (zero: none scheduled)
 
@@ -145,6 +152,10 @@ type Machine struct {
 	// contender's reads set it.
 	readFed, seenFed uint64
 	waitOwn          bool // the contender waits for sess to be alive to acquire
+	// session: the machine is a Group's own session, whose extensions
+	// are every term's held through it: its Extended carries no name
+	// (Extended), so that the Group passes it on as it is.
+	session bool
 	// swept: the machine is a Group's, whose check sweep re-reads an
 	// awaited record (Check events) at a rate that does not grow with the
 	// number of names; the machine sets no timer of its own for it.

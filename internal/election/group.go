@@ -294,7 +294,9 @@ func (g *Group) StepSwap(now time.Time, r *SwapReply) []Action {
 // stepped ends every step of the group: the session given up when no name
 // needs it, the store requests counted, Idle when nothing is left to do.
 func (g *Group) stepped(now time.Time, acts []Action) []Action {
-	g.maybeEndSession(now, &acts)
+	if g.sessionUnneeded() {
+		acts = append(acts, g.stepSession(now, Resign{})...)
+	}
 	for _, a := range acts {
 		switch a.(type) {
 		case Get, Swap, List:
@@ -324,7 +326,7 @@ func (g *Group) start(now time.Time, ev Start) []Action {
 	if g.sessions && g.sm == nil {
 		acts = g.startSession(now)
 	}
-	return append(acts, g.stepName(now, name, Start{Hold: ev.Hold})...)
+	return concat(acts, g.stepName(now, name, Start{Hold: ev.Hold}))
 }
 
 func (g *Group) resign(now time.Time, ev Resign) []Action {
@@ -375,7 +377,12 @@ func (g *Group) tick(now time.Time) []Action {
 		acts = concat(acts, g.pollSoon(now))
 	}
 	if g.sm != nil {
-		acts = concat(acts, g.stepSession(now, Tick{}))
+		// Only when its timer is due: a Tick before the instant a
+		// machine's Next gives finds nothing to do, and most of the
+		// group's ticks are its names'.
+		if at := g.sm.Next(); !at.IsZero() && !now.Before(at) {
+			acts = concat(acts, g.stepSession(now, Tick{}))
+		}
 	}
 	if g.observerDue(now) {
 		// Polling (no live feed), the observers due within half a poll

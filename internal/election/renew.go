@@ -154,7 +154,11 @@ func (m *Machine) renewReply(now time.Time, r *SwapReply) []Action {
 		// waited only for this renewal is due now (docs/prefer.md, rule
 		// 5), not at the next candidacy read, which a runtime reading
 		// them every renew interval would send as the next renewal goes.
-		return append([]Action{Extended{Name: m.cfg.Name, Deadline: m.deadline}}, m.preferDue(now)...)
+		name := m.cfg.Name
+		if m.session {
+			name = "" // every term held through it
+		}
+		return append([]Action{Extended{Name: name, Deadline: m.deadline}}, m.preferDue(now)...)
 	case errors.Is(r.Err, store.ErrConflict):
 		m.recheck = true
 		return m.lose(now, ErrDeposed)

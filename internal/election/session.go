@@ -4,7 +4,7 @@
 // announcements into the names' terms: Elected wakes the names waiting for
 // it, Extended moves every name's deadline at once, Lost ends every term
 // held through it (Machine.sessionLost) without a write, and the session is
-// given up when no name needs it (maybeEndSession).
+// given up when no name needs it (sessionUnneeded).
 
 package election
 
@@ -62,6 +62,7 @@ func (g *Group) startSession(now time.Time) []Action {
 	cfg := g.cfg
 	cfg.Name = SharedSessionName(g.cfg.Node, g.cfg.Incarnation, g.seq, g.weight())
 	g.sm = New(cfg)
+	g.sm.session = true
 	g.view = sessionView{name: cfg.Name, fed: g.view.fed} // the feed outlives a session
 	return g.stepSession(now, Start{})
 }
@@ -76,13 +77,11 @@ func (g *Group) stepSession(now time.Time, ev Event) []Action {
 func (g *Group) sessionActs(now time.Time, acts []Action) []Action {
 	if plainSession(acts) {
 		// Most steps of the session send or answer a renewal: the
-		// session machine's own slice serves, its extension renamed to
-		// every term held through it (a slice with an Extended is
-		// always fresh: only a read's is the machine's, with a Get alone).
-		for i, a := range acts {
+		// session machine's own slice serves as it is (its extension
+		// names every term held through it: Machine.session).
+		for _, a := range acts {
 			if x, ok := a.(Extended); ok {
 				g.view.deadline = x.Deadline
-				acts[i] = Extended{Deadline: x.Deadline}
 			}
 		}
 		return acts
@@ -157,12 +156,10 @@ func plainSession(acts []Action) bool {
 	return true
 }
 
-// maybeEndSession gives the session up when no name needs it any more.
-func (g *Group) maybeEndSession(now time.Time, acts *[]Action) {
-	if !g.sessions || g.sm == nil || !g.view.alive || g.count[contending]+g.count[leading]+g.count[releasing] > 0 {
-		return
-	}
-	*acts = append(*acts, g.stepSession(now, Resign{})...)
+// sessionUnneeded reports whether the session is alive and no name needs
+// it any more: every step of the group then gives it up (Group.stepped).
+func (g *Group) sessionUnneeded() bool {
+	return g.sessions && g.sm != nil && g.view.alive && g.count[contending]+g.count[leading]+g.count[releasing] == 0
 }
 
 // sessionLost ends a term held through the Group's session when that
