@@ -337,9 +337,7 @@ func (e *engine) stepAll(n *node, evs []election.Event, gr []election.GetReply, 
 	}
 	e.sendGets(n, c.gets)
 	e.sendSwaps(n, c.swaps)
-	clear(c.gets) // the actions, for the collector
-	clear(c.swaps)
-	e.gets, e.swaps = c.gets[:0], c.swaps[:0]
+	e.gets, e.swaps = c.gets[:0], c.swaps[:0] // not cleared, as a delivered batch (deliver)
 	e.armTimer(n)
 }
 
@@ -516,7 +514,6 @@ func (e *engine) sendSwaps(n *node, swaps []election.Action) {
 			b.swaps = append(b.swaps, a.(election.Swap).Swap)
 		}
 		e.sendCall(n, b)
-		clear(b.swaps) // the records' strings, for the collector
 		return
 	}
 	for _, a := range swaps {
@@ -569,11 +566,9 @@ func spare[T any](s *[]*T) *T {
 func (e *engine) applied(call any) {
 	switch b := call.(type) {
 	case *getBatch:
-		clear(b.names) // the strings, for the collector
-		b.names = b.names[:0]
+		b.names = b.names[:0] // not cleared, as a delivered batch (deliver)
 		e.spareGets = append(e.spareGets, b)
 	case *swapBatch:
-		clear(b.swaps)
 		b.swaps = b.swaps[:0]
 		e.spareSwaps = append(e.spareSwaps, b)
 	}
@@ -747,10 +742,9 @@ func (e *engine) swapMany(swaps []store.Swap) ([]store.SwapResult, error) {
 	if !ok {
 		return e.c.Store.SwapMany(e.ctx, swaps)
 	}
-	clear(e.wrote) // the last write's records, for the collector
 	res, err := s.SwapManyAppend(e.ctx, e.wrote[:0], swaps)
 	if err == nil {
-		e.wrote = res // its length, what the next write clears
+		e.wrote = res // grown, for the next write
 	}
 	return res, err
 }
@@ -944,9 +938,10 @@ func (e *engine) deliver(n *node, b *batch) {
 		}
 		e.stepAll(n, b.evs, b.gets, b.swaps)
 	}
-	clear(b.evs)
-	clear(b.gets)
-	clear(b.swaps)
+	// The answers stay in the arrays, not cleared: each is written whole
+	// when the batch is reused, and the engine, one seed's, is dropped
+	// whole at its end (a clear of a batch of records cost more than its
+	// delivery's other bookkeeping).
 	b.at, b.inc, b.notes, b.through = 0, 0, false, 0 // field by field: the whole struct at once would rewrite its slices' pointers
 	b.evs, b.gets, b.swaps = b.evs[:0], b.gets[:0], b.swaps[:0]
 	e.spare = append(e.spare, b)
