@@ -753,14 +753,15 @@ func (e *engine) swapMany(swaps []store.Swap) ([]store.SwapResult, error) {
 // log to check, the change to notify, the checks.
 func (e *engine) swapped(n *node, sw *store.Swap, r *election.SwapReply) {
 	if r.Err == nil {
-		if i := e.nameIndex(r.Name); i >= 0 {
+		i := e.nameIndex(r.Name)
+		if i >= 0 {
 			e.dirty(i)
 		}
 		if r.Name == Job && e.prefer() {
 			e.deferred(n, *sw)
 			e.jobWrote(r.Record)
 		}
-		e.notify(r.Name, r.Record.Version)
+		e.notify(r.Name, i >= 0, r.Record.Version)
 		if e.c.Forge && store.IsSession(r.Name) {
 			e.written(r.Record)
 		}
@@ -788,14 +789,14 @@ func (e *engine) swapped(n *node, sw *store.Swap, r *election.SwapReply) {
 	}
 }
 
-// notify sends the change of record name, now at version v, to the nodes
-// that follow it (Config.Notify), the writer among them: a store's change
-// feed reports every write, a process's own too.
-func (e *engine) notify(name string, v int64) {
+// notify sends the change of record name (one of the names, isName, or
+// a session record), now at version v, to the nodes that follow it
+// (Config.Notify), the writer among them: a store's change feed reports
+// every write, a process's own too.
+func (e *engine) notify(name string, isName bool, v int64) {
 	if !e.c.Notify {
 		return
 	}
-	isName := e.nameIndex(name) >= 0
 	var ch election.Event = election.Changed{Name: name, Version: v} // boxed once for every node
 	for _, m := range e.nodes {
 		if !m.up || m.cut || m.feedDown || (!m.sessions && !isName) {
@@ -874,7 +875,7 @@ func (e *engine) forge(n *node, inc int32, r *election.GetReply, at time.Duratio
 		e.forgeNote(n, inc, r.Name, at)
 	}
 	for j, name := range e.forgedNames {
-		if m := e.forgedMarks[j]; name != r.Name && !m.kicked[n.idx] && e.staleMark(m, 0) {
+		if m := e.forgedMarks[j]; !m.kicked[n.idx] && e.staleMark(m, 0) && name != r.Name {
 			m.kicked[n.idx] = true
 			e.forgeNote(n, inc, name, at)
 		}
