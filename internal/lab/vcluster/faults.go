@@ -193,7 +193,7 @@ func (e *engine) fault(f Fault) {
 			e.dirty(i)
 			if err == nil {
 				rec, _ := e.c.Store.Get(e.ctx, e.names[i])
-				e.notify(e.names[i], rec.Version)
+				e.notify(e.names[i], true, rec.Version)
 			}
 		}
 	}

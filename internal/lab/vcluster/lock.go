@@ -79,21 +79,21 @@ func (e *engine) unlock(after time.Duration) {
 // attempt whose effect ended inside its term (inTermEnds) runs, or writes
 // off, a period whose run is known to have ended: its supervisor records
 // it, fenced by the row, and a new term waits TakeoverGrace for that.
-func (e *engine) checkTakeover(n *node, a scheduler.SwapRun) {
+func (e *engine) checkTakeover(n *node, a *scheduler.SwapRun) {
 	if !e.c.Check || !e.c.SupervisorRecords {
 		return
 	}
 	prev, ok := e.rows[a.Swap.Run.Period]
 	ended, was := e.inTermEnds[a.Swap.Run.Period]
-	e.violated(EndedRowTakeover(n.id, a, prev, ok, ended, was))
+	e.violated(EndedRowTakeover(n.id, *a, prev, ok, ended, was))
 }
 
 // lateInTermRecord reports whether a is a supervisor's record, fenced by
 // the row, of an attempt whose effect ended inside its term
 // (scheduler.CompleteSeen): it may commit after a newer term began, and
 // is counted (Coverage.LateRecords) when it does.
-func (e *engine) lateInTermRecord(a scheduler.SwapRun) bool {
-	sw := a.Swap.Run
+func (e *engine) lateInTermRecord(a *scheduler.SwapRun) bool {
+	sw := &a.Swap.Run
 	ended, ok := e.inTermEnds[sw.Period]
 	if a.Kind != scheduler.KindComplete || a.Swap.Fenced || !ok || ended.Token != sw.Token || ended.Attempt != sw.Attempt {
 		return false

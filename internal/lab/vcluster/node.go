@@ -337,9 +337,7 @@ func (e *engine) stepAll(n *node, evs []election.Event, gr []election.GetReply, 
 	}
 	e.sendGets(n, c.gets)
 	e.sendSwaps(n, c.swaps)
-	clear(c.gets) // the actions, for the collector
-	clear(c.swaps)
-	e.gets, e.swaps = c.gets[:0], c.swaps[:0]
+	e.gets, e.swaps = c.gets[:0], c.swaps[:0] // not cleared, as a delivered batch (deliver)
 	e.armTimer(n)
 }
 
@@ -516,7 +514,6 @@ func (e *engine) sendSwaps(n *node, swaps []election.Action) {
 			b.swaps = append(b.swaps, a.(election.Swap).Swap)
 		}
 		e.sendCall(n, b)
-		clear(b.swaps) // the records' strings, for the collector
 		return
 	}
 	for _, a := range swaps {
@@ -569,11 +566,9 @@ func spare[T any](s *[]*T) *T {
 func (e *engine) applied(call any) {
 	switch b := call.(type) {
 	case *getBatch:
-		clear(b.names) // the strings, for the collector
-		b.names = b.names[:0]
+		b.names = b.names[:0] // not cleared, as a delivered batch (deliver)
 		e.spareGets = append(e.spareGets, b)
 	case *swapBatch:
-		clear(b.swaps)
 		b.swaps = b.swaps[:0]
 		e.spareSwaps = append(e.spareSwaps, b)
 	}
@@ -747,10 +742,9 @@ func (e *engine) swapMany(swaps []store.Swap) ([]store.SwapResult, error) {
 	if !ok {
 		return e.c.Store.SwapMany(e.ctx, swaps)
 	}
-	clear(e.wrote) // the last write's records, for the collector
 	res, err := s.SwapManyAppend(e.ctx, e.wrote[:0], swaps)
 	if err == nil {
-		e.wrote = res // its length, what the next write clears
+		e.wrote = res // grown, for the next write
 	}
 	return res, err
 }
@@ -759,14 +753,15 @@ func (e *engine) swapMany(swaps []store.Swap) ([]store.SwapResult, error) {
 // log to check, the change to notify, the checks.
 func (e *engine) swapped(n *node, sw *store.Swap, r *election.SwapReply) {
 	if r.Err == nil {
-		if i := e.nameIndex(r.Name); i >= 0 {
+		i := e.nameIndex(r.Name)
+		if i >= 0 {
 			e.dirty(i)
 		}
 		if r.Name == Job && e.prefer() {
 			e.deferred(n, *sw)
 			e.jobWrote(r.Record)
 		}
-		e.notify(r.Name, r.Record.Version)
+		e.notify(r.Name, i >= 0, r.Record.Version)
 		if e.c.Forge && store.IsSession(r.Name) {
 			e.written(r.Record)
 		}
@@ -794,14 +789,14 @@ func (e *engine) swapped(n *node, sw *store.Swap, r *election.SwapReply) {
 	}
 }
 
-// notify sends the change of record name, now at version v, to the nodes
-// that follow it (Config.Notify), the writer among them: a store's change
-// feed reports every write, a process's own too.
-func (e *engine) notify(name string, v int64) {
+// notify sends the change of record name (one of the names, isName, or
+// a session record), now at version v, to the nodes that follow it
+// (Config.Notify), the writer among them: a store's change feed reports
+// every write, a process's own too.
+func (e *engine) notify(name string, isName bool, v int64) {
 	if !e.c.Notify {
 		return
 	}
-	isName := e.nameIndex(name) >= 0
 	var ch election.Event = election.Changed{Name: name, Version: v} // boxed once for every node
 	for _, m := range e.nodes {
 		if !m.up || m.cut || m.feedDown || (!m.sessions && !isName) {
@@ -880,7 +875,7 @@ func (e *engine) forge(n *node, inc int32, r *election.GetReply, at time.Duratio
 		e.forgeNote(n, inc, r.Name, at)
 	}
 	for j, name := range e.forgedNames {
-		if m := e.forgedMarks[j]; name != r.Name && !m.kicked[n.idx] && e.staleMark(m, 0) {
+		if m := e.forgedMarks[j]; !m.kicked[n.idx] && e.staleMark(m, 0) && name != r.Name {
 			m.kicked[n.idx] = true
 			e.forgeNote(n, inc, name, at)
 		}
@@ -944,9 +939,10 @@ func (e *engine) deliver(n *node, b *batch) {
 		}
 		e.stepAll(n, b.evs, b.gets, b.swaps)
 	}
-	clear(b.evs)
-	clear(b.gets)
-	clear(b.swaps)
+	// The answers stay in the arrays, not cleared: each is written whole
+	// when the batch is reused, and the engine, one seed's, is dropped
+	// whole at its end (a clear of a batch of records cost more than its
+	// delivery's other bookkeeping).
 	b.at, b.inc, b.notes, b.through = 0, 0, false, 0 // field by field: the whole struct at once would rewrite its slices' pointers
 	b.evs, b.gets, b.swaps = b.evs[:0], b.gets[:0], b.swaps[:0]
 	e.spare = append(e.spare, b)

@@ -113,9 +113,7 @@ func (q *queue) push(ev event) {
 // evs leaves the event where it is, in the array it was in).
 func (q *queue) pop() *event {
 	if q.held != 0 {
-		slot := q.held - 1
-		q.evs[slot].ev = nil // drop the payload for the collector (push overwrites the rest)
-		q.free = append(q.free, slot)
+		q.free = append(q.free, q.held-1) // its payload kept until a push overwrites it
 		q.held = 0
 	}
 	if q.next < len(q.fixed) {

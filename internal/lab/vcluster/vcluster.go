@@ -439,8 +439,7 @@ func Run(ctx context.Context, c Config) (Outcome, error) {
 	if c.Nodes < 1 || c.Day <= 0 || c.Lease <= 0 || c.Renew <= 0 || c.Poll <= 0 || c.Store == nil || c.Resource == nil {
 		return Outcome{}, errors.New("vcluster: incomplete config")
 	}
-	e := &engine{c: c, cal: Calendar{c.Day}, work: c.work(), ctx: ctx, completions: map[string]int{}, rows: map[string]store.Run{},
-		inTermEnds: map[string]store.Run{}, toldFinished: map[attempt]bool{}, lock: storeLock{holder: -1}, lastPref: -1}
+	e := &engine{c: c, cal: Calendar{c.Day}, work: c.work(), ctx: ctx, lock: storeLock{holder: -1}, lastPref: -1}
 	// The machines' own bounds, as every runtime applies them: the
 	// simulator runs no setting production would refuse.
 	if err := e.electionConfig(&node{id: "node-0", inc: 1}).Validate(); err != nil {
@@ -449,10 +448,37 @@ func Run(ctx context.Context, c Config) (Outcome, error) {
 	if err := e.work.Validate(); err != nil {
 		return Outcome{}, fmt.Errorf("vcluster: scheduler: %w", err)
 	}
+	// The faults and the triggers, known before the run, wait in a sorted
+	// list beside the heap (numbered as if pushed, in the same order: the
+	// queue gives the same order as when they were in it).
+	fixed := make([]event, 0, len(c.Faults)+len(c.Triggers))
+	fix := func(ev event) {
+		e.seq++
+		ev.seq = int64(e.seq)
+		fixed = append(fixed, ev)
+	}
+	for i, f := range c.Faults {
+		fix(event{at: f.At, kind: evFault, arg: time.Duration(i)})
+	}
+	if !c.Persistent {
+		for _, t := range c.Triggers {
+			fix(event{at: t, kind: evTrigger, arg: t})
+		}
+	} else if c.Schedule != nil {
+		// Wake the leaders when a period comes due.
+		for w := c.Schedule.Next(Epoch); !w.IsZero() && c.Virtual(w) <= c.End; w = c.Schedule.Next(w) {
+			fix(event{at: c.Virtual(w), kind: evTrigger})
+		}
+	}
+	// The maps by period are made for the periods the triggers bring, so
+	// that they do not grow, and rehash, one period at a time.
+	periods := len(fixed) - len(c.Faults)
+	e.completions, e.rows = make(map[string]int, periods), make(map[string]store.Run, periods)
+	e.inTermEnds, e.toldFinished = map[string]store.Run{}, make(map[attempt]bool, periods)
 	e.out = Outcome{
-		Landings: map[string]int{}, FirstLanding: map[string]time.Duration{},
+		Landings: make(map[string]int, periods), FirstLanding: make(map[string]time.Duration, periods),
 		LeaderlessDays: map[int]bool{}, TwoLeaderDays: map[int]bool{}, FaultsInjected: map[FaultKind]int{},
-		HeldAtEnd: map[string]int{}, Finished: map[string]store.Run{}, Backfilled: map[string]time.Duration{},
+		HeldAtEnd: map[string]int{}, Finished: make(map[string]store.Run, periods), Backfilled: map[string]time.Duration{},
 	}
 	if _, err := c.Store.EnsureJob(ctx, store.Job{Name: Job, Schedule: "virtual"}); err != nil {
 		return e.out, err
@@ -479,28 +505,6 @@ func Run(ctx context.Context, c Config) (Outcome, error) {
 			sessions: i < len(c.Sessions) && c.Sessions[i], candAt: -1}
 		e.newMachine(n)
 		e.nodes = append(e.nodes, n)
-	}
-	// The faults and the triggers, known before the run, wait in a sorted
-	// list beside the heap (numbered as if pushed, in the same order: the
-	// queue gives the same order as when they were in it).
-	var fixed []event
-	fix := func(ev event) {
-		e.seq++
-		ev.seq = int64(e.seq)
-		fixed = append(fixed, ev)
-	}
-	for i, f := range c.Faults {
-		fix(event{at: f.At, kind: evFault, arg: time.Duration(i)})
-	}
-	if !c.Persistent {
-		for _, t := range c.Triggers {
-			fix(event{at: t, kind: evTrigger, arg: t})
-		}
-	} else if c.Schedule != nil {
-		// Wake the leaders when a period comes due.
-		for w := c.Schedule.Next(Epoch); !w.IsZero() && c.Virtual(w) <= c.End; w = c.Schedule.Next(w) {
-			fix(event{at: c.Virtual(w), kind: evTrigger})
-		}
 	}
 	e.q.preload(fixed)
 	if c.Collect.Every > 0 {

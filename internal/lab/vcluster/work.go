@@ -181,7 +181,7 @@ func (e *engine) call(n *node, a scheduler.Action) scheduler.Event {
 		e.checkDamaged(n, a)
 		var r scheduler.Swapped
 		r.Run, r.Err = e.c.Store.SwapRun(e.ctx, a.Swap)
-		e.ledgerWrite(n, a, r)
+		e.ledgerWrite(n, &a, &r)
 		return r
 	case scheduler.GetRun:
 		var r scheduler.ReadBack
@@ -372,8 +372,8 @@ func (e *engine) startEffect(n *node, a scheduler.StartEffect) {
 }
 
 // ledgerWrite accounts for a ledger write that was applied or refused.
-func (e *engine) ledgerWrite(n *node, a scheduler.SwapRun, r scheduler.Swapped) {
-	sw := a.Swap.Run
+func (e *engine) ledgerWrite(n *node, a *scheduler.SwapRun, r *scheduler.Swapped) {
+	sw := &a.Swap.Run
 	switch {
 	case errors.Is(r.Err, fence.ErrStaleToken):
 		e.out.Rejected++
@@ -402,7 +402,7 @@ func (e *engine) ledgerWrite(n *node, a scheduler.SwapRun, r scheduler.Swapped) 
 	e.checkSkip(a)
 	e.cover(a)
 	e.rows[sw.Period] = r.Run
-	if Finishes(a) {
+	if Finishes(*a) {
 		e.out.Finished[sw.Period] = r.Run
 	}
 	if a.Kind == scheduler.KindComplete && sw.State == store.Done {
@@ -417,7 +417,7 @@ func (e *engine) ledgerWrite(n *node, a scheduler.SwapRun, r scheduler.Swapped) 
 	}
 	if e.c.Check && e.c.Fence && !e.lateInTermRecord(a) && !e.lateRelease(a) {
 		if rec, err := e.c.Store.Get(e.ctx, Job); err == nil {
-			e.violated(LedgerToken(n.id, a, rec.Token))
+			e.violated(LedgerToken(n.id, *a, rec.Token))
 		}
 	}
 }
@@ -585,7 +585,7 @@ func (e *engine) supervisorRecord(n *node, a scheduler.StartEffect, inTerm bool)
 	}
 	act := scheduler.SwapRun{Kind: scheduler.KindComplete, Swap: sw}
 	run, err := e.c.Store.SwapRun(e.ctx, sw)
-	e.ledgerWrite(n, act, scheduler.Swapped{Run: run, Err: err})
+	e.ledgerWrite(n, &act, &scheduler.Swapped{Run: run, Err: err})
 	if err == nil {
 		if e.tracing() {
 			e.tracef("%s's supervisor recorded %s done with token %d (attempt %d)", n.id, sw.Run.Period, sw.Run.Token, sw.Run.Attempt)
@@ -665,8 +665,8 @@ func (e *engine) backfill(f Fault) {
 }
 
 // cover counts what the committed write a exercised (Outcome.Covered).
-func (e *engine) cover(a scheduler.SwapRun) {
-	sw, c := a.Swap.Run, &e.out.Covered
+func (e *engine) cover(a *scheduler.SwapRun) {
+	sw, c := &a.Swap.Run, &e.out.Covered
 	switch a.Kind {
 	case scheduler.KindSkip:
 		switch out := sw.Output; {
@@ -696,9 +696,9 @@ const overlapReason = "skipped: overlap: "
 // claim by a term never comes due (its instant plus its jitter) while
 // that term's previous run went on, and a period is skipped for overlap
 // only when it did.
-func (e *engine) checkOverlap(n *node, a scheduler.SwapRun) {
+func (e *engine) checkOverlap(n *node, a *scheduler.SwapRun) {
 	if e.c.Check {
-		e.violated(e.rules().Overlap(n.id, a, Busy{Token: n.busyTok, From: n.busyFrom, To: n.busyTo}))
+		e.violated(e.rules().Overlap(n.id, *a, Busy{Token: n.busyTok, From: n.busyFrom, To: n.busyTo}))
 	}
 }
 
@@ -706,10 +706,10 @@ func (e *engine) checkOverlap(n *node, a scheduler.SwapRun) {
 // failure (a retry): the failed attempt had retries left (Attempt at most
 // Policy.Retries), and the claim starts no earlier than Policy.RetryBackoff
 // after it finished.
-func (e *engine) checkRetry(a scheduler.SwapRun) {
+func (e *engine) checkRetry(a *scheduler.SwapRun) {
 	if e.c.Check {
 		prev, ok := e.rows[a.Swap.Run.Period]
-		e.violated(e.rules().Retry(a, prev, ok))
+		e.violated(e.rules().Retry(*a, prev, ok))
 	}
 }
 
@@ -719,9 +719,9 @@ const windowReason = "outside the catch-up window of "
 // checkSkip checks what a skip may skip: never a manual period (a trigger
 // or a backfill row, which an operator asked for), and, by the catch-up
 // window, only a period later than the window.
-func (e *engine) checkSkip(a scheduler.SwapRun) {
+func (e *engine) checkSkip(a *scheduler.SwapRun) {
 	if e.c.Check {
-		e.violated(e.rules().Skip(a))
+		e.violated(e.rules().Skip(*a))
 	}
 }
 
@@ -731,9 +731,9 @@ const capReason = "outside the catch-up window: "
 // checkCap checks a scheduled period's first claim or skip against the
 // catch-up cap: a period is claimed only while fewer than Max newer
 // instants are due, and skipped by the cap only when at least Max are.
-func (e *engine) checkCap(a scheduler.SwapRun) {
+func (e *engine) checkCap(a *scheduler.SwapRun) {
 	if e.c.Check {
-		e.violated(e.rules().Cap(a))
+		e.violated(e.rules().Cap(*a))
 	}
 }
 
@@ -741,9 +741,9 @@ func (e *engine) checkCap(a scheduler.SwapRun) {
 // retry) against the catch-up window: it starts no later than Window after
 // the period's instant, by the claimant's clock, however long ago it was
 // planned.
-func (e *engine) checkWindow(a scheduler.SwapRun) {
+func (e *engine) checkWindow(a *scheduler.SwapRun) {
 	if e.c.Check {
-		e.violated(e.rules().Window(a))
+		e.violated(e.rules().Window(*a))
 	}
 }
 
@@ -752,21 +752,21 @@ func (e *engine) checkWindow(a scheduler.SwapRun) {
 // suspended: the store refuses one in the same atomic step as the write,
 // so even a claim whose scheduler read the job before the suspension
 // cannot land after it.
-func (e *engine) checkSuspended(a scheduler.SwapRun) {
+func (e *engine) checkSuspended(a *scheduler.SwapRun) {
 	if !e.c.Check || !a.Swap.Claims() {
 		return
 	}
 	if j, err := e.c.Store.GetJob(e.ctx, Job); err == nil {
-		e.violated(Suspended(a, j))
+		e.violated(Suspended(*a, j))
 	}
 }
 
 // checkJitter checks that a scheduled period's first claim starts no
 // earlier than its instant plus its jitter (scheduler.JitterOf), which
 // every node derives alike.
-func (e *engine) checkJitter(a scheduler.SwapRun) {
+func (e *engine) checkJitter(a *scheduler.SwapRun) {
 	if e.c.Check {
-		e.violated(e.rules().Jitter(a))
+		e.violated(e.rules().Jitter(*a))
 	}
 }
 
@@ -827,10 +827,10 @@ func attemptOf(r store.Run) attempt { return attempt{r.Period, r.Token, r.Attemp
 // gives back the row of an attempt whose machine was never told that its
 // effect ran to its end (the release-after-finish mutation does), and is
 // counted (Coverage.Releases).
-func (e *engine) checkRelease(n *node, a scheduler.SwapRun) {
+func (e *engine) checkRelease(n *node, a *scheduler.SwapRun) {
 	e.out.Covered.Releases++
 	if e.c.Check {
-		e.violated(Release(n.id, a, e.toldFinished[attemptOf(a.Swap.Run)]))
+		e.violated(Release(n.id, *a, e.toldFinished[attemptOf(a.Swap.Run)]))
 	}
 }
 
@@ -839,7 +839,7 @@ func (e *engine) checkRelease(n *node, a scheduler.SwapRun) {
 // the election token): it may commit after a newer term began, as long
 // as that term has not taken the row over, and is counted
 // (Coverage.LateReleases) when it does.
-func (e *engine) lateRelease(a scheduler.SwapRun) bool {
+func (e *engine) lateRelease(a *scheduler.SwapRun) bool {
 	if a.Kind != scheduler.KindRelease || a.Swap.Fenced || a.Swap.Expect == 0 {
 		return false
 	}
