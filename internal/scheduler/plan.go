@@ -141,7 +141,7 @@ func JitterOf(job, key string, max time.Duration) time.Duration {
 	for i := 0; i < len(key); i++ {
 		h = h*31 + uint(key[i])
 	}
-	slot := &jitters[h%uint(len(jitters))]
+	slot := &jitters[(uint64(h)*0x9E3779B97F4A7C15)>>(64-jittersBits)]
 	if e := slot.Load(); e != nil && e.max == max && e.key == key && e.job == job {
 		return e.d
 	}
@@ -161,11 +161,15 @@ func jitterHash(job, key string, max time.Duration) time.Duration {
 }
 
 // jitters remembers JitterOf's latest answers: a small table,
-// direct-mapped by the key, each slot one (job, key, max) and its answer,
-// replaced whole. It lives outside the machines, whose state it is not
-// (the explorer hashes every field of a machine), and is shared by every
-// caller of the process: each slot is read and written atomically.
-var jitters [64]atomic.Pointer[jittered]
+// direct-mapped by the key (Fibonacci hashing of its string hash, whose
+// low bits alone tell few keys apart: 31 squared is 1 modulo 64), each
+// slot one (job, key, max) and its answer, replaced whole. It lives
+// outside the machines, whose state it is not (the explorer hashes every
+// field of a machine), and is shared by every caller of the process: each
+// slot is read and written atomically.
+var jitters [1 << jittersBits]atomic.Pointer[jittered]
+
+const jittersBits = 8
 
 // jittered is one remembered answer of JitterOf.
 type jittered struct {
