@@ -37,7 +37,7 @@ func Key(t time.Time) string {
 // so that periods a minute or an hour apart do not share slots).
 var keys [1 << keysBits]atomic.Pointer[keyed]
 
-const keysBits = 6
+const keysBits = 8
 
 // keyed is one remembered answer of Key.
 type keyed struct {
