@@ -727,7 +727,19 @@ func (m *Machine) completed(err error, key string) Action {
 	if err != nil {
 		return Note{Level: slog.LevelWarn, Msg: "recording the outcome was refused; it does not count", Period: key, Err: err}
 	}
-	return Note{Level: slog.LevelInfo, Msg: "period finished: " + string(m.complete.Run.State), Period: key}
+	return Note{Level: slog.LevelInfo, Msg: finishedMsg(m.complete.Run.State), Period: key}
+}
+
+// finishedMsg is the note of an outcome recorded in state st: a constant
+// for the states a completion writes, which every run's end logs.
+func finishedMsg(st store.RunState) string {
+	switch st {
+	case store.Done:
+		return "period finished: " + string(store.Done)
+	case store.Failed:
+		return "period finished: " + string(store.Failed)
+	}
+	return "period finished: " + string(st)
 }
 
 // then returns acts followed by more: more itself when acts is empty (a
