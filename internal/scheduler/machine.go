@@ -62,6 +62,7 @@ type Machine struct {
 	kind     Kind // of the write in flight
 	readFull bool // the read in flight is a full one
 	cursor   string
+	floor    time.Time // cursor's instant (parseKey), read once a cursor; zero with none
 	lastFull time.Time
 	hasFull  bool
 
@@ -180,7 +181,7 @@ func (m *Machine) Step(now time.Time, ev Event) []Action {
 func (m *Machine) start(now time.Time, ev Start) []Action {
 	m.phase, m.token, m.node = working, ev.Token, ev.Node
 	m.op, m.moves, m.inbox, m.dirty = opNone, nil, nil, false
-	m.cursor, m.hasFull, m.timer, m.next = "", false, timerNone, time.Time{}
+	m.cursor, m.floor, m.hasFull, m.timer, m.next = "", time.Time{}, false, timerNone, time.Time{}
 	m.skewed, m.busyFrom, m.busyTo, m.toldCatchUp = false, time.Time{}, time.Time{}, false
 	m.suspension = store.Suspension{}
 	m.stopAt, m.stopping = time.Time{}, false
@@ -446,16 +447,20 @@ func (m *Machine) runsRead(now time.Time, r RunsRead) []Action {
 		m.phase = failed
 		return []Action{Fail{Err: fmt.Errorf("reading the ledger: %w", err)}}
 	}
+	cursor := m.cursor
 	if m.readFull {
-		m.cursor, m.lastFull, m.hasFull = "", now, true
+		cursor, m.lastFull, m.hasFull = "", now, true
 	}
 	if c := finalPrefix(r.Rows, &m.cfg.Policy); c != "" {
-		m.cursor = c
+		cursor = c
 	}
-	var floor time.Time
-	if m.cursor != "" {
-		floor, _ = parseKey(m.cursor)
+	if cursor != m.cursor { // a full read mostly finds the same cursor again
+		m.cursor, m.floor = cursor, time.Time{}
+		if cursor != "" {
+			m.floor, _ = parseKey(cursor)
+		}
 	}
+	floor := m.floor
 	pol := m.policy()
 	job := m.cfg.Job // the jitter's seed
 	if m.cfg.Mutate.NodeJitter {
@@ -722,7 +727,19 @@ func (m *Machine) completed(err error, key string) Action {
 	if err != nil {
 		return Note{Level: slog.LevelWarn, Msg: "recording the outcome was refused; it does not count", Period: key, Err: err}
 	}
-	return Note{Level: slog.LevelInfo, Msg: "period finished: " + string(m.complete.Run.State), Period: key}
+	return Note{Level: slog.LevelInfo, Msg: finishedMsg(m.complete.Run.State), Period: key}
+}
+
+// finishedMsg is the note of an outcome recorded in state st: a constant
+// for the states a completion writes, which every run's end logs.
+func finishedMsg(st store.RunState) string {
+	switch st {
+	case store.Done:
+		return "period finished: " + string(store.Done)
+	case store.Failed:
+		return "period finished: " + string(store.Failed)
+	}
+	return "period finished: " + string(st)
 }
 
 // then returns acts followed by more: more itself when acts is empty (a

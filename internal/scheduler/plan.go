@@ -37,7 +37,7 @@ func Key(t time.Time) string {
 // so that periods a minute or an hour apart do not share slots).
 var keys [1 << keysBits]atomic.Pointer[keyed]
 
-const keysBits = 6
+const keysBits = 8
 
 // keyed is one remembered answer of Key.
 type keyed struct {
@@ -141,7 +141,7 @@ func JitterOf(job, key string, max time.Duration) time.Duration {
 	for i := 0; i < len(key); i++ {
 		h = h*31 + uint(key[i])
 	}
-	slot := &jitters[h%uint(len(jitters))]
+	slot := &jitters[(uint64(h)*0x9E3779B97F4A7C15)>>(64-jittersBits)]
 	if e := slot.Load(); e != nil && e.max == max && e.key == key && e.job == job {
 		return e.d
 	}
@@ -161,11 +161,15 @@ func jitterHash(job, key string, max time.Duration) time.Duration {
 }
 
 // jitters remembers JitterOf's latest answers: a small table,
-// direct-mapped by the key, each slot one (job, key, max) and its answer,
-// replaced whole. It lives outside the machines, whose state it is not
-// (the explorer hashes every field of a machine), and is shared by every
-// caller of the process: each slot is read and written atomically.
-var jitters [64]atomic.Pointer[jittered]
+// direct-mapped by the key (Fibonacci hashing of its string hash, whose
+// low bits alone tell few keys apart: 31 squared is 1 modulo 64), each
+// slot one (job, key, max) and its answer, replaced whole. It lives
+// outside the machines, whose state it is not (the explorer hashes every
+// field of a machine), and is shared by every caller of the process: each
+// slot is read and written atomically.
+var jitters [1 << jittersBits]atomic.Pointer[jittered]
+
+const jittersBits = 8
 
 // jittered is one remembered answer of JitterOf.
 type jittered struct {
@@ -484,12 +488,8 @@ func Decide(in Input) Plan {
 				due = append(due, t)
 			}
 			key := Key(t)
-			var r store.Run
 			i := find(key)
-			if i >= 0 {
-				r = in.Rows[i]
-			}
-			if i >= 0 && (!open(&r) || waiting(&r)) {
+			if i >= 0 && (!open(&in.Rows[i]) || waiting(&in.Rows[i])) {
 				current = t
 				continue
 			}
@@ -502,7 +502,7 @@ func Decide(in Input) Plan {
 			}
 			n++
 			current = t
-			cands = append(cands, cand{Period{Key: key, Scheduled: t, Manual: r.Manual}, r})
+			cands = append(cands, cand{Period{Key: key, Scheduled: t, Manual: i >= 0 && in.Rows[i].Manual}, i})
 			if i >= 0 {
 				seen[i] = true
 			}
@@ -527,8 +527,15 @@ func Decide(in Input) Plan {
 		}
 		return len(due) - i + extra
 	}
+	var none store.Run // the row of a period without one
+	prevOf := func(c *cand) *store.Run {
+		if c.row < 0 {
+			return &none
+		}
+		return &in.Rows[c.row]
+	}
 	capped := func(c *cand) bool {
-		return in.Policy.Max > 0 && c.prev.Version == 0 && newer(c.p.Scheduled) >= in.Policy.Max
+		return in.Policy.Max > 0 && prevOf(c).Version == 0 && newer(c.p.Scheduled) >= in.Policy.Max
 	}
 	for i := range in.Rows {
 		r := &in.Rows[i] // read in place: a row is large to copy
@@ -541,7 +548,7 @@ func Decide(in Input) Plan {
 			}
 			continue
 		}
-		cands = append(cands, cand{Period{Key: r.Period, Scheduled: r.Scheduled.UTC(), Manual: r.Manual}, *r})
+		cands = append(cands, cand{Period{Key: r.Period, Scheduled: r.Scheduled.UTC(), Manual: r.Manual}, i})
 	}
 	slices.SortFunc(cands, func(a, b cand) int {
 		if a.p.Key < b.p.Key {
@@ -576,9 +583,10 @@ func Decide(in Input) Plan {
 	}
 moves:
 	for i := range cands {
-		c := &cands[i] // in place: a candidate holds a large row
-		a := Move{Step: Claim, Period: c.p, Prev: c.prev}
-		if c.prev.State == store.Running && c.prev.Token < in.Token && in.Now.Before(in.TakeoverAt) {
+		c := &cands[i]
+		prev := prevOf(c) // read in place: a row is large to copy
+		a := Move{Step: Claim, Period: c.p, Prev: *prev}
+		if prev.State == store.Running && prev.Token < in.Token && in.Now.Before(in.TakeoverAt) {
 			// A deposed leader's run: its own process may still record
 			// the outcome it saw inside its term (CompleteSeen). Wait,
 			// and let later periods wait behind it.
@@ -590,7 +598,7 @@ moves:
 		}
 		if !c.p.Manual || in.NoManualExempt {
 			late := in.Now.Sub(c.p.Scheduled)
-			if c.prev.State == store.Failed {
+			if prev.State == store.Failed {
 				// A retry: no longer worth it if the policy would skip the
 				// period now, but its failure stays recorded as it is.
 				if (in.Policy.Window > 0 && late > in.Policy.Window) ||
@@ -603,7 +611,7 @@ moves:
 			// A period without a row comes due at its instant plus its
 			// jitter.
 			at := c.p.Scheduled
-			if c.prev.Version == 0 && in.Policy.Jitter > 0 {
+			if prev.Version == 0 && in.Policy.Jitter > 0 {
 				at = at.Add(JitterOf(in.Job, c.p.Key, in.Policy.Jitter))
 			}
 			switch {
@@ -615,7 +623,7 @@ moves:
 				a.Step, a.Reason = Skip, "skipped: catch-up policy latest, a newer period is due"
 			case policy == CatchUpNone && (plan.More || !c.p.Scheduled.Equal(current)):
 				a.Step, a.Reason = Skip, "skipped: catch-up policy none, not the current period"
-			case in.Policy.Overlap == OverlapSkip && c.prev.Version == 0 && !in.BusyTo.IsZero() &&
+			case in.Policy.Overlap == OverlapSkip && prev.Version == 0 && !in.BusyTo.IsZero() &&
 				at.After(in.BusyFrom) && !at.After(in.BusyTo):
 				a.Step, a.Reason = Skip, "skipped: overlap: the previous run was still going when it came due (overlap skip)"
 			case at.After(in.Now):
@@ -626,7 +634,7 @@ moves:
 				}
 				break moves
 			}
-			if in.Policy.Max > 0 && c.prev.Version == 0 {
+			if in.Policy.Max > 0 && prev.Version == 0 {
 				a.Newer = newer(c.p.Scheduled)
 			}
 			if plan.More || c.p.Scheduled.Before(current) {
@@ -644,10 +652,11 @@ moves:
 	return plan
 }
 
-// cand is a period Decide may move, with its row (Version 0: none).
+// cand is a period Decide may move, with the index of its row in
+// Input.Rows (-1: none, a row of Version 0).
 type cand struct {
-	p    Period
-	prev store.Run
+	p   Period
+	row int
 }
 
 // Swap returns the fenced ledger write that applies m: a Claim makes the

@@ -10,11 +10,5 @@ func PlantRun(s *Store, r store.Run) {
 	defer s.mu.Unlock()
 	s.version++
 	r.Version = s.version
-	if s.runs[r.Job] == nil {
-		s.runs[r.Job] = map[string]store.Run{}
-	}
-	if _, ok := s.runs[r.Job][r.Period]; !ok {
-		s.addKey(r.Job, r.Period)
-	}
-	s.runs[r.Job][r.Period] = r
+	s.putRun(r)
 }

@@ -54,7 +54,12 @@ func (c *client) GetRun(ctx context.Context, job, period string) (store.Run, err
 		return store.Run{}, err
 	}
 	c.s.mu.Lock()
-	r, ok := c.s.runs[job][period]
+	var r store.Run
+	rows := c.s.runs[job]
+	i, ok := findRun(rows, period)
+	if ok {
+		r = rows[i]
+	}
 	c.s.mu.Unlock()
 	if err := c.s.leave(ctx, c.node); err != nil {
 		return store.Run{}, err
@@ -86,7 +91,12 @@ func (c *client) SwapRun(ctx context.Context, sw store.RunSwap) (store.Run, erro
 }
 
 func (s *Store) swapRunLocked(sw store.RunSwap) (store.Run, error) {
-	cur := s.runs[sw.Run.Job][sw.Run.Period]
+	var cur store.Run
+	rows := s.runs[sw.Run.Job]
+	i, had := findRun(rows, sw.Run.Period)
+	if had {
+		cur = rows[i]
+	}
 	if err := store.CheckRunState(sw.Run.Job, sw.Run.Period, cur.State); cur.Version != 0 && err != nil {
 		return store.Run{}, err
 	}
@@ -104,14 +114,41 @@ func (s *Store) swapRunLocked(sw store.RunSwap) (store.Run, error) {
 	s.version++
 	r := sw.Run
 	r.Version = s.version
-	if s.runs[r.Job] == nil {
-		s.runs[r.Job] = map[string]store.Run{}
+	if had {
+		rows[i] = r
+	} else {
+		s.runs[r.Job] = slices.Insert(rows, i, r)
 	}
-	if cur.Version == 0 {
-		s.addKey(r.Job, r.Period)
-	}
-	s.runs[r.Job][r.Period] = r
 	return r, nil
+}
+
+// findRun returns the index of the row of period in rows (one job's, in
+// period order) and true, or where it would be inserted and false. A new
+// period is mostly the newest: that is looked at first.
+func findRun(rows []store.Run, period string) (int, bool) {
+	i, j := 0, len(rows)
+	if j > 0 && rows[j-1].Period < period {
+		return j, false
+	}
+	for i < j { // by index: a row is large to copy for its key
+		h := int(uint(i+j) >> 1)
+		if rows[h].Period < period {
+			i = h + 1
+		} else {
+			j = h
+		}
+	}
+	return i, i < len(rows) && rows[i].Period == period
+}
+
+// putRun writes r, as given, into its job's rows; s.mu must be held.
+func (s *Store) putRun(r store.Run) {
+	rows := s.runs[r.Job]
+	if i, found := findRun(rows, r.Period); found {
+		rows[i] = r
+	} else {
+		s.runs[r.Job] = slices.Insert(rows, i, r)
+	}
 }
 
 // checkRuns refuses rows read in a state no write makes (SwapRun refuses
@@ -123,18 +160,6 @@ func checkRuns(rows []store.Run) error {
 		}
 	}
 	return nil
-}
-
-// addKey inserts a new period key into job's ordered keys; s.mu must be
-// held. Keys mostly arrive in order, so this is usually an append.
-func (s *Store) addKey(job, period string) {
-	ks := s.keys[job]
-	if n := len(ks); n == 0 || ks[n-1] < period {
-		s.keys[job] = append(ks, period)
-		return
-	}
-	i, _ := slices.BinarySearch(ks, period)
-	s.keys[job] = slices.Insert(ks, i, period)
 }
 
 func (c *client) Runs(ctx context.Context, job, after string, limit int) ([]store.Run, error) {
@@ -156,12 +181,12 @@ func (c *client) runs(ctx context.Context, out []store.Run, job, after string, l
 		return nil, err
 	}
 	c.s.mu.Lock()
-	ks, rows := c.s.keys[job], c.s.runs[job]
-	i, found := slices.BinarySearch(ks, after)
+	rows := c.s.runs[job]
+	i, found := findRun(rows, after)
 	if found {
 		i++
 	}
-	n := len(ks) - i
+	n := len(rows) - i
 	if limit > 0 {
 		n = min(n, limit)
 	}
@@ -169,10 +194,7 @@ func (c *client) runs(ctx context.Context, out []store.Run, job, after string, l
 		out = make([]store.Run, 0, n) // one allocation: the rows are large
 	}
 	k := len(out)
-	out = slices.Grow(out, n)[:k+n]
-	for j := range n { // i+n <= len(ks): n is at most what is left after i
-		out[k+j] = rows[ks[i+j]] // the single-valued lookup copies the row straight into its place
-	}
+	out = append(out, rows[i:i+n]...) // one copy: the rows lie in period order
 	c.s.mu.Unlock()
 	if err := c.s.leave(ctx, c.node); err != nil {
 		return out, err
@@ -200,14 +222,14 @@ func (c *client) RecentRuns(ctx context.Context, job, before string, limit int) 
 		return nil, err
 	}
 	c.s.mu.Lock()
-	ks := c.s.keys[job]
-	i := len(ks)
+	rows := c.s.runs[job]
+	i := len(rows)
 	if before != "" {
-		i, _ = slices.BinarySearch(ks, before) // the first key not below before
+		i, _ = findRun(rows, before) // the first key not below before
 	}
 	var out []store.Run
 	for i--; i >= 0 && (limit <= 0 || len(out) < limit); i-- {
-		out = append(out, c.s.runs[job][ks[i]])
+		out = append(out, rows[i])
 	}
 	c.s.mu.Unlock()
 	if err := c.s.leave(ctx, c.node); err != nil {
@@ -228,22 +250,28 @@ func (s *Store) pruneLocked(p store.Prune) (int, error) {
 	if err := storedriver.CheckPrune(p, token); err != nil {
 		return 0, err
 	}
-	ks := s.keys[p.Job]
-	runs := s.runs[p.Job]
-	del := storedriver.PruneDeletes(ks, func(k string) store.Run { return runs[k] }, p)
+	rows := s.runs[p.Job]
+	ks := make([]string, len(rows))
+	for i := range rows {
+		ks[i] = rows[i].Period
+	}
+	del := storedriver.PruneDeletes(ks, func(k string) store.Run {
+		i, _ := findRun(rows, k)
+		return rows[i]
+	}, p)
 	if len(del) == 0 {
 		return 0, nil
 	}
-	kept, d := ks[:0], 0
-	for _, k := range ks {
-		if d < len(del) && del[d] == k {
-			delete(runs, k)
+	kept, d := rows[:0], 0
+	for i := range rows {
+		if d < len(del) && del[d] == rows[i].Period {
 			d++
 			continue
 		}
-		kept = append(kept, k)
+		kept = append(kept, rows[i])
 	}
-	s.keys[p.Job] = kept
+	clear(rows[len(kept):]) // the rows deleted hold on to no strings
+	s.runs[p.Job] = kept
 	return len(del), nil
 }
 

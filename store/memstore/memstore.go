@@ -22,8 +22,7 @@ type Store struct {
 	records map[string]store.Record // each under its own name, never "" (CheckSwap refuses it): resolveTo relies on it
 	logs    map[string][]store.Event
 	jobs    map[string]store.Job
-	runs    map[string]map[string]store.Run
-	keys    map[string][]string // per job, the period keys of runs in order
+	runs    map[string][]store.Run // per job, its ledger rows in period order (findRun)
 	feeds   map[*feed]struct{}
 	cands   map[candKey]store.Candidate
 	faults  map[string]fault
@@ -125,8 +124,7 @@ func Open(ctx context.Context, opts ...Option) (*Store, error) {
 		records:          map[string]store.Record{},
 		logs:             map[string][]store.Event{},
 		jobs:             map[string]store.Job{},
-		runs:             map[string]map[string]store.Run{},
-		keys:             map[string][]string{},
+		runs:             map[string][]store.Run{},
 		feeds:            map[*feed]struct{}{},
 		cands:            map[candKey]store.Candidate{},
 		faults:           map[string]fault{},
