@@ -119,9 +119,9 @@ func New(t *testing.T, tm Timing, res Resource) *Cluster {
 }
 
 // Slack is how late a deadline between from and to may be noticed: the
-// Timing's Slack plus the scheduling delay this process measured over that
-// interval (testenv.Delay), so that a bound stays tight on a quiet machine
-// and grows on a loaded one by what the machine took.
+// Timing's Slack plus twice the scheduling delay this process measured
+// over that interval (testenv.Delay.Slack), so that a bound stays tight
+// on a quiet machine and grows on a loaded one by what the machine took.
 func (c *Cluster) Slack(from, to time.Time) time.Duration {
 	return c.delay.Slack(c.Timing.Slack, from, to)
 }
