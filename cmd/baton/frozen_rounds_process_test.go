@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -21,24 +22,64 @@ import (
 )
 
 // roundsScript appends "PERIOD NODE start|end UNIXTIME" lines to $1 around
-// a run of 0.4s.
-const roundsScript = `echo "$BATON_PERIOD $BATON_NODE start $(date +%s.%N)" >> "$1"
+// a run of 0.4s, and "PERIOD NODE term UNIXTIME" when its supervisor's
+// SIGTERM reaches it: also after its end line, when the stop came between
+// that line and the shell's exit (the run did not exit by itself then; its
+// supervisor stopped it). A date killed by the SIGTERM leaves the time
+// out.
+const roundsScript = `trap 'echo "$BATON_PERIOD $BATON_NODE term $(date +%s.%N)" >> "$1"; exit 143' TERM
+echo "$BATON_PERIOD $BATON_NODE start $(date +%s.%N)" >> "$1"
 sleep 0.4
 echo "$BATON_PERIOD $BATON_NODE end $(date +%s.%N)" >> "$1"`
 
 // runLine is one line of roundsScript's file.
 type runLine struct {
 	period, node string
-	end          bool
+	what         string // start, end or term
 	at           time.Time
 }
 
 func (l runLine) String() string {
-	what := "start"
-	if l.end {
-		what = "end"
+	return fmt.Sprintf("%s %s %s", l.node, l.what, l.at.Format("15:04:05.000"))
+}
+
+// parseRunLines reads roundsScript's file, by period in the order written.
+func parseRunLines(data string) (map[string][]runLine, error) {
+	byPeriod := map[string][]runLine{}
+	for _, l := range strings.Split(strings.TrimSpace(data), "\n") {
+		f := strings.Fields(l)
+		if (len(f) != 3 && len(f) != 4) || (f[2] != "start" && f[2] != "end" && f[2] != "term") {
+			return nil, fmt.Errorf("garbled line %q", l)
+		}
+		line := runLine{period: f[0], node: f[1], what: f[2]}
+		if len(f) == 4 {
+			sec, err := strconv.ParseFloat(f[3], 64)
+			if err != nil {
+				return nil, fmt.Errorf("garbled line %q: %v", l, err)
+			}
+			line.at = time.Unix(0, int64(sec*1e9))
+		}
+		byPeriod[f[0]] = append(byPeriod[f[0]], line)
 	}
-	return fmt.Sprintf("%s %s %s", l.node, what, l.at.Format("15:04:05.000"))
+	return byPeriod, nil
+}
+
+// exitedByItself reports whether the end line ls[i] is a run's own exit:
+// no term line of its node follows before that node starts the period
+// again.
+func exitedByItself(ls []runLine, i int) bool {
+	for _, l := range ls[i+1:] {
+		if l.node != ls[i].node {
+			continue
+		}
+		if l.what == "term" {
+			return false
+		}
+		if l.what == "start" {
+			break
+		}
+	}
+	return true
 }
 
 // The experiment of issue 42: three 'baton run --every 1s' nodes, lease
@@ -47,7 +88,10 @@ func (l runLine) String() string {
 // command, nor its supervisor) is stopped with SIGSTOP for 4s at a random
 // instant, round after round. Safety, asserted always: no period's command starts twice
 // when a run of it exited by itself (inside its term: at its deadline the
-// supervisor stops it, so a run that ends by itself ends before). The
+// supervisor stops it, so a run that ends by itself ends before; a run
+// whose supervisor's SIGTERM reached it after its last line did not exit by
+// itself: its exit came after the stop, and the supervisor cannot tell it
+// from a command that gave up on the SIGTERM, so the period runs again). The
 // rounds whose stop caught a run that then exited while its baton was
 // stopped (the window: the exit seen, baton unable to record it) are
 // counted, and so are the periods that ran twice (a run stopped by its
@@ -145,17 +189,9 @@ func frozenLeaderRounds(t *testing.T, db string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	byPeriod := map[string][]runLine{}
-	for _, l := range strings.Split(strings.TrimSpace(string(data)), "\n") {
-		f := strings.Fields(l)
-		if len(f) != 4 {
-			t.Fatalf("garbled line %q", l)
-		}
-		sec, err := strconv.ParseFloat(f[3], 64)
-		if err != nil {
-			t.Fatal(err)
-		}
-		byPeriod[f[0]] = append(byPeriod[f[0]], runLine{period: f[0], node: f[1], end: f[2] == "end", at: time.Unix(0, int64(sec*1e9))})
+	byPeriod, err := parseRunLines(string(data))
+	if err != nil {
+		t.Fatal(err)
 	}
 	var keys []string
 	for k := range byPeriod {
@@ -167,13 +203,16 @@ func frozenLeaderRounds(t *testing.T, db string) {
 	for _, k := range keys {
 		ls := byPeriod[k]
 		starts, ended := 0, false
-		for _, l := range ls {
-			if !l.end {
+		for i, l := range ls {
+			switch {
+			case l.what == "start":
 				starts++
 				if ended {
 					unsafe++
 					t.Errorf("period %s started again (by %s) after a run of it exited by itself: %v", k, l.node, ls)
 				}
+				continue
+			case l.what == "term" || !exitedByItself(ls, i):
 				continue
 			}
 			ended = true
@@ -225,6 +264,39 @@ func frozenLeaderRounds(t *testing.T, db string) {
 	if t.Failed() {
 		for id, l := range logs {
 			t.Logf("%s's log:\n%s", id, l.String())
+		}
+	}
+}
+
+// TestExitedByItself: an end line followed by its node's term line (the
+// supervisor's stop came between the command's last line and its exit) is
+// not a run that exited by itself; one followed by nothing of its node,
+// or by its node's next start, is.
+func TestExitedByItself(t *testing.T) {
+	ls, err := parseRunLines(`p n1 start 1.0
+p n1 end 1.4
+p n1 term 1.41
+p n2 start 3.0
+p n2 end 3.4
+p n3 start 3.5
+p n2 start 4.0
+p n2 end
+p n2 term`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := []bool{}
+	for i, l := range ls["p"] {
+		if l.what == "end" {
+			got = append(got, exitedByItself(ls["p"], i))
+		}
+	}
+	if want := []bool{false, true, false}; !slices.Equal(got, want) {
+		t.Errorf("exited by itself: %v, want %v", got, want)
+	}
+	for _, bad := range []string{"p n1", "p n1 stop 1.0", "p n1 end x", "p n1 end 1.0 more"} {
+		if _, err := parseRunLines(bad); err == nil {
+			t.Errorf("%q parsed", bad)
 		}
 	}
 }
