@@ -97,8 +97,8 @@ func (s *Store) swapRunLocked(sw store.RunSwap) (store.Run, error) {
 	if had {
 		cur = rows[i]
 	}
-	if err := store.CheckRunState(sw.Run.Job, sw.Run.Period, cur.State); cur.Version != 0 && err != nil {
-		return store.Run{}, err
+	if cur.Version != 0 && !cur.State.Known() { // a damaged row (a new one has no state)
+		return store.Run{}, store.CheckRunState(sw.Run.Job, sw.Run.Period, cur.State)
 	}
 	token, err := s.tokenLocked(sw.Run.Job)
 	if err != nil {
