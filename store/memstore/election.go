@@ -58,7 +58,7 @@ func (s *Store) History(ctx context.Context, name string, after uint64, limit in
 func (s *Store) swapLocked(dst *store.Record, sw *store.Swap) error {
 	cur := s.records[sw.Record.Name]
 	stored := cur.Version
-	if cur.Session != "" { // else settleLocked has nothing to settle: cur stands
+	if cur.Session != "" && s.passesLocked(cur.Session) { // else settleLocked has nothing to settle: cur stands
 		if err := s.settleLocked(sw.Record.Name); err != nil {
 			return err
 		}
@@ -67,10 +67,10 @@ func (s *Store) swapLocked(dst *store.Record, sw *store.Swap) error {
 	if s.succession.StoredVersion {
 		cur.Version = stored // mutation: the version as stored before
 	}
-	// The swap's Via is ignored: no check reads it, and the record
-	// written has none.
-	next := sw.Record.Token      // the token of the record as written, resolved (store.Resolve) ...
-	if sw.Record.Session != "" { // ... which only a record held through a session changes (Resolve's own first test)
+	// The token of the record as written, resolved (store.Resolve): only
+	// a record held through a session that names a successor changes.
+	next := sw.Record.Token
+	if sw.Record.Session != "" && s.passesLocked(sw.Record.Session) {
 		res, err := store.Resolve(sw.Record, s.sessionLocked, nil)
 		if err != nil {
 			return err
@@ -86,8 +86,13 @@ func (s *Store) swapLocked(dst *store.Record, sw *store.Swap) error {
 		return err
 	}
 	s.version++
-	rec := storedriver.WithSuccessor(sw.Record, cur, successor)
-	rec.Via = ""
+	rec := sw.Record
+	if rec.Successor != "" || rec.SuccessorHolder != "" || rec.SuccessorIncarnation != "" {
+		// Else WithSuccessor would change nothing (it sets only those
+		// two fields, to "" without a Successor), and copy three records.
+		rec = storedriver.WithSuccessor(rec, cur, successor)
+	}
+	rec.Via = "" // a swap's is ignored (no check reads it)
 	rec.Version = s.version
 	rec.Updated = s.now()
 	s.records[rec.Name] = rec

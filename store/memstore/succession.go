@@ -38,12 +38,21 @@ func (s *Store) resolveTo(dst *store.Record, name string) (bool, error) {
 	// says it was there.
 	*dst = s.records[name]
 	ok := dst.Name != ""
-	if !ok || dst.Session == "" {
-		return ok, nil // the common case: no lookup
+	if !ok || dst.Session == "" || !s.passesLocked(dst.Session) {
+		return ok, nil // the common case: the record as stored
 	}
 	rec, err := s.resolve(*dst, nil)
 	*dst = rec
 	return true, err
+}
+
+// passesLocked reports whether a record held through the session record
+// session may be passed on by a succession: that record names a
+// successor. store.Resolve returns every other record as it is (a record
+// held "through one without a successor"), so a read or a write need not
+// copy it through Resolve; s.mu must be held.
+func (s *Store) passesLocked(session string) bool {
+	return s.records[session].Successor != ""
 }
 
 // resolve is store.Resolve on the stored records (s.mu held), with the
@@ -63,8 +72,8 @@ func (s *Store) resolve(raw store.Record, passed func(now, dead store.Record)) (
 // impliedLocked returns the log events that the successions rec's stored
 // record was passed on by imply, numbered after the stored log.
 func (s *Store) impliedLocked(raw store.Record) ([]store.Event, error) {
-	if raw.Session == "" {
-		return nil, nil // held through no session, none passed it on (store.Resolve's own first test): no closure made
+	if raw.Session == "" || !s.passesLocked(raw.Session) {
+		return nil, nil // no succession passed it on: no closure made
 	}
 	var evs []store.Event
 	seq := uint64(len(s.logs[raw.Name]))
