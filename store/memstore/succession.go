@@ -242,6 +242,9 @@ func (s *Store) LongestSuccession() int {
 // tokenLocked is the resolved token of the election record name, 0 when
 // there is none: what a fenced ledger write is compared with.
 func (s *Store) tokenLocked(name string) (uint64, error) {
+	if session := s.records[name].Session; session == "" || !s.passesLocked(session) {
+		return s.records[name].Token, nil // as stored (resolveTo's common case), not copied
+	}
 	rec, _, err := s.resolveLocked(name)
 	return rec.Token, err
 }
