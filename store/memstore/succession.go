@@ -35,15 +35,24 @@ func (s *Store) resolveTo(dst *store.Record, name string) (bool, error) {
 	// copies the stored record straight to *dst (the zero record when
 	// there is none), where the two-valued one copies it to the stack
 	// first. A stored record has a name (see Store.records), so a name
-	// says it was there.
+	// says it was there, as a session does. Small enough to be inlined
+	// into every read.
 	*dst = s.records[name]
-	ok := dst.Name != ""
-	if !ok || dst.Session == "" || !s.passesLocked(dst.Session) {
-		return ok, nil // the common case: the record as stored
+	if dst.Session == "" {
+		return dst.Name != "", nil // the common case, inlined: the record as stored
+	}
+	return true, s.resolveHeld(dst)
+}
+
+// resolveHeld is resolveTo of a record held through a session, stored at
+// *dst.
+func (s *Store) resolveHeld(dst *store.Record) error {
+	if !s.passesLocked(dst.Session) {
+		return nil // the record as stored
 	}
 	rec, err := s.resolve(*dst, nil)
 	*dst = rec
-	return true, err
+	return err
 }
 
 // passesLocked reports whether a record held through the session record
