@@ -140,7 +140,9 @@ func (m *Machine) Next() time.Time {
 }
 
 // Step feeds one event at wall time now and returns the actions to
-// execute, in order.
+// execute, in order. The caller reads them and must not change them: a
+// step that asks for one constant action returns a slice shared by every
+// such step (readJobOnly and the like).
 func (m *Machine) Step(now time.Time, ev Event) []Action {
 	switch ev := ev.(type) {
 	case Start:
@@ -191,7 +193,7 @@ func (m *Machine) start(now time.Time, ev Start) []Action {
 	}
 	if !m.registered {
 		m.op = opRegister
-		return []Action{Register{}}
+		return registerOnly
 	}
 	return m.pass(now)
 }
@@ -203,7 +205,7 @@ func (m *Machine) pass(now time.Time) []Action {
 	m.dirty, m.timer, m.next = false, timerNone, time.Time{}
 	if m.cfg.ClockTolerance > 0 {
 		m.op = opClock
-		return []Action{CheckClock{}}
+		return checkClockOnly
 	}
 	return m.plan(now)
 }
@@ -274,7 +276,7 @@ func (m *Machine) plan(now time.Time) []Action {
 		return m.swap(KindTrigger, store.RunSwap{Run: run, Fenced: true})
 	}
 	m.op = opJob
-	return []Action{ReadJob{}}
+	return readJobOnly
 }
 
 // Suspended reports whether the job was suspended when the machine last
@@ -325,6 +327,9 @@ func (m *Machine) readRuns(now time.Time) []Action {
 		after = ""
 	}
 	m.op, m.readFull = opRead, full
+	if after == "" {
+		return readAllOnly
+	}
 	return []Action{ReadRuns{After: after}}
 }
 
@@ -379,7 +384,7 @@ func (m *Machine) tick(now time.Time) []Action {
 	switch j {
 	case timerRegister:
 		m.op = opRegister
-		return []Action{Register{}}
+		return registerOnly
 	case timerComplete:
 		return m.swap(KindComplete, m.complete)
 	}
@@ -572,8 +577,8 @@ func (m *Machine) swapped(now time.Time, r Swapped) []Action {
 			m.inbox = m.inbox[1:]
 		}
 		if k == KindSkip {
-			acts := []Action{Note{Level: slog.LevelInfo, Msg: "period skipped: " + r.Run.Output, Period: r.Run.Period}}
-			return append(acts, m.apply(now)...)
+			note := Note{Level: slog.LevelInfo, Msg: "period skipped: " + r.Run.Output, Period: r.Run.Period}
+			return first(note, m.apply(now))
 		}
 		m.claimed = r.Run
 		m.op = opEffect
@@ -743,14 +748,26 @@ func finishedMsg(st store.RunState) string {
 }
 
 // then returns acts followed by more: more itself when acts is empty (a
-// step's actions are a new slice each, never kept by the machine), so that
-// a step that only passes on what the next one asks copies nothing.
+// step's actions are never kept by the machine, and never changed once
+// made), so that a step that only passes on what the next one asks copies
+// nothing.
 func then(acts, more []Action) []Action {
 	if len(acts) == 0 {
 		return more
 	}
 	return append(acts, more...)
 }
+
+// The actions of the steps that ask for one constant action, each
+// shared by all of them (Step's callers only read a step's actions): a
+// slice of actions is made once, not at every pass. Each is full, so an
+// append to one copies it.
+var (
+	registerOnly   = []Action{Register{}}
+	checkClockOnly = []Action{CheckClock{}}
+	readJobOnly    = []Action{ReadJob{}}
+	readAllOnly    = []Action{ReadRuns{}} // a full read of the ledger
+)
 
 // first returns a followed by more, in one slice of the size needed.
 func first(a Action, more []Action) []Action {

@@ -644,6 +644,9 @@ moves:
 				}
 			}
 		}
+		if plan.Moves == nil { // sized once: a move is large to copy as the slice grows
+			plan.Moves = make([]Move, 0, len(cands)-i)
+		}
 		plan.Moves = append(plan.Moves, a)
 	}
 	if !retryWake.IsZero() && (plan.Wake.IsZero() || retryWake.Before(plan.Wake)) {

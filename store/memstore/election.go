@@ -12,12 +12,16 @@ import (
 
 // Get implements store.Store.
 func (s *Store) Get(ctx context.Context, name string) (store.Record, error) {
-	return s.own().Get(ctx, name)
+	var rec store.Record
+	err := s.get(ctx, "", &rec, name)
+	return rec, err
 }
 
 // Swap implements store.Store.
 func (s *Store) Swap(ctx context.Context, sw store.Swap) (store.Record, error) {
-	return s.own().Swap(ctx, sw)
+	var rec store.Record
+	err := s.swap(ctx, "", &rec, &sw)
+	return rec, err
 }
 
 // SwapMany implements store.Store.
@@ -47,25 +51,29 @@ func (s *Store) History(ctx context.Context, name string, after uint64, limit in
 	return s.own().History(ctx, name, after, limit)
 }
 
-// swapLocked applies one swap; s.mu must be held.
-func (s *Store) swapLocked(sw store.Swap) (store.Record, error) {
+// swapLocked applies the swap *sw, which it does not change, and writes
+// the record it stored to *dst, left as it is on an error; s.mu must be
+// held. A swap and a record are large: both are read and written in
+// place, once.
+func (s *Store) swapLocked(dst *store.Record, sw *store.Swap) error {
 	cur := s.records[sw.Record.Name]
 	stored := cur.Version
-	if cur.Session != "" { // else settleLocked has nothing to settle: cur stands
+	if cur.Session != "" && s.passesLocked(cur.Session) { // else settleLocked has nothing to settle: cur stands
 		if err := s.settleLocked(sw.Record.Name); err != nil {
-			return store.Record{}, err
+			return err
 		}
 		cur = s.records[sw.Record.Name]
 	}
 	if s.succession.StoredVersion {
 		cur.Version = stored // mutation: the version as stored before
 	}
-	sw.Record.Via = ""
-	next := sw.Record.Token      // the token of the record as written, resolved (store.Resolve) ...
-	if sw.Record.Session != "" { // ... which only a record held through a session changes (Resolve's own first test)
+	// The token of the record as written, resolved (store.Resolve): only
+	// a record held through a session that names a successor changes.
+	next := sw.Record.Token
+	if sw.Record.Session != "" && s.passesLocked(sw.Record.Session) {
 		res, err := store.Resolve(sw.Record, s.sessionLocked, nil)
 		if err != nil {
-			return store.Record{}, err
+			return err
 		}
 		next = res.Token
 	}
@@ -74,11 +82,17 @@ func (s *Store) swapLocked(sw store.Swap) (store.Record, error) {
 	if sw.Record.Successor != "" { // else neither check nor write reads it
 		successor, ok = s.records[sw.Record.Successor]
 	}
-	if err := storedriver.CheckSuccessionSwap(cur, sw, next, successor, ok); err != nil {
-		return store.Record{}, err
+	if err := storedriver.CheckSuccessionSwap(cur, *sw, next, successor, ok); err != nil {
+		return err
 	}
 	s.version++
-	rec := storedriver.WithSuccessor(sw.Record, cur, successor)
+	rec := sw.Record
+	if rec.Successor != "" || rec.SuccessorHolder != "" || rec.SuccessorIncarnation != "" {
+		// Else WithSuccessor would change nothing (it sets only those
+		// two fields, to "" without a Successor), and copy three records.
+		rec = storedriver.WithSuccessor(rec, cur, successor)
+	}
+	rec.Via = "" // a swap's is ignored (no check reads it)
 	rec.Version = s.version
 	rec.Updated = s.now()
 	s.records[rec.Name] = rec
@@ -87,43 +101,60 @@ func (s *Store) swapLocked(sw store.Swap) (store.Record, error) {
 		s.logs[rec.Name] = append(log, storedriver.NextEvent(uint64(len(log))+1, rec, sw.Event))
 	}
 	s.notifyLocked(rec.Name, rec.Version)
-	return rec, nil
+	*dst = rec
+	return nil
 }
+
 func (c *client) Get(ctx context.Context, name string) (store.Record, error) {
-	if err := c.s.enter(ctx, c.node); err != nil {
-		return store.Record{}, err
+	var rec store.Record
+	err := c.s.get(ctx, c.node, &rec, name)
+	return rec, err
+}
+
+// get is Get through node's view (Client), into *dst: the record copied
+// once from the store, where the caller returns it, and the zero record on
+// an error.
+func (s *Store) get(ctx context.Context, node string, dst *store.Record, name string) error {
+	if err := s.enter(ctx, node); err != nil {
+		return err
 	}
-	c.s.mu.Lock()
-	rec, ok, err := c.s.resolveLocked(name)
-	c.s.mu.Unlock()
-	if err := c.s.leave(ctx, c.node); err != nil {
-		return store.Record{}, err
+	s.mu.Lock()
+	ok, err := s.resolveTo(dst, name)
+	s.mu.Unlock()
+	if lerr := s.leave(ctx, node); lerr != nil {
+		err = lerr
+	} else if err == nil && !ok {
+		err = &notFound{name}
 	}
 	if err != nil {
-		return store.Record{}, err
+		*dst = store.Record{}
 	}
-	if !ok {
-		return store.Record{}, &notFound{name}
-	}
-	return rec, nil
+	return err
 }
 
 func (c *client) Swap(ctx context.Context, sw store.Swap) (store.Record, error) {
-	// serve's steps, written out: its closure would copy the swap (a
-	// record and more) once more, and the simulator swaps at every renewal.
-	if err := c.s.enter(ctx, c.node); err != nil {
-		return store.Record{}, err
+	var rec store.Record
+	err := c.s.swap(ctx, c.node, &rec, &sw)
+	return rec, err
+}
+
+// swap is Swap through node's view (Client), into *dst (the zero record
+// on an error). serve's steps, written out: its closure would copy the
+// swap once more, and the simulator swaps at every renewal.
+func (s *Store) swap(ctx context.Context, node string, dst *store.Record, sw *store.Swap) error {
+	if err := s.enter(ctx, node); err != nil {
+		return err
 	}
-	c.s.mu.Lock()
-	rec, err := c.s.swapLocked(sw)
-	c.s.mu.Unlock()
-	if err := c.s.leave(ctx, c.node); err != nil {
-		return store.Record{}, err
+	s.mu.Lock()
+	err := s.swapLocked(dst, sw)
+	s.mu.Unlock()
+	if lerr := s.leave(ctx, node); lerr != nil {
+		err = lerr
 	}
 	if err != nil {
-		return store.Record{}, err
+		*dst = store.Record{}
 	}
-	return rec, nil
+	return err
 }
 
 func (c *client) SwapMany(ctx context.Context, swaps []store.Swap) ([]store.SwapResult, error) {
@@ -147,7 +178,7 @@ func (c *client) swapMany(ctx context.Context, res []store.SwapResult, swaps []s
 	for i := range swaps {
 		res = append(res, store.SwapResult{})
 		r := &res[len(res)-1]
-		r.Record, r.Err = c.s.swapLocked(swaps[i])
+		r.Err = c.s.swapLocked(&r.Record, &swaps[i])
 	}
 	c.s.mu.Unlock()
 	if err := c.s.leave(ctx, c.node); err != nil {

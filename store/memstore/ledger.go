@@ -21,7 +21,9 @@ func (s *Store) GetRun(ctx context.Context, job, period string) (store.Run, erro
 
 // SwapRun implements store.Store.
 func (s *Store) SwapRun(ctx context.Context, sw store.RunSwap) (store.Run, error) {
-	return s.own().SwapRun(ctx, sw)
+	var r store.Run
+	err := s.swapRun(ctx, "", &r, &sw)
+	return r, err
 }
 
 // Runs implements store.Store.
@@ -74,42 +76,53 @@ func (c *client) GetRun(ctx context.Context, job, period string) (store.Run, err
 }
 
 func (c *client) SwapRun(ctx context.Context, sw store.RunSwap) (store.Run, error) {
-	// serve's steps, written out, as Swap's.
-	if err := c.s.enter(ctx, c.node); err != nil {
-		return store.Run{}, err
-	}
-	c.s.mu.Lock()
-	r, err := c.s.swapRunLocked(sw)
-	c.s.mu.Unlock()
-	if err := c.s.leave(ctx, c.node); err != nil {
-		return store.Run{}, err
-	}
-	if err != nil {
-		return store.Run{}, err
-	}
-	return r, nil
+	var r store.Run
+	err := c.s.swapRun(ctx, c.node, &r, &sw)
+	return r, err
 }
 
-func (s *Store) swapRunLocked(sw store.RunSwap) (store.Run, error) {
-	var cur store.Run
+// swapRun is SwapRun through node's view (Client), into *dst (the zero
+// row on an error): serve's steps, written out, as swap's.
+func (s *Store) swapRun(ctx context.Context, node string, dst *store.Run, sw *store.RunSwap) error {
+	if err := s.enter(ctx, node); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	err := s.swapRunLocked(dst, sw)
+	s.mu.Unlock()
+	if lerr := s.leave(ctx, node); lerr != nil {
+		err = lerr
+	}
+	if err != nil {
+		*dst = store.Run{}
+	}
+	return err
+}
+
+// swapRunLocked applies the ledger write *sw, which it does not change,
+// and writes the row it stored to *dst, left as it is on an error; s.mu
+// must be held.
+func (s *Store) swapRunLocked(dst *store.Run, sw *store.RunSwap) error {
+	var none store.Run // the row of a period without one
+	cur := &none
 	rows := s.runs[sw.Run.Job]
 	i, had := findRun(rows, sw.Run.Period)
 	if had {
-		cur = rows[i]
+		cur = &rows[i] // read in place: a row is large to copy
 	}
-	if err := store.CheckRunState(sw.Run.Job, sw.Run.Period, cur.State); cur.Version != 0 && err != nil {
-		return store.Run{}, err
+	if cur.Version != 0 && !cur.State.Known() { // a damaged row (a new one has no state)
+		return store.CheckRunState(sw.Run.Job, sw.Run.Period, cur.State)
 	}
 	token, err := s.tokenLocked(sw.Run.Job)
 	if err != nil {
-		return store.Run{}, err
+		return err
 	}
-	if err := storedriver.CheckRunSwap(cur, sw, token); err != nil {
-		return store.Run{}, err
+	if err := storedriver.CheckRunSwap(*cur, *sw, token); err != nil {
+		return err
 	}
 	job, found := s.jobs[sw.Run.Job]
-	if err := storedriver.CheckRunSuspended(sw, job, found); err != nil && !s.ignoreSuspension {
-		return store.Run{}, err
+	if err := storedriver.CheckRunSuspended(*sw, job, found); err != nil && !s.ignoreSuspension {
+		return err
 	}
 	s.version++
 	r := sw.Run
@@ -119,7 +132,8 @@ func (s *Store) swapRunLocked(sw store.RunSwap) (store.Run, error) {
 	} else {
 		s.runs[r.Job] = slices.Insert(rows, i, r)
 	}
-	return r, nil
+	*dst = r
+	return nil
 }
 
 // findRun returns the index of the row of period in rows (one job's, in

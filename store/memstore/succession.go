@@ -35,15 +35,33 @@ func (s *Store) resolveTo(dst *store.Record, name string) (bool, error) {
 	// copies the stored record straight to *dst (the zero record when
 	// there is none), where the two-valued one copies it to the stack
 	// first. A stored record has a name (see Store.records), so a name
-	// says it was there.
+	// says it was there, as a session does. Small enough to be inlined
+	// into every read.
 	*dst = s.records[name]
-	ok := dst.Name != ""
-	if !ok || dst.Session == "" {
-		return ok, nil // the common case: no lookup
+	if dst.Session == "" {
+		return dst.Name != "", nil // the common case, inlined: the record as stored
+	}
+	return true, s.resolveHeld(dst)
+}
+
+// resolveHeld is resolveTo of a record held through a session, stored at
+// *dst.
+func (s *Store) resolveHeld(dst *store.Record) error {
+	if !s.passesLocked(dst.Session) {
+		return nil // the record as stored
 	}
 	rec, err := s.resolve(*dst, nil)
 	*dst = rec
-	return true, err
+	return err
+}
+
+// passesLocked reports whether a record held through the session record
+// session may be passed on by a succession: that record names a
+// successor. store.Resolve returns every other record as it is (a record
+// held "through one without a successor"), so a read or a write need not
+// copy it through Resolve; s.mu must be held.
+func (s *Store) passesLocked(session string) bool {
+	return s.records[session].Successor != ""
 }
 
 // resolve is store.Resolve on the stored records (s.mu held), with the
@@ -63,8 +81,8 @@ func (s *Store) resolve(raw store.Record, passed func(now, dead store.Record)) (
 // impliedLocked returns the log events that the successions rec's stored
 // record was passed on by imply, numbered after the stored log.
 func (s *Store) impliedLocked(raw store.Record) ([]store.Event, error) {
-	if raw.Session == "" {
-		return nil, nil // held through no session, none passed it on (store.Resolve's own first test): no closure made
+	if raw.Session == "" || !s.passesLocked(raw.Session) {
+		return nil, nil // no succession passed it on: no closure made
 	}
 	var evs []store.Event
 	seq := uint64(len(s.logs[raw.Name]))
@@ -233,6 +251,9 @@ func (s *Store) LongestSuccession() int {
 // tokenLocked is the resolved token of the election record name, 0 when
 // there is none: what a fenced ledger write is compared with.
 func (s *Store) tokenLocked(name string) (uint64, error) {
+	if session := s.records[name].Session; session == "" || !s.passesLocked(session) {
+		return s.records[name].Token, nil // as stored (resolveTo's common case), not copied
+	}
 	rec, _, err := s.resolveLocked(name)
 	return rec.Token, err
 }

@@ -15,35 +15,61 @@ import (
 // transaction so that every backend enforces the same rules with the same
 // errors.
 func CheckSwap(cur store.Record, s store.Swap) error {
-	if s.Record.Name == "" {
+	return checkSwap(&cur, &s.Record, s.Expect, s.Record.Token, s.Record.Successor)
+}
+
+// checkSwap is CheckSwap of the swap of r at version expect, read in
+// place (a record is large to copy, and a store checks every write), with
+// token and successor as r's: CheckSuccessionSwap checks r with its
+// resolved token and no successor, as CheckSwap would a copy of it.
+func checkSwap(cur, r *store.Record, expect int64, token uint64, successor string) error {
+	if r.Name == "" {
 		return fmt.Errorf("%w: empty record name", store.ErrInvalid)
 	}
-	if s.Record.Successor != "" {
-		return fmt.Errorf("%w: record %q names a successor, and this store keeps no successions (store.Succeeder)", store.ErrInvalid, s.Record.Name)
+	if successor != "" {
+		return fmt.Errorf("%w: record %q names a successor, and this store keeps no successions (store.Succeeder)", store.ErrInvalid, r.Name)
 	}
-	if err := store.CheckName(s.Record.Name); err != nil {
+	if err := store.CheckName(r.Name); err != nil {
 		return fmt.Errorf("election record: %w", err)
 	}
-	if cur.Version != s.Expect {
-		return fmt.Errorf("%w: %q is at version %d, expected %d", store.ErrConflict, s.Record.Name, cur.Version, s.Expect)
+	if cur.Version != expect {
+		return &versionConflict{name: r.Name, at: cur.Version, expect: expect}
 	}
-	if err := CheckElectionToken(s.Record.Name, max(cur.Token, s.Record.Token)); err != nil {
+	if err := CheckElectionToken(r.Name, max(cur.Token, token)); err != nil {
 		return err
 	}
-	if s.Record.Token < cur.Token {
-		return fmt.Errorf("%w: token of %q would go back from %d to %d", store.ErrInvalid, s.Record.Name, cur.Token, s.Record.Token)
+	if token < cur.Token {
+		return fmt.Errorf("%w: token of %q would go back from %d to %d", store.ErrInvalid, r.Name, cur.Token, token)
 	}
-	if store.IsSession(s.Record.Name) && cur.Version != 0 && cur.Free() && !s.Record.Free() {
-		return fmt.Errorf("%w: session %q is dead and is never held again", store.ErrInvalid, s.Record.Name)
+	if store.IsSession(r.Name) && cur.Version != 0 && cur.Free() && !r.Free() {
+		return fmt.Errorf("%w: session %q is dead and is never held again", store.ErrInvalid, r.Name)
 	}
-	if s.Record.Session != "" && (s.Record.Free() || !store.IsSession(s.Record.Session)) {
-		return fmt.Errorf("%w: record %q names session %q but is not held through one", store.ErrInvalid, s.Record.Name, s.Record.Session)
+	if r.Session != "" && (r.Free() || !store.IsSession(r.Session)) {
+		return fmt.Errorf("%w: record %q names session %q but is not held through one", store.ErrInvalid, r.Name, r.Session)
 	}
-	if s.Record.Holder == "" && s.Record.Incarnation != "" {
-		return fmt.Errorf("%w: a free record of %q has an incarnation", store.ErrInvalid, s.Record.Name)
+	if r.Holder == "" && r.Incarnation != "" {
+		return fmt.Errorf("%w: a free record of %q has an incarnation", store.ErrInvalid, r.Name)
 	}
 	return nil
 }
+
+// versionConflict is CheckSwap's error for a swap whose expected version
+// is not the record's: fmt.Errorf("%w: %q is at version %d, expected %d",
+// store.ErrConflict, name, at, expect), its message formatted only when
+// it is read (contenders race for a record, and every loser is refused).
+type versionConflict struct {
+	name       string
+	at, expect int64
+}
+
+// Error is the message fmt.Errorf made: store.ErrConflict's, then the
+// record's name and both versions.
+func (e *versionConflict) Error() string {
+	return fmt.Sprintf("%v: %q is at version %d, expected %d", store.ErrConflict, e.name, e.at, e.expect)
+}
+
+// Unwrap makes errors.Is(err, store.ErrConflict) hold.
+func (e *versionConflict) Unwrap() error { return store.ErrConflict }
 
 // Renews reports whether s, applied to the record cur, is a renewal that
 // a backend may leave off its change feed: a swap at cur's version,
@@ -400,10 +426,8 @@ func CheckDeleteSession(name string, cur store.Record, expect int64) error {
 // must be held (else store.ErrConflict: the successor's session ended
 // first); a dead session's Successor never changes.
 func CheckSuccessionSwap(cur store.Record, s store.Swap, newToken uint64, successor store.Record, ok bool) error {
-	plain := s
-	plain.Record.Successor = ""
-	plain.Record.Token = newToken
-	if err := CheckSwap(cur, plain); err != nil {
+	// CheckSwap of s without its successor, at the resolved token.
+	if err := checkSwap(&cur, &s.Record, s.Expect, newToken, ""); err != nil {
 		return err
 	}
 	r := s.Record
