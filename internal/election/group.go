@@ -547,9 +547,20 @@ func (g *Group) stepEntry(now time.Time, name string, e *entry, ev Event) []Acti
 	return g.entryActs(now, name, e, e.m.Step(now, ev))
 }
 
-// entryActs handles the actions of a step of the name's machine.
+// entryActs handles the actions of a step of the name's machine: filter,
+// then track. Every step of a name comes here: filter's loop is its own,
+// the call saved.
 func (g *Group) entryActs(now time.Time, name string, e *entry, acts []Action) []Action {
-	acts = g.filter(now, name, acts)
+	for i, a := range acts {
+		switch a.(type) {
+		case Idle, Await:
+			acts = g.filterFrom(now, name, acts, i)
+			g.track(now, name, e)
+			return acts
+		case Elected:
+			g.elected(now, name)
+		}
+	}
 	g.track(now, name, e)
 	return acts
 }
