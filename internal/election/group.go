@@ -371,7 +371,7 @@ func (g *Group) tick(now time.Time) []Action {
 		}
 		e.due = time.Time{}
 		polled = polled || e.phase == contending
-		acts = concat(acts, g.stepEntry(now, t.name, e, Tick{}))
+		acts = concat(acts, g.entryActs(now, t.name, e, e.m.Step(now, Tick{})))
 	}
 	if polled {
 		acts = concat(acts, g.pollSoon(now))
@@ -547,21 +547,39 @@ func (g *Group) stepEntry(now time.Time, name string, e *entry, ev Event) []Acti
 	return g.entryActs(now, name, e, e.m.Step(now, ev))
 }
 
-// entryActs handles the actions of a step of the name's machine: filter,
-// then track. Every step of a name comes here: filter's loop is its own,
-// the call saved.
+// entryActs handles the actions of a step of the name's machine: filtered
+// (filter), then the name's phase, timer and awaited session recorded
+// (track). Every step of a name comes here: both are its own code, the
+// calls saved.
 func (g *Group) entryActs(now time.Time, name string, e *entry, acts []Action) []Action {
+scan:
 	for i, a := range acts {
 		switch a.(type) {
 		case Idle, Await:
 			acts = g.filterFrom(now, name, acts, i)
-			g.track(now, name, e)
-			return acts
+			break scan
 		case Elected:
 			g.elected(now, name)
 		}
 	}
-	g.track(now, name, e)
+	m := e.m
+	if e.phase != m.phase {
+		g.count[e.phase]--
+		g.count[m.phase]++
+		e.phase = m.phase
+	}
+	if at := m.Next(); !sameInstant(e.due, at) {
+		e.due = at
+		if !at.IsZero() {
+			g.timers.push(timer{at: at, name: name, e: e})
+		}
+	}
+	if m.waitOwn {
+		g.waitOwn[name] = struct{}{}
+	}
+	if s := e.await; s != "" && (m.awaiting != s || m.phase != contending) {
+		g.unwait(name, e)
+	}
 	return acts
 }
 
@@ -609,24 +627,8 @@ func (g *Group) elected(now time.Time, name string) {
 	}
 }
 
-// track records name's phase, timer and awaited session after a step.
+// track records name's phase, timer and awaited session after a step
+// whose actions the caller handled: entryActs with none.
 func (g *Group) track(now time.Time, name string, e *entry) {
-	m := e.m
-	if e.phase != m.phase {
-		g.count[e.phase]--
-		g.count[m.phase]++
-		e.phase = m.phase
-	}
-	if at := m.Next(); !sameInstant(e.due, at) {
-		e.due = at
-		if !at.IsZero() {
-			g.timers.push(timer{at: at, name: name, e: e})
-		}
-	}
-	if m.waitOwn {
-		g.waitOwn[name] = struct{}{}
-	}
-	if s := e.await; s != "" && (m.awaiting != s || m.phase != contending) {
-		g.unwait(name, e)
-	}
+	g.entryActs(now, name, e, nil)
 }
