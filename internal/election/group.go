@@ -281,14 +281,12 @@ func (g *Group) Step(now time.Time, ev Event) []Action {
 // (a record is large). The Group reads *r during the call only. Step
 // calls it.
 func (g *Group) StepGet(now time.Time, r *GetReply) []Action {
-	g.out--
-	return g.stepped(now, g.reply(now, r.Name, r, false))
+	return g.reply(now, r, false)
 }
 
 // StepSwap is Step(now, r) without boxing r into an Event, as StepGet.
 func (g *Group) StepSwap(now time.Time, r *SwapReply) []Action {
-	g.out--
-	return g.stepped(now, g.reply(now, r.Name, (*GetReply)(r), true))
+	return g.reply(now, (*GetReply)(r), true)
 }
 
 // stepped ends every step of the group: the session given up when no name
@@ -497,38 +495,34 @@ func concat(a, b []Action) []Action {
 }
 
 // reply steps the answer r (a SwapReply when swap) to a store request of
-// the session, an observer or a name.
-func (g *Group) reply(now time.Time, name string, r *GetReply, swap bool) []Action {
+// the session, an observer or a name: the step of StepGet and StepSwap.
+func (g *Group) reply(now time.Time, r *GetReply, swap bool) []Action {
+	g.out--
+	name := r.Name
+	var acts []Action
 	if g.sm != nil && name == g.sm.cfg.Name {
-		return g.sessionActs(now, g.sm.stepReply(now, r, swap))
-	}
-	if o := g.obs[name]; o != nil {
-		var acts []Action
+		acts = g.sessionActs(now, g.sm.stepReply(now, r, swap))
+	} else if o := g.obs[name]; o != nil {
 		if swap {
 			acts = o.swapReply(now, &g.cfg, (*SwapReply)(r))
 		} else {
 			acts = o.getReply(now, &g.cfg, r, g.heir(now))
 		}
-		return g.afterObserverOf(now, name, o, acts)
-	}
-	e := g.names[name]
-	if swap && (e == nil || e.still()) {
+		acts = g.afterObserverOf(now, name, o, acts)
+	} else if e := g.names[name]; swap && (e == nil || e.still()) {
 		// A listing's release (listed): if it failed, the record changed
 		// since the listing read it (an operator asked for a transfer,
 		// say), and may still be held through the session: list again.
 		if r.Err != nil && !store.Permanent(r.Err) && g.sm != nil && g.view.alive && !g.cfg.Mutate.ListNoRetry {
 			g.listOwn(now, "")
 		}
-		return nil
+	} else if e != nil {
+		acts = g.entryActs(now, name, e, e.m.stepReply(now, r, swap))
 	}
-	if e != nil {
-		return g.entryActs(now, name, e, e.m.stepReply(now, r, swap))
-	}
-	return nil // a late reply for a session or observer that is gone
+	// else a late reply for a session or observer that is gone
+	return g.stepped(now, acts)
 }
 
-// stepName steps the machine of name and handles what it asks of the
-// group.
 // stepPrefer hands a preference event to the machine of name, if the
 // group has one (never to the session's: its record is never handed over).
 func (g *Group) stepPrefer(now time.Time, name string, ev Event) []Action {
