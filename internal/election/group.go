@@ -167,19 +167,23 @@ func (g *Group) Next() time.Time {
 		}
 		g.timers.pop() // stale
 	}
+	// at = earliest(at, b), written out at the busiest sites below (the
+	// session, every observer, the sweep): the call would cost more than
+	// the comparison.
 	if g.sm != nil {
-		at = earliest(at, g.sm.Next())
+		if b := g.sm.Next(); at.IsZero() || (!b.IsZero() && b.Before(at)) {
+			at = b
+		}
 	}
-	// earliest(at, b) is at when b is the zero Time and at is not: the
-	// most common case here (an observer with a read out, no later
-	// take, no succession ending) skips the call.
 	for _, o := range g.obsList {
-		if n := o.next(); n != (time.Time{}) || at.IsZero() {
-			at = earliest(at, n)
+		if b := o.next(); at.IsZero() || (!b.IsZero() && b.Before(at)) {
+			at = b
 		}
 	}
 	if g.sweeping() {
-		at = earliest(at, g.checkAt)
+		if b := g.checkAt; at.IsZero() || (!b.IsZero() && b.Before(at)) {
+			at = b
+		}
 	}
 	if g.balancing() {
 		at = earliest(at, g.balanceAt)
