@@ -483,12 +483,16 @@ func (g *Group) listDue(now time.Time) bool {
 }
 
 // concat appends b to a; when a is empty it returns b itself (every
-// action slice here is fresh, its receiver's to keep), saving a copy. A
-// tick of many names appends one action per name: the first growth makes
-// room for several, not just the one.
+// action slice here is fresh, its receiver's to keep), saving a copy, and
+// when b is empty, a (most parts of a tick have nothing to add: an append
+// of nothing still costs a call). A tick of many names appends one action
+// per name: the first growth makes room for several, not just the one.
 func concat(a, b []Action) []Action {
 	if len(a) == 0 {
 		return b
+	}
+	if len(b) == 0 {
+		return a
 	}
 	if len(a)+len(b) > cap(a) {
 		grown := make([]Action, len(a), max(8, 2*(len(a)+len(b))))
