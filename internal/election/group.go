@@ -112,6 +112,7 @@ type Group struct {
 
 // entry is one name's machine and what the group keeps about it.
 type entry struct {
+	name  string // its key in names
 	m     *Machine
 	phase phase     // the machine's phase after its last step
 	due   time.Time // the timer it has in timers (zero: none)
@@ -321,7 +322,7 @@ func (g *Group) start(now time.Time, ev Start) []Action {
 		if g.sessions {
 			m.sess = &g.view
 		}
-		g.names[name] = &entry{m: m, phase: idle}
+		g.names[name] = &entry{name: name, m: m, phase: idle}
 		g.count[idle]++
 	}
 	var acts []Action
@@ -373,7 +374,7 @@ func (g *Group) tick(now time.Time) []Action {
 		}
 		e.due = time.Time{}
 		polled = polled || e.phase == contending
-		acts = concat(acts, g.entryActs(now, t.name, e, e.m.Step(now, Tick{})))
+		acts = concat(acts, g.entryActs(now, e.name, e, e.m.Step(now, Tick{})))
 	}
 	if polled {
 		acts = concat(acts, g.pollSoon(now))
@@ -445,7 +446,7 @@ func (g *Group) pollSoon(now time.Time) []Action {
 			keep = append(keep, t)
 		default:
 			e.due = time.Time{}
-			acts = concat(acts, g.stepEntry(now, t.name, e, poll{}))
+			acts = concat(acts, g.stepEntry(now, e.name, e, poll{}))
 		}
 	}
 	for _, t := range keep {
@@ -573,7 +574,7 @@ scan:
 	if at := m.Next(); !sameInstant(e.due, at) {
 		e.due = at
 		if !at.IsZero() {
-			g.timers.push(timer{at: at, name: name, e: e})
+			g.timers.push(timer{at: at, e: e})
 		}
 	}
 	if m.waitOwn {

@@ -71,12 +71,11 @@ func sortedKeysIn[V any](keys []string, m map[string]V) []string {
 	return keys
 }
 
-// timer is a name's timer: its entry, g.names[name], which stays the
+// timer is a name's timer: its entry, g.names[e.name], which stays the
 // name's for the group's life.
 type timer struct {
-	at   time.Time
-	name string
-	e    *entry
+	at time.Time
+	e  *entry
 }
 
 // timerHeap is a min-heap of timers by instant. Typed rather than
