@@ -84,7 +84,9 @@ type timer struct {
 // one instant come out in the same order as before.
 type timerHeap []timer
 
-func (h timerHeap) less(i, j int) bool { return h[i].at.Before(h[j].at) }
+// less is h[i].at.Before(h[j].at), answered at once for timers at one
+// instant alike to the bit (names that poll together): Before is a call.
+func (h timerHeap) less(i, j int) bool { return h[i].at != h[j].at && h[i].at.Before(h[j].at) }
 
 func (h *timerHeap) push(t timer) {
 	*h = append(*h, t)
