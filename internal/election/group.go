@@ -366,7 +366,7 @@ func (g *Group) resign(now time.Time, ev Resign) []Action {
 func (g *Group) tick(now time.Time) []Action {
 	var acts []Action
 	polled := false
-	for len(g.timers) > 0 && !now.Before(g.timers[0].at) {
+	for len(g.timers) > 0 && reached(now, g.timers[0].at) {
 		t := g.timers.pop()
 		e := t.e
 		if !sameInstant(e.due, t.at) {
@@ -383,7 +383,7 @@ func (g *Group) tick(now time.Time) []Action {
 		// Only when its timer is due: a Tick before the instant a
 		// machine's Next gives finds nothing to do, and most of the
 		// group's ticks are its names'.
-		if at := g.sm.Next(); !at.IsZero() && !now.Before(at) {
+		if at := g.sm.Next(); !at.IsZero() && reached(now, at) {
 			acts = concat(acts, g.stepSession(now, Tick{}))
 		}
 	}

@@ -126,6 +126,11 @@ func (h *timerHeap) pop() timer {
 	return t
 }
 
+// reached reports whether now is at or past at, !now.Before(at), answered
+// at once when the two are alike to the bit (a tick at the instant a
+// timer asked for, most often): Before is a call.
+func reached(now, at time.Time) bool { return now == at || !now.Before(at) }
+
 // sameInstant is a.Equal(b), answered at once when a and b are alike to
 // the bit (a timer's instant and its entry's due, most often): Equal is a
 // call, and the Group asks it of every timer it looks at.
