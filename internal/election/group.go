@@ -541,6 +541,8 @@ func (g *Group) stepPrefer(now time.Time, name string, ev Event) []Action {
 	return g.stepName(now, name, ev)
 }
 
+// stepName steps the machine of name and handles what it asks of the
+// group.
 func (g *Group) stepName(now time.Time, name string, ev Event) []Action {
 	return g.stepEntry(now, name, g.names[name], ev)
 }
