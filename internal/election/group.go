@@ -112,6 +112,7 @@ type Group struct {
 
 // entry is one name's machine and what the group keeps about it.
 type entry struct {
+	name  string // its key in names
 	m     *Machine
 	phase phase     // the machine's phase after its last step
 	due   time.Time // the timer it has in timers (zero: none)
@@ -167,19 +168,23 @@ func (g *Group) Next() time.Time {
 		}
 		g.timers.pop() // stale
 	}
+	// at = earliest(at, b), written out at the busiest sites below (the
+	// session, every observer, the sweep): the call would cost more than
+	// the comparison.
 	if g.sm != nil {
-		at = earliest(at, g.sm.Next())
+		if b := g.sm.Next(); at.IsZero() || (!b.IsZero() && b.Before(at)) {
+			at = b
+		}
 	}
-	// earliest(at, b) is at when b is the zero Time and at is not: the
-	// most common case here (an observer with a read out, no later
-	// take, no succession ending) skips the call.
 	for _, o := range g.obsList {
-		if n := o.next(); n != (time.Time{}) || at.IsZero() {
-			at = earliest(at, n)
+		if b := o.next(); at.IsZero() || (!b.IsZero() && b.Before(at)) {
+			at = b
 		}
 	}
 	if g.sweeping() {
-		at = earliest(at, g.checkAt)
+		if b := g.checkAt; at.IsZero() || (!b.IsZero() && b.Before(at)) {
+			at = b
+		}
 	}
 	if g.balancing() {
 		at = earliest(at, g.balanceAt)
@@ -281,14 +286,12 @@ func (g *Group) Step(now time.Time, ev Event) []Action {
 // (a record is large). The Group reads *r during the call only. Step
 // calls it.
 func (g *Group) StepGet(now time.Time, r *GetReply) []Action {
-	g.out--
-	return g.stepped(now, g.reply(now, r.Name, r, false))
+	return g.reply(now, r, false)
 }
 
 // StepSwap is Step(now, r) without boxing r into an Event, as StepGet.
 func (g *Group) StepSwap(now time.Time, r *SwapReply) []Action {
-	g.out--
-	return g.stepped(now, g.reply(now, r.Name, (*GetReply)(r), true))
+	return g.reply(now, (*GetReply)(r), true)
 }
 
 // stepped ends every step of the group: the session given up when no name
@@ -319,7 +322,7 @@ func (g *Group) start(now time.Time, ev Start) []Action {
 		if g.sessions {
 			m.sess = &g.view
 		}
-		g.names[name] = &entry{m: m, phase: idle}
+		g.names[name] = &entry{name: name, m: m, phase: idle}
 		g.count[idle]++
 	}
 	var acts []Action
@@ -363,7 +366,7 @@ func (g *Group) resign(now time.Time, ev Resign) []Action {
 func (g *Group) tick(now time.Time) []Action {
 	var acts []Action
 	polled := false
-	for len(g.timers) > 0 && !now.Before(g.timers[0].at) {
+	for len(g.timers) > 0 && reached(now, g.timers[0].at) {
 		t := g.timers.pop()
 		e := t.e
 		if !sameInstant(e.due, t.at) {
@@ -371,7 +374,7 @@ func (g *Group) tick(now time.Time) []Action {
 		}
 		e.due = time.Time{}
 		polled = polled || e.phase == contending
-		acts = concat(acts, g.stepEntry(now, t.name, e, Tick{}))
+		acts = concat(acts, g.entryActs(now, e.name, e, e.m.Step(now, Tick{})))
 	}
 	if polled {
 		acts = concat(acts, g.pollSoon(now))
@@ -380,7 +383,7 @@ func (g *Group) tick(now time.Time) []Action {
 		// Only when its timer is due: a Tick before the instant a
 		// machine's Next gives finds nothing to do, and most of the
 		// group's ticks are its names'.
-		if at := g.sm.Next(); !at.IsZero() && !now.Before(at) {
+		if at := g.sm.Next(); !at.IsZero() && reached(now, at) {
 			acts = concat(acts, g.stepSession(now, Tick{}))
 		}
 	}
@@ -443,7 +446,7 @@ func (g *Group) pollSoon(now time.Time) []Action {
 			keep = append(keep, t)
 		default:
 			e.due = time.Time{}
-			acts = concat(acts, g.stepEntry(now, t.name, e, poll{}))
+			acts = concat(acts, g.stepEntry(now, e.name, e, poll{}))
 		}
 	}
 	for _, t := range keep {
@@ -481,12 +484,16 @@ func (g *Group) listDue(now time.Time) bool {
 }
 
 // concat appends b to a; when a is empty it returns b itself (every
-// action slice here is fresh, its receiver's to keep), saving a copy. A
-// tick of many names appends one action per name: the first growth makes
-// room for several, not just the one.
+// action slice here is fresh, its receiver's to keep), saving a copy, and
+// when b is empty, a (most parts of a tick have nothing to add: an append
+// of nothing still costs a call). A tick of many names appends one action
+// per name: the first growth makes room for several, not just the one.
 func concat(a, b []Action) []Action {
 	if len(a) == 0 {
 		return b
+	}
+	if len(b) == 0 {
+		return a
 	}
 	if len(a)+len(b) > cap(a) {
 		grown := make([]Action, len(a), max(8, 2*(len(a)+len(b))))
@@ -497,38 +504,34 @@ func concat(a, b []Action) []Action {
 }
 
 // reply steps the answer r (a SwapReply when swap) to a store request of
-// the session, an observer or a name.
-func (g *Group) reply(now time.Time, name string, r *GetReply, swap bool) []Action {
+// the session, an observer or a name: the step of StepGet and StepSwap.
+func (g *Group) reply(now time.Time, r *GetReply, swap bool) []Action {
+	g.out--
+	name := r.Name
+	var acts []Action
 	if g.sm != nil && name == g.sm.cfg.Name {
-		return g.sessionActs(now, g.sm.stepReply(now, r, swap))
-	}
-	if o := g.obs[name]; o != nil {
-		var acts []Action
+		acts = g.sessionActs(now, g.sm.stepReply(now, r, swap))
+	} else if o := g.obs[name]; o != nil {
 		if swap {
 			acts = o.swapReply(now, &g.cfg, (*SwapReply)(r))
 		} else {
 			acts = o.getReply(now, &g.cfg, r, g.heir(now))
 		}
-		return g.afterObserverOf(now, name, o, acts)
-	}
-	e := g.names[name]
-	if swap && (e == nil || e.still()) {
+		acts = g.afterObserverOf(now, name, o, acts)
+	} else if e := g.names[name]; swap && (e == nil || e.still()) {
 		// A listing's release (listed): if it failed, the record changed
 		// since the listing read it (an operator asked for a transfer,
 		// say), and may still be held through the session: list again.
 		if r.Err != nil && !store.Permanent(r.Err) && g.sm != nil && g.view.alive && !g.cfg.Mutate.ListNoRetry {
 			g.listOwn(now, "")
 		}
-		return nil
+	} else if e != nil {
+		acts = g.entryActs(now, name, e, e.m.stepReply(now, r, swap))
 	}
-	if e != nil {
-		return g.entryActs(now, name, e, e.m.stepReply(now, r, swap))
-	}
-	return nil // a late reply for a session or observer that is gone
+	// else a late reply for a session or observer that is gone
+	return g.stepped(now, acts)
 }
 
-// stepName steps the machine of name and handles what it asks of the
-// group.
 // stepPrefer hands a preference event to the machine of name, if the
 // group has one (never to the session's: its record is never handed over).
 func (g *Group) stepPrefer(now time.Time, name string, ev Event) []Action {
@@ -538,6 +541,8 @@ func (g *Group) stepPrefer(now time.Time, name string, ev Event) []Action {
 	return g.stepName(now, name, ev)
 }
 
+// stepName steps the machine of name and handles what it asks of the
+// group.
 func (g *Group) stepName(now time.Time, name string, ev Event) []Action {
 	return g.stepEntry(now, name, g.names[name], ev)
 }
@@ -547,10 +552,39 @@ func (g *Group) stepEntry(now time.Time, name string, e *entry, ev Event) []Acti
 	return g.entryActs(now, name, e, e.m.Step(now, ev))
 }
 
-// entryActs handles the actions of a step of the name's machine.
+// entryActs handles the actions of a step of the name's machine: filtered
+// (filter), then the name's phase, timer and awaited session recorded
+// (track). Every step of a name comes here: both are its own code, the
+// calls saved.
 func (g *Group) entryActs(now time.Time, name string, e *entry, acts []Action) []Action {
-	acts = g.filter(now, name, acts)
-	g.track(now, name, e)
+scan:
+	for i, a := range acts {
+		switch a.(type) {
+		case Idle, Await:
+			acts = g.filterFrom(now, name, acts, i)
+			break scan
+		case Elected:
+			g.elected(now, name)
+		}
+	}
+	m := e.m
+	if e.phase != m.phase {
+		g.count[e.phase]--
+		g.count[m.phase]++
+		e.phase = m.phase
+	}
+	if at := m.Next(); !sameInstant(e.due, at) {
+		e.due = at
+		if !at.IsZero() {
+			g.timers.push(timer{at: at, e: e})
+		}
+	}
+	if m.waitOwn {
+		g.waitOwn[name] = struct{}{}
+	}
+	if s := e.await; s != "" && (m.awaiting != s || m.phase != contending) {
+		g.unwait(name, e)
+	}
 	return acts
 }
 
@@ -598,24 +632,8 @@ func (g *Group) elected(now time.Time, name string) {
 	}
 }
 
-// track records name's phase, timer and awaited session after a step.
+// track records name's phase, timer and awaited session after a step
+// whose actions the caller handled: entryActs with none.
 func (g *Group) track(now time.Time, name string, e *entry) {
-	m := e.m
-	if e.phase != m.phase {
-		g.count[e.phase]--
-		g.count[m.phase]++
-		e.phase = m.phase
-	}
-	if at := m.Next(); !sameInstant(e.due, at) {
-		e.due = at
-		if !at.IsZero() {
-			g.timers.push(timer{at: at, name: name, e: e})
-		}
-	}
-	if m.waitOwn {
-		g.waitOwn[name] = struct{}{}
-	}
-	if s := e.await; s != "" && (m.awaiting != s || m.phase != contending) {
-		g.unwait(name, e)
-	}
+	g.entryActs(now, name, e, nil)
 }

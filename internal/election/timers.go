@@ -71,12 +71,11 @@ func sortedKeysIn[V any](keys []string, m map[string]V) []string {
 	return keys
 }
 
-// timer is a name's timer: its entry, g.names[name], which stays the
+// timer is a name's timer: its entry, g.names[e.name], which stays the
 // name's for the group's life.
 type timer struct {
-	at   time.Time
-	name string
-	e    *entry
+	at time.Time
+	e  *entry
 }
 
 // timerHeap is a min-heap of timers by instant. Typed rather than
@@ -85,7 +84,9 @@ type timer struct {
 // one instant come out in the same order as before.
 type timerHeap []timer
 
-func (h timerHeap) less(i, j int) bool { return h[i].at.Before(h[j].at) }
+// less is h[i].at.Before(h[j].at), answered at once for timers at one
+// instant alike to the bit (names that poll together): Before is a call.
+func (h timerHeap) less(i, j int) bool { return h[i].at != h[j].at && h[i].at.Before(h[j].at) }
 
 func (h *timerHeap) push(t timer) {
 	*h = append(*h, t)
@@ -124,6 +125,11 @@ func (h *timerHeap) pop() timer {
 	*h = q[:n]
 	return t
 }
+
+// reached reports whether now is at or past at, !now.Before(at), answered
+// at once when the two are alike to the bit (a tick at the instant a
+// timer asked for, most often): Before is a call.
+func reached(now, at time.Time) bool { return now == at || !now.Before(at) }
 
 // sameInstant is a.Equal(b), answered at once when a and b are alike to
 // the bit (a timer's instant and its entry's due, most often): Equal is a
