@@ -105,6 +105,10 @@ type Machine struct {
 	// report returns: the same slice every time, as gets.
 	await  Action
 	awaits []Action
+	// slots is what is left of a block of fresh one-action slices (one):
+	// each is handed out once, by one step, and its element never written
+	// again, so whoever a step's actions go to may keep them.
+	slots []Action
 
 	inflight op        // the one store request in flight
 	sentAt   time.Time // when it was sent
@@ -202,27 +206,27 @@ func (m *Machine) Phase() string { return m.phase.String() }
 
 // Next returns when the machine wants the next Tick; zero means no timer.
 func (m *Machine) Next() time.Time {
-	switch m.phase {
-	case contending:
-		if m.inflight != opNone {
-			return time.Time{}
-		}
-		return m.readAt
-	case leading:
-		if m.sess != nil {
-			return time.Time{} // the session's machine keeps the deadline
-		}
-		if m.inflight != opNone {
-			return m.deadline
-		}
-		return earliest(m.deadline, m.renewAt)
-	case releasing:
-		if m.inflight != opNone {
-			return time.Time{}
-		}
-		return m.readAt
+	// Small enough to be inlined: the Group asks after every step.
+	if m.phase == leading {
+		return m.leaderNext()
 	}
-	return time.Time{}
+	if m.phase == idle || m.inflight != opNone {
+		return time.Time{}
+	}
+	return m.readAt // contending or releasing: the next read
+}
+
+// leaderNext is Next for a leader, out of line so that Next stays small.
+//
+//go:noinline
+func (m *Machine) leaderNext() time.Time {
+	if m.sess != nil {
+		return time.Time{} // the session's machine keeps the deadline
+	}
+	if m.inflight != opNone {
+		return m.deadline
+	}
+	return earliest(m.deadline, m.renewAt)
 }
 
 func earliest(a, b time.Time) time.Time {
@@ -369,7 +373,24 @@ func (m *Machine) read(now time.Time) []Action {
 
 func (m *Machine) send(now time.Time, o op, sw store.Swap) []Action {
 	m.inflight, m.sentAt, m.readAt = o, now, time.Time{}
-	return []Action{Swap{Swap: sw}}
+	return m.one(Swap{Swap: sw})
+}
+
+// slotBlock is how many one-action slices one allocation makes (one).
+const slotBlock = 8
+
+// one returns a fresh slice of the one action a, of capacity 1 (an
+// append to it copies): it is cut from a block allocated for several
+// steps, one allocation where each step made its own, and no slice of
+// the block is handed out twice or written after it is.
+func (m *Machine) one(a Action) []Action {
+	if len(m.slots) == 0 {
+		m.slots = make([]Action, slotBlock)
+	}
+	s := m.slots[:1:1]
+	m.slots = m.slots[1:]
+	s[0] = a
+	return s
 }
 
 func (m *Machine) tick(now time.Time) []Action {
