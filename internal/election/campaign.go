@@ -182,7 +182,7 @@ func (m *Machine) contenderReply(now time.Time, r *GetReply) []Action {
 			return nil // a better candidate goes first (prefer.go)
 		}
 		return m.acquire(now, *rec)
-	case !rec.Free() && (rec.Session == "" || m.cfg.Mutate.SessionNameExpiry) && !m.cfg.Mutate.WrapDeadline && checkLease(rec) != nil:
+	case !rec.Free() && (rec.Session == "" || m.cfg.Mutate.SessionNameExpiry) && !m.cfg.Mutate.WrapDeadline && !leaseInBounds(rec.Lease):
 		// A lease no valid Config writes: no wait derived from it is
 		// safe, so the record is never taken over; the campaign ends.
 		return m.fail(checkLease(rec))
@@ -215,7 +215,13 @@ func (m *Machine) contenderReply(now time.Time, r *GetReply) []Action {
 		}
 		return m.acquire(now, *rec)
 	}
-	m.readAt = earliest(now.Add(m.cfg.Poll), due)
+	// The next poll, or the takeover if sooner: earliest(next, due),
+	// written out on the path most reads take.
+	next := now.Add(m.cfg.Poll)
+	if next.IsZero() || (!due.IsZero() && due.Before(next)) {
+		next = due
+	}
+	m.readAt = next
 	return nil
 }
 
