@@ -343,6 +343,12 @@ func (m *Machine) stepReply(now time.Time, r *GetReply, swap bool) []Action {
 	if swap {
 		return m.stepped(m.swapReply(now, (*SwapReply)(r)))
 	}
+	if m.inflight == opRead && m.phase == contending {
+		// getReply's most common case, without its call: a
+		// contender's read.
+		m.inflight = opNone
+		return m.stepped(m.contenderRead(now, r))
+	}
 	return m.stepped(m.getReply(now, r))
 }
 
