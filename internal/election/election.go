@@ -126,8 +126,9 @@ type Machine struct {
 	token    uint64
 	deadline time.Time
 	renewAt  time.Time
-	recheck  bool // the last renewal's outcome is unknown: read before renewing
-	changed  bool // a change was notified while a read was in flight
+	timerAt  time.Time // earliest(deadline, renewAt), set with them (setTimes)
+	recheck  bool      // the last renewal's outcome is unknown: read before renewing
+	changed  bool      // a change was notified while a read was in flight
 	// changedTo is the version that change notified (0: unknown): a
 	// contender's reply showing it needs no second read.
 	changedTo int64
@@ -216,9 +217,7 @@ func (m *Machine) Next() time.Time {
 	return m.readAt // contending or releasing: the next read
 }
 
-// leaderNext is Next for a leader, out of line so that Next stays small.
-//
-//go:noinline
+// leaderNext is Next for a leader.
 func (m *Machine) leaderNext() time.Time {
 	if m.sess != nil {
 		return time.Time{} // the session's machine keeps the deadline
@@ -226,7 +225,14 @@ func (m *Machine) leaderNext() time.Time {
 	if m.inflight != opNone {
 		return m.deadline
 	}
-	return earliest(m.deadline, m.renewAt)
+	return m.timerAt // earliest(m.deadline, m.renewAt)
+}
+
+// setTimes sets a term's deadline and next renewal: every change of
+// either goes through it, so that timerAt stays their earliest, which
+// Next, asked after every step, returns.
+func (m *Machine) setTimes(deadline, renewAt time.Time) {
+	m.deadline, m.renewAt, m.timerAt = deadline, renewAt, earliest(deadline, renewAt)
 }
 
 func earliest(a, b time.Time) time.Time {
