@@ -276,7 +276,7 @@ func (m *Machine) adoptTerm(now time.Time, rec store.Record) []Action {
 		m.phase = releasing // born dead, as a take whose reply came late
 		return m.release(now, m.rec)
 	}
-	return m.one(Elected{Name: m.cfg.Name, Token: m.token, Deadline: m.deadline, Record: m.rec})
+	return []Action{Elected{Name: m.cfg.Name, Token: m.token, Deadline: m.deadline, Record: m.rec}}
 }
 
 func (m *Machine) acquireReply(now time.Time, r *SwapReply) []Action {
@@ -301,7 +301,7 @@ func (m *Machine) acquireReply(now time.Time, r *SwapReply) []Action {
 			m.phase = releasing
 			return m.release(now, m.rec)
 		}
-		return m.one(Elected{Name: m.cfg.Name, Token: m.token, Deadline: m.deadline, Record: m.rec})
+		return []Action{Elected{Name: m.cfg.Name, Token: m.token, Deadline: m.deadline, Record: m.rec}}
 	}
 	if r.Err == nil {
 		// Won after the campaign was stopped: give it back at once.

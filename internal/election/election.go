@@ -105,10 +105,6 @@ type Machine struct {
 	// report returns: the same slice every time, as gets.
 	await  Action
 	awaits []Action
-	// slots is what is left of a block of fresh one-action slices (one):
-	// each is handed out once, by one step, and its element never written
-	// again, so whoever a step's actions go to may keep them.
-	slots []Action
 
 	inflight op        // the one store request in flight
 	sentAt   time.Time // when it was sent
@@ -385,24 +381,7 @@ func (m *Machine) read(now time.Time) []Action {
 
 func (m *Machine) send(now time.Time, o op, sw store.Swap) []Action {
 	m.inflight, m.sentAt, m.readAt = o, now, time.Time{}
-	return m.one(Swap{Swap: sw})
-}
-
-// slotBlock is how many one-action slices one allocation makes (one).
-const slotBlock = 8
-
-// one returns a fresh slice of the one action a, of capacity 1 (an
-// append to it copies): it is cut from a block allocated for several
-// steps, one allocation where each step made its own, and no slice of
-// the block is handed out twice or written after it is.
-func (m *Machine) one(a Action) []Action {
-	if len(m.slots) == 0 {
-		m.slots = make([]Action, slotBlock)
-	}
-	s := m.slots[:1:1]
-	m.slots = m.slots[1:]
-	s[0] = a
-	return s
+	return []Action{Swap{Swap: sw}}
 }
 
 func (m *Machine) tick(now time.Time) []Action {

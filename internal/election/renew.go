@@ -157,11 +157,7 @@ func (m *Machine) renewReply(now time.Time, r *SwapReply) []Action {
 		if m.session {
 			name = "" // every term held through it
 		}
-		ext := Extended{Name: name, Deadline: m.deadline}
-		if handover := m.preferDue(now); len(handover) > 0 {
-			return append([]Action{ext}, handover...)
-		}
-		return m.one(ext)
+		return append([]Action{Extended{Name: name, Deadline: m.deadline}}, m.preferDue(now)...)
 	case errors.Is(r.Err, store.ErrConflict):
 		m.recheck = true
 		return m.lose(now, ErrDeposed)
