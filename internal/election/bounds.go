@@ -100,11 +100,17 @@ func (c *Config) wait(lease time.Duration) time.Duration {
 // safe. The error wraps store.ErrCorrupt: the campaign for the name ends
 // with one line, and the record is never taken over early.
 func checkLease(r *store.Record) error {
-	if r.Lease < MinLease || r.Lease > MaxLease {
+	if !leaseInBounds(r.Lease) {
 		return fmt.Errorf("%w: record %q is held by %q with lease %v, outside [%v, %v]: it cannot be taken over safely; fix or delete the record",
 			store.ErrCorrupt, r.Name, r.Holder, r.Lease, MinLease, MaxLease)
 	}
 	return nil
+}
+
+// leaseInBounds is checkLease's test, small enough to inline where
+// every read of a held record asks it.
+func leaseInBounds(lease time.Duration) bool {
+	return lease >= MinLease && lease <= MaxLease
 }
 
 // checkToken reports a record whose token leaves no room for the next

@@ -182,7 +182,7 @@ func (m *Machine) contenderReply(now time.Time, r *GetReply) []Action {
 			return nil // a better candidate goes first (prefer.go)
 		}
 		return m.acquire(now, *rec)
-	case !rec.Free() && (rec.Session == "" || m.cfg.Mutate.SessionNameExpiry) && !m.cfg.Mutate.WrapDeadline && checkLease(rec) != nil:
+	case !rec.Free() && (rec.Session == "" || m.cfg.Mutate.SessionNameExpiry) && !m.cfg.Mutate.WrapDeadline && !leaseInBounds(rec.Lease):
 		// A lease no valid Config writes: no wait derived from it is
 		// safe, so the record is never taken over; the campaign ends.
 		return m.fail(checkLease(rec))
@@ -215,7 +215,13 @@ func (m *Machine) contenderReply(now time.Time, r *GetReply) []Action {
 		}
 		return m.acquire(now, *rec)
 	}
-	m.readAt = earliest(now.Add(m.cfg.Poll), due)
+	// The next poll, or the takeover if sooner: earliest(next, due),
+	// written out on the path most reads take.
+	next := now.Add(m.cfg.Poll)
+	if next.IsZero() || (!due.IsZero() && due.Before(next)) {
+		next = due
+	}
+	m.readAt = next
 	return nil
 }
 
@@ -263,7 +269,8 @@ func (m *Machine) proven(ev passed) (store.Record, bool) {
 // session, with the token rec shows, and nothing written.
 func (m *Machine) adoptTerm(now time.Time, rec store.Record) []Action {
 	m.phase, m.rec, m.token = leading, rec, rec.Token
-	m.deadline, m.renewAt, m.recheck = m.sess.deadline, now.Add(m.cfg.Renew), false
+	m.setTimes(m.sess.deadline, now.Add(m.cfg.Renew))
+	m.recheck = false
 	m.termBegan(now)
 	if !now.Before(m.deadline) {
 		m.phase = releasing // born dead, as a take whose reply came late
@@ -275,19 +282,19 @@ func (m *Machine) adoptTerm(now time.Time, rec store.Record) []Action {
 func (m *Machine) acquireReply(now time.Time, r *SwapReply) []Action {
 	if r.Err == nil && m.phase == contending {
 		m.phase, m.rec, m.token = leading, r.Record, r.Record.Token
-		m.deadline = m.sentAt.Add(m.cfg.Lease)
-		m.renewAt = m.sentAt.Add(m.cfg.Renew)
-		m.recheck = false
-		m.termBegan(now)
+		deadline := m.sentAt.Add(m.cfg.Lease)
 		if m.sess != nil {
 			// Valid as long as the session it was taken through; if
 			// that session ended while the swap was out, the term is
 			// born dead.
-			m.deadline = m.sess.deadline
+			deadline = m.sess.deadline
 			if !m.sess.alive || m.sess.name != r.Record.Session {
-				m.deadline = now
+				deadline = now
 			}
 		}
+		m.setTimes(deadline, m.sentAt.Add(m.cfg.Renew))
+		m.recheck = false
+		m.termBegan(now)
 		if !now.Before(m.deadline) {
 			// The reply came after the lease it bought: the term is born
 			// dead. Announce nothing; release it.
@@ -298,10 +305,12 @@ func (m *Machine) acquireReply(now time.Time, r *SwapReply) []Action {
 	}
 	if r.Err == nil {
 		// Won after the campaign was stopped: give it back at once.
-		m.phase, m.rec, m.token, m.deadline = releasing, r.Record, r.Record.Token, m.sentAt.Add(m.cfg.Lease)
+		m.phase, m.rec, m.token = releasing, r.Record, r.Record.Token
+		deadline := m.sentAt.Add(m.cfg.Lease)
 		if m.sess != nil {
-			m.deadline = m.sess.deadline
+			deadline = m.sess.deadline
 		}
+		m.setTimes(deadline, m.renewAt)
 		return m.release(now, r.Record)
 	}
 	if m.phase != contending {

@@ -122,8 +122,9 @@ type Machine struct {
 	token    uint64
 	deadline time.Time
 	renewAt  time.Time
-	recheck  bool // the last renewal's outcome is unknown: read before renewing
-	changed  bool // a change was notified while a read was in flight
+	timerAt  time.Time // earliest(deadline, renewAt), set with them (setTimes)
+	recheck  bool      // the last renewal's outcome is unknown: read before renewing
+	changed  bool      // a change was notified while a read was in flight
 	// changedTo is the version that change notified (0: unknown): a
 	// contender's reply showing it needs no second read.
 	changedTo int64
@@ -202,27 +203,32 @@ func (m *Machine) Phase() string { return m.phase.String() }
 
 // Next returns when the machine wants the next Tick; zero means no timer.
 func (m *Machine) Next() time.Time {
-	switch m.phase {
-	case contending:
-		if m.inflight != opNone {
-			return time.Time{}
-		}
-		return m.readAt
-	case leading:
-		if m.sess != nil {
-			return time.Time{} // the session's machine keeps the deadline
-		}
-		if m.inflight != opNone {
-			return m.deadline
-		}
-		return earliest(m.deadline, m.renewAt)
-	case releasing:
-		if m.inflight != opNone {
-			return time.Time{}
-		}
-		return m.readAt
+	// Small enough to be inlined: the Group asks after every step.
+	if m.phase == leading {
+		return m.leaderNext()
 	}
-	return time.Time{}
+	if m.phase == idle || m.inflight != opNone {
+		return time.Time{}
+	}
+	return m.readAt // contending or releasing: the next read
+}
+
+// leaderNext is Next for a leader.
+func (m *Machine) leaderNext() time.Time {
+	if m.sess != nil {
+		return time.Time{} // the session's machine keeps the deadline
+	}
+	if m.inflight != opNone {
+		return m.deadline
+	}
+	return m.timerAt // earliest(m.deadline, m.renewAt)
+}
+
+// setTimes sets a term's deadline and next renewal: every change of
+// either goes through it, so that timerAt stays their earliest, which
+// Next, asked after every step, returns.
+func (m *Machine) setTimes(deadline, renewAt time.Time) {
+	m.deadline, m.renewAt, m.timerAt = deadline, renewAt, earliest(deadline, renewAt)
 }
 
 func earliest(a, b time.Time) time.Time {
@@ -338,6 +344,12 @@ func (m *Machine) Step(now time.Time, ev Event) []Action {
 func (m *Machine) stepReply(now time.Time, r *GetReply, swap bool) []Action {
 	if swap {
 		return m.stepped(m.swapReply(now, (*SwapReply)(r)))
+	}
+	if m.inflight == opRead && m.phase == contending {
+		// getReply's most common case, without its call: a
+		// contender's read.
+		m.inflight = opNone
+		return m.stepped(m.contenderRead(now, r))
 	}
 	return m.stepped(m.getReply(now, r))
 }

@@ -77,7 +77,7 @@ func (m *Machine) recheckReply(now time.Time, r *GetReply) []Action {
 	case store.Permanent(r.Err):
 		return m.loseStore(r.Err)
 	case r.Err != nil:
-		m.renewAt = now.Add(m.cfg.Retry)
+		m.setTimes(m.deadline, now.Add(m.cfg.Retry))
 		return nil
 	case m.mine(&r.Record) && r.Record.Token == m.token && r.Record.Transfer == "":
 		m.rec, m.recheck = r.Record, false
@@ -148,8 +148,7 @@ func (m *Machine) renewReply(now time.Time, r *SwapReply) []Action {
 	switch {
 	case r.Err == nil:
 		m.rec = r.Record
-		m.deadline = m.sentAt.Add(m.cfg.Lease)
-		m.renewAt = m.sentAt.Add(m.cfg.Renew)
+		m.setTimes(m.sentAt.Add(m.cfg.Lease), m.sentAt.Add(m.cfg.Renew))
 		// Nothing is in flight any more: a preference handover that
 		// waited only for this renewal is due now (docs/prefer.md, rule
 		// 5), not at the next candidacy read, which a runtime reading
@@ -167,7 +166,7 @@ func (m *Machine) renewReply(now time.Time, r *SwapReply) []Action {
 		// record's version if the renewal went through. The deadline stays
 		// where the last confirmed renewal put it.
 		m.recheck = true
-		m.renewAt = now.Add(m.cfg.Retry)
+		m.setTimes(m.deadline, now.Add(m.cfg.Retry))
 		return nil
 	}
 }
