@@ -163,7 +163,13 @@ func (n *node) local(now time.Duration) time.Time {
 // clockAt is n's clock at the real instant now, as local reads it (without
 // its cache).
 func (n *node) clockAt(now time.Duration) time.Time {
-	return epochAdd(n.l0 + time.Duration(float64(now-n.t0)*n.rate))
+	return epochAdd(n.reading(now))
+}
+
+// reading is n's clock at the real instant now as a duration since Epoch
+// (clockAt is epochAdd of it).
+func (n *node) reading(now time.Duration) time.Duration {
+	return n.l0 + time.Duration(float64(now-n.t0)*n.rate)
 }
 
 // farAway bounds expiry's search: an instant no run reaches (73 years).
@@ -213,9 +219,21 @@ func (n *node) expiry() time.Duration {
 // Float rounding can land a nanosecond short of l on long runs (a day's
 // lease, a drifting clock); the step up makes sure a timer set for l finds
 // it due, or the node would be ticked at the same instant for ever.
+//
+// When l is exactly a duration since Epoch (sinceEpochExact), the clock's
+// readings are compared to it as durations, without making a Time of
+// each: the same comparisons, as clockAt(t) is epochAdd(reading(t)).
 func (n *node) realAt(l time.Time) time.Duration {
-	t := n.t0 + time.Duration(math.Ceil(float64(sinceEpoch(l)-n.l0)/n.rate))
-	for step := time.Duration(1); n.local(t).Before(l); step *= 2 {
+	dl, exact := sinceEpochExact(l)
+	if !exact {
+		t := n.t0 + time.Duration(math.Ceil(float64(sinceEpoch(l)-n.l0)/n.rate))
+		for step := time.Duration(1); n.clockAt(t).Before(l); step *= 2 {
+			t += step
+		}
+		return t
+	}
+	t := n.t0 + time.Duration(math.Ceil(float64(dl-n.l0)/n.rate))
+	for step := time.Duration(1); n.reading(t) < dl; step *= 2 {
 		t += step
 	}
 	return t
@@ -329,11 +347,15 @@ func (e *engine) stepAll(n *node, evs []election.Event, gr []election.GetReply, 
 	}
 	for i := range gr {
 		sess, alive := e.session(n)
-		e.stepped(n, sess, alive, n.g.StepGet(now, &gr[i]), &c)
+		if acts := n.g.StepGet(now, &gr[i]); len(acts) > 0 || e.c.Trace != nil { // most answers act on nothing
+			e.stepped(n, sess, alive, acts, &c)
+		}
 	}
 	for i := range sr {
 		sess, alive := e.session(n)
-		e.stepped(n, sess, alive, n.g.StepSwap(now, &sr[i]), &c)
+		if acts := n.g.StepSwap(now, &sr[i]); len(acts) > 0 || e.c.Trace != nil {
+			e.stepped(n, sess, alive, acts, &c)
+		}
 	}
 	e.sendGets(n, c.gets)
 	e.sendSwaps(n, c.swaps)
@@ -349,7 +371,9 @@ type calls struct{ gets, swaps []election.Action }
 // announcements; it appends its store calls to c.
 func (e *engine) step1(n *node, now time.Time, ev election.Event, c *calls) {
 	sess, alive := e.session(n)
-	e.stepped(n, sess, alive, n.g.Step(now, ev), c)
+	if acts := n.g.Step(now, ev); len(acts) > 0 || e.c.Trace != nil { // stepped has nothing to do with none untraced
+		e.stepped(n, sess, alive, acts, c)
+	}
 }
 
 // session is n's session before a step, for the trace (nothing without
