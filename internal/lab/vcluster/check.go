@@ -75,11 +75,6 @@ func (e *engine) violated(v string) {
 	}
 }
 
-// rules is the job's policy as the checker reads it.
-func (e *engine) rules() WorkRules {
-	return WorkRules{Job: Job, Schedule: e.c.Schedule, Policy: e.c.Policy}
-}
-
 func (e *engine) check() {
 	e.out.Checks++
 	// A node's term becomes valid only when it is won or extended; after

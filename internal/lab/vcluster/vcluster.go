@@ -416,7 +416,8 @@ type engine struct {
 	// never given back (scheduler.Release).
 	toldFinished map[attempt]bool
 
-	lock storeLock // the store's write lock held by a frozen node (ArmFreezeLocked)
+	lock  storeLock // the store's write lock held by a frozen node (ArmFreezeLocked)
+	rules WorkRules // the job's policy as the checker reads it
 
 	lastPref time.Duration // when Job was last handed over to a preferred candidate (-1: never)
 	// Job's record as last written, when (jobWritten: since the run
@@ -439,7 +440,8 @@ func Run(ctx context.Context, c Config) (Outcome, error) {
 	if c.Nodes < 1 || c.Day <= 0 || c.Lease <= 0 || c.Renew <= 0 || c.Poll <= 0 || c.Store == nil || c.Resource == nil {
 		return Outcome{}, errors.New("vcluster: incomplete config")
 	}
-	e := &engine{c: c, cal: Calendar{c.Day}, work: c.work(), ctx: ctx, lock: storeLock{holder: -1}, lastPref: -1}
+	e := &engine{c: c, cal: Calendar{c.Day}, work: c.work(), ctx: ctx, lock: storeLock{holder: -1}, lastPref: -1,
+		rules: WorkRules{Job: Job, Schedule: c.Schedule, Policy: c.Policy}}
 	// The machines' own bounds, as every runtime applies them: the
 	// simulator runs no setting production would refuse.
 	if err := e.electionConfig(&node{id: "node-0", inc: 1}).Validate(); err != nil {

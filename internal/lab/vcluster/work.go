@@ -417,7 +417,7 @@ func (e *engine) ledgerWrite(n *node, a *scheduler.SwapRun, r *scheduler.Swapped
 	}
 	if e.c.Check && e.c.Fence && !e.lateInTermRecord(a) && !e.lateRelease(a) {
 		if rec, err := e.c.Store.Get(e.ctx, Job); err == nil {
-			e.violated(LedgerToken(n.id, *a, rec.Token))
+			e.violated(ledgerTokenRule(n.id, a, rec.Token))
 		}
 	}
 }
@@ -698,7 +698,7 @@ const overlapReason = "skipped: overlap: "
 // only when it did.
 func (e *engine) checkOverlap(n *node, a *scheduler.SwapRun) {
 	if e.c.Check {
-		e.violated(e.rules().Overlap(n.id, *a, Busy{Token: n.busyTok, From: n.busyFrom, To: n.busyTo}))
+		e.violated(e.rules.overlapRule(n.id, a, &Busy{Token: n.busyTok, From: n.busyFrom, To: n.busyTo}))
 	}
 }
 
@@ -709,7 +709,7 @@ func (e *engine) checkOverlap(n *node, a *scheduler.SwapRun) {
 func (e *engine) checkRetry(a *scheduler.SwapRun) {
 	if e.c.Check {
 		prev, ok := e.rows[a.Swap.Run.Period]
-		e.violated(e.rules().Retry(*a, prev, ok))
+		e.violated(e.rules.retryRule(a, &prev, ok))
 	}
 }
 
@@ -721,7 +721,7 @@ const windowReason = "outside the catch-up window of "
 // window, only a period later than the window.
 func (e *engine) checkSkip(a *scheduler.SwapRun) {
 	if e.c.Check {
-		e.violated(e.rules().Skip(*a))
+		e.violated(e.rules.skipRule(a))
 	}
 }
 
@@ -733,7 +733,7 @@ const capReason = "outside the catch-up window: "
 // instants are due, and skipped by the cap only when at least Max are.
 func (e *engine) checkCap(a *scheduler.SwapRun) {
 	if e.c.Check {
-		e.violated(e.rules().Cap(*a))
+		e.violated(e.rules.capRule(a))
 	}
 }
 
@@ -743,7 +743,7 @@ func (e *engine) checkCap(a *scheduler.SwapRun) {
 // planned.
 func (e *engine) checkWindow(a *scheduler.SwapRun) {
 	if e.c.Check {
-		e.violated(e.rules().Window(*a))
+		e.violated(e.rules.windowRule(a))
 	}
 }
 
@@ -757,7 +757,7 @@ func (e *engine) checkSuspended(a *scheduler.SwapRun) {
 		return
 	}
 	if j, err := e.c.Store.GetJob(e.ctx, Job); err == nil {
-		e.violated(Suspended(*a, j))
+		e.violated(suspendedRule(a, &j))
 	}
 }
 
@@ -766,7 +766,7 @@ func (e *engine) checkSuspended(a *scheduler.SwapRun) {
 // every node derives alike.
 func (e *engine) checkJitter(a *scheduler.SwapRun) {
 	if e.c.Check {
-		e.violated(e.rules().Jitter(*a))
+		e.violated(e.rules.jitterRule(a))
 	}
 }
 
@@ -793,7 +793,7 @@ func withDamaged(rows, damaged []store.Run, after string) []store.Run {
 // (Config.DamagedRows): nobody knows whether it ran.
 func (e *engine) checkDamaged(n *node, a scheduler.SwapRun) {
 	if e.c.Check {
-		e.violated(Damaged(n.id, a, e.c.DamagedRows))
+		e.violated(damagedRule(n.id, &a, e.c.DamagedRows))
 	}
 }
 
