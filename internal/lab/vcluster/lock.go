@@ -56,6 +56,7 @@ func writes(call any) bool {
 // and thaws Hold later.
 func (e *engine) freezeLocked(n *node) {
 	n.armedLocked, n.frozen = false, true
+	e.unobserve()
 	if e.lock.holder < 0 {
 		e.lock.holder, e.lock.inc = n.idx, n.inc
 		e.out.Covered.LockFreezes++

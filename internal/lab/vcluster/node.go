@@ -139,6 +139,7 @@ func (e *engine) grant(n *node, i int, h holding) {
 // setJobTerm sets n's term of Job (token 0: none), keeping e.termed, the
 // nodes with a term, in order of index.
 func (e *engine) setJobTerm(n *node, token uint64) {
+	e.unobserve() // a term won, lost or extended (grant)
 	switch {
 	case n.term == 0 && token != 0:
 		i, _ := slices.BinarySearchFunc(e.termed, n.idx, func(m *node, idx int) int { return m.idx - idx })

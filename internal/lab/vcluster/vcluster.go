@@ -376,7 +376,11 @@ type engine struct {
 
 	leaders int
 	lastAt  time.Duration
-	termed  []*node // the nodes with a term of Job (n.term != 0), in order of index (setJobTerm)
+	// observed: leaders is the count of now, until observedUntil unless a
+	// node changes (observe).
+	observed      bool
+	observedUntil time.Duration
+	termed        []*node // the nodes with a term of Job (n.term != 0), in order of index (setJobTerm)
 
 	collectNext int // the node in turn to start a pass of collection
 

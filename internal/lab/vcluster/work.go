@@ -108,6 +108,7 @@ func (e *engine) send(n *node, a scheduler.Action) {
 	e.push(event{at: e.now + n.latency, kind: evWorkCall, node: int32(n.idx), inc: int32(n.inc), gen: gen, ev: a})
 	if n.armedInFlight {
 		n.frozen, n.frozenByEffect = true, true
+		e.unobserve()
 		e.tracef("%s froze with a ledger call in flight", n.id)
 	}
 }
@@ -236,6 +237,7 @@ func (e *engine) doWork(n *node, act scheduler.Action) {
 		if n.armedBeforeCheck {
 			p := a // a copy that escapes only here: a itself stays on the stack
 			n.frozen, n.frozenByEffect, n.pending, n.pendingChecked = true, true, &p, false
+			e.unobserve()
 			e.tracef("%s froze before its Valid() check for %s", n.id, a.Period.Key)
 			return
 		}
@@ -364,6 +366,7 @@ func (e *engine) startEffect(n *node, a scheduler.StartEffect) {
 	if n.armed {
 		p := a // as in doWork
 		n.frozen, n.frozenByEffect, n.pending, n.pendingChecked = true, true, &p, true
+		e.unobserve()
 		e.tracef("%s froze after its Valid() check, before writing %s", n.id, a.Period.Key)
 		e.note(n, Happening{Kind: FrozeBefore, Token: a.Run.Token, Period: a.Period.Key})
 		return
