@@ -947,7 +947,10 @@ func (e *engine) deliver(n *node, b *batch) {
 	if b.notes && n.sessions {
 		// Every write up to the batch's largest version has reached the
 		// node: its Group's feed is in order (Config.OrderedFeed).
-		b.evs = append(b.evs, election.Synced{Version: b.through})
+		if e.synced == nil || e.syncedOf != b.through {
+			e.synced, e.syncedOf = election.Synced{Version: b.through}, b.through // a value, boxed once for the nodes a write reaches
+		}
+		b.evs = append(b.evs, e.synced)
 	}
 	switch {
 	case !e.c.CallLatency || !n.cut:

@@ -420,8 +420,20 @@ type engine struct {
 	// never given back (scheduler.Release).
 	toldFinished map[attempt]bool
 
-	lock  storeLock // the store's write lock held by a frozen node (ArmFreezeLocked)
-	rules WorkRules // the job's policy as the checker reads it
+	lock storeLock // the store's write lock held by a frozen node (ArmFreezeLocked)
+	// jobRead is the last answer to a read of the job that found it,
+	// jobReadOf: an answer is a value, boxed once for as long as the job
+	// stays the same (call).
+	jobRead   scheduler.Event
+	jobReadOf store.Job
+	// synced is the last Synced boxed, of version syncedOf (deliver).
+	synced   election.Event
+	syncedOf int64
+	// wall is the business wall time at wallAt (wallOK: see wallNow).
+	wall   time.Time
+	wallAt time.Duration
+	wallOK bool
+	rules  WorkRules // the job's policy as the checker reads it
 
 	lastPref time.Duration // when Job was last handed over to a preferred candidate (-1: never)
 	// Job's record as last written, when (jobWritten: since the run
@@ -618,7 +630,7 @@ func (e *engine) dispatch(ev *event) {
 		n := e.nodes[ev.node]
 		e.supervisorRecord(n, w.a, w.inTerm)
 		if w.tell && n.up && n.inc == w.inc && n.starts == w.gen {
-			e.effectSeen(n, scheduler.EffectDone{})
+			e.effectSeen(n, effectSucceeded)
 		}
 		return
 	}

@@ -54,9 +54,27 @@ func (e *engine) endWork(n *node) {
 	e.landStep(n)
 }
 
+// wallNow is the business wall time now, e.cal.Wall(e.now), made once an
+// instant: the scheduler steps of an instant read it again and again.
+func (e *engine) wallNow() time.Time {
+	if !e.wallOK || e.wallAt != e.now {
+		e.wallAt, e.wall, e.wallOK = e.now, e.cal.Wall(e.now), true
+	}
+	return e.wall
+}
+
+// wallOf is n's wall clock now: the wall time, wallOff off (a Time plus
+// 0 is the same Time: Add is skipped then).
+func (e *engine) wallOf(n *node) time.Time {
+	if n.wallOff == 0 {
+		return e.wallNow()
+	}
+	return e.wallNow().Add(n.wallOff)
+}
+
 // stepWork feeds the scheduler machine and executes its actions.
 func (e *engine) stepWork(n *node, ev scheduler.Event) {
-	wall := e.cal.Wall(e.now).Add(n.wallOff) // the node's wall clock
+	wall := e.wallOf(n)
 	if d, ok := ev.(scheduler.EffectDone); ok && !d.NotStarted && d.Err == nil && n.running.Period != "" {
 		e.toldFinished[attemptOf(n.running)] = true
 	}
@@ -168,8 +186,14 @@ func (e *engine) call(n *node, a scheduler.Action) scheduler.Event {
 		r.Job, r.Err = e.c.Store.EnsureJob(e.ctx, store.Job{Name: Job, Schedule: "virtual"})
 		return r
 	case scheduler.ReadJob:
-		var r scheduler.JobRead
-		r.Job, r.Err = e.c.Store.GetJob(e.ctx, Job)
+		j, err := e.c.Store.GetJob(e.ctx, Job)
+		if err == nil && e.jobRead != nil && j == e.jobReadOf {
+			return e.jobRead // the job as the last read found it: the same answer, boxed once
+		}
+		r := scheduler.Event(scheduler.JobRead{Job: j, Err: err})
+		if err == nil {
+			e.jobRead, e.jobReadOf = r, j
+		}
 		return r
 	case scheduler.ReadRuns:
 		var r scheduler.RunsRead
@@ -224,7 +248,7 @@ func (e *engine) doWork(n *node, act scheduler.Action) {
 		// answered at once.
 		e.landStep(n)
 		n.checkedOff = n.wallOff
-		e.reply(n, int32(n.termGen), scheduler.ClockRead{Reference: e.cal.Wall(e.now)}, 0)
+		e.reply(n, int32(n.termGen), scheduler.ClockRead{Reference: e.wallNow()}, 0)
 	case scheduler.ClockHeld:
 		e.tracef("%s token %d: the clock guard holds it off: %v (skew %v)", n.id, n.term, a.Held, a.Skew)
 		n.heldAt = -1
@@ -273,7 +297,7 @@ func (e *engine) doWork(n *node, act scheduler.Action) {
 // clockOff reports whether n's wall clock is off the true time by more than
 // the clock guard's tolerance, by the guard's own comparison.
 func (e *engine) clockOff(n *node) bool {
-	truth := e.cal.Wall(e.now)
+	truth := e.wallNow()
 	_, off := scheduler.Skew(truth.Add(n.wallOff), truth, e.work.ClockTolerance)
 	return e.work.ClockTolerance > 0 && off
 }
@@ -547,7 +571,7 @@ func (e *engine) finishEffect(n *node, a scheduler.StartEffect, fail, deliver bo
 		return // its machine is told once the record is written
 	}
 	if deliver {
-		e.effectSeen(n, scheduler.EffectDone{})
+		e.effectSeen(n, effectSucceeded)
 	}
 }
 
@@ -582,7 +606,7 @@ func (e *engine) supervisorRecords(n *node, a scheduler.StartEffect, tell bool) 
 // by the row when it saw the effect end inside its term, else by the
 // token (unless the ledger is unfenced).
 func (e *engine) supervisorRecord(n *node, a scheduler.StartEffect, inTerm bool) {
-	sw := scheduler.CompleteSeen(a.Run, 0, "", nil, e.cal.Wall(e.now).Add(n.wallOff), inTerm && !e.c.Mutate.TokenFencedRecord)
+	sw := scheduler.CompleteSeen(a.Run, 0, "", nil, e.wallOf(n), inTerm && !e.c.Mutate.TokenFencedRecord)
 	if !e.c.Fence || e.c.Mutate.UnfencedLedger {
 		sw.Fenced = false
 	}
@@ -621,7 +645,7 @@ func (e *engine) checkOwnCompletion(n *node, a scheduler.Note) {
 func (e *engine) busy(n *node, a scheduler.StartEffect, deliver bool) {
 	if deliver && n.sm.Working() {
 		// By the node's wall clock, as its machine sees the run's end.
-		n.busyTok, n.busyFrom, n.busyTo = a.Run.Token, a.Run.Started, e.cal.Wall(e.now).Add(n.wallOff)
+		n.busyTok, n.busyFrom, n.busyTo = a.Run.Token, a.Run.Started, e.wallOf(n)
 	}
 }
 
