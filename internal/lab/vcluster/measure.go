@@ -71,9 +71,13 @@ func (e *engine) account(from, to time.Duration, count int) {
 // at the earliest at observedUntil: a term only runs out (see expiry),
 // and e.now only grows. Until then, it stands.
 func (e *engine) observe() {
-	if e.observed && e.now < e.observedUntil && !observeAlways {
-		return
+	if !e.observed || e.now >= e.observedUntil || observeAlways {
+		e.recount()
 	}
+}
+
+// recount is observe's count.
+func (e *engine) recount() {
 	count, until := 0, farAway
 	for _, n := range e.termed { // the nodes with a term, the test valid makes first
 		if e.valid(n) {

@@ -358,8 +358,12 @@ func (e *engine) stepAll(n *node, evs []election.Event, gr []election.GetReply, 
 			e.stepped(n, sess, alive, acts, &c)
 		}
 	}
-	e.sendGets(n, c.gets)
-	e.sendSwaps(n, c.swaps)
+	if len(c.gets) > 0 { // most batches send no read, or no write: no call then
+		e.sendGets(n, c.gets)
+	}
+	if len(c.swaps) > 0 {
+		e.sendSwaps(n, c.swaps)
+	}
 	e.gets, e.swaps = c.gets[:0], c.swaps[:0] // not cleared, as a delivered batch (deliver)
 	e.armTimer(n)
 }
