@@ -33,11 +33,21 @@ func epochAdd(d time.Duration) time.Time {
 // sinceEpoch is t.Sub(Epoch), computed directly when t is within 2^32
 // seconds of it (Sub saturates only beyond about 292 years).
 func sinceEpoch(t time.Time) time.Duration {
+	if d, ok := sinceEpochExact(t); ok {
+		return d
+	}
+	return t.Sub(Epoch)
+}
+
+// sinceEpochExact is sinceEpoch computed directly, ok when it could be
+// (Epoch as declared, t within 2^32 seconds of it): t is then the instant
+// epochAdd(d), so that epochAdd(c).Before(t) is c < d, for any c.
+func sinceEpochExact(t time.Time) (d time.Duration, ok bool) {
 	s := t.Unix() - epochSec
 	if Epoch != epoch0 || s <= -1<<32 || s >= 1<<32 {
-		return t.Sub(Epoch)
+		return 0, false
 	}
-	return time.Duration(s)*time.Second + time.Duration(int64(t.Nanosecond())-epochNsec)
+	return time.Duration(s)*time.Second + time.Duration(int64(t.Nanosecond())-epochNsec), true
 }
 
 // Calendar maps elapsed time to the business wall clock: one business day

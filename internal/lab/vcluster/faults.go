@@ -76,6 +76,7 @@ type Fault struct {
 
 func (e *engine) fault(f Fault) {
 	n := e.nodes[f.Node]
+	e.unobserve() // a crash, restart, freeze, thaw, a clock's rate
 	e.out.FaultsInjected[f.Kind]++
 	if e.tracing() {
 		e.tracef("fault: %s %v", n.id, f.Kind)

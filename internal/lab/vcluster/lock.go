@@ -56,6 +56,7 @@ func writes(call any) bool {
 // and thaws Hold later.
 func (e *engine) freezeLocked(n *node) {
 	n.armedLocked, n.frozen = false, true
+	e.unobserve()
 	if e.lock.holder < 0 {
 		e.lock.holder, e.lock.inc = n.idx, n.inc
 		e.out.Covered.LockFreezes++
@@ -104,10 +105,14 @@ func (e *engine) lateInTermRecord(a *scheduler.SwapRun) bool {
 	return true
 }
 
+// effectSucceeded is scheduler.EffectDone{}, an effect that ended well,
+// boxed once: effectSeen's most common news.
+var effectSucceeded scheduler.Event = scheduler.EffectDone{}
+
 // effectSeen tells n's machine that its effect ended: now, or, while n
 // is frozen (its effect ran on while it held the store's write lock,
 // ArmFreezeLocked), when it thaws.
-func (e *engine) effectSeen(n *node, d scheduler.EffectDone) {
+func (e *engine) effectSeen(n *node, d scheduler.Event) {
 	if !n.frozen {
 		e.stepWork(n, d)
 		return

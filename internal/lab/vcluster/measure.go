@@ -65,19 +65,41 @@ func (e *engine) account(from, to time.Duration, count int) {
 	}
 }
 
-// observe counts the valid running leaders after every event.
+// observe counts the valid running leaders after every event. The count
+// changes only when a node's term, clock, life or freeze changes (which
+// clears e.observed: see unobserve) or when a counted term runs out,
+// at the earliest at observedUntil: a term only runs out (see expiry),
+// and e.now only grows. Until then, it stands.
 func (e *engine) observe() {
-	count := 0
+	if !e.observed || e.now >= e.observedUntil || observeAlways {
+		e.recount()
+	}
+}
+
+// recount is observe's count.
+func (e *engine) recount() {
+	count, until := 0, farAway
 	for _, n := range e.termed { // the nodes with a term, the test valid makes first
 		if e.valid(n) {
 			count++
+			until = min(until, n.expiry())
 		}
 	}
+	e.observed, e.observedUntil = true, until
 	if count != e.leaders {
 		e.account(e.lastAt, e.now, e.leaders)
 		e.leaders, e.lastAt = count, e.now
 	}
 }
+
+// observeAlways makes observe count at every event (tests: the count
+// it skips is the one it would have made).
+var observeAlways = false
+
+// unobserve says that what observe counts may have changed in this event:
+// a node's term of Job, its deadline, its clock, whether it is up or
+// frozen.
+func (e *engine) unobserve() { e.observed = false }
 
 // Coverage counts what a run exercised of the rules operators steer, from
 // the ledger writes that committed and the effects that ran: evidence that

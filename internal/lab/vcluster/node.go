@@ -139,6 +139,7 @@ func (e *engine) grant(n *node, i int, h holding) {
 // setJobTerm sets n's term of Job (token 0: none), keeping e.termed, the
 // nodes with a term, in order of index.
 func (e *engine) setJobTerm(n *node, token uint64) {
+	e.unobserve() // a term won, lost or extended (grant)
 	switch {
 	case n.term == 0 && token != 0:
 		i, _ := slices.BinarySearchFunc(e.termed, n.idx, func(m *node, idx int) int { return m.idx - idx })
@@ -163,7 +164,13 @@ func (n *node) local(now time.Duration) time.Time {
 // clockAt is n's clock at the real instant now, as local reads it (without
 // its cache).
 func (n *node) clockAt(now time.Duration) time.Time {
-	return epochAdd(n.l0 + time.Duration(float64(now-n.t0)*n.rate))
+	return epochAdd(n.reading(now))
+}
+
+// reading is n's clock at the real instant now as a duration since Epoch
+// (clockAt is epochAdd of it).
+func (n *node) reading(now time.Duration) time.Duration {
+	return n.l0 + time.Duration(float64(now-n.t0)*n.rate)
 }
 
 // farAway bounds expiry's search: an instant no run reaches (73 years).
@@ -213,9 +220,21 @@ func (n *node) expiry() time.Duration {
 // Float rounding can land a nanosecond short of l on long runs (a day's
 // lease, a drifting clock); the step up makes sure a timer set for l finds
 // it due, or the node would be ticked at the same instant for ever.
+//
+// When l is exactly a duration since Epoch (sinceEpochExact), the clock's
+// readings are compared to it as durations, without making a Time of
+// each: the same comparisons, as clockAt(t) is epochAdd(reading(t)).
 func (n *node) realAt(l time.Time) time.Duration {
-	t := n.t0 + time.Duration(math.Ceil(float64(sinceEpoch(l)-n.l0)/n.rate))
-	for step := time.Duration(1); n.local(t).Before(l); step *= 2 {
+	dl, exact := sinceEpochExact(l)
+	if !exact {
+		t := n.t0 + time.Duration(math.Ceil(float64(sinceEpoch(l)-n.l0)/n.rate))
+		for step := time.Duration(1); n.clockAt(t).Before(l); step *= 2 {
+			t += step
+		}
+		return t
+	}
+	t := n.t0 + time.Duration(math.Ceil(float64(dl-n.l0)/n.rate))
+	for step := time.Duration(1); n.reading(t) < dl; step *= 2 {
 		t += step
 	}
 	return t
@@ -329,14 +348,22 @@ func (e *engine) stepAll(n *node, evs []election.Event, gr []election.GetReply, 
 	}
 	for i := range gr {
 		sess, alive := e.session(n)
-		e.stepped(n, sess, alive, n.g.StepGet(now, &gr[i]), &c)
+		if acts := n.g.StepGet(now, &gr[i]); len(acts) > 0 || e.c.Trace != nil { // most answers act on nothing
+			e.stepped(n, sess, alive, acts, &c)
+		}
 	}
 	for i := range sr {
 		sess, alive := e.session(n)
-		e.stepped(n, sess, alive, n.g.StepSwap(now, &sr[i]), &c)
+		if acts := n.g.StepSwap(now, &sr[i]); len(acts) > 0 || e.c.Trace != nil {
+			e.stepped(n, sess, alive, acts, &c)
+		}
 	}
-	e.sendGets(n, c.gets)
-	e.sendSwaps(n, c.swaps)
+	if len(c.gets) > 0 { // most batches send no read, or no write: no call then
+		e.sendGets(n, c.gets)
+	}
+	if len(c.swaps) > 0 {
+		e.sendSwaps(n, c.swaps)
+	}
 	e.gets, e.swaps = c.gets[:0], c.swaps[:0] // not cleared, as a delivered batch (deliver)
 	e.armTimer(n)
 }
@@ -349,7 +376,9 @@ type calls struct{ gets, swaps []election.Action }
 // announcements; it appends its store calls to c.
 func (e *engine) step1(n *node, now time.Time, ev election.Event, c *calls) {
 	sess, alive := e.session(n)
-	e.stepped(n, sess, alive, n.g.Step(now, ev), c)
+	if acts := n.g.Step(now, ev); len(acts) > 0 || e.c.Trace != nil { // stepped has nothing to do with none untraced
+		e.stepped(n, sess, alive, acts, c)
+	}
 }
 
 // session is n's session before a step, for the trace (nothing without
@@ -922,7 +951,10 @@ func (e *engine) deliver(n *node, b *batch) {
 	if b.notes && n.sessions {
 		// Every write up to the batch's largest version has reached the
 		// node: its Group's feed is in order (Config.OrderedFeed).
-		b.evs = append(b.evs, election.Synced{Version: b.through})
+		if e.synced == nil || e.syncedOf != b.through {
+			e.synced, e.syncedOf = election.Synced{Version: b.through}, b.through // a value, boxed once for the nodes a write reaches
+		}
+		b.evs = append(b.evs, e.synced)
 	}
 	switch {
 	case !e.c.CallLatency || !n.cut:

@@ -25,9 +25,14 @@ type WorkRules struct {
 // Cap checks a scheduled period's first claim or skip against the
 // catch-up cap: a period is claimed only while fewer than Max newer
 // instants are due, and skipped by the cap only when at least Max are.
-func (r WorkRules) Cap(a scheduler.SwapRun) string {
+func (r WorkRules) Cap(a scheduler.SwapRun) string { return r.capRule(&a) }
+
+// capRule is Cap of *a. The rules' own forms take the write by pointer:
+// the engine checks every committed write with each, and a copy of the
+// write for each is most of what a check costs.
+func (r *WorkRules) capRule(a *scheduler.SwapRun) string {
 	max := r.Policy.Max
-	sw := a.Swap.Run
+	sw := &a.Swap.Run
 	if max <= 0 || r.Schedule == nil || sw.Manual || a.Swap.Expect != 0 {
 		return ""
 	}
@@ -55,8 +60,11 @@ func (r WorkRules) Cap(a scheduler.SwapRun) string {
 // against the catch-up window: it starts no later than Window after the
 // period's instant, by the claimant's clock, however long ago it was
 // planned.
-func (r WorkRules) Window(a scheduler.SwapRun) string {
-	sw, w := a.Swap.Run, r.Policy.Window
+func (r WorkRules) Window(a scheduler.SwapRun) string { return r.windowRule(&a) }
+
+// windowRule is Window of *a.
+func (r *WorkRules) windowRule(a *scheduler.SwapRun) string {
+	sw, w := &a.Swap.Run, r.Policy.Window
 	if w <= 0 || a.Kind != scheduler.KindClaim || sw.Manual {
 		return ""
 	}
@@ -69,8 +77,11 @@ func (r WorkRules) Window(a scheduler.SwapRun) string {
 // Jitter checks that a scheduled period's first claim starts no earlier
 // than its instant plus its jitter (scheduler.JitterOf), which every node
 // derives alike.
-func (r WorkRules) Jitter(a scheduler.SwapRun) string {
-	sw := a.Swap.Run
+func (r WorkRules) Jitter(a scheduler.SwapRun) string { return r.jitterRule(&a) }
+
+// jitterRule is Jitter of *a.
+func (r *WorkRules) jitterRule(a *scheduler.SwapRun) string {
+	sw := &a.Swap.Run
 	if r.Policy.Jitter <= 0 || a.Kind != scheduler.KindClaim || sw.Manual || a.Swap.Expect != 0 {
 		return ""
 	}
@@ -86,8 +97,11 @@ func (r WorkRules) Jitter(a scheduler.SwapRun) string {
 // backfill row, which an operator asked for), by the catch-up window only
 // a period later than the window, and by catch-up latest or none only
 // once a newer period is due.
-func (r WorkRules) Skip(a scheduler.SwapRun) string {
-	sw := a.Swap.Run
+func (r WorkRules) Skip(a scheduler.SwapRun) string { return r.skipRule(&a) }
+
+// skipRule is Skip of *a.
+func (r *WorkRules) skipRule(a *scheduler.SwapRun) string {
+	sw := &a.Swap.Run
 	if a.Kind != scheduler.KindSkip {
 		return ""
 	}
@@ -108,7 +122,10 @@ func (r WorkRules) Skip(a scheduler.SwapRun) string {
 // or skips a period, store.RunSwap.Claims) lands while the job, as stored
 // when it lands, is suspended: the store refuses one in the same atomic
 // step as the write.
-func Suspended(a scheduler.SwapRun, job store.Job) string {
+func Suspended(a scheduler.SwapRun, job store.Job) string { return suspendedRule(&a, &job) }
+
+// suspendedRule is Suspended of *a and *job.
+func suspendedRule(a *scheduler.SwapRun, job *store.Job) string {
 	if a.Swap.Claims() && job.Suspension.Active() {
 		return fmt.Sprintf("suspend: %s of %s landed while the job is suspended (by %s)", a.Kind, a.Swap.Run.Period, job.Suspension.By)
 	}
@@ -128,7 +145,12 @@ type Busy struct {
 // jitter) while that term's previous run (busy) went on, and a period is
 // skipped for overlap only when it did.
 func (r WorkRules) Overlap(node string, a scheduler.SwapRun, busy Busy) string {
-	sw := a.Swap.Run
+	return r.overlapRule(node, &a, &busy)
+}
+
+// overlapRule is Overlap of *a and *busy.
+func (r *WorkRules) overlapRule(node string, a *scheduler.SwapRun, busy *Busy) string {
+	sw := &a.Swap.Run
 	if sw.Manual || a.Swap.Expect != 0 {
 		return ""
 	}
@@ -157,7 +179,12 @@ func (r WorkRules) Overlap(node string, a scheduler.SwapRun, busy Busy) string {
 // failed attempt had retries left (Attempt at most Policy.Retries) and
 // the claim starts no earlier than Policy.RetryBackoff after it finished.
 func (r WorkRules) Retry(a scheduler.SwapRun, prev store.Run, ok bool) string {
-	sw := a.Swap.Run
+	return r.retryRule(&a, &prev, ok)
+}
+
+// retryRule is Retry of *a and *prev.
+func (r *WorkRules) retryRule(a *scheduler.SwapRun, prev *store.Run, ok bool) string {
+	sw := &a.Swap.Run
 	if a.Kind != scheduler.KindClaim || a.Swap.Expect == 0 || !ok || prev.Version != a.Swap.Expect || prev.State != store.Failed {
 		return ""
 	}
@@ -174,6 +201,11 @@ func (r WorkRules) Retry(a scheduler.SwapRun, prev store.Run, ok bool) string {
 // Damaged checks that no write by node lands on the period of a damaged
 // row (one in a state no baton writes): nobody knows whether it ran.
 func Damaged(node string, a scheduler.SwapRun, damaged []store.Run) string {
+	return damagedRule(node, &a, damaged)
+}
+
+// damagedRule is Damaged of *a.
+func damagedRule(node string, a *scheduler.SwapRun, damaged []store.Run) string {
 	for _, d := range damaged {
 		if d.Period == a.Swap.Run.Period {
 			return fmt.Sprintf("damaged ledger row %s (state %q) written again by %s: %s, %s with token %d, attempt %d",
@@ -219,7 +251,12 @@ func EndedRowTakeover(node string, a scheduler.SwapRun, prev store.Run, ok bool,
 // fenced by the token: not a release or a supervisor's record fenced by
 // the row, which the caller leaves out.
 func LedgerToken(node string, a scheduler.SwapRun, token uint64) string {
-	sw := a.Swap.Run
+	return ledgerTokenRule(node, &a, token)
+}
+
+// ledgerTokenRule is LedgerToken of *a.
+func ledgerTokenRule(node string, a *scheduler.SwapRun, token uint64) string {
+	sw := &a.Swap.Run
 	if token != sw.Token {
 		return fmt.Sprintf("ledger write (%s of %s) by %s with token %d committed while the election's token is %d", a.Kind, sw.Period, node, sw.Token, token)
 	}

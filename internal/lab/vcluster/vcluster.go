@@ -376,7 +376,11 @@ type engine struct {
 
 	leaders int
 	lastAt  time.Duration
-	termed  []*node // the nodes with a term of Job (n.term != 0), in order of index (setJobTerm)
+	// observed: leaders is the count of now, until observedUntil unless a
+	// node changes (observe).
+	observed      bool
+	observedUntil time.Duration
+	termed        []*node // the nodes with a term of Job (n.term != 0), in order of index (setJobTerm)
 
 	collectNext int // the node in turn to start a pass of collection
 
@@ -417,6 +421,19 @@ type engine struct {
 	toldFinished map[attempt]bool
 
 	lock storeLock // the store's write lock held by a frozen node (ArmFreezeLocked)
+	// jobRead is the last answer to a read of the job that found it,
+	// jobReadOf: an answer is a value, boxed once for as long as the job
+	// stays the same (call).
+	jobRead   scheduler.Event
+	jobReadOf store.Job
+	// synced is the last Synced boxed, of version syncedOf (deliver).
+	synced   election.Event
+	syncedOf int64
+	// wall is the business wall time at wallAt (wallOK: see wallNow).
+	wall   time.Time
+	wallAt time.Duration
+	wallOK bool
+	rules  WorkRules // the job's policy as the checker reads it
 
 	lastPref time.Duration // when Job was last handed over to a preferred candidate (-1: never)
 	// Job's record as last written, when (jobWritten: since the run
@@ -439,7 +456,8 @@ func Run(ctx context.Context, c Config) (Outcome, error) {
 	if c.Nodes < 1 || c.Day <= 0 || c.Lease <= 0 || c.Renew <= 0 || c.Poll <= 0 || c.Store == nil || c.Resource == nil {
 		return Outcome{}, errors.New("vcluster: incomplete config")
 	}
-	e := &engine{c: c, cal: Calendar{c.Day}, work: c.work(), ctx: ctx, lock: storeLock{holder: -1}, lastPref: -1}
+	e := &engine{c: c, cal: Calendar{c.Day}, work: c.work(), ctx: ctx, lock: storeLock{holder: -1}, lastPref: -1,
+		rules: WorkRules{Job: Job, Schedule: c.Schedule, Policy: c.Policy}}
 	// The machines' own bounds, as every runtime applies them: the
 	// simulator runs no setting production would refuse.
 	if err := e.electionConfig(&node{id: "node-0", inc: 1}).Validate(); err != nil {
@@ -612,7 +630,7 @@ func (e *engine) dispatch(ev *event) {
 		n := e.nodes[ev.node]
 		e.supervisorRecord(n, w.a, w.inTerm)
 		if w.tell && n.up && n.inc == w.inc && n.starts == w.gen {
-			e.effectSeen(n, scheduler.EffectDone{})
+			e.effectSeen(n, effectSucceeded)
 		}
 		return
 	}

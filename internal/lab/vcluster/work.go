@@ -54,9 +54,27 @@ func (e *engine) endWork(n *node) {
 	e.landStep(n)
 }
 
+// wallNow is the business wall time now, e.cal.Wall(e.now), made once an
+// instant: the scheduler steps of an instant read it again and again.
+func (e *engine) wallNow() time.Time {
+	if !e.wallOK || e.wallAt != e.now {
+		e.wallAt, e.wall, e.wallOK = e.now, e.cal.Wall(e.now), true
+	}
+	return e.wall
+}
+
+// wallOf is n's wall clock now: the wall time, wallOff off (a Time plus
+// 0 is the same Time: Add is skipped then).
+func (e *engine) wallOf(n *node) time.Time {
+	if n.wallOff == 0 {
+		return e.wallNow()
+	}
+	return e.wallNow().Add(n.wallOff)
+}
+
 // stepWork feeds the scheduler machine and executes its actions.
 func (e *engine) stepWork(n *node, ev scheduler.Event) {
-	wall := e.cal.Wall(e.now).Add(n.wallOff) // the node's wall clock
+	wall := e.wallOf(n)
 	if d, ok := ev.(scheduler.EffectDone); ok && !d.NotStarted && d.Err == nil && n.running.Period != "" {
 		e.toldFinished[attemptOf(n.running)] = true
 	}
@@ -108,6 +126,7 @@ func (e *engine) send(n *node, a scheduler.Action) {
 	e.push(event{at: e.now + n.latency, kind: evWorkCall, node: int32(n.idx), inc: int32(n.inc), gen: gen, ev: a})
 	if n.armedInFlight {
 		n.frozen, n.frozenByEffect = true, true
+		e.unobserve()
 		e.tracef("%s froze with a ledger call in flight", n.id)
 	}
 }
@@ -167,8 +186,14 @@ func (e *engine) call(n *node, a scheduler.Action) scheduler.Event {
 		r.Job, r.Err = e.c.Store.EnsureJob(e.ctx, store.Job{Name: Job, Schedule: "virtual"})
 		return r
 	case scheduler.ReadJob:
-		var r scheduler.JobRead
-		r.Job, r.Err = e.c.Store.GetJob(e.ctx, Job)
+		j, err := e.c.Store.GetJob(e.ctx, Job)
+		if err == nil && e.jobRead != nil && j == e.jobReadOf {
+			return e.jobRead // the job as the last read found it: the same answer, boxed once
+		}
+		r := scheduler.Event(scheduler.JobRead{Job: j, Err: err})
+		if err == nil {
+			e.jobRead, e.jobReadOf = r, j
+		}
 		return r
 	case scheduler.ReadRuns:
 		var r scheduler.RunsRead
@@ -223,7 +248,7 @@ func (e *engine) doWork(n *node, act scheduler.Action) {
 		// answered at once.
 		e.landStep(n)
 		n.checkedOff = n.wallOff
-		e.reply(n, int32(n.termGen), scheduler.ClockRead{Reference: e.cal.Wall(e.now)}, 0)
+		e.reply(n, int32(n.termGen), scheduler.ClockRead{Reference: e.wallNow()}, 0)
 	case scheduler.ClockHeld:
 		e.tracef("%s token %d: the clock guard holds it off: %v (skew %v)", n.id, n.term, a.Held, a.Skew)
 		n.heldAt = -1
@@ -236,6 +261,7 @@ func (e *engine) doWork(n *node, act scheduler.Action) {
 		if n.armedBeforeCheck {
 			p := a // a copy that escapes only here: a itself stays on the stack
 			n.frozen, n.frozenByEffect, n.pending, n.pendingChecked = true, true, &p, false
+			e.unobserve()
 			e.tracef("%s froze before its Valid() check for %s", n.id, a.Period.Key)
 			return
 		}
@@ -271,7 +297,7 @@ func (e *engine) doWork(n *node, act scheduler.Action) {
 // clockOff reports whether n's wall clock is off the true time by more than
 // the clock guard's tolerance, by the guard's own comparison.
 func (e *engine) clockOff(n *node) bool {
-	truth := e.cal.Wall(e.now)
+	truth := e.wallNow()
 	_, off := scheduler.Skew(truth.Add(n.wallOff), truth, e.work.ClockTolerance)
 	return e.work.ClockTolerance > 0 && off
 }
@@ -364,6 +390,7 @@ func (e *engine) startEffect(n *node, a scheduler.StartEffect) {
 	if n.armed {
 		p := a // as in doWork
 		n.frozen, n.frozenByEffect, n.pending, n.pendingChecked = true, true, &p, true
+		e.unobserve()
 		e.tracef("%s froze after its Valid() check, before writing %s", n.id, a.Period.Key)
 		e.note(n, Happening{Kind: FrozeBefore, Token: a.Run.Token, Period: a.Period.Key})
 		return
@@ -417,7 +444,7 @@ func (e *engine) ledgerWrite(n *node, a *scheduler.SwapRun, r *scheduler.Swapped
 	}
 	if e.c.Check && e.c.Fence && !e.lateInTermRecord(a) && !e.lateRelease(a) {
 		if rec, err := e.c.Store.Get(e.ctx, Job); err == nil {
-			e.violated(LedgerToken(n.id, *a, rec.Token))
+			e.violated(ledgerTokenRule(n.id, a, rec.Token))
 		}
 	}
 }
@@ -544,7 +571,7 @@ func (e *engine) finishEffect(n *node, a scheduler.StartEffect, fail, deliver bo
 		return // its machine is told once the record is written
 	}
 	if deliver {
-		e.effectSeen(n, scheduler.EffectDone{})
+		e.effectSeen(n, effectSucceeded)
 	}
 }
 
@@ -579,7 +606,7 @@ func (e *engine) supervisorRecords(n *node, a scheduler.StartEffect, tell bool) 
 // by the row when it saw the effect end inside its term, else by the
 // token (unless the ledger is unfenced).
 func (e *engine) supervisorRecord(n *node, a scheduler.StartEffect, inTerm bool) {
-	sw := scheduler.CompleteSeen(a.Run, 0, "", nil, e.cal.Wall(e.now).Add(n.wallOff), inTerm && !e.c.Mutate.TokenFencedRecord)
+	sw := scheduler.CompleteSeen(a.Run, 0, "", nil, e.wallOf(n), inTerm && !e.c.Mutate.TokenFencedRecord)
 	if !e.c.Fence || e.c.Mutate.UnfencedLedger {
 		sw.Fenced = false
 	}
@@ -618,7 +645,7 @@ func (e *engine) checkOwnCompletion(n *node, a scheduler.Note) {
 func (e *engine) busy(n *node, a scheduler.StartEffect, deliver bool) {
 	if deliver && n.sm.Working() {
 		// By the node's wall clock, as its machine sees the run's end.
-		n.busyTok, n.busyFrom, n.busyTo = a.Run.Token, a.Run.Started, e.cal.Wall(e.now).Add(n.wallOff)
+		n.busyTok, n.busyFrom, n.busyTo = a.Run.Token, a.Run.Started, e.wallOf(n)
 	}
 }
 
@@ -698,7 +725,7 @@ const overlapReason = "skipped: overlap: "
 // only when it did.
 func (e *engine) checkOverlap(n *node, a *scheduler.SwapRun) {
 	if e.c.Check {
-		e.violated(e.rules().Overlap(n.id, *a, Busy{Token: n.busyTok, From: n.busyFrom, To: n.busyTo}))
+		e.violated(e.rules.overlapRule(n.id, a, &Busy{Token: n.busyTok, From: n.busyFrom, To: n.busyTo}))
 	}
 }
 
@@ -709,7 +736,7 @@ func (e *engine) checkOverlap(n *node, a *scheduler.SwapRun) {
 func (e *engine) checkRetry(a *scheduler.SwapRun) {
 	if e.c.Check {
 		prev, ok := e.rows[a.Swap.Run.Period]
-		e.violated(e.rules().Retry(*a, prev, ok))
+		e.violated(e.rules.retryRule(a, &prev, ok))
 	}
 }
 
@@ -721,7 +748,7 @@ const windowReason = "outside the catch-up window of "
 // window, only a period later than the window.
 func (e *engine) checkSkip(a *scheduler.SwapRun) {
 	if e.c.Check {
-		e.violated(e.rules().Skip(*a))
+		e.violated(e.rules.skipRule(a))
 	}
 }
 
@@ -733,7 +760,7 @@ const capReason = "outside the catch-up window: "
 // instants are due, and skipped by the cap only when at least Max are.
 func (e *engine) checkCap(a *scheduler.SwapRun) {
 	if e.c.Check {
-		e.violated(e.rules().Cap(*a))
+		e.violated(e.rules.capRule(a))
 	}
 }
 
@@ -743,7 +770,7 @@ func (e *engine) checkCap(a *scheduler.SwapRun) {
 // planned.
 func (e *engine) checkWindow(a *scheduler.SwapRun) {
 	if e.c.Check {
-		e.violated(e.rules().Window(*a))
+		e.violated(e.rules.windowRule(a))
 	}
 }
 
@@ -757,7 +784,7 @@ func (e *engine) checkSuspended(a *scheduler.SwapRun) {
 		return
 	}
 	if j, err := e.c.Store.GetJob(e.ctx, Job); err == nil {
-		e.violated(Suspended(*a, j))
+		e.violated(suspendedRule(a, &j))
 	}
 }
 
@@ -766,7 +793,7 @@ func (e *engine) checkSuspended(a *scheduler.SwapRun) {
 // every node derives alike.
 func (e *engine) checkJitter(a *scheduler.SwapRun) {
 	if e.c.Check {
-		e.violated(e.rules().Jitter(*a))
+		e.violated(e.rules.jitterRule(a))
 	}
 }
 
@@ -793,7 +820,7 @@ func withDamaged(rows, damaged []store.Run, after string) []store.Run {
 // (Config.DamagedRows): nobody knows whether it ran.
 func (e *engine) checkDamaged(n *node, a scheduler.SwapRun) {
 	if e.c.Check {
-		e.violated(Damaged(n.id, a, e.c.DamagedRows))
+		e.violated(damagedRule(n.id, &a, e.c.DamagedRows))
 	}
 }
 
