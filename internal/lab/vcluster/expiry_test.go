@@ -14,9 +14,8 @@ import (
 // deadlines the clock never or always reaches.
 func TestExpiryIsValid(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
-	rates := []float64{1, 1.0001, 0.9999, 1.05, 0.95, 1 + 1e-9, 1 - 1e-9, 2, 0.5, 1.3333333333333333}
 	for i := range 20000 {
-		n := &node{rate: rates[i%len(rates)], t0: time.Duration(rng.Int64N(int64(48 * time.Hour))), l0: time.Duration(rng.Int64N(int64(48*time.Hour))) - 24*time.Hour}
+		n := driftingNode(rng, i)
 		var d time.Duration
 		switch i % 4 {
 		case 0:
@@ -55,4 +54,12 @@ func TestExpiryIsValid(t *testing.T) {
 	if at := n.expiry(); at > -1<<60 {
 		t.Fatalf("a deadline 146 years before expires at %v", at)
 	}
+}
+
+// driftingNode is the i-th node of a test over drifting clocks: one of a
+// few rates, from fast and slow by a nanosecond a second to twice or half
+// real time, started at a random instant with its clock up to a day off.
+func driftingNode(rng *rand.Rand, i int) *node {
+	rates := []float64{1, 1.0001, 0.9999, 1.05, 0.95, 1 + 1e-9, 1 - 1e-9, 2, 0.5, 1.3333333333333333}
+	return &node{rate: rates[i%len(rates)], t0: time.Duration(rng.Int64N(int64(48 * time.Hour))), l0: time.Duration(rng.Int64N(int64(48*time.Hour))) - 24*time.Hour}
 }
