@@ -301,9 +301,13 @@ func quickstart(t *testing.T, sh func(string) *exec.Cmd, run func(string) string
 		t.Errorf("the new leader's token %d is not higher than %d", nextToken, token)
 	}
 	// A period came due while nobody led (10s apart, 11s or more without
-	// a leader): the survivor runs it, with its token.
+	// a leader): the survivor runs it, with its token. When the kill
+	// caught a run, its row is left running under the killed term: the
+	// survivor then waits its takeover grace (the renew interval, a third
+	// of the 15s lease) before it claims that period again, and the
+	// periods after it wait with it.
 	from := time.Now()
-	if !testenv.WaitFor(delay.Slack(2*time.Second, from, time.Now()), func() bool {
+	if !testenv.WaitFor(delay.Slack(2*time.Second+takeoverGrace(15*time.Second/3), from, time.Now()), func() bool {
 		for _, r := range periods() {
 			if r.token == nextToken {
 				return true
