@@ -1,6 +1,7 @@
 package vcluster
 
 import (
+	"math/bits"
 	"slices"
 	"time"
 )
@@ -10,7 +11,6 @@ type evKind int32
 // event is one queued event, kept small: the queue moves them around.
 type event struct {
 	at   time.Duration
-	seq  int64
 	kind evKind
 	node int32
 	inc  int32
@@ -19,35 +19,64 @@ type event struct {
 	arg  time.Duration // trigger instant (evTrigger, evNodeTrigger), fault index (evFault)
 }
 
-// queue is a binary min-heap of events by time; at one instant faults
-// come first, then the order of pushing. (Typed, not container/heap: an
-// interface conversion per event costs more than the rest of a push.) The
-// heap itself holds only the ordering keys and a slot index, no pointers:
-// sifting moves 24 bytes with no write barriers, and the events, which
-// carry an interface, stay in their slots until popped.
+// queue holds the events by time; at one instant faults come first, then
+// the order of pushing.
 //
-// The events known before the run (faults, triggers) are not in the heap
-// but in fixed, sorted by the same order, from next on: pop takes
-// whichever comes first, so the heap holds only the events the run makes.
+// The faults and the events known before the run (preload) are in fixed,
+// sorted, from next on; a fault pushed during the run is put in its place
+// there. The events the run makes are in a radix heap: no event is pushed
+// earlier than the last one popped (the run's clock never goes back), so
+// an event waits in the bucket of the highest bit in which its instant
+// differs from last, the heap's last minimum (bucket 0: the events at
+// last). A pop takes bucket 0's first event, or else finds the minimum of
+// the lowest bucket that holds any, makes it last and spreads that bucket
+// over the buckets below, in its order. Every bucket thus keeps its events
+// in the order of pushing, which is their order at one instant. Fixed
+// events come before the heap's at one instant: those preloaded were
+// pushed first, and the heap holds no fault.
+//
+// An event stays in its slot of evs from its push until the pop after
+// the one that returned it; a bucket is a list of slots linked through
+// link, so that spreading one moves no event.
 type queue struct {
-	h    []qent
-	evs  []event
-	free []int32
-
 	fixed []event
 	next  int
 
-	held int32 // 1 + the slot of the event pop returned last, freed at the next pop (0: none)
+	last        time.Duration
+	full        uint64    // bit i set: bucket i holds an event
+	first, tail [64]int32 // each bucket's first and last slot (0: empty), by bits.Len64 of at^last (at is never negative)
+	n           int       // events in the buckets
+
+	evs  []event // by slot, from 1
+	link []qlink // by slot
+	free int32   // the first free slot, linked through link (0: none)
+	held int32   // the slot of the event pop returned last, freed at the next pop (0: none)
 }
 
-// preload sets the events known before the run (their seq set).
+// qlink is a slot's instant and the next slot in its bucket, or in the
+// free list (0: none).
+type qlink struct {
+	at   time.Duration
+	next int32
+}
+
+// fixedLess orders the fixed events: by instant, faults first, the
+// order of pushing kept by a stable sort.
+func fixedLess(a, b *event) bool {
+	if a.at != b.at {
+		return a.at < b.at
+	}
+	return a.kind == evFault && b.kind != evFault
+}
+
+// preload sets the events known before the run, in the order they would
+// be pushed.
 func (q *queue) preload(evs []event) {
-	slices.SortFunc(evs, func(a, b event) int {
-		x, y := qent{at: a.at, key: key(&a)}, qent{at: b.at, key: key(&b)}
+	slices.SortStableFunc(evs, func(a, b event) int {
 		switch {
-		case x.less(y):
+		case fixedLess(&a, &b):
 			return -1
-		case y.less(x):
+		case fixedLess(&b, &a):
 			return 1
 		}
 		return 0
@@ -55,56 +84,53 @@ func (q *queue) preload(evs []event) {
 	q.fixed, q.next = evs, 0
 }
 
-// qent is an event's place in the heap: its instant, its order key (faults
-// first, then push order: see key) and its slot in evs.
-type qent struct {
-	at   time.Duration
-	key  uint64
-	slot int32
-}
-
-// key orders the events of one instant as less did before: a fault
-// before any other event, then by seq.
-func key(ev *event) uint64 {
-	k := uint64(ev.seq)
-	if ev.kind != evFault {
-		k |= 1 << 62
-	}
-	return k
-}
-
-func (a qent) less(b qent) bool {
-	if a.at != b.at {
-		return a.at < b.at
-	}
-	return a.key < b.key
-}
-
-func (q *queue) len() int { return len(q.h) + len(q.fixed) - q.next }
+func (q *queue) len() int { return q.n + len(q.fixed) - q.next }
 
 func (q *queue) push(ev event) {
-	var slot int32
-	if n := len(q.free); n > 0 {
-		slot = q.free[n-1]
-		q.free = q.free[:n-1]
-		q.evs[slot] = ev
+	if ev.kind == evFault {
+		q.pushFixed(ev)
+		return
+	}
+	if ev.at < q.last {
+		panic("vcluster: an event pushed before the last one popped")
+	}
+	s := q.free
+	if s != 0 {
+		q.free = q.link[s].next
+		q.evs[s] = ev
+		q.link[s] = qlink{at: ev.at}
 	} else {
-		slot = int32(len(q.evs))
-		q.evs = append(q.evs, ev)
-	}
-	x := qent{at: ev.at, key: key(&ev), slot: slot}
-	q.h = append(q.h, x)
-	h := q.h
-	i := len(h) - 1
-	for i > 0 {
-		p := (i - 1) / 2
-		if !x.less(h[p]) {
-			break
+		if len(q.evs) == 0 {
+			q.evs, q.link = make([]event, 1, 64), make([]qlink, 1, 64) // slot 0: none
 		}
-		h[i] = h[p]
-		i = p
+		s = int32(len(q.evs))
+		q.evs = append(q.evs, ev)
+		q.link = append(q.link, qlink{at: ev.at})
 	}
-	h[i] = x
+	q.append(bits.Len64(uint64(ev.at^q.last)), s)
+	q.n++
+}
+
+// append puts slot s, linked to none, last in bucket i.
+func (q *queue) append(i int, s int32) {
+	if t := q.tail[i]; t != 0 {
+		q.link[t].next = s
+	} else {
+		q.first[i] = s
+		q.full |= 1 << i
+	}
+	q.tail[i] = s
+}
+
+// pushFixed puts a fault pushed during the run in fixed, after every
+// fixed event it does not come before. The events before next do not
+// move: the one pop returned last stays valid.
+func (q *queue) pushFixed(ev event) {
+	i := q.next
+	for i < len(q.fixed) && !fixedLess(&ev, &q.fixed[i]) {
+		i++
+	}
+	q.fixed = slices.Insert(q.fixed, i, ev)
 }
 
 // pop takes the first event and returns it in place, valid until the
@@ -112,42 +138,45 @@ func (q *queue) push(ev event) {
 // next pop (the pushes of its dispatch take other slots; one that grows
 // evs leaves the event where it is, in the array it was in).
 func (q *queue) pop() *event {
-	if q.held != 0 {
-		q.free = append(q.free, q.held-1) // its payload kept until a push overwrites it
-		q.held = 0
+	if h := q.held; h != 0 {
+		q.link[h].next, q.free, q.held = q.free, h, 0 // its payload kept until a push overwrites it
 	}
-	if q.next < len(q.fixed) {
-		f := &q.fixed[q.next]
-		if len(q.h) == 0 || (qent{at: f.at, key: key(f)}).less(q.h[0]) {
+	if q.full&1 == 0 {
+		if q.full == 0 {
 			q.next++
-			return f
+			return &q.fixed[q.next-1]
 		}
-	}
-	h := q.h
-	top := h[0]
-	last := len(h) - 1
-	x := h[last]
-	h = h[:last]
-	if last > 0 {
-		i := 0
-		for {
-			l := 2*i + 1
-			if l >= last {
-				break
-			}
-			m := l
-			if r := l + 1; r < last && h[r].less(h[l]) {
-				m = r
-			}
-			if !h[m].less(x) {
-				break
-			}
-			h[i] = h[m]
-			i = m
+		b := bits.TrailingZeros64(q.full)
+		s := q.first[b]
+		m := q.link[s].at
+		for x := q.link[s].next; x != 0; x = q.link[x].next {
+			m = min(m, q.link[x].at)
 		}
-		h[i] = x
+		if q.next < len(q.fixed) && q.fixed[q.next].at <= m {
+			q.next++
+			return &q.fixed[q.next-1]
+		}
+		q.last = m
+		q.first[b], q.tail[b] = 0, 0
+		q.full &^= 1 << b
+		for s != 0 {
+			l := &q.link[s]
+			x := l.next
+			l.next = 0
+			q.append(bits.Len64(uint64(l.at^m)), s)
+			s = x
+		}
+	} else if q.next < len(q.fixed) && q.fixed[q.next].at <= q.last {
+		q.next++
+		return &q.fixed[q.next-1]
 	}
-	q.h = h
-	q.held = top.slot + 1
-	return &q.evs[top.slot]
+	s := q.first[0]
+	x := q.link[s].next
+	if q.first[0] = x; x == 0 {
+		q.tail[0] = 0
+		q.full &^= 1
+	}
+	q.n--
+	q.held = s
+	return &q.evs[s]
 }
