@@ -1,6 +1,7 @@
 package vcluster
 
 import (
+	"math"
 	"math/bits"
 	"slices"
 	"time"
@@ -17,6 +18,7 @@ type event struct {
 	gen  int32
 	ev   any           // election.Event or a *batch (evReply), a call (evCall: see send), scheduler.Event (evWorkReply)
 	arg  time.Duration // trigger instant (evTrigger, evNodeTrigger), fault index (evFault)
+	next int32         // the next slot in its bucket, or in the free list (see queue; 0: none)
 }
 
 // queue holds the events by time; at one instant faults come first, then
@@ -28,36 +30,30 @@ type event struct {
 // earlier than the last one popped (the run's clock never goes back), so
 // an event waits in the bucket of the highest bit in which its instant
 // differs from last, the heap's last minimum (bucket 0: the events at
-// last). A pop takes bucket 0's first event, or else finds the minimum of
-// the lowest bucket that holds any, makes it last and spreads that bucket
-// over the buckets below, in its order. Every bucket thus keeps its events
+// last). A pop takes bucket 0's first event, or else makes the earliest
+// instant of the lowest bucket that holds any (kept in least) last and
+// spreads that bucket over the buckets below, in its order. Every bucket thus keeps its events
 // in the order of pushing, which is their order at one instant. Fixed
 // events come before the heap's at one instant: those preloaded were
 // pushed first, and the heap holds no fault.
 //
 // An event stays in its slot of evs from its push until the pop after
 // the one that returned it; a bucket is a list of slots linked through
-// link, so that spreading one moves no event.
+// their events' next, so that spreading one moves no event.
 type queue struct {
-	fixed []event
-	next  int
+	fixed   []event
+	next    int
+	fixedAt time.Duration // fixed[next]'s instant (none: math.MaxInt64)
 
 	last        time.Duration
-	full        uint64    // bit i set: bucket i holds an event
-	first, tail [64]int32 // each bucket's first and last slot (0: empty), by bits.Len64 of at^last (at is never negative)
-	n           int       // events in the buckets
+	full        uint64            // bit i set: bucket i holds an event
+	first, tail [64]int32         // each bucket's first and last slot (0: empty), by bits.Len64 of at^last (at is never negative)
+	least       [64]time.Duration // each bucket's earliest instant
+	n           int               // events in the buckets
 
 	evs  []event // by slot, from 1
-	link []qlink // by slot
-	free int32   // the first free slot, linked through link (0: none)
+	free int32   // the first free slot, linked through next (0: none)
 	held int32   // the slot of the event pop returned last, freed at the next pop (0: none)
-}
-
-// qlink is a slot's instant and the next slot in its bucket, or in the
-// free list (0: none).
-type qlink struct {
-	at   time.Duration
-	next int32
 }
 
 // fixedLess orders the fixed events: by instant, faults first, the
@@ -82,6 +78,22 @@ func (q *queue) preload(evs []event) {
 		return 0
 	})
 	q.fixed, q.next = evs, 0
+	q.fixedAt = q.fixedNext()
+}
+
+// fixedNext is fixed[next]'s instant, math.MaxInt64 if none.
+func (q *queue) fixedNext() time.Duration {
+	if q.next < len(q.fixed) {
+		return q.fixed[q.next].at
+	}
+	return math.MaxInt64
+}
+
+// popFixed takes fixed[next].
+func (q *queue) popFixed() *event {
+	q.next++
+	q.fixedAt = q.fixedNext()
+	return &q.fixed[q.next-1]
 }
 
 func (q *queue) len() int { return q.n + len(q.fixed) - q.next }
@@ -94,29 +106,30 @@ func (q *queue) push(ev event) {
 	if ev.at < q.last {
 		panic("vcluster: an event pushed before the last one popped")
 	}
+	ev.next = 0
 	s := q.free
 	if s != 0 {
-		q.free = q.link[s].next
+		q.free = q.evs[s].next
 		q.evs[s] = ev
-		q.link[s] = qlink{at: ev.at}
 	} else {
 		if len(q.evs) == 0 {
-			q.evs, q.link = make([]event, 1, 64), make([]qlink, 1, 64) // slot 0: none
+			q.evs = make([]event, 1, 64) // slot 0: none
 		}
 		s = int32(len(q.evs))
 		q.evs = append(q.evs, ev)
-		q.link = append(q.link, qlink{at: ev.at})
 	}
-	q.append(bits.Len64(uint64(ev.at^q.last)), s)
+	q.append(bits.Len64(uint64(ev.at^q.last)), s, ev.at)
 	q.n++
 }
 
-// append puts slot s, linked to none, last in bucket i.
-func (q *queue) append(i int, s int32) {
+// append puts slot s, linked to none, of instant at, last in bucket i.
+func (q *queue) append(i int, s int32, at time.Duration) {
 	if t := q.tail[i]; t != 0 {
-		q.link[t].next = s
+		q.evs[t].next = s
+		q.least[i] = min(q.least[i], at)
 	} else {
 		q.first[i] = s
+		q.least[i] = at
 		q.full |= 1 << i
 	}
 	q.tail[i] = s
@@ -131,6 +144,7 @@ func (q *queue) pushFixed(ev event) {
 		i++
 	}
 	q.fixed = slices.Insert(q.fixed, i, ev)
+	q.fixedAt = q.fixedNext()
 }
 
 // pop takes the first event and returns it in place, valid until the
@@ -139,44 +153,37 @@ func (q *queue) pushFixed(ev event) {
 // evs leaves the event where it is, in the array it was in).
 func (q *queue) pop() *event {
 	if h := q.held; h != 0 {
-		q.link[h].next, q.free, q.held = q.free, h, 0 // its payload kept until a push overwrites it
+		q.evs[h].next, q.free, q.held = q.free, h, 0 // its payload kept until a push overwrites it
 	}
 	if q.full&1 == 0 {
 		if q.full == 0 {
-			q.next++
-			return &q.fixed[q.next-1]
+			return q.popFixed()
 		}
 		b := bits.TrailingZeros64(q.full)
-		s := q.first[b]
-		m := q.link[s].at
-		for x := q.link[s].next; x != 0; x = q.link[x].next {
-			m = min(m, q.link[x].at)
-		}
-		if q.next < len(q.fixed) && q.fixed[q.next].at <= m {
-			q.next++
-			return &q.fixed[q.next-1]
+		s, m := q.first[b], q.least[b]
+		if q.fixedAt <= m {
+			return q.popFixed()
 		}
 		q.last = m
 		q.first[b], q.tail[b] = 0, 0
 		q.full &^= 1 << b
 		for s != 0 {
-			l := &q.link[s]
+			l := &q.evs[s]
 			x := l.next
 			l.next = 0
-			q.append(bits.Len64(uint64(l.at^m)), s)
+			q.append(bits.Len64(uint64(l.at^m)), s, l.at)
 			s = x
 		}
-	} else if q.next < len(q.fixed) && q.fixed[q.next].at <= q.last {
-		q.next++
-		return &q.fixed[q.next-1]
+	} else if q.fixedAt <= q.last {
+		return q.popFixed()
 	}
 	s := q.first[0]
-	x := q.link[s].next
-	if q.first[0] = x; x == 0 {
+	ev := &q.evs[s]
+	if q.first[0] = ev.next; ev.next == 0 {
 		q.tail[0] = 0
 		q.full &^= 1
 	}
 	q.n--
 	q.held = s
-	return &q.evs[s]
+	return ev
 }
