@@ -364,7 +364,6 @@ type engine struct {
 	ctx   context.Context
 	now   time.Duration
 	q     queue
-	seq   int
 	nodes []*node
 	out   Outcome
 	err   error
@@ -467,25 +466,19 @@ func Run(ctx context.Context, c Config) (Outcome, error) {
 		return Outcome{}, fmt.Errorf("vcluster: scheduler: %w", err)
 	}
 	// The faults and the triggers, known before the run, wait in a sorted
-	// list beside the heap (numbered as if pushed, in the same order: the
-	// queue gives the same order as when they were in it).
+	// list beside the heap (preloaded as if pushed first, in this order).
 	fixed := make([]event, 0, len(c.Faults)+len(c.Triggers))
-	fix := func(ev event) {
-		e.seq++
-		ev.seq = int64(e.seq)
-		fixed = append(fixed, ev)
-	}
 	for i, f := range c.Faults {
-		fix(event{at: f.At, kind: evFault, arg: time.Duration(i)})
+		fixed = append(fixed, event{at: f.At, kind: evFault, arg: time.Duration(i)})
 	}
 	if !c.Persistent {
 		for _, t := range c.Triggers {
-			fix(event{at: t, kind: evTrigger, arg: t})
+			fixed = append(fixed, event{at: t, kind: evTrigger, arg: t})
 		}
 	} else if c.Schedule != nil {
 		// Wake the leaders when a period comes due.
 		for w := c.Schedule.Next(Epoch); !w.IsZero() && c.Virtual(w) <= c.End; w = c.Schedule.Next(w) {
-			fix(event{at: c.Virtual(w), kind: evTrigger})
+			fixed = append(fixed, event{at: c.Virtual(w), kind: evTrigger})
 		}
 	}
 	// The maps by period are made for the periods the triggers bring, so
@@ -591,11 +584,7 @@ func (e *engine) tracef(format string, a ...any) {
 	}
 }
 
-func (e *engine) push(ev event) {
-	e.seq++
-	ev.seq = int64(e.seq)
-	e.q.push(ev)
-}
+func (e *engine) push(ev event) { e.q.push(ev) }
 
 func (e *engine) fail(err error) {
 	if e.err == nil {
