@@ -257,7 +257,7 @@ func (g *Group) Step(now time.Time, ev Event) []Action {
 		if g.sm != nil && ev.Name == g.sm.cfg.Name {
 			break
 		}
-		if o := g.obs[ev.Name]; o != nil {
+		if o := g.observer(ev.Name); o != nil {
 			acts = g.afterObserverOf(now, ev.Name, o, o.changed(now, ev.Version))
 		} else if e := g.names[ev.Name]; e != nil {
 			acts = g.stepEntry(now, ev.Name, e, in) // the machine reads only the version
@@ -511,7 +511,7 @@ func (g *Group) reply(now time.Time, r *GetReply, swap bool) []Action {
 	var acts []Action
 	if g.sm != nil && name == g.sm.cfg.Name {
 		acts = g.sessionActs(now, g.sm.stepReply(now, r, swap))
-	} else if o := g.obs[name]; o != nil {
+	} else if o := g.observer(name); o != nil {
 		if swap {
 			acts = o.swapReply(now, &g.cfg, (*SwapReply)(r))
 		} else {

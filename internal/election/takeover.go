@@ -318,6 +318,22 @@ func (g *Group) endSome(now time.Time) []Action {
 	return acts
 }
 
+// observer returns the observer of session s, nil if none: g.obs[s],
+// found by a scan of obsList while the group watches few sessions (most
+// often none, one or two), which is cheaper than hashing s. Every store
+// answer and change notification asks, whichever record it is about.
+func (g *Group) observer(s string) *observer {
+	if len(g.obsList) > 8 {
+		return g.obs[s]
+	}
+	for _, o := range g.obsList {
+		if o.name == s {
+			return o
+		}
+	}
+	return nil
+}
+
 // dropObserver ends the observer of session s.
 func (g *Group) dropObserver(s string) {
 	if o := g.obs[s]; o != nil {
