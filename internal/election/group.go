@@ -2,6 +2,7 @@ package election
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/batonhq/baton/store"
@@ -374,7 +375,8 @@ func (g *Group) tick(now time.Time) []Action {
 		}
 		e.due = time.Time{}
 		polled = polled || e.phase == contending
-		acts = concat(acts, g.entryActs(now, e.name, e, e.m.Step(now, Tick{})))
+		// e.m.Step(now, Tick{}) without its switch over the events.
+		acts = concat(acts, g.entryActs(now, e.name, e, e.m.stepped(e.m.tick(now))))
 	}
 	if polled {
 		acts = concat(acts, g.pollSoon(now))
@@ -398,8 +400,8 @@ func (g *Group) tick(now time.Time) []Action {
 			soon = now.Add(g.cfg.Poll / 2)
 		}
 		var buf [8]string
-		for _, s := range sortedKeysIn(buf[:0], g.obs) {
-			o := g.obs[s]
+		for _, s := range g.observed(buf[:0]) {
+			o := g.observer(s)
 			if o == nil {
 				continue // ended by an earlier one's names
 			}
@@ -469,6 +471,18 @@ func (g *Group) observerDue(now time.Time) bool {
 	return false
 }
 
+// observed appends to sessions the sessions the group observes, in
+// order: obs's keys, taken from obsList (ranging over a map costs more).
+func (g *Group) observed(sessions []string) []string {
+	for _, o := range g.obsList {
+		sessions = append(sessions, o.name)
+	}
+	if len(sessions) > 1 {
+		slices.Sort(sessions)
+	}
+	return sessions
+}
+
 // listDue reports whether a listing is due at now: only then does tick
 // sort the listings' sessions to send their Lists in order.
 func (g *Group) listDue(now time.Time) bool {
@@ -499,6 +513,9 @@ func concat(a, b []Action) []Action {
 		grown := make([]Action, len(a), max(8, 2*(len(a)+len(b))))
 		copy(grown, a)
 		a = grown
+	}
+	if len(b) == 1 {
+		return append(a, b[0]) // most often a name's one read: no copy call
 	}
 	return append(a, b...)
 }

@@ -57,13 +57,7 @@ func (w *waitSet) list() []string {
 // sortedKeys returns m's keys in order: the group's actions come in the
 // same order on every run, so that a simulated run replays exactly.
 func sortedKeys[V any](m map[string]V) []string {
-	return sortedKeysIn(make([]string, 0, len(m)), m)
-}
-
-// sortedKeysIn is sortedKeys appending to keys: a tick that polls its
-// observers lists their sessions into an array on its stack, not a new
-// slice at every poll.
-func sortedKeysIn[V any](keys []string, m map[string]V) []string {
+	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)
 	}
