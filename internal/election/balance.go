@@ -466,7 +466,7 @@ func (g *Group) takeLater(now time.Time) []Action {
 			g.laterAt = earliest(g.laterAt, l.at)
 			continue
 		}
-		m := g.names[name].m
+		m := g.entry(name).m
 		if m.phase != contending || m.awaiting != l.session {
 			delete(g.later, name) // taken, or moved on
 			continue

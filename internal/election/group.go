@@ -60,9 +60,10 @@ type Group struct {
 	cfg      Config
 	sessions bool
 
-	names  map[string]*entry
-	count  [4]int // names per phase
-	timers timerHeap
+	names   map[string]*entry
+	entries []*entry // names's values, in the order the names started
+	count   [4]int   // names per phase
+	timers  timerHeap
 
 	// Session mode.
 	view    sessionView
@@ -143,7 +144,7 @@ func NewGroup(cfg Config, sessions bool) *Group {
 
 // Machine returns the machine of name, or nil before its first Start.
 func (g *Group) Machine(name string) *Machine {
-	if e := g.names[name]; e != nil {
+	if e := g.entry(name); e != nil {
 		return e.m
 	}
 	return nil
@@ -260,7 +261,7 @@ func (g *Group) Step(now time.Time, ev Event) []Action {
 		}
 		if o := g.observer(ev.Name); o != nil {
 			acts = g.afterObserverOf(now, ev.Name, o, o.changed(now, ev.Version))
-		} else if e := g.names[ev.Name]; e != nil {
+		} else if e := g.entry(ev.Name); e != nil {
 			acts = g.stepEntry(now, ev.Name, e, in) // the machine reads only the version
 		}
 	case Candidates:
@@ -315,7 +316,7 @@ func (g *Group) stepped(now time.Time, acts []Action) []Action {
 
 func (g *Group) start(now time.Time, ev Start) []Action {
 	name := ev.Name
-	if g.names[name] == nil {
+	if g.entry(name) == nil {
 		cfg := g.cfg
 		cfg.Name = name
 		m := New(cfg)
@@ -323,7 +324,9 @@ func (g *Group) start(now time.Time, ev Start) []Action {
 		if g.sessions {
 			m.sess = &g.view
 		}
-		g.names[name] = &entry{name: name, m: m, phase: idle}
+		e := &entry{name: name, m: m, phase: idle}
+		g.names[name] = e
+		g.entries = append(g.entries, e)
 		g.count[idle]++
 	}
 	var acts []Action
@@ -335,7 +338,7 @@ func (g *Group) start(now time.Time, ev Start) []Action {
 
 func (g *Group) resign(now time.Time, ev Resign) []Action {
 	if ev.Name != "" {
-		if g.names[ev.Name] == nil {
+		if g.entry(ev.Name) == nil {
 			return nil
 		}
 		var acts []Action
@@ -352,7 +355,7 @@ func (g *Group) resign(now time.Time, ev Resign) []Action {
 	// session record is given up: one write frees every name.
 	var acts []Action
 	for _, name := range sortedKeys(g.names) {
-		e := g.names[name]
+		e := g.entry(name)
 		if g.sessions && e.m.phase == leading {
 			e.m.hold = false // resigned: campaign no more
 			acts = append(acts, e.m.sessionLost(ErrResigned)...)
@@ -535,7 +538,7 @@ func (g *Group) reply(now time.Time, r *GetReply, swap bool) []Action {
 			acts = o.getReply(now, &g.cfg, r, g.heir(now))
 		}
 		acts = g.afterObserverOf(now, name, o, acts)
-	} else if e := g.names[name]; swap && (e == nil || e.still()) {
+	} else if e := g.entry(name); swap && (e == nil || e.still()) {
 		// A listing's release (listed): if it failed, the record changed
 		// since the listing read it (an operator asked for a transfer,
 		// say), and may still be held through the session: list again.
@@ -552,16 +555,34 @@ func (g *Group) reply(now time.Time, r *GetReply, swap bool) []Action {
 // stepPrefer hands a preference event to the machine of name, if the
 // group has one (never to the session's: its record is never handed over).
 func (g *Group) stepPrefer(now time.Time, name string, ev Event) []Action {
-	if g.names[name] == nil {
+	e := g.entry(name)
+	if e == nil {
 		return nil
 	}
-	return g.stepName(now, name, ev)
+	return g.stepEntry(now, name, e, ev)
 }
 
 // stepName steps the machine of name and handles what it asks of the
 // group.
 func (g *Group) stepName(now time.Time, name string, ev Event) []Action {
-	return g.stepEntry(now, name, g.names[name], ev)
+	return g.stepEntry(now, name, g.entry(name), ev)
+}
+
+// entry returns the entry of name, nil if none: g.names[name], found by a
+// scan of entries while the group has few names (a single Elector's one,
+// the simulator's five), which costs less than hashing the name. Every
+// store answer and change notification of a name asks.
+func (g *Group) entry(name string) *entry {
+	if len(g.entries) > 8 {
+		return g.names[name]
+	}
+	n := len(name)
+	for _, e := range g.entries {
+		if len(e.name) == n && (n == 0 || e.name[n-1] == name[n-1]) && e.name == name {
+			return e
+		}
+	}
+	return nil
 }
 
 // stepEntry is stepName with the name's entry at hand.

@@ -17,7 +17,7 @@ import (
 // await registers name as waiting on session s, or, if s is known dead,
 // tells the machine at once.
 func (g *Group) await(now time.Time, name, s string) []Action {
-	if e := g.names[name]; e.await != "" && e.await != s {
+	if e := g.entry(name); e.await != "" && e.await != s {
 		// It waited on another session (the name moved): not any more.
 		g.unwait(name, e)
 	}
@@ -25,19 +25,19 @@ func (g *Group) await(now time.Time, name, s string) []Action {
 		// Passed on before this name's read came (it predates it): read
 		// again, and take the term if it was passed on to this group.
 		x := ended{session: s, successor: succ}
-		return g.filter(now, name, g.names[name].m.Step(now, g.endEvent(&x)))
+		return g.filter(now, name, g.entry(name).m.Step(now, g.endEvent(&x)))
 	}
 	if _, ok := g.dead[s]; ok {
 		if len(g.takeNow(now, s, []string{name})) == 0 {
 			return nil // left to the others for now (balanced)
 		}
-		return g.filter(now, name, g.names[name].m.Step(now, SessionEnded{Session: s}))
+		return g.filter(now, name, g.entry(name).m.Step(now, SessionEnded{Session: s}))
 	}
 	if g.waiters[s] == nil {
 		g.waiters[s] = &waitSet{at: map[string]int{}}
 	}
 	g.waiters[s].add(name)
-	if e := g.names[name]; e.await == "" {
+	if e := g.entry(name); e.await == "" {
 		if !g.sweeping() {
 			g.checkAt = now.Add(min(g.cfg.Renew, g.checkEvery()))
 		}
@@ -83,7 +83,7 @@ func (g *Group) afterObserverOf(now time.Time, s string, o *observer, acts []Act
 		waiting := g.waiters[s]
 		delete(g.waiters, s)
 		for _, name := range waiting.list() {
-			if e := g.names[name]; e.await == s {
+			if e := g.entry(name); e.await == s {
 				e.await = ""
 				g.waiting--
 				acts = append(acts, g.stepName(now, name, sessionCorrupt{session: s, err: o.corrupt})...)
@@ -137,7 +137,7 @@ func (g *Group) afterObserverOf(now time.Time, s string, o *observer, acts []Act
 	if g.cfg.Balance && g.sessions {
 		var names []string
 		for _, name := range waiting {
-			if g.names[name].await == s {
+			if g.entry(name).await == s {
 				names = append(names, name)
 			}
 		}
@@ -207,7 +207,7 @@ func (g *Group) listed(now time.Time, r ListReply) []Action {
 	}
 	var acts []Action
 	for _, rec := range r.Records {
-		if e := g.names[rec.Name]; e != nil && !e.still() {
+		if e := g.entry(rec.Name); e != nil && !e.still() {
 			continue // the machine's (its reply would be mistaken for this one's)
 		}
 		if rec.Session != g.view.name || rec.Holder != g.cfg.Node || rec.Incarnation != g.cfg.Incarnation {
@@ -298,7 +298,7 @@ func (g *Group) endSome(now time.Time) []Action {
 		}
 		n := min(len(x.names), budget)
 		for _, name := range x.names[:n] {
-			if e := g.names[name]; e != nil && e.await == x.session {
+			if e := g.entry(name); e != nil && e.await == x.session {
 				acts = concat(acts, g.stepEntry(now, name, e, g.endEvent(x)))
 			}
 		}
