@@ -212,13 +212,12 @@ func (g *Group) loads(listPullable bool) (mine int, loads []load) {
 	}
 	g.loadsOut = true
 	at := func(node string) *load {
-		i, ok := g.loadAt[node]
+		i, ok := g.loadIndex(node)
 		if !ok {
-			if g.loadAt == nil {
-				g.loadAt = map[string]int{}
-			}
 			i = len(g.loadBuf)
-			g.loadAt[node] = i
+			if len(g.loadAt) > 0 {
+				g.loadAt[node] = i
+			}
 			if i < cap(g.loadBuf) {
 				g.loadBuf = g.loadBuf[:i+1]
 				l := &g.loadBuf[i]
@@ -229,8 +228,8 @@ func (g *Group) loads(listPullable bool) (mine int, loads []load) {
 		}
 		return &g.loadBuf[i]
 	}
-	for name, e := range g.names { // counting: the order does not matter
-		m := e.m
+	for _, e := range g.entries { // counting: the order does not matter
+		name, m := e.name, e.m
 		if m.phase == leading {
 			mine++
 			continue
@@ -257,6 +256,30 @@ func (g *Group) loads(listPullable bool) (mine int, loads []load) {
 	return mine, g.loadBuf
 }
 
+// loadIndex returns the index in loadBuf of node's load, if it has one:
+// found by a scan while there are few (a node sees a few others, most
+// often), in loadAt once there are more.
+func (g *Group) loadIndex(node string) (int, bool) {
+	if len(g.loadBuf) <= 8 {
+		for i := range g.loadBuf {
+			if g.loadBuf[i].node == node {
+				return i, true
+			}
+		}
+		return 0, false
+	}
+	if len(g.loadAt) == 0 {
+		if g.loadAt == nil {
+			g.loadAt = map[string]int{}
+		}
+		for i := range g.loadBuf {
+			g.loadAt[g.loadBuf[i].node] = i
+		}
+	}
+	i, ok := g.loadAt[node]
+	return i, ok
+}
+
 // doneLoads empties the scratch of loads (the names it listed, for the
 // collector): between rounds the Group holds none, as if it had none.
 func (g *Group) doneLoads() {
@@ -266,7 +289,9 @@ func (g *Group) doneLoads() {
 		g.loadBuf[i].node = ""
 	}
 	g.loadBuf = g.loadBuf[:0]
-	clear(g.loadAt)
+	if len(g.loadAt) > 0 {
+		clear(g.loadAt)
+	}
 	g.loadsOut = false
 }
 

@@ -108,7 +108,7 @@ type Group struct {
 
 	// The scratch of a balance count (loads), empty between steps.
 	loadBuf  []load
-	loadAt   map[string]int // index in loadBuf by node
+	loadAt   map[string]int // index in loadBuf by node, past 8 nodes (loadIndex)
 	loadsOut bool           // loadBuf is in use
 }
 
