@@ -211,23 +211,6 @@ func (g *Group) loads(listPullable bool) (mine int, loads []load) {
 		panic("election: a balance count within another") // doneLoads not deferred
 	}
 	g.loadsOut = true
-	at := func(node string) *load {
-		i, ok := g.loadIndex(node)
-		if !ok {
-			i = len(g.loadBuf)
-			if len(g.loadAt) > 0 {
-				g.loadAt[node] = i
-			}
-			if i < cap(g.loadBuf) {
-				g.loadBuf = g.loadBuf[:i+1]
-				l := &g.loadBuf[i]
-				l.node, l.names, l.weight, l.pullable = node, 0, 0, l.pullable[:0]
-			} else {
-				g.loadBuf = append(g.loadBuf, load{node: node})
-			}
-		}
-		return &g.loadBuf[i]
-	}
 	for _, e := range g.entries { // counting: the order does not matter
 		name, m := e.name, e.m
 		if m.phase == leading {
@@ -242,10 +225,10 @@ func (g *Group) loads(listPullable bool) (mine int, loads []load) {
 		case rec.Transfer == m.cfg.Node:
 			mine++
 		case rec.Transfer != "" && rec.Transfer != store.AnyNode:
-			at(rec.Transfer).names++
+			g.loadOf(rec.Transfer).names++
 		case rec.Free(), rec.Holder == m.cfg.Node, rec.Session != "" && dead:
 		default:
-			l := at(rec.Holder)
+			l := g.loadOf(rec.Holder)
 			l.names++
 			l.weight = max(l.weight, SessionShare(rec.Session))
 			if listPullable && m.pullable() {
@@ -254,6 +237,26 @@ func (g *Group) loads(listPullable bool) (mine int, loads []load) {
 		}
 	}
 	return mine, g.loadBuf
+}
+
+// loadOf returns node's load in the count under way (loads), a new one
+// the first time.
+func (g *Group) loadOf(node string) *load {
+	i, ok := g.loadIndex(node)
+	if !ok {
+		i = len(g.loadBuf)
+		if len(g.loadAt) > 0 {
+			g.loadAt[node] = i
+		}
+		if i < cap(g.loadBuf) {
+			g.loadBuf = g.loadBuf[:i+1]
+			l := &g.loadBuf[i]
+			l.node, l.names, l.weight, l.pullable = node, 0, 0, l.pullable[:0]
+		} else {
+			g.loadBuf = append(g.loadBuf, load{node: node})
+		}
+	}
+	return &g.loadBuf[i]
 }
 
 // loadIndex returns the index in loadBuf of node's load, if it has one:

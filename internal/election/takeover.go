@@ -17,27 +17,31 @@ import (
 // await registers name as waiting on session s, or, if s is known dead,
 // tells the machine at once.
 func (g *Group) await(now time.Time, name, s string) []Action {
-	if e := g.entry(name); e.await != "" && e.await != s {
+	e := g.entry(name)
+	if e.await != "" && e.await != s {
 		// It waited on another session (the name moved): not any more.
 		g.unwait(name, e)
 	}
-	if succ, ok := g.dead[s]; ok && succ != "" {
-		// Passed on before this name's read came (it predates it): read
-		// again, and take the term if it was passed on to this group.
-		x := ended{session: s, successor: succ}
-		return g.filter(now, name, g.entry(name).m.Step(now, g.endEvent(&x)))
-	}
-	if _, ok := g.dead[s]; ok {
+	if succ, ok := g.dead[s]; ok {
+		if succ != "" {
+			// Passed on before this name's read came (it predates it):
+			// read again, and take the term if it was passed on to this
+			// group.
+			x := ended{session: s, successor: succ}
+			return g.filter(now, name, e.m.Step(now, g.endEvent(&x)))
+		}
 		if len(g.takeNow(now, s, []string{name})) == 0 {
 			return nil // left to the others for now (balanced)
 		}
-		return g.filter(now, name, g.entry(name).m.Step(now, SessionEnded{Session: s}))
+		return g.filter(now, name, e.m.Step(now, SessionEnded{Session: s}))
 	}
-	if g.waiters[s] == nil {
-		g.waiters[s] = &waitSet{at: map[string]int{}}
+	w := g.waiters[s]
+	if w == nil {
+		w = &waitSet{}
+		g.waiters[s] = w
 	}
-	g.waiters[s].add(name)
-	if e := g.entry(name); e.await == "" {
+	w.add(name)
+	if e.await == "" {
 		if !g.sweeping() {
 			g.checkAt = now.Add(min(g.cfg.Renew, g.checkEvery()))
 		}
@@ -45,7 +49,7 @@ func (g *Group) await(now time.Time, name, s string) []Action {
 		g.waiting++
 		g.order = append(g.order, name) // the sweep re-reads it
 	}
-	if g.obs[s] == nil {
+	if g.observer(s) == nil {
 		o := &observer{name: s, feed: &g.feed}
 		g.obs[s] = o
 		g.obsList = append(g.obsList, o)
