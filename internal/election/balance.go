@@ -211,26 +211,8 @@ func (g *Group) loads(listPullable bool) (mine int, loads []load) {
 		panic("election: a balance count within another") // doneLoads not deferred
 	}
 	g.loadsOut = true
-	at := func(node string) *load {
-		i, ok := g.loadAt[node]
-		if !ok {
-			if g.loadAt == nil {
-				g.loadAt = map[string]int{}
-			}
-			i = len(g.loadBuf)
-			g.loadAt[node] = i
-			if i < cap(g.loadBuf) {
-				g.loadBuf = g.loadBuf[:i+1]
-				l := &g.loadBuf[i]
-				l.node, l.names, l.weight, l.pullable = node, 0, 0, l.pullable[:0]
-			} else {
-				g.loadBuf = append(g.loadBuf, load{node: node})
-			}
-		}
-		return &g.loadBuf[i]
-	}
-	for name, e := range g.names { // counting: the order does not matter
-		m := e.m
+	for _, e := range g.entries { // counting: the order does not matter
+		name, m := e.name, e.m
 		if m.phase == leading {
 			mine++
 			continue
@@ -243,10 +225,10 @@ func (g *Group) loads(listPullable bool) (mine int, loads []load) {
 		case rec.Transfer == m.cfg.Node:
 			mine++
 		case rec.Transfer != "" && rec.Transfer != store.AnyNode:
-			at(rec.Transfer).names++
+			g.loadOf(rec.Transfer).names++
 		case rec.Free(), rec.Holder == m.cfg.Node, rec.Session != "" && dead:
 		default:
-			l := at(rec.Holder)
+			l := g.loadOf(rec.Holder)
 			l.names++
 			l.weight = max(l.weight, SessionShare(rec.Session))
 			if listPullable && m.pullable() {
@@ -255,6 +237,50 @@ func (g *Group) loads(listPullable bool) (mine int, loads []load) {
 		}
 	}
 	return mine, g.loadBuf
+}
+
+// loadOf returns node's load in the count under way (loads), a new one
+// the first time.
+func (g *Group) loadOf(node string) *load {
+	i, ok := g.loadIndex(node)
+	if !ok {
+		i = len(g.loadBuf)
+		if len(g.loadAt) > 0 {
+			g.loadAt[node] = i
+		}
+		if i < cap(g.loadBuf) {
+			g.loadBuf = g.loadBuf[:i+1]
+			l := &g.loadBuf[i]
+			l.node, l.names, l.weight, l.pullable = node, 0, 0, l.pullable[:0]
+		} else {
+			g.loadBuf = append(g.loadBuf, load{node: node})
+		}
+	}
+	return &g.loadBuf[i]
+}
+
+// loadIndex returns the index in loadBuf of node's load, if it has one:
+// found by a scan while there are few (a node sees a few others, most
+// often), in loadAt once there are more.
+func (g *Group) loadIndex(node string) (int, bool) {
+	if len(g.loadBuf) <= 8 {
+		for i := range g.loadBuf {
+			if g.loadBuf[i].node == node {
+				return i, true
+			}
+		}
+		return 0, false
+	}
+	if len(g.loadAt) == 0 {
+		if g.loadAt == nil {
+			g.loadAt = map[string]int{}
+		}
+		for i := range g.loadBuf {
+			g.loadAt[g.loadBuf[i].node] = i
+		}
+	}
+	i, ok := g.loadAt[node]
+	return i, ok
 }
 
 // doneLoads empties the scratch of loads (the names it listed, for the
@@ -266,7 +292,9 @@ func (g *Group) doneLoads() {
 		g.loadBuf[i].node = ""
 	}
 	g.loadBuf = g.loadBuf[:0]
-	clear(g.loadAt)
+	if len(g.loadAt) > 0 {
+		clear(g.loadAt)
+	}
 	g.loadsOut = false
 }
 
@@ -466,7 +494,7 @@ func (g *Group) takeLater(now time.Time) []Action {
 			g.laterAt = earliest(g.laterAt, l.at)
 			continue
 		}
-		m := g.names[name].m
+		m := g.entry(name).m
 		if m.phase != contending || m.awaiting != l.session {
 			delete(g.later, name) // taken, or moved on
 			continue

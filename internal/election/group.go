@@ -2,6 +2,7 @@ package election
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/batonhq/baton/store"
@@ -59,9 +60,10 @@ type Group struct {
 	cfg      Config
 	sessions bool
 
-	names  map[string]*entry
-	count  [4]int // names per phase
-	timers timerHeap
+	names   map[string]*entry
+	entries []*entry // names's values, in the order the names started
+	count   [4]int   // names per phase
+	timers  timerHeap
 
 	// Session mode.
 	view    sessionView
@@ -106,7 +108,7 @@ type Group struct {
 
 	// The scratch of a balance count (loads), empty between steps.
 	loadBuf  []load
-	loadAt   map[string]int // index in loadBuf by node
+	loadAt   map[string]int // index in loadBuf by node, past 8 nodes (loadIndex)
 	loadsOut bool           // loadBuf is in use
 }
 
@@ -142,7 +144,7 @@ func NewGroup(cfg Config, sessions bool) *Group {
 
 // Machine returns the machine of name, or nil before its first Start.
 func (g *Group) Machine(name string) *Machine {
-	if e := g.names[name]; e != nil {
+	if e := g.entry(name); e != nil {
 		return e.m
 	}
 	return nil
@@ -257,9 +259,9 @@ func (g *Group) Step(now time.Time, ev Event) []Action {
 		if g.sm != nil && ev.Name == g.sm.cfg.Name {
 			break
 		}
-		if o := g.obs[ev.Name]; o != nil {
+		if o := g.observer(ev.Name); o != nil {
 			acts = g.afterObserverOf(now, ev.Name, o, o.changed(now, ev.Version))
-		} else if e := g.names[ev.Name]; e != nil {
+		} else if e := g.entry(ev.Name); e != nil {
 			acts = g.stepEntry(now, ev.Name, e, in) // the machine reads only the version
 		}
 	case Candidates:
@@ -314,7 +316,7 @@ func (g *Group) stepped(now time.Time, acts []Action) []Action {
 
 func (g *Group) start(now time.Time, ev Start) []Action {
 	name := ev.Name
-	if g.names[name] == nil {
+	if g.entry(name) == nil {
 		cfg := g.cfg
 		cfg.Name = name
 		m := New(cfg)
@@ -322,7 +324,9 @@ func (g *Group) start(now time.Time, ev Start) []Action {
 		if g.sessions {
 			m.sess = &g.view
 		}
-		g.names[name] = &entry{name: name, m: m, phase: idle}
+		e := &entry{name: name, m: m, phase: idle}
+		g.names[name] = e
+		g.entries = append(g.entries, e)
 		g.count[idle]++
 	}
 	var acts []Action
@@ -334,7 +338,7 @@ func (g *Group) start(now time.Time, ev Start) []Action {
 
 func (g *Group) resign(now time.Time, ev Resign) []Action {
 	if ev.Name != "" {
-		if g.names[ev.Name] == nil {
+		if g.entry(ev.Name) == nil {
 			return nil
 		}
 		var acts []Action
@@ -351,7 +355,7 @@ func (g *Group) resign(now time.Time, ev Resign) []Action {
 	// session record is given up: one write frees every name.
 	var acts []Action
 	for _, name := range sortedKeys(g.names) {
-		e := g.names[name]
+		e := g.entry(name)
 		if g.sessions && e.m.phase == leading {
 			e.m.hold = false // resigned: campaign no more
 			acts = append(acts, e.m.sessionLost(ErrResigned)...)
@@ -374,7 +378,8 @@ func (g *Group) tick(now time.Time) []Action {
 		}
 		e.due = time.Time{}
 		polled = polled || e.phase == contending
-		acts = concat(acts, g.entryActs(now, e.name, e, e.m.Step(now, Tick{})))
+		// e.m.Step(now, Tick{}) without its switch over the events.
+		acts = concat(acts, g.entryActs(now, e.name, e, e.m.stepped(e.m.tick(now))))
 	}
 	if polled {
 		acts = concat(acts, g.pollSoon(now))
@@ -398,8 +403,8 @@ func (g *Group) tick(now time.Time) []Action {
 			soon = now.Add(g.cfg.Poll / 2)
 		}
 		var buf [8]string
-		for _, s := range sortedKeysIn(buf[:0], g.obs) {
-			o := g.obs[s]
+		for _, s := range g.observed(buf[:0]) {
+			o := g.observer(s)
 			if o == nil {
 				continue // ended by an earlier one's names
 			}
@@ -469,6 +474,18 @@ func (g *Group) observerDue(now time.Time) bool {
 	return false
 }
 
+// observed appends to sessions the sessions the group observes, in
+// order: obs's keys, taken from obsList (ranging over a map costs more).
+func (g *Group) observed(sessions []string) []string {
+	for _, o := range g.obsList {
+		sessions = append(sessions, o.name)
+	}
+	if len(sessions) > 1 {
+		slices.Sort(sessions)
+	}
+	return sessions
+}
+
 // listDue reports whether a listing is due at now: only then does tick
 // sort the listings' sessions to send their Lists in order.
 func (g *Group) listDue(now time.Time) bool {
@@ -500,6 +517,9 @@ func concat(a, b []Action) []Action {
 		copy(grown, a)
 		a = grown
 	}
+	if len(b) == 1 {
+		return append(a, b[0]) // most often a name's one read: no copy call
+	}
 	return append(a, b...)
 }
 
@@ -511,14 +531,14 @@ func (g *Group) reply(now time.Time, r *GetReply, swap bool) []Action {
 	var acts []Action
 	if g.sm != nil && name == g.sm.cfg.Name {
 		acts = g.sessionActs(now, g.sm.stepReply(now, r, swap))
-	} else if o := g.obs[name]; o != nil {
+	} else if o := g.observer(name); o != nil {
 		if swap {
 			acts = o.swapReply(now, &g.cfg, (*SwapReply)(r))
 		} else {
 			acts = o.getReply(now, &g.cfg, r, g.heir(now))
 		}
 		acts = g.afterObserverOf(now, name, o, acts)
-	} else if e := g.names[name]; swap && (e == nil || e.still()) {
+	} else if e := g.entry(name); swap && (e == nil || e.still()) {
 		// A listing's release (listed): if it failed, the record changed
 		// since the listing read it (an operator asked for a transfer,
 		// say), and may still be held through the session: list again.
@@ -535,16 +555,34 @@ func (g *Group) reply(now time.Time, r *GetReply, swap bool) []Action {
 // stepPrefer hands a preference event to the machine of name, if the
 // group has one (never to the session's: its record is never handed over).
 func (g *Group) stepPrefer(now time.Time, name string, ev Event) []Action {
-	if g.names[name] == nil {
+	e := g.entry(name)
+	if e == nil {
 		return nil
 	}
-	return g.stepName(now, name, ev)
+	return g.stepEntry(now, name, e, ev)
 }
 
 // stepName steps the machine of name and handles what it asks of the
 // group.
 func (g *Group) stepName(now time.Time, name string, ev Event) []Action {
-	return g.stepEntry(now, name, g.names[name], ev)
+	return g.stepEntry(now, name, g.entry(name), ev)
+}
+
+// entry returns the entry of name, nil if none: g.names[name], found by a
+// scan of entries while the group has few names (a single Elector's one,
+// the simulator's five), which costs less than hashing the name. Every
+// store answer and change notification of a name asks.
+func (g *Group) entry(name string) *entry {
+	if len(g.entries) > 8 {
+		return g.names[name]
+	}
+	n := len(name)
+	for _, e := range g.entries {
+		if len(e.name) == n && (n == 0 || e.name[n-1] == name[n-1]) && e.name == name {
+			return e
+		}
+	}
+	return nil
 }
 
 // stepEntry is stepName with the name's entry at hand.

@@ -23,7 +23,7 @@ type observer struct {
 	gets     []Action // []Action{get}, made once (as Machine.read's)
 	inflight op       // opRead or opRelease (the write that ends the session)
 	seen     store.Record
-	seenAt   time.Time
+	expiry   time.Time // when seen was first read, plus the wait (o.wait)
 	hasSeen  bool
 	readAt   time.Time
 	dead     bool
@@ -86,8 +86,10 @@ func (o *observer) read(now time.Time) []Action {
 	return o.gets[:1:1]
 }
 
-func (o *observer) expired(now time.Time, cfg *Config) bool {
-	return o.hasSeen && !now.Before(o.seenAt.Add(o.wait(cfg)))
+// expired reports whether the session record stayed at the version seen
+// for the wait: the session is dead.
+func (o *observer) expired(now time.Time) bool {
+	return o.hasSeen && !now.Before(o.expiry)
 }
 
 // wait is how long the session record must stay unchanged before the
@@ -114,7 +116,7 @@ func (o *observer) tick(now time.Time, cfg *Config, heir string) []Action {
 	if o.inflight != opNone || o.dead || o.corrupt != nil || o.readAt.IsZero() {
 		return nil
 	}
-	if o.expired(now, cfg) {
+	if o.expired(now) {
 		return o.end(now, heir)
 	}
 	return o.read(now)
@@ -158,14 +160,15 @@ func (o *observer) getReply(now time.Time, cfg *Config, r *GetReply, heir string
 		return nil
 	}
 	if !o.hasSeen || r.Record.Version != o.seen.Version {
-		o.seen, o.seenAt, o.hasSeen = r.Record, now, true
+		o.seen, o.hasSeen = r.Record, true
+		o.expiry = now.Add(o.wait(cfg))
 	}
 	again := o.unknown || o.notified > r.Record.Version
 	o.notified, o.unknown = 0, false
 	if again && cfg.Mutate.ReadBeforeExpiry {
 		return o.read(now) // mutation: the simulator must catch it
 	}
-	due := o.seenAt.Add(o.wait(cfg)) // o.expired's instant, o.hasSeen set
+	due := o.expiry // o.expired's instant, o.hasSeen set
 	if !now.Before(due) {
 		// Whatever was notified meanwhile: the write that ends the
 		// session compares with the version seen, so a renewal this

@@ -96,7 +96,7 @@ func (g *Group) sessionActs(now time.Time, acts []Action) []Action {
 			g.balanceAt = now.Add(g.cfg.Renew)
 			for _, name := range sortedKeys(g.waitOwn) {
 				delete(g.waitOwn, name)
-				m := g.names[name].m
+				m := g.entry(name).m
 				if m.phase == contending && m.waitOwn {
 					m.waitOwn = false
 					out = append(out, g.stepName(now, name, Changed{})...)
@@ -112,7 +112,7 @@ func (g *Group) sessionActs(now time.Time, acts []Action) []Action {
 		case Lost:
 			g.view.alive = false
 			for _, name := range sortedKeys(g.names) {
-				e := g.names[name]
+				e := g.entry(name)
 				if e.m.phase == leading || (e.m.phase == releasing && e.m.sess != nil) {
 					out = append(out, e.m.sessionLost(a.Cause)...)
 					g.track(now, name, e)
@@ -123,7 +123,7 @@ func (g *Group) sessionActs(now time.Time, acts []Action) []Action {
 			// every campaign ends.
 			g.sm = nil
 			for _, name := range sortedKeys(g.names) {
-				e := g.names[name]
+				e := g.entry(name)
 				if e.m.phase == contending {
 					e.m.phase, e.m.waitOwn, e.m.hold = idle, false, false
 					out = append(out, Failed{Name: name, Err: a.Err})

@@ -65,7 +65,7 @@ func (g *Group) check(now time.Time) []Action {
 	if len(g.order) > 2*total+64 {
 		kept, seen := g.order[:0], map[string]bool{}
 		for _, name := range g.order {
-			if g.swept(g.names[name]) && !seen[name] {
+			if g.swept(g.entry(name)) && !seen[name] {
 				kept, seen[name] = append(kept, name), true
 			}
 		}
@@ -79,7 +79,7 @@ func (g *Group) check(now time.Time) []Action {
 		}
 		name := g.order[g.next]
 		g.next++
-		if g.swept(g.names[name]) {
+		if g.swept(g.entry(name)) {
 			acts = concat(acts, g.stepName(now, name, Check{}))
 			n--
 		}

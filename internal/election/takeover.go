@@ -17,27 +17,31 @@ import (
 // await registers name as waiting on session s, or, if s is known dead,
 // tells the machine at once.
 func (g *Group) await(now time.Time, name, s string) []Action {
-	if e := g.names[name]; e.await != "" && e.await != s {
+	e := g.entry(name)
+	if e.await != "" && e.await != s {
 		// It waited on another session (the name moved): not any more.
 		g.unwait(name, e)
 	}
-	if succ, ok := g.dead[s]; ok && succ != "" {
-		// Passed on before this name's read came (it predates it): read
-		// again, and take the term if it was passed on to this group.
-		x := ended{session: s, successor: succ}
-		return g.filter(now, name, g.names[name].m.Step(now, g.endEvent(&x)))
-	}
-	if _, ok := g.dead[s]; ok {
+	if succ, ok := g.dead[s]; ok {
+		if succ != "" {
+			// Passed on before this name's read came (it predates it):
+			// read again, and take the term if it was passed on to this
+			// group.
+			x := ended{session: s, successor: succ}
+			return g.filter(now, name, e.m.Step(now, g.endEvent(&x)))
+		}
 		if len(g.takeNow(now, s, []string{name})) == 0 {
 			return nil // left to the others for now (balanced)
 		}
-		return g.filter(now, name, g.names[name].m.Step(now, SessionEnded{Session: s}))
+		return g.filter(now, name, e.m.Step(now, SessionEnded{Session: s}))
 	}
-	if g.waiters[s] == nil {
-		g.waiters[s] = &waitSet{at: map[string]int{}}
+	w := g.waiters[s]
+	if w == nil {
+		w = &waitSet{}
+		g.waiters[s] = w
 	}
-	g.waiters[s].add(name)
-	if e := g.names[name]; e.await == "" {
+	w.add(name)
+	if e.await == "" {
 		if !g.sweeping() {
 			g.checkAt = now.Add(min(g.cfg.Renew, g.checkEvery()))
 		}
@@ -45,7 +49,7 @@ func (g *Group) await(now time.Time, name, s string) []Action {
 		g.waiting++
 		g.order = append(g.order, name) // the sweep re-reads it
 	}
-	if g.obs[s] == nil {
+	if g.observer(s) == nil {
 		o := &observer{name: s, feed: &g.feed}
 		g.obs[s] = o
 		g.obsList = append(g.obsList, o)
@@ -83,7 +87,7 @@ func (g *Group) afterObserverOf(now time.Time, s string, o *observer, acts []Act
 		waiting := g.waiters[s]
 		delete(g.waiters, s)
 		for _, name := range waiting.list() {
-			if e := g.names[name]; e.await == s {
+			if e := g.entry(name); e.await == s {
 				e.await = ""
 				g.waiting--
 				acts = append(acts, g.stepName(now, name, sessionCorrupt{session: s, err: o.corrupt})...)
@@ -137,7 +141,7 @@ func (g *Group) afterObserverOf(now time.Time, s string, o *observer, acts []Act
 	if g.cfg.Balance && g.sessions {
 		var names []string
 		for _, name := range waiting {
-			if g.names[name].await == s {
+			if g.entry(name).await == s {
 				names = append(names, name)
 			}
 		}
@@ -207,7 +211,7 @@ func (g *Group) listed(now time.Time, r ListReply) []Action {
 	}
 	var acts []Action
 	for _, rec := range r.Records {
-		if e := g.names[rec.Name]; e != nil && !e.still() {
+		if e := g.entry(rec.Name); e != nil && !e.still() {
 			continue // the machine's (its reply would be mistaken for this one's)
 		}
 		if rec.Session != g.view.name || rec.Holder != g.cfg.Node || rec.Incarnation != g.cfg.Incarnation {
@@ -298,7 +302,7 @@ func (g *Group) endSome(now time.Time) []Action {
 		}
 		n := min(len(x.names), budget)
 		for _, name := range x.names[:n] {
-			if e := g.names[name]; e != nil && e.await == x.session {
+			if e := g.entry(name); e != nil && e.await == x.session {
 				acts = concat(acts, g.stepEntry(now, name, e, g.endEvent(x)))
 			}
 		}
@@ -316,6 +320,22 @@ func (g *Group) endSome(now time.Time) []Action {
 		g.ending = nil
 	}
 	return acts
+}
+
+// observer returns the observer of session s, nil if none: g.obs[s],
+// found by a scan of obsList while the group watches few sessions (most
+// often none, one or two), which is cheaper than hashing s. Every store
+// answer and change notification asks, whichever record it is about.
+func (g *Group) observer(s string) *observer {
+	if len(g.obsList) > 8 {
+		return g.obs[s]
+	}
+	for _, o := range g.obsList {
+		if o.name == s {
+			return o
+		}
+	}
+	return nil
 }
 
 // dropObserver ends the observer of session s.

@@ -15,27 +15,54 @@ import (
 // takeover, a sort costs about 20 ms before the first swap can go out).
 type waitSet struct {
 	names []string
-	at    map[string]int // index of each name in names
+	at    map[string]int // index of each name in names, once past 8 (nil before)
+}
+
+// index returns the index of name in names, if it is there: found by a
+// scan while there are few (the names of one node held through one
+// session, most often), in at once there are more.
+func (w *waitSet) index(name string) (int, bool) {
+	if w.at == nil {
+		for i, n := range w.names {
+			if n == name {
+				return i, true
+			}
+		}
+		return 0, false
+	}
+	i, ok := w.at[name]
+	return i, ok
 }
 
 func (w *waitSet) add(name string) {
-	if _, ok := w.at[name]; !ok {
-		w.at[name] = len(w.names)
-		w.names = append(w.names, name)
+	if _, ok := w.index(name); ok {
+		return
 	}
+	if w.at == nil && len(w.names) == 8 {
+		w.at = make(map[string]int, 16)
+		for i, n := range w.names {
+			w.at[n] = i
+		}
+	}
+	if w.at != nil {
+		w.at[name] = len(w.names)
+	}
+	w.names = append(w.names, name)
 }
 
 func (w *waitSet) remove(name string) {
-	i, ok := w.at[name]
+	i, ok := w.index(name)
 	if !ok {
 		return
 	}
 	last := len(w.names) - 1
 	w.names[i] = w.names[last]
-	w.at[w.names[i]] = i
+	if w.at != nil {
+		w.at[w.names[i]] = i
+		delete(w.at, name)
+	}
 	w.names[last] = ""
 	w.names = w.names[:last]
-	delete(w.at, name)
 }
 
 // len is the number of names; 0 for a nil set.
@@ -57,13 +84,7 @@ func (w *waitSet) list() []string {
 // sortedKeys returns m's keys in order: the group's actions come in the
 // same order on every run, so that a simulated run replays exactly.
 func sortedKeys[V any](m map[string]V) []string {
-	return sortedKeysIn(make([]string, 0, len(m)), m)
-}
-
-// sortedKeysIn is sortedKeys appending to keys: a tick that polls its
-// observers lists their sessions into an array on its stack, not a new
-// slice at every poll.
-func sortedKeysIn[V any](keys []string, m map[string]V) []string {
+	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)
 	}
