@@ -2,6 +2,7 @@ package vcluster
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -340,7 +341,7 @@ func (e *engine) steps(n *node, evs []election.Event) {
 // (a batch holds one kind), which are stepped typed, never boxed into an
 // election.Event (election.Group.StepGet, StepSwap).
 func (e *engine) stepAll(n *node, evs []election.Event, gr []election.GetReply, sr []election.SwapReply) {
-	c := calls{e.gets[:0], e.swaps[:0]}
+	c := calls{gets: e.gets[:0], swaps: e.swaps[:0]}
 	e.gets, e.swaps = nil, nil // taken: a step within (a Lost whose endWork steps the group again) gets its own
 	now := n.local(e.now)      // the node's clock, which no step moves
 	for _, ev := range evs {
@@ -359,7 +360,7 @@ func (e *engine) stepAll(n *node, evs []election.Event, gr []election.GetReply, 
 		}
 	}
 	if len(c.gets) > 0 { // most batches send no read, or no write: no call then
-		e.sendGets(n, c.gets)
+		e.sendGets(n, c.gets, c.get)
 	}
 	if len(c.swaps) > 0 {
 		e.sendSwaps(n, c.swaps)
@@ -370,7 +371,11 @@ func (e *engine) stepAll(n *node, evs []election.Event, gr []election.GetReply, 
 
 // calls is the store calls of the batch stepAll steps, gathered by
 // stepped: passed by pointer, not as two slices in and out of every step.
-type calls struct{ gets, swaps []election.Action }
+type calls struct {
+	gets  []string          // the names read
+	get   election.Action   // the last read (a lone read is sent as it is)
+	swaps []election.Action // the writes
+}
 
 // step1 steps one event at the node's local time now and executes its
 // announcements; it appends its store calls to c.
@@ -400,19 +405,51 @@ func (e *engine) stepped(n *node, sess string, alive bool, acts []election.Actio
 	// follows Go's map iteration, which differs from run to run. The
 	// driver sends them concurrently, so their order across names means
 	// nothing; here it is made canonical (by name, each name's own actions
-	// in their order) so that a seed replays event for event.
-	if len(acts) > 1 { // SortActions' own first test, without the call
-		SortActions(acts)
-	}
-	for _, act := range acts {
-		switch a := act.(type) {
+	// in their order) so that a seed replays event for event. The reads,
+	// the writes and the other actions are each sorted on their own: that
+	// orders each kind as a sort of them all would (a stable sort keeps
+	// the order of any subset), and the reads and writes are sent only
+	// after the batch, whatever came between them. A read is kept as its
+	// name (sendGets).
+	if len(acts) == 1 { // most steps: nothing to sort
+		switch a := acts[0].(type) {
 		case election.Get:
-			c.gets = append(c.gets, act)
+			c.gets, c.get = append(c.gets, a.Name), acts[0]
 		case election.Swap:
-			c.swaps = append(c.swaps, act)
+			c.swaps = append(c.swaps, acts[0])
 		case election.List:
 			e.sendCall(n, a)
 		default:
+			e.announce(n, acts[0])
+		}
+		return
+	}
+	g0, s0 := len(c.gets), len(c.swaps)
+	var buf [4]election.Action
+	others := buf[:0]
+	for _, act := range acts {
+		switch a := act.(type) {
+		case election.Get:
+			c.gets, c.get = append(c.gets, a.Name), act
+		case election.Swap:
+			c.swaps = append(c.swaps, act)
+		default:
+			others = append(others, act)
+		}
+	}
+	if len(c.gets)-g0 > 1 {
+		sortNames(c.gets[g0:])
+	}
+	if len(c.swaps)-s0 > 1 {
+		SortActions(c.swaps[s0:])
+	}
+	if len(others) > 1 {
+		SortActions(others)
+	}
+	for _, act := range others {
+		if a, ok := act.(election.List); ok {
+			e.sendCall(n, a)
+		} else {
 			e.announce(n, act)
 		}
 	}
@@ -515,23 +552,19 @@ type (
 	swapBatch struct{ swaps []store.Swap }
 )
 
-// sendGets sends the reads of one step: one Get for a single name (as the
-// driver does), one GetMany for more. A node holds at most a few hundred records (Names is
-// at most 100), fewer than the driver's largest batch (1,000), so a batch
-// is never split.
-func (e *engine) sendGets(n *node, gets []election.Action) {
-	if len(gets) > 1 {
-		b := &e.getBatch
-		b.names = b.names[:0]
-		for _, a := range gets {
-			b.names = append(b.names, a.(election.Get).Name)
-		}
-		e.sendCall(n, b)
+// sendGets sends the reads of one step, the names (the last of them get):
+// one Get for a single name (as the driver does), one GetMany for more.
+// A node holds at most a few hundred records (Names is at most 100), fewer
+// than the driver's largest batch (1,000), so a batch is never split.
+func (e *engine) sendGets(n *node, names []string, get election.Action) {
+	if len(names) == 1 {
+		e.sendCall(n, get)
 		return
 	}
-	for _, a := range gets {
-		e.sendCall(n, a)
-	}
+	b := &e.getBatch
+	b.names = names // only read while sent: sendCall copies it to keep it
+	e.sendCall(n, b)
+	b.names = nil
 }
 
 // sendSwaps sends the writes of one step, as sendGets its reads.
@@ -993,17 +1026,21 @@ func SortActions(acts []election.Action) {
 		slices.SortStableFunc(acts, func(a, b election.Action) int { return strings.Compare(actionName(a), actionName(b)) })
 		return
 	}
-	// A step's few actions: each name looked up once, on the stack, and
-	// most often already in order. An insertion sort that moves an action
-	// only past greater names is stable, so it orders them as the stable
-	// sort above does.
+	// A step's few actions: each name looked up once, on the stack, with
+	// its first eight bytes as a number (nameKey) that orders most names
+	// without a string comparison; and most often already in order. An
+	// insertion sort that moves an action only past greater names is
+	// stable, so it orders them as the stable sort above does.
 	var buf [16]string
-	names := buf[:len(acts)]
+	var kbuf [16]uint64
+	names, keys := buf[:len(acts)], kbuf[:len(acts)]
 	names[0] = actionName(acts[0])
+	keys[0] = nameKey(names[0])
 	sorted := true
 	for i := 1; i < len(acts); i++ {
 		names[i] = actionName(acts[i])
-		if sorted && names[i] < names[i-1] {
+		keys[i] = nameKey(names[i])
+		if sorted && nameLess(keys[i], names[i], keys[i-1], names[i-1]) {
 			sorted = false
 		}
 	}
@@ -1011,13 +1048,66 @@ func SortActions(acts []election.Action) {
 		return
 	}
 	for i := 1; i < len(acts); i++ {
-		a, n := acts[i], names[i]
+		a, n, k := acts[i], names[i], keys[i]
 		j := i
-		for ; j > 0 && n < names[j-1]; j-- {
-			acts[j], names[j] = acts[j-1], names[j-1]
+		for ; j > 0 && nameLess(k, n, keys[j-1], names[j-1]); j-- {
+			acts[j], names[j], keys[j] = acts[j-1], names[j-1], keys[j-1]
 		}
-		acts[j], names[j] = a, n
+		acts[j], names[j], keys[j] = a, n, k
 	}
+}
+
+// sortNames sorts the names of a step's reads, as SortActions sorts
+// their Gets.
+func sortNames(names []string) {
+	if len(names) < 2 {
+		return
+	}
+	if len(names) > 16 {
+		slices.Sort(names)
+		return
+	}
+	var kbuf [16]uint64
+	keys := kbuf[:len(names)]
+	keys[0] = nameKey(names[0])
+	sorted := true
+	for i := 1; i < len(names); i++ {
+		keys[i] = nameKey(names[i])
+		if sorted && nameLess(keys[i], names[i], keys[i-1], names[i-1]) {
+			sorted = false
+		}
+	}
+	if sorted {
+		return
+	}
+	for i := 1; i < len(names); i++ {
+		n, k := names[i], keys[i]
+		j := i
+		for ; j > 0 && nameLess(k, n, keys[j-1], names[j-1]); j-- {
+			names[j], keys[j] = names[j-1], keys[j-1]
+		}
+		names[j], keys[j] = n, k
+	}
+}
+
+// nameKey is the first eight bytes of name as a big-endian number, zeros
+// past its end: of two names, the one with the smaller key is the smaller
+// string (a name that ends first is a prefix of the other up to there),
+// and names with equal keys are compared whole (nameLess).
+func nameKey(name string) uint64 {
+	if len(name) >= 8 {
+		_ = name[7]
+		return uint64(name[0])<<56 | uint64(name[1])<<48 | uint64(name[2])<<40 | uint64(name[3])<<32 |
+			uint64(name[4])<<24 | uint64(name[5])<<16 | uint64(name[6])<<8 | uint64(name[7])
+	}
+	var b [8]byte
+	copy(b[:], name)
+	return binary.BigEndian.Uint64(b[:])
+}
+
+// nameLess reports whether name a (its nameKey ka) sorts before name b.
+func nameLess(ka uint64, a string, kb uint64, b string) bool {
+	return ka < kb || ka == kb && a < b
 }
 
 // actionName is the record an action is about ("" for none or every one).

@@ -384,9 +384,10 @@ type engine struct {
 
 	collectNext int // the node in turn to start a pass of collection
 
-	gets, swaps []election.Action // the reads and writes of the batch being stepped (steps)
-	getBatch    getBatch          // sendGets' scratch
-	swapBatch   swapBatch         // sendSwaps'
+	gets      []string          // the names read by the batch being stepped (steps) ...
+	swaps     []election.Action // ... and its writes
+	getBatch  getBatch          // sendGets' scratch
+	swapBatch swapBatch         // sendSwaps'
 
 	spare   []*batch                            // batches delivered, for reuse
 	into    []election.GetReply                 // the answers of the batched read under way (getMany)
