@@ -341,48 +341,44 @@ func (e *engine) steps(n *node, evs []election.Event) {
 // (a batch holds one kind), which are stepped typed, never boxed into an
 // election.Event (election.Group.StepGet, StepSwap).
 func (e *engine) stepAll(n *node, evs []election.Event, gr []election.GetReply, sr []election.SwapReply) {
-	c := calls{gets: e.gets[:0], swaps: e.swaps[:0]}
-	e.gets, e.swaps = nil, nil // taken: a step within (a Lost whose endWork steps the group again) gets its own
-	now := n.local(e.now)      // the node's clock, which no step moves
+	// The batch's calls go on e.gets and e.swaps past what is there: a
+	// step within (a Lost whose endWork steps the group again) sends its
+	// own and takes them off again before this one goes on.
+	g0, s0, get := len(e.gets), len(e.swaps), e.get
+	now := n.local(e.now) // the node's clock, which no step moves
 	for _, ev := range evs {
-		e.step1(n, now, ev, &c)
+		e.step1(n, now, ev)
 	}
 	for i := range gr {
 		sess, alive := e.session(n)
 		if acts := n.g.StepGet(now, &gr[i]); len(acts) > 0 || e.c.Trace != nil { // most answers act on nothing
-			e.stepped(n, sess, alive, acts, &c)
+			e.stepped(n, sess, alive, acts)
 		}
 	}
 	for i := range sr {
 		sess, alive := e.session(n)
 		if acts := n.g.StepSwap(now, &sr[i]); len(acts) > 0 || e.c.Trace != nil {
-			e.stepped(n, sess, alive, acts, &c)
+			e.stepped(n, sess, alive, acts)
 		}
 	}
-	if len(c.gets) > 0 { // most batches send no read, or no write: no call then
-		e.sendGets(n, c.gets, c.get)
+	if len(e.gets) > g0 { // most batches send no read, or no write: no call then
+		e.sendGets(n, e.gets[g0:], e.get)
+		e.gets = e.gets[:g0] // not cleared, as a delivered batch (deliver)
 	}
-	if len(c.swaps) > 0 {
-		e.sendSwaps(n, c.swaps)
+	if len(e.swaps) > s0 {
+		e.sendSwaps(n, e.swaps[s0:])
+		e.swaps = e.swaps[:s0]
 	}
-	e.gets, e.swaps = c.gets[:0], c.swaps[:0] // not cleared, as a delivered batch (deliver)
+	e.get = get
 	e.armTimer(n)
 }
 
-// calls is the store calls of the batch stepAll steps, gathered by
-// stepped: passed by pointer, not as two slices in and out of every step.
-type calls struct {
-	gets  []string          // the names read
-	get   election.Action   // the last read (a lone read is sent as it is)
-	swaps []election.Action // the writes
-}
-
 // step1 steps one event at the node's local time now and executes its
-// announcements; it appends its store calls to c.
-func (e *engine) step1(n *node, now time.Time, ev election.Event, c *calls) {
+// announcements; it adds its store calls to the batch's (stepAll).
+func (e *engine) step1(n *node, now time.Time, ev election.Event) {
 	sess, alive := e.session(n)
 	if acts := n.g.Step(now, ev); len(acts) > 0 || e.c.Trace != nil { // stepped has nothing to do with none untraced
-		e.stepped(n, sess, alive, acts, c)
+		e.stepped(n, sess, alive, acts)
 	}
 }
 
@@ -397,7 +393,7 @@ func (e *engine) session(n *node) (sess string, alive bool) {
 
 // stepped executes the actions acts of a step of n, its session before
 // the step sess (alive): see step1.
-func (e *engine) stepped(n *node, sess string, alive bool, acts []election.Action, c *calls) {
+func (e *engine) stepped(n *node, sess string, alive bool, acts []election.Action) {
 	if e.c.Trace != nil {
 		e.traceSession(n, sess, alive)
 	}
@@ -414,9 +410,9 @@ func (e *engine) stepped(n *node, sess string, alive bool, acts []election.Actio
 	if len(acts) == 1 { // most steps: nothing to sort
 		switch a := acts[0].(type) {
 		case election.Get:
-			c.gets, c.get = append(c.gets, a.Name), acts[0]
+			e.gets, e.get = append(e.gets, a.Name), acts[0]
 		case election.Swap:
-			c.swaps = append(c.swaps, acts[0])
+			e.swaps = append(e.swaps, acts[0])
 		case election.List:
 			e.sendCall(n, a)
 		default:
@@ -424,24 +420,24 @@ func (e *engine) stepped(n *node, sess string, alive bool, acts []election.Actio
 		}
 		return
 	}
-	g0, s0 := len(c.gets), len(c.swaps)
+	g0, s0 := len(e.gets), len(e.swaps)
 	var buf [4]election.Action
 	others := buf[:0]
 	for _, act := range acts {
 		switch a := act.(type) {
 		case election.Get:
-			c.gets, c.get = append(c.gets, a.Name), act
+			e.gets, e.get = append(e.gets, a.Name), act
 		case election.Swap:
-			c.swaps = append(c.swaps, act)
+			e.swaps = append(e.swaps, act)
 		default:
 			others = append(others, act)
 		}
 	}
-	if len(c.gets)-g0 > 1 {
-		sortNames(c.gets[g0:])
+	if len(e.gets)-g0 > 1 {
+		sortNames(e.gets[g0:])
 	}
-	if len(c.swaps)-s0 > 1 {
-		SortActions(c.swaps[s0:])
+	if len(e.swaps)-s0 > 1 {
+		SortActions(e.swaps[s0:])
 	}
 	if len(others) > 1 {
 		SortActions(others)

@@ -384,8 +384,9 @@ type engine struct {
 
 	collectNext int // the node in turn to start a pass of collection
 
-	gets      []string          // the names read by the batch being stepped (steps) ...
-	swaps     []election.Action // ... and its writes
+	gets      []string          // the names read by the batches being stepped (stepAll) ...
+	get       election.Action   // ... the last read ...
+	swaps     []election.Action // ... and their writes
 	getBatch  getBatch          // sendGets' scratch
 	swapBatch swapBatch         // sendSwaps'
 
