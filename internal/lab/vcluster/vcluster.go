@@ -361,7 +361,7 @@ type engine struct {
 	c     Config
 	cal   Calendar
 	work  scheduler.Config
-	ctx   context.Context
+	ctx   context.Context // the store's and the resource's calls': Run's, without its cancellation, which Run's loop looks at itself (ctxEvery)
 	now   time.Duration
 	q     queue
 	seq   int
@@ -458,7 +458,7 @@ func Run(ctx context.Context, c Config) (Outcome, error) {
 	if c.Nodes < 1 || c.Day <= 0 || c.Lease <= 0 || c.Renew <= 0 || c.Poll <= 0 || c.Store == nil || c.Resource == nil {
 		return Outcome{}, errors.New("vcluster: incomplete config")
 	}
-	e := &engine{c: c, cal: Calendar{c.Day}, work: c.work(), ctx: ctx, lock: storeLock{holder: -1}, lastPref: -1,
+	e := &engine{c: c, cal: Calendar{c.Day}, work: c.work(), ctx: context.WithoutCancel(ctx), lock: storeLock{holder: -1}, lastPref: -1,
 		rules: WorkRules{Job: Job, Schedule: c.Schedule, Policy: c.Policy}}
 	// The machines' own bounds, as every runtime applies them: the
 	// simulator runs no setting production would refuse.
