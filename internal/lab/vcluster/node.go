@@ -344,7 +344,7 @@ func (e *engine) stepAll(n *node, evs []election.Event, gr []election.GetReply, 
 	// The batch's calls go on e.gets and e.swaps past what is there: a
 	// step within (a Lost whose endWork steps the group again) sends its
 	// own and takes them off again before this one goes on.
-	g0, s0, get := len(e.gets), len(e.swaps), e.get
+	g0, s0 := len(e.gets), len(e.swaps)
 	now := n.local(e.now) // the node's clock, which no step moves
 	for _, ev := range evs {
 		e.step1(n, now, ev)
@@ -369,7 +369,6 @@ func (e *engine) stepAll(n *node, evs []election.Event, gr []election.GetReply, 
 		e.sendSwaps(n, e.swaps[s0:])
 		e.swaps = e.swaps[:s0]
 	}
-	e.get = get
 	e.armTimer(n)
 }
 
@@ -423,17 +422,22 @@ func (e *engine) stepped(n *node, sess string, alive bool, acts []election.Actio
 	g0, s0 := len(e.gets), len(e.swaps)
 	var buf [4]election.Action
 	others := buf[:0]
+	var get election.Action
 	for _, act := range acts {
 		switch a := act.(type) {
 		case election.Get:
-			e.gets, e.get = append(e.gets, a.Name), act
+			e.gets, get = append(e.gets, a.Name), act
 		case election.Swap:
 			e.swaps = append(e.swaps, act)
 		default:
 			others = append(others, act)
 		}
 	}
-	if len(e.gets)-g0 > 1 {
+	switch len(e.gets) - g0 {
+	case 0:
+	case 1:
+		e.get = get
+	default:
 		sortNames(e.gets[g0:])
 	}
 	if len(e.swaps)-s0 > 1 {
@@ -548,12 +552,16 @@ type (
 	swapBatch struct{ swaps []store.Swap }
 )
 
-// sendGets sends the reads of one step, the names (the last of them get):
-// one Get for a single name (as the driver does), one GetMany for more.
-// A node holds at most a few hundred records (Names is at most 100), fewer
-// than the driver's largest batch (1,000), so a batch is never split.
+// sendGets sends the reads of one step, the names: one Get for a single
+// name (as the driver does; get is the last Get stepped, most often that
+// one, already boxed), one GetMany for more. A node holds at most a few
+// hundred records (Names is at most 100), fewer than the driver's largest
+// batch (1,000), so a batch is never split.
 func (e *engine) sendGets(n *node, names []string, get election.Action) {
 	if len(names) == 1 {
+		if g, ok := get.(election.Get); !ok || g.Name != names[0] {
+			get = election.Get{Name: names[0]} // a step within read since
+		}
 		e.sendCall(n, get)
 		return
 	}
@@ -585,7 +593,7 @@ func (e *engine) sendSwaps(n *node, swaps []election.Action) {
 // it is copied only to wait in the queue, into one reused once applied.
 func (e *engine) sendCall(n *node, call any) {
 	err := e.reachable(n)
-	if err == nil && writes(call) {
+	if err == nil && e.lock.holder >= 0 && writes(call) {
 		err = e.lockedOut(n)
 	}
 	switch {
@@ -701,8 +709,9 @@ func (e *engine) apply(n *node, inc int32, call any, latency time.Duration) {
 	b := e.newBatch()
 	switch a := call.(type) {
 	case election.Get:
-		b.gets = append(b.gets, election.GetReply{Name: a.Name})
-		r := &b.gets[len(b.gets)-1] // written in place: a record is large to copy twice
+		b.gets = slices.Grow(b.gets, 1)[:len(b.gets)+1]
+		r := &b.gets[len(b.gets)-1] // written in place, field by field: a record is large to copy twice
+		r.Name = a.Name
 		r.Record, r.Err = e.c.Store.Get(e.ctx, a.Name)
 		if e.c.Forge { // forge's first test, without a call when off
 			e.forge(n, inc, r, e.now+latency/2)
