@@ -717,8 +717,9 @@ func (e *engine) apply(n *node, inc int32, call any, latency time.Duration) {
 			e.forge(n, inc, r, e.now+latency/2)
 		}
 	case election.Swap:
-		b.swaps = append(b.swaps, election.SwapReply{Name: a.Swap.Record.Name})
-		r := &b.swaps[len(b.swaps)-1] // written in place
+		b.swaps = slices.Grow(b.swaps, 1)[:len(b.swaps)+1]
+		r := &b.swaps[len(b.swaps)-1] // written in place, as a read's
+		r.Name = a.Swap.Record.Name
 		r.Record, r.Err = e.c.Store.Swap(e.ctx, a.Swap)
 		e.swapped(n, &a.Swap, r)
 	case election.List:
@@ -745,12 +746,16 @@ func (e *engine) apply(n *node, inc int32, call any, latency time.Duration) {
 		}
 	case *swapBatch:
 		res, err := e.swapMany(a.swaps)
+		k := len(b.swaps)
+		b.swaps = slices.Grow(b.swaps, len(a.swaps))[:k+len(a.swaps)]
 		for i := range a.swaps {
 			sw := &a.swaps[i]
-			b.swaps = append(b.swaps, election.SwapReply{Name: sw.Record.Name, Err: err})
-			r := &b.swaps[len(b.swaps)-1] // written in place
+			r := &b.swaps[k+i] // written in place, field by field
+			r.Name = sw.Record.Name
 			if err == nil {
 				r.Record, r.Err = res[i].Record, res[i].Err
+			} else {
+				r.Record, r.Err = store.Record{}, err
 			}
 			e.swapped(n, sw, r)
 		}
