@@ -107,6 +107,9 @@ type node struct {
 	candFedAt   time.Time
 	candFedSome bool
 	prefTermAt  time.Duration
+	// The names of its last step that read two or more, in the order its
+	// group listed them, and sorted (sortReads).
+	readsIn, readsOut []string
 }
 
 // holding is a term of a name without work: its token (0: none) and its
@@ -438,7 +441,7 @@ func (e *engine) stepped(n *node, sess string, alive bool, acts []election.Actio
 	case 1:
 		e.get = get
 	default:
-		sortNames(e.gets[g0:])
+		n.sortReads(e.gets[g0:])
 	}
 	if len(e.swaps)-s0 > 1 {
 		SortActions(e.swaps[s0:])
@@ -1065,6 +1068,20 @@ func SortActions(acts []election.Action) {
 		}
 		acts[j], names[j], keys[j] = a, n, k
 	}
+}
+
+// sortReads sorts the names of a step's reads of n (sortNames). A node's
+// group lists its polls' names in the same order most times (its timers'
+// heap order): the last order it sorted and how are kept, and an order
+// seen last time is sorted as then, by copying.
+func (n *node) sortReads(names []string) {
+	if slices.Equal(names, n.readsIn) {
+		copy(names, n.readsOut)
+		return
+	}
+	n.readsIn = append(n.readsIn[:0], names...)
+	sortNames(names)
+	n.readsOut = append(n.readsOut[:0], names...)
 }
 
 // sortNames sorts the names of a step's reads, as SortActions sorts
