@@ -2,6 +2,7 @@ package vcluster
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -106,6 +107,9 @@ type node struct {
 	candFedAt   time.Time
 	candFedSome bool
 	prefTermAt  time.Duration
+	// The names of its last step that read two or more, in the order its
+	// group listed them, and sorted (sortReads).
+	readsIn, readsOut []string
 }
 
 // holding is a term of a name without work: its token (0: none) and its
@@ -340,44 +344,43 @@ func (e *engine) steps(n *node, evs []election.Event) {
 // (a batch holds one kind), which are stepped typed, never boxed into an
 // election.Event (election.Group.StepGet, StepSwap).
 func (e *engine) stepAll(n *node, evs []election.Event, gr []election.GetReply, sr []election.SwapReply) {
-	c := calls{e.gets[:0], e.swaps[:0]}
-	e.gets, e.swaps = nil, nil // taken: a step within (a Lost whose endWork steps the group again) gets its own
-	now := n.local(e.now)      // the node's clock, which no step moves
+	// The batch's calls go on e.gets and e.swaps past what is there: a
+	// step within (a Lost whose endWork steps the group again) sends its
+	// own and takes them off again before this one goes on.
+	g0, s0 := len(e.gets), len(e.swaps)
+	now := n.local(e.now) // the node's clock, which no step moves
 	for _, ev := range evs {
-		e.step1(n, now, ev, &c)
+		e.step1(n, now, ev)
 	}
 	for i := range gr {
 		sess, alive := e.session(n)
 		if acts := n.g.StepGet(now, &gr[i]); len(acts) > 0 || e.c.Trace != nil { // most answers act on nothing
-			e.stepped(n, sess, alive, acts, &c)
+			e.stepped(n, sess, alive, acts)
 		}
 	}
 	for i := range sr {
 		sess, alive := e.session(n)
 		if acts := n.g.StepSwap(now, &sr[i]); len(acts) > 0 || e.c.Trace != nil {
-			e.stepped(n, sess, alive, acts, &c)
+			e.stepped(n, sess, alive, acts)
 		}
 	}
-	if len(c.gets) > 0 { // most batches send no read, or no write: no call then
-		e.sendGets(n, c.gets)
+	if len(e.gets) > g0 { // most batches send no read, or no write: no call then
+		e.sendGets(n, e.gets[g0:], e.get)
+		e.gets = e.gets[:g0] // not cleared, as a delivered batch (deliver)
 	}
-	if len(c.swaps) > 0 {
-		e.sendSwaps(n, c.swaps)
+	if len(e.swaps) > s0 {
+		e.sendSwaps(n, e.swaps[s0:])
+		e.swaps = e.swaps[:s0]
 	}
-	e.gets, e.swaps = c.gets[:0], c.swaps[:0] // not cleared, as a delivered batch (deliver)
 	e.armTimer(n)
 }
 
-// calls is the store calls of the batch stepAll steps, gathered by
-// stepped: passed by pointer, not as two slices in and out of every step.
-type calls struct{ gets, swaps []election.Action }
-
 // step1 steps one event at the node's local time now and executes its
-// announcements; it appends its store calls to c.
-func (e *engine) step1(n *node, now time.Time, ev election.Event, c *calls) {
+// announcements; it adds its store calls to the batch's (stepAll).
+func (e *engine) step1(n *node, now time.Time, ev election.Event) {
 	sess, alive := e.session(n)
 	if acts := n.g.Step(now, ev); len(acts) > 0 || e.c.Trace != nil { // stepped has nothing to do with none untraced
-		e.stepped(n, sess, alive, acts, c)
+		e.stepped(n, sess, alive, acts)
 	}
 }
 
@@ -392,7 +395,7 @@ func (e *engine) session(n *node) (sess string, alive bool) {
 
 // stepped executes the actions acts of a step of n, its session before
 // the step sess (alive): see step1.
-func (e *engine) stepped(n *node, sess string, alive bool, acts []election.Action, c *calls) {
+func (e *engine) stepped(n *node, sess string, alive bool, acts []election.Action) {
 	if e.c.Trace != nil {
 		e.traceSession(n, sess, alive)
 	}
@@ -400,19 +403,56 @@ func (e *engine) stepped(n *node, sess string, alive bool, acts []election.Actio
 	// follows Go's map iteration, which differs from run to run. The
 	// driver sends them concurrently, so their order across names means
 	// nothing; here it is made canonical (by name, each name's own actions
-	// in their order) so that a seed replays event for event.
-	if len(acts) > 1 { // SortActions' own first test, without the call
-		SortActions(acts)
-	}
-	for _, act := range acts {
-		switch a := act.(type) {
+	// in their order) so that a seed replays event for event. The reads,
+	// the writes and the other actions are each sorted on their own: that
+	// orders each kind as a sort of them all would (a stable sort keeps
+	// the order of any subset), and the reads and writes are sent only
+	// after the batch, whatever came between them. A read is kept as its
+	// name (sendGets).
+	if len(acts) == 1 { // most steps: nothing to sort
+		switch a := acts[0].(type) {
 		case election.Get:
-			c.gets = append(c.gets, act)
+			e.gets, e.get = append(e.gets, a.Name), acts[0]
 		case election.Swap:
-			c.swaps = append(c.swaps, act)
+			e.swaps = append(e.swaps, acts[0])
 		case election.List:
 			e.sendCall(n, a)
 		default:
+			e.announce(n, acts[0])
+		}
+		return
+	}
+	g0, s0 := len(e.gets), len(e.swaps)
+	var buf [4]election.Action
+	others := buf[:0]
+	var get election.Action
+	for _, act := range acts {
+		switch a := act.(type) {
+		case election.Get:
+			e.gets, get = append(e.gets, a.Name), act
+		case election.Swap:
+			e.swaps = append(e.swaps, act)
+		default:
+			others = append(others, act)
+		}
+	}
+	switch len(e.gets) - g0 {
+	case 0:
+	case 1:
+		e.get = get
+	default:
+		n.sortReads(e.gets[g0:])
+	}
+	if len(e.swaps)-s0 > 1 {
+		SortActions(e.swaps[s0:])
+	}
+	if len(others) > 1 {
+		SortActions(others)
+	}
+	for _, act := range others {
+		if a, ok := act.(election.List); ok {
+			e.sendCall(n, a)
+		} else {
 			e.announce(n, act)
 		}
 	}
@@ -515,23 +555,23 @@ type (
 	swapBatch struct{ swaps []store.Swap }
 )
 
-// sendGets sends the reads of one step: one Get for a single name (as the
-// driver does), one GetMany for more. A node holds at most a few hundred records (Names is
-// at most 100), fewer than the driver's largest batch (1,000), so a batch
-// is never split.
-func (e *engine) sendGets(n *node, gets []election.Action) {
-	if len(gets) > 1 {
-		b := &e.getBatch
-		b.names = b.names[:0]
-		for _, a := range gets {
-			b.names = append(b.names, a.(election.Get).Name)
+// sendGets sends the reads of one step, the names: one Get for a single
+// name (as the driver does; get is the last Get stepped, most often that
+// one, already boxed), one GetMany for more. A node holds at most a few
+// hundred records (Names is at most 100), fewer than the driver's largest
+// batch (1,000), so a batch is never split.
+func (e *engine) sendGets(n *node, names []string, get election.Action) {
+	if len(names) == 1 {
+		if g, ok := get.(election.Get); !ok || g.Name != names[0] {
+			get = election.Get{Name: names[0]} // a step within read since
 		}
-		e.sendCall(n, b)
+		e.sendCall(n, get)
 		return
 	}
-	for _, a := range gets {
-		e.sendCall(n, a)
-	}
+	b := &e.getBatch
+	b.names = names // only read while sent: sendCall copies it to keep it
+	e.sendCall(n, b)
+	b.names = nil
 }
 
 // sendSwaps sends the writes of one step, as sendGets its reads.
@@ -556,7 +596,7 @@ func (e *engine) sendSwaps(n *node, swaps []election.Action) {
 // it is copied only to wait in the queue, into one reused once applied.
 func (e *engine) sendCall(n *node, call any) {
 	err := e.reachable(n)
-	if err == nil && writes(call) {
+	if err == nil && e.lock.holder >= 0 && writes(call) {
 		err = e.lockedOut(n)
 	}
 	switch {
@@ -672,15 +712,17 @@ func (e *engine) apply(n *node, inc int32, call any, latency time.Duration) {
 	b := e.newBatch()
 	switch a := call.(type) {
 	case election.Get:
-		b.gets = append(b.gets, election.GetReply{Name: a.Name})
-		r := &b.gets[len(b.gets)-1] // written in place: a record is large to copy twice
+		b.gets = slices.Grow(b.gets, 1)[:len(b.gets)+1]
+		r := &b.gets[len(b.gets)-1] // written in place, field by field: a record is large to copy twice
+		r.Name = a.Name
 		r.Record, r.Err = e.c.Store.Get(e.ctx, a.Name)
 		if e.c.Forge { // forge's first test, without a call when off
 			e.forge(n, inc, r, e.now+latency/2)
 		}
 	case election.Swap:
-		b.swaps = append(b.swaps, election.SwapReply{Name: a.Swap.Record.Name})
-		r := &b.swaps[len(b.swaps)-1] // written in place
+		b.swaps = slices.Grow(b.swaps, 1)[:len(b.swaps)+1]
+		r := &b.swaps[len(b.swaps)-1] // written in place, as a read's
+		r.Name = a.Swap.Record.Name
 		r.Record, r.Err = e.c.Store.Swap(e.ctx, a.Swap)
 		e.swapped(n, &a.Swap, r)
 	case election.List:
@@ -707,12 +749,16 @@ func (e *engine) apply(n *node, inc int32, call any, latency time.Duration) {
 		}
 	case *swapBatch:
 		res, err := e.swapMany(a.swaps)
+		k := len(b.swaps)
+		b.swaps = slices.Grow(b.swaps, len(a.swaps))[:k+len(a.swaps)]
 		for i := range a.swaps {
 			sw := &a.swaps[i]
-			b.swaps = append(b.swaps, election.SwapReply{Name: sw.Record.Name, Err: err})
-			r := &b.swaps[len(b.swaps)-1] // written in place
+			r := &b.swaps[k+i] // written in place, field by field
+			r.Name = sw.Record.Name
 			if err == nil {
 				r.Record, r.Err = res[i].Record, res[i].Err
+			} else {
+				r.Record, r.Err = store.Record{}, err
 			}
 			e.swapped(n, sw, r)
 		}
@@ -993,17 +1039,21 @@ func SortActions(acts []election.Action) {
 		slices.SortStableFunc(acts, func(a, b election.Action) int { return strings.Compare(actionName(a), actionName(b)) })
 		return
 	}
-	// A step's few actions: each name looked up once, on the stack, and
-	// most often already in order. An insertion sort that moves an action
-	// only past greater names is stable, so it orders them as the stable
-	// sort above does.
+	// A step's few actions: each name looked up once, on the stack, with
+	// its first eight bytes as a number (nameKey) that orders most names
+	// without a string comparison; and most often already in order. An
+	// insertion sort that moves an action only past greater names is
+	// stable, so it orders them as the stable sort above does.
 	var buf [16]string
-	names := buf[:len(acts)]
+	var kbuf [16]uint64
+	names, keys := buf[:len(acts)], kbuf[:len(acts)]
 	names[0] = actionName(acts[0])
+	keys[0] = nameKey(names[0])
 	sorted := true
 	for i := 1; i < len(acts); i++ {
 		names[i] = actionName(acts[i])
-		if sorted && names[i] < names[i-1] {
+		keys[i] = nameKey(names[i])
+		if sorted && nameLess(keys[i], names[i], keys[i-1], names[i-1]) {
 			sorted = false
 		}
 	}
@@ -1011,13 +1061,80 @@ func SortActions(acts []election.Action) {
 		return
 	}
 	for i := 1; i < len(acts); i++ {
-		a, n := acts[i], names[i]
+		a, n, k := acts[i], names[i], keys[i]
 		j := i
-		for ; j > 0 && n < names[j-1]; j-- {
-			acts[j], names[j] = acts[j-1], names[j-1]
+		for ; j > 0 && nameLess(k, n, keys[j-1], names[j-1]); j-- {
+			acts[j], names[j], keys[j] = acts[j-1], names[j-1], keys[j-1]
 		}
-		acts[j], names[j] = a, n
+		acts[j], names[j], keys[j] = a, n, k
 	}
+}
+
+// sortReads sorts the names of a step's reads of n (sortNames). A node's
+// group lists its polls' names in the same order most times (its timers'
+// heap order): the last order it sorted and how are kept, and an order
+// seen last time is sorted as then, by copying.
+func (n *node) sortReads(names []string) {
+	if slices.Equal(names, n.readsIn) {
+		copy(names, n.readsOut)
+		return
+	}
+	n.readsIn = append(n.readsIn[:0], names...)
+	sortNames(names)
+	n.readsOut = append(n.readsOut[:0], names...)
+}
+
+// sortNames sorts the names of a step's reads, as SortActions sorts
+// their Gets.
+func sortNames(names []string) {
+	if len(names) < 2 {
+		return
+	}
+	if len(names) > 16 {
+		slices.Sort(names)
+		return
+	}
+	var kbuf [16]uint64
+	keys := kbuf[:len(names)]
+	keys[0] = nameKey(names[0])
+	sorted := true
+	for i := 1; i < len(names); i++ {
+		keys[i] = nameKey(names[i])
+		if sorted && nameLess(keys[i], names[i], keys[i-1], names[i-1]) {
+			sorted = false
+		}
+	}
+	if sorted {
+		return
+	}
+	for i := 1; i < len(names); i++ {
+		n, k := names[i], keys[i]
+		j := i
+		for ; j > 0 && nameLess(k, n, keys[j-1], names[j-1]); j-- {
+			names[j], keys[j] = names[j-1], keys[j-1]
+		}
+		names[j], keys[j] = n, k
+	}
+}
+
+// nameKey is the first eight bytes of name as a big-endian number, zeros
+// past its end: of two names, the one with the smaller key is the smaller
+// string (a name that ends first is a prefix of the other up to there),
+// and names with equal keys are compared whole (nameLess).
+func nameKey(name string) uint64 {
+	if len(name) >= 8 {
+		_ = name[7]
+		return uint64(name[0])<<56 | uint64(name[1])<<48 | uint64(name[2])<<40 | uint64(name[3])<<32 |
+			uint64(name[4])<<24 | uint64(name[5])<<16 | uint64(name[6])<<8 | uint64(name[7])
+	}
+	var b [8]byte
+	copy(b[:], name)
+	return binary.BigEndian.Uint64(b[:])
+}
+
+// nameLess reports whether name a (its nameKey ka) sorts before name b.
+func nameLess(ka uint64, a string, kb uint64, b string) bool {
+	return ka < kb || ka == kb && a < b
 }
 
 // actionName is the record an action is about ("" for none or every one).

@@ -48,3 +48,25 @@ func TestSortActionsIsStable(t *testing.T) {
 		}
 	}
 }
+
+// TestSortNamesSorts holds sortNames, which sorts a step's read names by
+// insertion on their first eight bytes, to the library sort, on random
+// lists of names that share prefixes of every length up to past eight.
+func TestSortNamesSorts(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	names := []string{"", "a", "billing", "shard-1", "shard-10", "shard-100", "shard-2", "@session/n-1/n-1.1/1", "@session/n-1/n-1.1/2", "@session/n-10/n-10.1/1", "shard-1\x00"}
+	for n := range 24 {
+		for range 200 {
+			got := make([]string, n)
+			for i := range got {
+				got[i] = names[rng.IntN(len(names))]
+			}
+			want := slices.Clone(got)
+			slices.Sort(want)
+			sortNames(got)
+			if !slices.Equal(got, want) {
+				t.Fatalf("%d names: got %q, want %q", n, got, want)
+			}
+		}
+	}
+}

@@ -361,7 +361,7 @@ type engine struct {
 	c     Config
 	cal   Calendar
 	work  scheduler.Config
-	ctx   context.Context
+	ctx   context.Context // the store's and the resource's calls': Run's, without its cancellation, which Run's loop looks at itself (ctxEvery)
 	now   time.Duration
 	q     queue
 	nodes []*node
@@ -383,9 +383,11 @@ type engine struct {
 
 	collectNext int // the node in turn to start a pass of collection
 
-	gets, swaps []election.Action // the reads and writes of the batch being stepped (steps)
-	getBatch    getBatch          // sendGets' scratch
-	swapBatch   swapBatch         // sendSwaps'
+	gets      []string          // the names read by the batches being stepped (stepAll) ...
+	get       election.Action   // ... the last lone read stepped (sendGets) ...
+	swaps     []election.Action // ... and their writes
+	getBatch  getBatch          // sendGets' scratch
+	swapBatch swapBatch         // sendSwaps'
 
 	spare   []*batch                            // batches delivered, for reuse
 	into    []election.GetReply                 // the answers of the batched read under way (getMany)
@@ -455,7 +457,7 @@ func Run(ctx context.Context, c Config) (Outcome, error) {
 	if c.Nodes < 1 || c.Day <= 0 || c.Lease <= 0 || c.Renew <= 0 || c.Poll <= 0 || c.Store == nil || c.Resource == nil {
 		return Outcome{}, errors.New("vcluster: incomplete config")
 	}
-	e := &engine{c: c, cal: Calendar{c.Day}, work: c.work(), ctx: ctx, lock: storeLock{holder: -1}, lastPref: -1,
+	e := &engine{c: c, cal: Calendar{c.Day}, work: c.work(), ctx: context.WithoutCancel(ctx), lock: storeLock{holder: -1}, lastPref: -1,
 		rules: WorkRules{Job: Job, Schedule: c.Schedule, Policy: c.Policy}}
 	// The machines' own bounds, as every runtime applies them: the
 	// simulator runs no setting production would refuse.
