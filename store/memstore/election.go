@@ -56,13 +56,19 @@ func (s *Store) History(ctx context.Context, name string, after uint64, limit in
 // held. A swap and a record are large: both are read and written in
 // place, once.
 func (s *Store) swapLocked(dst *store.Record, sw *store.Swap) error {
-	cur := s.records[sw.Record.Name]
+	// The record stored, looked up once: settleLocked rewrites it in
+	// place, and so does the write.
+	at := s.records[sw.Record.Name]
+	var cur store.Record
+	if at != nil {
+		cur = *at
+	}
 	stored := cur.Version
 	if cur.Session != "" && s.passesLocked(cur.Session) { // else settleLocked has nothing to settle: cur stands
 		if err := s.settleLocked(sw.Record.Name); err != nil {
 			return err
 		}
-		cur = s.records[sw.Record.Name]
+		cur = *at
 	}
 	if s.succession.StoredVersion {
 		cur.Version = stored // mutation: the version as stored before
@@ -80,7 +86,7 @@ func (s *Store) swapLocked(dst *store.Record, sw *store.Swap) error {
 	var successor store.Record
 	ok := false
 	if sw.Record.Successor != "" { // else neither check nor write reads it
-		successor, ok = s.records[sw.Record.Successor]
+		successor, ok = s.stored(sw.Record.Successor)
 	}
 	if err := storedriver.CheckSuccessionSwap(cur, *sw, next, successor, ok); err != nil {
 		return err
@@ -95,7 +101,11 @@ func (s *Store) swapLocked(dst *store.Record, sw *store.Swap) error {
 	rec.Via = "" // a swap's is ignored (no check reads it)
 	rec.Version = s.version
 	rec.Updated = s.now()
-	s.records[rec.Name] = rec
+	if at != nil {
+		*at = rec
+	} else {
+		s.storeLocked(rec.Name, &rec)
+	}
 	if sw.Event != "" {
 		log := s.logs[rec.Name]
 		s.logs[rec.Name] = append(log, storedriver.NextEvent(uint64(len(log))+1, rec, sw.Event))
@@ -238,7 +248,8 @@ func (c *client) History(ctx context.Context, name string, after uint64, limit i
 	c.s.mu.Lock()
 	var out []store.Event
 	log := c.s.logs[name]
-	implied, err := c.s.impliedLocked(c.s.records[name])
+	raw, _ := c.s.stored(name)
+	implied, err := c.s.impliedLocked(raw)
 	if len(implied) > 0 {
 		// Shown with the numbers the name's next write stores them under.
 		log = append(log[:len(log):len(log)], implied...)

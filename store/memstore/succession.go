@@ -15,8 +15,7 @@ var (
 
 // sessionLocked is store.Resolve's view of the stored session records.
 func (s *Store) sessionLocked(name string) (store.Record, bool) {
-	r, ok := s.records[name]
-	return r, ok
+	return s.stored(name)
 }
 
 // resolveLocked returns the record of name as the store shows it
@@ -37,7 +36,11 @@ func (s *Store) resolveTo(dst *store.Record, name string) (bool, error) {
 	// first. A stored record has a name (see Store.records), so a name
 	// says it was there, as a session does. Small enough to be inlined
 	// into every read.
-	*dst = s.records[name]
+	if p := s.records[name]; p != nil {
+		*dst = *p
+	} else {
+		*dst = store.Record{}
+	}
 	if dst.Session == "" {
 		return dst.Name != "", nil // the common case, inlined: the record as stored
 	}
@@ -61,7 +64,8 @@ func (s *Store) resolveHeld(dst *store.Record) error {
 // held "through one without a successor"), so a read or a write need not
 // copy it through Resolve; s.mu must be held.
 func (s *Store) passesLocked(session string) bool {
-	return s.records[session].Successor != ""
+	p := s.records[session]
+	return p != nil && p.Successor != ""
 }
 
 // resolve is store.Resolve on the stored records (s.mu held), with the
@@ -99,7 +103,7 @@ func (s *Store) impliedLocked(raw store.Record) ([]store.Event, error) {
 // Nothing a reader sees changes (the resolved record is the same, its
 // version included; the events were shown by History already).
 func (s *Store) settleLocked(name string) error {
-	raw, ok := s.records[name]
+	raw, ok := s.stored(name)
 	if !ok || raw.Session == "" || store.IsSession(name) {
 		return nil
 	}
@@ -112,7 +116,7 @@ func (s *Store) settleLocked(name string) error {
 		return err
 	}
 	rec.Via = ""
-	s.records[name] = rec
+	s.storeLocked(name, &rec)
 	s.logs[name] = append(s.logs[name], evs...)
 	return nil
 }
@@ -194,7 +198,7 @@ func (s *Store) Settle(ctx context.Context, session string, limit int) (int, err
 // Settle implements store.Succeeder.
 func (c *client) Settle(ctx context.Context, session string, limit int) (int, error) {
 	return serve(ctx, c, func() (int, error) {
-		dead, ok := c.s.records[session]
+		dead, ok := c.s.stored(session)
 		if !ok || !store.IsSession(session) || !dead.Free() || dead.Successor == "" {
 			return 0, nil
 		}
@@ -209,12 +213,12 @@ func (c *client) Settle(ctx context.Context, session string, limit int) (int, er
 			names = names[:limit]
 		}
 		for i, n := range names {
-			stored := c.s.records[n].Token
+			stored := c.s.records[n].Token // n was listed: it has a record
 			if err := c.s.settleLocked(n); err != nil {
 				return i, err
 			}
 			if m := c.s.succession; m.SettleStoredToken || m.SettleNewVersion {
-				rec := c.s.records[n]
+				rec := *c.s.records[n]
 				if m.SettleStoredToken {
 					rec.Token = stored
 				}
@@ -223,7 +227,7 @@ func (c *client) Settle(ctx context.Context, session string, limit int) (int, er
 					rec.Version = c.s.version
 					c.s.notifyLocked(n, rec.Version)
 				}
-				c.s.records[n] = rec
+				c.s.storeLocked(n, &rec)
 			}
 		}
 		return len(names), nil
@@ -242,7 +246,7 @@ func (s *Store) LongestSuccession() int {
 			continue
 		}
 		hops := 0
-		store.Resolve(r, s.sessionLocked, func(_, _ store.Record) { hops++ })
+		store.Resolve(*r, s.sessionLocked, func(_, _ store.Record) { hops++ })
 		longest = max(longest, hops)
 	}
 	return longest
@@ -251,8 +255,12 @@ func (s *Store) LongestSuccession() int {
 // tokenLocked is the resolved token of the election record name, 0 when
 // there is none: what a fenced ledger write is compared with.
 func (s *Store) tokenLocked(name string) (uint64, error) {
-	if session := s.records[name].Session; session == "" || !s.passesLocked(session) {
-		return s.records[name].Token, nil // as stored (resolveTo's common case), not copied
+	p := s.records[name]
+	if p == nil {
+		return 0, nil
+	}
+	if p.Session == "" || !s.passesLocked(p.Session) {
+		return p.Token, nil // as stored (resolveTo's common case), not copied
 	}
 	rec, _, err := s.resolveLocked(name)
 	return rec.Token, err
