@@ -83,35 +83,37 @@ func (s *Store) swapLocked(dst *store.Record, sw *store.Swap) error {
 		}
 		next = res.Token
 	}
-	var successor store.Record
-	ok := false
+	var none store.Record // the successor when there is none
+	successor, ok := &none, false
 	if sw.Record.Successor != "" { // else neither check nor write reads it
-		successor, ok = s.stored(sw.Record.Successor)
+		if p := s.records[sw.Record.Successor]; p != nil {
+			successor, ok = p, true
+		}
 	}
-	if err := storedriver.CheckSuccessionSwap(cur, *sw, next, successor, ok); err != nil {
+	if err := storedriver.CheckSuccessionSwapAt(&cur, sw, next, successor, ok); err != nil {
 		return err
 	}
 	s.version++
-	rec := sw.Record
+	if at == nil {
+		at = new(store.Record)
+		s.records[sw.Record.Name] = at
+	}
+	rec := at // written in place, then copied once to *dst
+	*rec = sw.Record
 	if rec.Successor != "" || rec.SuccessorHolder != "" || rec.SuccessorIncarnation != "" {
 		// Else WithSuccessor would change nothing (it sets only those
 		// two fields, to "" without a Successor), and copy three records.
-		rec = storedriver.WithSuccessor(rec, cur, successor)
+		*rec = storedriver.WithSuccessor(*rec, cur, *successor)
 	}
 	rec.Via = "" // a swap's is ignored (no check reads it)
 	rec.Version = s.version
 	rec.Updated = s.now()
-	if at != nil {
-		*at = rec
-	} else {
-		s.storeLocked(rec.Name, &rec)
-	}
 	if sw.Event != "" {
 		log := s.logs[rec.Name]
-		s.logs[rec.Name] = append(log, storedriver.NextEvent(uint64(len(log))+1, rec, sw.Event))
+		s.logs[rec.Name] = append(log, storedriver.NextEvent(uint64(len(log))+1, *rec, sw.Event))
 	}
 	s.notifyLocked(rec.Name, rec.Version)
-	*dst = rec
+	*dst = *rec
 	return nil
 }
 
