@@ -30,32 +30,30 @@ func (s *Store) resolveLocked(name string) (store.Record, bool, error) {
 // none, or on an error): a batched read writes each record once, in its
 // result.
 func (s *Store) resolveTo(dst *store.Record, name string) (bool, error) {
-	// Copied once, where the caller wants it: the single-valued lookup
-	// copies the stored record straight to *dst (the zero record when
-	// there is none), where the two-valued one copies it to the stack
-	// first. A stored record has a name (see Store.records), so a name
-	// says it was there, as a session does. Small enough to be inlined
-	// into every read.
-	if p := s.records[name]; p != nil {
-		*dst = *p
-	} else {
-		*dst = store.Record{}
+	// Copied once, where the caller wants it. Small enough to be
+	// inlined into every read.
+	p := s.records[name]
+	if p == nil || p.Session != "" {
+		return s.resolveHeld(dst, p)
 	}
-	if dst.Session == "" {
-		return dst.Name != "", nil // the common case, inlined: the record as stored
-	}
-	return true, s.resolveHeld(dst)
+	*dst = *p
+	return true, nil // the common case, inlined: the record as stored
 }
 
-// resolveHeld is resolveTo of a record held through a session, stored at
-// *dst.
-func (s *Store) resolveHeld(dst *store.Record) error {
+// resolveHeld is resolveTo of the stored record *p when there is none (p
+// nil) or it is held through a session.
+func (s *Store) resolveHeld(dst *store.Record, p *store.Record) (bool, error) {
+	if p == nil {
+		*dst = store.Record{}
+		return false, nil
+	}
+	*dst = *p
 	if !s.passesLocked(dst.Session) {
-		return nil // the record as stored
+		return true, nil // the record as stored
 	}
 	rec, err := s.resolve(*dst, nil)
 	*dst = rec
-	return err
+	return true, err
 }
 
 // passesLocked reports whether a record held through the session record
