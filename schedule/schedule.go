@@ -44,8 +44,13 @@ func IsManualKey(key string) bool {
 // the instant the key stands for, in UTC.
 func ParseKey(key string) (time.Time, error) {
 	sec, frac, manual := strings.Cut(key, manualSep)
-	t, err := time.Parse(KeyLayout, sec)
-	if err != nil || t.Format(KeyLayout) != sec {
+	t, ok := scheduler.CanonicalKey(sec) // what Key writes, read without Parse and Format
+	if !ok {
+		var err error
+		t, err = time.Parse(KeyLayout, sec)
+		ok = err == nil && t.Format(KeyLayout) == sec
+	}
+	if !ok {
 		return time.Time{}, fmt.Errorf("period key %q: want an RFC 3339 time in UTC to the second, such as 2026-01-02T15:04:05Z, or a manual key such as 2026-01-02T15:04:05Z~manual.250000", key)
 	}
 	if !manual {

@@ -3,6 +3,8 @@ package schedule_test
 import (
 	"context"
 	"errors"
+	"math/rand/v2"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -227,6 +229,48 @@ func TestStoredWithoutCapIsNotRunUncapped(t *testing.T) {
 		got, err := schedule.Register(ctx, ms, job, true)
 		if want := "every 10s; catch-up all, max 100"; err != nil || got.Schedule != want {
 			t.Fatalf("%q rescheduled: %q, %v; want %q", old, got.Schedule, err, want)
+		}
+	}
+}
+
+// ParseKey reads what it read with time.Parse and Format alone (a key is
+// one its instant formats back to), now that it reads the keys Key writes
+// digit by digit: the same instant and error or none, for keys, manual
+// keys and strings that are almost keys.
+func TestParseKeyMatchesParseAndFormat(t *testing.T) {
+	parse := func(key string) (time.Time, bool) {
+		sec, frac, manual := strings.Cut(key, "~manual.")
+		at, err := time.Parse(schedule.KeyLayout, sec)
+		if err != nil || at.Format(schedule.KeyLayout) != sec {
+			return time.Time{}, false
+		}
+		if !manual {
+			return at, true
+		}
+		us, err := strconv.Atoi(frac)
+		if err != nil || len(frac) != 6 || frac[0] == '+' || frac[0] == '-' {
+			return time.Time{}, false
+		}
+		return at.Add(time.Duration(us) * time.Microsecond), true
+	}
+	keys := []string{
+		"", "0000-01-01T00:00:00Z", "9999-12-31T23:59:59Z", "2024-02-29T00:00:00Z", "2023-02-29T00:00:00Z",
+		"2026-01-01T24:00:00Z", "2026-01-01T00:00:60Z", "2026-01-01T00:00:00Z~manual.250000",
+		"2026-01-01T00:00:00Z~manual.25000", "+2026-01-01T00:00:00Z", "2026-01-01T00:00:00+00:00",
+	}
+	r := rand.New(rand.NewPCG(7, 8))
+	for range 20000 {
+		at := time.Unix(r.Int64N(400_000_000_000)-62_000_000_000, r.Int64N(1e9))
+		keys = append(keys, schedule.Key(at), schedule.ManualKey(at))
+		b := []byte(schedule.ManualKey(at))
+		b[r.IntN(len(b))] = "0123456789-:TZ+x~."[r.IntN(18)]
+		keys = append(keys, string(b), string(b[:20]))
+	}
+	for _, k := range keys {
+		got, err := schedule.ParseKey(k)
+		want, ok := parse(k)
+		if got != want || (err == nil) != ok {
+			t.Fatalf("ParseKey(%q) = %v, %v; Parse and Format give %v, %v", k, got, err, want, ok)
 		}
 	}
 }

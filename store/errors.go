@@ -84,9 +84,41 @@ const MaxToken uint64 = math.MaxInt64
 // a term and a process.
 func Permanent(err error) bool {
 	if err == nil {
-		return false // the common case, without four calls
+		return false // the common case, without a walk
 	}
-	return errors.Is(err, ErrReplaced) || errors.Is(err, ErrCorrupt) || errors.Is(err, ErrSchema) || errors.Is(err, ErrTokenLimit)
+	return permanent(err)
+}
+
+// permanent is errors.Is of err and each of the four permanent errors, in
+// one walk of err's tree instead of four (a contender's reads and a
+// leader's writes that fail ask it of every error, most often one that is
+// not permanent and is walked to its end).
+func permanent(err error) bool {
+	for {
+		switch err {
+		case ErrReplaced, ErrCorrupt, ErrSchema, ErrTokenLimit:
+			return true // the sentinels are pointers: comparing never panics
+		}
+		if x, ok := err.(interface{ Is(error) bool }); ok &&
+			(x.Is(ErrReplaced) || x.Is(ErrCorrupt) || x.Is(ErrSchema) || x.Is(ErrTokenLimit)) {
+			return true
+		}
+		switch x := err.(type) {
+		case interface{ Unwrap() error }:
+			if err = x.Unwrap(); err == nil {
+				return false
+			}
+		case interface{ Unwrap() []error }:
+			for _, err := range x.Unwrap() {
+				if err != nil && permanent(err) {
+					return true
+				}
+			}
+			return false
+		default:
+			return false
+		}
+	}
 }
 
 // MaxNameLen is the longest election or job name, in bytes.

@@ -61,6 +61,11 @@ func TestParseKeyMatchesParse(t *testing.T) {
 		if got != want || (gerr == nil) != (werr == nil) {
 			t.Fatalf("parseKey(%q) = %v, %v; time.Parse gives %v, %v", k, got, gerr, want, werr)
 		}
+		// CanonicalKey reads a key only where Parse reads it, and Key
+		// writes it back.
+		if c, ok := CanonicalKey(k); ok && (c != want || werr != nil || Key(c) != k) {
+			t.Fatalf("CanonicalKey(%q) = %v; time.Parse gives %v, %v; Key writes %q", k, c, want, werr, Key(c))
+		}
 	}
 }
 

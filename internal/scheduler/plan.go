@@ -178,11 +178,23 @@ type jittered struct {
 }
 
 // parseKey is time.Parse(KeyLayout, key): written digit by digit for the
-// keys Key writes (a year 0 to 9999, every field in its range), as Key
-// is; any other string goes to time.Parse.
+// keys Key writes (CanonicalKey); any other string goes to time.Parse.
 func parseKey(key string) (time.Time, error) {
+	if t, ok := CanonicalKey(key); ok {
+		return t, nil
+	}
+	return time.Parse(KeyLayout, key)
+}
+
+// CanonicalKey returns the instant of key and true when key is one that
+// Key writes, read digit by digit: KeyLayout with a year 0 to 9999 and
+// every field in its range. time.Parse(KeyLayout, key) then returns that
+// instant too, and Key (or Format) of it gives key back. It returns false
+// for any other string, which time.Parse may still read (a year out of
+// that range) or refuse.
+func CanonicalKey(key string) (time.Time, bool) {
 	if len(key) != len(KeyLayout) || key[4] != '-' || key[7] != '-' || key[10] != 'T' || key[13] != ':' || key[16] != ':' || key[19] != 'Z' {
-		return time.Parse(KeyLayout, key)
+		return time.Time{}, false
 	}
 	num := func(i, n int) int {
 		v := 0
@@ -197,9 +209,9 @@ func parseKey(key string) (time.Time, error) {
 	}
 	y, mo, d, h, mi, sec := num(0, 4), num(5, 2), num(8, 2), num(11, 2), num(14, 2), num(17, 2)
 	if y < 0 || mo < 1 || mo > 12 || d < 1 || d > 28 && d > daysIn(time.Month(mo), y) || h < 0 || h > 23 || mi < 0 || mi > 59 || sec < 0 || sec > 59 {
-		return time.Parse(KeyLayout, key)
+		return time.Time{}, false
 	}
-	return time.Date(y, time.Month(mo), d, h, mi, sec, 0, time.UTC), nil
+	return time.Date(y, time.Month(mo), d, h, mi, sec, 0, time.UTC), true
 }
 
 // daysIn is the number of days of month m of year y.

@@ -56,13 +56,19 @@ func (s *Store) History(ctx context.Context, name string, after uint64, limit in
 // held. A swap and a record are large: both are read and written in
 // place, once.
 func (s *Store) swapLocked(dst *store.Record, sw *store.Swap) error {
-	cur := s.records[sw.Record.Name]
+	// The record stored, looked up once: settleLocked rewrites it in
+	// place, and so does the write.
+	at := s.records[sw.Record.Name]
+	var cur store.Record
+	if at != nil {
+		cur = *at
+	}
 	stored := cur.Version
 	if cur.Session != "" && s.passesLocked(cur.Session) { // else settleLocked has nothing to settle: cur stands
 		if err := s.settleLocked(sw.Record.Name); err != nil {
 			return err
 		}
-		cur = s.records[sw.Record.Name]
+		cur = *at
 	}
 	if s.succession.StoredVersion {
 		cur.Version = stored // mutation: the version as stored before
@@ -77,31 +83,37 @@ func (s *Store) swapLocked(dst *store.Record, sw *store.Swap) error {
 		}
 		next = res.Token
 	}
-	var successor store.Record
-	ok := false
+	var none store.Record // the successor when there is none
+	successor, ok := &none, false
 	if sw.Record.Successor != "" { // else neither check nor write reads it
-		successor, ok = s.records[sw.Record.Successor]
+		if p := s.records[sw.Record.Successor]; p != nil {
+			successor, ok = p, true
+		}
 	}
-	if err := storedriver.CheckSuccessionSwap(cur, *sw, next, successor, ok); err != nil {
+	if err := storedriver.CheckSuccessionSwapAt(&cur, sw, next, successor, ok); err != nil {
 		return err
 	}
 	s.version++
-	rec := sw.Record
+	if at == nil {
+		at = new(store.Record)
+		s.records[sw.Record.Name] = at
+	}
+	rec := at // written in place, then copied once to *dst
+	*rec = sw.Record
 	if rec.Successor != "" || rec.SuccessorHolder != "" || rec.SuccessorIncarnation != "" {
 		// Else WithSuccessor would change nothing (it sets only those
 		// two fields, to "" without a Successor), and copy three records.
-		rec = storedriver.WithSuccessor(rec, cur, successor)
+		*rec = storedriver.WithSuccessor(*rec, cur, *successor)
 	}
 	rec.Via = "" // a swap's is ignored (no check reads it)
 	rec.Version = s.version
 	rec.Updated = s.now()
-	s.records[rec.Name] = rec
 	if sw.Event != "" {
 		log := s.logs[rec.Name]
-		s.logs[rec.Name] = append(log, storedriver.NextEvent(uint64(len(log))+1, rec, sw.Event))
+		s.logs[rec.Name] = append(log, storedriver.NextEvent(uint64(len(log))+1, *rec, sw.Event))
 	}
 	s.notifyLocked(rec.Name, rec.Version)
-	*dst = rec
+	*dst = *rec
 	return nil
 }
 
@@ -215,6 +227,10 @@ func (c *client) getManyInto(ctx context.Context, names []string, at func(i int)
 	var err error
 	for i, n := range names {
 		rec, rerr := at(i)
+		if p := c.s.records[n]; p != nil && p.Session == "" {
+			*rec, *rerr = *p, nil // resolveTo's common case, written out: the record as stored
+			continue
+		}
 		var ok bool
 		if ok, err = c.s.resolveTo(rec, n); err != nil { // resolveTo writes the whole record
 			break
@@ -238,7 +254,8 @@ func (c *client) History(ctx context.Context, name string, after uint64, limit i
 	c.s.mu.Lock()
 	var out []store.Event
 	log := c.s.logs[name]
-	implied, err := c.s.impliedLocked(c.s.records[name])
+	raw, _ := c.s.stored(name)
+	implied, err := c.s.impliedLocked(raw)
 	if len(implied) > 0 {
 		// Shown with the numbers the name's next write stores them under.
 		log = append(log[:len(log):len(log)], implied...)

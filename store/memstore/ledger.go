@@ -300,11 +300,11 @@ func (c *client) UpdateJob(ctx context.Context, u store.JobUpdate) (store.Job, e
 		if err := c.s.settleLocked(u.Name); err != nil {
 			return store.Job{}, err
 		}
-		if rec, ok := c.s.records[u.Name]; ok {
+		if rec, ok := c.s.stored(u.Name); ok {
 			c.s.version++
 			rec.Version = c.s.version
 			rec.Updated = c.s.now()
-			c.s.records[u.Name] = rec
+			c.s.storeLocked(u.Name, &rec)
 			log := c.s.logs[u.Name]
 			c.s.logs[u.Name] = append(log, storedriver.RescheduledEvent(uint64(len(log))+1, rec, u, rec.Updated))
 			c.s.notifyLocked(u.Name, rec.Version)

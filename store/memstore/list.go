@@ -90,7 +90,7 @@ func (c *client) CountHolders(ctx context.Context, now time.Time) ([]store.Holde
 	}
 	jobs := 0
 	for n := range c.s.jobs {
-		if _, ok := c.s.records[n]; !ok {
+		if c.s.records[n] == nil {
 			jobs++
 		}
 	}

@@ -19,7 +19,11 @@ type Store struct {
 
 	mu      sync.Mutex
 	version int64
-	records map[string]store.Record // each under its own name, never "" (CheckSwap refuses it): resolveTo relies on it
+	// records holds each record under its own name, never "" (CheckSwap
+	// refuses it), written in place (storeLocked): by pointer, the map's
+	// values are small enough for the runtime's fast lookup by string,
+	// which a read or write of a record makes a few times.
+	records map[string]*store.Record
 	logs    map[string][]store.Event
 	jobs    map[string]store.Job
 	runs    map[string][]store.Run // per job, its ledger rows in period order (findRun)
@@ -121,7 +125,7 @@ func Open(ctx context.Context, opts ...Option) (*Store, error) {
 		now:              cfg.now,
 		ignoreSuspension: cfg.ignoreSuspension,
 		succession:       cfg.succession,
-		records:          map[string]store.Record{},
+		records:          map[string]*store.Record{},
 		logs:             map[string][]store.Event{},
 		jobs:             map[string]store.Job{},
 		runs:             map[string][]store.Run{},
@@ -170,6 +174,27 @@ func (s *Store) Close() error {
 	s.closed = true
 	s.touched.Store(true)
 	return nil
+}
+
+// stored returns the stored record of name and whether there is one; s.mu
+// must be held.
+func (s *Store) stored(name string) (store.Record, bool) {
+	if p := s.records[name]; p != nil {
+		return *p, true
+	}
+	return store.Record{}, false
+}
+
+// storeLocked writes rec as the stored record of name, over the one
+// stored in place; s.mu must be held.
+func (s *Store) storeLocked(name string, rec *store.Record) {
+	if p := s.records[name]; p != nil {
+		*p = *rec
+		return
+	}
+	p := new(store.Record)
+	*p = *rec
+	s.records[name] = p
 }
 
 // client is a node's view of a Store.

@@ -26,7 +26,7 @@ func (c *client) PreferJob(ctx context.Context, p store.JobPrefer) (store.Job, e
 		at := c.s.now()
 		out := storedriver.Prefer(p, cur)
 		c.s.jobs[p.Name] = out
-		if rec, ok := c.s.records[p.Name]; ok {
+		if rec, ok := c.s.stored(p.Name); ok {
 			log := c.s.logs[p.Name]
 			c.s.logs[p.Name] = append(log, storedriver.PreferEvent(uint64(len(log))+1, rec, p, cur, at))
 		}

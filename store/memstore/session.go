@@ -18,7 +18,7 @@ func (c *client) DeleteSession(ctx context.Context, name string, expect int64) e
 }
 
 func (s *Store) deleteSessionLocked(name string, expect int64) error {
-	cur := s.records[name]
+	cur, _ := s.stored(name)
 	if err := storedriver.CheckDeleteSession(name, cur, expect); err != nil {
 		return err
 	}

@@ -15,8 +15,7 @@ var (
 
 // sessionLocked is store.Resolve's view of the stored session records.
 func (s *Store) sessionLocked(name string) (store.Record, bool) {
-	r, ok := s.records[name]
-	return r, ok
+	return s.stored(name)
 }
 
 // resolveLocked returns the record of name as the store shows it
@@ -31,28 +30,30 @@ func (s *Store) resolveLocked(name string) (store.Record, bool, error) {
 // none, or on an error): a batched read writes each record once, in its
 // result.
 func (s *Store) resolveTo(dst *store.Record, name string) (bool, error) {
-	// Copied once, where the caller wants it: the single-valued lookup
-	// copies the stored record straight to *dst (the zero record when
-	// there is none), where the two-valued one copies it to the stack
-	// first. A stored record has a name (see Store.records), so a name
-	// says it was there, as a session does. Small enough to be inlined
-	// into every read.
-	*dst = s.records[name]
-	if dst.Session == "" {
-		return dst.Name != "", nil // the common case, inlined: the record as stored
+	// Copied once, where the caller wants it. Small enough to be
+	// inlined into every read.
+	p := s.records[name]
+	if p == nil || p.Session != "" {
+		return s.resolveHeld(dst, p)
 	}
-	return true, s.resolveHeld(dst)
+	*dst = *p
+	return true, nil // the common case, inlined: the record as stored
 }
 
-// resolveHeld is resolveTo of a record held through a session, stored at
-// *dst.
-func (s *Store) resolveHeld(dst *store.Record) error {
+// resolveHeld is resolveTo of the stored record *p when there is none (p
+// nil) or it is held through a session.
+func (s *Store) resolveHeld(dst *store.Record, p *store.Record) (bool, error) {
+	if p == nil {
+		*dst = store.Record{}
+		return false, nil
+	}
+	*dst = *p
 	if !s.passesLocked(dst.Session) {
-		return nil // the record as stored
+		return true, nil // the record as stored
 	}
 	rec, err := s.resolve(*dst, nil)
 	*dst = rec
-	return err
+	return true, err
 }
 
 // passesLocked reports whether a record held through the session record
@@ -61,7 +62,8 @@ func (s *Store) resolveHeld(dst *store.Record) error {
 // held "through one without a successor"), so a read or a write need not
 // copy it through Resolve; s.mu must be held.
 func (s *Store) passesLocked(session string) bool {
-	return s.records[session].Successor != ""
+	p := s.records[session]
+	return p != nil && p.Successor != ""
 }
 
 // resolve is store.Resolve on the stored records (s.mu held), with the
@@ -99,7 +101,7 @@ func (s *Store) impliedLocked(raw store.Record) ([]store.Event, error) {
 // Nothing a reader sees changes (the resolved record is the same, its
 // version included; the events were shown by History already).
 func (s *Store) settleLocked(name string) error {
-	raw, ok := s.records[name]
+	raw, ok := s.stored(name)
 	if !ok || raw.Session == "" || store.IsSession(name) {
 		return nil
 	}
@@ -112,7 +114,7 @@ func (s *Store) settleLocked(name string) error {
 		return err
 	}
 	rec.Via = ""
-	s.records[name] = rec
+	s.storeLocked(name, &rec)
 	s.logs[name] = append(s.logs[name], evs...)
 	return nil
 }
@@ -194,7 +196,7 @@ func (s *Store) Settle(ctx context.Context, session string, limit int) (int, err
 // Settle implements store.Succeeder.
 func (c *client) Settle(ctx context.Context, session string, limit int) (int, error) {
 	return serve(ctx, c, func() (int, error) {
-		dead, ok := c.s.records[session]
+		dead, ok := c.s.stored(session)
 		if !ok || !store.IsSession(session) || !dead.Free() || dead.Successor == "" {
 			return 0, nil
 		}
@@ -209,12 +211,12 @@ func (c *client) Settle(ctx context.Context, session string, limit int) (int, er
 			names = names[:limit]
 		}
 		for i, n := range names {
-			stored := c.s.records[n].Token
+			stored := c.s.records[n].Token // n was listed: it has a record
 			if err := c.s.settleLocked(n); err != nil {
 				return i, err
 			}
 			if m := c.s.succession; m.SettleStoredToken || m.SettleNewVersion {
-				rec := c.s.records[n]
+				rec := *c.s.records[n]
 				if m.SettleStoredToken {
 					rec.Token = stored
 				}
@@ -223,7 +225,7 @@ func (c *client) Settle(ctx context.Context, session string, limit int) (int, er
 					rec.Version = c.s.version
 					c.s.notifyLocked(n, rec.Version)
 				}
-				c.s.records[n] = rec
+				c.s.storeLocked(n, &rec)
 			}
 		}
 		return len(names), nil
@@ -242,7 +244,7 @@ func (s *Store) LongestSuccession() int {
 			continue
 		}
 		hops := 0
-		store.Resolve(r, s.sessionLocked, func(_, _ store.Record) { hops++ })
+		store.Resolve(*r, s.sessionLocked, func(_, _ store.Record) { hops++ })
 		longest = max(longest, hops)
 	}
 	return longest
@@ -251,8 +253,12 @@ func (s *Store) LongestSuccession() int {
 // tokenLocked is the resolved token of the election record name, 0 when
 // there is none: what a fenced ledger write is compared with.
 func (s *Store) tokenLocked(name string) (uint64, error) {
-	if session := s.records[name].Session; session == "" || !s.passesLocked(session) {
-		return s.records[name].Token, nil // as stored (resolveTo's common case), not copied
+	p := s.records[name]
+	if p == nil {
+		return 0, nil
+	}
+	if p.Session == "" || !s.passesLocked(p.Session) {
+		return p.Token, nil // as stored (resolveTo's common case), not copied
 	}
 	rec, _, err := s.resolveLocked(name)
 	return rec.Token, err

@@ -26,7 +26,7 @@ func (c *client) SuspendJob(ctx context.Context, sj store.JobSuspend) (store.Job
 		at := c.s.now()
 		cur = storedriver.Suspend(sj, cur, at)
 		c.s.jobs[sj.Name] = cur
-		if rec, ok := c.s.records[sj.Name]; ok {
+		if rec, ok := c.s.stored(sj.Name); ok {
 			log := c.s.logs[sj.Name]
 			c.s.logs[sj.Name] = append(log, storedriver.SuspendEvent(uint64(len(log))+1, rec, sj, at))
 		}

@@ -426,11 +426,19 @@ func CheckDeleteSession(name string, cur store.Record, expect int64) error {
 // must be held (else store.ErrConflict: the successor's session ended
 // first); a dead session's Successor never changes.
 func CheckSuccessionSwap(cur store.Record, s store.Swap, newToken uint64, successor store.Record, ok bool) error {
+	return CheckSuccessionSwapAt(&cur, &s, newToken, &successor, ok)
+}
+
+// CheckSuccessionSwapAt is CheckSuccessionSwap of the records and the swap
+// read in place, none of them changed: for a store that holds them where
+// it can point to them (a record is large to copy, and a store checks
+// every write).
+func CheckSuccessionSwapAt(cur *store.Record, s *store.Swap, newToken uint64, successor *store.Record, ok bool) error {
 	// CheckSwap of s without its successor, at the resolved token.
-	if err := checkSwap(&cur, &s.Record, s.Expect, newToken, ""); err != nil {
+	if err := checkSwap(cur, &s.Record, s.Expect, newToken, ""); err != nil {
 		return err
 	}
-	r := s.Record
+	r := &s.Record
 	switch {
 	case store.IsSession(r.Name) && cur.Version != 0 && cur.Free() && r.Successor != cur.Successor:
 		return fmt.Errorf("%w: session %q is dead and its successor never changes", store.ErrInvalid, r.Name)
