@@ -6,6 +6,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"math"
 	"runtime/debug"
 	"strings"
 
@@ -299,6 +300,9 @@ func runSim(ctx context.Context, e *env, args []string) int {
 	}
 	if *seeds < 1 {
 		return e.fail(name, usagef("--seeds must be at least 1, got %d", *seeds))
+	}
+	if last := *first + uint64(*seeds-1); last < *first {
+		return e.fail(name, usagef("--seed %d with --seeds %d runs past the largest seed, %d: lower --seed or --seeds", *first, *seeds, uint64(math.MaxUint64)))
 	}
 	if *trace && *asJSON {
 		return e.fail(name, usagef("--trace prints text; leave out --json"))

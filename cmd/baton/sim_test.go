@@ -40,3 +40,16 @@ func TestSimReplayLineReplays(t *testing.T) {
 		t.Fatalf("replay %v: exit %d, stderr %q, stdout:\n%s", args, code, stderr, again)
 	}
 }
+
+// A range of seeds that would run past the largest seed is refused as a
+// usage error, not wrapped round to seed 0; the last seed alone runs.
+func TestSimSeedsPastTheLargest(t *testing.T) {
+	code, out, stderr := runBaton(t, "sim", "--seed", "18446744073709551615", "--seeds", "2")
+	if code != exitUsage || !strings.Contains(stderr, "runs past the largest seed") || out != "" {
+		t.Fatalf("exit %d, stderr %q, stdout %q", code, stderr, out)
+	}
+	code, out, stderr = runBaton(t, "sim", "--seed", "18446744073709551614", "--seeds", "2")
+	if code != exitOK || !strings.Contains(out, "2 seeds") {
+		t.Fatalf("the last two seeds: exit %d, stderr %q, stdout %q", code, stderr, out)
+	}
+}

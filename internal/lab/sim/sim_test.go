@@ -3,6 +3,7 @@ package sim_test
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"runtime/debug"
 	"strings"
 	"testing"
@@ -558,5 +559,18 @@ func TestHostileSeeds(t *testing.T) {
 	}
 	if len(leases) != 2 {
 		t.Errorf("40 hostile seeds drew the lease bounds %v, want both", leases)
+	}
+}
+
+// RunSeeds refuses no seeds and a range past the largest seed, which
+// would wrap round to seed 0.
+func TestRunSeedsRange(t *testing.T) {
+	for _, tc := range []struct {
+		first uint64
+		count int
+	}{{1, 0}, {1, -1}, {math.MaxUint64, 2}, {math.MaxUint64 - 5, 7}} {
+		if _, err := sim.RunSeeds(t.Context(), sim.DefaultOptions(), tc.first, tc.count); err == nil {
+			t.Errorf("RunSeeds(%d, %d): no error", tc.first, tc.count)
+		}
 	}
 }

@@ -3,6 +3,7 @@ package sim
 import (
 	"context"
 	"fmt"
+	"math"
 	"runtime"
 	"sort"
 	"strings"
@@ -54,6 +55,9 @@ type Summary struct {
 func RunSeeds(ctx context.Context, o Options, first uint64, count int) (Summary, error) {
 	if err := o.Validate(); err != nil {
 		return Summary{}, err
+	}
+	if count < 1 || first+uint64(count-1) < first {
+		return Summary{}, fmt.Errorf("sim: seeds %d to %d+%d-1: want at least one seed, none past %d", first, first, count, uint64(math.MaxUint64))
 	}
 	start := time.Now()
 	s := Summary{Faults: map[vcluster.FaultKind]int{}}
